@@ -1,0 +1,72 @@
+"""The Tool seam: what every coding tool looks like to the agent loop.
+
+A tool is a plain class with a name, a description, a JSON input schema and an
+async `call`. Failures the model can act on are raised as `ToolError`; the
+loop turns them into `is_error` tool results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class ToolError(Exception):
+    """A failure the model should see as an error tool result (and can act on)."""
+
+
+@dataclass
+class ToolResult:
+    """What a tool returns: text for the model, metadata for the UI and memory layers.
+
+    `metadata` keys in use: `path` (the file touched, absolute), `diff` (a
+    unified diff for Edit/Write), `created` (Write made a new file).
+    """
+
+    content: str
+    is_error: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ToolContext:
+    """Per-session state the tools share.
+
+    `cwd` is where relative paths resolve; Bash updates it so `cd` persists.
+    `read_files` maps the absolute path of every file Read in this session to
+    its mtime at that time (Write/Edit of an existing file require it).
+    """
+
+    cwd: Path
+    project_root: Path
+    read_files: dict[Path, float] = field(default_factory=dict)
+
+    def resolve(self, path: str) -> Path:
+        """An absolute, normalised path for `path` (relative to `cwd`, `~` expanded)."""
+        p = Path(path).expanduser()
+        if not p.is_absolute():
+            p = self.cwd / p
+        return Path(_normalise(p))
+
+
+def _normalise(p: Path) -> str:
+    import os.path
+
+    return os.path.normpath(str(p))
+
+
+class Tool(Protocol):
+    """One coding tool. `read_only` tools of one response may run concurrently."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool
+
+    async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+def tool_spec(tool: Tool) -> dict[str, Any]:
+    """The tool as listed in the request's `tools` array."""
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
