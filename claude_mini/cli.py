@@ -88,21 +88,20 @@ def root(
     if version:
         print(f"{__version__} (claude-mini)")
         return
-    from claude_mini.config import PERMISSION_MODES, ConfigError, load_config
+    from claude_mini.agent.permissions import MODES
+    from claude_mini.config import ConfigError, load_config
     from claude_mini.ui.printmode import OUTPUT_FORMATS
 
     if output_format not in OUTPUT_FORMATS:
         raise typer.BadParameter(f"expected one of {', '.join(OUTPUT_FORMATS)}", param_hint="--output-format")
-    if permission_mode and permission_mode not in PERMISSION_MODES:
-        raise typer.BadParameter(f"expected one of {', '.join(PERMISSION_MODES)}", param_hint="--permission-mode")
+    if permission_mode and permission_mode not in MODES:
+        raise typer.BadParameter(f"expected one of {', '.join(MODES)}", param_hint="--permission-mode")
     flags = _flag_settings(model, permission_mode, allowed_tools, disallowed_tools)
     try:
         config = load_config(Path.cwd(), flags, debug=debug, max_turns=max_turns,
                              append_system_prompt=append_system_prompt or "")
     except ConfigError as exc:
         _fail(str(exc), 2)
-    for warning in config.warnings:
-        sys.stderr.write(f"claude-mini: {warning}\n")
     if print_:
         text = prompt if prompt is not None else ("" if sys.stdin.isatty() else sys.stdin.read())
         if not text.strip():
@@ -125,6 +124,8 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
             runtime = build_runtime(config, session=session)
         except SetupError as exc:
             _fail(str(exc), 1, config.debug)
+        for warning in config.warnings:
+            sys.stderr.write(f"claude-mini: {warning}\n")
         try:
             return await PrintRun(runtime, output_format).run(text)
         finally:

@@ -20,7 +20,6 @@ from claude_mini import paths
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_SMALL_MODEL = "claude-haiku-4-5"
 DEFAULT_MAX_TOKENS = 32000
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
 
 class ConfigError(Exception):
@@ -45,7 +44,7 @@ class Config:
     model: str = DEFAULT_MODEL
     small_model: str = DEFAULT_SMALL_MODEL
     max_tokens: int = DEFAULT_MAX_TOKENS
-    permission_mode: str = "default"
+    permission_mode: str | None = None  # from --permission-mode; else the policy reads defaultMode
     append_system_prompt: str = ""
     max_turns: int | None = None
     debug: bool = False
@@ -63,18 +62,14 @@ class Config:
             node = node[part]
         return node
 
-    def permission_layers(self) -> list[tuple[str, dict[str, Any]]]:
-        """(source, permissions dict) per layer, lowest precedence first."""
+    def permission_layers(self) -> list[tuple[str, dict[str, Any], str | None]]:
+        """(source, permissions dict, file) per layer, lowest precedence first."""
         out = []
         for layer in self.layers:
             perms = layer.data.get("permissions")
             if isinstance(perms, dict):
-                out.append((_layer_label(layer), perms))
+                out.append((layer.source, perms, str(layer.path) if layer.path else None))
         return out
-
-
-def _layer_label(layer: SettingsLayer) -> str:
-    return layer.source
 
 
 def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any]:
@@ -174,13 +169,7 @@ def _apply_settings(config: Config, flags: dict[str, Any]) -> None:
         or env.get("CLAUDE_MINI_SMALL_MODEL") or config.settings.get("smallModel")
         or DEFAULT_SMALL_MODEL
     )
-    mode = config.get("permissions.defaultMode") or "default"
-    if mode not in PERMISSION_MODES:
-        config.warnings.append(
-            f"Ignored permissions.defaultMode {mode!r}: expected one of {', '.join(PERMISSION_MODES)}."
-        )
-        mode = "default"
-    config.permission_mode = mode
+    config.permission_mode = (flags.get("permissions") or {}).get("defaultMode")
     max_tokens = config.settings.get("maxTokens")
     if isinstance(max_tokens, int) and max_tokens > 0:
         config.max_tokens = max_tokens

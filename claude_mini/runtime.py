@@ -59,11 +59,14 @@ def make_prompt(config: Config) -> SystemPrompt:
     return build_system_prompt(config.cwd, append=config.append_system_prompt)
 
 
-def make_policy(config: Config) -> PermissionPolicy:
-    return PermissionPolicy.from_layers(
-        config.permission_layers(), mode=config.permission_mode, cwd=config.cwd,
+def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
+    """Permission rules from every settings layer; relative paths follow the session's `cd`."""
+    policy = PermissionPolicy.from_layers(
+        config.permission_layers(), mode=config.permission_mode, cwd=lambda: ctx.cwd,
         project_root=config.project_root,
     )
+    config.warnings.extend(str(error) for error in policy.errors)
+    return policy
 
 
 def open_session(config: Config, *, resume: str | None = None, continue_: bool = False) -> Session:
@@ -88,9 +91,9 @@ def build_runtime(
     """Assemble a session's runtime; `client` and `session` may be injected (tests, /clear)."""
     client = client or make_client(config)
     session = session or Session(config.cwd)
-    policy = make_policy(config)
-    prompt = make_prompt(config)
     ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
+    policy = make_policy(config, ctx)
+    prompt = make_prompt(config)
     hooks: list[AgentHooks] = []
     agent = Agent(
         client=client, session=session, tools=default_tools(), policy=policy,

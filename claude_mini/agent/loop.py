@@ -13,13 +13,14 @@ Memory layers plug in through `AgentHooks` (DESIGN.md section 3).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from claude_mini.agent.events import MessageAdded, Notice, ToolFinished, ToolStarted, TurnDone
-from claude_mini.agent.permissions import Allow, Ask, Deny
+from claude_mini.agent.events import MessageAdded, ToolFinished, ToolStarted, TurnDone
+from claude_mini.agent.permissions import Allow, Ask, Deny, RuleError
 from claude_mini.llm.client import ModelClient, ResponseDone
 from claude_mini.llm.messages import (
     Message,
@@ -234,7 +235,9 @@ class Agent:
         answer = await self.ask_user(call, decision.reason)
         if answer.allow:
             if answer.remember:
-                self.policy.add_session_allow(self.policy.suggest_rule(call.name, call.input))
+                # A rule that cannot be added only means it will ask again next time.
+                with contextlib.suppress(RuleError):
+                    self.policy.add_session_allow(self.policy.suggest_rule(call.name, call.input))
             return None
         note = f" The user said: {answer.message}" if answer.message else ""
         return ToolResult(f"The user declined this {call.name} call.{note}", True)

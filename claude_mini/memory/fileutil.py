@@ -28,6 +28,14 @@ _POLL_MAX_S = 0.05
 _held = threading.local()
 
 
+def _forget_held_locks() -> None:
+    # A forked child does not own its parent's locks (its flock calls use new descriptions).
+    _held.__dict__.clear()
+
+
+os.register_at_fork(after_in_child=_forget_held_locks)
+
+
 class LockTimeout(TimeoutError):
     """Another process held a memory lock for longer than the timeout."""
 

@@ -1,0 +1,809 @@
+"""Who may use which tool: modes, allow/ask/deny rules and `can_use_tool`.
+
+A decision (`PermissionPolicy.can_use_tool`) is taken in this order:
+
+    deny rule, any layer        -> Deny   (nothing overrides it: not bypass mode, not flags)
+    plan mode                   -> Read/Grep/Glob and read-only Bash, everything else Deny
+    ask rule                    -> Ask    (even in acceptEdits)
+    bypassPermissions mode      -> Allow
+    edit of a protected file    -> Ask    (.git/, .claude/settings*.json, claude-mini settings)
+    allow rule, any layer       -> Allow  (session rules included)
+    the mode's default          -> reads and read-only Bash Allow; acceptEdits allows
+                                   Write/Edit inside the project; anything else Ask
+
+Rules use Claude Code's syntax: `Tool` (the whole tool; `Tool(*)` too) or
+`Tool(specifier)`.
+- Bash: `Bash(npm run test)` is one exact command, `Bash(git status:*)` a
+  prefix ending at a word boundary, `*` inside matches anything (a trailing
+  ` *` also matches nothing: `Bash(ls *)` covers `ls`). A line with several
+  commands (`a && b`) is allowed only if every command is allowed (by a rule or
+  as read-only); deny and ask rules match any command the line might run, even
+  inside `$(...)`, `sh -c` or `sudo`, and also any command whose name is only
+  known at run time (`$X -rf /`).
+- Read/Edit/Write/Grep/Glob: a gitignore-style glob (pathspec). `//abs/path`
+  is absolute, `~/x` is in the home folder, and `/x`, `./x` and bare `x` are
+  relative to the project root (so a bare `*.md` matches at any depth, as in
+  .gitignore). Edit rules also cover Write; Read rules also cover Grep and Glob
+  (their search folder). A path must match both as written and with symlinks
+  resolved to be allowed, and either way to be denied.
+- Any other tool name (`WebFetch`, `mcp__x__y`) is accepted; a specifier on it
+  matches nothing, since we cannot interpret it.
+
+A Read deny rule also keeps read-only Bash from running unasked when one of its
+arguments names a denied path (`cat .env`): it asks instead. This is a best
+effort, as in Claude Code: `grep -r x .` still reads everything.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import pathspec
+
+from claude_mini import paths
+from claude_mini.agent.bash_safety import (
+    ShellSyntaxError,
+    SimpleCommand,
+    command_candidates,
+    is_read_only_command,
+    parse_command,
+    read_only_problem,
+)
+
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+SOURCES = ("user", "project", "local", "flags", "managed")  # lowest to highest precedence
+READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
+EDIT_TOOLS = frozenset({"Write", "Edit"})
+KNOWN_TOOLS = (
+    "Read", "Write", "Edit", "Bash", "Grep", "Glob",
+    "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch", "Task", "TodoWrite",
+)
+_PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Grep", "Glob"})
+# Rule tool names that govern a tool: Edit rules cover Write, Read rules cover the searches.
+_GOVERNED_BY = {"Write": ("Write", "Edit"), "Grep": ("Grep", "Read"), "Glob": ("Glob", "Read")}
+_RULE = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_-]*)(?:\((?P<spec>.*)\))?$", re.DOTALL)
+_LEADING_TOOL = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)")
+_RISKY_PROGRAMS = frozenset({
+    "rm", "rmdir", "mv", "dd", "chmod", "chown", "sudo", "curl", "wget", "kill", "pkill",
+    "killall", "shred", "truncate", "mkfs",
+})
+_SETTINGS_NAMES = ("settings.json", "settings.local.json")
+_RUNNERS = frozenset({"run", "exec", "x", "dlx"})  # `npm run test` keeps three words
+
+
+# ---------------------------------------------------------------- decisions
+
+
+@dataclass(frozen=True)
+class Allow:
+    """Run the tool."""
+
+
+@dataclass(frozen=True)
+class Deny:
+    """Refuse the call; `reason` goes back to the model as the tool result."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Ask:
+    """Ask the user first; `reason` says why a prompt is needed."""
+
+    reason: str = ""
+
+
+Decision = Allow | Deny | Ask
+
+
+class ToolPolicy(Protocol):
+    """What the agent loop (and a forked agent) asks before running a tool."""
+
+    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision: ...
+
+
+class RuleError(ValueError):
+    """A permission rule or setting that cannot be used; the message names it, its source and the problem."""
+
+    def __init__(self, rule: str, source: str, problem: str, origin: str | None = None) -> None:
+        self.rule, self.source, self.problem, self.origin = rule, source, problem, origin
+        where = f"{source} settings" + (f" ({origin})" if origin else "")
+        super().__init__(f'Bad permission rule "{rule}" in {where}: {problem}')
+
+
+# ---------------------------------------------------------------- rules
+
+
+@dataclass(frozen=True)
+class CommandPattern:
+    """A Bash rule's specifier, matched against one simple command's words joined by spaces."""
+
+    raw: str  # the specifier with whitespace collapsed, for a whole-command exact match
+    regex: re.Pattern[str]
+    exact: bool
+
+    @classmethod
+    def parse(cls, spec: str) -> CommandPattern:
+        """Compile `cmd`, `prefix:*` or a `*` wildcard pattern; ValueError says what is wrong."""
+        prefix = spec.endswith(":*")
+        body = _normalise_command(spec[:-2] if prefix else spec)
+        if not body:
+            raise ValueError("empty command before :*")
+        regex = _wildcard_regex(body) + (r"(?: .*)?" if prefix else "")
+        if "\n" in spec:  # several lines: it can only match a whole command line, never one command
+            regex = r"(?!)"
+        exact = not prefix and "*" not in body
+        return cls(_collapse(spec), re.compile(regex, re.DOTALL), exact)
+
+    def matches(self, command_text: str) -> bool:
+        """Whether one simple command (words joined by single spaces) matches."""
+        return self.regex.fullmatch(command_text) is not None
+
+
+def _normalise_command(text: str) -> str:
+    try:
+        return " ".join(shlex.split(text))
+    except ValueError as exc:
+        raise ValueError(f"cannot parse the command ({exc})") from None
+
+
+def _wildcard_regex(body: str) -> str:
+    tail = ""
+    if body.endswith(" *"):  # `ls *` also covers a bare `ls`
+        body, tail = body[:-2], r"(?: .*)?"
+    return "".join(".*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", body)) + tail
+
+
+@dataclass(frozen=True)
+class PathPattern:
+    """A file rule's specifier: a gitignore-style glob anchored at a base folder."""
+
+    base: str
+    spec: pathspec.GitIgnoreSpec = field(compare=False)
+
+    @classmethod
+    def parse(cls, text: str, project_root: Path) -> PathPattern:
+        """Compile `//abs`, `~/x`, `/x`, `./x` or `x` (see the module docstring); ValueError if bad."""
+        if text.startswith("!"):
+            raise ValueError("negated patterns (!) are not supported; write a deny rule instead")
+        root = os.path.normpath(os.path.abspath(project_root))
+        if text.startswith("//"):
+            base, pattern = "/", "/" + text[2:]
+        elif text == "~" or text.startswith("~/"):
+            base, pattern = os.path.expanduser("~"), "/" + text[2:]
+        elif text.startswith("./"):
+            base, pattern = root, "/" + text[2:]
+        else:
+            base, pattern = root, text
+        while pattern.lstrip("/").startswith("../"):
+            base, pattern = os.path.dirname(base), "/" + pattern.lstrip("/")[3:]
+        if not pattern.strip("/"):
+            pattern = "**"
+        return cls(base, pathspec.GitIgnoreSpec.from_lines([pattern]))
+
+    def matches(self, path: str, *, is_dir: bool = False) -> bool:
+        """Whether absolute `path` matches; for a searched folder, whether files inside it would."""
+        rel = os.path.relpath(path, self.base)
+        if rel == ".." or rel.startswith("../"):
+            return False
+        if rel != "." and self.spec.match_file(rel):
+            return True
+        # Best effort for Grep/Glob: a probe file stands for "something inside this folder".
+        return is_dir and self.spec.match_file("x" if rel == "." else rel + "/x")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One parsed rule, `Tool` or `Tool(specifier)`, with where it came from."""
+
+    text: str
+    tool: str
+    specifier: str | None  # None: the whole tool
+    source: str
+    origin: str | None = None
+    command: CommandPattern | None = None
+    path: PathPattern | None = None
+
+    @property
+    def where(self) -> str:
+        """`managed rule Bash(rm:*) in /etc/claude-mini/settings.json`: for messages."""
+        return f"{self.source} rule {self.text}" + (f" in {self.origin}" if self.origin else "")
+
+    def governs(self, tool_name: str) -> bool:
+        """Whether this rule applies to `tool_name` (Edit rules govern Write, Read rules the searches)."""
+        return self.tool in _GOVERNED_BY.get(tool_name, (tool_name,))
+
+
+def parse_rule(text: Any, *, source: str, project_root: Path, origin: str | None = None) -> Rule:
+    """Parse one rule in Claude Code's syntax; RuleError names the rule, its source and the problem."""
+    if not isinstance(text, str):
+        raise RuleError(repr(text), source, "a rule must be a string", origin)
+    stripped = text.strip()
+    match = _RULE.match(stripped)
+    if not match:
+        raise RuleError(text, source, _shape_problem(stripped), origin)
+    tool, spec = match["tool"], match["spec"]
+    if tool not in KNOWN_TOOLS and (known := _known_tool(tool)):
+        problem = f"unknown tool {tool}; tool names are case-sensitive (did you mean {known}?)"
+        raise RuleError(text, source, problem, origin)
+    if spec is not None:
+        spec = spec.strip()
+        if not spec:
+            raise RuleError(text, source, f"empty parentheses; write {tool} for the whole tool", origin)
+    if spec is None or spec == "*":
+        return Rule(stripped, tool, None, source, origin)
+    try:
+        if tool == "Bash":
+            return Rule(stripped, tool, spec, source, origin, command=CommandPattern.parse(spec))
+        if tool in _PATH_TOOLS:
+            return Rule(stripped, tool, spec, source, origin, path=PathPattern.parse(spec, project_root))
+    except ValueError as exc:
+        raise RuleError(text, source, str(exc), origin) from None
+    return Rule(stripped, tool, spec, source, origin)
+
+
+def _shape_problem(text: str) -> str:
+    if not text:
+        return "the rule is empty"
+    if text.startswith("("):
+        return "missing tool name before '('"
+    if "(" in text and not text.endswith(")"):
+        return "missing closing ')'"
+    if ")" in text and "(" not in text:
+        return "')' without '('"
+    return "expected Tool or Tool(specifier), e.g. Bash(git status:*)"
+
+
+def _known_tool(name: str) -> str | None:
+    return next((known for known in KNOWN_TOOLS if known.lower() == name.lower()), None)
+
+
+# ---------------------------------------------------------------- requests
+
+
+@dataclass
+class _Request:
+    """One tool call, with the paths and commands rules are matched against."""
+
+    tool: str
+    input: dict[str, Any]
+    cwd: str
+    paths: tuple[str, ...] = ()  # absolute, as written (normalised)
+    real_paths: tuple[str, ...] = ()  # the same with symlinks resolved
+    is_dir: bool = False
+    command: str | None = None
+    _candidates: list[SimpleCommand] | None = None
+
+    @property
+    def all_paths(self) -> tuple[str, ...]:
+        return self.paths + self.real_paths
+
+    @property
+    def candidates(self) -> list[SimpleCommand]:
+        """Every command the Bash line might run (computed once)."""
+        if self._candidates is None:
+            self._candidates = command_candidates(self.command or "")
+        return self._candidates
+
+
+def _build_request(tool: str, input: Any, cwd: str) -> _Request:
+    input = input if isinstance(input, dict) else {}
+    req = _Request(tool, input, cwd)
+    if tool == "Bash":
+        command = input.get("command")
+        req.command = command if isinstance(command, str) else None
+    elif tool in ("Grep", "Glob"):
+        folder = input.get("path") or "."
+        if isinstance(folder, str):
+            target = _absolute(folder, cwd)
+            if tool == "Glob" and isinstance(input.get("pattern"), str):
+                target = _glob_base(target, input["pattern"])
+            req.paths, req.is_dir = (target,), True
+    elif isinstance(input.get("file_path"), str) and input["file_path"]:
+        req.paths = (_absolute(input["file_path"], cwd),)
+    req.real_paths = tuple(os.path.realpath(p) for p in req.paths)
+    return req
+
+
+def _absolute(path: str, cwd: str) -> str:
+    """`path` made absolute against `cwd` with `~` expanded: what ToolContext.resolve gives the tool."""
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
+
+
+def _glob_base(folder: str, pattern: str) -> str:
+    """The folder a Glob really searches: the literal part of the pattern (it may be absolute or use ..)."""
+    literal = []
+    for part in pattern.split("/"):
+        if any(ch in part for ch in "*?[{"):
+            break
+        literal.append(part)
+    return _absolute("/".join(literal), folder) if literal else folder
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _cwd_of(source: Path | str | Callable[[], Path]) -> str:
+    return os.path.abspath(source() if callable(source) else source)
+
+
+def _collapse(text: str) -> str:
+    # Spaces and tabs only: a newline separates commands and must not become a space.
+    return re.sub(r"[ \t]+", " ", text.strip())
+
+
+# ---------------------------------------------------------------- the policy
+
+
+class PermissionPolicy:
+    """The session's permission rules and mode; `can_use_tool` is the one question the loop asks.
+
+    `cwd` may be a callable so relative paths resolve where the Bash tool's
+    `cd` has moved the session (pass `lambda: ctx.cwd`).
+    """
+
+    def __init__(
+        self,
+        *,
+        cwd: Path | Callable[[], Path],
+        project_root: Path,
+        mode: str = "default",
+        protected: Iterable[Path] | None = None,
+    ) -> None:
+        self._cwd = cwd
+        self.project_root = Path(os.path.abspath(project_root))
+        self._deny: list[Rule] = []
+        self._ask: list[Rule] = []
+        self._allow: list[Rule] = []
+        self._roots: list[str] = []
+        self._bypass_disabled = False
+        self._bypass_disabled_by: tuple[str, str | None] = ("settings", None)
+        self.errors: list[RuleError] = []  # bad rules and settings, skipped; for the caller to show
+        self.add_directory(self.project_root)
+        if protected is None:
+            protected = [paths.home_dir() / "settings.json", paths.managed_dir()]
+        self._protected = {q for p in protected for q in (os.path.abspath(p), os.path.realpath(p))}
+        self._mode = "default"
+        self.mode = mode
+
+    # ---- building
+
+    @classmethod
+    def from_layers(
+        cls,
+        layers: Sequence[tuple[str, Any] | tuple[str, Any, str | None]],
+        *,
+        cwd: Path | Callable[[], Path],
+        project_root: Path,
+        mode: str | None = None,
+        protected: Iterable[Path] | None = None,
+    ) -> PermissionPolicy:
+        """Build from settings layers, lowest precedence first: `[(source, permissions[, origin]), ...]`.
+
+        `permissions` is a settings file's `permissions` object. Bad rules are
+        skipped and recorded in `errors` (a bad deny rule denies its whole tool
+        instead). `mode` (an explicit --permission-mode) beats every defaultMode.
+        """
+        policy = cls(cwd=cwd, project_root=project_root, protected=protected)
+        default_mode: str | None = None
+        for layer in layers:
+            source, perms, origin = (*layer, None)[:3]
+            if perms is None:
+                continue
+            if not isinstance(perms, dict):
+                policy.errors.append(RuleError("permissions", source, "expected an object", origin))
+                continue
+            for kind in ("deny", "ask", "allow"):
+                policy._load_rules(kind, perms.get(kind), source, origin)
+            default_mode = policy._layer_mode(perms, source, origin) or default_mode
+            if perms.get("disableBypassPermissionsMode") == "disable":
+                policy._bypass_disabled = True
+                policy._bypass_disabled_by = (source, origin)
+            for folder in perms.get("additionalDirectories") or []:
+                if isinstance(folder, str):
+                    policy.add_directory(Path(_absolute(folder, str(policy.project_root))))
+        policy._start_in(mode or default_mode or "default")
+        return policy
+
+    def _load_rules(self, kind: str, texts: Any, source: str, origin: str | None) -> None:
+        if texts is None:
+            return
+        if not isinstance(texts, list):
+            self.errors.append(RuleError(kind, source, f'"{kind}" must be a list of rules', origin))
+            return
+        for text in texts:
+            try:
+                rule = parse_rule(text, source=source, project_root=self.project_root, origin=origin)
+            except RuleError as exc:
+                rule = self._fail_closed(kind, text, exc)
+                if rule is None:
+                    continue
+            self._rules(kind).append(rule)
+
+    def _fail_closed(self, kind: str, text: Any, exc: RuleError) -> Rule | None:
+        """Record a bad rule; a bad deny rule denies its whole tool rather than nothing."""
+        match = _LEADING_TOOL.match(text) if isinstance(text, str) else None
+        tool = _known_tool(match.group(1)) if match else None
+        if kind != "deny" or tool is None:
+            self.errors.append(exc)
+            return None
+        problem = f"{exc.problem}; all {tool} use is denied until the rule is fixed"
+        self.errors.append(RuleError(exc.rule, exc.source, problem, exc.origin))
+        return Rule(text.strip(), tool, None, exc.source, exc.origin)
+
+    def _layer_mode(self, perms: dict[str, Any], source: str, origin: str | None) -> str | None:
+        mode = perms.get("defaultMode")
+        problem = None
+        if mode is not None and mode not in MODES:
+            problem = f"unknown mode; use one of {', '.join(MODES)}"
+        elif mode == "bypassPermissions" and source == "project":
+            # A checked-in file must not switch every check off for whoever clones the repository.
+            problem = "bypassPermissions cannot be set by project settings"
+        if problem:
+            self.errors.append(RuleError(f"defaultMode {mode}", source, problem, origin))
+            return None
+        return mode
+
+    def _start_in(self, mode: str) -> None:
+        if mode == "bypassPermissions" and self._bypass_disabled:
+            source, origin = self._bypass_disabled_by
+            problem = "bypassPermissions mode is disabled (disableBypassPermissionsMode); starting in default mode"
+            self.errors.append(RuleError("bypassPermissions", source, problem, origin))
+            mode = "default"
+        self.mode = mode
+
+    def _rules(self, kind: str) -> list[Rule]:
+        return {"deny": self._deny, "ask": self._ask, "allow": self._allow}[kind]
+
+    def add_session_allow(self, rule: str) -> Rule:
+        """Allow `rule` for the rest of the session ("yes, and don't ask again"); RuleError if malformed."""
+        parsed = parse_rule(rule, source="session", project_root=self.project_root)
+        self._allow.append(parsed)
+        return parsed
+
+    def add_directory(self, folder: Path) -> None:
+        """Treat `folder` as part of the workspace (acceptEdits edits it without asking)."""
+        for p in (os.path.abspath(folder), os.path.realpath(folder)):
+            if p not in self._roots:
+                self._roots.append(p)
+
+    # ---- mode
+
+    @property
+    def mode(self) -> str:
+        """The current permission mode; the REPL may set it (ValueError for an unknown or disabled mode)."""
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        if value not in MODES:
+            raise ValueError(f"unknown permission mode {value!r}; use one of {', '.join(MODES)}")
+        if value == "bypassPermissions" and self._bypass_disabled:
+            raise ValueError("bypassPermissions mode is disabled by settings (disableBypassPermissionsMode)")
+        self._mode = value
+
+    @property
+    def available_modes(self) -> tuple[str, ...]:
+        """The modes this session may switch to, in Claude Code's cycling order."""
+        return tuple(m for m in MODES if not (m == "bypassPermissions" and self._bypass_disabled))
+
+    @property
+    def cwd(self) -> Path:
+        """Where relative paths in tool inputs resolve."""
+        return Path(_cwd_of(self._cwd))
+
+    @property
+    def deny_rules(self) -> tuple[Rule, ...]:
+        """Deny rules, lowest layer first."""
+        return tuple(self._deny)
+
+    @property
+    def ask_rules(self) -> tuple[Rule, ...]:
+        """Ask rules, lowest layer first."""
+        return tuple(self._ask)
+
+    @property
+    def allow_rules(self) -> tuple[Rule, ...]:
+        """Allow rules, lowest layer first, then session rules."""
+        return tuple(self._allow)
+
+    # ---- deciding
+
+    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
+        """Allow, Deny (with a reason for the model) or Ask (with a reason for the user). Pure and fast."""
+        req = _build_request(tool_name, input, _cwd_of(self._cwd))
+        restriction = self._restrictions(req)
+        if isinstance(restriction, Deny):
+            return restriction
+        if self._mode == "plan":
+            return self._plan_decision(req, restriction)
+        if self._mode == "bypassPermissions":
+            return Allow()
+        if restriction is not None:
+            return restriction
+        if req.tool in EDIT_TOOLS and self._is_protected(req):
+            return Ask(f"{req.paths[0]} controls git or claude-mini settings; confirm this edit")
+        if self._allowed(req):
+            return Allow()
+        return self._mode_decision(req)
+
+    def check_restrictions(self, tool_name: str, input: dict[str, Any]) -> Deny | Ask | None:
+        """Only the deny and ask rules (no mode, no allows): what a wrapping policy must still honour."""
+        return self._restrictions(_build_request(tool_name, input, _cwd_of(self._cwd)))
+
+    def read_denied(self, path: str) -> str | None:
+        """Why a Read deny rule covers `path`, or None; tools that list files may use it to skip them."""
+        lexical = _absolute(path, _cwd_of(self._cwd))
+        both = (lexical, os.path.realpath(lexical))
+        for rule in reversed(self._deny):
+            if rule.tool != "Read":
+                continue
+            if rule.specifier is None or (rule.path is not None and any(rule.path.matches(p) for p in both)):
+                return f"Denied by {rule.where}"
+        return None
+
+    def _restrictions(self, req: _Request) -> Deny | Ask | None:
+        if rule := self._first_match(self._deny, req):
+            return Deny(f"Denied by {rule.where}{self._dynamic_note(rule, req)}")
+        if rule := self._first_match(self._ask, req):
+            return Ask(f"{rule.where} asks for confirmation{self._dynamic_note(rule, req)}")
+        if req.tool == "Bash":
+            return self._bash_reads_denied(req)
+        return None
+
+    def _first_match(self, rules: list[Rule], req: _Request) -> Rule | None:
+        # Highest layer first, so a message names the rule that matters most (managed before user).
+        return next((r for r in reversed(rules) if r.governs(req.tool) and self._restricts(r, req)), None)
+
+    @staticmethod
+    def _restricts(rule: Rule, req: _Request) -> bool:
+        """Deny/ask matching leans towards matching: any command the line might run, any path form."""
+        if rule.specifier is None:
+            return True
+        if rule.command is not None:
+            return req.command is not None and any(
+                _is_dynamic(c) or rule.command.matches(c.text) for c in req.candidates
+            )
+        if rule.path is not None:
+            return any(rule.path.matches(p, is_dir=req.is_dir) for p in req.all_paths)
+        return False
+
+    @staticmethod
+    def _dynamic_note(rule: Rule, req: _Request) -> str:
+        if rule.command is None or any(rule.command.matches(c.text) for c in req.candidates):
+            return ""
+        return " (the command's name is only known when it runs, so the rule cannot be checked)"
+
+    def _bash_reads_denied(self, req: _Request) -> Ask | None:
+        """Ask before Bash reads a path a Read deny rule covers (best effort: arguments that name it)."""
+        rules = [r for r in reversed(self._deny) if r.tool == "Read" and r.path is not None]
+        if not rules or req.command is None:
+            return None
+        for command in req.candidates:
+            for word in command.words[1:]:
+                value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+                if not value or value.startswith("-"):
+                    continue
+                lexical = _absolute(value, req.cwd)
+                both = (lexical, os.path.realpath(lexical))
+                if rule := next((r for r in rules if any(r.path.matches(p) for p in both)), None):
+                    return Ask(f"{value} is covered by {rule.where}; reading it with Bash needs approval")
+        return None
+
+    def _plan_decision(self, req: _Request, restriction: Ask | None) -> Decision:
+        if req.tool in READ_TOOLS:
+            return restriction or Allow()
+        if req.tool == "Bash":
+            ok, why = is_read_only_command(req.command or "")
+            if ok:
+                return restriction or Allow()
+            return Deny(f"Plan mode is read-only and this command is not ({why}). "
+                        "Present the plan and wait for the user to approve it before changing anything.")
+        return Deny(f"Plan mode is read-only: {req.tool} is not available until the user approves the plan.")
+
+    def _allowed(self, req: _Request) -> bool:
+        rules = [r for r in self._allow if r.governs(req.tool)]
+        if req.tool == "Bash":
+            return _bash_allowed(req.command, rules)
+        # An allow needs the path to match both as written and with symlinks resolved.
+        return any(
+            r.specifier is None
+            or (r.path is not None and bool(req.paths)
+                and all(r.path.matches(p, is_dir=req.is_dir) for p in req.all_paths))
+            for r in rules
+        )
+
+    def _mode_decision(self, req: _Request) -> Decision:
+        if req.tool in READ_TOOLS:
+            return Allow()
+        if req.tool == "Bash":
+            ok, why = is_read_only_command(req.command or "")
+            return Allow() if ok else Ask(f"This command needs approval: {why}")
+        if req.tool in EDIT_TOOLS and self._mode == "acceptEdits":
+            return self._accept_edit(req)
+        if req.tool in EDIT_TOOLS:
+            return Ask(f"{req.tool} needs approval in default mode")
+        return Ask(f"{req.tool} needs approval")
+
+    def _accept_edit(self, req: _Request) -> Decision:
+        if not req.paths:
+            return Ask(f"{req.tool} without a file_path needs approval")
+        if all(self._in_workspace(p) for p in req.all_paths):
+            return Allow()
+        return Ask(f"{req.paths[0]} is outside the project")
+
+    def _in_workspace(self, path: str) -> bool:
+        return any(_within(path, root) for root in self._roots)
+
+    def _is_protected(self, req: _Request) -> bool:
+        """Files whose edit could switch checks off or run code later (.git/config hooks, settings)."""
+        for path in req.all_paths:
+            parts = path.split(os.sep)
+            if ".git" in parts or (parts[-2:-1] == [".claude"] and parts[-1] in _SETTINGS_NAMES):
+                return True
+            if any(_within(path, p) for p in self._protected):
+                return True
+        return False
+
+    # ---- helping the UI
+
+    def suggest_rule(self, tool_name: str, input: dict[str, Any]) -> str:
+        """A rule that would allow this call next time, for "yes, and don't ask again"."""
+        req = _build_request(tool_name, input, _cwd_of(self._cwd))
+        if tool_name == "Bash" and req.command:
+            return _bash_suggestion(req.command, self.project_root)
+        if tool_name in EDIT_TOOLS:
+            if not req.paths:
+                return "Edit"
+            if self._in_workspace(req.paths[0]):
+                return "Edit(./**)"
+            return f"Edit(/{os.path.dirname(req.paths[0]).rstrip('/')}/**)"  # `//abs/dir/**`
+        return tool_name
+
+    def describe(self) -> str:
+        """The mode, the rules with their sources, and any problems: the text of /permissions."""
+        lines = [f"Permission mode: {self._mode}"]
+        for title, rules in (("Deny", self._deny), ("Ask", self._ask), ("Allow", self._allow)):
+            lines.append(f"{title} rules:")
+            width = max((len(r.text) for r in rules), default=0)
+            lines += [f"  {r.text.ljust(width)}  {r.source}" + (f" ({r.origin})" if r.origin else "")
+                      for r in reversed(rules)] or ["  (none)"]
+        if self.errors:
+            lines.append("Problems (these rules are not in effect as written):")
+            lines += [f"  {e}" for e in self.errors]
+        return "\n".join(lines)
+
+
+def _is_dynamic(command: SimpleCommand) -> bool:
+    """A command whose name is computed when it runs (`$X`, `$(...)`, backticks): no rule can vet it."""
+    return "$" in command.words[0] or "`" in command.words[0]
+
+
+def _bash_allowed(command: str | None, rules: list[Rule]) -> bool:
+    """Every command of the line is allowed by a rule or read-only; a bare `Bash` rule allows all."""
+    if command is None:
+        return False
+    if any(r.specifier is None for r in rules):
+        return True
+    patterns = [r.command for r in rules if r.command is not None]
+    if not patterns:
+        return False
+    if any(p.exact and p.raw == _collapse(command) for p in patterns):
+        return True  # a rule that spells out the whole line, even one we cannot parse
+    try:
+        commands = parse_command(command)
+    except ShellSyntaxError:
+        return False
+    return all(any(p.matches(c.text) for p in patterns) or read_only_problem(c) is None for c in commands)
+
+
+def _bash_suggestion(command: str, project_root: Path) -> str:
+    """`Bash(<prefix or line>)`, always a rule that parses (unbalanced quotes fall back to the program)."""
+    rule = f"Bash({_command_rule(command)})"
+    try:
+        parse_rule(rule, source="session", project_root=project_root)
+    except RuleError:
+        # Never fall back to a bare `Bash`: that would allow every command for the session.
+        words = re.sub(r"[\"'\\()]", " ", command).split()
+        rule = f"Bash({words[0]}:*)" if words else "Bash(true)"
+    return rule
+
+
+def _command_rule(command: str) -> str:
+    """`git log:*` for `git log --oneline`; the exact line for risky programs or unparseable lines."""
+    try:
+        commands = parse_command(command)
+    except ShellSyntaxError:
+        return command
+    target = next((c for c in commands if read_only_problem(c)), commands[0])
+    if target.words[0] in _RISKY_PROGRAMS:
+        return command  # `rm:*` would allow far more than the user just saw
+    words: list[str] = []
+    for word in target.words:
+        limit = 3 if len(words) >= 2 and words[1] in _RUNNERS else 2
+        looks_like_argument = word.startswith("-") or any(ch in word for ch in "/.=$*?[{~\\")
+        if len(words) >= limit or (words and looks_like_argument):
+            break
+        words.append(word)
+    return " ".join(words) + ":*"
+
+
+# ---------------------------------------------------------------- forked agents
+
+
+class ExtractionPolicy:
+    """Tool policy of the forked memory-extraction agent (DESIGN.md section 5).
+
+    Read/Grep/Glob anywhere, read-only Bash, Write/Edit only when the real path
+    (symlinks followed) is inside the memory dir, every other tool denied. The
+    session's deny and ask rules (`base`) still apply; an ask becomes a denial,
+    since nobody is there to answer.
+    """
+
+    def __init__(
+        self,
+        memory_dir: Path,
+        *,
+        base: PermissionPolicy | None = None,
+        cwd: Path | Callable[[], Path] | None = None,
+    ) -> None:
+        self.memory_dir = Path(os.path.realpath(memory_dir))
+        self._memory_lexical = os.path.normpath(os.path.abspath(memory_dir))
+        self.base = base
+        # Relative paths resolve like the tools resolve them; without a cwd they are refused.
+        self._cwd = cwd if cwd is not None else (base._cwd if base is not None else None)
+
+    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
+        """Allow or Deny (never Ask: a background agent has nobody to ask)."""
+        input = input if isinstance(input, dict) else {}
+        if self.base is not None:
+            verdict = self.base.check_restrictions(tool_name, input)
+            if isinstance(verdict, Deny):
+                return verdict
+            if isinstance(verdict, Ask):
+                return Deny(f"{verdict.reason}; memory extraction runs in the background and cannot ask")
+        if tool_name in READ_TOOLS:
+            return Allow()
+        if tool_name == "Bash":
+            command = input.get("command")
+            ok, why = is_read_only_command(command if isinstance(command, str) else "")
+            return Allow() if ok else Deny(f"Memory extraction may only run read-only commands: {why}")
+        if tool_name in EDIT_TOOLS:
+            problem = self._write_problem(input.get("file_path"))
+            return Deny(problem) if problem else Allow()
+        return Deny(f"Memory extraction may not use {tool_name}: it may read and search, "
+                    f"and write only inside {self.memory_dir}")
+
+    def _write_problem(self, raw: Any) -> str | None:
+        """Why writing `raw` would leave the memory dir, or None if it stays inside."""
+        mem = str(self.memory_dir)
+        if not isinstance(raw, str) or not raw.strip():
+            return f"Memory extraction needs a file_path inside {mem}"
+        expanded = os.path.expanduser(raw)
+        if not os.path.isabs(expanded):
+            if self._cwd is None:
+                return f"Memory extraction needs an absolute path inside {mem} (got {raw})"
+            expanded = os.path.join(_cwd_of(self._cwd), expanded)
+        lexical = os.path.normpath(expanded)
+        real = os.path.realpath(lexical)
+        if not _within(real, mem) or real == mem:
+            how = self._escape_kind(raw, lexical)
+            return f"Memory extraction may only write inside {mem}: {raw} {how} (it resolves to {real})"
+        if ".git" in Path(os.path.relpath(real, mem)).parts:
+            return f"Memory extraction may not write into a .git folder ({raw})"
+        return None
+
+    def _escape_kind(self, raw: str, lexical: str) -> str:
+        roots = (self._memory_lexical, str(self.memory_dir))
+        if any(_within(lexical, root) and lexical != root for root in roots):
+            return "follows a symlink out of the memory dir"
+        if ".." in Path(raw).parts:
+            return "uses .. to leave the memory dir"
+        return "is outside the memory dir"

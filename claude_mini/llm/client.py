@@ -1,0 +1,620 @@
+"""The model seam: the `ModelClient` protocol and `AnthropicClient` over the anthropic SDK.
+
+Retries are split in two. The SDK retries HTTP errors before a stream opens
+(429, 5xx, 529, connect failures; it honours retry-after). It does not retry what
+goes wrong after the stream opened, so `AnthropicClient.stream` does: an in-stream
+`event: error` (overloaded), a connection dropped mid-stream, and a stream that ends
+without `message_stop`. Each retry yields one `Retrying` event; text the consumer
+already saw is never yielded twice (see `_Shown`).
+
+Structured output: a request with `output_schema` carries `output_config`. A server
+that rejects the field (400/422 naming it, as local Anthropic-compatible servers do)
+gets the request again without it, and `structured_output` becomes False so later
+requests skip it; callers then parse JSON from the text.
+
+Errors, each with a one-line message saying what happened and what to do:
+
+    ModelError
+     ├── AuthError          no credentials, or the key was refused (401/403)
+     ├── ContextTooLong     the prompt does not fit the model's context window
+     ├── ModelOverloaded    rate-limited or overloaded after every retry
+     ├── ModelUnavailable   server errors, unreachable server, broken streams
+     └── InvalidRequest     any other 4xx (unknown model, unsupported option, a bug)
+
+`import anthropic` costs over a second, so it happens on the first request, never
+at import time (`claude-mini --version` must stay instant).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from claude_mini.llm.events import (
+    BlockDone,
+    ResponseDone,
+    Retrying,
+    StreamEvent,
+    TextDelta,
+    ToolInputDelta,
+    ToolUseStart,
+)
+from claude_mini.llm.messages import (
+    Block,
+    Message,
+    ModelRequest,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+    build_request_body,
+)
+
+PURPOSE_HEADER = "X-Claude-Mini-Purpose"
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+CREDENTIAL_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
+# Local servers behind ANTHROPIC_BASE_URL ignore the key, but the SDK refuses to send
+# a request without one.
+PLACEHOLDER_KEY = "no-key-needed"
+
+# In-stream error types worth another attempt; others (invalid_request_error...) are final.
+RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
+OVERLOADED_TYPES = {"overloaded_error", "rate_limit_error"}
+STATUS_OF_ERROR_TYPE = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+CONTEXT_TOO_LONG = re.compile(
+    r"prompt is too long|context (length|window)|maximum context|too many tokens"
+    r"|exceeds the available context",
+    re.IGNORECASE,
+)
+# How servers that do not know `output_config` say so (Anthropic-compatible proxies,
+# pydantic-based servers such as LiteLLM, strict JSON validators).
+REJECTED_FIELD = re.compile(
+    r"output_config|extra inputs|unknown field|unrecognized|not permitted|additional propert",
+    re.IGNORECASE,
+)
+
+
+# ---------------------------------------------------------------------------
+# Errors
+
+
+class ModelError(Exception):
+    """A model call failed; `str(err)` says what happened and what to do."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class AuthError(ModelError):
+    """No credentials, or the server refused them."""
+
+
+class ContextTooLong(ModelError):
+    """The request does not fit the model's context window; compacting helps."""
+
+
+class ModelOverloaded(ModelError):
+    """Rate limits or overload persisted through every retry."""
+
+
+class ModelUnavailable(ModelError):
+    """The server failed, could not be reached, or kept breaking the stream."""
+
+
+class InvalidRequest(ModelError):
+    """The server rejected the request itself (unknown model, unsupported option...)."""
+
+
+class _StreamFailure(Exception):
+    """A failure after the stream opened that another attempt may fix."""
+
+    def __init__(self, reason: str, kind: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.kind = kind  # "overloaded" | "connection" | "incomplete"
+        self.retry_after = retry_after
+
+
+def missing_credentials() -> bool:
+    """True when nothing tells the SDK where or as whom to connect (no key, token or base URL)."""
+    return not any(os.environ.get(name) for name in CREDENTIAL_ENV)
+
+
+# ---------------------------------------------------------------------------
+# The seam
+
+
+class ModelClient(Protocol):
+    """What the rest of claude_mini needs from a model (Anthropic API, local model, fake)."""
+
+    name: str
+    provider: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Events for one response, ending with `ResponseDone`; raises `ModelError`."""
+        ...
+
+    async def complete(self, request: ModelRequest) -> ResponseDone:
+        """The finished response, for callers that do not show progress."""
+        ...
+
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        """Input tokens of `request`, or None when the server cannot count."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
+
+
+async def drain(events: AsyncIterator[StreamEvent]) -> ResponseDone:
+    """Consume a stream and return its `ResponseDone` (shared by `complete` implementations)."""
+    done: ResponseDone | None = None
+    async for event in events:
+        if isinstance(event, ResponseDone):
+            done = event
+    if done is None:
+        raise ModelUnavailable("The model stream ended without a response. Try again.")
+    return done
+
+
+@dataclass
+class RetryPolicy:
+    """How `AnthropicClient` retries the failures the SDK leaves alone."""
+
+    max_attempts: int = 4
+    base_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 60.0
+    sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep)
+    rand: Callable[[], float] = field(default=random.random)
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait after failed `attempt` (1-based): the server's word, else backoff."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_retry_after)
+        backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        return backoff * (1 - 0.25 * self.rand())  # jitter so parallel clients spread out
+
+
+# ---------------------------------------------------------------------------
+# Assembling one attempt, and never repeating what was shown
+
+
+@dataclass
+class _Part:
+    """One content block while it streams. `text` holds text, thinking or tool input JSON."""
+
+    kind: str
+    text: str = ""
+    id: str = ""
+    wire_id: str = ""
+    name: str = ""
+    signature: str = ""
+
+
+class _Shown:
+    """What the consumer has seen, per block index, across all attempts of one stream.
+
+    A retried stream usually replays the same answer. Text is compared with what was
+    shown: a replayed prefix is swallowed and only the new part is yielded. If the
+    new attempt says something else, we yield a line break and the new text from its
+    start: the reader sees the abandoned words, then the answer that counts, and the
+    final `Message` holds only the new attempt's text. Tool calls replayed at the same
+    index with the same name keep the id the consumer already saw (tool ids are opaque
+    and only need to match our own tool_result), so a UI keyed by id shows one call.
+    """
+
+    def __init__(self) -> None:
+        self.text: dict[int, str] = {}
+        self.tools: dict[int, _Part] = {}
+        self.done: dict[int, Block] = {}
+
+    def add_text(self, index: int, part: _Part, piece: str) -> list[StreamEvent]:
+        part.text += piece
+        shown = self.text.get(index, "")
+        if part.text.startswith(shown):
+            self.text[index] = part.text
+            new = part.text[len(shown) :]
+            return [TextDelta(new, index)] if new else []
+        if shown.startswith(part.text):
+            return []  # still replaying what the consumer already has
+        self.text[index] = part.text
+        return [TextDelta("\n" + part.text, index)]
+
+    def start_tool(self, index: int, part: _Part) -> list[StreamEvent]:
+        previous = self.tools.get(index)
+        if previous is not None and previous.name == part.name:
+            part.id = previous.id
+            return []
+        self.tools[index] = _Part("tool_use", id=part.id, name=part.name)
+        return [ToolUseStart(part.id, part.name, index)]
+
+    def add_json(self, index: int, part: _Part, piece: str) -> list[StreamEvent]:
+        part.text += piece
+        shown = self.tools[index]
+        if part.text.startswith(shown.text):
+            new = part.text[len(shown.text) :]
+            shown.text = part.text
+            return [ToolInputDelta(part.id, new)] if new else []
+        if shown.text.startswith(part.text):
+            return []
+        # A different call after all: announce it under its own id.
+        part.id = part.wire_id
+        self.tools[index] = _Part("tool_use", text=part.text, id=part.id, name=part.name)
+        return [ToolUseStart(part.id, part.name, index), ToolInputDelta(part.id, part.text)]
+
+    def finish_block(self, index: int, block: Block) -> list[StreamEvent]:
+        if self.done.get(index) == block:
+            return []
+        self.done[index] = block
+        return [BlockDone(block, index)]
+
+
+class _Assembler:
+    """Maps one attempt's raw SDK events to ours and builds its final message."""
+
+    def __init__(self, shown: _Shown, model: str) -> None:
+        self.shown = shown
+        self.model = model
+        self.parts: dict[int, _Part] = {}
+        self.blocks: dict[int, Block] = {}
+        self.usage: dict[str, int] = {}
+        self.stop_reason: str | None = None
+
+    def feed(self, event: Any) -> list[StreamEvent]:
+        handler = getattr(self, f"_on_{getattr(event, 'type', '')}", None)
+        return handler(event) if handler else []
+
+    def _on_message_start(self, event: Any) -> list[StreamEvent]:
+        self.usage.update(_usage_fields(event.message.usage))
+        self.model = event.message.model or self.model
+        return []
+
+    def _on_content_block_start(self, event: Any) -> list[StreamEvent]:
+        block, index = event.content_block, event.index
+        if block.type == "text":
+            part = self.parts[index] = _Part("text")
+            return self.shown.add_text(index, part, block.text or "")
+        if block.type == "tool_use":
+            part = self.parts[index] = _Part("tool_use", id=block.id, wire_id=block.id, name=block.name)
+            return self.shown.start_tool(index, part)
+        if block.type == "thinking":
+            self.parts[index] = _Part("thinking", text=block.thinking or "", signature=block.signature or "")
+        else:
+            self.parts[index] = _Part(block.type)  # server tools etc.: not represented in Message
+        return []
+
+    def _on_content_block_delta(self, event: Any) -> list[StreamEvent]:
+        part, delta, index = self.parts.get(event.index), event.delta, event.index
+        if part is None:
+            return []
+        if delta.type == "text_delta":
+            return self.shown.add_text(index, part, delta.text)
+        if delta.type == "input_json_delta":
+            return self.shown.add_json(index, part, delta.partial_json)
+        if delta.type == "thinking_delta":
+            part.text += delta.thinking
+        elif delta.type == "signature_delta":
+            part.signature = delta.signature
+        return []
+
+    def _on_content_block_stop(self, event: Any) -> list[StreamEvent]:
+        part = self.parts.get(event.index)
+        block = _to_block(part) if part else None
+        if block is None:
+            return []
+        self.blocks[event.index] = block
+        return self.shown.finish_block(event.index, block)
+
+    def _on_message_delta(self, event: Any) -> list[StreamEvent]:
+        self.stop_reason = getattr(event.delta, "stop_reason", None) or self.stop_reason
+        self.usage.update(_usage_fields(getattr(event, "usage", None)))
+        return []
+
+    def finish(self) -> ResponseDone:
+        """The attempt's response; a stream that never said why it stopped is a failure.
+
+        `message_delta` (with stop_reason) follows the last content block, so once it
+        arrived the message is complete even if `message_stop` was lost.
+        """
+        if self.stop_reason is None:
+            raise _StreamFailure("the response stream ended early", "incomplete")
+        for index, part in self.parts.items():  # blocks that never got content_block_stop
+            if index not in self.blocks and (block := _to_block(part)) is not None:
+                self.blocks[index] = block
+        content = [self.blocks[i] for i in sorted(self.blocks)]
+        message = Message("assistant", content)
+        return ResponseDone(message, self.stop_reason, Usage.from_dict(self.usage), self.model)
+
+
+def _to_block(part: _Part) -> Block | None:
+    if part.kind == "text":
+        return TextBlock(part.text)
+    if part.kind == "thinking":
+        return ThinkingBlock(part.text, part.signature)
+    if part.kind == "tool_use":
+        return ToolUseBlock(part.id, part.name, _parse_input(part.text))
+    return None
+
+
+def _parse_input(raw: str) -> dict[str, Any]:
+    """A tool call's input; broken JSON is kept visible so the tool's validation reports it."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {"_invalid_json": raw}
+    return value if isinstance(value, dict) else {"_invalid_json": raw}
+
+
+def _usage_fields(usage: Any) -> dict[str, int]:
+    """The usage counts an SDK object carries (None fields are absent, not zero)."""
+    names = Usage().to_dict()
+    return {n: int(v) for n in names if (v := getattr(usage, n, None)) is not None}
+
+
+# ---------------------------------------------------------------------------
+# The Anthropic client
+
+
+class AnthropicClient:
+    """`ModelClient` over `anthropic.AsyncAnthropic`: the real API or any compatible server."""
+
+    provider = "anthropic"
+
+    def __init__(self, sdk: Any = None, *, retry: RetryPolicy | None = None, **sdk_kwargs: Any) -> None:
+        """`sdk`: an AsyncAnthropic to use as is; otherwise one is built from `sdk_kwargs`
+        (api_key, base_url, max_retries, timeout, http_client...) on the first request."""
+        self._sdk = sdk
+        self._owns_sdk = sdk is None
+        self._sdk_kwargs = sdk_kwargs
+        self.retry = retry or RetryPolicy()
+        # None until a server tells us; False makes later requests skip output_config.
+        self.structured_output: bool | None = None
+        self.counts_tokens: bool | None = None
+        self.base_url = self._base_url()
+        default = self.base_url.rstrip("/") == DEFAULT_BASE_URL
+        self.name = "Anthropic API" if default else f"Anthropic-compatible server at {self.base_url}"
+
+    def _base_url(self) -> str:
+        if self._sdk is not None:
+            return str(self._sdk.base_url)
+        url = self._sdk_kwargs.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL")
+        return str(url or DEFAULT_BASE_URL)
+
+    def _client(self) -> Any:
+        if self._sdk is None:
+            import anthropic  # lazy: see the module docstring
+
+            kwargs = dict(self._sdk_kwargs)
+            has_key = any(kwargs.get(k) for k in ("api_key", "auth_token", "credentials")) or any(
+                os.environ.get(name) for name in CREDENTIAL_ENV[:2]
+            )
+            if not has_key and self.base_url.rstrip("/") != DEFAULT_BASE_URL:
+                kwargs["api_key"] = PLACEHOLDER_KEY
+            self._sdk = anthropic.AsyncAnthropic(**kwargs)
+        return self._sdk
+
+    async def aclose(self) -> None:
+        """Close the SDK client if we built it (an injected one belongs to its creator)."""
+        if self._owns_sdk and self._sdk is not None:
+            await self._sdk.close()
+            self._sdk = None
+
+    # -- requests ----------------------------------------------------------
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        body = build_request_body(request)
+        if self.structured_output is False:
+            body.pop("output_config", None)  # the caller parses JSON from the text instead
+        return body
+
+    @staticmethod
+    def _headers(request: ModelRequest) -> dict[str, str]:
+        return {PURPOSE_HEADER: request.purpose}
+
+    async def complete(self, request: ModelRequest) -> ResponseDone:
+        """The finished response (drains `stream`)."""
+        return await drain(self.stream(request))
+
+    async def count_tokens(self, request: ModelRequest) -> int | None:
+        """Input tokens as the server counts them; None if it cannot (404) or the call fails."""
+        if self.counts_tokens is False:
+            return None
+        body = self._body(request)
+        body.pop("max_tokens", None)
+        try:
+            result = await self._client().messages.count_tokens(**body, extra_headers=self._headers(request))
+        except Exception as err:  # advisory: any failure means "unknown"
+            if getattr(err, "status_code", None) == 404:
+                self.counts_tokens = False
+            return None
+        self.counts_tokens = True
+        return int(result.input_tokens)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one response, retrying broken streams; see the module docstring."""
+        shown = _Shown()
+        policy = self.retry
+        for attempt in range(1, policy.max_attempts + 1):
+            try:
+                # aclosing: a consumer that stops early closes the HTTP stream now, not at GC.
+                async with contextlib.aclosing(self._attempt(request, shown)) as events:
+                    async for event in events:
+                        yield event
+                return
+            except _StreamFailure as err:
+                failure = err
+            if attempt == policy.max_attempts:
+                raise self._gave_up(failure, attempt) from failure
+            delay = policy.delay(attempt, failure.retry_after)
+            yield Retrying(attempt + 1, policy.max_attempts, delay, failure.reason)
+            await policy.sleep(delay)
+
+    async def _attempt(self, request: ModelRequest, shown: _Shown) -> AsyncIterator[StreamEvent]:
+        stream = await self._open(request, self._body(request))
+        assembler = _Assembler(shown, request.model)
+        try:
+            async with stream:
+                async for raw in stream:
+                    for event in assembler.feed(raw):
+                        yield event
+        except Exception as err:
+            mapped = _classify(err, in_stream=True)
+            if mapped is None:
+                raise
+            raise mapped from err
+        yield assembler.finish()
+
+    async def _open(self, request: ModelRequest, body: dict[str, Any]) -> Any:
+        """Start the HTTP stream (the SDK retries HTTP errors here)."""
+        try:
+            stream = await self._client().messages.create(
+                **body, stream=True, extra_headers=self._headers(request)
+            )
+        except Exception as err:
+            if "output_config" in body and _rejects_output_config(err):
+                self.structured_output = False
+                body.pop("output_config")
+                return await self._open(request, body)
+            mapped = _classify(err, in_stream=False)
+            if mapped is None:
+                raise
+            raise mapped from err
+        if "output_config" in body:
+            self.structured_output = True
+        return stream
+
+    def _gave_up(self, failure: _StreamFailure, attempts: int) -> ModelError:
+        detail = f"{failure.reason}; gave up after {attempts} attempts"
+        if failure.kind == "overloaded":
+            return ModelOverloaded(
+                f"The model is overloaded ({detail}). Your conversation is kept; try again in a minute."
+            )
+        return ModelUnavailable(
+            f"The connection to {self.name} kept failing ({detail}). "
+            "Your conversation is kept; check the network or server and try again."
+        )
+
+
+# ---------------------------------------------------------------------------
+# Mapping SDK errors
+
+
+def _classify(err: Exception, *, in_stream: bool) -> Exception | None:
+    """Our exception for an SDK/transport error: `_StreamFailure` to retry, `ModelError` to stop.
+
+    None means "not a model error": let it propagate as the bug it is.
+    """
+    import anthropic
+    import httpx2
+
+    if isinstance(err, anthropic.APIStatusError):
+        if err.status_code == 200:  # an `event: error` inside the stream
+            return _stream_error(err)
+        return _status_error(err)
+    if isinstance(err, anthropic.APIConnectionError | httpx2.TransportError):
+        if in_stream:
+            return _StreamFailure(f"connection lost mid-response ({_describe(err)})", "connection")
+        return ModelUnavailable(
+            f"Could not reach the model server ({_describe(err)}). "
+            "Check the network and ANTHROPIC_BASE_URL, then try again."
+        )
+    if isinstance(err, TypeError) and "authentication" in str(err):
+        return AuthError(
+            "No API credentials. Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
+            "or ANTHROPIC_BASE_URL for a local server."
+        )
+    return None
+
+
+def _stream_error(err: Any) -> Exception:
+    kind = _error_field(err.body, "type") or "api_error"
+    message = _error_field(err.body, "message") or kind
+    if kind in RETRYABLE_STREAM_ERRORS:
+        failure_kind = "overloaded" if kind in OVERLOADED_TYPES else "connection"
+        return _StreamFailure(f"{kind}: {message}", failure_kind, _retry_after(err))
+    return _status_error(err)
+
+
+def _status_error(err: Any) -> ModelError:
+    """One-line user message for an HTTP error status the SDK gave up on (or a final in-stream error)."""
+    kind = _error_field(err.body, "type") or ""
+    message = _error_field(err.body, "message") or err.message
+    if err.status_code == 200:  # in-stream: the HTTP status was fine, the error type tells
+        status = STATUS_OF_ERROR_TYPE.get(kind, 500)
+        detail = f"in-stream {kind}: {message}"[:300]
+    else:
+        status = err.status_code
+        detail = f"{status} {kind}: {message}"[:300]
+    if status in (401, 403) or kind in ("authentication_error", "permission_error"):
+        return AuthError(
+            f"The server refused the credentials ({detail}). "
+            "Check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN."
+        )
+    if status in (400, 413) and CONTEXT_TOO_LONG.search(detail):
+        return ContextTooLong(
+            f"The conversation is too long for the model ({detail}). Run /compact or /clear and retry."
+        )
+    if status == 429 or kind in OVERLOADED_TYPES or status == 529:
+        return ModelOverloaded(
+            f"The API is busy ({detail}) even after retries. Your conversation is kept; "
+            "try again in a minute."
+        )
+    if status >= 500:
+        return ModelUnavailable(f"The model server failed ({detail}). Your conversation is kept; try again.")
+    if status == 404:
+        return InvalidRequest(f"Not found ({detail}). Check the model name and ANTHROPIC_BASE_URL.")
+    return InvalidRequest(f"The model server rejected the request ({detail}).")
+
+
+def _rejects_output_config(err: Exception) -> bool:
+    """True for a 400/422 that complains about a field it does not know."""
+    if getattr(err, "status_code", None) not in (400, 422):
+        return False
+    body = getattr(err, "body", None)
+    text = f"{_error_field(body, 'message') or ''} {getattr(err, 'message', '')}"
+    return bool(REJECTED_FIELD.search(text))
+
+
+def _error_field(body: Any, name: str) -> str | None:
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and isinstance(error.get(name), str):
+            return error[name]
+    return None
+
+
+def _retry_after(err: Any) -> float | None:
+    """Seconds from retry-after-ms / retry-after headers, when the error carries a response."""
+    headers = getattr(getattr(err, "response", None), "headers", None) or {}
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        try:
+            return float(headers[name]) * scale
+        except (KeyError, TypeError, ValueError):
+            continue
+    return None
+
+
+def _describe(err: Exception) -> str:
+    text = str(err).strip()
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__

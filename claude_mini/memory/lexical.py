@@ -1,0 +1,436 @@
+"""Lexical ranking of memories for Layer 3: BM25 with a small recency prior, and a scan cache.
+
+Recall offers the side model a manifest of at most 200 candidates. Above that
+many memory files we keep the 200 best by BM25 rather than the 200 newest, so
+an old memory that matches the query is still reachable; the same scores,
+with a threshold, are the zero-cost `lexical` recall strategy.
+
+Scores are expressed in units of "one match of a term that occurs in a single
+document" (the BM25 idf of df=1 at average length), so thresholds mean the
+same for 5 memories as for 10,000.
+
+`CandidateScanner` keeps, per file, the parsed head and its token counts keyed
+by (size, mtime_ns), plus an inverted index updated incrementally: a warm turn
+stats each file once and only re-reads and re-tokenises files that changed.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+import os
+import re
+import time
+from collections import Counter
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from stat import S_IFDIR, S_IFREG
+
+from claude_mini.memory.store import (
+    ARCHIVE_DIR,
+    INDEX_FILENAME,
+    LOGS_DIR,
+    SkippedFile,
+    iso_utc,
+    one_line,
+    parse_memory_text,
+    read_text_head,
+    record_from_parsed,
+)
+
+# --- constants -----------------------------------------------------------------------
+HEAD_LINES = 30  # DESIGN.md section 5: first 30 lines of each candidate
+HEAD_READ_BYTES = 16 * 1024  # enough for 30 normal lines; a huge first line is cut here
+SHORTLIST_SIZE = 200
+K1 = 1.2
+B = 0.75
+FIELD_WEIGHT = 2.0  # name and description tokens count twice: they are written for recall
+RECENCY_WEIGHT = 0.1  # at most a tenth of one rare-term match: breaks ties, never outranks one
+RECENCY_HALF_LIFE_DAYS = 30.0
+MAX_QUERY_TERMS = 32  # a pasted stack trace is cut to its 32 rarest known terms
+SELECT_K = 5
+SELECT_THRESHOLD = 1.6  # a bit more than one rare term, or several common ones
+SELECT_RELATIVE = 0.7  # and at least this share of the best score: drops same-topic neighbours
+MANIFEST_DESCRIPTION_CHARS = 200
+S_IFMT_MASK = 0o170000  # stat.S_IFMT as a mask, so the hot loop avoids two calls per file
+
+
+def _word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_STOP_WORDS = _word_set(
+    "a an the and or but if then else of to in on at by for with from into about as is are "
+    "was were be been being it its this that these those there here i me my we us our you "
+    "your he she they them their what which who whom how why when where do does did done "
+    "can could should would will shall may might must not no yes so than too very just also "
+    "please let lets get got have has had any all some such only own same other more most "
+    "up out over again further once"
+)
+_WORD = re.compile(r"[^\W_]+")  # unicode letters/digits; '_' and '-' separate words
+_COMPOUND = re.compile(r"(?<![\w-])[^\W_]+(?:[-_][^\W_]+){1,2}(?![\w-])")  # 2-3 parts
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_token_memo: dict[str, tuple[str, ...]] = {}
+_MEMO_MAX = 200_000
+
+
+# --- tokenising ----------------------------------------------------------------------
+def stem(word: str) -> str:
+    """A light, deterministic stem: plural 's'/'ies', then 'ing'/'ed', then a final 'e'."""
+    w = word
+    if len(w) > 4 and w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if len(w) > 5 and w.endswith("ing"):
+        w = _undouble(w[:-3])
+    elif len(w) > 4 and w.endswith("ed"):
+        w = _undouble(w[:-2])
+    if len(w) > 4 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def _undouble(w: str) -> str:
+    # running -> runn -> run; but install(ing) keeps its 'll'.
+    return w[:-1] if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lsz" else w
+
+
+def _word_tokens(word: str) -> tuple[str, ...]:
+    """Tokens of one raw word: camelCase/digit parts plus the whole word, stemmed."""
+    cached = _token_memo.get(word)
+    if cached is not None:
+        return cached
+    lower = word.lower()
+    parts = _CAMEL.findall(word) if word.isascii() and not word.islower() else []
+    if not parts and word.isascii() and any(c.isdigit() for c in word):
+        parts = _CAMEL.findall(word)
+    pieces = [p.lower() for p in parts] if len(parts) > 1 else []
+    pieces.append(lower)
+    out = tuple(stem(p) for p in pieces if len(p) > 1 and p not in _STOP_WORDS)
+    if len(_token_memo) >= _MEMO_MAX:
+        _token_memo.clear()
+    _token_memo[word] = out
+    return out
+
+
+def tokenize(text: str) -> list[str]:
+    """Search terms of `text`: lowercased, split on non-alphanumerics and camelCase, stemmed.
+
+    A short hyphenated or snake_case compound also yields its joined form, so
+    "on-call" meets "oncall" and "e-mail" meets "email".
+    """
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        out.extend(_word_tokens(word))
+    if "-" in text or "_" in text:
+        for compound in _COMPOUND.findall(text):
+            out.extend(_word_tokens(compound.replace("-", "").replace("_", "")))
+    return out
+
+
+# --- candidates ----------------------------------------------------------------------
+@dataclass(frozen=True, eq=False, slots=True)
+class Candidate:
+    """One memory file as recall sees it: its head, and token counts precomputed for BM25."""
+
+    filename: str
+    type: str | None
+    mtime: float
+    description: str
+    head_text: str
+    name: str = ""
+    path: Path | None = None
+    size: int = 0
+    frontmatter_ok: bool = True
+    terms: dict[str, float] = field(default_factory=dict, repr=False)
+    length: float = 0.0
+
+
+def candidate_from_text(filename: str, text: str, mtime: float, *, size: int | None = None,
+                        path: Path | None = None) -> Candidate:
+    """A Candidate from the text of a file (only its first HEAD_LINES lines are used)."""
+    head = "\n".join(text.split("\n", HEAD_LINES)[:HEAD_LINES])
+    parsed = parse_memory_text(head)
+    record = record_from_parsed(path or Path(filename), filename, parsed, mtime,
+                                len(text.encode()) if size is None else size)
+    body = parsed.body
+    terms: Counter[str] = Counter()
+    for token in tokenize(f"{record.name} {record.description}"):
+        terms[token] += FIELD_WEIGHT
+    terms.update(tokenize(body))
+    return Candidate(
+        filename=filename, type=record.type, mtime=mtime, description=record.description,
+        head_text=body, name=record.name, path=path, size=record.size,
+        frontmatter_ok=record.frontmatter_ok, terms=dict(terms),
+        length=float(sum(terms.values())),
+    )
+
+
+def manifest_line(candidate: Candidate) -> str:
+    """`- [type] file.md (ISO mtime): description`, one line of the recall manifest."""
+    desc = one_line(candidate.description)
+    if len(desc) > MANIFEST_DESCRIPTION_CHARS:
+        desc = desc[: MANIFEST_DESCRIPTION_CHARS - 1] + "…"
+    kind = candidate.type or "untyped"
+    return f"- [{kind}] {candidate.filename} ({iso_utc(candidate.mtime)}): {desc}"
+
+
+# --- the index -----------------------------------------------------------------------
+class LexicalIndex:
+    """An inverted index over Candidates, updated one document at a time."""
+
+    def __init__(self, docs: Iterable[Candidate] = ()) -> None:
+        self.docs: dict[str, Candidate] = {}
+        self.postings: dict[str, dict[str, float]] = {}
+        self.lengths: dict[str, float] = {}
+        self.total_length = 0.0
+        self._by_age: list[tuple[float, str]] | None = None  # (-mtime, filename), sorted
+        for doc in docs:
+            self.add(doc)
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    def add(self, doc: Candidate) -> None:
+        """Index `doc`, replacing any earlier version with the same filename."""
+        if doc.filename in self.docs:
+            self.remove(doc.filename)
+        self.docs[doc.filename] = doc
+        for term, tf in doc.terms.items():
+            self.postings.setdefault(term, {})[doc.filename] = tf
+        self.lengths[doc.filename] = doc.length
+        self.total_length += doc.length
+        if self._by_age is not None:
+            bisect.insort(self._by_age, (-doc.mtime, doc.filename))
+
+    def remove(self, filename: str) -> None:
+        """Forget a document (no-op if unknown)."""
+        doc = self.docs.pop(filename, None)
+        if doc is None:
+            return
+        for term in doc.terms:
+            posting = self.postings.get(term)
+            if posting is not None:
+                posting.pop(filename, None)
+                if not posting:
+                    del self.postings[term]
+        del self.lengths[filename]
+        self.total_length -= doc.length
+        if self._by_age is not None:
+            key = (-doc.mtime, filename)
+            self._by_age.pop(bisect.bisect_left(self._by_age, key))
+
+    def newest_first(self) -> Iterator[str]:
+        """Filenames by mtime, newest first (the order is kept up to date incrementally)."""
+        if self._by_age is None:
+            self._by_age = sorted((-d.mtime, f) for f, d in self.docs.items())
+        return (f for _, f in self._by_age)
+
+    def idf(self, df: int) -> float:
+        """BM25 idf (the non-negative '+1' form) for a term in `df` documents."""
+        n = len(self.docs)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def bm25(self, query: str) -> dict[str, float]:
+        """BM25 of every document matching a query term, in rare-term-match units."""
+        if not self.docs:
+            return {}
+        unit = self.idf(1) or 1.0
+        avgdl = (self.total_length / len(self.docs)) or 1.0
+        # norm = K1 * (1 - B + B * length / avgdl), split so nothing is cached per corpus state
+        base, slope, lengths = K1 * (1.0 - B), K1 * B / avgdl, self.lengths
+        scores: dict[str, float] = {}
+        for term in self._query_terms(query):
+            posting = self.postings[term]
+            weight = self.idf(len(posting)) * (K1 + 1) / unit
+            for filename, tf in posting.items():
+                norm = base + slope * lengths[filename]
+                scores[filename] = scores.get(filename, 0.0) + weight * tf / (tf + norm)
+        return scores
+
+    def _query_terms(self, query: str) -> list[str]:
+        known = {t for t in tokenize(query) if t in self.postings}
+        # Rarest first: the terms that discriminate; ties broken by the term for determinism.
+        return sorted(known, key=lambda t: (len(self.postings[t]), t))[:MAX_QUERY_TERMS]
+
+
+def recency_prior(mtime: float, now: float) -> float:
+    """A small bonus that halves every RECENCY_HALF_LIFE_DAYS of age."""
+    age_days = max(0.0, now - mtime) / 86_400.0
+    return RECENCY_WEIGHT * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+
+
+# --- ranking -------------------------------------------------------------------------
+def _as_index(docs: LexicalIndex | Iterable[Candidate]) -> LexicalIndex:
+    # Pass `scanner.index` to skip this rebuild (it is what makes warm turns fast).
+    return docs if isinstance(docs, LexicalIndex) else LexicalIndex(docs)
+
+
+def rank(query: str, docs: LexicalIndex | Iterable[Candidate], now: float | None = None,
+         *, exclude: Collection[str] = ()) -> list[tuple[str, float]]:
+    """Every document as (filename, BM25 + recency), best first; ties by filename."""
+    index = _as_index(docs)
+    now = time.time() if now is None else now
+    bm25 = index.bm25(query)
+    scored = [(f, bm25.get(f, 0.0) + recency_prior(d.mtime, now))
+              for f, d in index.docs.items() if f not in exclude]
+    scored.sort(key=lambda item: (-item[1], item[0]))
+    return scored
+
+
+def shortlist(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SHORTLIST_SIZE,
+              now: float | None = None, *, exclude: Collection[str] = ()
+              ) -> list[tuple[str, float]]:
+    """The k best documents for the manifest: matches by score, then the newest of the rest."""
+    index = _as_index(docs)
+    now = time.time() if now is None else now
+    bm25 = index.bm25(query)
+    matched = [(f, s + recency_prior(index.docs[f].mtime, now))
+               for f, s in bm25.items() if f not in exclude]
+    best = heapq.nsmallest(k, matched, key=lambda item: (-item[1], item[0]))
+    if len(best) < k:
+        # Too few lexical matches to fill the manifest: the side model still sees the newest.
+        for f in index.newest_first():
+            if len(best) >= k:
+                break
+            if f not in bm25 and f not in exclude:
+                best.append((f, recency_prior(index.docs[f].mtime, now)))
+    return best
+
+
+def select_lexical(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SELECT_K,
+                   threshold: float = SELECT_THRESHOLD, now: float | None = None, *,
+                   exclude: Collection[str] = (), relative: float = SELECT_RELATIVE
+                   ) -> list[tuple[str, float]]:
+    """The `lexical` recall strategy: up to k documents whose BM25 clears the threshold.
+
+    The recency prior orders the survivors but never lets a document pass the
+    threshold, so a query that matches nothing well selects nothing.
+    """
+    index = _as_index(docs)
+    now = time.time() if now is None else now
+    bm25 = {f: s for f, s in index.bm25(query).items() if f not in exclude}
+    if not bm25:
+        return []
+    floor = max(threshold, relative * max(bm25.values()))
+    passed = [(f, s + recency_prior(index.docs[f].mtime, now))
+              for f, s in bm25.items() if s >= floor]
+    return heapq.nsmallest(k, passed, key=lambda item: (-item[1], item[0]))
+
+
+# --- scanning ------------------------------------------------------------------------
+@dataclass(slots=True)
+class _Cached:
+    size: int
+    mtime_ns: int
+    path: Path
+    candidate: Candidate | None
+    skip_reason: str | None = None
+
+
+class CandidateScanner:
+    """The recall candidates of a memory folder, re-reading only files that changed.
+
+    Keep one per session. `reads` counts files actually opened (for tests and
+    the benchmark); `index` is the LexicalIndex to pass to rank/shortlist.
+    Files are chosen by the same rules as `store.iter_memory_entries`: `.md`,
+    not hidden, not MEMORY.md, not under archive/ or logs/, symlinks only to
+    files inside the folder.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.index = LexicalIndex()
+        self.skipped: list[SkippedFile] = []
+        self.reads = 0
+        self._cache: dict[str, _Cached] = {}
+        self._order: list[str] = []  # every cached filename, sorted (kept incrementally)
+        self._result: list[Candidate] | None = None  # reused while nothing changes
+        self._unreadable: list[SkippedFile] = []
+
+    def scan(self) -> list[Candidate]:
+        """Every candidate, sorted by filename; stats every file, reads only changed ones."""
+        self.skipped = []
+        seen: dict[str, _Cached] = {}
+        reads, known = self.reads, len(self._cache)
+        self._scan_dir(str(self.root), "", seen, os.path.realpath(self.root))
+        gone = self._cache.keys() - seen.keys()
+        for filename in gone:
+            del self._cache[filename]
+            self.index.remove(filename)
+            self._order.pop(bisect.bisect_left(self._order, filename))
+        if gone or self.reads != reads or self._result is None or len(self._cache) != known:
+            cache = self._cache
+            self._result = [c for f in self._order if (c := cache[f].candidate) is not None]
+            self._unreadable = [SkippedFile(c.path, c.skip_reason or "unreadable")
+                                for c in cache.values() if c.candidate is None]
+        self.skipped += self._unreadable
+        return list(self._result)
+
+    def _scan_dir(self, folder: str, prefix: str, seen: dict[str, _Cached],
+                  real_root: str) -> None:
+        # The hot loop of a warm turn: listdir + one lstat per entry through a directory
+        # fd is about 25% cheaper than scandir + DirEntry.stat, and nothing else is done.
+        try:
+            names = os.listdir(folder)
+            dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return
+        subdirs = []
+        cache, stat, top = self._cache, os.stat, not prefix
+        try:
+            for name in names:
+                if name[0] == "." or (top and name == INDEX_FILENAME):
+                    continue
+                try:
+                    st = stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                except OSError:
+                    continue
+                kind = st.st_mode & S_IFMT_MASK
+                if kind == S_IFDIR:
+                    if not top or name not in (ARCHIVE_DIR, LOGS_DIR):
+                        subdirs.append(name)
+                    continue
+                if not name.endswith(".md"):
+                    continue
+                if kind != S_IFREG:
+                    st = self._follow(os.path.join(folder, name), real_root)
+                    if st is None:
+                        continue
+                filename = name if top else prefix + name
+                cached = cache.get(filename)
+                if (cached is None or cached.size != st.st_size
+                        or cached.mtime_ns != st.st_mtime_ns):
+                    cached = self._load(filename, Path(folder, name), st)
+                seen[filename] = cached
+        finally:
+            os.close(dir_fd)
+        for sub in subdirs:
+            self._scan_dir(os.path.join(folder, sub), f"{prefix}{sub}/", seen, real_root)
+
+    def _follow(self, path: str, real_root: str) -> os.stat_result | None:
+        """The stat of a symlink's target if it is a file inside the folder, else None."""
+        real = os.path.realpath(path)
+        if real.startswith(real_root + os.sep) and os.path.isfile(real):
+            return os.stat(real)
+        self.skipped.append(SkippedFile(Path(path), "symlink pointing outside the memory folder"))
+        return None
+
+    def _load(self, filename: str, path: Path, st: os.stat_result) -> _Cached:
+        self.reads += 1
+        text, reason = read_text_head(path, HEAD_READ_BYTES)
+        candidate = None
+        if text is not None:
+            candidate = candidate_from_text(filename, text, st.st_mtime, size=st.st_size,
+                                            path=path)
+            self.index.add(candidate)
+        else:
+            self.index.remove(filename)
+        cached = _Cached(st.st_size, st.st_mtime_ns, path, candidate, reason)
+        if filename not in self._cache:
+            bisect.insort(self._order, filename)
+        self._cache[filename] = cached
+        return cached

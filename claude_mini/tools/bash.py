@@ -1,0 +1,345 @@
+"""Bash: run a shell command in the session's working directory.
+
+Each call is a fresh `bash -c` in its own process group (so a timeout or an
+interrupt can kill everything it started) with stdin at /dev/null. The working
+directory persists between calls: an EXIT trap writes the shell's final `pwd`
+to a temp file, and the tool moves `ctx.cwd` there. Output (stdout and stderr
+interleaved) is kept to its first and last 15,000 characters while streaming,
+so a command that prints gigabytes costs no memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import shlex
+import shutil
+import signal
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from claude_mini.tools import ToolContext, ToolError, ToolResult, int_arg, str_arg
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+MAX_OUTPUT_CHARS = 30_000
+# After the shell exits, how long background children may keep writing to our pipe.
+DRAIN_SECONDS = 0.5
+
+DESCRIPTION = """\
+Runs a bash command and returns its output (stdout and stderr together).
+
+- The command runs in the current working directory; a `cd` persists to later calls. Prefer \
+absolute paths, and quote paths that contain spaces.
+- timeout is in milliseconds: default 120000 (2 minutes), at most 600000 (10 minutes). On \
+timeout the command and everything it started are killed.
+- stdin is /dev/null: interactive commands (editors, pagers, prompts, `git rebase -i`) will \
+not work; pass non-interactive flags instead.
+- Output beyond 30000 characters is cut in the middle, keeping its beginning and end.
+- A non-zero exit status is reported as an error together with the output.
+- Use the dedicated tools instead of shell equivalents: Read instead of cat/head/tail, Edit or \
+Write instead of sed/awk/echo redirection, Grep instead of grep/rg, Glob instead of find/ls -R.
+- Chain dependent commands with `&&`; make independent calls in parallel instead.
+- Background processes (`cmd &`) should redirect their output to a file, or they may block \
+once nobody reads it.
+- description: a short (5-10 word) summary of what the command does, shown to the user."""
+
+
+def _schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The command to run"},
+            "timeout": {
+                "type": "integer",
+                "description": "Timeout in milliseconds (default 120000, max 600000)",
+            },
+            "description": {
+                "type": "string",
+                "description": "What the command does, in 5-10 words, shown to the user",
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+
+
+class BashTool:
+    """The Bash tool. `shell` and `kill_grace` (seconds between SIGTERM and SIGKILL) are injectable."""
+
+    name = "Bash"
+    description = DESCRIPTION
+    read_only = False
+
+    def __init__(self, *, shell: str | None = None, kill_grace: float = 2.0) -> None:
+        self.input_schema = _schema()
+        self.shell = shell
+        self.kill_grace = kill_grace
+
+    async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Run the command; update `ctx.cwd` to where the shell ended up."""
+        command = str_arg(input, "command")
+        timeout_ms = min(int_arg(input, "timeout", DEFAULT_TIMEOUT_MS, minimum=1) or 1, MAX_TIMEOUT_MS)
+        cwd, note = _usable_cwd(ctx)
+        fd, cwd_file = tempfile.mkstemp(prefix="claude-mini-cwd-")
+        os.close(fd)
+        try:
+            run = await self._run(command, cwd, Path(cwd_file), timeout_ms / 1000)
+            new_cwd = _read_cwd(Path(cwd_file))
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(cwd_file)
+        ctx.cwd = new_cwd or cwd
+        return run.to_result(note, timeout_ms, ctx.cwd)
+
+    async def _run(self, command: str, cwd: Path, cwd_file: Path, timeout: float) -> _Run:
+        output = _OutputBuffer(MAX_OUTPUT_CHARS)
+        proc, pipe = await self._spawn(command, cwd, cwd_file, output)
+        try:
+            await asyncio.wait_for(proc.wait(), timeout)
+            timed_out = False
+        except TimeoutError:
+            await self._stop_group(proc)
+            timed_out = True
+        except BaseException:
+            # Interrupted (CancelledError) or failed: leave nothing running behind us.
+            pipe.transport.close()
+            await self._stop_group(proc)
+            raise
+        await pipe.drain_or_detach()
+        return _Run(output.render(), proc.returncode, timed_out)
+
+    async def _spawn(
+        self, command: str, cwd: Path, cwd_file: Path, output: _OutputBuffer
+    ) -> tuple[asyncio.subprocess.Process, _Pipe]:
+        """Start the shell writing into a pipe we own (see _Pipe for why not PIPE)."""
+        shell = self.shell or shutil.which("bash") or "/bin/bash"
+        # PWD tells bash the logical path, so `pwd` keeps symlinked folder names.
+        env = {**os.environ, "PWD": str(cwd)}
+        read_fd, write_fd = os.pipe()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                shell, "-c", _wrap(command, cwd_file),
+                stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=asyncio.subprocess.STDOUT,
+                cwd=cwd, env=env, start_new_session=True,
+            )
+        except OSError as exc:
+            os.close(read_fd)
+            raise ToolError(f"Could not start {shell}: {exc.strerror or exc}.") from None
+        finally:
+            os.close(write_fd)
+        return proc, await _Pipe.open(read_fd, output)
+
+    async def _stop_group(self, proc: asyncio.subprocess.Process) -> None:
+        """SIGTERM the whole process group, allow `kill_grace` seconds, then SIGKILL what is left."""
+        pgid = proc.pid  # start_new_session made the shell the group leader
+        _signal_group(pgid, signal.SIGTERM)
+        try:
+            await asyncio.wait_for(_group_gone(pgid), self.kill_grace)
+        except TimeoutError:
+            pass
+        finally:
+            _signal_group(pgid, signal.SIGKILL)
+        # Reap the shell so its exit status is known and asyncio can release the process.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), 1.0)
+
+
+def _wrap(command: str, cwd_file: Path) -> str:
+    """The script bash runs: record the final directory on exit, then the command as given.
+
+    The command goes on its own lines so a trailing comment or heredoc cannot swallow
+    anything of ours; the trap also fires on `exit` and under `set -e`.
+    """
+    trap = f"pwd > {shlex.quote(str(cwd_file))}"
+    return f"trap {shlex.quote(trap)} EXIT\n{command}\n"
+
+
+def _usable_cwd(ctx: ToolContext) -> tuple[Path, str]:
+    """ctx.cwd, or the project root (with a note) when the folder has gone away."""
+    if ctx.cwd.is_dir():
+        return ctx.cwd, ""
+    if ctx.project_root.is_dir():
+        note = f"[Note: the working directory {ctx.cwd} no longer exists; ran in {ctx.project_root}.]"
+        return ctx.project_root, note
+    raise ToolError(f"Neither the working directory {ctx.cwd} nor the project root exists.")
+
+
+def _read_cwd(cwd_file: Path) -> Path | None:
+    try:
+        text = cwd_file.read_text(encoding="utf-8", errors="surrogateescape").strip()
+    except OSError:
+        return None
+    path = Path(text) if text else None
+    return path if path is not None and path.is_absolute() and path.is_dir() else None
+
+
+class _Pipe(asyncio.Protocol):
+    """The read end of the shell's output pipe, feeding an _OutputBuffer as data arrives.
+
+    We create the pipe ourselves instead of using asyncio's PIPE so that the
+    process's exit and the pipe's closing are separate events: a background child
+    (`server &`) may hold the pipe open long after the shell exits, and with PIPE
+    some Python versions make `proc.wait()` wait for the pipe as well.
+    """
+
+    def __init__(self, output: _OutputBuffer) -> None:
+        self.output = output
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.transport: asyncio.ReadTransport
+
+    @classmethod
+    async def open(cls, read_fd: int, output: _OutputBuffer) -> _Pipe:
+        pipe = cls(output)
+        file = os.fdopen(read_fd, "rb", buffering=0)
+        transport, _ = await asyncio.get_running_loop().connect_read_pipe(lambda: pipe, file)
+        pipe.transport = transport
+        return pipe
+
+    def data_received(self, data: bytes) -> None:
+        self.output.feed(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.output.feed(b"", final=True)
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    async def drain_or_detach(self) -> None:
+        """Wait briefly for the last output; if background children keep the pipe open, let go."""
+        try:
+            await asyncio.wait_for(asyncio.shield(self.closed), DRAIN_SECONDS)
+        except TimeoutError:
+            self.output.note("[Background processes are still running; their later output is not shown.]")
+            self.output.detached = True
+            # Keep reading (and discarding) so background writers never block on a full pipe.
+            task = asyncio.create_task(self._close_when_done())
+            _detached.add(task)
+            task.add_done_callback(_detached.discard)
+
+    async def _close_when_done(self) -> None:
+        try:
+            await self.closed
+        finally:
+            self.transport.close()  # also when the event loop shuts down and cancels us
+
+
+_detached: set[asyncio.Task[None]] = set()
+
+
+async def _group_gone(pgid: int) -> None:
+    while _group_alive(pgid):
+        await asyncio.sleep(0.02)
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether any non-zombie process remains in the group.
+
+    A zombie still counts for killpg(pgid, 0), and orphans are not always reaped
+    promptly (e.g. in containers whose PID 1 does not reap), so on Linux we look
+    at /proc to ignore zombies.
+    """
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    proc_root = Path("/proc")
+    if not proc_root.is_dir():
+        return True
+    return any(_live_member(entry, pgid) for entry in proc_root.iterdir() if entry.name.isdigit())
+
+
+def _live_member(proc_dir: Path, pgid: int) -> bool:
+    try:
+        stat = (proc_dir / "stat").read_text()
+    except OSError:
+        return False
+    # Fields after the parenthesised command name: state, ppid, pgrp, ...
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X")
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+class _OutputBuffer:
+    """Keeps the first and last halves of `limit` characters of a stream, counting the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.head_limit = limit // 2
+        self.tail_limit = limit - self.head_limit
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail = ""
+        self._total = 0
+        self._notes: list[str] = []
+        self.detached = False
+
+    def feed(self, data: bytes, final: bool = False) -> None:
+        if self.detached:
+            return
+        text = self._decoder.decode(data, final)
+        self._total += len(text)
+        room = self.head_limit - self._head_len
+        if room > 0:
+            self._head.append(text[:room])
+            self._head_len += len(text[:room])
+            text = text[room:]
+        if text:
+            self._tail = (self._tail + text)[-self.tail_limit :]
+
+    def note(self, line: str) -> None:
+        self._notes.append(line)
+
+    def render(self) -> str:
+        head = "".join(self._head)
+        omitted = self._total - len(head) - len(self._tail)
+        if omitted > 0:
+            text = f"{head}\n\n... [{omitted:,} characters of output omitted] ...\n\n{self._tail}"
+        else:
+            text = head + self._tail
+        return "\n".join([text.rstrip("\n"), *self._notes]).strip("\n")
+
+
+@dataclass
+class _Run:
+    """What one command produced."""
+
+    output: str
+    exit_code: int | None
+    timed_out: bool = False
+
+    def to_result(self, note: str, timeout_ms: int, cwd: Path) -> ToolResult:
+        parts = [note] if note else []
+        if self.timed_out:
+            parts.append(
+                f"Command timed out after {_seconds(timeout_ms)} and was killed "
+                "(with every process it started). Output so far:"
+            )
+        parts.append(self.output or "(no output)")
+        if not self.timed_out and self.exit_code:
+            parts.append(_exit_text(self.exit_code))
+        is_error = self.timed_out or bool(self.exit_code)
+        meta = {"exit_code": self.exit_code, "timed_out": self.timed_out, "cwd": str(cwd)}
+        return ToolResult("\n\n".join(parts), is_error=is_error, metadata=meta)
+
+
+def _exit_text(code: int) -> str:
+    if code < 0:
+        try:
+            return f"Killed by signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"Killed by signal {-code}"
+    return f"Exit code {code}"
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:g} s"

@@ -1,0 +1,53 @@
+"""End to end: deny rules, plan mode and managed denies, seen through the tool results the model gets."""
+
+from __future__ import annotations
+
+import json
+
+from fake_anthropic import Reply
+
+
+def _tool_result(fake_server) -> dict:
+    return fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
+
+
+def test_project_deny_rule(run_cli, fake_server, repo):
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}))
+    fake_server.queue(Reply.tool("Bash", {"command": "rm app.py"}), Reply.text("ok"))
+    result = run_cli("-p", "delete it", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0
+    denied = _tool_result(fake_server)
+    assert denied["is_error"] and "Bash(rm:*)" in denied["content"]
+    assert (repo / "app.py").exists()
+
+
+def test_plan_mode_is_read_only(run_cli, fake_server, repo):
+    fake_server.queue(Reply.tool("Write", {"file_path": "new.txt", "content": "x"}), Reply.text("ok"))
+    result = run_cli("-p", "write it", "--permission-mode", "plan")
+    assert result.returncode == 0
+    denied = _tool_result(fake_server)
+    assert denied["is_error"] and "plan" in denied["content"].lower()
+    assert not (repo / "new.txt").exists()
+
+
+def test_managed_deny_beats_flags(run_cli, fake_server, repo, isolated_env):
+    (isolated_env.managed / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Edit"]}}))
+    fake_server.queue(
+        Reply.tool("Read", {"file_path": "app.py"}),
+        Reply.tool("Edit", {"file_path": "app.py", "old_string": "hello", "new_string": "bye"}),
+        Reply.text("ok"),
+    )
+    result = run_cli("-p", "edit it", "--allowedTools", "Edit", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0
+    denied = _tool_result(fake_server)
+    assert denied["is_error"] and "managed" in denied["content"]
+    assert "hello" in (repo / "app.py").read_text()
+
+
+def test_print_mode_denies_what_would_ask(run_cli, fake_server, repo):
+    fake_server.queue(Reply.tool("Write", {"file_path": "new.txt", "content": "x"}), Reply.text("ok"))
+    assert run_cli("-p", "write it").returncode == 0
+    denied = _tool_result(fake_server)
+    assert denied["is_error"] and "cannot ask" in denied["content"]
+    assert not (repo / "new.txt").exists()

@@ -1,0 +1,626 @@
+"""Layer 1 (issue 9): discovery order, @imports, path-scoped rules, lazy attachments, lint, JSON.
+
+Fixture trees are built in tmp dirs in the shape of real repositories: a CLAUDE.md
+that only says `@AGENTS.md`, a rules folder symlinked elsewhere, rules in
+subfolders, brace globs, a monorepo package with its own CLAUDE.md or AGENTS.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from claude_mini.memory.instructions import (
+    CYCLE,
+    DUPLICATE,
+    EXCLUDED,
+    HEADER,
+    MAX_FILE_BYTES,
+    AttachmentTracker,
+    InstructionSet,
+    find_imports,
+    lint,
+    load_instructions,
+    parse_frontmatter,
+    strip_html_comments,
+    to_json,
+)
+
+
+def write(root: Path, rel: str, text: str | bytes) -> Path:
+    """Create `root/rel` (and its folders) with `text`."""
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def env(tmp_path, monkeypatch):
+    """Home, managed and OS-home folders in tmp, exported the way a session sees them."""
+    root = tmp_path.resolve()
+    dirs = {name: root / name for name in ("home", "managed", "oshome")}
+    for d in dirs.values():
+        d.mkdir()
+    monkeypatch.setenv("CLAUDE_MINI_HOME", str(dirs["home"]))
+    monkeypatch.setenv("CLAUDE_MINI_MANAGED_DIR", str(dirs["managed"]))
+    monkeypatch.setenv("HOME", str(dirs["oshome"]))
+    return root
+
+
+def load(cwd: Path, root: Path | None = None, **kw) -> InstructionSet:
+    """load_instructions with the project root given, so no git subprocess runs."""
+    return load_instructions(cwd, project_root=root or cwd, **kw)
+
+
+def under(paths, root: Path) -> list[str]:
+    """Paths relative to `root` (tests ignore anything the real filesystem has above tmp)."""
+    return [os.path.relpath(p, root) for p in paths if str(p).startswith(str(root))]
+
+
+def entry_for(instructions, root: Path, rel: str):
+    return next(e for e in instructions.considered if e.path == str(root / rel))
+
+
+# ------------------------------------------------------------------ order
+
+
+@pytest.fixture
+def monorepo(env):
+    """Managed, user, an ancestor above the repo, the repo, and a package as cwd."""
+    write(env, "managed/CLAUDE.md", "managed policy")
+    write(env, "managed/rules/security.md", "managed rule")
+    write(env, "home/CLAUDE.md", "user prefs")
+    write(env, "home/rules/style.md", "user rule")
+    write(env, "work/CLAUDE.md", "above the repo")
+    repo = env / "work/repo"
+    write(repo, "CLAUDE.md", "@AGENTS.md\n")
+    write(repo, "AGENTS.md", "shared agents text")
+    write(repo, ".claude/CLAUDE.md", "team file")
+    write(repo, "shared/rules/b-general.md", "general rule")
+    write(repo, "shared/rules/backend/api.md", "api rule")
+    write(repo, "shared/rules/a-first.md", "first rule")
+    write(repo, "shared/rules/web.md", '---\npaths: "web/**/*.{ts,tsx}"\n---\nweb rule')
+    (repo / ".claude/rules").symlink_to(repo / "shared/rules")
+    write(repo, "CLAUDE.local.md", "my local notes")
+    write(repo, "packages/app/AGENTS.md", "app agents (no CLAUDE.md here)")
+    write(repo, "packages/app/CLAUDE.local.md", "app local")
+    return repo
+
+
+def test_load_order_across_all_levels(monorepo, env):
+    cwd = monorepo / "packages/app"
+    got = load(cwd, monorepo)
+    order = [(os.path.relpath(f.path, env), f.kind) for f in got.files if f.path.startswith(str(env))]
+    assert order == [
+        ("managed/CLAUDE.md", "managed"),
+        ("managed/rules/security.md", "rule"),
+        ("home/CLAUDE.md", "user"),
+        ("home/rules/style.md", "rule"),
+        ("work/CLAUDE.md", "project"),
+        ("work/repo/CLAUDE.md", "project"),
+        ("work/repo/AGENTS.md", "imported"),  # a CLAUDE.md that only says @AGENTS.md
+        ("work/repo/.claude/CLAUDE.md", "project"),
+        # rules sorted by relative path, subfolders included, real path shown
+        ("work/repo/shared/rules/a-first.md", "rule"),
+        ("work/repo/shared/rules/b-general.md", "rule"),
+        ("work/repo/shared/rules/backend/api.md", "rule"),
+        ("work/repo/CLAUDE.local.md", "local"),
+        ("work/repo/packages/app/AGENTS.md", "project"),  # AGENTS.md fallback
+        ("work/repo/packages/app/CLAUDE.local.md", "local"),
+    ]
+    assert got.warnings == []
+
+
+def test_render_is_header_then_blocks_and_conditional_rules_stay_out(monorepo):
+    got = load(monorepo / "packages/app", monorepo)
+    text = got.render()
+    assert text.startswith(HEADER + "\n\n")
+    agents = monorepo / "AGENTS.md"
+    assert f"Contents of {agents} (imported):\n\nshared agents text" in text
+    assert "web rule" not in text
+    assert text.index("managed policy") < text.index("user prefs") < text.index("my local notes")
+    assert [r.path for r in got.conditional] == [str(monorepo / "shared/rules/web.md")]
+    assert got.conditional[0].base == str(monorepo)  # the folder holding .claude/, not shared/
+
+
+def test_render_is_empty_without_files(env):
+    assert load(env / "oshome").render() == ""
+
+
+def test_agents_md_ignored_when_claude_md_exists(env):
+    write(env, "p/CLAUDE.md", "claude text")
+    write(env, "p/AGENTS.md", "AGENTS TEXT")
+    assert "AGENTS TEXT" not in load(env / "p").render()
+
+
+def test_symlinked_duplicate_is_loaded_once(env):
+    write(env, "p/CLAUDE.md", "the one text")
+    (env / "p/.claude").mkdir()
+    (env / "p/.claude/CLAUDE.md").symlink_to(env / "p/CLAUDE.md")
+    got = load(env / "p")
+    assert got.render().count("the one text") == 1
+    dup = [s for s in got.skipped if s.reason == DUPLICATE]
+    assert [s.path for s in dup] == [str(env / "p/CLAUDE.md")]  # shown by its real path
+    assert got.warnings == []  # a duplicate is normal, not a problem
+
+
+def test_claude_md_excludes_skip_files_but_never_managed(env):
+    write(env, "managed/CLAUDE.md", "policy")
+    write(env, "p/CLAUDE.md", "project")
+    write(env, "p/CLAUDE.local.md", "local")
+    excludes = ["**/p/CLAUDE.{local,other}.md", "**/managed/CLAUDE.md", "!"]
+    got = load(env / "p", excludes=excludes)
+    assert "local" not in got.render() and "policy" in got.render()
+    assert entry_for(got, env, "p/CLAUDE.local.md").reason == EXCLUDED
+    assert got.warnings == ["claudeMdExcludes: invalid glob '!': Invalid git pattern: '!'; it is ignored"]
+
+
+# ---------------------------------------------------------------- imports
+
+
+def chain_tree(env: Path, hops: int) -> Path:
+    """p/CLAUDE.md -> d1.md -> ... -> d{hops}.md."""
+    write(env, "p/CLAUDE.md", "root\n@docs/d1.md")
+    for i in range(1, hops + 1):
+        nxt = f"\n@d{i + 1}.md" if i < hops else ""
+        write(env, f"p/docs/d{i}.md", f"depth {i}{nxt}")
+    return env / "p"
+
+
+def test_imports_five_hops_deep_load_and_the_sixth_is_skipped(env):
+    got = load(chain_tree(env, 6))
+    loaded = {os.path.basename(f.path): f.depth for f in got.files if "/docs/" in f.path}
+    assert loaded == {f"d{i}.md": i for i in range(1, 6)}
+    deep = entry_for(got, env, "p/docs/d6.md")
+    assert deep.reason.startswith("too deep") and deep.depth == 6
+    assert deep.imported_by == str(env / "p/docs/d5.md")
+    assert any("d6.md" in w and "too deep" in w for w in got.warnings)
+
+
+def test_imported_text_follows_its_importer_depth_first(env):
+    write(env, "p/CLAUDE.md", "root @a.md and @b.md")
+    write(env, "p/a.md", "A @a2.md")
+    write(env, "p/a2.md", "A2")
+    write(env, "p/b.md", "B")
+    write(env, "p/CLAUDE.local.md", "local")
+    names = [os.path.basename(f.path) for f in load(env / "p").files]
+    assert names == ["CLAUDE.md", "a.md", "a2.md", "b.md", "CLAUDE.local.md"]
+    root = load(env / "p").files[0]
+    assert [c.path for c in root.imports] == [str(env / "p/a.md"), str(env / "p/b.md")]
+
+
+def test_import_cycle_and_repeat_are_skipped(env):
+    write(env, "p/CLAUDE.md", "root @a.md")
+    write(env, "p/a.md", "A @b.md")
+    write(env, "p/b.md", "B @a.md and again @CLAUDE.md")
+    write(env, "p/CLAUDE.local.md", "@b.md")
+    got = load(env / "p")
+    assert got.render().count("A @b.md") == 1
+    reasons = [(os.path.basename(s.path), s.reason) for s in got.skipped]
+    assert reasons == [("a.md", CYCLE), ("CLAUDE.md", CYCLE), ("b.md", DUPLICATE)]
+    assert got.warnings == []
+
+
+def test_imports_in_code_spans_fences_and_comments_are_ignored(env):
+    text = "\n".join([
+        "Use `cat @inline.md` literally, ``x @double.md`` too, `@start.md`.",
+        "```markdown",
+        "@fenced.md",
+        "```",
+        "~~~",
+        "@tilde.md",
+        "~~~",
+        "<!-- @commented.md -->",
+        "mail me at someone@example.md",
+        "real: @real.md, and @sub/other.md.",
+    ])
+    assert find_imports(text) == ["real.md", "sub/other.md"]
+
+
+def test_import_path_forms(env):
+    write(env, "oshome/notes/personal.md", "from my home")
+    write(env, "p/shared/abs.md", "absolute")
+    write(env, "p/sub/rel.md", "relative @../sibling.md")
+    write(env, "p/sibling.md", "sibling")
+    write(env, "p/CLAUDE.md", f"@~/notes/personal.md @{env}/p/shared/abs.md @./sub/rel.md")
+    names = [os.path.basename(f.path) for f in load(env / "p").files]
+    assert names == ["CLAUDE.md", "personal.md", "abs.md", "rel.md", "sibling.md"]
+
+
+def test_bad_imports_are_skipped_and_reported(env):
+    write(env, "outside/secret.md", "not yours")
+    write(env, "p/image.md", b"\x89PNG\x00\x00binary")
+    write(env, "p/tool.bin", "text but not a text type")
+    write(env, "p/CLAUDE.md", "\n".join([
+        "@missing.md", "@image.md", f"@{env}/outside/secret.md", "@tool.bin",
+        "prose like @pytest.mark.skip or @types/node is not an import",
+    ]))
+    got = load(env / "p")
+    reasons = {os.path.basename(s.path): s.reason for s in got.skipped}
+    assert reasons == {
+        "missing.md": "not found",
+        "image.md": "binary file",
+        "secret.md": "outside the project root and home folders",
+        "tool.bin": "not a text file type",
+    }
+    assert len(got.warnings) == 4 and "not yours" not in got.render()
+    assert [f.path for f in got.files] == [str(env / "p/CLAUDE.md")]
+
+
+# ------------------------------------------------------------------ rules
+
+
+def test_rules_with_string_list_and_star_paths(env):
+    write(env, "p/.claude/rules/str.md", '---\npaths: "src/**/*.{ts,tsx}, docs/*.md"\n---\nS')
+    write(env, "p/.claude/rules/list.md", "---\npaths:\n  - lib/**/*.py\n  - 'tests/*.py'\n---\nL")
+    write(env, "p/.claude/rules/all.md", '---\npaths: "**"\ndescription: x\n---\nALL')
+    write(env, "p/.claude/rules/none.md", "---\ndescription: no paths\n---\nNONE")
+    got = load(env / "p")
+    assert {os.path.basename(r.path): r.globs for r in got.conditional} == {
+        "list.md": ["lib/**/*.py", "tests/*.py"],
+        "str.md": ["src/**/*.{ts,tsx}", "docs/*.md"],
+    }
+    assert "ALL" in got.render() and "NONE" in got.render()
+    assert "description" not in got.render()  # valid frontmatter is not shown
+    rule = next(r for r in got.conditional if r.path.endswith("str.md"))
+    assert rule.matches(env / "p/src/a/b.tsx") and rule.matches(env / "p/src/b.ts")
+    assert rule.matches(env / "p/docs/x.md")
+    assert not rule.matches(env / "p/src/a/b.js") and not rule.matches(env / "p/docs/a/x.md")
+    assert not rule.matches(env / "elsewhere/src/b.ts")
+
+
+@pytest.mark.parametrize("frontmatter, problem", [
+    ("paths: **/*.py", "not valid YAML"),
+    ("- just\n- a list", "not a mapping"),
+    ("paths: 42", "`paths` must be a string or a list of strings"),
+])
+def test_malformed_frontmatter_warns_and_loads_whole_file(env, frontmatter, problem):
+    write(env, "p/.claude/rules/bad.md", f"---\n{frontmatter}\n---\nbody text")
+    got = load(env / "p")
+    assert got.conditional == []
+    assert f"---\n{frontmatter}\n---\nbody text" in got.render()
+    assert len(got.warnings) == 1 and problem in got.warnings[0]
+    assert problem in got.files[0].notes[0]
+
+
+def test_unclosed_frontmatter_warns():
+    meta, body, problem = parse_frontmatter("---\npaths: x\nno end")
+    assert meta is None and body.startswith("---") and "not closed" in problem
+
+
+def test_simple_frontmatter_agrees_with_pyyaml():
+    import yaml
+
+    from claude_mini.memory.instructions import _simple_frontmatter
+    samples = [
+        "paths: src/**/*.{ts,tsx}", "paths: 'a, b'", 'paths: "x"', "paths:\n- a\n- b",
+        "paths:\n  - a\n  - 'b c'\ndescription: hi there", "k: a#b", "k: -a", "k: yes",
+        "k: 12", "k: ~", "k: 2024-01-01", "k: a: b", "k: a #c", "paths:\n  - a\n    - b",
+        "paths:\n  - a\n - b", 'k: "a\\tb"', "k: <<", "# comment\nk: v", "k:", "",
+        "a: 1\na: 2", "paths:\n  - **/*.ts", "paths: [a, b]", "k: 'it''s'", "k:v",
+    ]
+    for sample in samples:
+        fast = _simple_frontmatter(sample)
+        if fast is not None:  # when the fast path answers, it must answer what YAML does
+            assert fast == (yaml.safe_load(sample) or {}), sample
+
+
+def test_rules_folder_symlink_loop_and_looping_file_are_reported(env):
+    write(env, "p/.claude/rules/ok.md", "fine")
+    (env / "p/.claude/rules/again").symlink_to(env / "p/.claude/rules")
+    (env / "p/.claude/rules/self.md").symlink_to(env / "p/.claude/rules/self.md")
+    got = load(env / "p")
+    assert [os.path.basename(f.path) for f in got.files] == ["ok.md"]
+    assert sorted(s.reason for s in got.skipped) == ["symlink loop", "symlink loop"]
+
+
+def test_binary_huge_and_non_utf8_files(env):
+    write(env, "p/CLAUDE.md", b"caf\xe9 au lait")
+    write(env, "p/.claude/CLAUDE.md", b"\x00\x01binary")
+    write(env, "p/CLAUDE.local.md", "x" * (MAX_FILE_BYTES + 1))
+    got = load(env / "p")
+    assert got.files[0].text == "caf\ufffd au lait" and "UTF-8" in got.files[0].notes[0]
+    reasons = sorted(s.reason for s in got.skipped)
+    assert reasons[0] == "binary file" and reasons[1].startswith("too large")
+    assert len(got.warnings) == 3
+
+
+def test_block_level_html_comments_are_removed():
+    text = "\n".join([
+        "keep 1",
+        "<!-- gone -->",
+        "  <!-- gone too,",
+        "over lines -->",
+        "<!-- gone --> but this stays",
+        "inline <!-- stays --> here",
+        "```",
+        "<!-- stays in code -->",
+        "```",
+        "<!-- never closed stays",
+    ])
+    assert strip_html_comments(text) == "\n".join([
+        "keep 1",
+        " but this stays",
+        "inline <!-- stays --> here",
+        "```",
+        "<!-- stays in code -->",
+        "```",
+        "<!-- never closed stays",
+    ])
+
+
+# ------------------------------------------------------------ attachments
+
+
+@pytest.fixture
+def tracked(env):
+    """A repo with conditional rules and nested instruction files below the cwd."""
+    repo = env / "repo"
+    write(repo, "CLAUDE.md", "root")
+    write(repo, ".claude/rules/ts.md", '---\npaths: "src/**/*.{ts,tsx}"\n---\nTS rule @../ts-extra.md')
+    write(repo, ".claude/rules/py.md", "---\npaths:\n  - '**/*.py'\n---\nPY rule")
+    write(repo, ".claude/ts-extra.md", "imported by the TS rule")
+    write(repo, "pkg/web/CLAUDE.md", "web package")
+    write(repo, "pkg/web/.claude/rules/css.md", "---\npaths: 'styles/*.css'\n---\nCSS rule")
+    write(repo, "pkg/api/AGENTS.md", "api agents")
+    return repo
+
+
+def test_rule_fires_on_write_of_a_new_file_once(tracked):
+    got = load(tracked)
+    tracker = AttachmentTracker(got, tracked)
+    new_file = tracked / "src/new/feature.tsx"
+    assert not new_file.exists()
+    first = tracker.on_path_touched(new_file, created=True)
+    assert [(os.path.basename(a.path), a.kind) for a in first] == [("ts.md", "rule")]
+    assert first[0].render() == (
+        f"Contents of {tracked / '.claude/rules/ts.md'} (rule):\n\nTS rule @../ts-extra.md\n\n"
+        f"Contents of {tracked / '.claude/ts-extra.md'} (imported):\n\nimported by the TS rule"
+    )
+    assert tracker.on_path_touched(tracked / "src/other.ts") == []
+    assert tracker.on_path_touched(tracked / "README.md") == []
+
+
+def test_nested_instructions_attach_once_with_their_rules(tracked):
+    tracker = AttachmentTracker(load(tracked), tracked)
+    got = tracker.on_path_touched(tracked / "pkg/web/styles/site.css")
+    assert [(os.path.relpath(a.path, tracked), a.kind) for a in got] == [
+        ("pkg/web/CLAUDE.md", "nested"),
+        ("pkg/web/.claude/rules/css.md", "rule"),  # a nested folder's rule joins the pool
+    ]
+    assert "web package" in got[0].render()
+    assert tracker.on_path_touched(tracked / "pkg/web/index.html") == []
+    api = tracker.on_path_touched(tracked / "pkg/api/main.py")
+    assert [os.path.relpath(a.path, tracked) for a in api] == [
+        "pkg/api/AGENTS.md",  # AGENTS.md fallback below the cwd too
+        ".claude/rules/py.md",
+    ]
+
+
+def test_reattach_after_compaction(tracked):
+    tracker = AttachmentTracker(load(tracked), tracked)
+    tracker.on_path_touched(tracked / "src/a.ts")
+    tracker.on_path_touched(tracked / "pkg/api/x.py")
+    assert len(tracker.active()) == 3
+    assert [a.path for a in tracker.reattach_after_compaction()] == [
+        a.path for a in tracker.active()
+    ]
+    again = tracker.reattach_after_compaction([tracked / "pkg/api/x.py"])
+    assert [os.path.basename(a.path) for a in again] == ["AGENTS.md", "py.md"]
+    assert [os.path.basename(a.path) for a in tracker.on_path_touched(tracked / "src/b.ts")] == [
+        "ts.md"  # forgotten by the compaction, so it fires again
+    ]
+
+
+def test_context_json_lists_everything_in_order(tracked):
+    got = load(tracked)
+    tracker = AttachmentTracker(got, tracked)
+    tracker.on_path_touched(tracked / "src/a.ts")
+    data = json.loads(json.dumps(to_json(got, tracker)))
+    statuses = [(os.path.relpath(f["path"], tracked), f["status"]) for f in data["files"]
+                if f["path"].startswith(str(tracked))]
+    assert statuses == [
+        ("CLAUDE.md", "loaded"),
+        (".claude/rules/py.md", "conditional"),
+        (".claude/rules/ts.md", "conditional"),
+    ]
+    active = {os.path.basename(r["path"]): r["active"] for r in data["conditional_rules"]}
+    assert active == {"py.md": False, "ts.md": True}
+    assert data["attachments"][0]["files"][1] == str(tracked / ".claude/ts-extra.md")
+    assert data["tokens"] > 0
+
+
+def test_context_json_import_tree(env):
+    write(env, "p/CLAUDE.md", "@a.md @gone.md")
+    write(env, "p/a.md", "A")
+    files = to_json(load(env / "p"))["files"]
+    root, child, broken = files[-3:]
+    assert root["imports"] == [child["path"], broken["path"]]
+    assert child["imported_by"] == root["path"] and child["depth"] == 1
+    assert broken["status"] == "skipped" and broken["reason"] == "not found"
+
+
+# ------------------------------------------------------------------- lint
+
+
+def test_lint_findings(env):
+    repo = env / "repo"
+    write(repo, "CLAUDE.md", "@gone.md")
+    write(repo, ".claude/rules/dup.md", "same words")
+    write(repo, "CLAUDE.local.md", "same words\n")
+    write(repo, ".claude/CLAUDE.md", "y" * 40_001)
+    write(repo, ".claude/rules/dead.md", "---\npaths: 'build/**/*.js, nowhere/*'\n---\nD")
+    write(repo, ".claude/rules/live.md", "---\npaths: 'src/*.py'\n---\nL")
+    write(repo, "src/app.py", "")
+    write(repo, "build/out.js", "")  # matches dead.md, but git ignores it
+    write(repo, ".gitignore", "build/\n")
+    findings = lint(load(repo), repo)
+    assert len(findings) == 4
+    assert "40,001 characters" in findings[0]
+    assert "broken import" in findings[1] and "gone.md" in findings[1]
+    assert "CLAUDE.local.md has the same content as" in findings[2]
+    assert "dead.md" in findings[3] and "match no file" in findings[3]
+
+
+# ------------------------------------------------------------ more inputs
+
+
+def test_user_rule_globs_are_relative_to_the_project_root(env):
+    write(env, "home/rules/py.md", "---\npaths: 'src/*.py'\n---\nuser py rule")
+    repo = env / "repo"
+    (repo / "sub").mkdir(parents=True)
+    got = load(repo / "sub", repo)
+    rule = got.conditional[0]
+    assert rule.base == str(repo) and rule.level == "user"
+    tracker = AttachmentTracker(got)
+    assert [a.kind for a in tracker.on_path_touched(repo / "src/x.py")] == ["rule"]
+
+
+def test_project_root_defaults_to_the_git_checkout(env):
+    import subprocess
+
+    repo = env / "repo"
+    (repo / "a/b").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    write(repo, "CLAUDE.md", "see @docs/x.md")
+    write(repo, "docs/x.md", "inside the checkout")
+    got = load_instructions(repo / "a/b")
+    assert got.context.project_root == str(repo)
+    assert "inside the checkout" in got.render()
+
+
+def test_symlink_out_of_the_project_and_special_files_are_skipped(env):
+    write(env, "outside/secret.md", "secret")
+    write(env, "p/CLAUDE.md", "@link.md")
+    (env / "p/link.md").symlink_to(env / "outside/secret.md")
+    (env / "p/.claude/CLAUDE.md").mkdir(parents=True)  # a folder where a file should be
+    os.mkfifo(env / "p/CLAUDE.local.md")  # reading a FIFO would block the session
+    got = load(env / "p")
+    reasons = {os.path.relpath(s.path, env): s.reason for s in got.skipped}
+    assert reasons == {
+        "outside/secret.md": "outside the project root and home folders",
+        "p/.claude/CLAUDE.md": "not a regular file",
+        "p/CLAUDE.local.md": "not a regular file",
+    }
+
+
+def test_excluded_import_and_broken_symlink(env):
+    write(env, "p/CLAUDE.md", "@private/notes.md")
+    write(env, "p/private/notes.md", "private")
+    (env / "p/CLAUDE.local.md").symlink_to(env / "p/nowhere.md")
+    got = load(env / "p", excludes=["**/private/**"])
+    assert {os.path.basename(s.path): s.reason for s in got.skipped} == {
+        "notes.md": EXCLUDED, "CLAUDE.local.md": "not found",
+    }
+
+
+def test_touching_through_a_symlink_matches_the_real_path(env):
+    repo = env / "repo"
+    write(repo, ".claude/rules/ts.md", "---\npaths: 'src/**/*.ts'\n---\nTS")
+    write(repo, "src/a.ts", "")
+    (env / "alias").symlink_to(repo)
+    tracker = AttachmentTracker(load(repo))
+    assert len(tracker.on_path_touched(env / "alias/src/a.ts")) == 1
+
+
+def test_touching_files_in_the_cwd_or_outside_attaches_no_nested_file(tracked):
+    tracker = AttachmentTracker(load(tracked), tracked)
+    assert tracker.on_path_touched(tracked / "README.md") == []
+    assert tracker.on_path_touched(tracked.parent / "other/CLAUDE.md") == []
+
+
+def test_nested_folder_imports_are_resolved_and_broken_ones_reported(tracked):
+    write(tracked, "pkg/lib/CLAUDE.md", "lib @notes.md @missing.md")
+    write(tracked, "pkg/lib/notes.md", "lib notes")
+    tracker = AttachmentTracker(load(tracked), tracked)
+    [nested] = tracker.on_path_touched(tracked / "pkg/lib/x.c")
+    assert [os.path.basename(f.path) for f in nested.files] == ["CLAUDE.md", "notes.md"]
+    assert any("missing.md" in w for w in tracker.warnings)
+    data = to_json(load(tracked), tracker)
+    assert [f["reason"] for f in data["attachment_files"] if f["status"] == "skipped"] == [
+        "not found"
+    ]
+
+
+# ------------------------------------------------------------------- globs
+
+
+def test_brace_expansion():
+    from claude_mini.memory.globs import expand_braces, split_globs
+
+    assert expand_braces("src/**/*.{ts,tsx}") == ["src/**/*.ts", "src/**/*.tsx"]
+    assert expand_braces("{a,b{c,d}}/x.{1,2}") == [
+        "a/x.1", "a/x.2", "bc/x.1", "bc/x.2", "bd/x.1", "bd/x.2",
+    ]
+    assert expand_braces("{a}/b") == ["{a}/b"]  # no comma: literal, as in bash
+    assert expand_braces("a{b,c") == ["a{b,c"]  # unclosed: literal
+    assert expand_braces(r"\{a,b\}") == [r"\{a,b\}"]  # escaped
+    with pytest.raises(ValueError, match="expands to more than"):
+        expand_braces("{a,b}" * 9)
+    assert split_globs(" src/*.{ts,tsx} , docs/**,, ") == ["src/*.{ts,tsx}", "docs/**"]
+
+
+def test_globset_fast_path_agrees_with_pathspec():
+    import pathspec
+
+    from claude_mini.memory.globs import GlobSet
+
+    globs = ["*.py", "src/**/*.ts", "/top.md", "docs/", "a/*/b/**", "**/test_*.py", "x?.md"]
+    paths = [
+        "a.py", "deep/er/a.py", "src/a.ts", "src/x/y/a.ts", "lib/src/a.ts", "top.md",
+        "sub/top.md", "docs/a.md", "docs/x/y.md", "mydocs/a.md", "a/1/b/c/d", "a/b/c",
+        "t/test_x.py", "xy.md", "xyz.md",
+    ]
+    for glob in globs:
+        fast = GlobSet([glob])
+        assert fast.regex is not None
+        spec = pathspec.GitIgnoreSpec.from_lines([glob])
+        for path in paths:
+            assert fast.matches(path) == spec.match_file(path), (glob, path)
+    negated = GlobSet(["src/**", "!src/gen/**"])
+    assert negated.regex is None  # falls back to pathspec's last-match-wins logic
+    assert negated.matches("src/a.ts") and not negated.matches("src/gen/a.ts")
+
+
+def test_invalid_globs_are_reported(env):
+    write(env, "p/.claude/rules/bad.md", "---\npaths: ['!', 'ok/*.md']\n---\nB")
+    got = load(env / "p")
+    rule = got.conditional[0]
+    assert rule.matches(env / "p/ok/a.md")
+    assert rule.errors == ["invalid glob '!': Invalid git pattern: '!'"]
+    assert any("invalid glob" in f for f in lint(got, env / "p"))
+
+
+def test_rule_index_groups_by_base():
+    from claude_mini.memory.globs import GlobSet, RuleIndex
+
+    index: RuleIndex[str] = RuleIndex()
+    index.add("/r", GlobSet(["*.py"]), "py")
+    index.add("/r", GlobSet(["src/**"]), "src")
+    index.add("/r/pkg", GlobSet(["*.py"]), "pkg-py")
+    assert index.matching(["/r/src/a.py"]) == ["py", "src"]
+    assert index.matching(["/r/pkg/a.py"]) == ["py", "pkg-py"]
+    assert index.matching(["/elsewhere/a.py", "/r/a.py"]) == ["py"]
+    assert index.matching(["/r"]) == []
+
+
+def test_repository_walk_respects_nested_gitignore(tmp_path):
+    from claude_mini.memory.globs import iter_repository_files
+
+    write(tmp_path, ".gitignore", "*.log\nbuild/\n")
+    write(tmp_path, "a.py", "")
+    write(tmp_path, "x.log", "")
+    write(tmp_path, "build/out.js", "")
+    write(tmp_path, "sub/.gitignore", "!keep.log\nlocal.txt\n")
+    write(tmp_path, "sub/keep.log", "")
+    write(tmp_path, "sub/local.txt", "")
+    write(tmp_path, ".git/config", "")
+    found = sorted(os.path.relpath(p, tmp_path) for p in iter_repository_files(str(tmp_path)))
+    assert found == [".gitignore", "a.py", "sub/.gitignore", "sub/keep.log"]

@@ -1,0 +1,157 @@
+"""Bash: output, exit codes, persistent cwd, truncation, timeouts and interrupts killing the group."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from claude_mini.tools import ToolContext
+from claude_mini.tools.bash import BashTool
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (zombies count as dead: PID 1 may never reap them here)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+def _pid_from(path: Path) -> int:
+    return int(path.read_text().strip())
+
+
+def test_returns_stdout_and_stderr(run) -> None:
+    result = run(BashTool(), command="echo out; echo err >&2")
+    assert result.content == "out\nerr"
+    assert not result.is_error
+    assert result.metadata["exit_code"] == 0
+
+
+def test_nonzero_exit_is_an_error_with_code(run) -> None:
+    result = run(BashTool(), command="echo failing; exit 3")
+    assert result.is_error
+    assert result.content == "failing\n\nExit code 3"
+    assert result.metadata["exit_code"] == 3
+
+
+def test_exit_status_of_last_command_survives_the_cwd_trap(run) -> None:
+    result = run(BashTool(), command="false")
+    assert result.is_error
+    assert result.metadata["exit_code"] == 1
+
+
+def test_no_output_is_said(run) -> None:
+    assert run(BashTool(), command="true").content == "(no output)"
+
+
+def test_killed_by_signal_is_named(run) -> None:
+    result = run(BashTool(), command="kill -9 $$")
+    assert result.is_error
+    assert "SIGKILL" in result.content
+
+
+def test_stdin_is_devnull(run) -> None:
+    result = run(BashTool(), command="cat; echo done", timeout=10_000)
+    assert result.content == "done"
+
+
+def test_runs_in_ctx_cwd(tmp_path: Path, run) -> None:
+    assert run(BashTool(), command="pwd").content == str(tmp_path)
+
+
+def test_cd_persists_between_calls(tmp_path: Path, run, ctx: ToolContext) -> None:
+    tool = BashTool()
+    run(tool, command="mkdir sub && cd sub")
+    assert ctx.cwd == tmp_path / "sub"
+    assert run(tool, command="pwd").content == str(tmp_path / "sub")
+    assert run(tool, command="cd .. && pwd").content == str(tmp_path)
+
+
+def test_cd_persists_through_exit_and_set_e(tmp_path: Path, run, ctx: ToolContext) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    run(BashTool(), command="cd a; exit 4")
+    assert ctx.cwd == tmp_path / "a"
+    run(BashTool(), command="set -e; cd ../b; false; echo unreachable")
+    assert ctx.cwd == tmp_path / "b"
+
+
+def test_trailing_comment_does_not_break_cwd_tracking(tmp_path: Path, run, ctx: ToolContext) -> None:
+    (tmp_path / "c").mkdir()
+    run(BashTool(), command="cd c # go there")
+    assert ctx.cwd == tmp_path / "c"
+
+
+def test_vanished_cwd_falls_back_to_project_root(tmp_path: Path, run, ctx: ToolContext) -> None:
+    ctx.cwd = tmp_path / "gone"
+    result = run(BashTool(), command="pwd")
+    assert str(tmp_path) in result.content
+    assert "no longer exists" in result.content
+    assert ctx.cwd == tmp_path
+
+
+def test_long_output_keeps_head_and_tail(run) -> None:
+    result = run(BashTool(), command="seq 1 100000")
+    text = result.content
+    assert text.startswith("1\n2\n3\n")
+    assert text.endswith("99999\n100000")
+    assert "characters of output omitted" in text
+    assert len(text) < 30_200
+    # seq 1 100000 prints 588,895 characters; 30,000 are kept.
+    assert "[558,895 characters of output omitted]" in text
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path, run) -> None:
+    command = "echo started; sleep 60 & echo $! > child.pid; sleep 60"
+    result = run(BashTool(kill_grace=1.0), command=command, timeout=500)
+    assert result.is_error
+    assert result.metadata["timed_out"] is True
+    assert "timed out after 0.5 s" in result.content
+    assert "started" in result.content  # partial output is kept
+    assert not _alive(_pid_from(tmp_path / "child.pid"))
+
+
+def test_timeout_escalates_to_sigkill(tmp_path: Path, run) -> None:
+    # Ignored signals are inherited, so the child sleep ignores SIGTERM too.
+    command = "trap '' TERM; sleep 60 & echo $! > child.pid; wait"
+    result = run(BashTool(kill_grace=0.3), command=command, timeout=300)
+    assert result.metadata["timed_out"] is True
+    assert not _alive(_pid_from(tmp_path / "child.pid"))
+
+
+def test_cancellation_kills_the_process_group(tmp_path: Path, ctx: ToolContext) -> None:
+    pid_file = tmp_path / "child.pid"
+
+    async def interrupt() -> None:
+        task = asyncio.create_task(
+            BashTool(kill_grace=1.0).call({"command": "sleep 60 & echo $! > child.pid; wait"}, ctx)
+        )
+        for _ in range(200):
+            if pid_file.exists() and pid_file.read_text().strip():
+                break
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupt())
+    assert not _alive(_pid_from(pid_file))
+
+
+def test_background_child_does_not_hold_the_call(tmp_path: Path, run) -> None:
+    result = run(BashTool(), command="sleep 30 & echo $! > bg.pid; echo done", timeout=10_000)
+    try:
+        assert not result.metadata["timed_out"]
+        assert result.content.startswith("done")
+    finally:
+        os.kill(_pid_from(tmp_path / "bg.pid"), signal.SIGKILL)
+
+
+def test_timeout_is_capped_at_ten_minutes(run) -> None:
+    assert not run(BashTool(), command="true", timeout=10**9).is_error
