@@ -136,12 +136,17 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
     except KeyboardInterrupt:
         sys.stderr.write("claude-mini: interrupted; the transcript is saved, `claude-mini -c` continues.\n")
         return 130
+    except (typer.Exit, SystemExit):
+        raise
+    except Exception as exc:  # a bug must not dump a traceback on the user
+        _fail(f"internal error: {type(exc).__name__}: {exc}. The transcript is saved; "
+              "run again with --debug for details.", 1, config.debug)
 
 
 def run(args: list[str]) -> None:
     """Dispatch to a subcommand or the root command (typer handles usage errors, exit 2)."""
     if args and args[0] in SUBCOMMANDS:
-        from claude_mini.commands import sub_app
+        from claude_mini.subcommands import sub_app
 
         sub_app(args, prog_name="claude-mini")
     else:

@@ -62,6 +62,13 @@ class Config:
             node = node[part]
         return node
 
+    @property
+    def auto_memory(self) -> bool:
+        """Auto memory (layers 2-4) is on unless the setting or CLAUDE_MINI_DISABLE_AUTO_MEMORY=1 says off."""
+        if os.environ.get("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "").strip() in ("1", "true", "yes"):
+            return False
+        return self.settings.get("autoMemoryEnabled", True) is not False
+
     def permission_layers(self) -> list[tuple[str, dict[str, Any], str | None]]:
         """(source, permissions dict, file) per layer, lowest precedence first."""
         out = []

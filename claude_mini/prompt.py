@@ -8,7 +8,6 @@ name and source so `/context` can show what is in it and what it costs.
 from __future__ import annotations
 
 import platform
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -84,13 +83,10 @@ def environment_section(cwd: Path, today: date | None = None) -> Section:
     return Section("environment", "\n".join(lines))
 
 
-SectionProvider = Callable[[], list[Section]]
-
-
 def build_system_prompt(
     cwd: Path,
     *,
-    providers: list[SectionProvider] = (),  # type: ignore[assignment]
+    extra: list[Section] = (),  # type: ignore[assignment]
     append: str = "",
     today: date | None = None,
 ) -> SystemPrompt:
@@ -99,9 +95,8 @@ def build_system_prompt(
         Section("identity", IDENTITY),
         Section("tools", TOOL_GUIDE),
         environment_section(cwd, today),
+        *extra,
     ]
-    for provide in providers:
-        sections.extend(provide())
     if append.strip():
         sections.append(Section("appended", append.strip(), "--append-system-prompt"))
     return SystemPrompt(sections)

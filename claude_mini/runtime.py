@@ -7,11 +7,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from claude_mini.agent.loop import Agent, AgentHooks, AskUser
+from claude_mini import paths
+from claude_mini.agent.hooks import AgentHooks
+from claude_mini.agent.loop import Agent, AskUser
 from claude_mini.agent.permissions import PermissionPolicy
 from claude_mini.config import Config
 from claude_mini.llm.client import ModelClient
-from claude_mini.prompt import SystemPrompt, build_system_prompt
+from claude_mini.memory.instructions import (
+    AttachmentTracker,
+    InstructionHook,
+    InstructionSet,
+    load_instructions,
+)
+from claude_mini.memory.store import MemoryStore, memory_prompt_section
+from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.session import Session, resume_session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools
@@ -37,11 +46,21 @@ class Runtime:
     policy: PermissionPolicy
     prompt: SystemPrompt
     agent: Agent
+    instructions: InstructionSet
+    tracker: AttachmentTracker
+    store: MemoryStore
     hooks: list[AgentHooks] = field(default_factory=list)
 
     def rebuild_prompt(self) -> None:
-        """Rebuild the system prompt (after /clear, /compact, /memory edits)."""
-        self.prompt = make_prompt(self.config)
+        """Rebuild the system prompt and Layer 1 (after /clear, /compact, /memory edits).
+
+        A new InstructionSet needs a new tracker, so the instruction hook is pointed at it.
+        """
+        self.prompt, self.instructions = make_prompt(self.config, self.store)
+        self.tracker = AttachmentTracker(self.instructions, self.config.cwd)
+        for hook in self.hooks:
+            if isinstance(hook, InstructionHook):
+                hook.tracker = self.tracker
         self.agent.system = self.prompt.blocks()
 
 
@@ -54,9 +73,18 @@ def make_client(config: Config) -> ModelClient:
     return AnthropicClient()
 
 
-def make_prompt(config: Config) -> SystemPrompt:
-    """The session's system prompt with every memory layer that is enabled."""
-    return build_system_prompt(config.cwd, append=config.append_system_prompt)
+def make_prompt(config: Config, store: MemoryStore) -> tuple[SystemPrompt, InstructionSet]:
+    """The session's system prompt: built-in sections, Layer 1 instructions, Layer 2 memory index."""
+    instructions = load_instructions(
+        config.cwd, excludes=config.get("claudeMdExcludes") or (),
+    )
+    config.warnings.extend(instructions.warnings)
+    sections = [Section("instructions", instructions.render(),
+                        ", ".join(f.path for f in instructions.files))]
+    if config.auto_memory:
+        sections.append(Section("memory", memory_prompt_section(store), str(store.index_path)))
+    prompt = build_system_prompt(config.cwd, extra=sections, append=config.append_system_prompt)
+    return prompt, instructions
 
 
 def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
@@ -93,12 +121,14 @@ def build_runtime(
     session = session or Session(config.cwd)
     ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
     policy = make_policy(config, ctx)
-    prompt = make_prompt(config)
-    hooks: list[AgentHooks] = []
+    store = MemoryStore(paths.memory_dir(config.cwd))
+    prompt, instructions = make_prompt(config, store)
+    tracker = AttachmentTracker(instructions, config.cwd)
+    hooks: list[AgentHooks] = [InstructionHook(tracker)]
     agent = Agent(
         client=client, session=session, tools=default_tools(), policy=policy,
         system=prompt.blocks(), model=config.model, ctx=ctx, max_tokens=config.max_tokens,
         max_turns=config.max_turns, ask_user=ask_user, hooks=hooks,
     )
-    return Runtime(config, client, session, policy, prompt, agent, hooks)
+    return Runtime(config, client, session, policy, prompt, agent, instructions, tracker, store, hooks)
 

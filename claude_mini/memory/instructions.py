@@ -55,6 +55,8 @@ from pathlib import Path
 
 import yaml
 
+from claude_mini.agent.hooks import AgentHooks
+from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.memory.globs import (
     GlobSet,
     RuleIndex,
@@ -63,6 +65,7 @@ from claude_mini.memory.globs import (
     split_globs,
 )
 from claude_mini.paths import home_dir, managed_dir
+from claude_mini.tools.base import ToolResult
 
 MAX_IMPORT_DEPTH = 5  # hops from the root file (DESIGN.md section 5)
 MAX_FILE_BYTES = 200_000  # larger files are skipped: they would swamp the context
@@ -1047,3 +1050,22 @@ def to_json(instructions: InstructionSet, tracker: AttachmentTracker | None = No
         "attachment_files": [_entry_json(e) for e in (tracker.considered if tracker else [])],
         "warnings": [*instructions.warnings, *(tracker.warnings if tracker else [])],
     }
+
+
+# ------------------------------------------------------------ the loop's hook
+
+TOUCHING_TOOLS = ("Read", "Write", "Edit")
+
+
+class InstructionHook(AgentHooks):
+    """Attaches path-scoped rules and nested instruction files when Read/Write/Edit touch a path."""
+
+    def __init__(self, tracker: AttachmentTracker) -> None:
+        self.tracker = tracker
+
+    def after_tool(self, call: ToolUseBlock, result: ToolResult) -> list[str]:
+        path = result.metadata.get("path")
+        if call.name not in TOUCHING_TOOLS or result.is_error or not path:
+            return []
+        attached = self.tracker.on_path_touched(path, created=bool(result.metadata.get("created")))
+        return [a.render() for a in attached if a.render()]

@@ -1,0 +1,43 @@
+"""`claude-mini <subcommand>`: scriptable views and maintenance that need no model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+sub_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
+                      context_settings={"help_option_names": ["-h", "--help"]})
+
+
+@sub_app.command("context")
+def context_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    lint_: Annotated[bool, typer.Option("--lint", help="Report problems in the instruction files.")] = False,
+) -> None:
+    """Show which instruction files (CLAUDE.md, rules, imports) are loaded, in order, and why."""
+    from claude_mini.config import load_config
+    from claude_mini.memory.instructions import lint, load_instructions, to_json
+    from claude_mini.ui.context_view import instructions_report
+
+    config = load_config(Path.cwd())
+    instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or ())
+    data = to_json(instructions)
+    if lint_:
+        data["lint"] = lint(instructions, config.project_root)
+    if as_json:
+        print(json.dumps(data, indent=2, default=str))
+        return
+    print("\n".join(instructions_report(data)))
+    if lint_:
+        findings = data["lint"]
+        print(f"Lint: {len(findings)} finding(s)" + (":" if findings else "."))
+        for finding in findings:
+            print(f"  {finding}")
+
+
+@sub_app.callback()
+def _group() -> None:
+    """claude-mini maintenance commands."""
