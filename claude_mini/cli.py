@@ -103,7 +103,7 @@ def root(
     except ConfigError as exc:
         _fail(str(exc), 2)
     if print_:
-        text = prompt if prompt is not None else ("" if sys.stdin.isatty() else sys.stdin.read())
+        text = prompt if prompt is not None else ("" if sys.stdin.isatty() else sys.stdin.read().rstrip())
         if not text.strip():
             _fail("no prompt: give it as an argument or on stdin when using -p/--print.", 2)
         code = _run_print(config, text, output_format, resume=resume, continue_=continue_)
