@@ -26,6 +26,10 @@ class AgentHooks:
     async def before_request(self, agent: Agent) -> None:
         """A request is about to be built (compaction checks the context size here)."""
 
+    async def on_context_too_long(self, agent: Agent) -> bool:
+        """The API rejected the request as too long; return True if the context was shrunk."""
+        return False
+
     def after_tool(self, call: ToolUseBlock, result: ToolResult) -> list[str]:
         """A tool finished; return attachments it makes due (path-scoped rules)."""
         return []

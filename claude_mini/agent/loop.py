@@ -22,7 +22,7 @@ from typing import Any
 from claude_mini.agent.events import MessageAdded, ToolFinished, ToolStarted, TurnDone
 from claude_mini.agent.hooks import AgentHooks, system_reminder
 from claude_mini.agent.permissions import Allow, Ask, Deny, RuleError
-from claude_mini.llm.client import ModelClient, ResponseDone
+from claude_mini.llm.client import ContextTooLong, ModelClient, ResponseDone
 from claude_mini.llm.messages import (
     Message,
     ModelRequest,
@@ -111,7 +111,7 @@ class Agent:
         user = Message("user", [TextBlock(text), *self._attachments()])
         self.session.add_message(user)
         yield MessageAdded(user)
-        usage, requests = Usage(), 0
+        usage, requests, shrunk = Usage(), 0, False
         while True:
             if self.max_turns is not None and requests >= self.max_turns:
                 raise MaxTurnsReached(
@@ -128,6 +128,14 @@ class Agent:
                         yield event
             except asyncio.CancelledError:
                 raise TurnCancelled("Cancelled; the partial answer was dropped.") from None
+            except ContextTooLong as exc:
+                if shrunk or not await self._shrink_context():
+                    raise ContextTooLong(
+                        f"{exc} The conversation no longer fits the model's context window and "
+                        "could not be compacted; run /compact, or /clear to start fresh."
+                    ) from None
+                shrunk = True
+                continue
             assert done is not None, "a model stream must end with ResponseDone"
             requests += 1
             usage = usage + done.usage
@@ -152,6 +160,13 @@ class Agent:
                 raise TurnCancelled("Cancelled; unfinished tool calls were marked as cancelled.") from None
             message = self._answer_all(calls, results, attachments)
             yield MessageAdded(message)
+
+    async def _shrink_context(self) -> bool:
+        """Ask the hooks (compaction) to shrink a context the API refused; True if one did."""
+        for hook in self.hooks:
+            if await hook.on_context_too_long(self):
+                return True
+        return False
 
     def _answer_all(
         self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock], attachments: list[str]

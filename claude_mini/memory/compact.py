@@ -1,0 +1,399 @@
+"""Layer 5: compaction — when the context is nearly full, replace the conversation by a summary
+and put back what the model needs right after (issue 6).
+
+    ContextMeter          how full the context is: last response's input + cache + output,
+                          plus an estimate of what was added since
+    compact_threshold()   window - min(max output, 20,000) - 13,000, or a configured fraction
+    Compactor.compact()   extraction first, then a forked summary request (purpose `compact`,
+                          parent's prefix, no tools), then summary + restored attachments
+    CompactHook           auto-compacts before a request that would cross the threshold,
+                          and once when the API says the prompt is too long
+
+After compacting, the conversation is one user message: a note that earlier
+messages were summarised (and where the transcript is), the summary, the user's
+latest request verbatim, the most recently read files (current contents, within
+budget) and the path-scoped rules and nested CLAUDE.md files that were active.
+Three consecutive failed auto-compactions switch auto-compact off for the session.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from claude_mini.agent.hooks import AgentHooks, system_reminder
+from claude_mini.llm.messages import (
+    Message,
+    TextBlock,
+    ToolResultBlock,
+    Usage,
+    message_to_api,
+)
+from claude_mini.prompt import estimate_tokens
+
+if TYPE_CHECKING:
+    from claude_mini.agent.loop import Agent
+    from claude_mini.config import Config
+
+DEFAULT_CONTEXT_WINDOW = 200_000
+# Longest matching prefix wins; unknown models get the default.
+CONTEXT_WINDOWS: dict[str, int] = {
+    "claude-": 200_000,
+    "claude-sonnet-4": 200_000,
+    "claude-opus-4": 200_000,
+    "claude-haiku-4": 200_000,
+    "claude-3": 200_000,
+}
+OUTPUT_RESERVE_CAP = 20_000
+SAFETY_MARGIN = 13_000
+WARNING_MARGIN = 20_000
+MAX_FAILURES = 3
+MAX_TOO_LONG_RETRIES = 3
+RESTORE_FILES = 5
+RESTORE_FILE_TOKENS = 5_000
+RESTORE_TOTAL_TOKENS = 50_000
+EXTRACTION_DEADLINE_S = 60.0
+
+SUMMARY_PROMPT = """\
+Your task now is to write a detailed summary of the conversation so far. The \
+summary will replace the conversation: after it, you will continue the work \
+with nothing else but the summary, the user's latest request and the files \
+you read most recently. Do not call any tools; answer with text only.
+
+First think inside <analysis>...</analysis> (this part is thrown away), going \
+through the conversation in order. Then write the summary inside \
+<summary>...</summary> with these sections:
+
+1. Primary request and intent: everything the user asked for, in detail.
+2. Key technical concepts: technologies, frameworks and conventions involved.
+3. Files and code: each file examined, changed or created, why it matters, \
+and the important snippets (full snippets for recent changes).
+4. Errors and fixes: what went wrong and how it was fixed, including what the \
+user said about it.
+5. Problem solving: what was solved and what is still being worked out.
+6. All user messages: every message the user wrote (not tool results), in order.
+7. Pending tasks: what the user asked for that is not done yet.
+8. Current work: precisely what was being worked on right before this summary.
+9. Next step: the next step, only if it follows directly from the user's \
+latest request; quote the relevant words of the latest messages."""
+
+CONTINUATION_NOTE = """\
+This session continues an earlier conversation that ran out of context. The \
+earlier messages were summarised below; the full transcript is in {transcript}. \
+Continue from where it left off without asking the user to repeat anything."""
+
+
+class CompactionError(Exception):
+    """Compaction could not produce a usable summary; the conversation was kept unchanged."""
+
+
+def context_window(config: Config, model: str) -> int:
+    """The model's context window in tokens; the `contextWindow` setting overrides the table."""
+    configured = config.get("contextWindow")
+    if isinstance(configured, int) and configured > 0:
+        return configured
+    name = model.lower()
+    matches = [prefix for prefix in CONTEXT_WINDOWS if name.startswith(prefix)]
+    return CONTEXT_WINDOWS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_WINDOW
+
+
+def _fraction(value: Any) -> float | None:
+    """A threshold given as a fraction (0.8) or a percentage (80); None when unusable."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if number > 1:
+        number /= 100
+    return number if 0 < number <= 1 else None
+
+
+def compact_threshold(config: Config, window: int, max_tokens: int) -> int:
+    """Tokens above which a request triggers auto-compaction.
+
+    The default leaves room for the answer and a margin. `autoCompactThreshold`
+    (or CLAUDE_MINI_AUTOCOMPACT_PCT) moves it down or up as a fraction of the
+    window, but never above what still leaves room for the answer.
+    """
+    reserve = min(max_tokens, OUTPUT_RESERVE_CAP)
+    default = window - reserve - SAFETY_MARGIN
+    fraction = _fraction(os.environ.get("CLAUDE_MINI_AUTOCOMPACT_PCT")) or _fraction(
+        config.get("autoCompactThreshold")
+    )
+    if fraction is None:
+        return max(default, 1)
+    return max(min(int(window * fraction), window - reserve), 1)
+
+
+@dataclass
+class ContextMeter:
+    """How full the context is: the API's usage of the last response plus an estimate of what is new.
+
+    `sent_messages` is len(messages) when the last request was sent; the response
+    to it is counted as output, so only messages after it are estimated.
+    """
+
+    sent_messages: int = 0
+
+    def estimate(self, agent: Agent) -> int:
+        """Tokens the next request would carry."""
+        messages = agent.session.messages
+        usage = agent.last_usage
+        if not usage.total_input:  # nothing measured yet (new or resumed session, just compacted)
+            return _estimate_request(agent.system, agent.tool_specs, messages)
+        new = messages[self.sent_messages + 1:]
+        return usage.total_input + usage.output_tokens + sum(_estimate_message(m) for m in new)
+
+    def mark_sent(self, agent: Agent) -> None:
+        self.sent_messages = len(agent.session.messages)
+
+    def reset(self, agent: Agent) -> None:
+        agent.last_usage = Usage()
+        self.mark_sent(agent)
+
+
+def _estimate_message(message: Message) -> int:
+    return estimate_tokens(str(message_to_api(message)["content"]))
+
+
+def _estimate_request(system: list[str], tools: list[dict], messages: list[Message]) -> int:
+    return (sum(estimate_tokens(s) for s in system) + estimate_tokens(str(tools))
+            + sum(_estimate_message(m) for m in messages))
+
+
+# A fork runner: (agent, prompt, messages) -> summary text. Injected so tests and the
+# local model can provide their own; the default uses agent/fork.py.
+SummaryRunner = Callable[["Agent", str, list[Message]], Awaitable[str]]
+
+
+def clean_summary(text: str) -> str:
+    """The summary without its private <analysis>; the <summary> body when tagged."""
+    text = re.sub(r"<analysis>.*?(</analysis>|$)", "", text, flags=re.S)
+    tagged = re.search(r"<summary>(.*?)(</summary>|$)", text, flags=re.S)
+    if tagged:
+        text = tagged.group(1)
+    return text.strip()
+
+
+def drop_oldest_round(messages: list[Message]) -> list[Message] | None:
+    """The messages without their oldest request/response round; None when nothing is left to drop.
+
+    A round starts at a user message that carries text (not only tool results),
+    so the result never begins with an orphan tool_result.
+    """
+    starts = [i for i, m in enumerate(messages) if m.role == "user" and _is_user_request(m)]
+    if len(starts) < 2:
+        return None
+    return messages[starts[1]:]
+
+
+def _is_user_request(message: Message) -> bool:
+    return any(isinstance(b, TextBlock) for b in message.content) and not all(
+        isinstance(b, ToolResultBlock) for b in message.content
+    )
+
+
+def latest_user_request(messages: list[Message]) -> str:
+    """The text of the user's most recent request (not a tool result, not an attachment)."""
+    for message in reversed(messages):
+        if message.role != "user":
+            continue
+        texts = [b.text for b in message.content if isinstance(b, TextBlock)
+                 and not b.text.startswith("<system-reminder>")]
+        if texts:
+            return "\n".join(texts)
+    return ""
+
+
+def restore_files(read_files: dict[Path, float]) -> list[tuple[str, str]]:
+    """(path, current contents) of the most recently read files, within the token budgets.
+
+    A file deleted since, or binary now, is skipped; one over the per-file budget is cut.
+    """
+    restored: list[tuple[str, str]] = []
+    total = 0
+    for path in reversed(list(read_files)):
+        if len(restored) >= RESTORE_FILES or total >= RESTORE_TOTAL_TOKENS:
+            break
+        text = _read_text_file(Path(path))
+        if text is None:
+            continue
+        budget = min(RESTORE_FILE_TOKENS, RESTORE_TOTAL_TOKENS - total)
+        if estimate_tokens(text) > budget:
+            text = text[: budget * 4] + "\n[... cut: the file is longer; Read it for the rest]"
+        total += estimate_tokens(text)
+        restored.append((str(path), text))
+    return restored
+
+
+def _read_text_file(path: Path) -> str | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if b"\0" in data[:8192]:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+@dataclass
+class CompactResult:
+    """What a compaction did, for the user's one-line notice and /context."""
+
+    tokens_before: int
+    tokens_after: int
+    restored_files: list[str] = field(default_factory=list)
+    reattached: int = 0
+
+
+class Compactor:
+    """Runs compactions for one session and keeps their count and failure streak."""
+
+    def __init__(
+        self,
+        runtime: Any,
+        summarise: SummaryRunner,
+        *,
+        before_compact: Callable[[], Awaitable[None]] | None = None,
+        after_compact: Callable[[], None] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.summarise = summarise
+        self.before_compact = before_compact
+        self.after_compact = after_compact
+        self.meter = ContextMeter()
+        self.count = 0
+        self.failures = 0
+        self.running = False
+
+    @property
+    def window(self) -> int:
+        return context_window(self.runtime.config, self.runtime.agent.model)
+
+    @property
+    def threshold(self) -> int:
+        return compact_threshold(self.runtime.config, self.window, self.runtime.agent.max_tokens)
+
+    @property
+    def auto_enabled(self) -> bool:
+        return self.runtime.config.get("autoCompact", True) is not False and self.failures < MAX_FAILURES
+
+    def used(self) -> int:
+        """Tokens the next request would carry (for the status line and /context)."""
+        return self.meter.estimate(self.runtime.agent)
+
+    async def compact(self, instructions: str = "") -> CompactResult:
+        """Summarise the conversation and restore what matters; raises CompactionError on failure."""
+        agent = self.runtime.agent
+        messages = list(agent.session.messages)
+        if not messages:
+            raise CompactionError("Nothing to compact: the conversation is empty.")
+        self.running = True
+        try:
+            if self.before_compact is not None:
+                await self.before_compact()  # extraction first: nothing worth keeping is lost
+            before = self.used()
+            summary = await self._summarise(agent, instructions, messages)
+            result = self._replace_conversation(agent, summary, messages)
+            result.tokens_before = before
+        finally:
+            self.running = False
+        self.count += 1
+        return result
+
+    async def _summarise(self, agent: Agent, instructions: str, messages: list[Message]) -> str:
+        from claude_mini.llm.client import ContextTooLong
+
+        prompt = SUMMARY_PROMPT
+        if instructions.strip():
+            prompt += f"\n\nThe user asked this summary to pay attention to:\n{instructions.strip()}"
+        attempt_messages: list[Message] | None = messages
+        for _ in range(MAX_TOO_LONG_RETRIES + 1):
+            try:
+                text = await self.summarise(agent, prompt, attempt_messages)
+            except ContextTooLong:
+                attempt_messages = drop_oldest_round(attempt_messages)
+                if attempt_messages is None:
+                    break
+                continue
+            summary = clean_summary(text)
+            if not summary:
+                raise CompactionError("The summary came back empty; the conversation was kept unchanged.")
+            return summary
+        raise CompactionError(
+            "The conversation is too long to summarise even without its oldest rounds; "
+            "it was kept unchanged. Use /clear to start fresh."
+        )
+
+    def _replace_conversation(self, agent: Agent, summary: str, old: list[Message]) -> CompactResult:
+        """Swap the conversation for the summary plus restored attachments; log a boundary."""
+        rt = self.runtime
+        note = CONTINUATION_NOTE.format(transcript=agent.session.transcript.path)
+        blocks: list[TextBlock] = [TextBlock(f"{note}\n\n<summary>\n{summary}\n</summary>")]
+        request = latest_user_request(old)
+        if request:
+            blocks.append(system_reminder(
+                f"The user's most recent request, verbatim:\n{request}"))
+        restored = restore_files(agent.ctx.read_files)
+        for path, text in restored:
+            blocks.append(system_reminder(f"Current contents of {path} (read earlier):\n\n{text}"))
+        reattached = rt.tracker.reattach_after_compaction()
+        blocks += [system_reminder(a.render()) for a in reattached if a.render()]
+        new = [Message("user", list(blocks))]
+        agent.session.messages[:] = new
+        agent.session.transcript.append(
+            "compact_boundary", messages=[message_to_api(m) for m in new],
+            summarised_messages=len(old),
+        )
+        rt.rebuild_prompt()
+        if self.after_compact is not None:
+            self.after_compact()
+        self.meter.reset(agent)
+        after = _estimate_request(agent.system, agent.tool_specs, new)
+        return CompactResult(0, after, [p for p, _ in restored], len(reattached))
+
+
+class CompactHook(AgentHooks):
+    """Auto-compaction before a request that would cross the threshold, with a circuit breaker."""
+
+    def __init__(self, compactor: Compactor, notify: Callable[[str], None]) -> None:
+        self.compactor = compactor
+        self.notify = notify
+
+    async def before_request(self, agent: Agent) -> None:
+        c = self.compactor
+        if c.auto_enabled and agent.session.messages and c.used() > c.threshold:
+            await self.auto_compact("the context is nearly full")
+        c.meter.mark_sent(agent)
+
+    async def on_context_too_long(self, agent: Agent) -> bool:
+        """The API refused the request as too long: compact once, unless the breaker is open."""
+        if self.compactor.failures >= MAX_FAILURES:
+            return False
+        return await self.auto_compact("the model said the prompt is too long")
+
+    async def auto_compact(self, why: str) -> bool:
+        """One automatic compaction; True when it worked. Failures count toward the breaker."""
+        c = self.compactor
+        self.notify(f"Compacting the conversation ({why}: {c.used():,} of {c.window:,} tokens)…")
+        try:
+            result = await c.compact()
+        except CompactionError as exc:
+            c.failures += 1
+            self.notify(f"Compaction failed: {exc}")
+            if c.failures >= MAX_FAILURES:
+                self.notify(
+                    f"Auto-compact is off for this session after {MAX_FAILURES} failures. "
+                    "Run /compact to try again, or /clear to start a fresh conversation."
+                )
+            return False
+        c.failures = 0
+        self.notify(
+            f"Compacted: {result.tokens_before:,} → {result.tokens_after:,} tokens; "
+            f"restored {len(result.restored_files)} file(s) and the latest request."
+        )
+        return True

@@ -1,0 +1,88 @@
+"""Layer 5 pieces that need no model: thresholds, summary cleaning, round dropping, file restore."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from claude_mini.config import load_config
+from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from claude_mini.memory import compact
+from claude_mini.memory.compact import (
+    clean_summary,
+    compact_threshold,
+    context_window,
+    drop_oldest_round,
+    latest_user_request,
+    restore_files,
+)
+
+
+@pytest.fixture
+def config(tmp_path):
+    return load_config(tmp_path)
+
+
+def test_default_threshold_leaves_room_for_output_and_margin(config):
+    assert context_window(config, "claude-sonnet-4-6") == 200_000
+    assert compact_threshold(config, 200_000, 32_000) == 200_000 - 20_000 - 13_000
+    assert compact_threshold(config, 200_000, 8_000) == 200_000 - 8_000 - 13_000
+
+
+def test_threshold_setting_moves_it_down_and_up(config, monkeypatch):
+    config.settings["autoCompactThreshold"] = 0.5
+    assert compact_threshold(config, 200_000, 32_000) == 100_000
+    config.settings["autoCompactThreshold"] = 0.95
+    assert compact_threshold(config, 200_000, 32_000) == 180_000  # above the default, room for output kept
+    monkeypatch.setenv("CLAUDE_MINI_AUTOCOMPACT_PCT", "60")
+    assert compact_threshold(config, 200_000, 32_000) == 120_000
+
+
+def test_context_window_setting_overrides(config):
+    config.settings["contextWindow"] = 30_000
+    assert context_window(config, "claude-sonnet-4-6") == 30_000
+
+
+def test_clean_summary_removes_analysis():
+    assert clean_summary("<analysis>private</analysis>\n<summary>\nKept.\n</summary>") == "Kept."
+    assert clean_summary("Plain summary.") == "Plain summary."
+    assert clean_summary("<analysis>only thinking</analysis>") == ""
+    assert clean_summary("<analysis>never closed") == ""
+
+
+def _round(n: int) -> list[Message]:
+    return [
+        Message.user(f"request {n}"),
+        Message("assistant", [ToolUseBlock(f"t{n}", "Read", {"file_path": "x"})]),
+        Message("user", [ToolResultBlock(f"t{n}", "data")]),
+        Message("assistant", [TextBlock(f"answer {n}")]),
+    ]
+
+
+def test_drop_oldest_round_keeps_whole_rounds():
+    messages = _round(1) + _round(2) + _round(3)
+    shorter = drop_oldest_round(messages)
+    assert shorter[0].text == "request 2" and len(shorter) == 8
+    assert drop_oldest_round(_round(1)) is None
+
+
+def test_latest_user_request_skips_tool_results_and_reminders():
+    messages = _round(1) + [Message("user", [TextBlock("fix the bug"), TextBlock("<system-reminder>\nx\n</system-reminder>")])]
+    messages += _round(9)[1:]
+    assert latest_user_request(messages) == "fix the bug"
+
+
+def test_restore_files_newest_first_within_budget(tmp_path, monkeypatch):
+    monkeypatch.setattr(compact, "RESTORE_FILE_TOKENS", 100)
+    files = {}
+    for i in range(7):
+        path = tmp_path / f"f{i}.txt"
+        path.write_text(f"file {i}\n" * (10 if i != 5 else 200))
+        files[path] = 0.0
+    (tmp_path / "f6.txt").unlink()  # deleted since it was read: skipped
+    (tmp_path / "f4.txt").write_bytes(b"\0binary")  # became binary: skipped
+    restored = restore_files(files)
+    names = [Path(p).name for p, _ in restored]
+    assert names == ["f5.txt", "f3.txt", "f2.txt", "f1.txt", "f0.txt"]
+    assert "[... cut" in restored[0][1] and len(restored[0][1]) < 500
