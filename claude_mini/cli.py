@@ -88,14 +88,20 @@ def root(
     if version:
         print(f"{__version__} (claude-mini)")
         return
-    from claude_mini.agent.permissions import MODES
     from claude_mini.config import ConfigError, load_config
-    from claude_mini.ui.printmode import OUTPUT_FORMATS
 
-    if output_format not in OUTPUT_FORMATS:
-        raise typer.BadParameter(f"expected one of {', '.join(OUTPUT_FORMATS)}", param_hint="--output-format")
-    if permission_mode and permission_mode not in MODES:
-        raise typer.BadParameter(f"expected one of {', '.join(MODES)}", param_hint="--permission-mode")
+    # Imported only when a flag needs checking: they pull in the runtime (0.1 s) the REPL
+    # prompt must not wait for.
+    if output_format != "text":
+        from claude_mini.ui.printmode import OUTPUT_FORMATS
+
+        if output_format not in OUTPUT_FORMATS:
+            raise typer.BadParameter(f"expected one of {', '.join(OUTPUT_FORMATS)}", param_hint="--output-format")
+    if permission_mode:
+        from claude_mini.agent.permissions import MODES
+
+        if permission_mode not in MODES:
+            raise typer.BadParameter(f"expected one of {', '.join(MODES)}", param_hint="--permission-mode")
     flags = _flag_settings(model, permission_mode, allowed_tools, disallowed_tools)
     try:
         config = load_config(Path.cwd(), flags, debug=debug, max_turns=max_turns,
@@ -108,7 +114,9 @@ def root(
             _fail("no prompt: give it as an argument or on stdin when using -p/--print.", 2)
         code = _run_print(config, text, output_format, resume=resume, continue_=continue_)
         raise typer.Exit(code)
-    _fail("interactive mode is not available yet; use -p/--print.", 2)
+    from claude_mini.ui.repl import run_repl
+
+    raise typer.Exit(run_repl(config, prompt, resume=resume, continue_=continue_))
 
 
 def _run_print(config, text: str, output_format: str, *, resume, continue_) -> int:

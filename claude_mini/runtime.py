@@ -5,6 +5,7 @@ Print mode and the REPL both start here, so they behave the same.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from claude_mini import paths
@@ -13,12 +14,15 @@ from claude_mini.agent.loop import Agent, AskUser
 from claude_mini.agent.permissions import PermissionPolicy
 from claude_mini.config import Config
 from claude_mini.llm.client import ModelClient
+from claude_mini.memory.compact import CompactHook, Compactor, make_compactor
+from claude_mini.memory.extract import Extractor
 from claude_mini.memory.instructions import (
     AttachmentTracker,
     InstructionHook,
     InstructionSet,
     load_instructions,
 )
+from claude_mini.memory.recall import RecallHook
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.session import Session, resume_session
@@ -50,6 +54,14 @@ class Runtime:
     tracker: AttachmentTracker
     store: MemoryStore
     hooks: list[AgentHooks] = field(default_factory=list)
+    extractor: Extractor | None = None  # Layer 4; also keeps the secret guard on agent.policy
+    compactor: Compactor | None = None  # Layer 5
+    notice_handlers: list[Callable[[str], None]] = field(default_factory=list)
+
+    def notify(self, text: str) -> None:
+        """A one-line notice from background work; each UI registers how to show it."""
+        for handler in self.notice_handlers:
+            handler(text)
 
     def rebuild_prompt(self) -> None:
         """Rebuild the system prompt and Layer 1 (after /clear, /compact, /memory edits).
@@ -65,9 +77,23 @@ class Runtime:
 
 
 def make_client(config: Config) -> ModelClient:
-    """The model client for this config: the Anthropic API or a compatible endpoint."""
+    """The model client: the in-process local model (`--model local[:PATH]`, or chosen with a
+    notice when no API is configured and the `local` extra is installed), else the Anthropic
+    API or a compatible endpoint."""
+    from claude_mini.llm import local
     from claude_mini.llm.client import AnthropicClient, missing_credentials
 
+    chosen = local.is_local_model(config.model)
+    automatic = not chosen and missing_credentials() and local.local_available()
+    if chosen or automatic:
+        try:
+            client = local.open_local_client(config.model if chosen else local.LOCAL)
+        except local.LocalModelError as exc:
+            raise SetupError(str(exc)) from None
+        if automatic:
+            config.warnings.append(local.auto_notice(client))
+            config.model = local.LOCAL
+        return client
     if missing_credentials():
         raise SetupError(NO_MODEL)
     return AnthropicClient()
@@ -124,11 +150,17 @@ def build_runtime(
     store = MemoryStore(paths.memory_dir(config.cwd))
     prompt, instructions = make_prompt(config, store)
     tracker = AttachmentTracker(instructions, config.cwd)
-    hooks: list[AgentHooks] = [InstructionHook(tracker)]
+    hooks: list[AgentHooks] = [InstructionHook(tracker), RecallHook(store, config)]
+    extractor = Extractor.for_runtime(config, session, store, policy)
+    hooks.append(extractor)
     agent = Agent(
         client=client, session=session, tools=default_tools(), policy=policy,
         system=prompt.blocks(), model=config.model, ctx=ctx, max_tokens=config.max_tokens,
         max_turns=config.max_turns, ask_user=ask_user, hooks=hooks,
     )
-    return Runtime(config, client, session, policy, prompt, agent, instructions, tracker, store, hooks)
+    runtime = Runtime(config, client, session, policy, prompt, agent, instructions, tracker, store,
+                      agent.hooks, extractor=extractor)
+    runtime.compactor = make_compactor(runtime)
+    agent.hooks.insert(0, CompactHook(runtime.compactor, runtime.notify))
+    return runtime
 

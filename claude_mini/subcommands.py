@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from claude_mini.ui.memory_cli import memory_app
+
 sub_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                       context_settings={"help_option_names": ["-h", "--help"]})
 
@@ -41,3 +43,6 @@ def context_command(
 @sub_app.callback()
 def _group() -> None:
     """claude-mini maintenance commands."""
+
+
+sub_app.add_typer(memory_app, name="memory")

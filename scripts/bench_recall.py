@@ -14,8 +14,11 @@ memories (per-service runbooks, conventions, preferences, near-duplicates) and
   to the time to merely read those files in the same run. Medians.
 
 "Cold" means a new CandidateScanner; the OS page cache is warm after the files
-are written (dropping it needs root). The model strategy plugs into
-`evaluate()` later: it takes any `select(query) -> list[filename]`.
+are written (dropping it needs root). The model strategy's quality needs a real
+model (`evaluate()` takes any `select(query) -> list[filename]`); this script
+prints its plumbing instead: how long a turn is held (not at all), how long until
+a selection is ready with an instant side model, and the tokens and dollars of
+one recall request, using `RecallHook` against the loopback fake server.
 """
 
 from __future__ import annotations
@@ -687,6 +690,72 @@ def _timed_change(scanner: CandidateScanner, root: Path, query: str) -> float:
     return timed(lambda: (scanner.scan(), shortlist(query, scanner.index, 200, NOW)))
 
 
+# --- the model strategy's plumbing --------------------------------------------------------
+def report_model_plumbing(fixture: Fixture, sizes: tuple[int, ...], tmp: Path) -> None:
+    """Latency and size of the `model` strategy around an instant side model (the loopback fake).
+
+    What it shows: how long `on_turn_start` holds the turn (it should not), how long until a
+    selection is ready when the model itself costs nothing (scan + manifest + request +
+    parse + render), and what one recall request weighs in tokens and dollars.
+    """
+    import asyncio
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from fake_anthropic import FakeAnthropic, Reply
+
+    picks = [m.filename for m in fixture.memories[:3]]
+    print("\nModel strategy plumbing (side model = loopback fake answering at once; medians):")
+    print(f"  {'files':>7} {'turn held':>10} {'ready':>8} {'manifest':>9} {'input tok':>10} "
+          f"{'$/turn':>9}")
+    with FakeAnthropic() as server:
+        server.on(Reply.json({"selected_memories": picks}), purpose="recall", times=None)
+        for size in sizes:
+            row = asyncio.run(_time_plumbing(tmp / f"m{size}" / "memory", server.base_url,
+                                             [q.text for q in fixture.queries[:15]]))
+            print(f"  {size:>7,} {row['held']:>8.2f}ms {row['ready']:>6.1f}ms "
+                  f"{row['lines']:>9} {row['tokens']:>10,.0f} {row['usd']:>9.5f}")
+    print("  turn held = on_turn_start until it returns (the main request waits only this);\n"
+          "  ready = until the selection is rendered; input tok = recall request input\n"
+          "  (fake's estimate: JSON chars / 4); $/turn at the default side model's prices")
+
+
+async def _time_plumbing(root: Path, base_url: str, queries: list[str]) -> dict[str, float]:
+    from types import SimpleNamespace
+
+    from claude_mini.config import DEFAULT_SMALL_MODEL, Config
+    from claude_mini.llm.client import AnthropicClient
+    from claude_mini.memory.recall import RecallHook
+    from claude_mini.memory.store import MemoryStore
+    from claude_mini.session import CostLedger
+
+    client = AnthropicClient(base_url=base_url, api_key="bench", max_retries=0)
+    hook = RecallHook(MemoryStore(root), Config(cwd=root, project_root=root), client=client)
+    session = SimpleNamespace(messages=[], costs=CostLedger())
+    agent = SimpleNamespace(session=session, client=client)
+    held, ready, lines = [], [], 0
+    try:
+        for query in [queries[0], *queries]:  # the first turn warms the scan cache; not counted
+            start = time.perf_counter()
+            await hook.on_turn_start(agent, query)
+            held.append(time.perf_counter() - start)
+            task = hook._task
+            assert task is not None, "recall did not start"
+            selection = await task
+            ready.append(time.perf_counter() - start)
+            lines = selection.offered
+            hook.attachments()
+            hook.reset_budget()  # nothing stays in this fake context: every turn sees all files
+    finally:
+        await client.aclose()
+    line = session.costs.by_purpose["recall"]
+    from claude_mini.llm.messages import Usage
+    from claude_mini.llm.pricing import cost_usd
+
+    per_turn = Usage(line.usage.input_tokens // line.requests, 30)
+    return {"held": ms(held[1:]), "ready": ms(ready[1:]), "lines": lines,
+            "tokens": per_turn.input_tokens, "usd": cost_usd(DEFAULT_SMALL_MODEL, per_turn)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1234)
@@ -697,6 +766,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = SIZES[:2] if args.quick else SIZES
     with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
         ok = report_timing(fixture, args.seed, sizes, Path(tmp))
+        report_model_plumbing(fixture, sizes, Path(tmp))
     if not args.quick:
         verdict = "met" if ok else "MISSED"
         print(f"\nTarget warm turn at 10,000 files < {TARGET_WARM_MS:.0f} ms: {verdict}")

@@ -92,6 +92,7 @@ class Agent:
         self.ask_user = ask_user
         self.hooks = list(hooks)
         self.last_usage = Usage()
+        self.last_request: ModelRequest | None = None  # what was really sent (fork cache guard)
 
     def request(self, purpose: str = "main") -> ModelRequest:
         """The request the loop would send now; forked agents copy its prefix."""
@@ -121,7 +122,8 @@ class Agent:
                 await hook.before_request(self)
             done: ResponseDone | None = None
             try:
-                async for event in self.client.stream(self.request()):
+                self.last_request = self.request()
+                async for event in self.client.stream(self.last_request):
                     if isinstance(event, ResponseDone):
                         done = event
                     else:
@@ -207,7 +209,7 @@ class Agent:
 
     async def _check_permission(self, call: ToolUseBlock) -> ToolResult | None:
         """None when the call may run, else the error result that tells the model why not."""
-        if call.name not in self.tools:
+        if not isinstance(call.name, str) or call.name not in self.tools:
             return ToolResult(f"Unknown tool {call.name!r}. Available: {', '.join(self.tools)}.", True)
         decision = self.policy.can_use_tool(call.name, call.input)
         if isinstance(decision, Allow):

@@ -397,3 +397,29 @@ class CompactHook(AgentHooks):
             f"restored {len(result.restored_files)} file(s) and the latest request."
         )
         return True
+
+
+async def fork_summary(agent: Agent, prompt: str, messages: list[Message]) -> str:
+    """The summary from a forked request: parent's prefix (or fewer rounds) + prompt, no tools, one turn."""
+    from claude_mini.agent.fork import DenyAllTools, run_fork
+
+    result = await run_fork(agent, prompt, purpose="compact", policy=DenyAllTools(), max_turns=1,
+                            messages=messages)
+    return result.text
+
+
+def make_compactor(runtime: Any) -> Compactor:
+    """A Compactor wired to the other layers: extraction runs first, recall's budget resets after."""
+
+    async def extract_first() -> None:
+        if runtime.extractor is not None:
+            await runtime.extractor.flush(runtime.agent, EXTRACTION_DEADLINE_S)
+
+    def reset_layers() -> None:
+        if runtime.extractor is not None:
+            runtime.extractor.reset_cursor()
+        for hook in runtime.hooks:
+            if hasattr(hook, "reset_budget"):
+                hook.reset_budget()
+
+    return Compactor(runtime, fork_summary, before_compact=extract_first, after_compact=reset_layers)

@@ -5,7 +5,8 @@ Layout of the folder (`paths.memory_dir(cwd)`, DESIGN.md sections 4 and 5):
     MEMORY.md       the index, one line per memory: `- [Title](file.md) — short hook`
     <topic>.md      one memory: YAML frontmatter (name, description, type, ...) + body
     usage.json      how often and when each memory was recalled (for forgetting)
-    archive/        deleted memories: moved here, never unlinked
+    archive/        deleted memories: moved here, never unlinked; archive/ARCHIVE.md keeps
+                    each one's index line, why and when it left, and its usage entry
     logs/           daily logs (memory.mode "log"); not memories
 
 The folder is created on the first write, never on construction or import.
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 INDEX_FILENAME = "MEMORY.md"
 USAGE_FILENAME = "usage.json"
 ARCHIVE_DIR = "archive"
+ARCHIVE_INDEX_FILENAME = "ARCHIVE.md"  # inside archive/: what was archived, so it can be restored
 LOGS_DIR = "logs"
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 INDEX_MAX_LINES = 200
@@ -151,6 +153,8 @@ class ArchivedMemory:
     filename: str
     archived_path: Path
     index_line: str | None
+    reason: str = "forgotten"
+    successor: str | None = None
 
 
 @dataclass
@@ -443,6 +447,101 @@ def _index_warning(lines: int, size: int, cut: str, over_lines: bool, over_bytes
             "topic files (claude-mini memory doctor).")
 
 
+# --- the archive index (archive/ARCHIVE.md) --------------------------------------------
+_ARCHIVE_META = re.compile(r"\s*<!-- archived: (?P<meta>\{.*\}) -->\s*$")
+_PLAIN_TARGET = re.compile(r"[^\s()<>]+")
+ARCHIVE_HEADER = """\
+# Archived memories
+
+Memories moved out of MEMORY.md by `memory forget`, `memory gc` and `/dream`. Nothing here is \
+loaded into the prompt or offered to recall. Bring one back with `claude-mini memory restore NAME`.
+
+"""
+
+
+@dataclass
+class ArchiveEntry:
+    """One line of archive/ARCHIVE.md: an archived file, where it came from and why it left."""
+
+    file: str  # relative to archive/
+    original: str  # its filename when it was live
+    index_line: str  # its MEMORY.md line as it was (pointing at `original`)
+    archived_at: float | None
+    reason: str
+    successor: str | None  # the memory that replaced it (a /dream merge or rewrite)
+    usage: UsageEntry | None  # its usage record entry, given back on restore
+    line: str
+
+
+def retarget_index_line(line: str, filename: str) -> str:
+    """An index line with its link pointing at `filename`, title and hook unchanged."""
+    m = _INDEX_ENTRY.match(line)
+    if m is None:
+        raise InvalidMemory(f"not an index line: {line!r}")
+    target = filename if _PLAIN_TARGET.fullmatch(filename) else f"<{filename}>"
+    start, end = m.span("target")
+    return line[:start] + target + line[end:]
+
+
+def archive_index_line(entry: ArchiveEntry) -> str:
+    """The ARCHIVE.md line for `entry`: its index line pointing into archive/, plus metadata."""
+    meta = {"from": entry.original, "reason": entry.reason, "by": entry.successor,
+            "at": iso_utc(entry.archived_at) if entry.archived_at is not None else None,
+            "usage": entry.usage}
+    meta_json = json.dumps(meta, ensure_ascii=False, separators=(", ", ": "))
+    return f"{retarget_index_line(entry.index_line, entry.file)} <!-- archived: {meta_json} -->"
+
+
+def parse_archive_index(text: str) -> list[ArchiveEntry]:
+    """The entries of ARCHIVE.md; hand-written `- [T](f.md)` lines count, with unknown history."""
+    out = []
+    for line in text.splitlines():
+        m = _ARCHIVE_META.search(line)
+        head = line[: m.start()] if m else line
+        parsed = parse_index(head)
+        if not parsed:
+            continue
+        meta = _archive_meta(m.group("meta")) if m else {}
+        original = meta.get("from") if isinstance(meta.get("from"), str) else parsed[0].filename
+        out.append(ArchiveEntry(
+            file=parsed[0].filename, original=original,
+            index_line=retarget_index_line(head.rstrip(), original),
+            archived_at=epoch_of(meta.get("at")), reason=str(meta.get("reason") or "unknown"),
+            successor=meta.get("by") if isinstance(meta.get("by"), str) else None,
+            usage=_usage_entry(meta.get("usage")), line=line))
+    return out
+
+
+def _archive_meta(raw: str) -> dict[str, Any]:
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def epoch_of(value: Any) -> float | None:
+    """Epoch seconds of an ISO time (a string, or the datetime YAML makes of one), else None."""
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)).timestamp()
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
+def _usage_entry(value: Any) -> UsageEntry | None:
+    if not isinstance(value, dict):
+        return None
+    count, last = value.get("count"), value.get("last_used")
+    if not isinstance(count, int) or not isinstance(last, int | float):
+        return None
+    return {"count": count, "last_used": float(last)}
+
+
 # --- walking the folder ----------------------------------------------------------------
 def iter_memory_entries(root: Path, skipped: list[SkippedFile] | None = None,
                         ) -> Iterator[tuple[str, os.DirEntry[str]]]:
@@ -634,26 +733,102 @@ class MemoryStore:
             return created.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         return str(created) if created else None
 
-    def delete(self, name: str) -> ArchivedMemory:
-        """Move a memory to archive/ (a distinct name if taken) and drop its index line."""
+    def delete(self, name: str, *, reason: str = "forgotten",
+               successor: str | None = None) -> ArchivedMemory:
+        """Move a memory to archive/ (a distinct name if taken) and drop its index line.
+
+        archive/ARCHIVE.md records its index line, `reason`, the `successor`
+        that replaced it (if any) and its usage entry, which leaves usage.json.
+        """
         path = self.resolve(name)
+        return self._archive(path, move=True, reason=reason, successor=successor)
+
+    def archive_copy(self, name: str, *, reason: str,
+                     successor: str | None = None) -> ArchivedMemory:
+        """Put a copy of a memory's current bytes in archive/; the live file and its line stay.
+
+        For a memory about to be rewritten in place: the old version stays restorable.
+        """
+        path = self.resolve(name)
+        return self._archive(path, move=False, reason=reason, successor=successor)
+
+    def _archive(self, path: Path, *, move: bool, reason: str,
+                 successor: str | None) -> ArchivedMemory:
         filename = self._rel(path)
         with locked(self.index_path):
             dest = self._archive_destination(filename)
             dest.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(path, dest)  # safe: we hold the lock and checked `dest` is free
-            entries = [e for e in parse_index(self.index_text()) if e.filename == filename]
-            self.update_index(remove=[filename])
-        return ArchivedMemory(filename, dest, entries[0].line if entries else None)
+            indexed = next((e.line for e in self.index_entries() if e.filename == filename), None)
+            line = indexed or self._fallback_index_line(filename, path)
+            if move:
+                os.replace(path, dest)  # safe: we hold the lock and checked `dest` is free
+                self.update_index(remove=[filename])
+                usage = self.take_usage(filename)
+            else:
+                atomic_write(dest, path.read_bytes())
+                shutil.copystat(path, dest)
+                usage = self.usage().get(filename)
+            entry = ArchiveEntry(self._archive_rel(dest), filename, line, self.clock(), reason,
+                                 successor, usage, "")
+            self._add_archive_entry(entry)
+        return ArchivedMemory(filename, dest, indexed, reason, successor)
+
+    def _fallback_index_line(self, filename: str, path: Path) -> str:
+        record = self._load(filename, path, LIST_READ_BYTES, skipped=[])
+        if record is None:
+            return index_line(filename, Path(filename).stem, "")
+        return index_line(filename, record.name, record.description)
 
     def _archive_destination(self, filename: str) -> Path:
         dest = self.archive_dir / filename
         n = 2
-        while dest.exists() or dest.is_symlink():
+        while dest.exists() or dest.is_symlink() or dest == self.archive_index_path:
             stem = Path(filename).stem
             dest = (self.archive_dir / filename).with_name(f"{stem}-{n}.md")
             n += 1
         return dest
+
+    # -- the archive --
+    @property
+    def archive_index_path(self) -> Path:
+        """archive/ARCHIVE.md: one line per archived memory, with what restore needs."""
+        return self.archive_dir / ARCHIVE_INDEX_FILENAME
+
+    def _archive_rel(self, path: Path) -> str:
+        return path.relative_to(self.archive_dir).as_posix()
+
+    def archive_entries(self) -> list[ArchiveEntry]:
+        """The lines of archive/ARCHIVE.md, oldest first."""
+        try:
+            text = self.archive_index_path.read_bytes().decode("utf-8", errors="replace")
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return parse_archive_index(text)
+
+    def _add_archive_entry(self, entry: ArchiveEntry) -> None:
+        with locked(self.archive_index_path):
+            try:
+                text = self.archive_index_path.read_bytes().decode("utf-8", errors="replace")
+            except FileNotFoundError:
+                text = ARCHIVE_HEADER
+            text = text if not text or text.endswith("\n") else text + "\n"
+            atomic_write(self.archive_index_path, text + archive_index_line(entry) + "\n")
+
+    def remove_archive_entry(self, file: str) -> bool:
+        """Drop the ARCHIVE.md line of archived `file` (relative to archive/); True if found."""
+        with locked(self.archive_index_path):
+            try:
+                text = self.archive_index_path.read_bytes().decode("utf-8", errors="replace")
+            except FileNotFoundError:
+                return False
+            lines = text.splitlines()
+            for i, line in enumerate(lines):
+                entries = parse_archive_index(line)
+                if entries and entries[0].file == file:
+                    del lines[i]
+                    atomic_write(self.archive_index_path, "\n".join(lines) + "\n")
+                    return True
+        return False
 
     # -- the index --
     def index_text(self) -> str:
@@ -720,6 +895,27 @@ class MemoryStore:
                 entry["last_used"] = max(entry["last_used"], when)
             payload = {"version": 1, "files": dict(sorted(data.items()))}
             atomic_write(self.usage_path, json.dumps(payload, indent=1) + "\n")
+
+    def edit_usage(self, change: Callable[[dict[str, UsageEntry]], None]) -> None:
+        """Apply `change` to the usage record under its lock (a corrupt record is rebuilt first)."""
+        with locked(self.usage_path):
+            data, problem = self._load_usage()
+            if problem is not None:
+                data = self._rebuild_usage(problem)
+            change(data)
+            payload = {"version": 1, "files": dict(sorted(data.items()))}
+            atomic_write(self.usage_path, json.dumps(payload, indent=1) + "\n")
+
+    def take_usage(self, filename: str) -> UsageEntry | None:
+        """Remove and return a file's usage entry (None if it has none or the record is corrupt)."""
+        with locked(self.usage_path):
+            data, problem = self._load_usage()
+            if problem is not None or filename not in data:
+                return None
+            entry = data.pop(filename)
+            payload = {"version": 1, "files": dict(sorted(data.items()))}
+            atomic_write(self.usage_path, json.dumps(payload, indent=1) + "\n")
+            return entry
 
     def _load_usage(self) -> tuple[dict[str, UsageEntry], str | None]:
         try:

@@ -38,6 +38,29 @@ class PrintRun:
         self.out.flush()
 
     async def run(self, prompt: str) -> int:
+        """Run the turn, then let a background memory extraction finish; returns the exit status."""
+        self.runtime.notice_handlers.append(lambda text: self.err.write(text + "\n"))
+        extractor = getattr(self.runtime, "extractor", None)
+        if extractor is not None:
+            extractor.on_notice.append(lambda notice: self.err.write(notice.text + "\n"))
+            if self.format == "text":
+                extractor.on_saved.append(lambda saved: self.err.write(saved.line + "\n"))
+        status = await self.run_turn(prompt)
+        await self.wait_for_extraction()
+        return status
+
+    async def wait_for_extraction(self) -> None:
+        """Wait up to `memory.extractWaitSeconds` for a running extraction, then stop it."""
+        extractor = getattr(self.runtime, "extractor", None)
+        if extractor is None or not extractor.running:
+            return
+        limit = extractor.settings.wait_seconds
+        if not await extractor.wait(limit):
+            await extractor.stop()
+            self.err.write(f"Memory extraction was still running after {limit:g} s and was stopped; "
+                           "nothing from it was kept (memory.extractWaitSeconds sets the wait).\n")
+
+    async def run_turn(self, prompt: str) -> int:
         """Run the turn; returns the exit status."""
         rt = self.runtime
         if self.format == "stream-json":

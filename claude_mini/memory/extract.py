@@ -1,0 +1,553 @@
+"""Layer 4: after a turn, a forked agent saves what is worth remembering (issue 5).
+
+    turn ends (end_turn) ──► Extractor.on_turn_end
+        auto memory off, or throttled (memory.extractEvery) ──► nothing
+        else ──► ForkSnapshot of the parent ──► schedule
+    schedule: one extraction at a time, as a background asyncio task; a turn that
+        ends while one runs stashes its snapshot (only the newest is kept) and
+        exactly one trailing run follows
+    a run: messages since the cursor are the fork's only source
+        main agent wrote memory itself since the cursor ──► advance the cursor, no fork
+        else fork (purpose "extract", ExtractionPolicy + SecretGuard, 5 turns)
+            ──► provenance in frontmatter (source, created, updated), index lines
+                for new files, "Saved memory: ..." to listeners, transcript entries
+            ──► the cursor advances
+        the fork failed (model error, cancelled) ──► what it wrote is rolled back, the
+            cursor stays, the user is told once; the same messages go next time
+
+The cursor is the last message already considered (kept by identity, so it
+survives the message list being copied); compaction calls `reset_cursor()`
+after replacing the conversation and `flush()` before it.
+The cache-friendly prefix and the tool policy are the fork's business (agent/fork.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from claude_mini import paths
+from claude_mini.agent.events import Notice, TurnDone
+from claude_mini.agent.fork import WRITING_TOOLS, Fork, ForkResult, ForkSnapshot
+from claude_mini.agent.hooks import AgentHooks
+from claude_mini.agent.permissions import Allow, Decision, ExtractionPolicy, ToolPolicy
+from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
+from claude_mini.memory.fileutil import atomic_write
+from claude_mini.memory.lexical import Candidate, manifest_line
+from claude_mini.memory.secrets import SecretGuard, lands_in
+from claude_mini.memory.store import (
+    ARCHIVE_DIR,
+    INDEX_FILENAME,
+    LOGS_DIR,
+    MemoryStore,
+    dump_frontmatter,
+    index_line,
+    iso_utc,
+    one_line,
+    parse_memory_text,
+)
+
+if TYPE_CHECKING:
+    from claude_mini.agent.loop import Agent
+    from claude_mini.config import Config
+    from claude_mini.session import Session
+
+log = logging.getLogger(__name__)
+
+MAX_TURNS = 5  # DESIGN.md section 5
+DEFAULT_EVERY = 1
+DEFAULT_WAIT_SECONDS = 60.0
+MANIFEST_MAX = 200  # as many as recall offers
+POLICY_FILENAME = "memory-policy.md"
+POLICY_MAX_CHARS = 8_000  # a policy is guidance, not a second CLAUDE.md
+NOTICE_DESCRIPTION_CHARS = 100
+
+
+# ---------------------------------------------------------------- settings and records
+
+
+@dataclass
+class ExtractionSettings:
+    """`memory.extractEvery` (every N eligible turns), `memory.extractWaitSeconds` (print mode)."""
+
+    every: int = DEFAULT_EVERY
+    wait_seconds: float = DEFAULT_WAIT_SECONDS
+    max_turns: int = MAX_TURNS
+
+    @classmethod
+    def from_config(cls, config: Config) -> ExtractionSettings:
+        """The settings, with bad values replaced by the defaults (and a warning)."""
+        every = config.get("memory.extractEvery", DEFAULT_EVERY)
+        wait = config.get("memory.extractWaitSeconds", DEFAULT_WAIT_SECONDS)
+        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+            config.warnings.append(f"memory.extractEvery must be a whole number >= 1 (got {every!r}); "
+                                   f"using {DEFAULT_EVERY}.")
+            every = DEFAULT_EVERY
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
+            config.warnings.append(f"memory.extractWaitSeconds must be a number >= 0 (got {wait!r}); "
+                                   f"using {DEFAULT_WAIT_SECONDS:g}.")
+            wait = DEFAULT_WAIT_SECONDS
+        return cls(every=every, wait_seconds=float(wait))
+
+
+@dataclass
+class SavedMemory:
+    """A memory file an extraction created or updated; `line` is what the user is shown."""
+
+    filename: str
+    description: str
+    path: Path
+    created: bool
+
+    @property
+    def line(self) -> str:
+        """`Saved memory: feedback_testing.md — always run pytest with -x`."""
+        desc = self.description
+        if len(desc) > NOTICE_DESCRIPTION_CHARS:
+            desc = desc[: NOTICE_DESCRIPTION_CHARS - 1].rstrip() + "…"
+        return f"Saved memory: {self.filename} — {desc}" if desc else f"Saved memory: {self.filename}"
+
+
+# ---------------------------------------------------------------- the prompt
+
+PROMPT = """\
+You are now the memory extraction agent: a background helper of the main assistant. \
+Nobody reads this reply; it never joins the conversation.
+
+Your task: decide whether the last {count} messages of the conversation above{since} \
+hold anything worth keeping in the project's memory folder `{root}`, and save it there. \
+Those messages are your only source. Do not investigate or verify anything: no searching \
+or reading the code, no git, no shell commands. Read only files in the memory folder; \
+write only there, with absolute paths. Other calls are refused.
+
+Worth saving — what a future session would need and could not easily find out again:
+- user: who the user is, their role, expertise and how they like to work;
+- feedback: a correction or a confirmed way of working ("always run pytest with -x");
+- project: decisions, goals, deadlines, incidents: context that is not in the code;
+- reference: where things live outside the repository (dashboards, tickets, docs).
+Not worth saving: what the code or git history shows, the state of the task at hand, \
+what CLAUDE.md already says, guesses. Never secrets, keys, tokens or passwords: such \
+writes are refused.
+
+Existing memories (update the right one instead of adding a duplicate, and correct \
+one these messages proved wrong):
+{manifest}
+
+One memory per file, `{root}/<type>_<topic>.md` (e.g. `feedback_testing.md`):
+
+```markdown
+---
+name: Short title
+description: One line saying what it is and when it matters (recall finds memories by it)
+type: user | feedback | project | reference
+---
+The fact or rule, with absolute dates.
+**Why:** the reason. **How to apply:** when it applies (feedback and project memories need both).
+```
+
+`{root}/MEMORY.md` is the index: one line per memory, `- [Short title](file.md) — short hook`.
+
+Work in two steps ({max_turns} responses at most):
+1. In one response, Read every file you will change — the memories to update and \
+MEMORY.md if it exists — all the calls at once (they run in parallel). A file must be \
+read before it can be changed.
+2. In the next response, make every Write and Edit at once: new memories, updated \
+ones, and the MEMORY.md lines.
+Then answer with one short line. If nothing is worth saving, call no tool and answer \
+"Nothing to save."
+"""
+
+
+def extraction_prompt(*, count: int, first_words: str, manifest: str, root: Path,
+                      policies: list[tuple[Path, str]], max_turns: int = MAX_TURNS) -> str:
+    """The fork's task: the messages since the cursor, the manifest, format, method, policies."""
+    since = f' (from the user\'s "{first_words}")' if first_words else ""
+    text = PROMPT.format(count=count, since=since, root=root, manifest=manifest or "(none yet)",
+                         max_turns=max_turns)
+    for path, policy in policies:
+        text += f"\n# What should be remembered, according to {path}\n\n{policy}\n"
+    return text
+
+
+def memory_manifest(store: MemoryStore) -> str:
+    """One line per existing memory, newest first: `- [type] file.md (time): description`."""
+    records = sorted(store.list(), key=lambda r: r.mtime, reverse=True)[:MANIFEST_MAX]
+    return "\n".join(
+        manifest_line(Candidate(r.filename, r.type, r.mtime, r.description, head_text=""))
+        for r in records
+    )
+
+
+def memory_policies(project_root: Path) -> list[tuple[Path, str]]:
+    """The project's `.claude/memory-policy.md` and the user's `memory-policy.md`, when present."""
+    found = []
+    for path in (project_root / ".claude" / POLICY_FILENAME, paths.home_dir() / POLICY_FILENAME):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            continue
+        if text:
+            found.append((path, text[:POLICY_MAX_CHARS]))
+    return found
+
+
+def first_user_words(messages: list[Message], limit: int = 80) -> str:
+    """The start of the first thing the user typed in `messages` (not a tool result or reminder)."""
+    for message in messages:
+        if message.role != "user":
+            continue
+        for block in message.content:
+            if isinstance(block, TextBlock) and not block.text.startswith("<system-reminder>"):
+                words = one_line(block.text)
+                return words if len(words) <= limit else words[: limit - 1] + "…"
+    return ""
+
+
+# ---------------------------------------------------------------- what the messages say
+
+
+def main_agent_wrote_memory(messages: list[Message], memory_dir: Path, cwd: Path) -> bool:
+    """Whether a successful Write/Edit of the main agent in `messages` targets the memory folder."""
+    ids = {
+        block.id for m in messages if m.role == "assistant" for block in m.tool_uses
+        if block.name in ("Write", "Edit") and lands_in(block.input.get("file_path"), memory_dir, cwd)
+    }
+    return any(
+        isinstance(block, ToolResultBlock) and block.tool_use_id in ids and not block.is_error
+        for m in messages if m.role == "user" for block in m.content
+    )
+
+
+# ---------------------------------------------------------------- files: journal, provenance
+
+
+class WriteJournal:
+    """Wraps the fork's policy: before an allowed Write/Edit runs, keeps its target's old bytes.
+
+    `before` maps each real path the fork was allowed to write to its bytes at
+    that moment (None: it did not exist), so a failed run can be rolled back
+    and a rewritten memory keeps its `created` time.
+    """
+
+    def __init__(self, policy: ToolPolicy, cwd: Path) -> None:
+        self.policy = policy
+        self.cwd = cwd
+        self.before: dict[str, bytes | None] = {}
+
+    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
+        """The wrapped policy's decision; an allowed write is journalled first."""
+        decision = self.policy.can_use_tool(tool_name, input)
+        raw = input.get("file_path") if isinstance(input, dict) else None
+        if isinstance(decision, Allow) and tool_name in WRITING_TOOLS and isinstance(raw, str):
+            self._keep(os.path.realpath(os.path.join(self.cwd, os.path.expanduser(raw))))
+        return decision
+
+    def _keep(self, real: str) -> None:
+        if real in self.before:
+            return  # the first write of a run is the one to undo
+        try:
+            self.before[real] = Path(real).read_bytes()
+        except FileNotFoundError:
+            self.before[real] = None
+        except OSError as exc:  # unreadable: the write will most likely fail too
+            log.warning("cannot keep a copy of %s before the extraction writes it: %s", real, exc)
+
+    def roll_back(self) -> None:
+        """Put every journalled file back as it was (one that did not exist is removed)."""
+        for real, old in self.before.items():
+            try:
+                if old is None:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(real)
+                elif Path(real).read_bytes() != old:
+                    atomic_write(Path(real), old)
+            except OSError as exc:
+                log.warning("could not roll back %s after a failed extraction: %s", real, exc)
+
+
+def _stamp(value: Any) -> str | None:
+    """A frontmatter time (YAML may have parsed it into a datetime) as `2026-11-30T12:00:00Z`."""
+    if isinstance(value, datetime):
+        value = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(value) if value else None
+
+
+def created_stamp(data: bytes | None) -> str | None:
+    """The `created` time in the frontmatter of a file's old bytes, if any."""
+    if not data:
+        return None
+    return _stamp(parse_memory_text(data.decode("utf-8", "replace")).frontmatter.get("created"))
+
+
+def stamp_provenance(path: Path, session_id: str, created: str | None, now: str) -> dict[str, Any] | None:
+    """Add `source`, `created`, `updated` to a memory's frontmatter, atomically.
+
+    Returns the new frontmatter, or None when the file has no usable frontmatter
+    block (it is left as the fork wrote it; `memory doctor` reports it).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        log.warning("extraction wrote %s but it cannot be read back: %s", path, exc)
+        return None
+    parsed = parse_memory_text(text)
+    if parsed.problem_kind in ("missing", "unclosed", "invalid_yaml", "not_mapping"):
+        log.warning("extraction wrote %s without valid frontmatter (%s)", path, parsed.problem)
+        return None
+    fm = dict(parsed.frontmatter)
+    fm["source"] = session_id
+    fm["created"] = created or _stamp(fm.get("created")) or now
+    fm["updated"] = now
+    atomic_write(path, f"---\n{dump_frontmatter(fm)}---\n\n{parsed.body}")
+    return fm
+
+
+# ---------------------------------------------------------------- the hook
+
+
+class Extractor(AgentHooks):
+    """Schedules and runs background memory extraction for one session.
+
+    For the UI: `running`, `on_saved` (callbacks given each SavedMemory),
+    `on_notice` (callbacks given a Notice when something went wrong, once) and
+    `status` (an object whose `set_background("extract", bool)` follows each run).
+    Print mode calls `wait()`; compaction calls `flush()` then `reset_cursor()`.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: MemoryStore,
+        session: Session,
+        policy: ToolPolicy,
+        project_root: Path,
+        settings: ExtractionSettings | None = None,
+        enabled: Callable[[], bool] = lambda: True,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.session = session
+        self.policy = policy  # the session's; its deny and ask rules still bind the fork
+        self.project_root = project_root
+        self.settings = settings or ExtractionSettings()
+        self.enabled = enabled
+        self.clock = clock
+        self.on_saved: list[Callable[[SavedMemory], None]] = []
+        self.on_notice: list[Callable[[Notice], None]] = []
+        self.runs = 0  # forks that finished
+        self.failures = 0
+        self._anchor: tuple[Message, int] | None = None
+        self._turns_since = 0
+        self._pending: ForkSnapshot | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._told_failure = False
+        self.status: Any = None  # set by the REPL: `set_background("extract", running)`
+
+    @classmethod
+    def for_runtime(cls, config: Config, session: Session, store: MemoryStore,
+                    policy: ToolPolicy) -> Extractor:
+        """The extractor of a session built from `config` (auto memory checked at each turn end)."""
+        return cls(store=store, session=session, policy=policy, project_root=config.project_root,
+                   settings=ExtractionSettings.from_config(config),
+                   enabled=lambda: config.auto_memory)
+
+    # -- agent hooks
+
+    async def before_request(self, agent: Agent) -> None:
+        """Keep the secret guard around the agent's policy, even after the UI replaced it."""
+        if not isinstance(agent.policy, SecretGuard):
+            agent.policy = SecretGuard(agent.policy, self.store.root, cwd=lambda: agent.ctx.cwd)
+
+    async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
+        """Schedule an extraction when the turn ended normally and the throttle allows."""
+        if done.stop_reason != "end_turn" or not self.enabled():
+            return
+        self._turns_since += 1
+        if self._turns_since < self.settings.every:
+            return
+        self._turns_since = 0
+        self.policy = agent.policy
+        self.schedule(ForkSnapshot.of(agent))
+
+    # -- scheduling
+
+    @property
+    def running(self) -> bool:
+        """Whether an extraction is in progress (or about to start)."""
+        return self._task is not None and not self._task.done()
+
+    def schedule(self, snapshot: ForkSnapshot) -> None:
+        """Run an extraction on `snapshot` now, or after the running one (newest snapshot wins)."""
+        self._pending = snapshot
+        if not self.running:
+            self._task = asyncio.get_running_loop().create_task(self._drain(), name="memory-extraction")
+
+    async def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the running extraction and its trailing run; False if `timeout` passed first."""
+        task = self._task
+        if task is None or task.done():
+            return True
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        return bool(done)
+
+    async def stop(self) -> None:
+        """Cancel a running extraction (its writes are rolled back, the cursor stays)."""
+        self._pending = None
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def flush(self, agent: Agent, timeout: float | None = None) -> bool:
+        """Extract whatever is new since the cursor now, throttle aside, and wait (compaction)."""
+        if self.enabled() and self.cursor < len(agent.session.messages):
+            self.policy = agent.policy
+            self.schedule(ForkSnapshot.of(agent))
+        return await self.wait(timeout)
+
+    async def _drain(self) -> None:
+        self._show_status(True)
+        try:
+            while self._pending is not None:
+                snapshot, self._pending = self._pending, None
+                await self._run_once(snapshot)
+        finally:
+            self._show_status(False)
+
+    def _show_status(self, running: bool) -> None:
+        if self.status is not None:  # the REPL's BackgroundStatus, when it set one
+            self.status.set_background("extract", running)
+
+    # -- the cursor
+
+    @property
+    def cursor(self) -> int:
+        """How many messages of the session's conversation were already considered."""
+        return self._start_index(self.session.messages)
+
+    def reset_cursor(self) -> None:
+        """Count the whole current conversation as considered (after compaction replaced it)."""
+        self._advance(self.session.messages)
+
+    def _start_index(self, messages: list[Message]) -> int:
+        if self._anchor is None:
+            return 0
+        anchor, size = self._anchor
+        for i in range(len(messages) - 1, -1, -1):
+            if messages[i] is anchor:
+                return i + 1 if len(anchor.content) == size else i  # a merged user message counts again
+        return 0  # the conversation was rewritten without reset_cursor(): consider all of it
+
+    def _advance(self, messages: list[Message]) -> None:
+        self._anchor = (messages[-1], len(messages[-1].content)) if messages else None
+
+    # -- one run
+
+    async def _run_once(self, snapshot: ForkSnapshot) -> None:
+        messages = snapshot.messages
+        start = self._start_index(messages)
+        new = messages[start:]
+        if not new:
+            return
+        if main_agent_wrote_memory(new, self.store.root, snapshot.cwd):
+            self._advance(messages)
+            self.session.record_system("memory_extraction_skipped",
+                                       reason="the main agent wrote to the memory folder itself")
+            return
+        journal = WriteJournal(self._fork_policy(snapshot), snapshot.cwd)
+        fork = Fork(snapshot, purpose="extract", policy=journal, max_turns=self.settings.max_turns)
+        try:
+            result = await fork.run(self._prompt(new))
+        except asyncio.CancelledError:
+            journal.roll_back()
+            raise
+        except Exception as exc:  # model errors, and bugs: never let them reach the user's turn
+            journal.roll_back()
+            self._failed(exc)
+            return
+        self.runs += 1
+        self._advance(messages)
+        self._finish(result, snapshot, journal.before)
+
+    def _fork_policy(self, snapshot: ForkSnapshot) -> ToolPolicy:
+        base = self.policy.policy if isinstance(self.policy, SecretGuard) else self.policy
+        inner = ExtractionPolicy(self.store.root, base=base if hasattr(base, "check_restrictions") else None,
+                                 cwd=snapshot.cwd)
+        return SecretGuard(inner, self.store.root, cwd=snapshot.cwd)
+
+    def _prompt(self, new: list[Message]) -> str:
+        return extraction_prompt(
+            count=len(new), first_words=first_user_words(new), manifest=memory_manifest(self.store),
+            root=self.store.root, policies=memory_policies(self.project_root),
+            max_turns=self.settings.max_turns,
+        )
+
+    def _failed(self, exc: Exception) -> None:
+        self.failures += 1
+        message = str(exc) or type(exc).__name__
+        log.warning("memory extraction failed: %s", message)
+        self.session.record_system("memory_extraction_failed", message=message)
+        if not self._told_failure:
+            self._told_failure = True
+            self._notify(Notice(
+                f"Memory extraction failed ({message}). Nothing was saved from these messages; "
+                "they will be tried again after the next turn.", "warning"))
+
+    # -- after a successful run
+
+    def _finish(self, result: ForkResult, snapshot: ForkSnapshot, before: dict[str, bytes | None]) -> None:
+        if result.hit_turn_limit:
+            self.session.record_system("memory_extraction_stopped", turns=result.turns)
+        now = iso_utc(self.clock())
+        saved = []
+        for path in result.written:
+            try:
+                memory = self._stamp_and_index(path, snapshot.session_id, before, now)
+            except Exception as exc:  # one bad file must not hide the others
+                log.warning("could not finish memory file %s: %s", path, exc)
+                continue
+            if memory is not None:
+                saved.append(memory)
+        for memory in saved:
+            self.session.record_system("memory_saved", file=memory.filename, path=str(memory.path),
+                                       description=memory.description, created=memory.created)
+            for callback in self.on_saved:
+                callback(memory)
+
+    def _stamp_and_index(self, path: Path, session_id: str, before: dict[str, bytes | None],
+                         now: str) -> SavedMemory | None:
+        filename = self._memory_filename(path)
+        if filename is None:
+            return None
+        real = os.path.realpath(path)
+        fm = stamp_provenance(Path(real), session_id, created_stamp(before.get(real)), now)
+        if fm is None:
+            return None
+        name, description = one_line(fm.get("name") or Path(filename).stem), one_line(fm.get("description") or "")
+        if filename not in {e.filename for e in self.store.index_entries()}:
+            self.store.update_index(add_or_replace={filename: index_line(filename, name, description)})
+        return SavedMemory(filename, description, Path(real), created=before.get(real) is None)
+
+    def _memory_filename(self, path: Path) -> str | None:
+        """`path` relative to the memory folder when it is a topic file, else None."""
+        real, root = os.path.realpath(path), os.path.realpath(self.store.root)
+        if not real.startswith(root + os.sep) or not real.endswith(".md"):
+            return None
+        rel = Path(os.path.relpath(real, root))
+        if rel.as_posix() == INDEX_FILENAME or rel.parts[0] in (ARCHIVE_DIR, LOGS_DIR):
+            return None
+        return rel.as_posix()
+
+    def _notify(self, notice: Notice) -> None:
+        for callback in self.on_notice:
+            callback(notice)

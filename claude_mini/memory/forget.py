@@ -1,0 +1,517 @@
+"""Forgetting on purpose, reversibly: keep-scores, archiving (gc), restore, likely duplicates.
+
+A memory system that only ever writes drowns in its own notes. Each memory
+gets a keep-score from the usage record (recall surfacings) and its last write:
+
+    score = 0.5 ** (age / halfLife)                                  recency
+          + 0.5 * ln(1 + uses) * 0.5 ** (age / (4 * halfLife))      proven usefulness
+
+`age` is the time since the later of its last recall and its last write
+(frontmatter `updated`/`created`, else the file time). The use bonus fades four
+times slower than recency, so a memory that was often useful outlives one that
+never was, but not forever. Memories of type user or feedback, and any with
+`pinned: true`, score at least 1.0 and are never archived automatically.
+
+gc archives the lowest scores (store.delete: archive/, never unlinked, with the
+index line kept in archive/ARCHIVE.md) until MEMORY.md and the file count are
+back under 75% of their limits. It runs automatically (`maybe_auto_gc`, at the
+start of a session) once the index passes 90% of its 200-line / 25,000-byte
+limits or the file count passes 90% of `memory.maxFiles`. A manual
+`memory gc` also archives stale memories (score under 0.05: roughly four
+half-lives without a use). `restore` brings an archived memory back under its
+old name, or a distinct one when that name is taken again; restoring a memory
+that /dream wrote (`replaces:` in its frontmatter) undoes the merge.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from claude_mini.memory.fileutil import LockTimeout, locked
+from claude_mini.memory.lexical import HEAD_READ_BYTES, LexicalIndex, candidate_from_text
+from claude_mini.memory.store import (
+    ARCHIVE_DIR,
+    INDEX_MAX_BYTES,
+    INDEX_MAX_LINES,
+    ArchivedMemory,
+    ArchiveEntry,
+    Finding,
+    MemoryNotFound,
+    MemoryRecord,
+    MemoryStore,
+    MemoryStoreError,
+    UsageEntry,
+    epoch_of,
+    index_line,
+    parse_index,
+    read_text_head,
+    retarget_index_line,
+    slugify,
+)
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], float]
+
+DEFAULT_HALF_LIFE_DAYS = 30.0
+DEFAULT_MAX_FILES = 200  # Claude Code's hard cap on memory files
+FREQUENCY_WEIGHT = 0.5
+FREQUENCY_FADE = 4.0  # the use bonus halves every 4 half-lives
+PROTECTED_TYPES = ("user", "feedback")
+PROTECTED_FLOOR = 1.0  # as if used just now
+STALE_SCORE = 0.05  # manual gc archives below this: ~4.3 half-lives unused, little use history
+HIGH_WATER = 0.9  # automatic gc starts above this share of a limit...
+LOW_WATER = 0.75  # ...and archives until everything is under this share
+# TF-IDF cosine from which two memories are likely duplicates. On bench_recall's fixture
+# (155 memories, 11 hand-made duplicate pairs) 0.3 finds 9 of the 11 pairs and no other
+# pair, except memories written from one template for different services, which it groups.
+DUPLICATE_THRESHOLD = 0.3
+MESSAGE_NAMES = 5
+DAY = 86_400.0
+
+
+# --- settings ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ForgetSettings:
+    """The `memory.*` settings forgetting uses, validated (bad values fall back to defaults)."""
+
+    half_life_days: float = DEFAULT_HALF_LIFE_DAYS
+    max_files: int = DEFAULT_MAX_FILES
+    auto_gc: bool = True
+
+    @classmethod
+    def from_config(cls, config: Any) -> ForgetSettings:
+        """From a `Config` (or anything with `.get(dotted, default)`); None gives the defaults."""
+        if config is None:
+            return cls()
+        half = config.get("memory.halfLifeDays", DEFAULT_HALF_LIFE_DAYS)
+        files = config.get("memory.maxFiles", DEFAULT_MAX_FILES)
+        auto = config.get("memory.autoGc", True)
+        return cls(
+            half_life_days=float(half) if _positive_number(half) else DEFAULT_HALF_LIFE_DAYS,
+            max_files=int(files) if _positive_number(files) and int(files) >= 1 else DEFAULT_MAX_FILES,
+            auto_gc=auto is not False,
+        )
+
+
+def _positive_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+# --- keep-scores ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class KeepScore:
+    """How much a memory deserves its place; the lowest go to the archive first."""
+
+    filename: str
+    name: str
+    type: str | None
+    score: float
+    last_used: float  # the later of its last recall and its last write
+    count: int  # recall surfacings
+    protected: str | None = None  # why gc never archives it automatically (user/feedback/pinned)
+
+
+def last_written(record: MemoryRecord) -> float:
+    """When a memory was last written: frontmatter `updated`, else `created`, else the file time."""
+    for key in ("updated", "created"):
+        when = epoch_of(record.frontmatter.get(key))
+        if when is not None:
+            return when
+    return record.mtime
+
+
+def protection(record: MemoryRecord) -> str | None:
+    """Why `record` is never archived automatically (its type, or pinned), else None."""
+    if record.pinned:
+        return "pinned"
+    return record.type if record.type in PROTECTED_TYPES else None
+
+
+def keep_score(record: MemoryRecord, usage: UsageEntry | None, now: float,
+               half_life_days: float = DEFAULT_HALF_LIFE_DAYS) -> KeepScore:
+    """The keep-score of one memory at `now` (see the module docstring for the formula)."""
+    count = usage["count"] if usage else 0
+    last = max(last_written(record), usage["last_used"] if usage else 0.0)
+    age_days = max(0.0, now - last) / DAY
+    recency = 0.5 ** (age_days / half_life_days)
+    bonus = FREQUENCY_WEIGHT * math.log1p(count) * 0.5 ** (age_days / (half_life_days * FREQUENCY_FADE))
+    guard = protection(record)
+    score = max(recency + bonus, PROTECTED_FLOOR) if guard else recency + bonus
+    return KeepScore(record.filename, record.name, record.type, score, last, count, guard)
+
+
+def keep_scores(store: MemoryStore, now: float | None = None,
+                settings: ForgetSettings | None = None,
+                records: list[MemoryRecord] | None = None) -> list[KeepScore]:
+    """Every memory's keep-score, lowest first (ties: least recently used, then filename)."""
+    settings = settings or ForgetSettings()
+    now = store.clock() if now is None else now
+    usage = store.usage()
+    records = store.list() if records is None else records
+    scores = [keep_score(r, usage.get(r.filename), now, settings.half_life_days) for r in records]
+    scores.sort(key=lambda s: (s.score, s.last_used, s.filename))
+    return scores
+
+
+# --- how full the index is -------------------------------------------------------------
+@dataclass(frozen=True)
+class IndexSize:
+    """MEMORY.md lines and bytes, and the number of memory files."""
+
+    lines: int
+    bytes: int
+    files: int
+
+
+def index_size(store: MemoryStore, records: list[MemoryRecord] | None = None) -> IndexSize:
+    """How big the index and the folder are now."""
+    text = store.index_text()
+    files = len(store.list() if records is None else records)
+    return IndexSize(len(text.splitlines()), len(text.encode("utf-8")), files)
+
+
+def pressure(size: IndexSize, settings: ForgetSettings, share: float = HIGH_WATER) -> list[str]:
+    """Which limits `size` is above `share` of, as phrases for the user (empty: none)."""
+    out = []
+    if size.lines > share * INDEX_MAX_LINES:
+        out.append(f"MEMORY.md has {size.lines} lines (limit {INDEX_MAX_LINES})")
+    if size.bytes > share * INDEX_MAX_BYTES:
+        out.append(f"MEMORY.md has {size.bytes:,} bytes (limit {INDEX_MAX_BYTES:,})")
+    if size.files > share * settings.max_files:
+        out.append(f"there are {size.files} memory files (memory.maxFiles {settings.max_files})")
+    return out
+
+
+# --- gc --------------------------------------------------------------------------------
+@dataclass
+class GcPlan:
+    """What gc would archive, and why."""
+
+    victims: list[KeepScore]
+    reasons: list[str]  # the limits that are nearly reached; empty when only stale ones go
+    before: IndexSize
+    after: IndexSize
+    blocked: str | None = None  # why the limits cannot be met (protected memories fill them)
+
+
+@dataclass
+class GcResult:
+    """What gc did (nothing when `dry_run`)."""
+
+    plan: GcPlan
+    archived: list[ArchivedMemory] = field(default_factory=list)
+    dry_run: bool = False
+
+
+def plan_gc(store: MemoryStore, settings: ForgetSettings | None = None, now: float | None = None,
+            *, stale: bool = True, force: bool = False) -> GcPlan:
+    """Choose the memories to archive: stale ones (if `stale`), then the lowest-scoring ones
+    while the index is near a limit (or `force`), until it is under LOW_WATER of each."""
+    settings = settings or ForgetSettings()
+    records = store.list()
+    scores = keep_scores(store, now, settings, records)
+    before = index_size(store, records)
+    reasons = pressure(before, settings)
+    line_bytes = {e.filename: len(e.line.encode("utf-8")) + 1 for e in store.index_entries()}
+    victims: list[KeepScore] = []
+    size = before
+    for s in scores:
+        if s.protected:
+            continue
+        if (stale and s.score < STALE_SCORE) or ((reasons or force)
+                                                   and pressure(size, settings, LOW_WATER)):
+            victims.append(s)
+            size = _without(size, line_bytes.get(s.filename))
+    blocked = None
+    if pressure(size, settings, 1.0):
+        blocked = ("the memories gc may not archive (user, feedback, pinned) alone exceed a "
+                   "limit; run /dream to merge them or unpin some")
+    return GcPlan(victims, reasons, before, size, blocked)
+
+
+def _without(size: IndexSize, line_bytes: int | None) -> IndexSize:
+    if line_bytes is None:  # not in the index: only the file count drops
+        return IndexSize(size.lines, size.bytes, size.files - 1)
+    return IndexSize(size.lines - 1, size.bytes - line_bytes, size.files - 1)
+
+
+def gc(store: MemoryStore, settings: ForgetSettings | None = None, clock: Clock | None = None,
+       *, dry_run: bool = False, stale: bool = True, force: bool = False) -> GcResult:
+    """Archive what `plan_gc` chose (never deletes); `dry_run` only plans."""
+    now = (clock or store.clock)()
+    plan = plan_gc(store, settings, now, stale=stale, force=force)
+    result = GcResult(plan, dry_run=dry_run)
+    if dry_run:
+        return result
+    for victim in plan.victims:
+        try:
+            result.archived.append(store.delete(victim.filename,
+                                                reason=f"gc: keep-score {victim.score:.3f}"))
+        except MemoryNotFound:
+            log.info("gc: %s was already gone", victim.filename)
+    return result
+
+
+def maybe_auto_gc(store: MemoryStore, config: Any = None,
+                  clock: Clock | None = None) -> list[ArchivedMemory]:
+    """At session start: archive low scorers if the index nears its limits; never raises.
+
+    Returns what was archived; show `gc_message(archived)` to the user when non-empty.
+    """
+    settings = ForgetSettings.from_config(config)
+    if not settings.auto_gc or getattr(config, "auto_memory", True) is False:
+        return []
+    try:
+        return gc(store, settings, clock, stale=False).archived
+    except (MemoryStoreError, LockTimeout, OSError) as exc:
+        log.warning("automatic memory gc skipped: %s", exc)
+        return []
+
+
+def gc_message(archived: list[ArchivedMemory], *, dry_run: bool = False) -> str:
+    """One line telling the user what was (or would be) archived and how to undo it."""
+    if not archived:
+        return "Nothing to archive." if not dry_run else "gc would archive nothing."
+    names = [a.filename for a in archived]
+    shown = ", ".join(names[:MESSAGE_NAMES])
+    if len(names) > MESSAGE_NAMES:
+        shown += f" and {len(names) - MESSAGE_NAMES} more"
+    verb = "Would archive" if dry_run else "Archived"
+    noun = "memory" if len(names) == 1 else "memories"
+    return (f"{verb} {len(names)} little-used {noun} to {ARCHIVE_DIR}/: {shown} "
+            "(claude-mini memory restore NAME brings one back).")
+
+
+# --- restore ---------------------------------------------------------------------------
+@dataclass
+class RestoreResult:
+    """What restore did: files brought back (archive name -> live name) and any put away."""
+
+    restored: list[tuple[str, str]] = field(default_factory=list)
+    archived: list[ArchivedMemory] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def message(self) -> str:
+        """One line (plus notes) for the user."""
+        parts = [f"Restored {live}" + (f" (from {ARCHIVE_DIR}/{src})" if src != live else "")
+                 for src, live in self.restored]
+        text = "; ".join(parts) + "."
+        if self.archived:
+            text += " Archived " + ", ".join(a.filename for a in self.archived) + "."
+        return " ".join([text, *self.notes])
+
+
+def restore(store: MemoryStore, name: str, clock: Clock | None = None) -> RestoreResult:
+    """Bring an archived memory back; for a live memory with `replaces:`, undo that merge.
+
+    A name that is taken again keeps both: the restored file gets `-2`, `-3`, ...
+    Raises MemoryNotFound when nothing in the archive matches.
+    """
+    now = (clock or store.clock)()
+    successor = _live_successor(store, name)
+    if successor is not None:
+        return _undo_merge(store, successor, now)
+    entry = find_archived(store, name)
+    result = RestoreResult()
+    result.restored.append((entry.file, restore_entry(store, entry, now)))
+    if entry.successor and store.exists(entry.successor):
+        result.notes.append(f"It had been merged into {entry.successor}, which stays; "
+                            f"`claude-mini memory restore {entry.successor}` undoes the whole merge.")
+    return result
+
+
+def _live_successor(store: MemoryStore, name: str) -> MemoryRecord | None:
+    try:
+        record = store.read(name)
+    except MemoryStoreError:
+        return None
+    return record if _replaces(record) else None
+
+
+def _replaces(record: MemoryRecord) -> list[str]:
+    value = record.frontmatter.get("replaces")
+    items = value if isinstance(value, list) else [value] if isinstance(value, str) else []
+    return [str(v).strip() for v in items if str(v).strip()]
+
+
+def _undo_merge(store: MemoryStore, successor: MemoryRecord, now: float) -> RestoreResult:
+    """Put the merged memory away, then bring back every original it replaced."""
+    entries = [_replaced_entry(store, item, successor.filename) for item in _replaces(successor)]
+    found = [e for e in entries if e is not None]
+    if not found:
+        raise MemoryNotFound(f"{successor.filename} replaces {', '.join(_replaces(successor))}, "
+                             f"but none of them is in {ARCHIVE_DIR}/ any more")
+    result = RestoreResult()
+    result.archived.append(store.delete(successor.filename, reason="restore: merge undone"))
+    for entry in found:
+        result.restored.append((entry.file, restore_entry(store, entry, now)))
+    missing = len(entries) - len(found)
+    if missing:
+        result.notes.append(f"{missing} of the originals it replaced were no longer archived.")
+    return result
+
+
+def _replaced_entry(store: MemoryStore, item: str, successor: str) -> ArchiveEntry | None:
+    """The archive entry a `replaces:` item names: `archive/x.md`, or an original filename."""
+    entries = [e for e in store.archive_entries() if (store.archive_dir / e.file).is_file()]
+    if item.startswith(ARCHIVE_DIR + "/"):
+        file = item.removeprefix(ARCHIVE_DIR + "/")
+        match = [e for e in entries if e.file == file]
+        return match[-1] if match else _bare_entry(store, file)
+    by_successor = [e for e in entries if e.original == item and e.successor == successor]
+    match = by_successor or [e for e in entries if e.original == item]
+    return match[-1] if match else None
+
+
+def find_archived(store: MemoryStore, name: str) -> ArchiveEntry:
+    """The newest archived memory matching `name` (archive filename, old filename or title)."""
+    key = name.strip().removeprefix(ARCHIVE_DIR + "/")
+    if not key:
+        raise MemoryNotFound("no memory name given")
+    md = key if key.lower().endswith(".md") else key + ".md"
+    entries = [e for e in store.archive_entries() if (store.archive_dir / e.file).is_file()]
+    for test in (lambda e: e.file == md, lambda e: e.original == md,
+                 lambda e: _title(e).casefold() == key.casefold(),
+                 lambda e: slugify(_title(e)) == slugify(key)):
+        matches = [e for e in entries if test(e)]
+        if matches:
+            return max(matches, key=lambda e: e.archived_at or 0.0)
+    bare = _bare_entry(store, md)
+    if bare is not None:
+        return bare
+    raise MemoryNotFound(f"nothing named {name!r} in {store.archive_dir} "
+                         f"(see {ARCHIVE_DIR}/ARCHIVE.md)")
+
+
+def _title(entry: ArchiveEntry) -> str:
+    parsed = parse_index(entry.index_line)
+    return parsed[0].title if parsed else ""
+
+
+def _bare_entry(store: MemoryStore, file: str) -> ArchiveEntry | None:
+    """An entry for an archived file ARCHIVE.md does not list (archived by hand, or a crash)."""
+    path = store.archive_dir / file
+    if ".." in Path(file).parts or not path.is_file() or path == store.archive_index_path:
+        return None
+    text, _ = read_text_head(path, HEAD_READ_BYTES)
+    line = index_line(file, Path(file).stem, "")
+    if text is not None:
+        candidate = candidate_from_text(file, text, path.stat().st_mtime)
+        line = index_line(file, candidate.name, candidate.description)
+    return ArchiveEntry(file, file, line, None, "unknown", None, None, line)
+
+
+def restore_entry(store: MemoryStore, entry: ArchiveEntry, now: float) -> str:
+    """Move one archived file back (bytes unchanged), re-add its index line and usage; its live name."""
+    src = store.archive_dir / entry.file
+    with locked(store.index_path):
+        dest_name = _free_live_name(store, entry.original)
+        dest = store.root / dest_name
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(src, dest)
+        store.update_index(add_or_replace={dest_name: retarget_index_line(entry.index_line,
+                                                                          dest_name)})
+        store.remove_archive_entry(entry.file)
+    store.edit_usage(lambda data: data.__setitem__(dest_name, _restored_usage(entry.usage, now)))
+    return dest_name
+
+
+def _restored_usage(old: UsageEntry | None, now: float) -> UsageEntry:
+    # Restoring is a use: without it, the next gc would archive the memory again at once.
+    return {"count": (old["count"] if old else 0) + 1, "last_used": now}
+
+
+def _free_live_name(store: MemoryStore, filename: str) -> str:
+    """`filename` if no live file has it, else `stem-2.md`, `stem-3.md`, ..."""
+    path = Path(filename)
+    candidate, n = filename, 2
+    while (store.root / candidate).exists() or (store.root / candidate).is_symlink():
+        candidate = path.with_name(f"{path.stem}-{n}{path.suffix or '.md'}").as_posix()
+        n += 1
+    return candidate
+
+
+# --- likely duplicates -----------------------------------------------------------------
+def likely_duplicates(store: MemoryStore, threshold: float = DUPLICATE_THRESHOLD,
+                      ) -> list[tuple[str, str, float]]:
+    """Pairs of memories whose TF-IDF vectors (name, description, first lines) are close.
+
+    (a, b, cosine) with a < b, most similar first. Input for /dream and for people.
+    """
+    docs = []
+    for record in store.list():
+        text, _ = read_text_head(record.path, HEAD_READ_BYTES)
+        if text is not None:
+            docs.append(candidate_from_text(record.filename, text, record.mtime))
+    index = LexicalIndex(docs)
+    vectors = {d.filename: _tfidf(d.terms, index) for d in docs}
+    dots: dict[tuple[str, str], float] = {}
+    for term, posting in index.postings.items():
+        if len(posting) < 2:
+            continue
+        names = sorted(posting)
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                dots[(a, b)] = dots.get((a, b), 0.0) + vectors[a][term] * vectors[b][term]
+    pairs = [(a, b, round(dot, 3)) for (a, b), dot in dots.items() if dot >= threshold]
+    pairs.sort(key=lambda p: (-p[2], p[0], p[1]))
+    return pairs
+
+
+def _tfidf(terms: dict[str, float], index: LexicalIndex) -> dict[str, float]:
+    """A unit-length TF-IDF vector with sublinear term frequency."""
+    weights = {t: (1.0 + math.log(tf)) * index.idf(len(index.postings[t]))
+               for t, tf in terms.items() if tf > 0}
+    norm = math.sqrt(sum(w * w for w in weights.values())) or 1.0
+    return {t: w / norm for t, w in weights.items()}
+
+
+def duplicate_groups(pairs: list[tuple[str, str, float]]) -> list[tuple[list[str], float]]:
+    """Pairs joined into groups of look-alikes (a, b, c...), with each group's best score."""
+    parent: dict[str, str] = {}
+
+    def root(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for a, b, _ in pairs:
+        parent[root(a)] = root(b)
+    groups: dict[str, list[str]] = {}
+    for name in list(parent):
+        groups.setdefault(root(name), []).append(name)
+    best: dict[str, float] = {}
+    for a, _, score in pairs:
+        best[root(a)] = max(best.get(root(a), 0.0), score)
+    out = [(sorted(files), best[key]) for key, files in groups.items()]
+    out.sort(key=lambda g: (-g[1], g[0]))
+    return out
+
+
+def duplicate_findings(store: MemoryStore, threshold: float = DUPLICATE_THRESHOLD) -> list[Finding]:
+    """Likely duplicates as doctor findings, one per group (not fixable mechanically: /dream)."""
+    findings = []
+    for files, score in duplicate_groups(likely_duplicates(store, threshold)):
+        others = ", ".join(files[1:])
+        findings.append(Finding("likely_duplicate", files[0],
+                                f"looks like {others} (up to {round(score * 100)}% similar); "
+                                "merge them (/dream) or make their descriptions say how they differ"))
+    return findings
+
+
+# --- display ---------------------------------------------------------------------------
+def describe_score(score: KeepScore, now: float) -> str:
+    """`0.42  used 3x, last 12 days ago` or `1.00  protected (feedback)` for `memory list --scores`."""
+    age = max(0.0, now - score.last_used) / DAY
+    used = f"used {score.count}x, last {age:.0f} days ago" if score.count else \
+        f"never recalled, written {age:.0f} days ago"
+    guard = f", kept ({score.protected})" if score.protected else ""
+    return f"{score.score:5.2f}  {used}{guard}"
+

@@ -1,0 +1,565 @@
+"""Layer 3: recall. Each user turn, bring back the few stored memories that this query needs.
+
+One turn (DESIGN.md section 3):
+
+    on_turn_start ─► prefetch task (never awaited, unless recall.waitMs > 0)
+                       scan the memory folder (cached, in a thread) ─► manifest of ≤ 200
+                       ─► strategy "model":   one side-model request (purpose recall)
+                          └─ fails or exceeds recall.timeoutMs ─► "lexical" for this turn
+                       ─► strategy "lexical": BM25 above a threshold, no request
+    attachments()  ─► at the next tool-result boundary after the task is done: the chosen
+                       files, each cut to 4 KiB / 200 lines and headed with its age
+    on_turn_end    ─► a prefetch still running is cancelled; an unused result is dropped
+
+Budgets (DESIGN.md section 5): at most 5 files per turn, 60 KiB per session. The
+session budget is counted from the recalled blocks that are in the conversation, so
+a compaction that drops them frees it (`reset_budget()` re-counts at once); files
+already in the context are not offered again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from claude_mini.agent.hooks import AgentHooks
+from claude_mini.llm.client import ModelError
+from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolUseBlock
+from claude_mini.memory.lexical import (
+    SHORTLIST_SIZE,
+    Candidate,
+    CandidateScanner,
+    manifest_line,
+    select_lexical,
+    shortlist,
+)
+from claude_mini.memory.store import MemoryStore, read_text_head
+
+if TYPE_CHECKING:
+    from claude_mini.agent.events import TurnDone
+    from claude_mini.agent.loop import Agent
+    from claude_mini.config import Config
+    from claude_mini.llm.client import ModelClient
+    from claude_mini.session import Session
+
+log = logging.getLogger(__name__)
+
+# --- constants (DESIGN.md section 5) -------------------------------------------------
+STRATEGIES = ("model", "lexical", "off")
+MAX_SELECTED = 5
+RECALL_MAX_TOKENS = 256
+FILE_MAX_BYTES = 4096
+FILE_MAX_LINES = 200
+SESSION_BUDGET_BYTES = 60 * 1024
+MIN_USEFUL_BUDGET = 1024  # below this a prefetch could not inject anything worth its cost
+STALE_AFTER_DAYS = 30
+DEFAULT_TIMEOUT_MS = 10_000
+QUERY_MAX_CHARS = 4_000  # a pasted log is cut before it goes into the recall prompt
+RECENT_TOOL_MESSAGES = 10  # how far back "recently used tools" looks
+RECALL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"selected_memories": {"type": "array", "items": {"type": "string"}}},
+    "required": ["selected_memories"],
+    "additionalProperties": False,
+}
+HEADER_PREFIX = "Recalled memory: "
+_REMINDER_OPEN = "<system-reminder>\n"
+_REMINDER_CLOSE = "\n</system-reminder>"
+_HEADER = re.compile(r"^Recalled memory: (?P<file>.+?) — saved ")
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+
+RECALL_SYSTEM = """\
+You choose which saved memory files a coding assistant should read before it answers \
+the user's request. Each memory file is listed on one line as \
+`- [type] filename (when saved): description`.
+
+Select at most 5 files that will clearly help with this request, judged by their names \
+and descriptions. Be selective: a loosely related file costs attention and helps nothing, \
+and when no file clearly helps, select none.
+
+If the assistant used a tool recently, skip reference material or usage notes about that \
+tool (it is already using it), but do select warnings, gotchas and known pitfalls about it.
+
+Answer with JSON only, no prose: {"selected_memories": ["file.md", ...]}, copying each \
+filename exactly as listed."""
+
+
+class RecallFailed(Exception):
+    """The side model gave no usable selection (error, deadline, or an answer that is not JSON)."""
+
+
+# --- settings ------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RecallSettings:
+    """The `recall.*` settings and the side model, read at the start of each turn."""
+
+    strategy: str = "model"
+    wait_ms: int = 0
+    timeout_ms: int = DEFAULT_TIMEOUT_MS
+    model: str = "claude-haiku-4-5"
+    enabled: bool = True
+    problems: tuple[str, ...] = ()
+
+    @classmethod
+    def from_config(cls, config: Config) -> RecallSettings:
+        """Settings from a Config; bad values fall back to the default with a problem noted."""
+        problems: list[str] = []
+        strategy = config.get("recall.strategy", "model")
+        if strategy not in STRATEGIES:
+            problems.append(f"recall.strategy {strategy!r} is not one of {', '.join(STRATEGIES)}; "
+                            "using 'model'")
+            strategy = "model"
+        wait = _millis(config.get("recall.waitMs", 0), "recall.waitMs", 0, problems)
+        timeout = _millis(config.get("recall.timeoutMs", DEFAULT_TIMEOUT_MS), "recall.timeoutMs",
+                          DEFAULT_TIMEOUT_MS, problems)
+        return cls(strategy, wait, timeout, config.small_model,
+                   config.auto_memory and strategy != "off", tuple(problems))
+
+
+def _millis(value: Any, key: str, default: int, problems: list[str]) -> int:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return int(value)
+    problems.append(f"{key} must be a number of milliseconds >= 0 (got {value!r}); "
+                    f"using {default}")
+    return default
+
+
+# --- records -------------------------------------------------------------------------
+@dataclass
+class RecalledMemory:
+    """One selected file, rendered as the attachment the model will see."""
+
+    filename: str
+    path: Path
+    text: str
+
+    @property
+    def size(self) -> int:
+        """Bytes this attachment takes in the context (what the session budget counts)."""
+        return len(self.text.encode("utf-8"))
+
+
+@dataclass
+class Selection:
+    """What one prefetch chose, and how."""
+
+    memories: list[RecalledMemory]
+    strategy: str  # model | lexical | lexical (fallback)
+    offered: int  # files in the manifest
+    fallback_reason: str | None = None
+
+
+@dataclass
+class RecallEvent:
+    """One turn's recall, for /context: what was chosen and what reached the model."""
+
+    query: str
+    strategy: str
+    started: float
+    selected: list[str] = field(default_factory=list)
+    injected: list[str] = field(default_factory=list)
+    outcome: str = "running"  # running | injected | nothing selected | dropped | over budget
+    note: str = ""
+
+
+@dataclass
+class RecallSummary:
+    """What recall did this session: for /context and tests."""
+
+    strategy: str
+    enabled: bool
+    running: bool
+    budget: int
+    in_context: dict[str, int]
+    events: list[RecallEvent]
+
+    @property
+    def used(self) -> int:
+        """Bytes of recalled memories in the context now."""
+        return sum(self.in_context.values())
+
+    def lines(self) -> list[str]:
+        """A plain-text report: the recalled files in the context and the last turns."""
+        state = f"strategy {self.strategy}" if self.enabled else "off"
+        head = (f"Recalled memories ({state}): {len(self.in_context)} in the context, "
+                f"{self.used:,} of {self.budget:,} bytes" + (" · selecting…" if self.running else ""))
+        lines = [head]
+        lines += [f"  {name}  {size:,} bytes" for name, size in self.in_context.items()]
+        for event in self.events[-5:]:
+            picked = ", ".join(event.injected or event.selected) or "-"
+            note = f" ({event.note})" if event.note else ""
+            lines.append(f"  turn \"{_clip(event.query, 40)}\": {event.strategy} → "
+                         f"{event.outcome}: {picked}{note}")
+        return lines
+
+
+# --- pure helpers --------------------------------------------------------------------
+def should_recall(text: str) -> bool:
+    """Recall runs for real requests, not slash commands or one-word inputs ("thanks")."""
+    stripped = text.strip()
+    return not stripped.startswith("/") and len(stripped.split()) > 1
+
+
+def recent_tools(messages: Sequence[Message], window: int = RECENT_TOOL_MESSAGES) -> list[str]:
+    """Names of the tools called in the last `window` messages, most recent first."""
+    names: list[str] = []
+    for message in reversed(messages[-window:]):
+        for block in reversed(message.content):
+            if isinstance(block, ToolUseBlock) and block.name not in names:
+                names.append(block.name)
+    return names
+
+
+def age_phrase(mtime: float, now: float) -> str:
+    """"saved 12 days ago"; past 30 days it adds that the memory may be outdated."""
+    days = int(max(0.0, now - mtime) // 86_400)
+    phrase = {0: "saved today", 1: "saved yesterday"}.get(days, f"saved {days} days ago")
+    if days > STALE_AFTER_DAYS:
+        phrase += "; may be outdated, check before relying on it"
+    return phrase
+
+
+def build_recall_request(model: str, query: str, manifest: Sequence[str],
+                         tools: Sequence[str]) -> ModelRequest:
+    """The side-model request that selects memories from the manifest."""
+    prompt = (f"Request:\n<request>\n{_clip(query.strip(), QUERY_MAX_CHARS)}\n</request>\n\n"
+              f"Recently used tools: {', '.join(tools) if tools else 'none'}\n\n"
+              "Memory files:\n" + "\n".join(manifest))
+    return ModelRequest(model=model, system=[RECALL_SYSTEM], messages=[Message.user(prompt)],
+                        max_tokens=RECALL_MAX_TOKENS, purpose="recall",
+                        output_schema=RECALL_SCHEMA, cache=False)
+
+
+def parse_selection(text: str, allowed: Iterable[str]) -> list[str]:
+    """The filenames the side model chose that are in the manifest, at most 5, in its order.
+
+    Raises RecallFailed when the answer holds no `{"selected_memories": [...]}` object
+    (as text from an endpoint without structured output, fences and prose are tolerated).
+    """
+    data = _find_json_object(text)
+    chosen = data.get("selected_memories") if data is not None else None
+    if not isinstance(chosen, list):
+        raise RecallFailed(f"the answer is not the expected JSON: {_clip(' '.join(text.split()), 80)!r}")
+    allowed_set = set(allowed)
+    out: list[str] = []
+    for item in chosen:
+        name = item.strip().removeprefix("./") if isinstance(item, str) else ""
+        if name and not name.endswith(".md") and f"{name}.md" in allowed_set:
+            name += ".md"
+        if name in allowed_set and name not in out:
+            out.append(name)
+    return out[:MAX_SELECTED]
+
+
+def _find_json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object with `selected_memories` in `text`, or None."""
+    for candidate in (text.strip(), *_FENCE.findall(text)):
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, dict) and "selected_memories" in value:
+            return value
+    return None
+
+
+def render_memory(candidate: Candidate, now: float) -> RecalledMemory | None:
+    """The attachment for one file: header with its age, then at most 4 KiB / 200 lines."""
+    path = candidate.path
+    if path is None:
+        return None
+    text, _reason = read_text_head(path, FILE_MAX_BYTES)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if text is None:
+        return None
+    body, note = _cut(text, st.st_size, path)
+    header = (f"{HEADER_PREFIX}{candidate.filename} — {age_phrase(st.st_mtime, now)}\n"
+              f"(file {path}; chosen by recall for this request, not written by the user)")
+    return RecalledMemory(candidate.filename, path, f"{header}\n\n{body.rstrip()}{note}")
+
+
+def _cut(text: str, size: int, path: Path) -> tuple[str, str]:
+    """`text` cut to 200 lines (it is already at most 4 KiB), and the note saying so."""
+    by_bytes = size > FILE_MAX_BYTES
+    newline = text.rfind("\n")
+    if by_bytes and newline > len(text) // 2:
+        text = text[:newline]  # no half line at the byte cut, unless the line is most of it
+    lines = text.split("\n")
+    if len(lines) > FILE_MAX_LINES:
+        shown = "\n".join(lines[:FILE_MAX_LINES])
+        return shown, (f"\n\n[Truncated to the first {FILE_MAX_LINES} lines "
+                       f"({len(shown.encode()):,} of {size:,} bytes). Read {path} for the rest.]")
+    if by_bytes:
+        return text, (f"\n\n[Truncated to the first {len(text.encode()):,} of {size:,} bytes "
+                      f"(limit {FILE_MAX_BYTES:,}). Read {path} for the rest.]")
+    return text, ""
+
+
+def recalls_in_context(messages: Iterable[Message]) -> dict[str, int]:
+    """filename -> bytes of every recalled-memory block still in the conversation."""
+    found: dict[str, int] = {}
+    prefix = _REMINDER_OPEN + HEADER_PREFIX
+    for message in messages:
+        if message.role != "user":
+            continue
+        for block in message.content:
+            if isinstance(block, TextBlock) and block.text.startswith(prefix):
+                inner = block.text[len(_REMINDER_OPEN):].removesuffix(_REMINDER_CLOSE)
+                match = _HEADER.match(inner)
+                if match:
+                    found[match.group("file")] = len(inner.encode("utf-8"))
+    return found
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- the hook ------------------------------------------------------------------------
+class RecallHook(AgentHooks):
+    """Layer 3 in the agent loop: prefetch at turn start, inject at a tool-result boundary.
+
+    `running` tells a UI that a selection is in flight (and `status`, when the REPL sets
+    it, hears `set_background("recall", ...)`); `summary()` feeds /context; `notices`
+    collects one-line messages (a fallback, a bad setting) for the UI to show.
+    """
+
+    def __init__(self, store: MemoryStore, config: Config, *, client: ModelClient | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.config = config
+        self.client = client  # None: use the agent's client (the main one; purpose tells them apart)
+        self.clock = clock
+        self.scanner = CandidateScanner(store.root)
+        self.events: list[RecallEvent] = []
+        self.notices: list[str] = []
+        self.status: Any = None  # set by the REPL: `.set_background("recall", running)`
+        self._scan_lock = threading.Lock()  # the scanner is not thread-safe
+        self._task: asyncio.Task[Selection] | None = None
+        self._event: RecallEvent | None = None
+        self._session: Session | None = None
+        self._ledger: dict[str, int] = {}  # recalled file -> bytes, as in the context
+        self._said: set[str] = set()
+
+    # -- what a UI reads --
+    @property
+    def running(self) -> bool:
+        """True while a prefetch is selecting memories."""
+        return self._task is not None and not self._task.done()
+
+    @property
+    def bytes_used(self) -> int:
+        """Bytes of recalled memories in the context (the session budget's meter)."""
+        return sum(self._ledger.values())
+
+    def summary(self) -> RecallSummary:
+        """What was recalled this session and how much budget it uses."""
+        settings = RecallSettings.from_config(self.config)
+        return RecallSummary(settings.strategy, settings.enabled, self.running,
+                             SESSION_BUDGET_BYTES, dict(self._ledger), list(self.events))
+
+    def reset_budget(self) -> None:
+        """Re-count the budget from the conversation now (call after compaction replaced it)."""
+        self._ledger = recalls_in_context(self._session.messages) if self._session else {}
+
+    # -- hook points --
+    async def on_turn_start(self, agent: Agent, text: str) -> None:
+        """Start the prefetch for this turn; wait only if recall.waitMs asks for it."""
+        self._drop("a new turn started first")
+        self._session = agent.session
+        self.reset_budget()
+        settings = RecallSettings.from_config(self.config)
+        for problem in settings.problems:
+            self._say(problem)
+        if not settings.enabled or not should_recall(text):
+            return
+        if SESSION_BUDGET_BYTES - self.bytes_used < MIN_USEFUL_BUDGET:
+            self._say("recall stopped for this session: its 60 KiB budget is used up "
+                      "(/compact or /clear frees it)", level=logging.INFO)
+            return
+        event = RecallEvent(_clip(" ".join(text.split()), 80), settings.strategy, self.clock())
+        self.events.append(event)
+        self._event = event
+        client = self.client or agent.client
+        tools = recent_tools(agent.session.messages)
+        self._task = asyncio.create_task(self._prefetch(text, tools, settings, client, event))
+        if settings.wait_ms > 0:
+            await asyncio.wait({self._task}, timeout=settings.wait_ms / 1000)
+
+    def attachments(self) -> list[str]:
+        """The recalled files, once the prefetch is done (else nothing yet)."""
+        task, event = self._task, self._event
+        if task is None or event is None or not task.done():
+            return []
+        self._task = self._event = None
+        if task.cancelled():
+            event.outcome = "dropped"
+            return []
+        error = task.exception()
+        if error is not None:
+            event.outcome, event.note = "dropped", f"{type(error).__name__}: {error}"
+            self._say(f"memory recall failed ({event.note}); this turn goes on without it")
+            return []
+        return self._inject(task.result(), event)
+
+    async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
+        """The turn ended before the selection could be used: drop it, never wait."""
+        self._drop("the turn ended first")
+
+    async def aclose(self) -> None:
+        """Cancel a prefetch in flight (session end)."""
+        task = self._task
+        self._drop("the session ended")
+        if task is not None:
+            await asyncio.wait({task}, timeout=1)
+
+    # -- internals --
+    def _drop(self, why: str) -> None:
+        task, event = self._task, self._event
+        self._task = self._event = None
+        if task is not None and not task.done():
+            task.cancel()
+        if event is not None and event.outcome == "running":
+            event.outcome, event.note = "dropped", why
+
+    async def _prefetch(self, query: str, tools: list[str], settings: RecallSettings,
+                        client: ModelClient, event: RecallEvent) -> Selection:
+        status = self.status  # the REPL's BackgroundStatus, when there is one
+        if status is not None:
+            status.set_background("recall", True)
+        try:
+            return await self._select(query, tools, settings, client, event)
+        finally:
+            if status is not None:
+                status.set_background("recall", False)
+
+    async def _select(self, query: str, tools: list[str], settings: RecallSettings,
+                      client: ModelClient, event: RecallEvent) -> Selection:
+        exclude = frozenset(self._ledger)
+        manifest = await asyncio.to_thread(self._manifest, query, exclude)
+        if not manifest:
+            return Selection([], settings.strategy, 0)
+        by_name = {c.filename: c for c in manifest}
+        strategy, reason = settings.strategy, None
+        if strategy == "lexical":
+            names = await asyncio.to_thread(self._lexical, query, exclude)
+        else:
+            try:
+                names = await self._ask_model(client, settings, query, manifest, tools)
+            except RecallFailed as exc:
+                strategy, reason = "lexical (fallback)", str(exc)
+                self._say(f"memory recall fell back to lexical search: {reason}")
+                names = await asyncio.to_thread(self._lexical, query, exclude)
+        event.selected = list(names)
+        memories = await asyncio.to_thread(self._render, names, by_name)
+        return Selection(memories, strategy, len(manifest), reason)
+
+    def _render(self, names: list[str], by_name: dict[str, Candidate]) -> list[RecalledMemory]:
+        now, out = self.clock(), []
+        for name in names:
+            candidate = by_name.get(name) or self._candidate(name)
+            memory = render_memory(candidate, now) if candidate else None
+            if memory is not None:
+                out.append(memory)
+        return out
+
+    def _manifest(self, query: str, exclude: frozenset[str]) -> list[Candidate]:
+        """The candidates offered to the side model: all, or the 200 best above 200; newest first."""
+        with self._scan_lock:
+            candidates = [c for c in self.scanner.scan() if c.filename not in exclude]
+            if len(candidates) > SHORTLIST_SIZE:
+                docs = self.scanner.index.docs
+                best = shortlist(query, self.scanner.index, SHORTLIST_SIZE, self.clock(),
+                                 exclude=exclude)
+                candidates = [docs[f] for f, _ in best]
+        return sorted(candidates, key=lambda c: (-c.mtime, c.filename))
+
+    def _lexical(self, query: str, exclude: frozenset[str]) -> list[str]:
+        with self._scan_lock:
+            return [f for f, _ in select_lexical(query, self.scanner.index, now=self.clock(),
+                                                 exclude=exclude)]
+
+    def _candidate(self, filename: str) -> Candidate | None:
+        with self._scan_lock:
+            return self.scanner.index.docs.get(filename)
+
+    async def _ask_model(self, client: ModelClient, settings: RecallSettings, query: str,
+                         manifest: list[Candidate], tools: list[str]) -> list[str]:
+        """One side-model request; any failure or the deadline raises RecallFailed."""
+        request = build_recall_request(settings.model, query, [manifest_line(c) for c in manifest],
+                                       tools)
+        try:
+            done = await asyncio.wait_for(client.complete(request), settings.timeout_ms / 1000)
+        except TimeoutError:
+            raise RecallFailed(f"the side model did not answer within {settings.timeout_ms} ms")\
+                from None
+        except ModelError as exc:
+            raise RecallFailed(f"the side model failed: {exc}") from exc
+        except Exception as exc:  # an unmapped transport error must not cost the turn its recall
+            raise RecallFailed(f"the side model failed: {type(exc).__name__}: {exc}") from exc
+        if self._session is not None:
+            self._session.costs.add("recall", done.model or settings.model, done.usage)
+        return parse_selection(done.message.text, [c.filename for c in manifest])
+
+    def _inject(self, selection: Selection, event: RecallEvent) -> list[str]:
+        """The attachments that fit the session budget; records each surfacing."""
+        event.strategy = selection.strategy
+        event.note = selection.fallback_reason or ""
+        out, names = [], []
+        for memory in selection.memories:
+            if memory.filename in self._ledger:
+                continue
+            if self.bytes_used + memory.size > SESSION_BUDGET_BYTES:
+                event.note = "session budget reached"
+                continue
+            self._ledger[memory.filename] = memory.size
+            out.append(memory.text)
+            names.append(memory.filename)
+        event.injected = names
+        event.outcome = "injected" if names else (
+            "over budget" if selection.memories else "nothing selected")
+        self._record_use(names)
+        return out
+
+    def _record_use(self, names: list[str]) -> None:
+        if not names:
+            return
+        try:
+            self.store.record_use(names, self.clock())
+        except Exception as exc:  # the usage record is advisory; never fail a turn for it
+            self._say(f"could not update the memory usage record: {exc}")
+
+    def _say(self, message: str, level: int = logging.WARNING) -> None:
+        """Tell the user once per session (log + a notice for the UI), later only at debug."""
+        key = message.split(":")[0]
+        if key in self._said:
+            log.debug(message)
+            return
+        self._said.add(key)
+        log.log(level, message)
+        self.notices.append(message)
+
+
+def recall_hook(hooks: Iterable[AgentHooks]) -> RecallHook | None:
+    """The session's RecallHook among the runtime's hooks (for the REPL's status and /context)."""
+    return next((h for h in hooks if isinstance(h, RecallHook)), None)

@@ -1,0 +1,464 @@
+"""`claude-mini memory ...` (and the REPL's /memory): look at, add, edit and repair memories.
+
+The actions are plain functions that return lines or data and raise
+`MemoryCommandError` with a one-line message; the typer group below and
+`ui/memory_commands.py` only parse arguments and print. Nothing here calls a
+model or imports the anthropic SDK, so every command answers at once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from claude_mini import paths
+from claude_mini.config import Config, load_config
+from claude_mini.memory.fileutil import atomic_write, locked
+from claude_mini.memory.store import (
+    INDEX_FILENAME,
+    MEMORY_TYPES,
+    MemoryRecord,
+    MemoryStore,
+    MemoryStoreError,
+    description_problem,
+    doctor,
+    fix,
+    one_line,
+    parse_memory_text,
+    read_text_head,
+)
+from claude_mini.ui import forget_cli
+
+NAME_MAX_WORDS = 7
+NAME_MAX_CHARS = 60
+DESCRIPTION_MAX_CHARS = 150
+LIST_DESCRIPTION_CHARS = 70
+SHOW_MAX_BYTES = 1024 * 1024
+DISABLE_ENV = "CLAUDE_MINI_DISABLE_AUTO_MEMORY"
+_DANGLING_WORDS = frozenset({"a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at",
+                             "for", "with", "from", "by", "is", "are"})
+
+
+class MemoryCommandError(Exception):
+    """A memory command that cannot be done; `code` is the exit status (1 error, 2 usage)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class MemoryContext:
+    """The config and store a memory command works on."""
+
+    config: Config
+    store: MemoryStore
+
+    @classmethod
+    def for_cwd(cls, cwd: Path | None = None) -> MemoryContext:
+        config = load_config(cwd or Path.cwd())
+        return cls(config, MemoryStore(paths.memory_dir(config.cwd)))
+
+
+# --- formatting --------------------------------------------------------------------------
+def human_age(seconds: float) -> str:
+    """`just now`, `5 min`, `3 h`, `1 day`, `12 days`."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min"
+    if seconds < 86_400:
+        return f"{int(seconds // 3600)} h"
+    days = int(seconds // 86_400)
+    return f"{days} day" if days == 1 else f"{days} days"
+
+
+def human_size(size: int) -> str:
+    """`412 B`, `4.1 KB`, `2.0 MB`."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- list ----------------------------------------------------------------------------------
+def list_data(mc: MemoryContext, now: float | None = None) -> dict[str, Any]:
+    """Instruction files and memory files with type, description, age and size (for --json)."""
+    from claude_mini.memory.instructions import load_instructions
+
+    now = time.time() if now is None else now
+    instructions = load_instructions(mc.config.cwd,
+                                     excludes=mc.config.get("claudeMdExcludes") or ())
+    files = [_instruction_entry(f.path, f.kind, len(f.text.encode()), now)
+             for f in instructions.files]
+    records = mc.store.list()
+    return {
+        "memory_dir": str(mc.store.root),
+        "auto_memory": mc.config.auto_memory,
+        "instruction_files": files,
+        "memories": [_memory_entry(r, now) for r in records],
+        "skipped": [{"path": str(s.path), "reason": s.reason} for s in mc.store.skipped],
+    }
+
+
+def _instruction_entry(path: str, kind: str, size: int, now: float) -> dict[str, Any]:
+    try:
+        mtime = os.stat(path).st_mtime
+    except OSError:
+        mtime = now
+    return {"kind": kind, "path": path, "size": size, "mtime": mtime,
+            "age": human_age(now - mtime)}
+
+
+def _memory_entry(r: MemoryRecord, now: float) -> dict[str, Any]:
+    return {"file": r.filename, "name": r.name, "type": r.type, "description": r.description,
+            "size": r.size, "mtime": r.mtime, "age": human_age(now - r.mtime),
+            "problem": r.problem}
+
+
+def list_lines(data: dict[str, Any]) -> list[str]:
+    """`list_data` as text for a terminal."""
+    state = "on" if data["auto_memory"] else "off"
+    lines = [f"Memory folder: {data['memory_dir']} (auto memory {state})"]
+    lines.append(f"Instruction files ({len(data['instruction_files'])}):")
+    for f in data["instruction_files"]:
+        lines.append(f"  {f['kind']:<9} {human_size(f['size']):>8}  {f['age']:>9}  {f['path']}")
+    if not data["instruction_files"]:
+        lines.append("  (none: add a CLAUDE.md, or run /init in the REPL)")
+    lines.append(f"Memories ({len(data['memories'])}):")
+    for m in data["memories"]:
+        flag = "  [needs attention: see `claude-mini memory doctor`]" if m["problem"] else ""
+        lines.append(f"  {m['type'] or '?':<9} {human_size(m['size']):>8}  {m['age']:>9}  "
+                     f"{m['file']}: {_clip(m['description'], LIST_DESCRIPTION_CHARS)}{flag}")
+    if not data["memories"]:
+        lines.append("  (none yet: `claude-mini memory add TEXT` saves one)")
+    lines += [f"  skipped {s['path']}: {s['reason']}" for s in data["skipped"]]
+    return lines
+
+
+# --- show / edit ---------------------------------------------------------------------------
+def memory_path(store: MemoryStore, name: str) -> Path:
+    """The file for NAME: a memory (by filename or name), or the index for MEMORY.md/index."""
+    if name.strip().lower() in (INDEX_FILENAME.lower(), "memory", "index"):
+        return store.index_path
+    try:
+        return store.resolve(name)
+    except MemoryStoreError as exc:
+        raise MemoryCommandError(str(exc)) from None
+
+
+def show_text(store: MemoryStore, name: str) -> str:
+    """The whole text of one memory file (or of MEMORY.md)."""
+    path = memory_path(store, name)
+    if not path.exists():
+        raise MemoryCommandError(f"{path} does not exist yet (no memories saved)")
+    text, reason = read_text_head(path, SHOW_MAX_BYTES)
+    if text is None:
+        raise MemoryCommandError(f"cannot show {path.name}: {reason}")
+    return text
+
+
+def pick_editor(environ: dict[str, str] | None = None) -> list[str]:
+    """The editor command: $VISUAL, else $EDITOR, else vi if installed."""
+    env = os.environ if environ is None else environ
+    for var in ("VISUAL", "EDITOR"):
+        if env.get(var, "").strip():
+            return shlex.split(env[var])
+    if shutil.which("vi"):
+        return ["vi"]
+    raise MemoryCommandError("no editor: set $VISUAL or $EDITOR (e.g. export EDITOR=nano)")
+
+
+def edit_memory(store: MemoryStore, name: str,
+                run: Callable[[list[str]], int] | None = None) -> list[str]:
+    """Open a memory (or MEMORY.md) in the user's editor; returns what to tell them after."""
+    path = memory_path(store, name)
+    command = [*pick_editor(), str(path)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    run = run or (lambda argv: subprocess.run(argv).returncode)
+    try:
+        status = run(command)
+    except OSError as exc:
+        raise MemoryCommandError(f"could not start the editor {command[0]!r}: {exc}") from None
+    if status != 0:
+        raise MemoryCommandError(f"the editor exited with status {status}; {path.name} is as it "
+                                 "left it")
+    lines = [f"Edited {path}"]
+    if path != store.index_path and path.exists():
+        text, _ = read_text_head(path, SHOW_MAX_BYTES)
+        parsed = parse_memory_text(text or "")
+        if parsed.problem:
+            lines.append(f"Note: {parsed.problem}; `claude-mini memory doctor --fix` can help")
+    return lines
+
+
+# --- add / forget --------------------------------------------------------------------------
+def derive_memory(text: str) -> tuple[str, str]:
+    """(name, description) for `memory add TEXT`: a short title and a one-line hook."""
+    clean = one_line(text)
+    first = re.split(r"[.!?;:](?:\s|$)|\s[—–-]\s", clean, maxsplit=1)[0]
+    words = first.split()[:NAME_MAX_WORDS]
+    while len(words) > 1 and words[-1].lower() in _DANGLING_WORDS:
+        words.pop()  # "The staging DB is at X and" -> "The staging DB is at X"
+    name = _clip(" ".join(words), NAME_MAX_CHARS).rstrip(".,;:!?") or "Memory"
+    name = name[0].upper() + name[1:]
+    description = clean
+    if len(description) > DESCRIPTION_MAX_CHARS:
+        description = description[: DESCRIPTION_MAX_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return name, description
+
+
+def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | None = None,
+               how: str | None = None) -> list[str]:
+    """Save TEXT as a memory at once (no model call); returns the lines to print."""
+    if not text.strip():
+        raise MemoryCommandError("nothing to save: give the memory text", code=2)
+    if type_ not in MEMORY_TYPES:
+        raise MemoryCommandError(f"unknown type {type_!r}: use one of {', '.join(MEMORY_TYPES)}",
+                                 code=2)
+    name, description = derive_memory(text)
+    store = mc.store
+    filename = _claim_filename(store, name)
+    try:
+        path = store.write(filename, name=name, description=description, type=type_,
+                           body=text.strip(), why=why, how_to_apply=how)
+    except (MemoryStoreError, OSError) as exc:
+        (store.root / filename).unlink(missing_ok=True)
+        raise MemoryCommandError(f"could not save the memory: {exc}; nothing was changed") from None
+    lines = [f"Saved {filename} ({type_}): {_clip(description, LIST_DESCRIPTION_CHARS)}",
+             f"  {path}"]
+    problem = description_problem(description)
+    if problem:
+        lines.append(f"Tip: {problem}; `claude-mini memory edit {filename}` to improve it")
+    if type_ in ("feedback", "project") and not (why and how):
+        lines.append("Tip: feedback and project memories should say why and when they apply "
+                     "(--why, --how); `claude-mini memory doctor` lists those without")
+    if not mc.config.auto_memory:
+        lines.append("Note: auto memory is off, so the model will not see it "
+                     "(`claude-mini memory on`)")
+    return lines
+
+
+def _claim_filename(store: MemoryStore, name: str) -> str:
+    """A free filename, created empty with O_EXCL so two processes never pick the same one."""
+    store.root.mkdir(parents=True, exist_ok=True)
+    for _ in range(1000):
+        filename = store.free_filename(name)
+        try:
+            os.close(os.open(store.root / filename, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        except FileExistsError:
+            continue
+        return filename
+    raise MemoryCommandError(f"could not find a free filename for {name!r} in {store.root}")
+
+
+def forget_memory(store: MemoryStore, name: str) -> list[str]:
+    """Archive a memory (never deleted) and drop its index line."""
+    try:
+        archived = store.delete(name)
+    except MemoryStoreError as exc:
+        raise MemoryCommandError(str(exc)) from None
+    rel = archived.archived_path.relative_to(store.root)
+    removed = "removed its line from MEMORY.md" if archived.index_line else "it had no index line"
+    return [f"Archived {archived.filename} to {rel} ({removed}). "
+            f"`claude-mini memory restore {archived.filename}` brings it back."]
+
+
+# --- on / off ------------------------------------------------------------------------------
+def set_auto_memory(enabled: bool, cwd: Path | None = None) -> list[str]:
+    """Write `autoMemoryEnabled` into the user settings file, keeping its other keys."""
+    path = paths.home_dir() / "settings.json"
+    with locked(path):
+        data = _read_settings_strict(path)
+        data["autoMemoryEnabled"] = enabled
+        atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    lines = [f"Auto memory {'on' if enabled else 'off'} (autoMemoryEnabled: "
+             f"{json.dumps(enabled)} in {path})"]
+    return lines + _override_notes(enabled, load_config(cwd or Path.cwd()), path)
+
+
+def _read_settings_strict(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MemoryCommandError(f"cannot read {path}: {exc}; it was left unchanged") from None
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MemoryCommandError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); "
+                                 "it was left unchanged: fix it, then try again") from None
+    if not isinstance(data, dict):
+        raise MemoryCommandError(f"{path} is not a JSON object; it was left unchanged")
+    return data
+
+
+def _override_notes(enabled: bool, config: Config, user_path: Path) -> list[str]:
+    """Why the setting just written may not be the one in effect."""
+    notes = []
+    if enabled and os.environ.get(DISABLE_ENV, "").strip() in ("1", "true", "yes"):
+        notes.append(f"Note: {DISABLE_ENV}=1 is set in the environment and wins: auto memory "
+                     "stays off until you unset it")
+    origin = config.origins.get("autoMemoryEnabled")
+    if origin and origin != str(user_path) and config.get("autoMemoryEnabled") is not enabled:
+        notes.append(f"Note: {origin} sets autoMemoryEnabled to "
+                     f"{json.dumps(config.get('autoMemoryEnabled'))}, which wins over the user "
+                     "settings")
+    return notes
+
+
+# --- doctor --------------------------------------------------------------------------------
+def doctor_data(store: MemoryStore, apply_fix: bool = False) -> dict[str, Any]:
+    """Findings (after an optional --fix), the fixes made, and whether the folder is clean."""
+    findings = doctor(store)
+    fixed = fix(store, findings) if apply_fix else []
+    if fixed:
+        findings = doctor(store)
+    return {"memory_dir": str(store.root), "ok": not findings,
+            "findings": [asdict(f) for f in findings], "fixed": [asdict(f) for f in fixed]}
+
+
+def doctor_lines(data: dict[str, Any]) -> list[str]:
+    """`doctor_data` as text: what was fixed, what is left, and what to run next."""
+    lines = [f"Fixed {f['file']}: {f['message']}" for f in data["fixed"]]
+    for f in data["findings"]:
+        mark = " [fixable]" if f["fixable"] else ""
+        lines.append(f"{f['kind']}: {f['file']}: {f['message']}{mark}")
+    fixable = sum(1 for f in data["findings"] if f["fixable"])
+    if not data["findings"]:
+        lines.append(f"No problems found in {data['memory_dir']}.")
+    else:
+        tip = f"; {fixable} fixable with `claude-mini memory doctor --fix`" if fixable else ""
+        lines.append(f"{len(data['findings'])} problem(s){tip}.")
+    return lines
+
+
+# --- the typer group -----------------------------------------------------------------------
+memory_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
+                         context_settings={"help_option_names": ["-h", "--help"]},
+                         help="Look at, add, edit and repair this project's memories.")
+
+
+def _run(action: Callable[[], list[str] | None]) -> None:
+    """Print an action's lines; a MemoryCommandError becomes one line on stderr and its exit code."""
+    try:
+        lines = action()
+    except MemoryCommandError as exc:
+        sys.stderr.write(f"claude-mini memory: {exc}\n")
+        raise typer.Exit(exc.code) from None
+    except MemoryStoreError as exc:
+        sys.stderr.write(f"claude-mini memory: {exc}\n")
+        raise typer.Exit(1) from None
+    for line in lines or []:
+        print(line)
+
+
+@memory_app.callback(invoke_without_command=True)
+def _group(ctx: typer.Context) -> None:
+    """Look at, add, edit and repair this project's memories (no command: list)."""
+    if ctx.invoked_subcommand is None:
+        _run(lambda: list_lines(list_data(MemoryContext.for_cwd())))
+
+
+@memory_app.command("list")
+def list_command(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    scores: Annotated[bool, typer.Option("--scores", help="Keep-scores used by `memory gc`.")] = False,
+) -> None:
+    """Instruction files and memory files: type, size, age, description."""
+    if scores:
+        forget_cli.scores_command(as_json)
+    elif as_json:
+        _run(lambda: [json.dumps(list_data(MemoryContext.for_cwd()), indent=2)])
+    else:
+        _run(lambda: list_lines(list_data(MemoryContext.for_cwd())))
+
+
+@memory_app.command("show")
+def show_command(name: Annotated[str, typer.Argument(help="Filename or name; MEMORY.md for the index.")]) -> None:
+    """Print one memory file."""
+    _run(lambda: [show_text(MemoryContext.for_cwd().store, name).rstrip("\n")])
+
+
+@memory_app.command("edit")
+def edit_command(name: Annotated[str, typer.Argument(help="Filename or name; MEMORY.md for the index.")]) -> None:
+    """Open a memory in $VISUAL / $EDITOR."""
+    _run(lambda: edit_memory(MemoryContext.for_cwd().store, name))
+
+
+@memory_app.command("add")
+def add_command(
+    text: Annotated[list[str], typer.Argument(help="The memory, in plain words.")],
+    type_: Annotated[str, typer.Option("--type", "-t", help="user, feedback, project or reference.")] = "project",
+    why: Annotated[str | None, typer.Option("--why", help="The reason behind it (**Why:** line).")] = None,
+    how: Annotated[str | None, typer.Option("--how", help="When it applies (**How to apply:** line).")] = None,
+) -> None:
+    """Save a memory now, without a model call (name and description come from the text)."""
+    _run(lambda: add_memory(MemoryContext.for_cwd(), " ".join(text), type_, why, how))
+
+
+@memory_app.command("forget")
+def forget_command(name: Annotated[str, typer.Argument(help="Filename or name.")]) -> None:
+    """Move a memory to archive/ and drop its index line."""
+    _run(lambda: forget_memory(MemoryContext.for_cwd().store, name))
+
+
+@memory_app.command("path")
+def path_command() -> None:
+    """Print the memory folder of this project."""
+    _run(lambda: [str(MemoryContext.for_cwd().store.root)])
+
+
+@memory_app.command("on")
+def on_command() -> None:
+    """Turn auto memory on (user settings; CLAUDE_MINI_DISABLE_AUTO_MEMORY=1 still wins)."""
+    _run(lambda: set_auto_memory(True))
+
+
+@memory_app.command("off")
+def off_command() -> None:
+    """Turn auto memory off (the memory section, recall and extraction stop)."""
+    _run(lambda: set_auto_memory(False))
+
+
+@memory_app.command("doctor")
+def doctor_command(
+    apply_fix: Annotated[bool, typer.Option("--fix", help="Repair what is mechanical.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Find index lines without files, unindexed files, broken frontmatter, vague descriptions."""
+    result: dict[str, Any] = {}
+
+    def action() -> list[str]:
+        result.update(doctor_data(MemoryContext.for_cwd().store, apply_fix))
+        return [json.dumps(result, indent=2)] if as_json else doctor_lines(result)
+
+    _run(action)
+    if not result.get("ok", True):
+        raise typer.Exit(1)
+
+
+# Forgetting (memory/forget.py) brings its own actions in ui/forget_cli.py.
+memory_app.command("gc")(forget_cli.gc_command)
+memory_app.command("restore")(forget_cli.restore_command)

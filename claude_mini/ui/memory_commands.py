@@ -1,0 +1,132 @@
+"""`/memory` in the REPL: the `claude-mini memory` actions, plus what a live session needs.
+
+    /memory                      list instruction and memory files
+    /memory show NAME            print one memory (MEMORY.md for the index)
+    /memory edit NAME            open it in $VISUAL/$EDITOR, then rebuild the system prompt
+    /memory add [--type T] [--why W] [--how H] TEXT
+    /memory forget NAME          archive it
+    /memory restore NAME | gc [--dry-run] | list --scores    (forgetting: ui/forget_cli.py)
+    /memory path | on | off | doctor [--fix] | recall
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING
+
+from claude_mini.memory.recall import recall_hook
+from claude_mini.memory.store import MemoryStoreError
+from claude_mini.ui import forget_cli
+from claude_mini.ui.commands import CommandContext, command
+from claude_mini.ui.memory_cli import (
+    MemoryCommandError,
+    MemoryContext,
+    add_memory,
+    doctor_data,
+    doctor_lines,
+    edit_memory,
+    forget_memory,
+    list_data,
+    list_lines,
+    set_auto_memory,
+    show_text,
+)
+
+if TYPE_CHECKING:
+    from claude_mini.runtime import Runtime
+
+USAGE = ("Usage: /memory [list [--scores] | show NAME | edit NAME | add [--type T] [--why W] "
+         "[--how H] TEXT | forget NAME | restore NAME | gc [--dry-run] | path | on | off "
+         "| doctor [--fix] | recall]")
+_OPTION = re.compile(r"""^(--type|-t|--why|--how)(?:=|\s+)("[^"]*"|'[^']*'|\S+)\s*""")
+
+
+def split_add_options(args: str) -> tuple[dict[str, str], str]:
+    """Leading `--type T`, `--why "..."`, `--how "..."` options, and the memory text after them.
+
+    The text itself is not shell-parsed, so apostrophes ("don't") need no quoting.
+    """
+    options: dict[str, str] = {}
+    rest = args.strip()
+    while match := _OPTION.match(rest):
+        key = {"-t": "type", "--type": "type", "--why": "why", "--how": "how"}[match.group(1)]
+        value = match.group(2)
+        options[key] = value[1:-1] if value[:1] in "\"'" and value[-1:] == value[:1] else value
+        rest = rest[match.end():]
+    return options, rest
+
+
+def memory_command(runtime: Runtime, args: str) -> list[str]:
+    """Run one /memory action on the live runtime; returns the lines to print."""
+    verb, _, rest = args.strip().partition(" ")
+    rest = rest.strip()
+    mc = MemoryContext(runtime.config, runtime.store)
+    if verb in ("", "list") and "--scores" in rest.split():
+        return forget_cli.scores_lines(forget_cli.scores_data(runtime.store, runtime.config))
+    if verb in ("", "list"):
+        data = list_data(mc)
+        return [json.dumps(data, indent=2)] if rest == "--json" else list_lines(data)
+    if verb in ("show", "edit", "forget") and not rest:
+        raise MemoryCommandError(f"/memory {verb} needs a memory name. {USAGE}", code=2)
+    if verb == "show":
+        return show_text(runtime.store, rest).rstrip("\n").splitlines()
+    if verb == "edit":
+        lines = edit_memory(runtime.store, rest)
+        runtime.rebuild_prompt()
+        return [*lines, "The system prompt was rebuilt with the edited memory."]
+    if verb == "add":
+        options, text = split_add_options(rest)
+        return add_memory(mc, text, options.get("type", "project"), options.get("why"),
+                          options.get("how"))
+    if verb == "forget":
+        return forget_memory(runtime.store, rest)
+    if verb in ("on", "off"):
+        return _toggle(runtime, verb == "on")
+    return _other(runtime, verb, rest)
+
+
+def _other(runtime: Runtime, verb: str, rest: str) -> list[str]:
+    if verb == "path":
+        return [str(runtime.store.root)]
+    if verb == "doctor":
+        data = doctor_data(runtime.store, apply_fix="--fix" in rest.split())
+        return [json.dumps(data, indent=2)] if "--json" in rest.split() else doctor_lines(data)
+    if verb == "gc":
+        data = forget_cli.gc_data(runtime.store, runtime.config, dry_run="--dry-run" in rest)
+        return forget_cli.gc_lines(data)
+    if verb == "restore" and rest:
+        return forget_cli.restore_lines(runtime.store, rest)
+    if verb == "recall":
+        hook = recall_hook(runtime.hooks)
+        return hook.summary().lines() if hook else ["Recall is not active in this session."]
+    raise MemoryCommandError(f"unknown /memory action {verb!r}. {USAGE}", code=2)
+
+
+def _toggle(runtime: Runtime, enabled: bool) -> list[str]:
+    """Write the user setting, apply the effective value to this session, rebuild the prompt."""
+    from claude_mini.config import load_config
+
+    lines = set_auto_memory(enabled, runtime.config.cwd)
+    fresh = load_config(runtime.config.cwd)
+    settings = runtime.config.settings
+    if "autoMemoryEnabled" in fresh.settings:
+        settings["autoMemoryEnabled"] = fresh.settings["autoMemoryEnabled"]
+    else:
+        settings.pop("autoMemoryEnabled", None)
+    runtime.rebuild_prompt()
+    state = "on" if runtime.config.auto_memory else "off"
+    return [*lines, f"This session: auto memory {state} (system prompt rebuilt)."]
+
+
+@command("memory", help="List, show, edit, add or forget memories; on/off; doctor.",
+         usage="[list|show|edit|add|forget|restore|gc|path|on|off|doctor|recall] ...")
+def memory(ctx: CommandContext) -> None:
+    """Dispatch /memory; a problem prints one line and leaves the session as it was."""
+    try:
+        lines = memory_command(ctx.rt, ctx.args)
+    except (MemoryCommandError, MemoryStoreError) as exc:
+        ctx.console.print(str(exc), style="yellow", markup=False, highlight=False)
+        return
+    for line in lines:
+        ctx.console.print(line, markup=False, highlight=False)

@@ -1,0 +1,372 @@
+"""Rich rendering of agent events for the REPL: streamed Markdown, compact tool calls, diffs, a spinner.
+
+Assistant text is printed block by block: a paragraph or a code fence is
+printed as Markdown as soon as it is complete, so an answer of any length
+scrolls like normal output and a terminal resize only affects the few lines
+still being written. Those lines and the spinner live in a transient `Live`
+region, cropped to the terminal height. A console that is not a terminal gets
+plain text as it arrives: no spinner, no colour, no cursor movement.
+
+Everything is drawn on an injected `rich.console.Console`, so tests print to a
+`StringIO` at a fixed width.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.segment import Segment
+from rich.spinner import Spinner
+from rich.text import Text
+
+from claude_mini.agent.events import MessageAdded, Notice, ToolFinished, ToolStarted
+from claude_mini.llm.events import BlockDone, Retrying, TextDelta, ToolUseStart
+from claude_mini.llm.messages import TextBlock, ToolUseBlock
+from claude_mini.tools.base import ToolResult
+
+MAX_DIFF_LINES = 40
+MAX_OUTPUT_LINES = 3
+# Past this, the still-open block is previewed as plain text: re-rendering a huge
+# Markdown block eight times a second would make the terminal lag.
+MAX_LIVE_MARKDOWN_CHARS = 6000
+KEY_ARGS = ("command", "file_path", "pattern", "path", "url")
+
+
+class Background(Protocol):
+    """Anything that can say which background work runs now (the REPL's `BackgroundStatus`)."""
+
+    def words(self) -> str: ...
+
+
+# ---------------------------------------------------------------- Markdown streaming
+
+
+def _is_fence(line: str) -> bool:
+    stripped = line.lstrip(" ")
+    return len(line) - len(stripped) <= 3 and stripped.startswith(("```", "~~~"))
+
+
+def split_complete(text: str) -> tuple[str, str]:
+    """Split streamed Markdown into the complete blocks and the still-open rest.
+
+    A block ends at a blank line outside a code fence, or at a closing fence.
+    """
+    in_fence, boundary, pos = False, 0, 0
+    for line in text.splitlines(keepends=True):
+        pos += len(line)
+        if not line.endswith("\n"):
+            break  # the last line is still being written
+        if _is_fence(line):
+            in_fence = not in_fence
+            if not in_fence:
+                boundary = pos
+        elif not in_fence and not line.strip():
+            boundary = pos
+    return text[:boundary], text[boundary:]
+
+
+class _Trimmed:
+    """Another renderable without its leading and trailing blank lines, optionally only its last lines.
+
+    Rich pads lists, quotes and code blocks with blank lines; blocks printed one by
+    one would otherwise be spaced unevenly.
+    """
+
+    def __init__(self, renderable: RenderableType, max_lines: int | None = None) -> None:
+        self.renderable = renderable
+        self.max_lines = max_lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines = console.render_lines(self.renderable, options.update(height=None), pad=False)
+        blank = [not "".join(seg.text for seg in line).strip() for line in lines]
+        start = next((i for i, b in enumerate(blank) if not b), len(lines))
+        end = len(lines) - next((i for i, b in enumerate(reversed(blank)) if not b), len(lines))
+        lines = lines[start:end]
+        if self.max_lines is not None:
+            lines = lines[-self.max_lines:]
+        for line in lines:
+            yield from line
+            yield Segment.line()
+
+
+# ---------------------------------------------------------------- tool calls
+
+
+def short_path(path: str, cwd: Path | None) -> str:
+    """`path` relative to `cwd` when it is inside it, else as given."""
+    if cwd is None or not path.startswith("/"):
+        return path
+    try:
+        return str(Path(path).relative_to(cwd))
+    except ValueError:
+        return path
+
+
+def tool_label(call: ToolUseBlock, cwd: Path | None = None, width: int = 70) -> str:
+    """`Bash(git status)`, `Edit(src/app.py)`: the tool and its key argument on one line."""
+    name = next((k for k in KEY_ARGS if k in call.input), None)
+    key = " ".join(str(call.input[name]).split()) if name else ""
+    if name in ("file_path", "path"):
+        key = short_path(key, cwd)
+    if len(key) > width:
+        key = key[: width - 1] + "…"
+    return f"{call.name}({key})"
+
+
+def _crop(line: str, style: str = "") -> Text:
+    return Text(line, style=style, no_wrap=True, overflow="ellipsis")
+
+
+def diff_lines(diff: str, limit: int = MAX_DIFF_LINES) -> list[Text]:
+    """A unified diff as coloured lines (+ green, - red, @@ cyan), headers dropped, at most `limit`."""
+    body = [line for line in diff.splitlines() if not line.startswith(("+++", "---"))]
+    out = []
+    for line in body[:limit]:
+        style = ("green" if line.startswith("+") else "red" if line.startswith("-")
+                 else "cyan" if line.startswith("@@") else "dim")
+        out.append(_crop(line, style))
+    if len(body) > limit:
+        out.append(_crop(f"… {len(body) - limit} more diff lines", "dim"))
+    return out
+
+
+def outcome_lines(call: ToolUseBlock, result: ToolResult, denied: bool = False) -> list[Text]:
+    """What a finished tool call produced, in a few lines: an error, a summary, a diff or some output."""
+    lines = result.content.strip().splitlines() or ["(no output)"]
+    if denied or result.is_error:
+        return [_crop(" ".join(result.content.split()), "red")]
+    if call.name == "Read":
+        return [_crop(f"Read {result.metadata.get('num_lines', len(lines))} lines", "dim")]
+    if call.name in ("Write", "Edit"):
+        return [_crop(_file_change(call, result), "dim"), *diff_lines(result.metadata.get("diff") or "")]
+    shown = [_crop(line, "dim") for line in lines[:MAX_OUTPUT_LINES]]
+    if len(lines) > MAX_OUTPUT_LINES:
+        shown.append(_crop(f"… +{len(lines) - MAX_OUTPUT_LINES} lines", "dim"))
+    return shown
+
+
+def _file_change(call: ToolUseBlock, result: ToolResult) -> str:
+    """`Created notes.txt (3 lines)`, `Updated app.py (1 replacement)`."""
+    meta = result.metadata
+    name = Path(str(meta.get("path") or call.input.get("file_path", ""))).name
+    if call.name == "Edit" and "replacements" in meta:
+        count = meta["replacements"]
+        return f"Updated {name} ({count} replacement{'s' if count != 1 else ''})"
+    lines = str(call.input.get("content", "")).count("\n")
+    return f"{'Created' if meta.get('created') else 'Wrote'} {name} ({lines} lines)"
+
+
+def tool_block(call: ToolUseBlock, result: ToolResult, *, denied: bool = False,
+               cwd: Path | None = None) -> Group:
+    """`● Bash(ls)` and its indented outcome under `⎿`."""
+    ok = not (denied or result.is_error)
+    rows: list[RenderableType] = [Text.assemble(
+        ("● ", "green" if ok else "red"), (tool_label(call, cwd), "bold"), no_wrap=True, overflow="ellipsis")]
+    for i, line in enumerate(outcome_lines(call, result, denied)):
+        rows.append(Text.assemble("  ⎿  " if i == 0 else "     ", line, no_wrap=True, overflow="ellipsis"))
+    return Group(*rows)
+
+
+def one_line(text: str) -> str:
+    """Collapse whitespace so a message always takes one line."""
+    return " ".join(str(text).split())
+
+
+# ---------------------------------------------------------------- the renderer
+
+
+class Renderer:
+    """Draws one turn's events on a console; `plain` (default: not a terminal) disables Markdown and the spinner."""
+
+    def __init__(self, console: Console, *, plain: bool | None = None, cwd: Path | None = None,
+                 status: Background | None = None, clock: Callable[[], float] = time.monotonic):
+        self.console = console
+        self.plain = (not console.is_terminal) if plain is None else plain
+        self.cwd = cwd
+        self.status = status
+        self.clock = clock
+        self.pending = ""  # the open Markdown block
+        self.activity = "Thinking"
+        self.started = clock()
+        self._text_seen = False
+        self._printed_any = False
+        self._live: Live | None = None
+        self._spinner = Spinner("dots", style="cyan")
+
+    # -- turn lifecycle
+
+    def begin_turn(self) -> None:
+        """Start the spinner; call once before feeding a turn's events."""
+        self.started = self.clock()
+        self.activity, self.pending, self._text_seen, self._printed_any = "Thinking", "", False, False
+        self.resume()
+
+    def end_turn(self) -> None:
+        """Print what is left and stop the spinner."""
+        self.flush()
+        self.pause()
+
+    def pause(self) -> None:
+        """Stop the live region (before a permission prompt takes the terminal)."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    def resume(self) -> None:
+        """Restart the live region after `pause`."""
+        if self.plain or self._live is not None or not self.console.is_terminal:
+            return
+        self._live = Live(self, console=self.console, transient=True, refresh_per_second=8,
+                          redirect_stdout=False, redirect_stderr=False)
+        self._live.start()
+
+    # -- events
+
+    def on_event(self, event: Any) -> None:
+        """Render one event from `Agent.run`."""
+        if isinstance(event, TextDelta):
+            self._text(event.text)
+        elif isinstance(event, BlockDone):
+            if isinstance(event.block, TextBlock):
+                self.flush()
+        elif isinstance(event, ToolUseStart):
+            self.flush()
+            self.activity = f"Preparing {event.name}"
+        elif isinstance(event, ToolStarted):
+            self.activity = f"Running {tool_label(event.call, self.cwd, 40)}"
+        elif isinstance(event, ToolFinished):
+            self.flush()
+            self.print(tool_block(event.call, event.result, denied=event.denied, cwd=self.cwd))
+            self.activity = "Thinking"
+        elif isinstance(event, Retrying):
+            self.flush()
+            self.line(f"⟳ {one_line(event.reason)}; retrying in {event.delay:.0f}s "
+                      f"(attempt {event.attempt} of {event.max_attempts})", "yellow")
+        elif isinstance(event, Notice):
+            self.line(event.text, "yellow" if event.level != "info" else "dim")
+        elif isinstance(event, MessageAdded):
+            self._message(event)
+
+    def _message(self, event: MessageAdded) -> None:
+        message = event.message
+        if message.role == "assistant" and not self._text_seen and message.text.strip():
+            self._text(message.text)  # a client that does not stream: show the answer at once
+            self.flush()
+        self._text_seen = False
+        self.activity = "Thinking"
+
+    def _text(self, text: str) -> None:
+        self._text_seen = True
+        self.activity = "Responding"
+        if self.plain:
+            self.console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+            self.pending += text
+            self.pending = self.pending[-1:]  # only remember whether the last char was a newline
+            return
+        self.pending += text
+        done, self.pending = split_complete(self.pending)
+        if done.strip():
+            self._markdown(done)
+
+    def flush(self) -> None:
+        """Print the open block now (the text block ended, a tool starts, the turn ends)."""
+        if self.plain:
+            if self.pending and not self.pending.endswith("\n"):
+                self.console.print()
+            self.pending = ""
+            return
+        if self.pending.strip():
+            self._markdown(self.pending)
+        self.pending = ""
+
+    def _markdown(self, text: str) -> None:
+        self.print(_Trimmed(Markdown(text.strip("\n"), hyperlinks=False)))
+
+    # -- one-liners
+
+    def print(self, renderable: RenderableType) -> None:
+        """Print a block, separated from the previous one by a blank line."""
+        if self._printed_any and not self.plain:
+            self.console.print()
+        self.console.print(renderable)
+        self._printed_any = True
+
+    def line(self, text: str, style: str = "") -> None:
+        """One line of status (retry notices, warnings)."""
+        self.console.print(_crop(one_line(text), style))
+
+    def error(self, text: str) -> None:
+        """An error in one readable line."""
+        self.flush()
+        self.console.print(_crop(f"✗ {one_line(text)}", "red"))
+
+    def interrupted(self) -> None:
+        """Say the turn was cancelled and that the conversation is intact."""
+        self.pending = ""
+        self.pause()
+        self.console.print(_crop("⎿  Interrupted. The conversation is kept; say what to do next.", "yellow"))
+
+    # -- the live region (drawn by rich's refresh thread)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        max_lines = max(3, options.size.height - 4)
+        pending = self.pending
+        if pending.strip():
+            body: RenderableType = (Markdown(pending, hyperlinks=False)
+                                    if len(pending) < MAX_LIVE_MARKDOWN_CHARS else Text(pending))
+            yield _Trimmed(body, max_lines)
+        self._spinner.text = Text(self.spinner_text(), style="dim")
+        yield self._spinner
+
+    def spinner_text(self) -> str:
+        """`Thinking… 3s · ctrl-c to interrupt` (plus background work)."""
+        elapsed = int(self.clock() - self.started)
+        words = self.status.words() if self.status else ""
+        extra = f" · {words}" if words else ""
+        return f"{self.activity}… {elapsed}s{extra} · ctrl-c to interrupt"
+
+
+# ---------------------------------------------------------------- permission prompts
+
+
+def permission_preview(call: ToolUseBlock, reason: str, cwd: Path | None, preview_diff: str) -> Group:
+    """What a tool is about to do, shown above the yes/no question."""
+    rows: list[RenderableType] = [Text.assemble(("● ", "yellow"), (tool_label(call, cwd), "bold"))]
+    if call.name == "Bash":
+        command = str(call.input.get("command", ""))
+        rows += [Text("    " + line, style="bold") for line in command.splitlines()[:20]]
+        if call.input.get("description"):
+            rows.append(Text("    " + one_line(call.input["description"]), style="dim"))
+    elif preview_diff:
+        rows += [Text.assemble("    ", line) for line in diff_lines(preview_diff)]
+    if reason:
+        rows.append(Text("    " + one_line(reason), style="dim"))
+    return Group(*rows)
+
+
+def preview_diff(call: ToolUseBlock, cwd: Path) -> str:
+    """The diff a Write or Edit would make, computed before it runs ('' if unknown)."""
+    from claude_mini.tools.write import unified_diff
+
+    raw = call.input.get("file_path")
+    if call.name not in ("Write", "Edit") or not isinstance(raw, str):
+        return ""
+    path = Path(raw).expanduser()
+    path = path if path.is_absolute() else cwd / path
+    try:
+        old = path.read_text(encoding="utf-8") if path.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        return ""
+    if call.name == "Write":
+        return unified_diff(path, old or "", str(call.input.get("content", "")), created=old is None)
+    old_string, new_string = str(call.input.get("old_string", "")), str(call.input.get("new_string", ""))
+    if old is None or not old_string or old_string not in old:
+        return unified_diff(path, old_string, new_string)
+    count = -1 if call.input.get("replace_all") else 1
+    return unified_diff(path, old, old.replace(old_string, new_string, count))

@@ -1,0 +1,92 @@
+"""End to end: memories saved with the real CLI reach the model through the index and recall."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+
+from fake_anthropic import Reply
+
+from claude_mini import paths
+from claude_mini.config import load_config
+from claude_mini.llm.client import AnthropicClient
+from claude_mini.memory.store import INDEX_MAX_BYTES, MemoryStore, parse_index
+from claude_mini.runtime import build_runtime
+from tests.e2e.conftest import cli_env
+
+QUERY = "how do I deploy the billing service to staging?"
+
+
+def system_text(request) -> str:
+    return "\n".join(block["text"] for block in request.body["system"])
+
+
+def test_print_mode_recalls_a_memory_added_on_the_command_line(run_cli, fake_server, repo):
+    added = run_cli("memory", "add", "--type", "project",
+                    "Deploy billing to staging with make deploy-billing, VPN first. DEPLOY-BODY")
+    assert added.returncode == 0, added.stderr
+    filename = added.stdout.split()[1]
+    fake_server.on(Reply.json({"selected_memories": [filename]}), purpose="recall")
+    fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
+    fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(1.5),
+                      Reply.text("Use make deploy-billing."))
+    result = run_cli("-p", QUERY, "--output-format", "json",
+                     env={"CLAUDE_MINI_SMALL_MODEL": "tiny-recall-model"})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["result"] == "Use make deploy-billing."
+    (recall,) = fake_server.requests_for("recall")
+    assert recall.body["model"] == "tiny-recall-model"
+    assert f"] {filename} (" in recall.body["messages"][0]["content"][0]["text"]
+    first, second = fake_server.requests_for("main")
+    assert f"]({filename})" in system_text(first)  # Layer 2: the index line is in the prompt
+    assert "DEPLOY-BODY" not in json.dumps(first.body["messages"])
+    assert f"Recalled memory: {filename} — saved today" in json.dumps(second.body["messages"][-1], ensure_ascii=False)
+
+
+def test_two_processes_adding_at_once_keep_both_index_lines(isolated_env, fake_server, repo):
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url)
+    texts = [f"Parallel memory number {i} about the billing deploy pipeline" for i in range(4)]
+    procs = [subprocess.Popen([sys.executable, "-m", "claude_mini", "memory", "add", text],
+                              cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for text in texts]
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+    store = MemoryStore(paths.memory_dir(repo))
+    entries = parse_index(store.index_text())
+    assert len(entries) == 4 and len({e.filename for e in entries}) == 4
+    assert sorted(r.description for r in store.list()) == sorted(texts)
+
+
+def test_memory_md_cut_at_200_lines_in_the_system_prompt(run_cli, fake_server, repo):
+    store = MemoryStore(paths.memory_dir(repo))
+    lines = [f"- [Memory {i:03d}](m{i:03d}.md) — hook {i:03d}" for i in range(250)]
+    store.root.mkdir(parents=True)
+    store.index_path.write_text("\n".join(lines) + "\n")
+    result = run_cli("-p", "hello there")
+    assert result.returncode == 0, result.stderr
+    system = system_text(fake_server.requests_for("main")[0])
+    assert "hook 199" in system and "hook 200" not in system
+    assert "> WARNING: MEMORY.md is 250 lines (limit: 200). Only the first 200 were loaded" in system
+
+
+def test_memory_md_cut_at_25000_bytes_in_the_system_prompt(fake_server, repo):
+    store = MemoryStore(paths.memory_dir(repo))
+    store.root.mkdir(parents=True)
+    lines = [f"- [M{i:03d}](m{i:03d}.md) — LINE{i:03d} " + "x" * 975 for i in range(200)]
+    store.index_path.write_text("\n".join(lines) + "\n")
+    rt = build_runtime(load_config(repo),
+                       client=AnthropicClient(base_url=fake_server.base_url, api_key="t"))
+
+    async def turn() -> None:
+        async for _ in rt.agent.run("hello"):
+            pass
+        await rt.client.aclose()
+
+    asyncio.run(turn())
+    system = system_text(fake_server.requests_for("main")[0])
+    kept = [n for n in range(200) if f"LINE{n:03d} " in system]
+    assert kept == list(range(len(kept))) and 20 <= len(kept) < 200
+    assert f"(limit: {INDEX_MAX_BYTES:,}). Only the first {len(kept)} lines" in system

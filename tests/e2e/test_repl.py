@@ -1,0 +1,239 @@
+"""End to end: the interactive REPL in a real pseudo-terminal (pexpect) against the fake server.
+
+Each start of the CLI costs a second or two (the anthropic SDK import), so each
+test covers a whole little conversation.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+from fake_anthropic import Reply
+
+from tests.e2e.conftest import cli_env
+
+CPR_REQUEST = r"\x1b\[6n"  # prompt-toolkit asks the terminal where the cursor is
+
+
+class Terminal:
+    """`python -m claude_mini` in a pseudo-terminal that answers cursor-position requests like a real one."""
+
+    def __init__(self, args: list[str], cwd: Path, env: dict[str, str]) -> None:
+        self.output = io.StringIO()
+        self.child = pexpect.spawn(sys.executable, ["-m", "claude_mini", *args], cwd=str(cwd), env=env,
+                                   encoding="utf-8", dimensions=(30, 110), timeout=30)
+        self.child.logfile_read = self.output
+
+    def expect(self, pattern: str, timeout: float = 30) -> None:
+        """Wait for `pattern` (a regex) in the output."""
+        while self.child.expect([pattern, CPR_REQUEST], timeout=timeout) == 1:
+            self.child.send("\x1b[1;1R")
+
+    def ready(self) -> None:
+        """Wait for the prompt and its status line."""
+        self.expect(r"mode: \w+")
+
+    def submit(self, text: str) -> None:
+        """Type `text` and press Enter."""
+        self.child.send(text)
+        self.child.send("\r")
+
+    def exit_status(self) -> int:
+        """Wait for the process to end; its exit status."""
+        while self.child.expect([pexpect.EOF, CPR_REQUEST], timeout=30) == 1:
+            self.child.send("\x1b[1;1R")
+        self.child.close()
+        return self.child.exitstatus
+
+
+@pytest.fixture
+def start(isolated_env, fake_server, repo):
+    """`start("-c")` runs the REPL in the repo; every terminal is closed at teardown."""
+    started: list[Terminal] = []
+
+    def run(*args: str, **extra_env: str) -> Terminal:
+        env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm",
+                      CLAUDE_MINI_DISABLE_AUTO_MEMORY="1", **extra_env)
+        terminal = Terminal(list(args), repo, env)
+        started.append(terminal)
+        return terminal
+
+    yield run
+    for terminal in started:
+        terminal.child.close(force=True)
+
+
+def wait_until(condition, timeout: float = 30) -> None:
+    """Poll `condition` until it is true."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def main_replies(server, *replies: Reply) -> None:
+    """Serve these to the main agent in order (memory layers' requests get the default reply)."""
+    for reply in replies:
+        server.on(reply, purpose="main")
+
+
+def test_a_message_streams_the_answer_and_exit_leaves(start, fake_server):
+    main_replies(fake_server, Reply.text("Here is **the answer**, streamed in pieces."))
+    term = start()
+    term.ready()
+    term.submit("hello there")
+    term.expect(r"Here is \S*the answer\S*, streamed in pieces\.")  # bold in between
+    term.ready()
+    term.submit("/exit")
+    term.expect("Resume this session with: claude-mini --resume")
+    assert term.exit_status() == 0
+    [request] = fake_server.requests_for("main")
+    assert request.body["messages"][0]["content"][0]["text"] == "hello there"
+
+
+def test_permission_prompt_answered_both_ways(start, fake_server, repo):
+    main_replies(
+        fake_server,
+        Reply.tool("Write", {"file_path": "new.txt", "content": "fresh\n"}), Reply.text("Wrote it."),
+        Reply.tool("Write", {"file_path": "other.txt", "content": "x\n"}), Reply.text("Understood."),
+    )
+    term = start()
+    term.ready()
+    term.submit("create new.txt")
+    term.expect(r"Create new\.txt\?")
+    term.expect(r"don't ask again this session for Edit")
+    term.child.send("1")
+    term.expect("Wrote it.")
+    assert (repo / "new.txt").read_text() == "fresh\n"
+    term.ready()
+    term.submit("now other.txt")
+    term.expect(r"Create other\.txt\?")
+    term.child.send("3")
+    term.expect("What should it do instead")
+    term.submit("call it better.txt")
+    term.expect("Understood.")
+    assert not (repo / "other.txt").exists()
+    result = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
+    assert result["is_error"] and "The user said: call it better.txt" in result["content"]
+
+
+def test_yes_for_the_session_stops_asking(start, fake_server, repo):
+    main_replies(
+        fake_server,
+        Reply.tool("Write", {"file_path": "a.txt", "content": "a\n"}), Reply.text("First done."),
+        Reply.tool("Write", {"file_path": "b.txt", "content": "b\n"}), Reply.text("Second done."),
+    )
+    term = start()
+    term.ready()
+    term.submit("write a")
+    term.expect(r"Create a\.txt\?")
+    term.child.send("2")
+    term.expect("First done.")
+    term.ready()
+    term.submit("write b")
+    term.expect("Second done.")
+    assert "Create b.txt?" not in term.output.getvalue()
+    assert (repo / "b.txt").exists()
+
+
+def test_ctrl_c_cancels_a_turn_and_the_conversation_goes_on(start, fake_server):
+    main_replies(fake_server, Reply.text("never arrives").hang())
+    term = start()
+    term.ready()
+    term.submit("take your time")
+    term.expect("ctrl-c to interrupt")
+    wait_until(lambda: fake_server.requests_for("main"))  # the request hangs on the server now
+    term.child.sendintr()
+    term.expect("Interrupted")
+    term.ready()
+    term.submit("are you there")
+    term.expect("You said: take your time are you there")
+    body = fake_server.requests_for("main")[-1].body
+    assert [m["role"] for m in body["messages"]] == ["user"]  # the cancelled turn left no half answer
+
+
+def test_slash_commands_cost_context_clear_and_unknown(start, fake_server):
+    term = start()
+    term.ready()
+    term.submit("first question")
+    term.expect("You said: first question")
+    term.ready()
+    term.submit("/cost")
+    term.expect(r"main\s+1\s+")
+    term.expect(r"total\s+1\s+")
+    term.ready()
+    term.submit("/context")
+    term.expect(r"System prompt \(")
+    term.expect(r"Messages: 2 \(1 user, 1 assistant")
+    term.ready()
+    term.submit("/clear")
+    term.expect("Started a new session.")
+    term.ready()
+    term.submit("/hlep")
+    term.expect(r"Did you mean /help\?")
+    term.ready()
+    term.submit("second question")
+    term.expect("You said: second question")
+    assert len(fake_server.requests_for("main")[-1].body["messages"]) == 1  # /clear forgot the first
+
+
+def test_history_survives_a_restart(start, fake_server):
+    term = start()
+    term.ready()
+    term.submit("remember this line")
+    term.expect("You said: remember this line")
+    term.ready()
+    term.child.send("\x04")
+    term.expect("again to exit")
+    term.child.send("\x04")
+    assert term.exit_status() == 0
+    again = start()
+    again.ready()
+    again.child.send("\x1b[A")  # Up: the previous session's input
+    again.child.send("\r")
+    again.expect("You said: remember this line")
+    assert fake_server.requests_for("main")[-1].body["messages"][0]["content"][0]["text"] == "remember this line"
+
+
+def test_mentions_initial_prompt_and_continue(start, fake_server, repo):
+    term = start("what does @app.py do")
+    term.expect("You said: what does @app.py do")
+    sent = fake_server.requests_for("main")[-1].body["messages"][0]["content"][0]["text"]
+    assert '<attached-file path="app.py">' in sent and 'return "hello"' in sent
+    term.ready()
+    term.submit("look at @nothing.txt")
+    term.expect("@nothing.txt does not exist; sent without it.")
+    term.expect("You said: look at @nothing.txt")
+    term.ready()
+    term.submit("/exit")
+    assert term.exit_status() == 0
+    resumed = start("-c")
+    resumed.expect(r"Resumed session \S+ \(4 messages\)")
+    resumed.ready()
+    resumed.submit("and now")
+    resumed.expect("You said: and now")
+    assert len(fake_server.requests_for("main")[-1].body["messages"]) == 5
+
+
+def test_start_up_failures_end_with_one_line(start):
+    term = start("--model", "local:/nowhere/model.gguf")  # fails in the background, after the prompt
+    term.expect("Local model file not found: /nowhere/model.gguf")
+    assert term.exit_status() == 1
+    missing = start("--resume", "no-such-session")
+    missing.expect("No session no-such-session in this directory")
+    assert missing.exit_status() == 1
+
+
+def test_settings_warning_is_shown_at_start(start, repo):
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text("{not json")
+    term = start()
+    term.expect(r"Skipped settings file .*settings\.json")
+    term.ready()
+    term.submit("/exit")
+    assert term.exit_status() == 0

@@ -1,0 +1,476 @@
+"""Layer 4 (memory/extract.py, memory/secrets.py) in-process through the fake server: the request,
+saving with provenance, skip, throttle, coalescing, failures, denials, the secret guard."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from fake_anthropic import Reply
+
+from claude_mini import paths
+from claude_mini.config import load_config, merge
+from claude_mini.llm.client import AnthropicClient
+from claude_mini.memory.extract import ExtractionSettings, SavedMemory
+from claude_mini.memory.secrets import SecretGuard, find_secret
+from claude_mini.memory.store import format_memory
+from claude_mini.runtime import Runtime, build_runtime
+
+CLOCK = 1_800_000_000.0  # 2027-01-15T08:00:00Z
+STAMP = "2027-01-15T08:00:00Z"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "app.py").write_text('def greet():\n    return "hello"\n')
+    return root
+
+
+@pytest.fixture
+def memdir(repo: Path) -> Path:
+    return paths.memory_dir(repo)
+
+
+def start(repo: Path, server, **settings: Any) -> Runtime:
+    config = load_config(repo)
+    extra = {"recall": {"strategy": "off"}, "memory": settings.pop("memory", {}), **settings}
+    config.settings = merge(config.settings, extra)
+    rt = build_runtime(config, client=AnthropicClient(base_url=server.base_url, api_key="test"))
+    rt.extractor.clock = lambda: CLOCK
+    return rt
+
+
+async def turn(rt: Runtime, text: str) -> None:
+    async for _ in rt.agent.run(text):
+        pass
+
+
+async def session(rt: Runtime, *texts: str, wait: bool = True) -> None:
+    """Run user turns one after the other, waiting for each extraction when `wait`."""
+    for text in texts:
+        await turn(rt, text)
+        if wait:
+            assert await rt.extractor.wait(10)
+    assert await rt.extractor.wait(10)
+    await rt.client.aclose()
+
+
+def script(server, purpose: str, *replies: Reply) -> None:
+    for reply in replies:
+        server.on(reply, purpose=purpose)
+
+
+def memory_text(name: str, description: str, type: str = "feedback", body: str = "Body.") -> str:
+    return format_memory(name=name, description=description, type=type, body=body)
+
+
+def frontmatter(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text().split("---\n")[1])
+
+
+def transcript(rt: Runtime) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in rt.session.transcript.path.read_text().splitlines()]
+
+
+def extract_prompt(request) -> str:
+    return request.body["messages"][-1]["content"][-1]["text"]
+
+
+def strip_cache(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: strip_cache(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [strip_cache(v) for v in value]
+    return value
+
+
+# ---------------------------------------------------------------- the request
+
+
+def test_extraction_request_shares_the_main_prefix(repo, memdir, fake_server):
+    script(fake_server, "main", Reply.tool("Read", {"file_path": "app.py"}), Reply.text("It greets."))
+    script(fake_server, "extract", Reply.text("Nothing to save."))
+    rt = start(repo, fake_server)
+    asyncio.run(session(rt, "what does app.py do?"))
+    main, extract = fake_server.requests_for("main")[-1], fake_server.requests_for("extract")[0]
+    assert extract.headers["x-claude-mini-purpose"] == "extract"
+    assert extract.body["tools"] == main.body["tools"] and extract.body["system"] == main.body["system"]
+    assert extract.body["model"] == main.body["model"]
+    assert extract.body["max_tokens"] == main.body["max_tokens"]
+    sent = strip_cache(main.body["messages"])
+    assert strip_cache(extract.body["messages"][: len(sent)]) == sent
+    prompt = extract_prompt(extract)
+    assert 'last 4 messages of the conversation above (from the user\'s "what does app.py do?")' in prompt
+    assert str(memdir) in prompt and "(none yet)" in prompt and "Do not investigate" in prompt
+    assert "Read every file you will change" in prompt and "make every Write and Edit at once" in prompt
+    assert rt.session.costs.by_purpose["extract"].requests == 1
+    assert rt.extractor.cursor == 4 and rt.extractor.runs == 1
+    assert not memdir.exists()  # nothing saved, nothing created
+
+
+def test_prompt_lists_existing_memories_and_appends_memory_policies(repo, memdir, fake_server, isolated_env):
+    rt = start(repo, fake_server)
+    rt.store.write("feedback_testing.md", name="Tests", description="always run pytest with -x",
+                   type="feedback", body="Run pytest -x.")
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "memory-policy.md").write_text("Remember every deploy decision.\n")
+    (isolated_env.home / "memory-policy.md").write_text("Never remember my name.\n")
+    asyncio.run(session(rt, "hi"))
+    prompt = extract_prompt(fake_server.requests_for("extract")[0])
+    assert "- [feedback] feedback_testing.md (" in prompt and "): always run pytest with -x" in prompt
+    assert f"according to {repo / '.claude' / 'memory-policy.md'}\n\nRemember every deploy decision." in prompt
+    assert f"according to {isolated_env.home / 'memory-policy.md'}\n\nNever remember my name." in prompt
+    assert prompt.index("deploy decision") < prompt.index("my name")
+
+
+# ---------------------------------------------------------------- saving
+
+
+def test_saved_memory_gets_provenance_an_index_line_a_notice_and_a_transcript_entry(repo, memdir, fake_server):
+    target = memdir / "feedback_testing.md"
+    script(fake_server, "main", Reply.text("Will do."))
+    script(fake_server, "extract",
+           Reply.tool("Write", {"file_path": str(target),
+                                "content": memory_text("Run pytest with -x", "always run pytest with -x")}),
+           Reply.text("Saved."))
+    rt = start(repo, fake_server)
+    saved: list[SavedMemory] = []
+    rt.extractor.on_saved.append(saved.append)
+    asyncio.run(session(rt, "always run pytest with -x please"))
+    fm = frontmatter(target)
+    assert fm["source"] == rt.session.id and fm["created"] == STAMP and fm["updated"] == STAMP
+    assert fm["name"] == "Run pytest with -x" and target.read_text().endswith("Body.\n")
+    assert [s.line for s in saved] == ["Saved memory: feedback_testing.md — always run pytest with -x"]
+    assert saved[0].created is True
+    assert "(feedback_testing.md) — always run pytest with -x" in (memdir / "MEMORY.md").read_text()
+    entries = [e for e in transcript(rt) if e.get("subtype") == "memory_saved"]
+    assert entries[0]["file"] == "feedback_testing.md" and entries[0]["created"] is True
+    assert not list(memdir.glob(".*.tmp"))  # every write was atomic
+
+
+def test_an_updated_memory_keeps_its_created_time(repo, memdir, fake_server):
+    rt = start(repo, fake_server)
+    rt.store.write("project_deploy.md", name="Deploy", description="deploys go out on Tuesdays only",
+                   type="project", body="Tuesdays.", extra_frontmatter={"created": "2026-01-01T00:00:00Z"})
+    path = str(memdir / "project_deploy.md")
+    script(fake_server, "main", Reply.text("Noted."))
+    script(fake_server, "extract", Reply.tool("Read", {"file_path": path}),
+           Reply.tool("Edit", {"file_path": path, "old_string": "Tuesdays.", "new_string": "Thursdays."}),
+           Reply.text("Updated."))
+    saved: list[SavedMemory] = []
+    rt.extractor.on_saved.append(saved.append)
+    asyncio.run(session(rt, "deploys moved to Thursdays"))
+    fm = frontmatter(memdir / "project_deploy.md")
+    assert fm["created"] == "2026-01-01T00:00:00Z" and fm["updated"] == STAMP and fm["source"] == rt.session.id
+    assert "Thursdays." in (memdir / "project_deploy.md").read_text()
+    assert saved[0].created is False and (memdir / "MEMORY.md").read_text().count("project_deploy.md") == 1
+
+
+def test_ten_turn_session_extractions_read_at_least_90_percent_from_the_cache(repo, memdir, fake_server):
+    """The fork pays for its prompt and the parent's last answer; the rest is the parent's cache."""
+    for i in range(1, 11):
+        (repo / f"module_{i}.py").write_text(f"def handler_{i}(request):\n    return request\n" * 30)
+        script(fake_server, "main", Reply.tool("Read", {"file_path": f"module_{i}.py"}),
+               Reply.text(f"module_{i}.py returns the request unchanged."))
+        if i % 3 == 2:  # some turns save a memory: read, write, a last line
+            content = memory_text(f"Kind {i}", f"handlers of kind {i} return the request", "project")
+            script(fake_server, "extract", Reply.tool("Read", {"file_path": str(memdir / "MEMORY.md")}),
+                   Reply.tool("Write", {"file_path": str(memdir / f"project_{i}.md"), "content": content}),
+                   Reply.text("Saved."))
+        else:
+            script(fake_server, "extract", Reply.text("Nothing to save."))
+    rt = start(repo, fake_server)
+    asyncio.run(session(rt, *(f"explain module_{i}.py" for i in range(1, 11))))
+    usages = [r.usage for r in fake_server.requests_for("extract")]
+    assert len(usages) == 16 and len(list(memdir.glob("project_*.md"))) == 3
+    later = usages[1:]
+    read = sum(u["cache_read_input_tokens"] for u in later)
+    total = sum(u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
+                for u in later)
+    assert read / total >= 0.90, f"{read / total:.1%} of the extraction input came from the cache"
+
+
+# ---------------------------------------------------------------- when it runs
+
+
+def test_skipped_when_the_main_agent_wrote_memory_itself(repo, memdir, fake_server):
+    script(fake_server, "main",
+           Reply.tool("Write", {"file_path": str(memdir / "user_role.md"),
+                                "content": memory_text("Role", "the user is a data engineer", "user")}),
+           Reply.text("Saved it."), Reply.text("Sure."))
+    script(fake_server, "extract", Reply.text("Nothing to save."))
+    rt = start(repo, fake_server)
+    rt.policy.mode = "bypassPermissions"
+
+    async def go():
+        await turn(rt, "remember that I am a data engineer")
+        assert await rt.extractor.wait(10)
+        assert fake_server.requests_for("extract") == [] and rt.extractor.cursor == 4
+        await session(rt, "thanks")
+
+    asyncio.run(go())
+    extracts = fake_server.requests_for("extract")
+    assert len(extracts) == 1 and "last 2 messages" in extract_prompt(extracts[0])
+    assert any(e.get("subtype") == "memory_extraction_skipped" for e in transcript(rt))
+    assert "source" not in frontmatter(memdir / "user_role.md")  # not stamped: not the fork's
+
+
+def test_throttle_runs_every_third_turn(repo, fake_server):
+    rt = start(repo, fake_server, memory={"extractEvery": 3})
+    asyncio.run(session(rt, *(f"message {i}" for i in range(1, 7))))
+    extracts = fake_server.requests_for("extract")
+    assert len(extracts) == 2
+    assert 'last 6 messages of the conversation above (from the user\'s "message 1")' in extract_prompt(extracts[0])
+    assert 'last 6 messages of the conversation above (from the user\'s "message 4")' in extract_prompt(extracts[1])
+    assert rt.extractor.cursor == 12
+
+
+def test_turns_ending_during_a_slow_extraction_coalesce_into_one_trailing_run(repo, fake_server):
+    fake_server.on(Reply.text("Nothing to save.").slow_first_byte(1.0), purpose="extract")
+    rt = start(repo, fake_server)
+
+    async def go():
+        await turn(rt, "first")
+        assert rt.extractor.running
+        await turn(rt, "second")
+        await turn(rt, "third")
+        assert rt.extractor.running and len(fake_server.requests_for("extract")) == 1
+        await session(rt)
+
+    asyncio.run(go())
+    extracts = fake_server.requests_for("extract")
+    assert len(extracts) == 2
+    trailing = extracts[1]
+    assert 'last 4 messages of the conversation above (from the user\'s "second")' in extract_prompt(trailing)
+    texts = [m["content"][0].get("text") for m in trailing.body["messages"]]
+    assert "third" in texts  # the newest context
+    assert rt.extractor.cursor == 6 and rt.extractor.runs == 2
+
+
+def test_status_follows_each_run_for_the_ui(repo, fake_server):
+    class Status:
+        def __init__(self):
+            self.calls = []
+
+        def set_background(self, kind, running):
+            self.calls.append((kind, running))
+
+    rt = start(repo, fake_server)
+    rt.extractor.status = Status()
+    asyncio.run(session(rt, "one", "two"))
+    assert rt.extractor.status.calls == [("extract", True), ("extract", False)] * 2
+
+
+def test_no_extraction_when_auto_memory_is_off_or_the_turn_did_not_end_normally(repo, fake_server):
+    rt = start(repo, fake_server, autoMemoryEnabled=False)
+    asyncio.run(session(rt, "hi"))
+    assert fake_server.requests_for("extract") == []
+    script(fake_server, "main", Reply.text("cut").with_stop_reason("max_tokens"))
+    rt = start(repo, fake_server)
+    asyncio.run(session(rt, "long answer please"))
+    assert fake_server.requests_for("extract") == []
+
+
+def test_flush_extracts_now_and_reset_cursor_follows_a_rewritten_conversation(repo, fake_server):
+    """What compaction uses: extraction before, the cursor after."""
+    rt = start(repo, fake_server, memory={"extractEvery": 10})
+
+    async def go():
+        await turn(rt, "one")
+        assert fake_server.requests_for("extract") == []
+        assert await rt.extractor.flush(rt.agent, timeout=10)
+        assert rt.extractor.cursor == 2
+        rt.session.messages[:] = rt.session.messages[:1]  # as if compacted
+        rt.extractor.reset_cursor()
+        assert rt.extractor.cursor == 1
+        await rt.client.aclose()
+
+    asyncio.run(go())
+    assert len(fake_server.requests_for("extract")) == 1
+
+
+# ---------------------------------------------------------------- failures
+
+
+def test_a_failed_extraction_rolls_back_keeps_the_cursor_and_retries(repo, memdir, fake_server):
+    rt = start(repo, fake_server)
+    rt.store.write("project_db.md", name="DB", description="the database is postgres 16 on staging",
+                   type="project", body="Postgres 16.")
+    before = (memdir / "project_db.md").read_bytes()
+    path = str(memdir / "project_db.md")
+    script(fake_server, "extract",
+           Reply.tool("Read", {"file_path": path}),
+           Reply.tools([("Edit", {"file_path": path, "old_string": "16", "new_string": "17"}),
+                        ("Write", {"file_path": str(memdir / "new.md"), "content": memory_text("N", "new one")})]),
+           Reply.error(400, "invalid request"))
+    notices = []
+    rt.extractor.on_notice.append(notices.append)
+
+    async def go():
+        await turn(rt, "first")
+        assert await rt.extractor.wait(10)
+        assert (memdir / "project_db.md").read_bytes() == before and not (memdir / "new.md").exists()
+        assert rt.extractor.cursor == 0 and rt.extractor.failures == 1
+        await session(rt, "second")
+
+    asyncio.run(go())
+    retry = fake_server.requests_for("extract")[-1]
+    assert 'last 4 messages of the conversation above (from the user\'s "first")' in extract_prompt(retry)
+    assert rt.extractor.cursor == 4 and len(notices) == 1 and "they will be tried again" in notices[0].text
+    assert any(e.get("subtype") == "memory_extraction_failed" for e in transcript(rt))
+
+
+def test_stopping_a_running_extraction_rolls_back(repo, memdir, fake_server):
+    script(fake_server, "extract",
+           Reply.tool("Write", {"file_path": str(memdir / "half.md"), "content": memory_text("H", "half")}),
+           Reply.text("never").hang())
+    rt = start(repo, fake_server)
+
+    async def go():
+        await turn(rt, "hi")
+        for _ in range(100):
+            if len(fake_server.requests_for("extract")) == 2:
+                break
+            await asyncio.sleep(0.05)
+        assert (memdir / "half.md").exists() and rt.extractor.running
+        await rt.extractor.stop()
+        await rt.client.aclose()
+
+    asyncio.run(go())
+    assert not (memdir / "half.md").exists() and rt.extractor.cursor == 0 and not rt.extractor.running
+
+
+def test_extraction_is_stopped_after_five_turns_and_keeps_complete_files(repo, memdir, fake_server):
+    script(fake_server, "extract",
+           Reply.tool("Write", {"file_path": str(memdir / "user_editor.md"),
+                                "content": memory_text("Editor", "the user edits with helix", "user")}))
+    fake_server.on(Reply.tool("Read", {"file_path": str(memdir / "MEMORY.md")}), purpose="extract", times=None)
+    rt = start(repo, fake_server)
+    asyncio.run(session(rt, "I use helix"))
+    assert len(fake_server.requests_for("extract")) == 5
+    assert frontmatter(memdir / "user_editor.md")["source"] == rt.session.id
+    assert rt.extractor.cursor == 2
+    assert any(e.get("subtype") == "memory_extraction_stopped" for e in transcript(rt))
+
+
+# ---------------------------------------------------------------- the fork's limits
+
+
+def denied_calls(memdir: Path, outside: Path) -> list[tuple[str, dict[str, Any], str]]:
+    body = memory_text("X", "something to remember")
+    return [
+        ("Write", {"file_path": f"{memdir}/../../x.md", "content": body}, "uses .. to leave"),
+        ("Write", {"file_path": "/etc/x.md", "content": body}, "is outside the memory dir"),
+        ("Write", {"file_path": str(memdir / "link" / "x.md"), "content": body}, "follows a symlink out"),
+        ("Bash", {"command": f"echo hi > {memdir}/x.md"}, "read-only"),
+        ("Bash", {"command": f"rm {outside}/keep.txt"}, "read-only"),
+        ("Bash", {"command": "git commit -m x"}, "read-only"),
+        ("Bash", {"command": f"echo $(touch {outside}/pwned)"}, "read-only"),
+        ("Bash", {"command": f"ls; rm {outside}/keep.txt"}, "read-only"),
+    ]
+
+
+def test_every_escape_is_denied_with_a_reason_and_the_session_goes_on(repo, memdir, fake_server, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    memdir.mkdir(parents=True)
+    os.symlink(outside, memdir / "link")
+    calls = denied_calls(memdir, outside)
+    script(fake_server, "extract", Reply.tools([(name, args) for name, args, _ in calls]), Reply.text("done"))
+    script(fake_server, "main", Reply.text("ok"), Reply.text("still here"))
+    rt = start(repo, fake_server)
+    asyncio.run(session(rt, "hi", "again"))
+    results = fake_server.requests_for("extract")[1].body["messages"][-1]["content"]
+    assert len(results) == len(calls)
+    for result, (name, args, why) in zip(results, calls, strict=True):
+        assert result["is_error"] and result["content"].startswith("Permission denied"), (name, args)
+        assert why in result["content"], (name, args, result["content"])
+    assert (outside / "keep.txt").exists() and not (outside / "x.md").exists()
+    assert not (memdir / "x.md").exists() and not (memdir.parent.parent / "x.md").exists()
+    assert not (outside / "pwned").exists()
+    assert rt.extractor.cursor == 4 and rt.session.messages[-1].text == "still here"
+
+
+# ---------------------------------------------------------------- the secret guard
+
+
+@pytest.mark.parametrize("text", [
+    "key: sk-ant-api03-" + "a" * 40,
+    "aws AKIAIOSFODNN7EXAMPLE here",
+    "token ghp_" + "b" * 36,
+    "slack xoxb-123456789012-abcdefghij",
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIE...",
+    "-----BEGIN OPENSSH PRIVATE KEY-----",
+    "db at postgres://app:hunter2secret@db.internal:5432/app",
+    'password = "correct-horse-battery"',
+    "API_KEY: 'zq8w7e6r5t4y3u2i'",
+])
+def test_find_secret_spots_common_secrets(text):
+    found = find_secret(text)
+    assert found is not None and "…" in found.redacted
+
+
+@pytest.mark.parametrize("text", [
+    "always run pytest with -x",
+    "the key is in 1Password under 'staging db'",
+    "connect with postgres://app:${DB_PASSWORD}@db.internal/app",
+    'password = "<your password>"',
+    "set OPENAI_API_KEY in your shell before running",
+    "risk-assessment-document-for-the-project is in docs/",
+    "https://example.com/user@host",
+])
+def test_find_secret_leaves_ordinary_text_alone(text):
+    assert find_secret(text) is None
+
+
+def test_secret_guard_refuses_memory_writes_by_the_fork_and_the_main_agent(repo, memdir, fake_server):
+    key = "sk-ant-api03-" + "k" * 40
+    script(fake_server, "main",
+           Reply.tool("Write", {"file_path": str(memdir / "reference_api.md"),
+                                "content": memory_text("API", f"the key is {key}", "reference")}),
+           Reply.tool("Write", {"file_path": str(repo / "config.env"), "content": f"KEY={key}\n"}),
+           Reply.text("ok"))
+    script(fake_server, "extract",
+           Reply.tool("Write", {"file_path": str(memdir / "aws.md"),
+                                "content": memory_text("AWS", "aws key AKIAIOSFODNN7EXAMPLE", "reference")}),
+           Reply.text("done"))
+    rt = start(repo, fake_server)
+    rt.policy.mode = "bypassPermissions"  # not even bypass lets a secret into memory
+    asyncio.run(session(rt, "remember my api key"))
+    main_result = fake_server.requests_for("main")[1].body["messages"][-1]["content"][0]
+    assert main_result["is_error"] and "refused to save an API key (sk-a…)" in main_result["content"]
+    assert key not in main_result["content"]
+    assert (repo / "config.env").exists()  # outside the memory folder the guard does not apply
+    fork_result = fake_server.requests_for("extract")[1].body["messages"][-1]["content"][0]
+    assert fork_result["is_error"] and "an AWS access key id (AKIA…)" in fork_result["content"]
+    assert not (memdir / "reference_api.md").exists() and not (memdir / "aws.md").exists()
+
+
+def test_secret_guard_stands_in_for_the_policy_it_wraps(repo, memdir, fake_server):
+    rt = start(repo, fake_server)
+    guard = SecretGuard(rt.policy, memdir, cwd=repo)
+    guard.mode = "plan"
+    assert rt.policy.mode == "plan" and guard.mode == "plan"
+    assert guard.suggest_rule("Bash", {"command": "git log -1"}) == "Bash(git log:*)"
+    assert guard.targets_memory(str(memdir / "a.md")) and not guard.targets_memory("a.md")
+    asyncio.run(rt.client.aclose())
+
+
+def test_settings_with_bad_values_fall_back_to_defaults(repo):
+    config = load_config(repo)
+    config.settings["memory"] = {"extractEvery": 0, "extractWaitSeconds": "soon"}
+    settings = ExtractionSettings.from_config(config)
+    assert settings.every == 1 and settings.wait_seconds == 60.0
+    assert any("memory.extractEvery" in w for w in config.warnings)
+    config.settings["memory"] = {"extractEvery": 3, "extractWaitSeconds": 5}
+    assert ExtractionSettings.from_config(config) == ExtractionSettings(every=3, wait_seconds=5.0)

@@ -1,0 +1,244 @@
+"""Slash commands, each run through the registry against a real runtime (no network)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from claude_mini.llm.messages import Message, Usage
+from claude_mini.session import Session
+from claude_mini.ui import commands
+from claude_mini.ui.commands import command, is_command, next_mode, unknown_hint
+
+
+def test_help_lists_every_command_with_its_help(slash):
+    out = slash.run("/help")
+    for name in ("help", "clear", "exit", "model", "cost", "context", "resume", "status", "config",
+                 "init", "permissions"):
+        assert f"/{name}" in out
+        assert commands.COMMANDS[name].help in out
+    assert "Shift-Tab" in out
+
+
+def test_unknown_command_suggests_the_closest(slash):
+    assert slash.run("/hlep").strip() == "Unknown command /hlep. Did you mean /help?"
+    assert "Type /help for the list." in slash.run("/zzzzzz")
+    assert unknown_hint("contxt") == "Unknown command /contxt. Did you mean /context?"
+
+
+def test_unique_prefix_runs_the_command(slash):
+    assert "purpose" in slash.run("/cos")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("/help", True), ("  /cost  ", True), ("/permissions allow Edit", True),
+    ("/usr/bin/python is broken", False), ("hello /help", False), ("/", False), ("", False),
+])
+def test_what_counts_as_a_command(text, expected):
+    assert is_command(text) is expected
+
+
+def test_a_crashing_command_prints_one_line_and_returns(slash):
+    @command("boom-test", help="Always fails.")
+    def boom(ctx):
+        raise RuntimeError("kaput\nsecond line")
+
+    try:
+        out = slash.run("/boom-test")
+    finally:
+        del commands.COMMANDS["boom-test"]
+    assert out.strip() == "✗ /boom-test failed: RuntimeError: kaput second line. The session is unchanged."
+
+
+def test_exit_asks_the_host_to_stop(slash):
+    slash.run("/exit")
+    assert slash.host.exited
+
+
+def test_cost_splits_by_purpose(slash):
+    costs = slash.runtime.session.costs
+    costs.add("main", "claude-sonnet-4-6", Usage(input_tokens=1000, output_tokens=500))
+    costs.add("main", "claude-sonnet-4-6", Usage(cache_read_input_tokens=2000))
+    costs.add("extract", "claude-haiku-4-5", Usage(input_tokens=300, output_tokens=40))
+    out = slash.run("/cost")
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    assert rows["main"][:2] == ["main", "2"] and rows["main"][2] == "1,000"
+    assert rows["main"][-1] == f"${costs.by_purpose['main'].cost_usd:.4f}"
+    assert rows["extract"][1] == "1" and rows["recall"][2] == "-"
+    assert rows["total"][1] == "3" and rows["total"][-1] == f"${costs.total_cost:.4f}"
+
+
+def test_cost_says_when_the_model_has_no_price(slash):
+    slash.runtime.agent.model = "qwen2.5-coder"
+    assert "no price known for qwen2.5-coder" in slash.run("/cost")
+
+
+def test_context_shows_sections_instructions_and_messages(slash, repo):
+    rt = slash.runtime
+    rt.session.add_message(Message.user("hello"))
+    rt.agent.last_usage = Usage(input_tokens=3000, output_tokens=1000)
+    out = slash.run("/context")
+    assert "Context: 4,000 of 200,000 tokens (2%)" in out
+    assert "System prompt (" in out and "identity" in out and "environment" in out
+    assert "Instruction files" in out
+    assert "Tools: 6 definitions" in out
+    assert "Messages: 1 (1 user, 0 assistant" in out
+
+
+def test_context_window_comes_from_settings(slash, repo):
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"contextWindow": 8000}))
+    from claude_mini.config import load_config
+
+    slash.runtime.config = load_config(repo)
+    slash.runtime.agent.last_usage = Usage(input_tokens=2000)
+    assert "2,000 of 8,000 tokens (25%)" in slash.run("/context")
+
+
+def test_clear_starts_a_new_session_and_rebuilds_the_prompt(slash, repo):
+    rt = slash.runtime
+    old = rt.session
+    old.add_message(Message.user("first"))
+    rt.agent.last_usage = Usage(input_tokens=10)
+    (repo / "CLAUDE.md").write_text("Always answer in French.\n")
+    out = slash.run("/clear")
+    assert rt.session is not old and rt.agent.session is rt.session
+    assert rt.session.messages == [] and rt.agent.last_usage == Usage()
+    assert any("Always answer in French." in block for block in rt.agent.system)
+    assert old.id in out and "/resume" in out
+    assert slash.host.changes == 1
+
+
+def test_model_shows_and_switches(slash):
+    assert "Model: claude-sonnet-4-6" in slash.run("/model")
+    out = slash.run("/model claude-opus-4-5")
+    assert slash.runtime.agent.model == "claude-opus-4-5" == slash.runtime.config.model
+    assert "claude-opus-4-5" in out
+
+
+def _saved_session(repo, text: str) -> Session:
+    session = Session(repo)
+    session.add_message(Message.user(text))
+    session.add_message(Message("assistant", [*Message.user("ok").content]))
+    return session
+
+
+def test_resume_picks_from_a_list(slash, repo):
+    earlier = _saved_session(repo, "fix the parser")
+    slash.host.choice = earlier.id
+    out = slash.run("/resume")
+    [options] = slash.host.choices
+    assert [value for value, _ in options] == [earlier.id]
+    assert "fix the parser" in options[0][1] and "2 msgs" in options[0][1]
+    assert slash.runtime.session.id == earlier.id and len(slash.runtime.agent.session.messages) == 2
+    assert f"Resumed session {earlier.id}" in out
+
+
+def test_resume_by_number_and_cancel(slash, repo):
+    earlier = _saved_session(repo, "one")
+    assert "Nothing resumed." in slash.run("/resume")  # the host's menu was cancelled
+    slash.run("/resume 1")
+    assert slash.runtime.session.id == earlier.id
+    assert "No earlier session" in slash.run("/resume")  # the only other one is the current one now
+
+
+def test_status_names_endpoint_home_and_settings_files(slash, repo, isolated_env, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9999")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "secret-value")
+    (isolated_env.home / "settings.json").write_text("{}")
+    out = slash.run("/status", width=300)
+    assert "claude-mini 0.1.0" in out and "anthropic" in out
+    assert "http://127.0.0.1:9999" in out
+    assert "ANTHROPIC_API_KEY is set" in out and "secret-value" not in out
+    assert f"Home folder:  {isolated_env.home}" in out
+    assert f"{repo / '.claude' / 'settings.json'}  [not found]" in out
+    assert f"{isolated_env.home / 'settings.json'}  [present, not used" in out  # empty: no layer
+
+
+def test_config_shows_each_setting_with_its_origin(slash, repo):
+    (repo / ".claude").mkdir()
+    settings = repo / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"model": "claude-haiku-4-5", "recall": {"strategy": "lexical"}}))
+    from claude_mini.config import load_config
+
+    slash.runtime.config = load_config(repo)
+    out = slash.run("/config", width=300)
+    lines = [line.split() for line in out.splitlines()]
+    assert ["model", "=", '"claude-haiku-4-5"', "<-", str(settings)] in lines
+    assert ["recall.strategy", "=", '"lexical"', "<-", str(settings)] in lines
+    assert ["model", "claude-haiku-4-5"] in lines  # the resolved value
+
+
+def test_config_without_settings(slash):
+    assert "(no settings files: defaults in effect)" in slash.run("/config")
+
+
+def test_init_runs_a_turn_with_the_fixed_prompt(slash):
+    slash.run("/init")
+    assert slash.host.turns == [commands.INIT_PROMPT]
+    assert "CLAUDE.md" in commands.INIT_PROMPT
+
+
+def test_permissions_lists_rules_with_sources(slash):
+    out = slash.run("/permissions")
+    assert "Permission mode: default" in out and "Allow rules:" in out and "/permissions allow" in out
+
+
+def test_permissions_add_and_remove_session_rules(slash):
+    policy = slash.runtime.policy
+    assert "Allowed Bash(npm test:*)" in slash.run("/permissions allow Bash(npm test:*)")
+    assert policy.can_use_tool("Bash", {"command": "npm test --watch"}).__class__.__name__ == "Allow"
+    assert "Removed" in slash.run("/permissions remove Bash(npm test:*)")
+    new_policy = slash.runtime.policy
+    assert new_policy is slash.runtime.agent.policy
+    assert new_policy.can_use_tool("Bash", {"command": "npm test"}).__class__.__name__ == "Ask"
+    assert "No session rule" in slash.run("/permissions remove Edit")
+
+
+def test_permissions_cannot_remove_a_file_rule(slash, repo):
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}))
+    from claude_mini.config import load_config
+    from claude_mini.runtime import make_policy
+
+    slash.runtime.config = load_config(repo)
+    slash.runtime.policy = make_policy(slash.runtime.config, slash.runtime.agent.ctx)
+    out = slash.run("/permissions remove Bash(rm:*)", width=300)
+    assert "project rule Bash(rm:*)" in out and "edit that file" in out
+
+
+def test_permissions_mode_and_bad_input(slash):
+    assert "Permission mode: plan" in slash.run("/permissions mode plan")
+    assert slash.runtime.policy.mode == "plan"
+    assert "Permission mode: bypassPermissions" in slash.run("/permissions mode")  # cycles
+    assert "Not changed: unknown permission mode" in slash.run("/permissions mode sideways")
+    assert "Not changed" in slash.run("/permissions allow Bash(unclosed")
+    assert "Usage: /permissions" in slash.run("/permissions frobnicate")
+
+
+def test_next_mode_cycles():
+    modes = ("default", "acceptEdits", "plan")
+    assert [next_mode(m, modes) for m in modes] == ["acceptEdits", "plan", "default"]
+    assert next_mode("bypassPermissions", modes) == "default"
+
+
+def test_discovery_imports_command_modules_and_reports_broken_ones(tmp_path, monkeypatch):
+    package = tmp_path / "plugpkg"
+    (package / "memory").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "memory" / "__init__.py").write_text("")
+    (package / "memory" / "memory_commands.py").write_text(
+        "from claude_mini.ui.commands import command\n"
+        "@command('memory-test', help='Open the memory files.', needs_runtime=False)\n"
+        "def memory(ctx):\n    ctx.console.print('memory!')\n")
+    (package / "broken_commands.py").write_text("raise ImportError('missing dependency')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        problems = commands.discover_commands(package, "plugpkg")
+        assert "memory-test" in commands.COMMANDS
+        assert problems == ["Slash commands in plugpkg.broken_commands are unavailable: "
+                            "ImportError: missing dependency"]
+        assert commands.discover_commands(package, "plugpkg") == []  # only once
+    finally:
+        commands.COMMANDS.pop("memory-test", None)

@@ -1,0 +1,251 @@
+"""Rendering of agent events, printed to a StringIO console at a fixed width."""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.text import Text
+
+from claude_mini.agent.events import MessageAdded, Notice, ToolFinished, ToolStarted
+from claude_mini.llm.events import BlockDone, Retrying, TextDelta, ToolUseStart
+from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
+from claude_mini.tools.base import ToolResult
+from claude_mini.ui.render import (
+    Renderer,
+    _Trimmed,
+    permission_preview,
+    preview_diff,
+    split_complete,
+    tool_block,
+    tool_label,
+)
+
+from tests.ui.conftest import WIDTH, make_console
+
+
+def rendered(renderable, width: int = WIDTH) -> str:
+    console = make_console(width)
+    console.print(renderable)
+    return console.file.getvalue()
+
+
+def lines_of(text: str) -> list[str]:
+    return [line.rstrip() for line in text.splitlines()]
+
+
+def stream(renderer: Renderer, text: str, size: int = 7) -> None:
+    for i in range(0, len(text), size):
+        renderer.on_event(TextDelta(text[i:i + size], 0))
+
+
+@pytest.mark.parametrize(("text", "done", "rest"), [
+    ("Hello", "", "Hello"),
+    ("Hello\n", "", "Hello\n"),
+    ("One.\n\nTwo", "One.\n\n", "Two"),
+    ("```py\nx = 1\n\ny = 2\n", "", "```py\nx = 1\n\ny = 2\n"),  # a blank line inside a fence
+    ("```py\nx = 1\n```\nAfter", "```py\nx = 1\n```\n", "After"),
+    ("A\n\nB\n\n```\ncode", "A\n\nB\n\n", "```\ncode"),
+])
+def test_split_complete(text, done, rest):
+    assert split_complete(text) == (done, rest)
+
+
+def test_markdown_is_printed_block_by_block():
+    console = make_console()
+    renderer = Renderer(console, plain=False)
+    renderer.begin_turn()
+    stream(renderer, "Hello **world**, see `x`.\n\n")
+    assert lines_of(console.file.getvalue()) == ["Hello world, see x."]  # printed before the turn ends
+    stream(renderer, "- one\n- two\n\n```python\ndef f():\n    return 1\n```\nLast words")
+    assert "Last words" not in console.file.getvalue()
+    renderer.on_event(BlockDone(TextBlock("..."), 0))
+    renderer.end_turn()
+    assert lines_of(console.file.getvalue()) == [
+        "Hello world, see x.", "", " • one", " • two", "", " def f():", "     return 1", "", "Last words",
+    ]
+
+
+def test_plain_output_streams_raw_text():
+    console = make_console()
+    renderer = Renderer(console, plain=True)
+    renderer.begin_turn()
+    stream(renderer, "Hello **world**\n\nNext")
+    assert console.file.getvalue() == "Hello **world**\n\nNext"
+    renderer.end_turn()
+    assert console.file.getvalue() == "Hello **world**\n\nNext\n"
+
+
+def test_a_console_that_is_not_a_terminal_is_plain():
+    assert Renderer(make_console()).plain
+
+
+def test_an_answer_that_was_not_streamed_is_shown_whole():
+    console = make_console()
+    renderer = Renderer(console, plain=False)
+    renderer.begin_turn()
+    renderer.on_event(MessageAdded(Message.user("hi")))
+    renderer.on_event(MessageAdded(Message("assistant", [TextBlock("A *local* answer.")])))
+    renderer.end_turn()
+    assert lines_of(console.file.getvalue()) == ["A local answer."]
+
+
+def test_a_streamed_answer_is_not_printed_twice():
+    console = make_console()
+    renderer = Renderer(console, plain=False)
+    renderer.begin_turn()
+    stream(renderer, "Once.")
+    renderer.on_event(BlockDone(TextBlock("Once."), 0))
+    renderer.on_event(MessageAdded(Message("assistant", [TextBlock("Once.")])))
+    renderer.end_turn()
+    assert console.file.getvalue().count("Once.") == 1
+
+
+def call(name: str, **input) -> ToolUseBlock:
+    return ToolUseBlock(f"toolu_{name}", name, input)
+
+
+def test_tool_label_shows_the_key_argument(tmp_path):
+    assert tool_label(call("Bash", command="git status\n  --short")) == "Bash(git status --short)"
+    assert tool_label(call("Read", file_path=str(tmp_path / "src" / "a.py")), tmp_path) == "Read(src/a.py)"
+    assert tool_label(call("Grep", pattern="def main", path="/elsewhere")) == "Grep(def main)"
+    assert tool_label(call("Bash", command="x" * 200), width=20) == "Bash(" + "x" * 19 + "…)"
+    assert tool_label(call("Mystery")) == "Mystery()"
+
+
+def test_bash_output_is_shown_compactly():
+    result = ToolResult("\n".join(f"line {i}" for i in range(1, 8)))
+    out = lines_of(rendered(tool_block(call("Bash", command="seq 7"), result)))
+    assert out == ["● Bash(seq 7)", "  ⎿  line 1", "     line 2", "     line 3", "     … +4 lines"]
+
+
+def test_read_shows_a_count_and_errors_one_line():
+    read = ToolResult("1\tx\n2\ty", metadata={"num_lines": 2})
+    assert lines_of(rendered(tool_block(call("Read", file_path="a.py"), read))) == [
+        "● Read(a.py)", "  ⎿  Read 2 lines"]
+    error = ToolResult("File does not exist: a.py.\nDid you mean b.py?", is_error=True)
+    assert lines_of(rendered(tool_block(call("Read", file_path="a.py"), error))) == [
+        "● Read(a.py)", "  ⎿  File does not exist: a.py. Did you mean b.py?"]
+
+
+def test_edit_shows_a_coloured_diff():
+    diff = "--- a.py\n+++ a.py\n@@ -1,2 +1,2 @@\n def greet():\n-    return 1\n+    return 2\n"
+    result = ToolResult("The file a.py has been updated.", metadata={"path": "/r/a.py", "diff": diff,
+                                                                     "replacements": 1})
+    block = tool_block(call("Edit", file_path="/r/a.py", old_string="1", new_string="2"), result,
+                       cwd=Path("/r"))
+    assert lines_of(rendered(block)) == [
+        "● Edit(a.py)", "  ⎿  Updated a.py (1 replacement)", "     @@ -1,2 +1,2 @@", "      def greet():",
+        "     -    return 1", "     +    return 2"]
+    console = Console(file=StringIO(), width=WIDTH, color_system="standard", force_terminal=True)
+    console.print(block)
+    coloured = console.file.getvalue()
+    assert "\x1b[31m-    return 1" in coloured and "\x1b[32m+    return 2" in coloured
+
+
+def test_long_diffs_and_lines_are_cut_to_the_width():
+    diff = "".join(f"+{'x' * 300} {i}\n" for i in range(100))
+    result = ToolResult("Created a.txt.", metadata={"diff": diff, "created": True})
+    out = lines_of(rendered(tool_block(call("Write", file_path="a.txt", content="x\n" * 100), result), 60))
+    assert out[1] == "  ⎿  Created a.txt (100 lines)"
+    assert len(out) == 2 + 40 + 1 and out[-1] == "     … 60 more diff lines"
+    assert all(len(line) <= 60 for line in out)
+
+
+def test_denied_calls_are_red_lines():
+    result = ToolResult("The user declined this Write call. The user said: no", is_error=True)
+    out = lines_of(rendered(tool_block(call("Write", file_path="a"), result, denied=True)))
+    assert out == ["● Write(a)", "  ⎿  The user declined this Write call. The user said: no"]
+
+
+def test_events_render_tools_retries_notices_and_errors():
+    console = make_console()
+    renderer = Renderer(console, plain=False)
+    renderer.begin_turn()
+    stream(renderer, "Let me look.")
+    renderer.on_event(ToolUseStart("toolu_1", "Bash", 1))
+    assert renderer.activity == "Preparing Bash"
+    bash = call("Bash", command="ls")
+    renderer.on_event(ToolStarted(bash))
+    assert renderer.activity == "Running Bash(ls)"
+    renderer.on_event(ToolFinished(bash, ToolResult("a.py")))
+    renderer.on_event(Retrying(2, 4, 1.5, "Server overloaded\n(529)"))
+    renderer.on_event(Notice("Saved a memory", "info"))
+    renderer.error("Request failed:\n  the server said no")
+    renderer.end_turn()
+    assert lines_of(console.file.getvalue()) == [
+        "Let me look.", "", "● Bash(ls)", "  ⎿  a.py",
+        "⟳ Server overloaded (529); retrying in 2s (attempt 2 of 4)",
+        "Saved a memory",
+        "✗ Request failed: the server said no",
+    ]
+
+
+def test_interrupted_says_the_conversation_is_kept():
+    console = make_console()
+    renderer = Renderer(console, plain=False)
+    renderer.begin_turn()
+    stream(renderer, "half an ans")
+    renderer.interrupted()
+    renderer.end_turn()
+    out = console.file.getvalue()
+    assert "Interrupted" in out and "kept" in out and "half an ans" not in out
+
+
+class Words:
+    def __init__(self, words: str) -> None:
+        self.value = words
+
+    def words(self) -> str:
+        return self.value
+
+
+def test_spinner_text_has_elapsed_time_and_background_work():
+    now = [100.0]
+    renderer = Renderer(make_console(), plain=False, status=Words("extracting"), clock=lambda: now[0])
+    renderer.begin_turn()
+    now[0] = 103.7
+    assert renderer.spinner_text() == "Thinking… 3s · extracting · ctrl-c to interrupt"
+
+
+def test_live_region_shows_only_the_last_lines_of_a_long_block():
+    console = make_console(40)
+    renderer = Renderer(console, plain=False)
+    renderer.pending = "\n".join(f"word{i}" for i in range(200))  # one long paragraph in flight
+    console.height = 12
+    console.print(renderer)
+    out = lines_of(console.file.getvalue())
+    assert len(out) <= 12 and out[-2].endswith("word199")
+    assert "to interrupt" in out[-1]
+
+
+def test_trimmed_drops_rich_padding_lines():
+    assert lines_of(rendered(_Trimmed(Markdown("- a\n- b")))) == [" • a", " • b"]
+    assert lines_of(rendered(_Trimmed(Text("\n\na\nb\nc\n\n"), 2))) == ["b", "c"]
+
+
+def test_permission_preview_for_bash_and_write(tmp_path):
+    bash = call("Bash", command="rm -rf build", description="Remove the build folder")
+    out = lines_of(rendered(permission_preview(bash, "Bash needs approval", tmp_path, "")))
+    assert out == ["● Bash(rm -rf build)", "    rm -rf build", "    Remove the build folder",
+                   "    Bash needs approval"]
+    write = call("Write", file_path="new.txt", content="one\ntwo\n")
+    diff = preview_diff(write, tmp_path)
+    out = lines_of(rendered(permission_preview(write, "", tmp_path, diff)))
+    assert out == ["● Write(new.txt)", "    @@ -0,0 +1,2 @@", "    +one", "    +two"]
+
+
+def test_preview_diff_of_an_edit_and_an_overwrite(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\ny = 1\n")
+    edit = call("Edit", file_path="a.py", old_string="= 1", new_string="= 2")
+    assert "-x = 1\n+x = 2\n" in preview_diff(edit, tmp_path) and "y = 2" not in preview_diff(edit, tmp_path)
+    edit_all = call("Edit", file_path="a.py", old_string="= 1", new_string="= 2", replace_all=True)
+    assert "+y = 2" in preview_diff(edit_all, tmp_path)
+    missing = call("Edit", file_path="a.py", old_string="nope", new_string="yes")
+    assert "-nope" in preview_diff(missing, tmp_path)
+    overwrite = call("Write", file_path=str(tmp_path / "a.py"), content="z\n")
+    assert "-x = 1" in preview_diff(overwrite, tmp_path) and "+z" in preview_diff(overwrite, tmp_path)
+    assert preview_diff(call("Bash", command="ls"), tmp_path) == ""
