@@ -405,8 +405,7 @@ class Extractor(AgentHooks):
         task = self._task
         if task is not None and not task.done():
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await asyncio.wait({task})  # unlike `await task`, never re-raises its cancellation
 
     async def flush(self, agent: Agent, timeout: float | None = None) -> bool:
         """Extract whatever is new since the cursor now, throttle aside, and wait (compaction)."""

@@ -395,7 +395,7 @@ class RecallHook(AgentHooks):
             return
         if SESSION_BUDGET_BYTES - self.bytes_used < MIN_USEFUL_BUDGET:
             self._say("recall stopped for this session: its 60 KiB budget is used up "
-                      "(/compact or /clear frees it)", level=logging.INFO)
+                      "(/compact or /clear frees it)")
             return
         event = RecallEvent(_clip(" ".join(text.split()), 80), settings.strategy, self.clock())
         self.events.append(event)
@@ -549,14 +549,18 @@ class RecallHook(AgentHooks):
         except Exception as exc:  # the usage record is advisory; never fail a turn for it
             self._say(f"could not update the memory usage record: {exc}")
 
-    def _say(self, message: str, level: int = logging.WARNING) -> None:
-        """Tell the user once per session (log + a notice for the UI), later only at debug."""
+    def _say(self, message: str) -> None:
+        """Tell the user once per session (a notice the UI shows, and the log), later only at debug.
+
+        INFO, not WARNING: Python's last-resort handler would print a warning on stderr over
+        the REPL's screen; the UI shows `notices` instead.
+        """
         key = message.split(":")[0]
         if key in self._said:
             log.debug(message)
             return
         self._said.add(key)
-        log.log(level, message)
+        log.info(message)
         self.notices.append(message)
 
 

@@ -235,7 +235,7 @@ def test_throttle_runs_every_third_turn(repo, fake_server):
 
 
 def test_turns_ending_during_a_slow_extraction_coalesce_into_one_trailing_run(repo, fake_server):
-    fake_server.on(Reply.text("Nothing to save.").slow_first_byte(1.0), purpose="extract")
+    fake_server.on(Reply.text("Nothing to save.").slow_first_byte(2.0), purpose="extract")
     rt = start(repo, fake_server)
 
     async def go():

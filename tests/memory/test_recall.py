@@ -13,6 +13,7 @@ import os
 import subprocess
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import anthropic  # noqa: F401  (imported here so the first request does not pay for it)
 import pytest
@@ -135,7 +136,10 @@ def test_selected_memory_reaches_the_next_main_request(repo, fake_server):
     save(rt, "deploy.md", body="DEPLOY-BODY: run make deploy-billing from main.")
     select(fake_server, "../x.md", "unknown.md", "deploy.md")
     tool_turn(fake_server)
+    calls: list[tuple[str, bool]] = []
+    hook_of(rt).status = SimpleNamespace(set_background=lambda *a: calls.append(a))
     run_turns(rt, QUERY)
+    assert calls == [("recall", True), ("recall", False)]  # the REPL's status line
     assert "DEPLOY-BODY" not in main_text(fake_server, 0)
     last = fake_server.requests_for("main")[1].body["messages"][-1]["content"]
     assert last[0]["type"] == "tool_result"

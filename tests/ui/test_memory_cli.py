@@ -107,6 +107,14 @@ def test_forget_archives_and_drops_the_index_line(cli, store):
     assert store.index_entries() == [] and not (store.root / "deploy.md").exists()
 
 
+def test_forgotten_memory_comes_back_with_restore(cli, store):
+    store.write("deploy.md", name="Deploy", description=DESC, type="project", body="x")
+    forgot = cli("memory", "forget", "deploy.md")
+    assert "`claude-mini memory restore deploy.md` brings it back" in forgot.stdout
+    assert cli("memory", "restore", "deploy.md").exit_code == 0
+    assert (store.root / "deploy.md").exists() and store.index_entries()[0].filename == "deploy.md"
+
+
 def test_derive_memory_name_and_description():
     assert derive_memory("The staging DB is at db.staging:5432 and needs the VPN") == \
         ("The staging DB is at db.staging:5432", "The staging DB is at db.staging:5432 and needs the VPN")

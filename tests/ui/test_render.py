@@ -23,7 +23,6 @@ from claude_mini.ui.render import (
     tool_block,
     tool_label,
 )
-
 from tests.ui.conftest import WIDTH, make_console
 
 

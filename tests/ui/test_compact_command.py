@@ -1,0 +1,49 @@
+"""`/compact` through the real runtime and the fake server: instructions reach the summary request."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+
+from fake_anthropic import Reply
+from rich.console import Console
+
+from claude_mini.config import load_config
+from claude_mini.llm.client import AnthropicClient
+from claude_mini.runtime import build_runtime
+from claude_mini.ui.commands import CommandContext, discover_commands, find_command
+
+
+async def _compact(runtime, args: str) -> str:
+    discover_commands()
+    out = io.StringIO()
+    ctx = CommandContext(None, runtime, Console(file=out, width=100), args)  # type: ignore[arg-type]
+    await find_command("compact").run(ctx)
+    return out.getvalue()
+
+
+def test_compact_with_instructions(tmp_path, fake_server, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    config = load_config(tmp_path)
+
+    async def scenario():  # one event loop: the client's connections belong to it
+        client = AnthropicClient(base_url=fake_server.base_url, api_key="test")
+        runtime = build_runtime(config, client=client)
+        assert "Nothing to compact" in await _compact(runtime, "")
+        fake_server.queue(Reply.text("The answer."))
+        async for _ in runtime.agent.run("explain the build"):
+            pass
+        fake_server.on(Reply.text("<analysis>x</analysis><summary>SUM</summary>"), purpose="compact")
+        printed = await _compact(runtime, "focus on the build system")
+        await client.aclose()
+        return runtime, printed
+
+    runtime, printed = asyncio.run(scenario())
+    assert "Compacted" in printed
+    [request] = fake_server.requests_for("compact")
+    assert "focus on the build system" in json.dumps(request.body["messages"][-1])
+    assert request.body["system"] == fake_server.requests_for("main")[0].body["system"]
+    [message] = runtime.session.messages
+    assert "SUM" in message.text and "explain the build" in message.text
+    assert runtime.compactor.count == 1
