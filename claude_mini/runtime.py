@@ -148,6 +148,8 @@ def build_runtime(
     ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
     policy = make_policy(config, ctx)
     store = MemoryStore(paths.memory_dir(config.cwd))
+    if config.auto_memory:
+        policy.allow_edits_in(store.root)  # the main agent saves memories without a prompt
     prompt, instructions = make_prompt(config, store)
     tracker = AttachmentTracker(instructions, config.cwd)
     hooks: list[AgentHooks] = [InstructionHook(tracker), RecallHook(store, config)]

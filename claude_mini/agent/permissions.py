@@ -363,6 +363,7 @@ class PermissionPolicy:
         self._ask: list[Rule] = []
         self._allow: list[Rule] = []
         self._roots: list[str] = []
+        self._edit_dirs: list[str] = []  # folders edited without asking (the auto-memory folder)
         self._bypass_disabled = False
         self._bypass_disabled_by: tuple[str, str | None] = ("settings", None)
         self.errors: list[RuleError] = []  # bad rules and settings, skipped; for the caller to show
@@ -474,6 +475,11 @@ class PermissionPolicy:
             if p not in self._roots:
                 self._roots.append(p)
 
+    def allow_edits_in(self, folder: Path) -> None:
+        """Write/Edit inside `folder` run without asking in every mode but plan (the memory folder,
+        as Claude Code does); deny and ask rules still apply."""
+        self._edit_dirs.append(os.path.realpath(folder))
+
     # ---- mode
 
     @property
@@ -530,9 +536,13 @@ class PermissionPolicy:
             return restriction
         if req.tool in EDIT_TOOLS and self._is_protected(req):
             return Ask(f"{req.paths[0]} controls git or claude-mini settings; confirm this edit")
-        if self._allowed(req):
+        if self._allowed(req) or self._in_edit_dirs(req):
             return Allow()
         return self._mode_decision(req)
+
+    def _in_edit_dirs(self, req: _Request) -> bool:
+        return bool(req.tool in EDIT_TOOLS and req.real_paths and all(
+            any(_within(p, d) for d in self._edit_dirs) for p in req.real_paths))
 
     def check_restrictions(self, tool_name: str, input: dict[str, Any]) -> Deny | Ask | None:
         """Only the deny and ask rules (no mode, no allows): what a wrapping policy must still honour."""

@@ -57,9 +57,9 @@ from claude_mini.llm.events import (
 )
 from claude_mini.llm.local_protocol import (
     TextActionStream,
-    action_schema,
     chat_turns,
     parse_action,
+    reply_schema,
 )
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolUseBlock, Usage
 
@@ -93,7 +93,10 @@ def is_local_model(model: str | None) -> bool:
 
 def local_available() -> bool:
     """True when llama-cpp-python is installed (checked without importing it)."""
-    return importlib.util.find_spec("llama_cpp") is not None
+    try:
+        return importlib.util.find_spec("llama_cpp") is not None
+    except (ImportError, ValueError):  # a broken or blocked install counts as absent
+        return False
 
 
 def bundled_model() -> Path | None:
@@ -257,7 +260,7 @@ class LlamaBackend:
     def _grammar(self, schema: dict[str, Any] | None) -> Any:
         if schema is None:
             return None
-        key = json.dumps(schema, sort_keys=True)
+        key = json.dumps(schema)  # property order matters: the grammar follows it
         if key not in self._grammars:
             from llama_cpp.llama_grammar import LlamaGrammar
 
@@ -341,7 +344,7 @@ class LocalClient:
             engine = self._engine()
             tokens, _ = fit_prompt(engine, request)
             room = engine.context_window - len(tokens)
-            generation = engine.generate(tokens, request_schema(request), min(request.max_tokens, room),
+            generation = engine.generate(tokens, reply_schema(request), min(request.max_tokens, room),
                                          cancel.is_set)
             emit("done", yield_pieces(generation, lambda piece: emit("piece", piece)))
         except ModelError as exc:
@@ -424,15 +427,6 @@ def yield_pieces(generation: Generator[str, None, Generated], sink: Callable[[st
             sink(next(generation))
         except StopIteration as stop:
             return stop.value
-
-
-def request_schema(request: ModelRequest) -> dict[str, Any] | None:
-    """The grammar for a request: its output schema, else the tool actions, else none (free text)."""
-    if request.output_schema is not None:
-        return request.output_schema
-    if request.tools:
-        return action_schema(request.tools)
-    return None
 
 
 def fit_prompt(engine: Backend, request: ModelRequest, *, fit: bool = True) -> tuple[list[int], int]:

@@ -33,11 +33,15 @@ from claude_mini.llm.messages import (
 
 ACTION_RULES = """\
 # How to reply
-Reply with exactly one JSON object and nothing else.
-To answer the user: {"action": "text", "text": "<your answer>"}
-To use a tool: {"action": "tool", "name": "<tool name>", "input": {<the tool's arguments>}}
-Use at most one tool per reply. Its result comes back in the next message; then reply again.
-Use a tool only when the request needs it (e.g. to read a file the user names); otherwise answer."""
+Reply with one JSON object, in one of two forms.
+1. To answer in words: {"action": "text", "text": "..."}
+   Example: the user says "hi" -> {"action": "text", "text": "Hi! How can I help?"}
+2. To use a tool: {"action": "tool", "name": "...", "input": {...}}
+   Example: the user says "show me main.py" -> {"action": "tool", "name": "Read", "input": {"file_path": "main.py"}}
+Use a tool only when the user asks about files or commands. After a tool result, answer in words."""
+# Small models loop: after this many tool calls in one user turn, or right after a call
+# repeated the one before it, the grammar only allows a text answer.
+MAX_TOOL_CALLS_PER_TURN = 8
 
 SCHEMA_RULE = "Reply with exactly one JSON object matching this JSON schema, and nothing else:\n{schema}"
 
@@ -87,6 +91,27 @@ def _input_schema(tool: dict[str, Any]) -> dict[str, Any]:
     if not schema.get("properties"):
         return {"type": "object", "properties": {}, "additionalProperties": False}
     return schema
+
+
+def reply_schema(request: ModelRequest) -> dict[str, Any] | None:
+    """The grammar's schema: the output schema, else tool actions (text only when looping), else none."""
+    if request.output_schema is not None:
+        return request.output_schema
+    if not request.tools:
+        return None
+    return action_schema(request.tools if tools_allowed(request.messages) else [])
+
+
+def tools_allowed(messages: list[Message]) -> bool:
+    """False when the model must answer in words: too many calls this turn, or a repeated call."""
+    calls: list[tuple[str, str]] = []
+    for message in reversed(messages):
+        if message.role == "user" and not any(isinstance(b, ToolResultBlock) for b in message.content):
+            break  # the user's own message starts the turn
+        calls += [(b.name, _dumps(b.input)) for b in reversed(message.tool_uses)]
+    if len(calls) >= MAX_TOOL_CALLS_PER_TURN:
+        return False
+    return not (len(calls) >= 2 and calls[0] == calls[1])
 
 
 # ---------------------------------------------------------------------------

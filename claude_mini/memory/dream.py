@@ -364,6 +364,7 @@ async def _dream_locked(parent: Any, store: MemoryStore, config: Any, settings: 
                         staging: Path, clock: Clock, base_policy: ToolPolicy | None,
                         run: ForkRunner) -> DreamReport:
     records = store.list()
+    seen = {r.filename: (r.mtime, r.size) for r in records}
     logs = unconsumed_logs(store.root)
     prompt = dream_prompt(store, staging, records, logs, clock())
     try:
@@ -381,7 +382,7 @@ async def _dream_locked(parent: Any, store: MemoryStore, config: Any, settings: 
     report = DreamReport(ok=True, summary=result.text)
     staged = check_staged(store, staging, report.skipped)
     try:
-        commit(store, staged, clock(), report)
+        commit(store, staged, clock(), report, seen)
     except (MemoryStoreError, LockTimeout, OSError) as exc:
         log.exception("dream commit failed")
         report.ok = False
@@ -493,10 +494,17 @@ def _parse_staged(store: MemoryStore, path: Path, rel: str, skipped: list[str]) 
 
 
 # --- the commit ----------------------------------------------------------------------------
-def commit(store: MemoryStore, staged: list[Staged], now: float, report: DreamReport) -> None:
-    """Make the staged memories live, then archive what they replace (new first, old last)."""
+def commit(store: MemoryStore, staged: list[Staged], now: float, report: DreamReport,
+           seen: dict[str, tuple[float, int]] | None = None) -> None:
+    """Make the staged memories live, then archive what they replace (new first, old last).
+
+    `seen` holds (mtime, size) of the memories as the fork was shown them: one
+    that changed (or appeared) since is newer than the dream, so it is kept as
+    it is and not replaced.
+    """
     usage = store.usage()
     originals = {r.filename: r for r in store.list()}
+    staged = _drop_stale(staged, originals, seen, report.skipped)
     archived_as: dict[str, str] = {}  # original filename -> path under the memory folder
     for s in staged:
         _stamp(s, [originals[o] for o in s.replaces if o in originals], now)
@@ -519,6 +527,25 @@ def commit(store: MemoryStore, staged: list[Staged], now: float, report: DreamRe
         _merge_usage(store, s, usage)
 
 
+def _drop_stale(staged: list[Staged], originals: dict[str, MemoryRecord],
+                seen: dict[str, tuple[float, int]] | None, skipped: list[str]) -> list[Staged]:
+    """Keep memories written by someone else during the dream: never replace or archive them."""
+    if seen is None:
+        return staged
+    newer = {f for f, r in originals.items() if seen.get(f) != (r.mtime, r.size)}
+    out = []
+    for s in staged:
+        if s.filename in newer:
+            skipped.append(f"{s.filename}: it changed while dreaming; the newer version stays")
+            continue
+        for original in [o for o in s.replaces if o in newer]:
+            skipped.append(f"{original}: it changed while dreaming, so it stays next to "
+                           f"{s.filename}")
+            s.replaces.remove(original)
+        out.append(s)
+    return out
+
+
 def _stamp(s: Staged, originals: list[MemoryRecord], now: float) -> None:
     """Frontmatter for the live file: replaces, and times inherited from the originals.
 
@@ -527,6 +554,8 @@ def _stamp(s: Staged, originals: list[MemoryRecord], now: float) -> None:
     """
     if s.replaces:
         s.frontmatter["replaces"] = list(s.replaces)
+    if any(r.pinned for r in originals):
+        s.frontmatter["pinned"] = True  # a merge never unpins
     created = [c for c in (_fm_time(r, "created") for r in originals) if c is not None]
     s.frontmatter["created"] = iso_utc(min(created)) if created else iso_utc(now)
     s.frontmatter["updated"] = iso_utc(max(last_written(r) for r in originals)) if originals \

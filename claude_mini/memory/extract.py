@@ -16,9 +16,11 @@
             cursor stays, the user is told once; the same messages go next time
 
 The cursor is the last message already considered (kept by identity, so it
-survives the message list being copied); compaction calls `reset_cursor()`
-after replacing the conversation and `flush()` before it.
-The cache-friendly prefix and the tool policy are the fork's business (agent/fork.py).
+survives the message list being copied); a resumed conversation starts as
+considered (the session that wrote it extracted it). Compaction calls
+`flush()` before replacing the conversation and `reset_cursor()` after.
+The hook also keeps the secret guard (memory/secrets.py) around the main
+agent's policy. The cache-friendly prefix is the fork's business (agent/fork.py).
 """
 
 from __future__ import annotations
@@ -211,6 +213,17 @@ def first_user_words(messages: list[Message], limit: int = 80) -> str:
     return ""
 
 
+# ---------------------------------------------------------------- the fork's policy
+
+
+def memory_fork_policy(memory_dir: Path, session_policy: Any, cwd: Path) -> ToolPolicy:
+    """The tool policy of extraction (and /dream): ExtractionPolicy bound by the session's deny
+    and ask rules, inside the secret guard. Relative paths resolve against the fork's `cwd`."""
+    base = session_policy.policy if isinstance(session_policy, SecretGuard) else session_policy
+    rules = base if hasattr(base, "check_restrictions") else None
+    return SecretGuard(ExtractionPolicy(memory_dir, base=rules, cwd=cwd), memory_dir, cwd=cwd)
+
+
 # ---------------------------------------------------------------- what the messages say
 
 
@@ -346,6 +359,8 @@ class Extractor(AgentHooks):
         self.runs = 0  # forks that finished
         self.failures = 0
         self._anchor: tuple[Message, int] | None = None
+        # A resumed conversation was extracted by the session that wrote it.
+        self._advance(session.messages)
         self._turns_since = 0
         self._pending: ForkSnapshot | None = None
         self._task: asyncio.Task[None] | None = None
@@ -463,7 +478,8 @@ class Extractor(AgentHooks):
             self.session.record_system("memory_extraction_skipped",
                                        reason="the main agent wrote to the memory folder itself")
             return
-        journal = WriteJournal(self._fork_policy(snapshot), snapshot.cwd)
+        journal = WriteJournal(memory_fork_policy(self.store.root, self.policy, snapshot.cwd),
+                               snapshot.cwd)
         fork = Fork(snapshot, purpose="extract", policy=journal, max_turns=self.settings.max_turns)
         try:
             result = await fork.run(self._prompt(new))
@@ -478,12 +494,6 @@ class Extractor(AgentHooks):
         self._advance(messages)
         self._finish(result, snapshot, journal.before)
 
-    def _fork_policy(self, snapshot: ForkSnapshot) -> ToolPolicy:
-        base = self.policy.policy if isinstance(self.policy, SecretGuard) else self.policy
-        inner = ExtractionPolicy(self.store.root, base=base if hasattr(base, "check_restrictions") else None,
-                                 cwd=snapshot.cwd)
-        return SecretGuard(inner, self.store.root, cwd=snapshot.cwd)
-
     def _prompt(self, new: list[Message]) -> str:
         return extraction_prompt(
             count=len(new), first_words=first_user_words(new), manifest=memory_manifest(self.store),
@@ -493,13 +503,13 @@ class Extractor(AgentHooks):
 
     def _failed(self, exc: Exception) -> None:
         self.failures += 1
-        message = str(exc) or type(exc).__name__
-        log.warning("memory extraction failed: %s", message)
+        message = (str(exc) or type(exc).__name__).rstrip(".")
+        log.info("memory extraction failed: %s", message)  # the user hears it once, below
         self.session.record_system("memory_extraction_failed", message=message)
         if not self._told_failure:
             self._told_failure = True
             self._notify(Notice(
-                f"Memory extraction failed ({message}). Nothing was saved from these messages; "
+                f"Memory extraction failed: {message}. Nothing was saved from these messages; "
                 "they will be tried again after the next turn.", "warning"))
 
     # -- after a successful run

@@ -4,19 +4,21 @@ A memory system that only ever writes drowns in its own notes. Each memory
 gets a keep-score from the usage record (recall surfacings) and its last write:
 
     score = 0.5 ** (age / halfLife)                                  recency
-          + 0.5 * ln(1 + uses) * 0.5 ** (age / (4 * halfLife))      proven usefulness
+          + 0.5 * ln(1 + uses) * 0.5 ** (age / (2 * halfLife))      proven usefulness
 
 `age` is the time since the later of its last recall and its last write
-(frontmatter `updated`/`created`, else the file time). The use bonus fades four
-times slower than recency, so a memory that was often useful outlives one that
-never was, but not forever. Memories of type user or feedback, and any with
+(frontmatter `updated`/`created`, else the file time). The use bonus fades twice
+as slowly as recency, so a memory that was often useful outlives one that never
+was, but a burst of uses months ago does not outlive a memory used now and then
+(scripts/bench_forgetting.py: fading it 4x slower kept dead bursts too long). Memories of type user or feedback, and any with
 `pinned: true`, score at least 1.0 and are never archived automatically.
 
 gc archives the lowest scores (store.delete: archive/, never unlinked, with the
 index line kept in archive/ARCHIVE.md) until MEMORY.md and the file count are
-back under 75% of their limits. It runs automatically (`maybe_auto_gc`, at the
+back under 85% of their limits. It runs automatically (`maybe_auto_gc`, at the
 start of a session) once the index passes 90% of its 200-line / 25,000-byte
-limits or the file count passes 90% of `memory.maxFiles`. A manual
+limits or the file count passes 90% of `memory.maxFiles`; the gap between the
+two is about a week of new memories, so gc runs now and then, not every session. A manual
 `memory gc` also archives stale memories (score under 0.05: roughly four
 half-lives without a use). `restore` brings an archived memory back under its
 old name, or a distinct one when that name is taken again; restoring a memory
@@ -62,12 +64,12 @@ Clock = Callable[[], float]
 DEFAULT_HALF_LIFE_DAYS = 30.0
 DEFAULT_MAX_FILES = 200  # Claude Code's hard cap on memory files
 FREQUENCY_WEIGHT = 0.5
-FREQUENCY_FADE = 4.0  # the use bonus halves every 4 half-lives
+FREQUENCY_FADE = 2.0  # the use bonus halves every 2 half-lives
 PROTECTED_TYPES = ("user", "feedback")
 PROTECTED_FLOOR = 1.0  # as if used just now
 STALE_SCORE = 0.05  # manual gc archives below this: ~4.3 half-lives unused, little use history
 HIGH_WATER = 0.9  # automatic gc starts above this share of a limit...
-LOW_WATER = 0.75  # ...and archives until everything is under this share
+LOW_WATER = 0.85  # ...and archives until everything is under this share
 # TF-IDF cosine from which two memories are likely duplicates. On bench_recall's fixture
 # (155 memories, 11 hand-made duplicate pairs) 0.3 finds 9 of the 11 pairs and no other
 # pair, except memories written from one template for different services, which it groups.
@@ -177,8 +179,9 @@ def index_size(store: MemoryStore, records: list[MemoryRecord] | None = None) ->
     return IndexSize(len(text.splitlines()), len(text.encode("utf-8")), files)
 
 
-def pressure(size: IndexSize, settings: ForgetSettings, share: float = HIGH_WATER) -> list[str]:
-    """Which limits `size` is above `share` of, as phrases for the user (empty: none)."""
+def pressure(size: IndexSize, settings: ForgetSettings, share: float | None = None) -> list[str]:
+    """Which limits `size` is above `share` (default HIGH_WATER) of, as phrases for the user."""
+    share = HIGH_WATER if share is None else share
     out = []
     if size.lines > share * INDEX_MAX_LINES:
         out.append(f"MEMORY.md has {size.lines} lines (limit {INDEX_MAX_LINES})")

@@ -6,10 +6,12 @@ commit or share, so a Write or Edit whose target is inside the memory folder
 secret pattern is refused with a Deny that says what was found, redacted.
 
 `SecretGuard` wraps any tool policy, so it covers both writers: the main
-agent (runtime wraps the session's PermissionPolicy; the check runs first, so
-not even bypassPermissions or an allow rule lets a secret through) and the
-extraction fork (wrapping ExtractionPolicy). It is a best effort on tool
-input: a secret written by a shell command is not seen.
+agent and the extraction fork (around ExtractionPolicy). For the main agent
+the extraction hook (`Extractor.before_request`) puts the guard around
+`agent.policy` before every request, so a policy the UI swaps in (e.g. after
+removing a session rule) is guarded too. The check runs before the wrapped
+policy, so neither bypassPermissions nor an allow rule lets a secret through.
+It is a best effort on tool input: a secret written by a shell command is not seen.
 """
 
 from __future__ import annotations
@@ -107,6 +109,8 @@ class SecretGuard:
         object.__setattr__(self, "_cwd", cwd)
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("policy", "memory_dir", "_cwd"):
+            raise AttributeError(name)  # not set yet (copy, pickle): never recurse
         return getattr(self.policy, name)
 
     def __setattr__(self, name: str, value: Any) -> None:

@@ -41,7 +41,12 @@ DEFAULT_CONTEXT_WINDOW = 200_000
 
 
 class CommandHost(Protocol):
-    """What commands may ask of the REPL."""
+    """What commands may ask of the REPL.
+
+    `status.set_background("dream", True)` shows background work in the status line.
+    """
+
+    status: Any
 
     async def run_turn(self, text: str) -> None:
         """Send `text` to the model as a user turn, rendered like any other."""
@@ -239,14 +244,20 @@ KEYS_HELP = (
 
 @command("help", help="List the commands and keys.", needs_runtime=False, aliases=("?",))
 def show_help(ctx: CommandContext) -> None:
-    """Print every command with its usage and help."""
-    rows = []
+    """Print every command with its usage and help, in two aligned columns."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column()
     for c in all_commands():
         short = len(c.usage) <= 8  # a long usage would push every help text to the right
         left = f"/{c.name}" + (f" {c.usage}" if c.usage and short else "")
-        rows.append((left, c.help + (f" Usage: /{c.name} {c.usage}" if c.usage and not short else "")))
-    width = max(len(left) for left, _ in rows)
-    _print_lines(ctx, ["Commands:", *(f"  {left.ljust(width)}  {text}" for left, text in rows)])
+        text = c.help + (f" Usage: /{c.name} {c.usage}" if c.usage and not short else "")
+        table.add_row(Text(left), Text(text))  # Text: a `[x]` in a usage is not markup
+    ctx.console.print("Commands:", markup=False)
+    ctx.console.print(table)
     _print_lines(ctx, ["Mention a file with @path to attach its contents.", KEYS_HELP])
 
 
@@ -333,7 +344,19 @@ def show_context(ctx: CommandContext) -> None:
     size = sum(estimate_tokens(json.dumps(message_to_api(m), ensure_ascii=False)) for m in messages)
     users = sum(1 for m in messages if m.role == "user")
     lines.append(f"Messages: {len(messages)} ({users} user, {len(messages) - users} assistant; ~{size:,} tokens)")
+    lines += _hook_reports(rt)
     _print_lines(ctx, lines)
+
+
+def _hook_reports(runtime: Runtime) -> list[str]:
+    """What memory layers attached, from hooks offering `summary().lines()` (recall does)."""
+    lines: list[str] = []
+    for hook in runtime.hooks:
+        summary = getattr(hook, "summary", None)
+        report = summary() if callable(summary) else None
+        if report is not None and callable(getattr(report, "lines", None)):
+            lines += [str(line) for line in report.lines()]
+    return lines
 
 
 @command("resume", help="Continue an earlier session of this directory.", usage="[number|id]")
@@ -349,7 +372,7 @@ async def resume(ctx: CommandContext) -> None:
     options = []
     for path in found:
         messages = load_messages(path)
-        title = " ".join(first_user_text(messages).split())[:60] or "(no text)"
+        title = _title(first_user_text(messages), 60) or "(no text)"
         options.append((path.stem, f"{_ago(time.time() - path.stat().st_mtime):>8}  "
                                    f"{len(messages):>3} msgs  {title}"))
     choice = _pick(ctx.args, options) if ctx.args else await ctx.host.choose("Resume which session?", options)
@@ -362,7 +385,12 @@ async def resume(ctx: CommandContext) -> None:
     ctx.host.session_changed()
     last = first_user_text(list(reversed([m for m in session.messages if m.role == "user"])))
     ctx.console.print(f"Resumed session {session.id} ({len(session.messages)} messages). "
-                      f"Last request: {' '.join(last.split())[:80] or '-'}", markup=False)
+                      f"Last request: {_title(last, 80) or '-'}", markup=False)
+
+
+def _title(text: str, width: int) -> str:
+    """A user message on one line, without the files its @mentions attached."""
+    return " ".join(text.split("\n\n<attached-")[0].split())[:width]
 
 
 def _pick(arg: str, options: list[tuple[str, str]]) -> str | None:
@@ -389,7 +417,8 @@ def show_status(ctx: CommandContext) -> None:
         f"Auth:         {auth + ' is set' if auth else 'no key (a local server may not need one)'}",
         f"Model:        {rt.agent.model} (side model {cfg.small_model})",
         f"Directory:    {cfg.cwd} (project root {cfg.project_root})",
-        f"Session:      {rt.session.id} ({rt.session.transcript.path})",
+        f"Session:      {rt.session.id}",
+        f"Transcript:   {rt.session.transcript.path}",
         f"Home folder:  {paths.home_dir()}" + (" (CLAUDE_MINI_HOME)" if os.environ.get("CLAUDE_MINI_HOME") else ""),
         f"Memory:       {rt.store.root}" + ("" if cfg.auto_memory else " (auto memory is off)"),
         f"Permissions:  {rt.policy.mode} mode",

@@ -1,11 +1,12 @@
 """Rich rendering of agent events for the REPL: streamed Markdown, compact tool calls, diffs, a spinner.
 
 Assistant text is printed block by block: a paragraph or a code fence is
-printed as Markdown as soon as it is complete, so an answer of any length
-scrolls like normal output and a terminal resize only affects the few lines
-still being written. Those lines and the spinner live in a transient `Live`
-region, cropped to the terminal height. A console that is not a terminal gets
-plain text as it arrives: no spinner, no colour, no cursor movement.
+printed as Markdown as soon as it is complete (a very long one in pieces of
+`CHUNK_LINES` lines), so output of any length scrolls like normal output.
+The only live part of the screen is one cropped spinner line: a terminal
+resize can never make rich erase or duplicate printed text, which a taller
+live region does. A console that is not a terminal gets plain text as it
+arrives: no spinner, no colour, no cursor movement.
 
 Everything is drawn on an injected `rich.console.Console`, so tests print to a
 `StringIO` at a fixed width.
@@ -32,9 +33,7 @@ from claude_mini.tools.base import ToolResult
 
 MAX_DIFF_LINES = 40
 MAX_OUTPUT_LINES = 3
-# Past this, the still-open block is previewed as plain text: re-rendering a huge
-# Markdown block eight times a second would make the terminal lag.
-MAX_LIVE_MARKDOWN_CHARS = 6000
+CHUNK_LINES = 20  # a block still open after this many lines is printed in pieces
 KEY_ARGS = ("command", "file_path", "pattern", "path", "url")
 
 
@@ -52,23 +51,32 @@ def _is_fence(line: str) -> bool:
     return len(line) - len(stripped) <= 3 and stripped.startswith(("```", "~~~"))
 
 
-def split_complete(text: str) -> tuple[str, str]:
-    """Split streamed Markdown into the complete blocks and the still-open rest.
+def split_complete(text: str, chunk_lines: int = CHUNK_LINES) -> tuple[str, str, bool]:
+    """Split streamed Markdown into what can be printed now, the still-open rest, and whether the
+    rest continues the printed block.
 
-    A block ends at a blank line outside a code fence, or at a closing fence.
+    A block ends at a blank line outside a code fence, or at a closing fence. An
+    open block of `chunk_lines` complete lines is cut: a paragraph at a line end,
+    a code fence closed here and reopened (same info string) in the rest.
     """
-    in_fence, boundary, pos = False, 0, 0
+    in_fence, boundary, pos, opener, since = False, 0, 0, "", 0
     for line in text.splitlines(keepends=True):
-        pos += len(line)
         if not line.endswith("\n"):
             break  # the last line is still being written
+        pos += len(line)
+        since += 1
         if _is_fence(line):
-            in_fence = not in_fence
+            in_fence, opener = not in_fence, line
             if not in_fence:
-                boundary = pos
+                boundary, since = pos, 0
         elif not in_fence and not line.strip():
-            boundary = pos
-    return text[:boundary], text[boundary:]
+            boundary, since = pos, 0
+        if since >= chunk_lines:
+            if not in_fence:
+                return text[:pos], text[pos:], True
+            fence = opener.strip()[:3]
+            return text[:pos] + fence + "\n", opener + text[pos:], True
+    return text[:boundary], text[boundary:], False
 
 
 class _Trimmed:
@@ -91,8 +99,20 @@ class _Trimmed:
         if self.max_lines is not None:
             lines = lines[-self.max_lines:]
         for line in lines:
-            yield from line
+            yield from _rstrip(line)
             yield Segment.line()
+
+
+def _rstrip(line: list[Segment]) -> list[Segment]:
+    """A rendered line without trailing spaces (rich pads to the width; copied text should not)."""
+    line = list(line)
+    while line and not line[-1].control:
+        last = line.pop()
+        text = last.text.rstrip()
+        if text:
+            line.append(Segment(text, last.style))
+            break
+    return line
 
 
 # ---------------------------------------------------------------- tool calls
@@ -196,6 +216,7 @@ class Renderer:
         self.started = clock()
         self._text_seen = False
         self._printed_any = False
+        self._glue = False
         self._live: Live | None = None
         self._spinner = Spinner("dots", style="cyan")
 
@@ -270,9 +291,10 @@ class Renderer:
             self.pending = self.pending[-1:]  # only remember whether the last char was a newline
             return
         self.pending += text
-        done, self.pending = split_complete(self.pending)
+        done, self.pending, cut = split_complete(self.pending)
         if done.strip():
             self._markdown(done)
+            self._glue = cut  # the next piece continues this block: no blank line between
 
     def flush(self) -> None:
         """Print the open block now (the text block ended, a tool starts, the turn ends)."""
@@ -281,9 +303,11 @@ class Renderer:
                 self.console.print()
             self.pending = ""
             return
-        if self.pending.strip():
-            self._markdown(self.pending)
-        self.pending = ""
+        # Cleared before printing: the live region is redrawn under the printed block at once,
+        # and must not show the same text a second time.
+        text, self.pending = self.pending, ""
+        if text.strip():
+            self._markdown(text)
 
     def _markdown(self, text: str) -> None:
         self.print(_Trimmed(Markdown(text.strip("\n"), hyperlinks=False)))
@@ -292,8 +316,9 @@ class Renderer:
 
     def print(self, renderable: RenderableType) -> None:
         """Print a block, separated from the previous one by a blank line."""
-        if self._printed_any and not self.plain:
+        if self._printed_any and not self.plain and not self._glue:
             self.console.print()
+        self._glue = False
         self.console.print(renderable)
         self._printed_any = True
 
@@ -315,20 +340,17 @@ class Renderer:
     # -- the live region (drawn by rich's refresh thread)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        max_lines = max(3, options.size.height - 4)
-        pending = self.pending
-        if pending.strip():
-            body: RenderableType = (Markdown(pending, hyperlinks=False)
-                                    if len(pending) < MAX_LIVE_MARKDOWN_CHARS else Text(pending))
-            yield _Trimmed(body, max_lines)
         self._spinner.text = Text(self.spinner_text(), style="dim")
-        yield self._spinner
+        line = self._spinner.render(console.get_time())
+        line.no_wrap, line.overflow = True, "ellipsis"  # one row, whatever the width
+        yield line
 
     def spinner_text(self) -> str:
-        """`Thinking… 3s · ctrl-c to interrupt` (plus background work)."""
+        """`Responding… 3s · 2 lines so far · ctrl-c to interrupt` (plus background work)."""
         elapsed = int(self.clock() - self.started)
+        lines = self.pending.count("\n")
         words = self.status.words() if self.status else ""
-        extra = f" · {words}" if words else ""
+        extra = (f" · {lines} lines so far" if lines > 1 else "") + (f" · {words}" if words else "")
         return f"{self.activity}… {elapsed}s{extra} · ctrl-c to interrupt"
 
 

@@ -71,6 +71,7 @@ STYLE = Style.from_dict({
     "bottom-toolbar": "noreverse",
     "bottom-toolbar.text": "#888888",
     "toolbar.warn": "#d7af00 bold",
+    "toolbar.mode": "#af87ff bold",
     "banner": "bold",
     "dim": "#888888",
     "warn": "#d7af00",
@@ -770,16 +771,17 @@ class Repl:
             return FormattedText([("class:toolbar.warn", " Press Ctrl-C or Ctrl-D again to exit")])
         runtime = self.loader.peek()
         mode = runtime.policy.mode if runtime else self._pending_mode
-        parts = [runtime.agent.model if runtime else self.config.model,
-                 f"mode: {MODE_LABELS.get(mode, mode)} (shift-tab)"]
+        mode_style = "" if mode == "default" else "class:toolbar.mode"
+        line = [("", f" {runtime.agent.model if runtime else self.config.model} · "),
+                (mode_style, f"mode: {MODE_LABELS.get(mode, mode)}"), ("", " (shift-tab)")]
         if runtime:
             used, window = commands.context_used(runtime), commands.context_window(runtime)
-            parts.append(f"context {commands.human_tokens(used)}/{commands.human_tokens(window)} "
-                         f"({100 * used / window:.0f}%)")
-            parts.append(f"${runtime.session.costs.total_cost:.4f}")
+            line.append(("", f" · context {commands.human_tokens(used)}/{commands.human_tokens(window)} "
+                             f"({100 * used / window:.0f}%) · ${runtime.session.costs.total_cost:.4f}"))
         words = self.status.words()
-        text = " " + " · ".join(parts)
-        return FormattedText([("", text)] + ([("class:toolbar.warn", f" · {words}…")] if words else []))
+        if words:
+            line.append(("class:toolbar.warn", f" · {words}…"))
+        return FormattedText(line)
 
     # -- messages outside turns
 

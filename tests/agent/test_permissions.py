@@ -527,3 +527,17 @@ def test_extraction_respects_the_session_deny_and_ask_rules(memory: Path, root: 
     assert isinstance(p.can_use_tool("Bash", bash("make")), Deny)
     # Relative paths resolve against the base policy's cwd.
     assert isinstance(p.can_use_tool("Write", {"file_path": os.path.relpath(memory / "a.md", root)}), Allow)
+
+
+def test_memory_folder_edits_need_no_prompt_but_deny_rules_win(tmp_path):
+    memory = tmp_path / "home" / "memory"
+    memory.mkdir(parents=True)
+    policy = PermissionPolicy.from_layers(
+        [("project", {"deny": ["Write(//**/secret.md)"]})], cwd=tmp_path, project_root=tmp_path)
+    policy.allow_edits_in(memory)
+    assert isinstance(policy.can_use_tool("Write", {"file_path": str(memory / "a.md"), "content": "x"}), Allow)
+    assert isinstance(policy.can_use_tool("Write", {"file_path": str(memory / "secret.md"), "content": "x"}), Deny)
+    assert isinstance(policy.can_use_tool("Write", {"file_path": str(tmp_path / "b.md"), "content": "x"}), Ask)
+    assert isinstance(policy.can_use_tool("Write", {"file_path": str(memory / ".." / "b.md"), "content": "x"}), Ask)
+    policy.mode = "plan"
+    assert isinstance(policy.can_use_tool("Write", {"file_path": str(memory / "a.md"), "content": "x"}), Deny)

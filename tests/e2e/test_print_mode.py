@@ -63,7 +63,7 @@ def test_prompt_on_stdin(run_cli, fake_server):
     fake_server.queue(Reply.text("from stdin"))
     result = run_cli("-p", input="summarise this\n")
     assert result.returncode == 0 and result.stdout.strip() == "from stdin"
-    assert fake_server.requests[-1].last_user_text.startswith("summarise this")
+    assert fake_server.requests_for("main")[0].last_user_text.startswith("summarise this")
 
 
 def test_request_carries_purpose_header_and_cache_breakpoints(run_cli, fake_server):
@@ -84,8 +84,24 @@ def test_usage_errors_exit_2(run_cli):
     assert result.returncode == 2 and "no prompt" in result.stderr
 
 
-def test_no_credentials_names_the_ways(run_cli):
-    result = run_cli("-p", "hi", env={"ANTHROPIC_BASE_URL": "", "ANTHROPIC_API_KEY": ""})
+BLOCK_LLAMA = """
+import sys
+
+class _NoLocalModel:
+    def find_spec(self, name, path=None, target=None):
+        if name == "llama_cpp":
+            raise ModuleNotFoundError("llama_cpp is blocked for this test")
+        return None
+
+sys.meta_path.insert(0, _NoLocalModel())
+"""
+
+
+def test_no_credentials_names_the_ways(run_cli, tmp_path):
+    """No key, no base URL and no local model (llama_cpp hidden from the process)."""
+    (tmp_path / "sitecustomize.py").write_text(BLOCK_LLAMA)
+    result = run_cli("-p", "hi", env={"ANTHROPIC_BASE_URL": "", "ANTHROPIC_API_KEY": "",
+                                      "PYTHONPATH": str(tmp_path)})
     assert result.returncode == 1
     assert "ANTHROPIC_API_KEY" in result.stderr and "ANTHROPIC_BASE_URL" in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1

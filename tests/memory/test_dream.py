@@ -448,3 +448,32 @@ def test_dream_command_reports_and_rebuilds_the_prompt(tmp_path, fake_server, st
     status = status_lines(store, None, clock.now + HOUR)
     assert status[0] == f"Last dream: {'2026-09-23T14:13:20Z'}; sessions since: 0."
     assert "waiting for 24 h" in status[1]
+
+
+def test_a_memory_changed_while_dreaming_is_kept_and_pins_survive_a_merge(store, clock, staging):
+    seed_duplicates(store, clock)
+    store.write("pinned-deploy.md", name="Deploy", type="project", body="Use the VPN.",
+                description="Deploy billing to staging, pinned by the user on purpose",
+                extra_frontmatter={"pinned": True})
+    pinned_merge = ("---\nname: Deploying billing\ndescription: Deploy billing to staging with "
+                    "make deploy ENV=staging over the VPN\ntype: project\n"
+                    "replaces: [deploy.md, pinned-deploy.md]\n---\n\nmake deploy, VPN first.\n")
+
+    async def fork(parent, prompt, *, purpose, policy, max_turns) -> ForkResult:
+        (staging / "run-tests.md").write_text(MERGED)
+        (staging / "deploy-billing.md").write_text(pinned_merge)
+        clock.now += 60
+        store.write("b-tests.md", name="Pytest before push", type="feedback", body="now -x -q -n4",
+                    description="Always run pytest -x -q -n4 before a push to main (changed)")
+        return ForkResult(purpose, messages=[Message("assistant", [TextBlock("Merged.")])])
+
+    report = asyncio.run(dream(None, store, run=fork))
+
+    assert report.ok and sorted(report.written) == ["deploy-billing.md", "run-tests.md"]
+    assert "-n4" in (store.root / "b-tests.md").read_text()  # the newer version stays live
+    assert any(s.startswith("b-tests.md: it changed while dreaming") for s in report.skipped)
+    merged = parse_memory_text((store.root / "run-tests.md").read_text()).frontmatter
+    assert merged["replaces"] == ["archive/a-tests.md"]
+    billing = parse_memory_text((store.root / "deploy-billing.md").read_text()).frontmatter
+    assert billing["pinned"] is True
+    assert billing["replaces"] == ["archive/deploy.md", "archive/pinned-deploy.md"]

@@ -21,6 +21,7 @@ from claude_mini.memory.extract import ExtractionSettings, SavedMemory
 from claude_mini.memory.secrets import SecretGuard, find_secret
 from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime
+from claude_mini.session import resume_session
 
 CLOCK = 1_800_000_000.0  # 2027-01-15T08:00:00Z
 STAMP = "2027-01-15T08:00:00Z"
@@ -254,6 +255,19 @@ def test_turns_ending_during_a_slow_extraction_coalesce_into_one_trailing_run(re
     texts = [m["content"][0].get("text") for m in trailing.body["messages"]]
     assert "third" in texts  # the newest context
     assert rt.extractor.cursor == 6 and rt.extractor.runs == 2
+
+
+def test_a_resumed_conversation_is_not_extracted_again(repo, fake_server):
+    rt = start(repo, fake_server)
+    asyncio.run(session(rt, "first session"))
+    config = load_config(repo)
+    config.settings = merge(config.settings, {"recall": {"strategy": "off"}})
+    resumed = build_runtime(config, client=AnthropicClient(base_url=fake_server.base_url, api_key="t"),
+                            session=resume_session(repo, rt.session.id))
+    assert resumed.extractor.cursor == 2
+    asyncio.run(session(resumed, "second session"))
+    prompt = extract_prompt(fake_server.requests_for("extract")[-1])
+    assert 'last 2 messages of the conversation above (from the user\'s "second session")' in prompt
 
 
 def test_status_follows_each_run_for_the_ui(repo, fake_server):

@@ -10,6 +10,7 @@ import pytest
 
 from claude_mini.config import Config
 from claude_mini.memory.forget import (
+    LOW_WATER,
     PROTECTED_FLOOR,
     ForgetSettings,
     duplicate_findings,
@@ -146,10 +147,10 @@ def ninety_days(store: MemoryStore, clock: Clock) -> dict[str, list[str]]:
 
 def test_ninety_days_then_gc_archives_the_least_used_and_never_a_protected_one(store, clock):
     groups = ninety_days(store, clock)
-    result = gc(store, ForgetSettings(max_files=11))
+    result = gc(store, ForgetSettings(max_files=10))
     archived = {a.filename for a in result.archived}
-    assert result.plan.reasons == ["there are 14 memory files (memory.maxFiles 11)"]
-    assert archived == set(groups["never"] + groups["early"])  # 14 -> 8 files, under 75% of 11
+    assert result.plan.reasons == ["there are 14 memory files (memory.maxFiles 10)"]
+    assert archived == set(groups["never"] + groups["early"])  # 14 -> 8 files, under 85% of 10
     for name in groups["protected"] + groups["daily"] + groups["weekly"]:
         assert store.exists(name)
     assert all((store.archive_dir / name).is_file() for name in archived)
@@ -175,8 +176,8 @@ def test_scores_after_ninety_days_rank_the_groups(store, clock):
 def test_auto_gc_only_runs_under_pressure(store, clock):
     ninety_days(store, clock)
     assert maybe_auto_gc(store, config(maxFiles=200), clock) == []
-    assert maybe_auto_gc(store, config(maxFiles=11, autoGc=False), clock) == []
-    archived = maybe_auto_gc(store, config(maxFiles=11), clock)
+    assert maybe_auto_gc(store, config(maxFiles=10, autoGc=False), clock) == []
+    archived = maybe_auto_gc(store, config(maxFiles=10), clock)
     assert len(archived) == 6
     message = gc_message(archived)
     assert message.startswith("Archived 6 little-used memories to archive/: ")
@@ -188,7 +189,7 @@ def test_auto_gc_when_the_index_nears_its_line_limit(store):
         save(store, f"note-{i:03d}")
     archived = maybe_auto_gc(store, config(maxFiles=10_000))
     remaining = len(store.index_text().splitlines())
-    assert archived and remaining <= INDEX_MAX_LINES * 0.75
+    assert archived and remaining <= INDEX_MAX_LINES * LOW_WATER
 
 
 def test_manual_gc_also_archives_stale_memories_and_dry_run_changes_nothing(store, clock):
@@ -337,16 +338,16 @@ def test_scores_gc_and_restore_lines(store, clock):
     )
 
     groups = ninety_days(store, clock)
-    data = scores_data(store, config(maxFiles=11), clock.now)
+    data = scores_data(store, config(maxFiles=10), clock.now)
     lines = scores_lines(data)
     assert lines[0].startswith(f"Keep-scores in {store.root} (half-life 30 days; MEMORY.md 14/200")
-    assert lines[0].endswith("14/11 files)")
+    assert lines[0].endswith("14/10 files)")
     assert lines[-1].endswith("never-0.md") or lines[-1].split()[-1] in groups["never"]
     assert "kept (user)" in next(line for line in lines if line.endswith("user-role.md"))
-    dry = gc_lines(gc_data(store, config(maxFiles=11), dry_run=True, clock=clock))
-    assert dry[0] == "Near a limit: there are 14 memory files (memory.maxFiles 11)."
+    dry = gc_lines(gc_data(store, config(maxFiles=10), dry_run=True, clock=clock))
+    assert dry[0] == "Near a limit: there are 14 memory files (memory.maxFiles 10)."
     assert dry[1].startswith("Would archive 6: ") and store.exists("never-0.md")
-    done = gc_data(store, config(maxFiles=11), clock=clock)
+    done = gc_data(store, config(maxFiles=10), clock=clock)
     assert len(done["archived"]) == 6 and done["archived"][0]["to"].startswith("archive/")
     assert restore_lines(store, "never-0", clock) == ["Restored never-0.md."]
 

@@ -242,3 +242,17 @@ def test_discovery_imports_command_modules_and_reports_broken_ones(tmp_path, mon
         assert commands.discover_commands(package, "plugpkg") == []  # only once
     finally:
         commands.COMMANDS.pop("memory-test", None)
+
+
+def test_context_includes_what_memory_hooks_report(slash):
+    class Report:
+        def lines(self):
+            return ["Recalled memories (strategy test): 1 in the context", "  tabs.md  120 bytes"]
+
+    class Hook:
+        def summary(self):
+            return Report()
+
+    slash.runtime.hooks.append(Hook())
+    out = slash.run("/context")
+    assert "Recalled memories (strategy test): 1 in the context\n  tabs.md  120 bytes" in out

@@ -50,7 +50,27 @@ def stream(renderer: Renderer, text: str, size: int = 7) -> None:
     ("A\n\nB\n\n```\ncode", "A\n\nB\n\n", "```\ncode"),
 ])
 def test_split_complete(text, done, rest):
-    assert split_complete(text) == (done, rest)
+    assert split_complete(text) == (done, rest, False)
+
+
+def test_a_long_open_block_is_cut_into_pieces():
+    code = "Intro\n\n```python\n" + "".join(f"x{i} = {i}\n" for i in range(5)) + "x5"
+    assert split_complete(code, chunk_lines=4) == (
+        "Intro\n\n```python\nx0 = 0\nx1 = 1\nx2 = 2\n```\n", "```python\nx3 = 3\nx4 = 4\nx5", True)
+    prose = "".join(f"line {i}\n" for i in range(6))
+    assert split_complete(prose, chunk_lines=4) == ("line 0\nline 1\nline 2\nline 3\n", "line 4\nline 5\n", True)
+
+
+def test_long_code_is_printed_in_pieces_that_look_like_one_block():
+    console = make_console()
+    renderer = Renderer(console, plain=False)
+    renderer.begin_turn()
+    stream(renderer, "```\n" + "".join(f"row {i}\n" for i in range(45)))
+    assert "row 18" in console.file.getvalue() and "row 40" not in console.file.getvalue()
+    stream(renderer, "```\nafter\n")
+    renderer.end_turn()
+    out = lines_of(console.file.getvalue())
+    assert out[:45] == [f" row {i}" for i in range(45)] and out[45:] == ["", "after"]
 
 
 def test_markdown_is_printed_block_by_block():
@@ -208,17 +228,17 @@ def test_spinner_text_has_elapsed_time_and_background_work():
     renderer.begin_turn()
     now[0] = 103.7
     assert renderer.spinner_text() == "Thinking… 3s · extracting · ctrl-c to interrupt"
+    renderer.activity, renderer.pending = "Responding", "a\nb\nc"
+    assert renderer.spinner_text() == "Responding… 3s · 2 lines so far · extracting · ctrl-c to interrupt"
 
 
-def test_live_region_shows_only_the_last_lines_of_a_long_block():
-    console = make_console(40)
-    renderer = Renderer(console, plain=False)
-    renderer.pending = "\n".join(f"word{i}" for i in range(200))  # one long paragraph in flight
-    console.height = 12
+def test_the_live_region_is_one_cropped_line():
+    console = make_console(30)
+    renderer = Renderer(console, plain=False, status=Words("extracting, recalling"))
+    renderer.pending = "\n".join(f"word{i}" for i in range(200))  # a long paragraph in flight
     console.print(renderer)
-    out = lines_of(console.file.getvalue())
-    assert len(out) <= 12 and out[-2].endswith("word199")
-    assert "to interrupt" in out[-1]
+    [line] = lines_of(console.file.getvalue())
+    assert line.endswith("…") and len(line) <= 30 and "Thinking" in line
 
 
 def test_trimmed_drops_rich_padding_lines():

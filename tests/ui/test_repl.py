@@ -126,7 +126,8 @@ def completions(completer: ReplCompleter, text: str) -> list[str]:
 
 def test_completion_of_commands_and_files(project):
     completer = ReplCompleter(ProjectFiles(project))
-    assert completions(completer, "/co") == ["/config", "/context", "/cost"]
+    found = completions(completer, "/co")  # other modules may register more /co... commands
+    assert {"/config", "/context", "/cost"} <= set(found) and all(c.startswith("/co") for c in found)
     assert completions(completer, "/cost now") == []
     assert completions(completer, "explain @app") == ["@app.py"]
     assert completions(completer, "read @my") == ['@"my notes.md"']
