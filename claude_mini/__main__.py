@@ -1,7 +1,9 @@
 """Entry point for `claude-mini` and `python -m claude_mini`.
 
-`--version` is answered here, before typer (0.1 s) or the anthropic SDK (over
-1 s) is imported, so it is as fast as the interpreter allows.
+`--version` and `--help` are answered here, before typer and rich (0.3 s) or
+the anthropic SDK (over 1 s) are imported, so they are as fast as the
+interpreter allows. The help text is typer's own rendering, saved in
+cli_help.txt by scripts/update_help.py; a test fails when it is stale.
 """
 
 from __future__ import annotations
@@ -16,6 +18,12 @@ def main(argv: list[str] | None = None) -> None:
         from claude_mini import __version__
 
         print(f"{__version__} (claude-mini)")
+        return
+    if args in (["-h"], ["--help"]):
+        import os.path
+
+        with open(os.path.join(os.path.dirname(__file__), "cli_help.txt"), encoding="utf-8") as fh:
+            sys.stdout.write(fh.read())
         return
     from claude_mini.cli import run
 

@@ -16,7 +16,7 @@ from claude_mini import __version__
 
 SUBCOMMANDS = ("memory", "context")
 
-root_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+root_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
 def _split_rules(values: list[str] | None) -> list[str]:
@@ -66,25 +66,30 @@ def _fail(message: str, code: int, debug: bool = False) -> None:
 
 @root_app.command(context_settings={"help_option_names": ["-h", "--help"]})
 def root(
-    prompt: Annotated[str | None, typer.Argument(help="Your request. With -p it runs once and exits.")] = None,
+    prompt: Annotated[str | None, typer.Argument(metavar="PROMPT", help="Your request. With -p it runs once and exits.", show_default=False)] = None,
     print_: Annotated[bool, typer.Option("-p", "--print", help="Run once, print the answer, exit.")] = False,
-    output_format: Annotated[str, typer.Option("--output-format", help="With -p: text, json or stream-json.")] = "text",
-    model: Annotated[str | None, typer.Option("--model", help="Model name (env CLAUDE_MINI_MODEL).")] = None,
+    output_format: Annotated[str, typer.Option("--output-format", metavar="FORMAT", help="With -p: text, json or stream-json.")] = "text",
+    model: Annotated[str | None, typer.Option("--model", metavar="NAME", help="Model name (env CLAUDE_MINI_MODEL).")] = None,
     permission_mode: Annotated[str | None, typer.Option(
-        "--permission-mode", help="default, acceptEdits, plan or bypassPermissions.")] = None,
+        "--permission-mode", metavar="MODE", help="default, acceptEdits, plan or bypassPermissions.")] = None,
     allowed_tools: Annotated[list[str] | None, typer.Option(
-        "--allowedTools", "--allowed-tools", help='Allow rules, e.g. "Bash(git log:*)" Edit.')] = None,
+        "--allowedTools", "--allowed-tools", metavar="RULES", help='Allow rules, e.g. "Bash(git log:*)" Edit.')] = None,
     disallowed_tools: Annotated[list[str] | None, typer.Option(
-        "--disallowedTools", "--disallowed-tools", help="Deny rules, same syntax.")] = None,
+        "--disallowedTools", "--disallowed-tools", metavar="RULES", help="Deny rules, same syntax.")] = None,
     append_system_prompt: Annotated[str | None, typer.Option(
-        "--append-system-prompt", help="Text added at the end of the system prompt.")] = None,
-    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="Stop after N model requests.")] = None,
+        "--append-system-prompt", metavar="TEXT", help="Text added at the end of the system prompt.")] = None,
+    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, metavar="N", help="Stop after N model requests.")] = None,
     continue_: Annotated[bool, typer.Option("-c", "--continue", help="Continue the latest session here.")] = False,
-    resume: Annotated[str | None, typer.Option("-r", "--resume", help="Resume the session with this id.")] = None,
+    resume: Annotated[str | None, typer.Option("-r", "--resume", metavar="ID", help="Resume the session with this id.")] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and request details.")] = False,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
-    """claude-mini: a coding assistant in your terminal, with memory."""
+    """claude-mini: a coding assistant in your terminal, with memory.
+
+    Without -p it opens the interactive assistant (type /help there). Also:
+    `claude-mini memory ...` (list, show, add, forget, doctor, gc, restore) and
+    `claude-mini context [--json] [--lint]` (which instruction files are loaded).
+    """
     if version:
         print(f"{__version__} (claude-mini)")
         return
@@ -159,3 +164,11 @@ def run(args: list[str]) -> None:
         sub_app(args, prog_name="claude-mini")
     else:
         root_app(args, prog_name="claude-mini")
+
+
+def render_help() -> str:
+    """The root command's --help as typer renders it at 80 columns (saved in cli_help.txt)."""
+    from typer.testing import CliRunner
+
+    env = {"COLUMNS": "80", "NO_COLOR": "1", "TERM": "dumb"}
+    return CliRunner().invoke(root_app, ["--help"], prog_name="claude-mini", env=env).output

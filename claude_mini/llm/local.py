@@ -217,11 +217,13 @@ class LlamaBackend:
     def render(self, turns: list[dict[str, str]]) -> list[int]:
         """Format with the model's own chat template (ChatML if it has none or it fails)."""
         prompt = None
-        if self._template is not None:
-            try:
-                prompt = self._template(messages=turns).prompt
-            except Exception:  # a template that rejects our turns (e.g. no system role)
-                prompt = None
+        # Some templates refuse a system role: then the system text opens the first user turn.
+        for attempt in (turns, without_system_role(turns)):
+            if prompt is None and self._template is not None:
+                try:
+                    prompt = self._template(messages=attempt).prompt
+                except Exception:  # the template raised (role order, unknown role...)
+                    prompt = None
         if prompt is None:
             prompt = "".join(CHATML.format(**t) for t in turns) + "<|im_start|>assistant\n"
         return self.llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
@@ -286,6 +288,17 @@ class LlamaBackend:
     def close(self) -> None:
         self._saved = None
         self.llm.close()
+
+
+def without_system_role(turns: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The same turns with the system text moved into the first user turn."""
+    if not turns or turns[0]["role"] != "system":
+        return turns
+    system, rest = turns[0]["content"], [dict(t) for t in turns[1:]]
+    if rest and rest[0]["role"] == "user":
+        rest[0]["content"] = f"{system}\n\n{rest[0]['content']}"
+        return rest
+    return [{"role": "user", "content": system}, *rest]
 
 
 def common_prefix(a: Any, b: list[int]) -> int:

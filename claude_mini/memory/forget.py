@@ -41,6 +41,7 @@ from claude_mini.memory.store import (
     ARCHIVE_DIR,
     INDEX_MAX_BYTES,
     INDEX_MAX_LINES,
+    LOGS_DIR,
     ArchivedMemory,
     ArchiveEntry,
     Finding,
@@ -51,6 +52,7 @@ from claude_mini.memory.store import (
     UsageEntry,
     epoch_of,
     index_line,
+    iter_memory_entries,
     parse_index,
     read_text_head,
     retarget_index_line,
@@ -173,9 +175,9 @@ class IndexSize:
 
 
 def index_size(store: MemoryStore, records: list[MemoryRecord] | None = None) -> IndexSize:
-    """How big the index and the folder are now."""
+    """How big the index and the folder are now (files counted without opening them)."""
     text = store.index_text()
-    files = len(store.list() if records is None else records)
+    files = len(records) if records is not None else sum(1 for _ in iter_memory_entries(store.root))
     return IndexSize(len(text.splitlines()), len(text.encode("utf-8")), files)
 
 
@@ -214,9 +216,9 @@ class GcResult:
 
 
 def plan_gc(store: MemoryStore, settings: ForgetSettings | None = None, now: float | None = None,
-            *, stale: bool = True, force: bool = False) -> GcPlan:
-    """Choose the memories to archive: stale ones (if `stale`), then the lowest-scoring ones
-    while the index is near a limit (or `force`), until it is under LOW_WATER of each."""
+            *, stale: bool = True) -> GcPlan:
+    """Choose the memories to archive: stale ones (if `stale`), then, if the index is near a
+    limit, the lowest-scoring ones until it is under LOW_WATER of each limit."""
     settings = settings or ForgetSettings()
     records = store.list()
     scores = keep_scores(store, now, settings, records)
@@ -228,8 +230,7 @@ def plan_gc(store: MemoryStore, settings: ForgetSettings | None = None, now: flo
     for s in scores:
         if s.protected:
             continue
-        if (stale and s.score < STALE_SCORE) or ((reasons or force)
-                                                   and pressure(size, settings, LOW_WATER)):
+        if (stale and s.score < STALE_SCORE) or (reasons and pressure(size, settings, LOW_WATER)):
             victims.append(s)
             size = _without(size, line_bytes.get(s.filename))
     blocked = None
@@ -246,10 +247,10 @@ def _without(size: IndexSize, line_bytes: int | None) -> IndexSize:
 
 
 def gc(store: MemoryStore, settings: ForgetSettings | None = None, clock: Clock | None = None,
-       *, dry_run: bool = False, stale: bool = True, force: bool = False) -> GcResult:
+       *, dry_run: bool = False, stale: bool = True) -> GcResult:
     """Archive what `plan_gc` chose (never deletes); `dry_run` only plans."""
     now = (clock or store.clock)()
-    plan = plan_gc(store, settings, now, stale=stale, force=force)
+    plan = plan_gc(store, settings, now, stale=stale)
     result = GcResult(plan, dry_run=dry_run)
     if dry_run:
         return result
@@ -267,11 +268,15 @@ def maybe_auto_gc(store: MemoryStore, config: Any = None,
     """At session start: archive low scorers if the index nears its limits; never raises.
 
     Returns what was archived; show `gc_message(archived)` to the user when non-empty.
+    Cheap when nothing is near a limit (MEMORY.md is read and files are counted, not opened),
+    so it may also run after extraction saved memories.
     """
     settings = ForgetSettings.from_config(config)
     if not settings.auto_gc or getattr(config, "auto_memory", True) is False:
         return []
     try:
+        if not pressure(index_size(store), settings):
+            return []
         return gc(store, settings, clock, stale=False).archived
     except (MemoryStoreError, LockTimeout, OSError) as exc:
         log.warning("automatic memory gc skipped: %s", exc)
@@ -363,7 +368,7 @@ def _undo_merge(store: MemoryStore, successor: MemoryRecord, now: float) -> Rest
 
 def _replaced_entry(store: MemoryStore, item: str, successor: str) -> ArchiveEntry | None:
     """The archive entry a `replaces:` item names: `archive/x.md`, or an original filename."""
-    entries = [e for e in store.archive_entries() if (store.archive_dir / e.file).is_file()]
+    entries = _archived_entries(store)
     if item.startswith(ARCHIVE_DIR + "/"):
         file = item.removeprefix(ARCHIVE_DIR + "/")
         match = [e for e in entries if e.file == file]
@@ -373,13 +378,19 @@ def _replaced_entry(store: MemoryStore, item: str, successor: str) -> ArchiveEnt
     return match[-1] if match else None
 
 
+def _archived_entries(store: MemoryStore) -> list[ArchiveEntry]:
+    """ARCHIVE.md entries whose file is still in archive/ (and stays inside it)."""
+    return [e for e in store.archive_entries()
+            if _plain_relative(e.file) and (store.archive_dir / e.file).is_file()]
+
+
 def find_archived(store: MemoryStore, name: str) -> ArchiveEntry:
     """The newest archived memory matching `name` (archive filename, old filename or title)."""
     key = name.strip().removeprefix(ARCHIVE_DIR + "/")
     if not key:
         raise MemoryNotFound("no memory name given")
     md = key if key.lower().endswith(".md") else key + ".md"
-    entries = [e for e in store.archive_entries() if (store.archive_dir / e.file).is_file()]
+    entries = _archived_entries(store)
     for test in (lambda e: e.file == md, lambda e: e.original == md,
                  lambda e: _title(e).casefold() == key.casefold(),
                  lambda e: slugify(_title(e)) == slugify(key)):
@@ -401,7 +412,7 @@ def _title(entry: ArchiveEntry) -> str:
 def _bare_entry(store: MemoryStore, file: str) -> ArchiveEntry | None:
     """An entry for an archived file ARCHIVE.md does not list (archived by hand, or a crash)."""
     path = store.archive_dir / file
-    if ".." in Path(file).parts or not path.is_file() or path == store.archive_index_path:
+    if not _plain_relative(file) or not path.is_file() or path == store.archive_index_path:
         return None
     text, _ = read_text_head(path, HEAD_READ_BYTES)
     line = index_line(file, Path(file).stem, "")
@@ -431,8 +442,23 @@ def _restored_usage(old: UsageEntry | None, now: float) -> UsageEntry:
     return {"count": (old["count"] if old else 0) + 1, "last_used": now}
 
 
+def _plain_relative(name: str) -> bool:
+    """A relative path with no `..`, no hidden part, that stays inside its folder."""
+    parts = Path(name).parts
+    return bool(parts) and not Path(name).is_absolute() and not any(
+        p == ".." or p.startswith(".") for p in parts)
+
+
 def _free_live_name(store: MemoryStore, filename: str) -> str:
-    """`filename` if no live file has it, else `stem-2.md`, `stem-3.md`, ..."""
+    """`filename` if no live file has it, else `stem-2.md`, `stem-3.md`, ...
+
+    A name ARCHIVE.md says the file had that would leave the folder (edited by hand)
+    is reduced to its last part.
+    """
+    if not _plain_relative(filename) or Path(filename).parts[0] in (ARCHIVE_DIR, LOGS_DIR):
+        filename = Path(filename).name if _plain_relative(Path(filename).name) else "restored.md"
+    if not filename.endswith(".md"):
+        filename += ".md"
     path = Path(filename)
     candidate, n = filename, 2
     while (store.root / candidate).exists() or (store.root / candidate).is_symlink():

@@ -471,3 +471,9 @@ def test_the_agent_loop_runs_a_tool_call_end_to_end(tmp_path, monkeypatch):
     assert not result.is_error and "print('hi')" in result.content
     assert messages[-1].text == "It prints hi." and type(events[-1]).__name__ == "TurnDone"
     assert "[Result of Read]" in "".join(map(chr, engine.prompts[1]))
+
+
+def test_templates_without_a_system_role_get_the_system_text_in_the_first_user_turn():
+    turns = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
+    assert local.without_system_role(turns) == [{"role": "user", "content": "S\n\nU"}]
+    assert local.without_system_role(turns[:1]) == [{"role": "user", "content": "S"}]

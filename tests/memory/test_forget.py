@@ -378,3 +378,15 @@ def test_cli_commands_mounted_on_a_typer_group(tmp_path, monkeypatch):
     assert out.exit_code == 0 and "Restored old-notes.md." in out.output
     out = runner.invoke(app, ["restore", "missing"])
     assert out.exit_code == 1 and "nothing named 'missing'" in out.output
+
+
+def test_restore_never_leaves_the_memory_folder(store):
+    save(store, "note")
+    store.delete("note")
+    text = store.archive_index_path.read_text().replace('"from": "note.md"', '"from": "../../escape.md"')
+    store.archive_index_path.write_text(text)
+    result = restore(store, "note")
+    assert result.restored == [("note.md", "escape.md")]
+    assert store.exists("escape.md") and not (store.root.parent / "escape.md").exists()
+    with pytest.raises(MemoryNotFound):
+        restore(store, "/etc/passwd")
