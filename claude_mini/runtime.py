@@ -166,3 +166,27 @@ def build_runtime(
     agent.hooks.insert(0, CompactHook(runtime.compactor, runtime.notify))
     return runtime
 
+
+
+async def session_start_maintenance(runtime: Runtime, *, dream: bool) -> None:
+    """Forgetting at session start: archive low scorers near the index limits, then maybe dream.
+
+    Both are no-ops when nothing is due; the dream runs only where a session lasts
+    (the REPL), never in print mode.
+    """
+    import asyncio
+
+    from claude_mini.memory.dream import maybe_auto_dream
+    from claude_mini.memory.forget import gc_message, maybe_auto_gc
+
+    if not runtime.config.auto_memory:
+        return
+    archived = await asyncio.to_thread(maybe_auto_gc, runtime.store, runtime.config)
+    if archived:
+        runtime.notify(gc_message(archived))
+        runtime.rebuild_prompt()
+    if dream:
+        report = await maybe_auto_dream(runtime.agent, runtime.store, runtime.config,
+                                        runtime.session.id, base_policy=runtime.policy)
+        if report is not None:
+            runtime.notify(report.message())

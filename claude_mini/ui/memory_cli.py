@@ -26,6 +26,7 @@ import typer
 from claude_mini import paths
 from claude_mini.config import Config, load_config
 from claude_mini.memory.fileutil import atomic_write, locked
+from claude_mini.memory.forget import duplicate_findings
 from claude_mini.memory.store import (
     INDEX_FILENAME,
     MEMORY_TYPES,
@@ -335,8 +336,11 @@ def doctor_data(store: MemoryStore, apply_fix: bool = False) -> dict[str, Any]:
     fixed = fix(store, findings) if apply_fix else []
     if fixed:
         findings = doctor(store)
+    # Likely duplicates are advice for people and /dream, not problems: they don't fail the run.
+    duplicates = duplicate_findings(store)
     return {"memory_dir": str(store.root), "ok": not findings,
-            "findings": [asdict(f) for f in findings], "fixed": [asdict(f) for f in fixed]}
+            "findings": [asdict(f) for f in findings], "fixed": [asdict(f) for f in fixed],
+            "duplicates": [asdict(f) for f in duplicates]}
 
 
 def doctor_lines(data: dict[str, Any]) -> list[str]:
@@ -345,6 +349,8 @@ def doctor_lines(data: dict[str, Any]) -> list[str]:
     for f in data["findings"]:
         mark = " [fixable]" if f["fixable"] else ""
         lines.append(f"{f['kind']}: {f['file']}: {f['message']}{mark}")
+    for f in data.get("duplicates", []):
+        lines.append(f"note: {f['file']} {f['message']}")
     fixable = sum(1 for f in data["findings"] if f["fixable"])
     if not data["findings"]:
         lines.append(f"No problems found in {data['memory_dir']}.")

@@ -15,7 +15,7 @@ from claude_mini.agent.events import MessageAdded, Notice
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached
 from claude_mini.llm.client import ModelError, Retrying
 from claude_mini.llm.messages import message_to_api
-from claude_mini.runtime import Runtime
+from claude_mini.runtime import Runtime, session_start_maintenance
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -45,6 +45,7 @@ class PrintRun:
             extractor.on_notice.append(lambda notice: self.err.write(notice.text + "\n"))
             if self.format == "text":
                 extractor.on_saved.append(lambda saved: self.err.write(saved.line + "\n"))
+        await session_start_maintenance(self.runtime, dream=False)
         status = await self.run_turn(prompt)
         await self.wait_for_extraction()
         return status

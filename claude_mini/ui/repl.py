@@ -427,6 +427,7 @@ class Repl:
         self.exit_code = 0
         self._armed_until = 0.0
         self._current: asyncio.Task | None = None
+        self._maintenance: asyncio.Future | None = None  # auto gc / auto dream at session start
         self._loading = False
         self._shown_warnings: set[str] = set()
         self._pending_mode = config.permission_mode or config.get("permissions.defaultMode") or "default"
@@ -450,6 +451,7 @@ class Repl:
         if extractor is not None:
             extractor.on_notice.append(lambda notice: self.notify(notice.text, "yellow"))
             extractor.on_saved.append(lambda saved: self.notify(saved.line, "dim"))
+        runtime.notice_handlers.append(lambda text: self.notify(text, "yellow"))
         return runtime
 
     def _prompt_session(self) -> PromptSession:
@@ -523,6 +525,10 @@ class Repl:
             app.exit(exception=EOFError())
         else:
             app.invalidate()
+            from claude_mini.runtime import session_start_maintenance
+
+            self._maintenance = asyncio.ensure_future(
+                session_start_maintenance(self.loader.runtime_future.result(), dream=True))
 
     async def handle(self, text: str) -> None:
         """Run one input: nothing for blank input, a slash command, or a turn."""
@@ -562,6 +568,8 @@ class Repl:
         runtime = self.loader.peek()
         if runtime is None:
             return
+        if self._maintenance is not None:
+            self._maintenance.cancel()  # a dream cut short changes nothing (memory/dream.py)
         await self._finish_extraction(runtime)
         with contextlib.suppress(Exception):
             await runtime.client.aclose()

@@ -418,12 +418,12 @@ def test_the_lock_excludes_another_process_and_dies_with_it(store):
         pass
 
 
-# --- the /dream command (claude_mini/ui/dream_command.py) ------------------------------------------
+# --- the /dream command (claude_mini/ui/dream_commands.py) ------------------------------------------
 def test_dream_command_reports_and_rebuilds_the_prompt(tmp_path, fake_server, store, clock,
                                                        staging):
     from types import SimpleNamespace
 
-    from claude_mini.ui.dream_command import run_dream_command, status_lines
+    from claude_mini.ui.dream_commands import run_dream_command, status_lines
 
     seed_duplicates(store, clock)
     script_merge(fake_server, store, staging)

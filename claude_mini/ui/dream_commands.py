@@ -3,9 +3,7 @@
     /dream           run a consolidation (Ctrl-C cancels it; nothing changes then)
     /dream status    when the last dream ran, sessions since, whether one is due
 
-The registry imports `*_commands.py` modules by itself; this module is named
-`dream_command.py`, so import it once (or rename it `dream_commands.py`) to
-register the command.
+The registry imports `*_commands.py` modules by itself, so this file registers `/dream`.
 """
 
 from __future__ import annotations
