@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 CommandFn = Callable[["CommandContext"], Awaitable[None] | None]
 _COMMAND_WORD = re.compile(r"^/[A-Za-z][\w:-]*$")
-DEFAULT_CONTEXT_WINDOW = 200_000
 
 
 class CommandHost(Protocol):
@@ -191,15 +190,43 @@ def human_tokens(n: int) -> str:
 
 
 def context_window(runtime: Runtime) -> int:
-    """The model's context window: the `contextWindow` setting, else 200,000."""
-    value = runtime.config.get("contextWindow")
-    return value if isinstance(value, int) and value > 0 else DEFAULT_CONTEXT_WINDOW
+    """The model's context window (the `contextWindow` setting, else the per-model table)."""
+    from claude_mini.memory.compact import context_window as window_of
+
+    return window_of(runtime.config, runtime.agent.model)
 
 
 def context_used(runtime: Runtime) -> int:
-    """Tokens in the context as of the last request (its input plus its output)."""
+    """Tokens the next request would carry: the last request's usage plus what was added since."""
+    if runtime.compactor is not None:
+        return runtime.compactor.used()
     usage = runtime.agent.last_usage
     return usage.total_input + usage.output_tokens
+
+
+def compaction_line(runtime: Runtime) -> str:
+    """Where auto-compact triggers, whether it is on, and how many compactions happened."""
+    from claude_mini.memory.compact import MAX_FAILURES
+
+    c = runtime.compactor
+    if c is None:
+        return "Auto-compact: not available"
+    state = "on" if c.auto_enabled else (
+        f"off after {MAX_FAILURES} failures (/compact still works)" if c.failures >= MAX_FAILURES
+        else "off (autoCompact setting)")
+    return (f"Auto-compact: {state}, at {c.threshold:,} tokens · "
+            f"{c.count} compaction(s) this session")
+
+
+def compact_warning(runtime: Runtime) -> str | None:
+    """A short warning once the context is within 20,000 tokens of the auto-compact threshold."""
+    from claude_mini.memory.compact import WARNING_MARGIN
+
+    c = runtime.compactor
+    if c is None or not c.auto_enabled:
+        return None
+    left = c.threshold - context_used(runtime)
+    return f"auto-compact in {human_tokens(max(left, 0))}" if left < WARNING_MARGIN else None
 
 
 def switch_session(runtime: Runtime, session: Session) -> None:
@@ -335,7 +362,7 @@ def show_context(ctx: CommandContext) -> None:
     rt = ctx.rt
     used, window = context_used(rt), context_window(rt)
     lines = [f"Context: {used:,} of {window:,} tokens ({100 * used / window:.0f}%) "
-             f"as of the last request · model {rt.agent.model}"]
+             f"· model {rt.agent.model}", compaction_line(rt)]
     lines += prompt_report(rt.prompt)
     lines += instructions_report(to_json(rt.instructions, rt.tracker))
     tools = estimate_tokens(json.dumps(rt.agent.tool_specs))

@@ -786,6 +786,9 @@ class Repl:
             used, window = commands.context_used(runtime), commands.context_window(runtime)
             line.append(("", f" · context {commands.human_tokens(used)}/{commands.human_tokens(window)} "
                              f"({100 * used / window:.0f}%) · ${runtime.session.costs.total_cost:.4f}"))
+            warning = commands.compact_warning(runtime)
+            if warning:
+                line.append(("class:toolbar.warn", f" · {warning}"))
         words = self.status.words()
         if words:
             line.append(("class:toolbar.warn", f" · {words}…"))
