@@ -108,9 +108,20 @@ def make_prompt(config: Config, store: MemoryStore) -> tuple[SystemPrompt, Instr
     sections = [Section("instructions", instructions.render(),
                         ", ".join(f.path for f in instructions.files))]
     if config.auto_memory:
-        sections.append(Section("memory", memory_prompt_section(store), str(store.index_path)))
+        sections.append(Section("memory", _memory_section(config, store), str(store.index_path)))
     prompt = build_system_prompt(config.cwd, extra=sections, append=config.append_system_prompt)
     return prompt, instructions
+
+
+def _memory_section(config: Config, store: MemoryStore) -> str:
+    """Layer 2's prompt section; in daily-log mode the index is read-only and saving means appending."""
+    if config.get("memory.mode") != "log":
+        return memory_prompt_section(store)
+    from claude_mini.memory.daylog import log_mode_prompt
+    from claude_mini.memory.store import render_index_for_prompt
+
+    index, _ = render_index_for_prompt(store.index_text())
+    return f"# Memory\n{log_mode_prompt(store.root)}\n\nMEMORY.md:\n{index or '(empty)'}\n"
 
 
 def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
@@ -150,6 +161,10 @@ def build_runtime(
     store = MemoryStore(paths.memory_dir(config.cwd))
     if config.auto_memory:
         policy.allow_edits_in(store.root)  # the main agent saves memories without a prompt
+    if config.get("memory.mode") == "log":
+        from claude_mini.memory.daylog import LogModePolicy
+
+        policy = LogModePolicy(policy, store.root, cwd=lambda: ctx.cwd)  # type: ignore[assignment]
     prompt, instructions = make_prompt(config, store)
     tracker = AttachmentTracker(instructions, config.cwd)
     hooks: list[AgentHooks] = [InstructionHook(tracker), RecallHook(store, config)]

@@ -83,6 +83,7 @@ class ExtractionSettings:
     every: int = DEFAULT_EVERY
     wait_seconds: float = DEFAULT_WAIT_SECONDS
     max_turns: int = MAX_TURNS
+    log_mode: bool = False  # `memory.mode: "log"`: append bullets to today's log, edit no file
 
     @classmethod
     def from_config(cls, config: Config) -> ExtractionSettings:
@@ -97,7 +98,7 @@ class ExtractionSettings:
             config.warnings.append(f"memory.extractWaitSeconds must be a number >= 0 (got {wait!r}); "
                                    f"using {DEFAULT_WAIT_SECONDS:g}.")
             wait = DEFAULT_WAIT_SECONDS
-        return cls(every=every, wait_seconds=float(wait))
+        return cls(every=every, wait_seconds=float(wait), log_mode=config.get("memory.mode") == "log")
 
 
 @dataclass
@@ -478,6 +479,10 @@ class Extractor(AgentHooks):
             self.session.record_system("memory_extraction_skipped",
                                        reason="the main agent wrote to the memory folder itself")
             return
+        if self.settings.log_mode:
+            await self._log_once(snapshot, new)
+            self._advance(messages)
+            return
         journal = WriteJournal(memory_fork_policy(self.store.root, self.policy, snapshot.cwd),
                                snapshot.cwd)
         fork = Fork(snapshot, purpose="extract", policy=journal, max_turns=self.settings.max_turns)
@@ -493,6 +498,26 @@ class Extractor(AgentHooks):
         self.runs += 1
         self._advance(messages)
         self._finish(result, snapshot, journal.before)
+
+    async def _log_once(self, snapshot: ForkSnapshot, new: list[Message]) -> None:
+        """Log mode: one tool-less fork turn answers with bullets; they are appended to today's log."""
+        from claude_mini.agent.fork import DenyAllTools
+        from claude_mini.memory.daylog import (
+            LOG_EXTRACTION_INSTRUCTIONS,
+            append_log,
+            bullets_from_reply,
+        )
+
+        prompt = (f"Consider the last {len(new)} message(s) of the conversation above (they start "
+                  f"with: {first_user_words(new)!r}).\n\n{LOG_EXTRACTION_INSTRUCTIONS}")
+        fork = Fork(snapshot, purpose="extract", policy=DenyAllTools(), max_turns=1)
+        result = await fork.run(prompt)
+        bullets = bullets_from_reply(result.text)
+        if bullets:
+            path = append_log(self.store.root, "\n".join(f"- {b}" for b in bullets), self.clock)
+            self.session.record_system("memory_logged", path=str(path), bullets=bullets)
+            self._notify(Notice(f"Logged {len(bullets)} note(s) to {path.relative_to(self.store.root)}"))
+        self.runs += 1
 
     def _prompt(self, new: list[Message]) -> str:
         return extraction_prompt(

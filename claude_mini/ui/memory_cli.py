@@ -251,7 +251,7 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
         lines.append(f"Tip: {problem}; `claude-mini memory edit {filename}` to improve it")
     if type_ in ("feedback", "project") and not (why and how):
         lines.append("Tip: feedback and project memories should say why and when they apply "
-                     "(--why, --how); `claude-mini memory doctor` lists those without")
+                     "(--why, --how); `claude-mini memory doctor` lists the ones that lack them")
     if not mc.config.auto_memory:
         lines.append("Note: auto memory is off, so the model will not see it "
                      "(`claude-mini memory on`)")
