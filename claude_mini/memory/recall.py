@@ -113,7 +113,10 @@ class RecallSettings:
     def from_config(cls, config: Config) -> RecallSettings:
         """Settings from a Config; bad values fall back to the default with a problem noted."""
         problems: list[str] = []
-        strategy = config.get("recall.strategy", "model")
+        # The bundled local model is tiny and runs one request at a time: picking memories with it
+        # costs seconds per turn and picks badly, so local sessions default to lexical recall.
+        default = "lexical" if str(config.model).startswith("local") else "model"
+        strategy = config.get("recall.strategy", default)
         if strategy not in STRATEGIES:
             problems.append(f"recall.strategy {strategy!r} is not one of {', '.join(STRATEGIES)}; "
                             "using 'model'")

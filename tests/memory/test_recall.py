@@ -354,3 +354,14 @@ def test_recalls_in_context_reads_back_what_was_injected():
                 Message("assistant", [TextBlock(block)])]  # only user messages carry attachments
     inner = block.removeprefix("<system-reminder>\n").removesuffix("\n</system-reminder>")
     assert recalls_in_context(messages) == {"a b.md": len(inner.encode())}
+
+
+def test_local_model_sessions_default_to_lexical_recall(tmp_path):
+    from claude_mini.memory.recall import RecallSettings
+
+    config = load_config(tmp_path)
+    assert RecallSettings.from_config(config).strategy == "model"
+    config.model = "local"
+    assert RecallSettings.from_config(config).strategy == "lexical"
+    config.settings["recall"] = {"strategy": "model"}  # an explicit setting still wins
+    assert RecallSettings.from_config(config).strategy == "model"
