@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from claude_mini.agent.loop import batch_calls
 from claude_mini.agent.permissions import Allow, Decision, Deny, ToolPolicy
 from claude_mini.llm.client import ModelClient
 from claude_mini.llm.messages import (
@@ -329,7 +330,7 @@ class Fork:
     async def _run_tools(self, calls: list[ToolUseBlock]) -> list[ToolResultBlock]:
         """Run one response's calls: consecutive read-only ones together, the others in order."""
         results: dict[str, ToolResult] = {}
-        for batch in self._batches(calls):
+        for batch in batch_calls(calls, self.snapshot.tools):
             allowed = []
             for call in batch:
                 refusal = self._vet(call)
@@ -343,19 +344,6 @@ class Fork:
                 results[call.id] = outcome
                 self.result.tool_runs.append(ToolRun(call, outcome))
         return [ToolResultBlock(c.id, results[c.id].content, results[c.id].is_error) for c in calls]
-
-    def _batches(self, calls: list[ToolUseBlock]) -> list[list[ToolUseBlock]]:
-        def read_only(call: ToolUseBlock) -> bool:
-            tool = self.snapshot.tools.get(call.name)
-            return bool(tool and tool.read_only)
-
-        batches: list[list[ToolUseBlock]] = []
-        for call in calls:
-            if batches and read_only(call) and read_only(batches[-1][0]):
-                batches[-1].append(call)
-            else:
-                batches.append([call])
-        return batches
 
     def _vet(self, call: ToolUseBlock) -> ToolResult | None:
         """None when the call may run, else the error result telling the fork why not."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -190,7 +189,7 @@ class Agent:
         self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock], attachments: list[str]
     ) -> AsyncIterator[Any]:
         """Run the calls of one response: consecutive read-only ones together, others in order."""
-        for batch in _batches(calls, self.tools):
+        for batch in batch_calls(calls, self.tools):
             allowed: list[ToolUseBlock] = []
             for call in batch:
                 denial = await self._check_permission(call)
@@ -247,7 +246,7 @@ class Agent:
             return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
 
 
-def _batches(calls: list[ToolUseBlock], tools: dict[str, Tool]) -> list[list[ToolUseBlock]]:
+def batch_calls(calls: list[ToolUseBlock], tools: dict[str, Tool]) -> list[list[ToolUseBlock]]:
     """Group consecutive read-only calls so they run concurrently; others run alone."""
 
     def read_only(call: ToolUseBlock) -> bool:
@@ -261,9 +260,3 @@ def _batches(calls: list[ToolUseBlock], tools: dict[str, Tool]) -> list[list[Too
         else:
             batches.append([call])
     return batches
-
-
-def describe_call(call: ToolUseBlock) -> str:
-    """A compact one-line description of a tool call (for logs and plain output)."""
-    key = next((call.input[k] for k in ("command", "file_path", "pattern", "path") if k in call.input), "")
-    return f"{call.name}({key})" if key else f"{call.name}({json.dumps(call.input)[:60]})"
