@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -20,8 +21,13 @@ def managed_dir() -> Path:
     return Path(os.environ.get("CLAUDE_MINI_MANAGED_DIR") or "/etc/claude-mini")
 
 
+@functools.lru_cache(maxsize=32)
 def git_root(cwd: Path) -> Path | None:
-    """The canonical root of the git repository containing `cwd` (shared by all worktrees)."""
+    """The canonical root of the git repository containing `cwd` (shared by all worktrees).
+
+    Cached: a session asks several times (settings, memory folder, prompt) and each
+    answer costs a git process.
+    """
     try:
         out = subprocess.run(
             ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
