@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -63,9 +66,20 @@ def test_say_hello_with_model_local(run_cli, small_answers):
     assert "Traceback" not in result.stderr
 
 
-def test_asked_to_read_a_file_the_loop_runs_a_valid_read_call(run_cli, small_answers):
+@pytest.fixture
+def fixed_repo(small_answers):
+    """The same repository at a fixed path: the working directory is part of the prompt, and a
+    135M model's greedy choice between text and a tool call can flip with a few prompt tokens."""
+    root = Path(tempfile.gettempdir()) / "claude-mini-local-e2e" / "repo"
+    shutil.rmtree(root.parent, ignore_errors=True)
+    shutil.copytree(small_answers, root, symlinks=True)
+    yield root
+    shutil.rmtree(root.parent, ignore_errors=True)
+
+
+def test_asked_to_read_a_file_the_loop_runs_a_valid_read_call(run_cli, fixed_repo):
     result = run_cli("-p", 'Call the Read tool with file_path "app.py".', "--model", "local",
-                     "--output-format", "stream-json", env=OFFLINE, timeout=SLOW)
+                     "--output-format", "stream-json", env=OFFLINE, timeout=SLOW, cwd=fixed_repo)
     assert result.returncode == 0, result.stderr
     lines = json_lines(result.stdout)
     calls = [b for line in lines if line["type"] == "assistant"
