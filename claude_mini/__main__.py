@@ -1,6 +1,7 @@
 """Entry point for `claude-mini` and `python -m claude_mini`.
 
-`--version` and `--help` are answered here, before typer and rich (0.3 s) or
+`--version` and `--help` are answered here, and a bare `claude-mini` goes
+straight to the REPL, before typer and rich (0.3 s) or
 the anthropic SDK (over 1 s) are imported, so they are as fast as the
 interpreter allows. The help text is typer's own rendering, saved in
 cli_help.txt by scripts/update_help.py; a test fails when it is stale.
@@ -25,6 +26,13 @@ def main(argv: list[str] | None = None) -> None:
         with open(os.path.join(os.path.dirname(__file__), "cli_help.txt"), encoding="utf-8") as fh:
             sys.stdout.write(fh.read())
         return
+    if not args:  # the everyday `claude-mini`: straight to the REPL, without typer (0.1-0.5 s)
+        from pathlib import Path
+
+        from claude_mini.config import load_config
+        from claude_mini.ui.repl import run_repl
+
+        sys.exit(run_repl(load_config(Path.cwd())))
     from claude_mini.cli import run
 
     run(args)

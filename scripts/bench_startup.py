@@ -133,7 +133,7 @@ def main() -> int:
         ]
         typer_floor = statistics.median(run([PY, "-c", "import typer.main, typer._adapters"], env, repo)
                                         for _ in range(runs))
-        print(f"  (typer's own import, which --help cannot avoid: {typer_floor:.3f}s)")
+        print(f"  (typer's own import, which --help and the bare REPL start skip: {typer_floor:.3f}s)")
         results.append(report(
             "claude-mini -p hi (fake server)",
             *_pair(runs, [*CLI, "-p", "hi"], [PY, str(tmp / "sdk_only.py"), str(body)], env, repo),
