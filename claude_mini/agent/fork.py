@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.loop import batch_calls
+from claude_mini.agent.loop import batch_calls, run_tool
 from claude_mini.agent.permissions import Allow, Decision, Deny, ToolPolicy
 from claude_mini.llm.client import ModelClient
 from claude_mini.llm.messages import (
@@ -55,7 +55,7 @@ from claude_mini.llm.messages import (
     Usage,
     build_request_body,
 )
-from claude_mini.tools.base import Tool, ToolContext, ToolError, ToolResult
+from claude_mini.tools.base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
@@ -358,14 +358,7 @@ class Fork:
         return ToolResult(f"Permission denied: {reason}", True)
 
     async def _call_tool(self, call: ToolUseBlock) -> ToolResult:
-        try:
-            return await self.snapshot.tools[call.name].call(call.input, self.ctx)
-        except ToolError as exc:
-            return ToolResult(str(exc), is_error=True)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a tool bug must not end the fork
-            return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        return await run_tool(self.snapshot.tools[call.name], call, self.ctx)
 
 
 async def run_fork(

@@ -234,16 +234,22 @@ class Agent:
         return ToolResult(f"The user declined this {call.name} call.{note}", True)
 
     async def _call_tool(self, call: ToolUseBlock) -> ToolResult:
-        """Run one tool; every failure becomes an error result the model can act on."""
-        tool = self.tools[call.name]
-        try:
-            return await tool.call(call.input, self.ctx)
-        except ToolError as exc:
-            return ToolResult(str(exc), is_error=True)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # a tool bug must not end the session
-            return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        return await run_tool(self.tools[call.name], call, self.ctx)
+
+
+async def run_tool(tool: Tool, call: ToolUseBlock, ctx: ToolContext) -> ToolResult:
+    """Run one tool call; every failure becomes an error result the model can act on.
+
+    Shared by the main loop and forked agents: a tool bug must end neither.
+    """
+    try:
+        return await tool.call(call.input, ctx)
+    except ToolError as exc:
+        return ToolResult(str(exc), is_error=True)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
 
 
 def batch_calls(calls: list[ToolUseBlock], tools: dict[str, Tool]) -> list[list[ToolUseBlock]]:

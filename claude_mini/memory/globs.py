@@ -16,6 +16,8 @@ from typing import Generic, TypeVar
 
 import pathspec
 
+from claude_mini.tools.glob import split_outside_braces
+
 T = TypeVar("T")
 
 # A glob with several brace sets multiplies out; past this many patterns it is
@@ -83,16 +85,7 @@ def expand_braces(glob: str) -> list[str]:
 
 def split_globs(value: str) -> list[str]:
     """Split a comma-separated `paths:` string, keeping commas inside brace sets (`*.{ts,tsx}`)."""
-    parts, depth, current = [], 0, []
-    for ch in value:
-        if ch == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-            continue
-        depth += (ch == "{") - (ch == "}")
-        current.append(ch)
-    parts.append("".join(current))
-    return [p.strip() for p in parts if p.strip()]
+    return [p.strip() for p in split_outside_braces(value) if p.strip()]
 
 
 def _fast_regex(spec: pathspec.PathSpec) -> re.Pattern[str] | None:
