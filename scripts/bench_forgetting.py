@@ -1,6 +1,7 @@
 """Benchmark forgetting: a simulated year of memory use, with and without automatic gc.
 
     uv run python scripts/bench_forgetting.py [--seed N] [--per-day R] [--usage model|lexical]
+                                              [--live-only] [--seeds N]
 
 Two memory folders live through the same year (an injected clock, one
 session a day):
@@ -16,11 +17,14 @@ session a day):
   topics written so far, drawn with a Zipf(1.1) popularity (the tail is asked
   every month or two, with gaps of 100 days now and then), plus the questions
   about recent short-lived memories. Recall is the `lexical` strategy
-  (memory/lexical.select_lexical, top 5). What it records as a use follows
-  the default `model` strategy: of the lexical top 5, the memories that answer
-  the question (`--usage lexical` records all five);
+  (memory/lexical.select_lexical, top 5), which also searches what gc
+  archived (memory/archive_recall.py) and restores an archived answer it
+  finds, as a session does. What it records as a use follows the default
+  `model` strategy: of the lexical top 5, the memories that answer the
+  question (`--usage lexical` records all five);
 - the gc folder runs `maybe_auto_gc` at every session start; the other never
-  forgets.
+  forgets. `--live-only` searches the live memories alone (gc without the
+  archive tier), to show what the tier is worth.
 
 Printed month by month: live memories, MEMORY.md lines and bytes, recall@5 of
 the 40 fixed questions, and how many of their answers gc archived. Targets: the
@@ -33,8 +37,9 @@ bytes, so 25,000 bytes hold ~165 memories and gc keeps ~140 (85%). Usage-based
 forgetting can only keep what was used lately: what it loses are lasting
 answers with at most one recorded use when the folder is full (asked rarely,
 or never surfaced for their own question), and the more memories arrive
-(`--per-day 2`), the more of those it loses. They stay restorable
-(`claude-mini memory restore`). `--seeds 8` shows the spread over seeds.
+(`--per-day 2`), the more of those it loses. Recall still finds them in the
+archive and brings them back when they are asked for; `--live-only` shows the
+loss without that. `--seeds 8` shows the spread over seeds.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from claude_mini.memory.archive_recall import ArchiveTier, is_archived_name
 from claude_mini.memory.forget import maybe_auto_gc
 from claude_mini.memory.lexical import CandidateScanner, select_lexical
 from claude_mini.memory.store import INDEX_MAX_BYTES, INDEX_MAX_LINES, MemoryStore
@@ -117,6 +123,7 @@ class Scenario:
     per_day: float = 1.0  # short-lived memories written a day (on average)
     life_days: int = 14  # how long each is asked about
     usage: str = "model"  # what counts as a use: "model" (what helps) or "lexical" (all top 5)
+    archive_recall: bool = True  # recall searches what gc archived (and restores what it uses)
 
 
 @dataclass(frozen=True)
@@ -244,11 +251,13 @@ class MonthRow:
 class World:
     """A memory folder, its clock, its recall index, with or without automatic gc."""
 
-    def __init__(self, root: Path, with_gc: bool, usage: str = "model") -> None:
+    def __init__(self, root: Path, with_gc: bool, usage: str = "model",
+                 archive_recall: bool = True) -> None:
         self.usage = usage
         self.clock = Clock()
         self.store = MemoryStore(root, clock=self.clock)
         self.scanner = CandidateScanner(root)
+        self.archive = ArchiveTier(self.store) if archive_recall else None
         self.with_gc = with_gc
         self.config = Config({"memory": {"maxFiles": MAX_FILES}})
         self.max_lines = self.max_bytes = 0
@@ -266,7 +275,15 @@ class World:
         for q in questions:
             chosen = self.select(q.text)
             # The default `model` strategy: the side model keeps, of the shortlist, what helps.
-            surfaced += [f for f in chosen if f in q.answers] if self.usage == "model" else chosen
+            if self.usage == "model":
+                chosen = [f for f in chosen if self.original(f) in q.answers]
+            for name in chosen:
+                original = self.original(name)
+                if not is_archived_name(name):
+                    surfaced.append(name)
+                elif self.archive and self.archive.bring_back(name, self.clock.now):
+                    self.archived.discard(original)  # restoring counted as a use
+                    self.scanner.scan()
         if surfaced:
             self.store.record_use(surfaced, when=self.clock.now)
         text = self.store.index_text()
@@ -280,14 +297,20 @@ class World:
         os.utime(path, (self.clock.now, self.clock.now))  # recall's recency prior reads mtimes
 
     def select(self, query: str) -> list[str]:
-        """The lexical recall strategy's top 5 for `query` now."""
-        return [f for f, _ in select_lexical(query, self.scanner.index, now=self.clock.now)]
+        """The lexical recall strategy's top 5 for `query` now (archived ones as archive/...)."""
+        archive = self.archive.refresh() if self.archive else None
+        return [f for f, _ in select_lexical(query, self.scanner.index, now=self.clock.now,
+                                             archive=archive)]
+
+    def original(self, name: str) -> str:
+        """The memory's live filename, also for an `archive/...` name."""
+        return self.archive.original(name) if self.archive else name
 
     def month_row(self, eval_queries: list[Any]) -> MonthRow:
         """The folder now, and recall@5 of the fixed queries (not counted as uses)."""
         self.scanner.scan()
-        recalls = [len(set(self.select(q.text)[:5]) & q.relevant) / len(q.relevant)
-                   for q in eval_queries]
+        recalls = [len({self.original(f) for f in self.select(q.text)} & q.relevant)
+                   / len(q.relevant) for q in eval_queries]
         text = self.store.index_text()
         lasting = set().union(*(q.relevant for q in eval_queries))
         return MonthRow(len(self.scanner.index), len(text.splitlines()), len(text.encode()),
@@ -298,7 +321,7 @@ class World:
 def simulate(year: Year, root: Path, with_gc: bool,
              on_month: Callable[[int, MonthRow], None]) -> World:
     """Live through the year; `on_month` gets a row at the end of every 30 days."""
-    world = World(root, with_gc, year.scenario.usage)
+    world = World(root, with_gc, year.scenario.usage, year.scenario.archive_recall)
     for day in range(year.scenario.days):
         world.day(day, year.arrivals.get(day, []), year.questions.get(day, []))
         if (day + 1) % 30 == 0:
@@ -379,10 +402,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="days each short-lived memory is asked about (default 14)")
     parser.add_argument("--usage", choices=("model", "lexical"), default=Scenario.usage,
                         help="what recall records as a use (default model)")
+    parser.add_argument("--live-only", action="store_true",
+                        help="recall searches live memories only, not what gc archived")
     parser.add_argument("--seeds", type=int, default=0,
                         help="instead of the table, one summary line for each of seeds 1..N")
     args = parser.parse_args(argv)
-    sc = Scenario(args.days, args.lasting, args.idle, args.per_day, args.life, args.usage)
+    sc = Scenario(args.days, args.lasting, args.idle, args.per_day, args.life, args.usage,
+                  not args.live_only)
     if args.seeds:
         return summarise_seeds(sc, args.seeds)
     year = build_year(args.seed, sc)

@@ -78,6 +78,7 @@ LOW_WATER = 0.85  # ...and archives until everything is under this share
 DUPLICATE_THRESHOLD = 0.3
 MESSAGE_NAMES = 5
 DAY = 86_400.0
+GC_REASON_PREFIX = "gc:"  # ARCHIVE.md reason of what gc archived (recall may bring those back)
 
 
 # --- settings ------------------------------------------------------------------------
@@ -257,7 +258,7 @@ def gc(store: MemoryStore, settings: ForgetSettings | None = None, clock: Clock 
     for victim in plan.victims:
         try:
             result.archived.append(store.delete(victim.filename,
-                                                reason=f"gc: keep-score {victim.score:.3f}"))
+                                                reason=f"{GC_REASON_PREFIX} keep-score {victim.score:.3f}"))
         except MemoryNotFound:
             log.info("gc: %s was already gone", victim.filename)
     return result

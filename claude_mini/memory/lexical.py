@@ -169,13 +169,15 @@ def candidate_from_text(filename: str, text: str, mtime: float, *, size: int | N
     )
 
 
-def manifest_line(candidate: Candidate) -> str:
-    """`- [type] file.md (ISO mtime): description`, one line of the recall manifest."""
+def manifest_line(candidate: Candidate, note: str = "") -> str:
+    """`- [type] file.md (ISO mtime): description`, one line of the recall manifest;
+    `note` is added inside the parentheses (`archived`)."""
     desc = one_line(candidate.description)
     if len(desc) > MANIFEST_DESCRIPTION_CHARS:
         desc = desc[: MANIFEST_DESCRIPTION_CHARS - 1] + "…"
     kind = candidate.type or "untyped"
-    return f"- [{kind}] {candidate.filename} ({iso_utc(candidate.mtime)}): {desc}"
+    when = iso_utc(candidate.mtime) + (f", {note}" if note else "")
+    return f"- [{kind}] {candidate.filename} ({when}): {desc}"
 
 
 # --- the index -----------------------------------------------------------------------
@@ -301,23 +303,41 @@ def shortlist(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SHO
     return best
 
 
+@dataclass(frozen=True)
+class ArchiveView:
+    """The archive as a second tier for `select_lexical`: its own index, and the files in it
+    that recall may bring back (what gc archived, not what a person forgot)."""
+
+    index: LexicalIndex
+    eligible: Collection[str]
+
+
 def select_lexical(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SELECT_K,
                    threshold: float = SELECT_THRESHOLD, now: float | None = None, *,
-                   exclude: Collection[str] = (), relative: float = SELECT_RELATIVE
-                   ) -> list[tuple[str, float]]:
+                   exclude: Collection[str] = (), relative: float = SELECT_RELATIVE,
+                   archive: ArchiveView | None = None) -> list[tuple[str, float]]:
     """The `lexical` recall strategy: up to k documents whose BM25 clears the threshold.
 
     The recency prior orders the survivors but never lets a document pass the
-    threshold, so a query that matches nothing well selects nothing.
+    threshold, so a query that matches nothing well selects nothing. With an
+    `archive`, its eligible files compete too, named `archive/<file>`. Each tier
+    is scored against its own index: the live memories' statistics stay free of
+    what gc put away (scripts/bench_forgetting.py: scoring both as one corpus
+    only matched the folder that never forgets, and weighting the archive down
+    lost the rarely asked answers). An archived file is older, so the recency
+    prior gives a live one the edge in a near tie.
     """
     index = _as_index(docs)
     now = time.time() if now is None else now
-    bm25 = {f: s for f, s in index.bm25(query).items() if f not in exclude}
-    if not bm25:
+    scored = [(f, s, f, index) for f, s in index.bm25(query).items() if f not in exclude]
+    if archive is not None:
+        scored += [(f"{ARCHIVE_DIR}/{f}", s, f, archive.index)
+                   for f, s in archive.index.bm25(query).items() if f in archive.eligible]
+    if not scored:
         return []
-    floor = max(threshold, relative * max(bm25.values()))
-    passed = [(f, s + recency_prior(index.docs[f].mtime, now))
-              for f, s in bm25.items() if s >= floor]
+    floor = max(threshold, relative * max(item[1] for item in scored))
+    passed = [(name, s + recency_prior(source.docs[f].mtime, now))
+              for name, s, f, source in scored if s >= floor]
     return heapq.nsmallest(k, passed, key=lambda item: (-item[1], item[0]))
 
 
@@ -338,11 +358,15 @@ class CandidateScanner:
     the benchmark); `index` is the LexicalIndex to pass to rank/shortlist.
     Files are chosen by the same rules as `store.iter_memory_entries`: `.md`,
     not hidden, not MEMORY.md, not under archive/ or logs/, symlinks only to
-    files inside the folder.
+    files inside the folder. The archive is scanned the same way, with its own
+    index file (ARCHIVE.md) and no folders skipped.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, index_name: str = INDEX_FILENAME,
+                 skip_dirs: Collection[str] = (ARCHIVE_DIR, LOGS_DIR)) -> None:
         self.root = Path(root)
+        self.index_name = index_name  # the folder's own index file, never a candidate
+        self.skip_dirs = frozenset(skip_dirs)  # top-level folders that hold no candidates
         self.index = LexicalIndex()
         self.skipped: list[SkippedFile] = []
         self.reads = 0
@@ -381,9 +405,10 @@ class CandidateScanner:
             return
         subdirs = []
         cache, stat, top = self._cache, os.stat, not prefix
+        index_name, skip_dirs = self.index_name, self.skip_dirs
         try:
             for name in names:
-                if name[0] == "." or (top and name == INDEX_FILENAME):
+                if name[0] == "." or (top and name == index_name):
                     continue
                 try:
                     st = stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -391,7 +416,7 @@ class CandidateScanner:
                     continue
                 kind = st.st_mode & S_IFMT_MASK
                 if kind == S_IFDIR:
-                    if not top or name not in (ARCHIVE_DIR, LOGS_DIR):
+                    if not top or name not in skip_dirs:
                         subdirs.append(name)
                     continue
                 if not name.endswith(".md"):

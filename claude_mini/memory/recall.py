@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.llm.client import ModelError
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolUseBlock
+from claude_mini.memory.archive_recall import ArchiveTier, is_archived_name
 from claude_mini.memory.lexical import (
     SHORTLIST_SIZE,
     Candidate,
@@ -88,6 +89,9 @@ and when no file clearly helps, select none.
 
 If the assistant used a tool recently, skip reference material or usage notes about that \
 tool (it is already using it), but do select warnings, gotchas and known pitfalls about it.
+
+Files marked `archived` were put away because nobody used them for a while; select one \
+only when it clearly answers this request.
 
 Answer with JSON only, no prose: {"selected_memories": ["file.md", ...]}, copying each \
 filename exactly as listed."""
@@ -285,9 +289,11 @@ def _find_json_object(text: str) -> dict[str, Any] | None:
 
 def render_memory(candidate: Candidate, now: float) -> RecalledMemory | None:
     """The attachment for one file: header with its age, then at most 4 KiB / 200 lines."""
-    path = candidate.path
-    if path is None:
-        return None
+    return render_file(candidate.filename, candidate.path, now) if candidate.path else None
+
+
+def render_file(filename: str, path: Path, now: float) -> RecalledMemory | None:
+    """The attachment for memory `filename` at `path` (None if it cannot be read)."""
     text, _reason = read_text_head(path, FILE_MAX_BYTES)
     try:
         st = os.stat(path)
@@ -296,9 +302,9 @@ def render_memory(candidate: Candidate, now: float) -> RecalledMemory | None:
     if text is None:
         return None
     body, note = _cut(text, st.st_size, path)
-    header = (f"{HEADER_PREFIX}{candidate.filename} — {age_phrase(st.st_mtime, now)}\n"
+    header = (f"{HEADER_PREFIX}{filename} — {age_phrase(st.st_mtime, now)}\n"
               f"(file {path}; chosen by recall for this request, not written by the user)")
-    return RecalledMemory(candidate.filename, path, f"{header}\n\n{body.rstrip()}{note}")
+    return RecalledMemory(filename, path, f"{header}\n\n{body.rstrip()}{note}")
 
 
 def _cut(text: str, size: int, path: Path) -> tuple[str, str]:
@@ -354,6 +360,7 @@ class RecallHook(AgentHooks):
         self.client = client  # None: use the agent's client (the main one; purpose tells them apart)
         self.clock = clock
         self.scanner = CandidateScanner(store.root)
+        self.archive = ArchiveTier(store)  # what gc archived: searched too, restored when chosen
         self.events: list[RecallEvent] = []
         self.notices: list[str] = []
         self.status: Any = None  # set by the REPL: `.set_background("recall", running)`
@@ -487,7 +494,8 @@ class RecallHook(AgentHooks):
         return out
 
     def _manifest(self, query: str, exclude: frozenset[str]) -> list[Candidate]:
-        """The candidates offered to the side model: all, or the 200 best above 200; newest first."""
+        """The candidates offered to the side model: all, or the 200 best above 200, newest
+        first; then the few archived files that match the query well."""
         with self._scan_lock:
             candidates = [c for c in self.scanner.scan() if c.filename not in exclude]
             if len(candidates) > SHORTLIST_SIZE:
@@ -495,22 +503,26 @@ class RecallHook(AgentHooks):
                 best = shortlist(query, self.scanner.index, SHORTLIST_SIZE, self.clock(),
                                  exclude=exclude)
                 candidates = [docs[f] for f, _ in best]
-        return sorted(candidates, key=lambda c: (-c.mtime, c.filename))
+            archived = self.archive.offer(query)
+        return sorted(candidates, key=lambda c: (-c.mtime, c.filename)) + archived
 
     def _lexical(self, query: str, exclude: frozenset[str]) -> list[str]:
         with self._scan_lock:
             return [f for f, _ in select_lexical(query, self.scanner.index, now=self.clock(),
-                                                 exclude=exclude)]
+                                                 exclude=exclude, archive=self.archive.refresh())]
 
     def _candidate(self, filename: str) -> Candidate | None:
         with self._scan_lock:
+            if is_archived_name(filename):
+                return self.archive.candidate(filename)
             return self.scanner.index.docs.get(filename)
 
     async def _ask_model(self, client: ModelClient, settings: RecallSettings, query: str,
                          manifest: list[Candidate], tools: list[str]) -> list[str]:
         """One side-model request; any failure or the deadline raises RecallFailed."""
-        request = build_recall_request(settings.model, query, [manifest_line(c) for c in manifest],
-                                       tools)
+        lines = [manifest_line(c, "archived" if is_archived_name(c.filename) else "")
+                 for c in manifest]
+        request = build_recall_request(settings.model, query, lines, tools)
         try:
             done = await asyncio.wait_for(client.complete(request), settings.timeout_ms / 1000)
         except TimeoutError:
@@ -528,21 +540,34 @@ class RecallHook(AgentHooks):
         """The attachments that fit the session budget; records each surfacing."""
         event.strategy = selection.strategy
         event.note = selection.fallback_reason or ""
-        out, names = [], []
+        out, names, restored = [], [], []
         for memory in selection.memories:
             if memory.filename in self._ledger:
                 continue
             if self.bytes_used + memory.size > SESSION_BUDGET_BYTES:
                 event.note = "session budget reached"
                 continue
+            if is_archived_name(memory.filename):
+                memory = self._bring_back(memory)
+                restored.append(memory.filename)
             self._ledger[memory.filename] = memory.size
             out.append(memory.text)
             names.append(memory.filename)
         event.injected = names
         event.outcome = "injected" if names else (
             "over budget" if selection.memories else "nothing selected")
-        self._record_use(names)
+        self._record_use([n for n in names if n not in restored])  # restoring counted a use
         return out
+
+    def _bring_back(self, memory: RecalledMemory) -> RecalledMemory:
+        """Restore an archived memory recall chose, and show it under its live name."""
+        with self._scan_lock:
+            live = self.archive.bring_back(memory.filename, self.clock())
+        if live is None:
+            return memory  # shown from the archive; it stays there
+        self._say(f"memory recall brought {live} back from the archive "
+                  "(gc had put it away; it is in MEMORY.md again)")
+        return render_file(live, self.store.root / live, self.clock()) or memory
 
     def _record_use(self, names: list[str]) -> None:
         if not names:
