@@ -63,6 +63,16 @@ class Runtime:
         for handler in self.notice_handlers:
             handler(text)
 
+    def take_notices(self) -> list[str]:
+        """The one-line notices the hooks collected (recall's fallbacks and restores), oldest
+        first; each is returned once."""
+        out = []
+        for hook in self.hooks:
+            notices = getattr(hook, "notices", None)
+            while isinstance(notices, list) and notices:
+                out.append(str(notices.pop(0)))
+        return out
+
     def rebuild_prompt(self) -> None:
         """Rebuild the system prompt and Layer 1 (after /clear, /compact, /memory edits).
 

@@ -295,7 +295,8 @@ def gc_message(archived: list[ArchivedMemory], *, dry_run: bool = False) -> str:
     verb = "Would archive" if dry_run else "Archived"
     noun = "memory" if len(names) == 1 else "memories"
     return (f"{verb} {len(names)} little-used {noun} to {ARCHIVE_DIR}/: {shown} "
-            "(claude-mini memory restore NAME brings one back).")
+            f"(recall still finds {'it' if len(names) == 1 else 'them'}; "
+            "claude-mini memory restore NAME brings one back).")
 
 
 # --- restore ---------------------------------------------------------------------------

@@ -454,7 +454,8 @@ ARCHIVE_HEADER = """\
 # Archived memories
 
 Memories moved out of MEMORY.md by `memory forget`, `memory gc` and `/dream`. Nothing here is \
-loaded into the prompt or offered to recall. Bring one back with `claude-mini memory restore NAME`.
+loaded into the prompt; recall still searches what gc archived and brings back what it picks. \
+Bring one back yourself with `claude-mini memory restore NAME`.
 
 """
 

@@ -47,6 +47,8 @@ class PrintRun:
                 extractor.on_saved.append(lambda saved: self.err.write(saved.line + "\n"))
         await session_start_maintenance(self.runtime, dream=False)
         status = await self.run_turn(prompt)
+        for notice in self.runtime.take_notices():
+            self.err.write(notice + "\n")
         await self.wait_for_extraction()
         return status
 

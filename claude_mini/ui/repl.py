@@ -813,10 +813,8 @@ class Repl:
                 self._shown_warnings.add(warning)
                 self.renderer.line(f"⚠ {warning}", "yellow")
         runtime = self.loader.peek()
-        for hook in runtime.hooks if runtime else ():
-            notices = getattr(hook, "notices", None)
-            while isinstance(notices, list) and notices:
-                self.renderer.line(str(notices.pop(0)), "yellow")
+        for notice in runtime.take_notices() if runtime else ():
+            self.renderer.line(notice, "yellow")
 
 
 class StartupFailed(Exception):

@@ -90,3 +90,30 @@ def test_memory_md_cut_at_25000_bytes_in_the_system_prompt(fake_server, repo):
     kept = [n for n in range(200) if f"LINE{n:03d} " in system]
     assert kept == list(range(len(kept))) and 20 <= len(kept) < 200
     assert f"(limit: {INDEX_MAX_BYTES:,}). Only the first {len(kept)} lines" in system
+
+
+def test_recall_brings_back_what_gc_archived(run_cli, fake_server, repo):
+    added = run_cli("memory", "add", "--type", "project",
+                    "The nightly reporting job needs a postgres pool size of 40. POOL-BODY")
+    assert added.returncode == 0, added.stderr
+    filename = added.stdout.split()[1]
+    store = MemoryStore(paths.memory_dir(repo))
+    path = store.root / filename
+    old = "'2026-01-05T10:00:00Z'"
+    path.write_text("".join(f"{line.split(':')[0]}: {old}\n" if line.startswith(("created:", "updated:"))
+                            else line for line in path.read_text().splitlines(keepends=True)))
+    gc = run_cli("memory", "gc")
+    assert gc.returncode == 0 and f"Archived 1 little-used memory to archive/: {filename}" in gc.stdout
+    assert filename not in store.index_text()
+
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text('{"recall": {"strategy": "lexical"}}')
+    fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
+    fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(1.0),
+                      Reply.text("Use 40."))
+    result = run_cli("-p", "which postgres pool size does the nightly reporting job need?")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "Use 40.\n"
+    assert f"memory recall brought {filename} back from the archive" in result.stderr
+    assert "POOL-BODY" in json.dumps(fake_server.requests_for("main")[1].body["messages"])
+    assert filename in store.index_text() and path.is_file()
