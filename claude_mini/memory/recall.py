@@ -494,16 +494,17 @@ class RecallHook(AgentHooks):
         return out
 
     def _manifest(self, query: str, exclude: frozenset[str]) -> list[Candidate]:
-        """The candidates offered to the side model: all, or the 200 best above 200, newest
-        first; then the few archived files that match the query well."""
+        """The candidates offered to the side model, at most 200: the few archived files that
+        match the query well, and all live ones or (above the room left) the best by BM25;
+        live ones newest first, then the archived ones."""
         with self._scan_lock:
-            candidates = [c for c in self.scanner.scan() if c.filename not in exclude]
-            if len(candidates) > SHORTLIST_SIZE:
-                docs = self.scanner.index.docs
-                best = shortlist(query, self.scanner.index, SHORTLIST_SIZE, self.clock(),
-                                 exclude=exclude)
-                candidates = [docs[f] for f, _ in best]
             archived = self.archive.offer(query)
+            room = SHORTLIST_SIZE - len(archived)
+            candidates = [c for c in self.scanner.scan() if c.filename not in exclude]
+            if len(candidates) > room:
+                docs = self.scanner.index.docs
+                best = shortlist(query, self.scanner.index, room, self.clock(), exclude=exclude)
+                candidates = [docs[f] for f, _ in best]
         return sorted(candidates, key=lambda c: (-c.mtime, c.filename)) + archived
 
     def _lexical(self, query: str, exclude: frozenset[str]) -> list[str]:

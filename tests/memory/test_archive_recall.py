@@ -14,7 +14,8 @@ from test_recall import main_text, make_runtime, manifest_of, repo, run_turns, s
 
 from claude_mini.memory.archive_recall import ArchiveTier
 from claude_mini.memory.forget import gc
-from claude_mini.memory.lexical import CandidateScanner, select_lexical
+from claude_mini.memory.lexical import SHORTLIST_SIZE, CandidateScanner, select_lexical
+from claude_mini.memory.recall import RecallHook
 from claude_mini.memory.store import MemoryStore
 
 __all__ = ["repo"]  # the fixture, used by the tests below
@@ -106,6 +107,14 @@ def test_bring_back_of_a_file_removed_meanwhile_is_none(store, clock):
     tier.refresh()
     (store.archive_dir / "old-flags.md").unlink()
     assert tier.bring_back("archive/old-flags.md", clock.now) is None
+
+
+def test_the_manifest_stays_at_200_with_archived_offers(store):
+    for i in range(SHORTLIST_SIZE):
+        save(store, f"service-{i:03d}", f"Service {i:03d} runbook: restart it with make restart-{i}")
+    manifest = RecallHook(store, config=None)._manifest(QUESTION, frozenset())
+    assert len(manifest) == SHORTLIST_SIZE
+    assert manifest[-1].filename == "archive/reporting-pool.md"
 
 
 # --- through the agent loop ----------------------------------------------------------------
