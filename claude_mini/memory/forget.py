@@ -18,13 +18,13 @@ index line kept in archive/ARCHIVE.md) until MEMORY.md and the file count are
 back under 85% of their limits. It runs automatically (`maybe_auto_gc`, at the
 start of a session) once the index passes 90% of its 200-line / 25,000-byte
 limits or the file count passes 90% of `memory.maxFiles`; the gap between the
-two is about a week of new memories, so gc runs now and then, not every session. What gc
-archived stays findable: recall searches it as a second tier and restores what it picks
-(memory/archive_recall.py). A manual
-`memory gc` also archives stale memories (score under 0.05: roughly four
-half-lives without a use). `restore` brings an archived memory back under its
-old name, or a distinct one when that name is taken again; restoring a memory
-that /dream wrote (`replaces:` in its frontmatter) undoes the merge.
+two is about a week of new memories, so gc runs now and then, not every session.
+What gc archived stays findable: recall searches it as a second tier and restores
+what it picks (memory/archive_recall.py). A manual `memory gc` also archives stale
+memories (score under 0.05: roughly four half-lives without a use). `restore`
+brings an archived memory back under its old name, or a distinct one when that
+name is taken again; restoring a memory that /dream wrote (`replaces:` in its
+frontmatter) undoes the merge.
 """
 
 from __future__ import annotations
@@ -259,8 +259,8 @@ def gc(store: MemoryStore, settings: ForgetSettings | None = None, clock: Clock 
         return result
     for victim in plan.victims:
         try:
-            result.archived.append(store.delete(victim.filename,
-                                                reason=f"{GC_REASON_PREFIX} keep-score {victim.score:.3f}"))
+            reason = f"{GC_REASON_PREFIX} keep-score {victim.score:.3f}"
+            result.archived.append(store.delete(victim.filename, reason=reason))
         except MemoryNotFound:
             log.info("gc: %s was already gone", victim.filename)
     return result
