@@ -370,6 +370,13 @@ class CompactHook(AgentHooks):
             await self.auto_compact("the context is nearly full")
         c.meter.mark_sent(agent)
 
+    def on_session_change(self, session: Any) -> None:
+        """/clear or /resume: a new conversation starts with no compactions and no failures
+        (the breaker's message tells the user that /clear turns auto-compact back on)."""
+        c = self.compactor
+        c.count = c.failures = 0
+        c.meter.sent_messages = len(session.messages)
+
     async def on_context_too_long(self, agent: Agent) -> bool:
         """The API refused the request as too long: compact once, unless the breaker is open."""
         if self.compactor.failures >= MAX_FAILURES:

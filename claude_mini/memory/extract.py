@@ -394,6 +394,13 @@ class Extractor(AgentHooks):
         self.policy = agent.policy
         self.schedule(ForkSnapshot.of(agent))
 
+    def on_session_change(self, session: Session) -> None:
+        """/clear or /resume: later runs read and report on `session`; what it already holds
+        was extracted by the session that wrote it (an extraction in flight still finishes)."""
+        self.session = session
+        self._advance(session.messages)
+        self._turns_since = 0
+
     # -- scheduling
 
     @property

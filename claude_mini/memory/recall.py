@@ -388,6 +388,14 @@ class RecallHook(AgentHooks):
         return RecallSummary(settings.strategy, settings.enabled, self.running,
                              SESSION_BUDGET_BYTES, dict(self._ledger), list(self.events))
 
+    def on_session_change(self, session: Session) -> None:
+        """/clear or /resume: drop a prefetch for the old conversation, count the budget from
+        the new one, and let this session's notices be said once more."""
+        self._drop("the session changed")
+        self._session = session
+        self._said.clear()
+        self.reset_budget()
+
     def reset_budget(self) -> None:
         """Re-count the budget from the conversation now (call after compaction replaced it)."""
         self._ledger = recalls_in_context(self._session.messages) if self._session else {}

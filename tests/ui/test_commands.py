@@ -110,6 +110,21 @@ def test_clear_starts_a_new_session_and_rebuilds_the_prompt(slash, repo):
     assert slash.host.changes == 1
 
 
+def test_clear_gives_the_memory_layers_the_new_session(slash):
+    from claude_mini.memory.recall import recall_hook
+
+    rt = slash.runtime
+    rt.session.add_message(Message.user("first"))
+    rt.compactor.count, rt.compactor.failures = 2, 3  # the breaker is open
+    assert not rt.compactor.auto_enabled
+    recall = recall_hook(rt.hooks)
+    recall._said.add("memory recall fell back to lexical search")
+    slash.run("/clear")
+    assert (rt.compactor.count, rt.compactor.failures) == (0, 0) and rt.compactor.auto_enabled
+    assert rt.extractor.session is rt.session and rt.extractor.cursor == 0
+    assert recall._session is rt.session and recall._said == set()
+
+
 def test_model_shows_and_switches(slash):
     assert "Model: claude-sonnet-4-6" in slash.run("/model")
     out = slash.run("/model claude-opus-4-5")
