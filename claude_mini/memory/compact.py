@@ -350,6 +350,7 @@ class Compactor:
             summarised_messages=len(old),
         )
         rt.rebuild_prompt()
+        rt.tracker.adopt(reattached)  # the new tracker must know they are in the context again
         if self.after_compact is not None:
             self.after_compact()
         self.meter.reset(agent)

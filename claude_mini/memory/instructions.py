@@ -881,6 +881,12 @@ class AttachmentTracker:
         self._active.clear()
         return [a for path in still_relevant for a in self.on_path_touched(path)]
 
+    def adopt(self, attachments: Iterable[Attachment]) -> None:
+        """Count `attachments` as attached (re-sent by a compaction before this tracker was
+        made), so their next touch does not attach them once more."""
+        for attachment in attachments:
+            self._activate(attachment)
+
     def conditional_status(self) -> list[tuple[ConditionalRule, bool]]:
         """Every known path-scoped rule (nested folders' included) and whether it is attached."""
         return [(rule, rule.path in self._active) for rule in self._rules]

@@ -52,6 +52,19 @@ def test_auto_compact_extracts_then_summarises_and_restores(run_cli, fake_server
     assert len(text) < 40_000
 
 
+def test_a_rule_re_attached_by_compaction_is_not_attached_again(run_cli, fake_server, repo):
+    _setup(repo, window=50_000)  # room after the compaction for one more (short) read
+    fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
+    fake_server.on(Reply.text(SUMMARY), purpose="compact", times=None)
+    fake_server.queue(Reply.tool("Read", {"file_path": "big.txt"}),
+                      Reply.tool("Read", {"file_path": "big.txt", "limit": 3}), Reply.text("done"))
+    result = run_cli("-p", "please summarise big.txt")
+    assert result.returncode == 0, result.stderr
+    assert len(fake_server.requests_for("compact")) == 1
+    last = json.dumps(fake_server.requests_for("main")[-1].body["messages"])
+    assert last.count("TXT-RULE") == 1  # in the compaction's restore, not again on the next read
+
+
 def test_resume_after_compaction_starts_from_the_boundary(run_cli, fake_server, repo, isolated_env):
     _setup(repo)
     fake_server.on(Reply.text("Nothing."), purpose="extract", times=None)
