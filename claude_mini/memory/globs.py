@@ -16,71 +16,13 @@ from typing import Generic, TypeVar
 
 import pathspec
 
-from claude_mini.tools.glob import split_outside_braces
+from claude_mini.tools.glob import expand_braces, split_outside_braces
 
 T = TypeVar("T")
-
-# A glob with several brace sets multiplies out; past this many patterns it is
-# almost certainly a mistake, and compiling it would stall the session.
-MAX_EXPANSIONS = 256
 
 # pathspec names a group in every pattern regex; names must be unique in one
 # regex, so they are turned into plain groups before patterns are joined.
 _NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_]\w*>")
-
-
-def _match_brace(text: str, start: int) -> tuple[int, list[int]] | None:
-    """Index of the `}` closing the `{` at `start`, and its top-level commas; None if unclosed."""
-    depth, commas, i = 0, [], start
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i, commas
-        elif ch == "," and depth == 1:
-            commas.append(i)
-        i += 1
-    return None
-
-
-def _first_brace_set(text: str) -> tuple[int, int, list[str]] | None:
-    """The first `{a,b}` set in `text` as (start, end, options); `{a}` alone is literal, as in bash."""
-    i = 0
-    while i < len(text):
-        if text[i] == "\\":
-            i += 2
-            continue
-        if text[i] == "{":
-            closed = _match_brace(text, i)
-            if closed is None:
-                return None  # an unclosed brace: everything after it is literal
-            end, commas = closed
-            if commas:
-                cuts = [i, *commas, end]
-                return i, end, [text[a + 1 : b] for a, b in zip(cuts, cuts[1:], strict=False)]
-        i += 1
-    return None
-
-
-def expand_braces(glob: str) -> list[str]:
-    """`src/**/*.{ts,tsx}` -> [`src/**/*.ts`, `src/**/*.tsx`]; nested and repeated sets expand too."""
-    found = _first_brace_set(glob)
-    if found is None:
-        return [glob]
-    start, end, options = found
-    out: list[str] = []
-    for option in options:
-        # Re-expanding the whole string handles sets nested in `option` and sets after `end`.
-        out.extend(expand_braces(glob[:start] + option + glob[end + 1 :]))
-        if len(out) > MAX_EXPANSIONS:
-            raise ValueError(f"{glob!r} expands to more than {MAX_EXPANSIONS} patterns")
-    return out
 
 
 def split_globs(value: str) -> list[str]:

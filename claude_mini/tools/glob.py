@@ -19,6 +19,8 @@ import pathspec
 from claude_mini.tools import ToolContext, ToolError, ToolResult, opt_str_arg, str_arg
 
 MAX_RESULTS = 100
+# A glob with several brace sets multiplies out; past this many patterns it is
+# almost certainly a mistake, and compiling it would stall the session.
 MAX_BRACE_EXPANSIONS = 256
 
 DESCRIPTION = """\
@@ -68,7 +70,10 @@ class GlobTool:
             raise ToolError(f"Path does not exist: {base}.")
         if not base.is_dir():
             raise ToolError(f"{base} is a file, not a folder; give a folder as path.")
-        matches = await asyncio.to_thread(find_files, base, pattern)
+        try:
+            matches = await asyncio.to_thread(find_files, base, pattern)
+        except ValueError as exc:  # too many brace alternatives
+            raise ToolError(f"{exc}; use fewer brace sets.") from None
         return _result(matches)
 
 
@@ -137,23 +142,62 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{_translate(alt)})" for alt in alternatives))
 
 
-def expand_braces(pattern: str) -> list[str]:
-    """`a.{ts,tsx}` -> [`a.ts`, `a.tsx`]; nested groups work; a group without a comma stays literal."""
-    depth, start = 0, -1
-    for i, char in enumerate(pattern):
-        if char == "{":
-            if depth == 0:
-                start = i
+def _match_brace(text: str, start: int) -> tuple[int, list[int]] | None:
+    """Index of the `}` closing the `{` at `start`, and its top-level commas; None if unclosed."""
+    depth, commas, i = 0, [], start
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "{":
             depth += 1
-        elif char == "}" and depth:
+        elif ch == "}":
             depth -= 1
             if depth == 0:
-                options = split_outside_braces(pattern[start + 1 : i])
-                if len(options) > 1:
-                    head, tail = pattern[:start], pattern[i + 1 :]
-                    expanded = [e for o in options for e in expand_braces(head + o + tail)]
-                    return expanded[:MAX_BRACE_EXPANSIONS]
-    return [pattern]
+                return i, commas
+        elif ch == "," and depth == 1:
+            commas.append(i)
+        i += 1
+    return None
+
+
+def _first_brace_set(text: str) -> tuple[int, int, list[str]] | None:
+    """The first `{a,b}` set in `text` as (start, end, options); `{a}` alone is literal, as in bash."""
+    i = 0
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == "{":
+            closed = _match_brace(text, i)
+            if closed is None:
+                return None  # an unclosed brace: everything after it is literal
+            end, commas = closed
+            if commas:
+                cuts = [i, *commas, end]
+                return i, end, [text[a + 1 : b] for a, b in zip(cuts, cuts[1:], strict=False)]
+        i += 1
+    return None
+
+
+def expand_braces(glob: str) -> list[str]:
+    """`src/**/*.{ts,tsx}` -> [`src/**/*.ts`, `src/**/*.tsx`]; nested and repeated sets expand too.
+
+    `{a}` and an unclosed `{` stay literal (as in bash) and a backslash escapes a brace;
+    a glob that would expand to more than MAX_BRACE_EXPANSIONS patterns raises ValueError.
+    """
+    found = _first_brace_set(glob)
+    if found is None:
+        return [glob]
+    start, end, options = found
+    out: list[str] = []
+    for option in options:
+        # Re-expanding the whole string handles sets nested in `option` and sets after `end`.
+        out.extend(expand_braces(glob[:start] + option + glob[end + 1 :]))
+        if len(out) > MAX_BRACE_EXPANSIONS:
+            raise ValueError(f"{glob!r} expands to more than {MAX_BRACE_EXPANSIONS} patterns")
+    return out
 
 
 def split_outside_braces(body: str) -> list[str]:

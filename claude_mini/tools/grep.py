@@ -424,7 +424,10 @@ def _glob_filter(globs: list[str]) -> EntryFilter | None:
     """
     if not globs:
         return None
-    lines = [alt for glob in globs for alt in expand_braces(glob)]
+    try:
+        lines = [alt for glob in globs for alt in expand_braces(glob)]
+    except ValueError as exc:
+        raise ToolError(f"{exc}; use fewer brace sets.") from None
     spec = pathspec.GitIgnoreSpec.from_lines(lines)
     whitelist = any(not line.startswith("!") for line in lines)
 

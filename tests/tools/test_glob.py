@@ -124,3 +124,8 @@ def test_compile_glob(pattern: str, path: str, matches: bool) -> None:
 def test_expand_braces_nested_and_literal() -> None:
     assert expand_braces("a{b,c{d,e}}f") == ["abf", "acdf", "acef"]
     assert expand_braces("x{y}z") == ["x{y}z"]
+
+
+def test_a_pattern_with_too_many_brace_alternatives_is_an_error(tmp_path: Path, run) -> None:
+    with pytest.raises(ToolError, match="expands to more than 256 patterns; use fewer brace sets"):
+        run(GlobTool(), pattern="{a,b}" * 9)
