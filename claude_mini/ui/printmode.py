@@ -38,7 +38,11 @@ class PrintRun:
         self.out.flush()
 
     async def run(self, prompt: str) -> int:
-        """Run the turn, then let a background memory extraction finish; returns the exit status."""
+        """Run the turn, then let a background memory extraction finish; returns the exit status.
+
+        Text is printed as soon as the turn ends; the json result waits for the extraction
+        (the process would wait for it anyway), so `total_cost_usd` counts it too.
+        """
         self.runtime.notice_handlers.append(lambda text: self.err.write(text + "\n"))
         extractor = getattr(self.runtime, "extractor", None)
         if extractor is not None:
@@ -46,11 +50,15 @@ class PrintRun:
             if self.format == "text":
                 extractor.on_saved.append(lambda saved: self.err.write(saved.line + "\n"))
         await session_start_maintenance(self.runtime, dream=False)
-        status = await self.run_turn(prompt)
+        subtype, result = await self.run_turn(prompt)
         for notice in self.runtime.take_notices():
             self.err.write(notice + "\n")
+        if self.format == "text":
+            status = self.finish(subtype, result)
+            await self.wait_for_extraction()
+            return status
         await self.wait_for_extraction()
-        return status
+        return self.finish(subtype, result)
 
     async def wait_for_extraction(self) -> None:
         """Wait up to `memory.extractWaitSeconds` for a running extraction, then stop it."""
@@ -63,8 +71,8 @@ class PrintRun:
             self.err.write(f"Memory extraction was still running after {limit:g} s and was stopped; "
                            "nothing from it was kept (memory.extractWaitSeconds sets the wait).\n")
 
-    async def run_turn(self, prompt: str) -> int:
-        """Run the turn; returns the exit status."""
+    async def run_turn(self, prompt: str) -> tuple[str, str]:
+        """Run the turn; returns the result's subtype and text."""
         rt = self.runtime
         if self.format == "stream-json":
             self.emit({
@@ -76,11 +84,11 @@ class PrintRun:
             async for event in rt.agent.run(prompt):
                 self.on_event(event)
         except MaxTurnsReached as exc:
-            return self.finish("error_max_turns", str(exc))
+            return "error_max_turns", str(exc)
         except (ModelError, AgentStop) as exc:
             rt.session.record_system("error", message=str(exc))
-            return self.finish("error_during_execution", str(exc))
-        return self.finish("success", self.result)
+            return "error_during_execution", str(exc)
+        return "success", self.result
 
     def on_event(self, event: Any) -> None:
         if isinstance(event, MessageAdded):

@@ -43,6 +43,21 @@ def test_json_output_fields(run_cli, fake_server):
     assert set(out["usage"]) >= {"input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"}
 
 
+def test_json_total_cost_counts_the_extraction_after_the_turn(run_cli, fake_server):
+    from claude_mini.llm.messages import Usage
+    from claude_mini.llm.pricing import cost_usd
+
+    fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
+    fake_server.queue(Reply.text("The answer is 42."))
+    result = run_cli("-p", "what is the answer?", "--output-format", "json")
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    purposes = [r.purpose for r in fake_server.requests if r.usage]
+    assert purposes == ["main", "extract"]
+    expected = sum(cost_usd(r.body["model"], Usage(**r.usage)) for r in fake_server.requests if r.usage)
+    assert abs(out["total_cost_usd"] - expected) < 1e-6
+
+
 def test_stream_json_lines(run_cli, fake_server):
     fake_server.queue(Reply.tool("Read", {"file_path": "README.md"}), Reply.text("It is a demo."))
     result = run_cli("-p", "read the readme", "--output-format", "stream-json")
