@@ -264,7 +264,7 @@ def _print_lines(ctx: CommandContext, lines: Sequence[str]) -> None:
 
 KEYS_HELP = (
     "Keys: Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line · Tab completes /commands "
-    "and @files · Shift-Tab cycles the permission mode · Ctrl-C cancels a turn or clears the input "
+    "and @files · Shift-Tab cycles the permission mode · Esc or Ctrl-C cancels a turn · Ctrl-C clears the input "
     "· Ctrl-C or Ctrl-D twice on an empty prompt exits."
 )
 

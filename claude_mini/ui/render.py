@@ -346,12 +346,12 @@ class Renderer:
         yield line
 
     def spinner_text(self) -> str:
-        """`Responding… 3s · 2 lines so far · ctrl-c to interrupt` (plus background work)."""
+        """`Responding… 3s · 2 lines so far · esc to interrupt` (plus background work)."""
         elapsed = int(self.clock() - self.started)
         lines = self.pending.count("\n")
         words = self.status.words() if self.status else ""
         extra = (f" · {lines} lines so far" if lines > 1 else "") + (f" · {words}" if words else "")
-        return f"{self.activity}… {elapsed}s{extra} · ctrl-c to interrupt"
+        return f"{self.activity}… {elapsed}s{extra} · esc to interrupt"
 
 
 # ---------------------------------------------------------------- permission prompts

@@ -10,8 +10,8 @@ A first message sent faster than that waits for it under the spinner.
 
 Ctrl-C at the prompt clears the input; on an empty prompt it asks for a second
 press (or Ctrl-D) to exit. While a turn or command runs, SIGINT cancels its
-task; the agent loop keeps the conversation valid. During a turn typed keys are
-not echoed: they wait for the next prompt.
+task; the agent loop keeps the conversation valid. During a turn Esc cancels it
+too, and other typed keys are not echoed: they wait for the next prompt.
 
 The status line reads a `BackgroundStatus` that memory layers update: a hook
 with a `status` attribute gets the REPL's one assigned when the runtime is built.
@@ -41,7 +41,10 @@ from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
+from prompt_toolkit.input import Input
+from prompt_toolkit.input.typeahead import store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.output import create_output
 from prompt_toolkit.shortcuts.choice_input import ChoiceInput
 from prompt_toolkit.styles import Style
@@ -394,6 +397,39 @@ def quiet_tty(stream: Any) -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
+ESC_WAIT = 0.05  # a lone Esc is told from the start of an arrow key's sequence by this pause
+
+
+@contextlib.contextmanager
+def escape_cancels(inp: Input, cancel: Callable[[], None]) -> Iterator[None]:
+    """While a turn runs (the terminal quiet): Esc calls `cancel`; every other key is kept
+    as type-ahead for the next prompt, which prompt-toolkit hands it on start."""
+    if not sys.stdin.isatty():
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    active = True
+
+    def take(keys: list[Any]) -> None:
+        if not active:
+            return  # a late flush: the next prompt owns the keys now
+        if any(k.key == Keys.Escape for k in keys):
+            cancel()
+            keys = [k for k in keys if k.key != Keys.Escape]
+        if keys:
+            store_typeahead(inp, keys)
+
+    def ready() -> None:
+        take(inp.read_keys())
+        loop.call_later(ESC_WAIT, lambda: active and take(inp.flush_keys()))
+
+    try:
+        with inp.attach(ready):
+            yield
+    finally:
+        active = False
+
+
 def permission_question(call: ToolUseBlock, cwd: Path) -> str:
     """`Run this command?`, `Make this edit to app.py?` ..."""
     from claude_mini.ui.render import short_path
@@ -600,13 +636,14 @@ class Repl:
     # -- turns
 
     async def run_turn(self, text: str) -> None:
-        """Send one message (with its @files) to the model and render the answer; Ctrl-C cancels it."""
+        """Send one message (with its @files) to the model and render the answer; Esc or Ctrl-C
+        cancels it."""
         runtime = await self.get_runtime()
         message = self._attach(runtime, text)
         renderer = self.renderer
         renderer.begin_turn()
         try:
-            with quiet_tty(sys.stdin):
+            with quiet_tty(sys.stdin), escape_cancels(self.prompt.input, self._on_sigint):
                 if await self._cancellable(self._consume(runtime, message)) is CANCELLED:
                     renderer.interrupted()
         finally:
@@ -799,7 +836,7 @@ class Repl:
     def _banner(self) -> None:
         lines = [("class:banner", f"claude-mini {__version__}"),
                  ("class:dim", f"  ·  {self.config.model}  ·  {self.config.cwd}\n"),
-                 ("class:dim", "/help for commands · @ to attach a file · Ctrl-C cancels · "
+                 ("class:dim", "/help for commands · @ to attach a file · Esc cancels a turn · "
                                "Ctrl-D twice exits\n")]
         for warning in self.config.warnings:
             self._shown_warnings.add(warning)

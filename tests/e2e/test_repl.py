@@ -146,7 +146,7 @@ def test_ctrl_c_cancels_a_turn_and_the_conversation_goes_on(start, fake_server):
     term = start()
     term.ready()
     term.submit("take your time")
-    term.expect("ctrl-c to interrupt")
+    term.expect("esc to interrupt")
     wait_until(lambda: fake_server.requests_for("main"))  # the request hangs on the server now
     term.child.sendintr()
     term.expect("Interrupted")
@@ -155,6 +155,23 @@ def test_ctrl_c_cancels_a_turn_and_the_conversation_goes_on(start, fake_server):
     term.expect("You said: take your time are you there")
     body = fake_server.requests_for("main")[-1].body
     assert [m["role"] for m in body["messages"]] == ["user"]  # the cancelled turn left no half answer
+
+
+def test_esc_cancels_a_turn_and_keys_typed_meanwhile_wait_for_the_prompt(start, fake_server):
+    main_replies(fake_server, Reply.text("never arrives").hang())
+    term = start()
+    term.ready()
+    term.submit("take your time")
+    term.expect("esc to interrupt")
+    wait_until(lambda: fake_server.requests_for("main"))
+    term.child.send("are you")  # typed while the model works: not echoed, kept
+    time.sleep(0.3)
+    term.child.send("\x1b")
+    term.expect("Interrupted")
+    term.ready()
+    term.submit(" there")
+    term.expect("You said: take your time are you there")
+    assert len(fake_server.requests_for("main")) == 2
 
 
 def test_slash_commands_cost_context_clear_and_unknown(start, fake_server):

@@ -227,9 +227,9 @@ def test_spinner_text_has_elapsed_time_and_background_work():
     renderer = Renderer(make_console(), plain=False, status=Words("extracting"), clock=lambda: now[0])
     renderer.begin_turn()
     now[0] = 103.7
-    assert renderer.spinner_text() == "Thinking… 3s · extracting · ctrl-c to interrupt"
+    assert renderer.spinner_text() == "Thinking… 3s · extracting · esc to interrupt"
     renderer.activity, renderer.pending = "Responding", "a\nb\nc"
-    assert renderer.spinner_text() == "Responding… 3s · 2 lines so far · extracting · ctrl-c to interrupt"
+    assert renderer.spinner_text() == "Responding… 3s · 2 lines so far · extracting · esc to interrupt"
 
 
 def test_the_live_region_is_one_cropped_line():
