@@ -26,7 +26,7 @@ import os
 from dataclasses import replace
 
 from claude_mini.memory.fileutil import LockTimeout
-from claude_mini.memory.forget import GC_REASON_PREFIX, restore_entry
+from claude_mini.memory.forget import GC_REASON_PREFIX, archived_entries, restore_entry
 from claude_mini.memory.lexical import (
     SELECT_THRESHOLD,
     ArchiveView,
@@ -78,7 +78,7 @@ class ArchiveTier:
         if key == self._entries_key:
             return
         self._entries_key = key
-        entries = self.store.archive_entries() if key else []
+        entries = archived_entries(self.store) if key else []  # files inside archive/ only
         self._entries = {e.file: e for e in entries if e.reason.startswith(GC_REASON_PREFIX)}
 
     def original(self, name: str) -> str:

@@ -372,7 +372,7 @@ def _undo_merge(store: MemoryStore, successor: MemoryRecord, now: float) -> Rest
 
 def _replaced_entry(store: MemoryStore, item: str, successor: str) -> ArchiveEntry | None:
     """The archive entry a `replaces:` item names: `archive/x.md`, or an original filename."""
-    entries = _archived_entries(store)
+    entries = archived_entries(store)
     if item.startswith(ARCHIVE_DIR + "/"):
         file = item.removeprefix(ARCHIVE_DIR + "/")
         match = [e for e in entries if e.file == file]
@@ -382,7 +382,7 @@ def _replaced_entry(store: MemoryStore, item: str, successor: str) -> ArchiveEnt
     return match[-1] if match else None
 
 
-def _archived_entries(store: MemoryStore) -> list[ArchiveEntry]:
+def archived_entries(store: MemoryStore) -> list[ArchiveEntry]:
     """ARCHIVE.md entries whose file is still in archive/ (and stays inside it)."""
     return [e for e in store.archive_entries()
             if _plain_relative(e.file) and (store.archive_dir / e.file).is_file()]
@@ -394,7 +394,7 @@ def find_archived(store: MemoryStore, name: str) -> ArchiveEntry:
     if not key:
         raise MemoryNotFound("no memory name given")
     md = key if key.lower().endswith(".md") else key + ".md"
-    entries = _archived_entries(store)
+    entries = archived_entries(store)
     for test in (lambda e: e.file == md, lambda e: e.original == md,
                  lambda e: _title(e).casefold() == key.casefold(),
                  lambda e: slugify(_title(e)) == slugify(key)):

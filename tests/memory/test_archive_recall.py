@@ -72,6 +72,15 @@ def test_only_what_gc_archived_is_eligible_and_archive_md_is_no_candidate(store)
     assert tier.candidate("archive/pool-myth.md") is None
 
 
+def test_an_archive_md_line_pointing_outside_the_archive_is_ignored(store, tmp_path):
+    outside = tmp_path / "secret.md"
+    outside.write_text("---\nname: postgres pool\ndescription: reporting pool size\n---\nx\n")
+    text = store.archive_index_path.read_text()
+    line = next(x for x in text.splitlines() if "reporting-pool.md" in x)
+    store.archive_index_path.write_text(text + line.replace("(reporting-pool.md)", "(../../secret.md)") + "\n")
+    assert "../../secret.md" not in ArchiveTier(store).refresh().eligible
+
+
 def test_lexical_selection_reaches_the_archive_and_names_it_so(store, clock):
     tier = ArchiveTier(store)
     live = CandidateScanner(store.root)
