@@ -321,9 +321,9 @@ class Fork:
         snap = self.snapshot
         done = await snap.client.complete(self.request())
         self.result.turns += 1
-        self.result.usage = self.result.usage + done.usage
+        self.result.usage = self.result.usage + done.billed
         if snap.costs is not None:
-            snap.costs.add(self.purpose, done.model or snap.request.model, done.usage)
+            snap.costs.add(self.purpose, done.model or snap.request.model, done.billed)
         self._add(done.message)
         return done.message, done.stop_reason
 

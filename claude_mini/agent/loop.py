@@ -139,9 +139,9 @@ class Agent:
                 continue
             assert done is not None, "a model stream must end with ResponseDone"
             requests += 1
-            usage = usage + done.usage
+            usage = usage + done.billed
             self.last_usage = done.usage
-            self.session.costs.add("main", done.model or self.model, done.usage)
+            self.session.costs.add("main", done.model or self.model, done.billed)
             self.session.add_message(done.message)
             yield MessageAdded(done.message)
             calls = done.message.tool_uses

@@ -455,24 +455,28 @@ class AnthropicClient:
         """Stream one response, retrying broken streams; see the module docstring."""
         shown = _Shown()
         policy = self.retry
+        retried = Usage()  # input the server counted for attempts that then broke off
         for attempt in range(1, policy.max_attempts + 1):
+            assembler = _Assembler(shown, request.model)
             try:
                 # aclosing: a consumer that stops early closes the HTTP stream now, not at GC.
-                async with contextlib.aclosing(self._attempt(request, shown)) as events:
+                async with contextlib.aclosing(self._attempt(request, assembler)) as events:
                     async for event in events:
+                        if isinstance(event, ResponseDone):
+                            event.retried = retried
                         yield event
                 return
             except _StreamFailure as err:
                 failure = err
+                retried += Usage.from_dict(assembler.usage)
             if attempt == policy.max_attempts:
                 raise self._gave_up(failure, attempt) from failure
             delay = policy.delay(attempt, failure.retry_after)
             yield Retrying(attempt + 1, policy.max_attempts, delay, failure.reason)
             await policy.sleep(delay)
 
-    async def _attempt(self, request: ModelRequest, shown: _Shown) -> AsyncIterator[StreamEvent]:
+    async def _attempt(self, request: ModelRequest, assembler: _Assembler) -> AsyncIterator[StreamEvent]:
         stream = await self._open(request, self._body(request))
-        assembler = _Assembler(shown, request.model)
         try:
             async with stream:
                 async for raw in stream:

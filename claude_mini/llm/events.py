@@ -11,7 +11,7 @@ Contract for consumers (the agent loop and the UI):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from claude_mini.llm.messages import Block, Message, Usage
 
@@ -65,8 +65,14 @@ class ResponseDone:
 
     message: Message
     stop_reason: str
-    usage: Usage
+    usage: Usage  # this response's (what the context meter reads)
     model: str
+    retried: Usage = field(default_factory=Usage)  # failed attempts before it: billed, not kept
+
+    @property
+    def billed(self) -> Usage:
+        """What the request cost in all: this response plus the attempts that broke off."""
+        return self.usage + self.retried
 
 
 StreamEvent = TextDelta | ToolUseStart | ToolInputDelta | BlockDone | Retrying | ResponseDone

@@ -542,7 +542,7 @@ class RecallHook(AgentHooks):
         except Exception as exc:  # an unmapped transport error must not cost the turn its recall
             raise RecallFailed(f"the side model failed: {type(exc).__name__}: {exc}") from exc
         if self._session is not None:
-            self._session.costs.add("recall", done.model or settings.model, done.usage)
+            self._session.costs.add("recall", done.model or settings.model, done.billed)
         return parse_selection(done.message.text, [c.filename for c in manifest])
 
     def _inject(self, selection: Selection, event: RecallEvent) -> list[str]:

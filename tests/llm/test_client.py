@@ -206,6 +206,16 @@ def test_in_stream_overload_is_retried_once_without_repeating_text(fake_server):
     assert harness.slept == [retries[0].delay] == [0.5]  # base delay, jitter from rand()=0
 
 
+def test_a_broken_attempt_is_billed_but_not_counted_as_context(fake_server):
+    fake_server.queue(Reply.text(LONG_TEXT).stream_error("overloaded_error"), Reply.text(LONG_TEXT))
+    events, _ = collect(fake_server)
+    first, second = fake_server.requests
+    finished = done(events)
+    assert finished.usage.total_input == sum(second.usage[k] for k in second.usage if "input" in k)
+    assert finished.retried.total_input == sum(first.usage[k] for k in first.usage if "input" in k) > 0
+    assert finished.billed.total_input == finished.usage.total_input + finished.retried.total_input
+
+
 def test_connection_reset_mid_stream_is_retried(fake_server):
     reply = Reply.tool("Bash", {"command": "pytest -q tests/"}, text=LONG_TEXT)
     fake_server.queue(reply.reset_mid_stream(after=12), reply)
