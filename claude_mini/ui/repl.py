@@ -404,7 +404,11 @@ ESC_WAIT = 0.05  # a lone Esc is told from the start of an arrow key's sequence 
 def escape_cancels(inp: Input, cancel: Callable[[], None]) -> Iterator[None]:
     """While a turn runs (the terminal quiet): Esc calls `cancel`; every other key is kept
     as type-ahead for the next prompt, which prompt-toolkit hands it on start."""
-    if not sys.stdin.isatty():
+    try:
+        interactive = os.isatty(inp.fileno())
+    except (OSError, ValueError, NotImplementedError):
+        interactive = False
+    if not interactive:
         yield
         return
     loop = asyncio.get_running_loop()
