@@ -359,9 +359,11 @@ class Extractor(AgentHooks):
         self.on_notice: list[Callable[[Notice], None]] = []
         self.runs = 0  # forks that finished
         self.failures = 0
-        self._anchor: tuple[Message, int] | None = None
+        # Per session (one extractor outlives /clear and /resume): the last message considered.
+        self._anchors: dict[str, tuple[Message, int] | None] = {}
+        self._sessions = {session.id: session}
         # A resumed conversation was extracted by the session that wrote it.
-        self._advance(session.messages)
+        self._advance(session.messages, session.id)
         self._turns_since = 0
         self._pending: ForkSnapshot | None = None
         self._task: asyncio.Task[None] | None = None
@@ -395,11 +397,21 @@ class Extractor(AgentHooks):
         self.schedule(ForkSnapshot.of(agent))
 
     def on_session_change(self, session: Session) -> None:
-        """/clear or /resume: later runs read and report on `session`; what it already holds
-        was extracted by the session that wrote it (an extraction in flight still finishes)."""
+        """/clear or /resume: later turns are `session`'s; what it already holds was extracted
+        by the session that wrote it. A run for the old conversation still finishes, with the
+        old cursor, and reports to the old transcript."""
         self.session = session
-        self._advance(session.messages)
+        if session.id not in self._sessions:
+            self._sessions[session.id] = session
+            self._advance(session.messages, session.id)
         self._turns_since = 0
+        if not self.running:
+            self._forget_other_sessions()
+
+    def _forget_other_sessions(self) -> None:
+        """Keep only the current session's state (an old one's messages can be large)."""
+        self._sessions = {self.session.id: self.session}
+        self._anchors = {self.session.id: self._anchors.get(self.session.id)}
 
     # -- scheduling
 
@@ -444,6 +456,7 @@ class Extractor(AgentHooks):
                 snapshot, self._pending = self._pending, None
                 await self._run_once(snapshot)
         finally:
+            self._forget_other_sessions()
             self._show_status(False)
 
     def _show_status(self, running: bool) -> None:
@@ -455,40 +468,47 @@ class Extractor(AgentHooks):
     @property
     def cursor(self) -> int:
         """How many messages of the session's conversation were already considered."""
-        return self._start_index(self.session.messages)
+        return self._start_index(self.session.messages, self.session.id)
 
     def reset_cursor(self) -> None:
         """Count the whole current conversation as considered (after compaction replaced it)."""
-        self._advance(self.session.messages)
+        self._advance(self.session.messages, self.session.id)
 
-    def _start_index(self, messages: list[Message]) -> int:
-        if self._anchor is None:
+    def _start_index(self, messages: list[Message], session_id: str) -> int:
+        found = self._anchors.get(session_id)
+        if found is None:
             return 0
-        anchor, size = self._anchor
+        anchor, size = found
         for i in range(len(messages) - 1, -1, -1):
             if messages[i] is anchor:
                 return i + 1 if len(anchor.content) == size else i  # a merged user message counts again
         return 0  # the conversation was rewritten without reset_cursor(): consider all of it
 
-    def _advance(self, messages: list[Message]) -> None:
-        self._anchor = (messages[-1], len(messages[-1].content)) if messages else None
+    def _advance(self, messages: list[Message], session_id: str) -> None:
+        self._anchors[session_id] = (messages[-1], len(messages[-1].content)) if messages else None
+
+    def _session_of(self, snapshot: ForkSnapshot) -> tuple[str, Session]:
+        """The id and the Session a snapshot was taken of (the current one if unknown)."""
+        session = self._sessions.get(snapshot.session_id, self.session)
+        return session.id, session
 
     # -- one run
 
     async def _run_once(self, snapshot: ForkSnapshot) -> None:
         messages = snapshot.messages
-        start = self._start_index(messages)
+        sid, session = self._session_of(snapshot)
+        start = self._start_index(messages, sid)
         new = messages[start:]
         if not new:
             return
         if main_agent_wrote_memory(new, self.store.root, snapshot.cwd):
-            self._advance(messages)
-            self.session.record_system("memory_extraction_skipped",
-                                       reason="the main agent wrote to the memory folder itself")
+            self._advance(messages, sid)
+            session.record_system("memory_extraction_skipped",
+                                  reason="the main agent wrote to the memory folder itself")
             return
         if self.settings.log_mode:
-            await self._log_once(snapshot, new)
-            self._advance(messages)
+            await self._log_once(snapshot, new, session)
+            self._advance(messages, sid)
             return
         journal = WriteJournal(memory_fork_policy(self.store.root, self.policy, snapshot.cwd),
                                snapshot.cwd)
@@ -500,13 +520,13 @@ class Extractor(AgentHooks):
             raise
         except Exception as exc:  # model errors, and bugs: never let them reach the user's turn
             journal.roll_back()
-            self._failed(exc)
+            self._failed(exc, session)
             return
         self.runs += 1
-        self._advance(messages)
-        self._finish(result, snapshot, journal.before)
+        self._advance(messages, sid)
+        self._finish(result, snapshot, journal.before, session)
 
-    async def _log_once(self, snapshot: ForkSnapshot, new: list[Message]) -> None:
+    async def _log_once(self, snapshot: ForkSnapshot, new: list[Message], session: Session) -> None:
         """Log mode: one tool-less fork turn answers with bullets; they are appended to today's log."""
         from claude_mini.agent.fork import DenyAllTools
         from claude_mini.memory.daylog import (
@@ -522,7 +542,7 @@ class Extractor(AgentHooks):
         bullets = bullets_from_reply(result.text)
         if bullets:
             path = append_log(self.store.root, "\n".join(f"- {b}" for b in bullets), self.clock)
-            self.session.record_system("memory_logged", path=str(path), bullets=bullets)
+            session.record_system("memory_logged", path=str(path), bullets=bullets)
             self._notify(Notice(f"Logged {len(bullets)} note(s) to {path.relative_to(self.store.root)}"))
         self.runs += 1
 
@@ -533,11 +553,11 @@ class Extractor(AgentHooks):
             max_turns=self.settings.max_turns,
         )
 
-    def _failed(self, exc: Exception) -> None:
+    def _failed(self, exc: Exception, session: Session) -> None:
         self.failures += 1
         message = (str(exc) or type(exc).__name__).rstrip(".")
         log.info("memory extraction failed: %s", message)  # the user hears it once, below
-        self.session.record_system("memory_extraction_failed", message=message)
+        session.record_system("memory_extraction_failed", message=message)
         if not self._told_failure:
             self._told_failure = True
             self._notify(Notice(
@@ -546,9 +566,10 @@ class Extractor(AgentHooks):
 
     # -- after a successful run
 
-    def _finish(self, result: ForkResult, snapshot: ForkSnapshot, before: dict[str, bytes | None]) -> None:
+    def _finish(self, result: ForkResult, snapshot: ForkSnapshot, before: dict[str, bytes | None],
+                session: Session) -> None:
         if result.hit_turn_limit:
-            self.session.record_system("memory_extraction_stopped", turns=result.turns)
+            session.record_system("memory_extraction_stopped", turns=result.turns)
         now = iso_utc(self.clock())
         saved = []
         for path in result.written:
@@ -560,7 +581,7 @@ class Extractor(AgentHooks):
             if memory is not None:
                 saved.append(memory)
         for memory in saved:
-            self.session.record_system("memory_saved", file=memory.filename, path=str(memory.path),
+            session.record_system("memory_saved", file=memory.filename, path=str(memory.path),
                                        description=memory.description, created=memory.created)
             for callback in self.on_saved:
                 callback(memory)

@@ -270,6 +270,31 @@ def test_a_resumed_conversation_is_not_extracted_again(repo, fake_server):
     assert 'last 2 messages of the conversation above (from the user\'s "second session")' in prompt
 
 
+def test_a_run_still_going_at_clear_keeps_to_its_own_session(repo, fake_server):
+    from claude_mini.session import Session
+    from claude_mini.ui.commands import switch_session
+
+    rt = start(repo, fake_server)
+    fake_server.on(Reply.error(400, "invalid request").slow_first_byte(1.0), purpose="extract")
+    old = rt.session
+
+    async def go():
+        await turn(rt, "old conversation")
+        assert rt.extractor.running
+        switch_session(rt, Session(repo))  # /clear while the old run is in flight
+        assert rt.extractor.cursor == 0
+        await session(rt, "new conversation")
+
+    asyncio.run(go())
+    kinds = [e.get("subtype") for e in transcript(rt)]
+    assert "memory_extraction_failed" not in kinds  # the old run reported to the old transcript
+    old_entries = [json.loads(line) for line in old.transcript.path.read_text().splitlines()]
+    assert "memory_extraction_failed" in [e.get("subtype") for e in old_entries]
+    prompt = extract_prompt(fake_server.requests_for("extract")[-1])
+    assert 'last 2 messages of the conversation above (from the user\'s "new conversation")' in prompt
+    assert list(rt.extractor._sessions) == [rt.session.id]
+
+
 def test_status_follows_each_run_for_the_ui(repo, fake_server):
     class Status:
         def __init__(self):
