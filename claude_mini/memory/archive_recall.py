@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Collection
 from dataclasses import replace
 
 from claude_mini.memory.fileutil import LockTimeout
@@ -94,11 +95,14 @@ class ArchiveTier:
             return None
         return replace(doc, filename=name)
 
-    def offer(self, query: str, k: int = ARCHIVE_OFFER) -> list[Candidate]:
-        """For the side model's manifest: the archived files that match `query` well, best first."""
+    def offer(self, query: str, k: int = ARCHIVE_OFFER, *,
+              exclude: Collection[str] = ()) -> list[Candidate]:
+        """For the side model's manifest: the archived files that match `query` well, best
+        first, leaving out the `archive/<file>` names in `exclude` (already in the context)."""
         view = self.refresh()
         scores = view.index.bm25(query)
-        best = sorted(((s, f) for f, s in scores.items() if f in view.eligible),
+        best = sorted(((s, f) for f, s in scores.items()
+                       if f in view.eligible and PREFIX + f not in exclude),
                       key=lambda item: (-item[0], item[1]))
         out = []
         for score, file in best[:k]:

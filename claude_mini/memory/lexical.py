@@ -331,8 +331,9 @@ def select_lexical(query: str, docs: LexicalIndex | Iterable[Candidate], k: int 
     now = time.time() if now is None else now
     scored = [(f, s, f, index) for f, s in index.bm25(query).items() if f not in exclude]
     if archive is not None:
-        scored += [(f"{ARCHIVE_DIR}/{f}", s, f, archive.index)
-                   for f, s in archive.index.bm25(query).items() if f in archive.eligible]
+        named = ((f"{ARCHIVE_DIR}/{f}", s, f) for f, s in archive.index.bm25(query).items())
+        scored += [(name, s, f, archive.index) for name, s, f in named
+                   if f in archive.eligible and name not in exclude]
     if not scored:
         return []
     floor = max(threshold, relative * max(item[1] for item in scored))

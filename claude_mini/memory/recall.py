@@ -27,7 +27,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -163,6 +163,7 @@ class Selection:
     strategy: str  # model | lexical | lexical (fallback)
     offered: int  # files in the manifest
     fallback_reason: str | None = None
+    restored: list[str] = field(default_factory=list)  # brought back from the archive (a use)
 
 
 @dataclass
@@ -289,11 +290,9 @@ def _find_json_object(text: str) -> dict[str, Any] | None:
 
 def render_memory(candidate: Candidate, now: float) -> RecalledMemory | None:
     """The attachment for one file: header with its age, then at most 4 KiB / 200 lines."""
-    return render_file(candidate.filename, candidate.path, now) if candidate.path else None
-
-
-def render_file(filename: str, path: Path, now: float) -> RecalledMemory | None:
-    """The attachment for memory `filename` at `path` (None if it cannot be read)."""
+    path = candidate.path
+    if path is None:
+        return None
     text, _reason = read_text_head(path, FILE_MAX_BYTES)
     try:
         st = os.stat(path)
@@ -302,9 +301,9 @@ def render_file(filename: str, path: Path, now: float) -> RecalledMemory | None:
     if text is None:
         return None
     body, note = _cut(text, st.st_size, path)
-    header = (f"{HEADER_PREFIX}{filename} — {age_phrase(st.st_mtime, now)}\n"
+    header = (f"{HEADER_PREFIX}{candidate.filename} — {age_phrase(st.st_mtime, now)}\n"
               f"(file {path}; chosen by recall for this request, not written by the user)")
-    return RecalledMemory(filename, path, f"{header}\n\n{body.rstrip()}{note}")
+    return RecalledMemory(candidate.filename, path, f"{header}\n\n{body.rstrip()}{note}")
 
 
 def _cut(text: str, size: int, path: Path) -> tuple[str, str]:
@@ -489,24 +488,43 @@ class RecallHook(AgentHooks):
                 self._say(f"memory recall fell back to lexical search: {reason}")
                 names = await asyncio.to_thread(self._lexical, query, exclude)
         event.selected = list(names)
-        memories = await asyncio.to_thread(self._render, names, by_name)
-        return Selection(memories, strategy, len(manifest), reason)
+        restored: list[str] = []
+        memories = await asyncio.to_thread(self._render, names, by_name, restored)
+        return Selection(memories, strategy, len(manifest), reason, restored)
 
-    def _render(self, names: list[str], by_name: dict[str, Candidate]) -> list[RecalledMemory]:
+    def _render(self, names: list[str], by_name: dict[str, Candidate],
+                restored: list[str]) -> list[RecalledMemory]:
+        """The chosen files as attachments (in a worker thread: archived ones are restored here,
+        which takes the index lock, so the event loop never waits for it)."""
         now, out = self.clock(), []
         for name in names:
             candidate = by_name.get(name) or self._candidate(name)
+            if candidate is not None and is_archived_name(name):
+                live = self._bring_back(name, now)
+                if live is not None:
+                    restored.append(live)
+                    candidate = replace(candidate, filename=live, path=self.store.root / live)
             memory = render_memory(candidate, now) if candidate else None
             if memory is not None:
                 out.append(memory)
         return out
+
+    def _bring_back(self, name: str, now: float) -> str | None:
+        """Restore an archived memory recall chose; its live name, or None (then it is shown
+        from the archive and stays there)."""
+        with self._scan_lock:
+            live = self.archive.bring_back(name, now)
+        if live is not None:
+            self._say(f"memory recall brought {live} back from the archive "
+                      "(gc had put it away; it is in MEMORY.md again)")
+        return live
 
     def _manifest(self, query: str, exclude: frozenset[str]) -> list[Candidate]:
         """The candidates offered to the side model, at most 200: the few archived files that
         match the query well, and all live ones or (above the room left) the best by BM25;
         live ones newest first, then the archived ones."""
         with self._scan_lock:
-            archived = self.archive.offer(query)
+            archived = self.archive.offer(query, exclude=exclude)
             room = SHORTLIST_SIZE - len(archived)
             candidates = [c for c in self.scanner.scan() if c.filename not in exclude]
             if len(candidates) > room:
@@ -549,34 +567,21 @@ class RecallHook(AgentHooks):
         """The attachments that fit the session budget; records each surfacing."""
         event.strategy = selection.strategy
         event.note = selection.fallback_reason or ""
-        out, names, restored = [], [], []
+        out, names = [], []
         for memory in selection.memories:
             if memory.filename in self._ledger:
                 continue
             if self.bytes_used + memory.size > SESSION_BUDGET_BYTES:
                 event.note = "session budget reached"
                 continue
-            if is_archived_name(memory.filename):
-                memory = self._bring_back(memory)
-                restored.append(memory.filename)
             self._ledger[memory.filename] = memory.size
             out.append(memory.text)
             names.append(memory.filename)
         event.injected = names
         event.outcome = "injected" if names else (
             "over budget" if selection.memories else "nothing selected")
-        self._record_use([n for n in names if n not in restored])  # restoring counted a use
+        self._record_use([n for n in names if n not in selection.restored])  # restoring counted
         return out
-
-    def _bring_back(self, memory: RecalledMemory) -> RecalledMemory:
-        """Restore an archived memory recall chose, and show it under its live name."""
-        with self._scan_lock:
-            live = self.archive.bring_back(memory.filename, self.clock())
-        if live is None:
-            return memory  # shown from the archive; it stays there
-        self._say(f"memory recall brought {live} back from the archive "
-                  "(gc had put it away; it is in MEMORY.md again)")
-        return render_file(live, self.store.root / live, self.clock()) or memory
 
     def _record_use(self, names: list[str]) -> None:
         if not names:

@@ -72,8 +72,8 @@ class GlobTool:
             raise ToolError(f"{base} is a file, not a folder; give a folder as path.")
         try:
             matches = await asyncio.to_thread(find_files, base, pattern)
-        except ValueError as exc:  # too many brace alternatives
-            raise ToolError(f"{exc}; use fewer brace sets.") from None
+        except ValueError as exc:  # too many brace alternatives; a NUL byte in the pattern
+            raise ToolError(f"Invalid pattern: {exc}.") from None
         return _result(matches)
 
 
@@ -196,7 +196,8 @@ def expand_braces(glob: str) -> list[str]:
         # Re-expanding the whole string handles sets nested in `option` and sets after `end`.
         out.extend(expand_braces(glob[:start] + option + glob[end + 1 :]))
         if len(out) > MAX_BRACE_EXPANSIONS:
-            raise ValueError(f"{glob!r} expands to more than {MAX_BRACE_EXPANSIONS} patterns")
+            raise ValueError(f"{glob!r} expands to more than {MAX_BRACE_EXPANSIONS} patterns; "
+                             "use fewer brace sets")
     return out
 
 
@@ -231,7 +232,10 @@ def _translate_segment(seg: str) -> str:
     out, i = [], 0
     while i < len(seg):
         char = seg[i]
-        if char == "*":
+        if char == "\\" and i + 1 < len(seg):  # an escaped character matches itself
+            i += 1
+            out.append(re.escape(seg[i]))
+        elif char == "*":
             out.append("[^/]*")
         elif char == "?":
             out.append("[^/]")

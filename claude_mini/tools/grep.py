@@ -427,7 +427,7 @@ def _glob_filter(globs: list[str]) -> EntryFilter | None:
     try:
         lines = [alt for glob in globs for alt in expand_braces(glob)]
     except ValueError as exc:
-        raise ToolError(f"{exc}; use fewer brace sets.") from None
+        raise ToolError(f"Invalid glob: {exc}.") from None
     spec = pathspec.GitIgnoreSpec.from_lines(lines)
     whitelist = any(not line.startswith("!") for line in lines)
 

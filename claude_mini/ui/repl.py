@@ -402,8 +402,9 @@ ESC_WAIT = 0.05  # a lone Esc is told from the start of an arrow key's sequence 
 
 @contextlib.contextmanager
 def escape_cancels(inp: Input, cancel: Callable[[], None]) -> Iterator[None]:
-    """While a turn runs (the terminal quiet): Esc calls `cancel`; every other key is kept
-    as type-ahead for the next prompt, which prompt-toolkit hands it on start."""
+    """While a turn runs (the terminal quiet): a lone Esc calls `cancel`; every other key is
+    kept as type-ahead for the next prompt, which prompt-toolkit hands it on start. An Esc
+    with a key right after it is an Alt combination (Alt-Enter adds a line) and is kept."""
     try:
         interactive = os.isatty(inp.fileno())
     except (OSError, ValueError, NotImplementedError):
@@ -417,9 +418,9 @@ def escape_cancels(inp: Input, cancel: Callable[[], None]) -> Iterator[None]:
     def take(keys: list[Any]) -> None:
         if not active:
             return  # a late flush: the next prompt owns the keys now
-        if any(k.key == Keys.Escape for k in keys):
+        if keys and keys[-1].key == Keys.Escape:
             cancel()
-            keys = [k for k in keys if k.key != Keys.Escape]
+            keys = keys[:-1]
         if keys:
             store_typeahead(inp, keys)
 

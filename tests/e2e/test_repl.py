@@ -165,13 +165,16 @@ def test_esc_cancels_a_turn_and_keys_typed_meanwhile_wait_for_the_prompt(start, 
     term.expect("esc to interrupt")
     wait_until(lambda: fake_server.requests_for("main"))
     term.child.send("are you")  # typed while the model works: not echoed, kept
+    term.child.send("\x1b\r")  # Alt-Enter: a new line in the next message, not a cancel
     time.sleep(0.3)
     term.child.send("\x1b")
     term.expect("Interrupted")
     term.ready()
-    term.submit(" there")
-    term.expect("You said: take your time are you there")
+    term.submit("there")
+    term.expect("You said: take your time are you\\s+there")
     assert len(fake_server.requests_for("main")) == 2
+    sent = fake_server.requests_for("main")[-1].body["messages"][0]["content"]
+    assert "are you\nthere" in [block["text"] for block in sent]  # Alt-Enter made a new line
 
 
 def test_slash_commands_cost_context_clear_and_unknown(start, fake_server):

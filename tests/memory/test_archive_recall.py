@@ -89,6 +89,10 @@ def test_lexical_selection_reaches_the_archive_and_names_it_so(store, clock):
     assert without == []  # the live folder alone has no answer
     chosen = select_lexical(QUESTION, live.index, now=clock.now, archive=tier.refresh())
     assert [f for f, _ in chosen] == ["archive/reporting-pool.md"]
+    in_context = {"archive/reporting-pool.md"}  # shown from the archive earlier (restore failed)
+    assert select_lexical(QUESTION, live.index, now=clock.now, archive=tier.refresh(),
+                          exclude=in_context) == []
+    assert tier.offer(QUESTION, exclude=in_context) == []
     assert select_lexical("deploy billing to staging", live.index, now=clock.now,
                           archive=tier.refresh())[0][0] == "deploy.md"
 

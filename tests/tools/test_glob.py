@@ -126,6 +126,12 @@ def test_expand_braces_nested_and_literal() -> None:
     assert expand_braces("x{y}z") == ["x{y}z"]
 
 
+def test_a_backslash_escapes_a_brace(tmp_path: Path, run) -> None:
+    (tmp_path / "{a,b}.txt").write_text("x")
+    (tmp_path / "a.txt").write_text("x")
+    assert _paths(run(GlobTool(), pattern=r"\{a,b\}.txt").content) == [str(tmp_path / "{a,b}.txt")]
+
+
 def test_a_pattern_with_too_many_brace_alternatives_is_an_error(tmp_path: Path, run) -> None:
     with pytest.raises(ToolError, match="expands to more than 256 patterns; use fewer brace sets"):
         run(GlobTool(), pattern="{a,b}" * 9)
