@@ -389,10 +389,11 @@ class RecallHook(AgentHooks):
 
     def on_session_change(self, session: Session) -> None:
         """/clear or /resume: drop a prefetch for the old conversation, count the budget from
-        the new one, and let this session's notices be said once more."""
+        the new one, forget the old turns' events, and let notices be said once more."""
         self._drop("the session changed")
         self._session = session
         self._said.clear()
+        self.events.clear()
         self.reset_budget()
 
     def reset_budget(self) -> None:

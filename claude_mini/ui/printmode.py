@@ -57,8 +57,11 @@ class PrintRun:
             status = self.finish(subtype, result)
             await self.wait_for_extraction()
             return status
-        await self.wait_for_extraction()
-        return self.finish(subtype, result)
+        try:
+            await self.wait_for_extraction()
+        finally:  # interrupted while waiting: the result is still printed
+            status = self.finish(subtype, result)
+        return status
 
     async def wait_for_extraction(self) -> None:
         """Wait up to `memory.extractWaitSeconds` for a running extraction, then stop it."""

@@ -122,7 +122,7 @@ def test_clear_gives_the_memory_layers_the_new_session(slash):
     slash.run("/clear")
     assert (rt.compactor.count, rt.compactor.failures) == (0, 0) and rt.compactor.auto_enabled
     assert rt.extractor.session is rt.session and rt.extractor.cursor == 0
-    assert recall._session is rt.session and recall._said == set()
+    assert recall._session is rt.session and recall._said == set() and recall.events == []
 
 
 def test_model_shows_and_switches(slash):
