@@ -91,11 +91,15 @@ class CompactionError(Exception):
     """Compaction could not produce a usable summary; the conversation was kept unchanged."""
 
 
-def context_window(config: Config, model: str) -> int:
-    """The model's context window in tokens; the `contextWindow` setting overrides the table."""
+def context_window(config: Config, model: str, client: Any = None) -> int:
+    """The model's context window in tokens: the `contextWindow` setting, else what the client
+    knows (the local model's allocated context), else the per-model table."""
     configured = config.get("contextWindow")
     if isinstance(configured, int) and configured > 0:
         return configured
+    known = getattr(client, "context_window", None)
+    if isinstance(known, int) and not isinstance(known, bool) and known > 0:
+        return known
     name = model.lower()
     matches = [prefix for prefix in CONTEXT_WINDOWS if name.startswith(prefix)]
     return CONTEXT_WINDOWS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_WINDOW
@@ -115,12 +119,18 @@ def _fraction(value: Any) -> float | None:
 def compact_threshold(config: Config, window: int, max_tokens: int) -> int:
     """Tokens above which a request triggers auto-compaction.
 
-    The default leaves room for the answer and a margin. `autoCompactThreshold`
+    The default leaves room for the answer and a margin. Those fixed reserves are made
+    for large windows: when they would leave less than an eighth of a small one (a local
+    model's 8k), a quarter of the window is kept for the answer and an eighth as margin
+    instead, rather than compacting before every request. `autoCompactThreshold`
     (or CLAUDE_MINI_AUTOCOMPACT_PCT) moves it down or up as a fraction of the
     window, but never above what still leaves room for the answer.
     """
     reserve = min(max_tokens, OUTPUT_RESERVE_CAP)
     default = window - reserve - SAFETY_MARGIN
+    if default < window // 8:
+        reserve = min(max_tokens, window // 4)
+        default = window - reserve - window // 8
     fraction = _fraction(os.environ.get("CLAUDE_MINI_AUTOCOMPACT_PCT")) or _fraction(
         config.get("autoCompactThreshold")
     )
@@ -209,20 +219,21 @@ def latest_user_request(messages: list[Message]) -> str:
     return ""
 
 
-def restore_files(read_files: dict[Path, float]) -> list[tuple[str, str]]:
+def restore_files(read_files: dict[Path, float],
+                  total_budget: int = RESTORE_TOTAL_TOKENS) -> list[tuple[str, str]]:
     """(path, current contents) of the most recently read files, within the token budgets.
 
     A file deleted since, or binary now, is skipped; one over the per-file budget is cut.
     """
     restored: list[tuple[str, str]] = []
-    total = 0
+    total, total_budget = 0, min(total_budget, RESTORE_TOTAL_TOKENS)
     for path in reversed(list(read_files)):
-        if len(restored) >= RESTORE_FILES or total >= RESTORE_TOTAL_TOKENS:
+        if len(restored) >= RESTORE_FILES or total >= total_budget:
             break
         text = _read_text_file(Path(path))
         if text is None:
             continue
-        budget = min(RESTORE_FILE_TOKENS, RESTORE_TOTAL_TOKENS - total)
+        budget = min(RESTORE_FILE_TOKENS, total_budget - total)
         if estimate_tokens(text) > budget:
             text = text[: budget * 4] + "\n[... cut: the file is longer; Read it for the rest]"
         total += estimate_tokens(text)
@@ -272,7 +283,7 @@ class Compactor:
 
     @property
     def window(self) -> int:
-        return context_window(self.runtime.config, self.runtime.agent.model)
+        return context_window(self.runtime.config, self.runtime.agent.model, self.runtime.client)
 
     @property
     def threshold(self) -> int:
@@ -338,7 +349,10 @@ class Compactor:
         if request:
             blocks.append(system_reminder(
                 f"The user's most recent request, verbatim:\n{request}"))
-        restored = restore_files(agent.ctx.read_files)
+        # Files get at most half the room left under the threshold, so the compacted
+        # conversation is not over it at once (only a small window makes this bite).
+        room = self.threshold - _estimate_request(agent.system, agent.tool_specs, [Message("user", list(blocks))])
+        restored = restore_files(agent.ctx.read_files, max(room // 2, 0))
         for path, text in restored:
             blocks.append(system_reminder(f"Current contents of {path} (read earlier):\n\n{text}"))
         reattached = rt.tracker.reattach_after_compaction()

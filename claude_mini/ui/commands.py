@@ -190,10 +190,10 @@ def human_tokens(n: int) -> str:
 
 
 def context_window(runtime: Runtime) -> int:
-    """The model's context window (the `contextWindow` setting, else the per-model table)."""
+    """The model's context window (the `contextWindow` setting, the client's, or the table)."""
     from claude_mini.memory.compact import context_window as window_of
 
-    return window_of(runtime.config, runtime.agent.model)
+    return window_of(runtime.config, runtime.agent.model, runtime.client)
 
 
 def context_used(runtime: Runtime) -> int:

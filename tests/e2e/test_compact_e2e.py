@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from fake_anthropic import Reply
 
@@ -63,6 +64,22 @@ def test_a_rule_re_attached_by_compaction_is_not_attached_again(run_cli, fake_se
     assert len(fake_server.requests_for("compact")) == 1
     last = json.dumps(fake_server.requests_for("main")[-1].body["messages"])
     assert last.count("TXT-RULE") == 1  # in the compaction's restore, not again on the next read
+
+
+def test_a_small_window_compacts_only_when_nearly_full_and_ends_under_its_threshold(run_cli, fake_server, repo):
+    _setup(repo, window=16_000)  # a local model's size: threshold 16,000 - 4,000 - 2,000
+    fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
+    fake_server.on(Reply.text(SUMMARY), purpose="compact", times=None)
+    fake_server.queue(Reply.text("hi"))
+    assert run_cli("-p", "hello").returncode == 0
+    assert fake_server.requests_for("compact") == []  # a short conversation is left alone
+    fake_server.queue(Reply.tool("Read", {"file_path": "big.txt"}), Reply.text("done"))
+    result = run_cli("-p", "please summarise big.txt")
+    assert result.returncode == 0, result.stderr
+    found = re.search(r"Compacted: ([\d,]+) → ([\d,]+) tokens", result.stderr)
+    before, after = (int(x.replace(",", "")) for x in found.groups())
+    assert before > 10_000 > after
+    assert len(fake_server.requests_for("compact")) == 1
 
 
 def test_resume_after_compaction_starts_from_the_boundary(run_cli, fake_server, repo, isolated_env):

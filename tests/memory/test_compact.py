@@ -30,6 +30,22 @@ def test_default_threshold_leaves_room_for_output_and_margin(config):
     assert compact_threshold(config, 200_000, 8_000) == 200_000 - 8_000 - 13_000
 
 
+def test_a_small_window_keeps_proportional_reserves(config):
+    assert compact_threshold(config, 40_000, 32_000) == 7_000  # the formula still leaves an eighth
+    assert compact_threshold(config, 8_192, 32_000) == 8_192 - 2_048 - 1_024  # it would not
+    assert compact_threshold(config, 8_192, 1_000) == 8_192 - 1_000 - 1_024
+
+
+def test_the_clients_window_counts_when_no_setting_says(config):
+    class Local:
+        context_window = 8_192
+
+    assert context_window(config, "local", Local()) == 8_192
+    assert context_window(config, "claude-sonnet-4-6", object()) == 200_000
+    config.settings["contextWindow"] = 30_000
+    assert context_window(config, "local", Local()) == 30_000
+
+
 def test_threshold_setting_moves_it_down_and_up(config, monkeypatch):
     config.settings["autoCompactThreshold"] = 0.5
     assert compact_threshold(config, 200_000, 32_000) == 100_000
@@ -86,3 +102,5 @@ def test_restore_files_newest_first_within_budget(tmp_path, monkeypatch):
     names = [Path(p).name for p, _ in restored]
     assert names == ["f5.txt", "f3.txt", "f2.txt", "f1.txt", "f0.txt"]
     assert "[... cut" in restored[0][1] and len(restored[0][1]) < 500
+    small = restore_files(files, total_budget=30)
+    assert [Path(p).name for p, _ in small] == ["f5.txt"] and len(small[0][1]) < 200
