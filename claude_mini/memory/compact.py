@@ -3,7 +3,8 @@ and put back what the model needs right after (issue 6).
 
     ContextMeter          how full the context is: last response's input + cache + output,
                           plus an estimate of what was added since
-    compact_threshold()   window - min(max output, 20,000) - 13,000, or a configured fraction
+    compact_threshold()   window - min(max output, 20,000) - 13,000 (proportional reserves
+                          in a small window), or a configured fraction
     Compactor.compact()   extraction first, then a forked summary request (purpose `compact`,
                           parent's prefix, no tools), then summary + restored attachments
     CompactHook           auto-compacts before a request that would cross the threshold,
