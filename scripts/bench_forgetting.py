@@ -58,6 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from claude_mini.config import Config
 from claude_mini.memory.archive_recall import ArchiveTier, is_archived_name
 from claude_mini.memory.forget import maybe_auto_gc
 from claude_mini.memory.lexical import CandidateScanner, select_lexical
@@ -85,22 +86,6 @@ def load_bench_recall() -> Any:
 
 
 BR = load_bench_recall()
-
-
-class Config:
-    """The two settings the simulation changes, shaped like claude_mini.config.Config.get."""
-
-    def __init__(self, settings: dict[str, Any]) -> None:
-        self.settings = settings
-
-    def get(self, dotted: str, default: Any = None) -> Any:
-        """A setting by dotted key."""
-        node: Any = self.settings
-        for part in dotted.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return default
-            node = node[part]
-        return node
 
 
 # --- the year's script (identical for both folders) ---------------------------------------------
@@ -259,7 +244,7 @@ class World:
         self.scanner = CandidateScanner(root)
         self.archive = ArchiveTier(self.store) if archive_recall else None
         self.with_gc = with_gc
-        self.config = Config({"memory": {"maxFiles": MAX_FILES}})
+        self.config = Config(cwd=root, project_root=root, settings={"memory": {"maxFiles": MAX_FILES}})
         self.max_lines = self.max_bytes = 0
         self.archived: set[str] = set()
 
