@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -35,3 +37,13 @@ def fake_server() -> Iterator[FakeAnthropic]:
     """A started loopback fake Anthropic API; script it with `.queue()` / `.on()`."""
     with FakeAnthropic() as server:
         yield server
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A small git repository to work in, with one Python file."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    (root / "app.py").write_text('def greet():\n    return "hello"\n')
+    return root

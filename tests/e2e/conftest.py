@@ -22,14 +22,10 @@ def cli_env(home: Path, managed: Path, base_url: str, **extra: str) -> dict[str,
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A small git repository to work in."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    (root / "app.py").write_text('def greet():\n    return "hello"\n')
-    (root / "README.md").write_text("# demo\n")
-    return root
+def repo(repo: Path) -> Path:
+    """The shared small git repository, with a README."""
+    (repo / "README.md").write_text("# demo\n")
+    return repo
 
 
 @pytest.fixture

@@ -13,22 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from fake_anthropic import FakeAnthropic, Reply
 
 from tests.e2e.conftest import cli_env
 
 LONG = "The greeting function returns the word hello, nothing else happens in this file."
 QUERY = "how do I deploy the billing service to staging?"
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    (root / "app.py").write_text('def greet():\n    return "hello"\n')
-    return root
 
 
 def run_cli(server: FakeAnthropic, isolated_env, repo: Path, *args: str) -> subprocess.CompletedProcess:

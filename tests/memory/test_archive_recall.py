@@ -10,15 +10,13 @@ import json
 from pathlib import Path
 
 import pytest
-from test_recall import main_text, make_runtime, manifest_of, repo, run_turns, select, tool_turn
+from test_recall import main_text, make_runtime, manifest_of, run_turns, select, tool_turn
 
 from claude_mini.memory.archive_recall import ArchiveTier
 from claude_mini.memory.forget import gc
 from claude_mini.memory.lexical import SHORTLIST_SIZE, CandidateScanner, select_lexical
 from claude_mini.memory.recall import RecallHook
 from claude_mini.memory.store import MemoryStore
-
-__all__ = ["repo"]  # the fixture, used by the tests below
 
 T0 = 1_790_000_000.0
 DAY = 86_400.0

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -25,15 +24,6 @@ from claude_mini.session import resume_session
 
 CLOCK = 1_800_000_000.0  # 2027-01-15T08:00:00Z
 STAMP = "2027-01-15T08:00:00Z"
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    (root / "app.py").write_text('def greet():\n    return "hello"\n')
-    return root
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -42,15 +41,6 @@ from claude_mini.runtime import Runtime, build_runtime
 DEPLOY_DESC = "How to deploy the billing service to staging with make deploy-billing"
 QUERY = "how do I deploy the billing service to staging?"
 BOUNDARY_DELAY = 0.5  # the main tool-call reply waits this long, so a fast prefetch is done by then
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    (root / "app.py").write_text("x = 1\n")
-    return root
 
 
 def make_runtime(repo: Path, server: FakeAnthropic, settings: dict | None = None) -> Runtime:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
 from io import StringIO
 from pathlib import Path
 from types import SimpleNamespace
@@ -59,16 +58,6 @@ class FakeHost:
 
     def session_changed(self) -> None:
         self.changes += 1
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """A small git repository."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    (root / "app.py").write_text('def greet():\n    return "hello"\n')
-    return root
 
 
 @pytest.fixture
