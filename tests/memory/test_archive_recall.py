@@ -7,9 +7,9 @@ and the loopback fake for both strategies (helpers shared with test_recall.py).
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from memclock import DAY, Clock
 from test_recall import main_text, make_runtime, manifest_of, run_turns, select, tool_turn
 
 from claude_mini.memory.archive_recall import ArchiveTier
@@ -18,17 +18,7 @@ from claude_mini.memory.lexical import SHORTLIST_SIZE, CandidateScanner, select_
 from claude_mini.memory.recall import RecallHook
 from claude_mini.memory.store import MemoryStore
 
-T0 = 1_790_000_000.0
-DAY = 86_400.0
 QUESTION = "which postgres pool size does the reporting job need?"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def save(store: MemoryStore, stem: str, description: str, body: str = "", **kw) -> None:
@@ -49,15 +39,9 @@ def folder(store: MemoryStore, clock: Clock) -> None:
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> MemoryStore:
-    s = MemoryStore(tmp_path / "memory", clock=clock)
-    folder(s, clock)
-    return s
+def store(store: MemoryStore, clock: Clock) -> MemoryStore:
+    folder(store, clock)
+    return store
 
 
 # --- the tier ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from fake_anthropic import Reply
+from memclock import DAY, HOUR, T0, Clock
 
 from claude_mini.agent.fork import ForkResult
 from claude_mini.agent.loop import Agent
@@ -35,28 +36,6 @@ from claude_mini.memory.store import MemoryStore, parse_memory_text
 from claude_mini.session import Session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools
-
-T0 = 1_790_000_000.0
-HOUR = 3600.0
-DAY = 24 * HOUR
-
-
-class Clock:
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> MemoryStore:
-    return MemoryStore(tmp_path / "memory", clock=clock)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from memclock import DAY, T0, Clock
 
 from claude_mini.config import Config
 from claude_mini.memory.forget import (
@@ -31,32 +32,6 @@ from claude_mini.memory.store import (
     MemoryStore,
     parse_archive_index,
 )
-
-T0 = 1_790_000_000.0
-DAY = 86_400.0
-
-
-class Clock:
-    """A settable clock for the store and for gc."""
-
-    def __init__(self, now: float = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, days: float) -> None:
-        self.now += days * DAY
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> MemoryStore:
-    return MemoryStore(tmp_path / "memory", clock=clock)
 
 
 def save(store: MemoryStore, stem: str, type_: str = "project", **kw) -> str:

@@ -1,0 +1,20 @@
+"""Fixtures of the memory tests: an injected clock and a memory folder that reads it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from memclock import Clock
+
+from claude_mini.memory.store import MemoryStore
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def store(tmp_path: Path, clock: Clock) -> MemoryStore:
+    return MemoryStore(tmp_path / "memory", clock=clock)
