@@ -487,28 +487,27 @@ class Extractor(AgentHooks):
     def _advance(self, messages: list[Message], session_id: str) -> None:
         self._anchors[session_id] = (messages[-1], len(messages[-1].content)) if messages else None
 
-    def _session_of(self, snapshot: ForkSnapshot) -> tuple[str, Session]:
-        """The id and the Session a snapshot was taken of (the current one if unknown)."""
-        session = self._sessions.get(snapshot.session_id, self.session)
-        return session.id, session
+    def _session_of(self, snapshot: ForkSnapshot) -> Session:
+        """The session a snapshot was taken of (the current one if unknown)."""
+        return self._sessions.get(snapshot.session_id, self.session)
 
     # -- one run
 
     async def _run_once(self, snapshot: ForkSnapshot) -> None:
         messages = snapshot.messages
-        sid, session = self._session_of(snapshot)
-        start = self._start_index(messages, sid)
+        session = self._session_of(snapshot)
+        start = self._start_index(messages, session.id)
         new = messages[start:]
         if not new:
             return
         if main_agent_wrote_memory(new, self.store.root, snapshot.cwd):
-            self._advance(messages, sid)
+            self._advance(messages, session.id)
             session.record_system("memory_extraction_skipped",
                                   reason="the main agent wrote to the memory folder itself")
             return
         if self.settings.log_mode:
             await self._log_once(snapshot, new, session)
-            self._advance(messages, sid)
+            self._advance(messages, session.id)
             return
         journal = WriteJournal(memory_fork_policy(self.store.root, self.policy, snapshot.cwd),
                                snapshot.cwd)
@@ -523,7 +522,7 @@ class Extractor(AgentHooks):
             self._failed(exc, session)
             return
         self.runs += 1
-        self._advance(messages, sid)
+        self._advance(messages, session.id)
         self._finish(result, snapshot, journal.before, session)
 
     async def _log_once(self, snapshot: ForkSnapshot, new: list[Message], session: Session) -> None:
@@ -582,7 +581,7 @@ class Extractor(AgentHooks):
                 saved.append(memory)
         for memory in saved:
             session.record_system("memory_saved", file=memory.filename, path=str(memory.path),
-                                       description=memory.description, created=memory.created)
+                                  description=memory.description, created=memory.created)
             for callback in self.on_saved:
                 callback(memory)
 

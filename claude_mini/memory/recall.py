@@ -489,15 +489,14 @@ class RecallHook(AgentHooks):
                 self._say(f"memory recall fell back to lexical search: {reason}")
                 names = await asyncio.to_thread(self._lexical, query, exclude)
         event.selected = list(names)
-        restored: list[str] = []
-        memories = await asyncio.to_thread(self._render, names, by_name, restored)
+        memories, restored = await asyncio.to_thread(self._render, names, by_name)
         return Selection(memories, strategy, len(manifest), reason, restored)
 
-    def _render(self, names: list[str], by_name: dict[str, Candidate],
-                restored: list[str]) -> list[RecalledMemory]:
-        """The chosen files as attachments (in a worker thread: archived ones are restored here,
-        which takes the index lock, so the event loop never waits for it)."""
-        now, out = self.clock(), []
+    def _render(self, names: list[str], by_name: dict[str, Candidate]
+                ) -> tuple[list[RecalledMemory], list[str]]:
+        """The chosen files as attachments, and the live names of those brought back from the
+        archive (in a worker thread: restoring takes the index lock; the loop never waits)."""
+        now, out, restored = self.clock(), [], []
         for name in names:
             candidate = by_name.get(name) or self._candidate(name)
             if candidate is not None and is_archived_name(name):
@@ -508,7 +507,7 @@ class RecallHook(AgentHooks):
             memory = render_memory(candidate, now) if candidate else None
             if memory is not None:
                 out.append(memory)
-        return out
+        return out, restored
 
     def _bring_back(self, name: str, now: float) -> str | None:
         """Restore an archived memory recall chose; its live name, or None (then it is shown
