@@ -199,14 +199,16 @@ def prefix_mismatches(sent: ModelRequest | None, fork: ModelRequest) -> list[str
 
 
 def _body(request: ModelRequest) -> dict[str, Any]:
-    return _strip_cache_control(build_request_body(replace(request, cache=False)))
+    return strip_cache_control(build_request_body(replace(request, cache=False)))
 
 
-def _strip_cache_control(value: Any) -> Any:
+def strip_cache_control(value: Any) -> Any:
+    """A request body (or part of one) without its `cache_control` markers, for comparing
+    what two requests share."""
     if isinstance(value, dict):
-        return {k: _strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
+        return {k: strip_cache_control(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
-        return [_strip_cache_control(v) for v in value]
+        return [strip_cache_control(v) for v in value]
     return value
 
 

@@ -18,6 +18,7 @@ from claude_mini.agent.fork import (
     ForkSnapshot,
     prefix_mismatches,
     run_fork,
+    strip_cache_control,
     with_prompt,
 )
 from claude_mini.agent.loop import Agent
@@ -51,14 +52,6 @@ async def turn(agent: Agent, text: str) -> None:
         pass
 
 
-def strip_cache(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: strip_cache(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [strip_cache(v) for v in value]
-    return value
-
-
 def run(coro):
     return asyncio.run(coro)
 
@@ -89,8 +82,8 @@ def test_fork_request_is_the_parent_prefix_plus_one_user_message(workdir, fake_s
         assert fork.body[key] == main.body[key]
     for key in ("model", "max_tokens"):
         assert fork.body[key] == main.body[key]
-    sent = strip_cache(main.body["messages"])
-    assert strip_cache(fork.body["messages"][: len(sent)]) == sent
+    sent = strip_cache_control(main.body["messages"])
+    assert strip_cache_control(fork.body["messages"][: len(sent)]) == sent
     rest = fork.body["messages"][len(sent):]
     assert [m["role"] for m in rest] == ["assistant", "user"]  # the parent's answer, then the task
     assert rest[-1]["content"][0]["text"] == "FORK TASK"

@@ -7,6 +7,8 @@ import re
 
 from fake_anthropic import Reply
 
+from claude_mini.agent.fork import strip_cache_control
+
 SUMMARY = "<analysis>private thinking</analysis>\n<summary>SUMMARY-TEXT: the user wants big.txt summarised.</summary>"
 
 
@@ -15,14 +17,6 @@ def _setup(repo, window=40_000):
     (repo / ".claude" / "settings.json").write_text(json.dumps({"contextWindow": window}))
     (repo / ".claude" / "rules" / "txt.md").write_text('---\npaths: "**/*.txt"\n---\nTXT-RULE: keep lines short.\n')
     (repo / "big.txt").write_text("".join(f"line {i:05d} of the big file with some words\n" for i in range(1500)))
-
-
-def _strip(value):
-    if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [_strip(v) for v in value]
-    return value
 
 
 def test_auto_compact_extracts_then_summarises_and_restores(run_cli, fake_server, repo):
@@ -39,8 +33,8 @@ def test_auto_compact_extracts_then_summarises_and_restores(run_cli, fake_server
     assert compact_request.headers["x-claude-mini-purpose"] == "compact"
     assert compact_request.body["system"] == first_main.body["system"]
     assert compact_request.body["tools"] == first_main.body["tools"]
-    sent = _strip(compact_request.body["messages"])
-    assert sent[0] == _strip(first_main.body["messages"][0])
+    sent = strip_cache_control(compact_request.body["messages"])
+    assert sent[0] == strip_cache_control(first_main.body["messages"][0])
     assert sent[1]["content"][0]["name"] == "Read" and sent[2]["content"][0]["type"] == "tool_result"
     assert "detailed summary" in sent[-1]["content"][-1]["text"]
     messages = second_main.body["messages"]

@@ -14,6 +14,7 @@ import yaml
 from fake_anthropic import Reply
 
 from claude_mini import paths
+from claude_mini.agent.fork import strip_cache_control
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.memory.extract import ExtractionSettings, SavedMemory
@@ -76,14 +77,6 @@ def extract_prompt(request) -> str:
     return request.body["messages"][-1]["content"][-1]["text"]
 
 
-def strip_cache(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: strip_cache(v) for k, v in value.items() if k != "cache_control"}
-    if isinstance(value, list):
-        return [strip_cache(v) for v in value]
-    return value
-
-
 # ---------------------------------------------------------------- the request
 
 
@@ -97,8 +90,8 @@ def test_extraction_request_shares_the_main_prefix(repo, memdir, fake_server):
     assert extract.body["tools"] == main.body["tools"] and extract.body["system"] == main.body["system"]
     assert extract.body["model"] == main.body["model"]
     assert extract.body["max_tokens"] == main.body["max_tokens"]
-    sent = strip_cache(main.body["messages"])
-    assert strip_cache(extract.body["messages"][: len(sent)]) == sent
+    sent = strip_cache_control(main.body["messages"])
+    assert strip_cache_control(extract.body["messages"][: len(sent)]) == sent
     prompt = extract_prompt(extract)
     assert 'last 4 messages of the conversation above (from the user\'s "what does app.py do?")' in prompt
     assert str(memdir) in prompt and "(none yet)" in prompt and "Do not investigate" in prompt
