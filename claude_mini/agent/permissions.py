@@ -366,6 +366,7 @@ class PermissionPolicy:
         self._edit_dirs: list[str] = []  # folders edited without asking (the auto-memory folder)
         self._bypass_disabled = False
         self._bypass_disabled_by: tuple[str, str | None] = ("settings", None)
+        self._lockdown: str | None = None  # why every tool is denied (broken managed settings)
         self.errors: list[RuleError] = []  # bad rules and settings, skipped; for the caller to show
         self.add_directory(self.project_root)
         if protected is None:
@@ -463,6 +464,11 @@ class PermissionPolicy:
     def _rules(self, kind: str) -> list[Rule]:
         return {"deny": self._deny, "ask": self._ask, "allow": self._allow}[kind]
 
+    def lock_down(self, reason: str) -> None:
+        """Deny every tool call from now on, with `reason` (managed settings that cannot be read
+        must fail closed, not silently drop the organisation's deny rules)."""
+        self._lockdown = reason
+
     def add_session_allow(self, rule: str) -> Rule:
         """Allow `rule` for the rest of the session ("yes, and don't ask again"); RuleError if malformed."""
         parsed = parse_rule(rule, source="session", project_root=self.project_root)
@@ -524,6 +530,8 @@ class PermissionPolicy:
 
     def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
         """Allow, Deny (with a reason for the model) or Ask (with a reason for the user). Pure and fast."""
+        if self._lockdown:
+            return Deny(self._lockdown)
         req = _build_request(tool_name, input, _cwd_of(self._cwd))
         restriction = self._restrictions(req)
         if isinstance(restriction, Deny):
@@ -560,6 +568,8 @@ class PermissionPolicy:
         return None
 
     def _restrictions(self, req: _Request) -> Deny | Ask | None:
+        if self._lockdown:
+            return Deny(self._lockdown)
         if rule := self._first_match(self._deny, req):
             return Deny(f"Denied by {rule.where}{self._dynamic_note(rule, req)}")
         if rule := self._first_match(self._ask, req):
