@@ -27,6 +27,7 @@ from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.session import Session, resume_session
 from claude_mini.tools.base import ToolContext
+from claude_mini.tools.read_denials import read_denials_of
 from claude_mini.tools.registry import default_tools
 
 NO_MODEL = (
@@ -168,6 +169,7 @@ def build_runtime(
     session = session or Session(config.cwd)
     ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
     policy = make_policy(config, ctx)
+    ctx.read_denials = read_denials_of(policy)  # Grep and Glob skip the files Read rules deny
     store = MemoryStore(paths.memory_dir(config.cwd))
     if config.auto_memory:
         policy.allow_edits_in(store.root)  # the main agent saves memories without a prompt

@@ -55,7 +55,7 @@ from claude_mini.llm.messages import (
     Usage,
     build_request_body,
 )
-from claude_mini.tools.base import Tool, ToolContext, ToolResult
+from claude_mini.tools.base import NO_READ_DENIALS, ReadDenials, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
@@ -104,6 +104,7 @@ class ForkSnapshot:
     client: ModelClient
     costs: CostLedger | None = None
     session_id: str = ""
+    read_denials: ReadDenials = NO_READ_DENIALS  # the parent's, so a fork's Grep/Glob skip the same files
 
     @classmethod
     def of(cls, agent: Agent) -> ForkSnapshot:
@@ -121,6 +122,7 @@ class ForkSnapshot:
             client=agent.client,
             costs=agent.session.costs,
             session_id=agent.session.id,
+            read_denials=agent.ctx.read_denials,
         )
 
     @property
@@ -277,7 +279,7 @@ class Fork:
         self.purpose = purpose
         self.policy = policy
         self.max_turns = max(1, max_turns)
-        self.ctx = ToolContext(cwd=snap.cwd, project_root=snap.project_root)
+        self.ctx = ToolContext(cwd=snap.cwd, project_root=snap.project_root, read_denials=snap.read_denials)
         self.result = ForkResult(purpose)
         self._messages: list[Message] = []
 

@@ -7,6 +7,7 @@ loop turns them into `is_error` tool results.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -29,6 +30,36 @@ class ToolResult:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+def _nothing_denied(path: str) -> str | None:
+    return None
+
+
+def _no_exclusions(root: Path) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class ReadDenials:
+    """What the Read deny rules keep from the tools that list or search files (Grep, Glob).
+
+    `reason(path)` says why a rule covers an absolute path (None: it does not); it is
+    the authority. `ripgrep_excludes(root)` are `--glob=!...` patterns, relative to a
+    search root, that express some of the rules so ripgrep need not read those files;
+    they are an optimisation only. `active` is False when there are no such rules.
+    """
+
+    reason: Callable[[str], str | None] = _nothing_denied
+    ripgrep_excludes: Callable[[Path], list[str]] = _no_exclusions
+    active: bool = False
+
+    def covers(self, path: str | Path) -> bool:
+        """Whether a Read deny rule covers `path` (absolute)."""
+        return self.active and self.reason(str(path)) is not None
+
+
+NO_READ_DENIALS = ReadDenials()
+
+
 @dataclass
 class ToolContext:
     """Per-session state the tools share.
@@ -36,11 +67,13 @@ class ToolContext:
     `cwd` is where relative paths resolve; Bash updates it so `cd` persists.
     `read_files` maps the absolute path of every file Read in this session to
     its mtime at that time (Write/Edit of an existing file require it).
+    `read_denials` is shared with forked agents (see agent/fork.py).
     """
 
     cwd: Path
     project_root: Path
     read_files: dict[Path, float] = field(default_factory=dict)
+    read_denials: ReadDenials = NO_READ_DENIALS
 
     def resolve(self, path: str) -> Path:
         """An absolute, normalised path for `path` (relative to `cwd`, `~` expanded)."""

@@ -17,6 +17,7 @@ from typing import Any
 import pathspec
 
 from claude_mini.tools import ToolContext, ToolError, ToolResult, opt_str_arg, str_arg
+from claude_mini.tools.base import ReadDenials
 
 MAX_RESULTS = 100
 # A glob with several brace sets multiplies out; past this many patterns it is
@@ -74,20 +75,36 @@ class GlobTool:
             matches = await asyncio.to_thread(find_files, base, pattern)
         except ValueError as exc:  # too many brace alternatives; a NUL byte in the pattern
             raise ToolError(f"Invalid pattern: {exc}.") from None
-        return _result(matches)
+        matches, denied = drop_denied(matches, ctx.read_denials)
+        return _result(matches, denied)
 
 
-def _result(matches: list[Path]) -> ToolResult:
-    meta = {"num_files": len(matches), "truncated": len(matches) > MAX_RESULTS}
+def _result(matches: list[Path], denied: int) -> ToolResult:
+    meta = {"num_files": len(matches), "truncated": len(matches) > MAX_RESULTS, "denied": denied}
+    note = [denied_note(denied)] if denied else []
     if not matches:
-        return ToolResult("No files found", metadata=meta)
+        return ToolResult("\n".join(["No files found", *note]), metadata=meta)
     lines = [str(p) for p in matches[:MAX_RESULTS]]
     if len(matches) > MAX_RESULTS:
         lines.append(
             f"(Results are truncated: showing the {MAX_RESULTS} most recently modified of "
             f"{len(matches)} matches. Use a more specific pattern or path.)"
         )
-    return ToolResult("\n".join(lines), metadata=meta)
+    return ToolResult("\n".join([*lines, *note]), metadata=meta)
+
+
+def drop_denied(paths: list[Path], denials: ReadDenials) -> tuple[list[Path], int]:
+    """`paths` without those a Read deny rule covers, and how many were dropped."""
+    if not denials.active:
+        return paths, 0
+    kept = [p for p in paths if not denials.covers(p)]
+    return kept, len(paths) - len(kept)
+
+
+def denied_note(count: int) -> str:
+    """The line telling the model that deny rules hid files, without naming them."""
+    files = "file was" if count == 1 else "files were"
+    return f"({count} {files} skipped because Read deny rules cover them; their names and contents are not shown.)"
 
 
 def find_files(base: Path, pattern: str) -> list[Path]:

@@ -36,9 +36,11 @@ from claude_mini.tools import (
     opt_str_arg,
     str_arg,
 )
+from claude_mini.tools.base import NO_READ_DENIALS, ReadDenials
 from claude_mini.tools.glob import (
     EntryFilter,
     Verdict,
+    denied_note,
     expand_braces,
     iter_files,
     newest_first,
@@ -205,6 +207,7 @@ class _Query:
     after: int
     head_limit: int | None
     multiline: bool
+    denials: ReadDenials = NO_READ_DENIALS
 
     @classmethod
     def from_input(cls, input: dict[str, Any], ctx: ToolContext) -> _Query:
@@ -228,6 +231,7 @@ class _Query:
             after=int_arg(input, "-A", context, minimum=0) or 0,
             head_limit=int_arg(input, "head_limit", None, minimum=1),
             multiline=bool_arg(input, "multiline"),
+            denials=ctx.read_denials,
         )
 
     @property
@@ -251,6 +255,13 @@ class _Hits:
     counts: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     line_count: int = 0
+    denied: int = 0  # candidate files a Read deny rule kept out of the search
+
+    def drop_denied(self, denials: ReadDenials) -> None:
+        """Forget every hit in a file a Read deny rule covers (the check that does not trust rg)."""
+        for table in (self.lines, self.counts):
+            for path in [p for p in table if denials.covers(p)]:
+                del table[path]
 
     def add_line(self, path: str, number: int, text: str, is_match: bool) -> None:
         entries = self.lines.setdefault(path, {})
@@ -276,19 +287,41 @@ async def _search_with_rg(rg: str, query: _Query) -> _Hits:
         _parse_null_separated(out, hits, query.mode)
     if cut:
         hits.notes.append("[The search produced too much output and was stopped early; narrow it.]")
+    if query.denials.active:
+        hits.drop_denied(query.denials)
+        hits.denied = await _count_denied_with_rg(rg, query, cwd)
     return hits
+
+
+async def _count_denied_with_rg(rg: str, query: _Query, cwd: Path) -> int:
+    """How many files the search would have read but for the deny rules.
+
+    Counted from a file listing, not from the matches, so the number says nothing
+    about what the denied files contain.
+    """
+    out, _, _, _ = await _run([*_rg_filters(rg, query), "--files", "--null", "--", str(query.root)], cwd)
+    return sum(1 for raw in out.split(b"\0") if raw and query.denials.covers(_decode_path(raw)))
+
+
+def _rg_filters(rg: str, query: _Query) -> list[str]:
+    """rg and the options that choose which files are searched (shared with the deny count)."""
+    args = [rg, "--no-config", "--no-messages", "--no-require-git", "--color=never"]
+    args += [f"--glob={g}" for g in query.globs]
+    if query.file_type:
+        args.append(f"--type={query.file_type}")
+    return args
 
 
 def _rg_args(rg: str, query: _Query) -> list[str]:
     # --crlf lets `$` match before "\r\n", as the fallback (which strips "\r") does.
-    args = [rg, "--no-config", "--no-messages", "--no-require-git", "--color=never", "--crlf"]
+    args = [*_rg_filters(rg, query), "--crlf"]
+    # Deny exclusions come after the user's globs: for rg, a later glob wins.
+    root = query.root if query.root.is_dir() else query.root.parent
+    args += [f"--glob={g}" for g in query.denials.ripgrep_excludes(root)]
     if query.ignore_case:
         args.append("--ignore-case")
     if query.multiline:
         args += ["--multiline", "--multiline-dotall"]
-    args += [f"--glob={g}" for g in query.globs]
-    if query.file_type:
-        args.append(f"--type={query.file_type}")
     if query.mode == "files_with_matches":
         args += ["--files-with-matches", "--null"]
     elif query.mode == "count":
@@ -367,7 +400,7 @@ def _parse_json(out: bytes, hits: _Hits) -> None:
         if kind not in ("match", "context"):
             continue
         data = message["data"]
-        path = _json_text(data["path"])
+        path = _json_path(data["path"])
         lines = _json_text(data["lines"]).removesuffix("\n").split("\n")
         for offset, text in enumerate(lines):
             hits.add_line(path, data["line_number"] + offset, text.rstrip("\r"), kind == "match")
@@ -378,6 +411,13 @@ def _json_text(value: dict[str, str]) -> str:
     if "text" in value:
         return value["text"]
     return base64.b64decode(value["bytes"]).decode("utf-8", "replace")
+
+
+def _json_path(value: dict[str, str]) -> str:
+    """A path from rg's JSON, non-UTF-8 bytes kept as the file system has them."""
+    if "text" in value:
+        return value["text"]
+    return _decode_path(base64.b64decode(value["bytes"]))
 
 
 def _decode_path(raw: bytes) -> str:
@@ -398,6 +438,9 @@ def _search_in_python(query: _Query) -> _Hits:
         raise ToolError(f"Invalid regular expression {query.pattern!r}: {exc}.") from None
     hits = _Hits("python")
     for path in _candidate_files(query):
+        if query.denials.covers(path):
+            hits.denied += 1
+            continue
         text = _read_text(path, hits)
         if text is None:
             continue
@@ -520,9 +563,11 @@ def _format(query: _Query, hits: _Hits) -> ToolResult:
     else:
         entries = [str(p) for p in newest_first(Path(p) for p in hits.counts)]
         summary = f"Found {_files(len(entries))}"
-    meta = {"engine": hits.engine, "mode": query.mode, "num_files": len(hits.lines or hits.counts)}
+    meta = {"engine": hits.engine, "mode": query.mode, "num_files": len(hits.lines or hits.counts),
+            "denied": hits.denied}
+    deny_notes = [denied_note(hits.denied)] if hits.denied else []
     if not entries:
-        return ToolResult("No matches found", metadata=meta)
+        return ToolResult("\n\n".join(["No matches found", *deny_notes]), metadata=meta)
     shown, notes = _limit(entries, query.head_limit)
     meta["truncated"] = bool(notes)
     body = "\n".join(shown)
@@ -530,7 +575,7 @@ def _format(query: _Query, hits: _Hits) -> ToolResult:
         text = f"{summary}\n{body}"
     else:
         text = body + (f"\n\n{summary}" if summary else "")
-    return ToolResult("\n\n".join([text, *notes, *hits.notes]), metadata=meta)
+    return ToolResult("\n\n".join([text, *notes, *hits.notes, *deny_notes]), metadata=meta)
 
 
 def _files(n: int) -> str:
