@@ -81,6 +81,8 @@ def root(
     max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, metavar="N", help="Stop after N model requests.")] = None,
     continue_: Annotated[bool, typer.Option("-c", "--continue", help="Continue the latest session here.")] = False,
     resume: Annotated[str | None, typer.Option("-r", "--resume", metavar="ID", help="Resume the session with this id.")] = None,
+    trust_folder: Annotated[bool, typer.Option(
+        "--trust-folder", help="Trust this folder's settings and imports for this run only.")] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and request details.")] = False,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
@@ -109,8 +111,8 @@ def root(
             raise typer.BadParameter(f"expected one of {', '.join(MODES)}", param_hint="--permission-mode")
     flags = _flag_settings(model, permission_mode, allowed_tools, disallowed_tools)
     try:
-        config = load_config(Path.cwd(), flags, debug=debug, max_turns=max_turns,
-                             append_system_prompt=append_system_prompt or "")
+        config = load_config(Path.cwd(), flags, trust_folder=trust_folder, debug=debug,
+                             max_turns=max_turns, append_system_prompt=append_system_prompt or "")
     except ConfigError as exc:
         _fail(str(exc), 2)
     if print_:

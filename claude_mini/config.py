@@ -5,6 +5,16 @@ Precedence, lowest to highest (DESIGN.md section 4): user settings, project
 flags, managed settings (always wins). Permission rules are not merged here:
 the layers are kept so `agent/permissions.py` can let deny win and keep
 managed rules unbreakable.
+
+Two safety decisions live here, so no other module ever sees what they remove
+(issue 13):
+- Until the user trusts the project folder (`trust.py`, or `--trust-folder`),
+  the project and local files keep only what cannot widen what runs or where
+  data goes: `untrusted_part` is an allow-list, so a setting added later is
+  ignored in untrusted folders until it is deliberately listed there (hooks,
+  MCP servers, env, helper commands and base URLs must never be).
+- A managed file that exists but cannot be read, parsed or has wrong types sets
+  `Config.managed_error`; `runtime.make_policy` then denies every tool.
 """
 
 from __future__ import annotations
@@ -15,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from claude_mini import paths
+from claude_mini import paths, trust
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_SMALL_MODEL = "claude-haiku-4-5"
@@ -52,6 +62,13 @@ class Config:
     settings: dict[str, Any] = field(default_factory=dict)
     origins: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    trusted: bool = False  # may project/local settings widen permissions, may imports leave the repo
+    trusted_for_run: bool = False  # --trust-folder, or a "yes" that could not be recorded
+    ignored: dict[str, list[str]] = field(default_factory=dict)  # untrusted file -> items ignored
+    managed_error: str | None = None  # the managed file is broken: every tool is denied
+    raw_layers: list[SettingsLayer] = field(default_factory=list, repr=False)  # before the trust filter
+    flags: dict[str, Any] = field(default_factory=dict, repr=False)
+    _untrusted_line: str | None = field(default=None, repr=False)
 
     def get(self, dotted: str, default: Any = None) -> Any:
         """A merged setting by dotted key, e.g. `recall.strategy`."""
@@ -68,6 +85,12 @@ class Config:
         if os.environ.get("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "").strip() in ("1", "true", "yes"):
             return False
         return self.settings.get("autoMemoryEnabled", True) is not False
+
+    def grant_trust(self, *, this_run_only: bool = False) -> None:
+        """Trust the project folder now (the REPL's "yes"): re-merge the settings unfiltered."""
+        self.trusted = True
+        self.trusted_for_run = self.trusted_for_run or this_run_only
+        _assemble(self)
 
     def permission_layers(self) -> list[tuple[str, dict[str, Any], str | None]]:
         """(source, permissions dict, file) per layer, lowest precedence first."""
@@ -104,6 +127,139 @@ def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any]:
     return data
 
 
+def read_managed_file(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The managed settings and, if the file exists but cannot be used, why every tool is denied."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        return {}, None
+    except UnicodeDecodeError:
+        return {}, _managed_broken(path, "is not UTF-8 text")
+    except OSError as exc:
+        return {}, _managed_broken(path, f"cannot be read ({exc.strerror or exc})")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        what = "is empty" if not text.strip() else f"is not valid JSON (line {exc.lineno}: {exc.msg})"
+        return {}, _managed_broken(path, what)
+    problem = managed_type_problem(data)
+    if problem:
+        return {}, _managed_broken(path, problem)
+    return data, None
+
+
+def _managed_broken(path: Path, what: str) -> str:
+    """The one line shown when the managed settings fail closed."""
+    return (f"Managed settings {path} {what}: every tool is denied until it is fixed, so the "
+            "organisation's rules cannot be dropped; ask whoever manages this machine to fix it.")
+
+
+def managed_type_problem(data: Any) -> str | None:
+    """What is wrong with the shape of managed settings (only what decides what may run), or None."""
+    if not isinstance(data, dict):
+        return "is not a JSON object"
+    for key in ("model", "smallModel"):
+        if key in data and not isinstance(data[key], str):
+            return f'has "{key}" that is not a string'
+    if "permissions" not in data:
+        return None
+    perms = data["permissions"]
+    if not isinstance(perms, dict):
+        return 'has "permissions" that is not an object'
+    for key in ("allow", "deny", "ask", "additionalDirectories"):
+        value = perms.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            return f'has "permissions.{key}" that is not a list of strings'
+    return _managed_mode_problem(perms)
+
+
+def _managed_mode_problem(perms: dict[str, Any]) -> str | None:
+    """A defaultMode or disableBypassPermissionsMode the policy could only ignore."""
+    from claude_mini.agent.permissions import MODES
+
+    mode = perms.get("defaultMode")
+    if mode is not None and mode not in MODES:
+        return f'has "permissions.defaultMode" {json.dumps(mode)}, not one of {", ".join(MODES)}'
+    bypass = perms.get("disableBypassPermissionsMode")
+    if bypass is not None and not isinstance(bypass, str):
+        return 'has "permissions.disableBypassPermissionsMode" that is not a string'
+    return None
+
+
+# ---- what an untrusted folder's settings may do
+
+UNTRUSTED_SOURCES = ("project", "local")
+# Top-level keys an untrusted project may set: none of them changes what runs or where data goes.
+# Groups list their keys one by one, so a new key is ignored until someone decides it is safe.
+_SAFE_KEYS = frozenset({
+    "$schema", "maxTokens", "autoMemoryEnabled", "contextWindow", "autoCompact",
+    "autoCompactThreshold", "claudeMdExcludes",
+})
+_SAFE_MODEL_KEYS = ("model", "smallModel")  # but not `local:PATH`: it loads a file of the repo's choosing
+_SAFE_GROUPS = {
+    "recall": frozenset({"strategy", "waitMs", "timeoutMs"}),
+    "memory": frozenset({"mode", "extractEvery", "extractWaitSeconds", "autoDream",
+                         "dreamMaxTurns", "halfLifeDays", "maxFiles", "autoGc"}),
+}
+# Permission keys that only narrow; defaultMode is kept only for these modes.
+_NARROWING_PERMISSION_KEYS = frozenset({"deny", "ask", "disableBypassPermissionsMode"})
+_NARROWING_MODES = ("default", "plan")
+
+
+def untrusted_part(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """(what an untrusted project or local settings file may set, each ignored item named)."""
+    kept: dict[str, Any] = {}
+    ignored: list[str] = []
+    for key, value in data.items():
+        if key == "permissions" and isinstance(value, dict):
+            kept[key] = _narrowing_permissions(value, ignored)
+        elif key == "permissions" or key in _SAFE_KEYS:
+            kept[key] = value  # a permissions value of the wrong type is the policy's to report
+        elif key in _SAFE_MODEL_KEYS:
+            _keep_unless(kept, ignored, key, value, isinstance(value, str) and value.startswith("local:"))
+        elif key in _SAFE_GROUPS and isinstance(value, dict):
+            kept[key] = {k: v for k, v in value.items() if k in _SAFE_GROUPS[key]}
+            ignored.extend(f"{key}.{k}" for k in value if k not in _SAFE_GROUPS[key])
+        else:
+            ignored.append(key)
+    return kept, ignored
+
+
+def _keep_unless(kept: dict, ignored: list[str], key: str, value: Any, widening: bool) -> None:
+    if widening:
+        ignored.append(f"{key} {_shown(value)}")
+    else:
+        kept[key] = value
+
+
+def _narrowing_permissions(perms: dict[str, Any], ignored: list[str]) -> dict[str, Any]:
+    """The deny/ask part of an untrusted `permissions` object; allow rules and the rest are named."""
+    kept = {k: v for k, v in perms.items() if k in _NARROWING_PERMISSION_KEYS}
+    for key, value in perms.items():
+        if key == "defaultMode" and value in _NARROWING_MODES:
+            kept[key] = value
+        elif key not in _NARROWING_PERMISSION_KEYS and value not in ([], None, ""):
+            ignored.append(f"permissions.{key} {_shown(value)}")
+    return kept
+
+
+def _shown(value: Any, limit: int = 120) -> str:
+    """A setting's value on one short line (a list as `a, b`; odd characters escaped)."""
+    items = value if isinstance(value, list) else [value]
+    text = ", ".join(item if isinstance(item, str) else json.dumps(item) for item in items)
+    # No newline or terminal escape may reach the one line.
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def untrusted_notice(ignored: dict[str, list[str]]) -> str:
+    """The one line naming what an untrusted folder's settings tried and what was kept."""
+    parts = " and ".join(f"{path} ({'; '.join(items)})" for path, items in ignored.items())
+    return (f"Ignored untrusted settings in {parts}: this folder is not trusted. Their deny and ask "
+            "rules still apply; to use the rest, run claude-mini here and trust the folder, "
+            "or pass --trust-folder.")
+
+
 def settings_files(cwd: Path, project_root: Path) -> list[tuple[str, Path]]:
     """The settings files in precedence order, lowest first, without the flags layer."""
     return [
@@ -134,33 +290,74 @@ def _record_origins(origins: dict[str, str], data: dict[str, Any], label: str, p
             origins[dotted] = label
 
 
-def load_config(cwd: Path, flags: dict[str, Any] | None = None, **options: Any) -> Config:
+def load_config(cwd: Path, flags: dict[str, Any] | None = None, *, trust_folder: bool = False,
+                **options: Any) -> Config:
     """Build the session's Config from files, environment and command-line flags.
 
     `flags` is a settings-shaped dict (e.g. `{"model": ..., "permissions": {...}}`)
-    that sits between the local and managed layers; `options` set Config fields
-    that are not settings (debug, max_turns, append_system_prompt).
+    that sits between the local and managed layers; `trust_folder` (--trust-folder)
+    trusts the project folder for this run; `options` set Config fields that are
+    not settings (debug, max_turns, append_system_prompt).
     """
     cwd = cwd.resolve()
     project_root = paths.git_root(cwd) or cwd
     warnings: list[str] = []
     layers: list[SettingsLayer] = []
+    managed_error = None
     for source, path in settings_files(cwd, project_root):
         if source == "managed" and flags:
             layers.append(SettingsLayer("flags", None, flags))
-        data = read_settings_file(path, warnings)
+        if source == "managed":
+            data, managed_error = read_managed_file(path)
+        else:
+            data = read_settings_file(path, warnings)
         if data:
             layers.append(SettingsLayer(source, path, data))
+    if managed_error:
+        warnings.append(managed_error)
+    record = trust.load_record()
+    if record.problem:
+        warnings.append(record.problem)
+    trusted = trust_folder or record.covering(project_root) is not None
+    config = Config(cwd=cwd, project_root=project_root, warnings=warnings, trusted=trusted,
+                    trusted_for_run=trust_folder, managed_error=managed_error, raw_layers=layers,
+                    flags=flags or {}, **options)
+    _assemble(config)
+    return config
+
+
+def _assemble(config: Config) -> None:
+    """Layers (trust-filtered), merged settings, origins and typed fields from `raw_layers`."""
+    config.layers, config.ignored = _trusted_layers(config.raw_layers, config.trusted)
     merged: dict[str, Any] = {}
     origins: dict[str, str] = {}
-    for layer in layers:
+    for layer in config.layers:
         merged = merge(merged, layer.data)
         label = str(layer.path) if layer.path else "command line"
         _record_origins(origins, layer.data, label)
-    config = Config(cwd=cwd, project_root=project_root, layers=layers, settings=merged,
-                    origins=origins, warnings=warnings, **options)
-    _apply_settings(config, flags or {})
-    return config
+    config.settings, config.origins = merged, origins
+    if config._untrusted_line in config.warnings:
+        config.warnings.remove(config._untrusted_line)
+    config._untrusted_line = untrusted_notice(config.ignored) if config.ignored else None
+    if config._untrusted_line:
+        config.warnings.append(config._untrusted_line)
+    _apply_settings(config, config.flags)
+
+
+def _trusted_layers(layers: list[SettingsLayer], trusted: bool
+                    ) -> tuple[list[SettingsLayer], dict[str, list[str]]]:
+    """The layers as they apply: untrusted project/local ones cut to `untrusted_part`."""
+    if trusted:
+        return list(layers), {}
+    out, ignored = [], {}
+    for layer in layers:
+        if layer.source in UNTRUSTED_SOURCES:
+            data, dropped = untrusted_part(layer.data)
+            layer = SettingsLayer(layer.source, layer.path, data)
+            if dropped:
+                ignored[str(layer.path)] = dropped
+        out.append(layer)
+    return out, ignored
 
 
 def _apply_settings(config: Config, flags: dict[str, Any]) -> None:

@@ -25,7 +25,8 @@ def context_command(
     from claude_mini.ui.context_view import instructions_report
 
     config = load_config(Path.cwd())
-    instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or ())
+    instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or (),
+                                     trusted=config.trusted)
     data = to_json(instructions)
     if lint_:
         data["lint"] = lint(instructions, config.project_root)

@@ -22,6 +22,12 @@ Decisions where issue 9 is silent:
   --show-toplevel`, which for a linked worktree is the worktree), else the cwd.
 - `@~/` means the user's OS home, as in Claude Code. Imports may resolve inside
   the project root, the cwd, the OS home, $CLAUDE_MINI_HOME or the managed folder.
+- Trust (issue 13): an import by a project-level file that resolves outside the
+  project root, the cwd, $CLAUDE_MINI_HOME and the managed folder (so: elsewhere
+  in the OS home) is followed only when the folder is trusted; otherwise it is
+  skipped with a notice. `to_json` lists every such import for `claude-mini context`.
+- Known credential locations (`credentials.py`: ~/.ssh, ~/.aws, .env files, ...)
+  are never loaded, trusted or not, checked on the path as written and resolved.
 - `@token` is an import only if it contains `/` or `.`; a missing target without
   a text extension (`@pytest.mark.skip`, `@types/node`) is prose and ignored.
 - Code spans are recognised within one line; indented code blocks are not code
@@ -56,6 +62,7 @@ from pathlib import Path
 import yaml
 
 from claude_mini.agent.hooks import AgentHooks
+from claude_mini.credentials import credential_folders, credential_location
 from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.memory.globs import (
     GlobSet,
@@ -92,6 +99,8 @@ TEXT_NAMES = frozenset({"Makefile", "Dockerfile", "Justfile", "LICENSE", "README
 EXCLUDED = "excluded by claudeMdExcludes"
 DUPLICATE = "already loaded (same real file)"
 CYCLE = "import cycle"
+UNTRUSTED = ("outside the repository, and this folder is not trusted: run claude-mini here and "
+             "trust it (or pass --trust-folder) to follow it")
 _QUIET = frozenset({EXCLUDED, DUPLICATE, CYCLE})
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
@@ -219,13 +228,16 @@ class LoadContext:
     managed: str  # $CLAUDE_MINI_MANAGED_DIR
     user_home: str  # what `@~/` means
     excludes: tuple[str, ...] = ()
+    trusted: bool = False  # may a project file import from outside the repository (the OS home)
 
     def __post_init__(self) -> None:
         # GlobSet, not a bare PathSpec: brace sets work, and it is ~10x faster per file.
         self._exclude = GlobSet(list(self.excludes)) if self.excludes else None
-        roots = {self.project_root, self.cwd, self.home, self.managed, self.user_home}
+        inside = {self.project_root, self.cwd, self.home, self.managed}
         # An OS home of `/` (some containers) must not open the whole disk to imports.
-        self._roots = tuple(r for r in roots if os.path.dirname(r) != r)
+        self._inside = tuple(r for r in inside if os.path.dirname(r) != r)
+        self._roots = tuple(r for r in {*inside, self.user_home} if os.path.dirname(r) != r)
+        self._credential_folders = credential_folders()
 
     @property
     def exclude_errors(self) -> list[str]:
@@ -240,6 +252,14 @@ class LoadContext:
     def may_import(self, real: str) -> bool:
         """Whether an import may read `real` (inside one of the allowed roots)."""
         return any(real == r or real.startswith(r + os.sep) for r in self._roots)
+
+    def is_outside(self, real: str) -> bool:
+        """Whether `real` is outside the repository, the cwd, the claude-mini home and managed folder."""
+        return not any(real == r or real.startswith(r + os.sep) for r in self._inside)
+
+    def credential(self, *spellings: str) -> str | None:
+        """Which known credential location any spelling of a path is in, else None."""
+        return credential_location(*spellings, folders=self._credential_folders)
 
 
 @dataclass
@@ -725,6 +745,9 @@ class _Loader:
         return file
 
     def _refusal(self, path: str, real: str, level: str, imported: bool, chain: tuple) -> str | None:
+        credential = self.ctx.credential(path, real)
+        if credential:
+            return f"it is {credential}, a credential location claude-mini never reads into a prompt"
         if level != "managed" and self.ctx.is_excluded(path, real):
             return EXCLUDED
         if real in chain:
@@ -735,6 +758,8 @@ class _Loader:
             return "not a text file type"
         if imported and not self.ctx.may_import(real):
             return "outside the project root and home folders"
+        if imported and level == "project" and not self.ctx.trusted and self.ctx.is_outside(real):
+            return UNTRUSTED
         return None
 
     def _real(self, path: str) -> tuple[str, os.stat_result]:
@@ -802,12 +827,14 @@ def load_instructions(
     excludes: Sequence[str] = (),
     home: Path | None = None,
     managed: Path | None = None,
+    trusted: bool = False,
 ) -> InstructionSet:
     """Discover and read every instruction file that applies to a session started in `cwd`.
 
     `project_root` defaults to the git checkout holding `cwd` (else `cwd`); it bounds
     imports and anchors the globs of managed and user rules. `excludes` is the
     `claudeMdExcludes` setting. `home`/`managed` default to paths.home_dir()/managed_dir().
+    `trusted` (Config.trusted) lets project files import from elsewhere in the OS home.
     """
     real_cwd = os.path.realpath(cwd)
     root = project_root if project_root is not None else _checkout_root(real_cwd)
@@ -818,6 +845,7 @@ def load_instructions(
         managed=os.path.realpath(managed if managed is not None else managed_dir()),
         user_home=os.path.realpath(os.path.expanduser("~")),
         excludes=tuple(excludes),
+        trusted=trusted,
     )
     loader = _Loader(ctx, set())
     loader.warnings.extend(f"claudeMdExcludes: {error}; it is ignored" for error in ctx.exclude_errors)
@@ -1055,7 +1083,18 @@ def to_json(instructions: InstructionSet, tracker: AttachmentTracker | None = No
         ],
         "attachment_files": [_entry_json(e) for e in (tracker.considered if tracker else [])],
         "warnings": [*instructions.warnings, *(tracker.warnings if tracker else [])],
+        "trusted": ctx.trusted,
+        "outside_imports": outside_imports(instructions, tracker),
     }
+
+
+def outside_imports(instructions: InstructionSet, tracker: AttachmentTracker | None = None) -> list[dict]:
+    """Every import that resolved outside the repository (loaded or not), for `claude-mini context`."""
+    ctx = instructions.context
+    entries = [*instructions.considered, *(tracker.considered if tracker else [])]
+    return [_entry_json(e) for e in entries
+            if isinstance(e, InstructionFile | Skipped) and e.imported_by is not None
+            and ctx.is_outside(e.path)]
 
 
 # ------------------------------------------------------------ the loop's hook

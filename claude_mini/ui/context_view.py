@@ -26,8 +26,24 @@ def instructions_report(data: dict[str, Any]) -> list[str]:
         lines.append("Attached this session:")
         for att in data["attachments"]:
             lines.append(f"  {att['kind']}: {att['path']} ({att['tokens']:,} tokens)")
+    lines.extend(_outside_imports_lines(data))
     for warning in data["warnings"]:
         lines.append(f"  warning: {warning}")
+    return lines
+
+
+def _outside_imports_lines(data: dict[str, Any]) -> list[str]:
+    """The imports that leave the repository, and whether this folder's trust lets them in."""
+    entries = data.get("outside_imports") or []
+    if not entries:
+        return []
+    state = "trusted" if data.get("trusted") else "not trusted: they are skipped"
+    lines = [f"Imports from outside the repository (this folder is {state}):"]
+    for entry in entries:
+        if entry["status"] == "skipped":
+            lines.append(f"  - {entry['path']} (from {entry['imported_by']}) skipped: {entry['reason']}")
+        else:
+            lines.append(f"  + {entry['path']} (from {entry['imported_by']}, {entry['tokens']:,} tokens)")
     return lines
 
 
