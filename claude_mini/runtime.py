@@ -113,7 +113,7 @@ def make_client(config: Config) -> ModelClient:
 def make_prompt(config: Config, store: MemoryStore) -> tuple[SystemPrompt, InstructionSet]:
     """The session's system prompt: built-in sections, Layer 1 instructions, Layer 2 memory index."""
     instructions = load_instructions(
-        config.cwd, excludes=config.get("claudeMdExcludes") or (),
+        config.cwd, excludes=config.get("claudeMdExcludes") or (), trusted=config.trusted,
     )
     config.warnings.extend(instructions.warnings)
     sections = [Section("instructions", instructions.render(),
@@ -136,12 +136,18 @@ def _memory_section(config: Config, store: MemoryStore) -> str:
 
 
 def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
-    """Permission rules from every settings layer; relative paths follow the session's `cd`."""
+    """Permission rules from every settings layer; relative paths follow the session's `cd`.
+
+    The layers are already trust-filtered (config.py); a broken managed file locks every
+    tool (its reason is in config.warnings once, from load_config).
+    """
     policy = PermissionPolicy.from_layers(
         config.permission_layers(), mode=config.permission_mode, cwd=lambda: ctx.cwd,
         project_root=config.project_root,
     )
     config.warnings.extend(str(error) for error in policy.errors)
+    if config.managed_error:
+        policy.lock_down(config.managed_error)
     return policy
 
 
