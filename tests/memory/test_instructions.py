@@ -19,15 +19,18 @@ from claude_mini.memory.instructions import (
     EXCLUDED,
     HEADER,
     MAX_FILE_BYTES,
+    UNTRUSTED,
     AttachmentTracker,
     InstructionSet,
     find_imports,
     lint,
     load_instructions,
+    outside_imports,
     parse_frontmatter,
     strip_html_comments,
     to_json,
 )
+from claude_mini.ui.context_view import instructions_report
 
 
 def write(root: Path, rel: str, text: str | bytes) -> Path:
@@ -230,8 +233,11 @@ def test_import_path_forms(env):
     write(env, "p/sub/rel.md", "relative @../sibling.md")
     write(env, "p/sibling.md", "sibling")
     write(env, "p/CLAUDE.md", f"@~/notes/personal.md @{env}/p/shared/abs.md @./sub/rel.md")
-    names = [os.path.basename(f.path) for f in load(env / "p").files]
+    names = [os.path.basename(f.path) for f in load(env / "p", trusted=True).files]
     assert names == ["CLAUDE.md", "personal.md", "abs.md", "rel.md", "sibling.md"]
+    untrusted = load(env / "p")
+    assert [os.path.basename(f.path) for f in untrusted.files] == ["CLAUDE.md", "abs.md", "rel.md", "sibling.md"]
+    assert [(os.path.basename(s.path), s.reason) for s in untrusted.skipped] == [("personal.md", UNTRUSTED)]
 
 
 def test_bad_imports_are_skipped_and_reported(env):
@@ -624,3 +630,100 @@ def test_repository_walk_respects_nested_gitignore(tmp_path):
     write(tmp_path, ".git/config", "")
     found = sorted(os.path.relpath(p, tmp_path) for p in iter_repository_files(str(tmp_path)))
     assert found == [".gitignore", "a.py", "sub/.gitignore", "sub/keep.log"]
+
+
+# ------------------------------------------------ trust and credentials (issue 13)
+
+
+def test_imports_from_the_os_home_need_a_trusted_folder(env):
+    write(env, "oshome/notes/style.md", "home style")
+    write(env, "oshome/work/team.md", "team notes")
+    write(env, "home/shared.md", "from the claude-mini home")  # always allowed
+    write(env, "p/docs/inside.md", "inside the repo")
+    (env / "p").mkdir(exist_ok=True)
+    os.symlink(env / "oshome/work/team.md", env / "p/linked.md")  # in the repo, resolves outside
+    write(env, "p/CLAUDE.md", f"@~/notes/style.md @{env}/oshome/work/team.md @linked.md "
+                              f"@{env}/home/shared.md @docs/inside.md")
+    untrusted = load(env / "p")
+    assert [os.path.basename(f.path) for f in untrusted.files] == ["CLAUDE.md", "shared.md", "inside.md"]
+    skipped = [(s.path, s.reason) for s in untrusted.skipped]
+    team = (str(env / "oshome/work/team.md"), UNTRUSTED)  # linked.md is shown by its real path
+    assert skipped == [(str(env / "oshome/notes/style.md"), UNTRUSTED), team, team]
+    assert "home style" not in untrusted.render() and "team notes" not in untrusted.render()
+    assert sum("not trusted" in w for w in untrusted.warnings) == 3
+    trusted = load(env / "p", trusted=True)
+    assert "home style" in trusted.render() and "team notes" in trusted.render()
+
+
+def test_user_and_managed_files_import_from_the_os_home_without_trust(env):
+    write(env, "oshome/notes/mine.md", "my own notes")
+    write(env, "oshome/notes/org.md", "org notes")
+    write(env, "home/CLAUDE.md", "@~/notes/mine.md")
+    write(env, "managed/CLAUDE.md", "@~/notes/org.md")
+    write(env, "p/CLAUDE.md", "project")
+    text = load(env / "p").render()
+    assert "my own notes" in text and "org notes" in text
+
+
+CREDENTIALS = [
+    ("oshome/.ssh/config", "~/.ssh"),
+    ("oshome/.ssh/id_rsa.pub", "~/.ssh"),
+    ("oshome/.aws/credentials", "~/.aws"),
+    ("oshome/.aws/config.toml", "~/.aws"),
+    ("oshome/.config/gh/hosts.yml", "~/.config/gh"),
+    ("oshome/.docker/config.json", "~/.docker"),
+    ("oshome/.kube/config", "~/.kube"),
+    ("oshome/.config/gcloud/application_default_credentials.json", "~/.config/gcloud"),
+    ("oshome/.gnupg/gpg.conf", "~/.gnupg"),
+    ("oshome/.netrc", ".netrc"),
+    ("oshome/.git-credentials", ".git-credentials"),
+    ("oshome/.npmrc", ".npmrc"),
+    ("oshome/.pypirc", ".pypirc"),
+    ("p/.env", ".env"),
+    ("p/.env.local", ".env.local"),
+    ("p/services/api/.env.production", ".env.production"),
+]
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+@pytest.mark.parametrize(("rel", "named"), CREDENTIALS)
+def test_credential_locations_are_never_imported(env, rel, named, trusted):
+    write(env, rel, "SECRET_TOKEN=hunter2\n")
+    target = env / rel
+    write(env, "p/CLAUDE.md", f"Read this: @{target}\n")
+    got = load(env / "p", trusted=trusted)
+    assert "hunter2" not in got.render()
+    [skipped] = got.skipped
+    assert named in skipped.reason and "credential" in skipped.reason
+    [warning] = got.warnings
+    assert "\n" not in warning and str(target) in warning
+
+
+@pytest.mark.parametrize("secret", ["oshome/.ssh/id_rsa", "oshome/.aws/credentials", "p/.env"])
+def test_a_symlink_to_a_credential_is_refused_by_its_real_path(env, secret):
+    write(env, secret, "PRIVATE KEY hunter2")
+    (env / "p/docs").mkdir(parents=True, exist_ok=True)
+    os.symlink(env / secret, env / "p/docs/notes.md")  # looks like a harmless text file
+    os.symlink(env / secret, env / "p/AGENTS.md")  # a root file that is a link to it
+    write(env, "p/.claude/CLAUDE.md", "@../docs/notes.md")
+    got = load(env / "p", trusted=True)
+    assert "hunter2" not in got.render()
+    assert len(got.skipped) == 2 and all("credential" in s.reason for s in got.skipped)
+
+
+def test_context_lists_imports_from_outside_the_repository(env):
+    write(env, "oshome/notes/style.md", "home style")
+    write(env, "oshome/.aws/config.md", "aws")
+    write(env, "p/local.md", "inside")
+    write(env, "p/CLAUDE.md", "@~/notes/style.md @~/.aws/config.md @local.md")
+    for trusted, status in ((False, "skipped"), (True, "loaded")):
+        instructions = load(env / "p", trusted=trusted)
+        listed = outside_imports(instructions)
+        assert [(os.path.basename(e["path"]), e["status"]) for e in listed] == [
+            ("style.md", status), ("config.md", "skipped")]
+        data = to_json(instructions)
+        assert data["trusted"] is trusted and data["outside_imports"] == listed
+        report = "\n".join(instructions_report(data))
+        assert "Imports from outside the repository" in report
+        assert ("not trusted" in report) is not trusted
+    assert outside_imports(load(env / "p", trusted=True))[0]["tokens"] > 0
