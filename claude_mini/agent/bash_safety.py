@@ -28,6 +28,13 @@ Decisions a reviewer may want to argue with:
   file named `--output=x`.
 - `git -C`, `git -c` and other global options are refused: `-C` into a folder
   with a crafted `.git/config` (core.fsmonitor) runs code on `git status`.
+- Lines holding control characters (other than tab and newline), private-use,
+  format (zero-width, bidi), surrogate or unassigned code points are refused:
+  the parser uses private-use characters internally, and such characters make
+  what a person reads differ from what bash runs. Only ASCII digits count as
+  descriptor numbers (`2>`), as in bash.
+- Lines over MAX_COMMAND_CHARS are refused, so a check costs at most a few
+  milliseconds; every step is linear in the length of the line.
 """
 
 from __future__ import annotations
@@ -53,6 +60,12 @@ _SPECIAL_PARAMS = frozenset("@*#?$!-0123456789{[")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 _EXPANSION = re.compile(r"\$(\{[^}]*\}?|[A-Za-z_][A-Za-z0-9_]*|.)")
 _MAX_DEPTH = 5
+_ASCII_DIGITS = frozenset("0123456789")
+# Longest line the checks analyse; longer ones are not read-only and match every deny rule.
+MAX_COMMAND_CHARS = 100_000
+# Non-ASCII characters get a closer look; these categories are refused (see the module docstring).
+_NON_ASCII = re.compile(r"[^\t\n\x20-\x7e]")
+_UNUSUAL_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
 
 
 class ShellSyntaxError(ValueError):
@@ -66,6 +79,11 @@ class SimpleCommand:
     words: tuple[str, ...]
     # Indexes of words holding unquoted wildcard or brace characters (the shell expands them).
     globbed: frozenset[int] = frozenset()
+    # Why the command that really runs cannot be known (`$X`, `| sh`, `python -c`), or None.
+    # Such a command matches every deny and ask rule of Bash.
+    opaque: str | None = None
+    # Its standard input comes from a pipe or a redirection (a shell there runs that input).
+    stdin: bool = False
 
     @property
     def text(self) -> str:
@@ -93,6 +111,7 @@ class _Prescan:
         self.problem: str | None = None
         self.quote: str | None = None
         self.word_start = True
+        self.last = ""  # the last non-blank character emitted (tracked, not searched: linear time)
         self.i = 0
 
     def run(self) -> tuple[str, str | None]:
@@ -126,6 +145,8 @@ class _Prescan:
         self.out.append(text)
         self.i += advance
         self.word_start = False
+        if text.strip():
+            self.last = text.rstrip()[-1]
 
     def _refuse(self, problem: str) -> None:
         self.problem = self.problem or problem
@@ -182,9 +203,9 @@ class _Prescan:
             self.i = len(self.src) if end < 0 else end
         elif c == "\n":
             # After `|`, `&&` or `||` a newline continues the command; elsewhere it separates.
-            self._emit(" " if "".join(self.out).rstrip()[-1:] in ("|", "&") else " ; ", 1)
+            self._emit(" " if self.last in ("|", "&") else " ; ", 1)
             self.word_start = True
-        elif c.isdigit() and self.word_start and (fd := _fd_prefix(self.src, self.i)):
+        elif c in _ASCII_DIGITS and self.word_start and (fd := _fd_prefix(self.src, self.i)):
             self._emit(fd + _FD_MARK, len(fd))
         else:
             self._emit(c, 1)
@@ -194,7 +215,7 @@ class _Prescan:
 def _fd_prefix(src: str, start: int) -> str:
     """The digits at `start` if a redirection operator follows them directly (`2>&1`), else ''."""
     end = start
-    while end < len(src) and src[end].isdigit():
+    while end < len(src) and src[end] in _ASCII_DIGITS:
         end += 1
     return src[start:end] if end < len(src) and src[end] in "<>" else ""
 
@@ -238,6 +259,7 @@ def _segments(tokens: list[str], strict: bool) -> list[SimpleCommand]:
     words: list[str] = []
     globbed: set[int] = set()
     pending = False  # a `|`, `&&` or `||` still waiting for its right-hand command
+    stdin = False  # the command being collected reads a pipe or a redirection
     i = 0
     while i < len(tokens):
         token = tokens[i]
@@ -255,19 +277,20 @@ def _segments(tokens: list[str], strict: bool) -> list[SimpleCommand]:
             target = tokens[i + 1] if i + 1 < len(tokens) else None
             if strict:
                 _check_redirect(token, target)
+            stdin = stdin or ("<" in token and token not in ("<&", "<>"))
             i += 2
             continue
         if strict and (token not in _SEPARATORS or (token != ";" and not words)):
             raise ShellSyntaxError(_operator_problem(token))
         pending = token != ";"
         if words:
-            commands.append(SimpleCommand(tuple(words), frozenset(globbed)))
-        words, globbed = [], set()
+            commands.append(SimpleCommand(tuple(words), frozenset(globbed), stdin=stdin))
+        words, globbed, stdin = [], set(), token in ("|", "|&")
         i += 1
     if strict and pending:
         raise ShellSyntaxError("the command ends with an operator")
     if words:
-        commands.append(SimpleCommand(tuple(words), frozenset(globbed)))
+        commands.append(SimpleCommand(tuple(words), frozenset(globbed), stdin=stdin))
     return commands
 
 
@@ -297,8 +320,35 @@ def _check_redirect(op: str, target: str | None) -> None:
     raise ShellSyntaxError(f"redirection `{op} {target}` can write files")
 
 
+def unusual_character(cmd: str) -> str | None:
+    """A description of the first character bash would treat differently from how it reads, or None.
+
+    Control characters other than tab and newline, format characters (zero-width,
+    bidi overrides), private-use, surrogate and unassigned code points.
+    """
+    import unicodedata
+
+    for match in _NON_ASCII.finditer(cmd):
+        ch = match.group(0)
+        category = unicodedata.category(ch)
+        if ch < " " or ch == "\x7f" or category in _UNUSUAL_CATEGORIES:
+            return f"U+{ord(ch):04X} ({unicodedata.name(ch, category)}) at offset {match.start()}"
+    return None
+
+
+def input_problem(cmd: str) -> str | None:
+    """Why a command line is not analysed at all (too long, unusual characters), or None."""
+    if len(cmd) > MAX_COMMAND_CHARS:
+        return f"the command is {len(cmd):,} characters long, over the {MAX_COMMAND_CHARS:,} the check reads"
+    if unusual := unusual_character(cmd):
+        return f"the command contains the unusual character {unusual}"
+    return None
+
+
 def parse_command(cmd: str) -> list[SimpleCommand]:
     """Split a command line into simple commands, refusing anything we cannot analyse exactly."""
+    if problem := input_problem(cmd):
+        raise ShellSyntaxError(problem)
     text, problem = _Prescan(cmd, lenient=False).run()
     if problem:
         raise ShellSyntaxError(problem)
@@ -403,10 +453,21 @@ def _check_file(cmd: SimpleCommand) -> str | None:
     return _no_globs(cmd)
 
 
+_DATE_OPTIONS_WITH_VALUE = ("-d", "-r", "--date", "--reference", "--rfc-3339")
+_DATE_FLAGS = re.compile(r"^(-[uRI]+|-I(date|hours|minutes|seconds|ns)|--(utc|universal|rfc-email|rfc-2822"
+                         r"|iso-8601(=\w+)?|debug)|--(date|reference|rfc-3339)=.*)$")
+
+
 def _check_date(cmd: SimpleCommand) -> str | None:
-    options = _options(cmd.words[1:])
-    if _short_has(options, "s") or _long_option(options, "--set"):
-        return "date -s sets the clock"
+    """Only `date [-u] [-R] [-I..] [-d STRING] [-r FILE] [+FORMAT]`: an operand sets the clock."""
+    words = list(cmd.words[1:])
+    while words:
+        word = words.pop(0)
+        if word in _DATE_OPTIONS_WITH_VALUE or (word[:2] in ("-d", "-r") and len(word) > 2):
+            if len(word) == 2 or word.startswith("--") and "=" not in word:
+                words = words[1:]
+        elif not (word.startswith("+") or _DATE_FLAGS.match(word)):
+            return f"date {word}: only +FORMAT, -d, -r, -u, -R and -I are read-only (this could set the clock)"
     return _no_globs(cmd)
 
 
@@ -420,8 +481,11 @@ _GIT_CONFIG_OPTIONS = _GIT_CONFIG_READ | {
 
 
 def _git_common(args: list[str]) -> str | None:
-    if bad := _long_option(_options(args), "--output"):
+    options = _options(args)
+    if bad := _long_option(options, "--output"):
         return f"git option {bad} writes a file"
+    if bad := _long_option([o for o in options if o != "--text"], "--ext-diff", "--textconv"):
+        return f"git option {bad} runs a program named in the repository's configuration"
     return None
 
 
@@ -558,88 +622,279 @@ def is_read_only_command(cmd: str) -> tuple[bool, str]:
 
 # ---------------------------------------------------------------- lenient candidates
 
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "csh", "tcsh", "busybox"})
 _KEYWORDS = frozenset({
     "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "case", "esac",
+    "time", "coproc",
 })
-# Programs that run the command in their arguments: options that take a value, positionals before the command.
-_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
-    "sudo": (frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T", "--user", "--group"}), 0),
-    "doas": (frozenset({"-u", "-C"}), 0),
-    "env": (frozenset({"-u", "-C", "-S", "--unset", "--chdir", "--split-string"}), 0),
-    "nice": (frozenset({"-n", "--adjustment"}), 0),
-    "ionice": (frozenset({"-c", "-n", "-p", "--class", "--classdata"}), 0),
-    "timeout": (frozenset({"-s", "-k", "--signal", "--kill-after"}), 1),
-    "stdbuf": (frozenset({"-i", "-o", "-e"}), 0),
-    "xargs": (frozenset({"-I", "-n", "-P", "-L", "-d", "-s", "-a", "-E", "--max-args", "--max-procs",
-                         "--delimiter", "--arg-file"}), 0),
-    "time": (frozenset({"-f", "-o"}), 0),
-    "exec": (frozenset({"-a"}), 0),
-    "watch": (frozenset({"-n", "--interval"}), 0),
-    **{name: (frozenset(), 0) for name in ("nohup", "command", "builtin", "setsid", "unbuffer", "busybox")},
+# Programs that run the command in their arguments, as `wrapper [options] [values] command args`.
+# Which options take a value is not needed: every word that could start the command is tried.
+_WRAPPERS = frozenset({
+    "sudo", "doas", "pkexec", "su", "runuser", "sg", "env", "nice", "ionice", "chrt", "taskset",
+    "numactl", "timeout", "stdbuf", "xargs", "exec", "watch", "nohup", "command", "builtin",
+    "setsid", "unbuffer", "flock", "strace", "ltrace", "script", "chroot", "unshare", "nsenter",
+    "prlimit", "setpriv", "firejail", "bwrap", "systemd-run", "fakeroot", "proxychains",
+    "proxychains4", "torsocks", "tsocks", "cgexec", "catchsegv", "valgrind", "gdb", "perf",
+    "hyperfine", "parallel", "entr", "caffeinate", "dbus-launch", "xvfb-run", "daemonize", "chpst",
+    "trickle", "cpulimit", "nocache", "eatmydata", "faketime", "rlwrap", "sshpass", "ssh",
+    "npx", "bunx", "pnpx", "uvx", "pipx", "nix-shell", "doppler", "op", "dotenv", "with-contenv",
+    "tini", "dumb-init", "gosu", "su-exec", "chronic", "ts", "ifne", "time", "start-stop-daemon",
+})
+# Launchers whose second word is a subcommand that runs a command: `uv run curl x`.
+_RUN_SUBCOMMANDS = {
+    "uv": {"run", "tool"}, "poetry": {"run"}, "pipenv": {"run"}, "conda": {"run"}, "mamba": {"run"},
+    "npm": {"exec", "x"}, "pnpm": {"exec", "dlx"}, "yarn": {"exec", "dlx"}, "bun": {"x", "exec"},
+    "bundle": {"exec"}, "pdm": {"run"}, "hatch": {"run"}, "rye": {"run"}, "pixi": {"run"},
+    "docker": {"exec", "run"}, "podman": {"exec", "run"}, "kubectl": {"exec"}, "mise": {"exec", "x"},
+    "direnv": {"exec"}, "aws-vault": {"exec"}, "systemd-nspawn": set(),
 }
+# Wrappers whose first operand is theirs, never the command (`ssh HOST cmd`, `chroot DIR cmd`).
+_OPERAND_FIRST = frozenset({"ssh", "sg", "chroot", "flock", "taskset", "timeout", "chrt", "faketime",
+                            "cgexec", "sshpass", "firejail", "nix-shell", "doppler", "op"})
+# Options of wrappers whose value is a shell command string (`su -c 'cmd'`, `flock -c`, `script -c`).
+_COMMAND_STRING_OPTIONS = frozenset({"-c", "--command", "-e", "--exec"})
+# Wrappers that join their operands into one shell command (`watch 'a | b'`, `ssh host cmd`).
+_JOINING_WRAPPERS = frozenset({"watch", "ssh", "hyperfine", "parallel", "sg", "su", "runuser"})
+# Interpreters whose inline code cannot be read as commands: what they run is unknown.
+_INLINE_CODE = {
+    "python": ("-c",), "pypy": ("-c",), "perl": ("-e", "-E"), "ruby": ("-e",),
+    "node": ("-e", "-p", "--eval", "--print"), "nodejs": ("-e", "-p", "--eval", "--print"),
+    "deno": ("eval",), "bun": ("-e", "--eval", "-p", "--print"), "php": ("-r",), "lua": ("-e",),
+    "luajit": ("-e",), "Rscript": ("-e",), "osascript": ("-e",), "tclsh": (), "expect": ("-c",),
+    "jshell": (), "irb": (), "julia": ("-e", "--eval"), "pwsh": ("-c", "-Command", "-command"),
+    "powershell": ("-c", "-Command"), "groovy": ("-e",), "scala": ("-e",), "elixir": ("-e",),
+    "erl": ("-eval",), "guile": ("-c",), "racket": ("-e",), "sbcl": ("--eval",),
+}
+_AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
+_AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*getline|\bprint[f]?\b[^;}]*\|")
+_SED_RUNS = re.compile(r"(?:^|[;{}\n]|\d|\$|/)\s*e(?:\s|;|$)|s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[gpIiMm0-9w]*e")
+# Variables that name a program or code the command will run (`GIT_SSH_COMMAND='curl x' git fetch`).
+_CODE_VARIABLES = re.compile(
+    r"^(EDITOR|VISUAL|PAGER|MANPAGER|BROWSER|SHELL|BASH_ENV|ENV|PROMPT_COMMAND|IFS|LD_PRELOAD|LD_AUDIT"
+    r"|LD_LIBRARY_PATH|DYLD_\w+|PERL5OPT|PERL5LIB|RUBYOPT|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH"
+    r"|PYTHONHOME|GIT_\w*(SSH|EDITOR|PAGER|DIFF|ASKPASS|EXEC_PATH|CONFIG\w*|DIR|WORK_TREE|PROXY\w*)"
+    r"|SSH_ASKPASS|\w+_COMMAND|\w+_EDITOR|\w+_PAGER)\+?="
+)
+# git global options that take a separate value.
+_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
+                                "--config-env", "--attr-source", "--list-cmds"})
+# git settings whose value is a program or script run by git (lower case, `*` for any middle part).
+_GIT_EXEC_KEYS = re.compile(
+    r"^(core\.(pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy|alternaterefscommand)"
+    r"|sequence\.editor|diff\.external|diff\..+\.(textconv|command)|merge\..+\.driver|filter\..+"
+    r"|credential(\..+)?\.helper|gpg(\..+)?\.program|pager\..+|include(if\..+)?\.path|uploadpack\..+"
+    r"|remote\..+\.(uploadpack|receivepack|proxy)|http\..*proxy|protocol\..+|url\..+|ssh\.variant"
+    r"|man\..+\.cmd|web\.browser|browser\..+\.cmd|difftool\..+|mergetool\..+|receive\.procreceive\w*"
+    r"|sendemail\..+|imap\..+|instaweb\..+|init\.templatedir|uploadarchive\..+|fetch\..+|submodule\..+)$"
+)
 _SUBSTITUTION_MARKERS = ("$(", "`", "<(", ">(")
+# At most this many candidate commands per line; beyond it the line is treated as unknowable.
+_MAX_CANDIDATES = 400
 
 
 def command_candidates(cmd: str) -> list[SimpleCommand]:
-    """Every simple command `cmd` might run, found leniently, for matching deny and ask rules."""
-    found: list[SimpleCommand] = []
-    _collect(cmd, found, 0)
-    return list(dict.fromkeys(found))
+    """Every simple command `cmd` might run, found leniently, for matching deny and ask rules.
+
+    A candidate with `opaque` set stands for a command that cannot be known in
+    advance; callers treat it as matching every Bash rule.
+    """
+    if problem := input_problem(cmd):
+        return [SimpleCommand((cmd[:200],), opaque=problem)]
+    finder = _CandidateFinder()
+    finder.collect(cmd, 0)
+    if len(finder.found) >= _MAX_CANDIDATES:
+        finder.found.append(SimpleCommand((cmd[:200],), opaque="the line is too complex to analyse"))
+    return list({(c.text, c.opaque): c for c in reversed(finder.found)}.values())[::-1]
 
 
-def _collect(cmd: str, found: list[SimpleCommand], depth: int) -> None:
-    if depth > _MAX_DEPTH:
-        return
-    text, _ = _Prescan(cmd, lenient=True).run()
-    try:
-        tokens = _split(text)
-    except ValueError:
-        tokens = text.split()
-    for command in _segments(tokens, strict=False):
-        for word in command.words:
-            if any(m in word for m in _SUBSTITUTION_MARKERS):
-                inner = word
-                for marker in (*_SUBSTITUTION_MARKERS, ")"):
-                    inner = inner.replace(marker, " ; ")
-                _collect(inner, found, depth + 1)
-        _unwrap(list(command.words), found, depth)
+class _CandidateFinder:
+    """Walks a command line and everything it would run, recording each command once found."""
 
+    def __init__(self) -> None:
+        self.found: list[SimpleCommand] = []
 
-def _unwrap(words: list[str], found: list[SimpleCommand], depth: int) -> None:
-    """Record `words` and every command it runs through keywords, wrappers, shells, eval and find."""
-    while words:
+    def add(self, words: list[str], opaque: str | None = None, stdin: bool = False) -> None:
+        if len(self.found) < _MAX_CANDIDATES:
+            self.found.append(SimpleCommand(tuple(words), opaque=opaque, stdin=stdin))
+
+    def full(self, depth: int) -> bool:
+        return depth > _MAX_DEPTH or len(self.found) >= _MAX_CANDIDATES
+
+    def collect(self, cmd: str, depth: int) -> None:
+        """Record every command of the shell text `cmd`."""
+        if self.full(depth):
+            return
+        text, _ = _Prescan(cmd, lenient=True).run()
+        try:
+            tokens = _split(text)
+        except ValueError:
+            tokens = text.split()
+        for command in _segments(tokens, strict=False):
+            for word in command.words:
+                if any(m in word for m in _SUBSTITUTION_MARKERS):
+                    inner = word
+                    for marker in (*_SUBSTITUTION_MARKERS, ")"):
+                        inner = inner.replace(marker, " ; ")
+                    self.collect(inner, depth + 1)
+            name_is_glob = 0 in command.globbed
+            self.unwrap(list(command.words), depth, stdin=command.stdin, glob_name=name_is_glob)
+
+    def unwrap(self, words: list[str], depth: int, *, stdin: bool = False, glob_name: bool = False) -> None:
+        """Record `words` and every command it runs through keywords, wrappers, shells and git."""
+        while words and not self.full(depth):
+            words = self._assignments(words)
+            if not words:
+                return
+            name = os.path.basename(words[0])
+            self.add(words, self._unknowable(words[0], glob_name), stdin)
+            glob_name = False
+            if name != words[0]:  # /bin/rm is rm as far as rules are concerned
+                self.add([name, *words[1:]], stdin=stdin)
+            if name in _KEYWORDS:
+                words = words[1:]
+                continue
+            if name == "command" and len(words) > 1 and words[1] in ("-v", "-V"):
+                return  # `command -v curl` asks where curl is; it runs nothing
+            if name in _WRAPPERS or (len(words) > 1 and words[1] in _RUN_SUBCOMMANDS.get(name, ())):
+                self._wrapped(name, words, depth + 1)
+            else:
+                self._nested(name, words, depth, stdin)
+            return
+
+    def _assignments(self, words: list[str]) -> list[str]:
+        """Drop `VAR=value` words before a command; one that names code makes the line unknowable."""
         while words and _ASSIGNMENT.match(words[0]):
+            if _CODE_VARIABLES.match(words[0]):
+                self.add(words, f"{words[0].split('=', 1)[0]} names a program the command will run")
             words = words[1:]
-        if not words:
-            return
-        found.append(SimpleCommand(tuple(words)))
-        name = os.path.basename(words[0])
-        if name != words[0]:  # /bin/rm is rm as far as rules are concerned
-            found.append(SimpleCommand((name, *words[1:])))
-        if name in _KEYWORDS:
-            words = words[1:]
-        elif name in _WRAPPERS:
-            words = _skip_wrapper(name, words, found, depth)
-        else:
-            _open_nested(name, words, found, depth)
-            return
+        return words
 
+    @staticmethod
+    def _unknowable(name: str, glob_name: bool) -> str | None:
+        if "$" in name or "`" in name:
+            return "the command's name is only known when it runs"
+        if glob_name:
+            return "the command's name is a wildcard the shell expands"
+        return None
 
-def _open_nested(name: str, words: list[str], found: list[SimpleCommand], depth: int) -> None:
-    """Look inside `eval ...`, `sh -c ...` and `find -exec ...`."""
-    if name == "eval":
-        _collect(" ".join(words[1:]), found, depth + 1)
-    elif name in _SHELLS:
+    def _wrapped(self, name: str, words: list[str], depth: int) -> None:
+        """The commands a wrapper may run: from every word that could start the command."""
+        start = 2 if len(words) > 1 and words[1] in _RUN_SUBCOMMANDS.get(name, ()) else 1
+        args = words[start:]
+        for i, word in enumerate(args):
+            if self.full(depth):
+                return
+            option = word.split("=", 1)[0]
+            if option in _COMMAND_STRING_OPTIONS or (name == "env" and option in ("-S", "--split-string")):
+                value = word.split("=", 1)[1] if "=" in word else (args[i + 1] if i + 1 < len(args) else "")
+                self.collect(value, depth)
+            elif name == "env" and word.startswith("-S") and len(word) > 2:
+                self.collect(word[2:], depth)
+            elif name == "ssh" and word.startswith("-o") and "command" in word.lower():
+                value = word[2:] or (args[i + 1] if i + 1 < len(args) else "")
+                self.collect(value.split("=", 1)[-1], depth)
+            if word.startswith("-") and word != "-":
+                continue
+            self.unwrap(list(args[i:]), depth)
+            if name in _JOINING_WRAPPERS:
+                self.collect(" ".join(args[i:]), depth)
+            # The next word may still be the command if this one was an option's value (`-u root`)
+            # or a wrapper's own operand (`timeout 5`, `flock /tmp/lock`, `ssh user@host`).
+            follows_option = i > 0 and args[i - 1].startswith("-") and "=" not in args[i - 1]
+            first_operand = name in _OPERAND_FIRST and all(a.startswith("-") for a in args[:i])
+            if not (follows_option or first_operand or _looks_like_value(word)):
+                return
+
+    def _nested(self, name: str, words: list[str], depth: int, stdin: bool) -> None:
+        """Look inside `eval`, shells, interpreters with inline code, find -exec, trap and git."""
+        base = _interpreter(name)
+        if name == "eval":
+            self.collect(" ".join(words[1:]), depth + 1)
+        elif name == "trap" and len(words) > 1:
+            self.collect(words[1], depth + 1)
+        elif name in _SHELLS:
+            self._shell(name, words, depth, stdin)
+        elif base in _INLINE_CODE:
+            self._interpreter(base, words, stdin)
+        elif name in _AWKS and _AWK_RUNS.search(" ".join(words[1:])):
+            self.add(words, f"{name} runs commands from its program (system, pipes)")
+        elif name in ("sed", "gsed") and any(_SED_RUNS.search(w) for w in words[1:]):
+            self.add(words, f"{name}'s `e` command runs its input as commands")
+        elif name == "find":
+            for i, word in enumerate(words):
+                if word in ("-exec", "-execdir", "-ok", "-okdir"):
+                    rest = words[i + 1 :]
+                    end = next((j for j, w in enumerate(rest) if w in (";", "+")), len(rest))
+                    self.unwrap(rest[:end], depth + 1)
+        elif name == "git":
+            self._git(words, depth + 1)
+
+    def _shell(self, name: str, words: list[str], depth: int, stdin: bool) -> None:
         script = _shell_script(words)
         if script is not None:
-            _collect(script, found, depth + 1)
-    elif name == "find":
-        for i, word in enumerate(words):
-            if word in ("-exec", "-execdir", "-ok", "-okdir"):
-                rest = words[i + 1 :]
-                end = next((j for j, w in enumerate(rest) if w in (";", "+")), len(rest))
-                _unwrap(rest[:end], found, depth + 1)
+            self.collect(script, depth + 1)
+        elif stdin and not _operands(words[1:]) or any(w in ("-s", "-i") for w in words[1:]):
+            self.add(words, f"{name} runs commands from its input, which cannot be read in advance")
+
+    def _interpreter(self, base: str, words: list[str], stdin: bool) -> None:
+        flags = _INLINE_CODE[base]
+        inline = next((w for w in words[1:] if w in flags or any(
+            w.startswith(f) and not f.startswith("--") and len(f) == 2 for f in flags)), None)
+        if inline is not None:
+            self.add(words, f"{words[0]} {inline} runs inline code")
+        elif stdin and not _operands(words[1:]) and "-m" not in words:
+            self.add(words, f"{words[0]} runs code from its input, which cannot be read in advance")
+
+    def _git(self, words: list[str], depth: int) -> None:
+        """`git push` however it is spelled: global options dropped, inline aliases expanded."""
+        i, aliases = 1, {}
+        while i < len(words) and words[i].startswith("-"):
+            option, _, value = words[i].partition("=")
+            if option in _GIT_VALUE_OPTIONS and not _:
+                value = words[i + 1] if i + 1 < len(words) else ""
+                i += 1
+            i += 1
+            if option == "-c":
+                key, _, setting = value.partition("=")
+                if key.lower().startswith("alias."):
+                    aliases[key[6:].lower()] = setting
+                elif _GIT_EXEC_KEYS.match(key.lower()):
+                    self.add(words, f"git -c {key} names a program git will run")
+            elif option in ("--config-env", "--exec-path") and value:
+                self.add(words, f"git {option} changes which programs git runs")
+        rest = words[i:]
+        if not rest:
+            return
+        if i > 1:
+            self.add(["git", *rest])
+        alias = aliases.get(rest[0].lower())
+        if alias is not None and alias.startswith("!"):
+            self.collect(alias[1:] + " " + " ".join(shlex.quote(w) for w in rest[1:]), depth)
+        elif alias:
+            self.unwrap(["git", *alias.split(), *rest[1:]], depth)
+
+
+def runs_arbitrary_code(program: str) -> bool:
+    """Whether `program` runs code or commands named in its arguments (shells, interpreters,
+    wrappers, find, sed, awk): a rule for it must spell out the whole command."""
+    name = os.path.basename(program)
+    return (name in _SHELLS or name in _WRAPPERS or name in _AWKS or _interpreter(name) in _INLINE_CODE
+            or name in ("find", "sed", "gsed", "eval", "exec", "trap", "source", "."))
+
+
+def _interpreter(name: str) -> str:
+    """`python3.11` -> `python`: the interpreter family of a program name."""
+    return re.sub(r"[\d.]+$", "", name)
+
+
+def _operands(words: list[str]) -> list[str]:
+    """The words that are not options (a rough view, enough to tell `sh` from `sh script.sh`)."""
+    return [w for w in words if not w.startswith(("-", "+")) or w == "-"]
+
+
+def _looks_like_value(word: str) -> bool:
+    """Whether a wrapper's positional word is a value (`5s`, `0x3`, `/tmp/lock`, `user@host`)."""
+    return bool(re.match(r"^[0-9]", word)) or any(ch in word for ch in "/=:@,")
 
 
 def _shell_script(words: list[str]) -> str | None:
@@ -651,18 +906,3 @@ def _shell_script(words: list[str]) -> str | None:
         elif seen_c and not word.startswith("--"):
             return word
     return None
-
-
-def _skip_wrapper(name: str, words: list[str], found: list[SimpleCommand], depth: int) -> list[str]:
-    takes_value, positionals = _WRAPPERS[name]
-    i = 1
-    while i < len(words) and words[i].startswith("-") and words[i] != "-":
-        option = words[i]
-        i += 1
-        if option == "--":
-            break
-        if option in takes_value and i < len(words):
-            if name == "env" and option in ("-S", "--split-string"):
-                _collect(words[i], found, depth + 1)
-            i += 1
-    return words[i + positionals :]

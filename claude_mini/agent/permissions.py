@@ -47,6 +47,7 @@ from typing import Any, Protocol
 import pathspec
 
 from claude_mini import paths
+from claude_mini.agent.bash_reads import read_targets
 from claude_mini.agent.bash_safety import (
     ShellSyntaxError,
     SimpleCommand,
@@ -54,6 +55,7 @@ from claude_mini.agent.bash_safety import (
     is_read_only_command,
     parse_command,
     read_only_problem,
+    runs_arbitrary_code,
 )
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
@@ -75,6 +77,14 @@ _RISKY_PROGRAMS = frozenset({
 })
 _SETTINGS_NAMES = ("settings.json", "settings.local.json")
 _RUNNERS = frozenset({"run", "exec", "x", "dlx"})  # `npm run test` keeps three words
+# Programs whose first word alone says little (`git:*` would allow `git push --force`).
+_SUBCOMMAND_PROGRAMS = frozenset({
+    "git", "npm", "yarn", "pnpm", "bun", "uv", "pip", "pip3", "pipx", "poetry", "cargo", "go", "docker",
+    "podman", "kubectl", "helm", "gh", "glab", "aws", "gcloud", "az", "terraform", "systemctl", "apt",
+    "apt-get", "brew", "make", "bundle", "gem", "dotnet", "mvn", "gradle", "conda", "deno", "rustup",
+})
+# Where git looks for a repository inside a folder: writing the last of these makes it one.
+_GIT_DIR_PARTS = ("HEAD", "objects", "refs", "config")
 
 
 # ---------------------------------------------------------------- decisions
@@ -122,11 +132,18 @@ class RuleError(ValueError):
 
 @dataclass(frozen=True)
 class CommandPattern:
-    """A Bash rule's specifier, matched against one simple command's words joined by spaces."""
+    """A Bash rule's specifier, matched against one simple command's words joined by spaces.
+
+    Matching is by literal pieces between the `*`s, found left to right with
+    `str.find`: no regular expression, so a rule with many `*` cannot backtrack
+    (time grows with the text times the number of pieces, never exponentially).
+    """
 
     raw: str  # the specifier with whitespace collapsed, for a whole-command exact match
-    regex: re.Pattern[str]
+    pieces: tuple[str, ...]  # the literal text between `*` wildcards
+    open_tail: bool  # `prefix:*` and a trailing ` *`: the words may stop here or go on
     exact: bool
+    never: bool = False  # several lines: it can only match a whole command line, never one command
 
     @classmethod
     def parse(cls, spec: str) -> CommandPattern:
@@ -135,15 +152,38 @@ class CommandPattern:
         body = _normalise_command(spec[:-2] if prefix else spec)
         if not body:
             raise ValueError("empty command before :*")
-        regex = _wildcard_regex(body) + (r"(?: .*)?" if prefix else "")
-        if "\n" in spec:  # several lines: it can only match a whole command line, never one command
-            regex = r"(?!)"
-        exact = not prefix and "*" not in body
-        return cls(_collapse(spec), re.compile(regex, re.DOTALL), exact)
+        open_tail = prefix
+        if body.endswith(" *"):  # `ls *` also covers a bare `ls`
+            body, open_tail = body[:-2], True
+        exact = not prefix and "*" not in body and not open_tail
+        return cls(_collapse(spec), tuple(body.split("*")), open_tail, exact, never="\n" in spec)
 
     def matches(self, command_text: str) -> bool:
         """Whether one simple command (words joined by single spaces) matches."""
-        return self.regex.fullmatch(command_text) is not None
+        if self.never:
+            return False
+        if _wildcard_match(self.pieces, command_text):
+            return True
+        return self.open_tail and _wildcard_match((*self.pieces[:-1], self.pieces[-1] + " ", ""), command_text)
+
+
+def _wildcard_match(pieces: tuple[str, ...], text: str) -> bool:
+    """Whether `text` is pieces[0] * pieces[1] * ... * pieces[-1], `*` matching any text.
+
+    Greedy leftmost placement of the middle pieces is exact for `*`-only patterns.
+    """
+    first, last = pieces[0], pieces[-1]
+    if len(pieces) == 1:
+        return text == first
+    if len(text) < len(first) + len(last) or not text.startswith(first) or not text.endswith(last):
+        return False
+    position, end = len(first), len(text) - len(last)
+    for piece in pieces[1:-1]:
+        found = text.find(piece, position, end)
+        if found < 0:
+            return False
+        position = found + len(piece)
+    return True
 
 
 def _normalise_command(text: str) -> str:
@@ -153,19 +193,13 @@ def _normalise_command(text: str) -> str:
         raise ValueError(f"cannot parse the command ({exc})") from None
 
 
-def _wildcard_regex(body: str) -> str:
-    tail = ""
-    if body.endswith(" *"):  # `ls *` also covers a bare `ls`
-        body, tail = body[:-2], r"(?: .*)?"
-    return "".join(".*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", body)) + tail
-
-
 @dataclass(frozen=True)
 class PathPattern:
     """A file rule's specifier: a gitignore-style glob anchored at a base folder."""
 
     base: str
     spec: pathspec.GitIgnoreSpec = field(compare=False)
+    pattern: str = ""  # the gitignore-style line, relative to `base`
 
     @classmethod
     def parse(cls, text: str, project_root: Path) -> PathPattern:
@@ -185,7 +219,7 @@ class PathPattern:
             base, pattern = os.path.dirname(base), "/" + pattern.lstrip("/")[3:]
         if not pattern.strip("/"):
             pattern = "**"
-        return cls(base, pathspec.GitIgnoreSpec.from_lines([pattern]))
+        return cls(base, pathspec.GitIgnoreSpec.from_lines([pattern]), pattern)
 
     def matches(self, path: str, *, is_dir: bool = False) -> bool:
         """Whether absolute `path` matches; for a searched folder, whether files inside it would."""
@@ -196,6 +230,28 @@ class PathPattern:
             return True
         # Best effort for Grep/Glob: a probe file stands for "something inside this folder".
         return is_dir and self.spec.match_file("x" if rel == "." else rel + "/x")
+
+    def may_match_inside(self, folder: str) -> bool:
+        """Whether some file below absolute `folder` could match: for searches that read a whole tree.
+
+        Errs towards yes: a pattern without a slash matches at any depth, and an
+        anchored one matches below its literal leading folders.
+        """
+        rel = os.path.relpath(folder, self.base)
+        if rel == ".." or rel.startswith("../"):
+            return _within(self.base, folder)  # the folder holds everything the rule covers
+        if rel == "." or self.matches(folder, is_dir=True):
+            return True
+        body = self.pattern.strip("/")
+        if "/" not in self.pattern.rstrip("/"):
+            return True  # `.env`, `*.key`: at any depth
+        literal = []
+        for part in body.split("/"):
+            if any(ch in part for ch in "*?["):
+                break
+            literal.append(part)
+        prefix = "/".join(literal)
+        return not prefix or _within(rel, prefix) or _within(prefix, rel)
 
 
 @dataclass(frozen=True)
@@ -539,7 +595,7 @@ class PermissionPolicy:
         if self._mode == "plan":
             return self._plan_decision(req, restriction)
         if self._mode == "bypassPermissions":
-            return Allow()
+            return self._bypass_decision(req, restriction)
         if restriction is not None:
             return restriction
         if req.tool in EDIT_TOOLS and self._is_protected(req):
@@ -547,6 +603,15 @@ class PermissionPolicy:
         if self._allowed(req) or self._in_edit_dirs(req):
             return Allow()
         return self._mode_decision(req)
+
+    def _bypass_decision(self, req: _Request, restriction: Ask | None) -> Decision:
+        """bypassPermissions skips the mode's questions, never the rules: an ask rule still asks,
+        and Bash reading a Read-denied path (which would ask elsewhere) is refused."""
+        if restriction is None:
+            return Allow()
+        if self._first_match(self._ask, req):
+            return restriction
+        return Deny(f"{restriction.reason}; bypassPermissions mode does not lift Read deny rules")
 
     def _in_edit_dirs(self, req: _Request) -> bool:
         return bool(req.tool in EDIT_TOOLS and req.real_paths and all(
@@ -589,7 +654,7 @@ class PermissionPolicy:
             return True
         if rule.command is not None:
             return req.command is not None and any(
-                _is_dynamic(c) or rule.command.matches(c.text) for c in req.candidates
+                c.opaque or rule.command.matches(c.text) for c in req.candidates
             )
         if rule.path is not None:
             return any(rule.path.matches(p, is_dir=req.is_dir) for p in req.all_paths)
@@ -599,22 +664,24 @@ class PermissionPolicy:
     def _dynamic_note(rule: Rule, req: _Request) -> str:
         if rule.command is None or any(rule.command.matches(c.text) for c in req.candidates):
             return ""
-        return " (the command's name is only known when it runs, so the rule cannot be checked)"
+        why = next((c.opaque for c in req.candidates if c.opaque), "it cannot be known in advance")
+        return f" (what this line runs cannot be checked against the rule: {why})"
 
     def _bash_reads_denied(self, req: _Request) -> Ask | None:
-        """Ask before Bash reads a path a Read deny rule covers (best effort: arguments that name it)."""
+        """Ask before Bash reads a path a Read deny rule covers: arguments that name it, wildcards
+        that expand to it, `REV:path` of git, and recursive searches of a folder that may hold it."""
         rules = [r for r in reversed(self._deny) if r.tool == "Read" and r.path is not None]
         if not rules or req.command is None:
             return None
-        for command in req.candidates:
-            for word in command.words[1:]:
-                value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
-                if not value or value.startswith("-"):
-                    continue
-                lexical = _absolute(value, req.cwd)
-                both = (lexical, os.path.realpath(lexical))
-                if rule := next((r for r in rules if any(r.path.matches(p) for p in both)), None):
-                    return Ask(f"{value} is covered by {rule.where}; reading it with Bash needs approval")
+        for target in read_targets(req.candidates, req.cwd, str(self.project_root)):
+            both = (target.path, os.path.realpath(target.path))
+            for rule in rules:
+                assert rule.path is not None
+                if target.recursive and any(rule.path.may_match_inside(p) for p in both):
+                    return Ask(f"{target.shown} is searched recursively and may hold files covered by "
+                               f"{rule.where}; reading it with Bash needs approval")
+                if not target.recursive and any(rule.path.matches(p) for p in both):
+                    return Ask(f"{target.shown} is covered by {rule.where}; reading it with Bash needs approval")
         return None
 
     def _plan_decision(self, req: _Request, restriction: Ask | None) -> Decision:
@@ -663,12 +730,13 @@ class PermissionPolicy:
         return any(_within(path, root) for root in self._roots)
 
     def _is_protected(self, req: _Request) -> bool:
-        """Files whose edit could switch checks off or run code later (.git/config hooks, settings)."""
+        """Files whose edit could switch checks off or run code later (.git/config hooks, settings,
+        the parts of a bare repository whose config git would obey)."""
         for path in req.all_paths:
             parts = path.split(os.sep)
             if ".git" in parts or (parts[-2:-1] == [".claude"] and parts[-1] in _SETTINGS_NAMES):
                 return True
-            if any(_within(path, p) for p in self._protected):
+            if any(_within(path, p) for p in self._protected) or completes_git_dir(path):
                 return True
         return False
 
@@ -701,9 +769,26 @@ class PermissionPolicy:
         return "\n".join(lines)
 
 
-def _is_dynamic(command: SimpleCommand) -> bool:
-    """A command whose name is computed when it runs (`$X`, `$(...)`, backticks): no rule can vet it."""
-    return "$" in command.words[0] or "`" in command.words[0]
+def completes_git_dir(path: str) -> bool:
+    """Whether writing `path` helps make a folder that git would take for a bare repository.
+
+    Git treats a folder holding `HEAD`, `objects/` and `refs/` as a repository and
+    runs what its `config` names (core.fsmonitor on `git status`). Writing one of
+    those parts where `HEAD` would then sit beside another part is protected, so
+    the last piece of such a layout cannot be written without asking.
+    """
+    folder = os.path.dirname(path)
+    name = os.path.basename(path)
+    for _ in range(4):  # objects/ab/cdef..., refs/heads/main: the folder is at most a few levels up
+        if name in _GIT_DIR_PARTS:
+            present = {part for part in _GIT_DIR_PARTS if os.path.lexists(os.path.join(folder, part))}
+            present.add(name)
+            if "HEAD" in present and len(present) >= 2:
+                return True
+        folder, name = os.path.dirname(folder), os.path.basename(folder)
+        if not name:
+            break
+    return False
 
 
 def _bash_allowed(command: str | None, rules: list[Rule]) -> bool:
@@ -732,7 +817,10 @@ def _bash_suggestion(command: str, project_root: Path) -> str:
     except RuleError:
         # Never fall back to a bare `Bash`: that would allow every command for the session.
         words = re.sub(r"[\"'\\()]", " ", command).split()
-        rule = f"Bash({words[0]}:*)" if words else "Bash(true)"
+        if not words:
+            return "Bash(true)"
+        exact_only = runs_arbitrary_code(words[0]) or words[0] in _RISKY_PROGRAMS
+        rule = f"Bash({words[0]})" if exact_only or words[0] in _SUBCOMMAND_PROGRAMS else f"Bash({words[0]}:*)"
     return rule
 
 
@@ -742,16 +830,26 @@ def _command_rule(command: str) -> str:
         commands = parse_command(command)
     except ShellSyntaxError:
         return command
-    target = next((c for c in commands if read_only_problem(c)), commands[0])
-    if target.words[0] in _RISKY_PROGRAMS:
+    target = next((c for c in commands if read_only_problem(c)), commands[0]).words
+    program = target[0]
+    if program in _RISKY_PROGRAMS:
         return command  # `rm:*` would allow far more than the user just saw
+    if runs_arbitrary_code(program):
+        # `python:*` or `bash:*` would allow any code; `python -m pytest:*` is as wide as what was seen.
+        if len(target) > 2 and target[1] == "-m" and re.fullmatch(r"[\w.]+", target[2]):
+            return " ".join(target[:3]) + ":*"
+        return command
     words: list[str] = []
-    for word in target.words:
+    for word in target:
         limit = 3 if len(words) >= 2 and words[1] in _RUNNERS else 2
         looks_like_argument = word.startswith("-") or any(ch in word for ch in "/.=$*?[{~\\")
         if len(words) >= limit or (words and looks_like_argument):
             break
         words.append(word)
+    if len(words) == 3 and runs_arbitrary_code(words[2]):
+        return command  # `uv run python:*` is `python:*`
+    if len(words) == 1 and len(target) > 1 and program in _SUBCOMMAND_PROGRAMS:
+        return command  # `git -C x push` must not become `git:*`
     return " ".join(words) + ":*"
 
 
@@ -816,8 +914,8 @@ class ExtractionPolicy:
         if not _within(real, mem) or real == mem:
             how = self._escape_kind(raw, lexical)
             return f"Memory extraction may only write inside {mem}: {raw} {how} (it resolves to {real})"
-        if ".git" in Path(os.path.relpath(real, mem)).parts:
-            return f"Memory extraction may not write into a .git folder ({raw})"
+        if ".git" in Path(os.path.relpath(real, mem)).parts or completes_git_dir(real):
+            return f"Memory extraction may not write git repository files ({raw})"
         return None
 
     def _escape_kind(self, raw: str, lexical: str) -> str:

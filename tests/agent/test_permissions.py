@@ -222,13 +222,14 @@ def test_deny_rules_catch_commands_named_at_run_time(root: Path) -> None:
     assert "only known when it runs" in decision.reason
 
 
-def test_ask_rules_ask_even_in_accept_edits_but_not_in_bypass(root: Path) -> None:
+def test_ask_rules_ask_in_accept_edits_and_in_bypass(root: Path) -> None:
     p = policy(root, ("project", {"ask": ["Edit(src/**)"], "allow": ["Edit"]}), mode="acceptEdits")
     decision = p.can_use_tool("Edit", edit(root / "src/a.py"))
     assert decision == Ask("project rule Edit(src/**) asks for confirmation")
     assert isinstance(p.can_use_tool("Edit", edit(root / "README.md")), Allow)
     p.mode = "bypassPermissions"
-    assert isinstance(p.can_use_tool("Edit", edit(root / "src/a.py")), Allow)
+    assert p.can_use_tool("Edit", edit(root / "src/a.py")) == decision
+    assert isinstance(p.can_use_tool("Edit", edit(root / "README.md")), Allow)
 
 
 def test_ask_beats_allow(root: Path) -> None:

@@ -1,0 +1,141 @@
+"""Which files a Bash command line may read, for keeping Read deny rules in force there.
+
+`read_targets` looks at the commands `bash_safety.command_candidates` found and
+lists the paths their arguments name: as written, as the shell would expand a
+wildcard (`cat .en?`), as git's `REV:path` (`git show HEAD:.env`), and the
+folders that recursive readers search (`grep -r x .`, `rg x`, `diff -r a b`,
+`git grep x`). It is a best effort that errs towards listing too much: a
+program that opens a file it is not told about (a script, a config file) is
+not seen, which is why Read deny rules are documented as holding for arguments.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import itertools
+import os
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from claude_mini.agent.bash_safety import SimpleCommand
+
+# At most this many paths per wildcard word are checked; more means the whole folder is searched.
+MAX_EXPANSIONS = 2_000
+_GLOB_CHARS = "*?["
+_GREPS = frozenset({"grep", "egrep", "fgrep", "rgrep", "zgrep"})
+_ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "ack-grep", "rgrep"})
+_REVISION_PATH = re.compile(r"^(?:[^:/\s][^:\s]*)?:(?:[0-3]:)?(?P<path>[^:].*)$")
+
+
+@dataclass(frozen=True)
+class ReadTarget:
+    """A path a command may read; `recursive` when everything below a folder may be read."""
+
+    path: str  # absolute, normalised
+    shown: str  # as the command wrote it, for messages
+    recursive: bool = False
+
+
+def read_targets(commands: Iterable[SimpleCommand], cwd: str, project_root: str) -> Iterator[ReadTarget]:
+    """Every path the commands may read (see the module docstring)."""
+    for command in commands:
+        words = command.words
+        if not words:
+            continue
+        program = os.path.basename(words[0])
+        yield from _argument_paths(words[1:], cwd)
+        if program == "git":
+            yield from _git_paths(words[1:], cwd, project_root)
+        yield from _recursive_reads(program, words[1:], cwd)
+
+
+def _argument_paths(args: tuple[str, ...], cwd: str) -> Iterator[ReadTarget]:
+    for word in args:
+        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+        if not value or value.startswith("-"):
+            continue
+        yield ReadTarget(_absolute(value, cwd), value)
+        if any(ch in value for ch in _GLOB_CHARS) or "{" in value:
+            yield from _expansions(value, cwd)
+
+
+def _expansions(word: str, cwd: str) -> Iterator[ReadTarget]:
+    """What the shell could expand a wildcard word to, hidden files included."""
+    from claude_mini.tools.glob import expand_braces
+
+    try:
+        patterns = expand_braces(word)
+    except ValueError:
+        patterns = [word]
+    for pattern in patterns:
+        matches = globlib.iglob(os.path.expanduser(pattern), root_dir=cwd, recursive=True, include_hidden=True)
+        found = list(itertools.islice(matches, MAX_EXPANSIONS + 1))
+        if len(found) > MAX_EXPANSIONS:  # too many to list: stand for the folder the pattern starts in
+            yield ReadTarget(_absolute(_literal_folder(pattern), cwd), pattern, recursive=True)
+            continue
+        for match in found:
+            yield ReadTarget(_absolute(match, cwd), match)
+        if pattern != word and not found:
+            yield ReadTarget(_absolute(pattern, cwd), pattern)
+
+
+def _literal_folder(pattern: str) -> str:
+    """The folder part of a wildcard before its first wildcard character."""
+    literal = []
+    for part in pattern.split("/"):
+        if any(ch in part for ch in _GLOB_CHARS):
+            break
+        literal.append(part)
+    return "/".join(literal) or "."
+
+
+def _git_paths(args: tuple[str, ...], cwd: str, project_root: str) -> Iterator[ReadTarget]:
+    """`HEAD:path`, `:path`, `:0:path`: relative to the repository root, or to cwd with ./ or ../."""
+    for word in args:
+        if "://" in word or word.startswith("-"):
+            continue
+        match = _REVISION_PATH.match(word)
+        if not match:
+            continue
+        path = match["path"]
+        base = cwd if path.startswith(("./", "../")) else project_root
+        yield ReadTarget(_absolute(path, base), word)
+
+
+def _recursive_reads(program: str, args: tuple[str, ...], cwd: str) -> Iterator[ReadTarget]:
+    """Folders that grep -r, rg, ag, ack, diff -r and git grep read everything below."""
+    if program == "git":
+        rest = [w for w in args if not w.startswith("-")]
+        if not rest or rest[0] != "grep":
+            return
+        args = args[args.index("grep") + 1 :]
+    elif program == "diff":
+        if not _has_flag(args, "r", "--recursive"):
+            return
+    elif program in _GREPS:
+        recursive = _has_flag(args, "rR", "--recursive", "--dereference-recursive") or any(
+            w in ("-d", "--directories=recurse", "-drecurse") for w in args)
+        if not recursive and program != "rgrep":
+            return
+    elif program not in _ALWAYS_RECURSIVE:
+        return
+    folders = [w for w in args if not w.startswith("-") and os.path.isdir(_absolute(w, cwd))]
+    for folder in folders or ["."]:
+        yield ReadTarget(_absolute(folder, cwd), folder, recursive=True)
+
+
+def _has_flag(args: tuple[str, ...], letters: str, *long_names: str) -> bool:
+    for word in args:
+        if word == "--":
+            return False
+        if word.startswith("--"):
+            if word.split("=", 1)[0] in long_names:
+                return True
+        elif word.startswith("-") and any(ch in letters for ch in word[1:]):
+            return True
+    return False
+
+
+def _absolute(path: str, cwd: str) -> str:
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
