@@ -2,6 +2,11 @@
 
 The json and stream-json shapes are a contract (DESIGN.md section 4).
 Exit status: 0 success, 1 failed run (usage errors, 2, are the CLI's).
+
+Nothing model- or tool-derived reaches the terminal raw: text output and every
+stderr line have their control characters made visible (`safe_text`), and
+json lines escape the DEL, C1 and bidi characters `json.dumps` would leave raw
+(the parsed values are unchanged).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from claude_mini.agent.loop import AgentStop, MaxTurnsReached
 from claude_mini.llm.client import ModelError, Retrying
 from claude_mini.llm.messages import message_to_api
 from claude_mini.runtime import Runtime, session_start_maintenance
+from claude_mini.ui.safe_text import json_safe, visible_controls
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 
@@ -34,8 +40,13 @@ class PrintRun:
         self.result = ""
 
     def emit(self, obj: dict[str, Any]) -> None:
-        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        """One json line; no raw control or bidi character, inside strings or out."""
+        self.out.write(json_safe(json.dumps(obj, ensure_ascii=False)) + "\n")
         self.out.flush()
+
+    def say(self, text: str) -> None:
+        """One line on stderr (a notice, a retry, an error), controls made visible."""
+        self.err.write(visible_controls(text) + "\n")
 
     async def run(self, prompt: str) -> int:
         """Run the turn, then let a background memory extraction finish; returns the exit status.
@@ -43,16 +54,16 @@ class PrintRun:
         Text is printed as soon as the turn ends; the json result waits for the extraction
         (the process would wait for it anyway), so `total_cost_usd` counts it too.
         """
-        self.runtime.notice_handlers.append(lambda text: self.err.write(text + "\n"))
+        self.runtime.notice_handlers.append(self.say)
         extractor = getattr(self.runtime, "extractor", None)
         if extractor is not None:
-            extractor.on_notice.append(lambda notice: self.err.write(notice.text + "\n"))
+            extractor.on_notice.append(lambda notice: self.say(notice.text))
             if self.format == "text":
-                extractor.on_saved.append(lambda saved: self.err.write(saved.line + "\n"))
+                extractor.on_saved.append(lambda saved: self.say(saved.line))
         await session_start_maintenance(self.runtime, dream=False)
         subtype, result = await self.run_turn(prompt)
         for notice in self.runtime.take_notices():
-            self.err.write(notice + "\n")
+            self.say(notice)
         if self.format == "text":
             status = self.finish(subtype, result)
             await self.wait_for_extraction()
@@ -103,18 +114,18 @@ class PrintRun:
                 self.emit({"type": message.role, "message": message_to_api(message),
                            "session_id": self.runtime.session.id})
         elif isinstance(event, Retrying):
-            self.err.write(f"{event.reason}; retrying (attempt {event.attempt + 1} of {event.max_attempts})\n")
+            self.say(f"{event.reason}; retrying (attempt {event.attempt + 1} of {event.max_attempts})")
         elif isinstance(event, Notice):
-            self.err.write(event.text + "\n")
+            self.say(event.text)
 
     def finish(self, subtype: str, result: str) -> int:
         is_error = subtype != "success"
         costs = self.runtime.session.costs
         if self.format == "text":
             if is_error:
-                self.err.write(f"Error: {result}\n")
+                self.say(f"Error: {result}")
             else:
-                self.out.write(result.rstrip("\n") + "\n")
+                self.out.write(visible_controls(result.rstrip("\n")) + "\n")
             self.out.flush()
         else:
             self.emit({

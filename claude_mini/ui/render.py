@@ -10,6 +10,13 @@ arrives: no spinner, no colour, no cursor movement.
 
 Everything is drawn on an injected `rich.console.Console`, so tests print to a
 `StringIO` at a fixed width.
+
+Text from the model or from tools never reaches the terminal raw: every string
+drawn here goes through `safe_text.visible_controls` first (escape sequences,
+carriage returns, bidi overrides become visible `\\x1b`, `\\r`, `\\u202e`), and
+is wrapped in `rich.text.Text` or `Markdown`, never parsed as rich markup.
+`guard_console` adds the same conversion as a last line of defence to
+everything printed on a console (slash commands' output included).
 """
 
 from __future__ import annotations
@@ -19,7 +26,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.console import (
+    Console,
+    ConsoleOptions,
+    ConsoleRenderable,
+    Group,
+    RenderableType,
+    RenderHook,
+    RenderResult,
+)
 from rich.live import Live
 from rich.markdown import Markdown
 from rich.segment import Segment
@@ -30,9 +45,11 @@ from claude_mini.agent.events import MessageAdded, Notice, ToolFinished, ToolSta
 from claude_mini.llm.events import BlockDone, Retrying, TextDelta, ToolUseStart
 from claude_mini.llm.messages import TextBlock, ToolUseBlock
 from claude_mini.tools.base import ToolResult
+from claude_mini.ui.safe_text import visible_controls
 
 MAX_DIFF_LINES = 40
 MAX_OUTPUT_LINES = 3
+MAX_COMMAND_LINES = 20  # of a Bash command in an approval prompt; the rest is counted
 CHUNK_LINES = 20  # a block still open after this many lines is printed in pieces
 KEY_ARGS = ("command", "file_path", "pattern", "path", "url")
 
@@ -41,6 +58,44 @@ class Background(Protocol):
     """Anything that can say which background work runs now (the REPL's `BackgroundStatus`)."""
 
     def words(self) -> str: ...
+
+
+# ---------------------------------------------------------------- a console that draws no raw controls
+
+
+class _VisibleSegments:
+    """Another renderable whose text segments have their controls made visible.
+
+    rich's own escape codes are styles and control segments, never segment text,
+    so they pass unchanged; only the text being drawn is converted.
+    """
+
+    def __init__(self, renderable: ConsoleRenderable) -> None:
+        self.renderable = renderable
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in console.render(self.renderable, options):
+            if segment.control or not segment.text:
+                yield segment
+            else:
+                yield Segment(visible_controls(segment.text), segment.style)
+
+
+class ControlsVisible(RenderHook):
+    """A render hook that makes controls visible in everything printed on a console."""
+
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
+        return [_VisibleSegments(r) for r in renderables]  # type: ignore[misc]
+
+
+def guard_console(console: Console) -> Console:
+    """`console`, made to draw no raw control characters whoever prints on it.
+
+    A last line of defence: the renderer converts text before layout (so widths are
+    right); this catches anything printed elsewhere, e.g. by a slash command.
+    """
+    console.push_render_hook(ControlsVisible())
+    return console
 
 
 # ---------------------------------------------------------------- Markdown streaming
@@ -131,21 +186,24 @@ def short_path(path: str, cwd: Path | None) -> str:
 def tool_label(call: ToolUseBlock, cwd: Path | None = None, width: int = 70) -> str:
     """`Bash(git status)`, `Edit(src/app.py)`: the tool and its key argument on one line."""
     name = next((k for k in KEY_ARGS if k in call.input), None)
-    key = " ".join(str(call.input[name]).split()) if name else ""
+    key = one_line(call.input[name]) if name else ""
     if name in ("file_path", "path"):
         key = short_path(key, cwd)
     if len(key) > width:
         key = key[: width - 1] + "…"
-    return f"{call.name}({key})"
+    return f"{one_line(call.name)}({key})"
 
 
 def _crop(line: str, style: str = "") -> Text:
-    return Text(line, style=style, no_wrap=True, overflow="ellipsis")
+    """One line of model- or tool-derived text, controls made visible, cut at the width."""
+    return Text(visible_controls(line), style=style, no_wrap=True, overflow="ellipsis")
 
 
 def diff_lines(diff: str, limit: int = MAX_DIFF_LINES) -> list[Text]:
     """A unified diff as coloured lines (+ green, - red, @@ cyan), headers dropped, at most `limit`."""
-    body = [line for line in diff.splitlines() if not line.startswith(("+++", "---"))]
+    # Made visible before splitting: a CR, VT or U+2028 inside a line must not start a new one.
+    lines = visible_controls(diff).splitlines()
+    body = [line for line in lines if not line.startswith(("+++", "---"))]
     out = []
     for line in body[:limit]:
         style = ("green" if line.startswith("+") else "red" if line.startswith("-")
@@ -158,9 +216,10 @@ def diff_lines(diff: str, limit: int = MAX_DIFF_LINES) -> list[Text]:
 
 def outcome_lines(call: ToolUseBlock, result: ToolResult, denied: bool = False) -> list[Text]:
     """What a finished tool call produced, in a few lines: an error, a summary, a diff or some output."""
-    lines = result.content.strip().splitlines() or ["(no output)"]
+    content = visible_controls(result.content.replace("\r\n", "\n"))
+    lines = content.strip().splitlines() or ["(no output)"]
     if denied or result.is_error:
-        return [_crop(" ".join(result.content.split()), "red")]
+        return [_crop(one_line(content), "red")]
     if call.name == "Read":
         return [_crop(f"Read {result.metadata.get('num_lines', len(lines))} lines", "dim")]
     if call.name in ("Write", "Edit"):
@@ -193,9 +252,9 @@ def tool_block(call: ToolUseBlock, result: ToolResult, *, denied: bool = False,
     return Group(*rows)
 
 
-def one_line(text: str) -> str:
-    """Collapse whitespace so a message always takes one line."""
-    return " ".join(str(text).split())
+def one_line(text: object) -> str:
+    """Controls made visible, then whitespace collapsed, so a message always takes one line."""
+    return " ".join(visible_controls(str(text)).split())
 
 
 # ---------------------------------------------------------------- the renderer
@@ -258,7 +317,7 @@ class Renderer:
                 self.flush()
         elif isinstance(event, ToolUseStart):
             self.flush()
-            self.activity = f"Preparing {event.name}"
+            self.activity = f"Preparing {one_line(event.name)}"
         elif isinstance(event, ToolStarted):
             self.activity = f"Running {tool_label(event.call, self.cwd, 40)}"
         elif isinstance(event, ToolFinished):
@@ -283,6 +342,7 @@ class Renderer:
         self.activity = "Thinking"
 
     def _text(self, text: str) -> None:
+        text = visible_controls(text)  # per character: a sequence split across deltas is caught too
         self._text_seen = True
         self.activity = "Responding"
         if self.plain:
@@ -358,11 +418,18 @@ class Renderer:
 
 
 def permission_preview(call: ToolUseBlock, reason: str, cwd: Path | None, preview_diff: str) -> Group:
-    """What a tool is about to do, shown above the yes/no question."""
+    """What a tool is about to do, shown above the yes/no question.
+
+    The command is shown with its controls made visible (a CR or a cursor movement cannot
+    make it look like another one), and lines past `MAX_COMMAND_LINES` are counted, not hidden.
+    """
     rows: list[RenderableType] = [Text.assemble(("● ", "yellow"), (tool_label(call, cwd), "bold"))]
     if call.name == "Bash":
-        command = str(call.input.get("command", ""))
-        rows += [Text("    " + line, style="bold") for line in command.splitlines()[:20]]
+        lines = visible_controls(str(call.input.get("command", ""))).splitlines()
+        rows += [Text("    " + line, style="bold") for line in lines[:MAX_COMMAND_LINES]]
+        if len(lines) > MAX_COMMAND_LINES:
+            rows.append(Text(f"    … {len(lines) - MAX_COMMAND_LINES} more lines of this command are not shown",
+                             style="yellow"))
         if call.input.get("description"):
             rows.append(Text("    " + one_line(call.input["description"]), style="dim"))
     elif preview_diff:

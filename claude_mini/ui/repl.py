@@ -51,6 +51,7 @@ from prompt_toolkit.styles import Style
 
 from claude_mini import __version__, paths
 from claude_mini.ui import commands
+from claude_mini.ui.safe_text import visible_controls
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -436,17 +437,18 @@ def escape_cancels(inp: Input, cancel: Callable[[], None]) -> Iterator[None]:
 
 
 def permission_question(call: ToolUseBlock, cwd: Path) -> str:
-    """`Run this command?`, `Make this edit to app.py?` ..."""
-    from claude_mini.ui.render import short_path
+    """`Run this command?`, `Make this edit to app.py?` ... (controls in a name made visible)."""
+    from claude_mini.ui.render import one_line, short_path
 
-    target = short_path(str(call.input.get("file_path", "")), cwd)
+    raw = short_path(str(call.input.get("file_path", "")), cwd)
+    target = one_line(raw)
     if call.name == "Bash":
         return "Run this command?"
     if call.name == "Edit":
         return f"Make this edit to {target}?"
     if call.name == "Write":
-        return f"{'Overwrite' if (cwd / target).exists() else 'Create'} {target}?"
-    return f"Allow {call.name}?"
+        return f"{'Overwrite' if (cwd / raw).exists() else 'Create'} {target}?"
+    return f"Allow {one_line(call.name)}?"
 
 
 # ---------------------------------------------------------------- the REPL
@@ -512,7 +514,9 @@ class Repl:
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(highlight=False, emoji=False)
+            from claude_mini.ui.render import guard_console
+
+            self._console = guard_console(Console(highlight=False, emoji=False, markup=False))
         return self._console
 
     @property
@@ -599,7 +603,7 @@ class Repl:
             raise StartupFailed(_startup_message(exc)) from exc
 
     def _fatal(self, message: str) -> None:
-        sys.stderr.write(f"claude-mini: {message}\n")
+        sys.stderr.write(f"claude-mini: {visible_controls(message)}\n")
         self.exit_code, self.exit_requested = 1, True
 
     async def _shutdown(self) -> None:
@@ -706,11 +710,11 @@ class Repl:
     async def ask_permission(self, call: ToolUseBlock, reason: str) -> PermissionAnswer:
         """Show what the tool will do and ask: yes / yes for this session / no (with a message)."""
         from claude_mini.agent.loop import PermissionAnswer
-        from claude_mini.ui.render import permission_preview, preview_diff
+        from claude_mini.ui.render import one_line, permission_preview, preview_diff
 
         runtime = await self.get_runtime()
         cwd = runtime.agent.ctx.cwd
-        rule = runtime.policy.suggest_rule(call.name, call.input)
+        rule = one_line(runtime.policy.suggest_rule(call.name, call.input))  # holds the command text
         self.renderer.pause()
         self.console.print(permission_preview(call, reason, cwd, preview_diff(call, cwd)))
         options = [("yes", "Yes"), ("always", f"Yes, and don't ask again this session for {rule}"),
@@ -845,7 +849,7 @@ class Repl:
                                "Ctrl-D twice exits\n")]
         for warning in self.config.warnings:
             self._shown_warnings.add(warning)
-            lines.append(("class:warn", f"⚠ {warning}\n"))
+            lines.append(("class:warn", f"⚠ {visible_controls(warning)}\n"))
         print_formatted_text(FormattedText(lines), style=STYLE, end="")
 
     def _show_warnings(self) -> None:
@@ -889,6 +893,10 @@ def run_repl(config: Config, prompt: str | None = None, *, resume: str | None = 
             sys.stderr.write(f"claude-mini: {exc}\n")
             return 1
         print(f"Resumed session {session.id} ({len(session.messages)} messages).")
+    if not config.trusted:  # asked before the prompt exists: the answer decides the settings it reads
+        from claude_mini.ui.trust_prompt import confirm_trust
+
+        confirm_trust(config)
     try:
         return asyncio.run(Repl(config, session=session).run(prompt))
     except KeyboardInterrupt:
