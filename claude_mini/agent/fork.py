@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.loop import batch_calls, run_tool
+from claude_mini.agent.loop import batch_calls, decide, run_tool
 from claude_mini.agent.permissions import Allow, Decision, Deny, ToolPolicy
 from claude_mini.llm.client import ModelClient
 from claude_mini.llm.messages import (
@@ -337,7 +337,7 @@ class Fork:
         for batch in batch_calls(calls, self.snapshot.tools):
             allowed = []
             for call in batch:
-                refusal = self._vet(call)
+                refusal = await self._vet(call)
                 if refusal is None:
                     allowed.append(call)
                 else:
@@ -349,12 +349,12 @@ class Fork:
                 self.result.tool_runs.append(ToolRun(call, outcome))
         return [ToolResultBlock(c.id, results[c.id].content, results[c.id].is_error) for c in calls]
 
-    def _vet(self, call: ToolUseBlock) -> ToolResult | None:
+    async def _vet(self, call: ToolUseBlock) -> ToolResult | None:
         """None when the call may run, else the error result telling the fork why not."""
         if call.name not in self.snapshot.tools:
             known = ", ".join(self.snapshot.tools)
             return ToolResult(f"Unknown tool {call.name!r}. Available: {known}.", True)
-        decision = self.policy.can_use_tool(call.name, call.input)
+        decision = await decide(self.policy, call)
         if isinstance(decision, Allow):
             return None
         reason = decision.reason if isinstance(decision, Deny) else (

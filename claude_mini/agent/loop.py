@@ -20,7 +20,7 @@ from typing import Any
 
 from claude_mini.agent.events import MessageAdded, ToolFinished, ToolStarted, TurnDone
 from claude_mini.agent.hooks import AgentHooks, system_reminder
-from claude_mini.agent.permissions import Allow, Ask, Deny, RuleError
+from claude_mini.agent.permissions import Allow, Ask, Decision, Deny, RuleError
 from claude_mini.llm.client import ContextTooLong, ModelClient, ResponseDone
 from claude_mini.llm.messages import (
     Message,
@@ -210,7 +210,7 @@ class Agent:
         """None when the call may run, else the error result that tells the model why not."""
         if not isinstance(call.name, str) or call.name not in self.tools:
             return ToolResult(f"Unknown tool {call.name!r}. Available: {', '.join(self.tools)}.", True)
-        decision = self.policy.can_use_tool(call.name, call.input)
+        decision = await decide(self.policy, call)
         if isinstance(decision, Allow):
             return None
         if isinstance(decision, Deny):
@@ -235,6 +235,12 @@ class Agent:
 
     async def _call_tool(self, call: ToolUseBlock) -> ToolResult:
         return await run_tool(self.tools[call.name], call, self.ctx)
+
+
+async def decide(policy: Any, call: ToolUseBlock) -> Decision:
+    """The policy's decision, taken in a worker thread: checking a long command line or a path
+    on a slow disk must not stall the event loop (the REPL keeps drawing, Esc still cancels)."""
+    return await asyncio.to_thread(policy.can_use_tool, call.name, call.input)
 
 
 async def run_tool(tool: Tool, call: ToolUseBlock, ctx: ToolContext) -> ToolResult:
