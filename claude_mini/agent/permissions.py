@@ -675,13 +675,12 @@ class PermissionPolicy:
             return None
         for target in read_targets(req.candidates, req.cwd, str(self.project_root)):
             both = (target.path, os.path.realpath(target.path))
-            for rule in rules:
-                assert rule.path is not None
-                if target.recursive and any(rule.path.may_match_inside(p) for p in both):
-                    return Ask(f"{target.shown} is searched recursively and may hold files covered by "
+            if target.recursive:
+                if rule := _denied_below(target.path, rules):
+                    return Ask(f"{target.shown} is searched recursively and holds files covered by "
                                f"{rule.where}; reading it with Bash needs approval")
-                if not target.recursive and any(rule.path.matches(p) for p in both):
-                    return Ask(f"{target.shown} is covered by {rule.where}; reading it with Bash needs approval")
+            elif rule := next((r for r in rules if any(r.path.matches(p) for p in both)), None):
+                return Ask(f"{target.shown} is covered by {rule.where}; reading it with Bash needs approval")
         return None
 
     def _plan_decision(self, req: _Request, restriction: Ask | None) -> Decision:
@@ -767,6 +766,32 @@ class PermissionPolicy:
             lines.append("Problems (these rules are not in effect as written):")
             lines += [f"  {e}" for e in self.errors]
         return "\n".join(lines)
+
+
+# A recursive search of a folder with more entries than this is assumed to reach a denied file.
+MAX_WALK_ENTRIES = 20_000
+
+
+def _denied_below(folder: str, rules: list[Rule]) -> Rule | None:
+    """The first Read deny rule that covers a file below `folder` (walked up to MAX_WALK_ENTRIES;
+    a bigger tree counts as covered, since it cannot be checked quickly)."""
+    candidates = [r for r in rules if r.path is not None and any(
+        r.path.may_match_inside(p) for p in (folder, os.path.realpath(folder)))]
+    if not candidates:
+        return None
+    if not os.path.isdir(folder):
+        return candidates[0]
+    seen = 0
+    for here, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in (*files, *dirs):
+            seen += 1
+            path = os.path.join(here, name)
+            if rule := next((r for r in candidates if r.path is not None and r.path.matches(path)), None):
+                return rule
+            if seen > MAX_WALK_ENTRIES:
+                return candidates[0]
+    return None
 
 
 def completes_git_dir(path: str) -> bool:

@@ -1,0 +1,351 @@
+"""Issue 13, items 1, 2, 6, 7 and 10: hostile command lines against the read-only check, deny and
+ask rules, Read deny rules in Bash, the bare-repository layout and "don't ask again" suggestions.
+
+Each class of problem has several distinct inputs; every one of them got through before.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_mini.agent.bash_safety import (
+    MAX_COMMAND_CHARS,
+    command_candidates,
+    is_read_only_command,
+    parse_command,
+)
+from claude_mini.agent.permissions import (
+    Allow,
+    Ask,
+    CommandPattern,
+    Deny,
+    ExtractionPolicy,
+    PermissionPolicy,
+)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "secrets").mkdir()
+    return project
+
+
+def policy(root: Path, *layers: Any, mode: str | None = None) -> PermissionPolicy:
+    return PermissionPolicy.from_layers(list(layers), cwd=root, project_root=root, mode=mode)
+
+
+def bash(cmd: str) -> dict[str, str]:
+    return {"command": cmd}
+
+
+# ---------------------------------------------------------------- 1. input the parser must not trust
+
+UNUSUAL = [
+    "sort -o/tmp/x\ue0ff file",  # the parser's own descriptor marker
+    "ls \ue000",  # another private-use character the prescan uses
+    "cat a\u200bb",  # zero-width space
+    "echo \u202egnp.exe",  # right-to-left override
+    "ls\x1b[2K",  # an escape sequence (erases what an approval prompt showed)
+    "ls\rrm -rf x",  # a carriage return that overwrites the line
+    "ls \U000f0001",  # supplementary private use
+    "echo \x00",  # NUL
+]
+
+
+@pytest.mark.parametrize("cmd", UNUSUAL)
+def test_unusual_code_points_are_never_read_only(cmd: str) -> None:
+    ok, reason = is_read_only_command(cmd)
+    assert not ok
+    assert "unusual character U+" in reason
+
+
+@pytest.mark.parametrize("cmd", UNUSUAL)
+def test_unusual_code_points_match_every_deny_rule(root: Path, cmd: str) -> None:
+    p = policy(root, ("user", {"deny": ["Bash(curl:*)"]}))
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Deny)
+
+
+def test_ordinary_unicode_is_still_fine() -> None:
+    assert is_read_only_command("grep -n 'café ünïcødé 日本' notes.txt")[0]
+    assert is_read_only_command("ls 'résumé.pdf'")[0]
+
+
+@pytest.mark.parametrize("digit", ["\u0661", "\u06f2", "\u0967", "\uff11", "\u00b2"])
+def test_only_ascii_digits_are_descriptors(digit: str) -> None:
+    # `١>/dev/null` is a word plus a redirection in bash: uniq would write to a file named `١`.
+    assert parse_command(f"uniq a {digit}>/dev/null")[0].words == ("uniq", "a", digit)
+    assert not is_read_only_command(f"uniq a {digit}>/dev/null")[0]
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["date 01010000", "date 0101000020", "date -s now", "date --set=2020-01-01", "date -us x",
+     "date 12312359.59", "date --s=x"],
+)
+def test_date_that_sets_the_clock(cmd: str) -> None:
+    assert not is_read_only_command(cmd)[0]
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["date", "date +%s", "date -u", "date -u +%Y-%m-%d", "date -d yesterday +%F", "date --date='1 day ago'",
+     "date -R", "date -Iseconds", "date --iso-8601=minutes", "date -r README.md", "date --rfc-3339=ns"],
+)
+def test_date_that_only_reads(cmd: str) -> None:
+    assert is_read_only_command(cmd)[0], is_read_only_command(cmd)[1]
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["git log --ext-diff -p", "git diff --textconv", "git show --ext-diff HEAD", "git log --output=/tmp/x",
+     "git diff --ext", "sort -o /tmp/x f", "sort -mo/tmp/x f", "tree -o out", "tree -Ro out",
+     "find . -fprintf out x", "rg --pre ./x y", "uniq in out", "file -C -m m", "git grep --open-files-in-pager=x y"],
+)
+def test_writing_or_executing_options_of_allowed_programs(cmd: str) -> None:
+    assert not is_read_only_command(cmd)[0]
+
+
+@pytest.mark.parametrize("cmd", ["git diff --text", "git log --no-ext-diff -p", "git diff --no-textconv"])
+def test_harmless_git_options_stay_read_only(cmd: str) -> None:
+    assert is_read_only_command(cmd)[0]
+
+
+def test_checks_are_linear_in_newlines_and_bounded() -> None:
+    # 20k lines took ~10 s when the prescan was quadratic in newlines.
+    line = "\n".join(["ls"] * 20_000)
+    start = time.perf_counter()
+    assert is_read_only_command(line)[0]
+    command_candidates(line)
+    assert time.perf_counter() - start < 5  # generous: the point is "not quadratic", see bench_bash_safety
+    huge = "ls " + "a" * MAX_COMMAND_CHARS
+    ok, reason = is_read_only_command(huge)
+    assert not ok and "characters long" in reason
+    assert command_candidates(huge)[0].opaque
+
+
+def test_a_rule_with_many_wildcards_does_not_backtrack() -> None:
+    pattern = CommandPattern.parse("a" + "*a" * 40 + "*b")
+    start = time.perf_counter()
+    assert not pattern.matches("a" * 5_000)
+    assert time.perf_counter() - start < 2
+
+
+@pytest.mark.parametrize(
+    ("spec", "text", "expected"),
+    [("git * main", "git push origin main", True), ("git * main", "git push origin dev", False),
+     ("ls *", "ls", True), ("ls *", "ls -la", True), ("ls *", "lsof", False), ("npm run:*", "npm run", True),
+     ("npm run:*", "npm run build", True), ("npm run:*", "npm runner", False), ("*", "anything at all", True),
+     ("a*b*c", "abc", True), ("a*b*c", "acb", False), ("a*a", "a", False), ("a*a", "aa", True)],
+)
+def test_wildcard_matching_semantics(spec: str, text: str, expected: bool) -> None:
+    assert CommandPattern.parse(spec).matches(text) is expected
+
+
+# ---------------------------------------------------------------- 2. deny rules see what a line runs
+
+CURL_HIDDEN = [
+    "echo 'curl x' | sh",
+    "cat script | bash",
+    "sh <<< 'curl x'",
+    "bash -s < script.sh",
+    "bash -c 'curl x'",
+    "sudo -iu root curl x",
+    "sudo -E -u root curl x",
+    "xargs -rI{} curl x",
+    "env -iu X curl x",
+    "env -S'curl x'",
+    "flock /tmp/lock curl x",
+    "flock -c 'curl x' /tmp/lock",
+    "taskset 0x3 curl x",
+    "strace -f -o /tmp/o curl x",
+    "script -qc 'curl x' /dev/null",
+    "su -c 'curl x' root",
+    "chroot /newroot curl x",
+    "unshare -rn curl x",
+    "nsenter -t 1 -m curl x",
+    "timeout -s KILL 5 curl x",
+    "nice -n 10 curl x",
+    "nohup curl x",
+    "ionice -c2 -n7 curl x",
+    "ssh host curl x",
+    "watch -n1 'curl x'",
+    "uv run curl x",
+    "npm exec curl x",
+    "python -c 'import os; os.system(\"curl x\")'",
+    "python3.11 -c 1",
+    "perl -e 'system q(curl x)'",
+    "ruby -e '`curl x`'",
+    "node -e 'require(\"child_process\").execSync(\"curl x\")'",
+    "awk 'BEGIN{system(\"curl x\")}'",
+    "sed 's/.*/curl x/e' f",
+    "git -c alias.x='!curl x' x",
+    "GIT_SSH_COMMAND='curl x' git fetch",
+    "cur? x",
+    "{curl,x}",
+    "$(printf curl) x",
+    "trap 'curl x' EXIT",
+]
+
+
+@pytest.mark.parametrize("cmd", CURL_HIDDEN)
+def test_deny_rules_match_what_the_line_can_run(root: Path, cmd: str) -> None:
+    p = policy(root, ("managed", {"deny": ["Bash(curl:*)"]}), mode="bypassPermissions")
+    decision = p.can_use_tool("Bash", bash(cmd))
+    assert isinstance(decision, Deny), (cmd, decision)
+
+
+GIT_PUSH = [
+    "git -C . push", "git -c a=b push", "git --git-dir=.git push", "git --git-dir .git --work-tree . push",
+    "git --no-pager push", "git -P push origin main", "git -c alias.p=push p", "git --namespace x push",
+    "sudo git -C /repo push",
+]
+
+
+@pytest.mark.parametrize("cmd", GIT_PUSH)
+def test_git_global_options_do_not_hide_the_subcommand(root: Path, cmd: str) -> None:
+    p = policy(root, ("user", {"deny": ["Bash(git push:*)"]}))
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Deny), cmd
+
+
+@pytest.mark.parametrize("cmd", ["git -c core.pager='curl x' log", "git -c core.fsmonitor=./x status",
+                                 "git -c credential.helper='!curl x' fetch", "git --exec-path=/tmp log"])
+def test_git_settings_that_name_programs_are_unknowable(root: Path, cmd: str) -> None:
+    p = policy(root, ("user", {"deny": ["Bash(curl:*)"]}))
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Deny), cmd
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["grep -rn curl src", "command -v curl", "echo curl", "python3 -m pytest -q -k curl", "git log --grep=curl",
+     "bash scripts/build.sh", "uv run pytest -k curl", "sort -k2 curl.txt"],
+)
+def test_deny_rules_do_not_match_mere_mentions(root: Path, cmd: str) -> None:
+    p = policy(root, ("user", {"deny": ["Bash(curl:*)"], "allow": ["Bash"]}))
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Allow), cmd
+
+
+@pytest.mark.parametrize("cmd", ["git push", "echo hi | sh", "python -c 1", "git -C . push"])
+def test_ask_rules_hold_in_bypass_mode(root: Path, cmd: str) -> None:
+    p = policy(root, ("managed", {"ask": ["Bash(git push:*)"]}), mode="bypassPermissions")
+    decision = p.can_use_tool("Bash", bash(cmd))
+    assert isinstance(decision, Ask), (cmd, decision)
+    assert "managed rule" in decision.reason
+
+
+def test_bypass_mode_still_allows_what_no_rule_covers(root: Path) -> None:
+    p = policy(root, ("managed", {"ask": ["Bash(git push:*)"]}), mode="bypassPermissions")
+    assert isinstance(p.can_use_tool("Bash", bash("npm install")), Allow)
+
+
+# ---------------------------------------------------------------- 6. Read deny rules in Bash
+
+
+@pytest.fixture
+def secret_repo(root: Path) -> Path:
+    (root / ".env").write_text("DB_PASSWORD=hunter2\n")
+    (root / "src" / "app.py").write_text("print(1)\n")
+    (root / "secrets" / "key.pem").write_text("k\n")
+    return root
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["cat .en?", "cat .e*", "head -n1 .[e]nv", "cat {.env,README}", "grep -r PASSWORD .", "grep -Rn x",
+     "rg PASSWORD", "rg x .", "diff -r . /tmp", "git grep PASSWORD", "git show HEAD:.env", "git show :.env",
+     "git show HEAD:./.env", "cat ./src/../.env", "less .env"],
+)
+def test_read_deny_rules_hold_for_bash(secret_repo: Path, cmd: str) -> None:
+    p = policy(secret_repo, ("project", {"deny": ["Read(.env)"]}))
+    decision = p.can_use_tool("Bash", bash(cmd))
+    assert isinstance(decision, Ask), (cmd, decision)
+    p.mode = "bypassPermissions"
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Deny), cmd
+
+
+@pytest.mark.parametrize("cmd", ["cat src/*.py", "grep -r x src", "rg x src", "git show HEAD:src/app.py"])
+def test_read_deny_rules_leave_other_reads_alone(secret_repo: Path, cmd: str) -> None:
+    p = policy(secret_repo, ("project", {"deny": ["Read(.env)", "Read(./secrets/**)"]}))
+    decision = p.can_use_tool("Bash", bash(cmd))
+    assert isinstance(decision, Allow), (cmd, decision)
+
+
+def test_recursive_search_asks_only_where_a_denied_file_exists(secret_repo: Path) -> None:
+    p = policy(secret_repo, ("project", {"deny": ["Read(.env)"]}))
+    assert isinstance(p.can_use_tool("Bash", bash("grep -r x src")), Allow)
+    (secret_repo / "src" / ".env").write_text("TOKEN=x\n")
+    assert isinstance(p.can_use_tool("Bash", bash("grep -r x src")), Ask)
+
+
+def test_anchored_read_deny_rule_and_recursive_search(secret_repo: Path) -> None:
+    p = policy(secret_repo, ("project", {"deny": ["Read(./secrets/**)"]}))
+    assert isinstance(p.can_use_tool("Bash", bash("grep -r x .")), Ask)
+    assert isinstance(p.can_use_tool("Bash", bash("grep -r x secrets")), Ask)
+    assert isinstance(p.can_use_tool("Bash", bash("grep -r x src")), Allow)
+
+
+# ---------------------------------------------------------------- 7. the bare-repository layout
+
+
+@pytest.mark.parametrize(
+    ("existing", "target"),
+    [(["HEAD", "objects/x"], "refs/heads/main"), (["objects/x", "refs/x"], "HEAD"),
+     (["HEAD"], "config"), (["HEAD", "refs/x"], "objects/ab/cdef"), (["config"], "HEAD")],
+)
+def test_writing_a_bare_repository_layout_asks_in_accept_edits(root: Path, existing: list[str],
+                                                              target: str) -> None:
+    folder = root / "src" / "evil"
+    for part in existing:
+        (folder / part).parent.mkdir(parents=True, exist_ok=True)
+        (folder / part).write_text("x")
+    p = policy(root, mode="acceptEdits")
+    decision = p.can_use_tool("Write", {"file_path": str(folder / target), "content": "x"})
+    assert isinstance(decision, Ask), decision
+    extraction = ExtractionPolicy(folder)
+    assert isinstance(extraction.can_use_tool("Write", {"file_path": str(folder / target), "content": "x"}), Deny)
+
+
+@pytest.mark.parametrize("target", ["config/routes.rb", "src/HEAD.md", "refs/notes.md", "objects/readme.txt"])
+def test_ordinary_files_with_git_like_names_are_not_protected(root: Path, target: str) -> None:
+    p = policy(root, mode="acceptEdits")
+    assert isinstance(p.can_use_tool("Write", {"file_path": str(root / target), "content": "x"}), Allow)
+
+
+# ---------------------------------------------------------------- 10. suggestions
+
+
+@pytest.mark.parametrize(
+    ("cmd", "rule"),
+    [("python -m pytest -q", "Bash(python -m pytest:*)"), ("python3 -m pip list", "Bash(python3 -m pip:*)"),
+     ("python script.py", "Bash(python script.py)"), ("bash -c 'make'", "Bash(bash -c 'make')"),
+     ("env FOO=1 make", "Bash(env FOO=1 make)"), ("find . -name x -delete", "Bash(find . -name x -delete)"),
+     ("xargs -n1 echo", "Bash(xargs -n1 echo)"), ("sudo apt install x", "Bash(sudo apt install x)"),
+     ("node -e 1", "Bash(node -e 1)"), ("git -C sub push", "Bash(git -C sub push)"),
+     ("uv run python -c 1", "Bash(uv run python -c 1)"), ("npm run test -- -x", "Bash(npm run test:*)"),
+     ("make build", "Bash(make build:*)"), ("perl -e 1", "Bash(perl -e 1)")],
+)
+def test_suggestions_are_never_wider_than_the_command(root: Path, cmd: str, rule: str) -> None:
+    p = policy(root)
+    assert p.suggest_rule("Bash", bash(cmd)) == rule
+    p.add_session_allow(rule)
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Allow)
+
+
+@pytest.mark.parametrize(("cmd", "wider"), [("python -m pytest -q", "python -c 'import os'"),
+                                            ("bash -c 'make'", "bash -c 'rm -rf /'"),
+                                            ("git -C sub push", "git push --force")])
+def test_a_suggested_rule_does_not_allow_other_commands(root: Path, cmd: str, wider: str) -> None:
+    p = policy(root)
+    p.add_session_allow(p.suggest_rule("Bash", bash(cmd)))
+    assert isinstance(p.can_use_tool("Bash", bash(wider)), Ask)
+
+
+@pytest.mark.parametrize(("cmd", "rule"), [("python -c 'unterminated", "Bash(python)"),
+                                           ("git log 'x", "Bash(git)"), ("make 'x", "Bash(make)")])
+def test_unparseable_suggestions_fall_back_to_the_bare_program(root: Path, cmd: str, rule: str) -> None:
+    assert policy(root).suggest_rule("Bash", bash(cmd)) == rule
