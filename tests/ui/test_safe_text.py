@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from claude_mini.ui.safe_text import UNSAFE, json_safe, visible_controls
+from claude_mini.ui.safe_text import UNSAFE, VISIBLE, json_safe, visible_controls
 
 BIDI = [*(chr(c) for c in range(0x202A, 0x202F)), *(chr(c) for c in range(0x2066, 0x206A))]
 ALL_UNSAFE = ([chr(c) for c in range(0x20) if chr(c) not in "\n\t"] + ["\x7f"]
@@ -107,10 +107,13 @@ def test_it_is_idempotent():
     assert not raw_controls(once) and once.endswith("\n\t")
 
 
-def test_the_pattern_is_one_character_class():
+def test_the_scan_and_the_table_agree_on_every_character():
+    table = {chr(code) for code in VISIBLE}
+    found = {chr(code) for code in range(0x3000) if UNSAFE.search(chr(code))}
+    assert found == table == set(ALL_UNSAFE) | {"\u061c", "\u200e", "\u200f", "\u2028", "\u2029"}
     # Linear time: a single class with no repetition or alternation can never backtrack.
     assert UNSAFE.pattern.startswith("[") and UNSAFE.pattern.endswith("]")
-    assert "*" not in UNSAFE.pattern and "+" not in UNSAFE.pattern and "|" not in UNSAFE.pattern
+    assert not any(op in UNSAFE.pattern for op in ("*", "+", "|", "{"))
 
 
 @pytest.mark.parametrize("value", [
