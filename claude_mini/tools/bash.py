@@ -6,6 +6,9 @@ directory persists between calls: an EXIT trap writes the shell's final `pwd`
 to a temp file, and the tool moves `ctx.cwd` there. Output (stdout and stderr
 interleaved) is kept to its first and last 15,000 characters while streaming,
 so a command that prints gigabytes costs no memory.
+
+A line the read-only check approves (the ones that run without asking) runs
+with git's program-running configuration switched off; see tools/git_safety.py.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from claude_mini.agent.bash_safety import is_read_only_command
 from claude_mini.tools import ToolContext, ToolError, ToolResult, int_arg, str_arg
+from claude_mini.tools.git_safety import GIT_FUNCTION, safe_git_env
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -85,10 +90,11 @@ class BashTool:
         command = str_arg(input, "command")
         timeout_ms = min(int_arg(input, "timeout", DEFAULT_TIMEOUT_MS, minimum=1) or 1, MAX_TIMEOUT_MS)
         cwd, note = _usable_cwd(ctx)
+        env, prelude = await _environment(command, cwd, ctx.project_root)
         fd, cwd_file = tempfile.mkstemp(prefix="claude-mini-cwd-")
         os.close(fd)
         try:
-            run = await self._run(command, cwd, Path(cwd_file), timeout_ms / 1000)
+            run = await self._run(_wrap(command, Path(cwd_file), prelude), cwd, env, timeout_ms / 1000)
             new_cwd = _read_cwd(Path(cwd_file))
         finally:
             with contextlib.suppress(OSError):
@@ -96,9 +102,9 @@ class BashTool:
         ctx.cwd = new_cwd or cwd
         return run.to_result(note, timeout_ms, ctx.cwd)
 
-    async def _run(self, command: str, cwd: Path, cwd_file: Path, timeout: float) -> _Run:
+    async def _run(self, script: str, cwd: Path, env: dict[str, str], timeout: float) -> _Run:
         output = _OutputBuffer(MAX_OUTPUT_CHARS)
-        proc, pipe = await self._spawn(command, cwd, cwd_file, output)
+        proc, pipe = await self._spawn(script, cwd, env, output)
         try:
             await asyncio.wait_for(proc.wait(), timeout)
             timed_out = False
@@ -114,16 +120,14 @@ class BashTool:
         return _Run(output.render(), proc.returncode, timed_out)
 
     async def _spawn(
-        self, command: str, cwd: Path, cwd_file: Path, output: _OutputBuffer
+        self, script: str, cwd: Path, env: dict[str, str], output: _OutputBuffer
     ) -> tuple[asyncio.subprocess.Process, _Pipe]:
         """Start the shell writing into a pipe we own (see _Pipe for why not PIPE)."""
         shell = self.shell or shutil.which("bash") or "/bin/bash"
-        # PWD tells bash the logical path, so `pwd` keeps symlinked folder names.
-        env = {**os.environ, "PWD": str(cwd)}
         read_fd, write_fd = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
-                shell, "-c", _wrap(command, cwd_file),
+                shell, "-c", script,
                 stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=asyncio.subprocess.STDOUT,
                 cwd=cwd, env=env, start_new_session=True,
             )
@@ -149,14 +153,30 @@ class BashTool:
             await asyncio.wait_for(proc.wait(), 1.0)
 
 
-def _wrap(command: str, cwd_file: Path) -> str:
-    """The script bash runs: record the final directory on exit, then the command as given.
+async def _environment(command: str, cwd: Path, project_root: Path) -> tuple[dict[str, str], str]:
+    """The shell's environment and the lines to run before the command.
+
+    A read-only line gets git's dangerous configuration switched off (env) and the
+    `git` function that adds --no-ext-diff/--no-textconv (prelude); any other line
+    was approved by the user or a rule and runs with the user's environment as is.
+    """
+    # PWD tells bash the logical path, so `pwd` keeps symlinked folder names.
+    env = {**os.environ, "PWD": str(cwd)}
+    # The check is bounded but not free on huge input: keep it off the event loop.
+    read_only, _ = await asyncio.to_thread(is_read_only_command, command)
+    if not read_only:
+        return env, ""
+    return await safe_git_env(env, cwd, project_root, command), GIT_FUNCTION
+
+
+def _wrap(command: str, cwd_file: Path, prelude: str = "") -> str:
+    """The script bash runs: record the final directory on exit, our prelude, then the command.
 
     The command goes on its own lines so a trailing comment or heredoc cannot swallow
     anything of ours; the trap also fires on `exit` and under `set -e`.
     """
     trap = f"pwd > {shlex.quote(str(cwd_file))}"
-    return f"trap {shlex.quote(trap)} EXIT\n{command}\n"
+    return f"trap {shlex.quote(trap)} EXIT\n{prelude}\n{command}\n"
 
 
 def _usable_cwd(ctx: ToolContext) -> tuple[Path, str]:
