@@ -21,6 +21,14 @@ def cli_env(home: Path, managed: Path, base_url: str, **extra: str) -> dict[str,
     return {k: v for k, v in env.items() if v != ""}  # "" in `extra` unsets a variable
 
 
+def trust_folder(home: Path, folder: Path) -> None:
+    """Record `folder` as trusted in the trust record of the home folder `home` (as a "yes" would)."""
+    record = home / "trusted-folders.json"
+    data = json.loads(record.read_text()) if record.exists() else {"version": 1, "folders": {}}
+    data["folders"][os.path.realpath(folder)] = {"trustedAt": "2026-12-01T00:00:00Z"}
+    record.write_text(json.dumps(data))
+
+
 @pytest.fixture
 def repo(repo: Path) -> Path:
     """The shared small git repository, with a README."""

@@ -15,7 +15,7 @@ import pexpect
 import pytest
 from fake_anthropic import Reply
 
-from tests.e2e.conftest import cli_env
+from tests.e2e.conftest import cli_env, trust_folder
 
 CPR_REQUEST = r"\x1b\[6n"  # prompt-toolkit asks the terminal where the cursor is
 
@@ -53,8 +53,10 @@ class Terminal:
 
 @pytest.fixture
 def start(isolated_env, fake_server, repo):
-    """`start("-c")` runs the REPL in the repo; every terminal is closed at teardown."""
+    """`start("-c")` runs the REPL in the repo (trusted, so it does not ask; test_trust_e2e.py
+    covers the question); every terminal is closed at teardown."""
     started: list[Terminal] = []
+    trust_folder(isolated_env.home, repo)
 
     def run(*args: str, **extra_env: str) -> Terminal:
         env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm",
