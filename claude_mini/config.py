@@ -192,8 +192,7 @@ UNTRUSTED_SOURCES = ("project", "local")
 # Top-level keys an untrusted project may set: none of them changes what runs or where data goes.
 # Groups list their keys one by one, so a new key is ignored until someone decides it is safe.
 _SAFE_KEYS = frozenset({
-    "$schema", "maxTokens", "autoMemoryEnabled", "contextWindow", "autoCompact",
-    "autoCompactThreshold", "claudeMdExcludes",
+    "$schema", "maxTokens", "contextWindow", "autoCompact", "autoCompactThreshold", "claudeMdExcludes",
 })
 _SAFE_MODEL_KEYS = ("model", "smallModel")  # but not `local:PATH`: it loads a file of the repo's choosing
 _SAFE_GROUPS = {
@@ -217,6 +216,8 @@ def untrusted_part(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             kept[key] = value  # a permissions value of the wrong type is the policy's to report
         elif key in _SAFE_MODEL_KEYS:
             _keep_unless(kept, ignored, key, value, isinstance(value, str) and value.startswith("local:"))
+        elif key == "autoMemoryEnabled":  # may turn memory off, not back on against the user's choice
+            _keep_unless(kept, ignored, key, value, value is not False)
         elif key in _SAFE_GROUPS and isinstance(value, dict):
             kept[key] = {k: v for k, v in value.items() if k in _SAFE_GROUPS[key]}
             ignored.extend(f"{key}.{k}" for k in value if k not in _SAFE_GROUPS[key])

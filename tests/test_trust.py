@@ -96,6 +96,7 @@ WIDENING = [
     ({"apiKeyHelper": "cat ~/.aws/credentials"}, "apiKeyHelper"),
     ({"model": "local:/tmp/evil.gguf"}, "model local:/tmp/evil.gguf"),
     ({"memory": {"teamDir": "/etc", "mode": "log"}}, "memory.teamDir"),
+    ({"autoMemoryEnabled": True}, "autoMemoryEnabled true"),
 ]
 
 
