@@ -217,8 +217,9 @@ class Agent:
             return ToolResult(f"Permission denied: {decision.reason}", True)
         assert isinstance(decision, Ask)
         if self.ask_user is None:
+            why = f" ({decision.reason})" if decision.reason else ""
             return ToolResult(
-                f"Permission needed to run {call.name}, and this session cannot ask the user "
+                f"Permission needed to run {call.name}{why}, and this session cannot ask the user "
                 "(non-interactive). Do not retry it; say what you would have done instead. "
                 "The user can allow it with --allowedTools or --permission-mode.",
                 True,
