@@ -2,8 +2,11 @@
 
 Memory files are plain text, read back into every later session and easy to
 commit or share, so a Write or Edit whose target is inside the memory folder
-(as written or with symlinks resolved) and whose new text matches a common
-secret pattern is refused with a Deny that says what was found, redacted.
+(as written or with symlinks resolved) is refused with a Deny when the file,
+AS IT WILL BE after the change, holds a likely secret (memory/secret_scan.py
+says what counts). Scanning the result rather than the new text closes the
+gap where a Write puts `DB_PASSWORD=` and a later Edit appends the value.
+The Deny names the kind and the line, never the value.
 
 `SecretGuard` wraps any tool policy, so it covers both writers: the main
 agent and the extraction fork (around ExtractionPolicy). For the main agent
@@ -11,87 +14,90 @@ the extraction hook (`Extractor.before_request`) puts the guard around
 `agent.policy` before every request, so a policy the UI swaps in (e.g. after
 removing a session rule) is guarded too. The check runs before the wrapped
 policy, so neither bypassPermissions nor an allow rule lets a secret through.
+`claude-mini memory add` and `/memory add` run the same scan (`refusal_text`).
 It is a best effort on tool input: a secret written by a shell command is not seen.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from claude_mini.agent.permissions import Decision, Deny, ToolPolicy
-
-# Values that stand for a secret without being one: `${DB_PASSWORD}`, `<token>`, `***`, `xxxx`.
-_PLACEHOLDER = re.compile(
-    r"^(\$\{?\w+\}?|<[^>]*>|\{\{?[^}]*\}\}?|\*+|x+|\.+|%\w+%|(your|my)[-_]?\w*|changeme|redacted)$",
-    re.IGNORECASE,
+from claude_mini.memory.secret_scan import (
+    SecretFinding,
+    describe_findings,
+    find_secret,
+    find_secrets,
 )
 
+__all__ = ["SecretFinding", "SecretGuard", "describe_findings", "find_secret", "find_secrets", "lands_in",
+           "refusal_text", "text_after"]
 
-@dataclass(frozen=True)
-class SecretPattern:
-    """One kind of secret: what to call it and how to spot it (group `value` is the secret)."""
-
-    kind: str
-    regex: re.Pattern[str]
+MAX_SCAN_BYTES = 8 * 1024 * 1024  # a bigger file is not a memory; only the new text is scanned
 
 
-def _p(kind: str, pattern: str, flags: int = 0) -> SecretPattern:
-    return SecretPattern(kind, re.compile(pattern, flags))
+def refusal_text(found: list[SecretFinding], where: str) -> str:
+    """The one-line refusal for secrets in `where`: what was found, that nothing was saved, what to do."""
+    return (f"refused to save {describe_findings(found)} in {where}. Memory files are plain text "
+            "that is read back into every session and may be shared, so secrets never go there. "
+            "Nothing was written. Save the memory without the secret (say where it lives "
+            "instead, e.g. the name of an environment variable or a password-manager entry).")
 
 
-PATTERNS: tuple[SecretPattern, ...] = (
-    _p("a private key", r"(?P<value>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)"),
-    _p("an API key", r"(?<![\w-])(?P<value>sk-(?:ant-|proj-|live-)?[A-Za-z0-9_-]{20,})"),
-    _p("a Stripe key", r"(?<![\w-])(?P<value>[rs]k_(?:live|test)_[A-Za-z0-9]{16,})"),
-    _p("an AWS access key id", r"(?<![A-Z0-9])(?P<value>(?:AKIA|ASIA)[A-Z0-9]{16})(?![A-Z0-9])"),
-    _p("a GitHub token", r"(?<![\w])(?P<value>(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}))"),
-    _p("a Slack token", r"(?<![\w-])(?P<value>xox[abposr]-[A-Za-z0-9-]{10,})"),
-    _p("a Google API key", r"(?<![\w-])(?P<value>AIza[0-9A-Za-z_-]{35})"),
-    _p("a JSON web token", r"(?<![\w-])(?P<value>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"),
-    _p("a password in a URL", r"\b[a-z][a-z0-9+.-]*://[^\s/:@]+:(?P<value>[^\s/@]+)@", re.IGNORECASE),
-    _p("a password or secret assignment",
-       r"\b(?:password|passwd|pwd|secret|client_secret|api_?key|access_?key|secret_?key|"
-       r"auth_?token|access_?token|private_?key)\b[\"']?\s*[:=]\s*[\"'](?P<value>[^\"'\s]{4,})[\"']",
-       re.IGNORECASE),
-)
+def resolve_tool_path(raw: str, cwd: Path | None) -> str:
+    """The absolute, normalised path a tool would use for `raw` (`~` expanded, relative to cwd)."""
+    path = os.path.expanduser(raw)
+    if not os.path.isabs(path):
+        path = os.path.join(str(cwd or os.getcwd()), path)
+    return os.path.normpath(path)
 
 
-@dataclass(frozen=True)
-class SecretFinding:
-    """A likely secret: its kind and a redacted form that is safe to show."""
-
-    kind: str
-    redacted: str
-
-
-def redact(value: str) -> str:
-    """The first four characters of a secret and an ellipsis (enough to recognise it)."""
-    return value[:4] + "…" if len(value) > 4 else "…"
-
-
-def find_secret(text: Any) -> SecretFinding | None:
-    """The first likely secret in `text`, or None; placeholders like `${TOKEN}` do not count."""
-    if not isinstance(text, str) or not text:
+def current_text(path: str) -> str | None:
+    """The file's text as Edit decodes it (LF line ends); "" if missing, None if unusable."""
+    try:
+        if not os.path.isfile(path):
+            return "" if not os.path.lexists(path) else None
+        if os.path.getsize(path) > MAX_SCAN_BYTES:
+            return None
+        data = Path(path).read_bytes()
+    except OSError:
         return None
-    for pattern in PATTERNS:
-        for match in pattern.regex.finditer(text):
-            value = match.group("value")
-            if pattern.kind.startswith("a password") and _PLACEHOLDER.match(value):
-                continue
-            return SecretFinding(pattern.kind, redact(value))
-    return None
+    from claude_mini.tools.read import sniff_encoding
+
+    encoding = sniff_encoding(data[:8192])
+    if encoding is None:
+        return None
+    return data.decode(encoding, errors="replace").replace("\r\n", "\n")
 
 
-def new_text_of(tool_name: str, input: dict[str, Any]) -> str | None:
-    """The text a Write or Edit call would put into its file."""
-    key = {"Write": "content", "Edit": "new_string"}.get(tool_name)
-    value = input.get(key) if key else None
-    return value if isinstance(value, str) else None
+def text_after(tool_name: str, input: dict[str, Any], cwd: Path | None = None) -> str | None:
+    """The text the target file would hold after this Write or Edit (None for other calls).
+
+    Edit: the current file with old_string replaced (once, or everywhere with
+    replace_all). When that cannot be worked out (old_string not found, an
+    unreadable file) the Edit will fail, and new_string alone is scanned.
+    """
+    if tool_name == "Write":
+        content = input.get("content")
+        return content if isinstance(content, str) else None
+    if tool_name != "Edit":
+        return None
+    new, old = input.get("new_string"), input.get("old_string")
+    if not isinstance(new, str):
+        return None
+    raw = input.get("file_path")
+    text = current_text(resolve_tool_path(raw, cwd)) if isinstance(raw, str) and raw.strip() else None
+    if text is None or not isinstance(old, str):
+        return new
+    old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
+    if not old:
+        return text or new
+    if old not in text:
+        return new
+    return text.replace(old, new) if input.get("replace_all") is True else text.replace(old, new, 1)
 
 
 class SecretGuard:
@@ -122,24 +128,24 @@ class SecretGuard:
         return refusal or self.policy.can_use_tool(tool_name, input)
 
     def refusal(self, tool_name: str, input: dict[str, Any]) -> Deny | None:
-        """The Deny for a memory write with a secret in it, else None."""
-        text = new_text_of(tool_name, input)
-        if text is None or not self.targets_memory(input.get("file_path")):
+        """The Deny for a memory write whose resulting file holds a secret, else None."""
+        if tool_name not in ("Write", "Edit") or not self.targets_memory(input.get("file_path")):
             return None
-        found = find_secret(text)
-        if found is None:
+        found = find_secrets(text_after(tool_name, input, self._cwd_now()))
+        if tool_name == "Edit" and not found:
+            found = find_secrets(input.get("new_string"))  # whatever the file, never add one
+        if not found:
             return None
-        return Deny(
-            f"refused to save {found.kind} ({found.redacted}) in the memory folder {self.memory_dir}. "
-            "Memory files are plain text that is read back into every session and may be shared, "
-            "so secrets never go there. Nothing was written. Save the memory without the secret "
-            "(say where it lives instead, e.g. an environment variable or a password manager)."
-        )
+        name = os.path.basename(str(input.get("file_path")))
+        after = " (the file as this Edit would leave it)" if tool_name == "Edit" else ""
+        return Deny(refusal_text(found, f"{name}{after} in the memory folder {self.memory_dir}"))
+
+    def _cwd_now(self) -> Path | None:
+        return self._cwd() if callable(self._cwd) else self._cwd
 
     def targets_memory(self, raw: Any) -> bool:
         """Whether `raw` (a tool's file_path) lands inside the memory folder."""
-        cwd = self._cwd() if callable(self._cwd) else self._cwd
-        return lands_in(raw, self.memory_dir, cwd)
+        return lands_in(raw, self.memory_dir, self._cwd_now())
 
 
 def lands_in(raw: Any, folder: Path, cwd: Path | None) -> bool:
@@ -149,10 +155,7 @@ def lands_in(raw: Any, folder: Path, cwd: Path | None) -> bool:
     """
     if not isinstance(raw, str) or not raw.strip():
         return False
-    path = os.path.expanduser(raw)
-    if not os.path.isabs(path):
-        path = os.path.join(str(cwd or os.getcwd()), path)
-    lexical = os.path.normpath(path)
+    lexical = resolve_tool_path(raw, cwd)
     roots = {os.path.normpath(os.path.abspath(folder)), os.path.realpath(folder)}
     candidates = (lexical, os.path.realpath(lexical))
     return any(c == r or c.startswith(r.rstrip(os.sep) + os.sep) for c in candidates for r in roots)

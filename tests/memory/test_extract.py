@@ -18,7 +18,7 @@ from claude_mini.agent.fork import strip_cache_control
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.memory.extract import ExtractionSettings, SavedMemory
-from claude_mini.memory.secrets import SecretGuard, find_secret
+from claude_mini.memory.secrets import SecretGuard
 from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime
 from claude_mini.session import resume_session
@@ -426,33 +426,7 @@ def test_every_escape_is_denied_with_a_reason_and_the_session_goes_on(repo, memd
 # ---------------------------------------------------------------- the secret guard
 
 
-@pytest.mark.parametrize("text", [
-    "key: sk-ant-api03-" + "a" * 40,
-    "aws AKIAIOSFODNN7EXAMPLE here",
-    "token ghp_" + "b" * 36,
-    "slack xoxb-123456789012-abcdefghij",
-    "-----BEGIN RSA PRIVATE KEY-----\nMIIE...",
-    "-----BEGIN OPENSSH PRIVATE KEY-----",
-    "db at postgres://app:hunter2secret@db.internal:5432/app",
-    'password = "correct-horse-battery"',
-    "API_KEY: 'zq8w7e6r5t4y3u2i'",
-])
-def test_find_secret_spots_common_secrets(text):
-    found = find_secret(text)
-    assert found is not None and "…" in found.redacted
-
-
-@pytest.mark.parametrize("text", [
-    "always run pytest with -x",
-    "the key is in 1Password under 'staging db'",
-    "connect with postgres://app:${DB_PASSWORD}@db.internal/app",
-    'password = "<your password>"',
-    "set OPENAI_API_KEY in your shell before running",
-    "risk-assessment-document-for-the-project is in docs/",
-    "https://example.com/user@host",
-])
-def test_find_secret_leaves_ordinary_text_alone(text):
-    assert find_secret(text) is None
+# What counts as a secret, and Edits that assemble one: tests/memory/test_secrets.py.
 
 
 def test_secret_guard_refuses_memory_writes_by_the_fork_and_the_main_agent(repo, memdir, fake_server):
@@ -470,7 +444,7 @@ def test_secret_guard_refuses_memory_writes_by_the_fork_and_the_main_agent(repo,
     rt.policy.mode = "bypassPermissions"  # not even bypass lets a secret into memory
     asyncio.run(session(rt, "remember my api key"))
     main_result = fake_server.requests_for("main")[1].body["messages"][-1]["content"][0]
-    assert main_result["is_error"] and "refused to save an API key (sk-a…)" in main_result["content"]
+    assert main_result["is_error"] and "refused to save an API key (sk-ant-api03-…) on line 3" in main_result["content"]
     assert key not in main_result["content"]
     assert (repo / "config.env").exists()  # outside the memory folder the guard does not apply
     fork_result = fake_server.requests_for("extract")[1].body["messages"][-1]["content"][0]

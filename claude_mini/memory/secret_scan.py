@@ -1,0 +1,430 @@
+"""What looks like a credential in a text: the detection half of the memory secret guard.
+
+Four families, in the spirit of how secret scanners (gitleaks, detect-secrets)
+classify, with our own patterns:
+
+- typed tokens, recognisable by a fixed prefix or shape (`ghp_`, `glpat-`,
+  `npm_`, `AKIA`, `sk-ant-`, JWTs, Slack webhooks, PEM headers, ...);
+- key/value assignments whose key names a secret (`.env`, `export`, YAML,
+  JSON, TOML, INI, URL query, connection strings, command-line flags,
+  `Authorization:` headers), where the value must look like a real secret:
+  placeholders (`<your password>`, `${VAR}`, `$VAR`, `xxx`, `***`,
+  `changeme`), references (`DB_PASSWORD`, paths, vault URLs, `getenv(...)`),
+  short values and prose ("password: see 1Password") pass;
+- key material without its header: a block of long base64 lines, or base64
+  that starts like a DER private key or an OpenSSH key;
+- an AWS secret access key written bare next to its access key id.
+
+Findings say what was found and on which line, never the value: the kind,
+plus the key name or the token's fixed public prefix. Everything is regular
+expressions without nested quantifiers, so a scan is linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+MIN_PASSWORD_CHARS = 6
+MIN_TOKEN_CHARS = 8
+MIN_URL_PASSWORD_CHARS = 4
+PEM_MIN_LINES = 3  # consecutive long base64 lines that make a key body
+PEM_MIN_LINE_CHARS = 40
+AWS_PAIR_WINDOW = 400  # characters around an access key id searched for its secret key
+MAX_KEY_CHARS = 64
+SHOWN_FINDINGS = 3  # a refusal names at most this many, then counts the rest
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    """A likely secret: its kind, a label that is safe to show, and its line (1-based)."""
+
+    kind: str
+    line: int
+    label: str = ""  # a key name (`DB_PASSWORD=…`) or a token's fixed prefix (`ghp_…`)
+
+    def describe(self) -> str:
+        """`a GitHub token (ghp_…) on line 3`: what was found and where, without the value."""
+        shown = f" ({self.label})" if self.label else ""
+        return f"{self.kind}{shown} on line {self.line}"
+
+
+@dataclass(frozen=True)
+class _Hit:
+    """A raw match: where it starts in the text, what it is, what may be shown."""
+
+    start: int
+    kind: str
+    label: str = ""
+
+
+# --- placeholders and references --------------------------------------------------------
+# Words that stand in a value slot without being a secret ("password: required").
+_STAND_IN_WORDS = frozenset(re.findall(r"\S+", """
+required optional prompt prompted interactive ask none null nil empty unset undefined hidden
+masked redacted removed omitted secret secrets password passwords passwd token tokens example
+sample dummy fake test testing default disabled enabled true false yes no on off changeme
+changeit placeholder todo tbd fixme string str value any env environment keyring keychain
+vault 1password keepass keepassxc lastpass bitwarden ssm sops stdin file see stored pass pw pwd
+user username login
+"""))
+_STAND_IN_PARTS = ("example", "placeholder", "changeme", "change_me", "change-me", "redacted",
+                   "dummy", "your", "replace", "insert", "fixme", "todo", "sample")
+_STAND_IN_START = ("$", "<", "{", "%", "!", "[", "ENC[", "@")
+_MASK = re.compile(r"[xX*.#•_\-?0]+|(.)\1+")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_REFERENCE_START = ("/", "~/", "./", "../", "file:", "env:", "vault:", "op://", "arn:", "sm://",
+                    "ssm:", "secret://", "keyring:", "http://", "https://", "secrets.", "vars.",
+                    "env.", "process.env", "os.environ", "ENV[", "ENV.")
+_CODE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Z][a-z]+(?:[A-Z][a-z]+)+")  # config.token, SecretStr
+_FILE_NAME = re.compile(r"[\w.\-/]+\.(?:txt|pem|key|json|ya?ml|env|gpg|age|asc|p12|pfx|jks|crt)")
+
+
+def is_stand_in(value: str) -> bool:
+    """Whether `value` holds a place (`<token>`, `${VAR}`, `xxx`, `changeme`) instead of a secret."""
+    low = value.lower()
+    return (low in _STAND_IN_WORDS or value.startswith(_STAND_IN_START)
+            or any(part in low for part in _STAND_IN_PARTS)
+            or low.startswith(("my-", "my_")) or "..." in value or "…" in value
+            or _MASK.fullmatch(value) is not None)
+
+
+def is_reference(value: str) -> bool:
+    """Whether `value` names where a secret lives (an env var, a path, a vault URL) or is code."""
+    return (_ENV_NAME.fullmatch(value) is not None or value.startswith(_REFERENCE_START)
+            or "(" in value or "[" in value or _CODE.fullmatch(value) is not None
+            or _FILE_NAME.fullmatch(value) is not None)
+
+
+def _classes(value: str) -> int:
+    """How many of lower case, upper case, digits and symbols `value` mixes."""
+    return sum((any(c.islower() for c in value), any(c.isupper() for c in value),
+                any(c.isdigit() for c in value), any(not c.isalnum() for c in value)))
+
+
+def _has_letter_and_digit(value: str) -> bool:
+    return any(c.isalpha() for c in value) and any(c.isdigit() for c in value)
+
+
+# --- typed tokens -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TokenPattern:
+    """One kind of typed secret; group `value` is the secret, `prefix` (if any) is shown."""
+
+    kind: str
+    regex: re.Pattern[str]
+    checked: bool = False  # the value must not be a placeholder or reference
+    min_chars: int = 0
+
+
+def _t(kind: str, pattern: str, flags: int = 0, *, checked: bool = False,
+       min_chars: int = 0) -> TokenPattern:
+    return TokenPattern(kind, re.compile(pattern, flags), checked, min_chars)
+
+
+_B64 = r"[A-Za-z0-9+/]"
+TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
+    _t("a private key", r"(?P<value>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)"),
+    _t("a PuTTY private key", r"(?P<value>PuTTY-User-Key-File-\d+:|Private-Lines:\s*\d+)"),
+    _t("an age secret key", r"(?P<value>(?P<prefix>AGE-SECRET-KEY-)1[0-9A-Z]{50,})"),
+    _t("a private key body",
+       r"(?<![A-Za-z0-9+/])(?P<value>(?:MII" + _B64 + r"{3}IBA[AD]|MIG" + _B64 + r"AgEA"
+       r"|MHcCAQEE|MC4CAQAw|b3BlbnNzaC1rZXktdjE)" + _B64 + r"{40,})"),
+    _t("an API key", r"(?<![\w-])(?P<value>(?P<prefix>sk-(?:ant-(?:api|admin)\d\d-|ant-|proj-|"
+                     r"svcacct-|admin-|live-)?)[A-Za-z0-9_-]{20,})"),
+    _t("a Stripe key", r"(?<![\w-])(?P<value>(?P<prefix>(?:sk|rk)_(?:live|test)_)[A-Za-z0-9]{16,}"
+                       r"|(?P<p2>whsec_)[A-Za-z0-9]{24,})"),
+    _t("an AWS access key id",
+       r"(?<![A-Z0-9])(?P<value>(?P<prefix>AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Z0-9])"),
+    _t("an AWS secret access key",
+       r"(?:aws_?)?secret_?access_?key[\"'`]?\s*(?:=|:|=>)\s*[\"'`]?"
+       r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", re.IGNORECASE),
+    _t("a GitHub token", r"(?<!\w)(?P<value>(?P<prefix>gh[pousr]_)[A-Za-z0-9]{30,}"
+                         r"|(?P<p2>github_pat_)[A-Za-z0-9_]{22,})"),
+    _t("a GitLab token", r"(?<![\w-])(?P<value>(?P<prefix>gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|oas"
+                         r"|agent)-)[\w-]{20,}|(?P<p2>GR1348941)[\w-]{20,})"),
+    _t("an npm token", r"(?<!\w)(?P<value>(?P<prefix>npm_)[A-Za-z0-9]{36})(?![A-Za-z0-9])"),
+    _t("a PyPI token", r"(?<![\w-])(?P<value>(?P<prefix>pypi-)AgEIcHlwaS5vcmc[\w-]{40,})"),
+    _t("a Slack token", r"(?<![\w-])(?P<value>(?P<prefix>xox[abposre]-|xapp-)[A-Za-z0-9-]{10,})"),
+    _t("a Slack webhook URL",
+       r"(?P<value>(?P<prefix>https://hooks\.slack\.com/)services/T\w+/B\w+/\w{16,})"),
+    _t("a Discord webhook URL", r"(?P<value>(?P<prefix>https://(?:\w+\.)?discord(?:app)?\.com/"
+                                r"api/webhooks/)\d+/[\w-]{40,})"),
+    _t("a Google API key", r"(?<![\w-])(?P<value>(?P<prefix>AIza)[0-9A-Za-z_-]{35})"),
+    _t("a Google OAuth client secret", r"(?<![\w-])(?P<value>(?P<prefix>GOCSPX-)[\w-]{24,})"),
+    _t("a Hugging Face token", r"(?<!\w)(?P<value>(?P<prefix>hf_)[A-Za-z0-9]{30,})"),
+    _t("a SendGrid API key", r"(?<![\w-])(?P<value>(?P<prefix>SG\.)[\w-]{22}\.[\w-]{43})"),
+    _t("a Shopify token", r"(?<!\w)(?P<value>(?P<prefix>shp(?:at|ca|pa|ss)_)[a-fA-F0-9]{32})"),
+    _t("a DigitalOcean token", r"(?<!\w)(?P<value>(?P<prefix>do[opr]_v1_)[a-f0-9]{64})"),
+    _t("a Databricks token", r"(?<!\w)(?P<value>(?P<prefix>dapi)[a-f0-9]{32})(?![a-f0-9])"),
+    _t("a Twilio API key", r"(?<!\w)(?P<value>(?P<prefix>SK)[0-9a-f]{32})(?!\w)"),
+    _t("a Telegram bot token", r"(?<![\w:])(?P<value>\d{8,10}:AA[\w-]{33})(?![\w-])"),
+    _t("an Azure storage account key", r"(?P<prefix>AccountKey=)(?P<value>[A-Za-z0-9+/]{60,}={0,2})"),
+    _t("an Azure SAS signature", r"[?&](?P<prefix>sig=)(?P<value>[A-Za-z0-9%+/]{30,})"),
+    _t("a JSON web token", r"(?<![\w-])(?P<value>(?P<prefix>eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}"
+                           r"\.[A-Za-z0-9_-]{8,})"),
+    _t("a password in a URL", r"\b[a-z][a-z0-9+.-]*://[^\s/:@]*:(?P<value>[^\s/@]+)@[\w.\[-]",
+       re.IGNORECASE, checked=True, min_chars=MIN_URL_PASSWORD_CHARS),
+    _t("a bearer token", r"\bBearer\s+(?P<value>[A-Za-z0-9\-._~+/]{16,}=*)", checked=True),
+    _t("a password on a command line",
+       r"\b(?:mysql(?:dump|admin)?|mariadb)\b[^\n]*?\s-p(?P<value>[^\s'\"-][^\s'\"]{3,})"
+       r"|\bsshpass\s+-p[ \t]*[\"']?(?P<v3>[^\s'\"-][^\s'\"]{3,})"
+       r"|\bcurl\b[^\n]*?\s(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<v2>[^\s\"']{4,})",
+       checked=True, min_chars=MIN_URL_PASSWORD_CHARS),
+    _t("a password in a .netrc entry",
+       r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\S+)", checked=True,
+       min_chars=MIN_URL_PASSWORD_CHARS),
+)
+
+
+def _value_of(match: re.Match[str]) -> str:
+    groups = match.groupdict()
+    return groups.get("value") or groups.get("v2") or groups.get("v3") or ""
+
+
+def _prefix_of(match: re.Match[str]) -> str:
+    groups = match.groupdict()
+    prefix = groups.get("prefix") or groups.get("p2") or ""
+    return prefix + "…" if prefix else ""
+
+
+def _typed_hits(text: str) -> Iterator[_Hit]:
+    for pattern in TOKEN_PATTERNS:
+        for match in pattern.regex.finditer(text):
+            value = _value_of(match)
+            if pattern.checked and (len(value) < pattern.min_chars or is_stand_in(value)
+                                    or is_reference(value)):
+                continue
+            if pattern.kind == "a bearer token" and not _has_letter_and_digit(value):
+                continue
+            yield _Hit(match.start(), pattern.kind, _prefix_of(match))
+
+
+# --- key/value assignments ----------------------------------------------------------------
+# A key token, optional closing quote/bracket and markdown bold, then an assignment operator.
+_ASSIGNMENT = re.compile(
+    r"(?<![\w.\-])(?P<key>[\w.\-]{2," + str(MAX_KEY_CHARS) + r"})[\"'`\]]?(?:\*\*|__)?[ \t]*"
+    r"(?P<op>:=|=>|\?=|==|=|:(?!//))(?:\*\*|__)?[ \t]*"
+)
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_SENSITIVE_STEMS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "pat")
+_PASSWORD_ENDINGS = ("password", "passwd", "passphrase")
+_SECRET_ENDINGS = ("secret", "token", "apikey", "authtoken")
+_SECRET_WORDS = frozenset({"pwd", "pass", "pw", "credential", "credentials", "creds", "auth",
+                           "pat", "authorization"})
+_KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "signing", "sign", "encryption",
+                             "encrypt", "decryption", "master", "auth", "client", "license",
+                             "account", "storage", "app", "consumer", "deploy", "hmac", "jwt",
+                             "crypto", "cipher", "root", "session", "service", "webhook"})
+_NEUTRAL_TAILS = frozenset({"base", "value", "b64", "base64", "hex", "raw", "plain", "plaintext"})
+_SCHEME = re.compile(r"(?:bearer|basic|token|bot|digest|negotiate|apikey|sso-key)[ \t]+",
+                     re.IGNORECASE)
+_QUOTES = "\"'`"
+_STRING_PREFIX = re.compile(r"[fbrFBR]{1,2}(?=[\"'])")  # f"Bearer {token}" is code, not a value
+_VALUE_CUT = re.compile(r"[;&,]")
+_TRAILING_PUNCT = ".:!?)]}>*\"'`"
+_PROSE_OK_TAIL = ("#", "//", "--", ",", ";", "&", "}", ")", "]", "|", "\\")
+
+
+@dataclass(frozen=True)
+class _Key:
+    """What an assignment's key says its value is: `password`, `secret` or `header`."""
+
+    category: str
+    kind: str
+
+
+def classify_key(key: str, previous_word: str = "") -> _Key | None:
+    """The category of `key` (DB_PASSWORD, apiKey, _SECRET_KEY, x-auth-token), or None."""
+    words = [w.lower() for w in _WORDS.findall(key)]
+    while len(words) > 1 and words[-1] in _NEUTRAL_TAILS:
+        words.pop()  # secret_key_base, token_value: the tail does not change what it is
+    if not words:
+        return None
+    last = words[-1]
+    before = words[-2] if len(words) > 1 else previous_word.lower()
+    if last == "authorization":
+        return _Key("header", "an Authorization header")
+    if last.endswith(_PASSWORD_ENDINGS) or last in ("pwd", "pass", "pw"):
+        return _Key("password", "a password")
+    if last.endswith(_SECRET_ENDINGS) or last in _SECRET_WORDS:
+        return _Key("secret", "a token" if "token" in last else "a secret")
+    if last == "key" and before in _KEY_QUALIFIERS:
+        return _Key("secret", "a secret key")
+    return None
+
+
+def _quoted_value(rest: str) -> tuple[str, bool] | None:
+    """The value inside quotes at the start of `rest`, if it closes on the same line."""
+    quote = rest[:1]
+    if not quote or quote not in _QUOTES:
+        return None
+    end = rest.find(quote, 1)
+    line_end = rest.find("\n")
+    if end < 0 or (0 <= line_end < end):
+        return None
+    return rest[1:end], False
+
+
+def _unquoted_value(rest: str) -> tuple[str, bool]:
+    """The bare value at the start of `rest` and whether prose follows it on the line."""
+    line = rest.split("\n", 1)[0]
+    token = line.split(None, 1)[0] if line.strip() and not line[:1].isspace() else ""
+    cut = _VALUE_CUT.search(token)
+    value = token[: cut.start()] if cut else token
+    value = value.rstrip(_TRAILING_PUNCT)
+    tail = line[len(token):].strip()
+    prose = bool(tail) and not tail.startswith(_PROSE_OK_TAIL)
+    return value, prose
+
+
+def _assignment_value(text: str, end: int, category: str) -> tuple[str, bool]:
+    """The value after an operator ending at `end` (the header scheme skipped)."""
+    rest = text[end:end + 4096]
+    code = _STRING_PREFIX.match(rest)
+    if code:
+        rest = rest[code.end():]
+    if category == "header":  # `Authorization: Bearer abc`, `"Authorization": "Basic abc"`
+        bare = rest.lstrip(_QUOTES)
+        scheme = _SCHEME.match(bare)
+        if scheme:
+            return _unquoted_value(bare[scheme.end():])
+    quoted = _quoted_value(rest)
+    return quoted if quoted is not None else _unquoted_value(rest.lstrip(_QUOTES))
+
+
+def value_is_secret(value: str, category: str, prose: bool = False) -> bool:
+    """Whether an assigned value looks like a real secret for a key of `category`."""
+    if len(value) < MIN_PASSWORD_CHARS or any(c.isspace() for c in value):
+        return False
+    if is_stand_in(value) or is_reference(value):
+        return False
+    if prose:  # "password: hunter2 (staging)" yes, "auth: OAuth2 via Keycloak" no
+        if category == "password":
+            return _has_letter_and_digit(value)
+        return len(value) >= 12 and _classes(value) >= 3
+    if category == "password":
+        return True
+    if category == "header":  # Basic credentials are base64 letters, often without a digit
+        return len(value) >= MIN_TOKEN_CHARS
+    return len(value) >= MIN_TOKEN_CHARS and (_has_letter_and_digit(value) or len(value) >= 32)
+
+
+def _previous_word(text: str, start: int) -> str:
+    """The word before position `start` on its line ("API" in "API key: ...")."""
+    head = text[max(0, start - 40):start].rsplit("\n", 1)[-1].rstrip()
+    words = re.findall(r"[A-Za-z]+", head)
+    return words[-1] if words else ""
+
+
+def _assignment_hits(text: str) -> Iterator[_Hit]:
+    for match in _ASSIGNMENT.finditer(text):
+        key = match.group("key")
+        if not any(stem in key.lower() for stem in _SENSITIVE_STEMS):
+            continue
+        found = classify_key(key, _previous_word(text, match.start()))
+        if found is None:
+            continue
+        value, prose = _assignment_value(text, match.end(), found.category)
+        if value_is_secret(value, found.category, prose):
+            label = key.strip("-_.") or key
+            op = "=" if match.group("op") in ("=", ":=", "?=", "==") else match.group("op")
+            yield _Hit(match.start("key"), found.kind, f"{label}{op}…")
+
+
+def _flag_hits(text: str) -> Iterator[_Hit]:
+    """`--password hunter22`, `--token abc123...`: a secret passed as a command-line flag."""
+    for match in _FLAG.finditer(text):
+        found = classify_key(match.group("flag"))
+        if found is None:
+            continue
+        raw = match.group("value")
+        value = raw[1:-1] if raw[:1] in _QUOTES else raw
+        if value_is_secret(value, found.category):
+            yield _Hit(match.start(), found.kind, f"--{match.group('flag')} …")
+
+
+_FLAG = re.compile(r"(?<![\w-])--?(?P<flag>[a-z][\w-]{1,40})[ \t]+"
+                   r"(?P<value>\"[^\"\n]+\"|'[^'\n]+'|[^\s'\"-]\S*)")
+
+
+# --- key material without a header, and bare AWS secret keys -----------------------------
+_B64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/]{" + str(PEM_MIN_LINE_CHARS) + r",}={0,2}[ \t]*")
+_PUBLIC_HEADER = re.compile(r"-----BEGIN (?:CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY|PGP PUBLIC KEY"
+                            r"|PGP SIGNATURE|PGP MESSAGE|CERTIFICATE REQUEST|X509 CRL)")
+_HEX = re.compile(r"[\sA-Fa-f0-9]+")
+
+
+def _key_body_hits(text: str) -> Iterator[_Hit]:
+    """Runs of long base64 lines (a PEM body whose header was left out), not under a public header."""
+    lines = text.split("\n")
+    offsets = _line_offsets(lines)
+    run_start = None
+    for i, line in enumerate([*lines, ""]):
+        if i < len(lines) and _B64_LINE.fullmatch(line):
+            run_start = i if run_start is None else run_start
+            continue
+        if run_start is not None and i - run_start >= PEM_MIN_LINES:
+            block = "\n".join(lines[run_start:i])
+            header = "\n".join(lines[max(0, run_start - 2):run_start])
+            if not _PUBLIC_HEADER.search(header) and not _HEX.fullmatch(block) and \
+                    _classes(block.replace("\n", "")) >= 3:
+                yield _Hit(offsets[run_start], "a key body (a long base64 block)")
+        run_start = None
+
+
+def _line_offsets(lines: list[str]) -> list[int]:
+    offsets, at = [], 0
+    for line in lines:
+        offsets.append(at)
+        at += len(line) + 1
+    return offsets
+
+
+_AWS_ID = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])")
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+
+def _aws_pair_hits(text: str) -> Iterator[_Hit]:
+    """A 40-character secret access key written near an access key id, without its key name."""
+    for key_id in _AWS_ID.finditer(text):
+        low = max(0, key_id.start() - AWS_PAIR_WINDOW)
+        window = text[low:key_id.end() + AWS_PAIR_WINDOW]
+        for match in _AWS_SECRET.finditer(window):
+            value = match.group(0)
+            if _classes(value) >= 3 and not _HEX.fullmatch(value):
+                yield _Hit(low + match.start(), "an AWS secret access key")
+
+
+# --- the scan -------------------------------------------------------------------------------
+# Most specific first: where two detectors flag one line, the first one names it.
+DETECTORS: tuple[Callable[[str], Iterator[_Hit]], ...] = (
+    _typed_hits, _aws_pair_hits, _assignment_hits, _flag_hits, _key_body_hits,
+)
+
+
+def find_secrets(text: object) -> list[SecretFinding]:
+    """Every likely secret in `text`, one per line, in line order."""
+    if not isinstance(text, str) or not text:
+        return []
+    by_line: dict[int, SecretFinding] = {}
+    for detect in DETECTORS:
+        for hit in detect(text):
+            line = text.count("\n", 0, hit.start) + 1
+            by_line.setdefault(line, SecretFinding(hit.kind, line, hit.label))
+    return [by_line[n] for n in sorted(by_line)]
+
+
+def find_secret(text: object) -> SecretFinding | None:
+    """The first likely secret in `text` (by line), or None."""
+    found = find_secrets(text)
+    return found[0] if found else None
+
+
+def describe_findings(found: list[SecretFinding]) -> str:
+    """`a password (DB_PASSWORD=…) on line 2 and an npm token (npm_…) on line 5`."""
+    parts = [f.describe() for f in found[:SHOWN_FINDINGS]]
+    if len(found) > SHOWN_FINDINGS:
+        parts.append(f"{len(found) - SHOWN_FINDINGS} more")
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]

@@ -1,0 +1,277 @@
+"""The memory secret guard (memory/secret_scan.py, memory/secrets.py): what counts as a secret,
+what passes, and Writes/Edits judged by the file as it will be after the change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from claude_mini.agent.permissions import Allow, Deny
+from claude_mini.memory.secret_scan import find_secret, find_secrets
+from claude_mini.memory.secrets import SecretGuard, text_after
+
+FIXTURES = Path(__file__).parent / "secret_fixtures"
+EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
+
+
+class AllowAll:
+    """A wrapped policy that allows everything, so only the guard can refuse."""
+
+    def can_use_tool(self, tool_name, input):
+        return Allow()
+
+
+def kinds(text: str) -> list[str]:
+    return [f.kind for f in find_secrets(text)]
+
+
+# --- the fixture of realistic memory files ------------------------------------------------
+@pytest.mark.parametrize("path", sorted((FIXTURES / "clean").glob("*.md")), ids=lambda p: p.name)
+def test_clean_memory_files_pass(path):
+    assert find_secrets(path.read_text()) == []
+
+
+@pytest.mark.parametrize("path", sorted((FIXTURES / "secret").glob("*.md")), ids=lambda p: p.name)
+def test_memory_files_with_secrets_are_found_by_kind_and_line(path):
+    found = find_secrets(path.read_text())
+    assert [[f.kind, f.line] for f in found] == EXPECTED[path.name]
+
+
+def test_every_secret_fixture_has_an_expectation():
+    assert sorted(p.name for p in (FIXTURES / "secret").glob("*.md")) == sorted(EXPECTED)
+
+
+# --- families of secrets: (text, kind, the secret value that must never be shown) ------
+ENV_LINES = [
+    ("DB_PASSWORD=hunter2", "a password", "hunter2"),
+    ('DB_PASSWORD="hunter2"', "a password", "hunter2"),
+    ("export API_TOKEN='abc123def456ghi789'", "a token", "abc123def456ghi789"),
+    ('export API_TOKEN="abc123def456ghi789"  # staging', "a token", "abc123def456ghi789"),
+    ("_SECRET_KEY=k3j4h5g6f7d8s9", "a secret key", "k3j4h5g6f7d8s9"),
+    ("__INTERNAL_PASSWD=Zx81!pq", "a password", "Zx81!pq"),
+    ("PGPASSWORD=Tr0ub4dor psql -h db", "a password", "Tr0ub4dor"),
+    ("docker run -e POSTGRES_PASSWORD=s3cr3tpw postgres", "a password", "s3cr3tpw"),
+    ("STRIPE_WEBHOOK_SECRET=9f8e7d6c5b4a3210", "a secret", "9f8e7d6c5b4a3210"),
+    ("set DEPLOY_TOKEN=q1w2e3r4t5y6", "a token", "q1w2e3r4t5y6"),
+]
+AWS = [
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "an AWS secret access key",
+     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    ('"SecretAccessKey": "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"', "an AWS secret access key",
+     "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"),
+    ("AWS_SECRET_ACCESS_KEY: Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7dEf0h", "an AWS secret access key",
+     "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7dEf0h"),
+    ("id AKIAI44QH8DHBEXAMPLE\nsecret:\nje7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+     "an AWS secret access key", "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY"),
+    ("aws ASIAQWERTYUIOPASDFGH here", "an AWS access key id", "QWERTYUIOPASDFGH"),
+]
+YAML = [
+    ("database:\n  password: s3cr3t-Pa55\n", "a password", "s3cr3t-Pa55"),
+    ("smtp:\n  secret: 'Q9w8E7r6T5y4'\n", "a secret", "Q9w8E7r6T5y4"),
+    ("ci:\n  token: \"ab12cd34ef56gh78\"\n", "a token", "ab12cd34ef56gh78"),
+    ("- name: api\n  apiKey: 7f6e5d4c3b2a1908\n", "a secret key", "7f6e5d4c3b2a1908"),
+    ('{"db": {"password": "hunter22"}}', "a password", "hunter22"),
+    ("client_secret = \"a8f5f167f44f4964e6c998dee827110c\"", "a secret",
+     "a8f5f167f44f4964e6c998dee827110c"),
+    ("**Password:** Tr0ub4dor&3", "a password", "Tr0ub4dor"),
+    ("Server=db;User Id=sa;Password=hunter22;", "a password", "hunter22"),
+]
+HEADERS = [
+    ('curl -H "Authorization: Bearer 7d1c0e9a5b3f4e2d8c6a" https://api/x', "a bearer token",
+     "7d1c0e9a5b3f4e2d8c6a"),
+    ("Authorization: Basic ZGVwbG95OnN1cGVyc2VjcmV0", "an Authorization header",
+     "ZGVwbG95OnN1cGVyc2VjcmV0"),
+    ('headers = {"Authorization": "Token 5f4dcc3b5aa765d61d8327deb882cf99"}',
+     "an Authorization header", "5f4dcc3b5aa765d61d8327deb882cf99"),
+    ("Proxy-Authorization: Basic dXNlcjpwYXNzd29yZA==", "an Authorization header",
+     "dXNlcjpwYXNzd29yZA"),
+    ("X-Api-Key: 0a1b2c3d4e5f6a7b8c9d", "a secret key", "0a1b2c3d4e5f6a7b8c9d"),
+    ("X-Auth-Token: r4nd0mT0k3nV4lu3", "a token", "r4nd0mT0k3nV4lu3"),
+]
+TYPED = [
+    ("push with glpat-x8Yz3Qw9Lm2Nb7Vc4Kp1", "a GitLab token", "x8Yz3Qw9Lm2Nb7Vc4Kp1"),
+    ("runner GR1348941Zx8Yz3Qw9Lm2Nb7Vc4Kp1", "a GitLab token", "Zx8Yz3Qw9Lm2Nb7Vc4Kp1"),
+    ("npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "an npm token", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
+    ("pypi-AgEIcHlwaS5vcmc" + "Q2" * 30, "a PyPI token", "Q2" * 30),
+    ("hf_" + "Ab1" * 12, "a Hugging Face token", "Ab1" * 12),
+    ("https://hooks.slack.com/services/T0123ABCD/B0456EFGH/aBcDeFgHiJkLmNoPqRsTuVwX",
+     "a Slack webhook URL", "aBcDeFgHiJkLmNoPqRsTuVwX"),
+    ("GOCSPX-" + "aB3_cD4-" * 4, "a Google OAuth client secret", "aB3_cD4-" * 4),
+    ("github_pat_11ABCDEFG0" + "x" * 40, "a GitHub token", "x" * 40),
+    ("key: sk-ant-api03-" + "a" * 40, "an API key", "a" * 40),
+    ("sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "a Stripe key", "4eC39HqLyjWDarjtT1zdp7dc"),
+    ("SG." + "a" * 22 + "." + "b" * 43, "a SendGrid API key", "b" * 43),
+    ("AGE-SECRET-KEY-1" + "QZ" * 29, "an age secret key", "QZ" * 29),
+]
+KEY_BODIES = [
+    ("MIIEowIBAAKCAQEAvx8YSmp6Qs4b3JXc0bL9PcW0uP8BRBKyGdWgmoJ2fA1cL6Ol", "a private key body",
+     "vx8YSmp6Qs4b3JXc0bL9PcW0uP8BRBKyGdWgmoJ2fA1cL6Ol"),
+    ("MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj", "a private key body",
+     "ASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"),
+    ('"key": "MHcCAQEEIBYl2Qd9Kx1uYc0N4b8s7Lq3Zf2Wv5Tn6Rm1Pj0Hk9GgoAoGCCqGSM49"',
+     "a private key body", "IBYl2Qd9Kx1uYc0N4b8s7Lq3Zf2Wv5Tn6Rm1Pj0Hk9G"),
+    ("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+     "a private key body", "AAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"),
+    ("\n".join(["Rz9Qm4Lk2Pb8Wc6Td1Yf3Hg5Nj7Xv0Bs2Ku4Ma6Oe8Ic1Ur3Zt5Sx7Dw9Fy0Gq2Jl"] * 3),
+     "a key body (a long base64 block)", "Rz9Qm4Lk2Pb8Wc6Td1Yf3Hg5Nj7Xv0Bs2"),
+    ("-----BEGIN EC PRIVATE KEY-----\n...", "a private key", "..."),
+    ("PuTTY-User-Key-File-3: ssh-ed25519", "a PuTTY private key", "ssh-ed25519"),
+]
+OTHER = [
+    ("postgres://app:hunter2secret@db.internal:5432/app", "a password in a URL", "hunter2secret"),
+    ("redis://:Pa55w0rdX@cache:6379/0", "a password in a URL", "Pa55w0rdX"),
+    ("mysql -u root -phunter22 billing", "a password on a command line", "hunter22"),
+    ("sshpass -p 'Xk9mQ2pL' ssh deploy@host", "a password on a command line", "Xk9mQ2pL"),
+    ("curl -u deploy:Tr0ub4dor3 https://registry", "a password on a command line", "Tr0ub4dor3"),
+    ("docker login -u me --password hunter22 registry", "a password", "hunter22"),
+    ("machine artifacts login ci password Xk9mQ2pL7v", "a password in a .netrc entry", "Xk9mQ2pL7v"),
+    ("https://x.test/cb?access_token=abc123def456ghi&state=1", "a token", "abc123def456ghi"),
+    ("API key: abcd1234efgh5678", "a secret key", "abcd1234efgh5678"),
+    ("password: hunter2 (the staging one)", "a password", "hunter2"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "value"),
+                         ENV_LINES + AWS + YAML + HEADERS + TYPED + KEY_BODIES + OTHER)
+def test_secrets_are_found_and_never_shown(text, kind, value):
+    found = find_secrets(text)
+    assert kind in [f.kind for f in found], (text, found)
+    for finding in found:
+        assert value not in finding.describe() and f"on line {finding.line}" in finding.describe()
+    assert find_secret(text) == found[0]
+
+
+# --- what must pass ------------------------------------------------------------------------
+@pytest.mark.parametrize("text", [
+    # placeholders
+    "password=<your password>", "DB_PASSWORD=${DB_PASSWORD}", "API_TOKEN=$API_TOKEN",
+    "token: xxx", "token: xxxx-xxxx-xxxx", "password: ***", "password: ********",
+    "password: changeme", "secret: REDACTED", "api_key: your-api-key-here", "token: my_token",
+    "password: {{ vault_db_password }}", "token: ${{ secrets.GITHUB_TOKEN }}", "token: %TOKEN%",
+    "export API_TOKEN=\"abc...\"", "aws_secret_access_key = <secret>", "https://user:pass@host",
+    'password = "<your password>"', "connect with postgres://app:${DB_PASSWORD}@db.internal/app",
+    "secret: ENC[AES256_GCM,data:abc,iv:def,tag:ghi,type:str]", "token: !secret ha_token",
+    # prose
+    "the password is stored in Vault", "Password: see 1Password", "Password: 1Password has it",
+    "Secret: the deploy key is in Vault", "token: the CSRF token from the header",
+    "Auth: OAuth2 via Keycloak", "Bearer tokens expire after one hour",
+    "the key is in 1Password under 'staging db'", "Use the --token flag with `gh auth token`",
+    "always run pytest with -x", "risk-assessment-document-for-the-project is in docs/",
+    # short values
+    "password: abc", "pwd=abc12", "token: v2", "secret: 42",
+    # references to where a secret lives
+    "token: GITHUB_TOKEN", "set OPENAI_API_KEY in your shell before running",
+    "password_file: /run/secrets/db", "pwd: /home/me/project", "api_key: ~/.config/x/key.txt",
+    "DB_PASSWORD=op://Work/billing-db/password", "password = os.getenv('DB_PASSWORD')",
+    "api_key = os.environ[\"OPENAI_API_KEY\"]", "api_key = settings.OPENAI_KEY",
+    "password: SecretStr", 'headers = {"Authorization": f"Bearer {token}"}',
+    "secret: arn:aws:secretsmanager:eu-west-1:123456789012:secret:db",
+    # keys that only look sensitive
+    "token_ttl: 3600", "max_tokens: 4096", "password_min_length: 12", "secret_name: prod-db",
+    "tokenizer: cl100k_base", "auth_method: oauth", "client_id: 1234-abcd.apps.example.com",
+    # public or non-secret material
+    "commit 3f2a9c1e4b5d6f7a8b9c0d1e2f3a4b5c6d7e8f90 fixed it",
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx8Vc2 deploy@ci", "https://example.com/user@host",
+    "-----BEGIN CERTIFICATE-----\n" + "\n".join(["MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ"] * 3),
+    "\n".join(["e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"] * 4),
+])
+def test_ordinary_memory_text_passes(text):
+    assert find_secrets(text) == [], [f.describe() for f in find_secrets(text)]
+
+
+def test_findings_are_one_per_line_in_line_order():
+    text = "intro\nDB_PASSWORD=hunter22\nnothing\nnpm_" + "a1" * 18 + "\nGITHUB_TOKEN=ghp_" + "b" * 36
+    found = find_secrets(text)
+    assert [(f.kind, f.line) for f in found] == [("a password", 2), ("an npm token", 4),
+                                                 ("a GitHub token", 5)]
+    assert found[2].label == "ghp_…"  # the typed pattern names the line, not the generic one
+
+
+def test_a_large_text_is_scanned_without_blowing_up():
+    text = ("password" + "=" * 5000 + "\n") * 20 + "a" * 200_000 + "\n" + "-" * 50_000 + "x:" * 50_000
+    assert find_secrets(text) == []
+    assert kinds(text + "\nDB_PASSWORD=hunter22") == ["a password"]
+
+
+# --- the file as it will be ------------------------------------------------------------------
+def test_text_after_a_write_is_its_content(tmp_path):
+    assert text_after("Write", {"file_path": str(tmp_path / "m.md"), "content": "x"}) == "x"
+    assert text_after("Read", {"file_path": "m.md"}) is None
+
+
+def test_text_after_an_edit_applies_the_replacement(tmp_path):
+    path = tmp_path / "m.md"
+    path.write_bytes(b"a\r\nDB_PASSWORD=\r\nDB_PASSWORD=\r\n")
+    edit = {"file_path": "m.md", "old_string": "DB_PASSWORD=", "new_string": "DB_PASSWORD=hunter22"}
+    assert text_after("Edit", edit, tmp_path) == "a\nDB_PASSWORD=hunter22\nDB_PASSWORD=\n"
+    assert text_after("Edit", {**edit, "replace_all": True}, tmp_path) == \
+        "a\nDB_PASSWORD=hunter22\nDB_PASSWORD=hunter22\n"
+    assert text_after("Edit", {**edit, "old_string": "missing"}, tmp_path) == "DB_PASSWORD=hunter22"
+    assert text_after("Edit", {**edit, "file_path": "new.md", "old_string": ""}, tmp_path) == \
+        "DB_PASSWORD=hunter22"
+
+
+@pytest.fixture
+def guard(tmp_path):
+    memdir = tmp_path / "memory"
+    memdir.mkdir()
+    return SecretGuard(AllowAll(), memdir, cwd=tmp_path)
+
+
+def edit(guard, old, new, *, file="notes.md", replace_all=False):
+    return guard.can_use_tool("Edit", {"file_path": str(guard.memory_dir / file), "old_string": old,
+                                       "new_string": new, "replace_all": replace_all})
+
+
+@pytest.mark.parametrize(("before", "old", "new", "replace_all", "kind", "line"), [
+    # a Write put the key, an Edit adds the value (only the new text was checked before)
+    ("---\nname: DB\n---\nDB_PASSWORD=\n", "DB_PASSWORD=", "DB_PASSWORD=hunter22", False,
+     "a password", 4),
+    ("api:\n  token: PLACEHOLDER\n", "PLACEHOLDER", "ab12cd34ef56gh78", False, "a token", 2),
+    ("export API_TOKEN=\"\"\n", '""', '"q1w2e3r4t5y6u7i8"', False, "a token", 1),
+    # the value is assembled from two halves
+    ("machine ci login bot password Xk9m\n", "Xk9m", "Xk9mQ2pL7v", False,
+     "a password in a .netrc entry", 1),
+    ("- glpat-\n", "glpat-", "glpat-x8Yz3Qw9Lm2Nb7Vc4Kp1", False, "a GitLab token", 1),
+    # replace_all turns every placeholder into the value
+    ("ok\nA=1\nsecret: TODO\nsecret: TODO\n", "TODO", "9f8e7d6c5b4a3210", True, "a secret", 3),
+    # the header and the body of a key arrive in separate edits
+    ("key:\nBODY\n", "BODY", "\n".join(["Rz9Qm4Lk2Pb8Wc6Td1Yf3Hg5Nj7Xv0Bs2Ku4Ma6Oe8Ic1Ur3Zt5"] * 3),
+     False, "a key body (a long base64 block)", 2),
+])
+def test_an_edit_that_completes_a_secret_is_refused(guard, before, old, new, replace_all, kind, line):
+    (guard.memory_dir / "notes.md").write_text(before)
+    decision = edit(guard, old, new, replace_all=replace_all)
+    assert isinstance(decision, Deny), decision
+    assert f"refused to save {kind}" in decision.reason and f"on line {line}" in decision.reason
+    assert "notes.md (the file as this Edit would leave it)" in decision.reason
+    assert new.strip('"') not in decision.reason and "Nothing was written" in decision.reason
+
+
+def test_edits_that_leave_no_secret_are_allowed(guard):
+    path = guard.memory_dir / "notes.md"
+    path.write_text("DB_PASSWORD=hunter22\nkeep this\n")
+    assert isinstance(edit(guard, "keep this", "keep that"), Deny)  # the file would still hold it
+    assert isinstance(edit(guard, "DB_PASSWORD=hunter22", "DB_PASSWORD is in Vault"), Allow)
+    path.write_text("the password is in Vault\n")
+    assert isinstance(edit(guard, "in Vault", "in 1Password, item 'db'"), Allow)
+
+
+def test_a_secret_outside_the_memory_folder_is_not_the_guards_business(guard, tmp_path):
+    (tmp_path / ".env").write_text("DB_PASSWORD=\n")
+    decision = guard.can_use_tool("Edit", {"file_path": str(tmp_path / ".env"),
+                                           "old_string": "=", "new_string": "=hunter22"})
+    assert isinstance(decision, Allow)
+
+
+def test_a_write_names_every_kind_found_up_to_three(guard):
+    content = ("DB_PASSWORD=hunter22\nnpm_" + "a1" * 18 + "\nglpat-x8Yz3Qw9Lm2Nb7Vc4Kp1\n"
+               "sk_live_4eC39HqLyjWDarjtT1zdp7dc\n")
+    decision = guard.can_use_tool("Write", {"file_path": str(guard.memory_dir / "x.md"),
+                                            "content": content})
+    assert isinstance(decision, Deny)
+    assert ("a password (DB_PASSWORD=…) on line 1, an npm token (npm_…) on line 2, "
+            "a GitLab token (glpat-…) on line 3 and 1 more") in decision.reason
+    assert "hunter22" not in decision.reason
