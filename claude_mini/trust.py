@@ -106,7 +106,8 @@ def record_trust(root: Path | str, *, now: float | None = None) -> Path:
         with locked(path):
             record = load_record()
             if record.problem:
-                raise TrustRecordError(f"Could not record trust: {record.problem}")
+                raise TrustRecordError(f"Could not record trust: {record.problem} "
+                                       "This folder is trusted for this session only.")
             data = _raw_record(path)
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
             data["folders"][real] = {"trustedAt": stamp}
