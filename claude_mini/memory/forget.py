@@ -24,7 +24,8 @@ what it picks (memory/archive_recall.py). A manual `memory gc` also archives sta
 memories (score under 0.05: roughly four half-lives without a use). `restore`
 brings an archived memory back under its old name, or a distinct one when that
 name is taken again; restoring a memory that /dream wrote (`replaces:` in its
-frontmatter) undoes the merge.
+frontmatter) undoes the merge. `memory forget --purge` deletes a memory, and the
+archived copies of it that hold likely secrets, for good (`purge_archived`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from typing import Any
 
 from claude_mini.memory.fileutil import LockTimeout, locked
 from claude_mini.memory.lexical import HEAD_READ_BYTES, LexicalIndex, candidate_from_text
+from claude_mini.memory.secret_scan import SecretFinding, find_secrets
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     INDEX_MAX_BYTES,
@@ -548,3 +550,51 @@ def describe_score(score: KeepScore, now: float) -> str:
     guard = f", kept ({score.protected})" if score.protected else ""
     return f"{score.score:5.2f}  {used}{guard}"
 
+
+
+# --- secrets in the archive ------------------------------------------------------------
+# Forgetting archives, so a memory that held a secret would keep it in archive/. These let
+# `memory forget --purge` delete such copies for good (the secret guard keeps new ones out).
+ARCHIVE_SCAN_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ArchivedSecret:
+    """An archived copy of a memory that holds likely secrets (`file` is relative to archive/)."""
+
+    file: str
+    findings: list[SecretFinding]
+
+
+def archived_copies(store: MemoryStore, original: str) -> list[str]:
+    """The archived files of the memory once named `original` (archive/ARCHIVE.md, or bare)."""
+    files = [e.file for e in archived_entries(store) if original in (e.original, e.file)]
+    if original not in files and _bare_entry(store, original) is not None:
+        files.append(original)
+    return files
+
+
+def secrets_in(path: Path) -> list[SecretFinding]:
+    """The likely secrets in one file (its first MiB); none when it cannot be read as text."""
+    text, _ = read_text_head(path, ARCHIVE_SCAN_BYTES)
+    return find_secrets(text) if text is not None else []
+
+
+def archived_secrets(store: MemoryStore, original: str) -> list[ArchivedSecret]:
+    """The archived copies of `original` that hold likely secrets."""
+    found = [ArchivedSecret(f, secrets_in(store.archive_dir / f))
+             for f in archived_copies(store, original)]
+    return [s for s in found if s.findings]
+
+
+def purge_archived(store: MemoryStore, files: list[str]) -> list[str]:
+    """Delete archived files for good and drop their ARCHIVE.md lines; the files deleted."""
+    deleted = []
+    for file in dict.fromkeys(files):
+        path = store.archive_dir / file
+        if not _plain_relative(file) or path == store.archive_index_path:
+            continue
+        path.unlink(missing_ok=True)
+        store.remove_archive_entry(file)
+        deleted.append(file)
+    return deleted

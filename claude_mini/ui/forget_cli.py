@@ -1,4 +1,5 @@
-"""`claude-mini memory list --scores`, `memory gc [--dry-run]`, `memory restore NAME`.
+"""`claude-mini memory list --scores`, `memory gc [--dry-run]`, `memory restore NAME`, and
+what `memory forget NAME [--purge]` says and does about secrets left in archive/.
 
 Actions are plain functions returning lines (or data for `--json`); the
 typer commands at the bottom only parse arguments and print. Mount them on the
@@ -18,30 +19,40 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from typing import Annotated, Any
 
 import typer
 
 from claude_mini.memory.forget import (
+    ArchivedSecret,
     ForgetSettings,
+    archived_copies,
+    archived_secrets,
     describe_score,
+    find_archived,
     gc,
     gc_message,
     index_size,
     keep_scores,
     pressure,
+    purge_archived,
     restore,
 )
+from claude_mini.memory.secret_scan import describe_findings
 from claude_mini.memory.store import (
+    ARCHIVE_DIR,
     INDEX_MAX_BYTES,
     INDEX_MAX_LINES,
     ArchivedMemory,
+    MemoryNotFound,
     MemoryStore,
     MemoryStoreError,
 )
 
 Clock = Callable[[], float]
+Ask = Callable[[str], bool]  # a yes/no question to the user; None where nobody can answer
+FORGET_COMMAND = "claude-mini memory forget"
 
 
 # --- actions -------------------------------------------------------------------------------
@@ -119,6 +130,98 @@ def gc_lines(data: dict[str, Any]) -> list[str]:
 def restore_lines(store: MemoryStore, name: str, clock: Clock | None = None) -> list[str]:
     """Bring an archived memory back (or undo a /dream merge); one line saying what happened."""
     return [restore(store, name, clock or time.time).message()]
+
+
+@dataclass
+class Forgotten:
+    """What `memory forget` did, and the archived copies that still hold secrets (if any)."""
+
+    lines: list[str]
+    filename: str = ""
+    leftovers: list[ArchivedSecret] = field(default_factory=list)
+
+    def question(self) -> str:
+        """The purge offer for an interactive run."""
+        return (f"{self.filename} held {_secrets_phrase(self.leftovers)}. Delete it from "
+                f"{ARCHIVE_DIR}/ for good too?")
+
+    def hint(self, command: str) -> str:
+        """What a run that cannot ask says instead."""
+        where = ", ".join(f"{ARCHIVE_DIR}/{s.file}" for s in self.leftovers)
+        return (f"Warning: {self.filename} held {_secrets_phrase(self.leftovers)}, kept in "
+                f"{where}. `{command} {self.filename} --purge` deletes it for good.")
+
+
+def forget_step(store: MemoryStore, name: str, *, purge: bool = False,
+                command: str = FORGET_COMMAND) -> Forgotten:
+    """Archive a memory, or with `purge` delete it (live or already archived) and its archived
+    copies that hold secrets; a plain forget reports the archived copies that hold secrets."""
+    try:
+        archived = store.delete(name)
+    except MemoryNotFound:
+        if not purge:
+            raise
+        entry = find_archived(store, name)
+        return Forgotten(purge_lines(store, entry.original, entry.file))
+    if purge:
+        rel = archived.archived_path.relative_to(store.archive_dir).as_posix()
+        return Forgotten(purge_lines(store, archived.filename, rel))
+    return Forgotten([_archived_line(store, archived, command)], archived.filename,
+                     archived_secrets(store, archived.filename))
+
+
+def forget_lines(store: MemoryStore, name: str, *, purge: bool = False, ask: Ask | None = None,
+                 command: str = FORGET_COMMAND) -> list[str]:
+    """`forget_step`, then for a memory that held a secret: `ask` (interactive runs only) is
+    offered the purge, and a run that cannot ask is told the `command NAME --purge` to use."""
+    done = forget_step(store, name, purge=purge, command=command)
+    if not done.leftovers:
+        return done.lines
+    if ask is not None and ask(done.question() + " [y/N] "):
+        return [*done.lines, *purge_lines(store, done.filename, None)]
+    return [*done.lines, done.hint(command)]
+
+
+def _archived_line(store: MemoryStore, archived: ArchivedMemory, command: str) -> str:
+    rel = archived.archived_path.relative_to(store.root)
+    removed = "removed its line from MEMORY.md" if archived.index_line else "it had no index line"
+    restore_cmd = command.replace(" forget", " restore")
+    return (f"Archived {archived.filename} to {rel} ({removed}). "
+            f"`{restore_cmd} {archived.filename}` brings it back.")
+
+
+def _secrets_phrase(found: list[ArchivedSecret]) -> str:
+    return "; ".join(f"{describe_findings(s.findings)}" + (f" (in {ARCHIVE_DIR}/{s.file})"
+                                                          if len(found) > 1 else "")
+                     for s in found)
+
+
+def purge_lines(store: MemoryStore, original: str, named: str | None) -> list[str]:
+    """Delete the archived copies of `original` that hold secrets, and `named` (in archive/)."""
+    files = [s.file for s in archived_secrets(store, original)]
+    if named is not None:
+        files.insert(0, named)
+    if not files:
+        copies = ", ".join(archived_copies(store, original)) or "none"
+        return [f"No archived copy of {original} holds a secret (copies in {ARCHIVE_DIR}/: "
+                f"{copies}); nothing was deleted."]
+    deleted = purge_archived(store, files)
+    return [f"Deleted {original} for good: {', '.join(f'{ARCHIVE_DIR}/{f}' for f in deleted)} "
+            f"and their {ARCHIVE_DIR}/ARCHIVE.md lines. Copies elsewhere (session transcripts, "
+            "git history, backups) are not touched."]
+
+
+def ask_on_terminal(question: str) -> bool:
+    """A y/N question on the terminal; False (no) at end of input."""
+    try:
+        return input(question).strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def terminal_ask() -> Ask | None:
+    """`ask_on_terminal` when stdin and stdout are a terminal, else None (nobody to ask)."""
+    return ask_on_terminal if sys.stdin.isatty() and sys.stdout.isatty() else None
 
 
 # --- typer commands ------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from claude_mini import paths
 from claude_mini.config import Config, load_config
 from claude_mini.memory.fileutil import atomic_write, locked
 from claude_mini.memory.forget import duplicate_findings
+from claude_mini.memory.secret_scan import describe_findings, find_secrets
 from claude_mini.memory.store import (
     INDEX_FILENAME,
     MEMORY_TYPES,
@@ -203,10 +204,15 @@ def edit_memory(store: MemoryStore, name: str,
         raise MemoryCommandError(f"the editor exited with status {status}; {path.name} is as it "
                                  "left it")
     lines = [f"Edited {path}"]
-    if path != store.index_path and path.exists():
+    if path.exists():
         text, _ = read_text_head(path, SHOW_MAX_BYTES)
+        found = find_secrets(text)
+        if found:
+            lines.append(f"Warning: {path.name} now holds {describe_findings(found)}; memory "
+                         "files are read back into every session and easy to share: take it out "
+                         "and say where the secret lives instead")
         parsed = parse_memory_text(text or "")
-        if parsed.problem:
+        if path != store.index_path and parsed.problem:
             lines.append(f"Note: {parsed.problem}; `claude-mini memory doctor --fix` can help")
     return lines
 
@@ -235,6 +241,7 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
     if type_ not in MEMORY_TYPES:
         raise MemoryCommandError(f"unknown type {type_!r}: use one of {', '.join(MEMORY_TYPES)}",
                                  code=2)
+    refuse_secrets({"the memory text": text, "--why": why, "--how": how})
     name, description = derive_memory(text)
     store = mc.store
     filename = _claim_filename(store, name)
@@ -258,6 +265,18 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
     return lines
 
 
+def refuse_secrets(parts: dict[str, str | None]) -> None:
+    """Raise MemoryCommandError naming what looks like a secret in any part (never its value)."""
+    for where, part in parts.items():
+        found = find_secrets(part)
+        if found:
+            raise MemoryCommandError(
+                f"refused to save {describe_findings(found)} of {where}: memory files are plain "
+                "text read back into every session and easy to share. Nothing was saved; say "
+                "where the secret lives instead (an environment variable's name, a "
+                "password-manager entry)")
+
+
 def _claim_filename(store: MemoryStore, name: str) -> str:
     """A free filename, created empty with O_EXCL so two processes never pick the same one."""
     store.root.mkdir(parents=True, exist_ok=True)
@@ -271,16 +290,15 @@ def _claim_filename(store: MemoryStore, name: str) -> str:
     raise MemoryCommandError(f"could not find a free filename for {name!r} in {store.root}")
 
 
-def forget_memory(store: MemoryStore, name: str) -> list[str]:
-    """Archive a memory (never deleted) and drop its index line."""
+def forget_memory(store: MemoryStore, name: str, *, purge: bool = False,
+                  ask: forget_cli.Ask | None = None,
+                  command: str = forget_cli.FORGET_COMMAND) -> list[str]:
+    """Archive a memory and drop its index line; `purge` (or a yes to `ask`, offered when it
+    held a secret) deletes it, and archived copies of it holding secrets, for good."""
     try:
-        archived = store.delete(name)
+        return forget_cli.forget_lines(store, name, purge=purge, ask=ask, command=command)
     except MemoryStoreError as exc:
         raise MemoryCommandError(str(exc)) from None
-    rel = archived.archived_path.relative_to(store.root)
-    removed = "removed its line from MEMORY.md" if archived.index_line else "it had no index line"
-    return [f"Archived {archived.filename} to {rel} ({removed}). "
-            f"`claude-mini memory restore {archived.filename}` brings it back."]
 
 
 # --- on / off ------------------------------------------------------------------------------
@@ -425,9 +443,14 @@ def add_command(
 
 
 @memory_app.command("forget")
-def forget_command(name: Annotated[str, typer.Argument(help="Filename or name.")]) -> None:
-    """Move a memory to archive/ and drop its index line."""
-    _run(lambda: forget_memory(MemoryContext.for_cwd().store, name))
+def forget_command(
+    name: Annotated[str, typer.Argument(help="Filename or name (an archived one with --purge).")],
+    purge: Annotated[bool, typer.Option(
+        "--purge", help="Delete it for good, and its archived copies that hold secrets.")] = False,
+) -> None:
+    """Move a memory to archive/ and drop its index line (asks to purge one that held a secret)."""
+    _run(lambda: forget_memory(MemoryContext.for_cwd().store, name, purge=purge,
+                               ask=forget_cli.terminal_ask()))
 
 
 @memory_app.command("path")

@@ -4,7 +4,7 @@
     /memory show NAME            print one memory (MEMORY.md for the index)
     /memory edit NAME            open it in $VISUAL/$EDITOR, then rebuild the system prompt
     /memory add [--type T] [--why W] [--how H] TEXT
-    /memory forget NAME          archive it
+    /memory forget NAME [--purge]  archive it (--purge: delete it, and archived copies with secrets)
     /memory restore NAME | gc [--dry-run] | list --scores    (forgetting: ui/forget_cli.py)
     /memory path | on | off | doctor [--fix] | recall
 """
@@ -37,8 +37,9 @@ if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
 
 USAGE = ("Usage: /memory [list [--scores] | show NAME | edit NAME | add [--type T] [--why W] "
-         "[--how H] TEXT | forget NAME | restore NAME | gc [--dry-run] | path | on | off "
+         "[--how H] TEXT | forget NAME [--purge] | restore NAME | gc [--dry-run] | path | on | off "
          "| doctor [--fix] | recall]")
+SLASH_FORGET = "/memory forget"
 _OPTION = re.compile(r"""^(--type|-t|--why|--how)(?:=|\s+)("[^"]*"|'[^']*'|\S+)\s*""")
 
 
@@ -80,10 +81,41 @@ def memory_command(runtime: Runtime, args: str) -> list[str]:
         return add_memory(mc, text, options.get("type", "project"), options.get("why"),
                           options.get("how"))
     if verb == "forget":
-        return forget_memory(runtime.store, rest)
+        return _forget(runtime, rest)
     if verb in ("on", "off"):
         return _toggle(runtime, verb == "on")
     return _other(runtime, verb, rest)
+
+
+def _forget_args(rest: str) -> tuple[str, bool]:
+    """(NAME, --purge given) of `/memory forget NAME [--purge]`."""
+    words = rest.split()
+    name = " ".join(w for w in words if w != "--purge")
+    if not name:
+        raise MemoryCommandError(f"/memory forget needs a memory name. {USAGE}", code=2)
+    return name, "--purge" in words
+
+
+def _forget(runtime: Runtime, rest: str) -> list[str]:
+    """/memory forget without anyone to ask: a memory that held a secret gets the --purge hint."""
+    name, purge = _forget_args(rest)
+    return forget_memory(runtime.store, name, purge=purge, command=SLASH_FORGET)
+
+
+async def forget_offering_purge(ctx: CommandContext) -> list[str]:
+    """/memory forget in the REPL: a memory that held a secret offers to purge it from archive/."""
+    name, purge = _forget_args(ctx.args.strip().partition(" ")[2])
+    try:
+        done = forget_cli.forget_step(ctx.rt.store, name, purge=purge, command=SLASH_FORGET)
+    except MemoryStoreError as exc:
+        raise MemoryCommandError(str(exc)) from None
+    if not done.leftovers:
+        return done.lines
+    choice = await ctx.host.choose(done.question(), [("purge", "Yes, delete it for good"),
+                                                     ("keep", "No, keep it in archive/")])
+    if choice == "purge":
+        return [*done.lines, *forget_cli.purge_lines(ctx.rt.store, done.filename, None)]
+    return [*done.lines, done.hint(SLASH_FORGET)]
 
 
 def _other(runtime: Runtime, verb: str, rest: str) -> list[str]:
@@ -121,10 +153,13 @@ def _toggle(runtime: Runtime, enabled: bool) -> list[str]:
 
 @command("memory", help="List, show, edit, add or forget memories; on/off; doctor.",
          usage="[list|show|edit|add|forget|restore|gc|path|on|off|doctor|recall] ...")
-def memory(ctx: CommandContext) -> None:
+async def memory(ctx: CommandContext) -> None:
     """Dispatch /memory; a problem prints one line and leaves the session as it was."""
     try:
-        lines = memory_command(ctx.rt, ctx.args)
+        if ctx.args.split()[:1] == ["forget"] and len(ctx.args.split()) > 1:
+            lines = await forget_offering_purge(ctx)
+        else:
+            lines = memory_command(ctx.rt, ctx.args)
     except (MemoryCommandError, MemoryStoreError) as exc:
         ctx.console.print(str(exc), style="yellow", markup=False, highlight=False)
         return
