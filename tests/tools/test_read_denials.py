@@ -191,3 +191,18 @@ def test_glob_without_denied_matches_says_nothing(project: Path) -> None:
     ctx = _ctx(project, "Read(.env)")
     result = asyncio.run(GlobTool().call({"pattern": "**/*.md"}, ctx))
     assert result.content == str(project / "docs" / "readme.md")
+
+
+def test_forked_agents_share_the_deny_view(project: Path) -> None:
+    """Extraction, compaction and subagents call the same tools with their own ToolContext."""
+    from claude_mini.agent.fork import Fork, ForkSnapshot
+    from claude_mini.llm.messages import ModelRequest
+
+    ctx = _ctx(project, "Read(.env)")
+    snap = ForkSnapshot(request=ModelRequest(model="m", system=[], tools=[], messages=[], max_tokens=1),
+                        sent=None, tools={}, cwd=project, project_root=project, client=None,  # type: ignore[arg-type]
+                        read_denials=ctx.read_denials)
+    fork = Fork(snap, purpose="extract", policy=None)  # type: ignore[arg-type]
+    assert fork.ctx.read_denials is ctx.read_denials
+    result = asyncio.run(GrepTool().call({"pattern": "DB_PASSWORD", "glob": "**"}, fork.ctx))
+    assert SECRET not in result.content and result.metadata["denied"] == 2
