@@ -1,0 +1,93 @@
+"""End to end: a secret cannot be assembled in the memory folder by a Write then an Edit, through
+the real CLI and the fake server; `memory add` refuses one; `memory forget --purge` deletes one."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fake_anthropic import Reply
+
+from claude_mini import paths
+from claude_mini.memory.store import MemoryStore, format_memory
+
+
+def no_extraction(repo, fake_server) -> None:
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}}))
+    fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
+
+
+def results(request) -> list[dict]:
+    return [block for block in request.body["messages"][-1]["content"] if block["type"] == "tool_result"]
+
+
+CASES = [
+    # (clean body the Write saves, old_string, new_string, replace_all, kind, the secret)
+    ("Staging DB.\nDB_PASSWORD=\n", "DB_PASSWORD=", "DB_PASSWORD=hunter22", False,
+     "a password (DB_PASSWORD=…)", "hunter22"),
+    ("CI pushes tags with TOKEN_HERE.\nAlso TOKEN_HERE for releases.\n", "TOKEN_HERE",
+     "glpat-x8Yz3Qw9Lm2Nb7Vc4Kp1", True, "a GitLab token (glpat-…)", "x8Yz3Qw9Lm2Nb7Vc4Kp1"),
+    ("[staging]\nregion = eu-west-1\naws_secret_access_key = PASTE_HERE\n", "PASTE_HERE",
+     "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY", False, "an AWS secret access key on line 9",
+     "je7MtGbClwBF/2Zp9Utk"),
+]
+
+
+@pytest.mark.parametrize(("body", "old", "new", "replace_all", "kind", "secret"), CASES)
+def test_a_write_then_an_edit_cannot_put_a_secret_in_memory(run_cli, fake_server, repo, body, old,
+                                                             new, replace_all, kind, secret):
+    no_extraction(repo, fake_server)
+    path = paths.memory_dir(repo) / "reference_staging.md"
+    clean = format_memory(name="Staging", description="how staging is reached", type="reference",
+                          body=body)
+    fake_server.queue(
+        Reply.tool("Write", {"file_path": str(path), "content": clean}),
+        Reply.tool("Edit", {"file_path": str(path), "old_string": old, "new_string": new,
+                            "replace_all": replace_all}),
+        Reply.text("done"),
+    )
+    result = run_cli("-p", "remember how to reach staging", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0, result.stderr
+    _, after_write, after_edit = fake_server.requests_for("main")
+    (wrote,) = results(after_write)
+    (edited,) = results(after_edit)
+    assert not wrote.get("is_error"), wrote
+    assert edited["is_error"] and "refused to save" in edited["content"] and kind in edited["content"]
+    assert secret not in edited["content"]
+    assert path.read_text() == clean and secret not in path.read_text()
+
+
+def test_the_extraction_fork_cannot_assemble_a_secret_either(run_cli, fake_server, repo):
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}}))
+    path = paths.memory_dir(repo) / "reference_npm.md"
+    clean = format_memory(name="npm", description="how packages are published", type="reference",
+                          body="//registry.npmjs.org/:_authToken=\n")
+    fake_server.on(Reply.text("ok"), purpose="main")
+    fake_server.on(Reply.tool("Write", {"file_path": str(path), "content": clean}), purpose="extract")
+    fake_server.on(Reply.tool("Edit", {"file_path": str(path), "old_string": "_authToken=",
+                                       "new_string": "_authToken=npm_" + "a1B2" * 9}),
+                   purpose="extract")
+    fake_server.on(Reply.text("Saved."), purpose="extract")
+    result = run_cli("-p", "we publish with npm")
+    assert result.returncode == 0, result.stderr
+    (edited,) = results(fake_server.requests_for("extract")[2])
+    assert edited["is_error"] and "an npm token (npm_…) on line" in edited["content"]
+    assert "a1B2" not in path.read_text()
+
+
+def test_memory_add_refuses_and_forget_purge_deletes(run_cli, repo):
+    refused = run_cli("memory", "add", "staging: export DB_PASSWORD=hunter22")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.startswith("claude-mini memory: refused to save a password (DB_PASSWORD=…)")
+    assert "hunter22" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    store = MemoryStore(paths.memory_dir(repo))
+    store.write("db.md", name="DB", description="staging database", type="reference",
+                body="password: Tr0ub4dor3")
+    forgot = run_cli("memory", "forget", "db", input="")
+    assert forgot.returncode == 0 and "`claude-mini memory forget db.md --purge`" in forgot.stdout
+    assert (store.archive_dir / "db.md").exists()
+    purged = run_cli("memory", "forget", "db.md", "--purge")
+    assert purged.returncode == 0 and "Deleted db.md for good" in purged.stdout
+    assert not (store.archive_dir / "db.md").exists()
