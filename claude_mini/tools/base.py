@@ -38,6 +38,10 @@ def _no_exclusions(root: Path) -> list[str]:
     return []
 
 
+def _all_expressed(root: Path) -> bool:
+    return True
+
+
 @dataclass(frozen=True)
 class ReadDenials:
     """What the Read deny rules keep from the tools that list or search files (Grep, Glob).
@@ -45,11 +49,14 @@ class ReadDenials:
     `reason(path)` says why a rule covers an absolute path (None: it does not); it is
     the authority. `ripgrep_excludes(root)` are `--glob=!...` patterns, relative to a
     search root, that express some of the rules so ripgrep need not read those files;
-    they are an optimisation only. `active` is False when there are no such rules.
+    they are an optimisation only. `rg_covers_all(root)` says whether they express
+    every rule that can match below `root` (then ripgrep alone can count what the
+    rules keep out). `active` is False when there are no such rules.
     """
 
     reason: Callable[[str], str | None] = _nothing_denied
     ripgrep_excludes: Callable[[Path], list[str]] = _no_exclusions
+    rg_covers_all: Callable[[Path], bool] = _all_expressed
     active: bool = False
 
     def covers(self, path: str | Path) -> bool:

@@ -296,11 +296,20 @@ async def _search_with_rg(rg: str, query: _Query) -> _Hits:
 async def _count_denied_with_rg(rg: str, query: _Query, cwd: Path) -> int:
     """How many files the search would have read but for the deny rules.
 
-    Counted from a file listing, not from the matches, so the number says nothing
-    about what the denied files contain.
+    Counted from file listings, not from the matches, so the number says nothing
+    about what the denied files contain. When rg's exclusions express every rule,
+    two listings (with and without them) give the count; otherwise every listed
+    path is checked, which costs tens of microseconds a file.
     """
-    out, _, _, _ = await _run([*_rg_filters(rg, query), "--files", "--null", "--", str(query.root)], cwd)
-    return sum(1 for raw in out.split(b"\0") if raw and query.denials.covers(_decode_path(raw)))
+    listing = [*_rg_filters(rg, query), "--files", "--null"]
+    target = ["--", str(query.root)]
+    out, _, _, _ = await _run([*listing, *target], cwd)
+    if query.denials.rg_covers_all(cwd):
+        excludes = [f"--glob={g}" for g in query.denials.ripgrep_excludes(cwd)]
+        kept, _, _, _ = await _run([*listing, *excludes, *target], cwd)
+        return out.count(b"\0") - kept.count(b"\0")
+    paths = [_decode_path(raw) for raw in out.split(b"\0") if raw]
+    return await asyncio.to_thread(lambda: sum(1 for p in paths if query.denials.covers(p)))
 
 
 def _rg_filters(rg: str, query: _Query) -> list[str]:

@@ -41,31 +41,46 @@ def read_denials_of(policy: _Policy) -> ReadDenials:
     pairs = [(r.path.base, p.pattern) for r in rules for p in r.path.spec.patterns if p.include]
     return ReadDenials(
         reason=policy.read_denied,
-        ripgrep_excludes=lambda root: ripgrep_excludes(pairs, root),
+        ripgrep_excludes=lambda root: ripgrep_plan(pairs, root)[0],
+        rg_covers_all=lambda root: ripgrep_plan(pairs, root)[1],
         active=True,
     )
 
 
 def ripgrep_excludes(patterns: Iterable[tuple[str, str]], root: Path) -> list[str]:
-    """`!glob` arguments, relative to `root`, for the (base folder, gitignore pattern) pairs.
+    """`!glob` arguments, relative to `root`, for the (base folder, gitignore pattern) pairs."""
+    return ripgrep_plan(patterns, root)[0]
+
+
+def ripgrep_plan(patterns: Iterable[tuple[str, str]], root: Path) -> tuple[list[str], bool]:
+    """The `!glob` arguments for a search of `root`, and whether they express every rule there.
 
     Only patterns whose meaning is the same for rg can be given: an unanchored one
     (`.env`, `*.pem`) when `root` is inside its base, an anchored one (`/secrets/**`)
-    when its literal leading folders lead to `root`. The rest are left out.
+    when its literal leading folders lead to `root`. The rest are left out (and the
+    second value is False); a rule whose base is not above `root` cannot match there.
     """
-    out = []
+    out, complete = [], True
     for base, pattern in patterns:
+        if not _applies_below(base, str(root)):
+            continue
         glob = _relative_to_root(base, pattern, str(root))
-        if glob is not None and not _UNTRANSLATABLE.intersection(glob):
+        if glob is None or _UNTRANSLATABLE.intersection(glob):
+            complete = False
+        else:
             out.append("!" + glob)
-    return out
+    return out, complete
+
+
+def _applies_below(base: str, root: str) -> bool:
+    rel = os.path.relpath(root, base)
+    return not (rel == ".." or rel.startswith("../"))
 
 
 def _relative_to_root(base: str, pattern: str, root: str) -> str | None:
-    """`pattern` (anchored at `base`) re-anchored at `root`, or None if that is not exact."""
+    """`pattern` (anchored at `base`, which is `root` or above it) re-anchored at `root`,
+    or None if that is not exact."""
     rel = os.path.relpath(root, base)
-    if rel == ".." or rel.startswith("../"):
-        return None  # the search is outside the rule's folder: the rule cannot match there
     anchored = "/" in pattern.rstrip("/")
     if not anchored:
         return pattern
