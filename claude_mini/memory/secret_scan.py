@@ -22,7 +22,9 @@ expressions without nested quantifiers, so a scan is linear in the text.
 
 from __future__ import annotations
 
+import bisect
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -33,6 +35,8 @@ PEM_MIN_LINES = 3  # consecutive long base64 lines that make a key body
 PEM_MIN_LINE_CHARS = 40
 AWS_PAIR_WINDOW = 400  # characters around an access key id searched for its secret key
 MAX_KEY_CHARS = 64
+MAX_KEYS_PER_LINE = 16
+MAX_VALUE_CHARS = 512  # of an assignment's line looked at after its operator
 SHOWN_FINDINGS = 3  # a refusal names at most this many, then counts the rest
 
 
@@ -164,13 +168,13 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
     _t("an Azure SAS signature", r"[?&](?P<prefix>sig=)(?P<value>[A-Za-z0-9%+/]{30,})"),
     _t("a JSON web token", r"(?<![\w-])(?P<value>(?P<prefix>eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}"
                            r"\.[A-Za-z0-9_-]{8,})"),
-    _t("a password in a URL", r"\b[a-z][a-z0-9+.-]*://[^\s/:@]*:(?P<value>[^\s/@]+)@[\w.\[-]",
+    _t("a password in a URL", r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^\s/:@]{0,256}:(?P<value>[^\s/@]{1,256})@[\w.\[-]",
        re.IGNORECASE, checked=True, min_chars=MIN_URL_PASSWORD_CHARS),
     _t("a bearer token", r"\bBearer\s+(?P<value>[A-Za-z0-9\-._~+/]{16,}=*)", checked=True),
     _t("a password on a command line",
-       r"\b(?:mysql(?:dump|admin)?|mariadb)\b[^\n]*?\s-p(?P<value>[^\s'\"-][^\s'\"]{3,})"
+       r"\b(?:mysql(?:dump|admin)?|mariadb)\b[^\n]{0,200}?\s-p(?P<value>[^\s'\"-][^\s'\"]{3,})"
        r"|\bsshpass\s+-p[ \t]*[\"']?(?P<v3>[^\s'\"-][^\s'\"]{3,})"
-       r"|\bcurl\b[^\n]*?\s(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<v2>[^\s\"']{4,})",
+       r"|\bcurl\b[^\n]{0,200}?\s(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<v2>[^\s\"']{4,})",
        checked=True, min_chars=MIN_URL_PASSWORD_CHARS),
     _t("a password in a .netrc entry",
        r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\S+)", checked=True,
@@ -281,7 +285,7 @@ def _unquoted_value(rest: str) -> tuple[str, bool]:
 
 def _assignment_value(text: str, end: int, category: str) -> tuple[str, bool]:
     """The value after an operator ending at `end` (the header scheme skipped)."""
-    rest = text[end:end + 4096]
+    rest = text[end:end + MAX_VALUE_CHARS]
     code = _STRING_PREFIX.match(rest)
     if code:
         rest = rest[code.end():]
@@ -318,11 +322,29 @@ def _previous_word(text: str, start: int) -> str:
     return words[-1] if words else ""
 
 
-def _assignment_hits(text: str) -> Iterator[_Hit]:
-    for match in _ASSIGNMENT.finditer(text):
-        key = match.group("key")
-        if not any(stem in key.lower() for stem in _SENSITIVE_STEMS):
+def _assignments(text: str) -> Iterator[re.Match[str]]:
+    """The assignments with a sensitive-looking key; past MAX_KEYS_PER_LINE on one line, the
+    rest of that line is skipped (no real file has that many, a hostile one stays linear)."""
+    pos, line_start, seen = 0, 0, 0
+    while (match := _ASSIGNMENT.search(text, pos)) is not None:
+        pos = match.end()
+        if not any(stem in match.group("key").lower() for stem in _SENSITIVE_STEMS):
             continue
+        if text.rfind("\n", line_start, match.start()) >= 0:
+            line_start, seen = text.rfind("\n", line_start, match.start()) + 1, 0
+        seen += 1
+        if seen > MAX_KEYS_PER_LINE:
+            newline = text.find("\n", pos)
+            if newline < 0:
+                return
+            pos = newline + 1
+            continue
+        yield match
+
+
+def _assignment_hits(text: str) -> Iterator[_Hit]:
+    for match in _assignments(text):
+        key = match.group("key")
         found = classify_key(key, _previous_word(text, match.start()))
         if found is None:
             continue
@@ -404,14 +426,25 @@ DETECTORS: tuple[Callable[[str], Iterator[_Hit]], ...] = (
 )
 
 
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff"))
+
+
+def comparable(text: str) -> str:
+    """`text` as a reader would copy it: NFKC (fullwidth `ｇｈｐ＿` is `ghp_`), invisible characters
+    dropped, so neither hides a token from the patterns. Line breaks are unchanged."""
+    return unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+
+
 def find_secrets(text: object) -> list[SecretFinding]:
     """Every likely secret in `text`, one per line, in line order."""
     if not isinstance(text, str) or not text:
         return []
+    text = comparable(text)
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
     by_line: dict[int, SecretFinding] = {}
     for detect in DETECTORS:
         for hit in detect(text):
-            line = text.count("\n", 0, hit.start) + 1
+            line = bisect.bisect_right(starts, hit.start)
             by_line.setdefault(line, SecretFinding(hit.kind, line, hit.label))
     return [by_line[n] for n in sorted(by_line)]
 

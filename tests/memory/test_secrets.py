@@ -119,6 +119,12 @@ KEY_BODIES = [
     ("-----BEGIN EC PRIVATE KEY-----\n...", "a private key", "..."),
     ("PuTTY-User-Key-File-3: ssh-ed25519", "a PuTTY private key", "ssh-ed25519"),
 ]
+DISGUISED = [
+    ("token ghp_" + "b" * 10 + "\u200b" + "b" * 26, "a GitHub token", "b" * 26),
+    ("ＤＢ＿ＰＡＳＳＷＯＲＤ＝ｈｕｎｔｅｒ２２", "a password", "ｈｕｎｔｅｒ２２"),
+    ("npm_\u2060" + "a1B2" * 9, "an npm token", "a1B2" * 9),
+    ("DB\\_PASSWORD=hunter22", "a password", "hunter22"),  # markdown-escaped underscore
+]
 OTHER = [
     ("postgres://app:hunter2secret@db.internal:5432/app", "a password in a URL", "hunter2secret"),
     ("redis://:Pa55w0rdX@cache:6379/0", "a password in a URL", "Pa55w0rdX"),
@@ -134,7 +140,7 @@ OTHER = [
 
 
 @pytest.mark.parametrize(("text", "kind", "value"),
-                         ENV_LINES + AWS + YAML + HEADERS + TYPED + KEY_BODIES + OTHER)
+                         ENV_LINES + AWS + YAML + HEADERS + TYPED + KEY_BODIES + DISGUISED + OTHER)
 def test_secrets_are_found_and_never_shown(text, kind, value):
     found = find_secrets(text)
     assert kind in [f.kind for f in found], (text, found)
