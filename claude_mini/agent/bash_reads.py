@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from claude_mini.agent.bash_safety import SimpleCommand
+from claude_mini.agent.bash_safety import SimpleCommand, has_option
 
 # At most this many paths per wildcard word are checked; more means the whole folder is searched.
 MAX_EXPANSIONS = 2_000
@@ -55,7 +55,7 @@ def _argument_paths(args: tuple[str, ...], cwd: str) -> Iterator[ReadTarget]:
         value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
         if not value or value.startswith("-"):
             continue
-        yield ReadTarget(_absolute(value, cwd), value)
+        yield ReadTarget(absolute_path(value, cwd), value)
         if any(ch in value for ch in _GLOB_CHARS) or "{" in value:
             yield from _expansions(value, cwd)
 
@@ -72,22 +72,22 @@ def _expansions(word: str, cwd: str) -> Iterator[ReadTarget]:
         matches = globlib.iglob(os.path.expanduser(pattern), root_dir=cwd, recursive=True, include_hidden=True)
         found = list(itertools.islice(matches, MAX_EXPANSIONS + 1))
         if len(found) > MAX_EXPANSIONS:  # too many to list: stand for the folder the pattern starts in
-            yield ReadTarget(_absolute(_literal_folder(pattern), cwd), pattern, recursive=True)
+            yield ReadTarget(absolute_path(literal_prefix(pattern) or ".", cwd), pattern, recursive=True)
             continue
         for match in found:
-            yield ReadTarget(_absolute(match, cwd), match)
+            yield ReadTarget(absolute_path(match, cwd), match)
         if pattern != word and not found:
-            yield ReadTarget(_absolute(pattern, cwd), pattern)
+            yield ReadTarget(absolute_path(pattern, cwd), pattern)
 
 
-def _literal_folder(pattern: str) -> str:
-    """The folder part of a wildcard before its first wildcard character."""
+def literal_prefix(pattern: str) -> str:
+    """The folders of a glob before its first wildcard part (`src/a/*.py` -> `src/a`), or ''."""
     literal = []
     for part in pattern.split("/"):
-        if any(ch in part for ch in _GLOB_CHARS):
+        if any(ch in part for ch in "*?[{"):
             break
         literal.append(part)
-    return "/".join(literal) or "."
+    return "/".join(literal)
 
 
 def _git_paths(args: tuple[str, ...], cwd: str, project_root: str) -> Iterator[ReadTarget]:
@@ -100,7 +100,7 @@ def _git_paths(args: tuple[str, ...], cwd: str, project_root: str) -> Iterator[R
             continue
         path = match["path"]
         base = cwd if path.startswith(("./", "../")) else project_root
-        yield ReadTarget(_absolute(path, base), word)
+        yield ReadTarget(absolute_path(path, base), word)
 
 
 def _recursive_reads(program: str, args: tuple[str, ...], cwd: str) -> Iterator[ReadTarget]:
@@ -111,31 +111,20 @@ def _recursive_reads(program: str, args: tuple[str, ...], cwd: str) -> Iterator[
             return
         args = args[args.index("grep") + 1 :]
     elif program == "diff":
-        if not _has_flag(args, "r", "--recursive"):
+        if not has_option(args, "r", "--recursive"):
             return
     elif program in _GREPS:
-        recursive = _has_flag(args, "rR", "--recursive", "--dereference-recursive") or any(
+        recursive = has_option(args, "rR", "--recursive", "--dereference-recursive") or any(
             w in ("-d", "--directories=recurse", "-drecurse") for w in args)
         if not recursive and program != "rgrep":
             return
     elif program not in _ALWAYS_RECURSIVE:
         return
-    folders = [w for w in args if not w.startswith("-") and os.path.isdir(_absolute(w, cwd))]
+    folders = [w for w in args if not w.startswith("-") and os.path.isdir(absolute_path(w, cwd))]
     for folder in folders or ["."]:
-        yield ReadTarget(_absolute(folder, cwd), folder, recursive=True)
+        yield ReadTarget(absolute_path(folder, cwd), folder, recursive=True)
 
 
-def _has_flag(args: tuple[str, ...], letters: str, *long_names: str) -> bool:
-    for word in args:
-        if word == "--":
-            return False
-        if word.startswith("--"):
-            if word.split("=", 1)[0] in long_names:
-                return True
-        elif word.startswith("-") and any(ch in letters for ch in word[1:]):
-            return True
-    return False
-
-
-def _absolute(path: str, cwd: str) -> str:
+def absolute_path(path: str, cwd: str) -> str:
+    """`path` made absolute against `cwd` with `~` expanded: what ToolContext.resolve gives a tool."""
     return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))

@@ -392,6 +392,13 @@ def _long_option(options: list[str], *names: str) -> str | None:
     return None
 
 
+def has_option(args: tuple[str, ...] | list[str], letters: str, *long_names: str) -> bool:
+    """Whether `args` (before a `--`) hold a short option among `letters` or one of `long_names`
+    (abbreviations too, as GNU getopt accepts them)."""
+    options = _options(args)
+    return _short_has(options, letters) or _long_option(options, *long_names) is not None
+
+
 def _no_globs(cmd: SimpleCommand) -> str | None:
     if not cmd.globbed:
         return None

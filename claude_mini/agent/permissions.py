@@ -47,7 +47,7 @@ from typing import Any, Protocol
 import pathspec
 
 from claude_mini import paths
-from claude_mini.agent.bash_reads import read_targets
+from claude_mini.agent.bash_reads import absolute_path, literal_prefix, read_targets
 from claude_mini.agent.bash_safety import (
     ShellSyntaxError,
     SimpleCommand,
@@ -242,15 +242,9 @@ class PathPattern:
             return _within(self.base, folder)  # the folder holds everything the rule covers
         if rel == "." or self.matches(folder, is_dir=True):
             return True
-        body = self.pattern.strip("/")
         if "/" not in self.pattern.rstrip("/"):
             return True  # `.env`, `*.key`: at any depth
-        literal = []
-        for part in body.split("/"):
-            if any(ch in part for ch in "*?["):
-                break
-            literal.append(part)
-        prefix = "/".join(literal)
+        prefix = literal_prefix(self.pattern.strip("/"))
         return not prefix or _within(rel, prefix) or _within(prefix, rel)
 
 
@@ -357,29 +351,22 @@ def _build_request(tool: str, input: Any, cwd: str) -> _Request:
     elif tool in ("Grep", "Glob"):
         folder = input.get("path") or "."
         if isinstance(folder, str):
-            target = _absolute(folder, cwd)
+            target = absolute_path(folder, cwd)
             if tool == "Glob" and isinstance(input.get("pattern"), str):
                 target = _glob_base(target, input["pattern"])
             req.paths, req.is_dir = (target,), True
     elif isinstance(input.get("file_path"), str) and input["file_path"]:
-        req.paths = (_absolute(input["file_path"], cwd),)
+        req.paths = (absolute_path(input["file_path"], cwd),)
     req.real_paths = tuple(os.path.realpath(p) for p in req.paths)
     return req
 
 
-def _absolute(path: str, cwd: str) -> str:
-    """`path` made absolute against `cwd` with `~` expanded: what ToolContext.resolve gives the tool."""
-    return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))
-
-
 def _glob_base(folder: str, pattern: str) -> str:
     """The folder a Glob really searches: the literal part of the pattern (it may be absolute or use ..)."""
-    literal = []
-    for part in pattern.split("/"):
-        if any(ch in part for ch in "*?[{"):
-            break
-        literal.append(part)
-    return _absolute("/".join(literal), folder) if literal else folder
+    literal = literal_prefix(pattern)
+    if pattern.startswith("/"):
+        return os.path.normpath(literal or "/")
+    return absolute_path(literal, folder) if literal else folder
 
 
 def _within(path: str, root: str) -> bool:
@@ -466,7 +453,7 @@ class PermissionPolicy:
                 policy._bypass_disabled_by = (source, origin)
             for folder in perms.get("additionalDirectories") or []:
                 if isinstance(folder, str):
-                    policy.add_directory(Path(_absolute(folder, str(policy.project_root))))
+                    policy.add_directory(Path(absolute_path(folder, str(policy.project_root))))
         policy._start_in(mode or default_mode or "default")
         return policy
 
@@ -623,7 +610,7 @@ class PermissionPolicy:
 
     def read_denied(self, path: str) -> str | None:
         """Why a Read deny rule covers `path`, or None; tools that list files may use it to skip them."""
-        lexical = _absolute(path, _cwd_of(self._cwd))
+        lexical = absolute_path(path, _cwd_of(self._cwd))
         both = (lexical, os.path.realpath(lexical))
         for rule in reversed(self._deny):
             if rule.tool != "Read":
