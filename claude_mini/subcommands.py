@@ -23,6 +23,7 @@ def context_command(
     from claude_mini.config import load_config
     from claude_mini.memory.instructions import lint, load_instructions, to_json
     from claude_mini.ui.context_view import instructions_report
+    from claude_mini.ui.safe_text import visible_controls
 
     config = load_config(Path.cwd())
     instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or (),
@@ -33,12 +34,12 @@ def context_command(
     if as_json:
         print(json.dumps(data, indent=2, default=str))
         return
-    print("\n".join(instructions_report(data)))
+    lines = instructions_report(data)
     if lint_:
         findings = data["lint"]
-        print(f"Lint: {len(findings)} finding(s)" + (":" if findings else "."))
-        for finding in findings:
-            print(f"  {finding}")
+        lines.append(f"Lint: {len(findings)} finding(s)" + (":" if findings else "."))
+        lines += [f"  {finding}" for finding in findings]
+    print(visible_controls("\n".join(lines)))  # paths and file text come from the repository
 
 
 @sub_app.callback()

@@ -49,6 +49,7 @@ from claude_mini.memory.store import (
     MemoryStore,
     MemoryStoreError,
 )
+from claude_mini.ui.safe_text import visible_controls
 
 Clock = Callable[[], float]
 Ask = Callable[[str], bool]  # a yes/no question to the user; None where nobody can answer
@@ -229,10 +230,10 @@ def _emit(action: Callable[[], list[str]]) -> None:
     try:
         lines = action()
     except MemoryStoreError as exc:
-        sys.stderr.write(f"claude-mini memory: {exc}\n")
+        sys.stderr.write(visible_controls(f"claude-mini memory: {exc}") + "\n")
         raise typer.Exit(1) from None
     for line in lines:
-        print(line)
+        print(visible_controls(line))
 
 
 def _context() -> tuple[MemoryStore, Any]:

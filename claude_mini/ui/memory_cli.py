@@ -42,6 +42,7 @@ from claude_mini.memory.store import (
     read_text_head,
 )
 from claude_mini.ui import forget_cli
+from claude_mini.ui.safe_text import visible_controls
 
 NAME_MAX_WORDS = 7
 NAME_MAX_CHARS = 60
@@ -107,7 +108,7 @@ def list_data(mc: MemoryContext, now: float | None = None) -> dict[str, Any]:
     from claude_mini.memory.instructions import load_instructions
 
     now = time.time() if now is None else now
-    instructions = load_instructions(mc.config.cwd,
+    instructions = load_instructions(mc.config.cwd, trusted=mc.config.trusted,
                                      excludes=mc.config.get("claudeMdExcludes") or ())
     files = [_instruction_entry(f.path, f.kind, len(f.text.encode()), now)
              for f in instructions.files]
@@ -389,13 +390,13 @@ def _run(action: Callable[[], list[str] | None]) -> None:
     try:
         lines = action()
     except MemoryCommandError as exc:
-        sys.stderr.write(f"claude-mini memory: {exc}\n")
+        sys.stderr.write(visible_controls(f"claude-mini memory: {exc}") + "\n")
         raise typer.Exit(exc.code) from None
     except MemoryStoreError as exc:
-        sys.stderr.write(f"claude-mini memory: {exc}\n")
+        sys.stderr.write(visible_controls(f"claude-mini memory: {exc}") + "\n")
         raise typer.Exit(1) from None
     for line in lines or []:
-        print(line)
+        print(visible_controls(line))  # memories are model-written: no escape reaches the terminal
 
 
 @memory_app.callback(invoke_without_command=True)

@@ -16,6 +16,7 @@ from claude_mini.memory.store import MemoryStore
 from claude_mini.subcommands import sub_app
 from claude_mini.ui.memory_cli import derive_memory
 from claude_mini.ui.memory_commands import split_add_options
+from claude_mini.ui.safe_text import visible_controls
 
 DESC = "How to deploy the billing service to staging with make deploy-billing"
 
@@ -58,6 +59,18 @@ def test_list_shows_instruction_files_and_memories(cli, store, repo, isolated_en
     assert entry["type"] == "project" and entry["description"] == DESC
     assert entry["size"] == (store.root / "deploy.md").stat().st_size and entry["age"] == "just now"
     assert cli("memory").stdout == out  # no action: list
+
+
+@pytest.mark.parametrize("hostile", ["\x1b]52;c;cm0gLXJmIH4=\x07", "\x1b[2K\rok", "\u202eexe.txt", "\x9b31m"])
+def test_list_show_and_context_draw_no_terminal_escapes(cli, store, repo, hostile):
+    """Memories are written by a model and CLAUDE.md by the repository: neither drives the terminal."""
+    (repo / "CLAUDE.md").write_text(f"Build with make {hostile}\n")
+    store.write("deploy.md", name="Deploy", description=f"Deploy notes {hostile}", type="project",
+                body=f"Run it {hostile}")
+    for args in (("memory", "list"), ("memory", "show", "Deploy"), ("context",)):
+        out = cli(*args).stdout
+        assert not any(ch in out for ch in "\x1b\x07\r\u202e\x9b"), (args, out)
+    assert f"Run it {visible_controls(hostile)}" in cli("memory", "show", "Deploy").stdout
 
 
 def test_show_and_path(cli, store):
