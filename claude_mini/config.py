@@ -113,13 +113,10 @@ def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any]:
         return {}
     if not text.strip():
         return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        warnings.append(
-            f"Skipped settings file {path}: invalid JSON at line {exc.lineno} ({exc.msg}). "
-            "Other settings still apply; fix the file to use it."
-        )
+    data, problem = parse_json(text)
+    if problem:
+        warnings.append(f"Skipped settings file {path}: it {problem}. Other settings still apply; "
+                        "fix the file to use it.")
         return {}
     if not isinstance(data, dict):
         warnings.append(f"Skipped settings file {path}: expected a JSON object.")
@@ -127,21 +124,59 @@ def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any]:
     return data
 
 
+class _DuplicateKey(ValueError):
+    """A JSON object names one key twice (json.loads would keep the last silently)."""
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """object_pairs_hook: the object as a dict, or _DuplicateKey naming the repeated key."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def parse_json(text: str, *, unique_keys: bool = False) -> tuple[Any, str | None]:
+    """(data, None), or (None, why the text is not usable JSON) in words for a one-line message.
+
+    Besides syntax errors, json.loads raises RecursionError on deep nesting (`[[[[...`)
+    and ValueError on a huge integer; both are reported, never raised.
+    """
+    hook = _reject_duplicates if unique_keys else None
+    try:
+        return json.loads(text, object_pairs_hook=hook), None
+    except json.JSONDecodeError as exc:
+        return None, f"is not valid JSON (line {exc.lineno}: {exc.msg})"
+    except _DuplicateKey as exc:
+        return None, f"names the key {json.dumps(str(exc))} twice in one object"
+    except RecursionError:
+        return None, "is nested too deeply to read"
+    except ValueError as exc:
+        return None, f"is not usable JSON ({str(exc).split(':')[0]})"
+
+
 def read_managed_file(path: Path) -> tuple[dict[str, Any], str | None]:
-    """The managed settings and, if the file exists but cannot be used, why every tool is denied."""
+    """The managed settings and, if the file exists but cannot be used, why every tool is denied.
+
+    A link to a missing file exists and fails closed: only no entry at all means "no managed settings".
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (FileNotFoundError, NotADirectoryError):
+        if os.path.lexists(path):
+            return {}, _managed_broken(path, "is a link to a file that does not exist")
         return {}, None
     except UnicodeDecodeError:
         return {}, _managed_broken(path, "is not UTF-8 text")
     except OSError as exc:
         return {}, _managed_broken(path, f"cannot be read ({exc.strerror or exc})")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        what = "is empty" if not text.strip() else f"is not valid JSON (line {exc.lineno}: {exc.msg})"
-        return {}, _managed_broken(path, what)
+    if not text.strip():
+        return {}, _managed_broken(path, "is empty")
+    data, problem = parse_json(text, unique_keys=True)
+    if problem:
+        return {}, _managed_broken(path, problem)
     problem = managed_type_problem(data)
     if problem:
         return {}, _managed_broken(path, problem)
@@ -180,9 +215,10 @@ def _managed_mode_problem(perms: dict[str, Any]) -> str | None:
     mode = perms.get("defaultMode")
     if mode is not None and mode not in MODES:
         return f'has "permissions.defaultMode" {json.dumps(mode)}, not one of {", ".join(MODES)}'
-    bypass = perms.get("disableBypassPermissionsMode")
-    if bypass is not None and not isinstance(bypass, str):
-        return 'has "permissions.disableBypassPermissionsMode" that is not a string'
+    bypass = perms.get("disableBypassPermissionsMode", "disable")
+    if bypass != "disable":  # any other value (null too) would silently leave bypass allowed
+        return (f'has "permissions.disableBypassPermissionsMode" {_shown(json.dumps(bypass))}; '
+                'the only value is "disable"')
     return None
 
 
@@ -212,6 +248,8 @@ def untrusted_part(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     for key, value in data.items():
         if key == "permissions" and isinstance(value, dict):
             kept[key] = _narrowing_permissions(value, ignored)
+        elif key == "claudeMdExcludes" and isinstance(value, list):
+            kept[key] = trust.RepositoryOnly(value)  # it may hide the repository's own files only
         elif key == "permissions" or key in _SAFE_KEYS:
             kept[key] = value  # a permissions value of the wrong type is the policy's to report
         elif key in _SAFE_MODEL_KEYS:
@@ -301,7 +339,7 @@ def load_config(cwd: Path, flags: dict[str, Any] | None = None, *, trust_folder:
     not settings (debug, max_turns, append_system_prompt).
     """
     cwd = cwd.resolve()
-    project_root = paths.git_root(cwd) or cwd
+    project_root = paths.checkout_root(cwd) or cwd
     warnings: list[str] = []
     layers: list[SettingsLayer] = []
     managed_error = None

@@ -7,8 +7,10 @@ may edit by hand:
 
     {"version": 1, "folders": {"/home/me/src/app": {"trustedAt": "2026-12-01T10:00:00Z"}}}
 
-Keys are canonical project roots (the git root, else the cwd, symlinks
-resolved); trusting a folder trusts every folder below it. To take trust back,
+Keys are project roots: the top of the checkout holding the cwd
+(`paths.checkout_root`, never a git dir that a `.git` file points to), else the
+cwd, symlinks resolved. Trusting a folder trusts every folder below it; a linked
+worktree of a trusted repository is a folder of its own and is asked about again. To take trust back,
 delete the entry. A record that cannot be read counts as "nothing trusted"
 and is reported in one line; it is never overwritten, so a hand edit is not lost.
 """
@@ -25,6 +27,15 @@ from claude_mini import paths
 
 RECORD_NAME = "trusted-folders.json"
 RECORD_VERSION = 1
+
+
+class RepositoryOnly(list):
+    """A list setting read from an untrusted repository: it may affect files inside that repository only.
+
+    `config.untrusted_part` wraps `claudeMdExcludes` in it, and the instruction loader
+    applies such globs only to files found in the repository, so an untrusted repository
+    cannot hide the user's or the organisation's instruction files.
+    """
 
 
 class TrustRecordError(Exception):
@@ -68,6 +79,8 @@ def load_record() -> TrustRecord:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return TrustRecord(path, problem=_broken(path, f"is not valid JSON (line {exc.lineno}: {exc.msg})"))
+    except (ValueError, RecursionError):  # a huge number, or nesting too deep for the parser
+        return TrustRecord(path, problem=_broken(path, "is not usable JSON"))
     folders = data.get("folders") if isinstance(data, dict) else None
     if not isinstance(folders, dict):
         return TrustRecord(path, problem=_broken(path, 'has no "folders" object'))
@@ -123,7 +136,7 @@ def _raw_record(path: Path) -> dict:
     """The record file's JSON (entries the loader skips are kept), or a new record."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
+    except (FileNotFoundError, ValueError, RecursionError):
         data = {}
     if not isinstance(data, dict) or not isinstance(data.get("folders"), dict):
         data = {"folders": {}}

@@ -212,6 +212,22 @@ BROKEN_MANAGED = [
     ('{"permissions": {"defaultMode": "Plan"}}', '"permissions.defaultMode" "Plan"'),
     ('{"permissions": {"additionalDirectories": "/"}}', '"permissions.additionalDirectories"'),
     ('{"model": 4}', '"model" that is not a string'),
+    # Duplicate keys: json.loads keeps the last one, which would drop the deny rules silently.
+    ('{"permissions": {"deny": ["Bash(curl:*)"]}, "permissions": {}}', 'the key "permissions" twice'),
+    ('{"permissions": {"deny": ["Bash(curl:*)"], "deny": []}}', 'the key "deny" twice'),
+    ('{"model": "a", "permissions": {"ask": ["Bash"]}, "model": "b"}', 'the key "model" twice'),
+    ('{"permissions": {"disableBypassPermissionsMode": "disable", '
+     '"disableBypassPermissionsMode": "no"}}', 'the key "disableBypassPermissionsMode" twice'),
+    # The only value that does something is "disable": anything else was a silent no-op.
+    ('{"permissions": {"disableBypassPermissionsMode": true}}', '"permissions.disableBypassPermissionsMode" true'),
+    ('{"permissions": {"disableBypassPermissionsMode": "Disable"}}', 'the only value is "disable"'),
+    ('{"permissions": {"disableBypassPermissionsMode": "yes"}}', 'the only value is "disable"'),
+    ('{"permissions": {"disableBypassPermissionsMode": ["disable"]}}', 'the only value is "disable"'),
+    ('{"permissions": {"disableBypassPermissionsMode": null}}', 'the only value is "disable"'),
+    # What json.loads raises besides JSONDecodeError.
+    ("[" * 100_000, "is nested too deeply to read"),
+    ('{"permissions": {"deny": ' + "[" * 50_000 + "]" * 50_000 + "}}", "is nested too deeply"),
+    ('{"contextWindow": ' + "9" * 5000 + "}", "is not usable JSON"),
 ]
 
 
@@ -229,6 +245,48 @@ def test_broken_managed_settings_deny_every_tool(repo, isolated_env, text, why):
         decision = policy.can_use_tool(tool, args)
         assert isinstance(decision, Deny) and str(path) in decision.reason
     assert [w for w in config.warnings if str(path) in w] == [line]  # said once
+
+
+@pytest.mark.parametrize("target", ["missing.json", "gone/settings.json", "settings.json"])
+def test_a_managed_settings_link_to_nothing_denies_every_tool(repo, isolated_env, target):
+    path = isolated_env.managed / "settings.json"
+    os.symlink(isolated_env.managed / target, path)  # dangling (the last one: a link loop)
+    config = load_config(repo, trust_folder=True)
+    assert config.managed_error and str(path) in config.managed_error and "\n" not in config.managed_error
+    assert isinstance(policy_of(config).can_use_tool("Read", {"file_path": str(repo / "app.py")}), Deny)
+
+
+def test_a_managed_settings_link_to_a_file_is_read(repo, isolated_env, tmp_path):
+    real = tmp_path / "org-settings.json"
+    real.write_text(json.dumps({"permissions": {"deny": ["Read(./app.py)"]}}))
+    os.symlink(real, isolated_env.managed / "settings.json")
+    config = load_config(repo)
+    assert config.managed_error is None
+    assert isinstance(policy_of(config).can_use_tool("Read", {"file_path": str(repo / "app.py")}), Deny)
+    assert not isinstance(policy_of(config).can_use_tool("Read", {"file_path": str(repo / "b.py")}), Deny)
+
+
+@pytest.mark.parametrize("source", ["user", "project", "local"])
+@pytest.mark.parametrize(("text", "why"), [("[" * 100_000, "nested too deeply"),
+                                           ('{"a": ' * 60_000 + "1" + "}" * 60_000, "nested too deeply"),
+                                           ('{"maxTokens": ' + "1" * 6000 + "}", "not usable JSON")])
+def test_settings_nested_too_deeply_are_skipped_with_a_warning(repo, isolated_env, source, text, why):
+    path = {"user": isolated_env.home / "settings.json", "project": repo / ".claude" / "settings.json",
+            "local": repo / ".claude" / "settings.local.json"}[source]
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    config = load_config(repo, trust_folder=True)
+    [line] = [w for w in config.warnings if str(path) in w]
+    assert line.startswith(f"Skipped settings file {path}: it ") and why in line
+    assert "Other settings still apply" in line and config.managed_error is None
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000, '{"folders": ' + '{"a": ' * 60_000, '{"version": ' + "7" * 5000 + "}"])
+def test_a_trust_record_nested_too_deeply_trusts_nothing(repo, isolated_env, text):
+    (isolated_env.home / "trusted-folders.json").write_text(text)
+    record = trust.load_record()
+    assert record.problem and "is not usable JSON" in record.problem and record.folders == {}
+    assert not load_config(repo).trusted
 
 
 def test_unreadable_managed_settings_deny_every_tool(repo, isolated_env):
