@@ -6,7 +6,12 @@ commit or share, so a Write or Edit whose target is inside the memory folder
 AS IT WILL BE after the change, holds a likely secret (memory/secret_scan.py
 says what counts). Scanning the result rather than the new text closes the
 gap where a Write puts `DB_PASSWORD=` and a later Edit appends the value.
-The Deny names the kind and the line, never the value.
+The after-text of an Edit is computed by the Edit tool's own decode/replace
+code (tools/edit.plan_edit), so the guard and the tool cannot disagree about
+line endings or matches; an Edit whose result cannot be computed (old_string
+not found, unreadable, over MAX_SCAN_BYTES, not UTF-8), or a Write over that
+size, is refused rather than scanned in part. The Deny names the kind and the
+line, never the value.
 
 `SecretGuard` wraps any tool policy, so it covers both writers: the main
 agent and the extraction fork (around ExtractionPolicy). For the main agent
@@ -33,10 +38,19 @@ from claude_mini.memory.secret_scan import (
     find_secrets,
 )
 
-__all__ = ["SecretFinding", "SecretGuard", "describe_findings", "find_secret", "find_secrets", "lands_in",
-           "refusal_text", "text_after"]
+__all__ = ["SecretFinding", "SecretGuard", "UncheckedChange", "describe_findings", "edited_text",
+           "find_secret", "find_secrets", "lands_in", "refusal_text", "text_after"]
 
-MAX_SCAN_BYTES = 8 * 1024 * 1024  # a bigger file is not a memory; only the new text is scanned
+MAX_SCAN_BYTES = 8 * 1024 * 1024  # a memory file this big is not a memory; a change to one is refused
+
+
+class UncheckedChange(Exception):
+    """A memory write whose resulting file cannot be worked out or scanned; the guard refuses it."""
+
+    def __init__(self, reason: str, advice: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.advice = advice
 
 
 def refusal_text(found: list[SecretFinding], where: str) -> str:
@@ -47,6 +61,13 @@ def refusal_text(found: list[SecretFinding], where: str) -> str:
             "instead, e.g. the name of an environment variable or a password-manager entry).")
 
 
+def unchecked_text(tool_name: str, unchecked: UncheckedChange, where: str) -> str:
+    """The one-line refusal of a memory write the guard cannot check: why, nothing written, what to do."""
+    text = (f"refused this {tool_name} of {where}; nothing was written, since it cannot be "
+            f"checked for secrets: {unchecked.reason.rstrip('.')}.")
+    return f"{text} {unchecked.advice}" if unchecked.advice else text
+
+
 def resolve_tool_path(raw: str, cwd: Path | None) -> str:
     """The absolute, normalised path a tool would use for `raw` (`~` expanded, relative to cwd)."""
     path = os.path.expanduser(raw)
@@ -55,49 +76,67 @@ def resolve_tool_path(raw: str, cwd: Path | None) -> str:
     return os.path.normpath(path)
 
 
-def current_text(path: str) -> str | None:
-    """The file's text as Edit decodes it (LF line ends); "" if missing, None if unusable."""
-    try:
-        if not os.path.isfile(path):
-            return "" if not os.path.lexists(path) else None
-        if os.path.getsize(path) > MAX_SCAN_BYTES:
-            return None
-        data = Path(path).read_bytes()
-    except OSError:
-        return None
-    from claude_mini.tools.read import sniff_encoding
+_RETRY = "Read the file again and retry with an old_string copied from it, or rewrite it with Write."
+_SPLIT = (f"Memory files are meant to be short (over {MAX_SCAN_BYTES // (1024 * 1024)} MiB is "
+          "not a memory): move the bulk out of the memory folder, or write a shorter file.")
 
-    encoding = sniff_encoding(data[:8192])
-    if encoding is None:
-        return None
-    return data.decode(encoding, errors="replace").replace("\r\n", "\n")
+
+def _checked_size(text: str) -> str:
+    """`text`, or UncheckedChange when it is too large to be a memory worth scanning."""
+    if len(text) > MAX_SCAN_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_SCAN_BYTES:
+        raise UncheckedChange(f"the file would be over {MAX_SCAN_BYTES // (1024 * 1024)} MiB", _SPLIT)
+    return text
+
+
+def edited_text(path: Path, old: str, new: str, replace_all: bool) -> str:
+    """The text `path` will hold after this Edit, computed by the Edit tool's own code.
+
+    Raises UncheckedChange whenever the Edit tool would not produce a text we can scan:
+    the Edit would fail (old_string missing or ambiguous, a folder, unreadable, binary),
+    the file is over MAX_SCAN_BYTES, or it is not UTF-8 (Edit would treat it as Latin-1).
+    """
+    from claude_mini.tools import ToolError
+    from claude_mini.tools.edit import plan_edit
+
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        if old:
+            raise UncheckedChange(f"{path.name} does not exist and old_string is not empty",
+                                  "Create the file with Write.") from None
+        return _checked_size(new)  # Edit creates the file with new_string as its text
+    except OSError as exc:
+        raise UncheckedChange(f"{path.name} cannot be read ({exc.strerror or exc})", _RETRY) from None
+    if size > MAX_SCAN_BYTES:
+        raise UncheckedChange(f"{path.name} is over {MAX_SCAN_BYTES // (1024 * 1024)} MiB", _SPLIT)
+    try:
+        plan = plan_edit(path, old, new, replace_all)
+    except ToolError as exc:
+        raise UncheckedChange(f"the Edit would fail: {exc}") from None  # its message says what to do
+    if plan.decoded.encoding == "latin-1":
+        raise UncheckedChange(f"{path.name} is not UTF-8 text",
+                              "Rewrite the memory as UTF-8 text with Write.")
+    return _checked_size(plan.updated)
 
 
 def text_after(tool_name: str, input: dict[str, Any], cwd: Path | None = None) -> str | None:
-    """The text the target file would hold after this Write or Edit (None for other calls).
+    """The text the target file would hold after this Write or Edit (None for other tools).
 
-    Edit: the current file with old_string replaced (once, or everywhere with
-    replace_all). When that cannot be worked out (old_string not found, an
-    unreadable file) the Edit will fail, and new_string alone is scanned.
+    Raises UncheckedChange when that text cannot be known (see `edited_text`); the
+    guard then refuses the call rather than scan only a part of the result.
     """
     if tool_name == "Write":
         content = input.get("content")
-        return content if isinstance(content, str) else None
+        if not isinstance(content, str):
+            raise UncheckedChange("content is not a string", "Send the file's text as content.")
+        return _checked_size(content)
     if tool_name != "Edit":
         return None
-    new, old = input.get("new_string"), input.get("old_string")
-    if not isinstance(new, str):
-        return None
-    raw = input.get("file_path")
-    text = current_text(resolve_tool_path(raw, cwd)) if isinstance(raw, str) and raw.strip() else None
-    if text is None or not isinstance(old, str):
-        return new
-    old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
-    if not old:
-        return text or new
-    if old not in text:
-        return new
-    return text.replace(old, new) if input.get("replace_all") is True else text.replace(old, new, 1)
+    raw, old, new = input.get("file_path"), input.get("old_string"), input.get("new_string")
+    if not (isinstance(raw, str) and isinstance(old, str) and isinstance(new, str)):
+        raise UncheckedChange("file_path, old_string and new_string must all be strings",
+                              "Send all three as strings.")
+    return edited_text(Path(resolve_tool_path(raw, cwd)), old, new, input.get("replace_all") is True)
 
 
 class SecretGuard:
@@ -131,12 +170,17 @@ class SecretGuard:
         """The Deny for a memory write whose resulting file holds a secret, else None."""
         if tool_name not in ("Write", "Edit") or not self.targets_memory(input.get("file_path")):
             return None
-        found = find_secrets(text_after(tool_name, input, self._cwd_now()))
+        name = os.path.basename(str(input.get("file_path")))
+        try:
+            after_text = text_after(tool_name, input, self._cwd_now())
+        except UncheckedChange as unchecked:
+            return Deny(unchecked_text(tool_name, unchecked,
+                                       f"{name} in the memory folder {self.memory_dir}"))
+        found = find_secrets(after_text)
         if tool_name == "Edit" and not found:
             found = find_secrets(input.get("new_string"))  # whatever the file, never add one
         if not found:
             return None
-        name = os.path.basename(str(input.get("file_path")))
         after = " (the file as this Edit would leave it)" if tool_name == "Edit" else ""
         return Deny(refusal_text(found, f"{name}{after} in the memory folder {self.memory_dir}"))
 

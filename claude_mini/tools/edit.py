@@ -85,7 +85,7 @@ class EditTool:
 
 
 @dataclass
-class _Decoded:
+class DecodedFile:
     """A file's text with what is needed to write it back the same way."""
 
     text: str
@@ -112,13 +112,37 @@ def _edit(path: Path, old: str, new: str, replace_all: bool, seen: float | None)
     if path.is_dir():
         raise ToolError(f"{path} is a directory; Edit needs a file path.")
     require_fresh_read(path, st.st_mtime, seen)
-    decoded = _decode(path)
+    plan = plan_edit(path, old, new, replace_all)
+    decoded, updated = plan.decoded, plan.updated
+    mtime = atomic_write(path, decoded.encode(updated, path))
+    meta = {"path": str(path), "diff": unified_diff(path, decoded.text, updated),
+            "replacements": plan.count}
+    summary = _summary(path, updated, decoded.text.find(plan.old), plan.new, plan.count)
+    return ToolResult(summary, metadata=meta), mtime
+
+
+@dataclass
+class EditPlan:
+    """What an Edit of an existing file will do: the decoded file, the strings as matched, the result."""
+
+    decoded: DecodedFile
+    old: str
+    new: str
+    updated: str
+    count: int
+
+
+def plan_edit(path: Path, old: str, new: str, replace_all: bool) -> EditPlan:
+    """The text an existing file will hold after this Edit, or the ToolError the Edit would raise.
+
+    The one place that decodes and replaces, shared with the memory secret guard so
+    that what it scans is exactly what the Edit writes.
+    """
+    decoded = decode_file(path)
     if decoded.crlf:
         old, new = old.replace("\r\n", "\n"), new.replace("\r\n", "\n")
-    updated, count = _replace(decoded.text, old, new, replace_all, path)
-    mtime = atomic_write(path, decoded.encode(updated, path))
-    meta = {"path": str(path), "diff": unified_diff(path, decoded.text, updated), "replacements": count}
-    return ToolResult(_summary(path, updated, decoded.text.find(old), new, count), metadata=meta), mtime
+    updated, count = replace_text(decoded.text, old, new, replace_all, path)
+    return EditPlan(decoded, old, new, updated, count)
 
 
 def _create(path: Path, old: str, new: str) -> tuple[ToolResult, float]:
@@ -134,7 +158,8 @@ def _create(path: Path, old: str, new: str) -> tuple[ToolResult, float]:
     return ToolResult(f"Created {path}.", metadata=meta), mtime
 
 
-def _decode(path: Path) -> _Decoded:
+def decode_file(path: Path) -> DecodedFile:
+    """The file's text as Edit matches it (CRLF folded only when every line ends in CRLF)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -149,10 +174,10 @@ def _decode(path: Path) -> _Decoded:
         encoding, text = "latin-1", data.decode("latin-1")
     lf_only = text.count("\n") - text.count("\r\n")
     crlf = "\r\n" in text and lf_only == 0
-    return _Decoded(text.replace("\r\n", "\n") if crlf else text, encoding, crlf)
+    return DecodedFile(text.replace("\r\n", "\n") if crlf else text, encoding, crlf)
 
 
-def _replace(text: str, old: str, new: str, replace_all: bool, path: Path) -> tuple[str, int]:
+def replace_text(text: str, old: str, new: str, replace_all: bool, path: Path) -> tuple[str, int]:
     """`text` with `old` replaced, and the number of replacements; ToolError when not exactly one."""
     if not old:
         if text:

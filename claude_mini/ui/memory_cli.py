@@ -37,6 +37,9 @@ from claude_mini.memory.store import (
     description_problem,
     doctor,
     fix,
+    format_memory,
+    index_line,
+    iso_utc,
     one_line,
     parse_memory_text,
     read_text_head,
@@ -246,9 +249,16 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
     name, description = derive_memory(text)
     store = mc.store
     filename = _claim_filename(store, name)
+    now = iso_utc(store.clock())
+    fields: dict[str, Any] = {"name": name, "description": description, "type": type_,
+                              "body": text.strip(), "why": why, "how_to_apply": how,
+                              "extra_frontmatter": {"created": now, "updated": now}}
     try:
-        path = store.write(filename, name=name, description=description, type=type_,
-                           body=text.strip(), why=why, how_to_apply=how)
+        refuse_secrets(saved_parts(filename, fields))
+        path = store.write(filename, **fields)
+    except MemoryCommandError:
+        (store.root / filename).unlink(missing_ok=True)
+        raise
     except (MemoryStoreError, OSError) as exc:
         (store.root / filename).unlink(missing_ok=True)
         raise MemoryCommandError(f"could not save the memory: {exc}; nothing was changed") from None
@@ -264,6 +274,15 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
         lines.append("Note: auto memory is off, so the model will not see it "
                      "(`claude-mini memory on`)")
     return lines
+
+
+def saved_parts(filename: str, fields: dict[str, Any]) -> dict[str, str]:
+    """Exactly what `store.write(filename, **fields)` puts on disk: the file, its MEMORY.md line,
+    its filename. Scanned after the text is joined into them (a key on one line and its value
+    on the next meet in the one-line description)."""
+    return {"the memory as it would be saved": format_memory(**fields),
+            "its filename (derived from the text)": filename,
+            "its MEMORY.md line": index_line(filename, fields["name"], fields["description"])}
 
 
 def refuse_secrets(parts: dict[str, str | None]) -> None:
