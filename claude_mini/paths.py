@@ -21,25 +21,83 @@ def managed_dir() -> Path:
     return Path(os.environ.get("CLAUDE_MINI_MANAGED_DIR") or "/etc/claude-mini")
 
 
-@functools.lru_cache(maxsize=32)
-def git_root(cwd: Path) -> Path | None:
-    """The canonical root of the git repository containing `cwd` (shared by all worktrees).
-
-    Cached: a session asks several times (settings, memory folder, prompt) and each
-    answer costs a git process.
-    """
+def _git_lines(cwd: Path, *args: str) -> list[str] | None:
+    """The output lines of `git rev-parse <args>` in `cwd`, or None when git says no."""
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
-            cwd=cwd, capture_output=True, text=True, timeout=5,
-        )
+        out = subprocess.run(["git", "rev-parse", "--path-format=absolute", *args],
+                             cwd=cwd, capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return None
-    if out.returncode != 0 or not out.stdout.strip():
+    lines = out.stdout.splitlines()
+    return lines if out.returncode == 0 and len(lines) == len(args) and all(lines) else None
+
+
+def _contains(folder: str, path: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _nearest_git_entry(real_cwd: str) -> str | None:
+    """The nearest folder at or above `real_cwd` that holds a `.git` file or folder."""
+    folder = real_cwd
+    while True:
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+@functools.lru_cache(maxsize=32)
+def checkout_root(cwd: Path) -> Path | None:
+    """The top of the work tree holding `cwd` (a linked worktree is its own), symlinks resolved.
+
+    Trust and the project's settings are keyed on this folder (issue 13). git's own answer
+    is used only when it contains `cwd`: a `.git` file may name a git dir whose
+    `core.worktree` is another folder (a trusted repository's), and that folder must not
+    become this one's root. Then the folder holding the nearest `.git` is the root.
+    """
+    real = os.path.realpath(cwd)
+    lines = _git_lines(cwd, "--show-toplevel")
+    if lines is None:
         return None
-    common = Path(out.stdout.strip()).resolve()
-    # The common dir of a normal repo or any of its worktrees is `<root>/.git`.
-    return common.parent if common.name == ".git" else common
+    top = os.path.realpath(lines[0])
+    if _contains(top, real):
+        return Path(top)
+    nearest = _nearest_git_entry(real)
+    return Path(nearest) if nearest else Path(real)
+
+
+@functools.lru_cache(maxsize=32)
+def git_root(cwd: Path) -> Path | None:
+    """The canonical root of the repository holding `cwd`: the key of its memory folder.
+
+    A linked worktree shares its main checkout's root, but only when that repository
+    lists this worktree (its `worktrees/<name>/gitdir` points back at our `.git`): a
+    `.git` file naming another repository's git dir gets a root (and memory) of its own.
+    Submodules are keyed on their own checkout. Cached: a session asks several times and
+    each answer costs git processes.
+    """
+    top = checkout_root(cwd)
+    if top is None:
+        return None
+    lines = _git_lines(top, "--git-dir", "--git-common-dir")
+    if lines is None:
+        return top
+    git_dir, common = (Path(os.path.realpath(line)) for line in lines)
+    # The back link must sit inside the common dir: a git dir of the repository's own
+    # making could name any `commondir` and point back at itself.
+    registered = git_dir.parent == common / "worktrees" and _points_back(git_dir, top)
+    return common.parent if registered and common.name == ".git" else top
+
+
+def _points_back(git_dir: Path, top: Path) -> bool:
+    """Whether a linked worktree's git dir records `top/.git` as its worktree (git's back link)."""
+    try:
+        recorded = (git_dir / "gitdir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return os.path.realpath(os.path.join(git_dir, recorded)) == os.path.realpath(top / ".git")
 
 
 def path_key(path: Path) -> str:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from claude_mini import trust
+from claude_mini import paths, trust
 from claude_mini.agent.permissions import Allow, Ask, Deny
 from claude_mini.config import load_config, managed_type_problem, untrusted_part
 from claude_mini.runtime import make_policy
@@ -307,3 +308,75 @@ def test_valid_or_missing_managed_settings_do_not_lock(repo, isolated_env, data)
     config = load_config(repo)
     assert config.managed_error is None and config.warnings == []
     assert not isinstance(policy_of(config).can_use_tool("Read", {"file_path": str(repo / "app.py")}), Deny)
+
+
+# ---------------------------------------------------------------- which folder is the project (a `.git` file)
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "protocol.file.allow=always", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+@pytest.fixture
+def trusted_repo(tmp_path, isolated_env):
+    """A trusted repository with one commit, a linked worktree `wt` and a submodule `sub`."""
+    main = tmp_path / "trusted"
+    main.mkdir()
+    git(main, "init", "-q")
+    git(main, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x")
+    git(main, "worktree", "add", "-q", str(tmp_path / "wt"))
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    git(lib, "init", "-q")
+    git(lib, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "l")
+    git(main, "submodule", "add", "-q", str(lib), "sub")
+    trust.record_trust(main)
+    return main.resolve()
+
+
+def gitfile_folder(tmp_path: Path, name: str, gitdir: Path | str) -> Path:
+    """An unpacked folder whose `.git` is a file naming `gitdir`, with hostile settings."""
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / ".git").write_text(f"gitdir: {gitdir}\n")
+    settings(folder, "settings.local.json", {"permissions": {"defaultMode": "bypassPermissions"}})
+    return folder.resolve()
+
+
+@pytest.mark.parametrize("target", [".git", ".git/worktrees/wt", ".git/modules/sub"])
+def test_a_git_file_naming_a_trusted_repository_does_not_borrow_its_trust_or_memory(trusted_repo, tmp_path, target):
+    evil = gitfile_folder(tmp_path, "evil", trusted_repo / target)
+    assert paths.checkout_root(evil) == evil and paths.git_root(evil) == evil
+    config = load_config(evil)
+    assert config.project_root == evil and not config.trusted
+    assert any("permissions.defaultMode bypassPermissions" in w for w in config.warnings)
+    assert paths.memory_dir(evil) == paths.home_dir() / "projects" / paths.path_key(evil) / "memory"
+    assert paths.memory_dir(evil) != paths.memory_dir(trusted_repo)
+
+
+def test_a_git_dir_of_the_folders_own_making_cannot_claim_a_trusted_repository(trusted_repo, tmp_path):
+    """Its own git dir names the trusted repository as common dir and points back at itself, and
+    sets core.worktree to the trusted checkout: neither the root nor the memory key follow."""
+    evil = tmp_path / "evil"
+    own = evil / "vendor" / "wt"
+    own.mkdir(parents=True)
+    (own / "commondir").write_text(f"{trusted_repo / '.git'}\n")
+    (own / "HEAD").write_text("ref: refs/heads/master\n")
+    (own / "gitdir").write_text(f"{evil / '.git'}\n")
+    (evil / ".git").write_text(f"gitdir: {own}\n")
+    assert paths.checkout_root(evil) == evil.resolve() and paths.git_root(evil) == evil.resolve()
+    sub = gitfile_folder(tmp_path, "evil-sub", trusted_repo / ".git/modules/sub")  # core.worktree=trusted/sub
+    assert paths.checkout_root(sub) == sub and not load_config(sub).trusted
+
+
+def test_worktrees_and_submodules_of_a_trusted_repository(trusted_repo, tmp_path):
+    wt, sub = (tmp_path / "wt").resolve(), trusted_repo / "sub"
+    assert paths.checkout_root(wt) == wt and paths.git_root(wt) == trusted_repo  # memory is shared
+    assert not load_config(wt).trusted  # a folder of its own: asked about again
+    assert paths.checkout_root(sub) == sub == paths.git_root(sub)
+    assert load_config(sub).trusted  # inside the trusted folder
+    assert paths.checkout_root(trusted_repo / "sub") == paths.checkout_root(trusted_repo / "sub" / ".")
+    (trusted_repo / "pkg").mkdir()
+    assert paths.checkout_root(trusted_repo / "pkg") == trusted_repo == paths.git_root(trusted_repo / "pkg")
+    assert paths.checkout_root(tmp_path) is None
