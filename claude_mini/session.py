@@ -10,6 +10,7 @@ from the last compact boundary and repairs a dangling tool_use.
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -83,10 +84,26 @@ class Transcript:
         """Write one entry and flush it to the OS at once."""
         entry = {"type": entry_type, "uuid": str(uuid.uuid4()), "timestamp": _now_iso(),
                  "session_id": self.session_id, **fields}
+        line = transcript_line(entry)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+            fh.write(line)
             fh.flush()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def transcript_line(entry: dict[str, Any]) -> str:
+    """One JSONL line, readable text kept as is, that UTF-8 can always encode.
+
+    A model reply may carry a lone surrogate (JSON's `"\\udc1b"` decodes to one), which
+    `ensure_ascii=False` would leave raw and UTF-8 cannot encode: the append would fail
+    and the turn with it. Surrogates can only sit inside JSON strings, so they are written
+    as `\\uXXXX` escapes, which json.loads reads back to the same text.
+    """
+    dumped = json.dumps(entry, ensure_ascii=False)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", dumped) + "\n"
 
 
 class Session:

@@ -307,11 +307,11 @@ class _Assembler:
         if part is None:
             return []
         if delta.type == "text_delta":
-            return self.shown.add_text(index, part, delta.text)
+            return self.shown.add_text(index, part, encodable(delta.text))
         if delta.type == "input_json_delta":
             return self.shown.add_json(index, part, delta.partial_json)
         if delta.type == "thinking_delta":
-            part.text += delta.thinking
+            part.text += encodable(delta.thinking)
         elif delta.type == "signature_delta":
             part.signature = delta.signature
         return []
@@ -347,12 +347,36 @@ class _Assembler:
 
 def _to_block(part: _Part) -> Block | None:
     if part.kind == "text":
-        return TextBlock(part.text)
+        return TextBlock(encodable(part.text))
     if part.kind == "thinking":
-        return ThinkingBlock(part.text, part.signature)
+        return ThinkingBlock(encodable(part.text), part.signature)
     if part.kind == "tool_use":
-        return ToolUseBlock(part.id, part.name, _parse_input(part.text))
+        return ToolUseBlock(part.id, part.name, _parse_input(encodable(part.text)))
     return None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def encodable(text: str) -> str:
+    """`text` with lone surrogates replaced by U+FFFD, as a UTF-8 decoder would.
+
+    JSON can spell them (`"\\udc1b"`), so a reply can carry them, and no encoder takes
+    them: the transcript, stdout and the next request would all fail (issue 13).
+    """
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
+def _encodable_value(value: Any) -> Any:
+    """A decoded JSON value with `encodable` applied to every string in it, keys too."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        return {encodable(k): _encodable_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_encodable_value(v) for v in value]
+    return value
 
 
 def _parse_input(raw: str) -> dict[str, Any]:
@@ -361,7 +385,9 @@ def _parse_input(raw: str) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError:
+        if _SURROGATE_ESCAPE.search(raw):
+            value = _encodable_value(value)
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply
         return {"_invalid_json": raw}
     return value if isinstance(value, dict) else {"_invalid_json": raw}
 

@@ -150,3 +150,134 @@ def test_repl_asks_once_and_applies_the_answer(untrusted_terminal, isolated_env,
     if recorded:
         assert str(repo.resolve()) in json.loads(record.read_text())["folders"]
     assert term.output.getvalue().count("Do you trust the files in this folder") == 1
+
+
+# ------------------------------------------------- a `.git` file naming a trusted repository
+
+
+def test_a_git_file_does_not_borrow_a_trusted_repositorys_trust_or_memory(
+        run_cli, fake_server, repo, tmp_path, isolated_env):
+    """The reviewer's folder: `.git` says `gitdir: <trusted>/.git`; settings, imports and memory
+    of the trusted repository must not apply in it."""
+    trust_folder(isolated_env.home, repo)
+    oshome = tmp_path / "oshome"
+    oshome.mkdir()
+    (oshome / "notes.md").write_text("personal style notes")
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    (evil / ".git").write_text(f"gitdir: {repo / '.git'}\n")
+    hostile_repo(evil)
+    (evil / "Makefile").write_text("all:\n\ttouch pwned\n")
+    (evil / "CLAUDE.md").write_text("Evil rules.\n@~/notes.md\n")
+    env = {"HOME": str(oshome)}
+    fake_server.queue(Reply.tools([("Bash", {"command": f"touch {evil / 'pwned'}"})]), Reply.text("done"))
+    result = run_cli("-p", "build it", cwd=evil, env=env)
+    assert result.returncode == 0
+    [line] = untrusted_lines(result.stderr)
+    assert str(evil.resolve()) in line and "permissions.defaultMode bypassPermissions" in line
+    [bash] = tool_results(fake_server)
+    assert bash.get("is_error") and not (evil / "pwned").exists()
+    system = json.dumps(fake_server.requests_for("main")[-1].body["system"])
+    assert "Evil rules." in system and "personal style notes" not in system
+    evil_memory = run_cli("memory", "path", cwd=evil, env=env)
+    trusted_memory = run_cli("memory", "path", cwd=repo, env=env)
+    assert evil_memory.returncode == trusted_memory.returncode == 0
+    assert evil_memory.stdout.strip() != trusted_memory.stdout.strip()
+    assert "evil" in evil_memory.stdout and "evil" not in trusted_memory.stdout
+
+
+# ------------------------------------------------- instruction files that are links to outside
+
+
+def test_a_linked_claude_md_or_rule_from_outside_needs_trust(run_cli, fake_server, repo, tmp_path):
+    oshome = tmp_path / "oshome"
+    (oshome / ".config" / "hub").mkdir(parents=True)
+    (oshome / ".config" / "hub" / "hosts.yml").write_text("github.com:\n- oauth_token: hubsecret123\n")
+    (oshome / "notes.txt").write_text("notes from outside the repository")
+    (repo / ".claude" / "rules").mkdir(parents=True)
+    os.symlink(oshome / "notes.txt", repo / "CLAUDE.md")
+    os.symlink(oshome / ".config" / "hub" / "hosts.yml", repo / ".claude" / "rules" / "x.md")
+    (repo / ".claude" / "rules" / "inside.md").write_text("An ordinary rule.")
+    env = {"HOME": str(oshome)}
+    for flags, outside_loaded in (([], False), (["--trust-folder"], True)):
+        fake_server.queue(Reply.text("ok"))
+        result = run_cli("-p", "hi", *flags, env=env)
+        assert result.returncode == 0
+        system = json.dumps(fake_server.requests_for("main")[-1].body["system"])
+        assert "An ordinary rule." in system and "hubsecret123" not in system
+        assert ("notes from outside the repository" in system) is outside_loaded
+        notices = [line for line in result.stderr.splitlines() if "notes.txt" in line]
+        assert len(notices) == (0 if outside_loaded else 1)
+        [hub] = [line for line in result.stderr.splitlines() if "hosts.yml" in line]
+        assert "~/.config/hub, a credential location" in hub
+    context = run_cli("context", env=env)
+    assert context.returncode == 0
+    assert re.search(r"- .*notes\.txt .*skipped: outside the repository", context.stdout)
+    assert re.search(r"- .*hosts\.yml .*credential location", context.stdout)
+
+
+def test_untrusted_excludes_do_not_drop_the_users_instructions(run_cli, fake_server, repo, isolated_env):
+    (isolated_env.home / "CLAUDE.md").write_text("The user's own rules.")
+    (isolated_env.home / "rules").mkdir()
+    (isolated_env.home / "rules" / "style.md").write_text("The user's style rule.")
+    (isolated_env.managed / "CLAUDE.md").write_text("The organisation's policy.")
+    (repo / "CLAUDE.md").write_text("Repository rules.")
+    (repo / "CLAUDE.local.md").write_text("Local notes.")
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"claudeMdExcludes": ["**/CLAUDE.md", "**/*.md"]}))
+    for flags, users in (([], True), (["--trust-folder"], False)):
+        fake_server.queue(Reply.text("ok"))
+        assert run_cli("-p", "hi", *flags).returncode == 0
+        system = json.dumps(fake_server.requests_for("main")[-1].body["system"])
+        assert "The organisation's policy." in system  # never excluded
+        assert ("The user's own rules." in system) is users and ("The user's style rule." in system) is users
+        assert "Repository rules." not in system and "Local notes." not in system  # its own: excluded
+
+
+# ------------------------------------------------- stderr, transcripts, managed links
+
+
+def test_warnings_on_stderr_carry_no_terminal_escapes(run_cli, fake_server, repo):
+    (repo / "CLAUDE.md").write_text("Rules.\n@docs/a\x1b]52;c;SGVsbG8=\x07b.md\n@docs/\x1b[2Jgone.md\n")
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps(
+        {"permissions": {"allow": ["Bash(\x1b]0;title\x07x)"]}, "hooks\x1b[31m": {}}))
+    fake_server.queue(Reply.text("ok"))
+    result = run_cli("-p", "hi")
+    assert result.returncode == 0
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "a\\x1b]52;c;SGVsbG8=\\x07b.md" in result.stderr and "\\x1b[2Jgone.md" in result.stderr
+    assert all(line.startswith("claude-mini: ") for line in result.stderr.splitlines())
+
+
+@pytest.mark.parametrize("text", ["\udc1b", "a\ud800b", "\udfff\ud83d", "caf\u00e9 \U0001f600 \udc9b"])
+@pytest.mark.parametrize("output_format", ["text", "json"])
+def test_a_reply_with_a_lone_surrogate_is_saved(run_cli, fake_server, repo, isolated_env, text, output_format):
+    """JSON can spell a lone surrogate; no encoder takes one. It arrives as U+FFFD everywhere:
+    the answer printed, the transcript, the next request (the extraction fork's)."""
+    shown = re.sub("[\ud800-\udfff]", "\ufffd", text)
+    fake_server.queue(Reply.text(text))
+    result = run_cli("-p", "hi", "--output-format", output_format)
+    assert result.returncode == 0 and "failed" not in result.stderr, result.stderr
+    assert (json.loads(result.stdout)["result"] if output_format == "json" else result.stdout.strip()) == shown
+    [transcript] = (isolated_env.home / "projects").glob("*/*.jsonl")
+    entries = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines()]
+    [answer] = [e for e in entries if e["type"] == "assistant"]
+    assert answer["message"]["content"][0]["text"] == shown
+
+
+@pytest.mark.parametrize("managed_text", [None, '{"permissions": {"deny": ["Read"]}, "permissions": {}}'])
+def test_a_managed_link_to_nothing_or_a_duplicate_key_denies_every_tool(
+        run_cli, fake_server, repo, isolated_env, managed_text):
+    managed = isolated_env.managed / "settings.json"
+    if managed_text is None:
+        os.symlink(isolated_env.managed / "org.json", managed)  # the file it names is gone
+    else:
+        managed.write_text(managed_text)
+    fake_server.queue(Reply.tools([("Read", {"file_path": str(repo / "app.py")})]), Reply.text("ok"))
+    result = run_cli("-p", "look", "--permission-mode", "bypassPermissions", "--trust-folder")
+    assert result.returncode == 0
+    [line] = [line for line in result.stderr.splitlines() if str(managed) in line]
+    assert "every tool is denied" in line
+    [read] = tool_results(fake_server)
+    assert read.get("is_error") and 'return "hello"' not in json.dumps(read)
