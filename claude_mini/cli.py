@@ -54,13 +54,25 @@ def _flag_settings(model, permission_mode, allowed, disallowed) -> dict:
     return flags
 
 
+def say(message: str) -> None:
+    """One `claude-mini: ...` line on stderr, its control characters (newlines too) made visible.
+
+    Warnings carry paths, setting values and import targets from the repository: an
+    escape sequence in them must not reach the terminal (issue 13), nor a newline fake a line.
+    """
+    from claude_mini.ui.safe_text import visible_controls
+
+    line = visible_controls(message).replace("\n", "\\n")
+    sys.stderr.write(f"claude-mini: {line}\n")
+
+
 def _fail(message: str, code: int, debug: bool = False) -> None:
     """Print a one-line error (a traceback too with --debug) and exit."""
     if debug:
         import traceback
 
         traceback.print_exc()
-    sys.stderr.write(f"claude-mini: {message}\n")
+    say(message)
     raise typer.Exit(code)
 
 
@@ -140,7 +152,7 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
         except SetupError as exc:
             _fail(str(exc), 1, config.debug)
         for warning in config.warnings:
-            sys.stderr.write(f"claude-mini: {warning}\n")
+            say(warning)
         try:
             return await PrintRun(runtime, output_format).run(text)
         finally:
@@ -149,7 +161,7 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
     try:
         return asyncio.run(go())
     except KeyboardInterrupt:
-        sys.stderr.write("claude-mini: interrupted; the transcript is saved, `claude-mini -c` continues.\n")
+        say("interrupted; the transcript is saved, `claude-mini -c` continues.")
         return 130
     except (typer.Exit, SystemExit):
         raise

@@ -890,7 +890,7 @@ def run_repl(config: Config, prompt: str | None = None, *, resume: str | None = 
         try:
             session = open_session(config, resume=resume, continue_=continue_)
         except SetupError as exc:
-            sys.stderr.write(f"claude-mini: {exc}\n")
+            sys.stderr.write(f"claude-mini: {visible_controls(str(exc))}\n")
             return 1
         print(f"Resumed session {session.id} ({len(session.messages)} messages).")
     if not config.trusted:  # asked before the prompt exists: the answer decides the settings it reads
