@@ -1,9 +1,9 @@
 """Known credential locations: files claude-mini never puts into a prompt by itself (issue 13).
 
-An instruction file's `@import` (or a CLAUDE.md that is a symlink) naming one of
-these is refused whether or not the folder is trusted. A path counts if it, or
-the file it resolves to, lies in one of the folders below or has one of the
-names below; callers check both spellings.
+Every instruction file (root files, rules, nested files, `@import`s; symlinks
+followed) naming one of these is refused whether or not the folder is trusted.
+A path counts if it, or the file it resolves to, is one of the files or lies in
+one of the folders below, or has one of the names below; callers check both spellings.
 """
 
 from __future__ import annotations
@@ -11,12 +11,19 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-# Under the OS home folder (and $XDG_CONFIG_HOME for the `.config/` ones).
-HOME_FOLDERS = (".ssh", ".aws", ".config/gh", ".docker", ".kube", ".config/gcloud", ".gnupg",
-                ".azure", ".password-store")
-CONFIG_FOLDERS = ("gh", "gcloud")
+# Under the OS home folder (and $XDG_CONFIG_HOME for the `.config/` ones): folders, then single files.
+HOME_FOLDERS = (".ssh", ".aws", ".config/gh", ".config/hub", ".config/glab-cli", ".config/op",
+                ".config/gcloud", ".config/doctl", ".docker", ".kube", ".gnupg", ".azure", ".oci",
+                ".doppler", ".password-store", ".local/share/keyrings")
+HOME_FILES = (".terraform.d/credentials.tfrc.json", ".terraformrc", ".cargo/credentials",
+              ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml",
+              ".m2/settings-security.xml", ".gradle/gradle.properties", ".config/git/credentials",
+              ".config/rclone/rclone.conf")
+# The `.config/` entries again under $XDG_CONFIG_HOME.
+CONFIG_FOLDERS = ("gh", "hub", "glab-cli", "op", "gcloud", "doctl", "git/credentials", "rclone/rclone.conf")
 # Anywhere: login and token files by name.
-FILE_NAMES = frozenset({".netrc", "_netrc", ".git-credentials", ".npmrc", ".pypirc", ".envrc", ".env"})
+FILE_NAMES = frozenset({".netrc", "_netrc", ".git-credentials", ".npmrc", ".pypirc", ".envrc", ".env",
+                        ".vault-token", ".pgpass", ".my.cnf", ".s3cfg", ".boto", ".databrickscfg"})
 
 
 def homes() -> list[str]:
@@ -26,8 +33,8 @@ def homes() -> list[str]:
 
 
 def credential_folders() -> list[str]:
-    """Every credential folder, absolute, in both spellings of the home folder."""
-    out = [os.path.join(home, sub) for home in homes() for sub in HOME_FOLDERS]
+    """Every credential folder (and single credential file), absolute, in both spellings of the home."""
+    out = [os.path.join(home, sub) for home in homes() for sub in (*HOME_FOLDERS, *HOME_FILES)]
     xdg = os.environ.get("XDG_CONFIG_HOME")
     if xdg and os.path.isabs(xdg):
         out.extend(os.path.join(base, sub) for base in {os.path.normpath(xdg), os.path.realpath(xdg)}

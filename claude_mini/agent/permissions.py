@@ -413,7 +413,7 @@ class PermissionPolicy:
         self.errors: list[RuleError] = []  # bad rules and settings, skipped; for the caller to show
         self.add_directory(self.project_root)
         if protected is None:
-            protected = [paths.home_dir() / "settings.json", paths.managed_dir()]
+            protected = [paths.home_dir() / "settings.json", paths.home_dir() / "trusted-folders.json", paths.managed_dir()]
         self._protected = {q for p in protected for q in (os.path.abspath(p), os.path.realpath(p))}
         self._mode = "default"
         self.mode = mode

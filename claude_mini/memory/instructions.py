@@ -18,8 +18,8 @@ Decisions where issue 9 is silent:
   Globs of managed/user rules are relative to the project root; those of a
   `.claude/rules` folder to the folder holding `.claude/`, even when `rules`
   is a symlink elsewhere.
-- The project root defaults to the checkout holding the cwd (`git rev-parse
-  --show-toplevel`, which for a linked worktree is the worktree), else the cwd.
+- The project root defaults to the checkout holding the cwd (`paths.checkout_root`:
+  git's work-tree top when it holds the cwd, so a linked worktree is its own), else the cwd.
 - `@~/` means the user's OS home, as in Claude Code. Imports may resolve inside
   the project root, the cwd, the OS home, $CLAUDE_MINI_HOME or the managed folder.
 - Trust (issue 13): an import by a project-level file that resolves outside the
@@ -53,7 +53,6 @@ import errno
 import os
 import re
 import stat
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -71,8 +70,9 @@ from claude_mini.memory.globs import (
     relative_to,
     split_globs,
 )
-from claude_mini.paths import home_dir, managed_dir
+from claude_mini.paths import checkout_root, home_dir, managed_dir
 from claude_mini.tools.base import ToolResult
+from claude_mini.trust import RepositoryOnly
 
 MAX_IMPORT_DEPTH = 5  # hops from the root file (DESIGN.md section 5)
 MAX_FILE_BYTES = 200_000  # larger files are skipped: they would swamp the context
@@ -126,6 +126,7 @@ class InstructionFile:
     imported_by: str | None = None
     imports: list[InstructionFile | Skipped] = field(default_factory=list, repr=False)
     notes: list[str] = field(default_factory=list)  # e.g. invalid UTF-8 replaced
+    linked_from: str | None = None  # a root file found as a symlink (or in a linked folder): where
 
     @property
     def tokens(self) -> int:
@@ -146,6 +147,7 @@ class Skipped:
     reason: str
     imported_by: str | None = None
     depth: int = 0
+    linked_from: str | None = None  # as for InstructionFile
 
     @property
     def quiet(self) -> bool:
@@ -229,10 +231,12 @@ class LoadContext:
     user_home: str  # what `@~/` means
     excludes: tuple[str, ...] = ()
     trusted: bool = False  # may a project file import from outside the repository (the OS home)
+    repo_excludes: tuple[str, ...] = ()  # an untrusted repository's claudeMdExcludes: its own files only
 
     def __post_init__(self) -> None:
         # GlobSet, not a bare PathSpec: brace sets work, and it is ~10x faster per file.
         self._exclude = GlobSet(list(self.excludes)) if self.excludes else None
+        self._repo_exclude = GlobSet(list(self.repo_excludes)) if self.repo_excludes else None
         inside = {self.project_root, self.cwd, self.home, self.managed}
         # An OS home of `/` (some containers) must not open the whole disk to imports.
         self._inside = tuple(r for r in inside if os.path.dirname(r) != r)
@@ -242,12 +246,19 @@ class LoadContext:
     @property
     def exclude_errors(self) -> list[str]:
         """claudeMdExcludes globs that could not be compiled."""
-        return self._exclude.errors if self._exclude is not None else []
+        return [e for g in (self._exclude, self._repo_exclude) if g is not None for e in g.errors]
 
-    def is_excluded(self, *paths: str) -> bool:
-        """Whether `claudeMdExcludes` matches any spelling of the path."""
-        globs = self._exclude
-        return globs is not None and any(globs.matches(p.lstrip("/")) for p in paths)
+    def is_excluded(self, path: str, real: str) -> bool:
+        """Whether `claudeMdExcludes` matches the path as found or its real path.
+
+        Globs from an untrusted repository apply only to files found inside it, so they
+        cannot hide the user's or the organisation's instruction files.
+        """
+        spellings = (path, real)
+        for globs in (self._exclude, self._repo_exclude if self.in_repository(path) else None):
+            if globs is not None and any(globs.matches(p.lstrip("/")) for p in spellings):
+                return True
+        return False
 
     def may_import(self, real: str) -> bool:
         """Whether an import may read `real` (inside one of the allowed roots)."""
@@ -256,6 +267,19 @@ class LoadContext:
     def is_outside(self, real: str) -> bool:
         """Whether `real` is outside the repository, the cwd, the claude-mini home and managed folder."""
         return not any(real == r or real.startswith(r + os.sep) for r in self._inside)
+
+    def leaves_repository(self, path: str, real: str, imported: bool) -> bool:
+        """Whether a project-level file reaches outside: an import whose real path is outside,
+        or a file found inside (a CLAUDE.md, rule, nested file) that is a link to outside.
+
+        Files found in folders above the repository are the user's, not the repository's.
+        """
+        return self.is_outside(real) and (imported or self.in_repository(path))
+
+    def in_repository(self, path: str) -> bool:
+        """Whether `path` (as found, not resolved) lies in the repository or the cwd."""
+        return any(path == r or path.startswith(r + os.sep) for r in (self.project_root, self.cwd)
+                   if os.path.dirname(r) != r)
 
     def credential(self, *spellings: str) -> str | None:
         """Which known credential location any spelling of a path is in, else None."""
@@ -735,11 +759,12 @@ class _Loader:
                 text, notes = _read_text(real, info)
             except _Unreadable as exc:
                 reason = str(exc)
+        linked_from = path if importer is None and real != path else None
         if reason is not None:
-            return self._skip(real, kind, reason, importer)
+            return self._skip(real, kind, reason, importer, linked_from)
         self.seen.add(real)
         depth, by = (importer.depth + 1, importer.path) if importer else (0, None)
-        file = InstructionFile(real, kind, text, level, depth, by)
+        file = InstructionFile(real, kind, text, level, depth, by, linked_from=linked_from)
         for note in notes:
             self._note(file, note)
         return file
@@ -758,7 +783,7 @@ class _Loader:
             return "not a text file type"
         if imported and not self.ctx.may_import(real):
             return "outside the project root and home folders"
-        if imported and level == "project" and not self.ctx.trusted and self.ctx.is_outside(real):
+        if level == "project" and not self.ctx.trusted and self.ctx.leaves_repository(path, real, imported):
             return UNTRUSTED
         return None
 
@@ -792,32 +817,20 @@ class _Loader:
         return real
 
     def _skip(
-        self, path: str, kind: str, reason: str, importer: InstructionFile | None = None
+        self, path: str, kind: str, reason: str, importer: InstructionFile | None = None,
+        linked_from: str | None = None,
     ) -> Skipped:
         depth, by = (importer.depth + 1, importer.path) if importer else (0, None)
-        skipped = Skipped(path, kind, reason, by, depth)
+        skipped = Skipped(path, kind, reason, by, depth, linked_from)
         if not skipped.quiet:
-            where = f"@import in {by}" if by else "instruction file"
+            where = (f"@import in {by}" if by else
+                     f"instruction file, linked from {linked_from}" if linked_from else "instruction file")
             self.warnings.append(f"{path} ({where}) was skipped: {reason}. The rest was loaded.")
         return skipped
 
     def _note(self, file: InstructionFile, note: str) -> None:
         file.notes.append(note)
         self.warnings.append(f"{file.path}: {note}.")
-
-
-def _checkout_root(cwd: str) -> str | None:
-    """Top of the git checkout holding `cwd` (a linked worktree is its own checkout), or None."""
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--show-toplevel"],
-            cwd=cwd, capture_output=True, text=True, timeout=5,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if out.returncode != 0:
-        return None
-    return out.stdout.strip() or None
 
 
 def load_instructions(
@@ -833,18 +846,20 @@ def load_instructions(
 
     `project_root` defaults to the git checkout holding `cwd` (else `cwd`); it bounds
     imports and anchors the globs of managed and user rules. `excludes` is the
-    `claudeMdExcludes` setting. `home`/`managed` default to paths.home_dir()/managed_dir().
+    `claudeMdExcludes` setting (a `trust.RepositoryOnly` list, from an untrusted repository,
+    excludes only files inside it). `home`/`managed` default to paths.home_dir()/managed_dir().
     `trusted` (Config.trusted) lets project files import from elsewhere in the OS home.
     """
     real_cwd = os.path.realpath(cwd)
-    root = project_root if project_root is not None else _checkout_root(real_cwd)
+    root = project_root if project_root is not None else checkout_root(Path(real_cwd))
     ctx = LoadContext(
         cwd=real_cwd,
         project_root=os.path.realpath(root or real_cwd),
         home=os.path.realpath(home if home is not None else home_dir()),
         managed=os.path.realpath(managed if managed is not None else managed_dir()),
         user_home=os.path.realpath(os.path.expanduser("~")),
-        excludes=tuple(excludes),
+        excludes=() if isinstance(excludes, RepositoryOnly) else tuple(excludes),
+        repo_excludes=tuple(excludes) if isinstance(excludes, RepositoryOnly) else (),
         trusted=trusted,
     )
     loader = _Loader(ctx, set())
@@ -1057,6 +1072,8 @@ def _entry_json(entry: Entry) -> dict:
                     imports=[c.path for c in entry.imports])
     if not isinstance(entry, ConditionalRule) and entry.imported_by is not None:
         data["imported_by"] = entry.imported_by
+    if not isinstance(entry, ConditionalRule) and entry.linked_from is not None:
+        data["linked_from"] = entry.linked_from
     return data
 
 
@@ -1089,12 +1106,13 @@ def to_json(instructions: InstructionSet, tracker: AttachmentTracker | None = No
 
 
 def outside_imports(instructions: InstructionSet, tracker: AttachmentTracker | None = None) -> list[dict]:
-    """Every import that resolved outside the repository (loaded or not), for `claude-mini context`."""
+    """Every import, and every instruction file found through a link, that resolved outside the
+    repository (loaded or not), for `claude-mini context`."""
     ctx = instructions.context
     entries = [*instructions.considered, *(tracker.considered if tracker else [])]
     return [_entry_json(e) for e in entries
-            if isinstance(e, InstructionFile | Skipped) and e.imported_by is not None
-            and ctx.is_outside(e.path)]
+            if isinstance(e, InstructionFile | Skipped) and ctx.is_outside(e.path)
+            and (e.imported_by is not None or (e.linked_from is not None and ctx.in_repository(e.linked_from)))]
 
 
 # ------------------------------------------------------------ the loop's hook
