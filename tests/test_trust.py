@@ -380,3 +380,33 @@ def test_worktrees_and_submodules_of_a_trusted_repository(trusted_repo, tmp_path
     (trusted_repo / "pkg").mkdir()
     assert paths.checkout_root(trusted_repo / "pkg") == trusted_repo == paths.git_root(trusted_repo / "pkg")
     assert paths.checkout_root(tmp_path) is None
+
+
+# ---------------------------------------------------------------- the record is protected; untrusted excludes
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits"])
+@pytest.mark.parametrize("tool", ["Write", "Edit"])
+def test_the_trust_record_is_a_protected_file(repo, isolated_env, mode, tool):
+    (isolated_env.home / "settings.json").write_text(json.dumps(
+        {"permissions": {"allow": ["Edit", "Write", f"Edit({isolated_env.home}/**)"],
+                         "additionalDirectories": [str(isolated_env.home)], "defaultMode": mode}}))
+    policy = policy_of(load_config(repo))
+    record = isolated_env.home / "trusted-folders.json"
+    args = {"file_path": str(record), "content": "{}", "old_string": "a", "new_string": "b"}
+    decision = policy.can_use_tool(tool, args)
+    assert isinstance(decision, Ask)
+    assert isinstance(policy.can_use_tool(tool, {**args, "file_path": str(isolated_env.home / "notes.md")}), Allow)
+
+
+def test_untrusted_claude_md_excludes_are_marked_for_the_repository_only(repo, isolated_env):
+    settings(repo, "settings.json", {"claudeMdExcludes": ["**/CLAUDE.md"]})
+    config = load_config(repo)
+    assert isinstance(config.get("claudeMdExcludes"), trust.RepositoryOnly)
+    assert config.get("claudeMdExcludes") == ["**/CLAUDE.md"]
+    config.grant_trust(this_run_only=True)
+    assert not isinstance(config.get("claudeMdExcludes"), trust.RepositoryOnly)
+    (isolated_env.home / "settings.json").write_text(json.dumps({"claudeMdExcludes": ["a/**"]}))
+    (repo / ".claude" / "settings.json").unlink()
+    user = load_config(repo).get("claudeMdExcludes")
+    assert user == ["a/**"] and not isinstance(user, trust.RepositoryOnly)

@@ -212,7 +212,7 @@ def test_a_linked_claude_md_or_rule_from_outside_needs_trust(run_cli, fake_serve
         assert "~/.config/hub, a credential location" in hub
     context = run_cli("context", env=env)
     assert context.returncode == 0
-    assert re.search(r"- .*notes\.txt .*skipped: outside the repository", context.stdout)
+    assert re.search(r"- .*notes\.txt \(linked from .*CLAUDE\.md\) skipped: outside the repository", context.stdout)
     assert re.search(r"- .*hosts\.yml .*credential location", context.stdout)
 
 

@@ -727,3 +727,148 @@ def test_context_lists_imports_from_outside_the_repository(env):
         assert "Imports from outside the repository" in report
         assert ("not trusted" in report) is not trusted
     assert outside_imports(load(env / "p", trusted=True))[0]["tokens"] > 0
+
+
+# Where a repository file may be a link: (the link, relative to the repository).
+LINK_SPOTS = ["CLAUDE.md", "AGENTS.md", "CLAUDE.local.md", ".claude/CLAUDE.md", ".claude/rules/x.md",
+              ".claude/rules/deep/y.md"]
+
+
+@pytest.mark.parametrize("spot", LINK_SPOTS)
+def test_a_repository_file_linked_to_outside_needs_trust(env, spot):
+    outside = write(env, "oshome/fakehome/notes.txt", "text from outside the repository")
+    link = env / "p" / spot
+    link.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(os.path.relpath(outside, link.parent), link)  # `ln -s ../fakehome/notes.txt CLAUDE.md`
+    untrusted = load(env / "p")
+    assert "text from outside" not in untrusted.render()
+    [skipped] = untrusted.skipped
+    assert (skipped.path, skipped.reason, skipped.linked_from) == (str(outside), UNTRUSTED, str(link))
+    [warning] = untrusted.warnings
+    assert f"linked from {link}" in warning and "not trusted" in warning and "\n" not in warning
+    [listed] = outside_imports(untrusted)
+    assert listed["status"] == "skipped" and listed["linked_from"] == str(link)
+    assert f"(linked from {link}) skipped" in "\n".join(instructions_report(to_json(untrusted)))
+    trusted = load(env / "p", trusted=True)
+    assert "text from outside" in trusted.render() and not trusted.warnings
+    assert [e["status"] for e in outside_imports(trusted)] == ["loaded"]
+
+
+def test_a_linked_rules_folder_outside_needs_trust_and_one_inside_does_not(env):
+    write(env, "oshome/shared-rules/a.md", "shared rule from outside")
+    write(env, "p/tools/rules/b.md", "rule kept in the repository")
+    (env / "p/.claude").mkdir(parents=True)
+    (env / "p/pkg/.claude").mkdir(parents=True)
+    os.symlink(env / "oshome/shared-rules", env / "p/.claude/rules")
+    os.symlink(env / "p/tools/rules", env / "p/pkg/.claude/rules")
+    text = load(env / "p/pkg", env / "p").render()
+    assert "rule kept in the repository" in text and "shared rule from outside" not in text
+    assert "shared rule from outside" in load(env / "p/pkg", env / "p", trusted=True).render()
+
+
+def test_links_to_the_claude_mini_home_and_within_the_repository_need_no_trust(env):
+    write(env, "home/team.md", "from the claude-mini home")
+    write(env, "p/docs/AGENTS.md", "agents text")
+    os.symlink(env / "p/docs/AGENTS.md", env / "p/CLAUDE.md")
+    (env / "p/.claude").mkdir()
+    os.symlink(env / "home/team.md", env / "p/.claude/CLAUDE.md")
+    got = load(env / "p")
+    assert "agents text" in got.render() and "from the claude-mini home" in got.render()
+    assert not got.skipped and not outside_imports(got)
+
+
+def test_files_above_the_repository_and_the_users_links_need_no_trust(env):
+    write(env, "oshome/dotfiles/CLAUDE.md", "the user's own instructions")
+    os.symlink(env / "oshome/dotfiles/CLAUDE.md", env / "home/CLAUDE.md")  # a dotfiles link
+    write(env, "CLAUDE.md", "above the repository")  # an ancestor folder's file
+    write(env, "p/CLAUDE.md", "project")
+    got = load(env / "p")
+    assert "the user's own instructions" in got.render() and "above the repository" in got.render()
+    assert not got.skipped and not outside_imports(got)
+
+
+def test_a_nested_claude_md_linked_to_outside_needs_trust(env):
+    write(env, "oshome/notes.md", "nested text from outside")
+    write(env, "p/CLAUDE.md", "project")
+    write(env, "p/pkg/src/main.py", "")
+    os.symlink(env / "oshome/notes.md", env / "p/pkg/CLAUDE.md")
+    for trusted in (False, True):
+        tracker = AttachmentTracker(load(env / "p", trusted=trusted))
+        attached = tracker.on_path_touched(env / "p/pkg/src/main.py")
+        assert any("nested text from outside" in a.render() for a in attached) is trusted
+        assert [s.reason for s in tracker.considered if hasattr(s, "reason")] == ([] if trusted else [UNTRUSTED])
+
+
+NEW_CREDENTIALS = [
+    ("oshome/.config/hub/hosts.yml", "~/.config/hub"),
+    ("oshome/.config/glab-cli/config.yml", "~/.config/glab-cli"),
+    ("oshome/.config/op/config", "~/.config/op"),
+    ("oshome/.doppler/.doppler.yaml", "~/.doppler"),
+    ("oshome/.vault-token", ".vault-token"),
+    ("oshome/.terraform.d/credentials.tfrc.json", "~/.terraform.d/credentials.tfrc.json"),
+    ("oshome/.pgpass", ".pgpass"),
+    ("oshome/.my.cnf", ".my.cnf"),
+    ("oshome/.s3cfg", ".s3cfg"),
+    ("oshome/.boto", ".boto"),
+    ("oshome/.azure/accessTokens.json", "~/.azure"),
+    ("oshome/.oci/config", "~/.oci"),
+    ("oshome/.cargo/credentials.toml", "~/.cargo/credentials.toml"),
+    ("oshome/.cargo/credentials", "~/.cargo/credentials"),
+    ("oshome/.gem/credentials", "~/.gem/credentials"),
+    ("oshome/.m2/settings.xml", "~/.m2/settings.xml"),
+    ("oshome/.gradle/gradle.properties", "~/.gradle/gradle.properties"),
+    ("oshome/.config/git/credentials", "~/.config/git/credentials"),
+]
+
+
+@pytest.mark.parametrize(("rel", "named"), NEW_CREDENTIALS)
+@pytest.mark.parametrize("how", ["rule link", "root link", "import"])
+def test_every_instruction_file_is_checked_against_the_credential_list(env, rel, named, how):
+    secret = write(env, rel, "token = hunter2\n")
+    write(env, "p/README.md", "readme")
+    if how == "rule link":
+        (env / "p/.claude/rules").mkdir(parents=True)
+        os.symlink(secret, env / "p/.claude/rules/x.md")
+    elif how == "root link":
+        os.symlink(secret, env / "p/CLAUDE.md")
+    else:
+        write(env, "p/CLAUDE.md", f"@{secret}")
+    got = load(env / "p", trusted=True)  # trusted or not: never read
+    assert "hunter2" not in got.render()
+    [skipped] = got.skipped
+    assert named in skipped.reason and "credential" in skipped.reason
+
+
+def test_ordinary_files_beside_credential_stores_still_load(env):
+    write(env, "oshome/.m2/repository/NOTES.md", "maven notes")  # only settings.xml is a store
+    write(env, "oshome/.cargo/config.toml", "cargo config")
+    write(env, "p/CLAUDE.md", "@~/.m2/repository/NOTES.md @~/.cargo/config.toml")
+    text = load(env / "p", trusted=True).render()
+    assert "maven notes" in text and "cargo config" in text
+
+
+@pytest.mark.parametrize(("globs", "project", "user"), [
+    (["**/CLAUDE.md"], "project instructions", "user instructions"),
+    (["**/*.md"], "project rule", "user rule"),
+    (["**"], "project instructions", "ancestor instructions"),
+    (["*"], "project rule", "imported by the user"),
+    (["/**/rules/**"], "project rule", "user rule"),
+])
+def test_untrusted_excludes_hide_only_the_repositorys_own_files(env, globs, project, user):
+    from claude_mini.trust import RepositoryOnly
+
+    write(env, "managed/CLAUDE.md", "managed policy")
+    write(env, "home/CLAUDE.md", "user instructions")
+    write(env, "home/rules/style.md", "user rule")
+    write(env, "CLAUDE.md", "ancestor instructions")
+    write(env, "oshome/notes.md", "imported by the user")
+    write(env, "home/rules/imports.md", "@~/notes.md")
+    write(env, "p/CLAUDE.md", "project instructions")
+    write(env, "p/.claude/rules/r.md", "project rule")
+    repo_only = load(env / "p", excludes=RepositoryOnly(globs)).render()
+    for kept in ("managed policy", "user instructions", "user rule", "ancestor instructions",
+                 "imported by the user"):
+        assert kept in repo_only
+    assert project not in repo_only
+    everywhere = load(env / "p", excludes=list(globs)).render()  # the user's own setting
+    assert "managed policy" in everywhere and user not in everywhere and project not in everywhere
