@@ -12,8 +12,16 @@ classify, with our own patterns:
   `changeme`), references (`DB_PASSWORD`, paths, vault URLs, `getenv(...)`),
   short values and prose ("password: see 1Password") pass;
 - key material without its header: a block of long base64 lines, or base64
-  that starts like a DER private key or an OpenSSH key;
-- an AWS secret access key written bare next to its access key id.
+  that starts like a DER private key or an OpenSSH key; PEM headers in any case,
+  split across lines;
+- an AWS secret access key written bare next to its access key id, or on (or
+  under) a line that says aws or secret;
+- `Cookie:` / `Set-Cookie:` / `--cookie` values of session-like cookies; YAML
+  block values (`password: |` and the next line); quoted passphrases
+  (`PASSWORD="correct horse battery staple"`, not "see the vault entry").
+
+The text is folded first (memory/scan_fold.py): invisible characters and
+Cyrillic/Greek lookalike letters hide nothing.
 
 Findings say what was found and on which line, never the value: the kind,
 plus the key name or the token's fixed public prefix. Everything is regular

@@ -107,6 +107,8 @@ def edited_text(path: Path, old: str, new: str, replace_all: bool) -> str:
         return _checked_size(new)  # Edit creates the file with new_string as its text
     except OSError as exc:
         raise UncheckedChange(f"{path.name} cannot be read ({exc.strerror or exc})", _RETRY) from None
+    if path.is_dir():
+        raise UncheckedChange(f"{path.name} is a directory", "Give the path of a memory file.")
     if size > MAX_SCAN_BYTES:
         raise UncheckedChange(f"{path.name} is over {MAX_SCAN_BYTES // (1024 * 1024)} MiB", _SPLIT)
     try:

@@ -91,3 +91,86 @@ def test_memory_add_refuses_and_forget_purge_deletes(run_cli, repo):
     purged = run_cli("memory", "forget", "db.md", "--purge")
     assert purged.returncode == 0 and "Deleted db.md for good" in purged.stdout
     assert not (store.archive_dir / "db.md").exists()
+
+
+# --- review findings: mixed line ends, invisible characters, huge files, joined text -------
+TOKEN = "ghp_a1B2c3D4{}e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def test_a_mixed_crlf_edit_cannot_assemble_a_secret(run_cli, fake_server, repo):
+    no_extraction(repo, fake_server)
+    memdir = paths.memory_dir(repo)
+    files = {"cr.md": ("DB_PASSWORD=\r\nnote\n", "=\r", "=hunter2Secret9\r"),
+             "tok.md": ("a\nAPI_TOKEN=\r\nb\r\n", "API_TOKEN=\r\n", "API_TOKEN=q1w2e3r4t5y6u7i8\r\n")}
+    fake_server.queue(
+        Reply.tools([("Write", {"file_path": str(memdir / n), "content": c})
+                     for n, (c, _, _) in files.items()]),
+        Reply.tools([("Read", {"file_path": str(memdir / n)}) for n in files]),
+        Reply.tools([("Edit", {"file_path": str(memdir / n), "old_string": o, "new_string": w})
+                     for n, (_, o, w) in files.items()]),
+        Reply.text("done"),
+    )
+    result = run_cli("-p", "remember the staging setup", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0, result.stderr
+    wrote, read, edited = (results(r) for r in fake_server.requests_for("main")[1:4])
+    assert not any(r.get("is_error") for r in wrote + read), wrote + read
+    for block in edited:
+        assert block["is_error"] and "refused to save" in block["content"], block
+        assert "hunter2Secret9" not in block["content"] and "q1w2e3" not in block["content"]
+    for name, (content, _, _) in files.items():
+        assert (memdir / name).read_bytes() == content.encode()
+
+
+HIDDEN = ["\u202e", "\U000e0061", "\ufe0f", "\u3164", "\u0301"]
+
+
+def test_invisible_characters_and_lookalikes_do_not_smuggle_a_token(run_cli, fake_server, repo):
+    no_extraction(repo, fake_server)
+    memdir = paths.memory_dir(repo)
+    contents = [f"The bot token is {TOKEN.format(x)}\n" for x in HIDDEN]
+    contents += [f"The bot token is {TOKEN.format('').replace('ghp', 'ghр')}\n",  # Cyrillic р
+                 "staging: DB_PАSSWORD=hunter2Secret9\n"]  # Cyrillic А
+    fake_server.queue(
+        Reply.tools([("Write", {"file_path": str(memdir / f"m{i}.md"), "content": c})
+                     for i, c in enumerate(contents)]),
+        Reply.text("done"),
+    )
+    result = run_cli("-p", "remember the bot", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0, result.stderr
+    blocks = results(fake_server.requests_for("main")[1])
+    assert len(blocks) == len(contents)
+    for block in blocks:
+        assert block["is_error"] and "refused to save" in block["content"], block
+        assert "e5F6g7H8" not in block["content"] and "hunter2Secret9" not in block["content"]
+    assert not memdir.exists() or list(memdir.glob("m*.md")) == []
+
+
+def test_an_edit_of_a_memory_file_too_large_to_check_is_refused(run_cli, fake_server, repo):
+    no_extraction(repo, fake_server)
+    path = paths.memory_dir(repo) / "big.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    original = "DB_PASSWORD=placeholder\n" + "filler line of a runaway memory\n" * 300_000
+    path.write_text(original)
+    fake_server.queue(
+        Reply.tool("Read", {"file_path": str(path), "limit": 5}),
+        Reply.tool("Edit", {"file_path": str(path), "old_string": "placeholder",
+                            "new_string": "hunter2Secret9"}),
+        Reply.text("done"),
+    )
+    result = run_cli("-p", "fill in the password", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0, result.stderr
+    (edited,) = results(fake_server.requests_for("main")[2])
+    assert edited["is_error"] and "big.md is over 8 MiB" in edited["content"], edited
+    assert "cannot be checked for secrets" in edited["content"]
+    assert path.read_text() == original
+
+
+@pytest.mark.parametrize("text", ["Staging DB_PASSWORD\n=hunter2Secret9",
+                                  "glpat_x8Yz3Qw9Lm2Nb7Vc4Kp1 is the CI token"])
+def test_memory_add_refuses_a_secret_made_by_joining_lines(run_cli, repo, text):
+    refused = run_cli("memory", "add", text)
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert refused.stderr.startswith("claude-mini memory: refused to save ")
+    assert "hunter2Secret9" not in refused.stderr and "x8Yz3Qw9" not in refused.stderr
+    memdir = paths.memory_dir(repo)
+    assert not memdir.exists() or [p for p in memdir.glob("*.md") if p.name != "MEMORY.md"] == []

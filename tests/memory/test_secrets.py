@@ -10,7 +10,7 @@ import pytest
 
 from claude_mini.agent.permissions import Allow, Deny
 from claude_mini.memory.secret_scan import find_secret, find_secrets
-from claude_mini.memory.secrets import SecretGuard, text_after
+from claude_mini.memory.secrets import SecretGuard, UncheckedChange, text_after
 
 FIXTURES = Path(__file__).parent / "secret_fixtures"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
@@ -211,12 +211,16 @@ def test_text_after_an_edit_applies_the_replacement(tmp_path):
     path = tmp_path / "m.md"
     path.write_bytes(b"a\r\nDB_PASSWORD=\r\nDB_PASSWORD=\r\n")
     edit = {"file_path": "m.md", "old_string": "DB_PASSWORD=", "new_string": "DB_PASSWORD=hunter22"}
-    assert text_after("Edit", edit, tmp_path) == "a\nDB_PASSWORD=hunter22\nDB_PASSWORD=\n"
+    first = {**edit, "old_string": "a\r\nDB_PASSWORD=", "new_string": "a\nDB_PASSWORD=hunter22"}
+    assert text_after("Edit", first, tmp_path) == "a\nDB_PASSWORD=hunter22\nDB_PASSWORD=\n"
+    with pytest.raises(UncheckedChange, match="old_string matches 2 places"):
+        text_after("Edit", edit, tmp_path)
     assert text_after("Edit", {**edit, "replace_all": True}, tmp_path) == \
         "a\nDB_PASSWORD=hunter22\nDB_PASSWORD=hunter22\n"
-    assert text_after("Edit", {**edit, "old_string": "missing"}, tmp_path) == "DB_PASSWORD=hunter22"
     assert text_after("Edit", {**edit, "file_path": "new.md", "old_string": ""}, tmp_path) == \
         "DB_PASSWORD=hunter22"
+    with pytest.raises(UncheckedChange, match="the Edit would fail: old_string was not found"):
+        text_after("Edit", {**edit, "old_string": "missing"}, tmp_path)
 
 
 @pytest.fixture
@@ -281,3 +285,169 @@ def test_a_write_names_every_kind_found_up_to_three(guard):
     assert ("a password (DB_PASSWORD=…) on line 1, an npm token (npm_…) on line 2, "
             "a GitLab token (glpat-…) on line 3 and 1 more") in decision.reason
     assert "hunter22" not in decision.reason
+
+
+# --- the after-text is the Edit tool's own ---------------------------------------------------
+@pytest.mark.parametrize(("before", "old", "new", "replace_all"), [
+    # mixed line ends: Edit keeps every \r, so "=\r" matches (the guard's own CRLF folding did not)
+    (b"DB_PASSWORD=\r\nnote\n", "=\r", "=hunter2Secret9\r", False),
+    (b"a\nAPI_TOKEN=\r\nb\r\n", "API_TOKEN=\r\n", "API_TOKEN=q1w2e3r4t5y6u7i8\r\n", False),
+    # CRLF throughout: Edit folds old/new too, so "\r\n" in them still matches
+    (b"x\r\nsecret: TODO\r\n", "secret: TODO\r\n", "secret: 9f8e7d6c5b4a3210\r\n", False),
+    (b"t: A\r\nt: A\r\n", "A", "glpat-x8Yz3Qw9Lm2Nb7Vc4Kp1", True),
+    # UTF-8 with a BOM, and UTF-16
+    ("\ufeffpassword: PLACEHOLDER\n".encode(), "PLACEHOLDER", "Tr0ub4dor3x", False),
+    ("token: X\n".encode("utf-16"), "X", "ab12cd34ef56gh78", False),
+])
+def test_an_edit_is_judged_by_exactly_what_the_edit_tool_writes(guard, before, old, new, replace_all):
+    from claude_mini.tools.edit import _edit
+
+    path = guard.memory_dir / "cr.md"
+    path.write_bytes(before)
+    request = {"file_path": str(path), "old_string": old, "new_string": new, "replace_all": replace_all}
+    decision = guard.can_use_tool("Edit", request)
+    assert isinstance(decision, Deny) and "refused to save" in decision.reason, decision
+    expected = text_after("Edit", request)
+    _edit(path, old, new, replace_all, path.stat().st_mtime)  # what the tool would have done
+    written = path.read_bytes()
+    encoding = "utf-16" if before.startswith(b"\xff\xfe") else "utf-8-sig"
+    text = written.decode(encoding)
+    assert expected in (text, text.replace("\r\n", "\n"))
+    assert find_secrets(expected) and find_secrets(text)
+
+
+@pytest.mark.parametrize(("setup", "old", "reason"), [
+    (lambda p: p.write_text("DB_PASSWORD=\n"), "DB_PASSWORD=x", "old_string was not found"),
+    (lambda p: p.write_text("t=\nt=\n"), "t=", "old_string matches 2 places"),
+    (lambda p: p.mkdir(), "a", "is a directory"),
+    (lambda p: p.write_bytes(b"DB_PASSWORD=\x00\n"), "DB_PASSWORD=", "binary file"),
+    (lambda p: p.write_bytes(b"caf\xe9 DB_PASSWORD=\n"), "DB_PASSWORD=", "is not UTF-8 text"),
+    (lambda p: None, "DB_PASSWORD=", "does not exist and old_string is not empty"),
+    (lambda p: p.write_text("DB_PASSWORD=placeholder\n" + "filler line\n" * 800_000),
+     "placeholder", "is over 8 MiB"),
+])
+def test_an_edit_whose_result_cannot_be_computed_is_refused(guard, setup, old, reason):
+    path = guard.memory_dir / "notes.md"
+    setup(path)
+    before = path.read_bytes() if path.is_file() else None
+    decision = edit(guard, old, "DB_PASSWORD=hunter2Secret9")
+    assert isinstance(decision, Deny), decision
+    assert decision.reason.startswith("refused this Edit of notes.md in the memory folder ")
+    assert "nothing was written, since it cannot be checked for secrets" in decision.reason
+    assert reason in decision.reason and "\n" not in decision.reason
+    assert "hunter2Secret9" not in decision.reason
+    assert (path.read_bytes() if path.is_file() else None) == before
+
+
+def test_an_edit_creating_a_file_is_judged_by_its_new_text(guard):
+    assert isinstance(edit(guard, "", "DB_PASSWORD=hunter2Secret9", file="new.md"), Deny)
+    assert isinstance(edit(guard, "", "the password is in Vault", file="new.md"), Allow)
+
+
+def test_writes_too_large_to_check_are_refused_and_smaller_ones_scanned(guard):
+    path = str(guard.memory_dir / "big.md")
+    big = guard.can_use_tool("Write", {"file_path": path, "content": "x" * (8 * 1024 * 1024 + 1)})
+    assert isinstance(big, Deny) and "the file would be over 8 MiB" in big.reason
+    wide = guard.can_use_tool("Write", {"file_path": path, "content": "é" * (4 * 1024 * 1024 + 1)})
+    assert isinstance(wide, Deny) and "over 8 MiB" in wide.reason  # counted in UTF-8 bytes
+    assert isinstance(guard.can_use_tool("Write", {"file_path": path, "content": 5}), Deny)
+    ok = guard.can_use_tool("Write", {"file_path": path, "content": "notes\n" * 100_000})
+    assert isinstance(ok, Allow)
+
+
+def test_checks_outside_the_memory_folder_are_left_to_the_tool(guard, tmp_path):
+    (tmp_path / "big.md").write_text("x" * (9 * 1024 * 1024))
+    decision = guard.can_use_tool("Edit", {"file_path": str(tmp_path / "big.md"),
+                                           "old_string": "missing", "new_string": "y"})
+    assert isinstance(decision, Allow)
+
+
+# --- what hides a token ----------------------------------------------------------------------
+HIDERS = ["\u202e", "\U000e0061", "\ufe0f", "\u3164", "\u0301", "\u200b", "\u2066", "\u00ad",
+          "\ufeff", "\U000e0100", "\u034f", "\u115f", "\uffa0", "\x07", "\x1b", "\ue000", "\u20dd"]
+
+
+@pytest.mark.parametrize("hider", HIDERS, ids=lambda h: f"U+{ord(h):04X}")
+def test_invisible_characters_do_not_hide_a_token(hider):
+    assert kinds(f"ghp_a1B2c3D4{hider}e5F6g7H8i9J0k1L2m3N4o5P6q7R8") == ["a GitHub token"]
+    assert kinds(f"DB_PASS{hider}WORD=hunter2Secret9") == ["a password"]
+    assert kinds(f"npm_{hider}" + "a1B2" * 9) == ["an npm token"]
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("ghр_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "a GitHub token"),  # Cyrillic р
+    ("DB_PАSSWORD=hunter2Secret9", "a password"),  # Cyrillic А
+    ("ΑΡΙ_ΤΟΚΕΝ=q1w2e3r4t5y6", "a token"),  # Greek capitals
+    ("gІpat-x8Yz3Qw9Lm2Nb7Vc4Kp1".replace("І", "l"), "a GitLab token"),
+    ("sеcrеt: 9f8e7d6c5b4a3210", "a secret"),  # Cyrillic е
+    ("ρassword: Tr0ub4dor3", "a password"),  # Greek rho
+    ("ｓｋ＿ｌｉｖｅ＿4eC39HqLyjWDarjtT1zdp7dc", "a Stripe key"),  # fullwidth
+])
+def test_lookalike_letters_do_not_hide_a_secret(text, kind):
+    assert kind in kinds(text), find_secrets(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Пароль от базы хранится в Vault, спросите у дежурного.",
+    "Το κλειδί βρίσκεται στο 1Password.",
+    "Der Schlüssel liegt im Tresor; café, naïve, résumé",
+    "部署密钥在保险库里。トークンは環境変数にあります。",
+    "Release 🚀 went fine 👍🏽 — thanks ❤️",
+    "नमस्ते, पासवर्ड वॉल्ट में है",
+])
+def test_text_in_other_scripts_passes(text):
+    assert find_secrets(text) == []
+
+
+def test_folding_keeps_lines_and_leaves_the_file_alone(guard):
+    from claude_mini.memory.scan_fold import fold_for_scan
+
+    text = "a\u200b\nb\u0301\r\nc\U000e0061\n\nghр_"
+    assert fold_for_scan(text).split("\n") == ["a", "b\r", "c", "", "ghp_"]
+    content = "ok\n\u202eremark\nDB_PАSSWORD=hunter2Secret9\n"
+    decision = guard.can_use_tool("Write", {"file_path": str(guard.memory_dir / "m.md"),
+                                            "content": content})
+    assert isinstance(decision, Deny) and "on line 3" in decision.reason
+    assert not (guard.memory_dir / "m.md").exists()
+
+
+# --- shapes found since the review --------------------------------------------------------
+@pytest.mark.parametrize(("text", "kind"), [
+    ("aws: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "an AWS secret access key"),
+    ("The AWS secret is Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7dEf0h", "an AWS secret access key"),
+    ("prod secret access key\n  je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY", "an AWS secret access key"),
+    ("-----begin rsa private key-----\nabc", "a private key"),
+    ("-----BEGIN RSA PRIVATE\nKEY-----", "a private key"),
+    ("-----BEGIN\nOPENSSH PRIVATE KEY-----", "a private key"),
+    ("STRIPE_KEY=sk_live_4eC39HqLyjWDarjtT1zdp7dc", "a Stripe key"),
+    ("db:\n  password: |\n    hunter2Secret9\n", "a password"),
+    ("smtp:\n  secret: >-\n\n    Q9w8E7r6T5y4U3\n", "a secret"),
+    ('PASSWORD="correct horse battery staple"', "a password"),
+    ("db_password: 'purple monkey dishwasher 42'", "a password"),
+    ('docker login --password "violet tiger lamp river"', "a password"),
+    ("Cookie: sessionid=a8f5f167f44f4964e6c998dee827110c; theme=dark", "a session cookie"),
+    ("Set-Cookie: _myapp_session=Q2hhbmdlTWU5ODc2NTQzMjE; Path=/; HttpOnly", "a session cookie"),
+    ("curl --cookie 'connect.sid=s%3Aabc123def456ghi789' https://x", "a session cookie"),
+    ("GHP_A1B2C3D4E5F6G7H8I9J0K1L2M3N4O5P6Q7R8", "a GitHub token"),
+    ("GLPAT-x8Yz3Qw9Lm2Nb7Vc4Kp1", "a GitLab token"),
+    ("sk-0123456789abcdef0123456789abcdef", "an API key"),
+])
+def test_shapes_the_review_found_missing(text, kind):
+    assert kind in kinds(text), find_secrets(text)
+
+
+@pytest.mark.parametrize("text", [
+    "pip install sk-learn-extras-version-two-thousand",
+    "uses sk-image-processing-toolkit-extras", "see the sk-learn-compat-shims-package",
+    'PASSWORD="see the vault entry"', 'password: "stored in 1Password"',
+    "password = 'ask ops for it'", 'password: "<your password here>"',
+    "password: |\n  see the vault\n", "token: >\n  the CSRF token from the header\n",
+    "Cookie: theme=dark; lang=en", "Set-Cookie: sessionid=<value>; HttpOnly",
+    "Set-Cookie: session=...; Path=/", "the cookie banner: accept all",
+    "aws region eu-west-1, commit 3f2a9c1e4b5d6f7a8b9c0d1e2f3a4b5c6d7e8f90",
+    "secret path src/components/SecretManagerSettings/View.tsx",
+    "AWS docs: aws_secret_access_key comes from `aws configure`",
+    "-----BEGIN PUBLIC KEY-----", "how to begin: the private key lives in Vault",
+])
+def test_shapes_that_stay_allowed(text):
+    assert find_secrets(text) == [], [f.describe() for f in find_secrets(text)]

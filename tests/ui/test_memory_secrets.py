@@ -182,3 +182,52 @@ def test_add_memory_refusal_is_a_usage_free_error(repo):
     with pytest.raises(MemoryCommandError) as caught:
         add_memory(MemoryContext.for_cwd(repo), "x", why="token: ab12cd34ef56gh78")
     assert caught.value.code == 1 and "of --why" in str(caught.value)
+
+
+# --- what is scanned is what is written --------------------------------------------------
+@pytest.mark.parametrize(("args", "what"), [
+    # a key on one line, its value on the next: joined in the one-line description
+    (["Staging DB_PASSWORD\n=hunter2Secret9"], "a password (DB_PASSWORD=…)"),
+    (["token:\n\n  ab12cd34ef56gh78"], "a token (token:…)"),
+    (["API\nkey: abcd1234efgh5678"], "a secret key (key:…)"),
+    # --why/--how are joined into one line too
+    (["db notes", "--why", "DB_PASSWORD\n=hunter2Secret9"], "a password (DB_PASSWORD=…)"),
+])
+def test_memory_add_scans_the_file_as_it_would_be_saved(cli, store, args, what):
+    result = cli("memory", "add", *args)
+    assert result.exit_code == 1 and result.stdout == ""
+    (line,) = result.stderr.strip().splitlines()
+    assert what in line and "of the memory as it would be saved" in line, line
+    assert "hunter2Secret9" not in line and "ab12cd34" not in line and "abcd1234" not in line
+    assert not store.root.exists() or list(store.root.glob("*.md")) == []
+
+
+def test_memory_add_scans_the_derived_filename(cli, store):
+    # `_` becomes `-` in the filename: glpat_… is not a token, glpat-… is
+    result = cli("memory", "add", "glpat_x8Yz3Qw9Lm2Nb7Vc4Kp1 is the CI token")
+    assert result.exit_code == 1, result.stdout
+    assert "a GitLab token (glpat-…) on line 1 of its filename" in result.stderr
+    assert "x8Yz3Qw9" not in result.stderr.lower()
+    assert not store.root.exists() or list(store.root.glob("*.md")) == []
+
+
+def test_memory_add_writes_what_it_scanned(repo, store, monkeypatch):
+    import claude_mini.ui.memory_cli as memory_cli
+
+    scanned: list[dict[str, str]] = []
+    original = memory_cli.saved_parts
+    monkeypatch.setattr(memory_cli, "saved_parts",
+                        lambda filename, fields: scanned.append(original(filename, fields)) or scanned[-1])
+    add_memory(memory_cli.MemoryContext.for_cwd(repo), "Staging DB\nlives at db.internal",
+               why="ops asked")
+    (parts,) = scanned
+    (path,) = [p for p in store.root.glob("*.md") if p.name != "MEMORY.md"]
+    assert parts["the memory as it would be saved"] == path.read_text()
+    assert parts["its filename (derived from the text)"] == path.name
+    assert parts["its MEMORY.md line"] in store.index_path.read_text().splitlines()
+
+
+def test_slash_memory_add_scans_the_joined_text(slash):
+    out = slash.run("/memory add --why 'ops' Staging DB_PASSWORD\n=hunter2Secret9", width=400)
+    assert out.strip().startswith("refused to save a password (DB_PASSWORD=…)"), out
+    assert "hunter2Secret9" not in out and slash.runtime.store.list() == []
