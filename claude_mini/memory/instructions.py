@@ -22,12 +22,16 @@ Decisions where issue 9 is silent:
   git's work-tree top when it holds the cwd, so a linked worktree is its own), else the cwd.
 - `@~/` means the user's OS home, as in Claude Code. Imports may resolve inside
   the project root, the cwd, the OS home, $CLAUDE_MINI_HOME or the managed folder.
-- Trust (issue 13): an import by a project-level file that resolves outside the
-  project root, the cwd, $CLAUDE_MINI_HOME and the managed folder (so: elsewhere
-  in the OS home) is followed only when the folder is trusted; otherwise it is
-  skipped with a notice. `to_json` lists every such import for `claude-mini context`.
+- Trust (issue 13): a project-level file whose real path is outside the project
+  root, the cwd, $CLAUDE_MINI_HOME and the managed folder is loaded only when the
+  folder is trusted, otherwise skipped with a notice: an import that resolves
+  there, and a file found in the repository (CLAUDE.md, AGENTS.md, CLAUDE.local.md,
+  a rule, a rules folder, a nested file) that is a link to there. Files found in
+  folders above the repository are the user's and need no trust. `to_json` lists
+  every such file for `claude-mini context`.
 - Known credential locations (`credentials.py`: ~/.ssh, ~/.aws, .env files, ...)
-  are never loaded, trusted or not, checked on the path as written and resolved.
+  are never loaded, trusted or not, whatever kind of file, checked on the path as
+  found and resolved.
 - `@token` is an import only if it contains `/` or `.`; a missing target without
   a text extension (`@pytest.mark.skip`, `@types/node`) is prose and ignored.
 - Code spans are recognised within one line; indented code blocks are not code
@@ -37,7 +41,8 @@ Decisions where issue 9 is silent:
 - Malformed frontmatter, or a `paths:` that is neither string nor list of
   strings: warning, and the whole file is loaded as unconditional text.
 - Managed files cannot be excluded by `claudeMdExcludes` (managed always wins).
-  Exclude globs are gitignore-style, matched against absolute paths.
+  Exclude globs are gitignore-style, matched against absolute paths. Those of an
+  untrusted repository (`trust.RepositoryOnly`) exclude only files found inside it.
 - A conditional rule's own @imports are resolved when it is attached.
 - A nested folder (below the cwd) gets the same per-folder set as an ancestor:
   CLAUDE.md/AGENTS.md, .claude/CLAUDE.md, its unconditional .claude/rules,
