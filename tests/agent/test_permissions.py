@@ -18,27 +18,9 @@ from claude_mini.agent.permissions import (
     parse_rule,
 )
 
+from .policies import bash, edit, policy
+
 MANAGED = "/etc/claude-mini/settings.json"
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    (project / "src").mkdir(parents=True)
-    (project / "secrets").mkdir()
-    return project
-
-
-def policy(root: Path, *layers: Any, mode: str | None = None) -> PermissionPolicy:
-    return PermissionPolicy.from_layers(list(layers), cwd=root, project_root=root, mode=mode)
-
-
-def bash(cmd: str) -> dict[str, str]:
-    return {"command": cmd}
-
-
-def edit(path: str | Path) -> dict[str, str]:
-    return {"file_path": str(path), "old_string": "a", "new_string": "b"}
 
 
 # ---------------------------------------------------------------- modes

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,25 +23,9 @@ from claude_mini.agent.permissions import (
     CommandPattern,
     Deny,
     ExtractionPolicy,
-    PermissionPolicy,
 )
 
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    project = tmp_path / "project"
-    (project / "src").mkdir(parents=True)
-    (project / "secrets").mkdir()
-    return project
-
-
-def policy(root: Path, *layers: Any, mode: str | None = None) -> PermissionPolicy:
-    return PermissionPolicy.from_layers(list(layers), cwd=root, project_root=root, mode=mode)
-
-
-def bash(cmd: str) -> dict[str, str]:
-    return {"command": cmd}
-
+from .policies import bash, policy
 
 # ---------------------------------------------------------------- 1. input the parser must not trust
 
