@@ -91,6 +91,31 @@ def bench_stars() -> None:
         print(f"{stars:>6} {size:>6} {ours * 1000:>8.3f}ms {shown}")
 
 
+def bench_hostile() -> None:
+    """Inputs a review found slow (18 s, 10 s, 111 s before the targets were de-duplicated and the
+    wrapper starts bounded), through the whole decision with a Read and a Bash deny rule."""
+    import tempfile
+    from pathlib import Path
+
+    from claude_mini.agent.permissions import PermissionPolicy
+
+    print("\nwhole decisions on hostile repetition (5,000-file project, Read and Bash deny rules)")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for i in range(5_000):
+            (root / f"d{i % 50}").mkdir(exist_ok=True)
+            (root / f"d{i % 50}" / f"f{i}.txt").write_text("x\n")
+        policy = PermissionPolicy.from_layers([("project", {"deny": ["Read(.env)", "Bash(curl:*)"]})],
+                                              cwd=root, project_root=root)
+        for label, cmd in (("grep -r x + 400 x ' .'", "grep -r x" + " ." * 400),
+                           ("nice + 1,000 x ' 1'", "nice" + " 1" * 1_000),
+                           ("sudo + 10,000 x ' 1'", "sudo" + " 1" * 10_000),
+                           ("cat + 40,000 x ' 1'", "cat" + " 1" * 40_000)):
+            seconds = best_of(1, lambda c=cmd: policy.can_use_tool("Bash", {"command": c}))
+            print(f"  {label:<28} {seconds * 1000:>8.1f} ms")
+
+
 if __name__ == "__main__":
     bench_lines()
     bench_stars()
+    bench_hostile()

@@ -763,10 +763,14 @@ class _CandidateFinder:
 
     def __init__(self) -> None:
         self.found: list[SimpleCommand] = []
+        self._seen: set[tuple[tuple[str, ...], str | None]] = set()
 
     def add(self, words: list[str], opaque: str | None = None, stdin: bool = False) -> None:
-        if len(self.found) < _MAX_CANDIDATES:
-            self.found.append(SimpleCommand(tuple(words), opaque=opaque, stdin=stdin))
+        """Record a command once (a script repeating `ls` 20,000 times has one candidate)."""
+        key = (tuple(words), opaque)
+        if len(self.found) < _MAX_CANDIDATES and key not in self._seen:
+            self._seen.add(key)
+            self.found.append(SimpleCommand(key[0], opaque=opaque, stdin=stdin))
 
     def full(self, depth: int) -> bool:
         return depth > _MAX_DEPTH or len(self.found) >= _MAX_CANDIDATES

@@ -6,7 +6,6 @@ Each class of problem has several distinct inputs; every one of them got through
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -99,24 +98,23 @@ def test_harmless_git_options_stay_read_only(cmd: str) -> None:
     assert is_read_only_command(cmd)[0]
 
 
-def test_checks_are_linear_in_newlines_and_bounded() -> None:
-    # 20k lines took ~10 s when the prescan was quadratic in newlines.
+def test_long_lines_are_checked_and_over_long_ones_refused() -> None:
+    # Speed (20k lines took ~10 s when the prescan was quadratic) is measured by bench_bash_safety.
     line = "\n".join(["ls"] * 20_000)
-    start = time.perf_counter()
     assert is_read_only_command(line)[0]
-    command_candidates(line)
-    assert time.perf_counter() - start < 5  # generous: the point is "not quadratic", see bench_bash_safety
+    assert [c.text for c in command_candidates(line)] == ["ls"]
     huge = "ls " + "a" * MAX_COMMAND_CHARS
     ok, reason = is_read_only_command(huge)
     assert not ok and "characters long" in reason
     assert command_candidates(huge)[0].opaque
 
 
-def test_a_rule_with_many_wildcards_does_not_backtrack() -> None:
+def test_a_rule_with_many_wildcards_matches_exactly() -> None:
+    # It used to compile to `.*a.*a...` and backtrack for minutes; bench_bash_safety shows the time.
     pattern = CommandPattern.parse("a" + "*a" * 40 + "*b")
-    start = time.perf_counter()
     assert not pattern.matches("a" * 5_000)
-    assert time.perf_counter() - start < 2
+    assert pattern.matches("a" * 41 + "b")
+    assert not pattern.matches("a" * 40 + "b")
 
 
 @pytest.mark.parametrize(
@@ -413,9 +411,13 @@ def test_history_views_ask_only_when_a_denied_file_is_tracked(tracked_secret: Pa
         "Bash", bash("git log --oneline")), Allow)
 
 
-@pytest.mark.parametrize("cmd", ["grep -r x" + " ." * 400, "nice" + " 1" * 1000, "sudo" + " 1" * 10_000])
-def test_hostile_repetition_stays_fast(root: Path, cmd: str) -> None:
+def test_hostile_repetition_is_bounded(root: Path) -> None:
+    """Each folder is searched once and a wrapper's command start is looked for in a few places
+    (these inputs took 18 s and 111 s; bench_bash_safety times them)."""
+    (root / ".env").write_text("X=1\n")
     p = policy(root, ("project", {"deny": ["Read(.env)", "Bash(curl:*)"]}))
-    start = time.perf_counter()
-    p.can_use_tool("Bash", bash(cmd))
-    assert time.perf_counter() - start < 10  # were 18 s, 10 s and 111 s; see bench_bash_safety
+    assert isinstance(p.can_use_tool("Bash", bash("grep -r x" + " ." * 400)), Ask)
+    assert isinstance(p.can_use_tool("Bash", bash("grep -r x" + " src" * 400)), Allow)
+    candidates = command_candidates("sudo" + " 1" * 10_000)
+    assert len(candidates) <= 10 and any(c.opaque and "too many operands" in c.opaque for c in candidates)
+    assert isinstance(p.can_use_tool("Bash", bash("sudo" + " 1" * 10_000)), Deny)
