@@ -58,7 +58,7 @@ def say(message: str) -> None:
     """One `claude-mini: ...` line on stderr, its control characters (newlines too) made visible.
 
     Warnings carry paths, setting values and import targets from the repository: an
-    escape sequence in them must not reach the terminal (issue 13), nor a newline fake a line.
+    escape sequence in them must not reach the terminal, nor a newline fake a line.
     """
     from claude_mini.ui.safe_text import visible_controls
 

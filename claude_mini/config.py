@@ -7,7 +7,7 @@ the layers are kept so `agent/permissions.py` can let deny win and keep
 managed rules unbreakable.
 
 Two safety decisions live here, so no other module ever sees what they remove
-(issue 13):
+(DESIGN.md sections 7 and 8):
 - Until the user trusts the project folder (`trust.py`, or `--trust-folder`),
   the project and local files keep only what cannot widen what runs or where
   data goes: `untrusted_part` is an allow-list, so a setting added later is

@@ -1,4 +1,4 @@
-"""Known credential locations: files claude-mini never puts into a prompt by itself (issue 13).
+"""Known credential locations: files claude-mini never puts into a prompt by itself.
 
 Every instruction file (root files, rules, nested files, `@import`s; symlinks
 followed) naming one of these is refused whether or not the folder is trusted.

@@ -52,7 +52,7 @@ def _nearest_git_entry(real_cwd: str) -> str | None:
 def checkout_root(cwd: Path) -> Path | None:
     """The top of the work tree holding `cwd` (a linked worktree is its own), symlinks resolved.
 
-    Trust and the project's settings are keyed on this folder (issue 13). git's own answer
+    Trust and the project's settings are keyed on this folder (DESIGN.md section 8, Trust). git's own answer
     is used only when it contains `cwd`: a `.git` file may name a git dir whose
     `core.worktree` is another folder (a trusted repository's), and that folder must not
     become this one's root. Then the folder holding the nearest `.git` is the root.

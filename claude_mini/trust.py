@@ -1,4 +1,4 @@
-"""Workspace trust: which project folders the user has said may configure claude-mini (issue 13).
+"""Workspace trust: which project folders the user has said may configure claude-mini (DESIGN.md section 8).
 
 A repository's `.claude/settings*.json` and its CLAUDE.md imports from outside
 the repository take full effect only in a trusted folder (config.py filters the

@@ -1,9 +1,9 @@
-"""Benchmark the Bash permission checks on hostile sizes (issue 13, item 1).
+"""Benchmark the Bash permission checks on hostile sizes (README, Permissions).
 
 Two figures, each beside a baseline measured in the same run:
 - the read-only check and the deny-rule candidate finder on command lines of
   1k to 33k newline-separated commands, beside the check as it was before
-  issue 13 (loaded from git history, commit OLD_COMMIT: its prescan was
+  the hardening (loaded from git history, commit OLD_COMMIT: its prescan was
   quadratic in newlines) and `shlex.split` of the same text, the cost floor of
   any tokeniser written in Python. Ours should grow linearly, the old one not;
 - a Bash rule with many `*` against a text it does not match: our piece-by-
@@ -31,7 +31,7 @@ from claude_mini.agent.bash_safety import (
 )
 from claude_mini.agent.permissions import CommandPattern
 
-OLD_COMMIT = "ca16225"  # the last commit before the issue 13 changes to bash_safety.py
+OLD_COMMIT = "ca16225"  # the last commit before the hardening of bash_safety.py
 
 
 def old_check() -> Callable[[str], object] | None:

@@ -363,7 +363,7 @@ def encodable(text: str) -> str:
     """`text` with lone surrogates replaced by U+FFFD, as a UTF-8 decoder would.
 
     JSON can spell them (`"\\udc1b"`), so a reply can carry them, and no encoder takes
-    them: the transcript, stdout and the next request would all fail (issue 13).
+    them: the transcript, stdout and the next request would all fail.
     """
     return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
 

@@ -22,7 +22,7 @@ Decisions where issue 9 is silent:
   git's work-tree top when it holds the cwd, so a linked worktree is its own), else the cwd.
 - `@~/` means the user's OS home, as in Claude Code. Imports may resolve inside
   the project root, the cwd, the OS home, $CLAUDE_MINI_HOME or the managed folder.
-- Trust (issue 13): a project-level file whose real path is outside the project
+- Trust (DESIGN.md section 8): a project-level file whose real path is outside the project
   root, the cwd, $CLAUDE_MINI_HOME and the managed folder is loaded only when the
   folder is trusted, otherwise skipped with a notice: an import that resolves
   there, and a file found in the repository (CLAUDE.md, AGENTS.md, CLAUDE.local.md,

@@ -1,4 +1,4 @@
-"""Read-only git that cannot run programs (issue 13, item 7).
+"""Read-only git that cannot run programs.
 
 A "read-only" `git status`, `git diff` or `git log -p` obeys the configuration
 of the repository it runs in, and several keys name programs git starts:

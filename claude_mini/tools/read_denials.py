@@ -1,4 +1,4 @@
-"""Read deny rules as Grep and Glob need them (issue 13, item 6).
+"""Read deny rules as Grep and Glob need them.
 
 The permission policy decides whether a whole Grep/Glob call may run (its
 search folder); the files found inside an allowed folder are the tools'

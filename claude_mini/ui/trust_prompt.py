@@ -1,4 +1,4 @@
-"""The REPL's start-up question: trust this folder? (issue 13, workspace trust).
+"""The REPL's start-up question: trust this folder? (DESIGN.md section 8, Trust).
 
 Asked once per run, before the first prompt, when the project folder is not in
 the trust record. "Yes" records it (`trust.record_trust`) and lets the
