@@ -1,6 +1,6 @@
 """Benchmark the Bash permission checks on hostile sizes (README, Permissions).
 
-Two figures, each beside a baseline measured in the same run:
+Three figures, the first two beside a baseline measured in the same run:
 - the read-only check and the deny-rule candidate finder on command lines of
   1k to 33k newline-separated commands, beside the check as it was before
   the hardening (loaded from git history, commit OLD_COMMIT: its prescan was

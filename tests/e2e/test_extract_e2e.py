@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import yaml
 from fake_anthropic import Reply
@@ -70,10 +69,9 @@ def test_print_mode_waits_for_a_slow_extraction_before_exiting(run_cli, fake_ser
     fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "feedback_testing.md"), "content": MEMORY})
                    .slow_first_byte(2.0), purpose="extract")
     fake_server.on(Reply.text("Saved."), purpose="extract")
-    started = time.monotonic()
     result = run_cli("-p", "always run pytest with -x")
     assert result.returncode == 0, result.stderr
-    assert time.monotonic() - started >= 2.0
+    # Ordering, not timing: the file the slow extraction writes exists when the process has exited.
     assert (memdir / "feedback_testing.md").exists() and "Saved memory:" in result.stderr
 
 
@@ -83,11 +81,10 @@ def test_print_mode_stops_waiting_after_the_configured_time(run_cli, fake_server
     fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "feedback_testing.md"), "content": MEMORY}),
                    purpose="extract")
     fake_server.on(Reply.text("never").hang(), purpose="extract")
-    started = time.monotonic()
+    # The extraction's reply never comes: the run ending at all (run_cli's timeout would raise) shows
+    # that print mode stopped waiting.
     result = run_cli("-p", "always run pytest with -x", timeout=30)
-    elapsed = time.monotonic() - started
     assert result.returncode == 0 and result.stdout == "(fake model) You said: always run pytest with -x\n"
-    assert elapsed < 15, elapsed
     assert "Memory extraction was still running after 1 s and was stopped" in result.stderr
     assert not (memdir / "feedback_testing.md").exists()  # the unfinished run was rolled back
 

@@ -199,12 +199,10 @@ def test_recall_stops_once_the_budget_is_used_up(repo, fake_server):
 def test_a_slow_selection_does_not_delay_the_turn_and_is_dropped(repo, fake_server):
     rt = make_runtime(repo, fake_server)
     save(rt, "deploy.md", body="DEPLOY-BODY")
-    fake_server.on(Reply.json({"selected_memories": ["deploy.md"]}).slow_first_byte(5),
-                   purpose="recall")
+    # The selection is held until the server stops: the turn completing at all shows it never waited.
+    fake_server.on(Reply.json({"selected_memories": ["deploy.md"]}).hang(), purpose="recall")
     fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}), Reply.text("done"))
-    started = time.monotonic()
     run_turns(rt, QUERY)
-    assert time.monotonic() - started < 3
     assert len(fake_server.requests_for("recall")) == 1
     assert "DEPLOY-BODY" not in main_text(fake_server, 1)
     event = hook_of(rt).events[-1]
