@@ -735,7 +735,7 @@ _GIT_RUNNING_SUBCOMMANDS = {"bisect": "run", "submodule": "foreach"}
 _MAX_WRAPPER_STARTS = 8
 _SUBSTITUTION_MARKERS = ("$(", "`", "<(", ">(")
 # ssh's options that run a local command, as `-o ProxyCommand=...` (scp, sftp, rsync -e, git too).
-_SSH_COMMAND_OPTION = re.compile(r"(?i)(proxy|local|knownhosts|permitlocal)command\s*=?")
+_SSH_COMMAND_OPTION = re.compile(r"(?i)^(-o)?\s*(proxy|local|knownhosts)command(\s*=|\s+\S)")
 _BRACE_LIST = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 # Script operands that are really the command's input: `bash -`, `sh /dev/stdin`, `bash <(...)`.
 _STDIN_SCRIPT = re.compile(r"^(-|/dev/stdin|/dev/fd/\d+|/proc/self/fd/\d+|[<>]\(.*)$")
@@ -810,8 +810,9 @@ class _CandidateFinder:
             if name in _KEYWORDS:
                 words = words[1:]
                 continue
-            if name in ("function", "coproc"):  # `function f { ...`, `coproc NAME { ...`
-                words = words[3:] if len(words) > 2 and words[2] in ("{", "(") else words[1 + (name == "function"):]
+            if name in ("function", "coproc"):  # `function f { ...`, `coproc NAME { ...`, `coproc cmd`
+                braced = len(words) > 2 and words[2] in ("{", "(")
+                words = words[3 if braced else 2 if name == "function" else 1 :]
                 continue
             if name == "alias":
                 for word in words[1:]:

@@ -421,3 +421,10 @@ def test_hostile_repetition_is_bounded(root: Path) -> None:
     candidates = command_candidates("sudo" + " 1" * 10_000)
     assert len(candidates) <= 10 and any(c.opaque and "too many operands" in c.opaque for c in candidates)
     assert isinstance(p.can_use_tool("Bash", bash("sudo" + " 1" * 10_000)), Deny)
+
+
+@pytest.mark.parametrize("cmd", ["grep -rn ProxyCommand docs", "echo LocalCommand", "coproc sleep 1",
+                                 "function build { make; }; build"])
+def test_mentions_of_ssh_options_and_bash_syntax_are_not_unknowable(root: Path, cmd: str) -> None:
+    p = policy(root, ("user", {"deny": ["Bash(touch:*)"], "allow": ["Bash"]}))
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Allow), cmd
