@@ -107,7 +107,7 @@ def root(
     if version:
         print(f"{__version__} (claude-mini)")
         return
-    from claude_mini.config import ConfigError, load_config
+    from claude_mini.config import load_config
 
     # Imported only when a flag needs checking: they pull in the runtime (0.1 s) the REPL
     # prompt must not wait for.
@@ -122,11 +122,8 @@ def root(
         if permission_mode not in MODES:
             raise typer.BadParameter(f"expected one of {', '.join(MODES)}", param_hint="--permission-mode")
     flags = _flag_settings(model, permission_mode, allowed_tools, disallowed_tools)
-    try:
-        config = load_config(Path.cwd(), flags, trust_folder=trust_folder, debug=debug,
-                             max_turns=max_turns, append_system_prompt=append_system_prompt or "")
-    except ConfigError as exc:
-        _fail(str(exc), 2)
+    config = load_config(Path.cwd(), flags, trust_folder=trust_folder, debug=debug,
+                         max_turns=max_turns, append_system_prompt=append_system_prompt or "")
     if print_:
         text = prompt if prompt is not None else ("" if sys.stdin.isatty() else sys.stdin.read().rstrip())
         if not text.strip():

@@ -32,10 +32,6 @@ DEFAULT_SMALL_MODEL = "claude-haiku-4-5"
 DEFAULT_MAX_TOKENS = 32000
 
 
-class ConfigError(Exception):
-    """A bad setting or flag value; shown to the user as a usage error."""
-
-
 @dataclass
 class SettingsLayer:
     """One settings source: its name, the file it came from (if any) and its data."""
