@@ -101,7 +101,18 @@ def setup(tmp: Path, base_url: str) -> tuple[dict[str, str], Path]:
     env.update(CLAUDE_MINI_HOME=str(tmp / "home"), CLAUDE_MINI_MANAGED_DIR=str(tmp / "managed"),
                ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="bench", TERM="xterm",
                CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    trust_for_bench(tmp / "home", repo)  # the REPL would otherwise ask before drawing its prompt
     return env, repo
+
+
+def trust_for_bench(home: Path, repo: Path) -> None:
+    """Record `repo` as trusted in the bench's own home folder, as a "yes" at the question would."""
+    from unittest import mock
+
+    from claude_mini import trust
+
+    with mock.patch.dict(os.environ, {"CLAUDE_MINI_HOME": str(home)}):
+        trust.record_trust(repo)
 
 
 def print_mode_request(server: FakeAnthropic, env: dict[str, str], repo: Path, tmp: Path) -> Path:
