@@ -29,7 +29,10 @@ _REVISION_PATH = re.compile(r"^(?:[^:/][^:]*)?:(?:[0-3]:)?(?P<path>[^:].*)$")  #
 # git subcommands that print file contents from history or the index (not only names).
 _GIT_CONTENT_VIEWS = frozenset({"show", "diff", "format-patch", "cat-file", "archive", "whatchanged",
                                 "diff-tree", "diff-index", "diff-files", "blame", "annotate", "grep"})
-_GIT_PATCH_OPTIONS = ("-p", "-u", "--patch", "--cc", "-c", "--full-diff", "-W", "--function-context")
+_GIT_PATCH_OPTIONS = ("-p", "-u", "-U", "-L", "--patch", "--unified", "--binary", "--cc", "-c", "--full-diff",
+                      "-W", "--function-context", "--raw", "--word-diff", "--color-words")
+# Options that make a program read the files named in another file or on its input.
+_FILE_LIST_OPTIONS = ("--files0-from", "--files-from", "--from-file", "--file-list", "-T")
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ def read_targets(commands: Iterable[SimpleCommand], cwd: str, project_root: str)
             continue
         program = os.path.basename(words[0])
         found = itertools.chain(_argument_paths(words[1:], cwd), _recursive_reads(program, words[1:], cwd))
+        if any(w.split("=", 1)[0] in _FILE_LIST_OPTIONS for w in words[1:]):  # names come from elsewhere
+            found = itertools.chain(found, [ReadTarget(cwd, ".", recursive=True)])
         if program == "git":
             found = itertools.chain(found, _git_paths(words[1:], cwd, project_root))
         for target in found:
@@ -67,7 +72,8 @@ def shows_git_history(commands: Iterable[SimpleCommand]) -> bool:
             continue
         sub = words[0]
         if sub in _GIT_CONTENT_VIEWS or (sub == "log" and any(
-                w in _GIT_PATCH_OPTIONS or w.startswith("--patch") for w in command.words)):
+                w.split("=", 1)[0] in _GIT_PATCH_OPTIONS or w.startswith(("--patch", "-U", "-L"))
+                for w in command.words)):
             return True
         if sub == "stash" and "show" in words:
             return True
@@ -102,6 +108,10 @@ def _expansions(word: str, cwd: str) -> Iterator[ReadTarget]:
     except ValueError:
         patterns = [word]
     for pattern in patterns:
+        if "[" in pattern or re.search(r"\{[^{}]*\.\.", pattern):
+            # bash classes (`[[:alpha:]]`, `[^x]`) and ranges (`{a..z}`) Python's glob does not know:
+            # count the word as a search of the folder it starts in.
+            yield ReadTarget(absolute_path(literal_prefix(pattern) or ".", cwd), pattern, recursive=True)
         matches = globlib.iglob(os.path.expanduser(pattern), root_dir=cwd, recursive=True, include_hidden=True)
         found = list(itertools.islice(matches, MAX_EXPANSIONS + 1))
         if len(found) > MAX_EXPANSIONS:  # too many to list: stand for the folder the pattern starts in
@@ -165,6 +175,7 @@ def absolute_path(path: str, cwd: str) -> str:
     The shell's `~+` (and, as a best guess, `~-`) and `/proc/self/cwd` name the
     shell's folder, which is `cwd`, not this process's.
     """
+    path = re.sub(r"/(\./)+", "/", re.sub(r"/+", "/", path))  # `/proc//self/./cwd` is `/proc/self/cwd`
     for alias in ("~+", "~-", "/proc/self/cwd", "/proc/thread-self/cwd"):
         if path == alias or path.startswith(alias + "/"):
             path = cwd + path[len(alias):]

@@ -66,6 +66,8 @@ MAX_COMMAND_CHARS = 100_000
 # Non-ASCII characters get a closer look; these categories are refused (see the module docstring).
 _NON_ASCII = re.compile(r"[^\t\n\x20-\x7e]")
 _UNUSUAL_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+# `$\<newline>'...'` is `$'...'` to bash; `<\<newline>(` a process substitution.
+_SPLIT_OPERATOR = re.compile(r"[$<>]\\\n")
 
 
 class ShellSyntaxError(ValueError):
@@ -228,6 +230,9 @@ def _substitution_end(src: str, start: int, marker: str) -> int:
     depth, i, quote = 0, start + len(marker) - 1, None
     while i < len(src):
         ch = src[i]
+        if ch == "\\" and quote != "'":  # an escaped quote or bracket does not count
+            i += 2
+            continue
         if quote:
             quote = None if ch == quote else quote
         elif ch in "'\"":
@@ -277,7 +282,7 @@ def _segments(tokens: list[str], strict: bool) -> list[SimpleCommand]:
             target = tokens[i + 1] if i + 1 < len(tokens) else None
             if strict:
                 _check_redirect(token, target)
-            stdin = stdin or ("<" in token and token not in ("<&", "<>"))
+            stdin = stdin or "<" in token  # `<file`, here-strings, `<&3`: the command reads them
             i += 2
             continue
         if strict and (token not in _SEPARATORS or (token != ";" and not words)):
@@ -342,6 +347,9 @@ def input_problem(cmd: str) -> str | None:
         return f"the command is {len(cmd):,} characters long, over the {MAX_COMMAND_CHARS:,} the check reads"
     if unusual := unusual_character(cmd):
         return f"the command contains the unusual character {unusual}"
+    if match := _SPLIT_OPERATOR.search(cmd):
+        return (f"a line continuation right after `{match.group(0)[0]}` joins what follows into it, "
+                "which the check does not follow")
     return None
 
 
@@ -696,15 +704,19 @@ _RUNS_PROGRAMS: dict[str, tuple[str, tuple[str, ...]]] = {
     "ffmpeg": ("", ()), "convert": ("", ()), "aria2c": ("", ("--on-download-complete",)),
 }
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
-_AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*getline|\bprint[f]?\b[^;}]*\||@")
+_AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*getline|\bprint[f]?\b[^;}]*\||@\w+\s*\(")
 # sed's `e` command (after an address, `!` or flags) and the `e` flag of `s///`.
 _SED_RUNS = re.compile(r"(?:^|[;{}\n!/0-9$IM])\s*e(?:\s|;|}|$)|s(.)(?:\\.|(?!\1).)*\1(?:\\.|(?!\1).)*\1[gpIiMm0-9w]*e")
-# Variables that name a program or code the command will run (`GIT_SSH_COMMAND='curl x' git fetch`).
+# Variables whose value is a command line something will run: it is looked into like `sh -c`.
+_COMMAND_VARIABLES = re.compile(
+    r"^(EDITOR|VISUAL|PAGER|MANPAGER|BROWSER|SHELL|LESSOPEN|LESSCLOSE|SSH_ASKPASS|GIT_SSH|GIT_SSH_COMMAND"
+    r"|GIT_EXTERNAL_DIFF|GIT_ASKPASS|GIT_PROXY_COMMAND|\w+_COMMAND|\w+_EDITOR|\w+_PAGER)$"
+)
+# Variables that change which code runs without naming a command: the line is unknowable.
 _CODE_VARIABLES = re.compile(
-    r"^(EDITOR|VISUAL|PAGER|MANPAGER|BROWSER|SHELL|BASH_ENV|ENV|PROMPT_COMMAND|IFS|LD_PRELOAD|LD_AUDIT"
-    r"|LD_LIBRARY_PATH|DYLD_\w+|PERL5OPT|PERL5LIB|RUBYOPT|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH"
-    r"|PYTHONHOME|GIT_\w*(SSH|EDITOR|PAGER|DIFF|ASKPASS|EXEC_PATH|CONFIG\w*|DIR|WORK_TREE|PROXY\w*)"
-    r"|SSH_ASKPASS|HOME|XDG_\w+|LESSOPEN|LESSCLOSE|MANOPT|\w+_COMMAND|\w+_EDITOR|\w+_PAGER)\+?="
+    r"^(BASH_ENV|ENV|PROMPT_COMMAND|IFS|LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|DYLD_\w+|PERL5OPT|RUBYOPT"
+    r"|NODE_OPTIONS|GIT_EXEC_PATH|GIT_CONFIG\w*|GIT_DIR|GIT_WORK_TREE|HOME|XDG_CONFIG_HOME|XDG_\w+|MANOPT"
+    r"|PATH)\+?="
 )
 # git global options that take a separate value.
 _GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
@@ -719,6 +731,12 @@ _GIT_EXEC_KEYS = re.compile(
     r"|sendemail\..+|imap\..+|instaweb\..+|init\.templatedir|uploadarchive\..+|fetch\..+|submodule\..+"
     r"|.+\.(command|cmd|program|helper|editor|pager|driver|textconv|process|clean|smudge|proxy|hook\w*))$"
 )
+# git settings whose value is itself a command line (looked into); other _GIT_EXEC_KEYS are unknowable.
+_GIT_COMMAND_KEYS = re.compile(
+    r"^(core\.(pager|editor|sshcommand|askpass|gitproxy)|sequence\.editor"
+    r"|diff\.external|pager\..+|.+\.(command|cmd|program|helper|editor|pager|driver|textconv|process"
+    r"|clean|smudge))$"
+)
 # git subcommand options whose value is a command git runs (`git rebase --exec 'make'`).
 _GIT_COMMAND_OPTIONS: dict[str, frozenset[str]] = {
     "rebase": frozenset({"--exec", "-x"}), "difftool": frozenset({"-x", "--extcmd"}),
@@ -726,6 +744,7 @@ _GIT_COMMAND_OPTIONS: dict[str, frozenset[str]] = {
     "fetch": frozenset({"--upload-pack"}), "pull": frozenset({"--upload-pack"}),
     "push": frozenset({"--receive-pack", "--exec"}), "archive": frozenset({"--exec"}),
     "send-pack": frozenset({"--receive-pack", "--exec"}), "fetch-pack": frozenset({"--upload-pack", "--exec"}),
+    "grep": frozenset({"-O", "--open-files-in-pager"}),
     "filter-branch": frozenset({"--tree-filter", "--index-filter", "--msg-filter", "--env-filter",
                                 "--commit-filter", "--parent-filter", "--tag-name-filter"}),
 }
@@ -738,7 +757,10 @@ _SUBSTITUTION_MARKERS = ("$(", "`", "<(", ">(")
 _SSH_COMMAND_OPTION = re.compile(r"(?i)^(-o)?\s*(proxy|local|knownhosts)command(\s*=|\s+\S)")
 _BRACE_LIST = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 # Script operands that are really the command's input: `bash -`, `sh /dev/stdin`, `bash <(...)`.
-_STDIN_SCRIPT = re.compile(r"^(-|/dev/stdin|/dev/fd/\d+|/proc/self/fd/\d+|[<>]\(.*)$")
+_STDIN_SCRIPT = re.compile(r"^(-|/dev/stdin|/dev/fd/\d+|/proc/(self|thread-self|\d+)/fd/\d+|[<>]\(.*)$")
+# Programs that read commands from their standard input even with a file operand (`ed f <<< '!cmd'`).
+_STDIN_INTERPRETERS = frozenset({"ed", "ex", "vim", "vi", "nvim", "sqlite3", "mysql", "psql", "gdb", "ftp",
+                                 "sftp", "dc", "tclsh", "expect", "lua", "jshell", "irb", "R", "julia"})
 # At most this many candidate commands per line; beyond it the line is treated as unknowable.
 _MAX_CANDIDATES = 400
 
@@ -799,12 +821,21 @@ class _CandidateFinder:
     def unwrap(self, words: list[str], depth: int, *, stdin: bool = False, glob_name: bool = False) -> None:
         """Record `words` and every command it runs through keywords, wrappers, shells and git."""
         while words and not self.full(depth):
-            words = self._assignments(words)
+            stripped = self._assignments(words, depth)
+            glob_name = glob_name and len(stripped) == len(words)  # the wildcard was in `VAR=*`
+            words = stripped
             if not words:
                 return
             name = os.path.basename(words[0])
-            self.add(words, self._unknowable(words[0], glob_name), stdin)
+            self.add(words, self._unknowable(words[0], glob_name and name not in _KEYWORDS), stdin)
             glob_name = False
+            if stdin and name in _STDIN_INTERPRETERS:
+                self.add(words, f"{name} reads commands from its input, which cannot be read in advance")
+            if (name in _AWKS or name in ("make", "gmake", "sed", "gsed") or runs_arbitrary_code(name)) and any(
+                    reads_stdin_code(w) for w in words[1:]):
+                self.add(words, f"{name} reads its program from input, which cannot be read in advance")
+            if name == "sqlite3" and any(w.lstrip().startswith((".shell", ".system")) for w in words[1:]):
+                self.add(words, "sqlite3 .shell runs a command")
             if name != words[0]:  # /bin/rm is rm as far as rules are concerned
                 self.add([name, *words[1:]], stdin=stdin)
             if name in _KEYWORDS:
@@ -830,11 +861,15 @@ class _CandidateFinder:
                 self._nested(name, words, depth, stdin)
             return
 
-    def _assignments(self, words: list[str]) -> list[str]:
-        """Drop `VAR=value` words before a command; one that names code makes the line unknowable."""
+    def _assignments(self, words: list[str], depth: int) -> list[str]:
+        """Drop `VAR=value` words before a command: a value that is a command (`GIT_PAGER=cat`) is
+        looked into; one that changes what code runs (`LD_PRELOAD`, `HOME`) makes the line unknowable."""
         while words and _ASSIGNMENT.match(words[0]):
-            if _CODE_VARIABLES.match(words[0]):
-                self.add(words, f"{words[0].split('=', 1)[0]} names a program the command will run")
+            name, _, value = words[0].partition("=")
+            if _COMMAND_VARIABLES.match(name):
+                self.collect(value.lstrip("|!"), depth + 1)
+            elif _CODE_VARIABLES.match(words[0]):
+                self.add(words, f"{name.rstrip('+')} changes what code the command runs")
             words = words[1:]
         return words
 
@@ -842,6 +877,8 @@ class _CandidateFinder:
     def _unknowable(name: str, glob_name: bool) -> str | None:
         if "$" in name or "`" in name:
             return "the command's name is only known when it runs"
+        if name in ("[", "[[", "{", "}"):  # test builtins and grouping, not wildcards
+            return None
         # After a wrapper the quoting is gone, so any wildcard or brace list counts (safe side).
         if glob_name or any(ch in name for ch in "*?[") or _BRACE_LIST.search(name) or name == "{}":
             return "the command's name is a wildcard or brace list the shell expands"
@@ -863,18 +900,21 @@ class _CandidateFinder:
             if starts > _MAX_WRAPPER_STARTS:
                 self.add(words, f"{name} has too many operands to tell which one is the command")
                 return
-            self.unwrap(list(args[i:]), depth)
-            if name in _JOINING_WRAPPERS:
-                self.collect(" ".join(args[i:]), depth)
-            # The next word may still be the command if this one was an option's value (`-u root`)
-            # or a wrapper's own operand (`timeout 5`, `flock /tmp/lock`, `ssh user@host`).
             follows_option = i > 0 and args[i - 1].startswith("-") and "=" not in args[i - 1]
             first_operand = name in _OPERAND_FIRST and all(a.startswith("-") for a in args[:i])
+            # `-v "$PWD:/app"`, `ssh $HOST`: an option's value or the wrapper's own operand, not a command
+            if not ((follows_option and ("$" in word or _looks_like_value(word))) or first_operand):
+                self.unwrap(list(args[i:]), depth)
+                if name in _JOINING_WRAPPERS:
+                    self.collect(" ".join(args[i:]), depth)
+            # The next word may still be the command if this one was an option's value (`-u root`)
+            # or a wrapper's own operand (`timeout 5`, `flock /tmp/lock`, `ssh user@host`).
             if not (follows_option or first_operand or _looks_like_value(word)):
                 break
-        if name == "xargs":
-            command = next((w for w in args if not w.startswith("-")), None)
-            if command is None or runs_arbitrary_code(command):
+        if name == "xargs":  # its input becomes arguments: of a shell or env, they are commands
+            command = next((os.path.basename(w) for w in args if not w.startswith("-")), None)
+            if command in _SHELLS or command in ("env", "eval", "exec", "sudo", "xargs", "nohup") or (
+                    command is not None and _interpreter(command) in _INLINE_CODE):
                 self.add(words, "xargs runs a command built from its input")
 
     def _nested(self, name: str, words: list[str], depth: int, stdin: bool) -> None:
@@ -890,9 +930,9 @@ class _CandidateFinder:
             self._interpreter(base, words, stdin)
         elif name in _RUNS_PROGRAMS:
             self._runs_programs(name, words)
-        elif name in ("source", ".") and len(words) > 1 and _STDIN_SCRIPT.match(words[1]):
+        elif name in ("source", ".") and len(words) > 1 and reads_stdin_code(words[1]):
             self.add(words, f"{name} reads its commands from input, which cannot be read in advance")
-        elif name in _AWKS and _AWK_RUNS.search(" ".join(words[1:])):
+        elif name in _AWKS and _AWK_RUNS.search(" ".join(w for w in words[1:] if not w.startswith("-"))):
             self.add(words, f"{name} runs commands from its program (system, pipes)")
         elif name in ("sed", "gsed") and any(_SED_RUNS.search(w) for w in words[1:]):
             self.add(words, f"{name}'s `e` command runs its input as commands")
@@ -913,16 +953,16 @@ class _CandidateFinder:
         elif any(w.startswith("-") and not w.startswith("--") and "c" in w for w in words[1:]):
             self.add(words, f"{name} -c without a script runs what is appended to it")
         elif (stdin and not operands) or any(w in ("-s", "-i") for w in words[1:]) or (
-                operands and _STDIN_SCRIPT.match(operands[0])):
+                operands and reads_stdin_code(operands[0])):
             self.add(words, f"{name} runs commands from its input, which cannot be read in advance")
 
     def _interpreter(self, base: str, words: list[str], stdin: bool) -> None:
         letters, long_names = _INLINE_CODE[base]
-        inline = next((w for w in words[1:] if _is_code_option(w, letters, long_names)), None)
+        inline = next((w for w in _interpreter_options(words) if _is_code_option(w, letters, long_names)), None)
         operands = _operands(words[1:])
         if inline is not None:
             self.add(words, f"{words[0]} {inline} runs inline code")
-        elif (stdin and not operands and "-m" not in words) or (operands and _STDIN_SCRIPT.match(operands[0])):
+        elif (stdin and not operands and "-m" not in words) or (operands and reads_stdin_code(operands[0])):
             self.add(words, f"{words[0]} runs code from its input, which cannot be read in advance")
 
     def _runs_programs(self, name: str, words: list[str]) -> None:
@@ -947,8 +987,10 @@ class _CandidateFinder:
                 key, _, setting = value.partition("=")
                 if key.lower().startswith("alias."):
                     aliases[key[6:].lower()] = setting
+                elif _GIT_COMMAND_KEYS.match(key.lower()):
+                    self.collect(setting.lstrip("!"), depth + 1)  # core.editor=true, core.pager=less
                 elif _GIT_EXEC_KEYS.match(key.lower()):
-                    self.add(words, f"git -c {key} names a program git will run")
+                    self.add(words, f"git -c {key} changes which programs git runs")
             elif option in ("--config-env", "--exec-path") and value:
                 self.add(words, f"git {option} changes which programs git runs")
         rest = words[i:]
@@ -970,8 +1012,10 @@ class _CandidateFinder:
         runner = _GIT_RUNNING_SUBCOMMANDS.get(rest[0])
         if runner and runner in rest:
             self.collect(" ".join(shlex.quote(w) for w in rest[rest.index(runner) + 1 :]), depth)
+        options = _GIT_COMMAND_OPTIONS.get(rest[0], frozenset())
         for word in rest[1:]:
-            if word.split("=", 1)[0] in _GIT_COMMAND_OPTIONS.get(rest[0], ()):
+            if _is_code_option(word, "".join(o[1] for o in options if len(o) == 2),
+                               tuple(o for o in options if o.startswith("--"))):
                 self.add(["git", *rest], f"git {rest[0]} {word.split('=', 1)[0]} runs a command it is given")
                 return
 
@@ -1007,6 +1051,17 @@ def _interpreter(name: str) -> str:
     return re.sub(r"[\d.]+$", "", name)
 
 
+def _interpreter_options(words: list[str]) -> list[str]:
+    """The words before an interpreter's script (`python -W x -c ...` but not `python app.py -c`):
+    a plain word ends them unless it follows a two-letter option, which may take it as a value."""
+    out = []
+    for i, word in enumerate(words[1:], 1):
+        if not word.startswith("-") and not (len(words[i - 1]) == 2 and words[i - 1].startswith("-")):
+            break
+        out.append(word)
+    return out
+
+
 def _is_code_option(word: str, letters: str, long_names: tuple[str, ...]) -> bool:
     """Whether `word` is one of the options that carry code: a short letter (also in a cluster or
     with its value glued on) or a long name (also abbreviated, with or without `=value`)."""
@@ -1016,6 +1071,15 @@ def _is_code_option(word: str, letters: str, long_names: tuple[str, ...]) -> boo
     if word.startswith("-") and not word.startswith("--") and len(word) > 1:
         return word[1] in letters or any(ch in letters for ch in word[1:] if ch.isalpha() and word[1:].isalpha())
     return False
+
+
+def reads_stdin_code(word: str) -> bool:
+    """Whether an argument (or an option's `=value`) names standard input: `-`, `/dev/stdin`,
+    `/dev/fd//0`, `/proc/thread-self/fd/0`, `<(...)`."""
+    value = word.split("=", 1)[1] if word.startswith("--") and "=" in word else word
+    if value.startswith(("<(", ">(")):
+        return True
+    return bool(_STDIN_SCRIPT.match(re.sub(r"/(\./)+", "/", re.sub(r"/+", "/", value))))
 
 
 def _operands(words: list[str]) -> list[str]:

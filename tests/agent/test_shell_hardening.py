@@ -428,3 +428,49 @@ def test_hostile_repetition_is_bounded(root: Path) -> None:
 def test_mentions_of_ssh_options_and_bash_syntax_are_not_unknowable(root: Path, cmd: str) -> None:
     p = policy(root, ("user", {"deny": ["Bash(touch:*)"], "allow": ["Bash"]}))
     assert isinstance(p.can_use_tool("Bash", bash(cmd)), Allow), cmd
+
+
+# ---------------------------------------------------------------- found by the second review
+
+@pytest.mark.parametrize("cmd", ["find . $\\\n'-delete'", "git log $\\\n'--output=x'", "sort $\\\n'-o' out f",
+                                 "cat $\\\n'.env'", "cat <\\\n(ls)"])
+def test_a_line_continuation_after_a_dollar_or_redirection_is_refused(cmd: str) -> None:
+    ok, reason = is_read_only_command(cmd)
+    assert not ok and "line continuation" in reason
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["bash $\\\n'-c' 'touch P'", 'echo $(echo "\\")" ; touch P)', "exec 3<<<'touch P'; sh <&3",
+     "sh /dev/fd//0 <<< 'touch P'", "sh /proc/thread-self/fd/0 <<< 'touch P'", "source /dev/./stdin <<< 'touch P'",
+     "awk -f /dev/stdin f <<< 'BEGIN{system(\"touch P\")}'", "make --file=/dev/stdin <<< 'all:;touch P'",
+     "make -f /dev/fd/0 <<< 'all:;touch P'", "ed -s f <<< '!touch P'", "vim -es f <<< '!touch P'",
+     "sqlite3 :memory: '.shell touch P'", "git grep -O'touch P' -e a", "git ls-remote --upload-p='touch P;' .",
+     "GIT_SSH_COMMAND='touch P' git fetch", "git -c core.pager='touch P' log", "EDITOR='touch P' crontab -e"],
+)
+def test_deny_rules_see_through_what_the_second_review_found(root: Path, cmd: str) -> None:
+    p = policy(root, ("managed", {"deny": ["Bash(touch:*)"]}), mode="bypassPermissions")
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Deny), cmd
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["cat .en[[:alpha:]]", "cat .en[^x]", "cat .en{u..w}", "echo -ne '\\x2eenv\\0' | sort --files0-from=-",
+     "git log -U1", "git log --unified=1", "git log --binary", "git log -L1,1:.env", "cat /proc//self/cwd/.env"],
+)
+def test_read_deny_rules_hold_for_what_the_second_review_found(tracked_secret: Path, cmd: str) -> None:
+    p = policy(tracked_secret, ("project", {"deny": ["Read(.env)"]}))
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Ask), cmd
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["[ -f package.json ] && npm install", "[[ -d x ]] || mkdir x", "{ make; make test; } 2>&1 | tee build.log",
+     "DEBUG=* npm start", 'docker run --rm -v "$PWD:/app" python:3.12 pytest', "ssh $HOST uptime",
+     "git diff --name-only | xargs -r npx eslint", "echo ' a b ' | xargs", "awk -F@ '{print $2}' emails.txt",
+     "python manage.py shell -c 'print(1)'", "GIT_PAGER=cat git log -5", "GIT_EDITOR=true git rebase --continue",
+     "git -c core.editor=true rebase --continue", "PYTHONPATH=. pytest", "cat x |\\\n grep y", "sudo -u $USER ls"],
+)
+def test_everyday_commands_are_not_caught_by_an_unrelated_deny_rule(root: Path, cmd: str) -> None:
+    p = policy(root, ("user", {"deny": ["Bash(touch:*)"], "allow": ["Bash"]}))
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Allow), cmd
