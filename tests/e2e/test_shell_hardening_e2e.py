@@ -20,8 +20,7 @@ def last_tool_result(fake_server, purpose: str = "main") -> dict:
 
 @pytest.mark.parametrize(
     "command",
-    ["sort -o {target}\ue0ff README.md", "git log --output={target}", "uniq README.md \u0661>/dev/null",
-     "sort -mo{target} README.md"],
+    ["sort -o {target}\ue0ff README.md", "git log --output={target}", "uniq README.md \u0661>/dev/null"],
 )
 def test_extraction_cannot_be_steered_into_a_writing_read_only_command(run_cli, fake_server, repo, command):
     """The background extraction fork runs read-only Bash unasked: conversation text can steer it."""
@@ -39,9 +38,9 @@ def test_extraction_cannot_be_steered_into_a_writing_read_only_command(run_cli, 
 
 @pytest.mark.parametrize(
     "command",
-    ["echo 'touch pwned' | sh", "sh <<< 'touch pwned'", "bash -c 'touch pwned'",
-     "python3 -c \"open('pwned', 'w')\"", "git -c alias.x='!touch pwned' x", "env -i touch pwned",
-     "timeout 5 touch pwned", "nice -n 1 touch pwned", "nohup touch pwned", "t?uch pwned"],
+    # one per class; tests/agent/test_shell_hardening.py has the many variants of each
+    ["echo 'touch pwned' | sh", "sh <<< 'touch pwned'", "python3 -c \"open('pwned', 'w')\"",
+     "git -c alias.x='!touch pwned' x", "timeout 5 touch pwned", "t?uch pwned"],
 )
 def test_deny_rules_hold_whatever_the_line_wraps_them_in(run_cli, fake_server, repo, isolated_env, command):
     user_settings(isolated_env.home, permissions={"deny": ["Bash(touch:*)"]})
@@ -53,7 +52,7 @@ def test_deny_rules_hold_whatever_the_line_wraps_them_in(run_cli, fake_server, r
     assert not (repo / "pwned").exists()
 
 
-@pytest.mark.parametrize("command", ["cat .en?", "cat .e*", "grep -r PASSWORD .", "git show :.env"])
+@pytest.mark.parametrize("command", ["cat .en?", "grep -r PASSWORD .", "git show :.env"])
 def test_read_deny_rules_hold_for_bash_in_bypass_mode(run_cli, fake_server, repo, isolated_env, command):
     (repo / ".env").write_text("DB_PASSWORD=hunter2\n")
     if command.startswith("git show"):
