@@ -238,7 +238,7 @@ def secret_repo(root: Path) -> Path:
 @pytest.mark.parametrize(
     "cmd",
     ["cat .en?", "cat .e*", "head -n1 .[e]nv", "cat {.env,README}", "grep -r PASSWORD .", "grep -Rn x",
-     "rg PASSWORD", "rg x .", "diff -r . /tmp", "git grep PASSWORD", "git show HEAD:.env", "git show :.env",
+     "rg PASSWORD", "rg x .", "diff -r . ..", "git grep PASSWORD", "git show HEAD:.env", "git show :.env",
      "git show HEAD:./.env", "cat ./src/../.env", "less .env"],
 )
 def test_read_deny_rules_hold_for_bash(secret_repo: Path, cmd: str) -> None:
@@ -396,7 +396,7 @@ def tracked_secret(root: Path) -> Path:
 @pytest.mark.parametrize(
     "cmd",
     ["grep --directories recurse SECRET .", "grep --dir=recurse SECRET .", "grep --directories=rec SECRET .",
-     "grep -e -- -r -e SECRET .", "diff -N . src", "git diff --no-index . /tmp", "file -f.env", "cat ~+/.env",
+     "grep -e -- -r -e SECRET .", "diff -N . src", "git diff --no-index . ..", "file -f.env", "cat ~+/.env",
      "cat /proc/self/cwd/.env", 'git show "HEAD@{1 year ago}:.env"', "git log -p", "git show HEAD"],
 )
 def test_read_deny_rules_hold_for_what_the_review_found(tracked_secret: Path, cmd: str) -> None:
