@@ -855,7 +855,7 @@ class _CandidateFinder:
                 self.add(words, f"{name} passes an ssh option that runs a command (ProxyCommand, LocalCommand)")
             if name in _WRAPPERS or (len(words) > 1 and words[1] in _RUN_SUBCOMMANDS.get(name, ())):
                 if _interpreter(name) in _INLINE_CODE:  # gdb -ex 'shell ...' as well as gdb --args cmd
-                    self._interpreter(_interpreter(name), words, stdin)
+                    self._inline_code(_interpreter(name), words, stdin)
                 self._wrapped(name, words, depth + 1)
             else:
                 self._nested(name, words, depth, stdin)
@@ -927,7 +927,7 @@ class _CandidateFinder:
         elif name in _SHELLS:
             self._shell(name, words, depth, stdin)
         elif base in _INLINE_CODE:
-            self._interpreter(base, words, stdin)
+            self._inline_code(base, words, stdin)
         elif name in _RUNS_PROGRAMS:
             self._runs_programs(name, words)
         elif name in ("source", ".") and len(words) > 1 and reads_stdin_code(words[1]):
@@ -956,7 +956,7 @@ class _CandidateFinder:
                 operands and reads_stdin_code(operands[0])):
             self.add(words, f"{name} runs commands from its input, which cannot be read in advance")
 
-    def _interpreter(self, base: str, words: list[str], stdin: bool) -> None:
+    def _inline_code(self, base: str, words: list[str], stdin: bool) -> None:
         letters, long_names = _INLINE_CODE[base]
         inline = next((w for w in _interpreter_options(words) if _is_code_option(w, letters, long_names)), None)
         operands = _operands(words[1:])

@@ -671,7 +671,7 @@ class PermissionPolicy:
                 if rule := _denied_below(target.path, rules):
                     return Ask(f"{target.shown} is searched recursively and holds files covered by "
                                f"{rule.where}; reading it with Bash needs approval")
-            elif rule := next((r for r in rules if any(r.path.matches(p) for p in both)), None):
+            elif rule := _covering(rules, *both):
                 return Ask(f"{target.shown} is covered by {rule.where}; reading it with Bash needs approval")
         if shows_git_history(req.candidates) and (rule := _tracked_and_denied(req.cwd, rules)):
             return Ask(f"git history holds a tracked file covered by {rule.where}; showing it with Bash "
@@ -763,6 +763,11 @@ class PermissionPolicy:
         return "\n".join(lines)
 
 
+def _covering(rules: list[Rule], *paths: str) -> Rule | None:
+    """The first path rule that matches one of `paths`."""
+    return next((r for r in rules if r.path is not None and any(r.path.matches(p) for p in paths)), None)
+
+
 # A recursive search of a folder with more entries than this is assumed to reach a denied file.
 MAX_WALK_ENTRIES = 20_000
 
@@ -782,7 +787,7 @@ def _denied_below(folder: str, rules: list[Rule]) -> Rule | None:
         for name in (*files, *dirs):
             seen += 1
             path = os.path.join(here, name)
-            if rule := next((r for r in candidates if r.path is not None and r.path.matches(path)), None):
+            if rule := _covering(candidates, path):
                 return rule
             if seen > MAX_WALK_ENTRIES:
                 return candidates[0]
@@ -809,7 +814,7 @@ def _tracked_and_denied(cwd: str, rules: list[Rule]) -> Rule | None:
     root = top.stdout.strip()
     for name in names:
         path = os.path.join(root, os.fsdecode(name))
-        if name and (rule := next((r for r in rules if r.path is not None and r.path.matches(path)), None)):
+        if name and (rule := _covering(rules, path)):
             return rule
     return None
 
