@@ -52,6 +52,7 @@ Decisions where issue 9 is silent:
   the prompt and JSON, and building ~300 Path objects cost a third of the read time.
 """
 
+from claude_mini.memory.frontmatter import _simple_frontmatter
 from claude_mini.memory.instructions.loader import (
     CYCLE,
     DUPLICATE,
@@ -73,7 +74,6 @@ from claude_mini.memory.instructions.loader import (
     InstructionSet,
     LoadContext,
     Skipped,
-    _simple_frontmatter,
     estimate_tokens,
     fenced_regions,
     find_imports,

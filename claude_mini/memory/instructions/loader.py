@@ -63,11 +63,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import yaml
-
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.credentials import credential_folders, credential_location
 from claude_mini.llm.messages import ToolUseBlock
+from claude_mini.memory.frontmatter import parse_frontmatter
 from claude_mini.memory.globs import (
     GlobSet,
     RuleIndex,
@@ -107,8 +106,6 @@ CYCLE = "import cycle"
 UNTRUSTED = ("outside the repository, and this folder is not trusted: run claude-mini here and "
              "trust it (or pass --trust-folder) to follow it")
 _QUIET = frozenset({EXCLUDED, DUPLICATE, CYCLE})
-
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml is ~10x faster
 
 
 def estimate_tokens(text: str) -> int:
@@ -340,7 +337,6 @@ _IMPORT_PATH = re.compile(r"[^\s\\`]+(?:\\.[^\s\\`]*)*")  # `\ ` escapes a space
 _CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 _TRAILING_PUNCTUATION = ".,;:!?)]}\"'"
 _COMMENT_NEXT = re.compile(r"[ \t]*<!--")
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 
 
 def _block_spans(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -443,90 +439,6 @@ def strip_html_comments(text: str) -> str:
 def find_imports(text: str) -> list[str]:
     """The `@path` references in `text`, in order, outside code spans, fences and comments."""
     return scan_markdown(text)[1]
-
-
-_FM_KEY = re.compile(r"([A-Za-z_][\w-]*):(?: +(.*?))? *")
-_FM_ITEM = re.compile(r"( *)- +(.*?) *")
-_PLAIN_UNSAFE_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
-_RESOLVER = yaml.resolver.Resolver()
-_STR_TAG = "tag:yaml.org,2002:str"
-
-
-def _simple_scalar(raw: str) -> str | None:
-    """A string scalar whose YAML value is certain without a parser; None defers to PyYAML."""
-    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
-        inner = raw[1:-1]
-        return None if raw[0] in inner or "\\" in inner else inner
-    if not raw or raw[0] in _PLAIN_UNSAFE_START or ": " in raw or " #" in raw or "\t" in raw:
-        return None
-    # Plain `yes`, `12`, `~`, `2024-01-01` are not strings in YAML: defer those.
-    tag = _RESOLVER.resolve(yaml.ScalarNode, raw, (True, False))
-    return raw if tag == _STR_TAG and not raw.endswith(":") else None
-
-
-def _simple_frontmatter(source: str) -> dict | None:
-    """Parse `key: scalar` lines and `key:` + `- item` lists; None for anything else.
-
-    This subset covers real rule files and is ~10x faster than PyYAML (even libyaml),
-    which dominated load time; a differential test pins it to PyYAML's results.
-    """
-    meta: dict = {}
-    key, indent = None, None  # the key whose list items may follow, and their indentation
-    for line in source.replace("\r\n", "\n").split("\n"):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        item = _FM_ITEM.fullmatch(line)
-        if item:
-            value = _simple_scalar(item.group(2))
-            if key is None or value is None or indent not in (None, item.group(1)):
-                return None
-            indent = item.group(1)
-            if meta[key] is None:
-                meta[key] = []
-            meta[key].append(value)
-            continue
-        m = _FM_KEY.fullmatch(line)
-        if m is None or m.group(1) in meta:
-            return None
-        name, raw = m.group(1), m.group(2)
-        value = _simple_scalar(raw) if raw else None
-        if raw and value is None:
-            return None
-        meta[name] = value
-        key, indent = (None if raw else name), None
-    return meta
-
-
-def parse_frontmatter(text: str) -> tuple[dict | None, str, str | None]:
-    """(metadata, body, problem); without frontmatter metadata is None and body is `text`."""
-    if not text.startswith("---"):
-        return None, text, None
-    m = _FRONTMATTER.match(text)
-    if m is None:
-        if re.match(r"---[ \t]*\r?\n", text):
-            return None, text, "frontmatter is not closed by a `---` line"
-        return None, text, None  # `----` or `---text`: a rule line or prose, not frontmatter
-    meta = _simple_frontmatter(m.group(1))
-    try:
-        if meta is None:
-            meta = yaml.load(m.group(1), Loader=_YAML_LOADER)
-    except yaml.YAMLError as exc:
-        return None, text, f"frontmatter is not valid YAML ({_yaml_problem(exc)})"
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        return None, text, f"frontmatter is a {type(meta).__name__}, not a mapping"
-    return meta, text[m.end() :], None
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """A one-line YAML error with the line number in the file (frontmatter starts on line 2)."""
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    where = f"line {mark.line + 2}: " if mark is not None else ""
-    # `paths: **/*.ts` is the usual mistake: YAML reads a leading `*` as an alias.
-    hint = "; quote globs that start with *" if "alias" in str(getattr(exc, "context", "")) else ""
-    return f"{where}{problem}{hint}"
 
 
 def rule_globs(meta: dict) -> tuple[list[str] | None, str | None]:

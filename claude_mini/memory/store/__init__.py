@@ -9,6 +9,19 @@ Layout of the folder (`paths.memory_dir(cwd)`, DESIGN.md sections 4 and 5):
                     each one's index line, why and when it left, and its usage entry
     logs/           daily logs (memory.mode "log"); not memories
 
+One module per part:
+
+    folder.py        file names of the layout, which files are memories, reading one safely
+    topic.py         a topic file: parse (never raises) and format; MemoryRecord
+    index.py         MEMORY.md: entries, the locked rewrite, the capped view for the prompt
+    archive.py       archive/ and ARCHIVE.md
+    usage.py         usage.json
+    memory_store.py  MemoryStore: list, read, write, delete, using the four above
+    doctor.py        `memory doctor` findings and `fix`
+    prompt.py        the system-prompt section
+    errors.py        MemoryStoreError and its kinds
+
+Frontmatter YAML is read by `claude_mini.memory.frontmatter`, shared with Layer 1.
 The folder is created on the first write, never on construction or import.
 Every write is atomic and every read-modify-write of a shared file (MEMORY.md,
 usage.json) holds a cross-process lock, so two sessions saving at once lose
@@ -16,90 +29,105 @@ nothing. Bad files (broken frontmatter, binary, non-UTF-8) are listed with a
 flag or skipped with a reason; they never raise out of `list()`.
 """
 
-from claude_mini.memory.store.memory_store import (
-    ARCHIVE_DIR,
+from claude_mini.memory.frontmatter import dump_frontmatter
+from claude_mini.memory.store.archive import (
     ARCHIVE_HEADER,
-    ARCHIVE_INDEX_FILENAME,
-    GENERIC_WORDS,
-    INDEX_FILENAME,
-    INDEX_HOOK_MAX_CHARS,
-    INDEX_MAX_BYTES,
-    INDEX_MAX_LINES,
-    LIST_READ_BYTES,
-    LOGS_DIR,
-    MEMORY_TYPES,
-    READ_MAX_BYTES,
-    USAGE_FILENAME,
-    VAGUE_MIN_SPECIFIC_WORDS,
-    VAGUE_MIN_WORDS,
-    AmbiguousMemoryName,
     ArchivedMemory,
     ArchiveEntry,
-    Finding,
-    IndexEntry,
-    InvalidMemory,
-    MemoryNotFound,
-    MemoryRecord,
-    MemoryStore,
-    MemoryStoreError,
-    ParsedMemory,
-    SkippedFile,
-    UsageEntry,
+    ArchiveIndex,
     archive_index_line,
+    parse_archive_index,
+)
+from claude_mini.memory.store.doctor import (
+    GENERIC_WORDS,
+    VAGUE_MIN_SPECIFIC_WORDS,
+    VAGUE_MIN_WORDS,
+    Finding,
     description_problem,
     doctor,
-    dump_frontmatter,
-    epoch_of,
     fix,
-    format_memory,
-    index_line,
-    iso_utc,
-    iter_memory_entries,
-    memory_prompt_section,
-    normalise_target,
-    one_line,
-    parse_archive_index,
-    parse_index,
-    parse_memory_text,
-    read_text_head,
-    record_from_parsed,
-    record_from_text,
-    render_index_for_prompt,
     repaired_text,
-    retarget_index_line,
+)
+from claude_mini.memory.store.errors import (
+    AmbiguousMemoryName,
+    InvalidMemory,
+    MemoryNotFound,
+    MemoryStoreError,
+)
+from claude_mini.memory.store.folder import (
+    ARCHIVE_DIR,
+    ARCHIVE_INDEX_FILENAME,
+    INDEX_FILENAME,
+    LIST_READ_BYTES,
+    LOGS_DIR,
+    READ_MAX_BYTES,
+    USAGE_FILENAME,
+    SkippedFile,
+    iter_memory_entries,
+    read_text_head,
     safe_filename,
     slugify,
 )
+from claude_mini.memory.store.index import (
+    INDEX_HOOK_MAX_CHARS,
+    INDEX_MAX_BYTES,
+    INDEX_MAX_LINES,
+    IndexEntry,
+    MemoryIndex,
+    index_line,
+    normalise_target,
+    parse_index,
+    render_index_for_prompt,
+    retarget_index_line,
+)
+from claude_mini.memory.store.memory_store import MemoryStore
+from claude_mini.memory.store.prompt import memory_prompt_section
+from claude_mini.memory.store.topic import (
+    MEMORY_TYPES,
+    MemoryRecord,
+    ParsedMemory,
+    epoch_of,
+    format_memory,
+    iso_utc,
+    one_line,
+    parse_memory_text,
+    record_from_parsed,
+    record_from_text,
+)
+from claude_mini.memory.store.usage import UsageEntry, UsageRecord
 
 __all__ = [
     "ARCHIVE_DIR",
     "ARCHIVE_HEADER",
     "ARCHIVE_INDEX_FILENAME",
-    "AmbiguousMemoryName",
-    "ArchiveEntry",
-    "ArchivedMemory",
-    "Finding",
     "GENERIC_WORDS",
     "INDEX_FILENAME",
     "INDEX_HOOK_MAX_CHARS",
     "INDEX_MAX_BYTES",
     "INDEX_MAX_LINES",
-    "IndexEntry",
-    "InvalidMemory",
     "LIST_READ_BYTES",
     "LOGS_DIR",
     "MEMORY_TYPES",
+    "READ_MAX_BYTES",
+    "USAGE_FILENAME",
+    "VAGUE_MIN_SPECIFIC_WORDS",
+    "VAGUE_MIN_WORDS",
+    "AmbiguousMemoryName",
+    "ArchiveEntry",
+    "ArchiveIndex",
+    "ArchivedMemory",
+    "Finding",
+    "IndexEntry",
+    "InvalidMemory",
+    "MemoryIndex",
     "MemoryNotFound",
     "MemoryRecord",
     "MemoryStore",
     "MemoryStoreError",
     "ParsedMemory",
-    "READ_MAX_BYTES",
     "SkippedFile",
-    "USAGE_FILENAME",
     "UsageEntry",
-    "VAGUE_MIN_SPECIFIC_WORDS",
-    "VAGUE_MIN_WORDS",
+    "UsageRecord",
     "archive_index_line",
     "description_problem",
     "doctor",

@@ -1,0 +1,198 @@
+"""Layer 2's index, MEMORY.md: one line per memory, `- [Title](file.md) — short hook`.
+
+The index is what the model sees of the memories in every prompt, so its
+size is capped (DESIGN.md section 5): the first 200 lines, then the first
+25,000 bytes cut at a newline, with a WARNING line naming the limit hit.
+Lines that are not entries (headings, notes) are kept as written; every
+rewrite holds the index's cross-process lock and is atomic.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote
+
+from claude_mini.memory.fileutil import atomic_write, locked
+from claude_mini.memory.store.errors import InvalidMemory, MemoryStoreError
+from claude_mini.memory.store.topic import one_line
+
+INDEX_MAX_LINES = 200
+INDEX_MAX_BYTES = 25_000
+INDEX_HOOK_MAX_CHARS = 120  # keeps one index line near 150 chars, so 200 lines fit the byte cap
+
+_INDEX_ENTRY = re.compile(
+    r"^\s*[-*+]\s+\[(?P<title>(?:\\.|[^\]\\])*)\]"
+    r"\((?P<target><[^>]*>|[^)\s]+)(?:\s+\"[^\"]*\")?\)"
+    r"\s*(?:[—–:-]+\s*)?(?P<hook>.*)$"
+)
+_PLAIN_TARGET = re.compile(r"[^\s()<>]+")
+
+
+@dataclass
+class IndexEntry:
+    """One `- [Title](file.md) — hook` line of MEMORY.md."""
+
+    line_no: int  # 1-based
+    title: str
+    filename: str
+    hook: str
+    line: str
+
+
+# --- lines ---------------------------------------------------------------------------
+def normalise_target(target: str) -> str:
+    """An index link target as a memory filename (`./a%20b.md` -> `a b.md`)."""
+    target = target.strip().removeprefix("<").removesuffix(">")
+    target = unquote(target.split("#", 1)[0])
+    while target.startswith("./"):
+        target = target[2:]
+    return target
+
+
+def parse_index(text: str) -> list[IndexEntry]:
+    """The memory entries of MEMORY.md (other lines, such as headings, are not entries)."""
+    entries = []
+    for no, line in enumerate(text.splitlines(), start=1):
+        m = _INDEX_ENTRY.match(line)
+        if m:
+            title = re.sub(r"\\(.)", r"\1", m.group("title"))
+            entries.append(IndexEntry(no, title, normalise_target(m.group("target")),
+                                      m.group("hook").strip(), line))
+    return entries
+
+
+def index_line(filename: str, title: str, hook: str) -> str:
+    """One MEMORY.md line: `- [Title](file.md) — hook`, the hook shortened to a sentence."""
+    title = one_line(title).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    hook = one_line(hook)
+    if len(hook) > INDEX_HOOK_MAX_CHARS:
+        hook = hook[: INDEX_HOOK_MAX_CHARS - 1].rsplit(" ", 1)[0].rstrip(",;:.") + "…"
+    return f"- [{title}]({filename}) — {hook}" if hook else f"- [{title}]({filename})"
+
+
+def retarget_index_line(line: str, filename: str) -> str:
+    """An index line with its link pointing at `filename`, title and hook unchanged."""
+    m = _INDEX_ENTRY.match(line)
+    if m is None:
+        raise InvalidMemory(f"not an index line: {line!r}")
+    target = filename if _PLAIN_TARGET.fullmatch(filename) else f"<{filename}>"
+    start, end = m.span("target")
+    return line[:start] + target + line[end:]
+
+
+def _checked_index_line(filename: str, line: str) -> str:
+    """`line` on one line, refused unless it is an index entry pointing at `filename`."""
+    line = one_line(line)
+    entries = parse_index(line)
+    if not entries or entries[0].filename != normalise_target(filename):
+        raise InvalidMemory(f"not an index line for {filename}: {line!r} "
+                            f"(expected '- [Title]({filename}) — hook')")
+    return line
+
+
+def _apply_index_changes(text: str, adds: dict[str, str], removes: set[str]) -> str:
+    """MEMORY.md with entries replaced in place, removed, or appended; other lines kept."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for line in text.splitlines():
+        m = _INDEX_ENTRY.match(line)
+        target = normalise_target(m.group("target")) if m else None
+        if target is None:
+            out.append(line)
+        elif target in removes or (target in adds and target in seen):
+            continue  # removed, or a later duplicate of an entry being rewritten
+        elif target in adds:
+            out.append(adds[target])
+            seen.add(target)
+        else:
+            out.append(line)
+    out.extend(line for target, line in adds.items() if target not in seen)
+    return "\n".join(out) + "\n" if out else ""
+
+
+# --- the file ------------------------------------------------------------------------
+class MemoryIndex:
+    """MEMORY.md of one memory folder: read it, or change entries by filename under its lock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def text(self) -> str:
+        """MEMORY.md as text ('' if missing; undecodable bytes replaced)."""
+        try:
+            return self.path.read_bytes().decode("utf-8", errors="replace")
+        except (FileNotFoundError, NotADirectoryError):
+            return ""
+
+    def entries(self) -> list[IndexEntry]:
+        """The memory lines of MEMORY.md."""
+        return parse_index(self.text())
+
+    def update(self, add_or_replace: dict[str, str] | None = None,
+               remove: Iterable[str] = ()) -> bool:
+        """Add/replace/remove MEMORY.md lines by filename under the lock; True if it changed."""
+        adds = {normalise_target(f): _checked_index_line(f, line)
+                for f, line in (add_or_replace or {}).items()}
+        removes = {normalise_target(f) for f in remove}
+        if not adds and not (removes and self.path.exists()):
+            return False
+        with locked(self.path):
+            old = self._text_strict()
+            new = _apply_index_changes(old, adds, removes)
+            if new == old:
+                return False
+            atomic_write(self.path, new)
+            return True
+
+    def _text_strict(self) -> str:
+        # Rewriting an undecodable index would silently replace the user's bytes.
+        try:
+            return self.path.read_bytes().decode("utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            return ""
+        except UnicodeDecodeError as e:
+            raise MemoryStoreError(
+                f"{self.path} is not valid UTF-8 (byte {e.start}); it was left unchanged. "
+                "Fix or re-save it as UTF-8, then try again") from e
+
+
+# --- the prompt's view ---------------------------------------------------------------
+def render_index_for_prompt(text: str) -> tuple[str, str | None]:
+    """MEMORY.md as injected: first 200 lines, then first 25,000 bytes cut at a newline.
+
+    Returns (text for the prompt, warning). When a limit was hit the warning
+    line is already appended to the text; it is also returned on its own so
+    the UI can tell the user once.
+    """
+    lines = text.splitlines()
+    total_lines, total_bytes = len(lines), len(text.encode("utf-8"))
+    cut = "\n".join(lines[:INDEX_MAX_LINES])
+    over_lines = total_lines > INDEX_MAX_LINES
+    data = cut.encode("utf-8")
+    over_bytes = len(data) > INDEX_MAX_BYTES
+    if over_bytes:
+        head = data[:INDEX_MAX_BYTES]
+        nl = head.rfind(b"\n")
+        cut = (head[:nl] if nl > 0 else head).decode("utf-8", errors="ignore")
+    if not (over_lines or over_bytes):
+        return text.rstrip("\n"), None
+    warning = _index_warning(total_lines, total_bytes, cut, over_lines, over_bytes)
+    return f"{cut.rstrip(chr(10))}\n\n{warning}", warning
+
+
+def _index_warning(lines: int, size: int, cut: str, over_lines: bool, over_bytes: bool) -> str:
+    kept_lines = len(cut.splitlines())
+    if over_lines and over_bytes:
+        what = (f"{lines} lines and {size:,} bytes (limits: {INDEX_MAX_LINES} lines, "
+                f"{INDEX_MAX_BYTES:,} bytes). Only the first {kept_lines} lines were loaded")
+    elif over_lines:
+        what = (f"{lines} lines (limit: {INDEX_MAX_LINES}). "
+                f"Only the first {INDEX_MAX_LINES} were loaded")
+    else:
+        what = (f"{size:,} bytes (limit: {INDEX_MAX_BYTES:,}). "
+                f"Only the first {kept_lines} lines ({len(cut.encode()):,} bytes) were loaded")
+    return (f"> WARNING: MEMORY.md is {what}; keep index lines short and move detail into "
+            "topic files (claude-mini memory doctor).")
