@@ -1,9 +1,21 @@
-"""Layer 1: the instruction hierarchy — CLAUDE.md, AGENTS.md, rules and @imports (issue 9).
+"""Layer 1: the instruction hierarchy — CLAUDE.md, AGENTS.md, rules and @imports.
 
     load_instructions(cwd) -> InstructionSet     discovery, reading, @imports, rules set aside
     InstructionSet.render()                       the system prompt section (built once per session)
     AttachmentTracker.on_path_touched(path)       path-scoped rules and nested files, lazily
     lint(), to_json()                             data for `claude-mini context [--lint|--json]`
+
+One module per part:
+
+    loader.py        discovery and load order, @imports, rules set aside (load_instructions)
+    entries.py       what loading produces: InstructionFile, Skipped, ConditionalRule, InstructionSet
+    scope.py         LoadContext: which folders count, excludes, trust, credential locations
+    reading.py       reading one file safely (size, binary, UTF-8, text file types)
+    markdown.py      HTML comments removed and @imports found, outside code
+    attachments.py   AttachmentTracker and InstructionHook: lazy rules and nested files
+    report.py        lint() and to_json() for `claude-mini context`
+
+Frontmatter (a rule's `paths:`) is read by `claude_mini.memory.frontmatter`, shared with Layer 2.
 
 Load order, lowest priority first (position is priority, so nothing is merged):
 managed CLAUDE.md, managed rules/ -> user CLAUDE.md, user rules/ -> for each
@@ -12,7 +24,7 @@ folder from the top of the filesystem (never `/`) down to the cwd: CLAUDE.md
 rules under .claude/rules/ (recursive, sorted by relative path), CLAUDE.local.md.
 Each file's @imports follow it, depth first.
 
-Decisions where issue 9 is silent:
+Decisions the design leaves open:
 - Every file is shown and deduplicated by its real path (symlinks resolved).
 - Rules folders are searched recursively at every level (managed and user too).
   Globs of managed/user rules are relative to the project root; those of a
@@ -52,64 +64,60 @@ Decisions where issue 9 is silent:
   the prompt and JSON, and building ~300 Path objects cost a third of the read time.
 """
 
-from claude_mini.memory.frontmatter import _simple_frontmatter
-from claude_mini.memory.instructions.loader import (
+from claude_mini.memory.frontmatter import _simple_frontmatter, parse_frontmatter
+from claude_mini.memory.instructions.attachments import (
+    TOUCHING_TOOLS,
+    Attachment,
+    AttachmentTracker,
+    InstructionHook,
+)
+from claude_mini.memory.instructions.entries import (
     CYCLE,
     DUPLICATE,
     EXCLUDED,
     HEADER,
-    LINT_MAX_CHARS,
-    MAX_FILE_BYTES,
-    MAX_IMPORT_DEPTH,
-    TEXT_EXTENSIONS,
-    TEXT_NAMES,
-    TOUCHING_TOOLS,
     UNTRUSTED,
-    Attachment,
-    AttachmentTracker,
     ConditionalRule,
     Entry,
     InstructionFile,
-    InstructionHook,
     InstructionSet,
-    LoadContext,
     Skipped,
     estimate_tokens,
+    path_forms,
+)
+from claude_mini.memory.instructions.loader import MAX_IMPORT_DEPTH, load_instructions, rule_globs
+from claude_mini.memory.instructions.markdown import (
     fenced_regions,
     find_imports,
-    lint,
-    load_instructions,
-    outside_imports,
-    parse_frontmatter,
-    path_forms,
-    rule_globs,
     scan_markdown,
     strip_html_comments,
-    to_json,
 )
+from claude_mini.memory.instructions.reading import MAX_FILE_BYTES, TEXT_EXTENSIONS, TEXT_NAMES
+from claude_mini.memory.instructions.report import LINT_MAX_CHARS, lint, outside_imports, to_json
+from claude_mini.memory.instructions.scope import LoadContext
 
 __all__ = [
-    "Attachment",
-    "AttachmentTracker",
     "CYCLE",
-    "ConditionalRule",
     "DUPLICATE",
     "EXCLUDED",
-    "Entry",
     "HEADER",
-    "InstructionFile",
-    "InstructionHook",
-    "InstructionSet",
     "LINT_MAX_CHARS",
-    "LoadContext",
     "MAX_FILE_BYTES",
     "MAX_IMPORT_DEPTH",
-    "Skipped",
     "TEXT_EXTENSIONS",
     "TEXT_NAMES",
     "TOUCHING_TOOLS",
     "UNTRUSTED",
-    "_simple_frontmatter",
+    "Attachment",
+    "AttachmentTracker",
+    "ConditionalRule",
+    "Entry",
+    "InstructionFile",
+    "InstructionHook",
+    "InstructionSet",
+    "LoadContext",
+    "Skipped",
+    "_simple_frontmatter",  # tests pin the fast YAML path to PyYAML's answers
     "estimate_tokens",
     "fenced_regions",
     "find_imports",
