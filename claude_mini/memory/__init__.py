@@ -1,0 +1,31 @@
+"""The five memory layers that let a stateless model remember (DESIGN.md section 1).
+
+    ┌─ Layer 5  compaction ─────── when the context is nearly full, what survives?
+    │     compact.py          ContextMeter, Compactor: summary, then the restore of recent files
+    ├─ Layer 4  extraction ─────── what from this turn is worth remembering?
+    │     extract.py          a forked agent saves memories after a turn
+    │     secrets.py          the secret guard: no credential is written into the memory folder
+    │     secret_scan.py      what looks like a credential
+    │     scan_fold.py        the text as the secret scan sees it
+    ├─ Layer 3  recall ─────────── which stored memories does this query need?
+    │     recall.py           per-turn prefetch, side-model or lexical selection, attachments
+    │     lexical.py          BM25 ranking and the scan cache
+    │     archive_recall.py   recall's reach into what gc archived
+    ├─ Layer 2  MEMORY.md index ── what memories exist at all?
+    │     store/              the memory folder: topic files, MEMORY.md, archive/, usage.json,
+    │                         doctor, the system-prompt section (MemoryStore)
+    │     daylog.py           daily-log mode (memory.mode "log")
+    │     forget.py           keep-scores, gc, restore, likely duplicates
+    │     dream.py            /dream: a forked agent consolidates the folder
+    └─ Layer 1  instructions ───── who am I, how must I behave? (always present)
+          instructions/       CLAUDE.md hierarchy, rules, @imports, lazy attachments, `context`
+          globs.py            gitignore-style globs of path-scoped rules
+
+Shared by the layers:
+
+    frontmatter.py      YAML frontmatter of rules (Layer 1) and memories (Layer 2)
+    fileutil.py         atomic_write and the cross-process lock
+
+Bottom to top: injected later, shorter-lived, more flexible. Importing this
+package has no side effects.
+"""
