@@ -139,21 +139,24 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
     """Start a runtime and run one print-mode turn; setup problems exit 1 with one line."""
     import asyncio
 
+    from claude_mini.notices import NoticeChannel
     from claude_mini.runtime import SetupError, build_runtime, open_session
-    from claude_mini.ui.printmode import PrintRun
+    from claude_mini.ui.printmode import PrintRun, stderr_display
 
     async def go() -> int:
+        notices = NoticeChannel()
+        notices.attach(stderr_display(output_format))
+        for warning in config.warnings:
+            notices.say(warning, "warning")
         try:
             session = open_session(config, resume=resume, continue_=continue_)
-            runtime = build_runtime(config, session=session)
+            runtime = build_runtime(config, notices=notices, session=session)
         except SetupError as exc:
             _fail(str(exc), 1, config.debug)
-        for warning in config.warnings:
-            say(warning)
         try:
             return await PrintRun(runtime, output_format).run(text)
         finally:
-            await runtime.client.aclose()
+            await runtime.close()
 
     try:
         return asyncio.run(go())

@@ -5,16 +5,16 @@ Print mode and the REPL both start here, so they behave the same.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import contextlib
+from dataclasses import dataclass
 
 from claude_mini import paths
-from claude_mini.agent.hooks import AgentHooks
+from claude_mini.agent.hooks import AgentHooks, SessionSource
 from claude_mini.agent.loop import Agent, AskUser
 from claude_mini.agent.permissions import PermissionPolicy
 from claude_mini.config import Config
 from claude_mini.llm.client import ModelClient
-from claude_mini.memory.compact import CompactHook, Compactor, make_compactor
+from claude_mini.memory.compact import CompactHook, Compactor, fork_summary
 from claude_mini.memory.extract import Extractor
 from claude_mini.memory.instructions import (
     AttachmentTracker,
@@ -24,6 +24,7 @@ from claude_mini.memory.instructions import (
 )
 from claude_mini.memory.recall import RecallHook
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
+from claude_mini.notices import NoticeChannel
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.session import Session, resume_session
 from claude_mini.tools.base import ToolContext
@@ -43,43 +44,61 @@ class SetupError(Exception):
 
 @dataclass
 class Runtime:
-    """Everything one session runs on; rebuilt pieces (prompt) keep the same objects elsewhere."""
+    """Everything one session runs on, and the one place that switches it to another session.
+
+    Rebuilt pieces (the prompt, the tracker) are swapped here so every holder sees the new one.
+    """
 
     config: Config
     client: ModelClient
     session: Session
-    policy: PermissionPolicy
+    policy: PermissionPolicy  # the outermost policy (log mode wraps the rules)
     prompt: SystemPrompt
     agent: Agent
     instructions: InstructionSet
     tracker: AttachmentTracker
     store: MemoryStore
-    hooks: list[AgentHooks] = field(default_factory=list)
+    notices: NoticeChannel
     extractor: Extractor | None = None  # Layer 4; also keeps the secret guard on agent.policy
     compactor: Compactor | None = None  # Layer 5
-    notice_handlers: list[Callable[[str], None]] = field(default_factory=list)
 
-    def notify(self, text: str) -> None:
-        """A one-line notice from background work; each UI registers how to show it."""
-        for handler in self.notice_handlers:
-            handler(text)
+    @property
+    def hooks(self) -> list[AgentHooks]:
+        """The parts observing this session's lifecycle, in the order they are called."""
+        return self.agent.hooks
 
-    def take_notices(self) -> list[str]:
-        """The one-line notices the hooks collected (recall's fallbacks and restores), oldest
-        first; each is returned once."""
-        out = []
+    async def start(self, *, source: SessionSource, dream: bool) -> None:
+        """Session-start maintenance (forgetting, maybe a dream), then `on_session_start`."""
+        await session_start_maintenance(self, dream=dream)
         for hook in self.hooks:
-            notices = getattr(hook, "notices", None)
-            while isinstance(notices, list) and notices:
-                out.append(str(notices.pop(0)))
-        return out
+            await hook.on_session_start(self.agent, source)
+
+    def switch_session(self, session: Session, source: SessionSource) -> None:
+        """Put another conversation in place (/clear, /resume) and rebuild the system prompt."""
+        from claude_mini.llm.messages import Usage
+
+        self.session = session
+        self.agent.session = session
+        self.agent.last_usage = Usage()
+        self.agent.ctx.read_files.clear()  # the new conversation has not seen any file
+        self.rebuild_prompt()
+        for hook in self.hooks:
+            hook.on_session_change(session, source)
+
+    async def close(self) -> None:
+        """End the session: the hooks stop their background work, then the client closes."""
+        for hook in self.hooks:
+            with contextlib.suppress(Exception):
+                await hook.on_session_end(self.agent)
+        with contextlib.suppress(Exception):
+            await self.client.aclose()
 
     def rebuild_prompt(self) -> None:
         """Rebuild the system prompt and Layer 1 (after /clear, /compact, /memory edits).
 
         A new InstructionSet needs a new tracker, so the instruction hook is pointed at it.
         """
-        self.prompt, self.instructions = make_prompt(self.config, self.store)
+        self.prompt, self.instructions = make_prompt(self.config, self.store, self.notices)
         self.tracker = AttachmentTracker(self.instructions, self.config.cwd)
         for hook in self.hooks:
             if isinstance(hook, InstructionHook):
@@ -87,7 +106,7 @@ class Runtime:
         self.agent.system = self.prompt.blocks()
 
 
-def make_client(config: Config) -> ModelClient:
+def make_client(config: Config, notices: NoticeChannel) -> ModelClient:
     """The model client: the in-process local model (`--model local[:PATH]`, or chosen with a
     notice when no API is configured and the `local` extra is installed), else the Anthropic
     API or a compatible endpoint."""
@@ -102,7 +121,7 @@ def make_client(config: Config) -> ModelClient:
         except local.LocalModelError as exc:
             raise SetupError(str(exc)) from None
         if automatic:
-            config.warnings.append(local.auto_notice(client))
+            notices.say(local.auto_notice(client), "warning", once=True)
             config.model = local.LOCAL
         return client
     if missing_credentials():
@@ -110,12 +129,16 @@ def make_client(config: Config) -> ModelClient:
     return AnthropicClient()
 
 
-def make_prompt(config: Config, store: MemoryStore) -> tuple[SystemPrompt, InstructionSet]:
+def make_prompt(config: Config, store: MemoryStore,
+                notices: NoticeChannel) -> tuple[SystemPrompt, InstructionSet]:
     """The session's system prompt: built-in sections, Layer 1 instructions, Layer 2 memory index."""
     instructions = load_instructions(
         config.cwd, excludes=config.get("claudeMdExcludes") or (), trusted=config.trusted,
     )
-    config.warnings.extend(instructions.warnings)
+    earlier = {n.text for n in notices.said("warning")}  # a rebuild does not repeat them
+    for warning in instructions.warnings:
+        if warning not in earlier:
+            notices.say(warning, "warning")
     sections = [Section("instructions", instructions.render(),
                         ", ".join(f.path for f in instructions.files))]
     if config.auto_memory:
@@ -145,7 +168,6 @@ def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
         config.permission_layers(), mode=config.permission_mode, cwd=lambda: ctx.cwd,
         project_root=config.project_root,
     )
-    config.warnings.extend(str(error) for error in policy.errors)
     if config.managed_error:
         policy.lock_down(config.managed_error)
     return policy
@@ -166,15 +188,23 @@ def open_session(config: Config, *, resume: str | None = None, continue_: bool =
 def build_runtime(
     config: Config,
     *,
+    notices: NoticeChannel | None = None,
     client: ModelClient | None = None,
     session: Session | None = None,
     ask_user: AskUser | None = None,
 ) -> Runtime:
-    """Assemble a session's runtime; `client` and `session` may be injected (tests, /clear)."""
-    client = client or make_client(config)
+    """Assemble a session's runtime; the UI injects its notice channel, tests a client or session.
+
+    The lifecycle order is the hook order: compaction first (it may replace the
+    conversation before anyone reads it), then Layer 1 attachments, recall, extraction.
+    """
+    notices = notices or NoticeChannel()
+    client = client or make_client(config, notices)
     session = session or Session(config.cwd)
     ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
     policy = make_policy(config, ctx)
+    for error in policy.errors:  # rules that could not be read: each skipped, said once
+        notices.say(str(error), "warning", once=True)
     ctx.read_denials = read_denials_of(policy)  # Grep and Glob skip the files Read rules deny
     store = MemoryStore(paths.memory_dir(config.cwd))
     if config.auto_memory:
@@ -183,22 +213,20 @@ def build_runtime(
         from claude_mini.memory.daylog import LogModePolicy
 
         policy = LogModePolicy(policy, store.root, cwd=lambda: ctx.cwd)  # type: ignore[assignment]
-    prompt, instructions = make_prompt(config, store)
+    prompt, instructions = make_prompt(config, store, notices)
     tracker = AttachmentTracker(instructions, config.cwd)
-    hooks: list[AgentHooks] = [InstructionHook(tracker), RecallHook(store, config)]
-    extractor = Extractor.for_runtime(config, session, store, policy)
-    hooks.append(extractor)
+    extractor = Extractor.for_runtime(config, session, store, policy, notices)
     agent = Agent(
         client=client, session=session, tools=default_tools(), policy=policy,
         system=prompt.blocks(), model=config.model, ctx=ctx, max_tokens=config.max_tokens,
-        max_turns=config.max_turns, ask_user=ask_user, hooks=hooks,
+        max_turns=config.max_turns, ask_user=ask_user,
     )
     runtime = Runtime(config, client, session, policy, prompt, agent, instructions, tracker, store,
-                      agent.hooks, extractor=extractor)
-    runtime.compactor = make_compactor(runtime)
-    agent.hooks.insert(0, CompactHook(runtime.compactor, runtime.notify))
+                      notices, extractor=extractor)
+    runtime.compactor = Compactor(runtime, fork_summary)
+    agent.hooks = [CompactHook(runtime.compactor, notices), InstructionHook(tracker),
+                   RecallHook(store, config, notices), extractor]
     return runtime
-
 
 
 async def session_start_maintenance(runtime: Runtime, *, dream: bool) -> None:
@@ -216,10 +244,10 @@ async def session_start_maintenance(runtime: Runtime, *, dream: bool) -> None:
         return
     archived = await asyncio.to_thread(maybe_auto_gc, runtime.store, runtime.config)
     if archived:
-        runtime.notify(gc_message(archived))
+        runtime.notices.say(gc_message(archived))
         runtime.rebuild_prompt()
     if dream:
         report = await maybe_auto_dream(runtime.agent, runtime.store, runtime.config,
                                         runtime.session.id, base_policy=runtime.policy)
         if report is not None:
-            runtime.notify(report.message())
+            runtime.notices.say(report.message())

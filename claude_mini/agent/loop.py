@@ -7,7 +7,7 @@ Control flow that leaves the loop is an exception carrying a user-facing message
      └── MaxTurnsReached    --max-turns requests were made and the model still wants tools
 
 Model failures surface as `llm.client.ModelError` (and its `ContextTooLong`).
-Memory layers plug in through `AgentHooks` (DESIGN.md section 3).
+Memory layers plug in through the lifecycle declared in `agent/hooks.py` (DESIGN.md section 3).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from claude_mini.agent.events import MessageAdded, ToolFinished, ToolStarted, TurnDone
+from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, ToolStarted, TurnDone
 from claude_mini.agent.hooks import AgentHooks, system_reminder
-from claude_mini.agent.permissions import Allow, Ask, Decision, Deny, RuleError
+from claude_mini.agent.permissions import Allow, Ask, Decision, Deny, RuleError, ToolPolicy
 from claude_mini.llm.client import ContextTooLong, ModelClient, ResponseDone
 from claude_mini.llm.messages import (
     Message,
@@ -69,7 +69,7 @@ class Agent:
         client: ModelClient,
         session: Session,
         tools: Sequence[Tool],
-        policy: Any,
+        policy: ToolPolicy,
         system: list[str],
         model: str,
         ctx: ToolContext,
@@ -104,7 +104,7 @@ class Agent:
             purpose=purpose,  # type: ignore[arg-type]
         )
 
-    async def run(self, text: str) -> AsyncIterator[Any]:
+    async def run(self, text: str) -> AsyncIterator[AgentEvent]:
         """Run one user turn, yielding events for the UI; ends with `TurnDone`."""
         for hook in self.hooks:
             await hook.on_turn_start(self, text)
@@ -187,7 +187,7 @@ class Agent:
 
     async def _run_tools(
         self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock], attachments: list[str]
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncIterator[AgentEvent]:
         """Run the calls of one response: consecutive read-only ones together, others in order."""
         for batch in batch_calls(calls, self.tools):
             allowed: list[ToolUseBlock] = []
@@ -210,7 +210,12 @@ class Agent:
         """None when the call may run, else the error result that tells the model why not."""
         if not isinstance(call.name, str) or call.name not in self.tools:
             return ToolResult(f"Unknown tool {call.name!r}. Available: {', '.join(self.tools)}.", True)
+        verdict = await self._hooks_verdict(call)
+        if isinstance(verdict, Deny):
+            return ToolResult(f"Permission denied: {verdict.reason}", True)
         decision = await decide(self.policy, call)
+        if verdict is not None and not isinstance(decision, Deny):
+            decision = verdict  # a hook may ask where the rules allow, or allow where they ask
         if isinstance(decision, Allow):
             return None
         if isinstance(decision, Deny):
@@ -234,11 +239,20 @@ class Agent:
         note = f" The user said: {answer.message}" if answer.message else ""
         return ToolResult(f"The user declined this {call.name} call.{note}", True)
 
+    async def _hooks_verdict(self, call: ToolUseBlock) -> Decision | None:
+        """What the hooks say of a call: a Deny wins, then an Ask, then an Allow; None if silent."""
+        verdicts = [v for hook in self.hooks if (v := await hook.before_tool(self, call)) is not None]
+        for kind in (Deny, Ask, Allow):
+            found = next((v for v in verdicts if isinstance(v, kind)), None)
+            if found is not None:
+                return found
+        return None
+
     async def _call_tool(self, call: ToolUseBlock) -> ToolResult:
         return await run_tool(self.tools[call.name], call, self.ctx)
 
 
-async def decide(policy: Any, call: ToolUseBlock) -> Decision:
+async def decide(policy: ToolPolicy, call: ToolUseBlock) -> Decision:
     """The policy's decision, taken in a worker thread: checking a long command line or a path
     on a slow disk must not stall the event loop (the REPL keeps drawing, Esc still cancels)."""
     return await asyncio.to_thread(policy.can_use_tool, call.name, call.input)

@@ -1,12 +1,14 @@
 """Layer 5: compaction — when the context is nearly full, replace the conversation by a summary
-and put back what the model needs right after (issue 6).
+and put back what the model needs right after.
 
     ContextMeter          how full the context is: last response's input + cache + output,
                           plus an estimate of what was added since
     compact_threshold()   window - min(max output, 20,000) - 13,000 (proportional reserves
                           in a small window), or a configured fraction
-    Compactor.compact()   extraction first, then a forked summary request (purpose `compact`,
-                          parent's prefix, no tools), then summary + restored attachments
+    Compactor.compact()   `before_compact` to every hook (extraction flushes), then a forked
+                          summary request (purpose `compact`, parent's prefix, no tools), then
+                          summary + restored attachments, then `after_compact` (recall's budget,
+                          extraction's cursor)
     CompactHook           auto-compacts before a request that would cross the threshold,
                           and once when the API says the prompt is too long
 
@@ -37,8 +39,12 @@ from claude_mini.llm.messages import (
 from claude_mini.prompt import estimate_tokens
 
 if TYPE_CHECKING:
+    from claude_mini.agent.hooks import CompactTrigger, SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
+    from claude_mini.notices import NoticeChannel
+    from claude_mini.runtime import Runtime
+    from claude_mini.session import Session
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 # Longest matching prefix wins; unknown models get the default.
@@ -57,7 +63,6 @@ MAX_TOO_LONG_RETRIES = 3
 RESTORE_FILES = 5
 RESTORE_FILE_TOKENS = 5_000
 RESTORE_TOTAL_TOKENS = 50_000
-EXTRACTION_DEADLINE_S = 60.0
 
 SUMMARY_PROMPT = """\
 Your task now is to write a detailed summary of the conversation so far. The \
@@ -265,18 +270,9 @@ class CompactResult:
 class Compactor:
     """Runs compactions for one session and keeps their count and failure streak."""
 
-    def __init__(
-        self,
-        runtime: Any,
-        summarise: SummaryRunner,
-        *,
-        before_compact: Callable[[], Awaitable[None]] | None = None,
-        after_compact: Callable[[], None] | None = None,
-    ) -> None:
+    def __init__(self, runtime: Runtime, summarise: SummaryRunner) -> None:
         self.runtime = runtime
         self.summarise = summarise
-        self.before_compact = before_compact
-        self.after_compact = after_compact
         self.meter = ContextMeter()
         self.count = 0
         self.failures = 0
@@ -298,7 +294,7 @@ class Compactor:
         """Tokens the next request would carry (for the status line and /context)."""
         return self.meter.estimate(self.runtime.agent)
 
-    async def compact(self, instructions: str = "") -> CompactResult:
+    async def compact(self, instructions: str = "", trigger: CompactTrigger = "manual") -> CompactResult:
         """Summarise the conversation and restore what matters; raises CompactionError on failure."""
         agent = self.runtime.agent
         messages = list(agent.session.messages)
@@ -306,12 +302,13 @@ class Compactor:
             raise CompactionError("Nothing to compact: the conversation is empty.")
         self.running = True
         try:
-            if self.before_compact is not None:
-                await self.before_compact()  # extraction first: nothing worth keeping is lost
-            before = self.used()
-            summary = await self._summarise(agent, instructions, messages)
-            result = self._replace_conversation(agent, summary, messages)
-            result.tokens_before = before
+            with self.runtime.notices.busy("compact"):
+                for hook in agent.hooks:  # extraction first: nothing worth keeping is lost
+                    await hook.before_compact(agent, trigger)
+                before = self.used()
+                summary = await self._summarise(agent, instructions, messages)
+                result = self._replace_conversation(agent, summary, messages)
+                result.tokens_before = before
         finally:
             self.running = False
         self.count += 1
@@ -366,8 +363,8 @@ class Compactor:
         )
         rt.rebuild_prompt()
         rt.tracker.adopt(reattached)  # the new tracker must know they are in the context again
-        if self.after_compact is not None:
-            self.after_compact()
+        for hook in agent.hooks:
+            hook.after_compact(agent)
         self.meter.reset(agent)
         after = _estimate_request(agent.system, agent.tool_specs, new)
         return CompactResult(0, after, [p for p, _ in restored], len(reattached))
@@ -376,9 +373,9 @@ class Compactor:
 class CompactHook(AgentHooks):
     """Auto-compaction before a request that would cross the threshold, with a circuit breaker."""
 
-    def __init__(self, compactor: Compactor, notify: Callable[[str], None]) -> None:
+    def __init__(self, compactor: Compactor, notices: NoticeChannel) -> None:
         self.compactor = compactor
-        self.notify = notify
+        self.notices = notices
 
     async def before_request(self, agent: Agent) -> None:
         c = self.compactor
@@ -386,7 +383,7 @@ class CompactHook(AgentHooks):
             await self.auto_compact("the context is nearly full")
         c.meter.mark_sent(agent)
 
-    def on_session_change(self, session: Any) -> None:
+    def on_session_change(self, session: Session, source: SessionSource) -> None:
         """/clear or /resume: a new conversation starts with no compactions and no failures
         (the breaker's message tells the user that /clear turns auto-compact back on)."""
         c = self.compactor
@@ -402,20 +399,20 @@ class CompactHook(AgentHooks):
     async def auto_compact(self, why: str) -> bool:
         """One automatic compaction; True when it worked. Failures count toward the breaker."""
         c = self.compactor
-        self.notify(f"Compacting the conversation ({why}: {c.used():,} of {c.window:,} tokens)…")
+        self.notices.say(f"Compacting the conversation ({why}: {c.used():,} of {c.window:,} tokens)…")
         try:
-            result = await c.compact()
+            result = await c.compact(trigger="auto")
         except CompactionError as exc:
             c.failures += 1
-            self.notify(f"Compaction failed: {exc}")
+            self.notices.say(f"Compaction failed: {exc}")
             if c.failures >= MAX_FAILURES:
-                self.notify(
+                self.notices.say(
                     f"Auto-compact is off for this session after {MAX_FAILURES} failures. "
                     "Run /compact to try again, or /clear to start a fresh conversation."
                 )
             return False
         c.failures = 0
-        self.notify(
+        self.notices.say(
             f"Compacted: {result.tokens_before:,} → {result.tokens_after:,} tokens; "
             f"restored {len(result.restored_files)} file(s) and the latest request."
         )
@@ -429,20 +426,3 @@ async def fork_summary(agent: Agent, prompt: str, messages: list[Message]) -> st
     result = await run_fork(agent, prompt, purpose="compact", policy=DenyAllTools(), max_turns=1,
                             messages=messages)
     return result.text
-
-
-def make_compactor(runtime: Any) -> Compactor:
-    """A Compactor wired to the other layers: extraction runs first, recall's budget resets after."""
-
-    async def extract_first() -> None:
-        if runtime.extractor is not None:
-            await runtime.extractor.flush(runtime.agent, EXTRACTION_DEADLINE_S)
-
-    def reset_layers() -> None:
-        if runtime.extractor is not None:
-            runtime.extractor.reset_cursor()
-        for hook in runtime.hooks:
-            if hasattr(hook, "reset_budget"):
-                hook.reset_budget()
-
-    return Compactor(runtime, fork_summary, before_compact=extract_first, after_compact=reset_layers)

@@ -1,4 +1,4 @@
-"""Layer 4: after a turn, a forked agent saves what is worth remembering (issue 5).
+"""Layer 4: after a turn, a forked agent saves what is worth remembering.
 
     turn ends (end_turn) ──► Extractor.on_turn_end
         auto memory off, or throttled (memory.extractEvery) ──► nothing
@@ -10,15 +10,16 @@
         main agent wrote memory itself since the cursor ──► advance the cursor, no fork
         else fork (purpose "extract", ExtractionPolicy + SecretGuard, 5 turns)
             ──► provenance in frontmatter (source, created, updated), index lines
-                for new files, "Saved memory: ..." to listeners, transcript entries
+                for new files, "Saved memory: ..." on the notice channel, transcript entries
             ──► the cursor advances
         the fork failed (model error, cancelled) ──► what it wrote is rolled back, the
             cursor stays, the user is told once; the same messages go next time
 
 The cursor is the last message already considered (kept by identity, so it
 survives the message list being copied); a resumed conversation starts as
-considered (the session that wrote it extracted it). Compaction calls
-`flush()` before replacing the conversation and `reset_cursor()` after.
+considered (the session that wrote it extracted it). Before a compaction
+replaces the conversation, whatever is new is extracted (`before_compact`); after
+it, the cursor moves to the end (`after_compact`).
 The hook also keeps the secret guard (memory/secrets.py) around the main
 agent's policy. The cache-friendly prefix is the fork's business (agent/fork.py).
 """
@@ -31,13 +32,13 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini import paths
-from claude_mini.agent.events import Notice, TurnDone
+from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import WRITING_TOOLS, Fork, ForkResult, ForkSnapshot
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.agent.permissions import Allow, Decision, ExtractionPolicy, ToolPolicy
@@ -56,8 +57,10 @@ from claude_mini.memory.store import (
     one_line,
     parse_memory_text,
 )
+from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
+    from claude_mini.agent.hooks import CompactTrigger, SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
     from claude_mini.session import Session
@@ -67,6 +70,7 @@ log = logging.getLogger(__name__)
 MAX_TURNS = 5  # DESIGN.md section 5
 DEFAULT_EVERY = 1
 DEFAULT_WAIT_SECONDS = 60.0
+COMPACT_FLUSH_SECONDS = 60.0  # how long a compaction waits for the extraction it asked for
 MANIFEST_MAX = 200  # as many as recall offers
 POLICY_FILENAME = "memory-policy.md"
 POLICY_MAX_CHARS = 8_000  # a policy is guidance, not a second CLAUDE.md
@@ -84,21 +88,24 @@ class ExtractionSettings:
     wait_seconds: float = DEFAULT_WAIT_SECONDS
     max_turns: int = MAX_TURNS
     log_mode: bool = False  # `memory.mode: "log"`: append bullets to today's log, edit no file
+    problems: tuple[str, ...] = field(default=(), compare=False)  # bad values, said once
 
     @classmethod
     def from_config(cls, config: Config) -> ExtractionSettings:
-        """The settings, with bad values replaced by the defaults (and a warning)."""
+        """The settings, with bad values replaced by the defaults (each named in `problems`)."""
         every = config.get("memory.extractEvery", DEFAULT_EVERY)
         wait = config.get("memory.extractWaitSeconds", DEFAULT_WAIT_SECONDS)
+        problems = []
         if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-            config.warnings.append(f"memory.extractEvery must be a whole number >= 1 (got {every!r}); "
-                                   f"using {DEFAULT_EVERY}.")
+            problems.append(f"memory.extractEvery must be a whole number >= 1 (got {every!r}); "
+                            f"using {DEFAULT_EVERY}.")
             every = DEFAULT_EVERY
         if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
-            config.warnings.append(f"memory.extractWaitSeconds must be a number >= 0 (got {wait!r}); "
-                                   f"using {DEFAULT_WAIT_SECONDS:g}.")
+            problems.append(f"memory.extractWaitSeconds must be a number >= 0 (got {wait!r}); "
+                            f"using {DEFAULT_WAIT_SECONDS:g}.")
             wait = DEFAULT_WAIT_SECONDS
-        return cls(every=every, wait_seconds=float(wait), log_mode=config.get("memory.mode") == "log")
+        return cls(every=every, wait_seconds=float(wait), log_mode=config.get("memory.mode") == "log",
+                   problems=tuple(problems))
 
 
 @dataclass
@@ -331,10 +338,9 @@ def stamp_provenance(path: Path, session_id: str, created: str | None, now: str)
 class Extractor(AgentHooks):
     """Schedules and runs background memory extraction for one session.
 
-    For the UI: `running`, `on_saved` (callbacks given each SavedMemory),
-    `on_notice` (callbacks given a Notice when something went wrong, once) and
-    `status` (an object whose `set_background("extract", bool)` follows each run).
-    Print mode calls `wait()`; compaction calls `flush()` then `reset_cursor()`.
+    It tells the user through its notice channel: each saved memory (level `saved`), a
+    failure (once), and background work `extract` while a run is in flight. The UIs read
+    `running` and call `wait()` before the session ends.
     """
 
     def __init__(
@@ -344,6 +350,7 @@ class Extractor(AgentHooks):
         session: Session,
         policy: ToolPolicy,
         project_root: Path,
+        notices: NoticeChannel | None = None,
         settings: ExtractionSettings | None = None,
         enabled: Callable[[], bool] = lambda: True,
         clock: Callable[[], float] = time.time,
@@ -355,9 +362,9 @@ class Extractor(AgentHooks):
         self.settings = settings or ExtractionSettings()
         self.enabled = enabled
         self.clock = clock
-        self.on_saved: list[Callable[[SavedMemory], None]] = []
-        self.on_notice: list[Callable[[Notice], None]] = []
+        self.notices = notices or NoticeChannel()
         self.runs = 0  # forks that finished
+        self.saved: list[SavedMemory] = []  # what this extractor saved, oldest first
         self.failures = 0
         # Per session (one extractor outlives /clear and /resume): the last message considered.
         self._anchors: dict[str, tuple[Message, int] | None] = {}
@@ -368,15 +375,16 @@ class Extractor(AgentHooks):
         self._pending: ForkSnapshot | None = None
         self._task: asyncio.Task[None] | None = None
         self._told_failure = False
-        self.status: Any = None  # set by the REPL: `set_background("extract", running)`
 
     @classmethod
     def for_runtime(cls, config: Config, session: Session, store: MemoryStore,
-                    policy: ToolPolicy) -> Extractor:
+                    policy: ToolPolicy, notices: NoticeChannel) -> Extractor:
         """The extractor of a session built from `config` (auto memory checked at each turn end)."""
+        settings = ExtractionSettings.from_config(config)
+        for problem in settings.problems:
+            notices.say(problem, "warning", once=True)
         return cls(store=store, session=session, policy=policy, project_root=config.project_root,
-                   settings=ExtractionSettings.from_config(config),
-                   enabled=lambda: config.auto_memory)
+                   notices=notices, settings=settings, enabled=lambda: config.auto_memory)
 
     # -- agent hooks
 
@@ -396,7 +404,7 @@ class Extractor(AgentHooks):
         self.policy = agent.policy
         self.schedule(ForkSnapshot.of(agent))
 
-    def on_session_change(self, session: Session) -> None:
+    def on_session_change(self, session: Session, source: SessionSource) -> None:
         """/clear or /resume: later turns are `session`'s; what it already holds was extracted
         by the session that wrote it. A run for the old conversation still finishes, with the
         old cursor, and reports to the old transcript."""
@@ -407,6 +415,18 @@ class Extractor(AgentHooks):
         self._turns_since = 0
         if not self.running:
             self._forget_other_sessions()
+
+    async def before_compact(self, agent: Agent, trigger: CompactTrigger) -> None:
+        """Extract what the compaction is about to summarise away, and wait for it."""
+        await self.flush(agent, COMPACT_FLUSH_SECONDS)
+
+    def after_compact(self, agent: Agent) -> None:
+        """The summary replaced what was extracted: count it all as considered."""
+        self.reset_cursor()
+
+    async def on_session_end(self, agent: Agent) -> None:
+        """An extraction the UI stopped waiting for is cancelled (its writes are rolled back)."""
+        await self.stop()
 
     def _forget_other_sessions(self) -> None:
         """Keep only the current session's state (an old one's messages can be large)."""
@@ -460,8 +480,7 @@ class Extractor(AgentHooks):
             self._show_status(False)
 
     def _show_status(self, running: bool) -> None:
-        if self.status is not None:  # the REPL's BackgroundStatus, when it set one
-            self.status.set_background("extract", running)
+        self.notices.set_background("extract", running)
 
     # -- the cursor
 
@@ -542,7 +561,7 @@ class Extractor(AgentHooks):
         if bullets:
             path = append_log(self.store.root, "\n".join(f"- {b}" for b in bullets), self.clock)
             session.record_system("memory_logged", path=str(path), bullets=bullets)
-            self._notify(Notice(f"Logged {len(bullets)} note(s) to {path.relative_to(self.store.root)}"))
+            self.notices.say(f"Logged {len(bullets)} note(s) to {path.relative_to(self.store.root)}")
         self.runs += 1
 
     def _prompt(self, new: list[Message]) -> str:
@@ -559,9 +578,9 @@ class Extractor(AgentHooks):
         session.record_system("memory_extraction_failed", message=message)
         if not self._told_failure:
             self._told_failure = True
-            self._notify(Notice(
+            self.notices.say(
                 f"Memory extraction failed: {message}. Nothing was saved from these messages; "
-                "they will be tried again after the next turn.", "warning"))
+                "they will be tried again after the next turn.")
 
     # -- after a successful run
 
@@ -582,8 +601,8 @@ class Extractor(AgentHooks):
         for memory in saved:
             session.record_system("memory_saved", file=memory.filename, path=str(memory.path),
                                   description=memory.description, created=memory.created)
-            for callback in self.on_saved:
-                callback(memory)
+            self.saved.append(memory)
+            self.notices.say(memory.line, "saved")
 
     def _stamp_and_index(self, path: Path, session_id: str, before: dict[str, bytes | None],
                          now: str) -> SavedMemory | None:
@@ -608,7 +627,3 @@ class Extractor(AgentHooks):
         if rel.as_posix() == INDEX_FILENAME or rel.parts[0] in (ARCHIVE_DIR, LOGS_DIR):
             return None
         return rel.as_posix()
-
-    def _notify(self, notice: Notice) -> None:
-        for callback in self.on_notice:
-            callback(notice)

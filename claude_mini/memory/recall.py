@@ -13,7 +13,7 @@ One turn (DESIGN.md section 3):
 
 Budgets (DESIGN.md section 5): at most 5 files per turn, 60 KiB per session. The
 session budget is counted from the recalled blocks that are in the conversation, so
-a compaction that drops them frees it (`reset_budget()` re-counts at once); files
+a compaction that drops them frees it (`after_compact` re-counts at once); files
 already in the context are not offered again.
 """
 
@@ -44,9 +44,11 @@ from claude_mini.memory.lexical import (
     shortlist,
 )
 from claude_mini.memory.store import MemoryStore, read_text_head
+from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
+    from claude_mini.agent.hooks import SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
     from claude_mini.llm.client import ModelClient
@@ -347,22 +349,20 @@ def _clip(text: str, limit: int) -> str:
 class RecallHook(AgentHooks):
     """Layer 3 in the agent loop: prefetch at turn start, inject at a tool-result boundary.
 
-    `running` tells a UI that a selection is in flight (and `status`, when the REPL sets
-    it, hears `set_background("recall", ...)`); `summary()` feeds /context; `notices`
-    collects one-line messages (a fallback, a bad setting) for the UI to show.
+    A selection in flight shows as background work `recall` on the notice channel, which
+    also carries one-line messages (a fallback, a bad setting); `summary()` feeds /context.
     """
 
-    def __init__(self, store: MemoryStore, config: Config, *, client: ModelClient | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, store: MemoryStore, config: Config, notices: NoticeChannel | None = None, *,
+                 client: ModelClient | None = None, clock: Callable[[], float] = time.time) -> None:
         self.store = store
         self.config = config
+        self.notices = notices or NoticeChannel()
         self.client = client  # None: use the agent's client (the main one; purpose tells them apart)
         self.clock = clock
         self.scanner = CandidateScanner(store.root)
         self.archive = ArchiveTier(store)  # what gc archived: searched too, restored when chosen
         self.events: list[RecallEvent] = []
-        self.notices: list[str] = []
-        self.status: Any = None  # set by the REPL: `.set_background("recall", running)`
         self._scan_lock = threading.Lock()  # the scanner is not thread-safe
         self._task: asyncio.Task[Selection] | None = None
         self._event: RecallEvent | None = None
@@ -387,7 +387,11 @@ class RecallHook(AgentHooks):
         return RecallSummary(settings.strategy, settings.enabled, self.running,
                              SESSION_BUDGET_BYTES, dict(self._ledger), list(self.events))
 
-    def on_session_change(self, session: Session) -> None:
+    def context_report(self) -> list[str]:
+        """/context's lines: the strategy, the budget used and this session's recalls."""
+        return self.summary().lines()
+
+    def on_session_change(self, session: Session, source: SessionSource) -> None:
         """/clear or /resume: drop a prefetch for the old conversation, count the budget from
         the new one, forget the old turns' events, and let notices be said once more."""
         self._drop("the session changed")
@@ -396,8 +400,12 @@ class RecallHook(AgentHooks):
         self.events.clear()
         self.reset_budget()
 
+    def after_compact(self, agent: Agent) -> None:
+        """The compaction dropped the recalled blocks it summarised: their budget is free again."""
+        self.reset_budget()
+
     def reset_budget(self) -> None:
-        """Re-count the budget from the conversation now (call after compaction replaced it)."""
+        """Re-count the budget from the conversation as it is now."""
         self._ledger = recalls_in_context(self._session.messages) if self._session else {}
 
     # -- hook points --
@@ -444,8 +452,8 @@ class RecallHook(AgentHooks):
         """The turn ended before the selection could be used: drop it, never wait."""
         self._drop("the turn ended first")
 
-    async def aclose(self) -> None:
-        """Cancel a prefetch in flight (session end)."""
+    async def on_session_end(self, agent: Agent) -> None:
+        """Cancel a prefetch in flight."""
         task = self._task
         self._drop("the session ended")
         if task is not None:
@@ -462,14 +470,8 @@ class RecallHook(AgentHooks):
 
     async def _prefetch(self, query: str, tools: list[str], settings: RecallSettings,
                         client: ModelClient, event: RecallEvent) -> Selection:
-        status = self.status  # the REPL's BackgroundStatus, when there is one
-        if status is not None:
-            status.set_background("recall", True)
-        try:
+        with self.notices.busy("recall"):
             return await self._select(query, tools, settings, client, event)
-        finally:
-            if status is not None:
-                status.set_background("recall", False)
 
     async def _select(self, query: str, tools: list[str], settings: RecallSettings,
                       client: ModelClient, event: RecallEvent) -> Selection:
@@ -595,7 +597,7 @@ class RecallHook(AgentHooks):
         """Tell the user once per session (a notice the UI shows, and the log), later only at debug.
 
         INFO, not WARNING: Python's last-resort handler would print a warning on stderr over
-        the REPL's screen; the UI shows `notices` instead.
+        the REPL's screen; the notice channel reaches the user instead.
         """
         key = message.split(":")[0]
         if key in self._said:
@@ -603,7 +605,7 @@ class RecallHook(AgentHooks):
             return
         self._said.add(key)
         log.info(message)
-        self.notices.append(message)
+        self.notices.say(message)
 
 
 def recall_hook(hooks: Iterable[AgentHooks]) -> RecallHook | None:

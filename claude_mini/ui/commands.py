@@ -33,19 +33,13 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from claude_mini.runtime import Runtime
-    from claude_mini.session import Session
 
 CommandFn = Callable[["CommandContext"], Awaitable[None] | None]
 _COMMAND_WORD = re.compile(r"^/[A-Za-z][\w:-]*$")
 
 
 class CommandHost(Protocol):
-    """What commands may ask of the REPL.
-
-    `status.set_background("dream", True)` shows background work in the status line.
-    """
-
-    status: Any
+    """What commands may ask of the REPL (they tell the user things through `rt.notices`)."""
 
     async def run_turn(self, text: str) -> None:
         """Send `text` to the model as a user turn, rendered like any other."""
@@ -229,24 +223,6 @@ def compact_warning(runtime: Runtime) -> str | None:
     return f"auto-compact in {human_tokens(max(left, 0))}" if left < WARNING_MARGIN else None
 
 
-def switch_session(runtime: Runtime, session: Session) -> None:
-    """Point the runtime at another session and rebuild the system prompt (/clear, /resume).
-
-    Hooks that keep per-session state may define `on_session_change(session)`; it is called here.
-    """
-    from claude_mini.llm.messages import Usage
-
-    runtime.session = session
-    runtime.agent.session = session
-    runtime.agent.last_usage = Usage()
-    runtime.agent.ctx.read_files.clear()  # the new conversation has not seen any file
-    runtime.rebuild_prompt()
-    for hook in runtime.hooks:
-        changed = getattr(hook, "on_session_change", None)
-        if callable(changed):
-            changed(session)
-
-
 def _ago(seconds: float) -> str:
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
@@ -300,7 +276,7 @@ def clear_session(ctx: CommandContext) -> None:
     from claude_mini.session import Session
 
     old = ctx.rt.session
-    switch_session(ctx.rt, Session(ctx.rt.config.cwd))
+    ctx.rt.switch_session(Session(ctx.rt.config.cwd), "clear")
     ctx.host.session_changed()
     kept = f" The previous session ({old.id}) is saved; /resume brings it back." if old.messages else ""
     ctx.console.print(f"Started a new session.{kept}", markup=False)
@@ -376,14 +352,8 @@ def show_context(ctx: CommandContext) -> None:
 
 
 def _hook_reports(runtime: Runtime) -> list[str]:
-    """What memory layers attached, from hooks offering `summary().lines()` (recall does)."""
-    lines: list[str] = []
-    for hook in runtime.hooks:
-        summary = getattr(hook, "summary", None)
-        report = summary() if callable(summary) else None
-        if report is not None and callable(getattr(report, "lines", None)):
-            lines += [str(line) for line in report.lines()]
-    return lines
+    """What the lifecycle's parts put in the context (recall reports its files and budget)."""
+    return [line for hook in runtime.hooks for line in hook.context_report()]
 
 
 @command("resume", help="Continue an earlier session of this directory.", usage="[number|id]")
@@ -408,7 +378,7 @@ async def resume(ctx: CommandContext) -> None:
                           markup=False)
         return
     session = resume_session(rt.config.cwd, choice)
-    switch_session(rt, session)
+    rt.switch_session(session, "resume")
     ctx.host.session_changed()
     last = first_user_text(list(reversed([m for m in session.messages if m.role == "user"])))
     ctx.console.print(f"Resumed session {session.id} ({len(session.messages)} messages). "
@@ -492,7 +462,8 @@ def show_config(ctx: CommandContext) -> None:
     for key, value in flat.items():
         lines.append(f"  {key.ljust(width)} = {json.dumps(value, ensure_ascii=False)}  "
                      f"<- {cfg.origins.get(key, '?')}")
-    lines += [f"  warning: {w}" for w in cfg.warnings]
+    said = [n.text for n in ctx.rt.notices.said("warning") if n.text not in cfg.warnings]
+    lines += [f"  warning: {w}" for w in [*cfg.warnings, *said]]
     _print_lines(ctx, lines)
 
 

@@ -16,14 +16,28 @@ import sys
 import time
 from typing import Any, TextIO
 
-from claude_mini.agent.events import MessageAdded, Notice
+from claude_mini.agent.events import AgentEvent, MessageAdded, Notice
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached
 from claude_mini.llm.client import ModelError, Retrying
 from claude_mini.llm.messages import message_to_api
-from claude_mini.runtime import Runtime, session_start_maintenance
+from claude_mini.notices import Display
+from claude_mini.runtime import Runtime
 from claude_mini.ui.safe_text import json_safe, visible_controls
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
+
+
+def stderr_display(output_format: str, err: TextIO = sys.stderr) -> Display:
+    """How print mode shows the session's notices: one stderr line each, warnings prefixed
+    like the CLI's own; saved memories only with text output (json consumers have the result)."""
+
+    def show(notice: Notice) -> None:
+        if notice.level == "saved" and output_format != "text":
+            return
+        prefix = "claude-mini: " if notice.level == "warning" else ""
+        err.write(prefix + visible_controls(notice.text) + "\n")
+
+    return show
 
 
 class PrintRun:
@@ -54,16 +68,9 @@ class PrintRun:
         Text is printed as soon as the turn ends; the json result waits for the extraction
         (the process would wait for it anyway), so `total_cost_usd` counts it too.
         """
-        self.runtime.notice_handlers.append(self.say)
-        extractor = getattr(self.runtime, "extractor", None)
-        if extractor is not None:
-            extractor.on_notice.append(lambda notice: self.say(notice.text))
-            if self.format == "text":
-                extractor.on_saved.append(lambda saved: self.say(saved.line))
-        await session_start_maintenance(self.runtime, dream=False)
+        resumed = bool(self.runtime.session.messages)
+        await self.runtime.start(source="resume" if resumed else "startup", dream=False)
         subtype, result = await self.run_turn(prompt)
-        for notice in self.runtime.take_notices():
-            self.say(notice)
         if self.format == "text":
             status = self.finish(subtype, result)
             await self.wait_for_extraction()
@@ -76,7 +83,7 @@ class PrintRun:
 
     async def wait_for_extraction(self) -> None:
         """Wait up to `memory.extractWaitSeconds` for a running extraction, then stop it."""
-        extractor = getattr(self.runtime, "extractor", None)
+        extractor = self.runtime.extractor
         if extractor is None or not extractor.running:
             return
         limit = extractor.settings.wait_seconds
@@ -104,7 +111,7 @@ class PrintRun:
             return "error_during_execution", str(exc)
         return "success", self.result
 
-    def on_event(self, event: Any) -> None:
+    def on_event(self, event: AgentEvent) -> None:
         if isinstance(event, MessageAdded):
             message = event.message
             if message.role == "assistant":

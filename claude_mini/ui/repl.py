@@ -13,8 +13,9 @@ press (or Ctrl-D) to exit. While a turn or command runs, SIGINT cancels its
 task; the agent loop keeps the conversation valid. During a turn Esc cancels it
 too, and other typed keys are not echoed: they wait for the next prompt.
 
-The status line reads a `BackgroundStatus` that memory layers update: a hook
-with a `status` attribute gets the REPL's one assigned when the runtime is built.
+The REPL owns the session's `NoticeChannel` (claude_mini.notices) and gives it
+to the runtime: the memory layers' notices are drawn above the prompt, and
+their background work shows in the status line and the spinner.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from prompt_toolkit.shortcuts.choice_input import ChoiceInput
 from prompt_toolkit.styles import Style
 
 from claude_mini import __version__, paths
+from claude_mini.notices import Notice, NoticeChannel
 from claude_mini.ui import commands
 from claude_mini.ui.safe_text import visible_controls
 
@@ -63,8 +65,6 @@ if TYPE_CHECKING:
     from claude_mini.session import Session
     from claude_mini.ui.render import Renderer
 
-BACKGROUND_WORDS = {"recall": "recalling", "extract": "extracting", "compact": "compacting",
-                    "dream": "dreaming"}
 MODE_LABELS = {"default": "default", "acceptEdits": "accept edits", "plan": "plan",
                "bypassPermissions": "bypass permissions"}
 EXIT_WINDOW_S = 2.0
@@ -80,51 +80,6 @@ STYLE = Style.from_dict({
     "dim": "#888888",
     "warn": "#d7af00",
 })
-
-
-class BackgroundStatus:
-    """Which background jobs run now, for the status line and the spinner.
-
-    Memory layers call `set_background("extract", True)` when a job starts and
-    `set_background("extract", False)` when it ends (or `with status.busy("extract"): ...`).
-    Calls nest per kind and are safe from any thread or task.
-    """
-
-    def __init__(self) -> None:
-        self._counts: dict[str, int] = {}
-        self._lock = threading.Lock()
-        self._listeners: list[Callable[[], None]] = []
-
-    def set_background(self, kind: str, running: bool) -> None:
-        """Record that a `kind` job ('recall', 'extract', 'compact', 'dream') started or ended."""
-        with self._lock:
-            self._counts[kind] = max(0, self._counts.get(kind, 0) + (1 if running else -1))
-            listeners = list(self._listeners)
-        for listener in listeners:
-            listener()
-
-    @contextlib.contextmanager
-    def busy(self, kind: str) -> Iterator[None]:
-        """Mark `kind` as running for the duration of a `with` block."""
-        self.set_background(kind, True)
-        try:
-            yield
-        finally:
-            self.set_background(kind, False)
-
-    def running(self) -> list[str]:
-        """The kinds running now, sorted."""
-        with self._lock:
-            return sorted(kind for kind, count in self._counts.items() if count > 0)
-
-    def words(self) -> str:
-        """'extracting, recalling' (empty when idle)."""
-        return ", ".join(BACKGROUND_WORDS.get(kind, kind) for kind in self.running())
-
-    def subscribe(self, listener: Callable[[], None]) -> None:
-        """Call `listener()` (from any thread) whenever a job starts or stops."""
-        with self._lock:
-            self._listeners.append(listener)
 
 
 # ---------------------------------------------------------------- background start-up
@@ -463,7 +418,8 @@ class Repl:
     def __init__(self, config: Config, *, session: Session | None = None, input: Any = None,
                  output: Any = None) -> None:
         self.config = config
-        self.status = BackgroundStatus()
+        self.notices = NoticeChannel()
+        self._resumed = bool(session and session.messages)
         self.files = ProjectFiles(config.cwd)
         self.loader = RuntimeLoader(lambda: self._build_runtime(session))
         self.exit_requested = False
@@ -472,7 +428,6 @@ class Repl:
         self._current: asyncio.Task | None = None
         self._maintenance: asyncio.Future | None = None  # auto gc / auto dream at session start
         self._loading = False
-        self._shown_warnings: set[str] = set()
         self._pending_mode = config.permission_mode or config.get("permissions.defaultMode") or "default"
         self._console: Console | None = None
         self._renderer: Renderer | None = None
@@ -484,17 +439,10 @@ class Repl:
     def _build_runtime(self, session: Session | None) -> Runtime:
         from claude_mini.runtime import build_runtime
 
-        runtime = build_runtime(self.config, session=session, ask_user=self.ask_permission)
+        runtime = build_runtime(self.config, notices=self.notices, session=session,
+                                ask_user=self.ask_permission)
         with contextlib.suppress(ValueError):
             runtime.policy.mode = self._pending_mode
-        for hook in runtime.hooks:
-            if hasattr(hook, "status"):
-                hook.status = self.status
-        extractor = getattr(runtime, "extractor", None)
-        if extractor is not None:
-            extractor.on_notice.append(lambda notice: self.notify(notice.text, "yellow"))
-            extractor.on_saved.append(lambda saved: self.notify(saved.line, "dim"))
-        runtime.notice_handlers.append(lambda text: self.notify(text, "yellow"))
         return runtime
 
     def _prompt_session(self) -> PromptSession:
@@ -525,7 +473,7 @@ class Repl:
         if self._renderer is None:
             from claude_mini.ui.render import Renderer
 
-            self._renderer = Renderer(self.console, cwd=self.config.cwd, status=self.status)
+            self._renderer = Renderer(self.console, cwd=self.config.cwd, status=self.notices)
         return self._renderer
 
     # -- main loop
@@ -533,8 +481,10 @@ class Repl:
     async def run(self, initial: str | None = None) -> int:
         """Read and handle input until /exit, a double Ctrl-C/Ctrl-D or a fatal start-up error."""
         self._install_sigint()
-        self.status.subscribe(self.prompt.app.invalidate)
+        self.notices.subscribe(self.prompt.app.invalidate)
         self._banner()
+        loop = asyncio.get_running_loop()
+        self.notices.attach(lambda notice: loop.call_soon_threadsafe(self._show_notice, notice))
         if initial and initial.strip():
             self._start_loading()
             print_formatted_text(FormattedText([("class:prompt", "> "), ("", initial)]), style=STYLE)
@@ -570,10 +520,9 @@ class Repl:
             app.exit(exception=EOFError())
         else:
             app.invalidate()
-            from claude_mini.runtime import session_start_maintenance
-
+            runtime = self.loader.runtime_future.result()
             self._maintenance = asyncio.ensure_future(
-                session_start_maintenance(self.loader.runtime_future.result(), dream=True))
+                runtime.start(source="resume" if self._resumed else "startup", dream=True))
 
     async def handle(self, text: str) -> None:
         """Run one input: nothing for blank input, a slash command, or a turn."""
@@ -592,7 +541,6 @@ class Repl:
                 self.console.print_exception()
             self.renderer.error(f"internal error: {type(exc).__name__}: {exc}. The conversation is saved.")
         if not self.exit_requested:
-            self._show_warnings()
             self.console.print()
 
     async def get_runtime(self) -> Runtime:
@@ -616,15 +564,14 @@ class Repl:
         if self._maintenance is not None:
             self._maintenance.cancel()  # a dream cut short changes nothing (memory/dream.py)
         await self._finish_extraction(runtime)
-        with contextlib.suppress(Exception):
-            await runtime.client.aclose()
+        await runtime.close()
         if runtime.session.messages:
             print_formatted_text(FormattedText([("class:dim", f"Resume this session with: claude-mini "
                                                               f"--resume {runtime.session.id}")]), style=STYLE)
 
     async def _finish_extraction(self, runtime: Runtime) -> None:
         """Give a running memory extraction its configured time before leaving (Ctrl-C skips it)."""
-        extractor = getattr(runtime, "extractor", None)
+        extractor = runtime.extractor
         if extractor is None or not extractor.running:
             return
         limit = extractor.settings.wait_seconds
@@ -835,7 +782,7 @@ class Repl:
             warning = commands.compact_warning(runtime)
             if warning:
                 line.append(("class:toolbar.warn", f" · {warning}"))
-        words = self.status.words()
+        words = self.notices.words()
         if words:
             line.append(("class:toolbar.warn", f" · {words}…"))
         return FormattedText(line)
@@ -848,19 +795,15 @@ class Repl:
                  ("class:dim", "/help for commands · @ to attach a file · Esc cancels a turn · "
                                "Ctrl-D twice exits\n")]
         for warning in self.config.warnings:
-            self._shown_warnings.add(warning)
             lines.append(("class:warn", f"⚠ {visible_controls(warning)}\n"))
         print_formatted_text(FormattedText(lines), style=STYLE, end="")
 
-    def _show_warnings(self) -> None:
-        """Settings and instruction warnings not shown yet, and the memory layers' notices."""
-        for warning in self.config.warnings:
-            if warning not in self._shown_warnings:
-                self._shown_warnings.add(warning)
-                self.renderer.line(f"⚠ {warning}", "yellow")
-        runtime = self.loader.peek()
-        for notice in runtime.take_notices() if runtime else ():
-            self.renderer.line(notice, "yellow")
+    def _show_notice(self, notice: Notice) -> None:
+        """Draw one notice of the session's channel (on the event loop's thread)."""
+        if notice.level == "warning":
+            self.notify(f"⚠ {notice.text}", "yellow")
+        else:
+            self.notify(notice.text, "dim" if notice.level == "saved" else "yellow")
 
 
 class StartupFailed(Exception):

@@ -13,7 +13,7 @@ from fake_anthropic import Reply
 from claude_mini.agent.events import ToolFinished, ToolStarted, TurnDone
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.agent.loop import CANCELLED, Agent, MaxTurnsReached, TurnCancelled
-from claude_mini.agent.permissions import Allow
+from claude_mini.agent.permissions import Allow, Ask, Deny
 from claude_mini.llm.client import AnthropicClient, ContextTooLong
 from claude_mini.llm.messages import ToolResultBlock
 from claude_mini.session import Session
@@ -128,3 +128,42 @@ def test_cancelling_mid_tool_marks_the_call_and_keeps_the_conversation_valid(wor
     assert isinstance(last, ToolResultBlock) and last.is_error and last.content == CANCELLED
     assert answered(agent)
     assert len(fake_server.requests_for("main")) == 1
+
+
+class Gate(AgentHooks):
+    """A lifecycle part with an opinion on tool calls (as the user's PreToolUse hooks will be)."""
+
+    def __init__(self, verdicts: dict[str, Any]) -> None:
+        self.verdicts = verdicts
+        self.seen: list[str] = []
+
+    async def before_tool(self, agent: Agent, call: Any) -> Any:
+        self.seen.append(call.name)
+        return self.verdicts.get(call.name)
+
+
+class AskAll:
+    """Rules that would ask the user for everything; Bash(rm) is denied outright."""
+
+    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Any:
+        if "rm " in str(input.get("command", "")):
+            return Deny("rm is denied by a rule")
+        return Ask("a rule asks")
+
+
+def test_before_tool_can_deny_or_spare_a_question_but_not_lift_a_deny_rule(workdir, fake_server) -> None:
+    gate = Gate({"Read": Allow(), "Glob": Deny("the hook says no"), "Bash": Allow()})
+    agent = make_agent(workdir, fake_server, hooks=[gate])
+    agent.policy = AskAll()  # no ask_user: an Ask ends as "permission needed"
+    fake_server.queue(Reply.tools([("Read", {"file_path": str(workdir / "a.txt")}),
+                                   ("Glob", {"pattern": "*.txt"}),
+                                   ("Bash", {"command": "rm a.txt"}),
+                                   ("Grep", {"pattern": "alpha"})]), Reply.text("done"))
+    asyncio.run(events_of(agent, "go"))
+    results = fake_server.requests_for("main")[-1].body["messages"][-1]["content"]
+    read, glob, bash, grep = (r["content"] for r in results[:4])
+    assert "alpha" in read  # the hook's Allow spared the question
+    assert glob == "Permission denied: the hook says no"
+    assert bash == "Permission denied: rm is denied by a rule" and (workdir / "a.txt").exists()
+    assert grep.startswith("Permission needed to run Grep")  # no opinion: the rules decide
+    assert gate.seen == ["Read", "Glob", "Bash", "Grep"]

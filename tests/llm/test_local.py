@@ -44,6 +44,7 @@ from claude_mini.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from claude_mini.notices import NoticeChannel
 from claude_mini.runtime import NO_MODEL, SetupError, build_runtime, make_client
 
 READ = {"name": "Read", "description": "Reads a file.\n\nMore detail.", "input_schema": {
@@ -184,41 +185,44 @@ def test_model_local_flag_selects_the_local_client(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")  # an explicit choice wins over a key
     path = gguf(tmp_path)
     cfg = config(tmp_path, model=f"local:{path}")
-    client = make_client(cfg)
+    notices = NoticeChannel()
+    client = make_client(cfg, notices)
     assert isinstance(client, LocalClient) and client.model_path == path
-    assert cfg.warnings == []
+    assert notices.said() == []
 
 
 def test_no_credentials_chooses_the_local_model_with_one_notice(tmp_path, monkeypatch):
     monkeypatch.setattr(local, "local_available", lambda: True)
     monkeypatch.setenv("CLAUDE_MINI_LOCAL_MODEL", str(gguf(tmp_path, "SmolThing.gguf")))
     cfg = config(tmp_path)
-    client = make_client(cfg)
+    notices = NoticeChannel()
+    client = make_client(cfg, notices)
     assert isinstance(client, LocalClient) and cfg.model == "local"
-    assert len(cfg.warnings) == 1 and "\n" not in cfg.warnings[0]
-    assert "SmolThing" in cfg.warnings[0] and "ANTHROPIC_API_KEY" in cfg.warnings[0]
+    warnings = [n.text for n in notices.said("warning")]
+    assert len(warnings) == 1 and "\n" not in warnings[0]
+    assert "SmolThing" in warnings[0] and "ANTHROPIC_API_KEY" in warnings[0]
 
 
 def test_without_the_extra_no_credentials_is_the_setup_error(tmp_path, monkeypatch):
     monkeypatch.setattr(local, "local_available", lambda: False)
     with pytest.raises(SetupError) as err:
-        make_client(config(tmp_path))
+        make_client(config(tmp_path), NoticeChannel())
     assert str(err.value) == NO_MODEL
     with pytest.raises(SetupError) as err:
-        make_client(config(tmp_path, model="local"))
+        make_client(config(tmp_path, model="local"), NoticeChannel())
     assert "--extra local" in str(err.value)
 
 
 def test_credentials_keep_the_anthropic_client(tmp_path, monkeypatch):
     monkeypatch.setattr(local, "local_available", lambda: True)
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
-    assert isinstance(make_client(config(tmp_path)), AnthropicClient)
+    assert isinstance(make_client(config(tmp_path), NoticeChannel()), AnthropicClient)
 
 
 def test_a_bad_model_path_is_a_setup_error_naming_it(tmp_path, monkeypatch):
     monkeypatch.setattr(local, "local_available", lambda: True)
     with pytest.raises(SetupError) as err:
-        make_client(config(tmp_path, model=f"local:{tmp_path / 'x.gguf'}"))
+        make_client(config(tmp_path, model=f"local:{tmp_path / 'x.gguf'}"), NoticeChannel())
     assert str(tmp_path / "x.gguf") in str(err.value)
 
 

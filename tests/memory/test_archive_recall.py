@@ -129,8 +129,7 @@ def test_lexical_recall_brings_an_archived_memory_back_into_the_turn(repo, fake_
     assert str(rt.store.root / "reporting-pool.md") in text  # the live path, not archive/
     assert "reporting-pool.md" in rt.store.index_text()
     assert not (rt.store.archive_dir / "reporting-pool.md").exists()
-    notices = next(h for h in rt.hooks if hasattr(h, "archive")).notices
-    assert any("brought reporting-pool.md back from the archive" in n for n in notices)
+    assert any("brought reporting-pool.md back from the archive" in n.text for n in rt.notices.said())
     usage = json.loads((rt.store.root / "usage.json").read_text())["files"]
     assert usage["reporting-pool.md"]["count"] == 1  # restoring counted once, not twice
 

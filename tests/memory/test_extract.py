@@ -17,7 +17,7 @@ from claude_mini import paths
 from claude_mini.agent.fork import strip_cache_control
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
-from claude_mini.memory.extract import ExtractionSettings, SavedMemory
+from claude_mini.memory.extract import ExtractionSettings
 from claude_mini.memory.secrets import SecretGuard
 from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime
@@ -127,8 +127,7 @@ def test_saved_memory_gets_provenance_an_index_line_a_notice_and_a_transcript_en
                                 "content": memory_text("Run pytest with -x", "always run pytest with -x")}),
            Reply.text("Saved."))
     rt = start(repo, fake_server)
-    saved: list[SavedMemory] = []
-    rt.extractor.on_saved.append(saved.append)
+    saved = rt.extractor.saved  # the memories this session saved (each also told to the user)
     asyncio.run(session(rt, "always run pytest with -x please"))
     fm = frontmatter(target)
     assert fm["source"] == rt.session.id and fm["created"] == STAMP and fm["updated"] == STAMP
@@ -150,8 +149,7 @@ def test_an_updated_memory_keeps_its_created_time(repo, memdir, fake_server):
     script(fake_server, "extract", Reply.tool("Read", {"file_path": path}),
            Reply.tool("Edit", {"file_path": path, "old_string": "Tuesdays.", "new_string": "Thursdays."}),
            Reply.text("Updated."))
-    saved: list[SavedMemory] = []
-    rt.extractor.on_saved.append(saved.append)
+    saved = rt.extractor.saved  # the memories this session saved (each also told to the user)
     asyncio.run(session(rt, "deploys moved to Thursdays"))
     fm = frontmatter(memdir / "project_deploy.md")
     assert fm["created"] == "2026-01-01T00:00:00Z" and fm["updated"] == STAMP and fm["source"] == rt.session.id
@@ -255,7 +253,6 @@ def test_a_resumed_conversation_is_not_extracted_again(repo, fake_server):
 
 def test_a_run_still_going_at_clear_keeps_to_its_own_session(repo, fake_server):
     from claude_mini.session import Session
-    from claude_mini.ui.commands import switch_session
 
     rt = start(repo, fake_server)
     fake_server.on(Reply.error(400, "invalid request").slow_first_byte(1.0), purpose="extract")
@@ -264,7 +261,7 @@ def test_a_run_still_going_at_clear_keeps_to_its_own_session(repo, fake_server):
     async def go():
         await turn(rt, "old conversation")
         assert rt.extractor.running
-        switch_session(rt, Session(repo))  # /clear while the old run is in flight
+        rt.switch_session(Session(repo), "clear")  # /clear while the old run is in flight
         assert rt.extractor.cursor == 0
         await session(rt, "new conversation")
 
@@ -284,12 +281,14 @@ def test_status_follows_each_run_for_the_ui(repo, fake_server):
             self.calls = []
 
         def set_background(self, kind, running):
-            self.calls.append((kind, running))
+            if kind == "extract":  # the channel also carries recall's status
+                self.calls.append((kind, running))
 
     rt = start(repo, fake_server)
-    rt.extractor.status = Status()
+    status = Status()
+    rt.notices.set_background = status.set_background
     asyncio.run(session(rt, "one", "two"))
-    assert rt.extractor.status.calls == [("extract", True), ("extract", False)] * 2
+    assert status.calls == [("extract", True), ("extract", False)] * 2
 
 
 def test_no_extraction_when_auto_memory_is_off_or_the_turn_did_not_end_normally(repo, fake_server):
@@ -335,7 +334,7 @@ def test_a_failed_extraction_rolls_back_keeps_the_cursor_and_retries(repo, memdi
                         ("Write", {"file_path": str(memdir / "new.md"), "content": memory_text("N", "new one")})]),
            Reply.error(400, "invalid request"))
     notices = []
-    rt.extractor.on_notice.append(notices.append)
+    rt.notices.attach(notices.append)
 
     async def go():
         await turn(rt, "first")
@@ -467,6 +466,6 @@ def test_settings_with_bad_values_fall_back_to_defaults(repo):
     config.settings["memory"] = {"extractEvery": 0, "extractWaitSeconds": "soon"}
     settings = ExtractionSettings.from_config(config)
     assert settings.every == 1 and settings.wait_seconds == 60.0
-    assert any("memory.extractEvery" in w for w in config.warnings)
+    assert any("memory.extractEvery" in w for w in settings.problems)
     config.settings["memory"] = {"extractEvery": 3, "extractWaitSeconds": 5}
     assert ExtractionSettings.from_config(config) == ExtractionSettings(every=3, wait_seconds=5.0)

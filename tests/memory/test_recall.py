@@ -12,7 +12,6 @@ import json
 import os
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import anthropic  # noqa: F401  (imported here so the first request does not pay for it)
 import pytest
@@ -127,7 +126,7 @@ def test_selected_memory_reaches_the_next_main_request(repo, fake_server):
     select(fake_server, "../x.md", "unknown.md", "deploy.md")
     tool_turn(fake_server)
     calls: list[tuple[str, bool]] = []
-    hook_of(rt).status = SimpleNamespace(set_background=lambda *a: calls.append(a))
+    rt.notices.set_background = lambda kind, running: kind == "recall" and calls.append((kind, running))
     run_turns(rt, QUERY)
     assert calls == [("recall", True), ("recall", False)]  # the REPL's status line
     assert "DEPLOY-BODY" not in main_text(fake_server, 0)
@@ -192,7 +191,7 @@ def test_recall_stops_once_the_budget_is_used_up(repo, fake_server):
     tool_turn(fake_server)
     run_turns(rt, QUERY)
     assert fake_server.requests_for("recall") == []
-    assert any("budget is used up" in n for n in hook_of(rt).notices)
+    assert any("budget is used up" in n.text for n in rt.notices.said())
 
 
 # --- never blocking ------------------------------------------------------------------
@@ -234,7 +233,7 @@ def test_a_failing_selection_falls_back_to_lexical(repo, fake_server, reply):
     assert "DEPLOY-BODY" in main_text(fake_server, 1)
     event = hook_of(rt).events[-1]
     assert event.strategy == "lexical (fallback)" and event.injected == ["deploy.md"]
-    assert any("fell back to lexical" in n for n in hook_of(rt).notices)
+    assert any("fell back to lexical" in n.text for n in rt.notices.said())
 
 
 def test_a_deadline_falls_back_to_lexical(repo, fake_server):

@@ -44,7 +44,6 @@ class FakeHost:
         self.choices: list[list[tuple[str, str]]] = []
         self.exited = False
         self.changes = 0
-        self.status = None
 
     async def run_turn(self, text: str) -> None:
         self.turns.append(text)

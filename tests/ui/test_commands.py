@@ -260,13 +260,11 @@ def test_discovery_imports_command_modules_and_reports_broken_ones(tmp_path, mon
 
 
 def test_context_includes_what_memory_hooks_report(slash):
-    class Report:
-        def lines(self):
-            return ["Recalled memories (strategy test): 1 in the context", "  tabs.md  120 bytes"]
+    from claude_mini.agent.hooks import AgentHooks
 
-    class Hook:
-        def summary(self):
-            return Report()
+    class Hook(AgentHooks):
+        def context_report(self):
+            return ["Recalled memories (strategy test): 1 in the context", "  tabs.md  120 bytes"]
 
     slash.runtime.hooks.append(Hook())
     out = slash.run("/context")

@@ -14,8 +14,8 @@ from prompt_toolkit.output import DummyOutput
 
 from claude_mini.config import load_config
 from claude_mini.llm.messages import Usage
+from claude_mini.notices import NoticeChannel
 from claude_mini.ui.repl import (
-    BackgroundStatus,
     ProjectFiles,
     Repl,
     ReplCompleter,
@@ -135,7 +135,7 @@ def test_completion_of_commands_and_files(project):
 
 
 def test_background_status_nests_and_notifies():
-    status = BackgroundStatus()
+    status = NoticeChannel()
     calls = []
     status.subscribe(lambda: calls.append(status.words()))
     status.set_background("extract", True)
@@ -211,7 +211,7 @@ def test_status_line_before_and_after_the_runtime(repo):
             runtime.session.costs.add("main", "claude-sonnet-4-6", Usage(input_tokens=1_000_000))
             repl.loader.runtime_future.set_result(runtime)
             after = "".join(text for _, text in repl.toolbar())
-            repl.status.set_background("extract", True)
+            repl.notices.set_background("extract", True)
             busy = "".join(text for _, text in repl.toolbar())
             return before, after, busy, repl._pending_mode
 

@@ -1,0 +1,54 @@
+"""The declared lifecycle (agent/hooks.py) as the runtime drives it: start, /clear and /resume,
+a compaction (before and after, in hook order), and the end of the session."""
+
+from __future__ import annotations
+
+import asyncio
+
+from claude_mini.agent.hooks import AgentHooks
+from claude_mini.llm.messages import Message, TextBlock
+from claude_mini.session import Session
+
+
+class Recorder(AgentHooks):
+    """Writes down every lifecycle point it is called at."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    async def on_session_start(self, agent, source):
+        self.calls.append(("start", source))
+
+    def on_session_change(self, session, source):
+        self.calls.append(("change", source))
+
+    async def before_compact(self, agent, trigger):
+        self.calls.append(("before_compact", trigger))
+
+    def after_compact(self, agent):
+        self.calls.append(("after_compact", str(len(agent.session.messages))))
+
+    async def on_session_end(self, agent):
+        self.calls.append(("end", ""))
+
+
+def test_the_runtime_calls_every_session_point_in_order(runtime, repo, slash):
+    recorder = Recorder()
+    runtime.hooks.append(recorder)
+
+    async def summarise(agent, prompt, messages):
+        return "<summary>the summary</summary>"
+
+    runtime.compactor.summarise = summarise
+    runtime.session.add_message(Message("user", [TextBlock("hello")]))
+
+    async def go():
+        await runtime.start(source="startup", dream=False)
+        await runtime.compactor.compact()
+        runtime.switch_session(Session(repo), "clear")
+        await runtime.close()
+
+    asyncio.run(go())
+    slash.run("/clear")  # the command goes through the same switch
+    assert recorder.calls == [("start", "startup"), ("before_compact", "manual"), ("after_compact", "1"),
+                              ("change", "clear"), ("end", ""), ("change", "clear")]
