@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -66,7 +66,7 @@ def say(message: str) -> None:
     sys.stderr.write(f"claude-mini: {line}\n")
 
 
-def _fail(message: str, code: int, debug: bool = False) -> None:
+def _fail(message: str, code: int, debug: bool = False) -> NoReturn:
     """Print a one-line error (a traceback too with --debug) and exit."""
     if debug:
         import traceback

@@ -20,7 +20,15 @@ from typing import Any
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, ToolStarted, TurnDone
 from claude_mini.agent.hooks import AgentHooks, system_reminder
-from claude_mini.agent.permissions import Allow, Ask, Decision, Deny, RuleError, ToolPolicy
+from claude_mini.agent.permissions import (
+    Allow,
+    Ask,
+    Decision,
+    Deny,
+    RuleError,
+    SessionRules,
+    ToolPolicy,
+)
 from claude_mini.llm.client import ContextTooLong, ModelClient, ResponseDone
 from claude_mini.llm.messages import (
     Message,
@@ -154,8 +162,8 @@ class Agent:
             results: dict[str, ToolResultBlock] = {}
             attachments: list[str] = []
             try:
-                async for event in self._run_tools(calls, results, attachments):
-                    yield event
+                async for tool_event in self._run_tools(calls, results, attachments):
+                    yield tool_event
             except asyncio.CancelledError:
                 self._answer_all(calls, results, attachments)
                 raise TurnCancelled("Cancelled; unfinished tool calls were marked as cancelled.") from None
@@ -231,7 +239,7 @@ class Agent:
             )
         answer = await self.ask_user(call, decision.reason)
         if answer.allow:
-            if answer.remember:
+            if answer.remember and isinstance(self.policy, SessionRules):
                 # A rule that cannot be added only means it will ask again next time.
                 with contextlib.suppress(RuleError):
                     self.policy.add_session_allow(self.policy.suggest_rule(call.name, call.input))

@@ -42,7 +42,7 @@ import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import pathspec
 
@@ -121,6 +121,16 @@ class ToolPolicy(Protocol):
     """What the agent loop (and a forked agent) asks before running a tool."""
 
     def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision: ...
+
+
+@runtime_checkable
+class SessionRules(Protocol):
+    """A policy the user can extend for the session ("yes, and don't ask again for ..."):
+    the interactive session's rules, not a fork's fixed policy."""
+
+    def suggest_rule(self, tool_name: str, input: dict[str, Any]) -> str: ...
+
+    def add_session_allow(self, rule: str) -> Rule: ...
 
 
 class RuleError(ValueError):
@@ -470,12 +480,12 @@ class PermissionPolicy:
             return
         for text in texts:
             try:
-                rule = parse_rule(text, source=source, project_root=self.project_root, origin=origin)
+                rule: Rule | None = parse_rule(text, source=source, project_root=self.project_root,
+                                               origin=origin)
             except RuleError as exc:
                 rule = self._fail_closed(kind, text, exc)
-                if rule is None:
-                    continue
-            self._rules(kind).append(rule)
+            if rule is not None:
+                self._rules(kind).append(rule)
 
     def _fail_closed(self, kind: str, text: Any, exc: RuleError) -> Rule | None:
         """Record a bad rule; a bad deny rule denies its whole tool rather than nothing."""

@@ -40,7 +40,7 @@ import json
 import os
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -88,7 +88,7 @@ class LocalModelError(ModelError):
 
 def is_local_model(model: str | None) -> bool:
     """True for `local` and `local:/path/model.gguf` (the --model values that select LocalClient)."""
-    return bool(model) and (model == LOCAL or model.startswith(LOCAL + ":"))
+    return model is not None and (model == LOCAL or model.startswith(LOCAL + ":"))
 
 
 def local_available() -> bool:
@@ -111,7 +111,7 @@ def bundled_model() -> Path | None:
     return None
 
 
-def model_path_for(model: str, env: dict[str, str] | None = None) -> Path:
+def model_path_for(model: str, env: Mapping[str, str] | None = None) -> Path:
     """The GGUF file `model` asks for: `local:PATH`, else $CLAUDE_MINI_LOCAL_MODEL, else the bundled one."""
     env = os.environ if env is None else env
     explicit = model.partition(":")[2] if is_local_model(model) else ""

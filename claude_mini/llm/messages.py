@@ -180,7 +180,7 @@ def build_request_body(request: ModelRequest) -> dict[str, Any]:
     exact prefix, so their request hits the parent's cache up to its last message.
     """
     tools = [dict(t) for t in request.tools]
-    system = [{"type": "text", "text": s} for s in request.system if s]
+    system: list[dict[str, Any]] = [{"type": "text", "text": s} for s in request.system if s]
     messages = [message_to_api(m) for m in request.messages]
     if request.cache:
         if tools:

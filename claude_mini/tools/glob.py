@@ -161,7 +161,8 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
 
 def _match_brace(text: str, start: int) -> tuple[int, list[int]] | None:
     """Index of the `}` closing the `{` at `start`, and its top-level commas; None if unclosed."""
-    depth, commas, i = 0, [], start
+    depth, i = 0, start
+    commas: list[int] = []
     while i < len(text):
         ch = text[i]
         if ch == "\\":
@@ -220,7 +221,9 @@ def expand_braces(glob: str) -> list[str]:
 
 def split_outside_braces(body: str) -> list[str]:
     """Split at commas that are not inside braces: 'a,{b,c}' -> ['a', '{b,c}']."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in body:
         if char == "," and depth == 0:
             parts.append("".join(current))
