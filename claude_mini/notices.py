@@ -37,7 +37,7 @@ class Notice:
     level: Level = "info"
 
 
-Display = Callable[[Notice], None]
+Display = Callable[[Notice], object]  # what it returns is ignored
 
 
 class NoticeChannel:
