@@ -115,7 +115,7 @@ class ForkSnapshot:
         """
         return cls(
             request=agent.request(),
-            sent=getattr(agent, "last_request", None),
+            sent=agent.last_request,
             tools=dict(agent.tools),
             cwd=Path(agent.ctx.cwd),
             project_root=Path(agent.ctx.project_root),
