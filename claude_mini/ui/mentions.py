@@ -1,0 +1,234 @@
+"""`@path` mentions: completing them at the prompt and attaching the files to the message sent.
+
+`@src/app.py` (or `@"my notes.md"`) appends the file's contents to the message as
+`<attached-file path=...>`; a folder attaches its listing. A path outside the
+project, ignored by .gitignore, denied by a Read rule, binary or missing is not
+attached: the user is warned and the message is sent without it. An attached
+file counts as read, so the model may Edit it without reading it again.
+Completion lists the files git would track (`ProjectFiles`) and the slash
+commands.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prompt_toolkit.completion import Completer, Completion
+from prompt_toolkit.document import Document
+
+from claude_mini.ui import commands
+
+if TYPE_CHECKING:
+    from claude_mini.runtime import Runtime
+
+MAX_ATTACH_CHARS = 100_000
+MAX_LISTED_FILES = 20_000
+
+
+MENTION = re.compile(r'(?<![\w@/])@(?:"([^"\n]+)"|([^\s"]+))')
+TRAILING = ",.;:!?)]}'"
+
+
+@dataclass
+class Mentions:
+    """A message with its @files attached, the warnings to show and the files read."""
+
+    text: str
+    warnings: list[str] = field(default_factory=list)
+    read: list[Path] = field(default_factory=list)
+
+
+def expand_mentions(text: str, *, cwd: Path, project_root: Path, ignored: Callable[[Path], bool],
+                    read_denied: Callable[[str], str | None] = lambda _: None) -> Mentions:
+    """Append the contents of every `@path` in `text`; a path that cannot be attached gets a warning."""
+    out = Mentions(text)
+    seen: set[Path] = set()
+    for match in MENTION.finditer(text):
+        raw = match.group(1) or match.group(2)
+        path = _mention_path(raw, cwd)
+        if path in seen:
+            continue
+        seen.add(path)
+        shown = match.group(0)
+        problem = _mention_problem(path, shown, cwd, project_root, ignored, read_denied)
+        if problem:
+            out.warnings.append(f"{problem}; sent without it.")
+            continue
+        out.text += "\n\n" + _attachment(path, cwd)
+        if path.is_file():
+            out.read.append(path)
+    return out
+
+
+def _mention_path(raw: str, cwd: Path) -> Path:
+    """The absolute path of a mention; trailing punctuation is dropped unless it names a file."""
+    candidates = [raw, raw.rstrip(TRAILING)]
+    paths_ = [Path(os.path.abspath(cwd / Path(c).expanduser())) for c in candidates if c]
+    return next((p for p in paths_ if p.exists()), paths_[-1] if paths_ else cwd)
+
+
+def _mention_problem(path: Path, shown: str, cwd: Path, project_root: Path,
+                     ignored: Callable[[Path], bool], read_denied: Callable[[str], str | None]) -> str | None:
+    real = Path(os.path.realpath(path))
+    roots = [Path(os.path.realpath(project_root)), Path(os.path.realpath(cwd))]
+    if not any(real == root or root in real.parents for root in roots):
+        return f"{shown} is outside the project"
+    if not path.exists():
+        return f"{shown} does not exist"
+    denied = read_denied(str(path))
+    if denied:
+        return f"{shown} may not be read ({denied})"
+    if ignored(path):
+        return f"{shown} is ignored by .gitignore (ask the model to Read it if you need it)"
+    if path.is_file() and _is_binary(path):
+        return f"{shown} is a binary file"
+    if not (path.is_file() or path.is_dir()):
+        return f"{shown} is not a regular file"
+    return None
+
+
+def _is_binary(path: Path) -> bool:
+    from claude_mini.tools.read import BINARY_EXTENSIONS, SNIFF_BYTES, sniff_encoding
+
+    if path.suffix.lower().lstrip(".") in BINARY_EXTENSIONS:
+        return True
+    try:
+        with path.open("rb") as fh:
+            return sniff_encoding(fh.read(SNIFF_BYTES)) is None
+    except OSError:
+        return True
+
+
+def _attachment(path: Path, cwd: Path) -> str:
+    """`<attached-file path=...>contents</attached-file>` (a folder attaches its listing)."""
+    name = os.path.relpath(path, cwd)
+    if path.is_dir():
+        entries = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
+        body = "\n".join(entries[:200]) + (f"\n… {len(entries) - 200} more" if len(entries) > 200 else "")
+        return f'<attached-folder path="{name}">\n{body}\n</attached-folder>'
+    text = path.read_text(encoding="utf-8", errors="replace")
+    note = ""
+    if len(text) > MAX_ATTACH_CHARS:
+        note = f"\n[truncated: the first {MAX_ATTACH_CHARS:,} of {len(text):,} characters; Read the rest]"
+        text = text[:MAX_ATTACH_CHARS]
+    return f'<attached-file path="{name}">\n{text.rstrip(chr(10))}{note}\n</attached-file>'
+
+
+class ProjectFiles:
+    """Files under the working directory that .gitignore does not exclude (for @ completion)."""
+
+    def __init__(self, cwd: Path, ttl: float = 10.0) -> None:
+        self.cwd = cwd
+        self.ttl = ttl
+        self._cache: tuple[float, list[str]] | None = None
+        self._spec: Any = None
+
+    def list(self) -> list[str]:
+        """Relative paths of files and folders (folders end in '/'), cached for `ttl` seconds."""
+        now = time.monotonic()
+        if self._cache is None or now - self._cache[0] > self.ttl:
+            files = self._git_files()
+            files = self._walk_files() if files is None else files
+            folders = {str(Path(f).parent) + "/" for f in files if "/" in f}
+            self._cache = (now, sorted(folders) + files)
+        return self._cache[1]
+
+    def _git_files(self) -> list[str] | None:
+        try:
+            out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                                 cwd=self.cwd, capture_output=True, timeout=5)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if out.returncode != 0:
+            return None
+        names = out.stdout.decode("utf-8", "replace").split("\0")
+        return sorted({n for n in names if n})[:MAX_LISTED_FILES]
+
+    def _walk_files(self) -> list[str]:
+        found: list[str] = []
+        for folder, dirs, files in os.walk(self.cwd):
+            rel = os.path.relpath(folder, self.cwd)
+            dirs[:] = sorted(d for d in dirs if d != ".git" and not self._spec_ignores(os.path.join(rel, d) + "/"))
+            found += [os.path.normpath(os.path.join(rel, f)) for f in sorted(files)
+                      if not self._spec_ignores(os.path.join(rel, f))]
+            if len(found) >= MAX_LISTED_FILES:
+                break
+        return found[:MAX_LISTED_FILES]
+
+    def _spec_ignores(self, rel: str) -> bool:
+        if self._spec is None:
+            import pathspec
+
+            ignore = self.cwd / ".gitignore"
+            lines = ignore.read_text(errors="replace").splitlines() if ignore.is_file() else []
+            self._spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        return bool(self._spec.match_file(os.path.normpath(rel) + ("/" if rel.endswith("/") else "")))
+
+    def is_ignored(self, path: Path) -> bool:
+        """Whether git (or, outside git, the folder's .gitignore) ignores `path`."""
+        try:
+            out = subprocess.run(["git", "check-ignore", "-q", "--", str(path)], cwd=self.cwd,
+                                 capture_output=True, timeout=5)
+            if out.returncode in (0, 1):
+                return out.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            pass
+        return self._spec_ignores(os.path.relpath(path, self.cwd) + ("/" if path.is_dir() else ""))
+
+
+class ReplCompleter(Completer):
+    """Completes `/commands` at the start of the input and `@paths` anywhere."""
+
+    def __init__(self, files: ProjectFiles, limit: int = 40) -> None:
+        self.files = files
+        self.limit = limit
+
+    def get_completions(self, document: Document, complete_event: Any) -> Iterable[Completion]:
+        before = document.text_before_cursor
+        if before.startswith("/") and not any(ch.isspace() for ch in before):
+            for cmd in commands.all_commands():
+                if cmd.name.startswith(before[1:].lower()):
+                    yield Completion("/" + cmd.name, -len(before), display_meta=cmd.help)
+            return
+        word = document.get_word_before_cursor(WORD=True)
+        if word.startswith("@"):
+            for path in rank_paths(self.files.list(), word[1:].lstrip('"'))[: self.limit]:
+                text = f'@"{path}"' if " " in path else f"@{path}"
+                yield Completion(text, -len(word), display=path)
+
+
+def rank_paths(paths_: Sequence[str], query: str) -> list[str]:
+    """Paths matching `query`: path prefix first, then file-name prefix, then anywhere."""
+    q = query.lower()
+    groups: tuple[list[str], list[str], list[str]] = ([], [], [])
+    for path in paths_:
+        low = path.lower()
+        if low.startswith(q):
+            groups[0].append(path)
+        elif os.path.basename(low.rstrip("/")).startswith(q):
+            groups[1].append(path)
+        elif q in low:
+            groups[2].append(path)
+    return [*groups[0], *groups[1], *groups[2]]
+
+
+def attach_mentions(text: str, runtime: Runtime, *, project_root: Path, files: ProjectFiles,
+                    warn: Callable[[str], None]) -> str:
+    """The message to send for `text`: its @files attached (each recorded as read), `warn` told
+    about each one left out."""
+    from claude_mini.tools.read import record_read
+
+    found = expand_mentions(text, cwd=runtime.agent.ctx.cwd, project_root=project_root,
+                            ignored=files.is_ignored, read_denied=runtime.policy.read_denied)
+    for warning in found.warnings:
+        warn(warning)
+    for path in found.read:
+        record_read(runtime.agent.ctx, path, path.stat().st_mtime)
+    return found.text

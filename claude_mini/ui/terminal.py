@@ -1,0 +1,211 @@
+"""The terminal under the REPL: its colours, the prompt's keys, echo and Ctrl-C while a turn runs.
+
+At the prompt, Ctrl-C clears the input; on an empty prompt Ctrl-C or Ctrl-D asks
+for a second press within EXIT_WINDOW_S to exit (`ExitKeys`; the status line
+says so meanwhile). While a turn or command runs, SIGINT cancels its task
+(`Interrupts`); during a turn Esc cancels it too (`escape_cancels`) and other
+typed keys are not echoed (`quiet_tty`): they wait for the next prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import termios
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from prompt_toolkit.input import Input
+from prompt_toolkit.input.typeahead import store_typeahead
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
+from prompt_toolkit.shortcuts.choice_input import ChoiceInput
+from prompt_toolkit.styles import Style
+
+EXIT_WINDOW_S = 2.0
+STYLE = Style.from_dict({
+    "prompt": "bold",
+    "bottom-toolbar": "noreverse",
+    "bottom-toolbar.text": "#888888",
+    "toolbar.warn": "#d7af00 bold",
+    "toolbar.mode": "#af87ff bold",
+    "banner": "bold",
+    "dim": "#888888",
+    "warn": "#d7af00",
+})
+
+
+# ---------------------------------------------------------------- the prompt's keys
+
+
+class ExitKeys:
+    """Ctrl-C and Ctrl-D at the prompt: edit the input, or on an empty prompt arm the exit."""
+
+    def __init__(self) -> None:
+        self._armed_until = 0.0
+
+    def armed(self) -> bool:
+        """Whether a second press now exits (the status line asks for it)."""
+        return time.monotonic() < self._armed_until
+
+    def on_ctrl_c(self, event: KeyPressEvent) -> None:
+        if event.current_buffer.text:
+            event.current_buffer.reset()
+        else:
+            self._arm_or_exit(event)
+
+    def on_ctrl_d(self, event: KeyPressEvent) -> None:
+        if event.current_buffer.text:
+            event.current_buffer.delete()
+        else:
+            self._arm_or_exit(event)
+
+    def _arm_or_exit(self, event: KeyPressEvent) -> None:
+        now = time.monotonic()
+        if now < self._armed_until:
+            event.app.exit(exception=EOFError())
+            return
+        self._armed_until = now + EXIT_WINDOW_S
+        event.app.loop.call_later(EXIT_WINDOW_S + 0.05, event.app.invalidate)  # type: ignore[union-attr]
+
+
+def prompt_bindings(exit_keys: ExitKeys, cycle_mode: Callable[[], None]) -> KeyBindings:
+    """Enter sends, Alt-Enter / Ctrl-J / a trailing backslash add a line, Shift-Tab cycles the mode."""
+    keys = KeyBindings()
+    keys.add("enter", eager=True)(_on_enter)
+    keys.add("escape", "enter")(lambda event: event.current_buffer.insert_text("\n"))
+    keys.add("c-j")(lambda event: event.current_buffer.insert_text("\n"))
+    keys.add("c-c", eager=True)(exit_keys.on_ctrl_c)
+    keys.add("c-d", eager=True)(exit_keys.on_ctrl_d)
+    keys.add("s-tab", eager=True)(lambda event: cycle_mode())
+    return keys
+
+
+def _on_enter(event: KeyPressEvent) -> None:
+    buffer = event.current_buffer
+    state = buffer.complete_state
+    if state and state.current_completion:
+        buffer.apply_completion(state.current_completion)
+    elif buffer.document.is_cursor_at_the_end and buffer.text.endswith("\\"):
+        buffer.delete_before_cursor(1)
+        buffer.insert_text("\n")
+    elif not buffer.text.strip():
+        buffer.reset()  # blank input is not sent, nor kept in the history
+    else:
+        buffer.validate_and_handle()
+
+
+async def choice_menu(message: str, options: Sequence[tuple[str, str]], *, shortcuts: str = "",
+                      escape: str | None = None) -> str | None:
+    """A numbered menu: arrows and Enter, or a digit; `shortcuts` are letters for the options in order.
+
+    Esc answers `escape`; Ctrl-C answers None.
+    """
+    keys = KeyBindings()
+    for number, (value, _) in enumerate(options[:9], start=1):
+        keys.add(str(number), eager=True)(lambda event, v=value: event.app.exit(result=v))
+    for letter, (value, _) in zip(shortcuts, options, strict=False):
+        keys.add(letter, eager=True)(lambda event, v=value: event.app.exit(result=v))
+    keys.add("escape", eager=True)(lambda event: event.app.exit(result=escape))
+    menu = ChoiceInput(message=message, options=list(options), key_bindings=keys, style=STYLE)
+    try:
+        return await menu.prompt_async()
+    except (KeyboardInterrupt, EOFError):
+        return None
+
+
+# ---------------------------------------------------------------- while a turn runs
+
+
+CANCELLED = object()  # what `Interrupts.run` returns for a task that Ctrl-C cancelled
+
+
+class Interrupts:
+    """SIGINT cancels the task that runs now (a turn, a command, a wait), never the REPL itself."""
+
+    def __init__(self) -> None:
+        self._current: asyncio.Task | None = None
+
+    def install(self) -> None:
+        """Handle SIGINT on the running loop (again after a prompt or menu that took it over)."""
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self.cancel)
+
+    def cancel(self) -> None:
+        """Cancel the task that runs now, if any."""
+        if self._current is not None and not self._current.done():
+            self._current.cancel()
+
+    async def run(self, coro: Any) -> Any:
+        """Run `coro` as the task SIGINT cancels; returns CANCELLED if it was."""
+        task = asyncio.ensure_future(coro)
+        previous, self._current = self._current, task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and not (current and current.cancelling()):
+                return CANCELLED
+            raise
+        finally:
+            self._current = previous
+
+
+@contextlib.contextmanager
+def quiet_tty(stream: Any) -> Iterator[None]:
+    """While a turn runs: keys are not echoed (they wait for the next prompt); Ctrl-C still signals."""
+    try:
+        fd = stream.fileno()
+        saved = termios.tcgetattr(fd)
+    except (termios.error, OSError, ValueError, AttributeError):
+        yield
+        return
+    quiet = list(saved)
+    quiet[3] &= ~(termios.ECHO | termios.ICANON)
+    quiet[3] |= termios.NOFLSH  # Ctrl-C must not throw away what was typed ahead
+    termios.tcsetattr(fd, termios.TCSANOW, quiet)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSANOW, saved)
+
+
+ESC_WAIT = 0.05  # a lone Esc is told from the start of an arrow key's sequence by this pause
+
+
+@contextlib.contextmanager
+def escape_cancels(inp: Input, cancel: Callable[[], None]) -> Iterator[None]:
+    """While a turn runs (the terminal quiet): a lone Esc calls `cancel`; every other key is
+    kept as type-ahead for the next prompt, which prompt-toolkit hands it on start. An Esc
+    with a key right after it is an Alt combination (Alt-Enter adds a line) and is kept."""
+    try:
+        interactive = os.isatty(inp.fileno())
+    except (OSError, ValueError, NotImplementedError):
+        interactive = False
+    if not interactive:
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    active = True
+
+    def take(keys: list[Any]) -> None:
+        if not active:
+            return  # a late flush: the next prompt owns the keys now
+        if keys and keys[-1].key == Keys.Escape:
+            cancel()
+            keys = keys[:-1]
+        if keys:
+            store_typeahead(inp, keys)
+
+    def ready() -> None:
+        take(inp.read_keys())
+        loop.call_later(ESC_WAIT, lambda: active and take(inp.flush_keys()))
+
+    try:
+        with inp.attach(ready):
+            yield
+    finally:
+        active = False
