@@ -8,8 +8,9 @@ import pytest
 
 from claude_mini.llm.messages import Message, Usage
 from claude_mini.session import Session
-from claude_mini.ui import commands
-from claude_mini.ui.commands import command, is_command, next_mode, unknown_hint
+from claude_mini.ui import commands, init_commands
+from claude_mini.ui.commands import command, is_command, unknown_hint
+from claude_mini.ui.status_line import next_mode
 
 
 def test_help_lists_every_command_with_its_help(slash):
@@ -191,8 +192,8 @@ def test_config_without_settings(slash):
 
 def test_init_runs_a_turn_with_the_fixed_prompt(slash):
     slash.run("/init")
-    assert slash.host.turns == [commands.INIT_PROMPT]
-    assert "CLAUDE.md" in commands.INIT_PROMPT
+    assert slash.host.turns == [init_commands.INIT_PROMPT]
+    assert "CLAUDE.md" in init_commands.INIT_PROMPT
 
 
 def test_permissions_lists_rules_with_sources(slash):

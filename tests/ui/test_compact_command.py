@@ -12,13 +12,8 @@ from rich.console import Console
 from claude_mini.config import load_config
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.runtime import build_runtime
-from claude_mini.ui.commands import (
-    CommandContext,
-    compact_warning,
-    compaction_line,
-    discover_commands,
-    find_command,
-)
+from claude_mini.ui.commands import CommandContext, discover_commands, find_command
+from claude_mini.ui.context_usage import compact_warning, compaction_line
 
 
 async def _compact(runtime, args: str) -> str:

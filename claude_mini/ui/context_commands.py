@@ -1,0 +1,155 @@
+"""What the session holds, costs and runs with: /context, /cost, /status, /config."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from typing import TYPE_CHECKING, Any
+
+from claude_mini.ui.commands import CommandContext, command, print_lines
+from claude_mini.ui.context_usage import compaction_line, context_used, context_window
+
+if TYPE_CHECKING:
+    from claude_mini.runtime import Runtime
+
+
+@command("context", help="What is in the context now: prompt sections, instruction files, messages.")
+def show_context(ctx: CommandContext) -> None:
+    """Token use, the system prompt's sections, Layer 1 files and attachments, and the messages."""
+    from claude_mini.llm.messages import message_to_api
+    from claude_mini.memory.instructions import to_json
+    from claude_mini.prompt import estimate_tokens
+    from claude_mini.ui.context_view import instructions_report, prompt_report
+
+    rt = ctx.rt
+    used, window = context_used(rt), context_window(rt)
+    lines = [f"Context: {used:,} of {window:,} tokens ({100 * used / window:.0f}%) "
+             f"· model {rt.agent.model}", compaction_line(rt)]
+    lines += prompt_report(rt.prompt)
+    lines += instructions_report(to_json(rt.instructions, rt.tracker))
+    tools = estimate_tokens(json.dumps(rt.agent.tool_specs))
+    lines.append(f"Tools: {len(rt.agent.tool_specs)} definitions (~{tools:,} tokens)")
+    messages = rt.session.messages
+    size = sum(estimate_tokens(json.dumps(message_to_api(m), ensure_ascii=False)) for m in messages)
+    users = sum(1 for m in messages if m.role == "user")
+    lines.append(f"Messages: {len(messages)} ({users} user, {len(messages) - users} assistant; ~{size:,} tokens)")
+    lines += _hook_reports(rt)
+    print_lines(ctx, lines)
+
+
+def _hook_reports(runtime: Runtime) -> list[str]:
+    """What the lifecycle's parts put in the context (recall reports its files and budget)."""
+    return [line for hook in runtime.hooks for line in hook.context_report()]
+
+
+@command("cost", help="Tokens and dollars of this session, by purpose (main, recall, extract, ...).")
+def show_cost(ctx: CommandContext) -> None:
+    """A table of requests, tokens and dollars per purpose, with totals."""
+    from claude_mini.llm.messages import PURPOSES
+    from claude_mini.llm.pricing import price_for
+
+    costs = ctx.rt.session.costs
+    header = f"  {'purpose':<9}{'requests':>9}{'input':>10}{'cache rd':>10}{'cache wr':>10}{'output':>9}{'cost':>10}"
+    lines = [f"Session {ctx.rt.session.id} · {_duration(time.time() - ctx.rt.session.started)}", header]
+    names = [*PURPOSES, *(p for p in costs.by_purpose if p not in PURPOSES)]
+    for purpose in names:
+        line = costs.by_purpose.get(purpose)
+        if line is None:
+            lines.append(f"  {purpose:<9}{0:>9}{'-':>10}{'-':>10}{'-':>10}{'-':>9}{'-':>10}")
+            continue
+        u = line.usage
+        lines.append(f"  {purpose:<9}{line.requests:>9}{u.input_tokens:>10,}{u.cache_read_input_tokens:>10,}"
+                     f"{u.cache_creation_input_tokens:>10,}{u.output_tokens:>9,}{'$' + format(line.cost_usd, '.4f'):>10}")
+    t = costs.total_usage
+    lines.append(f"  {'total':<9}{sum(c.requests for c in costs.by_purpose.values()):>9}{t.input_tokens:>10,}"
+                 f"{t.cache_read_input_tokens:>10,}{t.cache_creation_input_tokens:>10,}{t.output_tokens:>9,}"
+                 f"{'$' + format(costs.total_cost, '.4f'):>10}")
+    if price_for(ctx.rt.agent.model) is None:
+        lines.append(f"  (no price known for {ctx.rt.agent.model}: counted as $0, as for local models)")
+    print_lines(ctx, lines)
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m {secs:02d}s" if minutes else f"{secs}s"
+
+
+@command("status", help="Versions, endpoint, home folder and the settings files in effect.")
+def show_status(ctx: CommandContext) -> None:
+    """Where this session runs and what it talks to."""
+    from claude_mini import __version__, paths
+    from claude_mini.config import settings_files
+
+    rt, cfg = ctx.rt, ctx.rt.config
+    endpoint = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com (default)"
+    auth = next((n for n in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(n)), None)
+    loaded = {str(layer.path) for layer in cfg.layers if layer.path}
+    lines = [
+        f"claude-mini {__version__} · Python {platform.python_version()} · {_versions()}",
+        f"Endpoint:     {endpoint}",
+        f"Auth:         {auth + ' is set' if auth else 'no key (a local server may not need one)'}",
+        f"Model:        {rt.agent.model} (side model {cfg.small_model})",
+        f"Directory:    {cfg.cwd} (project root {cfg.project_root})",
+        f"Session:      {rt.session.id}",
+        f"Transcript:   {rt.session.transcript.path}",
+        f"Home folder:  {paths.home_dir()}" + (" (CLAUDE_MINI_HOME)" if os.environ.get("CLAUDE_MINI_HOME") else ""),
+        f"Memory:       {rt.store.root}" + ("" if cfg.auto_memory else " (auto memory is off)"),
+        f"Permissions:  {rt.policy.mode} mode",
+        "Settings files (lowest precedence first):",
+    ]
+    for source, path in settings_files(cfg.cwd, cfg.project_root):
+        state = "loaded" if str(path) in loaded else ("present, not used (see warnings)" if path.exists()
+                                                       else "not found")
+        lines.append(f"  {source:<8} {path}  [{state}]")
+    if any(layer.source == "flags" for layer in cfg.layers):
+        lines.append("  flags    command line  [loaded]")
+    print_lines(ctx, lines)
+
+
+def _versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = []
+    for name in ("anthropic", "prompt-toolkit", "rich"):
+        try:
+            out.append(f"{name} {version(name)}")
+        except PackageNotFoundError:
+            out.append(f"{name} (not installed)")
+    return ", ".join(out)
+
+
+@command("config", help="The effective settings and the file each one came from.")
+def show_config(ctx: CommandContext) -> None:
+    """Resolved values first, then every setting with its origin."""
+    cfg = ctx.rt.config
+    lines = [
+        f"model             {cfg.model}",
+        f"smallModel        {cfg.small_model}",
+        f"maxTokens         {cfg.max_tokens}",
+        f"permission mode   {ctx.rt.policy.mode}",
+        f"autoMemory        {'on' if cfg.auto_memory else 'off'}",
+        f"contextWindow     {context_window(ctx.rt):,}",
+        "Settings (key = value  <- origin):",
+    ]
+    flat = _flatten(cfg.settings)
+    if not flat:
+        lines.append("  (no settings files: defaults in effect)")
+    width = max((len(k) for k in flat), default=0)
+    for key, value in flat.items():
+        lines.append(f"  {key.ljust(width)} = {json.dumps(value, ensure_ascii=False)}  "
+                     f"<- {cfg.origins.get(key, '?')}")
+    said = [n.text for n in ctx.rt.notices.said("warning") if n.text not in cfg.warnings]
+    lines += [f"  warning: {w}" for w in [*cfg.warnings, *said]]
+    print_lines(ctx, lines)
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            out.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
