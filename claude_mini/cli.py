@@ -173,7 +173,7 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
 def run(args: list[str]) -> None:
     """Dispatch to a subcommand or the root command (typer handles usage errors, exit 2)."""
     if args and args[0] in SUBCOMMANDS:
-        from claude_mini.subcommands import sub_app
+        from claude_mini.subcommands.app import sub_app
 
         sub_app(args, prog_name="claude-mini")
     else:

@@ -21,7 +21,7 @@ def show_context(ctx: CommandContext) -> None:
     from claude_mini.llm.messages import message_to_api
     from claude_mini.memory.instructions import to_json
     from claude_mini.prompt import estimate_tokens
-    from claude_mini.ui.context_view import instructions_report, prompt_report
+    from claude_mini.subcommands.context_view import instructions_report, prompt_report
 
     rt = ctx.rt
     used, window = context_used(rt), context_window(rt)

@@ -5,7 +5,7 @@
     /memory edit NAME            open it in $VISUAL/$EDITOR, then rebuild the system prompt
     /memory add [--type T] [--why W] [--how H] TEXT
     /memory forget NAME [--purge]  archive it (--purge: delete it, and archived copies with secrets)
-    /memory restore NAME | gc [--dry-run] | list --scores    (forgetting: ui/forget_cli.py)
+    /memory restore NAME | gc [--dry-run] | list --scores    (forgetting: subcommands/forget_cli.py)
     /memory path | on | off | doctor [--fix] | recall
 """
 
@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING
 
 from claude_mini.memory.recall import recall_hook
 from claude_mini.memory.store import MemoryStoreError
-from claude_mini.ui import forget_cli
-from claude_mini.ui.commands import CommandContext, command
-from claude_mini.ui.memory_cli import (
+from claude_mini.subcommands import forget_cli
+from claude_mini.subcommands.memory_cli import (
     MemoryCommandError,
     MemoryContext,
     add_memory,
@@ -32,6 +31,7 @@ from claude_mini.ui.memory_cli import (
     set_auto_memory,
     show_text,
 )
+from claude_mini.ui.commands import CommandContext, command
 
 if TYPE_CHECKING:
     from claude_mini.runtime import Runtime

@@ -302,9 +302,9 @@ def test_likely_duplicates_pairs_near_identical_memories_only(store):
     assert finding.kind == "likely_duplicate" and "pytest-flags.md" in finding.message
 
 
-# --- the CLI pieces (claude_mini/ui/forget_cli.py) ------------------------------------------------
+# --- the CLI pieces (claude_mini/subcommands/forget_cli.py) ---------------------------------------
 def test_scores_gc_and_restore_lines(store, clock):
-    from claude_mini.ui.forget_cli import (
+    from claude_mini.subcommands.forget_cli import (
         gc_data,
         gc_lines,
         restore_lines,
@@ -332,7 +332,7 @@ def test_cli_commands_mounted_on_a_typer_group(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
     from claude_mini import paths
-    from claude_mini.ui import forget_cli
+    from claude_mini.subcommands import forget_cli
 
     app = typer.Typer()
     app.command("gc")(forget_cli.gc_command)

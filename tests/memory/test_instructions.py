@@ -30,7 +30,7 @@ from claude_mini.memory.instructions import (
     strip_html_comments,
     to_json,
 )
-from claude_mini.ui.context_view import instructions_report
+from claude_mini.subcommands.context_view import instructions_report
 
 
 def write(root: Path, rel: str, text: str | bytes) -> Path:

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from claude_mini import paths
 from claude_mini.memory.store import MemoryStore
-from claude_mini.subcommands import sub_app
-from claude_mini.ui.memory_cli import derive_memory
+from claude_mini.subcommands.app import sub_app
+from claude_mini.subcommands.memory_cli import derive_memory
 from claude_mini.ui.memory_commands import split_add_options
 from claude_mini.ui.safe_text import visible_controls
 
@@ -246,7 +246,7 @@ def test_split_add_options_leaves_the_text_alone():
 def test_memory_cli_does_not_import_the_sdk(repo):
     import subprocess
 
-    code = ("import sys; from claude_mini.subcommands import sub_app; "
+    code = ("import sys; from claude_mini.subcommands.app import sub_app; "
             "print('anthropic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
                          env={**os.environ}, check=True)

@@ -44,7 +44,7 @@ from claude_mini.memory.store import (
     parse_memory_text,
     read_text_head,
 )
-from claude_mini.ui import forget_cli
+from claude_mini.subcommands import forget_cli
 from claude_mini.ui.safe_text import visible_controls
 
 NAME_MAX_WORDS = 7
@@ -508,6 +508,6 @@ def doctor_command(
         raise typer.Exit(1)
 
 
-# Forgetting (memory/forget.py) brings its own actions in ui/forget_cli.py.
+# Forgetting (memory/forget.py) brings its own actions in subcommands/forget_cli.py.
 memory_app.command("gc")(forget_cli.gc_command)
 memory_app.command("restore")(forget_cli.restore_command)

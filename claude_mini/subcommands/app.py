@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from claude_mini.ui.memory_cli import memory_app
+from claude_mini.subcommands.memory_cli import memory_app
 
 sub_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                       context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,7 +22,7 @@ def context_command(
     """Show which instruction files (CLAUDE.md, rules, imports) are loaded, in order, and why."""
     from claude_mini.config import load_config
     from claude_mini.memory.instructions import lint, load_instructions, to_json
-    from claude_mini.ui.context_view import instructions_report
+    from claude_mini.subcommands.context_view import instructions_report
     from claude_mini.ui.safe_text import visible_controls
 
     config = load_config(Path.cwd())

@@ -5,7 +5,7 @@ Actions are plain functions returning lines (or data for `--json`); the
 typer commands at the bottom only parse arguments and print. Mount them on the
 `memory` group:
 
-    from claude_mini.ui import forget_cli
+    from claude_mini.subcommands import forget_cli
     memory_app.command("gc")(forget_cli.gc_command)
     memory_app.command("restore")(forget_cli.restore_command)
     # and in `memory list`: if scores: forget_cli.scores_command(as_json); return
@@ -237,7 +237,7 @@ def _emit(action: Callable[[], list[str]]) -> None:
 
 
 def _context() -> tuple[MemoryStore, Any]:
-    from claude_mini.ui.memory_cli import MemoryContext
+    from claude_mini.subcommands.memory_cli import MemoryContext
 
     mc = MemoryContext.for_cwd()
     return mc.store, mc.config

@@ -1,0 +1,11 @@
+"""`claude-mini <subcommand>`: the scriptable commands, which need no model and no terminal.
+
+    app.py           the typer group `cli.py` hands `memory` and `context` to; `claude-mini context`
+    memory_cli.py    `claude-mini memory ...`: list, show, add, edit, forget, path, on/off, doctor
+    forget_cli.py    `memory list --scores`, `memory gc`, `memory restore` (memory/forget.py)
+    context_view.py  plain-text reports of the instruction files and prompt sections
+
+The REPL's `/memory` and `/context` (ui/memory_commands.py, ui/context_commands.py)
+reuse these actions and reports. Importing this package has no side effects and
+imports nothing: the REPL's `/context` reads context_view.py without typer.
+"""
