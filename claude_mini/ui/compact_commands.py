@@ -1,4 +1,4 @@
-"""`/compact [instructions]`: summarise the conversation now (Layer 5, issue 6)."""
+"""`/compact [instructions]`: summarise the conversation now (Layer 5; DESIGN.md section 5)."""
 
 from __future__ import annotations
 
