@@ -94,8 +94,8 @@ def warm_imports() -> None:
 
 
 class SessionStart:
-    """Starts the loader after the prompt's first paint, and the session's start-up work once
-    the runtime is built; a failed build ends the prompt at once."""
+    """Starts the loader just after the prompt's first paint, and the session's start-up work
+    (auto gc, auto dream) once the runtime is built."""
 
     def __init__(self, loader: RuntimeLoader, app: Application, *, resumed: bool) -> None:
         self.loader = loader
