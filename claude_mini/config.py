@@ -15,12 +15,19 @@ Two safety decisions live here, so no other module ever sees what they remove
   MCP servers, env, helper commands and base URLs must never be).
 - A managed file that exists but cannot be read, parsed or has wrong types sets
   `Config.managed_error`; `runtime.make_policy` then denies every tool.
+
+The memory layers' settings (`recall.*`, `memory.*`, `contextWindow`, `autoCompact`,
+`autoCompactThreshold`) are validated here and nowhere else: `Config.memory` gives
+them typed, one dataclass per layer, each bad value replaced by its default and
+named once in `MemorySettings.problems`, which `runtime.build_runtime` says.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +81,15 @@ class Config:
                 return default
             node = node[part]
         return node
+
+    @property
+    def memory(self) -> MemorySettings:
+        """The memory layers' settings, validated from the merged settings and the model.
+
+        Validated at each access (a few dictionary lookups), so a change of the merged
+        settings or of the model during a session (a folder trusted, /model) is seen at once.
+        """
+        return memory_settings(self.settings, self.model)
 
     @property
     def auto_memory(self) -> bool:
@@ -412,3 +428,237 @@ def _apply_settings(config: Config, flags: dict[str, Any]) -> None:
     max_tokens = config.settings.get("maxTokens")
     if isinstance(max_tokens, int) and max_tokens > 0:
         config.max_tokens = max_tokens
+
+
+# ---- the memory layers' settings (DESIGN.md sections 4 and 5), validated in one place
+
+RECALL_STRATEGIES = ("model", "lexical", "off")
+RECALL_TIMEOUT_MS = 10_000
+EXTRACT_EVERY = 1
+EXTRACT_WAIT_SECONDS = 60.0
+HALF_LIFE_DAYS = 30.0
+MAX_MEMORY_FILES = 200  # Claude Code's hard cap on memory files
+DREAM_MAX_TURNS = 8
+DREAM_MIN_HOURS = 24.0  # automatic dreaming: at most once a day...
+DREAM_MIN_SESSIONS = 5  # ...and after this many sessions
+AUTOCOMPACT_ENV = "CLAUDE_MINI_AUTOCOMPACT_PCT"  # wins over `autoCompactThreshold`
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    """`recall.*`: how Layer 3 chooses memories each turn (memory/recall.py)."""
+
+    strategy: str = "model"  # unset: "lexical" for the bundled local model, else "model"
+    wait_ms: int = 0
+    timeout_ms: int = RECALL_TIMEOUT_MS
+
+
+@dataclass(frozen=True)
+class ExtractionSettings:
+    """`memory.extractEvery` (every N eligible turns), `memory.extractWaitSeconds` (print mode)
+    and the daily-log mode, for Layer 4 (memory/extract.py)."""
+
+    every: int = EXTRACT_EVERY
+    wait_seconds: float = EXTRACT_WAIT_SECONDS
+    log_mode: bool = False  # `memory.mode: "log"`: append bullets to today's log, edit no file
+
+
+@dataclass(frozen=True)
+class ForgetSettings:
+    """`memory.halfLifeDays`, `memory.maxFiles` and `memory.autoGc`: forgetting (memory/forget.py)."""
+
+    half_life_days: float = HALF_LIFE_DAYS
+    max_files: int = MAX_MEMORY_FILES
+    auto_gc: bool = True
+
+    @classmethod
+    def from_config(cls, config: Config | None) -> ForgetSettings:
+        """`config.memory.forget`; the defaults without a config."""
+        return config.memory.forget if config is not None else cls()
+
+
+@dataclass(frozen=True)
+class DreamSettings:
+    """`memory.autoDream` and `memory.dreamMaxTurns`: consolidation (memory/dream.py)."""
+
+    auto_dream: bool = True
+    max_turns: int = DREAM_MAX_TURNS
+    min_hours: float = DREAM_MIN_HOURS  # the auto-dream gate: constants, not settings
+    min_sessions: int = DREAM_MIN_SESSIONS
+
+    @classmethod
+    def from_config(cls, config: Config | None) -> DreamSettings:
+        """`config.memory.dream`; the defaults without a config."""
+        return config.memory.dream if config is not None else cls()
+
+
+@dataclass(frozen=True)
+class CompactSettings:
+    """`contextWindow`, `autoCompact` and `autoCompactThreshold` (or its environment variable),
+    for Layer 5 (memory/compact.py)."""
+
+    context_window: int | None = None  # None: what the client knows, else the per-model table
+    auto_compact: bool = True
+    threshold: float | None = None  # a fraction of the window; None: the formula
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    """Every memory layer's settings, validated; `problems` names each bad value once."""
+
+    recall: RecallSettings = field(default_factory=RecallSettings)
+    extraction: ExtractionSettings = field(default_factory=ExtractionSettings)
+    forget: ForgetSettings = field(default_factory=ForgetSettings)
+    dream: DreamSettings = field(default_factory=DreamSettings)
+    compact: CompactSettings = field(default_factory=CompactSettings)
+    log_mode: bool = False  # `memory.mode: "log"` (memory/daylog.py)
+    problems: tuple[str, ...] = ()
+
+
+def memory_settings(settings: Mapping[str, Any], model: str = DEFAULT_MODEL,
+                    environ: Mapping[str, str] | None = None) -> MemorySettings:
+    """The memory layers' settings from merged settings; a bad value gets its default and a problem."""
+    read = _SettingsReader(settings)
+    recall = _recall_settings(read, read.group("recall"), model)
+    memory = read.group("memory")
+    log_mode = read.value(memory, "memory.mode", None, "'log' or left out", _is_log_mode,
+                          shown="topic files") == "log"
+    return MemorySettings(
+        recall=recall,
+        extraction=ExtractionSettings(
+            every=read.value(memory, "memory.extractEvery", EXTRACT_EVERY, "a whole number >= 1",
+                             _whole_at_least(1)),
+            wait_seconds=float(read.value(memory, "memory.extractWaitSeconds", EXTRACT_WAIT_SECONDS,
+                                          "a number >= 0", _number_at_least(0))),
+            log_mode=log_mode,
+        ),
+        forget=ForgetSettings(
+            half_life_days=float(read.value(memory, "memory.halfLifeDays", HALF_LIFE_DAYS,
+                                            "a number of days > 0", _positive_number)),
+            max_files=int(read.value(memory, "memory.maxFiles", MAX_MEMORY_FILES, "a number >= 1",
+                                     _number_at_least(1))),
+            auto_gc=read.value(memory, "memory.autoGc", True, "true or false", _is_bool),
+        ),
+        dream=DreamSettings(
+            auto_dream=read.value(memory, "memory.autoDream", True, "true or false", _is_bool),
+            max_turns=read.value(memory, "memory.dreamMaxTurns", DREAM_MAX_TURNS,
+                                 "a whole number >= 2", _whole_at_least(2)),
+        ),
+        compact=_compact_settings(read, os.environ if environ is None else environ),
+        log_mode=log_mode,
+        problems=tuple(read.problems),
+    )
+
+
+def _recall_settings(read: _SettingsReader, recall: Mapping[str, Any], model: str) -> RecallSettings:
+    """`recall.*`; unset, the strategy follows the model, a bad one is "model".
+
+    The bundled local model is tiny and runs one request at a time: picking memories with it
+    costs seconds per turn and picks badly, so local sessions default to lexical recall.
+    """
+    unset = "lexical" if str(model).startswith("local") else "model"
+    return RecallSettings(
+        strategy=read.value(recall, "recall.strategy", unset, "one of " + ", ".join(RECALL_STRATEGIES),
+                            lambda v: v in RECALL_STRATEGIES, bad="model"),
+        wait_ms=int(read.value(recall, "recall.waitMs", 0, "a number of milliseconds >= 0",
+                               _number_at_least(0))),
+        timeout_ms=int(read.value(recall, "recall.timeoutMs", RECALL_TIMEOUT_MS,
+                                  "a number of milliseconds >= 0", _number_at_least(0))),
+    )
+
+
+def _compact_settings(read: _SettingsReader, environ: Mapping[str, str]) -> CompactSettings:
+    """The compaction settings; the environment variable wins over `autoCompactThreshold`."""
+    top = read.settings
+    context_window = read.value(top, "contextWindow", None, "a whole number of tokens >= 1",
+                                _whole_at_least(1), shown="the model's window")
+    auto_compact = read.value(top, "autoCompact", True, "true or false", _is_bool)
+    threshold = read.value(top, "autoCompactThreshold", None,
+                           "a fraction of the window from 0 to 1, or a percentage up to 100",
+                           lambda v: threshold_fraction(v) is not None, shown="the default threshold")
+    # The environment variable is no setting: an unusable value is ignored without a word, as before.
+    fraction = threshold_fraction(environ.get(AUTOCOMPACT_ENV)) or threshold_fraction(threshold)
+    return CompactSettings(context_window, auto_compact, fraction)
+
+
+def threshold_fraction(value: Any) -> float | None:
+    """A threshold given as a fraction (0.8) or a percentage (80, "80"); None when unusable."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if number > 1:
+        number /= 100
+    return number if 0 < number <= 1 else None
+
+
+class _SettingsReader:
+    """Reads settings one key at a time; each bad value becomes its default and one problem."""
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.settings = settings
+        self.problems: list[str] = []
+
+    def group(self, name: str) -> Mapping[str, Any]:
+        """The `name` object (`recall`, `memory`); anything else counts as empty, said once."""
+        value = self.settings.get(name, {})
+        if isinstance(value, Mapping):
+            return value
+        self.problems.append(settings_problem(name, "an object", value, "the defaults"))
+        return {}
+
+    def value(self, group: Mapping[str, Any], dotted: str, default: Any, what: str,
+              valid: Callable[[Any], bool], *, bad: Any = None, shown: str | None = None) -> Any:
+        """`group`'s value for the last part of `dotted` if `valid`, else `bad` (or `default`).
+
+        `bad` is the value a wrong setting falls back to when it differs from the unset
+        default; `shown` says the default in words when it is not a value.
+        """
+        key = dotted.rsplit(".", 1)[-1]
+        if key not in group:
+            return default
+        value = group[key]
+        if valid(value):
+            return value
+        fallback = default if bad is None else bad
+        self.problems.append(settings_problem(dotted, what, value, shown or _shown_default(fallback)))
+        return fallback
+
+
+def settings_problem(key: str, what: str, value: Any, default: str) -> str:
+    """The one line naming a bad setting: `<key> must be <what> (got <value>); using <default>.`"""
+    got = repr(value)
+    got = got if len(got) <= 120 else got[:119] + "…"
+    return f"{key} must be {what} (got {got}); using {default}."
+
+
+def _shown_default(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _number_at_least(minimum: float) -> Callable[[Any], bool]:
+    return lambda value: _is_number(value) and value >= minimum
+
+
+def _whole_at_least(minimum: int) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _positive_number(value: Any) -> bool:
+    return _is_number(value) and value > 0
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_log_mode(value: Any) -> bool:
+    return value == "log"

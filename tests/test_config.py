@@ -1,14 +1,23 @@
-"""config.py: the precedence rules of DESIGN.md section 4, one test each, through `load_config`."""
+"""config.py: the precedence rules of DESIGN.md section 4, one test each, through `load_config`;
+the memory layers' settings, each key through the one validator."""
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 
 from claude_mini import paths
-from claude_mini.config import load_config
+from claude_mini.config import (
+    DreamSettings,
+    ForgetSettings,
+    MemorySettings,
+    RecallSettings,
+    load_config,
+    memory_settings,
+)
 
 
 def write(path: Path, data: dict) -> None:
@@ -90,3 +99,115 @@ def test_the_project_root_is_the_git_root_from_a_subfolder(repo, files) -> None:
     config = load_config(repo / "src" / "deep", trust_folder=True)
     assert config.project_root == repo.resolve()
     assert config.model == "model-from-project"
+
+
+# --- the memory layers' settings: one validator, one message per bad value ---------------------
+
+def nested(dotted: str, value) -> dict:
+    """`{"recall": {"waitMs": 5}}` from `"recall.waitMs", 5`."""
+    *groups, key = dotted.split(".")
+    data = {key: value}
+    for group in reversed(groups):
+        data = {group: data}
+    return data
+
+
+def field_of(settings: MemorySettings, path: str):
+    for part in path.split("."):
+        settings = getattr(settings, part)
+    return settings
+
+
+# key, field, a good value and what it becomes, a bad value, its default, the one message.
+MEMORY_KEYS = [
+    ("recall.strategy", "recall.strategy", "lexical", "lexical", "smart", "model",
+     "recall.strategy must be one of model, lexical, off (got 'smart'); using 'model'."),
+    ("recall.waitMs", "recall.wait_ms", 250.7, 250, -1, 0,
+     "recall.waitMs must be a number of milliseconds >= 0 (got -1); using 0."),
+    ("recall.timeoutMs", "recall.timeout_ms", 0, 0, "soon", 10_000,
+     "recall.timeoutMs must be a number of milliseconds >= 0 (got 'soon'); using 10000."),
+    ("memory.mode", "log_mode", "log", True, "logs", False,
+     "memory.mode must be 'log' or left out (got 'logs'); using topic files."),
+    ("memory.extractEvery", "extraction.every", 3, 3, 0, 1,
+     "memory.extractEvery must be a whole number >= 1 (got 0); using 1."),
+    ("memory.extractWaitSeconds", "extraction.wait_seconds", 5, 5.0, "soon", 60.0,
+     "memory.extractWaitSeconds must be a number >= 0 (got 'soon'); using 60."),
+    ("memory.halfLifeDays", "forget.half_life_days", 7, 7.0, 0, 30.0,
+     "memory.halfLifeDays must be a number of days > 0 (got 0); using 30."),
+    ("memory.maxFiles", "forget.max_files", 50, 50, -3, 200,
+     "memory.maxFiles must be a number >= 1 (got -3); using 200."),
+    ("memory.autoGc", "forget.auto_gc", False, False, "yes", True,
+     "memory.autoGc must be true or false (got 'yes'); using true."),
+    ("memory.autoDream", "dream.auto_dream", False, False, 0, True,
+     "memory.autoDream must be true or false (got 0); using true."),
+    ("memory.dreamMaxTurns", "dream.max_turns", 2, 2, 1, 8,
+     "memory.dreamMaxTurns must be a whole number >= 2 (got 1); using 8."),
+    ("contextWindow", "compact.context_window", 30_000, 30_000, True, None,
+     "contextWindow must be a whole number of tokens >= 1 (got True); using the model's window."),
+    ("autoCompact", "compact.auto_compact", False, False, "no", True,
+     "autoCompact must be true or false (got 'no'); using true."),
+    ("autoCompactThreshold", "compact.threshold", 60, 0.6, 150, None,
+     "autoCompactThreshold must be a fraction of the window from 0 to 1, or a percentage up to "
+     "100 (got 150); using the default threshold."),
+]
+
+
+@pytest.mark.parametrize(("key", "path", "good", "typed", "bad", "default", "message"), MEMORY_KEYS,
+                         ids=[row[0] for row in MEMORY_KEYS])
+def test_each_memory_setting_is_typed_and_a_bad_value_falls_back_with_one_message(
+        key, path, good, typed, bad, default, message) -> None:
+    unset = memory_settings({}, environ={})
+    assert unset.problems == () and field_of(unset, path) == default
+    ok = memory_settings(nested(key, good), environ={})
+    assert ok.problems == () and field_of(ok, path) == typed
+    wrong = memory_settings(nested(key, bad), environ={})
+    assert field_of(wrong, path) == default and wrong.problems == (message,)
+
+
+def test_every_bad_value_is_named_once_and_the_good_ones_still_apply() -> None:
+    data = {"recall": {"waitMs": -1, "timeoutMs": 500}, "memory": {"maxFiles": "many", "autoGc": False}}
+    settings = memory_settings(data, environ={})
+    assert (settings.recall.wait_ms, settings.recall.timeout_ms) == (0, 500)
+    assert (settings.forget.max_files, settings.forget.auto_gc) == (200, False)
+    assert [p.split(" ")[0] for p in settings.problems] == ["recall.waitMs", "memory.maxFiles"]
+
+
+def test_a_group_that_is_not_an_object_counts_as_empty() -> None:
+    settings = memory_settings({"recall": "off", "memory": ["log"]}, environ={})
+    assert settings.recall == RecallSettings() and settings.log_mode is False
+    assert settings.problems == ("recall must be an object (got 'off'); using the defaults.",
+                                 "memory must be an object (got ['log']); using the defaults.")
+
+
+def test_non_finite_numbers_are_bad_values() -> None:
+    settings = memory_settings({"recall": {"waitMs": math.inf}, "memory": {"halfLifeDays": math.nan}},
+                               environ={})
+    assert settings.recall.wait_ms == 0 and settings.forget.half_life_days == 30.0
+    assert len(settings.problems) == 2
+
+
+def test_the_local_model_defaults_recall_to_lexical_but_a_bad_strategy_is_model() -> None:
+    assert memory_settings({}, "local").recall.strategy == "lexical"
+    assert memory_settings({}, "claude-sonnet-4-6").recall.strategy == "model"
+    assert memory_settings(nested("recall.strategy", "off"), "local").recall.strategy == "off"
+    assert memory_settings(nested("recall.strategy", 3), "local").recall.strategy == "model"
+
+
+def test_the_threshold_environment_variable_wins_and_is_never_reported() -> None:
+    data = {"autoCompactThreshold": 0.5}
+    assert memory_settings(data, environ={"CLAUDE_MINI_AUTOCOMPACT_PCT": "80"}).compact.threshold == 0.8
+    unusable = memory_settings(data, environ={"CLAUDE_MINI_AUTOCOMPACT_PCT": "lots"})
+    assert unusable.compact.threshold == 0.5 and unusable.problems == ()
+    assert memory_settings({"autoCompactThreshold": "70"}, environ={}).compact.threshold == 0.7
+
+
+def test_config_memory_follows_the_merged_settings_and_the_model(repo, files) -> None:
+    write(files["user"], {"memory": {"extractEvery": 0}, "recall": {"timeoutMs": 500}})
+    config = load_config(repo)
+    assert config.memory.extraction.every == 1 and config.memory.recall.timeout_ms == 500
+    assert config.memory.problems == ("memory.extractEvery must be a whole number >= 1 (got 0); "
+                                      "using 1.",)
+    config.model = "local"  # /model: recall's default strategy follows
+    assert config.memory.recall.strategy == "lexical"
+    assert ForgetSettings.from_config(None) == ForgetSettings() == config.memory.forget
+    assert DreamSettings.from_config(config) == config.memory.dream == DreamSettings()
