@@ -149,7 +149,7 @@ def make_prompt(config: Config, store: MemoryStore,
 
 def _memory_section(config: Config, store: MemoryStore) -> str:
     """Layer 2's prompt section; in daily-log mode the index is read-only and saving means appending."""
-    if config.get("memory.mode") != "log":
+    if not config.memory.log_mode:
         return memory_prompt_section(store)
     from claude_mini.memory.daylog import log_mode_prompt
     from claude_mini.memory.store import render_index_for_prompt
@@ -200,6 +200,8 @@ def build_runtime(
     """
     notices = notices or NoticeChannel()
     client = client or make_client(config, notices)
+    for problem in config.memory.problems:  # bad memory settings: each has its default; said once
+        notices.say(problem, "warning", once=True)
     session = session or Session(config.cwd)
     ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
     policy = make_policy(config, ctx)
@@ -209,7 +211,7 @@ def build_runtime(
     store = MemoryStore(paths.memory_dir(config.cwd))
     if config.auto_memory:
         policy.allow_edits_in(store.root)  # the main agent saves memories without a prompt
-    if config.get("memory.mode") == "log":
+    if config.memory.log_mode:
         from claude_mini.memory.daylog import LogModePolicy
 
         policy = LogModePolicy(policy, store.root, cwd=lambda: ctx.cwd)  # type: ignore[assignment]

@@ -32,7 +32,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +42,7 @@ from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import WRITING_TOOLS, Fork, ForkResult, ForkSnapshot
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.agent.permissions import Allow, Decision, ExtractionPolicy, ToolPolicy
+from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
 from claude_mini.memory.fileutil import atomic_write
 from claude_mini.memory.lexical import Candidate, manifest_line
@@ -68,8 +69,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_TURNS = 5  # DESIGN.md section 5
-DEFAULT_EVERY = 1
-DEFAULT_WAIT_SECONDS = 60.0
 COMPACT_FLUSH_SECONDS = 60.0  # how long a compaction waits for the extraction it asked for
 MANIFEST_MAX = 200  # as many as recall offers
 POLICY_FILENAME = "memory-policy.md"
@@ -77,35 +76,7 @@ POLICY_MAX_CHARS = 8_000  # a policy is guidance, not a second CLAUDE.md
 NOTICE_DESCRIPTION_CHARS = 100
 
 
-# ---------------------------------------------------------------- settings and records
-
-
-@dataclass
-class ExtractionSettings:
-    """`memory.extractEvery` (every N eligible turns), `memory.extractWaitSeconds` (print mode)."""
-
-    every: int = DEFAULT_EVERY
-    wait_seconds: float = DEFAULT_WAIT_SECONDS
-    max_turns: int = MAX_TURNS
-    log_mode: bool = False  # `memory.mode: "log"`: append bullets to today's log, edit no file
-    problems: tuple[str, ...] = field(default=(), compare=False)  # bad values, said once
-
-    @classmethod
-    def from_config(cls, config: Config) -> ExtractionSettings:
-        """The settings, with bad values replaced by the defaults (each named in `problems`)."""
-        every = config.get("memory.extractEvery", DEFAULT_EVERY)
-        wait = config.get("memory.extractWaitSeconds", DEFAULT_WAIT_SECONDS)
-        problems = []
-        if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-            problems.append(f"memory.extractEvery must be a whole number >= 1 (got {every!r}); "
-                            f"using {DEFAULT_EVERY}.")
-            every = DEFAULT_EVERY
-        if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
-            problems.append(f"memory.extractWaitSeconds must be a number >= 0 (got {wait!r}); "
-                            f"using {DEFAULT_WAIT_SECONDS:g}.")
-            wait = DEFAULT_WAIT_SECONDS
-        return cls(every=every, wait_seconds=float(wait), log_mode=config.get("memory.mode") == "log",
-                   problems=tuple(problems))
+# ---------------------------------------------------------------- records
 
 
 @dataclass
@@ -224,7 +195,7 @@ def first_user_words(messages: list[Message], limit: int = 80) -> str:
 # ---------------------------------------------------------------- the fork's policy
 
 
-def memory_fork_policy(memory_dir: Path, session_policy: Any, cwd: Path) -> ToolPolicy:
+def memory_fork_policy(memory_dir: Path, session_policy: ToolPolicy, cwd: Path) -> ToolPolicy:
     """The tool policy of extraction (and /dream): ExtractionPolicy bound by the session's deny
     and ask rules, inside the secret guard. Relative paths resolve against the fork's `cwd`."""
     base = session_policy.policy if isinstance(session_policy, SecretGuard) else session_policy
@@ -380,11 +351,9 @@ class Extractor(AgentHooks):
     def for_runtime(cls, config: Config, session: Session, store: MemoryStore,
                     policy: ToolPolicy, notices: NoticeChannel) -> Extractor:
         """The extractor of a session built from `config` (auto memory checked at each turn end)."""
-        settings = ExtractionSettings.from_config(config)
-        for problem in settings.problems:
-            notices.say(problem, "warning", once=True)
         return cls(store=store, session=session, policy=policy, project_root=config.project_root,
-                   notices=notices, settings=settings, enabled=lambda: config.auto_memory)
+                   notices=notices, settings=config.memory.extraction,
+                   enabled=lambda: config.auto_memory)
 
     # -- agent hooks
 
@@ -530,7 +499,7 @@ class Extractor(AgentHooks):
             return
         journal = WriteJournal(memory_fork_policy(self.store.root, self.policy, snapshot.cwd),
                                snapshot.cwd)
-        fork = Fork(snapshot, purpose="extract", policy=journal, max_turns=self.settings.max_turns)
+        fork = Fork(snapshot, purpose="extract", policy=journal, max_turns=MAX_TURNS)
         try:
             result = await fork.run(self._prompt(new))
         except asyncio.CancelledError:
@@ -568,7 +537,7 @@ class Extractor(AgentHooks):
         return extraction_prompt(
             count=len(new), first_words=first_user_words(new), manifest=memory_manifest(self.store),
             root=self.store.root, policies=memory_policies(self.project_root),
-            max_turns=self.settings.max_turns,
+            max_turns=MAX_TURNS,
         )
 
     def _failed(self, exc: Exception, session: Session) -> None:

@@ -50,14 +50,13 @@ if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
     from claude_mini.agent.hooks import SessionSource
     from claude_mini.agent.loop import Agent
-    from claude_mini.config import Config
+    from claude_mini.config import Config, RecallSettings
     from claude_mini.llm.client import ModelClient
     from claude_mini.session import Session
 
 log = logging.getLogger(__name__)
 
 # --- constants (DESIGN.md section 5) -------------------------------------------------
-STRATEGIES = ("model", "lexical", "off")
 MAX_SELECTED = 5
 RECALL_MAX_TOKENS = 256
 FILE_MAX_BYTES = 4096
@@ -65,7 +64,6 @@ FILE_MAX_LINES = 200
 SESSION_BUDGET_BYTES = 60 * 1024
 MIN_USEFUL_BUDGET = 1024  # below this a prefetch could not inject anything worth its cost
 STALE_AFTER_DAYS = 30
-DEFAULT_TIMEOUT_MS = 10_000
 QUERY_MAX_CHARS = 4_000  # a pasted log is cut before it goes into the recall prompt
 RECENT_TOOL_MESSAGES = 10  # how far back "recently used tools" looks
 RECALL_SCHEMA: dict[str, Any] = {
@@ -101,45 +99,6 @@ filename exactly as listed."""
 
 class RecallFailed(Exception):
     """The side model gave no usable selection (error, deadline, or an answer that is not JSON)."""
-
-
-# --- settings ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RecallSettings:
-    """The `recall.*` settings and the side model, read at the start of each turn."""
-
-    strategy: str = "model"
-    wait_ms: int = 0
-    timeout_ms: int = DEFAULT_TIMEOUT_MS
-    model: str = "claude-haiku-4-5"
-    enabled: bool = True
-    problems: tuple[str, ...] = ()
-
-    @classmethod
-    def from_config(cls, config: Config) -> RecallSettings:
-        """Settings from a Config; bad values fall back to the default with a problem noted."""
-        problems: list[str] = []
-        # The bundled local model is tiny and runs one request at a time: picking memories with it
-        # costs seconds per turn and picks badly, so local sessions default to lexical recall.
-        default = "lexical" if str(config.model).startswith("local") else "model"
-        strategy = config.get("recall.strategy", default)
-        if strategy not in STRATEGIES:
-            problems.append(f"recall.strategy {strategy!r} is not one of {', '.join(STRATEGIES)}; "
-                            "using 'model'")
-            strategy = "model"
-        wait = _millis(config.get("recall.waitMs", 0), "recall.waitMs", 0, problems)
-        timeout = _millis(config.get("recall.timeoutMs", DEFAULT_TIMEOUT_MS), "recall.timeoutMs",
-                          DEFAULT_TIMEOUT_MS, problems)
-        return cls(strategy, wait, timeout, config.small_model,
-                   config.auto_memory and strategy != "off", tuple(problems))
-
-
-def _millis(value: Any, key: str, default: int, problems: list[str]) -> int:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return int(value)
-    problems.append(f"{key} must be a number of milliseconds >= 0 (got {value!r}); "
-                    f"using {default}")
-    return default
 
 
 # --- records -------------------------------------------------------------------------
@@ -350,7 +309,9 @@ class RecallHook(AgentHooks):
     """Layer 3 in the agent loop: prefetch at turn start, inject at a tool-result boundary.
 
     A selection in flight shows as background work `recall` on the notice channel, which
-    also carries one-line messages (a fallback, a bad setting); `summary()` feeds /context.
+    also carries one-line messages (a fallback, the budget used up); `summary()` feeds /context.
+    The `recall.*` settings are read from `config.memory.recall` at each turn (validated,
+    and their problems said, in config.py and runtime.py).
     """
 
     def __init__(self, store: MemoryStore, config: Config, notices: NoticeChannel | None = None, *,
@@ -383,8 +344,8 @@ class RecallHook(AgentHooks):
 
     def summary(self) -> RecallSummary:
         """What was recalled this session and how much budget it uses."""
-        settings = RecallSettings.from_config(self.config)
-        return RecallSummary(settings.strategy, settings.enabled, self.running,
+        settings = self.config.memory.recall
+        return RecallSummary(settings.strategy, self._enabled(settings), self.running,
                              SESSION_BUDGET_BYTES, dict(self._ledger), list(self.events))
 
     def context_report(self) -> list[str]:
@@ -414,10 +375,8 @@ class RecallHook(AgentHooks):
         self._drop("a new turn started first")
         self._session = agent.session
         self.reset_budget()
-        settings = RecallSettings.from_config(self.config)
-        for problem in settings.problems:
-            self._say(problem)
-        if not settings.enabled or not should_recall(text):
+        settings = self.config.memory.recall
+        if not self._enabled(settings) or not should_recall(text):
             return
         if SESSION_BUDGET_BYTES - self.bytes_used < MIN_USEFUL_BUDGET:
             self._say("recall stopped for this session: its 60 KiB budget is used up "
@@ -460,6 +419,9 @@ class RecallHook(AgentHooks):
             await asyncio.wait({task}, timeout=1)
 
     # -- internals --
+    def _enabled(self, settings: RecallSettings) -> bool:
+        return self.config.auto_memory and settings.strategy != "off"
+
     def _drop(self, why: str) -> None:
         task, event = self._task, self._event
         self._task = self._event = None
@@ -551,7 +513,8 @@ class RecallHook(AgentHooks):
         """One side-model request; any failure or the deadline raises RecallFailed."""
         lines = [manifest_line(c, "archived" if is_archived_name(c.filename) else "")
                  for c in manifest]
-        request = build_recall_request(settings.model, query, lines, tools)
+        model = self.config.small_model
+        request = build_recall_request(model, query, lines, tools)
         try:
             done = await asyncio.wait_for(client.complete(request), settings.timeout_ms / 1000)
         except TimeoutError:
@@ -562,7 +525,7 @@ class RecallHook(AgentHooks):
         except Exception as exc:  # an unmapped transport error must not cost the turn its recall
             raise RecallFailed(f"the side model failed: {type(exc).__name__}: {exc}") from exc
         if self._session is not None:
-            self._session.costs.add("recall", done.model or settings.model, done.billed)
+            self._session.costs.add("recall", done.model or model, done.billed)
         return parse_selection(done.message.text, [c.filename for c in manifest])
 
     def _inject(self, selection: Selection, event: RecallEvent) -> list[str]:

@@ -464,8 +464,8 @@ def test_secret_guard_stands_in_for_the_policy_it_wraps(repo, memdir, fake_serve
 def test_settings_with_bad_values_fall_back_to_defaults(repo):
     config = load_config(repo)
     config.settings["memory"] = {"extractEvery": 0, "extractWaitSeconds": "soon"}
-    settings = ExtractionSettings.from_config(config)
+    settings = config.memory.extraction
     assert settings.every == 1 and settings.wait_seconds == 60.0
-    assert any("memory.extractEvery" in w for w in settings.problems)
+    assert any("memory.extractEvery" in w for w in config.memory.problems)
     config.settings["memory"] = {"extractEvery": 3, "extractWaitSeconds": 5}
-    assert ExtractionSettings.from_config(config) == ExtractionSettings(every=3, wait_seconds=5.0)
+    assert config.memory.extraction == ExtractionSettings(every=3, wait_seconds=5.0)

@@ -220,6 +220,19 @@ def test_wait_ms_lets_recall_reach_the_first_request(repo, fake_server):
     assert first[0]["text"] == QUERY and "DEPLOY-BODY" in first[1]["text"]
 
 
+def test_bad_settings_are_said_once_as_warnings_when_the_session_starts(repo, fake_server):
+    rt = make_runtime(repo, fake_server, {"recall": {"waitMs": -1}, "memory": {"extractEvery": 0}})
+    save(rt, "deploy.md", body="DEPLOY-BODY")
+    select(fake_server)
+    fake_server.queue(Reply.text("one"), Reply.text("two"))
+    run_turns(rt, QUERY, QUERY)  # two turns: recall no longer says them at each turn
+    assert [n.text for n in rt.notices.said() if "must be" in n.text] == [
+        "recall.waitMs must be a number of milliseconds >= 0 (got -1); using 0.",
+        "memory.extractEvery must be a whole number >= 1 (got 0); using 1.",
+    ]
+    assert all(n.level == "warning" for n in rt.notices.said() if "must be" in n.text)
+
+
 # --- failures fall back to lexical ---------------------------------------------------
 @pytest.mark.parametrize("reply", [Reply.error(500), Reply.text("I would pick deploy.md")],
                          ids=["http-500", "not-json"])
@@ -344,11 +357,9 @@ def test_recalls_in_context_reads_back_what_was_injected():
 
 
 def test_local_model_sessions_default_to_lexical_recall(tmp_path):
-    from claude_mini.memory.recall import RecallSettings
-
     config = load_config(tmp_path)
-    assert RecallSettings.from_config(config).strategy == "model"
+    assert config.memory.recall.strategy == "model"
     config.model = "local"
-    assert RecallSettings.from_config(config).strategy == "lexical"
+    assert config.memory.recall.strategy == "lexical"
     config.settings["recall"] = {"strategy": "model"}  # an explicit setting still wins
-    assert RecallSettings.from_config(config).strategy == "model"
+    assert config.memory.recall.strategy == "model"
