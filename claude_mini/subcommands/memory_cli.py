@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -285,7 +285,7 @@ def saved_parts(filename: str, fields: dict[str, Any]) -> dict[str, str]:
             "its MEMORY.md line": index_line(filename, fields["name"], fields["description"])}
 
 
-def refuse_secrets(parts: dict[str, str | None]) -> None:
+def refuse_secrets(parts: Mapping[str, str | None]) -> None:
     """Raise MemoryCommandError naming what looks like a secret in any part (never its value)."""
     for where, part in parts.items():
         found = find_secrets(part)

@@ -211,7 +211,7 @@ def _read_window(raw: IO[bytes], path: Path, offset: int, limit: int) -> _Window
     # surrogateescape keeps invalid bytes recognisable so we can say that the file is not UTF-8.
     errors = "surrogateescape" if encoding.startswith("utf-8") else "replace"
     # Universal newlines: CRLF and CR become "\n" while decoding, so a CRLF pair is never split.
-    with io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline=None) as text:  # type: ignore[arg-type]
+    with io.TextIOWrapper(raw, encoding=encoding, errors=errors, newline=None) as text:
         return _collect(text, offset, limit, encoding)
 
 

@@ -11,6 +11,7 @@ commands.
 
 from __future__ import annotations
 
+import builtins
 import os
 import re
 import subprocess
@@ -130,7 +131,7 @@ class ProjectFiles:
         self._cache: tuple[float, list[str]] | None = None
         self._spec: Any = None
 
-    def list(self) -> list[str]:
+    def list(self) -> builtins.list[str]:
         """Relative paths of files and folders (folders end in '/'), cached for `ttl` seconds."""
         now = time.monotonic()
         if self._cache is None or now - self._cache[0] > self.ttl:
@@ -140,7 +141,7 @@ class ProjectFiles:
             self._cache = (now, sorted(folders) + files)
         return self._cache[1]
 
-    def _git_files(self) -> list[str] | None:
+    def _git_files(self) -> builtins.list[str] | None:
         try:
             out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
                                  cwd=self.cwd, capture_output=True, timeout=5)
@@ -151,8 +152,8 @@ class ProjectFiles:
         names = out.stdout.decode("utf-8", "replace").split("\0")
         return sorted({n for n in names if n})[:MAX_LISTED_FILES]
 
-    def _walk_files(self) -> list[str]:
-        found: list[str] = []
+    def _walk_files(self) -> builtins.list[str]:
+        found: builtins.list[str] = []
         for folder, dirs, files in os.walk(self.cwd):
             rel = os.path.relpath(folder, self.cwd)
             dirs[:] = sorted(d for d in dirs if d != ".git" and not self._spec_ignores(os.path.join(rel, d) + "/"))

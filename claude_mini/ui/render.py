@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from rich.console import (
     Console,
@@ -85,7 +85,7 @@ class ControlsVisible(RenderHook):
     """A render hook that makes controls visible in everything printed on a console."""
 
     def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
-        return [_VisibleSegments(r) for r in renderables]  # type: ignore[misc]
+        return [_VisibleSegments(r) for r in renderables]
 
 
 def guard_console(console: Console) -> Console:
@@ -401,7 +401,7 @@ class Renderer:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         self._spinner.text = Text(self.spinner_text(), style="dim")
-        line = self._spinner.render(console.get_time())
+        line = cast(Text, self._spinner.render(console.get_time()))  # frame and text as one Text
         line.no_wrap, line.overflow = True, "ellipsis"  # one row, whatever the width
         yield line
 

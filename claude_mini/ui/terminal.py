@@ -202,7 +202,7 @@ def escape_cancels(inp: Input, cancel: Callable[[], None]) -> Iterator[None]:
 
     def ready() -> None:
         take(inp.read_keys())
-        loop.call_later(ESC_WAIT, lambda: active and take(inp.flush_keys()))
+        loop.call_later(ESC_WAIT, lambda: take(inp.flush_keys()) if active else None)
 
     try:
         with inp.attach(ready):
