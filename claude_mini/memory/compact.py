@@ -21,12 +21,11 @@ Three consecutive failed auto-compactions switch auto-compact off for the sessio
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from claude_mini.agent.hooks import AgentHooks, system_reminder
 from claude_mini.llm.messages import (
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
     from claude_mini.agent.hooks import CompactTrigger, SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
+    from claude_mini.llm.client import ModelClient
     from claude_mini.notices import NoticeChannel
     from claude_mini.runtime import Runtime
     from claude_mini.session import Session
@@ -97,29 +97,26 @@ class CompactionError(Exception):
     """Compaction could not produce a usable summary; the conversation was kept unchanged."""
 
 
-def context_window(config: Config, model: str, client: Any = None) -> int:
+@runtime_checkable
+class KnowsContextWindow(Protocol):
+    """A client that knows its context window (the local model: what it allocated)."""
+
+    context_window: int
+
+
+def context_window(config: Config, model: str, client: ModelClient | None = None) -> int:
     """The model's context window in tokens: the `contextWindow` setting, else what the client
     knows (the local model's allocated context), else the per-model table."""
-    configured = config.get("contextWindow")
-    if isinstance(configured, int) and configured > 0:
+    configured = config.memory.compact.context_window
+    if configured is not None:
         return configured
-    known = getattr(client, "context_window", None)
-    if isinstance(known, int) and not isinstance(known, bool) and known > 0:
-        return known
+    if isinstance(client, KnowsContextWindow):
+        known = client.context_window
+        if isinstance(known, int) and not isinstance(known, bool) and known > 0:
+            return known
     name = model.lower()
     matches = [prefix for prefix in CONTEXT_WINDOWS if name.startswith(prefix)]
     return CONTEXT_WINDOWS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_WINDOW
-
-
-def _fraction(value: Any) -> float | None:
-    """A threshold given as a fraction (0.8) or a percentage (80); None when unusable."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    if number > 1:
-        number /= 100
-    return number if 0 < number <= 1 else None
 
 
 def compact_threshold(config: Config, window: int, max_tokens: int) -> int:
@@ -137,9 +134,7 @@ def compact_threshold(config: Config, window: int, max_tokens: int) -> int:
     if default < window // 8:
         reserve = min(max_tokens, window // 4)
         default = window - reserve - window // 8
-    fraction = _fraction(os.environ.get("CLAUDE_MINI_AUTOCOMPACT_PCT")) or _fraction(
-        config.get("autoCompactThreshold")
-    )
+    fraction = config.memory.compact.threshold
     if fraction is None:
         return max(default, 1)
     return max(min(int(window * fraction), window - reserve), 1)
@@ -288,7 +283,7 @@ class Compactor:
 
     @property
     def auto_enabled(self) -> bool:
-        return self.runtime.config.get("autoCompact", True) is not False and self.failures < MAX_FAILURES
+        return self.runtime.config.memory.compact.auto_compact and self.failures < MAX_FAILURES
 
     def used(self) -> int:
         """Tokens the next request would carry (for the status line and /context)."""

@@ -39,15 +39,15 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.fork import ForkResult, run_fork
+from claude_mini.agent.fork import ForkResult, ForkSnapshot, run_fork
 from claude_mini.agent.permissions import ExtractionPolicy, ToolPolicy
+from claude_mini.config import DreamSettings, ForgetSettings
 from claude_mini.llm.client import ModelError
 from claude_mini.memory.daylog import LogSlice, mark_consumed, unconsumed_logs
 from claude_mini.memory.fileutil import LockTimeout, atomic_write, locked
 from claude_mini.memory.forget import (
-    ForgetSettings,
     duplicate_groups,
     gc,
     index_size,
@@ -75,6 +75,10 @@ from claude_mini.memory.store import (
     render_index_for_prompt,
 )
 
+if TYPE_CHECKING:
+    from claude_mini.agent.loop import Agent
+    from claude_mini.config import Config
+
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
@@ -84,9 +88,6 @@ DREAM_DIR = ".dream"  # hidden: recall and list() never see it
 STAGING_DIR = "staging"
 STATE_FILE = "state.json"
 LOCK_FILE = "lock"
-MIN_HOURS = 24.0
-MIN_SESSIONS = 5
-DEFAULT_MAX_TURNS = 8
 MAX_SESSIONS_KEPT = 100
 MANIFEST_MAX = 300
 MAX_HINTS = 40
@@ -96,29 +97,7 @@ class DreamBusy(MemoryStoreError):
     """Another session holds the dream lock."""
 
 
-# --- settings and state ------------------------------------------------------------------
-@dataclass(frozen=True)
-class DreamSettings:
-    """`memory.autoDream`, `memory.mode` and `memory.dreamMaxTurns`, validated."""
-
-    auto_dream: bool = True
-    log_mode: bool = False
-    max_turns: int = DEFAULT_MAX_TURNS
-    min_hours: float = MIN_HOURS
-    min_sessions: int = MIN_SESSIONS
-
-    @classmethod
-    def from_config(cls, config: Any) -> DreamSettings:
-        """From a `Config` (anything with `.get(dotted, default)`); None gives the defaults."""
-        if config is None:
-            return cls()
-        turns = config.get("memory.dreamMaxTurns", DEFAULT_MAX_TURNS)
-        ok_turns = isinstance(turns, int) and not isinstance(turns, bool) and turns >= 2
-        return cls(auto_dream=config.get("memory.autoDream", True) is not False,
-                   log_mode=config.get("memory.mode") == "log",
-                   max_turns=turns if ok_turns else DEFAULT_MAX_TURNS)
-
-
+# --- state ---------------------------------------------------------------------------------
 @dataclass
 class DreamState:
     """What the auto-dream gate needs: when the last dream ran and the sessions since."""
@@ -336,7 +315,7 @@ def _manifest(store: MemoryStore, records: list[MemoryRecord], now: float) -> st
 
 
 # --- the dream -----------------------------------------------------------------------------
-async def dream(parent: Any, store: MemoryStore, config: Any = None, *,
+async def dream(parent: Agent | ForkSnapshot, store: MemoryStore, config: Config | None = None, *,
                 clock: Clock | None = None, base_policy: ToolPolicy | None = None,
                 only_if_due: bool = False, run: ForkRunner = run_fork) -> DreamReport | None:
     """Consolidate `store` with a fork of `parent` (an Agent or a ForkSnapshot).
@@ -360,16 +339,16 @@ async def dream(parent: Any, store: MemoryStore, config: Any = None, *,
             shutil.rmtree(staging, ignore_errors=True)
 
 
-async def _dream_locked(parent: Any, store: MemoryStore, config: Any, settings: DreamSettings,
-                        staging: Path, clock: Clock, base_policy: ToolPolicy | None,
-                        run: ForkRunner) -> DreamReport:
+async def _dream_locked(parent: Agent | ForkSnapshot, store: MemoryStore, config: Config | None,
+                        settings: DreamSettings, staging: Path, clock: Clock,
+                        base_policy: ToolPolicy | None, run: ForkRunner) -> DreamReport:
     records = store.list()
     seen = {r.filename: (r.mtime, r.size) for r in records}
     logs = unconsumed_logs(store.root)
     prompt = dream_prompt(store, staging, records, logs, clock())
     try:
         result = await run(parent, prompt, purpose="dream",
-                           policy=_fork_policy(staging, store.root, base_policy, parent),
+                           policy=_fork_policy(staging, store.root, base_policy, _cwd_of(parent)),
                            max_turns=settings.max_turns)
     except ModelError as exc:
         return _failed(store, clock, f"the model request failed ({exc})")
@@ -403,9 +382,13 @@ def _fresh_staging(root: Path) -> Path:
     return staging
 
 
-def _fork_policy(staging: Path, root: Path, base: ToolPolicy | None, parent: Any) -> ToolPolicy:
+def _cwd_of(parent: Agent | ForkSnapshot) -> Path:
+    """Where the fork's relative paths resolve: the parent's working folder."""
+    return parent.cwd if isinstance(parent, ForkSnapshot) else Path(parent.ctx.cwd)
+
+
+def _fork_policy(staging: Path, root: Path, base: ToolPolicy | None, cwd: Path | None) -> ToolPolicy:
     """Extraction's policy with the staging folder as the only writable place (+ secret guard)."""
-    cwd = getattr(getattr(parent, "ctx", None), "cwd", None) or getattr(parent, "cwd", None)
     policy: ToolPolicy = ExtractionPolicy(staging, base=base, cwd=cwd)  # type: ignore[arg-type]
     try:
         from claude_mini.memory.secrets import SecretGuard
@@ -421,7 +404,7 @@ def _failed(store: MemoryStore, clock: Clock, error: str) -> DreamReport:
     return DreamReport(ok=False, error=error)
 
 
-def _after_commit(store: MemoryStore, config: Any, clock: Clock, report: DreamReport) -> None:
+def _after_commit(store: MemoryStore, config: Config | None, clock: Clock, report: DreamReport) -> None:
     """Keep the index within its limits, and reset the auto-dream gate."""
     settings = ForgetSettings.from_config(config)
     if pressure(index_size(store), settings):
@@ -602,7 +585,8 @@ def _rel(store: MemoryStore, path: Path) -> str:
 
 
 # --- automatic dreaming ------------------------------------------------------------------------
-async def maybe_auto_dream(parent: Any, store: MemoryStore, config: Any, session_id: str, *,
+async def maybe_auto_dream(parent: Agent | ForkSnapshot, store: MemoryStore, config: Config,
+                           session_id: str, *,
                            clock: Clock | None = None, base_policy: ToolPolicy | None = None,
                            run: ForkRunner = run_fork) -> DreamReport | None:
     """At session start: count the session, and dream if the 24 h / 5-session gate allows.
@@ -610,8 +594,8 @@ async def maybe_auto_dream(parent: Any, store: MemoryStore, config: Any, session
     Returns None when it did not dream (off, not due, or another session holds
     the lock). Never raises, except for cancellation.
     """
-    settings = DreamSettings.from_config(config)
-    if not settings.auto_dream or getattr(config, "auto_memory", True) is False:
+    settings = config.memory.dream
+    if not settings.auto_dream or not config.auto_memory:
         return None
     clock = clock or store.clock
     try:

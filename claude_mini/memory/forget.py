@@ -36,8 +36,9 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from claude_mini.config import HALF_LIFE_DAYS, ForgetSettings
 from claude_mini.memory.fileutil import LockTimeout, locked
 from claude_mini.memory.lexical import HEAD_READ_BYTES, LexicalIndex, candidate_from_text
 from claude_mini.memory.secret_scan import SecretFinding, find_secrets
@@ -63,12 +64,13 @@ from claude_mini.memory.store import (
     slugify,
 )
 
+if TYPE_CHECKING:
+    from claude_mini.config import Config
+
 log = logging.getLogger(__name__)
 
 Clock = Callable[[], float]
 
-DEFAULT_HALF_LIFE_DAYS = 30.0
-DEFAULT_MAX_FILES = 200  # Claude Code's hard cap on memory files
 FREQUENCY_WEIGHT = 0.5
 FREQUENCY_FADE = 2.0  # the use bonus halves every 2 half-lives
 PROTECTED_TYPES = ("user", "feedback")
@@ -83,34 +85,6 @@ DUPLICATE_THRESHOLD = 0.3
 MESSAGE_NAMES = 5
 DAY = 86_400.0
 GC_REASON_PREFIX = "gc:"  # ARCHIVE.md reason of what gc archived (recall may bring those back)
-
-
-# --- settings ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ForgetSettings:
-    """The `memory.*` settings forgetting uses, validated (bad values fall back to defaults)."""
-
-    half_life_days: float = DEFAULT_HALF_LIFE_DAYS
-    max_files: int = DEFAULT_MAX_FILES
-    auto_gc: bool = True
-
-    @classmethod
-    def from_config(cls, config: Any) -> ForgetSettings:
-        """From a `Config` (or anything with `.get(dotted, default)`); None gives the defaults."""
-        if config is None:
-            return cls()
-        half = config.get("memory.halfLifeDays", DEFAULT_HALF_LIFE_DAYS)
-        files = config.get("memory.maxFiles", DEFAULT_MAX_FILES)
-        auto = config.get("memory.autoGc", True)
-        return cls(
-            half_life_days=float(half) if _positive_number(half) else DEFAULT_HALF_LIFE_DAYS,
-            max_files=int(files) if _positive_number(files) and int(files) >= 1 else DEFAULT_MAX_FILES,
-            auto_gc=auto is not False,
-        )
-
-
-def _positive_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
 
 
 # --- keep-scores ---------------------------------------------------------------------
@@ -144,7 +118,7 @@ def protection(record: MemoryRecord) -> str | None:
 
 
 def keep_score(record: MemoryRecord, usage: UsageEntry | None, now: float,
-               half_life_days: float = DEFAULT_HALF_LIFE_DAYS) -> KeepScore:
+               half_life_days: float = HALF_LIFE_DAYS) -> KeepScore:
     """The keep-score of one memory at `now` (see the module docstring for the formula)."""
     count = usage["count"] if usage else 0
     last = max(last_written(record), usage["last_used"] if usage else 0.0)
@@ -268,7 +242,7 @@ def gc(store: MemoryStore, settings: ForgetSettings | None = None, clock: Clock 
     return result
 
 
-def maybe_auto_gc(store: MemoryStore, config: Any = None,
+def maybe_auto_gc(store: MemoryStore, config: Config | None = None,
                   clock: Clock | None = None) -> list[ArchivedMemory]:
     """At session start: archive low scorers if the index nears its limits; never raises.
 
@@ -277,7 +251,7 @@ def maybe_auto_gc(store: MemoryStore, config: Any = None,
     so it may also run after extraction saved memories.
     """
     settings = ForgetSettings.from_config(config)
-    if not settings.auto_gc or getattr(config, "auto_memory", True) is False:
+    if not settings.auto_gc or (config is not None and not config.auto_memory):
         return []
     try:
         if not pressure(index_size(store), settings):

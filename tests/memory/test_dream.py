@@ -7,6 +7,7 @@ import json
 import multiprocessing
 from datetime import UTC
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from fake_anthropic import Reply
@@ -36,6 +37,9 @@ from claude_mini.memory.store import MemoryStore, parse_memory_text
 from claude_mini.session import Session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools
+
+# What dream() reads of its parent (the working folder) when a fake stands in for run_fork.
+NO_PARENT = SimpleNamespace(ctx=ToolContext(cwd=Path("."), project_root=Path(".")))
 
 
 @pytest.fixture
@@ -338,7 +342,7 @@ def test_auto_dream_honours_its_gate_and_resets_it(store, clock):
     config = Config(cwd=Path("."), project_root=Path("."))
 
     def session(sid: str):
-        return asyncio.run(maybe_auto_dream(None, store, config, sid, clock=clock, run=fork))
+        return asyncio.run(maybe_auto_dream(NO_PARENT, store, config, sid, clock=clock, run=fork))
 
     for i in range(4):
         clock.now = T0 + i * 10 * HOUR
@@ -350,7 +354,7 @@ def test_auto_dream_honours_its_gate_and_resets_it(store, clock):
     clock.now += 30 * HOUR
     assert session("s5") is None and fork.calls == 1  # 24 h passed, but 1 session only
     off = Config(cwd=Path("."), project_root=Path("."), settings={"memory": {"autoDream": False}})
-    assert asyncio.run(maybe_auto_dream(None, store, off, "x", clock=clock, run=fork)) is None
+    assert asyncio.run(maybe_auto_dream(NO_PARENT, store, off, "x", clock=clock, run=fork)) is None
     assert DreamSettings.from_config(off).auto_dream is False
 
 
@@ -363,17 +367,17 @@ def test_two_sessions_never_dream_at_once(store, clock):
     config = Config(cwd=Path("."), project_root=Path("."))
 
     async def go():
-        first = asyncio.create_task(maybe_auto_dream(None, store, config, "a", clock=clock, run=fork))
+        first = asyncio.create_task(maybe_auto_dream(NO_PARENT, store, config, "a", clock=clock, run=fork))
         await asyncio.sleep(0.05)
-        second = await maybe_auto_dream(None, store, config, "b", clock=clock, run=fork)
+        second = await maybe_auto_dream(NO_PARENT, store, config, "b", clock=clock, run=fork)
         with pytest.raises(DreamBusy, match="another claude-mini session"):
-            await dream(None, store, run=fork)
+            await dream(NO_PARENT, store, run=fork)
         gate.set()
         return await first, second
 
     first, second = asyncio.run(go())
     assert first is not None and second is None and fork.calls == 1
-    assert asyncio.run(maybe_auto_dream(None, store, config, "c", clock=clock, run=fork)) is None
+    assert asyncio.run(maybe_auto_dream(NO_PARENT, store, config, "c", clock=clock, run=fork)) is None
     assert fork.calls == 1  # the gate was re-checked: the dream just ran
 
 
@@ -400,8 +404,6 @@ def test_the_lock_excludes_another_process_and_dies_with_it(store):
 # --- the /dream command (claude_mini/ui/dream_commands.py) ------------------------------------------
 def test_dream_command_reports_and_rebuilds_the_prompt(tmp_path, fake_server, store, clock,
                                                        staging):
-    from types import SimpleNamespace
-
     from claude_mini.ui.dream_commands import run_dream_command, status_lines
 
     seed_duplicates(store, clock)
@@ -446,7 +448,7 @@ def test_a_memory_changed_while_dreaming_is_kept_and_pins_survive_a_merge(store,
                     description="Always run pytest -x -q -n4 before a push to main (changed)")
         return ForkResult(purpose, messages=[Message("assistant", [TextBlock("Merged.")])])
 
-    report = asyncio.run(dream(None, store, run=fork))
+    report = asyncio.run(dream(NO_PARENT, store, run=fork))
 
     assert report.ok and sorted(report.written) == ["deploy-billing.md", "run-tests.md"]
     assert "-n4" in (store.root / "b-tests.md").read_text()  # the newer version stays live
