@@ -195,7 +195,7 @@ def first_user_words(messages: list[Message], limit: int = 80) -> str:
 # ---------------------------------------------------------------- the fork's policy
 
 
-def memory_fork_policy(memory_dir: Path, session_policy: ToolPolicy, cwd: Path) -> ToolPolicy:
+def memory_fork_policy(memory_dir: Path, session_policy: Any, cwd: Path) -> ToolPolicy:
     """The tool policy of extraction (and /dream): ExtractionPolicy bound by the session's deny
     and ask rules, inside the secret guard. Relative paths resolve against the fork's `cwd`."""
     base = session_policy.policy if isinstance(session_policy, SecretGuard) else session_policy
