@@ -315,14 +315,15 @@ class Compactor:
         prompt = SUMMARY_PROMPT
         if instructions.strip():
             prompt += f"\n\nThe user asked this summary to pay attention to:\n{instructions.strip()}"
-        attempt_messages: list[Message] | None = messages
+        attempt_messages = messages
         for _ in range(MAX_TOO_LONG_RETRIES + 1):
             try:
                 text = await self.summarise(agent, prompt, attempt_messages)
             except ContextTooLong:
-                attempt_messages = drop_oldest_round(attempt_messages)
-                if attempt_messages is None:
+                shorter = drop_oldest_round(attempt_messages)
+                if shorter is None:
                     break
+                attempt_messages = shorter
                 continue
             summary = clean_summary(text)
             if not summary:

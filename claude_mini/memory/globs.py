@@ -57,7 +57,7 @@ class GlobSet:
     errors: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        patterns = []
+        patterns: list[str] = []
         for glob in self.globs:
             try:
                 patterns.extend(p.removeprefix("./") for p in expand_braces(glob.strip()))
@@ -113,10 +113,11 @@ class _BaseGroup(Generic[T]):
     def compile(self) -> None:
         """Join the members' regexes; a member without one (negations) disables the shortcut."""
         regexes = [g.regex for g, _ in self.members]
+        present = [r for r in regexes if r is not None]
         self.any_regex = None
-        if all(r is not None for r in regexes):
+        if len(present) == len(regexes):
             try:
-                self.any_regex = re.compile("|".join(f"(?:{r.pattern})" for r in regexes))
+                self.any_regex = re.compile("|".join(f"(?:{r.pattern})" for r in present))
             except re.error:
                 self.any_regex = None
         self.stale = False

@@ -46,7 +46,7 @@ HEAD_READ_BYTES = 16 * 1024  # enough for 30 normal lines; a huge first line is 
 SHORTLIST_SIZE = 200
 K1 = 1.2
 B = 0.75
-FIELD_WEIGHT = 2.0  # name and description tokens count twice: they are written for recall
+FIELD_WEIGHT = 2  # name and description tokens count twice: they are written for recall
 RECENCY_WEIGHT = 0.1  # at most a tenth of one rare-term match: breaks ties, never outranks one
 RECENCY_HALF_LIFE_DAYS = 30.0
 MAX_QUERY_TERMS = 32  # a pasted stack trace is cut to its 32 rarest known terms
@@ -423,9 +423,10 @@ class CandidateScanner:
                 if not name.endswith(".md"):
                     continue
                 if kind != S_IFREG:
-                    st = self._follow(os.path.join(folder, name), real_root)
-                    if st is None:
+                    target = self._follow(os.path.join(folder, name), real_root)
+                    if target is None:
                         continue
+                    st = target
                 filename = name if top else prefix + name
                 cached = cache.get(filename)
                 if (cached is None or cached.size != st.st_size

@@ -47,7 +47,7 @@ class InstructionFile:
     level: str = "project"  # managed | user | project: where its root file came from
     depth: int = 0  # import hops from its root file
     imported_by: str | None = None
-    imports: list[InstructionFile | Skipped] = field(default_factory=list, repr=False)
+    imports: list[Entry] = field(default_factory=list, repr=False)
     notes: list[str] = field(default_factory=list)  # e.g. invalid UTF-8 replaced
     linked_from: str | None = None  # a root file found as a symlink (or in a linked folder): where
 

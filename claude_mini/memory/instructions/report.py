@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from claude_mini.memory.globs import iter_repository_files
 from claude_mini.memory.instructions.entries import (
@@ -44,7 +44,8 @@ def _lint_imports(entries: list[Entry]) -> list[str]:
 
 
 def _lint_duplicates(entries: list[Entry]) -> list[str]:
-    findings, first = [], {}
+    findings: list[str] = []
+    first: dict[str, str] = {}
     for e in entries:
         if isinstance(e, Skipped) or not e.text.strip():
             continue
@@ -60,7 +61,7 @@ def _lint_dead_rules(rules: list[ConditionalRule], repo_root: Path) -> list[str]
     if not rules:
         return []
     files = list(iter_repository_files(os.path.realpath(repo_root)))
-    findings = []
+    findings: list[str] = []
     for rule in rules:
         findings.extend(f"{rule.path}: {error}" for error in rule.errors)
         if not any(rule.matches_any((f,)) for f in files):
@@ -79,8 +80,8 @@ def lint(instructions: InstructionSet, repo_root: Path) -> list[str]:
     ]
 
 
-def _entry_json(entry: Entry) -> dict:
-    data = {
+def _entry_json(entry: Entry) -> dict[str, Any]:
+    data: dict[str, Any] = {
         "path": entry.path, "kind": entry.kind, "status": "loaded", "reason": None,
         "tokens": 0, "depth": 0, "imported_by": None, "imports": [],
     }

@@ -79,7 +79,8 @@ def parse_archive_index(text: str) -> list[ArchiveEntry]:
         if not parsed:
             continue
         meta = _archive_meta(m.group("meta")) if m else {}
-        original = meta.get("from") if isinstance(meta.get("from"), str) else parsed[0].filename
+        moved_from = meta.get("from")
+        original = moved_from if isinstance(moved_from, str) else parsed[0].filename
         out.append(ArchiveEntry(
             file=parsed[0].filename, original=original,
             index_line=retarget_index_line(head.rstrip(), original),

@@ -8,6 +8,7 @@ changes hold their locks, so two sessions saving at once lose nothing.
 
 from __future__ import annotations
 
+import builtins
 import logging
 import os
 import shutil
@@ -91,7 +92,7 @@ class MemoryStore:
         return UsageRecord(self.usage_path, self._usage_from_file_times, self._warn)
 
     # -- reading --
-    def list(self) -> list[MemoryRecord]:
+    def list(self) -> builtins.list[MemoryRecord]:
         """Every memory file, sorted by filename; unreadable files go to `self.skipped`."""
         self.skipped = []
         records = []
@@ -104,14 +105,14 @@ class MemoryStore:
     def read(self, name_or_filename: str) -> MemoryRecord:
         """One memory with its body (and full frontmatter); raises MemoryNotFound."""
         path = self.resolve(name_or_filename)
-        skipped: list[SkippedFile] = []
+        skipped: builtins.list[SkippedFile] = []
         record = self._load(self._rel(path), path, READ_MAX_BYTES, skipped, with_body=True)
         if record is None:
             raise MemoryStoreError(f"cannot read {path.name}: {skipped[0].reason}")
         return record
 
     def _load(self, filename: str, path: Path, limit: int,
-              skipped: list[SkippedFile] | None = None,
+              skipped: builtins.list[SkippedFile] | None = None,
               with_body: bool = False) -> MemoryRecord | None:
         skipped = self.skipped if skipped is None else skipped
         try:
@@ -269,7 +270,7 @@ class MemoryStore:
         """archive/ARCHIVE.md: one line per archived memory, with what restore needs."""
         return self._archive_index.path
 
-    def archive_entries(self) -> list[ArchiveEntry]:
+    def archive_entries(self) -> builtins.list[ArchiveEntry]:
         """The lines of archive/ARCHIVE.md, oldest first."""
         return self._archive_index.entries()
 
@@ -282,7 +283,7 @@ class MemoryStore:
         """MEMORY.md as text ('' if missing; undecodable bytes replaced)."""
         return self._index.text()
 
-    def index_entries(self) -> list[IndexEntry]:
+    def index_entries(self) -> builtins.list[IndexEntry]:
         """The memory lines of MEMORY.md."""
         return self._index.entries()
 

@@ -97,7 +97,7 @@ def one_line(text: str) -> str:
 def field_text(fm: dict[str, Any], key: str) -> str:
     """A frontmatter field as one line of text ('' when missing, empty or not a scalar)."""
     value = fm.get(key)
-    return one_line(value) if isinstance(value, str | int | float) and str(value).strip() else ""
+    return one_line(str(value)) if isinstance(value, str | int | float) and str(value).strip() else ""
 
 
 def first_content_line(body: str) -> str:
