@@ -152,7 +152,7 @@ class ToolRun:
 class ForkResult:
     """What a fork did: its messages, tool calls, cost, and how it ended."""
 
-    purpose: str
+    purpose: Purpose
     messages: list[Message] = field(default_factory=list)
     tool_runs: list[ToolRun] = field(default_factory=list)
     turns: int = 0

@@ -33,6 +33,7 @@ from claude_mini.llm.client import ContextTooLong, ModelClient, ResponseDone
 from claude_mini.llm.messages import (
     Message,
     ModelRequest,
+    Purpose,
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
@@ -101,7 +102,7 @@ class Agent:
         self.last_usage = Usage()
         self.last_request: ModelRequest | None = None  # what was really sent (fork cache guard)
 
-    def request(self, purpose: str = "main") -> ModelRequest:
+    def request(self, purpose: Purpose = "main") -> ModelRequest:
         """The request the loop would send now; forked agents copy its prefix."""
         return ModelRequest(
             model=self.model,
@@ -109,7 +110,7 @@ class Agent:
             messages=list(self.session.messages),
             tools=self.tool_specs,
             max_tokens=self.max_tokens,
-            purpose=purpose,  # type: ignore[arg-type]
+            purpose=purpose,
         )
 
     async def run(self, text: str) -> AsyncIterator[AgentEvent]:

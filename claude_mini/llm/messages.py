@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Purpose = Literal["main", "recall", "extract", "compact", "dream"]
+# The X-Claude-Mini-Purpose of every request (DESIGN.md section 4); /cost lists PURPOSES in this order.
+Purpose = Literal["main", "recall", "extract", "compact", "dream", "subagent"]
 PURPOSES: tuple[str, ...] = ("main", "recall", "extract", "compact", "dream")
 EPHEMERAL = {"type": "ephemeral"}
 
