@@ -24,6 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
+from claude_mini.config import Config
 from claude_mini.memory.forget import (
     ArchivedSecret,
     ForgetSettings,
@@ -57,7 +58,7 @@ FORGET_COMMAND = "claude-mini memory forget"
 
 
 # --- actions -------------------------------------------------------------------------------
-def scores_data(store: MemoryStore, config: Any = None, now: float | None = None) -> dict[str, Any]:
+def scores_data(store: MemoryStore, config: Config | None = None, now: float | None = None) -> dict[str, Any]:
     """Every memory's keep-score, highest first, with the index size (for --json)."""
     settings = ForgetSettings.from_config(config)
     now = time.time() if now is None else now
@@ -88,7 +89,7 @@ def scores_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def gc_data(store: MemoryStore, config: Any = None, *, dry_run: bool = False,
+def gc_data(store: MemoryStore, config: Config | None = None, *, dry_run: bool = False,
             clock: Clock | None = None) -> dict[str, Any]:
     """Run (or plan) gc; what it archived or would archive, and why (for --json)."""
     settings = ForgetSettings.from_config(config)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from claude_mini.memory.dream import (
     DreamBusy,
@@ -23,12 +23,13 @@ from claude_mini.memory.store import MemoryStore, MemoryStoreError, iso_utc
 from claude_mini.ui.commands import CommandContext, command
 
 if TYPE_CHECKING:
+    from claude_mini.config import Config
     from claude_mini.runtime import Runtime
 
 USAGE = "Usage: /dream [status]"
 
 
-def status_lines(store: MemoryStore, config: Any, now: float | None = None) -> list[str]:
+def status_lines(store: MemoryStore, config: Config | None, now: float | None = None) -> list[str]:
     """When the last dream ran, how many sessions since, and whether an automatic one is due."""
     now = time.time() if now is None else now
     settings = DreamSettings.from_config(config)

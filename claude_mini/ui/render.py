@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 from rich.console import (
     Console,
@@ -41,7 +41,7 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
-from claude_mini.agent.events import MessageAdded, Notice, ToolFinished, ToolStarted
+from claude_mini.agent.events import AgentEvent, MessageAdded, Notice, ToolFinished, ToolStarted
 from claude_mini.llm.events import BlockDone, Retrying, TextDelta, ToolUseStart
 from claude_mini.llm.messages import TextBlock, ToolUseBlock
 from claude_mini.tools.base import ToolResult
@@ -308,7 +308,7 @@ class Renderer:
 
     # -- events
 
-    def on_event(self, event: Any) -> None:
+    def on_event(self, event: AgentEvent) -> None:
         """Render one event from `Agent.run`."""
         if isinstance(event, TextDelta):
             self._text(event.text)
