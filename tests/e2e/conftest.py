@@ -1,4 +1,11 @@
-"""Run the real `claude-mini` CLI as a subprocess against the fake server."""
+"""Run the real `claude-mini` CLI against the fake server.
+
+`run_cli` starts each run through a fork server (forkserver.py) that has imported the
+SDK once: the same process as `python -m claude_mini`, without two seconds of imports per
+run. A run whose environment the server cannot reproduce (a variable read at interpreter
+start-up that differs, such as PYTHONPATH) is a real subprocess, and so is every test about
+the process itself (signals, a terminal, concurrent processes), which spawns its own.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +13,21 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.forkserver import ForkServer
+
+# Variables that are read only after start-up (by claude_mini, which the fork server has not
+# imported, or by the SDK when a client is built): a run may set them differently from the
+# server. Every other variable must be the server's, or the run is a real subprocess.
+RUNTIME_ONLY_ENV = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "NO_COLOR",
+                    "HOME", "XDG_CONFIG_HOME", "PYTEST_CURRENT_TEST"}
+RUNTIME_ONLY_PREFIX = "CLAUDE_MINI_"
+# The environment the worker started with, before any test's monkeypatch.
+_START_ENV = dict(os.environ)
 
 
 def cli_env(home: Path, managed: Path, base_url: str, **extra: str) -> dict[str, str]:
@@ -36,13 +54,30 @@ def repo(repo: Path) -> Path:
     return repo
 
 
+def _startup_env(env: dict[str, str]) -> dict[str, str]:
+    """The part of `env` a process reads before claude_mini runs."""
+    return {k: v for k, v in env.items()
+            if k not in RUNTIME_ONLY_ENV and not k.startswith(RUNTIME_ONLY_PREFIX)}
+
+
+@pytest.fixture(scope="session")
+def fork_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForkServer]:
+    """One fork server per worker, with the environment every run starts from."""
+    env = {k: v for k, v in _START_ENV.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_MINI_"))}
+    server = ForkServer(tmp_path_factory.mktemp("fork-server"), env)
+    yield server
+    server.close()
+
+
 @pytest.fixture
-def run_cli(isolated_env, fake_server, repo) -> Callable[..., subprocess.CompletedProcess]:
+def run_cli(isolated_env, fake_server, repo, fork_server) -> Callable[..., subprocess.CompletedProcess]:
     """`run_cli("-p", "hi", input=None, env={...})` runs `python -m claude_mini` in the repo."""
 
     def run(*args: str, input: str | None = None, cwd: Path | None = None,
             env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
         full_env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, **(env or {}))
+        if _startup_env(full_env) == _startup_env(fork_server.env):
+            return fork_server.run(list(args), cwd=cwd or repo, env=full_env, input=input, timeout=timeout)
         return subprocess.run(
             [sys.executable, "-m", "claude_mini", *args], cwd=cwd or repo, env=full_env,
             input=input, capture_output=True, text=True, timeout=timeout,
