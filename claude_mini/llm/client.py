@@ -22,17 +22,22 @@ Errors, each with a one-line message saying what happened and what to do:
      └── InvalidRequest     any other 4xx (unknown model, unsupported option, a bug)
 
 `import anthropic` costs over a second, so it happens on the first request, never
-at import time (`claude-mini --version` must stay instant).
+at import time (`claude-mini --version` must stay instant). A caller that knows a
+request is coming may start it earlier with `preload_sdk()`. The import is CPU work
+and holds the GIL, so it only overlaps what leaves the main thread waiting (a prompt
+still arriving on stdin, git, the disk), not claude_mini's own Python work.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import random
 import re
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -135,6 +140,24 @@ class _StreamFailure(Exception):
 def missing_credentials() -> bool:
     """True when nothing tells the SDK where or as whom to connect (no key, token or base URL)."""
     return not any(os.environ.get(name) for name in CREDENTIAL_ENV)
+
+
+@functools.cache  # one thread per process, however often it is asked
+def preload_sdk() -> None:
+    """Start `import anthropic` in a background thread, for a run that will send a request.
+
+    Without credentials no request goes to the SDK (a local model or a setup error
+    follows), so nothing starts. The first request imports the SDK as usual; if the
+    thread is still at it, that import waits for it (per-module import locks). Errors
+    in the thread are dropped: a missing or broken SDK fails there, as without preloading.
+    """
+    if not missing_credentials():
+        threading.Thread(target=_import_sdk, name="import-anthropic", daemon=True).start()
+
+
+def _import_sdk() -> None:
+    with contextlib.suppress(Exception):
+        import anthropic  # noqa: F401
 
 
 # ---------------------------------------------------------------------------

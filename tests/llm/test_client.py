@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -417,6 +418,21 @@ def test_importing_and_building_the_client_does_not_import_anthropic():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+PRELOAD = (
+    "import sys, threading; from claude_mini.llm.client import preload_sdk; preload_sdk(); preload_sdk();"
+    "threads = [t for t in threading.enumerate() if t.name == 'import-anthropic'];"
+    "[t.join() for t in threads]; print(len(threads), 'anthropic' in sys.modules)"
+)
+
+
+@pytest.mark.parametrize(("key", "expected"), [("test", "1 True"), ("", "0 False")])
+def test_preload_imports_the_sdk_in_one_thread_only_when_a_request_can_follow(key, expected):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["ANTHROPIC_API_KEY"] = key
+    out = subprocess.run([sys.executable, "-c", PRELOAD], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == expected
 
 
 def test_prices_by_family_and_cache_multipliers():
