@@ -166,10 +166,12 @@ def trust_for_bench(home: Path, repo: Path) -> None:
 
 
 def answer_typed_message(server: FakeAnthropic) -> None:
-    """Make the fake answer the REPLs' typed message with ANSWER (only the conversation
-    request: claude-mini marks it `main`, Claude Code sends no purpose header)."""
+    """Make the fake answer the REPLs' typed message with ANSWER, in the conversation only:
+    the request that offers tools (Claude Code also asks, without tools, for a session title
+    made from the message, and may show it; claude-mini marks its conversation `main`)."""
     def conversation(request: RecordedRequest) -> bool:
-        return request.purpose in (None, "main")
+        body = request.body if isinstance(request.body, dict) else {}
+        return request.purpose in (None, "main") and bool(body.get("tools"))
 
     server.on(Reply.text(ANSWER), contains=MESSAGE, match=conversation, times=None)
 
