@@ -744,6 +744,12 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
     fake: FakeAnthropic
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client killed while its keep-alive connection idles resets it under the handler's
+        # readline: it went away, as in `_Exchange.run`, which is no error of the server's.
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
 
 class _Handler(BaseHTTPRequestHandler):
     """Routes one HTTP exchange to the fake; all behaviour lives in `_Exchange`."""
