@@ -55,7 +55,7 @@ def _prints(args: list[str]) -> bool:
         return False
     from claude_mini.llm.local import is_local_model
 
-    models = [b for a, b in zip(args, args[1:], strict=False) if a == "--model"]
+    models: list[str | None] = [b for a, b in zip(args, args[1:], strict=False) if a == "--model"]
     models += [a.removeprefix("--model=") for a in args if a.startswith("--model=")]
     models.append(os.environ.get("CLAUDE_MINI_MODEL"))
     return not any(is_local_model(m) for m in models)

@@ -38,7 +38,7 @@ import os
 import random
 import re
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -524,7 +524,7 @@ class AnthropicClient:
             yield Retrying(attempt + 1, policy.max_attempts, delay, failure.reason)
             await policy.sleep(delay)
 
-    async def _attempt(self, request: ModelRequest, assembler: _Assembler) -> AsyncIterator[StreamEvent]:
+    async def _attempt(self, request: ModelRequest, assembler: _Assembler) -> AsyncGenerator[StreamEvent, None]:
         stream = await self._open(request, self._body(request))
         try:
             async with stream:
