@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,6 +10,17 @@ from types import SimpleNamespace
 
 import pytest
 from fake_anthropic import FakeAnthropic
+
+# llama.cpp's OpenMP threads spin at every barrier by default; with more workers than cores
+# (this suite runs 3 on 2) the spinning burns a third of the local-model tests' CPU. Waiting
+# passively changes when a thread sleeps, not what the model computes. Set before any test
+# loads llama.cpp, and inherited by every CLI process the tests start.
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+# Tests that take longest run first, so that xdist, which deals tests out in order, starts them
+# on different workers while the many short tests fill in around them, instead of one of them
+# starting last and running alone. Stable: within a group the collection order is kept.
+SLOW_FIRST = ("tests/e2e/test_local_e2e.py", "tests/llm/test_local_servers.py", "tests/e2e/")
 
 # Variables that would point a test at a real account, a real model or the user's files.
 SCRUBBED_ENV = (
@@ -47,3 +59,13 @@ def repo(tmp_path: Path) -> Path:
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     (root / "app.py").write_text('def greet():\n    return "hello"\n')
     return root
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Order the run by SLOW_FIRST (the same order on every worker, as xdist requires)."""
+
+    def group(item: pytest.Item) -> int:
+        path = item.nodeid.split("::")[0]
+        return next((i for i, prefix in enumerate(SLOW_FIRST) if path.startswith(prefix)), len(SLOW_FIRST))
+
+    items.sort(key=group)
