@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 from fake_anthropic import FakeAnthropic
 
-# llama.cpp's OpenMP threads spin at every barrier by default; with more workers than cores
-# (this suite runs 3 on 2) the spinning burns a third of the local-model tests' CPU. Waiting
-# passively changes when a thread sleeps, not what the model computes. Set before any test
-# loads llama.cpp, and inherited by every CLI process the tests start.
+# llama.cpp's OpenMP threads spin at every barrier by default; with more busy threads than
+# cores (xdist workers beside llama.cpp's own threads) the spinning burns a third of the
+# local-model tests' CPU. Waiting passively changes when a thread sleeps, not what the model
+# computes. Set before any test loads llama.cpp, and inherited by every CLI process started.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 # Tests that take longest run first, so that xdist, which deals tests out in order, starts them
