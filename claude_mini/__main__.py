@@ -5,9 +5,6 @@ straight to the REPL, before typer and rich (0.3 s) or
 the anthropic SDK (over 1 s) are imported, so they are as fast as the
 interpreter allows. The help text is typer's own rendering, saved in
 cli_help.txt by scripts/update_help.py; a test fails when it is stale.
-
-Print mode will send a request, so the SDK import starts here, in the background
-(`preload_sdk`): a prompt piped in from a slow command arrives while it runs.
 """
 
 from __future__ import annotations
@@ -36,29 +33,9 @@ def main(argv: list[str] | None = None) -> None:
         from claude_mini.ui.repl import run_repl
 
         sys.exit(run_repl(load_config(Path.cwd())))
-    from claude_mini.cli import SUBCOMMANDS, run
+    from claude_mini.cli import run
 
-    if args[0] not in SUBCOMMANDS and _prints(args):
-        from claude_mini.llm.client import preload_sdk
-
-        preload_sdk()
     run(args)
-
-
-def _prints(args: list[str]) -> bool:
-    """A guess, before typer parses `args`, that this run is print mode with the Anthropic
-    client (a wrong guess only costs a background import)."""
-    import os
-
-    flags = set(args)
-    if not flags & {"-p", "--print"} or flags & {"-h", "--help", "--version"}:
-        return False
-    from claude_mini.llm.local import is_local_model
-
-    models: list[str | None] = [b for a, b in zip(args, args[1:], strict=False) if a == "--model"]
-    models += [a.removeprefix("--model=") for a in args if a.startswith("--model=")]
-    models.append(os.environ.get("CLAUDE_MINI_MODEL"))
-    return not any(is_local_model(m) for m in models)
 
 
 if __name__ == "__main__":

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from claude_mini import __version__
+
+if TYPE_CHECKING:
+    from claude_mini.config import Config
 
 SUBCOMMANDS = ("memory", "context")
 
@@ -125,6 +128,7 @@ def root(
     config = load_config(Path.cwd(), flags, trust_folder=trust_folder, debug=debug,
                          max_turns=max_turns, append_system_prompt=append_system_prompt or "")
     if print_:
+        _preload_sdk(config)  # a prompt piped in from a slow command arrives while it loads
         text = prompt if prompt is not None else ("" if sys.stdin.isatty() else sys.stdin.read().rstrip())
         if not text.strip():
             _fail("no prompt: give it as an argument or on stdin when using -p/--print.", 2)
@@ -133,6 +137,15 @@ def root(
     from claude_mini.ui.repl import run_repl
 
     raise typer.Exit(run_repl(config, prompt, resume=resume, continue_=continue_))
+
+
+def _preload_sdk(config: Config) -> None:
+    """Start importing the anthropic SDK in the background when print mode will use it."""
+    from claude_mini.llm.client import preload_sdk
+    from claude_mini.llm.local import is_local_model
+
+    if not is_local_model(config.model):
+        preload_sdk()
 
 
 def _run_print(config, text: str, output_format: str, *, resume, continue_) -> int:
@@ -144,8 +157,7 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
     from claude_mini.ui.printmode import PrintRun, stderr_display
 
     async def go() -> int:
-        notices = NoticeChannel()
-        notices.attach(stderr_display(output_format))
+        notices = NoticeChannel()  # shown once the runtime is built: a setup error comes alone
         for warning in config.warnings:
             notices.say(warning, "warning")
         try:
@@ -153,6 +165,7 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
             runtime = build_runtime(config, notices=notices, session=session)
         except SetupError as exc:
             _fail(str(exc), 1, config.debug)
+        notices.attach(stderr_display(output_format))
         try:
             return await PrintRun(runtime, output_format).run(text)
         finally:

@@ -18,10 +18,13 @@ channel is safe to use from any thread.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
+
+log = logging.getLogger(__name__)
 
 Level = Literal["warning", "info", "saved"]
 
@@ -45,6 +48,7 @@ class NoticeChannel:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._delivering = threading.RLock()  # displays see notices one at a time, in order
         self._displays: list[Display] = []
         self._pending: list[Notice] = []
         self._once: set[str] = set()
@@ -57,24 +61,26 @@ class NoticeChannel:
     def say(self, text: str, level: Level = "info", *, once: bool = False) -> None:
         """Tell the user `text`; with `once`, a text already said on this channel is dropped."""
         notice = Notice(text, level)
-        with self._lock:
-            if once and text in self._once:
-                return
-            self._once.add(text)
-            self._said.append(notice)
-            displays = list(self._displays)
-            if not displays:
-                self._pending.append(notice)
-        for display in displays:
-            display(notice)
+        with self._delivering:
+            with self._lock:
+                if once and text in self._once:
+                    return
+                self._once.add(text)
+                self._said.append(notice)
+                displays = list(self._displays)
+                if not displays:
+                    self._pending.append(notice)
+            for display in displays:
+                _show(display, notice)
 
     def attach(self, display: Display) -> None:
         """Show every later notice with `display`, after the ones kept until now."""
-        with self._lock:
-            pending, self._pending = self._pending, []
-            self._displays.append(display)
-        for notice in pending:
-            display(notice)
+        with self._delivering:
+            with self._lock:
+                pending, self._pending = self._pending, []
+                self._displays.append(display)
+            for notice in pending:
+                _show(display, notice)
 
     def said(self, level: Level | None = None) -> list[Notice]:
         """Every notice said so far (of one level), oldest first: for /config and tests."""
@@ -114,3 +120,12 @@ class NoticeChannel:
         """Call `listener()` (from any thread) whenever a job starts or stops."""
         with self._lock:
             self._listeners.append(listener)
+
+
+def _show(display: Display, notice: Notice) -> None:
+    """One display, one notice: a display that fails (a closed pipe, a loop that ended) must
+    not break the work that said it."""
+    try:
+        display(notice)
+    except Exception as exc:
+        log.debug("a notice could not be shown (%s): %s", exc, notice.text)

@@ -35,7 +35,8 @@ def stderr_display(output_format: str, err: TextIO = sys.stderr) -> Display:
         if notice.level == "saved" and output_format != "text":
             return
         prefix = "claude-mini: " if notice.level == "warning" else ""
-        err.write(prefix + visible_controls(notice.text) + "\n")
+        line = visible_controls(notice.text).replace("\n", "\\n")  # one notice, one line
+        err.write(prefix + line + "\n")
 
     return show
 

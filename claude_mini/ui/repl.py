@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -98,6 +98,7 @@ class Repl:
         self._console: Console | None = None
         self._renderer: Renderer | None = None
         self._input, self._output = input, output
+        self._held: list[tuple[str, str]] | None = None  # notices kept back while a menu is open
         self.prompt = self._prompt_session()
         self.startup = SessionStart(self.loader, self.prompt.app, resumed=bool(session and session.messages))
 
@@ -225,12 +226,30 @@ class Repl:
             await extractor.stop()
 
     def notify(self, text: str, style: str = "dim") -> None:
-        """Show one line from background work, above the prompt if the user is typing."""
+        """Show one line from background work, above the prompt if the user is typing; while a
+        menu or question is open, after it (a line drawn into it would break its screen)."""
+        if self._held is not None:
+            self._held.append((text, style))
+            return
         show = lambda: self.renderer.line(text, style)  # noqa: E731
         if self.prompt.app.is_running:
             asyncio.ensure_future(run_in_terminal(show))
         else:
             show()
+
+    @contextlib.contextmanager
+    def notices_held(self) -> Iterator[None]:
+        """Keep background lines back while a menu or question has the screen (calls nest)."""
+        outer = self._held is not None
+        if not outer:
+            self._held = []
+        try:
+            yield
+        finally:
+            if not outer:
+                held, self._held = self._held or [], None
+                for text, style in held:
+                    self.notify(text, style)
 
     # -- turns
 
@@ -273,30 +292,34 @@ class Repl:
         runtime = await self.get_runtime()
         cwd = runtime.agent.ctx.cwd
         rule = one_line(runtime.policy.suggest_rule(call.name, call.input))  # holds the command text
-        self.renderer.pause()
-        self.console.print(permission_preview(call, reason, cwd, preview_diff(call, cwd)))
         options = [("yes", "Yes"), ("always", f"Yes, and don't ask again this session for {rule}"),
                    ("no", "No, and tell the model what to do differently")]
-        try:
-            answer = await self.choose(permission_question(call, cwd), options, shortcuts="yan", escape="no")
-            if answer is None:
-                raise KeyboardInterrupt
-            message = ""
-            if answer == "no":
-                message = await PromptSession(style=STYLE, input=self._input, output=self._output).prompt_async(
-                    [("class:dim", "  What should it do instead? (Enter to skip) ")], handle_sigint=False)
-        except (KeyboardInterrupt, EOFError):
-            raise asyncio.CancelledError() from None  # Ctrl-C here cancels the whole turn
-        finally:
-            self.interrupts.install()
-            self.renderer.resume()
+        with self.notices_held():
+            self.renderer.pause()
+            self.console.print(permission_preview(call, reason, cwd, preview_diff(call, cwd)))
+            try:
+                answer = await self.choose(permission_question(call, cwd), options, shortcuts="yan",
+                                           escape="no")
+                if answer is None:
+                    raise KeyboardInterrupt
+                message = ""
+                if answer == "no":
+                    message = await PromptSession(style=STYLE, input=self._input,
+                                                  output=self._output).prompt_async(
+                        [("class:dim", "  What should it do instead? (Enter to skip) ")], handle_sigint=False)
+            except (KeyboardInterrupt, EOFError):
+                raise asyncio.CancelledError() from None  # Ctrl-C here cancels the whole turn
+            finally:
+                self.interrupts.install()
+                self.renderer.resume()
         return PermissionAnswer(allow=answer != "no", remember=answer == "always", message=message.strip())
 
     async def choose(self, message: str, options: Sequence[tuple[str, str]], *, shortcuts: str = "",
                      escape: str | None = None) -> str | None:
         """A numbered menu (`terminal.choice_menu`); SIGINT is the REPL's again afterwards."""
         try:
-            return await choice_menu(message, options, shortcuts=shortcuts, escape=escape)
+            with self.notices_held():
+                return await choice_menu(message, options, shortcuts=shortcuts, escape=escape)
         finally:
             self.interrupts.install()
 
