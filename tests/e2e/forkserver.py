@@ -243,19 +243,21 @@ class ForkServer:
                 sent = socket.send_fds(conn, [message], [stdin_r, out_w, err_w])
                 conn.sendall(message[sent:])
                 fds.close(stdin_r, out_w, err_w)  # the child has them now
-                with conn.makefile("rb") as replies:
-                    pid = _reply(replies)["pid"]
-                    stdin_bytes = None if input is None else input.encode(_encoding())
-                    out, err = _communicate(fds, stdin_w, stdin_bytes, out_r, err_r,
-                                            time.monotonic() + timeout)
-                    if out is None:  # timed out: as subprocess.run, kill it and wait
-                        _kill(pid)
-                        _reply(replies)
-                        pid = None
-                        raise subprocess.TimeoutExpired(cmd, timeout, output=b"".join(err[0]),
-                                                        stderr=b"".join(err[1]))
-                    returncode = _reply(replies)["returncode"]
+                replies = _Replies(conn)
+                pid = replies.next()["pid"]
+                deadline = time.monotonic() + timeout
+                stdin_bytes = None if input is None else input.encode(_encoding())
+                out, err = _communicate(fds, stdin_w, stdin_bytes, out_r, err_r, deadline)
+                exited = out is not None and replies.next(deadline)
+                if not exited:  # timed out: as subprocess.run, kill it, wait, raise
+                    _kill(pid)
+                    replies.next()
                     pid = None
+                    if out is None:
+                        out, err = b"".join(err[0]), b"".join(err[1])
+                    raise subprocess.TimeoutExpired(cmd, timeout, output=out, stderr=err)
+                returncode = exited["returncode"]
+                pid = None
             finally:
                 if pid is not None:  # an exception (a pytest-timeout, say): kill it, as run() does
                     _kill(pid)
@@ -285,11 +287,29 @@ class _Fds:
         self.close(*list(self.open))
 
 
-def _reply(replies: io.BufferedReader) -> dict:
-    line = replies.readline()
-    if not line:
-        raise RuntimeError("the fork server closed the connection (see its stderr)")
-    return json.loads(line)
+class _Replies:
+    """The runner's JSON lines on the connection."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.buffer = b""
+
+    def next(self, deadline: float | None = None) -> dict | None:
+        """The next reply; None if `deadline` (a time.monotonic()) passes first."""
+        while b"\n" not in self.buffer:
+            if deadline is not None:
+                self.conn.settimeout(max(deadline - time.monotonic(), 0.001))
+            try:
+                chunk = self.conn.recv(4096)
+            except TimeoutError:
+                return None
+            finally:
+                self.conn.settimeout(None)
+            if not chunk:
+                raise RuntimeError("the fork server closed the connection (see its stderr)")
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
 
 
 def _communicate(fds: _Fds, stdin_w: int | None, data: bytes | None, out_r: int, err_r: int,

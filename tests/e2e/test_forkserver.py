@@ -105,8 +105,12 @@ def test_a_forked_run_ends_as_a_fresh_one_would(probe, how):
     assert ("Traceback" in forked.stderr) == ("Traceback" in real.stderr)
 
 
-def test_a_run_past_its_timeout_is_killed(fork_server, tmp_path, isolated_env):
-    (tmp_path / "sleeper.py").write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
+@pytest.mark.parametrize("sleeper", [
+    "print('started', flush=True)\ntime.sleep(60)\n",
+    "print('started', flush=True)\nos.close(1)\nos.close(2)\ntime.sleep(60)\n",  # output closed, not exited
+])
+def test_a_run_past_its_timeout_is_killed(fork_server, tmp_path, isolated_env, sleeper):
+    (tmp_path / "sleeper.py").write_text("import os, time\n" + sleeper)
     env = cli_env(isolated_env.home, isolated_env.managed, "http://127.0.0.1:9")
     with pytest.raises(subprocess.TimeoutExpired) as timed_out:
         fork_server.run([], cwd=tmp_path, env=env, input=None, timeout=1, module="sleeper")
