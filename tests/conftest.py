@@ -17,9 +17,11 @@ from fake_anthropic import FakeAnthropic
 # computes. Set before any test loads llama.cpp, and inherited by every CLI process started.
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-# Tests that take longest run first, so that xdist, which deals tests out in order, starts them
-# on different workers while the many short tests fill in around them, instead of one of them
-# starting last and running alone. Stable: within a group the collection order is kept.
+# The longest tests first (longest-processing-time-first scheduling): with `--dist worksteal`
+# (pyproject.toml) the first worker starts on them at once, and a worker that runs out of
+# tests takes half of what another has not started, so the short tests fill in around the
+# long ones instead of a long one starting last and running alone. Stable: within a group
+# the collection order is kept.
 SLOW_FIRST = ("tests/e2e/test_local_e2e.py", "tests/llm/test_local_servers.py", "tests/e2e/")
 
 # Variables that would point a test at a real account, a real model or the user's files.
