@@ -38,6 +38,14 @@ NO_MODEL = (
 )
 
 
+def needs_credentials(model: str) -> str:
+    """The one line for a model that was asked for by name when no API is configured."""
+    return (
+        f"The model {model} needs the Anthropic API or a compatible server: set ANTHROPIC_API_KEY "
+        "(or ANTHROPIC_AUTH_TOKEN), or ANTHROPIC_BASE_URL; --model local uses the offline model."
+    )
+
+
 class SetupError(Exception):
     """The session cannot start (no model, bad resume id); the message says what to do."""
 
@@ -108,13 +116,17 @@ class Runtime:
 
 def make_client(config: Config, notices: NoticeChannel) -> ModelClient:
     """The model client: the in-process local model (`--model local[:PATH]`, or chosen with a
-    notice when no API is configured and the `local` extra is installed), else the Anthropic
-    API or a compatible endpoint."""
+    notice when no API is configured, no model was asked for and the `local` extra is
+    installed), else the Anthropic API or a compatible endpoint.
+
+    A model asked for by name (flag, CLAUDE_MINI_MODEL, settings) is never swapped for the
+    offline one: a CI job with a missing secret must fail, not succeed on a 135M model."""
     from claude_mini.llm import local
     from claude_mini.llm.client import AnthropicClient, missing_credentials
 
     chosen = local.is_local_model(config.model)
-    automatic = not chosen and missing_credentials() and local.local_available()
+    automatic = (not chosen and missing_credentials() and not model_asked_for(config)
+                 and local.local_available())
     if chosen or automatic:
         try:
             client = local.open_local_client(config.model if chosen else local.LOCAL)
@@ -125,8 +137,15 @@ def make_client(config: Config, notices: NoticeChannel) -> ModelClient:
             config.model = local.LOCAL
         return client
     if missing_credentials():
-        raise SetupError(NO_MODEL)
+        raise SetupError(needs_credentials(config.model) if model_asked_for(config) else NO_MODEL)
     return AnthropicClient()
+
+
+def model_asked_for(config: Config) -> bool:
+    """Whether a main model was named (a flag, CLAUDE_MINI_MODEL or a settings file)."""
+    import os
+
+    return bool(config.settings.get("model") or os.environ.get("CLAUDE_MINI_MODEL"))
 
 
 def make_prompt(config: Config, store: MemoryStore,
