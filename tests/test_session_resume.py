@@ -1,5 +1,6 @@
-"""session.py directly: appending (consecutive user messages merge), repairing unanswered tool
-calls, and resuming from a transcript (its last compact boundary, a line cut by a crash)."""
+"""session.py directly: appending (consecutive user messages merge, a cut last line, a failed
+write), repairing unanswered tool calls, and resuming from a transcript (its last compact
+boundary, unreadable lines and blocks, an id prefix, its costs)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from claude_mini.llm.messages import (
     TextBlock,
     ToolResultBlock,
     ToolUseBlock,
+    Usage,
     message_to_api,
 )
 from claude_mini.session import (
@@ -21,7 +23,9 @@ from claude_mini.session import (
     Session,
     SessionNotFound,
     load_messages,
+    read_transcript,
     resume_session,
+    transcript_state,
 )
 
 
@@ -79,3 +83,96 @@ def test_continue_takes_the_newest_session_and_a_missing_one_says_what_to_do(tmp
     assert resume_session(tmp_path, None).id == newer.id
     with pytest.raises(SessionNotFound, match="claude-mini -c"):
         resume_session(tmp_path, "no-such-id")
+
+
+def test_an_append_after_a_cut_line_starts_on_a_fresh_line(tmp_path: Path, isolated_env):
+    session = Session(tmp_path)
+    session.add_message(user("first"))
+    with session.transcript.path.open("a") as fh:
+        fh.write('{"type": "assistant", "message": {"role": "assi')  # the disk filled up mid-line
+    later = resume_session(tmp_path, session.id)
+    later.add_message(user("second"))
+    lines = later.transcript.path.read_text().splitlines()
+    assert lines[1].endswith('"role": "assi') and json.loads(lines[2])["message"]["content"][0]["text"] == "second"
+    assert [b.text for b in load_messages(later.transcript.path)[0].content] == ["first", "second"]
+
+
+def test_resume_skips_non_object_lines_and_unknown_blocks_and_says_so_once(tmp_path: Path, isolated_env):
+    session = Session(tmp_path)
+    session.add_message(user("hello"))
+    with session.transcript.path.open("a") as fh:
+        fh.write('42\n["a list"]\n"text"\nnull\n')
+        answer = {"role": "assistant", "content": [{"type": "text", "text": "hi"},
+                                                   {"type": "server_tool_use", "id": "x", "name": "web"}]}
+        fh.write(json.dumps({"type": "assistant", "message": answer}) + "\n")
+        fh.write(json.dumps({"type": "user", "message": {"role": "user",
+                                                          "content": [{"type": "image", "source": {}}]}}) + "\n")
+    resumed = resume_session(tmp_path, session.id)
+    assert [(m.role, m.text) for m in resumed.messages] == [("user", "hello"), ("assistant", "hi")]
+    [notice] = resumed.notices.said()
+    assert notice.level == "warning"
+    assert notice.text == (f"Skipped 4 unreadable lines and 2 unknown content blocks of the transcript "
+                           f"{session.transcript.path}; resumed the 2 messages that could be read.")
+    assert resume_session(tmp_path, session.id).notices.said()[0].text == notice.text  # each resume says it
+
+
+def test_a_unique_id_prefix_resumes_an_ambiguous_one_lists_them_and_none_says_how_to_list(tmp_path, isolated_env):
+    a = Session(tmp_path, "abc-1111")
+    b = Session(tmp_path, "abd-2222")
+    for s in (a, b):
+        s.add_message(user(s.id))
+    assert resume_session(tmp_path, "abc").id == "abc-1111"
+    assert resume_session(tmp_path, "abd-2222").messages[0].text == "abd-2222"
+    with pytest.raises(SessionNotFound) as ambiguous:
+        resume_session(tmp_path, "ab")
+    message = str(ambiguous.value)
+    assert "\n" not in message and "abc-1111" in message and "abd-2222" in message and "2 sessions" in message
+    with pytest.raises(SessionNotFound, match="/resume in claude-mini to list"):
+        resume_session(tmp_path, "zz")
+    with pytest.raises(SessionNotFound):
+        resume_session(tmp_path, "../" + tmp_path.name)  # only this directory's sessions, by id
+
+
+def test_costs_are_recorded_in_the_transcript_and_restored_on_resume(tmp_path: Path, isolated_env):
+    session = Session(tmp_path)
+    session.add_message(user("hello"))
+    session.costs.add("main", "claude-sonnet-4-6", Usage(input_tokens=1000, output_tokens=50))
+    session.costs.add("recall", "claude-haiku-4-5", Usage(input_tokens=200, cache_read_input_tokens=10))
+    session.costs.add("main", "claude-sonnet-4-6", Usage(input_tokens=10, output_tokens=5))
+    resumed = resume_session(tmp_path, session.id)
+    assert resumed.costs.total_cost == pytest.approx(session.costs.total_cost) and session.costs.total_cost > 0
+    assert {p: (c.requests, c.usage) for p, c in resumed.costs.by_purpose.items()} == {
+        p: (c.requests, c.usage) for p, c in session.costs.by_purpose.items()}
+    resumed.costs.add("main", "claude-sonnet-4-6", Usage(input_tokens=1))  # recorded again, once
+    assert resume_session(tmp_path, session.id).costs.by_purpose["main"].requests == 3
+
+
+def test_a_compacted_transcript_keeps_its_first_request(tmp_path: Path, isolated_env):
+    session = Session(tmp_path)
+    session.add_message(user("fix the parser please"))
+    session.add_message(Message("assistant", [TextBlock("done")]))
+    session.transcript.append("compact_boundary", messages=[message_to_api(user("the summary"))])
+    contents = read_transcript(session.transcript.path)
+    assert contents.first_request == "fix the parser please"
+    assert [m.text for m in contents.messages] == ["the summary"]
+
+
+def test_a_failed_write_warns_once_and_the_session_goes_on_unsaved(tmp_path: Path, isolated_env):
+    session = Session(tmp_path)
+    assert transcript_state(session) == "Nothing of this session was saved"
+    session.add_message(user("saved"))
+    assert transcript_state(session) == "The transcript is saved; `claude-mini -c` continues"
+    path = session.transcript.path
+    path.rename(path.with_suffix(".kept"))
+    path.mkdir()  # every later write fails, as on a full disk
+    session.add_message(Message("assistant", [TextBlock("lost")]))
+    session.add_message(user("lost too"))
+    session.costs.add("main", "claude-sonnet-4-6", Usage(input_tokens=1))
+    assert [m.text for m in session.messages] == ["saved", "lost", "lost too"]  # the conversation goes on
+    [warning] = session.notices.said()
+    assert warning.level == "warning" and "Could not write the transcript" in warning.text
+    assert "nothing more of it is saved" in warning.text
+    assert transcript_state(session).startswith("The transcript could not be saved completely (Is a directory)")
+    path.rmdir()
+    session.add_message(Message("assistant", [TextBlock("not after a failure")]))
+    assert not path.exists()  # the saved part stays a consistent prefix

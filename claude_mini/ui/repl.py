@@ -376,7 +376,9 @@ def run_repl(config: Config, prompt: str | None = None, *, resume: str | None = 
         except SetupError as exc:
             sys.stderr.write(f"claude-mini: {visible_controls(str(exc))}\n")
             return 1
-        print(f"Resumed session {session.id} ({len(session.messages)} messages).")
+        from claude_mini.ui.session_commands import resumed_lines
+
+        print("\n".join(resumed_lines(session)))  # which session, and its last exchanges
     if not config.trusted:  # asked before the prompt exists: the answer decides the settings it reads
         from claude_mini.ui.trust_prompt import confirm_trust
 

@@ -7,8 +7,15 @@ layer follows it; the old session stays on disk, resumable.
 from __future__ import annotations
 
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.ui.commands import CommandContext, command
+from claude_mini.ui.safe_text import visible_controls
+
+if TYPE_CHECKING:
+    from claude_mini.session import Session
 
 
 @command("clear", help="Start a new session in this process (the old one stays resumable).")
@@ -23,46 +30,124 @@ def clear_session(ctx: CommandContext) -> None:
     ctx.console.print(f"Started a new session.{kept}", markup=False)
 
 
-@command("resume", help="Continue an earlier session of this directory.", usage="[number|id]")
+@command("resume", help="Continue an earlier session of this directory.", usage="[number|id|id prefix]")
 async def resume(ctx: CommandContext) -> None:
-    """Pick an earlier session from a list (or by number or id) and switch to it."""
-    from claude_mini.session import first_user_text, list_sessions, load_messages, resume_session
+    """Pick an earlier session from a list (or by number, id or id prefix) and switch to it.
+
+    The list shows the 20 newest; an id or a prefix of one finds any session of the directory.
+    """
+    from claude_mini.session import list_sessions, open_transcript
 
     rt = ctx.rt
-    found = [p for p in list_sessions(rt.config.cwd) if p.stem != rt.session.id][:20]
+    found = [p for p in list_sessions(rt.config.cwd) if p.stem != rt.session.id]
     if not found:
         ctx.console.print("No earlier session in this directory.", markup=False)
         return
-    options = []
-    for path in found:
-        messages = load_messages(path)
-        title = _title(first_user_text(messages), 60) or "(no text)"
-        options.append((path.stem, f"{_ago(time.time() - path.stat().st_mtime):>8}  "
-                                   f"{len(messages):>3} msgs  {title}"))
-    choice = _pick(ctx.args, options) if ctx.args else await ctx.host.choose("Resume which session?", options)
-    if choice is None:
-        ctx.console.print("Nothing resumed." if not ctx.args else f"No session matches {ctx.args!r}.",
-                          markup=False)
+    if ctx.args:
+        path = _find(ctx, found)
+    else:
+        choice = await ctx.host.choose("Resume which session?", _options(found[:PICKER_SIZE]))
+        path = next((p for p in found if p.stem == choice), None)
+        if path is None:
+            ctx.console.print("Nothing resumed.", markup=False)
+    if path is None:
         return
-    session = resume_session(rt.config.cwd, choice)
+    session = open_transcript(rt.config.cwd, path)
     rt.switch_session(session, "resume")
     ctx.host.session_changed()
-    last = first_user_text(list(reversed([m for m in session.messages if m.role == "user"])))
-    ctx.console.print(f"Resumed session {session.id} ({len(session.messages)} messages). "
-                      f"Last request: {_title(last, 80) or '-'}", markup=False)
+    for line in resumed_lines(session):
+        ctx.console.print(line, markup=False, highlight=False)
+
+
+PICKER_SIZE = 20
+
+
+def _options(paths: list[Path]) -> list[tuple[str, str]]:
+    """The picker's rows: age, message count and the session's first request (before any compaction)."""
+    from claude_mini.session import read_transcript
+
+    options = []
+    for path in paths:
+        contents = read_transcript(path)
+        title = _title(contents.first_request, 60) or "(no text)"
+        options.append((path.stem, f"{_ago(time.time() - path.stat().st_mtime):>8}  "
+                                   f"{len(contents.messages):>3} msgs  {title}"))
+    return options
+
+
+def _find(ctx: CommandContext, found: list[Path]) -> Path | None:
+    """`/resume 3` (a number of the list) or an id or id prefix of any session; None (said) if none fits."""
+    from claude_mini.session import ambiguous_message
+
+    arg = ctx.args.split()[0]
+    if arg.isdigit() and 1 <= int(arg) <= min(len(found), PICKER_SIZE):
+        return found[int(arg) - 1]
+    matches = [p for p in found if p.stem == arg] or [p for p in found if p.stem.startswith(arg)]
+    if len(matches) == 1:
+        return matches[0]
+    ctx.console.print(ambiguous_message(arg, matches) if matches else
+                      f"No earlier session matches {arg!r}; /resume without an argument lists them.",
+                      markup=False)
+    return None
 
 
 def _title(text: str, width: int) -> str:
     """A user message on one line, without the files its @mentions attached."""
-    return " ".join(text.split("\n\n<attached-")[0].split())[:width]
+    return " ".join(visible_controls(text.split("\n\n<attached-")[0]).split())[:width]
 
 
-def _pick(arg: str, options: list[tuple[str, str]]) -> str | None:
-    """`3` (a list number) or an id prefix -> the session id."""
-    if arg.isdigit() and 1 <= int(arg) <= len(options):
-        return options[int(arg) - 1][0]
-    matches = [value for value, _ in options if value.startswith(arg)]
-    return matches[0] if len(matches) == 1 else None
+RECAP_REQUESTS = 3  # the last exchanges redrawn on resume
+RECAP_LINES = 3  # of each message
+RECAP_WIDTH = 100
+
+
+def resumed_lines(session: Session) -> list[str]:
+    """What a resume prints before the prompt: which session, then its last exchanges, shortened.
+
+    As Claude Code redraws a resumed conversation, so the user sees where it stood: the last
+    few requests with what came after them, each message cut to a few lines.
+    """
+    messages = session.messages
+    requests = [i for i, m in enumerate(messages) if m.role == "user" and _request_text(m)]
+    first = requests[-RECAP_REQUESTS] if len(requests) >= RECAP_REQUESTS else (requests or [len(messages)])[0]
+    lines = [f"Resumed session {session.id} ({len(messages)} messages)."]
+    if first:
+        lines.append(f"  ⋮ {first} earlier message{'s' if first != 1 else ''}")
+    for message in messages[first:]:
+        if message.role == "user":
+            lines += _shortened("> ", _request_text(message))
+            continue
+        lines += _shortened("● ", message.text)
+        lines += [_cut(f"● {_tool_label(call)}") for call in message.tool_uses]
+    return lines
+
+
+def _request_text(message: Message) -> str:
+    """The user's own words in a message (not tool results, not attached files or reminders)."""
+    texts = [b.text for b in message.content
+             if isinstance(b, TextBlock) and not b.text.lstrip().startswith("<system-reminder>")]
+    return "\n".join(texts).split("\n\n<attached-")[0].strip()
+
+
+def _shortened(marker: str, text: str) -> list[str]:
+    """`text` under `marker`, at most RECAP_LINES lines of RECAP_WIDTH characters."""
+    rows = [row for row in visible_controls(text).strip().splitlines() if row.strip()]
+    if not rows:
+        return []
+    shown = [_cut(("  " if i else marker) + row) for i, row in enumerate(rows[:RECAP_LINES])]
+    if len(rows) > RECAP_LINES:
+        shown.append(f"  … +{len(rows) - RECAP_LINES} lines")
+    return shown
+
+
+def _cut(line: str) -> str:
+    return line if len(line) <= RECAP_WIDTH else line[: RECAP_WIDTH - 1] + "…"
+
+
+def _tool_label(call: ToolUseBlock) -> str:
+    """`Bash(git status)`: the tool and its key argument (render.tool_label without importing rich)."""
+    key = next((call.input[k] for k in ("command", "file_path", "pattern", "path", "url") if k in call.input), "")
+    return " ".join(visible_controls(f"{call.name}({key})").split())
 
 
 def _ago(seconds: float) -> str:
