@@ -86,6 +86,7 @@ class Runtime:
         from claude_mini.llm.messages import Usage
 
         self.session = session
+        session.report_to(self.notices)
         self.agent.session = session
         self.agent.last_usage = Usage()
         self.agent.ctx.read_files.clear()  # the new conversation has not seen any file
@@ -223,6 +224,7 @@ def build_runtime(
     for problem in config.memory.problems:  # bad memory settings: each has its default; said once
         notices.say(problem, "warning", once=True)
     session = session or Session(config.cwd)
+    session.report_to(notices)  # a resume's skipped lines, a failed transcript write
     ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
     policy = make_policy(config, ctx)
     for error in policy.errors:  # rules that could not be read: each skipped, said once
