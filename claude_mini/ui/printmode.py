@@ -12,8 +12,10 @@ json lines escape the DEL, C1 and bidi characters `json.dumps` would leave raw
 from __future__ import annotations
 
 import json
+import select
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, Notice
@@ -25,6 +27,28 @@ from claude_mini.runtime import Runtime
 from claude_mini.ui.safe_text import json_safe, visible_controls
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
+# With a prompt argument, how long a pipe on stdin may stay silent before it is ignored (as Claude
+# Code does): under CI, stdin is often an open pipe nobody writes to.
+STDIN_WAIT_SECONDS = 3.0
+
+
+def print_prompt(argument: str | None, stdin: TextIO | None, warn: Callable[[str], None]) -> str:
+    """The text of a print-mode turn: the argument, then what was piped in (`git diff | -p "review"`).
+
+    Without an argument, stdin is the prompt and is read to its end. With one, a terminal or an
+    empty stdin adds nothing; a pipe that sends nothing within STDIN_WAIT_SECONDS is left alone.
+    """
+    if stdin is None or stdin.closed or stdin.isatty():
+        return argument or ""
+    if argument is None:
+        return stdin.read().rstrip()
+    ready, _, _ = select.select([stdin], [], [], STDIN_WAIT_SECONDS)
+    if not ready:
+        warn(f"nothing arrived on stdin within {STDIN_WAIT_SECONDS:g} s; going on with the prompt alone "
+             "(redirect stdin from /dev/null to skip the wait).")
+        return argument
+    piped = stdin.read().rstrip()
+    return f"{argument}\n{piped}" if piped.strip() else argument
 
 
 def stderr_display(output_format: str, err: TextIO = sys.stderr) -> Display:
