@@ -3,8 +3,8 @@ and put back what the model needs right after.
 
     ContextMeter          how full the context is: last response's input + cache + output,
                           plus an estimate of what was added since
-    compact_threshold()   window - min(max output, 20,000) - 13,000 (proportional reserves
-                          in a small window), or a configured fraction
+    compact_threshold()   window - min(max output, 20,000) - 13,000, at most 3/8 of the
+                          window (monotonic, >= half of it), or a configured fraction
     Compactor.compact()   `before_compact` to every hook (extraction flushes), then a forked
                           summary request (purpose `compact`, parent's prefix, no tools), then
                           summary + restored attachments, then `after_compact` (recall's budget,
@@ -122,22 +122,25 @@ def context_window(config: Config, model: str, client: ModelClient | None = None
 def compact_threshold(config: Config, window: int, max_tokens: int) -> int:
     """Tokens above which a request triggers auto-compaction.
 
-    The default leaves room for the answer and a margin. Those fixed reserves are made
-    for large windows: when they would leave less than an eighth of a small one (a local
-    model's 8k), a quarter of the window is kept for the answer and an eighth as margin
-    instead, rather than compacting before every request. `autoCompactThreshold`
-    (or CLAUDE_MINI_AUTOCOMPACT_PCT) moves it down or up as a fraction of the
-    window, but never above what still leaves room for the answer.
+    The default leaves room for the answer and a margin: min(max output, 20,000) +
+    13,000, but never more than 3/8 of the window (a quarter for the answer, an eighth
+    as margin), so a small window compacts at 5/8 of it rather than before every
+    request. Either way the threshold never falls as the window grows, and never below
+    half of it. `autoCompactThreshold` (or CLAUDE_MINI_AUTOCOMPACT_PCT) moves it down or
+    up as a fraction of the window, but never above what still leaves room for the answer.
     """
-    reserve = min(max_tokens, OUTPUT_RESERVE_CAP)
-    default = window - reserve - SAFETY_MARGIN
-    if default < window // 8:
-        reserve = min(max_tokens, window // 4)
-        default = window - reserve - window // 8
     fraction = config.memory.compact.threshold
     if fraction is None:
-        return max(default, 1)
-    return max(min(int(window * fraction), window - reserve), 1)
+        reserves = min(max_tokens, OUTPUT_RESERVE_CAP) + SAFETY_MARGIN
+        return max(window - min(reserves, window * 3 // 8), 1)
+    answer = min(max_tokens, OUTPUT_RESERVE_CAP, window // 4)
+    return max(min(int(window * fraction), window - answer), 1)
+
+
+def warning_margin(window: int) -> int:
+    """How close to the threshold the status line starts warning: 20,000 tokens, or a tenth
+    of a smaller window (a 16k window is not "nearly full" as soon as it starts)."""
+    return min(WARNING_MARGIN, window // 10)
 
 
 @dataclass
@@ -376,7 +379,7 @@ class CompactHook(AgentHooks):
     async def before_request(self, agent: Agent) -> None:
         c = self.compactor
         if c.auto_enabled and agent.session.messages and c.used() > c.threshold:
-            await self.auto_compact("the context is nearly full")
+            await self.auto_compact(f"over the auto-compact threshold of {c.threshold:,}")
         c.meter.mark_sent(agent)
 
     def on_session_change(self, session: Session, source: SessionSource) -> None:

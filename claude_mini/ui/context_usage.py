@@ -51,11 +51,11 @@ def compaction_line(runtime: Runtime) -> str:
 
 
 def compact_warning(runtime: Runtime) -> str | None:
-    """A short warning once the context is within 20,000 tokens of the auto-compact threshold."""
-    from claude_mini.memory.compact import WARNING_MARGIN
+    """A short warning once the context is near the auto-compact threshold (memory/compact.py's margin)."""
+    from claude_mini.memory.compact import warning_margin
 
     c = runtime.compactor
     if c is None or not c.auto_enabled:
         return None
     left = c.threshold - context_used(runtime)
-    return f"auto-compact in {human_tokens(max(left, 0))}" if left < WARNING_MARGIN else None
+    return f"auto-compact in {human_tokens(max(left, 0))}" if left < warning_margin(c.window) else None

@@ -12,7 +12,7 @@ from claude_mini.agent.fork import strip_cache_control
 SUMMARY = "<analysis>private thinking</analysis>\n<summary>SUMMARY-TEXT: the user wants big.txt summarised.</summary>"
 
 
-def _setup(repo, window=40_000):
+def _setup(repo, window=20_000):
     (repo / ".claude" / "rules").mkdir(parents=True)
     (repo / ".claude" / "settings.json").write_text(json.dumps({"contextWindow": window}))
     (repo / ".claude" / "rules" / "txt.md").write_text('---\npaths: "**/*.txt"\n---\nTXT-RULE: keep lines short.\n')
@@ -26,6 +26,7 @@ def test_auto_compact_extracts_then_summarises_and_restores(run_cli, fake_server
     fake_server.queue(Reply.tool("Read", {"file_path": "big.txt"}), Reply.text("done"))
     result = run_cli("-p", "please summarise big.txt")
     assert result.returncode == 0, result.stderr
+    assert "Compacting the conversation (over the auto-compact threshold of 12,500: " in result.stderr
     assert "Compacted" in result.stderr
     purposes = [r.purpose for r in fake_server.requests]
     assert purposes[:4] == ["main", "extract", "compact", "main"]
@@ -48,7 +49,7 @@ def test_auto_compact_extracts_then_summarises_and_restores(run_cli, fake_server
 
 
 def test_a_rule_re_attached_by_compaction_is_not_attached_again(run_cli, fake_server, repo):
-    _setup(repo, window=50_000)  # room after the compaction for one more (short) read
+    _setup(repo, window=24_000)  # room after the compaction for one more (short) read
     fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
     fake_server.on(Reply.text(SUMMARY), purpose="compact", times=None)
     fake_server.queue(Reply.tool("Read", {"file_path": "big.txt"}),
@@ -74,6 +75,16 @@ def test_a_small_window_compacts_only_when_nearly_full_and_ends_under_its_thresh
     before, after = (int(x.replace(",", "")) for x in found.groups())
     assert before > 10_000 > after
     assert len(fake_server.requests_for("compact")) == 1
+
+
+def test_a_40k_window_half_full_is_not_compacted(run_cli, fake_server, repo):
+    _setup(repo, window=40_000)  # threshold 25,000 (it was 7,000, below a 36k window's 22,500)
+    fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
+    fake_server.queue(Reply.tool("Read", {"file_path": "big.txt"}), Reply.text("done"))
+    result = run_cli("-p", "please summarise big.txt")
+    assert result.returncode == 0, result.stderr
+    assert fake_server.requests_for("compact") == [] and "Compact" not in result.stderr
+    assert len(json.dumps(fake_server.requests_for("main")[-1].body)) > 60_000  # over 15,000 tokens
 
 
 def test_resume_after_compaction_starts_from_the_boundary(run_cli, fake_server, repo, isolated_env):

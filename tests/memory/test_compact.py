@@ -31,9 +31,50 @@ def test_default_threshold_leaves_room_for_output_and_margin(config):
 
 
 def test_a_small_window_keeps_proportional_reserves(config):
-    assert compact_threshold(config, 40_000, 32_000) == 7_000  # the formula still leaves an eighth
-    assert compact_threshold(config, 8_192, 32_000) == 8_192 - 2_048 - 1_024  # it would not
-    assert compact_threshold(config, 8_192, 1_000) == 8_192 - 1_000 - 1_024
+    assert compact_threshold(config, 40_000, 32_000) == 25_000  # was 7,000: reserves capped at 3/8
+    assert compact_threshold(config, 36_000, 32_000) == 22_500
+    assert compact_threshold(config, 8_192, 32_000) == 8_192 - 3_072
+    assert compact_threshold(config, 8_192, 1_000) == 8_192 - 3_072
+    assert compact_threshold(config, 100_000, 1_000) == 100_000 - 1_000 - 13_000
+
+
+SWEEP = [*range(1, 3_000), *range(3_000, 300_001, 97)]  # every small window, then a stride
+
+
+@pytest.mark.parametrize("max_tokens", [1_000, 8_000, 32_000])
+def test_threshold_is_monotonic_and_at_least_half_the_window(config, max_tokens):
+    previous = 0
+    for window in SWEEP:
+        threshold = compact_threshold(config, window, max_tokens)
+        assert threshold >= previous, (window, threshold, previous)
+        assert window // 2 <= threshold <= window
+        previous = threshold
+
+
+def test_a_user_fraction_may_go_below_half_and_stays_monotonic(config):
+    config.settings["autoCompactThreshold"] = 0.3
+    assert compact_threshold(config, 40_000, 32_000) == 12_000
+    config.settings["autoCompactThreshold"] = 0.95
+    assert compact_threshold(config, 8_000, 32_000) == 6_000  # room for the answer: a quarter
+    thresholds = [compact_threshold(config, w, 32_000) for w in SWEEP]
+    assert thresholds == sorted(thresholds)
+
+
+def test_the_status_line_warns_only_near_the_threshold(config):
+    from types import SimpleNamespace
+
+    from claude_mini.ui.context_usage import compact_warning
+
+    def warning(window: int, used: int) -> str | None:
+        config.settings["contextWindow"] = window
+        threshold = compact_threshold(config, window, 32_000)
+        compactor = SimpleNamespace(auto_enabled=True, threshold=threshold, window=window, used=lambda: used)
+        return compact_warning(SimpleNamespace(compactor=compactor))  # type: ignore[arg-type]
+
+    assert warning(16_000, 2_000) is None  # 10,000 to go in a 16k window: not nearly full
+    assert warning(16_000, 9_000) == "auto-compact in 1k"
+    assert warning(200_000, 140_000) is None
+    assert warning(200_000, 150_000) == "auto-compact in 17k"
 
 
 def test_the_clients_window_counts_when_no_setting_says(config):

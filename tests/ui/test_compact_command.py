@@ -13,7 +13,7 @@ from claude_mini.config import load_config
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.runtime import build_runtime
 from claude_mini.ui.commands import CommandContext, discover_commands, find_command
-from claude_mini.ui.context_usage import compact_warning, compaction_line
+from claude_mini.ui.context_usage import compact_warning, compaction_line, context_used
 
 
 async def _compact(runtime, args: str) -> str:
@@ -50,7 +50,7 @@ def test_compact_with_instructions(tmp_path, fake_server, monkeypatch):
     assert runtime.compactor.count == 1
     assert "1 compaction(s)" in compaction_line(runtime) and "on, at 167,000 tokens" in compaction_line(runtime)
     assert compact_warning(runtime) is None
-    runtime.config.settings["contextWindow"] = 40_000  # threshold 7,000: within 20,000 of it
+    runtime.config.settings["autoCompactThreshold"] = (context_used(runtime) + 1_000) / 200_000  # 1k to go
     assert compact_warning(runtime).startswith("auto-compact in ")
     runtime.compactor.failures = 3
     assert "off after 3 failures" in compaction_line(runtime) and compact_warning(runtime) is None
