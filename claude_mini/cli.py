@@ -6,6 +6,7 @@ only imported once a model is really needed.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
     from claude_mini.config import Config
 
 SUBCOMMANDS = ("memory", "context")
+RULE_FLAGS = ("--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools")
+RULE_SHAPE = re.compile(r"[A-Z][A-Za-z0-9_]*(\(.*\))?$|mcp__")  # Read, Bash(git log:*), mcp__server__tool
 
 root_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -88,9 +91,12 @@ def root(
     permission_mode: Annotated[str | None, typer.Option(
         "--permission-mode", metavar="MODE", help="default, acceptEdits, plan or bypassPermissions.")] = None,
     allowed_tools: Annotated[list[str] | None, typer.Option(
-        "--allowedTools", "--allowed-tools", metavar="RULES", help='Allow rules, e.g. "Bash(git log:*)" Edit.')] = None,
+        "--allowedTools", "--allowed-tools", metavar="RULES...",
+        help='Allow rules, comma- or space-separated: --allowedTools "Bash(git log:*)" Read. '
+             "The flag takes every word up to the next flag: put a prompt before it or after --.")] = None,
     disallowed_tools: Annotated[list[str] | None, typer.Option(
-        "--disallowedTools", "--disallowed-tools", metavar="RULES", help="Deny rules, same syntax.")] = None,
+        "--disallowedTools", "--disallowed-tools", metavar="RULES...",
+        help="Deny rules, read the same way.")] = None,
     append_system_prompt: Annotated[str | None, typer.Option(
         "--append-system-prompt", metavar="TEXT", help="Text added at the end of the system prompt.")] = None,
     max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, metavar="N", help="Stop after N model requests.")] = None,
@@ -125,6 +131,8 @@ def root(
         if permission_mode not in MODES:
             raise typer.BadParameter(f"expected one of {', '.join(MODES)}", param_hint="--permission-mode")
     flags = _flag_settings(model, permission_mode, allowed_tools, disallowed_tools)
+    misread = [*_misread_prompts("--allowedTools", allowed_tools),
+               *_misread_prompts("--disallowedTools", disallowed_tools)]
     config = load_config(Path.cwd(), flags, trust_folder=trust_folder, debug=debug,
                          max_turns=max_turns, append_system_prompt=append_system_prompt or "")
     if print_:
@@ -133,12 +141,24 @@ def root(
 
         text = print_prompt(prompt, sys.stdin, say)
         if not text.strip():
-            _fail("no prompt: give it as an argument or on stdin when using -p/--print.", 2)
-        code = _run_print(config, text, output_format, resume=resume, continue_=continue_)
-        raise typer.Exit(code)
+            _fail(misread[0] if misread else "no prompt: give it as an argument or on stdin when using -p/--print.", 2)
+    for line in misread:
+        say(line)
+    if print_:
+        raise typer.Exit(_run_print(config, text, output_format, resume=resume, continue_=continue_))
     from claude_mini.ui.repl import run_repl
 
     raise typer.Exit(run_repl(config, prompt, resume=resume, continue_=continue_))
+
+
+def _misread_prompts(flag: str, values: list[str] | None) -> list[str]:
+    """A line for each value of a rule flag that reads like a prompt ("fix the bug", not
+    "Bash(git log:*) Edit"): the flag took it, as it takes every word up to the next flag."""
+    return [
+        f'"{value}" was read as a rule of {flag}, not as the prompt: put the prompt before {flag} or after --.'
+        for value in values or []
+        if " " in value.strip() and not all(RULE_SHAPE.match(rule) for rule in _split_rules([value]))
+    ]
 
 
 def _preload_sdk(config: Config) -> None:
@@ -196,7 +216,27 @@ def run(args: list[str]) -> None:
 
         sub_app(args, prog_name="claude-mini")
     else:
-        root_app(args, prog_name="claude-mini")
+        root_app(spread_rule_flags(args), prog_name="claude-mini")
+
+
+def spread_rule_flags(args: list[str]) -> list[str]:
+    """`--allowedTools A B -p` -> `--allowedTools A --allowedTools B -p`, as Claude Code reads them.
+
+    A rule flag takes every following word up to the next one starting with `-`; a prompt
+    goes before the flag or after `--` (click's end of options).
+    """
+    out: list[str] = []
+    flag, values = None, 0
+    for i, arg in enumerate(args):
+        if arg == "--":
+            return out + args[i:]
+        if flag is not None and not arg.startswith("-"):
+            out += [flag, arg] if values else [arg]
+            values += 1
+            continue
+        flag, values = (arg if arg in RULE_FLAGS else None), 0
+        out.append(arg)
+    return out
 
 
 def render_help() -> str:

@@ -49,3 +49,41 @@ def test_a_silent_open_pipe_is_not_waited_for(isolated_env, fake_server, repo):
     assert out == "(fake model) You said: hello\n"
     assert err.startswith("claude-mini: nothing arrived on stdin within 3 s; going on with the prompt alone")
     assert user_texts(fake_server.requests_for("main")[0]) == ["hello"]
+
+
+def bash_result(fake_server) -> dict:
+    return fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
+
+
+def test_several_rules_follow_one_allowed_tools_flag(run_cli, fake_server, repo):
+    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "first commit"], cwd=repo, check=True,
+                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"})
+    fake_server.queue(Reply.tools([("Bash", {"command": "git log --oneline"}),
+                                   ("Bash", {"command": "git diff"}), ("Read", {"file_path": "app.py"})]),
+                      Reply.text("done"))
+    result = run_cli("-p", "what changed?", "--allowedTools", "Bash(git log:*)", "Bash(git diff:*)", "Read")
+    assert result.returncode == 0, result.stderr
+    log, diff, read = fake_server.requests_for("main")[-1].body["messages"][-1]["content"]
+    assert "first commit" in log["content"] and not diff.get("is_error") and 'return "hello"' in read["content"]
+    assert user_texts(fake_server.requests_for("main")[0]) == ["what changed?"]
+
+
+def test_a_prompt_after_the_rules_follows_a_double_dash(run_cli, fake_server):
+    fake_server.queue(Reply.tool("Glob", {"pattern": "*.py"}), Reply.text("done"))
+    result = run_cli("-p", "--disallowedTools", "Glob", "Grep", "--", "find the python files")
+    assert result.returncode == 0, result.stderr
+    assert user_texts(fake_server.requests_for("main")[0]) == ["find the python files"]
+    denied = bash_result(fake_server)
+    assert denied["is_error"] and "app.py" not in denied["content"]
+
+
+def test_a_prompt_taken_as_a_rule_is_named(run_cli, fake_server):
+    result = run_cli("-p", "--allowedTools", "Read", "fix the bug")
+    assert result.returncode == 2 and fake_server.requests_for("main") == []
+    assert result.stderr == ('claude-mini: "fix the bug" was read as a rule of --allowedTools, not as the '
+                             "prompt: put the prompt before --allowedTools or after --.\n")
+    fake_server.queue(Reply.text("ok"))
+    result = run_cli("-p", "--allowedTools", "Edit Write", "fix the bug", input="it is in app.py")
+    assert result.returncode == 0 and "was read as a rule" in result.stderr  # said, and stdin is the prompt
+    assert "Edit Write" not in result.stderr  # a space-separated list of rules is not a prompt
