@@ -264,8 +264,9 @@ class TranscriptContents:
                  if n]
         if not parts:
             return None
+        kept = len(self.messages)
         return (f"Skipped {' and '.join(parts)} of the transcript {path}; "
-                f"resumed the {len(self.messages)} messages that could be read.")
+                f"resumed the {kept} message{'s' if kept != 1 else ''} that could be read.")
 
 
 def read_transcript(path: Path) -> TranscriptContents:
