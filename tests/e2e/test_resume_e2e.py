@@ -14,7 +14,8 @@ from fake_anthropic import Reply
 
 from claude_mini.llm.messages import Message, TextBlock, Usage
 from claude_mini.session import Session
-from tests.e2e.conftest import cli_env
+from tests.e2e.conftest import cli_env, trust_folder
+from tests.e2e.test_repl import Terminal
 
 
 def saved_session(repo: Path, session_id: str, *exchanges: tuple[str, str], when: float | None = None) -> Session:
@@ -114,3 +115,34 @@ def test_a_full_disk_gives_one_warning_the_run_goes_on_and_continue_resumes_what
         f"claude-mini: Skipped 1 unreadable line of the transcript {transcript}; "
         "resumed the 1 message that could be read."]  # the answer's entry, cut at the limit
     assert sent_texts(fake_server) == ["read the readme", "what did you read?"]
+
+
+def test_the_repl_redraws_a_resumed_session_finds_any_by_prefix_and_shows_its_cost(
+        isolated_env, fake_server, repo):
+    for i in range(22):  # newer than the one resumed by prefix: it is not among the 20 listed
+        saved_session(repo, f"f{i:02d}00000-0000-4000-8000-000000000000", (f"filler {i}", "ok"),
+                      when=1_700_000_000 - i)
+    saved_session(repo, "0ld5e551-0000-4000-8000-000000000000", ("about apples", "Apples are red."),
+                  ("about pears", "Pears are\ngreen\nand\nsweet\nin autumn."), when=1_600_000_000)
+    saved_session(repo, "5a1e0000-0000-4000-8000-000000000000", ("the latest question", "The latest answer."))
+    trust_folder(isolated_env.home, repo)
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm",
+                  CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    term = Terminal(["-c"], repo, env)
+    try:
+        term.expect(r"Resumed session 5a1e0000-0000-4000-8000-000000000000 \(2 messages\)\.")
+        term.expect(r"> the latest question\s+● The latest answer\.")
+        term.ready()
+        term.submit("/resume 0ld5")
+        term.expect(r"Resumed session 0ld5e551-0000-4000-8000-000000000000 \(4 messages\)\.")
+        term.expect(r"> about apples\s+● Apples are red\.\s+> about pears\s+● Pears are\s+green\s+and\s+… \+2 lines")
+        term.ready()
+        term.submit("/cost")
+        term.expect(r"main\s+2\s+2,000")  # the two answers of the earlier runs
+        term.ready()
+        term.submit("and plums?")
+        term.expect("You said: and plums?")
+    finally:
+        term.child.close(force=True)
+    assert sent_texts(fake_server)[:5] == ["about apples", "Apples are red.", "about pears",
+                                           "Pears are\ngreen\nand\nsweet\nin autumn.", "and plums?"]
