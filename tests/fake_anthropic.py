@@ -59,6 +59,13 @@ ERROR_TYPES = {
     500: "api_error",
     529: "overloaded_error",
 }
+# The broken event each `Reply.malformed_event` kind sends.
+MALFORMED = {
+    "not_json": b"event: content_block_delta\ndata: {this is not json\n\n",
+    "binary": bytes(range(256)) * 4,
+    "null_text": b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, '
+                 b'"delta": {"type": "text_delta", "text": null}}\n\n',
+}
 ERROR_MESSAGES = {
     "invalid_request_error": "Invalid request",
     "authentication_error": "invalid x-api-key",
@@ -92,6 +99,7 @@ class Reply:
     first_byte_delay: float = 0.0
     event_delay: float = 0.0
     hang_at: str | None = None  # "start" (no byte ever) or "mid" (stalls mid-stream)
+    malformed: str | None = None  # "not_json", "binary" or "null_text" (see `malformed_event`)
 
     # -- builders ----------------------------------------------------------
 
@@ -210,6 +218,14 @@ class Reply:
         """Never answer (or stall mid-stream) until the server stops or the client gives up."""
         return replace(self, hang_at="mid" if mid_stream else "start", fault_after=after)
 
+    def malformed_event(self, kind: str = "not_json", after: int | None = None) -> Reply:
+        """Stream some content, then one broken event, then end the body: a `data:` line that
+        is not JSON (`not_json`), raw bytes that are not UTF-8 text (`binary`; `after=0`: the
+        whole body), or a text delta whose `text` is null (`null_text`)."""
+        if kind not in MALFORMED:
+            raise ValueError(f"malformed kind {kind!r}: expected one of {', '.join(MALFORMED)}")
+        return replace(self, malformed=kind, fault_after=after)
+
     # -- derived -----------------------------------------------------------
 
     @property
@@ -221,6 +237,8 @@ class Reply:
         if self.stream_error_type:
             parts.append(f"stream_error:{self.stream_error_type}")
         parts += [name for name, on in (("reset", self.reset), ("cut", self.cut)) if on]
+        if self.malformed:
+            parts.append(f"malformed:{self.malformed}")
         if self.hang_at:
             parts.append(f"hang:{self.hang_at}")
         return "+".join(parts) or "empty"
@@ -265,6 +283,8 @@ def _faults_from_dict(reply: Reply, spec: dict[str, Any]) -> Reply:
         reply = reply.delay_between_events(float(spec["delay_between_events"]))
     if spec.get("hang"):
         reply = reply.hang(mid_stream=spec["hang"] == "mid", after=after)
+    if spec.get("malformed"):
+        reply = reply.malformed_event(spec["malformed"], after)
     return reply
 
 
@@ -885,7 +905,7 @@ class _Exchange:
         events = message_events(message, self.fake.chunk_chars)
         if reply.cut:
             events = [e for e in events if e[0] not in ("message_delta", "message_stop")]
-        faulty = reply.stream_error_type or reply.reset or reply.hang_at == "mid"
+        faulty = reply.stream_error_type or reply.reset or reply.hang_at == "mid" or reply.malformed
         cut_at = (reply.fault_after if reply.fault_after is not None else default_fault_point(events))
         self._start_sse()
         for sent, (name, data) in enumerate(events):
@@ -918,6 +938,9 @@ class _Exchange:
             self.fake._wait(None)
             self.h.close_connection = True
             return
+        if reply.malformed:
+            self._chunk(MALFORMED[reply.malformed])
+            return self._chunk(b"")
         if not self.fake.ollama_like:  # local servers just stop; they have no error event
             error = {"type": reply.stream_error_type, "message": reply.error_message}
             payload = {"type": "error", "error": error}

@@ -332,6 +332,26 @@ def test_hang_mid_stream_stalls_after_some_content(fake_server):
     assert seen
 
 
+@pytest.mark.parametrize(("kind", "raised"), [("not_json", json.JSONDecodeError),
+                                             ("binary", UnicodeDecodeError)])
+def test_malformed_event_breaks_the_sdks_decoder_after_some_content(fake_server, kind, raised):
+    fake_server.queue(Reply.text("Some text, then garbage").malformed_event(kind))
+    seen = []
+    with pytest.raises(raised), sdk(fake_server).messages.stream(**body()) as stream:
+        for text in stream.text_stream:
+            seen.append(text)
+    assert seen
+
+
+def test_malformed_null_text_reaches_the_sdk_as_none(fake_server):
+    fake_server.queue(Reply.from_dict({"text": "Some text", "malformed": "null_text", "after": 3}))
+    _, events = raw_events(fake_server, body())
+    assert events[-1] == ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                                  "delta": {"type": "text_delta", "text": None}})
+    with pytest.raises(ValueError, match="malformed kind 'nope'"):
+        Reply.text("x").malformed_event("nope")
+
+
 def test_stop_releases_hung_requests():
     server = FakeAnthropic([Reply.text("never").hang()]).start()
     with socket.create_connection(("127.0.0.1", server.port)) as conn:

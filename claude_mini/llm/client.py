@@ -1,11 +1,15 @@
 """The model seam: the `ModelClient` protocol and `AnthropicClient` over the anthropic SDK.
 
-Retries are split in two. The SDK retries HTTP errors before a stream opens
-(429, 5xx, 529, connect failures; it honours retry-after). It does not retry what
-goes wrong after the stream opened, so `AnthropicClient.stream` does: an in-stream
-`event: error` (overloaded), a connection dropped mid-stream, and a stream that ends
-without `message_stop`. Each retry yields one `Retrying` event; text the consumer
-already saw is never yielded twice (see `_Shown`).
+All retrying is `AnthropicClient.stream`'s own (`RetryPolicy`); the SDK's is turned off
+(`max_retries=0`) so that no wait hides from the user. A failed attempt is retried
+and announced by one `Retrying` event: HTTP 408, 409, 429, 5xx and 529 (as the SDK
+would: honouring `x-should-retry` and retry-after, but waiting at most `max_wait`),
+an unreachable server, and what goes wrong after the stream opened, which the SDK
+never retried: an in-stream `event: error` (overloaded), a connection dropped
+mid-stream, a stream that ends without `message_stop`, a stream with no event for
+`idle_timeout` (retried once), and bytes that are not the API's SSE (a `data:` line
+that is not JSON, binary, `"text": null`). The next attempt streams from its start
+(llm/events.py says what a UI does with that).
 
 Structured output: a request with `output_schema` carries `output_config`. A server
 that rejects the field (400/422 naming it, as local Anthropic-compatible servers do)
@@ -18,7 +22,7 @@ Errors, each with a one-line message saying what happened and what to do:
      ├── AuthError          no credentials, or the key was refused (401/403)
      ├── ContextTooLong     the prompt does not fit the model's context window
      ├── ModelOverloaded    rate-limited or overloaded after every retry
-     ├── ModelUnavailable   server errors, unreachable server, broken streams
+     ├── ModelUnavailable   server errors, unreachable server, broken, stalled or malformed streams
      └── InvalidRequest     any other 4xx (unknown model, unsupported option, a bug)
 
 `import anthropic` costs over a second, so it happens on the first request, never
@@ -26,6 +30,8 @@ at import time (`claude-mini --version` must stay instant). A caller that knows 
 request is coming may start it earlier with `preload_sdk()`. The import is CPU work
 and holds the GIL, so it only overlaps what leaves the main thread waiting (a prompt
 still arriving on stdin, git, the disk), not claude_mini's own Python work.
+
+Each HTTP request is one line of the debug log (`_RequestLog`), which `--debug` shows.
 """
 
 from __future__ import annotations
@@ -34,11 +40,13 @@ import asyncio
 import contextlib
 import functools
 import json
+import logging
 import os
 import random
 import re
 import threading
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -50,6 +58,7 @@ from claude_mini.llm.events import (
     TextDelta,
     ToolInputDelta,
     ToolUseStart,
+    seconds,
 )
 from claude_mini.llm.messages import (
     Block,
@@ -62,12 +71,17 @@ from claude_mini.llm.messages import (
     build_request_body,
 )
 
+log = logging.getLogger(__name__)
+
 PURPOSE_HEADER = "X-Claude-Mini-Purpose"
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 CREDENTIAL_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")
 # Local servers behind ANTHROPIC_BASE_URL ignore the key, but the SDK refuses to send
 # a request without one.
 PLACEHOLDER_KEY = "no-key-needed"
+# Shorter waits for tests and impatient users (RetryPolicy.from_env).
+MAX_WAIT_ENV = "CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS"
+IDLE_ENV = "CLAUDE_MINI_STREAM_IDLE_SECONDS"
 
 # In-stream error types worth another attempt; others (invalid_request_error...) are final.
 RETRYABLE_STREAM_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeout_error"}
@@ -133,7 +147,8 @@ class _StreamFailure(Exception):
     def __init__(self, reason: str, kind: str, retry_after: float | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.kind = kind  # "overloaded" | "connection" | "incomplete"
+        # "overloaded" | "server" | "unreachable" | "connection" | "incomplete" | "idle" | "malformed"
+        self.kind = kind
         self.retry_after = retry_after
 
 
@@ -200,25 +215,51 @@ async def drain(events: AsyncIterator[StreamEvent]) -> ResponseDone:
 
 @dataclass
 class RetryPolicy:
-    """How `AnthropicClient` retries the failures the SDK leaves alone."""
+    """How `AnthropicClient` retries: every retry is its own (the SDK's are off), each wait capped.
+
+    `max_wait` caps every wait, a server's retry-after included: a 429 asking for an hour
+    waits a minute, says so, and tries again. `idle_timeout`: a stream (or the wait for
+    its first byte) with no event for that long is a failed attempt, retried once.
+    `from_env` lets tests and impatient users shorten both.
+    """
 
     max_attempts: int = 4
     base_delay: float = 0.5
     max_delay: float = 8.0
-    max_retry_after: float = 60.0
+    max_wait: float = 60.0
+    idle_timeout: float = 90.0
     sleep: Callable[[float], Awaitable[Any]] = field(default=asyncio.sleep)
     rand: Callable[[], float] = field(default=random.random)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> RetryPolicy:
+        """The default policy, with `CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS` and
+        `CLAUDE_MINI_STREAM_IDLE_SECONDS` applied (a value that is not a number is ignored)."""
+        policy = cls()
+        for name, attr in ((MAX_WAIT_ENV, "max_wait"), (IDLE_ENV, "idle_timeout")):
+            raw = environ.get(name)
+            if raw is None:
+                continue
+            try:
+                value = float(raw)
+            except ValueError:
+                value = -1.0
+            if value >= 0 and (value > 0 or attr == "max_wait"):
+                setattr(policy, attr, value)
+            else:
+                log.warning("%s=%r is not a number of seconds; using %g", name, raw, getattr(policy, attr))
+        return policy
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed `attempt` (1-based): the server's word, else backoff."""
         if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_retry_after)
+            return min(max(retry_after, 0.0), self.max_wait)
         backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
-        return backoff * (1 - 0.25 * self.rand())  # jitter so parallel clients spread out
+        return min(self.max_wait, backoff * (1 - 0.25 * self.rand()))  # jitter: parallel clients spread out
 
 
 # ---------------------------------------------------------------------------
-# Assembling one attempt, and never repeating what was shown
+# Assembling one attempt
 
 
 @dataclass
@@ -228,74 +269,14 @@ class _Part:
     kind: str
     text: str = ""
     id: str = ""
-    wire_id: str = ""
     name: str = ""
     signature: str = ""
-
-
-class _Shown:
-    """What the consumer has seen, per block index, across all attempts of one stream.
-
-    A retried stream usually replays the same answer. Text is compared with what was
-    shown: a replayed prefix is swallowed and only the new part is yielded. If the
-    new attempt says something else, we yield a line break and the new text from its
-    start: the reader sees the abandoned words, then the answer that counts, and the
-    final `Message` holds only the new attempt's text. Tool calls replayed at the same
-    index with the same name keep the id the consumer already saw (tool ids are opaque
-    and only need to match our own tool_result), so a UI keyed by id shows one call.
-    """
-
-    def __init__(self) -> None:
-        self.text: dict[int, str] = {}
-        self.tools: dict[int, _Part] = {}
-        self.done: dict[int, Block] = {}
-
-    def add_text(self, index: int, part: _Part, piece: str) -> list[StreamEvent]:
-        part.text += piece
-        shown = self.text.get(index, "")
-        if part.text.startswith(shown):
-            self.text[index] = part.text
-            new = part.text[len(shown) :]
-            return [TextDelta(new, index)] if new else []
-        if shown.startswith(part.text):
-            return []  # still replaying what the consumer already has
-        self.text[index] = part.text
-        return [TextDelta("\n" + part.text, index)]
-
-    def start_tool(self, index: int, part: _Part) -> list[StreamEvent]:
-        previous = self.tools.get(index)
-        if previous is not None and previous.name == part.name:
-            part.id = previous.id
-            return []
-        self.tools[index] = _Part("tool_use", id=part.id, name=part.name)
-        return [ToolUseStart(part.id, part.name, index)]
-
-    def add_json(self, index: int, part: _Part, piece: str) -> list[StreamEvent]:
-        part.text += piece
-        shown = self.tools[index]
-        if part.text.startswith(shown.text):
-            new = part.text[len(shown.text) :]
-            shown.text = part.text
-            return [ToolInputDelta(part.id, new)] if new else []
-        if shown.text.startswith(part.text):
-            return []
-        # A different call after all: announce it under its own id.
-        part.id = part.wire_id
-        self.tools[index] = _Part("tool_use", text=part.text, id=part.id, name=part.name)
-        return [ToolUseStart(part.id, part.name, index), ToolInputDelta(part.id, part.text)]
-
-    def finish_block(self, index: int, block: Block) -> list[StreamEvent]:
-        if self.done.get(index) == block:
-            return []
-        self.done[index] = block
-        return [BlockDone(block, index)]
 
 
 class _Assembler:
     """Maps one attempt's raw SDK events to ours and builds its final message."""
 
-    def __init__(self, shown: _Shown, model: str) -> None:
-        self.shown = shown
+    def __init__(self, model: str) -> None:
         self.model = model
         self.parts: dict[int, _Part] = {}
         self.blocks: dict[int, Block] = {}
@@ -303,8 +284,18 @@ class _Assembler:
         self.stop_reason: str | None = None
 
     def feed(self, event: Any) -> list[StreamEvent]:
-        handler = getattr(self, f"_on_{getattr(event, 'type', '')}", None)
-        return handler(event) if handler else []
+        """Our events for one raw event; `_StreamFailure` when the event is malformed.
+
+        The SDK builds events without validating them, so a server's `"text": null` or a
+        missing field shows up here, as a TypeError or AttributeError of this pure code.
+        """
+        kind = getattr(event, "type", "")
+        handler = getattr(self, f"_on_{kind}", None)
+        try:
+            return handler(event) if handler else []
+        except (TypeError, AttributeError, KeyError, ValueError) as err:
+            raise _StreamFailure(f"malformed {kind} event from the server ({_describe(err)})",
+                                 "malformed") from err
 
     def _on_message_start(self, event: Any) -> list[StreamEvent]:
         self.usage.update(_usage_fields(event.message.usage))
@@ -314,11 +305,11 @@ class _Assembler:
     def _on_content_block_start(self, event: Any) -> list[StreamEvent]:
         block, index = event.content_block, event.index
         if block.type == "text":
-            part = self.parts[index] = _Part("text")
-            return self.shown.add_text(index, part, block.text or "")
+            part = self.parts[index] = _Part("text", text=encodable(block.text or ""))
+            return [TextDelta(part.text, index)] if part.text else []
         if block.type == "tool_use":
-            part = self.parts[index] = _Part("tool_use", id=block.id, wire_id=block.id, name=block.name)
-            return self.shown.start_tool(index, part)
+            self.parts[index] = _Part("tool_use", id=block.id, name=block.name)
+            return [ToolUseStart(block.id, block.name, index)]
         if block.type == "thinking":
             self.parts[index] = _Part("thinking", text=block.thinking or "", signature=block.signature or "")
         else:
@@ -330,9 +321,12 @@ class _Assembler:
         if part is None:
             return []
         if delta.type == "text_delta":
-            return self.shown.add_text(index, part, encodable(delta.text))
+            piece = encodable(delta.text)
+            part.text += piece
+            return [TextDelta(piece, index)] if piece else []
         if delta.type == "input_json_delta":
-            return self.shown.add_json(index, part, delta.partial_json)
+            part.text += delta.partial_json
+            return [ToolInputDelta(part.id, delta.partial_json)] if delta.partial_json else []
         if delta.type == "thinking_delta":
             part.text += encodable(delta.thinking)
         elif delta.type == "signature_delta":
@@ -345,7 +339,7 @@ class _Assembler:
         if block is None:
             return []
         self.blocks[event.index] = block
-        return self.shown.finish_block(event.index, block)
+        return [BlockDone(block, event.index)]
 
     def _on_message_delta(self, event: Any) -> list[StreamEvent]:
         self.stop_reason = getattr(event.delta, "stop_reason", None) or self.stop_reason
@@ -430,25 +424,23 @@ class AnthropicClient:
 
     provider = "anthropic"
 
-    def __init__(self, sdk: Any = None, *, retry: RetryPolicy | None = None, **sdk_kwargs: Any) -> None:
-        """`sdk`: an AsyncAnthropic to use as is; otherwise one is built from `sdk_kwargs`
-        (api_key, base_url, max_retries, timeout, http_client...) on the first request."""
-        self._sdk = sdk
-        self._owns_sdk = sdk is None
-        self._sdk_kwargs = sdk_kwargs
-        self.retry = retry or RetryPolicy()
+    def __init__(self, *, retry: RetryPolicy | None = None, max_retries: int | None = None,
+                 **sdk_kwargs: Any) -> None:
+        """`sdk_kwargs` (api_key, base_url, timeout, http_client...) build the AsyncAnthropic on
+        the first request, always with the SDK's `max_retries=0`: `retry` does all the retrying,
+        and `max_retries` here sets how often (0: one attempt only)."""
+        self._sdk: Any = None
+        self._sdk_kwargs = {**sdk_kwargs, "max_retries": 0}
+        self.retry = retry or RetryPolicy.from_env()
+        if max_retries is not None:
+            self.retry.max_attempts = max_retries + 1
         # None until a server tells us; False makes later requests skip output_config.
         self.structured_output: bool | None = None
         self.counts_tokens: bool | None = None
-        self.base_url = self._base_url()
+        self.base_url = str(sdk_kwargs.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL)
         default = self.base_url.rstrip("/") == DEFAULT_BASE_URL
         self.name = "Anthropic API" if default else f"Anthropic-compatible server at {self.base_url}"
-
-    def _base_url(self) -> str:
-        if self._sdk is not None:
-            return str(self._sdk.base_url)
-        url = self._sdk_kwargs.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL")
-        return str(url or DEFAULT_BASE_URL)
+        self.endpoint = self.base_url.rstrip("/") + "/v1/messages"
 
     def _client(self) -> Any:
         if self._sdk is None:
@@ -464,8 +456,8 @@ class AnthropicClient:
         return self._sdk
 
     async def aclose(self) -> None:
-        """Close the SDK client if we built it (an injected one belongs to its creator)."""
-        if self._owns_sdk and self._sdk is not None:
+        """Close the SDK client (and its connections)."""
+        if self._sdk is not None:
             await self._sdk.close()
             self._sdk = None
 
@@ -491,25 +483,28 @@ class AnthropicClient:
             return None
         body = self._body(request)
         body.pop("max_tokens", None)
+        log_entry = _RequestLog(self.endpoint + "/count_tokens", request)
         try:
             result = await self._client().messages.count_tokens(**body, extra_headers=self._headers(request))
         except Exception as err:  # advisory: any failure means "unknown"
+            log_entry.failed(err)
             if getattr(err, "status_code", None) == 404:
                 self.counts_tokens = False
             return None
+        log_entry.answered(getattr(result, "_request_id", None), 200)
         self.counts_tokens = True
         return int(result.input_tokens)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """Stream one response, retrying broken streams; see the module docstring."""
-        shown = _Shown()
+        """Stream one response, retrying failed attempts; see the module docstring."""
         policy = self.retry
         retried = Usage()  # input the server counted for attempts that then broke off
+        stalls = 0
         for attempt in range(1, policy.max_attempts + 1):
-            assembler = _Assembler(shown, request.model)
+            assembler = _Assembler(request.model)
             try:
                 # aclosing: a consumer that stops early closes the HTTP stream now, not at GC.
-                async with contextlib.aclosing(self._attempt(request, assembler)) as events:
+                async with contextlib.aclosing(self._attempt(request, assembler, attempt)) as events:
                     async for event in events:
                         if isinstance(event, ResponseDone):
                             event.retried = retried
@@ -518,28 +513,54 @@ class AnthropicClient:
             except _StreamFailure as err:
                 failure = err
                 retried += Usage.from_dict(assembler.usage)
-            if attempt == policy.max_attempts:
+            stalls += failure.kind == "idle"
+            if attempt == policy.max_attempts or stalls > 1:  # a stall is retried once only
                 raise self._gave_up(failure, attempt) from failure
             delay = policy.delay(attempt, failure.retry_after)
-            yield Retrying(attempt + 1, policy.max_attempts, delay, failure.reason)
+            yield Retrying(attempt + 1, policy.max_attempts, delay, failure.reason, failure.retry_after)
             await policy.sleep(delay)
 
-    async def _attempt(self, request: ModelRequest, assembler: _Assembler) -> AsyncGenerator[StreamEvent, None]:
-        stream = await self._open(request, self._body(request))
+    async def _attempt(self, request: ModelRequest, assembler: _Assembler,
+                       attempt: int) -> AsyncGenerator[StreamEvent, None]:
+        """One HTTP request and its stream; every failure leaves as `_StreamFailure` or `ModelError`."""
+        idle = self.retry.idle_timeout
+        log_entry = _RequestLog(self.endpoint, request, attempt)
+        stream = None
         try:
+            self._client()  # the first builds the SDK client: an import, no stall of the server's
+            async with asyncio.timeout(idle):  # the wait for the status line counts as idle too
+                stream = await self._open(request, self._body(request))
+            log_entry.answered(stream.response.headers.get("request-id"), stream.response.status_code)
             async with stream:
-                async for raw in stream:
+                events = aiter(stream)
+                while True:
+                    try:
+                        async with asyncio.timeout(idle):  # per event: a slow consumer is no stall
+                            raw = await anext(events)
+                    except StopAsyncIteration:
+                        break
                     for event in assembler.feed(raw):
                         yield event
+            done = assembler.finish()
+        except TimeoutError as err:
+            failure: Exception = _StreamFailure(f"no data from the server for {seconds(idle)}", "idle")
+            log_entry.failed(failure)
+            raise failure from err
+        except (_StreamFailure, ModelError) as err:
+            log_entry.failed(err)
+            raise
         except Exception as err:
-            mapped = _classify(err, in_stream=True)
+            mapped = _classify(err, self.endpoint, opened=stream is not None)
+            log_entry.failed(mapped or err, err)
             if mapped is None:
                 raise
             raise mapped from err
-        yield assembler.finish()
+        finally:
+            log_entry.close()
+        yield done
 
     async def _open(self, request: ModelRequest, body: dict[str, Any]) -> Any:
-        """Start the HTTP stream (the SDK retries HTTP errors here)."""
+        """Start the HTTP stream; a server that rejects `output_config` gets the request without it."""
         try:
             stream = await self._client().messages.create(
                 **body, stream=True, extra_headers=self._headers(request)
@@ -549,34 +570,81 @@ class AnthropicClient:
                 self.structured_output = False
                 body.pop("output_config")
                 return await self._open(request, body)
-            mapped = _classify(err, in_stream=False)
-            if mapped is None:
-                raise
-            raise mapped from err
+            raise
         if "output_config" in body:
             self.structured_output = True
         return stream
 
     def _gave_up(self, failure: _StreamFailure, attempts: int) -> ModelError:
-        detail = f"{failure.reason}; gave up after {attempts} attempts"
+        tries = "twice" if attempts == 2 else f"{attempts} times"
+        detail = f"{failure.reason}; tried {tries}"
+        kept = "Your conversation is kept"
         if failure.kind == "overloaded":
-            return ModelOverloaded(
-                f"The model is overloaded ({detail}). Your conversation is kept; try again in a minute."
-            )
-        return ModelUnavailable(
-            f"The connection to {self.name} kept failing ({detail}). "
-            "Your conversation is kept; check the network or server and try again."
-        )
+            return ModelOverloaded(f"{self.name} is overloaded or rate-limited ({detail}). {kept}; "
+                                   "try again in a minute.")
+        if failure.kind == "idle":
+            return ModelUnavailable(f"{self.endpoint} stopped sending ({detail}). {kept}; try again, or "
+                                    f"set {IDLE_ENV} for a slower server.")
+        if failure.kind == "malformed":
+            return ModelUnavailable(f"{self.endpoint} sent a response that is not the Anthropic Messages "
+                                    f"stream ({detail}). {kept}; check ANTHROPIC_BASE_URL and the server.")
+        if failure.kind == "unreachable":
+            return ModelUnavailable(f"Could not reach the model server at {self.endpoint} ({detail}). "
+                                    f"{kept}; check the network and ANTHROPIC_BASE_URL, then try again.")
+        return ModelUnavailable(f"The model server at {self.endpoint} kept failing ({detail}). {kept}; "
+                                "try again later.")
+
+
+class _RequestLog:
+    """One debug-log line per HTTP request: method, URL, model, purpose, status, request id, time.
+
+    Never headers or body: the key travels in the headers. `--debug` shows the log on stderr.
+    """
+
+    def __init__(self, url: str, request: ModelRequest, attempt: int = 1) -> None:
+        self.url, self.request, self.attempt = url, request, attempt
+        self.started = time.monotonic()
+        self.outcome = "no answer"
+        self.request_id: str | None = None
+        self.done = False
+
+    def answered(self, request_id: str | None, status: int) -> None:
+        self.request_id, self.outcome = request_id, str(status)
+
+    def failed(self, err: BaseException, raw: BaseException | None = None) -> None:
+        """The attempt failed with `err` (`raw`: the SDK error it was mapped from)."""
+        status = getattr(raw or err, "status_code", None)
+        reason = err.reason if isinstance(err, _StreamFailure) else _describe(err)
+        if status is not None and status != 200:
+            kind = _error_field(getattr(raw or err, "body", None), "type") or ""
+            self.outcome = f"{status} {kind}".rstrip()
+            self.request_id = getattr(raw or err, "request_id", None)
+        elif self.outcome == "no answer":
+            self.outcome = f"no answer ({reason[:200]})"
+        else:
+            self.outcome = f"{self.outcome}, then {reason[:200]}"
+        self.close()
+
+    def close(self) -> None:
+        if self.done:
+            return
+        self.done = True
+        elapsed = time.monotonic() - self.started
+        attempt = f" attempt={self.attempt}" if self.attempt > 1 else ""
+        log.debug("POST %s model=%s purpose=%s -> %s request-id=%s time=%.2fs%s", self.url,
+                  self.request.model, self.request.purpose, self.outcome, self.request_id or "-",
+                  elapsed, attempt)
 
 
 # ---------------------------------------------------------------------------
 # Mapping SDK errors
 
 
-def _classify(err: Exception, *, in_stream: bool) -> Exception | None:
+def _classify(err: Exception, endpoint: str, *, opened: bool) -> Exception | None:
     """Our exception for an SDK/transport error: `_StreamFailure` to retry, `ModelError` to stop.
 
-    None means "not a model error": let it propagate as the bug it is.
+    `opened`: the stream had started (a ValueError then means the server sent bytes that
+    are not SSE or JSON). None means "not a model error": let it propagate as the bug it is.
     """
     import anthropic
     import httpx2
@@ -584,20 +652,31 @@ def _classify(err: Exception, *, in_stream: bool) -> Exception | None:
     if isinstance(err, anthropic.APIStatusError):
         if err.status_code == 200:  # an `event: error` inside the stream
             return _stream_error(err)
+        if _should_retry(err):
+            kind = "overloaded" if err.status_code in (429, 529) else "server"
+            return _StreamFailure(_status_detail(err), kind, _retry_after(err))
         return _status_error(err)
     if isinstance(err, anthropic.APIConnectionError | httpx2.TransportError):
-        if in_stream:
+        if opened:
             return _StreamFailure(f"connection lost mid-response ({_describe(err)})", "connection")
-        return ModelUnavailable(
-            f"Could not reach the model server ({_describe(err)}). "
-            "Check the network and ANTHROPIC_BASE_URL, then try again."
-        )
+        return _StreamFailure(f"could not connect ({_describe(err)})", "unreachable")
+    if opened and isinstance(err, ValueError):  # JSONDecodeError, UnicodeDecodeError in the SSE
+        return _StreamFailure(f"malformed stream ({_describe(err)})", "malformed")
     if isinstance(err, TypeError) and "authentication" in str(err):
         return AuthError(
             "No API credentials. Set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), "
             "or ANTHROPIC_BASE_URL for a local server."
         )
     return None
+
+
+def _should_retry(err: Any) -> bool:
+    """The SDK's rule, applied by us: the server's `x-should-retry`, else 408, 409, 429, 5xx."""
+    headers = getattr(getattr(err, "response", None), "headers", None) or {}
+    said = headers.get("x-should-retry")
+    if said in ("true", "false"):
+        return bool(said == "true")
+    return bool(err.status_code in (408, 409, 429) or err.status_code >= 500)
 
 
 def _stream_error(err: Any) -> Exception:
@@ -609,8 +688,15 @@ def _stream_error(err: Any) -> Exception:
     return _status_error(err)
 
 
+def _status_detail(err: Any) -> str:
+    """`429 rate_limit_error: Number of request tokens...` (at most 300 characters)."""
+    kind = _error_field(err.body, "type") or ""
+    message = _error_field(err.body, "message") or err.message
+    return f"{err.status_code} {kind}: {message}"[:300]
+
+
 def _status_error(err: Any) -> ModelError:
-    """One-line user message for an HTTP error status the SDK gave up on (or a final in-stream error)."""
+    """One-line user message for an HTTP error status that is not retried (or a final in-stream error)."""
     kind = _error_field(err.body, "type") or ""
     message = _error_field(err.body, "message") or err.message
     if err.status_code == 200:  # in-stream: the HTTP status was fine, the error type tells
@@ -618,7 +704,7 @@ def _status_error(err: Any) -> ModelError:
         detail = f"in-stream {kind}: {message}"[:300]
     else:
         status = err.status_code
-        detail = f"{status} {kind}: {message}"[:300]
+        detail = _status_detail(err)
     if status in (401, 403) or kind in ("authentication_error", "permission_error"):
         return AuthError(
             f"The server refused the credentials ({detail}). "
@@ -630,8 +716,7 @@ def _status_error(err: Any) -> ModelError:
         )
     if status == 429 or kind in OVERLOADED_TYPES or status == 529:
         return ModelOverloaded(
-            f"The API is busy ({detail}) even after retries. Your conversation is kept; "
-            "try again in a minute."
+            f"The API is busy ({detail}). Your conversation is kept; try again in a minute."
         )
     if status >= 500:
         return ModelUnavailable(f"The model server failed ({detail}). Your conversation is kept; try again.")
@@ -668,6 +753,10 @@ def _retry_after(err: Any) -> float | None:
     return None
 
 
-def _describe(err: Exception) -> str:
+def _describe(err: BaseException) -> str:
+    """`ConnectError: [Errno 111] Connection refused`: the root cause of an SDK error, which
+    itself says only "Connection error."."""
+    while err.__cause__ is not None and type(err).__module__.startswith("anthropic"):
+        err = err.__cause__
     text = str(err).strip()
     return f"{type(err).__name__}: {text}" if text else type(err).__name__

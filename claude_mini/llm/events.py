@@ -4,9 +4,9 @@
 
 Contract for consumers (the agent loop and the UI):
 - `ResponseDone` is the only authority: tools run from `ResponseDone.message`.
-- `TextDelta`s never repeat text already yielded, even across a retried stream.
-- After a `Retrying`, a tool block that was started but never got its `BlockDone`
-  may be continued under the same id by the next attempt, or abandoned.
+- After a `Retrying`, the next attempt streams from its start: everything the failed
+  attempt yielded (text, tool calls) is abandoned, never continued, so a UI must not
+  glue the new text to the old (the render module says the answer starts again).
 """
 
 from __future__ import annotations
@@ -51,12 +51,23 @@ class BlockDone:
 
 @dataclass
 class Retrying:
-    """The stream failed and will be retried: `attempt` of `max_attempts` starts after `delay` s."""
+    """The stream failed and will be retried: `attempt` of `max_attempts` starts after `delay` s.
+
+    `asked` is the server's retry-after when it asked for a longer wait than the client's cap.
+    """
 
     attempt: int
     max_attempts: int
     delay: float
     reason: str
+    asked: float | None = None
+
+    def describe(self) -> str:
+        """The retry line a UI shows: what failed, what it waits for and how long."""
+        wait = f"retrying in {seconds(self.delay)}"
+        if self.asked is not None and self.asked > self.delay:
+            wait = f"the server asked to wait {seconds(self.asked)}; {wait} instead"
+        return f"{self.reason}; {wait} (attempt {self.attempt} of {self.max_attempts})"
 
 
 @dataclass
@@ -73,6 +84,11 @@ class ResponseDone:
     def billed(self) -> Usage:
         """What the request cost in all: this response plus the attempts that broke off."""
         return self.usage + self.retried
+
+
+def seconds(value: float) -> str:
+    """`0.01 s`, `0.5 s`, `2 s`, `3600 s`: a wait as a person reads it."""
+    return f"{value:.2g} s" if value < 10 else f"{value:.0f} s"
 
 
 StreamEvent = TextDelta | ToolUseStart | ToolInputDelta | BlockDone | Retrying | ResponseDone

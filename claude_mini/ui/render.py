@@ -274,6 +274,7 @@ class Renderer:
         self.activity = "Thinking"
         self.started = clock()
         self._text_seen = False
+        self._answer_shown = False  # text of the response being streamed is on screen
         self._printed_any = False
         self._glue = False
         self._live: Live | None = None
@@ -285,6 +286,7 @@ class Renderer:
         """Start the spinner; call once before feeding a turn's events."""
         self.started = self.clock()
         self.activity, self.pending, self._text_seen, self._printed_any = "Thinking", "", False, False
+        self._answer_shown = False
         self.resume()
 
     def end_turn(self) -> None:
@@ -319,26 +321,37 @@ class Renderer:
             self.flush()
             self.activity = f"Preparing {one_line(event.name)}"
         elif isinstance(event, ToolStarted):
+            self._answer_shown = False  # that response is complete: a later retry is another's
             self.activity = f"Running {tool_label(event.call, self.cwd, 40)}"
         elif isinstance(event, ToolFinished):
             self.flush()
             self.print(tool_block(event.call, event.result, denied=event.denied, cwd=self.cwd))
             self.activity = "Thinking"
         elif isinstance(event, Retrying):
-            self.flush()
-            self.line(f"⟳ {one_line(event.reason)}; retrying in {event.delay:.0f}s "
-                      f"(attempt {event.attempt} of {event.max_attempts})", "yellow")
+            self._retrying(event)
         elif isinstance(event, Notice):
             self.line(event.text, "yellow" if event.level != "info" else "dim")
         elif isinstance(event, MessageAdded):
             self._message(event)
+
+    def _retrying(self, event: Retrying) -> None:
+        """The retry line. The next attempt streams its answer from the start (llm/events.py), so
+        an open block is dropped (it was never shown), and text already on screen is marked as
+        cut off: the new answer is never glued to the old one mid-word."""
+        if self.plain:
+            self.flush()  # ends the half-printed line
+        self.pending, self._glue = "", False
+        self.line(f"⟳ {event.describe()}", "yellow")
+        if self._answer_shown:
+            self.console.print(_crop("  ⎿  the answer above was cut off; it starts again below", "dim"))
+        self._answer_shown = False
 
     def _message(self, event: MessageAdded) -> None:
         message = event.message
         if message.role == "assistant" and not self._text_seen and message.text.strip():
             self._text(message.text)  # a client that does not stream: show the answer at once
             self.flush()
-        self._text_seen = False
+        self._text_seen = self._answer_shown = False
         self.activity = "Thinking"
 
     def _text(self, text: str) -> None:
@@ -347,6 +360,7 @@ class Renderer:
         self.activity = "Responding"
         if self.plain:
             self.console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+            self._answer_shown = self._answer_shown or bool(text)
             self.pending += text
             self.pending = self.pending[-1:]  # only remember whether the last char was a newline
             return
@@ -354,6 +368,7 @@ class Renderer:
         done, self.pending, cut = split_complete(self.pending)
         if done.strip():
             self._markdown(done)
+            self._answer_shown = True
             self._glue = cut  # the next piece continues this block: no blank line between
 
     def flush(self) -> None:
@@ -368,6 +383,7 @@ class Renderer:
         text, self.pending = self.pending, ""
         if text.strip():
             self._markdown(text)
+            self._answer_shown = True
 
     def _markdown(self, text: str) -> None:
         self.print(_Trimmed(Markdown(text.strip("\n"), hyperlinks=False)))
@@ -392,8 +408,8 @@ class Renderer:
         self.console.print(_crop(f"✗ {one_line(text)}", "red"))
 
     def interrupted(self) -> None:
-        """Say the turn was cancelled and that the conversation is intact."""
-        self.pending = ""
+        """Say the turn was cancelled, under what had arrived of the answer (it stays on screen)."""
+        self.flush()
         self.pause()
         self.console.print(_crop("⎿  Interrupted. The conversation is kept; say what to do next.", "yellow"))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -59,10 +60,9 @@ def request(text: str = "hi", **kwargs) -> ModelRequest:
 class Harness:
     """A client on the fake with recorded, instant retry sleeps."""
 
-    def __init__(self, server: FakeAnthropic, **sdk_kwargs) -> None:
+    def __init__(self, server: FakeAnthropic, idle_timeout: float = 90.0, **sdk_kwargs) -> None:
         self.slept: list[float] = []
-        policy = RetryPolicy(sleep=self._sleep, rand=lambda: 0.0)
-        sdk_kwargs.setdefault("max_retries", 2)
+        policy = RetryPolicy(sleep=self._sleep, rand=lambda: 0.0, idle_timeout=idle_timeout)
         self.client = AnthropicClient(base_url=server.base_url, api_key="test", retry=policy, **sdk_kwargs)
 
     async def _sleep(self, seconds: float) -> None:
@@ -186,14 +186,32 @@ def test_consumer_may_stop_early(fake_server):
 # -- recovery ------------------------------------------------------------------------------
 
 
-def test_sdk_recovers_429_with_retry_after_on_its_own(fake_server):
+def after_retry(events: list) -> list:
+    """The events of the last attempt (after the last `Retrying`)."""
+    marks = [i for i, e in enumerate(events) if isinstance(e, Retrying)]
+    return events[marks[-1] + 1 :] if marks else events
+
+
+def test_429_is_retried_by_the_client_not_silently_by_the_sdk(fake_server):
     fake_server.queue(Reply.error(429, retry_after=0.01), Reply.text("ok"))
     events, harness = collect(fake_server)
-    assert not [e for e in events if isinstance(e, Retrying)] and harness.slept == []
+    (retry,) = [e for e in events if isinstance(e, Retrying)]
+    assert retry.reason.startswith("429 rate_limit_error") and harness.slept == [0.01]
+    assert retry.describe().endswith("; retrying in 0.01 s (attempt 2 of 4)")
     assert done(events).message.text == "ok" and len(fake_server.requests) == 2
 
 
-def test_in_stream_overload_is_retried_once_without_repeating_text(fake_server):
+def test_an_hour_of_retry_after_waits_a_minute_and_says_so(fake_server):
+    fake_server.queue(Reply.error(429, retry_after=3600), Reply.text("ok"))
+    events, harness = collect(fake_server)
+    (retry,) = [e for e in events if isinstance(e, Retrying)]
+    assert harness.slept == [60] and (retry.delay, retry.asked) == (60, 3600)
+    assert retry.describe() == (f"{retry.reason}; the server asked to wait 3600 s; retrying in 60 s instead "
+                                "(attempt 2 of 4)")
+    assert done(events).message.text == "ok"
+
+
+def test_in_stream_overload_is_retried_and_the_retry_starts_from_its_start(fake_server):
     fake_server.queue(Reply.text(LONG_TEXT).stream_error("overloaded_error"), Reply.text(LONG_TEXT))
     events, harness = collect(fake_server)
     retries = [e for e in events if isinstance(e, Retrying)]
@@ -202,7 +220,7 @@ def test_in_stream_overload_is_retried_once_without_repeating_text(fake_server):
     assert "overloaded" in retries[0].reason
     first_part = streamed_text(events[: events.index(retries[0])])
     assert first_part and LONG_TEXT.startswith(first_part)  # something was shown before the error
-    assert streamed_text(events) == LONG_TEXT  # ...and never shown twice
+    assert streamed_text(after_retry(events)) == LONG_TEXT  # the retry is whole, not glued to the part
     assert [e for e in events if isinstance(e, BlockDone)] == [BlockDone(TextBlock(LONG_TEXT), 0)]
     assert harness.slept == [retries[0].delay] == [0.5]  # base delay, jitter from rand()=0
 
@@ -222,11 +240,11 @@ def test_connection_reset_mid_stream_is_retried(fake_server):
     fake_server.queue(reply.reset_mid_stream(after=12), reply)
     events, _ = collect(fake_server)
     assert len([e for e in events if isinstance(e, Retrying)]) == 1
-    assert streamed_text(events) == LONG_TEXT
-    starts = [e for e in events if isinstance(e, ToolUseStart)]
-    assert len(starts) == 1  # the replayed call keeps the id the consumer saw
-    assert done(events).message.tool_uses[0].id == starts[0].id
-    assert "".join(e.partial_json for e in events if isinstance(e, ToolInputDelta)) == '{"command": "pytest -q tests/"}'
+    last = after_retry(events)
+    assert streamed_text(last) == LONG_TEXT
+    starts = [e for e in last if isinstance(e, ToolUseStart)]
+    assert len(starts) == 1 and done(events).message.tool_uses[0].id == starts[0].id
+    assert "".join(e.partial_json for e in last if isinstance(e, ToolInputDelta)) == '{"command": "pytest -q tests/"}'
 
 
 def test_stream_cut_before_message_stop_is_retried(fake_server):
@@ -235,14 +253,14 @@ def test_stream_cut_before_message_stop_is_retried(fake_server):
     (retry,) = [e for e in events if isinstance(e, Retrying)]
     assert "ended early" in retry.reason
     assert done(events).message.tool_uses[0].input == {"file_path": "a.py"}
-    assert len([e for e in events if isinstance(e, BlockDone)]) == 1
+    assert len([e for e in after_retry(events) if isinstance(e, BlockDone)]) == 1
 
 
-def test_diverging_retry_shows_a_break_and_keeps_only_the_new_text(fake_server):
+def test_a_different_retry_is_streamed_whole_and_only_it_is_kept(fake_server):
     fake_server.queue(Reply.text("First attempt says this.").stream_error(), Reply.text("Second attempt differs."))
     events, _ = collect(fake_server)
-    shown = streamed_text(events)
-    assert shown.endswith("\nSecond attempt differs.") and shown.startswith("First")
+    assert streamed_text(events).startswith("First")
+    assert streamed_text(after_retry(events)) == "Second attempt differs."
     assert done(events).message.text == "Second attempt differs."
 
 
@@ -261,14 +279,77 @@ def test_exhausted_retries_raise_a_clear_error(fake_server):
     assert [e.attempt for e in seen if isinstance(e, Retrying)] == [2, 3, 4]
     assert harness.slept == [0.5, 1.0, 2.0]  # exponential backoff
     message = str(caught.value)
-    assert "overloaded" in message and "4 attempts" in message and "try again" in message
-    assert streamed_text(seen) and LONG_TEXT.startswith(streamed_text(seen))
+    assert "overloaded" in message and "tried 4 times" in message and "try again" in message
+    assert streamed_text(after_retry(seen)) and LONG_TEXT.startswith(streamed_text(after_retry(seen)))
 
 
 def test_retry_delay_jitter_and_retry_after():
     policy = RetryPolicy(rand=lambda: 1.0)
     assert policy.delay(1) == 0.375 and policy.delay(10) == 6.0  # capped at 8 s, minus 25 %
     assert policy.delay(1, retry_after=3) == 3 and policy.delay(1, retry_after=999) == 60
+
+
+def test_a_stream_that_stalls_mid_way_is_retried_once(fake_server):
+    fake_server.queue(Reply.text(LONG_TEXT).hang(mid_stream=True), Reply.text(LONG_TEXT))
+    events, _ = collect(fake_server, idle_timeout=0.2)
+    (retry,) = [e for e in events if isinstance(e, Retrying)]
+    assert retry.reason == "no data from the server for 0.2 s"
+    assert streamed_text(events[: events.index(retry)])  # it stalled after some text
+    assert done(events).message.text == LONG_TEXT
+
+
+@pytest.mark.parametrize("mid_stream", [True, False], ids=["mid-stream", "before-the-status-line"])
+def test_a_second_stall_is_a_clear_error_without_more_retries(fake_server, mid_stream):
+    fake_server.on(Reply.text(LONG_TEXT).hang(mid_stream=mid_stream), times=None)
+    with pytest.raises(ModelUnavailable) as caught:
+        collect(fake_server, idle_timeout=0.2)
+    assert len(fake_server.requests) == 2  # one retry, although the policy allows 4 attempts
+    message = str(caught.value)
+    assert message.startswith(f"{fake_server.base_url}/v1/messages stopped sending (no data from the server "
+                              "for 0.2 s; tried twice)")
+    assert "CLAUDE_MINI_STREAM_IDLE_SECONDS" in message
+
+
+@pytest.mark.parametrize("kind", ["not_json", "binary", "null_text"])
+def test_a_malformed_stream_is_a_failed_attempt(fake_server, kind):
+    fake_server.queue(Reply.text(LONG_TEXT).malformed_event(kind), Reply.text(LONG_TEXT))
+    events, _ = collect(fake_server)
+    (retry,) = [e for e in events if isinstance(e, Retrying)]
+    assert "malformed" in retry.reason
+    assert done(events).message.text == LONG_TEXT
+
+
+def test_a_server_that_keeps_sending_garbage_is_named(fake_server):
+    fake_server.on(Reply.text(LONG_TEXT).malformed_event("binary", after=0), times=None)
+    with pytest.raises(ModelUnavailable) as caught:
+        collect(fake_server)
+    message = str(caught.value)
+    assert message.startswith(f"{fake_server.base_url}/v1/messages sent a response that is not the Anthropic "
+                              "Messages stream (malformed stream (UnicodeDecodeError")
+    assert "tried 4 times" in message and "ANTHROPIC_BASE_URL" in message
+
+
+def test_waits_and_the_idle_limit_come_from_the_environment():
+    policy = RetryPolicy.from_env({"CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS": "0",
+                                   "CLAUDE_MINI_STREAM_IDLE_SECONDS": "2.5"})
+    assert (policy.max_wait, policy.idle_timeout) == (0, 2.5)
+    assert policy.delay(3) == 0 and policy.delay(1, retry_after=3600) == 0
+    default = RetryPolicy.from_env({"CLAUDE_MINI_STREAM_IDLE_SECONDS": "0",
+                                    "CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS": "soon"})
+    assert (default.max_wait, default.idle_timeout) == (60, 90)  # no idle limit of 0, no word for a number
+
+
+def test_each_request_is_one_debug_line_without_the_key(fake_server, caplog):
+    fake_server.queue(Reply.error(529), Reply.text("ok"))
+    with caplog.at_level(logging.DEBUG, logger="claude_mini.llm.client"):
+        collect(fake_server, request(purpose="recall"))
+    failed, answered = [r.getMessage() for r in caplog.records]
+    url = f"{fake_server.base_url}/v1/messages"
+    assert failed.startswith(f"POST {url} model={MODEL} purpose=recall -> 529 overloaded_error "
+                             "request-id=req_fake_000001 time=")
+    assert answered.startswith(f"POST {url} model={MODEL} purpose=recall -> 200 request-id=req_fake_000002 time=")
+    assert answered.endswith("s attempt=2")
+    assert "test" not in failed + answered  # the key ("test") is never logged
 
 
 def test_non_retryable_stream_error_is_not_retried(fake_server):
@@ -296,20 +377,30 @@ def test_http_errors_map_to_model_errors(fake_server, reply, error, words):
         collect(fake_server)
 
 
-def test_overload_after_sdk_retries_is_model_overloaded(fake_server):
+def test_persistent_529_is_model_overloaded_after_the_clients_retries_only(fake_server):
     fake_server.on(Reply.error(529, retry_after=0.001), times=None)
+    harness = Harness(fake_server)
     with pytest.raises(ModelOverloaded, match="try again"):
-        collect(fake_server)
-    assert len(fake_server.requests) == 3  # the SDK's own 2 retries, none of ours
+        run(harness.events(request()))
+    assert len(fake_server.requests) == 4 and harness.slept == [0.001] * 3  # ours; the SDK's are off
 
 
-def test_unreachable_server_is_model_unavailable():
+def test_unreachable_server_is_retried_then_named():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    client = AnthropicClient(base_url=f"http://127.0.0.1:{port}", api_key="x", max_retries=0)
-    with pytest.raises(ModelUnavailable, match="Could not reach"):
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    client = AnthropicClient(base_url=f"http://127.0.0.1:{port}", api_key="x", retry=RetryPolicy(sleep=sleep))
+    with pytest.raises(ModelUnavailable) as caught:
         run(drain_and_close(client))
+    message = str(caught.value)
+    assert message.startswith(f"Could not reach the model server at http://127.0.0.1:{port}/v1/messages (")
+    assert "Connect" in message and "APIConnectionError" not in message  # the cause, not the SDK's wrapper
+    assert len(slept) == 3
 
 
 def test_missing_credentials_is_an_auth_error():
@@ -405,7 +496,7 @@ def test_local_server_that_just_stops_is_retried():
     with FakeAnthropic([reply.stream_error(), reply], ollama_like=True) as server:
         events, _ = collect(server)
     assert len([e for e in events if isinstance(e, Retrying)]) == 1
-    assert streamed_text(events) == LONG_TEXT
+    assert streamed_text(after_retry(events)) == LONG_TEXT
 
 
 # -- import cost and pricing -------------------------------------------------------------------------

@@ -197,21 +197,63 @@ def test_events_render_tools_retries_notices_and_errors():
     renderer.end_turn()
     assert lines_of(console.file.getvalue()) == [
         "Let me look.", "", "● Bash(ls)", "  ⎿  a.py",
-        "⟳ Server overloaded (529); retrying in 2s (attempt 2 of 4)",
+        "⟳ Server overloaded (529); retrying in 1.5 s (attempt 2 of 4)",
         "Saved a memory",
         "✗ Request failed: the server said no",
     ]
 
 
-def test_interrupted_says_the_conversation_is_kept():
+def test_interrupted_keeps_what_arrived_and_marks_it():
     console = make_console()
     renderer = Renderer(console, plain=False)
     renderer.begin_turn()
-    stream(renderer, "half an ans")
+    stream(renderer, "A first paragraph.\n\nhalf an ans")
     renderer.interrupted()
     renderer.end_turn()
-    out = console.file.getvalue()
-    assert "Interrupted" in out and "kept" in out and "half an ans" not in out
+    assert lines_of(console.file.getvalue()) == [
+        "A first paragraph.", "", "half an ans",
+        "⎿  Interrupted. The conversation is kept; say what to do next.",
+    ]
+
+
+RETRY = Retrying(2, 4, 0.5, "connection lost mid-response (RemoteProtocolError)")
+RETRY_LINE = "⟳ connection lost mid-response (RemoteProtocolError); retrying in 0.5 s (attempt 2 of 4)"
+CUT_LINE = "  ⎿  the answer above was cut off; it starts again below"
+
+
+def test_a_retry_after_shown_text_marks_it_cut_and_the_answer_starts_again():
+    console = make_console()
+    renderer = Renderer(console, plain=False)
+    renderer.begin_turn()
+    stream(renderer, "First paragraph.\n\nSecond one, half-writ")
+    renderer.on_event(RETRY)
+    stream(renderer, "First paragraph.\n\nSecond one, whole.")
+    renderer.end_turn()
+    assert lines_of(console.file.getvalue()) == [
+        "First paragraph.", RETRY_LINE, CUT_LINE, "", "First paragraph.", "", "Second one, whole.",
+    ]
+
+
+def test_a_retry_before_any_text_was_shown_is_one_line():
+    console = make_console()
+    renderer = Renderer(console, plain=False)
+    renderer.begin_turn()
+    stream(renderer, "The quick bro")  # an open block: not on screen yet
+    renderer.on_event(RETRY)
+    stream(renderer, "The quick brown fox.")
+    renderer.end_turn()
+    assert lines_of(console.file.getvalue()) == [RETRY_LINE, "The quick brown fox."]
+
+
+def test_plain_output_ends_the_cut_line_before_the_retry():
+    console = make_console()
+    renderer = Renderer(console, plain=True)
+    renderer.begin_turn()
+    stream(renderer, "The quick bro")
+    renderer.on_event(RETRY)
+    stream(renderer, "The quick brown fox.")
+    renderer.end_turn()
+    assert lines_of(console.file.getvalue()) == ["The quick bro", RETRY_LINE, CUT_LINE, "The quick brown fox."]
 
 
 class Words:
