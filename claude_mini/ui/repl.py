@@ -101,6 +101,7 @@ class Repl:
         self._held: list[tuple[str, str]] | None = None  # notices kept back while a menu is open
         self.prompt = self._prompt_session()
         self.startup = SessionStart(self.loader, self.prompt.app, resumed=bool(session and session.messages))
+        self._resumed = session  # redrawn under the banner
 
     # -- start-up
 
@@ -152,6 +153,10 @@ class Repl:
         self.interrupts.install()
         self.notices.subscribe(self.prompt.app.invalidate)
         print_banner(self.config)
+        if self._resumed is not None:
+            from claude_mini.ui.session_commands import resumed_lines
+
+            print("\n".join(resumed_lines(self._resumed)))  # which session, and its last exchanges
         loop = asyncio.get_running_loop()
         self.notices.attach(lambda notice: loop.call_soon_threadsafe(self._show_notice, notice))
         if initial and initial.strip():
@@ -376,9 +381,6 @@ def run_repl(config: Config, prompt: str | None = None, *, resume: str | None = 
         except SetupError as exc:
             sys.stderr.write(f"claude-mini: {visible_controls(str(exc))}\n")
             return 1
-        from claude_mini.ui.session_commands import resumed_lines
-
-        print("\n".join(resumed_lines(session)))  # which session, and its last exchanges
     if not config.trusted:  # asked before the prompt exists: the answer decides the settings it reads
         from claude_mini.ui.trust_prompt import confirm_trust
 
