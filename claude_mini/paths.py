@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import json
 import os
 import re
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -110,10 +116,150 @@ def path_key(path: Path) -> str:
 
 def project_dir(cwd: Path) -> Path:
     """Per-directory folder for transcripts: `projects/<cwd-key>/`."""
-    return home_dir() / "projects" / path_key(cwd.resolve())
+    return project_folder(cwd.resolve())
 
 
 def memory_dir(cwd: Path) -> Path:
     """The auto-memory folder of the project: keyed on the git root, else the cwd."""
-    root = git_root(cwd) or cwd.resolve()
-    return home_dir() / "projects" / path_key(root) / "memory"
+    return project_folder(_memory_root(cwd)) / "memory"
+
+
+def _memory_root(cwd: Path) -> Path:
+    return git_root(cwd) or cwd.resolve()
+
+
+# ---- one folder per real path ---------------------------------------------------------------
+# The key alone is not unique: `my-app`, `my_app`, `my.app` and `my/app` give the same one.
+# `projects/<key>/project.json` names the real path that owns the folder (DESIGN.md section 4's
+# layout, kept for it); any other path with that key gets `projects/<key>-<hash of its path>/`.
+
+PROJECT_RECORD = "project.json"
+Notify = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class _Owner:
+    """What `project.json` says: the real path that owns the folder, and the projects on disk
+    that had shared it before it was claimed (each gets a copy of its memory)."""
+
+    path: str
+    shared_with: tuple[str, ...] = ()
+
+
+def project_folder(real: Path) -> Path:
+    """`projects/<key>/` of a real path: the plain key unless another path owns it.
+
+    Only looks; `claim_project_folders` writes the records, and gives the same answer.
+    """
+    plain = home_dir() / "projects" / path_key(real)
+    own = _own_folder(plain, real)
+    if own.is_dir():
+        return own
+    owner = _read_owner(plain)
+    return plain if owner is None or owner.path == str(real) else own
+
+
+def claim_project_folders(cwd: Path, notify: Notify) -> None:
+    """Record which real path owns the folders of `cwd` (transcripts) and its root (memory).
+
+    Called once a session starts, before anything is written. A folder from before the
+    record, whose key other folders on disk share, stays with the first project that runs;
+    each of the others gets its own folder with a copy of the memory when it first runs.
+    Each says so in one line. A home folder that cannot be written is left as it is.
+    """
+    for real in dict.fromkeys((cwd.resolve(), _memory_root(cwd))):
+        with contextlib.suppress(OSError):
+            _claim(real, notify)
+
+
+def _own_folder(plain: Path, real: Path) -> Path:
+    digest = hashlib.sha256(os.fsencode(str(real))).hexdigest()[:8]
+    return plain.with_name(f"{plain.name}-{digest}")
+
+
+def _read_owner(folder: Path) -> _Owner | None:
+    try:
+        data = json.loads((folder / PROJECT_RECORD).read_text(encoding="utf-8"))
+        return _Owner(str(data["path"]), tuple(str(p) for p in data.get("shared_with", ())))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _write_owner(folder: Path, owner: _Owner) -> bool:
+    """Write the record unless one exists (O_EXCL: two first runs cannot both claim a folder)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {"path": owner.path, "shared_with": list(owner.shared_with)}
+    try:
+        fd = os.open(folder / PROJECT_RECORD, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(data, indent=2) + "\n")
+    return True
+
+
+def _claim(real: Path, notify: Notify) -> None:
+    plain = home_dir() / "projects" / path_key(real)
+    own = _own_folder(plain, real)
+    if (own / PROJECT_RECORD).exists():
+        return
+    owner = _read_owner(plain)
+    if owner is None and not own.is_dir():
+        owner = _claim_plain(plain, real, notify)
+    if owner is not None and owner.path != str(real):
+        _start_own_folder(plain, own, real, owner, notify)
+
+
+def _claim_plain(plain: Path, real: Path, notify: Notify) -> _Owner | None:
+    """Make `real` the owner of the plain-key folder (new, or from before the record)."""
+    others = tuple(p for p in _folders_with_key(plain.name) if p != str(real)) if plain.is_dir() else ()
+    if _write_owner(plain, _Owner(str(real), others)):
+        if others:
+            notify(f"{plain} may also hold the memory and sessions of {', '.join(others)} (paths that "
+                   "differ only in punctuation shared one folder): it stays with this project; the "
+                   "other gets its own folder, with a copy of the memory, when claude-mini runs there.")
+        return None
+    return _read_owner(plain)  # another process claimed it first
+
+
+def _start_own_folder(plain: Path, own: Path, real: Path, owner: _Owner, notify: Notify) -> None:
+    """The folder of a path whose key another path owns; it had shared that folder before: copy the memory."""
+    copied = str(real) in owner.shared_with and (plain / "memory").is_dir() and not (own / "memory").exists()
+    if copied:  # into a temp folder first: a copy cut short is never taken for the memory
+        own.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=own, prefix=".memory."))
+        try:
+            shutil.copytree(plain / "memory", tmp, dirs_exist_ok=True, symlinks=True)
+            os.rename(tmp, own / "memory")
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    if _write_owner(own, _Owner(str(real))) and copied:
+        notify(f"This project shared {plain} with {owner.path} (paths that differ only in "
+               f"punctuation): its memory was copied to {own / 'memory'}; the sessions from before "
+               "stay in the shared folder.")
+
+
+def _folders_with_key(key: str) -> list[str]:
+    """Folders on disk (no symlinks on the way) whose real path has this key: the projects that
+    may have shared one folder before the record. Walks only the entries that fit the key."""
+    found: list[str] = []
+
+    def walk(folder: str, rest: str) -> None:  # rest: the key after `folder`'s part
+        if not rest:
+            found.append(folder)
+            return
+        try:
+            entries = [e for e in os.scandir(folder) if e.is_dir(follow_symlinks=False)]
+        except OSError:
+            return
+        for entry in entries:
+            part = "-" + re.sub(r"[^A-Za-z0-9]", "-", entry.name)
+            if rest == part or rest.startswith(part + "-"):
+                walk(entry.path, rest[len(part):])
+
+    if key == "-":
+        return [os.sep]
+    if key.startswith("-") and len(key) <= 200:  # a cut key is not walked (nor shared, in practice)
+        walk(os.sep, key)
+    return found

@@ -150,6 +150,7 @@ class Session:
         self.id = session_id or str(uuid.uuid4())
         self.messages: list[Message] = messages or []
         self.notices = NoticeChannel()  # kept until the runtime forwards them (report_to)
+        paths.claim_project_folders(cwd, lambda text: self.notices.say(text, "warning", once=True))
         self.transcript = Transcript(paths.project_dir(cwd) / f"{self.id}.jsonl", self.id,
                                      warn=lambda text: self.notices.say(text, "warning", once=True))
         self.costs = costs or CostLedger()

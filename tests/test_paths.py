@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,74 @@ def test_outside_git_the_cwd_is_the_key(tmp_path: Path) -> None:
     folder = tmp_path / "plain"
     folder.mkdir()
     assert paths.memory_dir(folder) == paths.home_dir() / "projects" / paths.path_key(folder.resolve()) / "memory"
+
+
+@pytest.fixture
+def lookalikes(tmp_path: Path) -> list[Path]:
+    """Four project folders whose paths differ only in punctuation: one key before the record."""
+    folders = [tmp_path / "my-app", tmp_path / "my_app", tmp_path / "my.app", tmp_path / "my" / "app"]
+    for folder in folders:
+        folder.mkdir(parents=True)
+    return folders
+
+
+def test_paths_that_differ_only_in_punctuation_get_folders_of_their_own(lookalikes: list[Path]) -> None:
+    said: list[str] = []
+    plain = paths.home_dir() / "projects" / paths.path_key(lookalikes[0].resolve())
+    assert {paths.path_key(f.resolve()) for f in lookalikes} == {plain.name}
+    for folder in lookalikes:
+        before = (paths.project_dir(folder), paths.memory_dir(folder))
+        paths.claim_project_folders(folder, said.append)
+        assert (paths.project_dir(folder), paths.memory_dir(folder)) == before  # looking = claiming
+    folders = [paths.project_dir(f) for f in lookalikes]
+    assert folders[0] == plain and len(set(folders)) == 4  # the first keeps DESIGN.md's plain key
+    assert all(f.name.startswith(plain.name + "-") and len(f.name) == len(plain.name) + 9 for f in folders[1:])
+    assert [json.loads((f / "project.json").read_text())["path"] for f in folders] == [
+        str(f.resolve()) for f in lookalikes]
+    assert [paths.memory_dir(f) for f in lookalikes] == [f / "memory" for f in folders]
+    assert said == []  # new folders: nothing to say
+
+
+def test_a_shared_folder_from_before_stays_with_the_first_and_the_others_get_a_copy(
+        lookalikes: list[Path]) -> None:
+    first, second = lookalikes[0], lookalikes[1]
+    plain = paths.home_dir() / "projects" / paths.path_key(first.resolve())
+    (plain / "memory").mkdir(parents=True)
+    (plain / "memory" / "MEMORY.md").write_text("- [Build](build.md) — make, not npm\n")
+    (plain / "memory" / "build.md").write_text("---\nname: Build\n---\nmake\n")
+    (plain / "old-session.jsonl").write_text("{}\n")
+    said: list[str] = []
+    paths.claim_project_folders(first, said.append)
+    assert paths.project_dir(first) == plain and len(said) == 1
+    assert str(second.resolve()) in said[0] and "differ only in punctuation" in said[0]
+    assert paths.project_dir(second) != plain  # already apart, before it claims anything
+    paths.claim_project_folders(second, said.append)
+    own = paths.project_dir(second)
+    assert (own / "memory" / "build.md").read_text() == (plain / "memory" / "build.md").read_text()
+    assert not list(own.glob("*.jsonl"))  # -c there must not resume the other project's session
+    assert (plain / "memory" / "MEMORY.md").exists() and (plain / "old-session.jsonl").exists()
+    assert len(said) == 2 and str(own / "memory") in said[1] and "\n" not in "".join(said)
+    paths.claim_project_folders(second, said.append)
+    paths.claim_project_folders(first, said.append)
+    assert len(said) == 2  # said once
+
+
+def test_a_folder_from_before_with_one_project_on_disk_is_claimed_quietly(tmp_path: Path) -> None:
+    folder = tmp_path / "solo-app"
+    folder.mkdir()
+    plain = paths.home_dir() / "projects" / paths.path_key(folder.resolve())
+    (plain / "memory").mkdir(parents=True)
+    said: list[str] = []
+    paths.claim_project_folders(folder, said.append)
+    assert said == [] and paths.memory_dir(folder) == plain / "memory"
+    assert json.loads((plain / "project.json").read_text()) == {"path": str(folder.resolve()), "shared_with": []}
+
+
+def test_a_home_that_cannot_be_written_is_left_alone(tmp_path: Path) -> None:
+    folder = tmp_path / "app"
+    folder.mkdir()
+    projects = paths.home_dir() / "projects"
+    projects.parent.mkdir(parents=True, exist_ok=True)
+    projects.write_text("not a folder")  # every mkdir under it fails, even for root (chmod would not)
+    paths.claim_project_folders(folder, pytest.fail)
+    assert paths.project_dir(folder) == projects / paths.path_key(folder.resolve())

@@ -75,7 +75,12 @@ class MemoryContext:
     @classmethod
     def for_cwd(cls, cwd: Path | None = None) -> MemoryContext:
         config = load_config(cwd or Path.cwd())
+        paths.claim_project_folders(config.cwd, _warn)
         return cls(config, MemoryStore(paths.memory_dir(config.cwd)))
+
+
+def _warn(text: str) -> None:
+    sys.stderr.write(visible_controls(f"claude-mini memory: {text}") + "\n")
 
 
 # --- formatting --------------------------------------------------------------------------

@@ -1,0 +1,59 @@
+"""End to end: projects whose paths differ only in punctuation keep their sessions and memory apart."""
+
+from __future__ import annotations
+
+import json
+
+from fake_anthropic import Reply
+
+from claude_mini import paths
+
+
+def _system(request) -> str:
+    return "\n".join(block["text"] for block in request.body["system"])
+
+
+def test_continue_in_a_lookalike_folder_does_not_resume_the_other_project(run_cli, fake_server, tmp_path):
+    dash, underscore = tmp_path / "my-app", tmp_path / "my_app"
+    dash.mkdir(), underscore.mkdir()
+    fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
+    fake_server.queue(Reply.text("first answer"))
+    assert run_cli("-p", "SECRET-PLAN of my-app", cwd=dash).returncode == 0
+    resumed = run_cli("-c", "-p", "what were we doing?", cwd=underscore)
+    assert resumed.returncode == 1 and "No earlier session in this directory" in resumed.stderr
+    assert "SECRET-PLAN" not in json.dumps([r.body for r in fake_server.requests_for("main")[1:]])
+    added = run_cli("memory", "add", "underscore deploys with make ship", cwd=underscore)
+    assert added.returncode == 0, added.stderr
+    assert paths.memory_dir(underscore) != paths.memory_dir(dash)
+    fake_server.queue(Reply.text("ok"))
+    assert run_cli("-p", "hello", cwd=dash).returncode == 0
+    assert "make ship" not in _system(fake_server.requests_for("main")[-1])
+
+
+def test_a_folder_shared_before_stays_with_the_first_and_the_other_gets_a_copy(
+        run_cli, fake_server, tmp_path, isolated_env):
+    dash, underscore = tmp_path / "my-app", tmp_path / "my_app"
+    dash.mkdir(), underscore.mkdir()
+    old = isolated_env.home / "projects" / paths.path_key(dash.resolve())  # the folder both used before
+    (old / "memory").mkdir(parents=True)
+    (old / "memory" / "MEMORY.md").write_text("- [Ship](ship.md) — SHARED-MEMORY: ship with make ship\n")
+    (old / "memory" / "ship.md").write_text("---\nname: Ship\ndescription: ship with make ship\n"
+                                            "type: project\n---\nmake ship\n")
+    fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
+    fake_server.queue(Reply.text("one"), Reply.text("two"))
+    first = run_cli("-p", "hello", cwd=dash)
+    assert first.returncode == 0, first.stderr
+    [line] = [x for x in first.stderr.splitlines() if "differ only in punctuation" in x]
+    assert str(underscore.resolve()) in line
+    second = run_cli("-p", "hello", cwd=underscore)
+    assert second.returncode == 0, second.stderr
+    [line] = [x for x in second.stderr.splitlines() if "differ only in punctuation" in x]
+    assert "memory was copied to" in line
+    dash_request, underscore_request = fake_server.requests_for("main")
+    assert "SHARED-MEMORY" in _system(dash_request) and "SHARED-MEMORY" in _system(underscore_request)
+    assert paths.memory_dir(underscore) != paths.memory_dir(dash) == old / "memory"
+    fake_server.queue(Reply.text("three"))
+    again = run_cli("-c", "-p", "and now?", cwd=underscore)  # its own session, not the other's
+    assert again.returncode == 0 and "differ only in punctuation" not in again.stderr  # said once
+    answers = json.dumps(fake_server.requests_for("main")[-1].body["messages"])
+    assert '"two"' in answers and '"one"' not in answers
