@@ -3,8 +3,13 @@
 Control flow that leaves the loop is an exception carrying a user-facing message:
 
     AgentStop
-     ├── TurnCancelled      the user pressed Ctrl-C; the conversation stays valid
+     ├── TurnCancelled      the user pressed Esc or Ctrl-C; the conversation says so
      └── MaxTurnsReached    --max-turns requests were made and the model still wants tools
+
+However a turn ends, the conversation stays valid for the next request: a cancelled
+turn ends with Claude Code's marker (`[Request interrupted by user]`, or `... for tool
+use` after the cancelled calls' results), and a turn that failed anywhere has every
+tool_use answered (`Session.repair`).
 
 Model failures surface as `llm.client.ModelError` (and its `ContextTooLong`).
 Memory layers plug in through the lifecycle declared in `agent/hooks.py` (DESIGN.md section 3).
@@ -14,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +48,12 @@ from claude_mini.llm.messages import (
 from claude_mini.session import Session
 from claude_mini.tools.base import Tool, ToolContext, ToolError, ToolResult, tool_spec
 
-CANCELLED = "Cancelled by the user before this tool finished."
+# What the model reads after a cancel (the markers are Claude Code's own words).
+INTERRUPTED = "[Request interrupted by user]"
+INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
+CANCELLED = ("The user interrupted this call before it finished: it may not have run, or run only "
+             "in part. Check before relying on its effect.")
+FAILED = "This call did not finish: the turn failed before it returned a result."
 
 
 class AgentStop(Exception):
@@ -114,12 +125,35 @@ class Agent:
         )
 
     async def run(self, text: str) -> AsyncIterator[AgentEvent]:
-        """Run one user turn, yielding events for the UI; ends with `TurnDone`."""
-        for hook in self.hooks:
-            await hook.on_turn_start(self, text)
-        user = Message("user", [TextBlock(text), *self._attachments()])
-        self.session.add_message(user)
-        yield MessageAdded(user)
+        """Run one user turn, yielding events for the UI; ends with `TurnDone`.
+
+        Cancelled anywhere, it records the interruption marker and raises TurnCancelled;
+        failed anywhere, it answers every tool_use before the error goes on.
+        """
+        user: Message | None = None
+        try:
+            for hook in self.hooks:
+                await hook.on_turn_start(self, text)
+            user = Message("user", [TextBlock(text), *self._attachments()])
+            self.session.add_message(user)
+            yield MessageAdded(user)
+            async for event in self._requests():
+                yield event
+        except TurnCancelled:
+            raise
+        except asyncio.CancelledError:
+            self.session.repair()
+            # Cancelled before the request was even recorded: keep it, marked as dropped.
+            blocks = [TextBlock(INTERRUPTED)] if user else [TextBlock(text), TextBlock(INTERRUPTED)]
+            self.session.add_message(Message("user", blocks))
+            raise TurnCancelled("Interrupted; the conversation notes that this request was dropped.") from None
+        except BaseException:
+            with contextlib.suppress(Exception):  # a transcript that cannot be written must not hide the error
+                self.session.repair()
+            raise
+
+    async def _requests(self) -> AsyncIterator[AgentEvent]:
+        """Ask the model, run its tools, repeat until it stops asking for tools."""
         usage, requests, shrunk = Usage(), 0, False
         while True:
             if self.max_turns is not None and requests >= self.max_turns:
@@ -136,8 +170,6 @@ class Agent:
                         done = event
                     else:
                         yield event
-            except asyncio.CancelledError:
-                raise TurnCancelled("Cancelled; the partial answer was dropped.") from None
             except ContextTooLong as exc:
                 if shrunk or not await self._shrink_context():
                     raise ContextTooLong(
@@ -166,8 +198,11 @@ class Agent:
                 async for tool_event in self._run_tools(calls, results, attachments):
                     yield tool_event
             except asyncio.CancelledError:
-                self._answer_all(calls, results, attachments)
-                raise TurnCancelled("Cancelled; unfinished tool calls were marked as cancelled.") from None
+                self._answer_all(calls, results, attachments, CANCELLED, TextBlock(INTERRUPTED_FOR_TOOL_USE))
+                raise TurnCancelled("Interrupted; unfinished tool calls were marked as interrupted.") from None
+            except BaseException:
+                self._answer_all(calls, results, attachments, FAILED)
+                raise
             message = self._answer_all(calls, results, attachments)
             yield MessageAdded(message)
 
@@ -179,12 +214,15 @@ class Agent:
         return False
 
     def _answer_all(
-        self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock], attachments: list[str]
+        self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock], attachments: list[str],
+        missing: str = FAILED, *marker: TextBlock,
     ) -> Message:
-        """Add the tool_result message, so every tool_use has an answer whatever happened."""
+        """Add the tool_result message, so every tool_use has an answer whatever happened
+        (`missing` for the calls without a result, then `marker` after the results)."""
         blocks: list[Any] = [
-            results.get(c.id) or ToolResultBlock(c.id, CANCELLED, is_error=True) for c in calls
+            results.get(c.id) or ToolResultBlock(c.id, missing, is_error=True) for c in calls
         ]
+        blocks += marker
         blocks += [system_reminder(a) for a in attachments]
         blocks += self._attachments()
         message = Message("user", blocks)
@@ -219,6 +257,9 @@ class Agent:
         """None when the call may run, else the error result that tells the model why not."""
         if not isinstance(call.name, str) or call.name not in self.tools:
             return ToolResult(f"Unknown tool {call.name!r}. Available: {', '.join(self.tools)}.", True)
+        problem = input_problem(call.input)
+        if problem is not None:
+            return ToolResult(problem, True)
         verdict = await self._hooks_verdict(call)
         if isinstance(verdict, Deny):
             return ToolResult(f"Permission denied: {verdict.reason}", True)
@@ -259,6 +300,38 @@ class Agent:
 
     async def _call_tool(self, call: ToolUseBlock) -> ToolResult:
         return await run_tool(self.tools[call.name], call, self.ctx)
+
+
+_UNUSABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def input_problem(input: Any) -> str | None:
+    """Why a tool input cannot be used (a NUL byte or a lone surrogate in it), or None.
+
+    No path, command or file text can hold either (the OS refuses NUL, UTF-8 cannot
+    encode a surrogate), so the call is refused before any rule or tool trips over one.
+    """
+    for where, text in _strings(input, "the input"):
+        found = _UNUSABLE.search(text)
+        if found is not None:
+            char = found.group()
+            what = "a NUL byte" if char == "\x00" else f"a lone surrogate (U+{ord(char):04X})"
+            return (f"Not run: {where} contains {what} at position {found.start()}, which no path, "
+                    "command or file can hold. Send the call again without it.")
+    return None
+
+
+def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """Every string of a JSON value (keys too), with where it is."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield "a parameter name", str(key)
+            yield from _strings(item, f"`{key}`")
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item, where)
 
 
 async def decide(policy: ToolPolicy, call: ToolUseBlock) -> Decision:

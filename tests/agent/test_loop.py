@@ -1,9 +1,11 @@
 """The agent loop (agent/loop.py) through the real SDK and the fake server: --max-turns, the one
-shrink-and-retry on "prompt is too long", read-only calls run together, and cancelling mid-tool."""
+shrink-and-retry on "prompt is too long", read-only calls run together, cancelling (the
+interruption marker), unusable tool input, and a failed turn leaving the conversation valid."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +14,18 @@ from fake_anthropic import Reply
 
 from claude_mini.agent.events import ToolFinished, ToolStarted, TurnDone
 from claude_mini.agent.hooks import AgentHooks
-from claude_mini.agent.loop import CANCELLED, Agent, MaxTurnsReached, TurnCancelled
+from claude_mini.agent.loop import (
+    CANCELLED,
+    INTERRUPTED,
+    INTERRUPTED_FOR_TOOL_USE,
+    Agent,
+    MaxTurnsReached,
+    TurnCancelled,
+    input_problem,
+)
 from claude_mini.agent.permissions import Allow, Ask, Deny
 from claude_mini.llm.client import AnthropicClient, ContextTooLong
-from claude_mini.llm.messages import ToolResultBlock
+from claude_mini.llm.messages import TextBlock, ToolResultBlock
 from claude_mini.session import Session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools
@@ -105,29 +115,86 @@ def test_read_only_calls_of_one_response_start_together(workdir, fake_server) ->
     assert [r["content"].count("alpha") + r["content"].count("beta") for r in results[:2]] == [1, 1]
 
 
-def test_cancelling_mid_tool_marks_the_call_and_keeps_the_conversation_valid(workdir, fake_server) -> None:
-    agent = make_agent(workdir, fake_server)
-    fake_server.queue(Reply.tool("Bash", {"command": "sleep 30"}), Reply.text("never sent"))
+def cancel_when(agent: Agent, text: str, ready: Any) -> None:
+    """Run a turn and cancel its task (as Esc or Ctrl-C do) once `ready()` is true."""
 
-    async def cancel_once_started() -> None:
-        async def consume() -> None:
-            async for event in agent.run("wait"):
-                if isinstance(event, ToolStarted):
-                    started.set()
-
-        started = asyncio.Event()
-        task = asyncio.create_task(consume())
-        await started.wait()
-        await asyncio.sleep(0.2)  # the shell is running
+    async def go() -> None:
+        task = asyncio.create_task(events_of(agent, text))
+        while not ready():
+            await asyncio.sleep(0.02)
         task.cancel()
         with pytest.raises(TurnCancelled):
             await task
 
-    asyncio.run(cancel_once_started())
-    last = agent.session.messages[-1].content[0]
-    assert isinstance(last, ToolResultBlock) and last.is_error and last.content == CANCELLED
+    asyncio.run(go())
+
+
+def transcript_messages(agent: Agent) -> list[dict[str, Any]]:
+    lines = agent.session.transcript.path.read_text().splitlines()
+    return [entry["message"] for entry in map(json.loads, lines) if entry["type"] in ("user", "assistant")]
+
+
+def test_cancelling_mid_tool_marks_the_call_and_keeps_the_conversation_valid(workdir, fake_server) -> None:
+    agent = make_agent(workdir, fake_server)
+    fake_server.queue(Reply.tool("Bash", {"command": "touch started && sleep 30"}), Reply.text("never sent"))
+    cancel_when(agent, "wait", (workdir / "started").exists)
+    result, marker = agent.session.messages[-1].content
+    assert isinstance(result, ToolResultBlock) and result.is_error and result.content == CANCELLED
+    assert marker == TextBlock(INTERRUPTED_FOR_TOOL_USE)
     assert answered(agent)
     assert len(fake_server.requests_for("main")) == 1
+    assert transcript_messages(agent)[-1]["content"][-1] == {"type": "text", "text": INTERRUPTED_FOR_TOOL_USE}
+
+
+def test_cancelling_while_the_model_answers_marks_the_request_as_interrupted(workdir, fake_server) -> None:
+    agent = make_agent(workdir, fake_server)
+    fake_server.queue(Reply.text("never arrives").hang())
+    cancel_when(agent, "take your time", lambda: fake_server.requests_for("main"))
+    assert [m.role for m in agent.session.messages] == ["user"]
+    assert agent.session.messages[0].content == [TextBlock("take your time"), TextBlock(INTERRUPTED)]
+    assert transcript_messages(agent)[-1] == {"role": "user", "content": [{"type": "text", "text": INTERRUPTED}]}
+    asyncio.run(events_of(agent, "are you there"))  # the next request says the first was dropped
+    sent = fake_server.requests_for("main")[-1].body["messages"][0]["content"]
+    assert [block["text"] for block in sent] == ["take your time", INTERRUPTED, "are you there"]
+
+
+def test_a_nul_byte_or_lone_surrogate_in_a_tool_input_is_refused_with_a_reason(workdir, fake_server) -> None:
+    agent = make_agent(workdir, fake_server)
+    fake_server.queue(Reply.tools([("Read", {"file_path": "a\x00.txt"}),
+                                   ("Write", {"file_path": "b.txt", "content": "x\x00y"}),
+                                   ("Grep", {"pattern": "alpha"})]), Reply.text("done"))
+    events = asyncio.run(events_of(agent, "go"))
+    assert isinstance(events[-1], TurnDone)
+    read, write, grep = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][:3]
+    assert read["is_error"] and "`file_path` contains a NUL byte at position 1" in read["content"]
+    assert write["is_error"] and "`content` contains a NUL byte" in write["content"]
+    assert (workdir / "b.txt").read_text() == "beta\n"
+    assert not grep.get("is_error") and "a.txt" in grep["content"]
+    # The Anthropic client already turns a lone surrogate into U+FFFD; other clients may not.
+    assert "a lone surrogate (U+DC1B)" in (input_problem({"edits": [{"old": "x\udc1b"}]}) or "")
+    assert input_problem({"command": "ls", "n": 3, "paths": ["a", None]}) is None
+
+
+class Broken(AgentHooks):
+    """A lifecycle part with a bug: it fails after the first tool ran."""
+
+    def after_tool(self, call: Any, result: Any) -> list[str]:
+        raise RuntimeError("bug in a hook")
+
+
+def test_a_turn_that_fails_mid_tools_leaves_every_tool_use_answered(workdir, fake_server) -> None:
+    agent = make_agent(workdir, fake_server, hooks=[Broken()])
+    calls = [("Read", {"file_path": str(workdir / name)}) for name in ("a.txt", "b.txt")]
+    fake_server.queue(Reply.tools(calls), Reply.text("never sent"))
+    with pytest.raises(RuntimeError, match="bug in a hook"):
+        asyncio.run(events_of(agent, "read both"))
+    assert answered(agent)
+    agent.hooks = []
+    asyncio.run(events_of(agent, "go on"))  # the next request is one the API accepts
+    sent = fake_server.requests_for("main")[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert {b["tool_use_id"] for b in sent[2]["content"] if b["type"] == "tool_result"} == {
+        b["id"] for b in sent[1]["content"] if b["type"] == "tool_use"}
 
 
 class Gate(AgentHooks):
