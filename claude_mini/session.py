@@ -345,11 +345,13 @@ def open_transcript(cwd: Path, path: Path) -> Session:
 
 def transcript_state(session: Session | None) -> str:
     """After an interruption or a crash, what is true of the transcript: saved, cut short or absent."""
-    error = session.transcript.error if session is not None else None
-    if error is not None:
-        return (f"The transcript could not be saved completely ({error.strerror or error}); "
-                f"{session.transcript.path} holds what came before the failed write")
-    if session is None or not session.transcript.path.is_file():
+    if session is None:
+        return "Nothing of this session was saved"
+    transcript = session.transcript
+    if transcript.error is not None:
+        return (f"The transcript could not be saved completely ({transcript.error.strerror or transcript.error}); "
+                f"{transcript.path} holds what came before the failed write")
+    if not transcript.path.is_file():
         return "Nothing of this session was saved"
     return "The transcript is saved; `claude-mini -c` continues"
 
