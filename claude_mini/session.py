@@ -162,7 +162,11 @@ class Session:
         self.notices.attach(lambda notice: notices.say(notice.text, notice.level))
 
     def _record_cost(self, purpose: str, model: str, usage: Usage) -> None:
-        self.transcript.append("system", subtype="cost", purpose=purpose, model=model, usage=usage.to_dict())
+        # Not before the first message (a dream at start-up): a file holding only costs would be
+        # listed as a session, and `-c` would continue it.
+        if self.messages:
+            self.transcript.append("system", subtype="cost", purpose=purpose, model=model,
+                                   usage=usage.to_dict())
 
     def add_message(self, message: Message) -> None:
         """Append a completed message to the conversation and the transcript.

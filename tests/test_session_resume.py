@@ -176,3 +176,11 @@ def test_a_failed_write_warns_once_and_the_session_goes_on_unsaved(tmp_path: Pat
     path.rmdir()
     session.add_message(Message("assistant", [TextBlock("not after a failure")]))
     assert not path.exists()  # the saved part stays a consistent prefix
+
+
+def test_a_cost_before_the_first_message_makes_no_transcript(tmp_path: Path, isolated_env):
+    session = Session(tmp_path)
+    session.costs.add("dream", "claude-haiku-4-5", Usage(input_tokens=10))  # start-up work
+    assert not session.transcript.path.exists()
+    with pytest.raises(SessionNotFound):
+        resume_session(tmp_path, None)  # `-c` does not continue a session nobody spoke in
