@@ -177,7 +177,7 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
     from claude_mini.notices import NoticeChannel
     from claude_mini.runtime import SetupError, build_runtime, open_session
     from claude_mini.session import Session, transcript_state
-    from claude_mini.ui.printmode import PrintRun, stderr_display
+    from claude_mini.ui.printmode import OutputClosed, PrintRun, stderr_display
 
     session: Session | None = None  # the last words say whether its transcript really is saved
 
@@ -204,9 +204,23 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
         return 130
     except (typer.Exit, SystemExit):
         raise
+    except OutputClosed:
+        _end_as_a_broken_pipe()
     except Exception as exc:  # a bug must not dump a traceback on the user
         _fail(f"internal error: {type(exc).__name__}: {exc}. {transcript_state(session)}; "
               "run again with --debug for details.", 1, config.debug)
+
+
+def _end_as_a_broken_pipe() -> NoReturn:
+    """Stdout's reader went away (`| head`): end silently, killed by SIGPIPE as `cat` would be
+    (status 141 in a shell), once the session was closed."""
+    import os
+    import signal
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)
+    raise typer.Exit(128 + signal.SIGPIPE)  # not reached: the signal ends the process
 
 
 def run(args: list[str]) -> None:

@@ -11,6 +11,8 @@ json lines escape the DEL, C1 and bidi characters `json.dumps` would leave raw
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import select
 import sys
@@ -65,6 +67,17 @@ def stderr_display(output_format: str, err: TextIO = sys.stderr) -> Display:
     return show
 
 
+class OutputClosed(Exception):
+    """Stdout was closed by its reader (`claude-mini -p ... | head`): the run ends quietly."""
+
+
+def failure_text(exc: BaseException) -> str:
+    """The `result` of a run that an exception ended."""
+    if isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)):
+        return "interrupted"
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
 class PrintRun:
     """One print-mode run: drives the agent and writes the chosen output format."""
 
@@ -80,8 +93,15 @@ class PrintRun:
 
     def emit(self, obj: dict[str, Any]) -> None:
         """One json line; no raw control or bidi character, inside strings or out."""
-        self.out.write(json_safe(json.dumps(obj, ensure_ascii=False)) + "\n")
-        self.out.flush()
+        self.write(json_safe(json.dumps(obj, ensure_ascii=False)) + "\n")
+
+    def write(self, text: str) -> None:
+        """Write to stdout now; a reader that went away (`| head`) ends the run (OutputClosed)."""
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except BrokenPipeError:
+            raise OutputClosed from None
 
     def say(self, text: str) -> None:
         """One line on stderr (a notice, a retry, an error), controls made visible."""
@@ -93,9 +113,14 @@ class PrintRun:
         Text is printed as soon as the turn ends; the json result waits for the extraction
         (the process would wait for it anyway), so `total_cost_usd` counts it too.
         """
-        resumed = bool(self.runtime.session.messages)
-        await self.runtime.start(source="resume" if resumed else "startup", dream=False)
-        subtype, result = await self.run_turn(prompt)
+        try:
+            subtype, result = await self.run_turn(prompt)
+        except OutputClosed:
+            raise
+        except BaseException as exc:  # a bug, Ctrl-C: json consumers still get their result object
+            if self.format != "text":
+                self.finish("error_during_execution", failure_text(exc))
+            raise  # the CLI says it on stderr and picks the exit status
         if self.format == "text":
             status = self.finish(subtype, result)
             await self.wait_for_extraction()
@@ -126,9 +151,12 @@ class PrintRun:
                 "cwd": str(rt.config.cwd), "model": rt.config.model,
                 "tools": list(rt.agent.tools), "permissionMode": rt.policy.mode,
             })
+        resumed = bool(rt.session.messages)
+        await rt.start(source="resume" if resumed else "startup", dream=False)
         try:
-            async for event in rt.agent.run(prompt):
-                self.on_event(event)
+            async with contextlib.aclosing(rt.agent.run(prompt)) as events:  # closed here, not at exit
+                async for event in events:
+                    self.on_event(event)
         except MaxTurnsReached as exc:
             return "error_max_turns", str(exc)
         except (ModelError, AgentStop) as exc:
@@ -157,8 +185,7 @@ class PrintRun:
             if is_error:
                 self.say(f"Error: {result}")
             else:
-                self.out.write(visible_controls(result.rstrip("\n")) + "\n")
-            self.out.flush()
+                self.write(visible_controls(result.rstrip("\n")) + "\n")
         else:
             self.emit({
                 "type": "result",
