@@ -230,7 +230,7 @@ def build_runtime(
     for error in policy.errors:  # rules that could not be read: each skipped, said once
         notices.say(str(error), "warning", once=True)
     ctx.read_denials = read_denials_of(policy)  # Grep and Glob skip the files Read rules deny
-    store = MemoryStore(paths.memory_dir(config.cwd))
+    store = MemoryStore(paths.memory_dir(config.cwd), warn=lambda text: notices.say(text, "warning"))
     if config.auto_memory:
         policy.allow_edits_in(store.root)  # the main agent saves memories without a prompt
     if config.memory.log_mode:

@@ -40,6 +40,7 @@ from claude_mini.memory.store import (
     format_memory,
     index_line,
     iso_utc,
+    not_a_file,
     one_line,
     parse_memory_text,
     read_text_head,
@@ -76,7 +77,7 @@ class MemoryContext:
     def for_cwd(cls, cwd: Path | None = None) -> MemoryContext:
         config = load_config(cwd or Path.cwd())
         paths.claim_project_folders(config.cwd, _warn)
-        return cls(config, MemoryStore(paths.memory_dir(config.cwd)))
+        return cls(config, MemoryStore(paths.memory_dir(config.cwd), warn=_warn))
 
 
 def _warn(text: str) -> None:
@@ -179,6 +180,10 @@ def memory_path(store: MemoryStore, name: str) -> Path:
 def show_text(store: MemoryStore, name: str) -> str:
     """The whole text of one memory file (or of MEMORY.md)."""
     path = memory_path(store, name)
+    problem = not_a_file(path)
+    if problem:  # a FIFO would hang the read
+        raise MemoryCommandError(f"cannot show {path}: it is {problem}, not a file "
+                                 "(`claude-mini memory doctor --fix` moves it aside)")
     if not path.exists():
         raise MemoryCommandError(f"{path} does not exist yet (no memories saved)")
     text, reason = read_text_head(path, SHOW_MAX_BYTES)
@@ -203,7 +208,10 @@ def edit_memory(store: MemoryStore, name: str,
     """Open a memory (or MEMORY.md) in the user's editor; returns what to tell them after."""
     path = memory_path(store, name)
     command = [*pick_editor(), str(path)]
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MemoryCommandError(f"cannot create {path.parent} ({exc.strerror or exc})") from None
     run = run or (lambda argv: subprocess.run(argv).returncode)
     try:
         status = run(command)
@@ -304,14 +312,18 @@ def refuse_secrets(parts: Mapping[str, str | None]) -> None:
 
 def _claim_filename(store: MemoryStore, name: str) -> str:
     """A free filename, created empty with O_EXCL so two processes never pick the same one."""
-    store.root.mkdir(parents=True, exist_ok=True)
-    for _ in range(1000):
-        filename = store.free_filename(name)
-        try:
-            os.close(os.open(store.root / filename, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-        except FileExistsError:
-            continue
-        return filename
+    try:
+        store.root.mkdir(parents=True, exist_ok=True)
+        for _ in range(1000):
+            filename = store.free_filename(name)
+            try:
+                os.close(os.open(store.root / filename, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            except FileExistsError:
+                continue
+            return filename
+    except OSError as exc:  # a read-only or full disk, a file where the folder should be
+        raise MemoryCommandError(f"cannot write in {store.root} ({exc.strerror or exc}); "
+                                 "nothing was saved") from None
     raise MemoryCommandError(f"could not find a free filename for {name!r} in {store.root}")
 
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 
+import pytest
 from fake_anthropic import Reply
 
 from claude_mini import paths
@@ -117,3 +119,25 @@ def test_recall_brings_back_what_gc_archived(run_cli, fake_server, repo):
     assert f"memory recall brought {filename} back from the archive" in result.stderr
     assert "POOL-BODY" in json.dumps(fake_server.requests_for("main")[1].body["messages"])
     assert filename in store.index_text() and path.is_file()
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo"])
+def test_a_memory_md_that_is_not_a_file_warns_at_start_and_doctor_fix_moves_it_aside(
+        run_cli, fake_server, repo, kind):
+    added = run_cli("memory", "add", "--type", "user", "The user deploys with make ship, never by hand")
+    assert added.returncode == 0, added.stderr
+    index = paths.memory_dir(repo) / "MEMORY.md"
+    index.unlink()
+    index.mkdir() if kind == "directory" else os.mkfifo(index)
+    fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
+    fake_server.queue(Reply.text("hello back"))
+    result = run_cli("-p", "hello", timeout=30)  # a FIFO used to block the start for ever
+    assert result.returncode == 0 and result.stdout.strip() == "hello back", result.stderr
+    [warning] = [line for line in result.stderr.splitlines() if "MEMORY.md" in line]
+    assert warning.startswith("claude-mini: ") and "not a file" in warning and "doctor --fix" in warning
+    assert "(empty: no memories saved yet)" in system_text(fake_server.requests_for("main")[0])
+    report = run_cli("memory", "doctor", timeout=30)
+    assert report.returncode == 1 and "index_not_a_file: MEMORY.md" in report.stdout
+    fixed = run_cli("memory", "doctor", "--fix", timeout=30)
+    assert "Fixed MEMORY.md: it was not a file: moved to archive/MEMORY.md.aside-" in fixed.stdout
+    assert "make ship" in index.read_text()  # rebuilt from the topic files

@@ -478,3 +478,50 @@ def test_fifo_named_like_a_memory_is_ignored(store: MemoryStore, root: Path):
     save(store, "good.md")
     os.mkfifo(root / "pipe.md")
     assert [r.filename for r in store.list()] == ["good.md"]
+
+
+# --- a MEMORY.md that is not a regular file ----------------------------------------------
+def _make_not_a_file(index: Path, kind: str) -> None:
+    if kind == "directory":
+        index.mkdir()
+        (index / "stray.md").write_text("---\nname: Stray\n---\nwritten by an agent into MEMORY.md/\n")
+    elif kind == "fifo":
+        os.mkfifo(index)  # opening it to read would block for ever
+    else:
+        index.symlink_to(index.parent / "nowhere.md")
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("kind", ["directory", "fifo", "dangling symlink"])
+def test_a_memory_md_that_is_not_a_file_reads_as_missing_with_one_warning(store, root, kind):
+    save(store, "deploy-steps.md", type="user")
+    store.index_path.unlink()
+    _make_not_a_file(store.index_path, kind)
+    said: list[str] = []
+    store.warn = said.append
+    assert store.index_text() == "" and store.index_entries() == []
+    assert "(empty: no memories saved yet)" in memory_prompt_section(store)
+    assert len(said) == 1 and "not a file" in said[0] and "memory doctor --fix" in said[0]
+    assert [r.filename for r in store.list()] == ["deploy-steps.md"]  # MEMORY.md/stray.md is no memory
+    with pytest.raises(MemoryStoreError, match="not a file, so the index was not changed"):
+        store.update_index(add_or_replace={"deploy-steps.md": index_line("deploy-steps.md", "D", "d")})
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("kind", ["directory", "fifo", "dangling symlink"])
+def test_doctor_reports_a_memory_md_that_is_not_a_file_and_fix_moves_it_aside(store, root, kind):
+    save(store, "deploy-steps.md", type="user")
+    store.index_path.unlink()
+    _make_not_a_file(store.index_path, kind)
+    findings = doctor(store)
+    assert findings[0].kind == "index_not_a_file" and findings[0].fixable
+    assert "not a file" in findings[0].message
+    fixed = fix(store, findings)
+    [aside] = (root / "archive").iterdir()
+    assert aside.name == f"MEMORY.md.aside-{ISO_T0.replace('-', '').replace(':', '')}"
+    assert os.path.islink(aside) if kind == "dangling symlink" else os.path.lexists(aside)
+    if kind == "directory":
+        assert (aside / "stray.md").exists()  # nothing the agent wrote is lost
+    assert fixed[0].kind == "index_not_a_file" and str(aside.relative_to(root)) in fixed[0].message
+    assert [e.filename for e in store.index_entries()] == ["deploy-steps.md"]  # the index is rebuilt
+    assert doctor(store) == []

@@ -9,20 +9,24 @@ repaired mechanically by `fix`; the rest need a person.
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.memory.fileutil import atomic_write
+from claude_mini.memory.fileutil import atomic_write, locked
 from claude_mini.memory.frontmatter import dump_frontmatter
 from claude_mini.memory.store.folder import (
+    ARCHIVE_DIR,
     INDEX_FILENAME,
     LIST_READ_BYTES,
     READ_MAX_BYTES,
+    not_a_file,
     read_text_head,
 )
-from claude_mini.memory.store.index import index_line, render_index_for_prompt
+from claude_mini.memory.store.index import index_line, parse_index, render_index_for_prompt
 from claude_mini.memory.store.topic import (
     MEMORY_TYPES,
     MemoryRecord,
@@ -79,7 +83,11 @@ def description_problem(description: str) -> str | None:
 def doctor(store: MemoryStore) -> list[Finding]:
     """Everything wrong with the memory folder that hurts the index or recall."""
     records = store.list()
-    findings = _index_findings(store, records)
+    problem = not_a_file(store.index_path)
+    findings = [Finding("index_not_a_file", INDEX_FILENAME,
+                        f"is {problem}, not a file: it is taken as empty and no index line can be "
+                        f"saved; fix moves it to {ARCHIVE_DIR}/", True)] if problem else []
+    findings += _index_findings(store, records, "" if problem else store.index_text())
     findings += _file_findings(records)
     findings += [Finding("unreadable", str(s.path.relative_to(store.root))
                          if s.path.is_relative_to(store.root) else str(s.path),
@@ -87,11 +95,11 @@ def doctor(store: MemoryStore) -> list[Finding]:
     return findings
 
 
-def _index_findings(store: MemoryStore, records: list[MemoryRecord]) -> list[Finding]:
+def _index_findings(store: MemoryStore, records: list[MemoryRecord], text: str) -> list[Finding]:
     findings = []
     known = {r.filename for r in records}
     seen: set[str] = set()
-    for entry in store.index_entries():
+    for entry in parse_index(text):
         if entry.filename in seen:
             findings.append(Finding("duplicate_index_line", entry.filename,
                                     f"MEMORY.md line {entry.line_no} lists it a second time",
@@ -104,7 +112,7 @@ def _index_findings(store: MemoryStore, records: list[MemoryRecord]) -> list[Fin
     findings += [Finding("missing_from_index", r.filename,
                          "not listed in MEMORY.md, so the model does not know it exists", True)
                  for r in records if r.filename not in seen]
-    _, warning = render_index_for_prompt(store.index_text())
+    _, warning = render_index_for_prompt(text)
     if warning:
         findings.append(Finding("index_over_limit", INDEX_FILENAME,
                                 warning.removeprefix("> WARNING: ")))
@@ -151,10 +159,12 @@ def _why_how_finding(r: MemoryRecord) -> list[Finding]:
 
 # --- fixing --------------------------------------------------------------------------
 def fix(store: MemoryStore, findings: list[Finding]) -> list[Finding]:
-    """Repair the fixable findings (frontmatter first, then the index); returns those fixed."""
-    fixed = [f for f in findings if f.fixable and f.kind in ("missing_frontmatter",
-                                                              "broken_frontmatter")
-             and _repair_frontmatter(store, f.file)]
+    """Repair the fixable findings (a MEMORY.md that is no file, frontmatter, then the index);
+    returns those fixed."""
+    fixed = [f for f in findings if f.kind == "index_not_a_file" and _move_index_aside(store, f)]
+    fixed += [f for f in findings if f.fixable and f.kind in ("missing_frontmatter",
+                                                               "broken_frontmatter")
+              and _repair_frontmatter(store, f.file)]
     records = {r.filename: r for r in store.list()}
     adds: dict[str, str] = {}
     removes: list[str] = []
@@ -176,6 +186,22 @@ def fix(store: MemoryStore, findings: list[Finding]) -> list[Finding]:
         fixed.append(f)
     store.update_index(add_or_replace=adds, remove=removes)
     return fixed
+
+
+def _move_index_aside(store: MemoryStore, finding: Finding) -> bool:
+    """Rename the MEMORY.md that is no file into archive/ (never loaded, never deleted)."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(store.clock()))
+    with locked(store.index_path):
+        if not not_a_file(store.index_path):
+            return False
+        store.archive_dir.mkdir(parents=True, exist_ok=True)
+        dest, n = store.archive_dir / f"{INDEX_FILENAME}.aside-{stamp}", 2
+        while os.path.lexists(dest):
+            dest, n = store.archive_dir / f"{INDEX_FILENAME}.aside-{stamp}-{n}", n + 1
+        os.rename(store.index_path, dest)
+    finding.message = (f"it was not a file: moved to {dest.relative_to(store.root)} "
+                       "(the next save writes a new index)")
+    return True
 
 
 def _repair_frontmatter(store: MemoryStore, filename: str) -> bool:

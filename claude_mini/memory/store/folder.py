@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +59,25 @@ def safe_filename(filename: str) -> str:
 
 
 # --- reading one file ------------------------------------------------------------------
+def not_a_file(path: Path) -> str | None:
+    """What `path` is when it is there but is no regular file (symlinks followed), else None.
+
+    MEMORY.md made a directory, a FIFO (opening it would hang) or a symlink to nothing
+    must read as missing, not fail or block every start.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "a symlink to a missing file" if os.path.islink(path) else None
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket or device file"
+
+
 def read_text_head(path: Path, limit: int) -> tuple[str | None, str | None]:
     """The first `limit` bytes of `path` as text, or (None, why it was skipped)."""
     try:
@@ -104,8 +124,8 @@ def _walk(folder: str, prefix: str, skipped: list[SkippedFile] | None, real_root
         if name.startswith("."):
             continue
         if entry.is_dir(follow_symlinks=False):
-            if not prefix and name in (ARCHIVE_DIR, LOGS_DIR):
-                continue
+            if not prefix and name in (ARCHIVE_DIR, LOGS_DIR, INDEX_FILENAME):
+                continue  # a MEMORY.md/ folder holds no memories: doctor --fix moves it aside
             yield from _walk(entry.path, f"{prefix}{name}/", skipped, real_root)
         elif name.endswith(".md") and not (not prefix and name == INDEX_FILENAME):
             if entry.is_symlink() and not resolves_inside(entry.path, real_root):

@@ -10,13 +10,14 @@ rewrite holds the index's cross-process lock and is atomic.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
 from claude_mini.memory.fileutil import atomic_write, locked
 from claude_mini.memory.store.errors import InvalidMemory, MemoryStoreError
+from claude_mini.memory.store.folder import not_a_file
 from claude_mini.memory.store.topic import one_line
 
 INDEX_MAX_LINES = 200
@@ -117,14 +118,26 @@ def _apply_index_changes(text: str, adds: dict[str, str], removes: set[str]) -> 
 class MemoryIndex:
     """MEMORY.md of one memory folder: read it, or change entries by filename under its lock."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, warn: Callable[[str], None] | None = None) -> None:
         self.path = path
+        self.warn = warn or (lambda message: None)
 
     def text(self) -> str:
-        """MEMORY.md as text ('' if missing; undecodable bytes replaced)."""
+        """MEMORY.md as text ('' if missing; undecodable bytes replaced).
+
+        One that is not a regular file, or cannot be read, counts as missing, with a warning.
+        """
+        problem = not_a_file(self.path)
+        if problem:
+            self.warn(f"{self.path} is {problem}, not a file, so it was taken as empty (no memory "
+                      "index in the prompt); `claude-mini memory doctor --fix` moves it aside.")
+            return ""
         try:
             return self.path.read_bytes().decode("utf-8", errors="replace")
         except (FileNotFoundError, NotADirectoryError):
+            return ""
+        except OSError as e:
+            self.warn(f"cannot read {self.path} ({e.strerror or e}), so it was taken as empty.")
             return ""
 
     def entries(self) -> list[IndexEntry]:
@@ -149,6 +162,11 @@ class MemoryIndex:
 
     def _text_strict(self) -> str:
         # Rewriting an undecodable index would silently replace the user's bytes.
+        problem = not_a_file(self.path)
+        if problem:
+            raise MemoryStoreError(
+                f"{self.path} is {problem}, not a file, so the index was not changed; "
+                "run `claude-mini memory doctor --fix` to move it aside, then try again")
         try:
             return self.path.read_bytes().decode("utf-8")
         except (FileNotFoundError, NotADirectoryError):

@@ -58,9 +58,11 @@ log = logging.getLogger(__name__)
 class MemoryStore:
     """The memory folder of one project: list, read, write, delete, index, usage."""
 
-    def __init__(self, root: Path, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, root: Path, clock: Callable[[], float] = time.time,
+                 warn: Callable[[str], None] | None = None) -> None:
         self.root = Path(root)
         self.clock = clock
+        self.warn = warn  # the session's notice channel (or the CLI's stderr): each problem once
         self.skipped: list[SkippedFile] = []  # refreshed by every list()
         self.warnings: list[str] = []  # problems worth telling the user once
 
@@ -81,7 +83,7 @@ class MemoryStore:
 
     @property
     def _index(self) -> MemoryIndex:
-        return MemoryIndex(self.index_path)
+        return MemoryIndex(self.index_path, self._warn)
 
     @property
     def _archive_index(self) -> ArchiveIndex:
@@ -316,9 +318,13 @@ class MemoryStore:
         return {r.filename: {"count": 0, "last_used": r.mtime} for r in self.list()}
 
     def _warn(self, message: str) -> None:
-        log.warning(message)
-        if message not in self.warnings:
-            self.warnings.append(message)
+        if message in self.warnings:
+            return
+        self.warnings.append(message)
+        if self.warn is not None:
+            self.warn(message)
+        else:
+            log.warning(message)
 
 
 def _with_md(key: str) -> str:
