@@ -63,11 +63,12 @@ class Retrying:
     asked: float | None = None
 
     def describe(self) -> str:
-        """The retry line a UI shows: what failed, what it waits for and how long."""
+        """The retry line a UI shows: how long it waits for which attempt, then what failed
+        (in that order, so a line cut at the terminal's width keeps the wait)."""
         wait = f"retrying in {seconds(self.delay)}"
         if self.asked is not None and self.asked > self.delay:
-            wait = f"the server asked to wait {seconds(self.asked)}; {wait} instead"
-        return f"{self.reason}; {wait} (attempt {self.attempt} of {self.max_attempts})"
+            wait += f", not the {seconds(self.asked)} the server asked for"
+        return f"{wait} (attempt {self.attempt} of {self.max_attempts}): {self.reason}"
 
 
 @dataclass

@@ -197,7 +197,7 @@ def test_429_is_retried_by_the_client_not_silently_by_the_sdk(fake_server):
     events, harness = collect(fake_server)
     (retry,) = [e for e in events if isinstance(e, Retrying)]
     assert retry.reason.startswith("429 rate_limit_error") and harness.slept == [0.01]
-    assert retry.describe().endswith("; retrying in 0.01 s (attempt 2 of 4)")
+    assert retry.describe() == f"retrying in 0.01 s (attempt 2 of 4): {retry.reason}"
     assert done(events).message.text == "ok" and len(fake_server.requests) == 2
 
 
@@ -206,8 +206,8 @@ def test_an_hour_of_retry_after_waits_a_minute_and_says_so(fake_server):
     events, harness = collect(fake_server)
     (retry,) = [e for e in events if isinstance(e, Retrying)]
     assert harness.slept == [60] and (retry.delay, retry.asked) == (60, 3600)
-    assert retry.describe() == (f"{retry.reason}; the server asked to wait 3600 s; retrying in 60 s instead "
-                                "(attempt 2 of 4)")
+    assert retry.describe() == ("retrying in 60 s, not the 3600 s the server asked for (attempt 2 of 4): "
+                                f"{retry.reason}")
     assert done(events).message.text == "ok"
 
 

@@ -197,7 +197,7 @@ def test_events_render_tools_retries_notices_and_errors():
     renderer.end_turn()
     assert lines_of(console.file.getvalue()) == [
         "Let me look.", "", "● Bash(ls)", "  ⎿  a.py",
-        "⟳ Server overloaded (529); retrying in 1.5 s (attempt 2 of 4)",
+        "⟳ retrying in 1.5 s (attempt 2 of 4): Server overloaded (529)",
         "Saved a memory",
         "✗ Request failed: the server said no",
     ]
@@ -217,7 +217,7 @@ def test_interrupted_keeps_what_arrived_and_marks_it():
 
 
 RETRY = Retrying(2, 4, 0.5, "connection lost mid-response (RemoteProtocolError)")
-RETRY_LINE = "⟳ connection lost mid-response (RemoteProtocolError); retrying in 0.5 s (attempt 2 of 4)"
+RETRY_LINE = "⟳ retrying in 0.5 s (attempt 2 of 4): connection lost mid-response (RemoteProtocolError)"
 CUT_LINE = "  ⎿  the answer above was cut off; it starts again below"
 
 
