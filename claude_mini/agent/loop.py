@@ -271,6 +271,9 @@ class Agent:
         if isinstance(decision, Deny):
             return ToolResult(f"Permission denied: {decision.reason}", True)
         assert isinstance(decision, Ask)
+        failure = await self._would_fail(call)
+        if failure is not None:
+            return failure  # nobody is asked to approve a call that cannot succeed
         if self.ask_user is None:
             why = f" ({decision.reason})" if decision.reason else ""
             return ToolResult(
@@ -288,6 +291,16 @@ class Agent:
             return None
         note = f" The user said: {answer.message}" if answer.message else ""
         return ToolResult(f"The user declined this {call.name} call.{note}", True)
+
+    async def _would_fail(self, call: ToolUseBlock) -> ToolResult | None:
+        """The error a call would end with, if its tool can tell without acting (`Tool.validate`)."""
+        try:
+            await asyncio.to_thread(self.tools[call.name].validate, call.input, self.ctx)
+        except ToolError as exc:
+            return ToolResult(str(exc), is_error=True)
+        except Exception as exc:  # as in run_tool: a tool bug is the model's error result
+            return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        return None
 
     async def _hooks_verdict(self, call: ToolUseBlock) -> Decision | None:
         """What the hooks say of a call: a Deny wins, then an Ask, then an Allow; None if silent."""

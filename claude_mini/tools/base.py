@@ -1,8 +1,9 @@
 """The Tool seam: what every coding tool looks like to the agent loop.
 
-A tool is a plain class with a name, a description, a JSON input schema and an
-async `call`. Failures the model can act on are raised as `ToolError`; the
-loop turns them into `is_error` tool results.
+A tool is a plain class with a name, a description, a JSON input schema, a
+`validate` that says ahead of time why a call would fail, and an async `call`.
+Failures the model can act on are raised as `ToolError`; the loop turns them
+into `is_error` tool results.
 """
 
 from __future__ import annotations
@@ -103,6 +104,14 @@ class Tool(Protocol):
     description: str
     input_schema: dict[str, Any]
     read_only: bool
+
+    def validate(self, input: dict[str, Any], ctx: ToolContext) -> None:
+        """Raise the ToolError the call would end with, where that can be known without acting.
+
+        The loop asks it before a permission prompt (in a worker thread: it may read
+        the disk), so nobody is asked to approve an edit that cannot apply.
+        """
+        ...
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
 

@@ -85,6 +85,9 @@ class BashTool:
         self.shell = shell
         self.kill_grace = kill_grace
 
+    def validate(self, input: dict[str, Any], ctx: ToolContext) -> None:
+        """Nothing to check ahead: a command's failure is only known by running it."""
+
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the command; update `ctx.cwd` to where the shell ended up."""
         command = str_arg(input, "command")

@@ -70,18 +70,36 @@ class EditTool:
     def __init__(self) -> None:
         self.input_schema = _schema()
 
+    def validate(self, input: dict[str, Any], ctx: ToolContext) -> None:
+        """A file not read, or an old_string not found or not unique, fails before anyone is asked."""
+        _plan(_EditArgs.of(input, ctx))
+
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Apply the replacement atomically and record the new mtime as read."""
+        edit = _EditArgs.of(input, ctx)
+        result, mtime = await asyncio.to_thread(_edit, edit)
+        record_read(ctx, edit.path, mtime)
+        return result
+
+
+@dataclass
+class _EditArgs:
+    """One Edit call's checked arguments, and when the model last read the file."""
+
+    path: Path
+    old: str
+    new: str
+    replace_all: bool
+    seen: float | None
+
+    @classmethod
+    def of(cls, input: dict[str, Any], ctx: ToolContext) -> _EditArgs:
         path = ctx.resolve(str_arg(input, "file_path"))
         old = str_arg(input, "old_string", allow_empty=True)
         new = str_arg(input, "new_string", allow_empty=True)
-        replace_all = bool_arg(input, "replace_all")
         if old == new:
             raise ToolError("old_string and new_string are identical, so there is nothing to change.")
-        seen = ctx.read_files.get(path)
-        result, mtime = await asyncio.to_thread(_edit, path, old, new, replace_all, seen)
-        record_read(ctx, path, mtime)
-        return result
+        return cls(path, old, new, bool_arg(input, "replace_all"), ctx.read_files.get(path))
 
 
 @dataclass
@@ -104,21 +122,32 @@ class DecodedFile:
             ) from None
 
 
-def _edit(path: Path, old: str, new: str, replace_all: bool, seen: float | None) -> tuple[ToolResult, float]:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        return _create(path, old, new)
-    if path.is_dir():
-        raise ToolError(f"{path} is a directory; Edit needs a file path.")
-    require_fresh_read(path, st.st_mtime, seen)
-    plan = plan_edit(path, old, new, replace_all)
+def _edit(edit: _EditArgs) -> tuple[ToolResult, float]:
+    plan = _plan(edit)
+    path = edit.path
+    if plan is None:
+        return _create(path, edit.new)
     decoded, updated = plan.decoded, plan.updated
     mtime = atomic_write(path, decoded.encode(updated, path))
     meta = {"path": str(path), "diff": unified_diff(path, decoded.text, updated),
             "replacements": plan.count}
     summary = _summary(path, updated, decoded.text.find(plan.old), plan.new, plan.count)
     return ToolResult(summary, metadata=meta), mtime
+
+
+def _plan(edit: _EditArgs) -> EditPlan | None:
+    """What the Edit will do to the existing file (None: it creates the file), or why it cannot."""
+    path = edit.path
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        if edit.old:
+            raise ToolError(missing_file_message(path) + " To create a file, use Write.") from None
+        return None
+    if path.is_dir():
+        raise ToolError(f"{path} is a directory; Edit needs a file path.")
+    require_fresh_read(path, st.st_mtime, edit.seen)
+    return plan_edit(path, edit.old, edit.new, edit.replace_all)
 
 
 @dataclass
@@ -145,10 +174,8 @@ def plan_edit(path: Path, old: str, new: str, replace_all: bool) -> EditPlan:
     return EditPlan(decoded, old, new, updated, count)
 
 
-def _create(path: Path, old: str, new: str) -> tuple[ToolResult, float]:
+def _create(path: Path, new: str) -> tuple[ToolResult, float]:
     """Edit with an empty old_string on a missing file creates it, as Claude Code allows."""
-    if old:
-        raise ToolError(missing_file_message(path) + " To create a file, use Write.")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -63,6 +63,9 @@ class GlobTool:
     def __init__(self) -> None:
         self.input_schema = _schema()
 
+    def validate(self, input: dict[str, Any], ctx: ToolContext) -> None:
+        """Nothing to check ahead: a pattern that matches nothing is an answer, not a failure."""
+
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """List the matching files under `path`, capped at MAX_RESULTS."""
         pattern = str_arg(input, "pattern")

@@ -163,6 +163,9 @@ class GrepTool:
         self.use_ripgrep = use_ripgrep
         self._rg_path = rg_path
 
+    def validate(self, input: dict[str, Any], ctx: ToolContext) -> None:
+        """Nothing to check ahead: a search that finds nothing is an answer, not a failure."""
+
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Search and format the hits for the requested output mode."""
         query = _Query.from_input(input, ctx)

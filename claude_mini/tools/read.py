@@ -87,6 +87,10 @@ class ReadTool:
     def __init__(self) -> None:
         self.input_schema = _schema()
 
+    def validate(self, input: dict[str, Any], ctx: ToolContext) -> None:
+        """A missing path, a folder or a device fails before anyone is asked to allow the Read."""
+        _stat_regular_file(ctx.resolve(str_arg(input, "file_path")))
+
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Read the requested window of the file and remember its mtime."""
         path = ctx.resolve(str_arg(input, "file_path"))

@@ -58,6 +58,12 @@ class WriteTool:
     def __init__(self) -> None:
         self.input_schema = _schema()
 
+    def validate(self, input: dict[str, Any], ctx: ToolContext) -> None:
+        """Overwriting a folder, or a file not read (or changed since), fails before anyone is asked."""
+        path = ctx.resolve(str_arg(input, "file_path"))
+        str_arg(input, "content", allow_empty=True)
+        _check_overwrite(path, ctx.read_files.get(path))
+
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Write `content` to `file_path` and record the new mtime as read."""
         path = ctx.resolve(str_arg(input, "file_path"))
@@ -88,19 +94,27 @@ def _write(path: Path, content: str, seen_mtime: float | None) -> tuple[ToolResu
 def _existing_text(path: Path, seen_mtime: float | None) -> tuple[bool, str | None]:
     """Whether `path` exists and its current text (None when too big to diff), after the
     read-before-write check."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
+    st = _check_overwrite(path, seen_mtime)
+    if st is None:
         return False, ""
-    if path.is_dir():
-        raise ToolError(f"{path} is a directory; Write needs a file path.")
-    require_fresh_read(path, st.st_mtime, seen_mtime)
     if st.st_size > MAX_DIFF_CHARS:
         return True, None
     try:
         return True, path.read_bytes().decode("utf-8", errors="replace")
     except OSError as exc:
         raise ToolError(f"Cannot read the current {path}: {exc.strerror or exc}.") from None
+
+
+def _check_overwrite(path: Path, seen_mtime: float | None) -> os.stat_result | None:
+    """The stat of the file a Write replaces (None: it creates one), or why it may not."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    if path.is_dir():
+        raise ToolError(f"{path} is a directory; Write needs a file path.")
+    require_fresh_read(path, st.st_mtime, seen_mtime)
+    return st
 
 
 def require_fresh_read(path: Path, mtime: float, seen_mtime: float | None) -> None:

@@ -20,6 +20,7 @@ from claude_mini.agent.loop import (
     INTERRUPTED_FOR_TOOL_USE,
     Agent,
     MaxTurnsReached,
+    PermissionAnswer,
     TurnCancelled,
     input_problem,
 )
@@ -234,3 +235,36 @@ def test_before_tool_can_deny_or_spare_a_question_but_not_lift_a_deny_rule(workd
     assert bash == "Permission denied: rm is denied by a rule" and (workdir / "a.txt").exists()
     assert grep.startswith("Permission needed to run Grep")  # no opinion: the rules decide
     assert gate.seen == ["Read", "Glob", "Bash", "Grep"]
+
+
+class AsksForEdits:
+    """Reads run; Write and Edit ask (as in the default mode)."""
+
+    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Any:
+        return Allow() if tool_name == "Read" else Ask("edits need approval")
+
+
+def test_an_edit_that_cannot_apply_fails_without_asking_the_user(workdir, fake_server) -> None:
+    asked: list[str] = []
+
+    async def ask_user(call: Any, reason: str) -> PermissionAnswer:
+        asked.append(call.input["file_path"])
+        return PermissionAnswer(allow=True)
+
+    agent = make_agent(workdir, fake_server, ask_user=ask_user)
+    agent.policy = AsksForEdits()
+    a, b = str(workdir / "a.txt"), str(workdir / "b.txt")
+    fake_server.queue(
+        Reply.tools([("Edit", {"file_path": a, "old_string": "alpha", "new_string": "A"}),  # not read yet
+                     ("Write", {"file_path": b, "content": "B\n"}),  # over a file not read
+                     ("Read", {"file_path": a})]),
+        Reply.tools([("Edit", {"file_path": a, "old_string": "gamma", "new_string": "G"}),  # not found
+                     ("Edit", {"file_path": a, "old_string": "alpha", "new_string": "A"})]),
+        Reply.text("done"))
+    asyncio.run(events_of(agent, "change them"))
+    first, second = (r.body["messages"][-1]["content"] for r in fake_server.requests_for("main")[1:])
+    assert "has not been read in this session" in first[0]["content"] and first[0]["is_error"]
+    assert "has not been read in this session" in first[1]["content"] and first[1]["is_error"]
+    assert "old_string was not found" in second[0]["content"] and second[0]["is_error"]
+    assert asked == [a]  # only the edit that could apply was put to the user
+    assert (workdir / "a.txt").read_text() == "A\n" and (workdir / "b.txt").read_text() == "beta\n"

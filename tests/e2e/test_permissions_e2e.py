@@ -1,10 +1,13 @@
-"""End to end: deny rules, plan mode and managed denies, seen through the tool results the model gets."""
+"""End to end: deny rules, plan mode and managed denies, seen through the tool results the model gets;
+edits that cannot apply fail without a permission prompt."""
 
 from __future__ import annotations
 
 import json
 
 from fake_anthropic import Reply
+
+from tests.e2e.test_repl import main_replies, start  # noqa: F401 (start is a fixture)
 
 
 def _tool_result(fake_server) -> dict:
@@ -51,3 +54,30 @@ def test_print_mode_denies_what_would_ask(run_cli, fake_server, repo):
     denied = _tool_result(fake_server)
     assert denied["is_error"] and "cannot ask" in denied["content"]
     assert not (repo / "new.txt").exists()
+
+
+def test_edits_that_cannot_apply_fail_without_a_prompt(start, fake_server, repo):
+    (repo / "notes.txt").write_text("hello\n")
+    main_replies(
+        fake_server,
+        Reply.tools([("Edit", {"file_path": "README.md", "old_string": "demo", "new_string": "x"}),
+                     ("Write", {"file_path": "app.py", "content": "gone\n"}),
+                     ("Read", {"file_path": "README.md"}), ("Read", {"file_path": "notes.txt"})]),
+        Reply.tool("Edit", {"file_path": "README.md", "old_string": "no such text", "new_string": "x"}),
+        Reply.tool("Edit", {"file_path": "notes.txt", "old_string": "hello", "new_string": "bye"}),
+        Reply.text("Changed it."))
+    term = start()
+    term.ready()
+    term.submit("change things")
+    term.expect(r"Make this edit to notes\.txt\?")  # the one edit that can apply is asked about
+    term.child.send("1")
+    term.expect("Changed it.")
+    shown = term.output.getvalue()
+    assert "Make this edit to README.md?" not in shown and "Overwrite app.py?" not in shown
+    unread, overwrite, *_ = fake_server.requests_for("main")[1].body["messages"][-1]["content"]
+    assert unread["is_error"] and "has not been read in this session" in unread["content"]
+    assert overwrite["is_error"] and "has not been read in this session" in overwrite["content"]
+    [missing] = fake_server.requests_for("main")[2].body["messages"][-1]["content"]
+    assert missing["is_error"] and "old_string was not found" in missing["content"]
+    assert (repo / "notes.txt").read_text() == "bye\n" and (repo / "README.md").read_text() == "# demo\n"
+    assert "hello" in (repo / "app.py").read_text()
