@@ -528,6 +528,7 @@ class AnthropicClient:
         stream = None
         try:
             self._client()  # the first builds the SDK client: an import, no stall of the server's
+            log_entry.started = time.monotonic()  # nor part of the request's time
             async with asyncio.timeout(idle):  # the wait for the status line counts as idle too
                 stream = await self._open(request, self._body(request))
             log_entry.answered(stream.response.headers.get("request-id"), stream.response.status_code)
