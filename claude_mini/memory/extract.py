@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,13 +39,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini import paths
+from claude_mini.agent.bash_safety import is_read_only_command
 from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import WRITING_TOOLS, Fork, ForkResult, ForkSnapshot
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.agent.permissions import Allow, Decision, ExtractionPolicy, ToolPolicy
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
-from claude_mini.memory.fileutil import atomic_write
+from claude_mini.memory.fileutil import atomic_write, os_error_text
 from claude_mini.memory.lexical import Candidate, manifest_line
 from claude_mini.memory.secrets import SecretGuard, lands_in
 from claude_mini.memory.store import (
@@ -218,7 +220,71 @@ def main_agent_wrote_memory(messages: list[Message], memory_dir: Path, cwd: Path
     )
 
 
+# ---------------------------------------------------------------- the gate
+
+# Words of a user saying something a later session needs: a preference, a correction, a
+# decision, a fact about themselves, the team, the process or a deadline.
+DURABLE_WORDS = re.compile(
+    r"\b(always|never|prefer\w*|remember|forget|don'?t|do not|should(n'?t)?|must|instead|rather|"
+    r"actually|wrong|incorrect|correct(ion)?|from now on|going forward|next time|avoid|"
+    r"we|we'?re|our|i'?m|i am|my|mine|team|deadline|due|release|deploy\w*|freeze|decid\w*|"
+    r"decision|convention|policy|owner|ticket|dashboard|runbook|wiki)\b",
+    re.IGNORECASE,
+)
+LONG_USER_TEXT = 600  # characters: a message this long may carry context the words miss
+
+
+def worth_extracting(messages: list[Message]) -> bool:
+    """Whether `messages` may hold something durable: the cheap local gate before a fork.
+
+    A turn is trivial ("hello", "list files", a question answered from the code) when the
+    user's words state no preference, correction, decision or fact, no file was changed and
+    no tool failed. What the words cannot judge (a long message, non-ASCII text such as
+    another language) counts as worth it. A skipped turn's messages stay after the cursor:
+    the next extraction reads them too.
+    """
+    for message in messages:
+        if message.role == "user":
+            if any(isinstance(b, ToolResultBlock) and b.is_error for b in message.content):
+                return True  # a failure, maybe resolved: a lesson
+            for text in user_words(message):
+                if DURABLE_WORDS.search(text) or len(text) > LONG_USER_TEXT or not text.isascii():
+                    return True
+        elif any(_changes_files(call.name, call.input) for call in message.tool_uses):
+            return True
+    return False
+
+
+def user_words(message: Message) -> list[str]:
+    """What the user typed in a user message (not tool results, reminders or attachments)."""
+    return [b.text for b in message.content
+            if isinstance(b, TextBlock) and not b.text.startswith(("<system-reminder>", "<attached-file"))]
+
+
+def _changes_files(tool: str, input: dict[str, Any]) -> bool:
+    """A Write or Edit, or a Bash command that is not read-only."""
+    if tool in WRITING_TOOLS:
+        return True
+    if tool != "Bash":
+        return False
+    command = input.get("command") if isinstance(input, dict) else None
+    return not is_read_only_command(command if isinstance(command, str) else "")[0]
+
+
 # ---------------------------------------------------------------- files: journal, provenance
+
+
+def unsaved_writes(result: ForkResult, cwd: Path) -> list[str]:
+    """`name (why)` of each file the fork tried to Write or Edit and never changed."""
+    written = {os.path.realpath(p) for p in result.written}
+    failed: dict[str, str] = {}
+    for run in result.tool_runs:
+        path = run.call.input.get("file_path") if run.call.name in WRITING_TOOLS else None
+        if isinstance(path, str) and run.result.is_error and not run.denied:
+            real = os.path.realpath(cwd / path)
+            if real not in written:
+                failed[real] = (run.result.content.strip().splitlines() or ["failed"])[0].rstrip(".")
+    return [f"{Path(p).name} ({why})" for p, why in failed.items()]
 
 
 class WriteJournal:
@@ -324,6 +390,7 @@ class Extractor(AgentHooks):
         notices: NoticeChannel | None = None,
         settings: ExtractionSettings | None = None,
         enabled: Callable[[], bool] = lambda: True,
+        gate: Callable[[list[Message]], bool] = worth_extracting,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
@@ -332,6 +399,7 @@ class Extractor(AgentHooks):
         self.project_root = project_root
         self.settings = settings or ExtractionSettings()
         self.enabled = enabled
+        self.gate = gate  # the messages since the cursor -> whether a turn end forks
         self.clock = clock
         self.notices = notices or NoticeChannel()
         self.runs = 0  # forks that finished
@@ -350,10 +418,17 @@ class Extractor(AgentHooks):
     @classmethod
     def for_runtime(cls, config: Config, session: Session, store: MemoryStore,
                     policy: ToolPolicy, notices: NoticeChannel) -> Extractor:
-        """The extractor of a session built from `config` (auto memory checked at each turn end)."""
+        """The extractor of a session built from `config` (auto memory checked at each turn end).
+
+        Not with the in-process local model: its one worker would be busy for tens of seconds
+        while the user waits for the next answer, and a small model rarely writes a usable
+        memory file. `/memory add` still saves by hand.
+        """
+        from claude_mini.llm.local import is_local_model
+
         return cls(store=store, session=session, policy=policy, project_root=config.project_root,
                    notices=notices, settings=config.memory.extraction,
-                   enabled=lambda: config.auto_memory)
+                   enabled=lambda: config.auto_memory and not is_local_model(config.model))
 
     # -- agent hooks
 
@@ -363,11 +438,15 @@ class Extractor(AgentHooks):
             agent.policy = SecretGuard(agent.policy, self.store.root, cwd=lambda: agent.ctx.cwd)
 
     async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
-        """Schedule an extraction when the turn ended normally and the throttle allows."""
+        """Schedule an extraction when the turn ended normally, the throttle allows and the
+        messages since the cursor pass the gate (a trivial turn waits for a later one)."""
         if done.stop_reason != "end_turn" or not self.enabled():
             return
         self._turns_since += 1
         if self._turns_since < self.settings.every:
+            return
+        if not self.gate(agent.session.messages[self.cursor:]):
+            log.debug("memory extraction skipped: nothing durable since the last one")
             return
         self._turns_since = 0
         self.policy = agent.policy
@@ -528,7 +607,12 @@ class Extractor(AgentHooks):
         result = await fork.run(prompt)
         bullets = bullets_from_reply(result.text)
         if bullets:
-            path = append_log(self.store.root, "\n".join(f"- {b}" for b in bullets), self.clock)
+            try:
+                path = append_log(self.store.root, "\n".join(f"- {b}" for b in bullets), self.clock)
+            except OSError as exc:  # a read-only or full memory folder
+                self.notices.say(f"Memory extraction could not save {len(bullets)} note(s) to "
+                                 f"today's log ({os_error_text(exc)}).", "warning")
+                return
             session.record_system("memory_logged", path=str(path), bullets=bullets)
             self.notices.say(f"Logged {len(bullets)} note(s) to {path.relative_to(self.store.root)}")
         self.runs += 1
@@ -558,15 +642,17 @@ class Extractor(AgentHooks):
         if result.hit_turn_limit:
             session.record_system("memory_extraction_stopped", turns=result.turns)
         now = iso_utc(self.clock())
-        saved = []
+        saved, unsaved = [], unsaved_writes(result, snapshot.cwd)
         for path in result.written:
             try:
                 memory = self._stamp_and_index(path, snapshot.session_id, before, now)
             except Exception as exc:  # one bad file must not hide the others
-                log.warning("could not finish memory file %s: %s", path, exc)
+                unsaved.append(f"the index line of {Path(path).name} ({exc})")
                 continue
             if memory is not None:
                 saved.append(memory)
+        if unsaved:  # a full or read-only memory folder: the user must know what is missing
+            self.notices.say(f"Memory extraction could not save {'; '.join(unsaved)}.", "warning")
         for memory in saved:
             session.record_system("memory_saved", file=memory.filename, path=str(memory.path),
                                   description=memory.description, created=memory.created)

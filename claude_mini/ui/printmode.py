@@ -29,6 +29,9 @@ from claude_mini.runtime import Runtime
 from claude_mini.ui.safe_text import json_safe, visible_controls
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
+# How long text output waits for the memory extraction after the answer, unless
+# memory.extractWaitSeconds says otherwise.
+TEXT_WAIT_SECONDS = 5.0
 # With a prompt argument, how long a pipe on stdin may stay silent before it is ignored (as Claude
 # Code does): under CI, stdin is often an open pipe nobody writes to.
 STDIN_WAIT_SECONDS = 3.0
@@ -65,6 +68,13 @@ def stderr_display(output_format: str, err: TextIO = sys.stderr) -> Display:
         err.write(prefix + line + "\n")
 
     return show
+
+
+def _uncancel() -> None:
+    """The Ctrl-C that cancelled the running task was handled: later awaits run normally."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
 
 
 class OutputClosed(Exception):
@@ -132,15 +142,30 @@ class PrintRun:
         return status
 
     async def wait_for_extraction(self) -> None:
-        """Wait up to `memory.extractWaitSeconds` for a running extraction, then stop it."""
+        """Wait for a running extraction, saying so; stop it after the limit or at Ctrl-C.
+
+        The limit is `memory.extractWaitSeconds`; unset, text output waits TEXT_WAIT_SECONDS
+        (the answer is out: the shell should come back) and json keeps the settings' default,
+        so its cost counts the extraction.
+        """
         extractor = self.runtime.extractor
         if extractor is None or not extractor.running:
             return
         limit = extractor.settings.wait_seconds
-        if not await extractor.wait(limit):
+        if self.format == "text" and self.runtime.config.get("memory.extractWaitSeconds") is None:
+            limit = min(limit, TEXT_WAIT_SECONDS)
+        self.say("saving memories… (Ctrl-C skips)")
+        try:
+            done = await extractor.wait(limit)
+        except asyncio.CancelledError:  # Ctrl-C: the run is over, only the saving is skipped
+            _uncancel()
             await extractor.stop()
-            self.err.write(f"Memory extraction was still running after {limit:g} s and was stopped; "
-                           "nothing from it was kept (memory.extractWaitSeconds sets the wait).\n")
+            self.say("Memory saving skipped; nothing from this turn was kept.")
+            return
+        if not done:
+            await extractor.stop()
+            self.say(f"Memory extraction was still running after {limit:g} s and was stopped; "
+                     "nothing from it was kept (memory.extractWaitSeconds sets the wait).")
 
     async def run_turn(self, prompt: str) -> tuple[str, str]:
         """Run the turn; returns the result's subtype and text."""

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 
 import yaml
 from fake_anthropic import Reply
 
 from claude_mini import paths
 from claude_mini.memory.store import format_memory
+from tests.e2e.conftest import cli_env
 
 MEMORY = format_memory(name="Run pytest with -x", description="always run pytest with -x",
                        type="feedback", body="Run the tests with `pytest -x`.",
@@ -89,6 +93,47 @@ def test_print_mode_stops_waiting_after_the_configured_time(run_cli, fake_server
     assert not (memdir / "feedback_testing.md").exists()  # the unfinished run was rolled back
 
 
+def test_text_output_says_it_is_saving_and_stops_after_a_few_seconds(run_cli, fake_server, repo):
+    settings(repo)  # no memory.extractWaitSeconds: text output waits printmode.TEXT_WAIT_SECONDS
+    fake_server.on(Reply.text("never").hang(), purpose="extract")
+    result = run_cli("-p", "always run pytest with -x", timeout=30)
+    assert result.returncode == 0 and result.stdout == "(fake model) You said: always run pytest with -x\n"
+    lines = result.stderr.splitlines()
+    assert lines[0] == "saving memories… (Ctrl-C skips)"
+    assert lines[1].startswith("Memory extraction was still running after 5 s and was stopped")
+
+
+def test_ctrl_c_while_saving_skips_it(isolated_env, fake_server, repo):
+    """A real process, to send it SIGINT once it says it is saving."""
+    settings(repo, extractWaitSeconds=60)
+    memdir = paths.memory_dir(repo)
+    fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "feedback_testing.md"), "content": MEMORY}),
+                   purpose="extract")
+    fake_server.on(Reply.text("never").hang(), purpose="extract")
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url)
+    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "always run pytest with -x"], cwd=repo,
+                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        assert proc.stderr.readline() == "saving memories… (Ctrl-C skips)\n"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and out == "(fake model) You said: always run pytest with -x\n"
+    assert err == "Memory saving skipped; nothing from this turn was kept.\n"
+    assert not (memdir / "feedback_testing.md").exists()  # the unfinished run was rolled back
+
+
+def test_a_trivial_turn_is_not_extracted(run_cli, fake_server, repo):
+    settings(repo)
+    fake_server.queue(Reply.text("Hello!"), Reply.tool("Glob", {"pattern": "*"}), Reply.text("app.py, README.md"))
+    for prompt in ("hello", "list files"):
+        result = run_cli("-p", prompt)
+        assert result.returncode == 0 and result.stderr == "", result.stderr
+    assert fake_server.requests_for("extract") == [] and len(fake_server.requests_for("main")) == 3
+
+
 def test_main_agent_cannot_save_a_secret_into_memory(run_cli, fake_server, repo):
     settings(repo)
     memdir = paths.memory_dir(repo)
@@ -107,6 +152,6 @@ def test_main_agent_cannot_save_a_secret_into_memory(run_cli, fake_server, repo)
 
 def test_no_extraction_when_auto_memory_is_disabled(run_cli, fake_server, repo):
     settings(repo)
-    result = run_cli("-p", "hi", env={"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"})
+    result = run_cli("-p", "always run pytest with -x", env={"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"})
     assert result.returncode == 0, result.stderr
     assert fake_server.requests_for("extract") == [] and len(fake_server.requests_for("main")) == 1

@@ -49,7 +49,7 @@ def test_json_total_cost_counts_the_extraction_after_the_turn(run_cli, fake_serv
 
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
     fake_server.queue(Reply.text("The answer is 42."))
-    result = run_cli("-p", "what is the answer?", "--output-format", "json")
+    result = run_cli("-p", "remember that the answer is 42", "--output-format", "json")
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout)
     purposes = [r.purpose for r in fake_server.requests if r.usage]

@@ -17,7 +17,8 @@ from claude_mini import paths
 from claude_mini.agent.fork import strip_cache_control
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
-from claude_mini.memory.extract import ExtractionSettings
+from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from claude_mini.memory.extract import ExtractionSettings, worth_extracting
 from claude_mini.memory.secrets import SecretGuard
 from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime
@@ -38,6 +39,7 @@ def start(repo: Path, server, **settings: Any) -> Runtime:
     config.settings = merge(config.settings, extra)
     rt = build_runtime(config, client=AnthropicClient(base_url=server.base_url, api_key="test"))
     rt.extractor.clock = lambda: CLOCK
+    rt.extractor.gate = lambda messages: True  # these tests are about scheduling; the gate's are below
     return rt
 
 
@@ -245,6 +247,7 @@ def test_a_resumed_conversation_is_not_extracted_again(repo, fake_server):
     config.settings = merge(config.settings, {"recall": {"strategy": "off"}})
     resumed = build_runtime(config, client=AnthropicClient(base_url=fake_server.base_url, api_key="t"),
                             session=resume_session(repo, rt.session.id))
+    resumed.extractor.gate = rt.extractor.gate
     assert resumed.extractor.cursor == 2
     asyncio.run(session(resumed, "second session"))
     prompt = extract_prompt(fake_server.requests_for("extract")[-1])
@@ -469,3 +472,53 @@ def test_settings_with_bad_values_fall_back_to_defaults(repo):
     assert any("memory.extractEvery" in w for w in config.memory.problems)
     config.settings["memory"] = {"extractEvery": 3, "extractWaitSeconds": 5}
     assert config.memory.extraction == ExtractionSettings(every=3, wait_seconds=5.0)
+
+
+# ---------------------------------------------------------------- the gate, the local model
+
+
+def assistant(*calls: tuple[str, dict]) -> Message:
+    return Message("assistant", [ToolUseBlock(f"t{i}", name, input) for i, (name, input) in enumerate(calls)])
+
+
+@pytest.mark.parametrize("text", ["hello", "list files", "what does app.py do?", "run the tests",
+                                  "show me the README"])
+def test_the_gate_skips_a_trivial_turn(text):
+    read = assistant(("Read", {"file_path": "app.py"}), ("Bash", {"command": "ls -la"}))
+    results = Message("user", [ToolResultBlock("t0", "x"), ToolResultBlock("t1", "y")])
+    assert not worth_extracting([Message.user(text), read, results, Message("assistant", [TextBlock("ok")])])
+
+
+@pytest.mark.parametrize("text", ["always run pytest with -x", "no, that's wrong: the port is 8080",
+                                  "I'm the backend lead", "we deploy on Fridays", "the release freeze starts Monday",
+                                  "部署在周五", "x " * 400])
+def test_the_gate_passes_what_a_user_states(text):
+    assert worth_extracting([Message.user(text), Message("assistant", [TextBlock("Noted.")])])
+
+
+@pytest.mark.parametrize("call", [("Edit", {"file_path": "a.py", "old_string": "a", "new_string": "b"}),
+                                  ("Write", {"file_path": "a.py", "content": "x"}),
+                                  ("Bash", {"command": "rm -rf build"})])
+def test_the_gate_passes_a_file_change(call):
+    assert worth_extracting([Message.user("fix it"), assistant(call)])
+
+
+def test_the_gate_passes_a_failed_tool():
+    failed = Message("user", [ToolResultBlock("t0", "no such file", is_error=True)])
+    assert worth_extracting([Message.user("read it"), assistant(("Read", {"file_path": "x"})), failed])
+
+
+def test_a_trivial_turn_is_not_extracted_and_joins_the_next_run(repo, fake_server):
+    rt = start(repo, fake_server)
+    rt.extractor.gate = worth_extracting
+    asyncio.run(session(rt, "hello", "list files", "always run pytest with -x"))
+    [extract] = fake_server.requests_for("extract")
+    assert 'last 6 messages of the conversation above (from the user\'s "hello")' in extract_prompt(extract)
+
+
+def test_no_extraction_with_the_local_model(repo):
+    """Its one worker would keep the user's next answer waiting (README, offline section)."""
+    config = load_config(repo, {"model": "local"})
+    assert not build_runtime(config, client=AnthropicClient(api_key="t")).extractor.enabled()
+    config.model = "claude-sonnet-4-6"  # /model switches back: extraction resumes
+    assert build_runtime(config, client=AnthropicClient(api_key="t")).extractor.enabled()
