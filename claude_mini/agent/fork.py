@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.loop import batch_calls, decide, input_problem, run_tool
+from claude_mini.agent.loop import batch_calls, decide, run_tool, unusable_input
 from claude_mini.agent.permissions import Allow, Decision, Deny, ToolPolicy
 from claude_mini.llm.client import ModelClient
 from claude_mini.llm.messages import (
@@ -354,7 +354,7 @@ class Fork:
         if call.name not in self.snapshot.tools:
             known = ", ".join(self.snapshot.tools)
             return ToolResult(f"Unknown tool {call.name!r}. Available: {known}.", True)
-        problem = input_problem(call.input)
+        problem = unusable_input(call.input)
         if problem is not None:
             return ToolResult(problem, True)
         decision = await decide(self.policy, call)

@@ -146,7 +146,7 @@ class Agent:
             # Cancelled before the request was even recorded: keep it, marked as dropped.
             blocks = [TextBlock(INTERRUPTED)] if user else [TextBlock(text), TextBlock(INTERRUPTED)]
             self.session.add_message(Message("user", blocks))
-            raise TurnCancelled("Interrupted; the conversation notes that this request was dropped.") from None
+            raise TurnCancelled("Interrupted by the user; the request was marked as interrupted.") from None
         except BaseException:
             with contextlib.suppress(Exception):  # a transcript that cannot be written must not hide the error
                 self.session.repair()
@@ -199,7 +199,7 @@ class Agent:
                     yield tool_event
             except asyncio.CancelledError:
                 self._answer_all(calls, results, attachments, CANCELLED, TextBlock(INTERRUPTED_FOR_TOOL_USE))
-                raise TurnCancelled("Interrupted; unfinished tool calls were marked as interrupted.") from None
+                raise TurnCancelled("Interrupted by the user; unfinished tool calls were marked as interrupted.") from None
             except BaseException:
                 self._answer_all(calls, results, attachments, FAILED)
                 raise
@@ -257,7 +257,7 @@ class Agent:
         """None when the call may run, else the error result that tells the model why not."""
         if not isinstance(call.name, str) or call.name not in self.tools:
             return ToolResult(f"Unknown tool {call.name!r}. Available: {', '.join(self.tools)}.", True)
-        problem = input_problem(call.input)
+        problem = unusable_input(call.input)
         if problem is not None:
             return ToolResult(problem, True)
         verdict = await self._hooks_verdict(call)
@@ -318,7 +318,7 @@ class Agent:
 _UNUSABLE = re.compile("[\x00\ud800-\udfff]")
 
 
-def input_problem(input: Any) -> str | None:
+def unusable_input(input: Any) -> str | None:
     """Why a tool input cannot be used (a NUL byte or a lone surrogate in it), or None.
 
     No path, command or file text can hold either (the OS refuses NUL, UTF-8 cannot

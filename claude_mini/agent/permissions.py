@@ -64,6 +64,7 @@ from claude_mini.agent.bash_safety import (
 )
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+INDEX_NAME = "MEMORY.md"  # the memory folder's index (memory/store/folder.py), never a folder
 SOURCES = ("user", "project", "local", "flags", "managed")  # lowest to highest precedence
 READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
 EDIT_TOOLS = frozenset({"Write", "Edit"})
@@ -594,6 +595,8 @@ class PermissionPolicy:
         restriction = self._restrictions(req)
         if isinstance(restriction, Deny):
             return restriction
+        if problem := self._memory_layout_problem(req):
+            return Deny(problem)
         if self._mode == "plan":
             return self._plan_decision(req, restriction)
         if self._mode == "bypassPermissions":
@@ -614,6 +617,16 @@ class PermissionPolicy:
         if self._first_match(self._ask, req):
             return restriction
         return Deny(f"{restriction.reason}; bypassPermissions mode does not lift Read deny rules")
+
+    def _memory_layout_problem(self, req: _Request) -> str | None:
+        """Why a Write/Edit, or a Bash line's arguments, would break the memory folder's layout."""
+        if req.tool in EDIT_TOOLS:
+            found = (memory_layout_problem(p, d) for p in req.real_paths for d in self._edit_dirs if _within(p, d))
+        elif req.tool == "Bash" and req.command is not None:
+            found = (_index_folder_problem(c, req.cwd, d) for c in req.candidates for d in self._edit_dirs)
+        else:
+            return None
+        return next((problem for problem in found if problem), None)
 
     def _in_edit_dirs(self, req: _Request) -> bool:
         return bool(req.tool in EDIT_TOOLS and req.real_paths and all(
@@ -913,6 +926,40 @@ def _command_rule(command: str) -> str:
     return " ".join(words) + ":*"
 
 
+# ---------------------------------------------------------------- the memory folder's layout
+
+
+def memory_layout_problem(real: str, memory_dir: str) -> str | None:
+    """Why an agent may not write `real` (a resolved path inside `memory_dir`), or None.
+
+    The folder holds `.md` topic files (in subfolders too: the store reads them there) and
+    MEMORY.md, the index, which must stay a regular file: written as a folder
+    (`MEMORY.md/x.md`) it would leave every later start without an index.
+    """
+    parts = Path(os.path.relpath(real, memory_dir)).parts
+    if real == memory_dir or not parts:
+        return f"{memory_dir} is the memory folder itself; write a topic file inside it"
+    if any(part.lower() == INDEX_NAME.lower() for part in parts[:-1]):
+        return (f"{INDEX_NAME} in {memory_dir} is the memory index, a file: nothing can be written "
+                f"inside it. Write topic files next to it (e.g. {memory_dir}/topic.md)")
+    if not parts[-1].endswith(".md"):
+        return (f"only .md topic files and {INDEX_NAME} may be written in the memory folder "
+                f"{memory_dir}; {parts[-1]} is neither")
+    return None
+
+
+def _index_folder_problem(command: SimpleCommand, cwd: str, memory_dir: str) -> str | None:
+    """Why a shell command would make MEMORY.md a folder (`mkdir MEMORY.md`, a path below it)."""
+    index = os.path.join(memory_dir, INDEX_NAME)
+    program = os.path.basename(command.words[0]) if command.words else ""
+    for word in command.words[1:]:
+        real = os.path.realpath(absolute_path(word, cwd))
+        if real.lower().startswith(index.lower() + os.sep) or (program == "mkdir" and real.lower() == index.lower()):
+            return (f"{index} is the memory index, a file: this command would make it a folder "
+                    f"({word}). Write topic files next to it instead")
+    return None
+
+
 # ---------------------------------------------------------------- forked agents
 
 
@@ -976,7 +1023,7 @@ class ExtractionPolicy:
             return f"Memory extraction may only write inside {mem}: {raw} {how} (it resolves to {real})"
         if ".git" in Path(os.path.relpath(real, mem)).parts or completes_git_dir(real):
             return f"Memory extraction may not write git repository files ({raw})"
-        return None
+        return memory_layout_problem(real, mem)
 
     def _escape_kind(self, raw: str, lexical: str) -> str:
         roots = (self._memory_lexical, str(self.memory_dir))

@@ -72,34 +72,26 @@ class EditTool:
 
     def validate(self, input: dict[str, Any], ctx: ToolContext) -> None:
         """A file not read, or an old_string not found or not unique, fails before anyone is asked."""
-        _plan(_EditArgs.of(input, ctx))
+        path, old, new, replace_all = _arguments(input, ctx)
+        _plan(path, old, new, replace_all, ctx.read_files.get(path))
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Apply the replacement atomically and record the new mtime as read."""
-        edit = _EditArgs.of(input, ctx)
-        result, mtime = await asyncio.to_thread(_edit, edit)
-        record_read(ctx, edit.path, mtime)
+        path, old, new, replace_all = _arguments(input, ctx)
+        seen = ctx.read_files.get(path)
+        result, mtime = await asyncio.to_thread(_edit, path, old, new, replace_all, seen)
+        record_read(ctx, path, mtime)
         return result
 
 
-@dataclass
-class _EditArgs:
-    """One Edit call's checked arguments, and when the model last read the file."""
-
-    path: Path
-    old: str
-    new: str
-    replace_all: bool
-    seen: float | None
-
-    @classmethod
-    def of(cls, input: dict[str, Any], ctx: ToolContext) -> _EditArgs:
-        path = ctx.resolve(str_arg(input, "file_path"))
-        old = str_arg(input, "old_string", allow_empty=True)
-        new = str_arg(input, "new_string", allow_empty=True)
-        if old == new:
-            raise ToolError("old_string and new_string are identical, so there is nothing to change.")
-        return cls(path, old, new, bool_arg(input, "replace_all"), ctx.read_files.get(path))
+def _arguments(input: dict[str, Any], ctx: ToolContext) -> tuple[Path, str, str, bool]:
+    """The file, old_string, new_string and replace_all of a call, checked."""
+    path = ctx.resolve(str_arg(input, "file_path"))
+    old = str_arg(input, "old_string", allow_empty=True)
+    new = str_arg(input, "new_string", allow_empty=True)
+    if old == new:
+        raise ToolError("old_string and new_string are identical, so there is nothing to change.")
+    return path, old, new, bool_arg(input, "replace_all")
 
 
 @dataclass
@@ -122,11 +114,10 @@ class DecodedFile:
             ) from None
 
 
-def _edit(edit: _EditArgs) -> tuple[ToolResult, float]:
-    plan = _plan(edit)
-    path = edit.path
+def _edit(path: Path, old: str, new: str, replace_all: bool, seen: float | None) -> tuple[ToolResult, float]:
+    plan = _plan(path, old, new, replace_all, seen)
     if plan is None:
-        return _create(path, edit.new)
+        return _create(path, new)
     decoded, updated = plan.decoded, plan.updated
     mtime = atomic_write(path, decoded.encode(updated, path))
     meta = {"path": str(path), "diff": unified_diff(path, decoded.text, updated),
@@ -135,19 +126,18 @@ def _edit(edit: _EditArgs) -> tuple[ToolResult, float]:
     return ToolResult(summary, metadata=meta), mtime
 
 
-def _plan(edit: _EditArgs) -> EditPlan | None:
+def _plan(path: Path, old: str, new: str, replace_all: bool, seen: float | None) -> EditPlan | None:
     """What the Edit will do to the existing file (None: it creates the file), or why it cannot."""
-    path = edit.path
     try:
         st = path.stat()
     except FileNotFoundError:
-        if edit.old:
+        if old:
             raise ToolError(missing_file_message(path) + " To create a file, use Write.") from None
         return None
     if path.is_dir():
         raise ToolError(f"{path} is a directory; Edit needs a file path.")
-    require_fresh_read(path, st.st_mtime, edit.seen)
-    return plan_edit(path, edit.old, edit.new, edit.replace_all)
+    require_fresh_read(path, st.st_mtime, seen)
+    return plan_edit(path, old, new, replace_all)
 
 
 @dataclass

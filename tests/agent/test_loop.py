@@ -22,7 +22,7 @@ from claude_mini.agent.loop import (
     MaxTurnsReached,
     PermissionAnswer,
     TurnCancelled,
-    input_problem,
+    unusable_input,
 )
 from claude_mini.agent.permissions import Allow, Ask, Deny
 from claude_mini.llm.client import AnthropicClient, ContextTooLong
@@ -172,8 +172,8 @@ def test_a_nul_byte_or_lone_surrogate_in_a_tool_input_is_refused_with_a_reason(w
     assert (workdir / "b.txt").read_text() == "beta\n"
     assert not grep.get("is_error") and "a.txt" in grep["content"]
     # The Anthropic client already turns a lone surrogate into U+FFFD; other clients may not.
-    assert "a lone surrogate (U+DC1B)" in (input_problem({"edits": [{"old": "x\udc1b"}]}) or "")
-    assert input_problem({"command": "ls", "n": 3, "paths": ["a", None]}) is None
+    assert "a lone surrogate (U+DC1B)" in (unusable_input({"edits": [{"old": "x\udc1b"}]}) or "")
+    assert unusable_input({"command": "ls", "n": 3, "paths": ["a", None]}) is None
 
 
 class Broken(AgentHooks):

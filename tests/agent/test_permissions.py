@@ -524,3 +524,27 @@ def test_memory_folder_edits_need_no_prompt_but_deny_rules_win(tmp_path):
     assert isinstance(policy.can_use_tool("Write", {"file_path": str(memory / ".." / "b.md"), "content": "x"}), Ask)
     policy.mode = "plan"
     assert isinstance(policy.can_use_tool("Write", {"file_path": str(memory / "a.md"), "content": "x"}), Deny)
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "bypassPermissions"])
+def test_no_agent_makes_memory_md_a_folder_or_writes_other_files_in_the_memory_folder(
+        tmp_path: Path, memory: Path, mode: str) -> None:
+    main = PermissionPolicy.from_layers([("user", {"allow": ["Bash", "Write", "Edit"]})], cwd=tmp_path,
+                                        project_root=tmp_path, mode=mode)
+    main.allow_edits_in(memory)
+    fork = ExtractionPolicy(memory, cwd=memory)
+    for p in (main, fork):
+        for target in ("MEMORY.md/x.md", "MEMORY.md/sub/y.md", "memory.md/z.md"):
+            decision = p.can_use_tool("Write", {"file_path": str(memory / target), "content": "x"})
+            assert isinstance(decision, Deny) and "the memory index, a file" in decision.reason, (p, target)
+        decision = p.can_use_tool("Write", {"file_path": str(memory / "notes.txt"), "content": "x"})
+        assert isinstance(decision, Deny) and "only .md topic files" in decision.reason
+        assert isinstance(p.can_use_tool("Write", {"file_path": str(memory / "MEMORY.md"), "content": "x"}), Allow)
+        assert isinstance(p.can_use_tool("Write", {"file_path": str(memory / "team/deploy.md"), "content": "x"}),
+                          Allow)  # topic files in subfolders: the store reads them there
+    for command in (f"mkdir {memory}/MEMORY.md", f"mkdir -p {memory}/MEMORY.md/sub",
+                    f"touch {memory}/MEMORY.md/x.md"):
+        decision = main.can_use_tool("Bash", bash(command))
+        assert isinstance(decision, Deny) and "would make it a folder" in decision.reason, command
+    assert isinstance(main.can_use_tool("Bash", bash(f"mkdir -p {memory}/team")), Allow)
+    assert isinstance(main.can_use_tool("Write", {"file_path": str(tmp_path / "notes.txt"), "content": "x"}), Allow)

@@ -1,0 +1,24 @@
+"""End to end: the main agent cannot turn the memory folder's MEMORY.md into a folder (which left
+every later start without an index), nor write anything but .md files there."""
+
+from __future__ import annotations
+
+from fake_anthropic import Reply
+
+from claude_mini import paths
+
+
+def test_the_main_agent_cannot_make_memory_md_a_folder(run_cli, fake_server, repo):
+    memory = paths.memory_dir(repo)
+    fake_server.on(Reply.tools([("Write", {"file_path": str(memory / "MEMORY.md" / "x.md"), "content": "x\n"}),
+                                ("Write", {"file_path": str(memory / "notes.txt"), "content": "x\n"})]),
+                   purpose="main")
+    fake_server.on(Reply.text("Saved elsewhere."), purpose="main")
+    result = run_cli("-p", "remember x", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0, result.stderr
+    folder, text = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][:2]
+    assert folder["is_error"] and "the memory index, a file: nothing can be written inside it" in folder["content"]
+    assert text["is_error"] and "only .md topic files" in text["content"]
+    assert not (memory / "MEMORY.md").is_dir() and not (memory / "notes.txt").exists()
+    again = run_cli("-p", "still there?")
+    assert again.returncode == 0 and again.stderr == ""
