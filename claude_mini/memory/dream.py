@@ -46,7 +46,7 @@ from claude_mini.agent.permissions import ExtractionPolicy, ToolPolicy
 from claude_mini.config import DreamSettings, ForgetSettings
 from claude_mini.llm.client import ModelError
 from claude_mini.memory.daylog import LogSlice, mark_consumed, unconsumed_logs
-from claude_mini.memory.fileutil import LockTimeout, atomic_write, locked
+from claude_mini.memory.fileutil import LockTimeout, atomic_write, locked, os_error_text
 from claude_mini.memory.forget import (
     duplicate_groups,
     gc,
@@ -606,6 +606,6 @@ async def maybe_auto_dream(parent: Agent | ForkSnapshot, store: MemoryStore, con
                            only_if_due=True, run=run)
     except DreamBusy:
         return None
-    except (MemoryStoreError, LockTimeout, OSError) as exc:
-        log.warning("automatic dream skipped: %s", exc)
+    except (MemoryStoreError, LockTimeout, OSError) as exc:  # a read-only or full folder
+        store.tell(f"Automatic dream skipped ({os_error_text(exc)}); the memories were left as they are.")
         return None

@@ -40,6 +40,13 @@ class LockTimeout(TimeoutError):
     """Another process held a memory lock for longer than the timeout."""
 
 
+def os_error_text(exc: BaseException) -> str:
+    """An OSError as a person reads it (`No space left on device: /x/MEMORY.md`), anything else as is."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    return str(exc) or type(exc).__name__
+
+
 def lock_path_for(path: Path) -> Path:
     """The sidecar lock file guarding `path` (hidden, next to it, never deleted)."""
     return path.with_name(f".{path.name}.lock")

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from claude_mini.config import HALF_LIFE_DAYS, ForgetSettings
-from claude_mini.memory.fileutil import LockTimeout, locked
+from claude_mini.memory.fileutil import LockTimeout, locked, os_error_text
 from claude_mini.memory.lexical import HEAD_READ_BYTES, LexicalIndex, candidate_from_text
 from claude_mini.memory.secret_scan import SecretFinding, find_secrets
 from claude_mini.memory.store import (
@@ -257,8 +257,8 @@ def maybe_auto_gc(store: MemoryStore, config: Config | None = None,
         if not pressure(index_size(store), settings):
             return []
         return gc(store, settings, clock, stale=False).archived
-    except (MemoryStoreError, LockTimeout, OSError) as exc:
-        log.warning("automatic memory gc skipped: %s", exc)
+    except (MemoryStoreError, LockTimeout, OSError) as exc:  # a read-only or full folder
+        store.tell(f"Automatic memory gc skipped ({os_error_text(exc)}); nothing was archived.")
         return []
 
 

@@ -25,7 +25,7 @@ import typer
 
 from claude_mini import paths
 from claude_mini.config import Config, load_config
-from claude_mini.memory.fileutil import atomic_write, locked
+from claude_mini.memory.fileutil import atomic_write, locked, os_error_text
 from claude_mini.memory.forget import duplicate_findings
 from claude_mini.memory.secret_scan import describe_findings, find_secrets
 from claude_mini.memory.store import (
@@ -274,7 +274,8 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
         raise
     except (MemoryStoreError, OSError) as exc:
         (store.root / filename).unlink(missing_ok=True)
-        raise MemoryCommandError(f"could not save the memory: {exc}; nothing was changed") from None
+        raise MemoryCommandError(f"could not save the memory ({os_error_text(exc)}); nothing was "
+                                 "changed") from None
     lines = [f"Saved {filename} ({type_}): {_clip(description, LIST_DESCRIPTION_CHARS)}",
              f"  {path}"]
     problem = description_problem(description)
@@ -322,7 +323,7 @@ def _claim_filename(store: MemoryStore, name: str) -> str:
                 continue
             return filename
     except OSError as exc:  # a read-only or full disk, a file where the folder should be
-        raise MemoryCommandError(f"cannot write in {store.root} ({exc.strerror or exc}); "
+        raise MemoryCommandError(f"could not save the memory ({os_error_text(exc)}); "
                                  "nothing was saved") from None
     raise MemoryCommandError(f"could not find a free filename for {name!r} in {store.root}")
 
@@ -336,6 +337,8 @@ def forget_memory(store: MemoryStore, name: str, *, purge: bool = False,
         return forget_cli.forget_lines(store, name, purge=purge, ask=ask, command=command)
     except MemoryStoreError as exc:
         raise MemoryCommandError(str(exc)) from None
+    except OSError as exc:  # a read-only or full memory folder
+        raise MemoryCommandError(f"could not archive {name} ({os_error_text(exc)})") from None
 
 
 # --- on / off ------------------------------------------------------------------------------
@@ -388,7 +391,10 @@ def _override_notes(enabled: bool, config: Config, user_path: Path) -> list[str]
 def doctor_data(store: MemoryStore, apply_fix: bool = False) -> dict[str, Any]:
     """Findings (after an optional --fix), the fixes made, and whether the folder is clean."""
     findings = doctor(store)
-    fixed = fix(store, findings) if apply_fix else []
+    try:
+        fixed = fix(store, findings) if apply_fix else []
+    except OSError as exc:  # a read-only or full memory folder
+        raise MemoryCommandError(f"could not fix the memory folder ({os_error_text(exc)})") from None
     if fixed:
         findings = doctor(store)
     # Likely duplicates are advice for people and /dream, not problems: they don't fail the run.
@@ -430,6 +436,10 @@ def _run(action: Callable[[], list[str] | None]) -> None:
         raise typer.Exit(exc.code) from None
     except MemoryStoreError as exc:
         sys.stderr.write(visible_controls(f"claude-mini memory: {exc}") + "\n")
+        raise typer.Exit(1) from None
+    except OSError as exc:  # a read-only or full memory folder, a lock held too long
+        sys.stderr.write(visible_controls(f"claude-mini memory: could not change the memory folder "
+                                          f"({os_error_text(exc)})") + "\n")
         raise typer.Exit(1) from None
     for line in lines or []:
         print(visible_controls(line))  # memories are model-written: no escape reaches the terminal

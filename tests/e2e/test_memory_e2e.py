@@ -17,6 +17,7 @@ from claude_mini.llm.client import AnthropicClient
 from claude_mini.memory.store import INDEX_MAX_BYTES, MemoryStore, parse_index
 from claude_mini.runtime import build_runtime
 from tests.e2e.conftest import cli_env
+from tests.folder_faults import read_only_folder
 
 QUERY = "how do I deploy the billing service to staging?"
 
@@ -141,3 +142,25 @@ def test_a_memory_md_that_is_not_a_file_warns_at_start_and_doctor_fix_moves_it_a
     fixed = run_cli("memory", "doctor", "--fix", timeout=30)
     assert "Fixed MEMORY.md: it was not a file: moved to archive/MEMORY.md.aside-" in fixed.stdout
     assert "make ship" in index.read_text()  # rebuilt from the topic files
+
+
+def test_a_read_only_memory_folder_gives_one_line_at_start_on_save_and_in_memory_add(
+        run_cli, fake_server, repo):
+    added = run_cli("memory", "add", "--type", "user", "The user deploys with make ship, never by hand")
+    assert added.returncode == 0, added.stderr
+    folder = paths.memory_dir(repo)
+    topic = "---\nname: Release\ndescription: releases go out on Thursdays\ntype: user\n---\nThursdays\n"
+    fake_server.on(Reply.tool("Write", {"file_path": str(folder / "release.md"), "content": topic}),
+                   purpose="extract", times=1)
+    fake_server.on(Reply.text("Saved what I could."), purpose="extract", times=None)
+    fake_server.queue(Reply.text("noted"))
+    with read_only_folder(folder):
+        result = run_cli("-p", "remember: we always release on Thursdays")
+        again = run_cli("memory", "add", "Releases go out on Thursdays after the freeze")
+    assert result.returncode == 0 and result.stdout.strip() == "noted", result.stderr
+    assert "Traceback" not in result.stderr + again.stderr
+    [line] = [x for x in result.stderr.splitlines() if "release.md" in x]
+    assert line.startswith("claude-mini: Memory extraction could not save release.md (Could not write ")
+    assert "Saved release.md" not in result.stderr and not (folder / "release.md").exists()
+    assert again.returncode == 1
+    assert again.stderr.startswith("claude-mini memory: could not save the memory (") and again.stderr.count("\n") == 1

@@ -83,7 +83,7 @@ class MemoryStore:
 
     @property
     def _index(self) -> MemoryIndex:
-        return MemoryIndex(self.index_path, self._warn)
+        return MemoryIndex(self.index_path, self.tell)
 
     @property
     def _archive_index(self) -> ArchiveIndex:
@@ -91,7 +91,7 @@ class MemoryStore:
 
     @property
     def _usage(self) -> UsageRecord:
-        return UsageRecord(self.usage_path, self._usage_from_file_times, self._warn)
+        return UsageRecord(self.usage_path, self._usage_from_file_times, self.tell)
 
     # -- reading --
     def list(self) -> builtins.list[MemoryRecord]:
@@ -317,7 +317,8 @@ class MemoryStore:
     def _usage_from_file_times(self) -> dict[str, UsageEntry]:
         return {r.filename: {"count": 0, "last_used": r.mtime} for r in self.list()}
 
-    def _warn(self, message: str) -> None:
+    def tell(self, message: str) -> None:
+        """Tell the user about a problem with the folder, once (the injected `warn`, else the log)."""
         if message in self.warnings:
             return
         self.warnings.append(message)
