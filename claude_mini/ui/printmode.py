@@ -17,8 +17,8 @@ import json
 import select
 import sys
 import time
-from collections.abc import Callable
-from typing import Any, TextIO
+from collections.abc import AsyncGenerator, Callable
+from typing import Any, TextIO, cast
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, Notice
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached
@@ -179,7 +179,10 @@ class PrintRun:
         resumed = bool(rt.session.messages)
         await rt.start(source="resume" if resumed else "startup", dream=False)
         try:
-            async with contextlib.aclosing(rt.agent.run(prompt)) as events:  # closed here, not at exit
+            # Closed here, not at interpreter exit, when the output fails mid-turn (Agent.run is
+            # an async generator; its annotation says only AsyncIterator).
+            turn = cast(AsyncGenerator[AgentEvent, None], rt.agent.run(prompt))
+            async with contextlib.aclosing(turn) as events:
                 async for event in events:
                     self.on_event(event)
         except MaxTurnsReached as exc:
