@@ -30,9 +30,8 @@ loop.Agent.run = run
 def test_a_closed_stdout_ends_the_run_quietly(isolated_env, fake_server, repo, output_format, lines_read):
     """`claude-mini -p ... | head -N` once head has gone: no message, the status of a broken pipe
     (for stream-json, in the middle of the turn). A real process, as `| head` gives it."""
-    fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}), Reply.text("It greets."))
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url)
-    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "what is it?",
+    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "hi",
                              "--output-format", output_format], cwd=repo, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
