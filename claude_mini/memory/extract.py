@@ -1,7 +1,9 @@
 """Layer 4: after a turn, a forked agent saves what is worth remembering.
 
     turn ends (end_turn) ──► Extractor.on_turn_end
-        auto memory off, or throttled (memory.extractEvery) ──► nothing
+        auto memory off, the in-process local model, or throttled (memory.extractEvery) ──► nothing
+        nothing durable since the cursor (the gate, worth_extracting) ──► nothing; the
+            messages wait for the next run
         else ──► ForkSnapshot of the parent ──► schedule
     schedule: one extraction at a time, as a background asyncio task; a turn that
         ends while one runs stashes its snapshot (only the newest is kept) and
