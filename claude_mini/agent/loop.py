@@ -146,7 +146,7 @@ class Agent:
             # Cancelled before the request was even recorded: keep it, marked as dropped.
             blocks = [TextBlock(INTERRUPTED)] if user else [TextBlock(text), TextBlock(INTERRUPTED)]
             self.session.add_message(Message("user", blocks))
-            raise TurnCancelled("Interrupted by the user; the request was marked as interrupted.") from None
+            raise TurnCancelled("Interrupted; the request was marked as interrupted.") from None
         except BaseException:
             with contextlib.suppress(Exception):  # a transcript that cannot be written must not hide the error
                 self.session.repair()
@@ -199,7 +199,7 @@ class Agent:
                     yield tool_event
             except asyncio.CancelledError:
                 self._answer_all(calls, results, attachments, CANCELLED, TextBlock(INTERRUPTED_FOR_TOOL_USE))
-                raise TurnCancelled("Interrupted by the user; unfinished tool calls were marked as interrupted.") from None
+                raise TurnCancelled("Interrupted; unfinished tool calls were marked as interrupted.") from None
             except BaseException:
                 self._answer_all(calls, results, attachments, FAILED)
                 raise

@@ -1,7 +1,8 @@
 """Bash: run a shell command in the session's working directory.
 
-Each call is a fresh `bash -c` in its own process group (so a timeout or an
-interrupt can kill everything it started) with stdin at /dev/null. The working
+Each call is a fresh `bash -c` in its own process group (so a timeout, an
+interrupt or a SIGTERM/SIGHUP to claude-mini can kill everything it started)
+with stdin at /dev/null. The working
 directory persists between calls: an EXIT trap writes the shell's final `pwd`
 to a temp file, and the tool moves `ctx.cwd` there. Output (stdout and stderr
 interleaved) is kept to its first and last 15,000 characters while streaming,
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from claude_mini.agent.bash_safety import is_read_only_command
+from claude_mini.signals import tool_group_ended, tool_group_started
 from claude_mini.tools import ToolContext, ToolError, ToolResult, int_arg, str_arg
 from claude_mini.tools.git_safety import GIT_FUNCTION, safe_git_env
 
@@ -108,6 +110,7 @@ class BashTool:
     async def _run(self, script: str, cwd: Path, env: dict[str, str], timeout: float) -> _Run:
         output = _OutputBuffer(MAX_OUTPUT_CHARS)
         proc, pipe = await self._spawn(script, cwd, env, output)
+        tool_group_started(proc.pid)  # SIGTERM/SIGHUP to claude-mini kill it too (signals.py)
         try:
             await asyncio.wait_for(proc.wait(), timeout)
             timed_out = False
@@ -119,6 +122,8 @@ class BashTool:
             pipe.transport.close()
             await self._stop_group(proc)
             raise
+        finally:
+            tool_group_ended(proc.pid)
         await pipe.drain_or_detach()
         return _Run(output.render(), proc.returncode, timed_out)
 

@@ -26,7 +26,7 @@ def transcript_messages(home: Path) -> list[dict]:
     return [e["message"] for e in entries if e["type"] in ("user", "assistant")]
 
 
-def test_esc_during_a_tool_call_answers_it_and_marks_the_request(start, fake_server, repo):
+def test_esc_during_a_tool_call_answers_it_and_marks_the_request(start, fake_server, repo):  # noqa: F811
     main_replies(fake_server, Reply.tool("Bash", {"command": "touch started && sleep 30"}), Reply.text("Fine."))
     term = start("--allowedTools", "Bash(touch:*)", "Bash(sleep:*)")
     term.ready()

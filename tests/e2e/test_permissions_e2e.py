@@ -56,7 +56,7 @@ def test_print_mode_denies_what_would_ask(run_cli, fake_server, repo):
     assert not (repo / "new.txt").exists()
 
 
-def test_edits_that_cannot_apply_fail_without_a_prompt(start, fake_server, repo):
+def test_edits_that_cannot_apply_fail_without_a_prompt(start, fake_server, repo):  # noqa: F811
     (repo / "notes.txt").write_text("hello\n")
     main_replies(
         fake_server,

@@ -1,0 +1,80 @@
+"""SIGTERM and SIGHUP: end the running tools' processes too, then exit with 128 + the signal.
+
+Bash runs each command in its own process group (tools/bash.py), so the shell and
+everything it started would outlive claude-mini ended by `kill`, `timeout`, a
+closed terminal or a stopped service. Each running call registers its group here.
+
+On the signal, every registered group is killed at once; the exit itself waits for
+the event loop's next turn (when one is running), so no transcript line is being
+written when the process ends. A tool call left without its result is answered
+when the session is resumed (`Session.repair`), as after any crash. The terminal's
+settings from start-up are put back, since the REPL may have changed them.
+
+Imported at start-up by `__main__`, so it imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import termios
+from types import FrameType
+
+EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+_RESET_TERMINAL = "\x1b[0m\x1b[?25h\x1b[?2004l\r\n"  # attributes, cursor shown, bracketed paste off
+
+_tool_groups: set[int] = set()
+_saved_tty: list | None = None
+
+
+def install_exit_handlers() -> None:
+    """Handle SIGTERM and SIGHUP for the rest of the process (main thread only)."""
+    global _saved_tty
+    with contextlib.suppress(termios.error, OSError, ValueError):
+        _saved_tty = termios.tcgetattr(sys.stdin.fileno())
+    for sig in EXIT_SIGNALS:
+        signal.signal(sig, _end_tools_and_exit)
+
+
+def tool_group_started(pgid: int) -> None:
+    """A tool's process group runs now: kill it if claude-mini is told to end."""
+    _tool_groups.add(pgid)
+
+
+def tool_group_ended(pgid: int) -> None:
+    """The tool call that owned this group is over (its background children are left alone)."""
+    _tool_groups.discard(pgid)
+
+
+def _end_tools_and_exit(signum: int, frame: FrameType | None) -> None:
+    for sig in EXIT_SIGNALS:  # a second signal ends the process at once
+        signal.signal(sig, signal.SIG_DFL)
+    stopped = bool(_tool_groups)
+    for pgid in list(_tool_groups):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        _exit(signum, stopped)
+    else:
+        loop.call_soon_threadsafe(_exit, signum, stopped)
+
+
+def _exit(signum: int, stopped: bool) -> None:
+    """Put the terminal back, say why in one line, and end the process with 128 + signum."""
+    name = signal.Signals(signum).name
+    also = " with the command it was running" if stopped else ""
+    if _saved_tty is not None:
+        with contextlib.suppress(termios.error, OSError, ValueError):
+            termios.tcsetattr(sys.stdin.fileno(), termios.TCSANOW, _saved_tty)
+            if sys.stdout.isatty():
+                sys.stdout.write(_RESET_TERMINAL)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.write(f"claude-mini: ended by {name}{also}; `claude-mini -c` continues the session.\n")
+        sys.stderr.flush()
+    os._exit(128 + signum)

@@ -1,0 +1,59 @@
+"""End to end (a real process, not the fork server): SIGTERM or SIGHUP to claude-mini while the
+Bash tool runs ends the tool's processes too, exits with 128 + the signal and one line, and leaves
+a transcript that `-c` goes on from with every tool_use answered."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fake_anthropic import Reply
+
+from claude_mini.session import INTERRUPTED
+from tests.e2e.conftest import cli_env
+from tests.e2e.test_repl import wait_until
+
+
+def gone(pid: int) -> bool:
+    """No such process, or only its zombie (a container's PID 1 may not reap orphans)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat[stat.rfind(")") + 2] in "ZX"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_to_claude_mini_ends_the_running_tool(isolated_env, fake_server, repo, run_cli, sig):
+    fake_server.queue(Reply.tool("Bash", {"command": "sleep 300 & echo $! > sleep.pid; wait"}))
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url,
+                  CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "sleep a while",
+                             "--permission-mode", "bypassPermissions"],
+                            cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        pid_file = repo / "sleep.pid"
+        wait_until(lambda: pid_file.exists() and pid_file.read_text().strip())
+        sleep_pid = int(pid_file.read_text())
+        proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + sig, stderr
+    wait_until(lambda: gone(sleep_pid))  # SIGKILL is delivered at once, the exit may take a moment
+    assert stderr.splitlines()[-1] == (f"claude-mini: ended by {sig.name} with the command it was running; "
+                                       "`claude-mini -c` continues the session.")
+    [transcript] = isolated_env.home.glob("projects/*/*.jsonl")
+    assert all(json.loads(line) for line in transcript.read_text().splitlines())  # no line cut short
+    fake_server.queue(Reply.text("Going on."))
+    resumed = run_cli("-c", "-p", "go on", env={"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"})
+    assert resumed.returncode == 0 and resumed.stdout == "Going on.\n", resumed.stderr
+    _, asked, answered = fake_server.requests_for("main")[-1].body["messages"]
+    [call] = [b for b in asked["content"] if b["type"] == "tool_use"]
+    result = answered["content"][0]
+    assert result["tool_use_id"] == call["id"] and result["content"] == INTERRUPTED
