@@ -26,14 +26,14 @@ def main(argv: list[str] | None = None) -> None:
         with open(os.path.join(os.path.dirname(__file__), "cli_help.txt"), encoding="utf-8") as fh:
             sys.stdout.write(fh.read())
         return
-    from claude_mini.signals import install_exit_handlers
-
-    install_exit_handlers()  # SIGTERM/SIGHUP end the running tools' processes too
     if not args:  # the everyday `claude-mini`: straight to the REPL, without typer (0.1-0.5 s)
         from pathlib import Path
 
         from claude_mini.config import load_config
+        from claude_mini.signals import install_exit_handlers
         from claude_mini.ui.repl import run_repl
+
+        install_exit_handlers()  # SIGTERM/SIGHUP end the running tools' processes too
 
         sys.exit(run_repl(load_config(Path.cwd())))
     from claude_mini.cli import run

@@ -117,6 +117,9 @@ def root(
         print(f"{__version__} (claude-mini)")
         return
     from claude_mini.config import load_config
+    from claude_mini.signals import install_exit_handlers
+
+    install_exit_handlers()  # SIGTERM/SIGHUP end the running tools' processes too (-p and the REPL)
 
     # Imported only when a flag needs checking: they pull in the runtime (0.1 s) the REPL
     # prompt must not wait for.
