@@ -578,10 +578,6 @@ def open_local_client(model: str = LOCAL, env: dict[str, str] | None = None) -> 
 
 
 def auto_notice(client: LocalClient) -> str:
-    """The one line shown when the local model was chosen because no API is configured."""
-    return (
-        f"No ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN or ANTHROPIC_BASE_URL: using the offline model "
-        f"{client.model}, a small model for trying the tool. For real work set ANTHROPIC_API_KEY, "
-        "point ANTHROPIC_BASE_URL at a server (Ollama, llama-server, vLLM, LM Studio), "
-        "or use --model local:/path/to/a/larger.gguf."
-    )
+    """The one line shown when the local model was chosen because no API is configured (short
+    enough for one terminal line; the README's "Offline and local models" says the rest)."""
+    return f"Using the small offline model {client.model}: no ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set."

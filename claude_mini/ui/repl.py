@@ -40,6 +40,7 @@ from claude_mini.ui.startup import (
     RuntimeLoader,
     SessionStart,
     StartupFailed,
+    open_client_early,
     print_banner,
     startup_message,
 )
@@ -50,6 +51,7 @@ from claude_mini.ui.terminal import (
     ExitKeys,
     Interrupts,
     choice_menu,
+    discard_typeahead,
     escape_cancels,
     prompt_bindings,
     quiet_tty,
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
 
     from claude_mini.agent.loop import PermissionAnswer
     from claude_mini.config import Config
+    from claude_mini.llm.client import ModelClient
     from claude_mini.llm.messages import ToolUseBlock
     from claude_mini.runtime import Runtime
     from claude_mini.session import Session
@@ -84,12 +87,13 @@ def permission_question(call: ToolUseBlock, cwd: Path) -> str:
 class Repl:
     """One interactive session: reads input, runs commands and turns, draws the status line."""
 
-    def __init__(self, config: Config, *, session: Session | None = None, input: Any = None,
-                 output: Any = None) -> None:
+    def __init__(self, config: Config, *, session: Session | None = None, client: ModelClient | None = None,
+                 notices: NoticeChannel | None = None, input: Any = None, output: Any = None) -> None:
         self.config = config
-        self.notices = NoticeChannel()
+        self.notices = notices or NoticeChannel()
         self.files = ProjectFiles(config.cwd)
-        self.loader = RuntimeLoader(lambda: self._build_runtime(session))
+        self.client = client  # opened before the prompt (offline model, no API configured), else None
+        self.loader = RuntimeLoader(lambda: self._build_runtime(session, client))
         self.exit_requested = False
         self.exit_code = 0
         self.exit_keys = ExitKeys()
@@ -105,10 +109,10 @@ class Repl:
 
     # -- start-up
 
-    def _build_runtime(self, session: Session | None) -> Runtime:
+    def _build_runtime(self, session: Session | None, client: ModelClient | None) -> Runtime:
         from claude_mini.runtime import build_runtime
 
-        runtime = build_runtime(self.config, notices=self.notices, session=session,
+        runtime = build_runtime(self.config, notices=self.notices, session=session, client=client,
                                 ask_user=self.ask_permission)
         with contextlib.suppress(ValueError):
             runtime.policy.mode = self._pending_mode
@@ -152,13 +156,16 @@ class Repl:
         """Read and handle input until /exit, a double Ctrl-C/Ctrl-D or a fatal start-up error."""
         self.interrupts.install()
         self.notices.subscribe(self.prompt.app.invalidate)
-        print_banner(self.config)
+        print_banner(self.config, self.client)
         if self._resumed is not None:
             from claude_mini.ui.session_commands import resumed_lines
 
             print("\n".join(resumed_lines(self._resumed)))  # which session, and its last exchanges
         loop = asyncio.get_running_loop()
-        self.notices.attach(lambda notice: loop.call_soon_threadsafe(self._show_notice, notice))
+        # From this thread (the ones said before the prompt, such as the offline model's): drawn
+        # now, under the banner; from background threads: through the event loop.
+        self.notices.attach(lambda notice: self._show_notice(notice) if _on_loop(loop)
+                            else loop.call_soon_threadsafe(self._show_notice, notice))
         if initial and initial.strip():
             self.startup.begin()
             print_formatted_text(FormattedText([("class:prompt", "> "), ("", initial)]), style=STYLE)
@@ -365,6 +372,14 @@ class Repl:
             self.notify(notice.text, "dim" if notice.level == "saved" else "yellow")
 
 
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether the caller runs on `loop`'s thread."""
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
 def run_repl(config: Config, prompt: str | None = None, *, resume: str | None = None,
              continue_: bool = False) -> int:
     """`claude-mini [PROMPT]`: the interactive session; returns the exit status."""
@@ -372,20 +387,38 @@ def run_repl(config: Config, prompt: str | None = None, *, resume: str | None = 
         sys.stderr.write("claude-mini: interactive mode needs a terminal; use -p to run a prompt "
                          "from an argument or stdin.\n")
         return 2
-    session = None
-    if resume or continue_:
-        from claude_mini.runtime import SetupError, open_session
-
-        try:
-            session = open_session(config, resume=resume, continue_=continue_)
-        except SetupError as exc:
-            sys.stderr.write(f"claude-mini: {visible_controls(str(exc))}\n")
-            return 1
-    if not config.trusted:  # asked before the prompt exists: the answer decides the settings it reads
-        from claude_mini.ui.trust_prompt import confirm_trust
-
-        confirm_trust(config)
     try:
-        return asyncio.run(Repl(config, session=session).run(prompt))
+        code = _start(config, prompt, resume=resume, continue_=continue_)
     except KeyboardInterrupt:
-        return 130
+        code = 130
+    if code == 1:  # a start-up failure: keys typed meanwhile are not for the shell
+        discard_typeahead(sys.stdin)
+    return code
+
+
+def _start(config: Config, prompt: str | None, *, resume: str | None, continue_: bool) -> int:
+    """Open the session and the model client, then run the REPL; a start-up problem is one
+    line and status 1, before the prompt is drawn where that can be known."""
+    notices = NoticeChannel()
+    session = None
+    try:
+        if resume or continue_:
+            session = _open_session(config, resume=resume, continue_=continue_)
+        if not config.trusted:  # asked before the prompt exists: the answer decides the settings it reads
+            from claude_mini.ui.trust_prompt import confirm_trust
+
+            confirm_trust(config)
+        client = open_client_early(config, notices)
+    except StartupFailed as exc:
+        sys.stderr.write(f"claude-mini: {visible_controls(str(exc))}\n")
+        return 1
+    return asyncio.run(Repl(config, session=session, client=client, notices=notices).run(prompt))
+
+
+def _open_session(config: Config, *, resume: str | None, continue_: bool) -> Session:
+    from claude_mini.runtime import SetupError, open_session
+
+    try:
+        return open_session(config, resume=resume, continue_=continue_)
+    except SetupError as exc:
+        raise StartupFailed(str(exc)) from None

