@@ -3,7 +3,7 @@
     /memory                      list instruction and memory files
     /memory show NAME            print one memory (MEMORY.md for the index)
     /memory edit NAME            open it in $VISUAL/$EDITOR, then rebuild the system prompt
-    /memory add [--type T] [--why W] [--how H] TEXT
+    /memory add TEXT [--type T] [--why W] [--how H]   (each value up to the next option, no quoting)
     /memory forget NAME [--purge]  archive it (--purge: delete it, and archived copies with secrets)
     /memory restore NAME | gc [--dry-run] | list --scores    (forgetting: subcommands/forget_cli.py)
     /memory path | on | off | doctor [--fix] | recall
@@ -36,26 +36,36 @@ from claude_mini.ui.commands import CommandContext, command
 if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
 
-USAGE = ("Usage: /memory [list [--scores] | show NAME | edit NAME | add [--type T] [--why W] "
-         "[--how H] TEXT | forget NAME [--purge] | restore NAME | gc [--dry-run] | path | on | off "
+USAGE = ("Usage: /memory [list [--scores] | show NAME | edit NAME | add TEXT [--type T] [--why W] "
+         "[--how H] | forget NAME [--purge] | restore NAME | gc [--dry-run] | path | on | off "
          "| doctor [--fix] | recall]")
 SLASH_FORGET = "/memory forget"
-_OPTION = re.compile(r"""^(--type|-t|--why|--how)(?:=|\s+)("[^"]*"|'[^']*'|\S+)\s*""")
+_OPTION = re.compile(r"(?:^|\s)(--type|-t|--why|--how)(?:=|\s+|$)")
+_OPTION_KEYS = {"-t": "type", "--type": "type", "--why": "why", "--how": "how"}
+_QUOTED = re.compile(r"""^("[^"]*"|'[^']*')(?:\s+|$)""")
 
 
 def split_add_options(args: str) -> tuple[dict[str, str], str]:
-    """Leading `--type T`, `--why "..."`, `--how "..."` options, and the memory text after them.
+    """`TEXT --type T --why W --how H` -> ({type, why, how}, TEXT), as typed: no shell parsing.
 
-    The text itself is not shell-parsed, so apostrophes ("don't") need no quoting.
+    An option's value runs up to the next option (`--type` takes one word); the memory text
+    is what comes before the first option. A quoted value ends at its closing quote, so the
+    options may also come first: `--why "..." --how "..." TEXT`.
     """
+    matches = list(_OPTION.finditer(args))
+    text = [args[:matches[0].start()] if matches else args]
     options: dict[str, str] = {}
-    rest = args.strip()
-    while match := _OPTION.match(rest):
-        key = {"-t": "type", "--type": "type", "--why": "why", "--how": "how"}[match.group(1)]
-        value = match.group(2)
-        options[key] = value[1:-1] if value[:1] in "\"'" and value[-1:] == value[:1] else value
-        rest = rest[match.end():]
-    return options, rest
+    for match, following in zip(matches, [*matches[1:], None], strict=False):
+        key = _OPTION_KEYS[match.group(1)]
+        value = args[match.end():following.start() if following else len(args)].strip()
+        rest = ""
+        if key == "type":
+            value, _, rest = value.partition(" ")
+        elif quoted := _QUOTED.match(value):
+            value, rest = quoted.group(1)[1:-1], value[quoted.end():]
+        options[key] = value.strip()
+        text.append(rest)
+    return options, " ".join(part.strip() for part in text if part.strip())
 
 
 def memory_command(runtime: Runtime, args: str) -> list[str]:
@@ -78,6 +88,10 @@ def memory_command(runtime: Runtime, args: str) -> list[str]:
         return [*lines, "The system prompt was rebuilt with the edited memory."]
     if verb == "add":
         options, text = split_add_options(rest)
+        if not text and options:
+            raise MemoryCommandError("nothing to save: each option's value runs up to the next "
+                                     "option, so put the memory text first: /memory add TEXT "
+                                     "--why WHY --how HOW", code=2)
         return add_memory(mc, text, options.get("type", "project"), options.get("why"),
                           options.get("how"))
     if verb == "forget":

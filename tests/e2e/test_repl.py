@@ -312,3 +312,16 @@ def test_offline_banner_names_the_offline_model_and_its_notice_is_one_line_befor
     assert notice and notice.group(1).startswith("Using the small offline model SmolLM2-135M")
     assert len(notice.group(1)) < 110 and notice.group(1).endswith("is set.")  # fits one line
     assert screen.index("⚠ Using the small offline model") < screen.index("mode: default")
+
+
+def test_memory_add_takes_each_option_up_to_the_next_one(start, isolated_env):
+    term = start()
+    term.ready()
+    term.submit("/memory add Deploy billing to staging first --why a prod deploy broke billing twice "
+                "--how whenever billing changes ship --type project")
+    term.expect(r"Saved (\S+\.md) \(project\)")
+    [saved] = isolated_env.home.rglob(term.child.match.group(1))
+    text = saved.read_text()
+    assert "Deploy billing to staging first" in text
+    assert "**Why:** a prod deploy broke billing twice\n" in text
+    assert "**How to apply:** whenever billing changes ship\n" in text

@@ -237,10 +237,18 @@ def test_slash_memory_recall_summary(slash):
     assert out.startswith("Recalled memories (strategy model): 0 in the context, 0 of 61,440 bytes")
 
 
-def test_split_add_options_leaves_the_text_alone():
-    assert split_add_options("-t user I'm the --type of person") == \
-        ({"type": "user"}, "I'm the --type of person")
+def test_split_add_options_values_run_to_the_next_option_without_quoting():
+    assert split_add_options("don't mock the db --why it hid a bug --how on CI --type feedback") == \
+        ({"why": "it hid a bug", "how": "on CI", "type": "feedback"}, "don't mock the db")
+    assert split_add_options("-t user I'm a backend dev") == ({"type": "user"}, "I'm a backend dev")
     assert split_add_options('--why="because" x') == ({"why": "because"}, "x")
+    assert split_add_options("--type-checks are slow") == ({}, "--type-checks are slow")
+
+
+def test_slash_memory_add_without_text_says_where_the_text_goes(slash):
+    out = slash.run("/memory add --why it broke --how on CI", width=400)
+    assert "put the memory text first: /memory add TEXT --why WHY --how HOW" in out
+    assert not [p for p in slash.runtime.store.root.glob("*.md") if p.name != "MEMORY.md"]
 
 
 def test_memory_cli_does_not_import_the_sdk(repo):
