@@ -534,6 +534,12 @@ class PermissionPolicy:
         self._allow.append(parsed)
         return parsed
 
+    def remove_rules(self, text: str, sources: Iterable[str]) -> None:
+        """Drop the rules written `text` that came from `sources` (/permissions remove)."""
+        keep = set(sources)
+        for rules in (self._deny, self._ask, self._allow):
+            rules[:] = [rule for rule in rules if not (rule.text == text and rule.source in keep)]
+
     def add_directory(self, folder: Path) -> None:
         """Treat `folder` as part of the workspace (acceptEdits edits it without asking)."""
         for p in (os.path.abspath(folder), os.path.realpath(folder)):

@@ -1,10 +1,12 @@
-"""`/permissions`: the rules in effect, session allow rules added or removed, the mode set.
+"""`/permissions`: the rules in effect, rules added for the session or removed (from the session,
+or from the settings file they are in), the mode set.
 
 Shift-Tab cycles the mode in the same order (`status_line.next_mode`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from claude_mini.ui.commands import CommandContext, command, print_lines
@@ -14,14 +16,16 @@ if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
 
 
-@command("permissions", help="List permission rules; add or remove session rules; set the mode.",
+@command("permissions", help="List permission rules; allow a rule for the session; remove a rule "
+                            "(from its settings file); set the mode.",
          usage="[allow RULE | remove RULE | mode [NAME]]", aliases=("allowed-tools",))
 def permissions(ctx: CommandContext) -> None:
     """`/permissions` lists; `allow Bash(npm test:*)`, `remove RULE` and `mode acceptEdits` edit."""
     from claude_mini.agent.permissions import RuleError
+    from claude_mini.config import SettingsEditError
 
     verb, _, rule = ctx.args.partition(" ")
-    action = {"allow": allow_session_rule, "remove": remove_session_rule, "mode": set_mode}.get(verb)
+    action = {"allow": allow_session_rule, "remove": remove_rule, "mode": set_mode}.get(verb)
     if not verb:
         print_lines(ctx, [*ctx.rt.policy.describe().splitlines(),
                            "Edit: /permissions allow RULE · /permissions remove RULE · /permissions mode NAME"])
@@ -30,7 +34,7 @@ def permissions(ctx: CommandContext) -> None:
     else:
         try:
             ctx.console.print(action(ctx.rt, rule.strip()), markup=False)
-        except (RuleError, ValueError) as exc:
+        except (RuleError, ValueError, SettingsEditError) as exc:
             ctx.console.print(f"Not changed: {exc}", style="yellow", markup=False)
 
 
@@ -47,25 +51,30 @@ def set_mode(runtime: Runtime, name: str) -> str:
     return f"Permission mode: {policy.mode}"
 
 
-def remove_session_rule(runtime: Runtime, rule: str) -> str:
-    """Drop a session allow rule by rebuilding the policy from the settings layers plus the rules kept.
+FILE_SOURCES = ("user", "project", "local")  # settings files /permissions may edit
 
-    Rules from settings files cannot be removed here: the message names the file.
-    """
-    from claude_mini.agent.permissions import PermissionPolicy
 
-    old = runtime.policy
-    session_rules = [r.text for r in old.allow_rules if r.source == "session"]
-    if rule not in session_rules:
-        origin = next((r for r in (*old.allow_rules, *old.ask_rules, *old.deny_rules) if r.text == rule), None)
-        if origin is not None:
-            return f"{rule} comes from {origin.where}; edit that file to remove it."
-        return f"No session rule {rule}. Session rules: {', '.join(session_rules) or 'none'}."
-    ctx = runtime.agent.ctx
-    new = PermissionPolicy.from_layers(runtime.config.permission_layers(), cwd=lambda: ctx.cwd,
-                                       project_root=runtime.config.project_root, mode=old.mode)
-    for kept in session_rules:
-        if kept != rule:
-            new.add_session_allow(kept)
-    runtime.policy = runtime.agent.policy = new
-    return f"Removed the session rule {rule}."
+def remove_rule(runtime: Runtime, rule: str) -> str:
+    """Drop a rule: a session rule for the rest of the session; a rule from a user, project or
+    local settings file is deleted from that file (as Claude Code's /permissions does).
+    Managed and command-line rules stay: the message says why."""
+    from claude_mini.config import remove_permission_rule
+
+    policy = runtime.policy
+    found = [r for r in (*policy.deny_rules, *policy.ask_rules, *policy.allow_rules) if r.text == rule]
+    if not found:
+        session_rules = [r.text for r in policy.allow_rules if r.source == "session"]
+        return f"No rule {rule}. Session rules: {', '.join(session_rules) or 'none'}."
+    lines = []
+    for origin in sorted({r.origin for r in found if r.source in FILE_SOURCES and r.origin}):
+        lists = remove_permission_rule(runtime.config, Path(origin), rule)
+        lines.append(f"Removed {rule} from {origin} ({', '.join(f'permissions.{k}' for k in lists)})."
+                     if lists else f"{rule} is no longer in {origin}; removed for this session.")
+    if any(r.source == "session" for r in found):
+        lines.append(f"Removed the session rule {rule}.")
+    policy.remove_rules(rule, ("session", *FILE_SOURCES))
+    for kept in (r for r in found if r.source not in ("session", *FILE_SOURCES)):
+        lines.append(f"Kept {kept.where}: " + ("only your administrator can change managed settings."
+                                               if kept.source == "managed" else
+                                               "it was given on the command line and ends with this session."))
+    return "\n".join(lines)

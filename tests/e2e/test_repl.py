@@ -7,6 +7,7 @@ test covers a whole little conversation.
 from __future__ import annotations
 
 import io
+import json
 import re
 import sys
 import time
@@ -325,3 +326,17 @@ def test_memory_add_takes_each_option_up_to_the_next_one(start, isolated_env):
     assert "Deploy billing to staging first" in text
     assert "**Why:** a prod deploy broke billing twice\n" in text
     assert "**How to apply:** whenever billing changes ship\n" in text
+
+
+def test_permissions_remove_deletes_a_rule_from_its_settings_file(start, repo):
+    (repo / ".claude").mkdir()
+    local = repo / ".claude" / "settings.local.json"
+    local.write_text('{"permissions": {"allow": ["Bash(git log:*)", "Read"]}, "model": "claude-haiku-4-5"}')
+    term = start()
+    term.ready()
+    term.submit("/permissions remove Bash(git log:*)")
+    term.expect(r"Removed Bash\(git log:\*\) from\s+\S+settings\.local\.json\s+\(permissions\.allow\)\.")
+    term.ready()
+    term.submit("/permissions")
+    term.expect(r"Allow rules:\s+Read\s+local")
+    assert json.loads(local.read_text()) == {"permissions": {"allow": ["Read"]}, "model": "claude-haiku-4-5"}

@@ -205,23 +205,48 @@ def test_permissions_add_and_remove_session_rules(slash):
     policy = slash.runtime.policy
     assert "Allowed Bash(npm test:*)" in slash.run("/permissions allow Bash(npm test:*)")
     assert policy.can_use_tool("Bash", {"command": "npm test --watch"}).__class__.__name__ == "Allow"
-    assert "Removed" in slash.run("/permissions remove Bash(npm test:*)")
-    new_policy = slash.runtime.policy
-    assert new_policy is slash.runtime.agent.policy
-    assert new_policy.can_use_tool("Bash", {"command": "npm test"}).__class__.__name__ == "Ask"
-    assert "No session rule" in slash.run("/permissions remove Edit")
+    assert "Removed the session rule Bash(npm test:*)" in slash.run("/permissions remove Bash(npm test:*)")
+    assert slash.runtime.agent.policy.can_use_tool("Bash", {"command": "npm test"}).__class__.__name__ == "Ask"
+    assert "No rule Edit" in slash.run("/permissions remove Edit")
 
 
-def test_permissions_cannot_remove_a_file_rule(slash, repo):
+def test_permissions_remove_edits_the_settings_file_and_keeps_managed_rules(slash, repo, isolated_env):
     (repo / ".claude").mkdir()
-    (repo / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}))
+    project = repo / ".claude" / "settings.json"
+    project.write_text(json.dumps({"model": "claude-haiku-4-5",
+                                   "permissions": {"deny": ["Bash(rm:*)"], "allow": ["Read"]}}))
+    (isolated_env.managed / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Bash(curl:*)"]}}))
     from claude_mini.config import load_config
     from claude_mini.runtime import make_policy
 
-    slash.runtime.config = load_config(repo)
-    slash.runtime.policy = make_policy(slash.runtime.config, slash.runtime.agent.ctx)
+    slash.runtime.config = load_config(repo, trust_folder=True)
+    slash.runtime.policy = slash.runtime.agent.policy = make_policy(slash.runtime.config, slash.runtime.agent.ctx)
     out = slash.run("/permissions remove Bash(rm:*)", width=300)
-    assert "project rule Bash(rm:*)" in out and "edit that file" in out
+    assert f"Removed Bash(rm:*) from {project} (permissions.deny)." in out
+    assert json.loads(project.read_text()) == {"model": "claude-haiku-4-5",
+                                               "permissions": {"deny": [], "allow": ["Read"]}}
+    assert "Bash(rm:*)" not in slash.run("/permissions", width=300)
+    assert slash.runtime.policy.can_use_tool("Bash", {"command": "rm -rf x"}).__class__.__name__ == "Ask"
+    assert "Bash(rm:*)" not in json.dumps(slash.runtime.config.settings)  # /config agrees
+    out = slash.run("/permissions remove Bash(curl:*)", width=300)
+    assert "Kept managed rule Bash(curl:*)" in out and "administrator" in out
+    assert slash.runtime.policy.can_use_tool("Bash", {"command": "curl x"}).__class__.__name__ == "Deny"
+
+
+def test_permissions_remove_leaves_a_broken_file_alone(slash, repo):
+    (repo / ".claude").mkdir()
+    project = repo / ".claude" / "settings.json"
+    project.write_text(json.dumps({"permissions": {"allow": ["Read"]}}))
+    from claude_mini.config import load_config
+    from claude_mini.runtime import make_policy
+
+    slash.runtime.config = load_config(repo, trust_folder=True)
+    slash.runtime.policy = slash.runtime.agent.policy = make_policy(slash.runtime.config, slash.runtime.agent.ctx)
+    project.write_text("{broken")
+    out = slash.run("/permissions remove Read", width=300)
+    assert "Not changed:" in out and "is not valid JSON" in out and "left unchanged" in out
+    assert project.read_text() == "{broken"
+    assert any(r.text == "Read" for r in slash.runtime.policy.allow_rules)
 
 
 def test_permissions_mode_and_bad_input(slash):
