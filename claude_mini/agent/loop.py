@@ -37,6 +37,7 @@ from claude_mini.agent.permissions import (
 )
 from claude_mini.llm.client import ContextTooLong, ModelClient, ResponseDone
 from claude_mini.llm.messages import (
+    Block,
     Message,
     ModelRequest,
     Purpose,
@@ -144,7 +145,7 @@ class Agent:
         except asyncio.CancelledError:
             self.session.repair()
             # Cancelled before the request was even recorded: keep it, marked as dropped.
-            blocks = [TextBlock(INTERRUPTED)] if user else [TextBlock(text), TextBlock(INTERRUPTED)]
+            blocks: list[Block] = [TextBlock(INTERRUPTED)] if user else [TextBlock(text), TextBlock(INTERRUPTED)]
             self.session.add_message(Message("user", blocks))
             raise TurnCancelled("Interrupted; the request was marked as interrupted.") from None
         except BaseException:
