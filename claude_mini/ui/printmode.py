@@ -21,7 +21,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Any, TextIO, cast
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, Notice
-from claude_mini.agent.loop import AgentStop, MaxTurnsReached
+from claude_mini.agent.loop import AgentStop, MaxTurnsReached, TurnCancelled
 from claude_mini.llm.client import ModelError, Retrying
 from claude_mini.llm.messages import message_to_api
 from claude_mini.notices import Display
@@ -187,6 +187,8 @@ class PrintRun:
                     self.on_event(event)
         except MaxTurnsReached as exc:
             return "error_max_turns", str(exc)
+        except TurnCancelled:  # Ctrl-C: asyncio.run turns this into KeyboardInterrupt, exit 130
+            raise asyncio.CancelledError() from None
         except (ModelError, AgentStop) as exc:
             rt.session.record_system("error", message=str(exc))
             return "error_during_execution", str(exc)
@@ -202,7 +204,7 @@ class PrintRun:
                 self.emit({"type": message.role, "message": message_to_api(message),
                            "session_id": self.runtime.session.id})
         elif isinstance(event, Retrying):
-            self.say(f"{event.reason}; retrying (attempt {event.attempt + 1} of {event.max_attempts})")
+            self.say(f"claude-mini: {event.describe()}")
         elif isinstance(event, Notice):
             self.say(event.text)
 
@@ -211,7 +213,7 @@ class PrintRun:
         costs = self.runtime.session.costs
         if self.format == "text":
             if is_error:
-                self.say(f"Error: {result}")
+                self.say(f"claude-mini: {result}")
             else:
                 self.write(visible_controls(result.rstrip("\n")) + "\n")
         else:

@@ -54,9 +54,11 @@ def test_ctrl_c_in_print_mode_leaves_the_marker_at_the_end_of_the_transcript(iso
     try:
         wait_until(lambda: fake_server.requests_for("main"))
         proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=30)
+        _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
+    assert proc.returncode == 130, err
+    assert err.strip().endswith("claude-mini: interrupted. The transcript is saved; `claude-mini -c` continues."), err
     assert transcript_messages(isolated_env.home) == [
         {"role": "user", "content": [{"type": "text", "text": "take your time"}]},
         {"role": "user", "content": [{"type": "text", "text": INTERRUPTED}]},

@@ -78,3 +78,14 @@ def test_ctrl_c_during_the_turn_still_prints_the_result_object(isolated_env, fak
     result = json.loads(out)
     assert result["type"] == "result" and result["is_error"] is True
     assert result["subtype"] == "error_during_execution" and "nterrupted" in result["result"]
+
+
+def test_debug_prints_one_line_per_request_and_no_key(run_cli):
+    """--debug shows request details, as its help says (issue 15 item 7); never the key."""
+    result = run_cli("-p", "hi", "--debug", env={"ANTHROPIC_API_KEY": "sk-secret-value"})
+    assert result.returncode == 0, result.stderr
+    [line] = [line for line in result.stderr.splitlines() if "purpose=main" in line]
+    assert line.startswith("claude-mini: debug: POST http://127.0.0.1:") and "/v1/messages" in line
+    assert "-> 200 request-id=" in line and "sk-secret-value" not in result.stderr
+    quiet = run_cli("-p", "hi")
+    assert "debug:" not in quiet.stderr
