@@ -33,6 +33,7 @@ import difflib
 import importlib
 import inspect
 import re
+import threading
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -96,6 +97,7 @@ COMMANDS: dict[str, Command] = {}
 BUILTIN_MODULES = tuple(f"claude_mini.ui.{name}_commands"
                         for name in ("help", "session", "context", "permission", "init"))
 _discovered: set[Path] = set()
+_discovering = threading.Lock()
 
 
 def command(name: str, *, help: str, usage: str = "", aliases: Sequence[str] = (),
@@ -124,16 +126,17 @@ def discover_commands(root: Path | None = None, package: str = "claude_mini") ->
     """
     _registry()
     root = (root or Path(__file__).resolve().parent.parent).resolve()
-    if root in _discovered:
-        return []
-    _discovered.add(root)
-    problems = []
-    for path in sorted(root.rglob("*_commands.py")):
-        module = ".".join([package, *path.relative_to(root).with_suffix("").parts])
-        try:
-            importlib.import_module(module)
-        except Exception as exc:  # one broken plug-in must not take the REPL down
-            problems.append(f"Slash commands in {module} are unavailable: {type(exc).__name__}: {exc}")
+    with _discovering:  # a command typed while the start-up thread discovers waits for it
+        if root in _discovered:
+            return []
+        problems = []
+        for path in sorted(root.rglob("*_commands.py")):
+            module = ".".join([package, *path.relative_to(root).with_suffix("").parts])
+            try:
+                importlib.import_module(module)
+            except Exception as exc:  # one broken plug-in must not take the REPL down
+                problems.append(f"Slash commands in {module} are unavailable: {type(exc).__name__}: {exc}")
+        _discovered.add(root)
     return problems
 
 

@@ -16,8 +16,7 @@ if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
 
 
-@command("permissions", help="List permission rules; allow a rule for the session; remove a rule "
-                            "(from its settings file); set the mode.",
+@command("permissions", help="List rules; allow one for the session; remove one (from its file); set the mode.",
          usage="[allow RULE | remove RULE | mode [NAME]]", aliases=("allowed-tools",))
 def permissions(ctx: CommandContext) -> None:
     """`/permissions` lists; `allow Bash(npm test:*)`, `remove RULE` and `mode acceptEdits` edit."""

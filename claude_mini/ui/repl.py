@@ -103,6 +103,8 @@ class Repl:
         self._renderer: Renderer | None = None
         self._input, self._output = input, output
         self._held: list[tuple[str, str]] | None = None  # notices kept back while a menu is open
+        self.queued: list[str] = []  # lines sent with Enter while a turn ran: sent after it, in order
+        self._draft = ""  # the next prompt's input: queued lines given back by a cancel
         self.prompt = self._prompt_session()
         self.startup = SessionStart(self.loader, self.prompt.app, resumed=bool(session and session.messages))
         self._resumed = session  # redrawn under the banner
@@ -168,12 +170,18 @@ class Repl:
                             else loop.call_soon_threadsafe(self._show_notice, notice))
         if initial and initial.strip():
             self.startup.begin()
-            print_formatted_text(FormattedText([("class:prompt", "> "), ("", initial)]), style=STYLE)
-            self.prompt.history.append_string(initial)
-            await self.handle(initial)
+            self.queued.append(initial)
         while not self.exit_requested:
+            if self.queued:
+                text = self.queued.pop(0)
+                print_formatted_text(FormattedText([("class:prompt", "> "), ("", text)]), style=STYLE)
+                self.prompt.history.append_string(text)
+                await self.handle(text)
+                continue
+            draft, self._draft = self._draft, ""
             try:
-                text = await self.prompt.prompt_async(handle_sigint=False, pre_run=self.startup.after_first_paint)
+                text = await self.prompt.prompt_async(default=draft, handle_sigint=False,
+                                                      pre_run=self.startup.after_first_paint)
             except (EOFError, KeyboardInterrupt):
                 break
             await self.handle(text)
@@ -274,11 +282,25 @@ class Repl:
         renderer = self.renderer
         renderer.begin_turn()
         try:
-            with quiet_tty(sys.stdin), escape_cancels(self.prompt.input, self.interrupts.cancel):
+            with quiet_tty(sys.stdin), escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue):
                 if await self.interrupts.run(self._consume(runtime, message)) is CANCELLED:
                     renderer.interrupted()
+                    self._unqueue()
         finally:
             renderer.end_turn()
+
+    def queue(self, text: str) -> None:
+        """A line sent with Enter while a turn runs: sent when the turn ends (as Claude Code does)."""
+        self.queued.append(text)
+        first = text.splitlines()[0] + (" …" if "\n" in text else "")
+        self.renderer.line(f"Queued: {first} (sent when this turn ends; Esc puts it back in the input)", "dim")
+
+    def _unqueue(self) -> None:
+        """A cancelled turn: the queued lines go back into the input, to be edited or sent again."""
+        if self.queued:
+            self._draft = "\n".join(self.queued)
+            self.queued.clear()
+            self.renderer.line("The queued message is back in the input.", "dim")
 
     async def _consume(self, runtime: Runtime, text: str) -> None:
         from claude_mini.agent.loop import AgentStop, TurnCancelled
@@ -290,6 +312,7 @@ class Repl:
                 self.renderer.on_event(event)
         except TurnCancelled:
             self.renderer.interrupted()
+            self._unqueue()
         except (AgentStop, ModelError) as exc:
             runtime.session.record_system("error", message=str(exc))
             self.renderer.error(str(exc))

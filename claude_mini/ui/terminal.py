@@ -4,7 +4,8 @@ At the prompt, Ctrl-C clears the input; on an empty prompt Ctrl-C or Ctrl-D asks
 for a second press within EXIT_WINDOW_S to exit (`ExitKeys`; the status line
 says so meanwhile). While a turn or command runs, SIGINT cancels its task
 (`Interrupts`); during a turn Esc cancels it too (`escape_cancels`) and other
-typed keys are not echoed (`quiet_tty`): they wait for the next prompt.
+typed keys are not echoed (`quiet_tty`): they wait for the next prompt, and a line
+sent with Enter is queued, to be sent when the turn ends.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.typeahead import store_typeahead
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.shortcuts.choice_input import ChoiceInput
 from prompt_toolkit.styles import Style
@@ -164,6 +165,7 @@ def quiet_tty(stream: Any) -> Iterator[None]:
         yield
         return
     quiet = list(saved)
+    quiet[0] &= ~termios.ICRNL  # Enter stays \r, told apart from Ctrl-J (a new line) as at the prompt
     quiet[3] &= ~(termios.ECHO | termios.ICANON)
     quiet[3] |= termios.NOFLSH  # Ctrl-C must not throw away what was typed ahead
     termios.tcsetattr(fd, termios.TCSANOW, quiet)
@@ -184,10 +186,12 @@ ESC_WAIT = 0.05  # a lone Esc is told from the start of an arrow key's sequence 
 
 
 @contextlib.contextmanager
-def escape_cancels(inp: Input, cancel: Callable[[], None]) -> Iterator[None]:
-    """While a turn runs (the terminal quiet): a lone Esc calls `cancel`; every other key is
-    kept as type-ahead for the next prompt, which prompt-toolkit hands it on start. An Esc
-    with a key right after it is an Alt combination (Alt-Enter adds a line) and is kept."""
+def escape_cancels(inp: Input, cancel: Callable[[], None],
+                   submit: Callable[[str], None] | None = None) -> Iterator[None]:
+    """While a turn runs (the terminal quiet): a lone Esc calls `cancel`; a line ended by Enter
+    is handed to `submit` (the REPL queues it for after the turn); every other key is kept as
+    type-ahead for the next prompt, which prompt-toolkit hands it on start. An Esc with a key
+    right after it is an Alt combination (Alt-Enter adds a line) and is kept."""
     try:
         interactive = os.isatty(inp.fileno())
     except (OSError, ValueError, NotImplementedError):
@@ -197,15 +201,20 @@ def escape_cancels(inp: Input, cancel: Callable[[], None]) -> Iterator[None]:
         return
     loop = asyncio.get_running_loop()
     active = True
+    pending: list[KeyPress] = []
 
-    def take(keys: list[Any]) -> None:
+    def take(keys: list[KeyPress]) -> None:
         if not active:
             return  # a late flush: the next prompt owns the keys now
         if keys and keys[-1].key == Keys.Escape:
             cancel()
             keys = keys[:-1]
-        if keys:
-            store_typeahead(inp, keys)
+        pending.extend(keys)
+        if submit is not None:
+            lines, rest = split_submitted(pending)
+            pending[:] = rest
+            for line in lines:
+                submit(line)
 
     def ready() -> None:
         take(inp.read_keys())
@@ -216,3 +225,28 @@ def escape_cancels(inp: Input, cancel: Callable[[], None]) -> Iterator[None]:
             yield
     finally:
         active = False
+        if pending:
+            store_typeahead(inp, pending)
+
+
+def split_submitted(keys: Sequence[KeyPress]) -> tuple[list[str], list[KeyPress]]:
+    """The lines that `keys` sent with Enter, as the prompt would have read them (Alt-Enter,
+    Ctrl-J or a trailing backslash add a line, Backspace deletes, a paste is taken as is), and
+    the keys typed after the last Enter. Blank lines are dropped, as the prompt drops them."""
+    lines: list[str] = []
+    text, start, escaped = "", 0, False
+    for index, key in enumerate(keys):
+        if key.key == Keys.ControlM and not escaped and not text.endswith("\\"):
+            if text.strip():
+                lines.append(text)
+            text, start = "", index + 1
+        elif key.key == Keys.ControlM or key.key == Keys.ControlJ:
+            text = text.removesuffix("\\") + "\n"
+        elif key.key == Keys.BracketedPaste:
+            text += key.data.replace("\r\n", "\n").replace("\r", "\n")
+        elif key.key in (Keys.ControlH, Keys.Backspace):
+            text = text[:-1]
+        elif key.key == key.data and key.data.isprintable():
+            text += key.data
+        escaped = key.key == Keys.Escape
+    return lines, list(keys[start:])

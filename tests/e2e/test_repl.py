@@ -340,3 +340,39 @@ def test_permissions_remove_deletes_a_rule_from_its_settings_file(start, repo):
     term.submit("/permissions")
     term.expect(r"Allow rules:\s+Read\s+local")
     assert json.loads(local.read_text()) == {"permissions": {"allow": ["Read"]}, "model": "claude-haiku-4-5"}
+
+
+def test_a_message_sent_during_a_turn_is_queued_and_sent_after_it(start, fake_server, repo):
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": ["Bash"]}}')
+    wait_for_go = "while [ ! -e go ]; do sleep 0.05; done; echo gone"  # the turn lasts until the test says
+    main_replies(fake_server, Reply.tool("Bash", {"command": wait_for_go}), Reply.text("First done."))
+    term = start()
+    term.ready()
+    term.submit("wait for go")
+    term.expect("esc to interrupt")
+    term.submit("and then this")
+    term.expect(r"Queued: and then this \(sent when this turn ends")
+    (repo / "go").touch()
+    term.expect("First done.")
+    term.expect("You said: and then this")
+    requests = fake_server.requests_for("main")
+    assert len(requests) == 3
+    assert requests[-1].last_user_text == "and then this"
+
+
+def test_esc_puts_a_queued_message_back_in_the_input(start, fake_server):
+    main_replies(fake_server, Reply.text("never arrives").hang())
+    term = start()
+    term.ready()
+    term.submit("take your time")
+    term.expect("esc to interrupt")
+    wait_until(lambda: fake_server.requests_for("main"))
+    term.submit("second thoughts")
+    term.expect("Queued: second thoughts")
+    term.child.send("\x1b")
+    term.expect("The queued message is back in the input.")
+    term.ready()
+    term.submit(" please")  # the draft is in the input: Enter sends it, edited or not
+    term.expect(r"You said: .*second thoughts please")
+    assert len(fake_server.requests_for("main")) == 2
