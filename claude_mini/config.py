@@ -152,8 +152,10 @@ def remove_permission_rule(config: Config, path: Path, rule: str) -> list[str]:
     target = path.resolve()  # a linked settings file stays linked
     data = _read_for_edit(target)
     perms = data.get("permissions")
-    lists = [kind for kind in PERMISSION_LISTS if isinstance(perms, dict)
-             and isinstance(perms.get(kind), list) and rule in _stripped(perms[kind])]
+    if not isinstance(perms, dict):
+        return []
+    lists = [kind for kind in PERMISSION_LISTS
+             if isinstance(perms.get(kind), list) and rule in _stripped(perms[kind])]
     if not lists:
         return []
     for kind in lists:

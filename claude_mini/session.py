@@ -35,7 +35,7 @@ from claude_mini.llm.messages import (
     block_from_api,
     message_to_api,
 )
-from claude_mini.llm.pricing import cost_usd
+from claude_mini.llm.pricing import cost_usd, price_for
 from claude_mini.notices import NoticeChannel
 
 INTERRUPTED = "Interrupted: the session ended before this tool finished. Its effect is unknown; check before relying on it."
@@ -52,6 +52,7 @@ class CostLine:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     requests: int = 0
+    unpriced: int = 0  # requests to a model with no known price: not in cost_usd
 
 
 @dataclass
@@ -66,6 +67,7 @@ class CostLedger:
         line.usage = line.usage + usage
         line.cost_usd += cost_usd(model, usage)
         line.requests += 1
+        line.unpriced += price_for(model) is None
         if self.on_add is not None:
             self.on_add(purpose, model, usage)
 

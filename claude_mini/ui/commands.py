@@ -17,8 +17,8 @@ module per group, and are registered on the registry's first use, before the
 background discovery, so completion lists them from the first keystroke:
 
     help_commands.py        /help
-    session_commands.py     /clear /resume /model /exit
-    context_commands.py     /context /cost /status /config
+    session_commands.py     /clear /resume /exit
+    context_commands.py     /context /cost /status /config /model
     permission_commands.py  /permissions
     init_commands.py        /init
 

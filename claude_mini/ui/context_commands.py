@@ -1,4 +1,4 @@
-"""What the session holds, costs and runs with: /context, /cost, /status, /config."""
+"""What the session holds, costs and runs with: /context, /cost, /status, /config, /model."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from claude_mini.ui.commands import CommandContext, command, print_lines
 from claude_mini.ui.context_usage import compaction_line, context_used, context_window
 
 if TYPE_CHECKING:
+    from claude_mini.llm.client import ModelClient
     from claude_mini.runtime import Runtime
 
 
@@ -51,6 +52,7 @@ def show_cost(ctx: CommandContext) -> None:
     from claude_mini.llm.pricing import price_for
 
     costs = ctx.rt.session.costs
+    offline = ctx.rt.client.provider == "local"
     header = f"  {'purpose':<9}{'requests':>9}{'input':>10}{'cache rd':>10}{'cache wr':>10}{'output':>9}{'cost':>10}"
     lines = [f"Session {ctx.rt.session.id} · {_duration(time.time() - ctx.rt.session.started)}", header]
     names = [*PURPOSES, *(p for p in costs.by_purpose if p not in PURPOSES)]
@@ -60,15 +62,27 @@ def show_cost(ctx: CommandContext) -> None:
             lines.append(f"  {purpose:<9}{0:>9}{'-':>10}{'-':>10}{'-':>10}{'-':>9}{'-':>10}")
             continue
         u = line.usage
+        shown = _dollars(line.cost_usd, line.unpriced and not offline)
         lines.append(f"  {purpose:<9}{line.requests:>9}{u.input_tokens:>10,}{u.cache_read_input_tokens:>10,}"
-                     f"{u.cache_creation_input_tokens:>10,}{u.output_tokens:>9,}{'$' + format(line.cost_usd, '.4f'):>10}")
+                     f"{u.cache_creation_input_tokens:>10,}{u.output_tokens:>9,}{shown:>10}")
     t = costs.total_usage
+    unpriced = sum(c.unpriced for c in costs.by_purpose.values())
     lines.append(f"  {'total':<9}{sum(c.requests for c in costs.by_purpose.values()):>9}{t.input_tokens:>10,}"
                  f"{t.cache_read_input_tokens:>10,}{t.cache_creation_input_tokens:>10,}{t.output_tokens:>9,}"
-                 f"{'$' + format(costs.total_cost, '.4f'):>10}")
-    if price_for(ctx.rt.agent.model) is None:
-        lines.append(f"  (no price known for {ctx.rt.agent.model}: counted as $0, as for local models)")
+                 f"{_dollars(costs.total_cost, unpriced and not offline):>10}")
+    if offline:
+        lines.append("  (the offline model runs on this machine: it costs nothing)")
+    elif unpriced or price_for(ctx.rt.agent.model) is None:
+        lines.append(f"  (no price known for {ctx.rt.agent.model}: its requests' cost is unknown, "
+                     "not counted in the dollars)")
     print_lines(ctx, lines)
+
+
+def _dollars(cost: float, unknown_part: bool | int) -> str:
+    """`$0.0123`; `?` when nothing was priced, `$0.0123+?` when part of it was not."""
+    if not unknown_part:
+        return f"${cost:.4f}"
+    return f"${cost:.4f}+?" if cost else "?"
 
 
 def _duration(seconds: float) -> str:
@@ -83,14 +97,10 @@ def show_status(ctx: CommandContext) -> None:
     from claude_mini.config import settings_files
 
     rt, cfg = ctx.rt, ctx.rt.config
-    endpoint = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com (default)"
-    auth = next((n for n in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(n)), None)
     loaded = {str(layer.path) for layer in cfg.layers if layer.path}
     lines = [
         f"claude-mini {__version__} · Python {platform.python_version()} · {_versions()}",
-        f"Endpoint:     {endpoint}",
-        f"Auth:         {auth + ' is set' if auth else 'no key (a local server may not need one)'}",
-        f"Model:        {rt.agent.model} (side model {cfg.small_model})",
+        *_model_lines(rt),
         f"Directory:    {cfg.cwd} (project root {cfg.project_root})",
         f"Session:      {rt.session.id}",
         f"Transcript:   {rt.session.transcript.path}",
@@ -106,6 +116,18 @@ def show_status(ctx: CommandContext) -> None:
     if any(layer.source == "flags" for layer in cfg.layers):
         lines.append("  flags    command line  [loaded]")
     print_lines(ctx, lines)
+
+
+def _model_lines(rt: Runtime) -> list[str]:
+    """Endpoint, auth and model: for the offline model, that nothing leaves this machine."""
+    if rt.client.provider == "local":
+        return ["Endpoint:     none: the offline model runs in this process (no network)",
+                f"Model:        {rt.client.name}; it also serves recall and compaction (no side model)"]
+    endpoint = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com (default)"
+    auth = next((n for n in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(n)), None)
+    return [f"Endpoint:     {endpoint}",
+            f"Auth:         {auth + ' is set' if auth else 'no key (a local server may not need one)'}",
+            f"Model:        {rt.agent.model} (side model {rt.config.small_model})"]
 
 
 def _versions() -> str:
@@ -153,3 +175,60 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             out[f"{prefix}{key}"] = value
     return out
+
+
+@command("model", help="Show or change the model for this session (`local`: the offline model).",
+         usage="[name]")
+async def set_model(ctx: CommandContext) -> None:
+    """`/model` shows the model; `/model NAME` switches to it (`local[:PATH]`: the offline model)."""
+    from claude_mini.llm.pricing import price_for
+
+    rt = ctx.rt
+    if not ctx.args:
+        what = (f"{rt.client.name}; it also serves recall and compaction (no side model)"
+                if rt.client.provider == "local" else f"{rt.agent.model} (side model: {rt.config.small_model})")
+        ctx.console.print(f"Model: {what}. Change it with /model NAME.", markup=False)
+        return
+    name = ctx.args.split()[0]
+    try:
+        client = _client_for(rt, name)
+    except _NotSwitched as exc:
+        ctx.console.print(f"Not changed: {exc}", style="yellow", markup=False)
+        return
+    if client is not rt.client:
+        old, rt.client = rt.client, client
+        rt.agent.client = client
+        await old.aclose()
+    rt.agent.model = rt.config.model = name
+    if client.provider == "local":
+        ctx.console.print(f"Model set to {client.name} for this session "
+                          "(it also serves recall and compaction; memory extraction is off).", markup=False)
+        return
+    ctx.console.print(f"Model set to {name} for this session (the prompt cache starts over).", markup=False)
+    if price_for(name) is None:
+        ctx.console.print(f"⚠ {name} is not a Claude model claude-mini knows: its price is unknown (/cost "
+                          "shows it as unknown), and the server says on the first request whether it "
+                          "has it.", style="yellow", markup=False)
+
+
+class _NotSwitched(Exception):
+    """/model cannot switch to that model here; the message says why."""
+
+
+def _client_for(rt: Runtime, name: str) -> ModelClient:
+    """The client that serves `name`: the offline model for `local[:PATH]`, else the API client
+    (the running one, or a new one when leaving the offline model)."""
+    from claude_mini.llm import local
+    from claude_mini.llm.client import AnthropicClient, missing_credentials
+
+    if local.is_local_model(name):
+        try:
+            return local.open_local_client(name)
+        except local.LocalModelError as exc:
+            raise _NotSwitched(str(exc)) from None
+    if rt.client.provider != "local":
+        return rt.client
+    if missing_credentials():
+        raise _NotSwitched(f"{name} needs the Anthropic API or a compatible server: set ANTHROPIC_API_KEY "
+                           "(or ANTHROPIC_AUTH_TOKEN) or ANTHROPIC_BASE_URL, then start claude-mini again.")
+    return AnthropicClient()

@@ -1,4 +1,4 @@
-"""Which conversation this is and who answers it: /clear, /resume, /model, /exit.
+"""Which conversation this is: /clear, /resume, /exit (/model is in context_commands.py).
 
 A new or resumed session goes through `Runtime.switch_session`, so every memory
 layer follows it; the old session stays on disk, resumable.
@@ -155,19 +155,6 @@ def _ago(seconds: float) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
     return "just now"
-
-
-@command("model", help="Show or change the model for this session.", usage="[name]")
-def set_model(ctx: CommandContext) -> None:
-    """`/model` shows the model; `/model NAME` switches to it."""
-    rt = ctx.rt
-    if not ctx.args:
-        ctx.console.print(f"Model: {rt.agent.model} (side model: {rt.config.small_model}). "
-                          "Change it with /model NAME.", markup=False)
-        return
-    name = ctx.args.split()[0]
-    rt.agent.model = rt.config.model = name
-    ctx.console.print(f"Model set to {name} for this session (the prompt cache starts over).", markup=False)
 
 
 @command("exit", help="Leave claude-mini (the session is saved).", aliases=("quit",), needs_runtime=False)

@@ -28,6 +28,16 @@ def next_mode(mode: str, modes: Sequence[str]) -> str:
     return modes[(list(modes).index(mode) + 1) % len(modes)] if mode in modes else modes[0]
 
 
+def cost_text(runtime: Runtime) -> str:
+    """The session's cost: `$0.0123`; requests to a model with no known price make it unknown
+    (`$0.0123 + unknown`), except on the offline model, which is free."""
+    costs = runtime.session.costs
+    dollars = f"${costs.total_cost:.4f}"
+    if runtime.client.provider == "local" or not any(c.unpriced for c in costs.by_purpose.values()):
+        return dollars
+    return f"{dollars} + unknown" if costs.total_cost else "cost unknown"
+
+
 def status_line(runtime: Runtime | None, *, model: str, pending_mode: str, notices: NoticeChannel,
                 exit_armed: bool) -> FormattedText:
     """The line for `runtime` (None while it loads: then `model` and `pending_mode` are shown)."""
@@ -40,7 +50,7 @@ def status_line(runtime: Runtime | None, *, model: str, pending_mode: str, notic
     if runtime:
         used, window = context_used(runtime), context_window(runtime)
         line.append(("", f" · context {human_tokens(used)}/{human_tokens(window)} "
-                         f"({100 * used / window:.0f}%) · ${runtime.session.costs.total_cost:.4f}"))
+                         f"({100 * used / window:.0f}%) · {cost_text(runtime)}"))
         warning = compact_warning(runtime)
         if warning:
             line.append(("class:toolbar.warn", f" · {warning}"))

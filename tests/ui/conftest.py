@@ -26,6 +26,7 @@ class StubClient:
     """A model client that must not be called: commands never talk to the model themselves."""
 
     name = "stub"
+    provider = "stub"  # ModelClient: neither the API nor the offline model
 
     async def stream(self, request):  # pragma: no cover - a call is a test failure
         raise AssertionError("the model was called")
