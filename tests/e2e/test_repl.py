@@ -28,6 +28,8 @@ class Terminal:
 
     def __init__(self, args: list[str], cwd: Path, env: dict[str, str]) -> None:
         self.output = io.StringIO()
+        # The terminal's own size, not the COLUMNS=80/LINES=24 that pytest-xdist workers inherit.
+        env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
         self.child = pexpect.spawn(sys.executable, ["-m", "claude_mini", *args], cwd=str(cwd), env=env,
                                    encoding="utf-8", dimensions=(30, 110), timeout=30)
         self.child.logfile_read = self.output
