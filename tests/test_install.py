@@ -1,4 +1,5 @@
-"""What each install of claude-mini brings: users get the tool, not llama.cpp or the dev tools.
+"""What each install of claude-mini brings: users get the tool (with the offline model in the Quick
+start, without it in the API-only commands), never the dev tools.
 
 The README's Quick start commands are read from the README itself and their packages taken
 from uv.lock (`uv export --frozen` reads the lock without the network), so the test follows
@@ -48,12 +49,18 @@ def locked_packages(uv_run: str) -> set[str]:
     return {m.group(1) for m in re.finditer(r"^([A-Za-z0-9_.-]+)==", out, re.M)}
 
 
-def test_the_assistant_command_installs_neither_llama_nor_dev_tools():
+def test_the_assistant_command_installs_the_offline_model_but_no_dev_tools():
     start, _ = quick_start()
     assert start.endswith("claude-mini")
     packages = locked_packages(start)
-    assert "anthropic" in packages
-    assert not packages & (LOCAL_MODEL | DEV_TOOLS)
+    assert "anthropic" in packages and packages >= LOCAL_MODEL  # a fresh machine runs offline
+    assert not packages & DEV_TOOLS
+
+
+def test_the_api_only_command_of_the_readme_installs_neither():
+    assert "$ python3 -m uv run --no-dev claude-mini\n" in README
+    packages = locked_packages("python3 -m uv run --no-dev claude-mini")
+    assert "anthropic" in packages and not packages & (LOCAL_MODEL | DEV_TOOLS)
 
 
 def test_the_test_command_installs_the_dev_tools_and_the_real_local_model():
