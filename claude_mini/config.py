@@ -146,7 +146,9 @@ PERMISSION_LISTS = ("allow", "ask", "deny")
 def remove_permission_rule(config: Config, path: Path, rule: str) -> list[str]:
     """Delete `rule` from `permissions.allow/ask/deny` of the settings file `path`, as Claude
     Code's /permissions does; returns the lists it was in. The file is rewritten atomically
-    with its other keys kept (its formatting is not), and this session's settings follow it."""
+    with its other keys kept (its formatting is not), and this session's settings follow it;
+    the typed fields the session may have changed since it started (the model of /model or
+    of the offline fallback) are left alone."""
     from claude_mini.memory.fileutil import atomic_write
 
     target = path.resolve()  # a linked settings file stays linked
@@ -167,7 +169,7 @@ def remove_permission_rule(config: Config, path: Path, rule: str) -> list[str]:
     for layer in config.raw_layers:
         if layer.path == path:
             layer.data = data
-    _assemble(config)
+    _merge_layers(config)
     return lists
 
 
@@ -431,6 +433,12 @@ def load_config(cwd: Path, flags: dict[str, Any] | None = None, *, trust_folder:
 
 def _assemble(config: Config) -> None:
     """Layers (trust-filtered), merged settings, origins and typed fields from `raw_layers`."""
+    _merge_layers(config)
+    _apply_settings(config, config.flags)
+
+
+def _merge_layers(config: Config) -> None:
+    """Layers (trust-filtered), merged settings and origins from `raw_layers`."""
     config.layers, config.ignored = _trusted_layers(config.raw_layers, config.trusted)
     merged: dict[str, Any] = {}
     origins: dict[str, str] = {}
@@ -444,7 +452,6 @@ def _assemble(config: Config) -> None:
     config._untrusted_line = untrusted_notice(config.ignored) if config.ignored else None
     if config._untrusted_line:
         config.warnings.append(config._untrusted_line)
-    _apply_settings(config, config.flags)
 
 
 def _trusted_layers(layers: list[SettingsLayer], trusted: bool

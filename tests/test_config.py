@@ -211,3 +211,20 @@ def test_config_memory_follows_the_merged_settings_and_the_model(repo, files) ->
     assert config.memory.recall.strategy == "lexical"
     assert ForgetSettings.from_config(None) == ForgetSettings() == config.memory.forget
     assert DreamSettings.from_config(config) == config.memory.dream == DreamSettings()
+
+
+def test_removing_a_rule_keeps_the_model_the_session_switched_to(repo, files):
+    """/permissions remove re-reads the settings, but /model local (or the offline fallback)
+    stays: extraction, which is off for the offline model, must not come back on."""
+    from claude_mini.config import remove_permission_rule
+    from claude_mini.memory.extract import Extractor
+    from claude_mini.session import Session
+
+    write(files["local"], {"model": "claude-haiku-4-5", "permissions": {"allow": ["Read", "Bash(ls)"]}})
+    config = load_config(repo, trust_folder=True)
+    config.model = "local"  # what /model local and runtime.make_client's fallback set
+    extractor = Extractor.for_runtime(config, Session(repo), None, None, None)  # type: ignore[arg-type]
+    assert remove_permission_rule(config, files["local"], "Bash(ls)") == ["allow"]
+    assert config.model == "local"
+    assert not extractor.enabled()
+    assert config.get("permissions.allow") == ["Read"] and config.get("model") == "claude-haiku-4-5"
