@@ -534,11 +534,11 @@ class PermissionPolicy:
         self._allow.append(parsed)
         return parsed
 
-    def remove_rules(self, text: str, sources: Iterable[str]) -> None:
-        """Drop the rules written `text` that came from `sources` (/permissions remove)."""
-        keep = set(sources)
+    def remove_rules(self, gone: Iterable[Rule]) -> None:
+        """Drop these rules (/permissions remove: the session's, and those deleted from their file)."""
+        dropped = list(gone)
         for rules in (self._deny, self._ask, self._allow):
-            rules[:] = [rule for rule in rules if not (rule.text == text and rule.source in keep)]
+            rules[:] = [rule for rule in rules if rule not in dropped]
 
     def add_directory(self, folder: Path) -> None:
         """Treat `folder` as part of the workspace (acceptEdits edits it without asking)."""

@@ -55,23 +55,30 @@ FILE_SOURCES = ("user", "project", "local")  # settings files /permissions may e
 
 def remove_rule(runtime: Runtime, rule: str) -> str:
     """Drop a rule: a session rule for the rest of the session; a rule from a user, project or
-    local settings file is deleted from that file (as Claude Code's /permissions does).
+    local settings file is deleted from that file (as Claude Code's /permissions does); a file
+    that cannot be changed keeps its rule, in the file and in this session, the others still lose it.
     Managed and command-line rules stay: the message says why."""
-    from claude_mini.config import remove_permission_rule
+    from claude_mini.config import SettingsEditError, remove_permission_rule
 
     policy = runtime.policy
     found = [r for r in (*policy.deny_rules, *policy.ask_rules, *policy.allow_rules) if r.text == rule]
     if not found:
         session_rules = [r.text for r in policy.allow_rules if r.source == "session"]
         return f"No rule {rule}. Session rules: {', '.join(session_rules) or 'none'}."
-    lines = []
+    lines: list[str] = []
+    failed: set[str] = set()
     for origin in sorted({r.origin for r in found if r.source in FILE_SOURCES and r.origin}):
-        lists = remove_permission_rule(runtime.config, Path(origin), rule)
+        try:
+            lists = remove_permission_rule(runtime.config, Path(origin), rule)
+        except SettingsEditError as exc:
+            lines.append(f"Not changed: {exc}")
+            failed.add(origin)
+            continue
         lines.append(f"Removed {rule} from {origin} ({', '.join(f'permissions.{k}' for k in lists)})."
                      if lists else f"{rule} is no longer in {origin}; removed for this session.")
     if any(r.source == "session" for r in found):
         lines.append(f"Removed the session rule {rule}.")
-    policy.remove_rules(rule, ("session", *FILE_SOURCES))
+    policy.remove_rules(r for r in found if r.source in ("session", *FILE_SOURCES) and r.origin not in failed)
     for kept in (r for r in found if r.source not in ("session", *FILE_SOURCES)):
         lines.append(f"Kept {kept.where}: " + ("only your administrator can change managed settings."
                                                if kept.source == "managed" else

@@ -295,3 +295,25 @@ def test_context_includes_what_memory_hooks_report(slash):
     slash.runtime.hooks.append(Hook())
     out = slash.run("/context")
     assert "Recalled memories (strategy test): 1 in the context\n  tabs.md  120 bytes" in out
+
+
+def test_permissions_remove_reports_each_file_and_keeps_the_rule_of_the_one_it_could_not_change(
+        slash, repo, isolated_env):
+    from claude_mini import paths
+    from claude_mini.config import load_config
+    from claude_mini.runtime import make_policy
+
+    user = paths.home_dir() / "settings.json"
+    project = repo / ".claude" / "settings.json"
+    project.parent.mkdir()
+    for path in (user, project):
+        path.write_text(json.dumps({"permissions": {"allow": ["Read", "Bash(ls)"]}}))
+    slash.runtime.config = load_config(repo, trust_folder=True)
+    slash.runtime.policy = slash.runtime.agent.policy = make_policy(slash.runtime.config, slash.runtime.agent.ctx)
+    project.write_text("{broken")
+    out = slash.run("/permissions remove Bash(ls)", width=300)
+    assert f"Removed Bash(ls) from {user} (permissions.allow)." in out
+    assert f"Not changed: {project} is not valid JSON" in out
+    assert json.loads(user.read_text()) == {"permissions": {"allow": ["Read"]}}
+    assert project.read_text() == "{broken"
+    assert [r.origin for r in slash.runtime.policy.allow_rules if r.text == "Bash(ls)"] == [str(project)]
