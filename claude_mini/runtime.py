@@ -6,7 +6,7 @@ Print mode and the REPL both start here, so they behave the same.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from claude_mini import paths
 from claude_mini.agent.hooks import AgentHooks, SessionSource
@@ -69,6 +69,7 @@ class Runtime:
     notices: NoticeChannel
     extractor: Extractor | None = None  # Layer 4; also keeps the secret guard on agent.policy
     compactor: Compactor | None = None  # Layer 5
+    retired_clients: list[ModelClient] = field(default_factory=list)  # replaced by /model; closed in close()
 
     @property
     def hooks(self) -> list[AgentHooks]:
@@ -94,13 +95,21 @@ class Runtime:
         for hook in self.hooks:
             hook.on_session_change(session, source)
 
+    def switch_client(self, client: ModelClient) -> None:
+        """Answer with `client` from now on (/model). The old one is closed with the session, not
+        now: a fork started on it (a background extraction, a recall prefetch) may still be streaming."""
+        if client is not self.client:
+            self.retired_clients.append(self.client)
+            self.client = self.agent.client = client
+
     async def close(self) -> None:
-        """End the session: the hooks stop their background work, then the client closes."""
+        """End the session: the hooks stop their background work, then the clients close."""
         for hook in self.hooks:
             with contextlib.suppress(Exception):
                 await hook.on_session_end(self.agent)
-        with contextlib.suppress(Exception):
-            await self.client.aclose()
+        for client in (*self.retired_clients, self.client):
+            with contextlib.suppress(Exception):
+                await client.aclose()
 
     def rebuild_prompt(self) -> None:
         """Rebuild the system prompt and Layer 1 (after /clear, /compact, /memory edits).

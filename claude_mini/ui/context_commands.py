@@ -179,7 +179,7 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 @command("model", help="Show or change the model for this session (`local`: the offline model).",
          usage="[name]")
-async def set_model(ctx: CommandContext) -> None:
+def set_model(ctx: CommandContext) -> None:
     """`/model` shows the model; `/model NAME` switches to it (`local[:PATH]`: the offline model)."""
     from claude_mini.llm.pricing import price_for
 
@@ -195,10 +195,7 @@ async def set_model(ctx: CommandContext) -> None:
     except _NotSwitched as exc:
         ctx.console.print(f"Not changed: {exc}", style="yellow", markup=False)
         return
-    if client is not rt.client:
-        old, rt.client = rt.client, client
-        rt.agent.client = client
-        await old.aclose()
+    rt.switch_client(client)
     rt.agent.model = rt.config.model = name
     if client.provider == "local":
         ctx.console.print(f"Model set to {client.name} for this session "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -131,6 +132,21 @@ def test_model_shows_and_switches(slash):
     out = slash.run("/model claude-opus-4-5")
     assert slash.runtime.agent.model == "claude-opus-4-5" == slash.runtime.config.model
     assert "claude-opus-4-5" in out
+
+
+def test_model_keeps_the_old_client_open_until_the_session_ends(slash, monkeypatch):
+    """A fork started on the old client (a background extraction) may still be streaming."""
+    closed = []
+    old = slash.runtime.client
+    old.provider = "local"  # leaving the offline model for the API makes a new client
+    old.aclose = lambda: closed.append(old) or asyncio.sleep(0)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "x")
+    assert "Model set to claude-opus-4-5" in slash.run("/model claude-opus-4-5")
+    new = slash.runtime.client
+    assert new is not old and slash.runtime.agent.client is new
+    assert closed == []
+    asyncio.run(slash.runtime.close())
+    assert closed == [old]
 
 
 def _saved_session(repo, text: str) -> Session:
