@@ -265,6 +265,7 @@ class Agent:
         if isinstance(verdict, Deny):
             return ToolResult(f"Permission denied: {verdict.reason}", True)
         decision = await decide(self.policy, call)
+        guarded = isinstance(decision, Ask) and decision.by_rule
         if verdict is not None and not isinstance(decision, Deny):
             decision = verdict  # a hook may ask where the rules allow, or allow where they ask
         if isinstance(decision, Allow):
@@ -272,7 +273,7 @@ class Agent:
         if isinstance(decision, Deny):
             return ToolResult(f"Permission denied: {decision.reason}", True)
         assert isinstance(decision, Ask)
-        failure = await self._would_fail(call)
+        failure = None if guarded else await self._would_fail(call)
         if failure is not None:
             return failure  # nobody is asked to approve a call that cannot succeed
         if self.ask_user is None:

@@ -110,9 +110,14 @@ class Deny:
 
 @dataclass(frozen=True)
 class Ask:
-    """Ask the user first; `reason` says why a prompt is needed."""
+    """Ask the user first; `reason` says why a prompt is needed.
+
+    `by_rule`: a rule asks (an ask rule, or Bash reading what a Read deny rule covers), so
+    what the call would find is what the prompt guards: nothing is checked ahead of it.
+    """
 
     reason: str = ""
+    by_rule: bool = False
 
 
 Decision = Allow | Deny | Ask
@@ -659,7 +664,7 @@ class PermissionPolicy:
         if rule := self._first_match(self._deny, req):
             return Deny(f"Denied by {rule.where}{self._dynamic_note(rule, req)}")
         if rule := self._first_match(self._ask, req):
-            return Ask(f"{rule.where} asks for confirmation{self._dynamic_note(rule, req)}")
+            return Ask(f"{rule.where} asks for confirmation{self._dynamic_note(rule, req)}", by_rule=True)
         if req.tool == "Bash":
             return self._bash_reads_denied(req)
         return None
@@ -699,12 +704,13 @@ class PermissionPolicy:
             if target.recursive:
                 if rule := _denied_below(target.path, rules):
                     return Ask(f"{target.shown} is searched recursively and holds files covered by "
-                               f"{rule.where}; reading it with Bash needs approval")
+                               f"{rule.where}; reading it with Bash needs approval", by_rule=True)
             elif rule := _covering(rules, *both):
-                return Ask(f"{target.shown} is covered by {rule.where}; reading it with Bash needs approval")
+                return Ask(f"{target.shown} is covered by {rule.where}; reading it with Bash needs approval",
+                           by_rule=True)
         if shows_git_history(req.candidates) and (rule := _tracked_and_denied(req.cwd, rules)):
             return Ask(f"git history holds a tracked file covered by {rule.where}; showing it with Bash "
-                       "needs approval")
+                       "needs approval", by_rule=True)
         return None
 
     def _plan_decision(self, req: _Request, restriction: Ask | None) -> Decision:

@@ -109,7 +109,9 @@ class Tool(Protocol):
         """Raise the ToolError the call would end with, where that can be known without acting.
 
         The loop asks it before a permission prompt (in a worker thread: it may read
-        the disk), so nobody is asked to approve an edit that cannot apply.
+        the disk), so nobody is asked to approve an edit that cannot apply. What it
+        raises reaches the model before the user allows the call: it must not tell what
+        only an allowed call may learn (the loop never asks it when a rule asks).
         """
         ...
 

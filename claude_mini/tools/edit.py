@@ -71,9 +71,10 @@ class EditTool:
         self.input_schema = _schema()
 
     def validate(self, input: dict[str, Any], ctx: ToolContext) -> None:
-        """A file not read, or an old_string not found or not unique, fails before anyone is asked."""
+        """A file not read, or an old_string not found or not unique, fails before anyone is asked
+        (a missing file without its neighbours' names: those are told once the Edit is allowed)."""
         path, old, new, replace_all = _arguments(input, ctx)
-        _plan(path, old, new, replace_all, ctx.read_files.get(path))
+        _plan(path, old, new, replace_all, ctx.read_files.get(path), suggest=False)
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Apply the replacement atomically and record the new mtime as read."""
@@ -126,13 +127,15 @@ def _edit(path: Path, old: str, new: str, replace_all: bool, seen: float | None)
     return ToolResult(summary, metadata=meta), mtime
 
 
-def _plan(path: Path, old: str, new: str, replace_all: bool, seen: float | None) -> EditPlan | None:
+def _plan(
+    path: Path, old: str, new: str, replace_all: bool, seen: float | None, *, suggest: bool = True,
+) -> EditPlan | None:
     """What the Edit will do to the existing file (None: it creates the file), or why it cannot."""
     try:
         st = path.stat()
     except FileNotFoundError:
         if old:
-            raise ToolError(missing_file_message(path) + " To create a file, use Write.") from None
+            raise ToolError(missing_file_message(path, suggest) + " To create a file, use Write.") from None
         return None
     if path.is_dir():
         raise ToolError(f"{path} is a directory; Edit needs a file path.")

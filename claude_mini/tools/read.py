@@ -88,8 +88,8 @@ class ReadTool:
         self.input_schema = _schema()
 
     def validate(self, input: dict[str, Any], ctx: ToolContext) -> None:
-        """A missing path, a folder or a device fails before anyone is asked to allow the Read."""
-        _stat_regular_file(ctx.resolve(str_arg(input, "file_path")))
+        """Nothing to check ahead: whether a path exists, and its neighbours' names, are what
+        a prompt before a Read guards."""
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Read the requested window of the file and remember its mtime."""
@@ -143,12 +143,14 @@ def _stat_regular_file(path: Path) -> os.stat_result:
     return st
 
 
-def missing_file_message(path: Path) -> str:
-    """'File does not exist' plus close matches from the same folder, when cheap to find."""
+def missing_file_message(path: Path, suggest: bool = True) -> str:
+    """'File does not exist' plus, if `suggest`, close matches from the same folder when cheap to find."""
     message = f"File does not exist: {path}."
     parent = path.parent
     if not parent.is_dir():
         return message + f" Its directory {parent} does not exist either."
+    if not suggest:
+        return message
     try:
         with os.scandir(parent) as entries:
             # A huge directory is not worth scanning just for a hint.

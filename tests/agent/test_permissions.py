@@ -207,7 +207,7 @@ def test_deny_rules_catch_commands_named_at_run_time(root: Path) -> None:
 def test_ask_rules_ask_in_accept_edits_and_in_bypass(root: Path) -> None:
     p = policy(root, ("project", {"ask": ["Edit(src/**)"], "allow": ["Edit"]}), mode="acceptEdits")
     decision = p.can_use_tool("Edit", edit(root / "src/a.py"))
-    assert decision == Ask("project rule Edit(src/**) asks for confirmation")
+    assert decision == Ask("project rule Edit(src/**) asks for confirmation", by_rule=True)
     assert isinstance(p.can_use_tool("Edit", edit(root / "README.md")), Allow)
     p.mode = "bypassPermissions"
     assert p.can_use_tool("Edit", edit(root / "src/a.py")) == decision

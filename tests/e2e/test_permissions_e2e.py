@@ -81,3 +81,23 @@ def test_edits_that_cannot_apply_fail_without_a_prompt(start, fake_server, repo)
     assert missing["is_error"] and "old_string was not found" in missing["content"]
     assert (repo / "notes.txt").read_text() == "bye\n" and (repo / "README.md").read_text() == "# demo\n"
     assert "hello" in (repo / "app.py").read_text()
+
+
+def test_a_call_an_ask_rule_covers_is_not_checked_before_approval(run_cli, fake_server, repo):
+    # What a Read or Write would fail with (a missing file and its neighbours' names, a file
+    # that exists) is what the ask rule guards: the model learns it only once the user allows.
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps(
+        {"permissions": {"ask": ["Read(./secrets/**)", "Write(./secrets/**)"]}}))
+    (repo / "secrets").mkdir()
+    (repo / "secrets" / "tokens.txt").write_text("t0ken\n")
+    fake_server.queue(
+        Reply.tools([("Read", {"file_path": "secrets/token.txt"}),
+                     ("Write", {"file_path": "secrets/tokens.txt", "content": "x"})]),
+        Reply.text("ok"))
+    assert run_cli("-p", "look", "--permission-mode", "acceptEdits").returncode == 0
+    read, write = fake_server.requests_for("main")[-1].body["messages"][-1]["content"]
+    for result in (read, write):
+        assert result["is_error"] and result["content"].startswith("Permission needed"), result
+        assert "tokens.txt" not in result["content"] and "exist" not in result["content"]
+    assert (repo / "secrets" / "tokens.txt").read_text() == "t0ken\n"

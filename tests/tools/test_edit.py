@@ -123,3 +123,13 @@ def test_binary_file_is_refused(tmp_path: Path, run, ctx) -> None:
     ctx.read_files[path] = path.stat().st_mtime
     with pytest.raises(ToolError, match="binary"):
         run(EditTool(), file_path="blob.dat", old_string="a", new_string="c")
+
+
+def test_a_missing_file_names_its_neighbours_only_once_the_edit_runs(tmp_path: Path, run, ctx) -> None:
+    (tmp_path / "config.yaml").write_text("a: 1\n")
+    edit = {"file_path": "config.yml", "old_string": "a", "new_string": "b"}
+    with pytest.raises(ToolError, match="does not exist") as before:
+        EditTool().validate(edit, ctx)  # asked before the permission prompt
+    assert "config.yaml" not in str(before.value)
+    with pytest.raises(ToolError, match="Did you mean.*config.yaml"):
+        run(EditTool(), **edit)
