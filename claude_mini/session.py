@@ -52,7 +52,7 @@ class CostLine:
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
     requests: int = 0
-    unpriced: int = 0  # requests to a model with no known price: not in cost_usd
+    unpriced: set[str] = field(default_factory=set)  # models with no known price served some: not in cost_usd
 
 
 @dataclass
@@ -67,7 +67,8 @@ class CostLedger:
         line.usage = line.usage + usage
         line.cost_usd += cost_usd(model, usage)
         line.requests += 1
-        line.unpriced += price_for(model) is None
+        if price_for(model) is None:
+            line.unpriced.add(model)
         if self.on_add is not None:
             self.on_add(purpose, model, usage)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from claude_mini.ui.commands import CommandContext, command, print_lines
 from claude_mini.ui.context_usage import compaction_line, context_used, context_window
+from claude_mini.ui.status_line import unknown_price_models
 
 if TYPE_CHECKING:
     from claude_mini.llm.client import ModelClient
@@ -52,7 +53,6 @@ def show_cost(ctx: CommandContext) -> None:
     from claude_mini.llm.pricing import price_for
 
     costs = ctx.rt.session.costs
-    offline = ctx.rt.client.provider == "local"
     header = f"  {'purpose':<9}{'requests':>9}{'input':>10}{'cache rd':>10}{'cache wr':>10}{'output':>9}{'cost':>10}"
     lines = [f"Session {ctx.rt.session.id} · {_duration(time.time() - ctx.rt.session.started)}", header]
     names = [*PURPOSES, *(p for p in costs.by_purpose if p not in PURPOSES)]
@@ -62,23 +62,25 @@ def show_cost(ctx: CommandContext) -> None:
             lines.append(f"  {purpose:<9}{0:>9}{'-':>10}{'-':>10}{'-':>10}{'-':>9}{'-':>10}")
             continue
         u = line.usage
-        shown = _dollars(line.cost_usd, line.unpriced and not offline)
+        shown = _dollars(line.cost_usd, bool(unknown_price_models(ctx.rt, [line])))
         lines.append(f"  {purpose:<9}{line.requests:>9}{u.input_tokens:>10,}{u.cache_read_input_tokens:>10,}"
                      f"{u.cache_creation_input_tokens:>10,}{u.output_tokens:>9,}{shown:>10}")
     t = costs.total_usage
-    unpriced = sum(c.unpriced for c in costs.by_purpose.values())
+    unknown = unknown_price_models(ctx.rt, costs.by_purpose.values())
     lines.append(f"  {'total':<9}{sum(c.requests for c in costs.by_purpose.values()):>9}{t.input_tokens:>10,}"
                  f"{t.cache_read_input_tokens:>10,}{t.cache_creation_input_tokens:>10,}{t.output_tokens:>9,}"
-                 f"{_dollars(costs.total_cost, unpriced and not offline):>10}")
-    if offline:
+                 f"{_dollars(costs.total_cost, bool(unknown)):>10}")
+    if ctx.rt.client.provider == "local":
         lines.append("  (the offline model runs on this machine: it costs nothing)")
-    elif unpriced or price_for(ctx.rt.agent.model) is None:
-        lines.append(f"  (no price known for {ctx.rt.agent.model}: its requests' cost is unknown, "
+    elif price_for(ctx.rt.agent.model) is None:
+        unknown.add(ctx.rt.agent.model)
+    if unknown:
+        lines.append(f"  (no price known for {', '.join(sorted(unknown))}: its requests' cost is unknown, "
                      "not counted in the dollars)")
     print_lines(ctx, lines)
 
 
-def _dollars(cost: float, unknown_part: bool | int) -> str:
+def _dollars(cost: float, unknown_part: bool) -> str:
     """`$0.0123`; `?` when nothing was priced, `$0.0123+?` when part of it was not."""
     if not unknown_part:
         return f"${cost:.4f}"

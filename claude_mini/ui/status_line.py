@@ -8,7 +8,7 @@ jobs that run now (recalling, extracting, ...).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.formatted_text import FormattedText
@@ -18,6 +18,7 @@ from claude_mini.ui.context_usage import compact_warning, context_used, context_
 if TYPE_CHECKING:
     from claude_mini.notices import NoticeChannel
     from claude_mini.runtime import Runtime
+    from claude_mini.session import CostLine
 
 MODE_LABELS = {"default": "default", "acceptEdits": "accept edits", "plan": "plan",
                "bypassPermissions": "bypass permissions"}
@@ -28,12 +29,21 @@ def next_mode(mode: str, modes: Sequence[str]) -> str:
     return modes[(list(modes).index(mode) + 1) % len(modes)] if mode in modes else modes[0]
 
 
+def unknown_price_models(runtime: Runtime, lines: Iterable[CostLine]) -> set[str]:
+    """The models of these requests whose cost is unknown: no price known, and not an offline
+    model this session ran (those are free), whichever model answers now."""
+    from claude_mini.llm.local import LocalClient
+
+    offline = {c.model for c in (runtime.client, *runtime.retired_clients) if isinstance(c, LocalClient)}
+    return {model for line in lines for model in line.unpriced} - offline
+
+
 def cost_text(runtime: Runtime) -> str:
     """The session's cost: `$0.0123`; requests to a model with no known price make it unknown
     (`$0.0123 + unknown`), except on the offline model, which is free."""
     costs = runtime.session.costs
     dollars = f"${costs.total_cost:.4f}"
-    if runtime.client.provider == "local" or not any(c.unpriced for c in costs.by_purpose.values()):
+    if not unknown_price_models(runtime, costs.by_purpose.values()):
         return dollars
     return f"{dollars} + unknown" if costs.total_cost else "cost unknown"
 

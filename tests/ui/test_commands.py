@@ -76,6 +76,24 @@ def test_cost_says_when_the_model_has_no_price(slash):
     assert "no price known for qwen2.5-coder" in slash.run("/cost")
 
 
+def test_cost_is_unknown_for_api_requests_to_an_unpriced_model_after_switching_to_the_offline_one(slash):
+    from pathlib import Path
+
+    from claude_mini.llm.local import LocalClient
+    from claude_mini.ui.status_line import cost_text
+
+    rt, api = slash.runtime, slash.runtime.client
+    rt.session.costs.add("main", "qwen3-coder", Usage(input_tokens=100))  # an API model with no price
+    rt.switch_client(LocalClient(Path("SmolLM2.gguf")))  # /model local
+    rt.session.costs.add("extract", "SmolLM2", Usage(input_tokens=100))
+    rows = {line.split()[0]: line.split() for line in slash.run("/cost").splitlines()[2:]}
+    assert rows["main"][-1] == "?" and rows["total"][-1] == "?" and rows["extract"][-1] == "$0.0000"
+    assert cost_text(rt) == "cost unknown"
+    rt.switch_client(api)  # and back to the API: the offline model's requests stay free
+    rt.session.costs.by_purpose.pop("main")
+    assert "$0.0000" in slash.run("/cost").splitlines()[-1] and cost_text(rt) == "$0.0000"
+
+
 def test_context_shows_sections_instructions_and_messages(slash, repo):
     rt = slash.runtime
     rt.session.add_message(Message.user("hello"))
