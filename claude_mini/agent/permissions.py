@@ -36,6 +36,7 @@ effort, as in Claude Code: `grep -r x .` still reads everything.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
@@ -606,10 +607,13 @@ class PermissionPolicy:
         restriction = self._restrictions(req)
         if isinstance(restriction, Deny):
             return restriction
-        if problem := self._memory_layout_problem(req):
-            return Deny(problem)
+        layout = self._memory_layout(req)
+        if isinstance(layout, Deny):
+            return layout
         if self._mode == "plan":
             return self._plan_decision(req, restriction)
+        if layout is not None:
+            return layout  # asks in every mode, over any allow rule, as an ask rule does
         if self._mode == "bypassPermissions":
             return self._bypass_decision(req, restriction)
         if restriction is not None:
@@ -629,15 +633,20 @@ class PermissionPolicy:
             return restriction
         return Deny(f"{restriction.reason}; bypassPermissions mode does not lift Read deny rules")
 
-    def _memory_layout_problem(self, req: _Request) -> str | None:
-        """Why a Write/Edit, or a Bash line's arguments, would break the memory folder's layout."""
+    def _memory_layout(self, req: _Request) -> Deny | Ask | None:
+        """Deny a Write/Edit, or a Bash line, that would break the memory folder's layout; ask
+        when a Bash line names the index after a `cd` (where it lands cannot be known)."""
         if req.tool in EDIT_TOOLS:
             found = (memory_layout_problem(p, d) for p in req.real_paths for d in self._edit_dirs if _within(p, d))
         elif req.tool == "Bash" and req.command is not None:
-            found = (_index_folder_problem(c, req.cwd, d) for c in req.candidates for d in self._edit_dirs)
+            found = (_index_command_problem(c, req.cwd, d) for c in req.candidates for d in self._edit_dirs)
         else:
             return None
-        return next((problem for problem in found if problem), None)
+        if problem := next((problem for problem in found if problem), None):
+            return Deny(problem)
+        if req.tool == "Bash" and self._edit_dirs and (doubt := _index_after_cd(req.candidates)):
+            return Ask(doubt)
+        return None
 
     def _in_edit_dirs(self, req: _Request) -> bool:
         return bool(req.tool in EDIT_TOOLS and req.real_paths and all(
@@ -960,15 +969,46 @@ def memory_layout_problem(real: str, memory_dir: str) -> str | None:
     return None
 
 
-def _index_folder_problem(command: SimpleCommand, cwd: str, memory_dir: str) -> str | None:
-    """Why a shell command would make MEMORY.md a folder (`mkdir MEMORY.md`, a path below it)."""
+def _index_command_problem(command: SimpleCommand, cwd: str, memory_dir: str) -> str | None:
+    """Why a shell command would make MEMORY.md a folder: a path below it, or the index itself
+    as an argument of anything but a read-only command (mkdir, mv, cp -r and ln -s all could)."""
     index = os.path.join(memory_dir, INDEX_NAME)
-    program = os.path.basename(command.words[0]) if command.words else ""
+    changes = read_only_problem(command) is not None
     for word in command.words[1:]:
-        real = os.path.realpath(absolute_path(word, cwd))
-        if real.lower().startswith(index.lower() + os.sep) or (program == "mkdir" and real.lower() == index.lower()):
-            return (f"{index} is the memory index, a file: this command would make it a folder "
-                    f"({word}). Write topic files next to it instead")
+        value = word.partition("=")[2] if word.startswith("-") and "=" in word else word
+        lexical = absolute_path(value, cwd)
+        for path in {lexical, os.path.realpath(lexical)}:
+            where = _index_match(path, index)
+            if where == "below":
+                return (f"{index} is the memory index, a file: this command would make it a folder "
+                        f"({word}). Write topic files next to it instead")
+            if where == "at" and changes:
+                return (f"{index} is the memory index, a file: a shell command may only read it, and "
+                        f"this one could replace it or make it a folder ({word}). Change it with Write or Edit")
+    return None
+
+
+def _index_match(path: str, index: str) -> str | None:
+    """"at" if `path` (wildcards allowed, case ignored) names `index`, "below" if a path inside it."""
+    parts, want = Path(path.lower()).parts, Path(index.lower()).parts
+    if len(parts) < len(want) or not all(fnmatch.fnmatchcase(w, p) for w, p in zip(want, parts, strict=False)):
+        return None
+    return "below" if len(parts) > len(want) else "at"
+
+
+def _index_after_cd(candidates: list[SimpleCommand]) -> str | None:
+    """Why a line that changes directory and then names MEMORY.md (relative) needs approval."""
+    moved = False
+    for command in candidates:
+        program = os.path.basename(command.words[0]) if command.words else ""
+        moved = moved or program in ("cd", "pushd", "popd")
+        if not moved or read_only_problem(command) is None or program in ("cd", "pushd", "popd"):
+            continue
+        for word in command.words[1:]:
+            if not os.path.isabs(os.path.expanduser(word)) and any(
+                    fnmatch.fnmatchcase(INDEX_NAME.lower(), part.lower()) for part in Path(word).parts):
+                return (f"this line changes directory and then names {word}: whether that is the memory "
+                        f"index ({INDEX_NAME}, a file) cannot be known in advance")
     return None
 
 

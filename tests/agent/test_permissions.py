@@ -545,6 +545,25 @@ def test_no_agent_makes_memory_md_a_folder_or_writes_other_files_in_the_memory_f
     for command in (f"mkdir {memory}/MEMORY.md", f"mkdir -p {memory}/MEMORY.md/sub",
                     f"touch {memory}/MEMORY.md/x.md"):
         decision = main.can_use_tool("Bash", bash(command))
-        assert isinstance(decision, Deny) and "would make it a folder" in decision.reason, command
+        assert isinstance(decision, Deny) and "is the memory index, a file" in decision.reason, command
     assert isinstance(main.can_use_tool("Bash", bash(f"mkdir -p {memory}/team")), Allow)
     assert isinstance(main.can_use_tool("Write", {"file_path": str(tmp_path / "notes.txt"), "content": "x"}), Allow)
+
+
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "bypassPermissions"])
+def test_no_shell_command_but_a_read_replaces_the_memory_index(tmp_path: Path, memory: Path, mode: str) -> None:
+    main = PermissionPolicy.from_layers([("user", {"allow": ["Bash"]})], cwd=tmp_path,
+                                        project_root=tmp_path, mode=mode)
+    main.allow_edits_in(memory)
+    (tmp_path / "d").mkdir()
+    for command in (f"mv d {memory}/MEMORY.md", f"cp -r d {memory}/MEMORY.md", f"ln -s {tmp_path}/d {memory}/MEMORY.md",
+                    f"cd {tmp_path} && mv d {memory}/memory.md", f"mv d {memory}/MEMORY.m?",
+                    f"cp -r --target-directory={memory}/MEMORY.md d", f"rm -f {memory}/MEMORY.md"):
+        decision = main.can_use_tool("Bash", bash(command))
+        assert isinstance(decision, Deny) and "may only read it" in decision.reason, command
+    for command in (f"cd {memory} && mkdir MEMORY.md", f"cd {memory}; mv {tmp_path}/d memory.md"):
+        decision = main.can_use_tool("Bash", bash(command))
+        assert isinstance(decision, Ask) and "cannot be known" in decision.reason, command
+    for command in (f"cat {memory}/MEMORY.md", f"cd {memory} && cat MEMORY.md", f"mv d {memory}/topic.md",
+                    f"rm -rf {tmp_path}/*"):
+        assert isinstance(main.can_use_tool("Bash", bash(command)), Allow), command

@@ -22,3 +22,17 @@ def test_the_main_agent_cannot_make_memory_md_a_folder(run_cli, fake_server, rep
     assert not (memory / "MEMORY.md").is_dir() and not (memory / "notes.txt").exists()
     again = run_cli("-p", "still there?")
     assert again.returncode == 0 and again.stderr == ""
+
+
+def test_no_shell_command_turns_memory_md_into_a_folder(run_cli, fake_server, repo):
+    memory = paths.memory_dir(repo)
+    (repo / "d").mkdir()
+    fake_server.on(Reply.tools([("Bash", {"command": f"mv d {memory}/MEMORY.md"}),
+                                ("Bash", {"command": f"cd {memory} && mkdir MEMORY.md"})]), purpose="main")
+    fake_server.on(Reply.text("Left it."), purpose="main")
+    result = run_cli("-p", "move it", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0, result.stderr
+    moved, made = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][:2]
+    assert moved["is_error"] and "a shell command may only read it" in moved["content"]
+    assert made["is_error"] and made["content"].startswith("Permission needed") and "cannot be known" in made["content"]
+    assert (repo / "d").is_dir() and not (memory / "MEMORY.md").is_dir()
