@@ -132,7 +132,7 @@ def make_client(config: Config, notices: NoticeChannel) -> ModelClient:
     A model asked for by name (flag, CLAUDE_MINI_MODEL, settings) is never swapped for the
     offline one: a CI job with a missing secret must fail, not succeed on a 135M model."""
     from claude_mini.llm import local
-    from claude_mini.llm.client import AnthropicClient, missing_credentials
+    from claude_mini.llm.client import AnthropicClient, RetryPolicy, missing_credentials
 
     chosen = local.is_local_model(config.model)
     automatic = (not chosen and missing_credentials() and not model_asked_for(config)
@@ -149,7 +149,10 @@ def make_client(config: Config, notices: NoticeChannel) -> ModelClient:
     if missing_credentials():
         raise SetupError(needs_credentials(config.model) if model_asked_for(config)
                          else NO_MODEL.format(extra_hint=local.extra_hint()))
-    return AnthropicClient()
+    retry, problems = RetryPolicy.from_env()
+    for problem in problems:
+        notices.say(problem, "warning", once=True)
+    return AnthropicClient(retry=retry)
 
 
 def model_asked_for(config: Config) -> bool:

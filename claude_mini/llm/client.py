@@ -232,11 +232,12 @@ class RetryPolicy:
     rand: Callable[[], float] = field(default=random.random)
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] = os.environ) -> RetryPolicy:
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> tuple[RetryPolicy, list[str]]:
         """The default policy, with `CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS` and
-        `CLAUDE_MINI_STREAM_IDLE_SECONDS` applied (a value that is not a number is ignored)."""
-        policy = cls()
-        for name, attr in ((MAX_WAIT_ENV, "max_wait"), (IDLE_ENV, "idle_timeout")):
+        `CLAUDE_MINI_STREAM_IDLE_SECONDS` applied, and what was wrong with either (a value that
+        is not a number of seconds is ignored; the caller tells the user)."""
+        policy, problems = cls(), []
+        for name, attr, least in ((MAX_WAIT_ENV, "max_wait", "0 or more"), (IDLE_ENV, "idle_timeout", "more than 0")):
             raw = environ.get(name)
             if raw is None:
                 continue
@@ -247,8 +248,9 @@ class RetryPolicy:
             if value >= 0 and (value > 0 or attr == "max_wait"):
                 setattr(policy, attr, value)
             else:
-                log.warning("%s=%r is not a number of seconds; using %g", name, raw, getattr(policy, attr))
-        return policy
+                problems.append(f"{name}={raw!r} is not a number of seconds ({least}); using "
+                                f"{getattr(policy, attr):g}. Unset it or give seconds, e.g. 30.")
+        return policy, problems
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait after failed `attempt` (1-based): the server's word, else backoff."""
@@ -431,7 +433,7 @@ class AnthropicClient:
         and `max_retries` here sets how often (0: one attempt only)."""
         self._sdk: Any = None
         self._sdk_kwargs = {**sdk_kwargs, "max_retries": 0}
-        self.retry = retry or RetryPolicy.from_env()
+        self.retry = retry or RetryPolicy.from_env()[0]
         if max_retries is not None:
             self.retry.max_attempts = max_retries + 1
         # None until a server tells us; False makes later requests skip output_config.

@@ -330,13 +330,15 @@ def test_a_server_that_keeps_sending_garbage_is_named(fake_server):
 
 
 def test_waits_and_the_idle_limit_come_from_the_environment():
-    policy = RetryPolicy.from_env({"CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS": "0",
-                                   "CLAUDE_MINI_STREAM_IDLE_SECONDS": "2.5"})
-    assert (policy.max_wait, policy.idle_timeout) == (0, 2.5)
+    policy, fine = RetryPolicy.from_env({"CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS": "0",
+                                         "CLAUDE_MINI_STREAM_IDLE_SECONDS": "2.5"})
+    assert (policy.max_wait, policy.idle_timeout) == (0, 2.5) and fine == []
     assert policy.delay(3) == 0 and policy.delay(1, retry_after=3600) == 0
-    default = RetryPolicy.from_env({"CLAUDE_MINI_STREAM_IDLE_SECONDS": "0",
-                                    "CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS": "soon"})
+    default, problems = RetryPolicy.from_env({"CLAUDE_MINI_STREAM_IDLE_SECONDS": "0",
+                                              "CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS": "soon"})
     assert (default.max_wait, default.idle_timeout) == (60, 90)  # no idle limit of 0, no word for a number
+    assert [p.split("=")[0] for p in problems] == ["CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS",
+                                                    "CLAUDE_MINI_STREAM_IDLE_SECONDS"]
 
 
 def test_each_request_is_one_debug_line_without_the_key(fake_server, caplog):
