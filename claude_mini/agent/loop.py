@@ -128,10 +128,12 @@ class Agent:
     async def run(self, text: str) -> AsyncIterator[AgentEvent]:
         """Run one user turn, yielding events for the UI; ends with `TurnDone`.
 
-        Cancelled anywhere, it records the interruption marker and raises TurnCancelled;
+        Cancelled before `TurnDone`, it records the interruption marker and raises TurnCancelled
+        (after it, only a hook's `on_turn_end` was cut: the answer is complete, nothing is marked);
         failed anywhere, it answers every tool_use before the error goes on.
         """
         user: Message | None = None
+        finished = False
         try:
             for hook in self.hooks:
                 await hook.on_turn_start(self, text)
@@ -139,10 +141,13 @@ class Agent:
             self.session.add_message(user)
             yield MessageAdded(user)
             async for event in self._requests():
+                finished = isinstance(event, TurnDone)
                 yield event
         except TurnCancelled:
             raise
         except asyncio.CancelledError:
+            if finished:
+                raise
             self.session.repair()
             # Cancelled before the request was even recorded: keep it, marked as dropped.
             blocks: list[Block] = [TextBlock(INTERRUPTED)] if user else [TextBlock(text), TextBlock(INTERRUPTED)]

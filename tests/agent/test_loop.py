@@ -159,6 +159,34 @@ def test_cancelling_while_the_model_answers_marks_the_request_as_interrupted(wor
     assert [block["text"] for block in sent] == ["take your time", INTERRUPTED, "are you there"]
 
 
+class SlowTurnEnd(AgentHooks):
+    """A lifecycle hook that takes its time once the answer is complete."""
+
+    def __init__(self) -> None:
+        self.reached = asyncio.Event()
+
+    async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
+        self.reached.set()
+        await asyncio.Event().wait()
+
+
+def test_cancelling_after_the_answer_is_complete_records_no_interruption(workdir, fake_server) -> None:
+    hook = SlowTurnEnd()
+    agent = make_agent(workdir, fake_server, hooks=[hook])
+    fake_server.queue(Reply.text("All done."))
+
+    async def go() -> None:
+        task = asyncio.create_task(events_of(agent, "finish"))
+        await hook.reached.wait()
+        task.cancel()  # Esc just after the answer: only the hook is cut
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(go())
+    assert [m.role for m in agent.session.messages] == ["user", "assistant"]
+    assert transcript_messages(agent)[-1] == {"role": "assistant", "content": [{"type": "text", "text": "All done."}]}
+
+
 def test_a_nul_byte_or_lone_surrogate_in_a_tool_input_is_refused_with_a_reason(workdir, fake_server) -> None:
     agent = make_agent(workdir, fake_server)
     fake_server.queue(Reply.tools([("Read", {"file_path": "a\x00.txt"}),
