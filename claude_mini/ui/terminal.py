@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from prompt_toolkit.input import Input
-from prompt_toolkit.input.typeahead import store_typeahead
+from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.shortcuts.choice_input import ChoiceInput
@@ -191,7 +191,9 @@ def escape_cancels(inp: Input, cancel: Callable[[], None],
     """While a turn runs (the terminal quiet): a lone Esc calls `cancel`; a line ended by Enter
     is handed to `submit` (the REPL queues it for after the turn); every other key is kept as
     type-ahead for the next prompt, which prompt-toolkit hands it on start. An Esc with a key
-    right after it is an Alt combination (Alt-Enter adds a line) and is kept."""
+    right after it is an Alt combination (Alt-Enter adds a line) and is kept. Keys kept by the
+    turn before (or typed after the line the prompt sent) come first: a line typed across two
+    turns stays whole."""
     try:
         interactive = os.isatty(inp.fileno())
     except (OSError, ValueError, NotImplementedError):
@@ -220,6 +222,8 @@ def escape_cancels(inp: Input, cancel: Callable[[], None],
         take(inp.read_keys())
         loop.call_later(ESC_WAIT, lambda: take(inp.flush_keys()) if active else None)
 
+    pending.extend(get_typeahead(inp))
+    take([])
     try:
         with inp.attach(ready):
             yield

@@ -363,6 +363,33 @@ def test_a_message_sent_during_a_turn_is_queued_and_sent_after_it(start, fake_se
     assert requests[-1].last_user_text == "and then this"
 
 
+def wait_for_file(name: str) -> str:
+    """A Bash command that lasts until the test creates `name` in the repo."""
+    return f"while [ ! -e {name} ]; do sleep 0.05; done; echo {name}"
+
+
+def test_a_line_typed_across_two_turns_is_queued_whole(start, fake_server, repo):
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": ["Bash"]}}')
+    main_replies(fake_server, Reply.tool("Bash", {"command": wait_for_file("go1")}), Reply.text("First done."),
+                 Reply.tool("Bash", {"command": wait_for_file("go2")}), Reply.text("Second done."))
+    term = start()
+    term.ready()
+    term.submit("wait for go1")
+    term.expect("esc to interrupt")
+    term.child.send("queued one\rhel")  # one write: read together, so `hel` is typed during turn 1
+    term.expect("Queued: queued one")
+    (repo / "go1").touch()
+    term.expect("First done.")
+    term.expect(r"Running Bash\(while \[ ! -e go2")  # turn 2 (the queued line) runs its command
+    term.submit("lo")
+    term.expect(r"Queued: (\w+)")
+    assert term.child.match.group(1) == "hello"
+    (repo / "go2").touch()
+    term.expect("You said: hello")
+    assert [r.last_user_text for r in fake_server.requests_for("main")][-1] == "hello"
+
+
 def test_esc_puts_a_queued_message_back_in_the_input(start, fake_server):
     main_replies(fake_server, Reply.text("never arrives").hang())
     term = start()
