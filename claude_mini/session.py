@@ -38,7 +38,10 @@ from claude_mini.llm.messages import (
 from claude_mini.llm.pricing import cost_usd, price_for
 from claude_mini.notices import NoticeChannel
 
-INTERRUPTED = "Interrupted: the session ended before this tool finished. Its effect is unknown; check before relying on it."
+# The result of a tool call that never returned one: the session or the turn ended first (the user's
+# own cancel has its words in agent/loop.py).
+UNFINISHED_TOOL = ("This call did not finish: the session or the turn ended before it returned a result. "
+                   "Its effect is unknown; check before relying on it.")
 
 
 class SessionNotFound(Exception):
@@ -188,10 +191,10 @@ class Session:
         self.transcript.append("system", subtype=subtype, **fields)
 
     def repair(self) -> int:
-        """Give every unanswered tool_use an 'interrupted' result; returns how many."""
+        """Give every unanswered tool_use the UNFINISHED_TOOL result; returns how many."""
         repaired = dangling_tool_uses(self.messages)
         if repaired:
-            results = [ToolResultBlock(tid, INTERRUPTED, is_error=True) for tid in repaired]
+            results = [ToolResultBlock(tid, UNFINISHED_TOOL, is_error=True) for tid in repaired]
             self.add_message(Message("user", list(results)))
         return len(repaired)
 

@@ -19,7 +19,7 @@ from claude_mini.llm.messages import (
     message_to_api,
 )
 from claude_mini.session import (
-    INTERRUPTED,
+    UNFINISHED_TOOL,
     Session,
     SessionNotFound,
     load_messages,
@@ -55,7 +55,7 @@ def test_repair_answers_every_unanswered_tool_use_once(tmp_path: Path, isolated_
     assert session.repair() == 1
     last = session.messages[-1].content
     assert [(b.tool_use_id, b.content, b.is_error) for b in last if isinstance(b, ToolResultBlock)] == [
-        ("toolu_a", "contents", False), ("toolu_b", INTERRUPTED, True)]
+        ("toolu_a", "contents", False), ("toolu_b", UNFINISHED_TOOL, True)]
     assert session.repair() == 0
 
 

@@ -46,15 +46,15 @@ from claude_mini.llm.messages import (
     ToolUseBlock,
     Usage,
 )
-from claude_mini.session import Session
+from claude_mini.session import UNFINISHED_TOOL, Session
 from claude_mini.tools.base import Tool, ToolContext, ToolError, ToolResult, tool_spec
 
-# What the model reads after a cancel (the markers are Claude Code's own words).
+# What the model reads after the user cancels (the markers are Claude Code's own words); a call
+# that did not finish for any other reason gets session.UNFINISHED_TOOL.
 INTERRUPTED = "[Request interrupted by user]"
 INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
 CANCELLED = ("The user interrupted this call before it finished: it may not have run, or run only "
              "in part. Check before relying on its effect.")
-FAILED = "This call did not finish: the turn failed before it returned a result."
 
 
 class AgentStop(Exception):
@@ -207,7 +207,7 @@ class Agent:
                 self._answer_all(calls, results, attachments, CANCELLED, TextBlock(INTERRUPTED_FOR_TOOL_USE))
                 raise TurnCancelled("Interrupted; unfinished tool calls were marked as interrupted.") from None
             except BaseException:
-                self._answer_all(calls, results, attachments, FAILED)
+                self._answer_all(calls, results, attachments, UNFINISHED_TOOL)
                 raise
             message = self._answer_all(calls, results, attachments)
             yield MessageAdded(message)
@@ -221,7 +221,7 @@ class Agent:
 
     def _answer_all(
         self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock], attachments: list[str],
-        missing: str = FAILED, *marker: TextBlock,
+        missing: str = UNFINISHED_TOOL, *marker: TextBlock,
     ) -> Message:
         """Add the tool_result message, so every tool_use has an answer whatever happened
         (`missing` for the calls without a result, then `marker` after the results)."""

@@ -27,7 +27,7 @@ from claude_mini.agent.loop import (
 from claude_mini.agent.permissions import Allow, Ask, Deny
 from claude_mini.llm.client import AnthropicClient, ContextTooLong
 from claude_mini.llm.messages import TextBlock, ToolResultBlock
-from claude_mini.session import Session
+from claude_mini.session import UNFINISHED_TOOL, Session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools
 
@@ -218,6 +218,8 @@ def test_a_turn_that_fails_mid_tools_leaves_every_tool_use_answered(workdir, fak
     with pytest.raises(RuntimeError, match="bug in a hook"):
         asyncio.run(events_of(agent, "read both"))
     assert answered(agent)
+    read, unfinished = agent.session.messages[-1].content
+    assert not read.is_error and unfinished == ToolResultBlock(unfinished.tool_use_id, UNFINISHED_TOOL, is_error=True)
     agent.hooks = []
     asyncio.run(events_of(agent, "go on"))  # the next request is one the API accepts
     sent = fake_server.requests_for("main")[-1].body["messages"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from fake_anthropic import Reply
 
-from claude_mini.session import INTERRUPTED
+from claude_mini.session import UNFINISHED_TOOL
 from tests.e2e.conftest import cli_env
 from tests.e2e.test_repl import wait_until
 
@@ -56,4 +56,4 @@ def test_a_signal_to_claude_mini_ends_the_running_tool(isolated_env, fake_server
     _, asked, answered = fake_server.requests_for("main")[-1].body["messages"]
     [call] = [b for b in asked["content"] if b["type"] == "tool_use"]
     result = answered["content"][0]
-    assert result["tool_use_id"] == call["id"] and result["content"] == INTERRUPTED
+    assert result["tool_use_id"] == call["id"] and result["content"] == UNFINISHED_TOOL
