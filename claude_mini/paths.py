@@ -177,24 +177,50 @@ def _own_folder(plain: Path, real: Path) -> Path:
     return plain.with_name(f"{plain.name}-{digest}")
 
 
+_FOREIGN = _Owner("")  # a record that exists but cannot be read: owned, by a path we cannot name
+
+
 def _read_owner(folder: Path) -> _Owner | None:
+    """The folder's owner; None when it has no record (or an empty one, left by a run cut short)."""
     try:
-        data = json.loads((folder / PROJECT_RECORD).read_text(encoding="utf-8"))
-        return _Owner(str(data["path"]), tuple(str(p) for p in data.get("shared_with", ())))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        text = (folder / PROJECT_RECORD).read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except (OSError, UnicodeDecodeError):
+        return _FOREIGN
+    if not text.strip():
+        return None
+    try:
+        data = json.loads(text)
+        return _Owner(str(data["path"]), tuple(str(p) for p in data.get("shared_with", ())))
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return _FOREIGN
 
 
 def _write_owner(folder: Path, owner: _Owner) -> bool:
-    """Write the record unless one exists (O_EXCL: two first runs cannot both claim a folder)."""
+    """Write the record unless one exists; False when another process wrote one first.
+
+    Written whole to a temp file, then hard-linked into place: the link is atomic and fails
+    if the record exists, so a reader never sees half a record and two first runs cannot
+    both claim a folder. An empty record (an older claude-mini cut short) is replaced.
+    """
     folder.mkdir(parents=True, exist_ok=True)
+    record = folder / PROJECT_RECORD
     data = {"path": owner.path, "shared_with": list(owner.shared_with)}
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".project.", suffix=".tmp")
     try:
-        fd = os.open(folder / PROJECT_RECORD, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(data, indent=2) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            if record.stat().st_size == 0:
+                record.unlink()
+        os.link(tmp, record)
     except FileExistsError:
         return False
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(json.dumps(data, indent=2) + "\n")
+    finally:
+        os.unlink(tmp)
     return True
 
 

@@ -119,3 +119,44 @@ def test_a_home_that_cannot_be_written_is_left_alone(tmp_path: Path) -> None:
     projects.write_text("not a folder")  # every mkdir under it fails, even for root (chmod would not)
     paths.claim_project_folders(folder, pytest.fail)
     assert paths.project_dir(folder) == projects / paths.path_key(folder.resolve())
+
+
+def test_an_empty_record_left_by_a_cut_short_write_does_not_merge_lookalikes(lookalikes: list[Path]) -> None:
+    dash, underscore = lookalikes[0], lookalikes[1]
+    plain = paths.home_dir() / "projects" / paths.path_key(dash.resolve())
+    plain.mkdir(parents=True)
+    (plain / "project.json").write_text("")  # an older claude-mini created it, then the disk was full
+    paths.claim_project_folders(dash, print)
+    paths.claim_project_folders(underscore, print)
+    assert paths.project_dir(dash) == plain != paths.project_dir(underscore)
+    assert json.loads((plain / "project.json").read_text())["path"] == str(dash.resolve())
+    assert [p.name for p in plain.iterdir()] == ["project.json"]  # no temp file left behind
+
+
+def test_a_record_that_cannot_be_read_counts_as_another_projects(lookalikes: list[Path]) -> None:
+    dash, underscore = lookalikes[0], lookalikes[1]
+    plain = paths.home_dir() / "projects" / paths.path_key(dash.resolve())
+    plain.mkdir(parents=True)
+    (plain / "project.json").write_text('{"path": "/some')  # cut mid-write: whose it is, is unknown
+    for folder in (dash, underscore):
+        assert paths.project_dir(folder) != plain
+        paths.claim_project_folders(folder, pytest.fail)
+    assert len({plain, paths.project_dir(dash), paths.project_dir(underscore)}) == 3
+    assert (plain / "project.json").read_text() == '{"path": "/some'  # never overwritten
+
+
+def test_a_record_write_that_fails_leaves_no_record_and_the_next_run_claims(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "app"
+    folder.mkdir()
+    plain = paths.home_dir() / "projects" / paths.path_key(folder.resolve())
+
+    def disk_full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(paths.os, "fsync", disk_full)
+        paths.claim_project_folders(folder, pytest.fail)
+    assert list(plain.iterdir()) == []
+    paths.claim_project_folders(folder, pytest.fail)
+    assert json.loads((plain / "project.json").read_text())["path"] == str(folder.resolve())
