@@ -153,10 +153,12 @@ def project_folder(real: Path) -> Path:
     """
     plain = home_dir() / "projects" / path_key(real)
     own = _own_folder(plain, real)
-    if own.is_dir():
+    if (own / PROJECT_RECORD).exists():
         return own
     owner = _read_owner(plain)
-    return plain if owner is None or owner.path == str(real) else own
+    # A path that shared the plain folder keeps it until its own folder holds the copied memory.
+    pending = owner is not None and str(real) in owner.shared_with
+    return plain if owner is None or owner.path == str(real) or pending else own
 
 
 def claim_project_folders(cwd: Path, notify: Notify) -> None:
@@ -230,7 +232,7 @@ def _claim(real: Path, notify: Notify) -> None:
     if (own / PROJECT_RECORD).exists():
         return
     owner = _read_owner(plain)
-    if owner is None and not own.is_dir():
+    if owner is None:
         owner = _claim_plain(plain, real, notify)
     if owner is not None and owner.path != str(real):
         _start_own_folder(plain, own, real, owner, notify)
@@ -257,9 +259,13 @@ def _start_own_folder(plain: Path, own: Path, real: Path, owner: _Owner, notify:
         try:
             shutil.copytree(plain / "memory", tmp, dirs_exist_ok=True, symlinks=True)
             os.rename(tmp, own / "memory")
-        except OSError:
+        except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
-            raise
+            # No record: this path keeps the shared folder (project_folder) and the next run copies again.
+            notify(f"Could not copy this project's memory from {plain / 'memory'} to {own / 'memory'} "
+                   f"({exc.strerror or exc}): it keeps using the shared folder {plain} for now; "
+                   "claude-mini tries again when it next starts here.")
+            return
     if _write_owner(own, _Owner(str(real))) and copied:
         notify(f"This project shared {plain} with {owner.path} (paths that differ only in "
                f"punctuation): its memory was copied to {own / 'memory'}; the sessions from before "

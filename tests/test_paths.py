@@ -88,7 +88,7 @@ def test_a_shared_folder_from_before_stays_with_the_first_and_the_others_get_a_c
     paths.claim_project_folders(first, said.append)
     assert paths.project_dir(first) == plain and len(said) == 1
     assert str(second.resolve()) in said[0] and "differ only in punctuation" in said[0]
-    assert paths.project_dir(second) != plain  # already apart, before it claims anything
+    assert paths.project_dir(second) == plain  # still shared until its first run copies the memory
     paths.claim_project_folders(second, said.append)
     own = paths.project_dir(second)
     assert (own / "memory" / "build.md").read_text() == (plain / "memory" / "build.md").read_text()
@@ -160,3 +160,27 @@ def test_a_record_write_that_fails_leaves_no_record_and_the_next_run_claims(
     assert list(plain.iterdir()) == []
     paths.claim_project_folders(folder, pytest.fail)
     assert json.loads((plain / "project.json").read_text())["path"] == str(folder.resolve())
+
+
+def test_a_memory_copy_that_fails_keeps_the_shared_folder_and_is_tried_again(
+        lookalikes: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    first, second = lookalikes[0], lookalikes[1]
+    plain = paths.home_dir() / "projects" / paths.path_key(first.resolve())
+    (plain / "memory").mkdir(parents=True)
+    (plain / "memory" / "build.md").write_text("make\n")
+    paths.claim_project_folders(first, print)
+    said: list[str] = []
+
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(paths.shutil, "copytree", disk_full)
+        paths.claim_project_folders(second, said.append)
+    [line] = said
+    assert "No space left on device" in line and "keeps using the shared folder" in line
+    assert paths.memory_dir(second) == plain / "memory"  # not an empty folder of its own
+    paths.claim_project_folders(second, said.append)  # the next run
+    assert paths.memory_dir(second) != plain / "memory"
+    assert (paths.memory_dir(second) / "build.md").read_text() == "make\n"
+    assert "memory was copied" in said[-1]
