@@ -2,7 +2,7 @@
 
     turn ends (end_turn) ──► Extractor.on_turn_end
         auto memory off, the in-process local model, or throttled (memory.extractEvery) ──► nothing
-        nothing durable since the cursor (the gate, worth_extracting) ──► nothing; the
+        only trivial turns since the cursor (the gate, worth_extracting) ──► nothing; the
             messages wait for the next run
         else ──► ForkSnapshot of the parent ──► schedule
     schedule: one extraction at a time, as a background asyncio task; a turn that
@@ -224,34 +224,53 @@ def main_agent_wrote_memory(messages: list[Message], memory_dir: Path, cwd: Path
 
 # ---------------------------------------------------------------- the gate
 
-# Words of a user saying something a later session needs: a preference, a correction, a
-# decision, a fact about themselves, the team, the process or a deadline.
-DURABLE_WORDS = re.compile(
-    r"\b(always|never|prefer\w*|remember|forget|don'?t|do not|should(n'?t)?|must|instead|rather|"
-    r"actually|wrong|incorrect|correct(ion)?|from now on|going forward|next time|avoid|"
-    r"we|we'?re|our|i'?m|i am|my|mine|team|deadline|due|release|deploy\w*|freeze|decid\w*|"
-    r"decision|convention|policy|owner|ticket|dashboard|runbook|wiki)\b",
+# A turn is trivial when the user only greeted, thanked, asked a short question or gave a short
+# command to look at something, and stated nothing (no preference, correction, decision or fact).
+# Anything else passes: "use pnpm, not npm" and "the staging db is at db2.internal" are commands
+# or statements a later session needs, and a word list cannot tell every such one apart.
+SMALL_TALK = re.compile(
+    r"(hi|hello|hey|yo|thanks|thank you|thx|ok(ay)?|cool|great|nice|good|perfect|yes|no|sure|"
+    r"got it|lgtm|bye|good (morning|afternoon|evening))( there| so much| a lot)?[\s!.]*$",
     re.IGNORECASE,
 )
-LONG_USER_TEXT = 600  # characters: a message this long may carry context the words miss
+LOOKING_WORDS = re.compile(  # how a short request to look at something, or a question, starts
+    r"(list|show|read|open|print|display|cat|find|search|grep|look|check|explain|describe|"
+    r"summari[sz]e|review|run|what|what's|where|which|who|why|how|when|is|are|does|do|did|can|"
+    r"could|would)\b",
+    re.IGNORECASE,
+)
+STATING_WORDS = re.compile(  # words that make even a short question or command state something
+    r"\b(always|never|prefer\w*|remember|forget|don'?t|do not|should(n'?t)?|must|instead|rather|"
+    r"actually|wrong|incorrect|from now on|going forward|next time|avoid|use|using|"
+    r"we|we'?re|our|i'?m|i am|my|mine|team|deadline|release|deploy\w*|freeze|decid\w*)\b",
+    re.IGNORECASE,
+)
+SHORT_REQUEST_WORDS = 12  # a request to look at something longer than this may carry context
+
+
+def is_trivial_request(text: str) -> bool:
+    """Whether `text` is small talk, or a short question or look-at-this command stating nothing."""
+    text = text.strip()
+    if SMALL_TALK.match(text):
+        return True
+    short = len(text.split()) <= SHORT_REQUEST_WORDS and text.isascii()
+    return short and bool(LOOKING_WORDS.match(text)) and not STATING_WORDS.search(text)
 
 
 def worth_extracting(messages: list[Message]) -> bool:
     """Whether `messages` may hold something durable: the cheap local gate before a fork.
 
-    A turn is trivial ("hello", "list files", a question answered from the code) when the
-    user's words state no preference, correction, decision or fact, no file was changed and
-    no tool failed. What the words cannot judge (a long message, non-ASCII text such as
-    another language) counts as worth it. A skipped turn's messages stay after the cursor:
-    the next extraction reads them too.
+    Only a turn that is clearly trivial is skipped: every user text is small talk or a short
+    question or command to look at something ("hello", "list files", "what does x do?"), no
+    file was changed and no tool failed. Everything else passes. A skipped turn's messages
+    stay after the cursor: the next extraction reads them too.
     """
     for message in messages:
         if message.role == "user":
             if any(isinstance(b, ToolResultBlock) and b.is_error for b in message.content):
                 return True  # a failure, maybe resolved: a lesson
-            for text in user_words(message):
-                if DURABLE_WORDS.search(text) or len(text) > LONG_USER_TEXT or not text.isascii():
-                    return True
+            if not all(is_trivial_request(text) for text in user_words(message)):
+                return True
         elif any(_changes_files(call.name, call.input) for call in message.tool_uses):
             return True
     return False
@@ -448,7 +467,7 @@ class Extractor(AgentHooks):
         if self._turns_since < self.settings.every:
             return
         if not self.gate(agent.session.messages[self.cursor:]):
-            log.debug("memory extraction skipped: nothing durable since the last one")
+            log.debug("memory extraction skipped: only trivial turns since the last one")
             return
         self._turns_since = 0
         self.policy = agent.policy

@@ -481,8 +481,8 @@ def assistant(*calls: tuple[str, dict]) -> Message:
     return Message("assistant", [ToolUseBlock(f"t{i}", name, input) for i, (name, input) in enumerate(calls)])
 
 
-@pytest.mark.parametrize("text", ["hello", "list files", "what does app.py do?", "run the tests",
-                                  "show me the README"])
+@pytest.mark.parametrize("text", ["hello", "thanks!", "list files", "what does app.py do?", "run the tests",
+                                  "show me the README", "where is the config loaded?"])
 def test_the_gate_skips_a_trivial_turn(text):
     read = assistant(("Read", {"file_path": "app.py"}), ("Bash", {"command": "ls -la"}))
     results = Message("user", [ToolResultBlock("t0", "x"), ToolResultBlock("t1", "y")])
@@ -491,7 +491,9 @@ def test_the_gate_skips_a_trivial_turn(text):
 
 @pytest.mark.parametrize("text", ["always run pytest with -x", "no, that's wrong: the port is 8080",
                                   "I'm the backend lead", "we deploy on Fridays", "the release freeze starts Monday",
-                                  "部署在周五", "x " * 400])
+                                  "部署在周五", "x " * 400, "use pnpm, not npm", "Use tabs for indentation here",
+                                  "the staging db is at db2.internal", "hello, I'm Ana from the infra team",
+                                  "what does app.py do? we never touch it on Fridays"])
 def test_the_gate_passes_what_a_user_states(text):
     assert worth_extracting([Message.user(text), Message("assistant", [TextBlock("Noted.")])])
 
