@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> None:
         with open(os.path.join(os.path.dirname(__file__), "cli_help.txt"), encoding="utf-8") as fh:
             sys.stdout.write(fh.read())
         return
+    from claude_mini.log_route import route_log
+
+    route_log()  # internal warnings never reach the screen; cli.root routes them again for --debug
     if not args:  # the everyday `claude-mini`: straight to the REPL, without typer (0.1-0.5 s)
         from pathlib import Path
 

@@ -72,23 +72,6 @@ def say(message: str) -> None:
     sys.stderr.write(f"claude-mini: {line}\n")
 
 
-def route_log(debug: bool) -> None:
-    """Where the package's log goes: with --debug, one `claude-mini: debug: ...` stderr line per
-    record (each HTTP request among them, llm/client.py); without, nowhere. Without a handler,
-    logging's last resort would print internal diagnostics (a cache-prefix mismatch) into the REPL."""
-    import logging
-
-    logger = logging.getLogger("claude_mini")
-    if any(getattr(h, "claude_mini_route", False) for h in logger.handlers):
-        return
-    handler: logging.Handler = logging.StreamHandler(sys.stderr) if debug else logging.NullHandler()
-    handler.setFormatter(logging.Formatter("claude-mini: debug: %(message)s"))
-    handler.claude_mini_route = True  # type: ignore[attr-defined]
-    logger.addHandler(handler)
-    if debug:
-        logger.setLevel(logging.DEBUG)
-
-
 def _fail(message: str, code: int, debug: bool = False) -> NoReturn:
     """Print a one-line error (a traceback too with --debug) and exit."""
     if debug:
@@ -134,10 +117,11 @@ def root(
         print(f"{__version__} (claude-mini)")
         return
     from claude_mini.config import load_config
+    from claude_mini.log_route import route_log
     from claude_mini.signals import install_exit_handlers
 
     install_exit_handlers()  # SIGTERM/SIGHUP end the running tools' processes too (-p and the REPL)
-    route_log(debug)
+    route_log(debug)  # __main__ routed it nowhere; --debug is known only now
 
     # Imported only when a flag needs checking: they pull in the runtime (0.1 s) the REPL
     # prompt must not wait for.
