@@ -140,7 +140,7 @@ Notify = Callable[[str], None]
 @dataclass(frozen=True)
 class _Owner:
     """What `project.json` says: the real path that owns the folder, and the projects on disk
-    that had shared it before it was claimed (each gets a copy of its memory)."""
+    that claude-mini ran in and that had shared it before it was claimed (each gets a copy of its memory)."""
 
     path: str
     shared_with: tuple[str, ...] = ()
@@ -166,7 +166,8 @@ def claim_project_folders(cwd: Path, notify: Notify) -> None:
 
     Called once a session starts, before anything is written. A folder from before the
     record, whose key other folders on disk share, stays with the first project that runs;
-    each of the others gets its own folder with a copy of the memory when it first runs.
+    each of the others gets its own folder when it first runs, with a copy of the memory if a
+    transcript shows that claude-mini ran there (`_ran_here`).
     Each says so in one line. A home folder that cannot be written is left as it is.
     """
     for real in dict.fromkeys((cwd.resolve(), _memory_root(cwd))):
@@ -240,7 +241,7 @@ def _claim(real: Path, notify: Notify) -> None:
 
 def _claim_plain(plain: Path, real: Path, notify: Notify) -> _Owner | None:
     """Make `real` the owner of the plain-key folder (new, or from before the record)."""
-    others = tuple(p for p in _folders_with_key(plain.name) if p != str(real)) if plain.is_dir() else ()
+    others = tuple(p for p in _folders_with_key(plain.name) if p != str(real) and _ran_here(p)) if plain.is_dir() else ()
     if _write_owner(plain, _Owner(str(real), others)):
         if others:
             notify(f"{plain} may also hold the memory and sessions of {', '.join(others)} (paths that "
@@ -270,6 +271,27 @@ def _start_own_folder(plain: Path, own: Path, real: Path, owner: _Owner, notify:
         notify(f"This project shared {plain} with {owner.path} (paths that differ only in "
                f"punctuation): its memory was copied to {own / 'memory'}; the sessions from before "
                "stay in the shared folder.")
+
+
+def shares_key(cwd: Path) -> bool:
+    """Whether the transcript folder of `cwd` is one that other projects shared before the record:
+    there a transcript that recorded no cwd (from before) may be another project's."""
+    owner = _read_owner(project_dir(cwd))
+    return owner is not None and bool(owner.shared_with)
+
+
+def _ran_here(path: str) -> bool:
+    """Whether a transcript names `path` (as its recorded cwd, or a file below it): the sign that
+    claude-mini ran there, so the folder it shared holds its memory. Only such paths get a copy."""
+    key = path_key(Path(path))
+    named = re.compile(re.escape(json.dumps(path, ensure_ascii=False)[1:-1]) + r'(?=["/])')
+    for folder in (home_dir() / "projects").glob(key + "*"):  # the path's folder and those below it
+        if folder.name == key or folder.name.startswith(key + "-"):
+            for transcript in folder.glob("*.jsonl"):
+                with contextlib.suppress(OSError):
+                    if named.search(transcript.read_text(encoding="utf-8", errors="replace")):
+                        return True
+    return False
 
 
 def _folders_with_key(key: str) -> list[str]:

@@ -94,9 +94,11 @@ def _now_iso() -> str:
 class Transcript:
     """Append-only JSONL writer for one session; `warn` hears once that a write failed."""
 
-    def __init__(self, path: Path, session_id: str, warn: Callable[[str], None] | None = None):
+    def __init__(self, path: Path, session_id: str, warn: Callable[[str], None] | None = None,
+                 cwd: str | None = None):
         self.path = path
         self.session_id = session_id
+        self.cwd = cwd  # recorded in every entry: which project a transcript is of (paths.shares_key)
         self.error: OSError | None = None  # the write that failed; nothing is written after it
         self._warn = warn
 
@@ -109,7 +111,7 @@ class Transcript:
         if self.error is not None:
             return
         entry = {"type": entry_type, "uuid": str(uuid.uuid4()), "timestamp": _now_iso(),
-                 "session_id": self.session_id, **fields}
+                 "session_id": self.session_id, **({"cwd": self.cwd} if self.cwd else {}), **fields}
         data = transcript_line(entry).encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -158,7 +160,8 @@ class Session:
         self.notices = NoticeChannel()  # kept until the runtime forwards them (report_to)
         paths.claim_project_folders(cwd, lambda text: self.notices.say(text, "warning", once=True))
         self.transcript = Transcript(paths.project_dir(cwd) / f"{self.id}.jsonl", self.id,
-                                     warn=lambda text: self.notices.say(text, "warning", once=True))
+                                     warn=lambda text: self.notices.say(text, "warning", once=True),
+                                     cwd=str(cwd.resolve()))
         self.costs = costs or CostLedger()
         self.costs.on_add = self._record_cost
         self.started = time.time()
@@ -311,6 +314,22 @@ def list_sessions(cwd: Path) -> list[Path]:
     return sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
 
 
+def recorded_cwd(path: Path) -> str | None:
+    """The cwd a transcript recorded in its first entry; None for one from before cwd was recorded."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            cwd = json.loads(fh.readline()).get("cwd")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return cwd if isinstance(cwd, str) else None
+
+
+def maybe_another_projects(cwd: Path, path: Path) -> bool:
+    """Whether a transcript of this directory may be another project's: it recorded no cwd and
+    lies in a folder that projects whose paths differ only in punctuation shared before."""
+    return recorded_cwd(path) != str(cwd.resolve()) and paths.shares_key(cwd)
+
+
 def matching_sessions(cwd: Path, key: str) -> list[Path]:
     """Transcripts of this directory whose id is `key`, else those whose id starts with it."""
     found = list_sessions(cwd)
@@ -336,9 +355,18 @@ def resume_session(cwd: Path, session_id: str | None) -> Session:
         if len(found) > 1:
             raise SessionNotFound(ambiguous_message(session_id, found))
     else:
-        found = list_sessions(cwd)
+        said: list[str] = []  # claimed first: whether the folder was shared is known only then
+        paths.claim_project_folders(cwd, said.append)
+        everything = list_sessions(cwd)
+        found = [p for p in everything if not maybe_another_projects(cwd, p)]
         if not found:
-            raise SessionNotFound("No earlier session in this directory to continue.")
+            raise SessionNotFound("No earlier session in this directory to continue." + (
+                " The sessions from before may be another project's (paths that differ only in "
+                "punctuation shared one folder): type /resume in claude-mini to pick one." if everything else ""))
+        session = open_transcript(cwd, found[0])
+        for text in said:
+            session.notices.say(text, "warning", once=True)
+        return session
     return open_transcript(cwd, found[0])
 
 

@@ -83,7 +83,7 @@ def test_a_shared_folder_from_before_stays_with_the_first_and_the_others_get_a_c
     (plain / "memory").mkdir(parents=True)
     (plain / "memory" / "MEMORY.md").write_text("- [Build](build.md) — make, not npm\n")
     (plain / "memory" / "build.md").write_text("---\nname: Build\n---\nmake\n")
-    (plain / "old-session.jsonl").write_text("{}\n")
+    _old_transcript(plain, second / "setup.py")  # claude-mini ran in `second`: it gets a copy
     said: list[str] = []
     paths.claim_project_folders(first, said.append)
     assert paths.project_dir(first) == plain and len(said) == 1
@@ -93,7 +93,7 @@ def test_a_shared_folder_from_before_stays_with_the_first_and_the_others_get_a_c
     own = paths.project_dir(second)
     assert (own / "memory" / "build.md").read_text() == (plain / "memory" / "build.md").read_text()
     assert not list(own.glob("*.jsonl"))  # -c there must not resume the other project's session
-    assert (plain / "memory" / "MEMORY.md").exists() and (plain / "old-session.jsonl").exists()
+    assert (plain / "memory" / "MEMORY.md").exists() and (plain / "old.jsonl").exists()
     assert len(said) == 2 and str(own / "memory") in said[1] and "\n" not in "".join(said)
     paths.claim_project_folders(second, said.append)
     paths.claim_project_folders(first, said.append)
@@ -168,6 +168,7 @@ def test_a_memory_copy_that_fails_keeps_the_shared_folder_and_is_tried_again(
     plain = paths.home_dir() / "projects" / paths.path_key(first.resolve())
     (plain / "memory").mkdir(parents=True)
     (plain / "memory" / "build.md").write_text("make\n")
+    _old_transcript(plain, second)
     paths.claim_project_folders(first, print)
     said: list[str] = []
 
@@ -184,3 +185,30 @@ def test_a_memory_copy_that_fails_keeps_the_shared_folder_and_is_tried_again(
     assert paths.memory_dir(second) != plain / "memory"
     assert (paths.memory_dir(second) / "build.md").read_text() == "make\n"
     assert "memory was copied" in said[-1]
+
+
+def _old_transcript(folder: Path, named: Path) -> None:
+    """A transcript from before cwd was recorded, whose tool call names `named`."""
+    call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": str(named.resolve())}}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "old.jsonl").write_text(json.dumps({"type": "assistant", "message": {
+        "role": "assistant", "content": [call]}}) + "\n")
+
+
+def test_only_lookalikes_claude_mini_ran_in_get_a_copy_of_the_memory(lookalikes: list[Path]) -> None:
+    dash, underscore, dot = lookalikes[0], lookalikes[1], lookalikes[2]
+    plain = paths.home_dir() / "projects" / paths.path_key(dash.resolve())
+    (plain / "memory").mkdir(parents=True)
+    (plain / "memory" / "build.md").write_text("make\n")
+    _old_transcript(plain, Path(str(underscore) + "2") / "x.py")  # my_app2: not my_app
+    below = plain.with_name(paths.path_key(dot.resolve() / "src"))  # claude-mini ran in my.app/src
+    _old_transcript(below, dot / "src" / "x.py")
+    said: list[str] = []
+    paths.claim_project_folders(dash, said.append)
+    [line] = said
+    assert str(dot.resolve()) in line and str(underscore.resolve()) not in line
+    for folder in lookalikes[1:]:
+        paths.claim_project_folders(folder, said.append)
+    assert (paths.memory_dir(dot) / "build.md").read_text() == "make\n"
+    assert not paths.memory_dir(underscore).exists() and not paths.memory_dir(lookalikes[3]).exists()
+    assert len(set(map(paths.memory_dir, lookalikes))) == 4

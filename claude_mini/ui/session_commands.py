@@ -46,7 +46,7 @@ async def resume(ctx: CommandContext) -> None:
     if ctx.args:
         path = _find(ctx, found)
     else:
-        choice = await ctx.host.choose("Resume which session?", _options(found[:PICKER_SIZE]))
+        choice = await ctx.host.choose("Resume which session?", _options(rt.config.cwd, found[:PICKER_SIZE]))
         path = next((p for p in found if p.stem == choice), None)
         if path is None:
             ctx.console.print("Nothing resumed.", markup=False)
@@ -62,14 +62,17 @@ async def resume(ctx: CommandContext) -> None:
 PICKER_SIZE = 20
 
 
-def _options(paths: list[Path]) -> list[tuple[str, str]]:
-    """The picker's rows: age, message count and the session's first request (before any compaction)."""
-    from claude_mini.session import read_transcript
+def _options(cwd: Path, paths: list[Path]) -> list[tuple[str, str]]:
+    """The picker's rows: age, message count and the session's first request (before any compaction);
+    a session from before that may be another project's says so (`-c` skips those)."""
+    from claude_mini.session import maybe_another_projects, read_transcript
 
     options = []
     for path in paths:
         contents = read_transcript(path)
         title = _title(contents.first_request, 60) or "(no text)"
+        if maybe_another_projects(cwd, path):
+            title = "(from before, may be another project's) " + title
         options.append((path.stem, f"{_ago(time.time() - path.stat().st_mtime):>8}  "
                                    f"{len(contents.messages):>3} msgs  {title}"))
     return options

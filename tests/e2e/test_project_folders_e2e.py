@@ -39,6 +39,7 @@ def test_a_folder_shared_before_stays_with_the_first_and_the_other_gets_a_copy(
     (old / "memory" / "MEMORY.md").write_text("- [Ship](ship.md) — SHARED-MEMORY: ship with make ship\n")
     (old / "memory" / "ship.md").write_text("---\nname: Ship\ndescription: ship with make ship\n"
                                             "type: project\n---\nmake ship\n")
+    _old_transcript(old, "OLD-TALK", underscore / "Makefile")  # claude-mini ran in my_app before
     fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
     fake_server.queue(Reply.text("one"), Reply.text("two"))
     first = run_cli("-p", "hello", cwd=dash)
@@ -57,3 +58,35 @@ def test_a_folder_shared_before_stays_with_the_first_and_the_other_gets_a_copy(
     assert again.returncode == 0 and "differ only in punctuation" not in again.stderr  # said once
     answers = json.dumps(fake_server.requests_for("main")[-1].body["messages"])
     assert '"two"' in answers and '"one"' not in answers
+
+
+def _old_transcript(folder, text: str, named) -> None:
+    """A session saved before transcripts recorded their cwd, whose tool call names `named`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": str(named.resolve())}}
+    entries = [{"type": "user", "session_id": "old", "message": {"role": "user", "content": text}},
+               {"type": "assistant", "session_id": "old", "message": {"role": "assistant", "content": [call]}},
+               {"type": "user", "session_id": "old", "message": {"role": "user", "content": [
+                   {"type": "tool_result", "tool_use_id": "toolu_1", "content": "all: ship"}]}},
+               {"type": "assistant", "session_id": "old", "message": {"role": "assistant", "content": "ok"}}]
+    (folder / "00000000-old.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
+
+
+def test_continue_in_a_folder_shared_before_skips_the_sessions_from_before(run_cli, fake_server, tmp_path,
+                                                                          isolated_env):
+    dash, underscore = tmp_path / "my-app", tmp_path / "my_app"
+    dash.mkdir(), underscore.mkdir()
+    old = isolated_env.home / "projects" / paths.path_key(dash.resolve())
+    _old_transcript(old, "OLD-TALK of my_app", underscore / "Makefile")  # my_app's, in the folder dash keeps
+    fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
+    refused = run_cli("-c", "-p", "go on", cwd=dash)
+    assert refused.returncode == 1 and "may be another project's" in refused.stderr and "/resume" in refused.stderr
+    assert fake_server.requests_for("main") == []
+    fake_server.queue(Reply.text("first"), Reply.text("second"))
+    assert run_cli("-p", "NEW-TALK", cwd=dash).returncode == 0
+    [new] = [p for p in old.glob("*.jsonl") if p.stem != "00000000-old"]
+    assert {json.loads(line)["cwd"] for line in new.read_text().splitlines()} == {str(dash.resolve())}
+    again = run_cli("-c", "-p", "go on", cwd=dash)
+    assert again.returncode == 0, again.stderr
+    sent = json.dumps(fake_server.requests_for("main")[-1].body["messages"])
+    assert "NEW-TALK" in sent and "OLD-TALK" not in sent
