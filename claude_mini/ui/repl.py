@@ -172,21 +172,30 @@ class Repl:
             self.startup.begin()
             self.queued.append(initial)
         while not self.exit_requested:
-            if self.queued:
-                text = self.queued.pop(0)
-                print_formatted_text(FormattedText([("class:prompt", "> "), ("", text)]), style=STYLE)
-                self.prompt.history.append_string(text)
-                await self.handle(text)
-                continue
-            draft, self._draft = self._draft, ""
-            try:
-                text = await self.prompt.prompt_async(default=draft, handle_sigint=False,
-                                                      pre_run=self.startup.after_first_paint)
-            except (EOFError, KeyboardInterrupt):
-                break
-            await self.handle(text)
+            text = None
+            if not self.queued:
+                draft, self._draft = self._draft, ""
+                try:
+                    text = await self.prompt.prompt_async(default=draft, handle_sigint=False,
+                                                          pre_run=self.startup.after_first_paint)
+                except (EOFError, KeyboardInterrupt):
+                    break
+            # Quiet until the next prompt, not only while a turn streams: keys typed while the
+            # runtime loads or between queued turns keep their Enter (ICRNL off) and no echo.
+            with quiet_tty(sys.stdin):
+                if text is not None:
+                    await self.handle(text)
+                await self._send_queued()
         await self._shutdown()
         return self.exit_code
+
+    async def _send_queued(self) -> None:
+        """Send the lines queued during turns (and the initial prompt), in order, each shown as typed."""
+        while self.queued and not self.exit_requested:
+            text = self.queued.pop(0)
+            print_formatted_text(FormattedText([("class:prompt", "> "), ("", text)]), style=STYLE)
+            self.prompt.history.append_string(text)
+            await self.handle(text)
 
     async def handle(self, text: str) -> None:
         """Run one input: nothing for blank input, a slash command, or a turn."""
@@ -282,7 +291,7 @@ class Repl:
         renderer = self.renderer
         renderer.begin_turn()
         try:
-            with quiet_tty(sys.stdin), escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue):
+            with escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue):
                 if await self.interrupts.run(self._consume(runtime, message)) is CANCELLED:
                     renderer.interrupted()
                     self._unqueue()

@@ -3,9 +3,9 @@
 At the prompt, Ctrl-C clears the input; on an empty prompt Ctrl-C or Ctrl-D asks
 for a second press within EXIT_WINDOW_S to exit (`ExitKeys`; the status line
 says so meanwhile). While a turn or command runs, SIGINT cancels its task
-(`Interrupts`); during a turn Esc cancels it too (`escape_cancels`) and other
-typed keys are not echoed (`quiet_tty`): they wait for the next prompt, and a line
-sent with Enter is queued, to be sent when the turn ends.
+(`Interrupts`); during a turn Esc cancels it too (`escape_cancels`). From a line sent
+until the next prompt typed keys are not echoed (`quiet_tty`): they wait for the next
+prompt, and a line sent with Enter is queued, to be sent when the turn ends.
 """
 
 from __future__ import annotations
@@ -157,7 +157,8 @@ class Interrupts:
 
 @contextlib.contextmanager
 def quiet_tty(stream: Any) -> Iterator[None]:
-    """While a turn runs: keys are not echoed (they wait for the next prompt); Ctrl-C still signals."""
+    """From a line sent until the next prompt: keys are not echoed (they wait for the next prompt
+    or the running turn's queue); Ctrl-C still signals."""
     try:
         fd = stream.fileno()
         saved = termios.tcgetattr(fd)

@@ -390,6 +390,22 @@ def test_a_line_typed_across_two_turns_is_queued_whole(start, fake_server, repo)
     assert [r.last_user_text for r in fake_server.requests_for("main")][-1] == "hello"
 
 
+def test_a_line_sent_while_the_runtime_loads_is_queued_not_echoed(start, fake_server, repo):
+    """`> first` is drawn before the runtime (the SDK import) is ready: keys typed from then on
+    are quiet and their Enter sends, as during the turn."""
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": ["Bash"]}}')
+    main_replies(fake_server, Reply.tool("Bash", {"command": wait_for_file("go")}), Reply.text("First done."))
+    term = start("first")
+    term.expect(r">\s*(\x1b\[[\d;]*m)*first")
+    term.submit("second")
+    term.expect(r"Queued: second \(sent when")
+    (repo / "go").touch()
+    term.expect("You said: second")
+    assert [r.last_user_text for r in fake_server.requests_for("main")][-1] == "second"
+    assert "second\r\n" not in term.output.getvalue().split("Queued: second")[0]  # not echoed
+
+
 def test_esc_puts_a_queued_message_back_in_the_input(start, fake_server):
     main_replies(fake_server, Reply.text("never arrives").hang())
     term = start()
