@@ -275,9 +275,21 @@ def _start_own_folder(plain: Path, own: Path, real: Path, owner: _Owner, notify:
 
 def shares_key(cwd: Path) -> bool:
     """Whether the transcript folder of `cwd` is one that other projects shared before the record:
-    there a transcript that recorded no cwd (from before) may be another project's."""
+    there a transcript that recorded no cwd (from before) may be another project's. Before the
+    first claim, says what the claim will record."""
+    folder = project_dir(cwd)
+    owner = _read_owner(folder)
+    if owner is None:
+        real = str(cwd.resolve())
+        return folder.is_dir() and any(p != real and _ran_here(p) for p in _folders_with_key(folder.name))
+    return bool(owner.shared_with)
+
+
+def keeps_folder(cwd: Path) -> bool:
+    """Whether the transcript folder `project_dir(cwd)` gives now stays this directory's once claimed
+    (not a shared folder it leaves on its first run): then /resume there lists its sessions from before."""
     owner = _read_owner(project_dir(cwd))
-    return owner is not None and bool(owner.shared_with)
+    return owner is None or owner.path == str(cwd.resolve())
 
 
 def _ran_here(path: str) -> bool:

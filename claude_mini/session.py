@@ -355,18 +355,14 @@ def resume_session(cwd: Path, session_id: str | None) -> Session:
         if len(found) > 1:
             raise SessionNotFound(ambiguous_message(session_id, found))
     else:
-        said: list[str] = []  # claimed first: whether the folder was shared is known only then
-        paths.claim_project_folders(cwd, said.append)
         everything = list_sessions(cwd)
-        found = [p for p in everything if not maybe_another_projects(cwd, p)]
+        here = str(cwd.resolve())
+        found = [p for p in everything if recorded_cwd(p) == here] if paths.shares_key(cwd) else everything
         if not found:
             raise SessionNotFound("No earlier session in this directory to continue." + (
                 " The sessions from before may be another project's (paths that differ only in "
-                "punctuation shared one folder): type /resume in claude-mini to pick one." if everything else ""))
-        session = open_transcript(cwd, found[0])
-        for text in said:
-            session.notices.say(text, "warning", once=True)
-        return session
+                "punctuation shared one folder): type /resume in claude-mini to pick one."
+                if everything and paths.keeps_folder(cwd) else ""))
     return open_transcript(cwd, found[0])
 
 

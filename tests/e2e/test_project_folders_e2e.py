@@ -81,7 +81,7 @@ def test_continue_in_a_folder_shared_before_skips_the_sessions_from_before(run_c
     fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
     refused = run_cli("-c", "-p", "go on", cwd=dash)
     assert refused.returncode == 1 and "may be another project's" in refused.stderr and "/resume" in refused.stderr
-    assert fake_server.requests_for("main") == []
+    assert fake_server.requests_for("main") == [] and not (old / "project.json").exists()  # not claimed
     fake_server.queue(Reply.text("first"), Reply.text("second"))
     assert run_cli("-p", "NEW-TALK", cwd=dash).returncode == 0
     [new] = [p for p in old.glob("*.jsonl") if p.stem != "00000000-old"]
@@ -90,3 +90,5 @@ def test_continue_in_a_folder_shared_before_skips_the_sessions_from_before(run_c
     assert again.returncode == 0, again.stderr
     sent = json.dumps(fake_server.requests_for("main")[-1].body["messages"])
     assert "NEW-TALK" in sent and "OLD-TALK" not in sent
+    elsewhere = run_cli("-c", "-p", "go on", cwd=underscore)  # my_app leaves the folder: no /resume hint
+    assert elsewhere.stderr.strip() == "claude-mini: No earlier session in this directory to continue."
