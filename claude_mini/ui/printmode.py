@@ -22,7 +22,7 @@ from typing import Any, TextIO, cast
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, Notice
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached, TurnCancelled
-from claude_mini.llm.client import ModelError, Retrying
+from claude_mini.llm.client import ModelError, Retrying, encodable
 from claude_mini.llm.messages import message_to_api
 from claude_mini.notices import Display
 from claude_mini.runtime import Runtime
@@ -43,17 +43,34 @@ def print_prompt(argument: str | None, stdin: TextIO | None, warn: Callable[[str
     Without an argument, stdin is the prompt and is read to its end. With one, a terminal or an
     empty stdin adds nothing; a pipe that sends nothing within STDIN_WAIT_SECONDS is left alone.
     """
+    if argument is not None:
+        argument = _valid_utf8(argument)
     if stdin is None or stdin.closed or stdin.isatty():
         return argument or ""
     if argument is None:
-        return stdin.read().rstrip()
+        return _read_text(stdin).rstrip()
     ready, _, _ = select.select([stdin], [], [], STDIN_WAIT_SECONDS)
     if not ready:
         warn(f"nothing arrived on stdin within {STDIN_WAIT_SECONDS:g} s; going on with the prompt alone "
              "(redirect stdin from /dev/null to skip the wait).")
         return argument
-    piped = stdin.read().rstrip()
+    piped = _read_text(stdin).rstrip()
     return f"{argument}\n{piped}" if piped.strip() else argument
+
+
+def _read_text(stdin: TextIO) -> str:
+    """All of stdin as UTF-8, each invalid byte a U+FFFD (a Latin-1 file piped in must not end the
+    run: the locale's decoder would raise, or keep surrogates no encoder takes)."""
+    buffer = getattr(stdin, "buffer", None)  # a StringIO (tests, embedding) has no bytes under it
+    return stdin.read() if buffer is None else buffer.read().decode("utf-8", "replace")
+
+
+def _valid_utf8(text: str) -> str:
+    """An argument with the bytes argv could not decode (lone surrogates) as U+FFFD."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a surrogate that is not an escaped byte
+        return encodable(text)
 
 
 def stderr_display(output_format: str, err: TextIO = sys.stderr) -> Display:

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
+import pytest
 from fake_anthropic import Reply
 
 from tests.e2e.conftest import cli_env
@@ -87,3 +89,13 @@ def test_a_prompt_taken_as_a_rule_is_named(run_cli, fake_server):
     result = run_cli("-p", "--allowedTools", "Edit Write", "fix the bug", input="it is in app.py")
     assert result.returncode == 0 and "was read as a rule" in result.stderr  # said, and stdin is the prompt
     assert "Edit Write" not in result.stderr  # a space-separated list of rules is not a prompt
+
+
+@pytest.mark.parametrize("io_env", [{"LC_ALL": "C.UTF-8"}, {"PYTHONIOENCODING": "utf-8:strict"}])
+def test_text_that_is_not_utf8_is_sent_with_replacement_characters(isolated_env, fake_server, repo, io_env):
+    """Piped bytes and an argument that are not UTF-8 (a Latin-1 file, a mangled argv)."""
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, **io_env)
+    result = subprocess.run([sys.executable, "-m", "claude_mini", "-p", os.fsdecode(b"review caf\xe9")],
+                            cwd=repo, env=env, input=b"caf\xe9 cr\xe8me\n", capture_output=True, timeout=60)
+    assert result.returncode == 0, result.stderr.decode()
+    assert user_texts(fake_server.requests_for("main")[0]) == ["review caf\ufffd\ncaf\ufffd cr\ufffdme"]
