@@ -157,12 +157,13 @@ def root(
 
 
 def _misread_prompts(flag: str, values: list[str] | None) -> list[str]:
-    """A line for each value of a rule flag that reads like a prompt ("fix the bug", not
-    "Bash(git log:*) Edit"): the flag took it, as it takes every word up to the next flag."""
+    """A line for each value of a rule flag with a word not shaped like a rule ("summarize",
+    "fix the bug", not "Bash(git log:*) Edit"): the flag took a prompt, as it takes every word
+    up to the next flag."""
     return [
         f'"{value}" was read as a rule of {flag}, not as the prompt: put the prompt before {flag} or after --.'
         for value in values or []
-        if " " in value.strip() and not all(RULE_SHAPE.match(rule) for rule in _split_rules([value]))
+        if not all(RULE_SHAPE.match(rule) for rule in _split_rules([value]))
     ]
 
 

@@ -89,6 +89,8 @@ def test_a_prompt_taken_as_a_rule_is_named(run_cli, fake_server):
     result = run_cli("-p", "--allowedTools", "Edit Write", "fix the bug", input="it is in app.py")
     assert result.returncode == 0 and "was read as a rule" in result.stderr  # said, and stdin is the prompt
     assert "Edit Write" not in result.stderr  # a space-separated list of rules is not a prompt
+    result = run_cli("-p", "--allowedTools", "Read", "summarize")  # one word: named too
+    assert result.returncode == 2 and result.stderr.startswith('claude-mini: "summarize" was read as a rule')
 
 
 @pytest.mark.parametrize("io_env", [{"LC_ALL": "C.UTF-8"}, {"PYTHONIOENCODING": "utf-8:strict"}])
