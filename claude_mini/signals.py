@@ -8,7 +8,9 @@ On the signal, every registered group is killed at once; the exit itself waits f
 the event loop's next turn (when one is running), so no transcript line is being
 written when the process ends. A tool call left without its result is answered
 when the session is resumed (`Session.repair`), as after any crash. The terminal's
-settings from start-up are put back, since the REPL may have changed them.
+settings from start-up are put back, since the REPL may have changed them. The last
+line says what is true of the transcript (`session.transcript_state`) of the session
+the UI registered with `report_session`.
 
 Imported at start-up by `__main__`, so it imports nothing heavy.
 """
@@ -21,13 +23,26 @@ import os
 import signal
 import sys
 import termios
+from collections.abc import Callable
 from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from claude_mini.session import Session
 
 EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 _RESET_TERMINAL = "\x1b[0m\x1b[?25h\x1b[?2004l\r\n"  # attributes, cursor shown, bracketed paste off
 
 _tool_groups: set[int] = set()
 _saved_tty: list | None = None
+_current_session: Callable[[], Session | None] | None = None
+
+
+def report_session(current: Callable[[], Session | None]) -> None:
+    """The UI's session now (it changes with /clear and /resume): the exit line says whether
+    its transcript is saved."""
+    global _current_session
+    _current_session = current
 
 
 def install_exit_handlers() -> None:
@@ -75,6 +90,16 @@ def _exit(signum: int, stopped: bool) -> None:
                 sys.stdout.write(_RESET_TERMINAL)
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
-        sys.stderr.write(f"claude-mini: ended by {name}{also}; `claude-mini -c` continues the session.\n")
+        sys.stderr.write(f"claude-mini: ended by {name}{also}. {_transcript_line()}.\n")
         sys.stderr.flush()
     os._exit(128 + signum)
+
+
+def _transcript_line() -> str:
+    """What is true of the transcript; the exit must happen even if that cannot be known."""
+    try:
+        from claude_mini.session import transcript_state
+
+        return transcript_state(_current_session() if _current_session is not None else None)
+    except Exception as exc:  # the process ends next: say what failed instead
+        return f"Whether the transcript is saved is unknown ({type(exc).__name__})"

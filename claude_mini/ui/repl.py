@@ -113,9 +113,11 @@ class Repl:
 
     def _build_runtime(self, session: Session | None, client: ModelClient | None) -> Runtime:
         from claude_mini.runtime import build_runtime
+        from claude_mini.signals import report_session
 
         runtime = build_runtime(self.config, notices=self.notices, session=session, client=client,
                                 ask_user=self.ask_permission)
+        report_session(lambda: runtime.session)  # a signal's last line says whether it is saved
         with contextlib.suppress(ValueError):
             runtime.policy.mode = self._pending_mode
         return runtime
@@ -212,9 +214,16 @@ class Repl:
         except Exception as exc:  # a bug must not end the session
             if self.config.debug:
                 self.console.print_exception()
-            self.renderer.error(f"internal error: {type(exc).__name__}: {exc}. The conversation is saved.")
+            self.renderer.error(f"internal error: {type(exc).__name__}: {exc}. {self._transcript_state()}.")
         if not self.exit_requested:
             self.console.print()
+
+    def _transcript_state(self) -> str:
+        """What is true of this session's transcript, after an internal error."""
+        from claude_mini.session import transcript_state
+
+        runtime = self.loader.peek()
+        return transcript_state(runtime.session if runtime is not None else None)
 
     async def get_runtime(self) -> Runtime:
         """The runtime, built in the background; StartupFailed if it could not be built."""

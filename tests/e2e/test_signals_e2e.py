@@ -46,8 +46,8 @@ def test_a_signal_to_claude_mini_ends_the_running_tool(isolated_env, fake_server
         proc.kill()
     assert proc.returncode == 128 + sig, stderr
     wait_until(lambda: gone(sleep_pid))  # SIGKILL is delivered at once, the exit may take a moment
-    assert stderr.splitlines()[-1] == (f"claude-mini: ended by {sig.name} with the command it was running; "
-                                       "`claude-mini -c` continues the session.")
+    assert stderr.splitlines()[-1] == (f"claude-mini: ended by {sig.name} with the command it was running. "
+                                       "The transcript is saved; `claude-mini -c` continues.")
     [transcript] = isolated_env.home.glob("projects/*/*.jsonl")
     assert all(json.loads(line) for line in transcript.read_text().splitlines())  # no line cut short
     fake_server.queue(Reply.text("Going on."))
