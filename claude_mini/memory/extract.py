@@ -254,7 +254,8 @@ def is_trivial_request(text: str) -> bool:
     if SMALL_TALK.match(text):
         return True
     short = len(text.split()) <= SHORT_REQUEST_WORDS and text.isascii()
-    return short and bool(LOOKING_WORDS.match(text)) and not STATING_WORDS.search(text)
+    asking = bool(LOOKING_WORDS.match(text)) or text.endswith("?")  # "still there?"
+    return short and asking and not STATING_WORDS.search(text)
 
 
 def worth_extracting(messages: list[Message]) -> bool:

@@ -12,6 +12,7 @@ import time
 import pytest
 from fake_anthropic import Reply
 
+from claude_mini.session import UNFINISHED_TOOL
 from tests.e2e.conftest import cli_env
 
 ANSWER = "Here is a complete answer that streams in several chunks."
@@ -127,7 +128,7 @@ def test_kill_9_mid_turn_then_continue(isolated_env, fake_server, repo):
     messages = fake_server.requests_for("main")[-1].body["messages"]
     result = messages[-1]["content"][0]
     assert result["type"] == "tool_result" and result["tool_use_id"] == "toolu_sleep"
-    assert result["is_error"] and "Interrupted" in result["content"]
+    assert result["is_error"] and result["content"] == UNFINISHED_TOOL
     assert messages[-1]["content"][1]["text"] == "what happened?"
     assert len(list(transcript.parent.glob("*.jsonl"))) == 1
 

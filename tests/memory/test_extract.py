@@ -482,7 +482,7 @@ def assistant(*calls: tuple[str, dict]) -> Message:
 
 
 @pytest.mark.parametrize("text", ["hello", "thanks!", "list files", "what does app.py do?", "run the tests",
-                                  "show me the README", "where is the config loaded?"])
+                                  "show me the README", "where is the config loaded?", "still there?"])
 def test_the_gate_skips_a_trivial_turn(text):
     read = assistant(("Read", {"file_path": "app.py"}), ("Bash", {"command": "ls -la"}))
     results = Message("user", [ToolResultBlock("t0", "x"), ToolResultBlock("t1", "y")])
