@@ -47,7 +47,7 @@ from claude_mini.llm.messages import (
     Usage,
 )
 from claude_mini.session import UNFINISHED_TOOL, Session
-from claude_mini.tools.base import Tool, ToolContext, ToolError, ToolResult, tool_spec
+from claude_mini.tools.base import DiskError, Tool, ToolContext, ToolError, ToolResult, tool_spec
 
 # What the model reads after the user cancels (the markers are Claude Code's own words); a call
 # that did not finish for any other reason gets session.UNFINISHED_TOOL.
@@ -368,7 +368,7 @@ async def run_tool(tool: Tool, call: ToolUseBlock, ctx: ToolContext) -> ToolResu
     try:
         return await tool.call(call.input, ctx)
     except ToolError as exc:
-        return ToolResult(str(exc), is_error=True)
+        return ToolResult(str(exc), is_error=True, metadata={"disk_error": isinstance(exc, DiskError)})
     except asyncio.CancelledError:
         raise
     except Exception as exc:

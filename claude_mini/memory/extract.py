@@ -297,12 +297,16 @@ def _changes_files(tool: str, input: dict[str, Any]) -> bool:
 
 
 def unsaved_writes(result: ForkResult, cwd: Path) -> list[str]:
-    """`name (why)` of each file the fork tried to Write or Edit and never changed."""
+    """`name (why)` of each file the fork's Write or Edit could not save because of the disk
+    (full, read-only) and never changed. The fork's own mistakes (an old_string not found, a
+    Write over an unread file) are its to retry, not a save failure: those go to the debug log."""
     written = {os.path.realpath(p) for p in result.written}
     failed: dict[str, str] = {}
     for run in result.tool_runs:
         path = run.call.input.get("file_path") if run.call.name in WRITING_TOOLS else None
-        if isinstance(path, str) and run.result.is_error and not run.denied:
+        if isinstance(path, str) and run.result.is_error and not run.denied and not run.result.metadata.get("disk_error"):
+            log.debug("extraction %s of %s failed: %s", run.call.name, path, run.result.content)
+        elif isinstance(path, str) and run.result.is_error and not run.denied:
             real = os.path.realpath(cwd / path)
             if real not in written:
                 failed[real] = (run.result.content.strip().splitlines() or ["failed"])[0].rstrip(".")

@@ -18,12 +18,19 @@ class ToolError(Exception):
     """A failure the model should see as an error tool result (and can act on)."""
 
 
+class DiskError(ToolError):
+    """The disk refused a change (full, read-only, no permission): not the call's mistake.
+    Its result carries `metadata["disk_error"]`, so memory extraction can tell a folder it
+    cannot write from a fork's own wrong Edit."""
+
+
 @dataclass
 class ToolResult:
     """What a tool returns: text for the model, metadata for the UI and memory layers.
 
     `metadata` keys in use: `path` (the file touched, absolute), `diff` (a
-    unified diff for Edit/Write), `created` (Write made a new file).
+    unified diff for Edit/Write), `created` (Write made a new file), `disk_error` (a
+    DiskError ended the call).
     """
 
     content: str

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from claude_mini.tools import ToolContext, ToolError, ToolResult, bool_arg, str_arg
+from claude_mini.tools.base import DiskError
 from claude_mini.tools.read import missing_file_message, record_read, sniff_encoding
 from claude_mini.tools.write import atomic_write, require_fresh_read, unified_diff
 
@@ -172,7 +173,7 @@ def _create(path: Path, new: str) -> tuple[ToolResult, float]:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ToolError(f"Could not create the folder {path.parent}: {exc.strerror or exc}.") from None
+        raise DiskError(f"Could not create the folder {path.parent}: {exc.strerror or exc}.") from None
     mtime = atomic_write(path, new.encode("utf-8"))
     meta = {"path": str(path), "diff": unified_diff(path, "", new, created=True), "created": True}
     return ToolResult(f"Created {path}.", metadata=meta), mtime

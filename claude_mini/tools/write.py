@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from claude_mini.tools import ToolContext, ToolError, ToolResult, str_arg
+from claude_mini.tools.base import DiskError
 from claude_mini.tools.read import record_read
 
 # difflib is quadratic in the worst case; past this size the UI gets no diff.
@@ -79,7 +80,7 @@ def _write(path: Path, content: str, seen_mtime: float | None) -> tuple[ToolResu
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ToolError(f"Could not create the folder {path.parent}: {exc.strerror or exc}.") from None
+        raise DiskError(f"Could not create the folder {path.parent}: {exc.strerror or exc}.") from None
     mtime = atomic_write(path, content.encode("utf-8"))
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     if existed:
@@ -146,7 +147,7 @@ def atomic_write(path: Path, data: bytes) -> float:
     try:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:100]}.", suffix=".tmp")
     except OSError as exc:
-        raise ToolError(f"Could not write {path}: {exc.strerror or exc}.") from None
+        raise DiskError(f"Could not write {path}: {exc.strerror or exc}.") from None
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
@@ -158,7 +159,7 @@ def atomic_write(path: Path, data: bytes) -> float:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
-            raise ToolError(f"Could not write {path}: {exc.strerror or exc}. The file was not changed.") from None
+            raise DiskError(f"Could not write {path}: {exc.strerror or exc}. The file was not changed.") from None
         raise
     return target.stat().st_mtime
 

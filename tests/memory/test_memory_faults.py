@@ -72,16 +72,41 @@ def test_start_up_maintenance_in_a_read_only_folder_tells_once(mc, monkeypatch):
 
 
 def test_an_extraction_write_that_failed_is_named(tmp_path):
-    def run(name: str, path: str, text: str, error: bool) -> ToolRun:
-        call = ToolUseBlock(id=f"t-{len(path)}-{error}", name=name, input={"file_path": path})
-        return ToolRun(call, ToolResult(text, is_error=error, metadata={} if error else {"path": path}))
+    def run(name: str, path: str, text: str, error: bool, disk: bool = False) -> ToolRun:
+        call = ToolUseBlock(id=f"t-{len(path)}-{error}-{len(text)}", name=name, input={"file_path": path})
+        return ToolRun(call, ToolResult(text, is_error=error,
+                                        metadata={"disk_error": disk} if error else {"path": path}))
 
     memory = tmp_path / "memory"
     result = ForkResult("extract", tool_runs=[
         run("Write", str(memory / "deploy.md"), f"Could not write {memory}/deploy.md: No space left on device. "
-            "The file was not changed.", True),
-        run("Write", str(memory / "retried.md"), "not read first", True),
+            "The file was not changed.", True, disk=True),
+        run("Write", str(memory / "retried.md"), "not read first", True, disk=True),
         run("Write", str(memory / "retried.md"), "ok", False),
+        # the fork's own mistake, not the disk's: not a save failure
+        run("Edit", str(memory / "typo.md"), "String to replace not found in the file.", True),
     ])
     assert unsaved_writes(result, tmp_path) == [
         f"deploy.md (Could not write {memory}/deploy.md: No space left on device. The file was not changed)"]
+
+
+def test_only_a_failure_of_the_disk_is_marked_as_one(tmp_path, monkeypatch):
+    """run_tool marks a DiskError (the folder cannot be written), not a wrong Edit."""
+    from claude_mini.agent.loop import run_tool
+    from claude_mini.tools import write as write_tool
+    from claude_mini.tools.base import ToolContext
+    from claude_mini.tools.edit import EditTool
+    from claude_mini.tools.write import WriteTool
+
+    ctx = ToolContext(cwd=tmp_path, project_root=tmp_path)
+    target = tmp_path / "deploy.md"
+    monkeypatch.setattr(write_tool.tempfile, "mkstemp", lambda **k: (_ for _ in ()).throw(
+        OSError(errno.ENOSPC, "No space left on device")))
+    full = asyncio.run(run_tool(WriteTool(), ToolUseBlock("w", "Write", {"file_path": str(target), "content": "x"}), ctx))
+    assert full.is_error and full.metadata["disk_error"] and "No space left on device" in full.content
+    monkeypatch.undo()
+    target.write_text("a\n")
+    ctx.read_files[target] = target.stat().st_mtime
+    edit = {"file_path": str(target), "old_string": "zzz", "new_string": "b"}
+    wrong = asyncio.run(run_tool(EditTool(), ToolUseBlock("e", "Edit", edit), ctx))
+    assert wrong.is_error and not wrong.metadata["disk_error"]
