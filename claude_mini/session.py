@@ -153,13 +153,15 @@ class Session:
     """The conversation of one session: messages, transcript, costs."""
 
     def __init__(self, cwd: Path, session_id: str | None = None, messages: list[Message] | None = None,
-                 costs: CostLedger | None = None):
+                 costs: CostLedger | None = None, transcript_path: Path | None = None):
+        """`transcript_path`: the file a resumed session was read from; it goes on there, even when
+        the claim below moves this directory's folder (a lookalike leaving a shared one)."""
         self.cwd = cwd
         self.id = session_id or str(uuid.uuid4())
         self.messages: list[Message] = messages or []
         self.notices = NoticeChannel()  # kept until the runtime forwards them (report_to)
         paths.claim_project_folders(cwd, lambda text: self.notices.say(text, "warning", once=True))
-        self.transcript = Transcript(paths.project_dir(cwd) / f"{self.id}.jsonl", self.id,
+        self.transcript = Transcript(transcript_path or paths.project_dir(cwd) / f"{self.id}.jsonl", self.id,
                                      warn=lambda text: self.notices.say(text, "warning", once=True),
                                      cwd=str(cwd.resolve()))
         self.costs = costs or CostLedger()
@@ -369,7 +371,7 @@ def resume_session(cwd: Path, session_id: str | None) -> Session:
 def open_transcript(cwd: Path, path: Path) -> Session:
     """The session saved in `path`, with its costs, repaired; what could not be read is said once."""
     contents = read_transcript(path)
-    session = Session(cwd, path.stem, contents.messages, costs=contents.costs)
+    session = Session(cwd, path.stem, contents.messages, costs=contents.costs, transcript_path=path)
     notice = contents.skipped_notice(path)
     if notice:
         session.notices.say(notice, "warning")

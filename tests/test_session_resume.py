@@ -184,3 +184,24 @@ def test_a_cost_before_the_first_message_makes_no_transcript(tmp_path: Path, iso
     assert not session.transcript.path.exists()
     with pytest.raises(SessionNotFound):
         resume_session(tmp_path, None)  # `-c` does not continue a session nobody spoke in
+
+
+def test_a_session_resumed_from_a_shared_folder_goes_on_in_the_file_it_was_read_from(tmp_path: Path, isolated_env):
+    from claude_mini import paths
+
+    owner, lookalike = tmp_path / "my-app", tmp_path / "my_app"
+    owner.mkdir()
+    lookalike.mkdir()
+    plain = paths.project_dir(owner)
+    (plain / "memory").mkdir(parents=True)
+    call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": str(lookalike.resolve() / "x.py")}}
+    old = plain / "old1.jsonl"  # from before cwd was recorded; claude-mini ran in the lookalike
+    old.write_text("".join(json.dumps(e) + "\n" for e in (
+        {"type": "user", "message": message_to_api(user("read x.py"))},
+        {"type": "assistant", "message": {"role": "assistant", "content": [call]}})))
+    paths.claim_project_folders(owner, print)  # the owner keeps the plain folder, the lookalike moves
+    session = resume_session(lookalike, "old1")
+    assert paths.project_dir(lookalike) != plain  # claimed: the lookalike has its own folder now
+    session.add_message(user("go on"))
+    assert session.transcript.path == old
+    assert [m.role for m in load_messages(old)] == ["user", "assistant", "user"]
