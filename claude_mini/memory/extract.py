@@ -224,8 +224,9 @@ def main_agent_wrote_memory(messages: list[Message], memory_dir: Path, cwd: Path
 
 # ---------------------------------------------------------------- the gate
 
-# A turn is trivial when the user only greeted, thanked, asked a short question or gave a short
-# command to look at something, and stated nothing (no preference, correction, decision or fact).
+# A turn is trivial when the user only greeted, thanked, or wrote one short clause (no , ; : and
+# no second sentence) that asks a question or says to look at something, and stated nothing (no
+# preference, correction, decision or fact).
 # Anything else passes: "use pnpm, not npm" and "the staging db is at db2.internal" are commands
 # or statements a later session needs, and a word list cannot tell every such one apart.
 SMALL_TALK = re.compile(
@@ -242,18 +243,20 @@ LOOKING_WORDS = re.compile(  # how a short request to look at something, or a qu
 STATING_WORDS = re.compile(  # words that make even a short question or command state something
     r"\b(always|never|prefer\w*|remember|forget|don'?t|do not|should(n'?t)?|must|instead|rather|"
     r"actually|wrong|incorrect|from now on|going forward|next time|avoid|use|using|"
-    r"we|we'?re|our|i'?m|i am|my|mine|team|deadline|release|deploy\w*|freeze|decid\w*)\b",
+    r"we|we'?re|our|i'?m|i am|my|mine|team|deadline|release|deploy\w*|freeze|decid\w*|not|with|"
+    r"before|after|own\w*|lives?|owner|convention|policy|due|correct\w*)\b",
     re.IGNORECASE,
 )
 SHORT_REQUEST_WORDS = 12  # a request to look at something longer than this may carry context
+MORE_THAN_ONE_CLAUSE = re.compile(r"[,;:]|[.?!]\s+\S")  # "show me main.py, the entry is cli.py"
 
 
 def is_trivial_request(text: str) -> bool:
-    """Whether `text` is small talk, or a short question or look-at-this command stating nothing."""
+    """Whether `text` is small talk, or one short clause asking or saying to look, stating nothing."""
     text = text.strip()
     if SMALL_TALK.match(text):
         return True
-    short = len(text.split()) <= SHORT_REQUEST_WORDS and text.isascii()
+    short = len(text.split()) <= SHORT_REQUEST_WORDS and text.isascii() and not MORE_THAN_ONE_CLAUSE.search(text)
     asking = bool(LOOKING_WORDS.match(text)) or text.endswith("?")  # "still there?"
     return short and asking and not STATING_WORDS.search(text)
 

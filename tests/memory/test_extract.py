@@ -493,7 +493,12 @@ def test_the_gate_skips_a_trivial_turn(text):
                                   "I'm the backend lead", "we deploy on Fridays", "the release freeze starts Monday",
                                   "部署在周五", "x " * 400, "use pnpm, not npm", "Use tabs for indentation here",
                                   "the staging db is at db2.internal", "hello, I'm Ana from the infra team",
-                                  "what does app.py do? we never touch it on Fridays"])
+                                  "what does app.py do? we never touch it on Fridays",
+                                  "run the tests with tox, not pytest", "Run with pnpm, not npm",
+                                  "check with Bob before merging", "who owns billing? Alice",
+                                  "can you run tests with -n0, they hang otherwise",
+                                  "show me main.py, the entry point is cli.py",
+                                  "is it fine? the api key is in vault now"])
 def test_the_gate_passes_what_a_user_states(text):
     assert worth_extracting([Message.user(text), Message("assistant", [TextBlock("Noted.")])])
 
