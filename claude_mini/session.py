@@ -389,7 +389,10 @@ def transcript_state(session: Session | None) -> str:
                 f"{transcript.path} holds what came before the failed write")
     if not transcript.path.is_file():
         return "Nothing of this session was saved"
-    return "The transcript is saved; `claude-mini -c` continues"
+    if transcript.path.parent != paths.project_dir(session.cwd):  # resumed from a folder this one left
+        return f"The transcript is saved in {transcript.path}"
+    # Not `-c`: in a folder shared before, -c skips a session whose first line recorded no cwd.
+    return f"The transcript is saved; `claude-mini -r {session.id}` continues"
 
 
 def first_user_text(messages: list[Message]) -> str:

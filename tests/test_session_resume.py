@@ -161,7 +161,7 @@ def test_a_failed_write_warns_once_and_the_session_goes_on_unsaved(tmp_path: Pat
     session = Session(tmp_path)
     assert transcript_state(session) == "Nothing of this session was saved"
     session.add_message(user("saved"))
-    assert transcript_state(session) == "The transcript is saved; `claude-mini -c` continues"
+    assert transcript_state(session) == f"The transcript is saved; `claude-mini -r {session.id}` continues"
     path = session.transcript.path
     path.rename(path.with_suffix(".kept"))
     path.mkdir()  # every later write fails, as on a full disk
@@ -205,3 +205,24 @@ def test_a_session_resumed_from_a_shared_folder_goes_on_in_the_file_it_was_read_
     session.add_message(user("go on"))
     assert session.transcript.path == old
     assert [m.role for m in load_messages(old)] == ["user", "assistant", "user"]
+    assert transcript_state(session) == f"The transcript is saved in {old}"  # -r here would not find it
+
+
+def test_the_exit_line_names_a_command_that_finds_the_session(tmp_path: Path, isolated_env):
+    from claude_mini import paths
+
+    owner, lookalike = tmp_path / "my-app", tmp_path / "my_app"
+    owner.mkdir()
+    lookalike.mkdir()
+    plain = paths.project_dir(owner)
+    call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": str(lookalike.resolve() / "x.py")}}
+    (plain / "old1.jsonl").parent.mkdir(parents=True)
+    (plain / "old1.jsonl").write_text(json.dumps({"type": "assistant", "message": {  # no cwd: from before
+        "role": "assistant", "content": [call]}}) + "\n")
+    session = resume_session(owner, "old1")  # /resume of a session from before, in the shared folder
+    session.add_message(user("go on"))
+    with pytest.raises(SessionNotFound):
+        resume_session(owner, None)  # -c takes only sessions that recorded this cwd: not this one
+    state = transcript_state(session)
+    assert state == "The transcript is saved; `claude-mini -r old1` continues"
+    assert resume_session(owner, "old1").id == session.id

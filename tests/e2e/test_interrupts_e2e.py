@@ -56,7 +56,9 @@ def test_ctrl_c_in_print_mode_leaves_the_marker_at_the_end_of_the_transcript(iso
     finally:
         proc.kill()
     assert proc.returncode == 130, err
-    assert err.strip().endswith("claude-mini: interrupted. The transcript is saved; `claude-mini -c` continues."), err
+    [transcript] = isolated_env.home.glob("projects/*/*.jsonl")
+    assert err.strip().endswith("claude-mini: interrupted. The transcript is saved; "
+                                f"`claude-mini -r {transcript.stem}` continues."), err
     assert transcript_messages(isolated_env.home) == [
         {"role": "user", "content": [{"type": "text", "text": "take your time"}]},
         {"role": "user", "content": [{"type": "text", "text": INTERRUPTED}]},

@@ -46,9 +46,9 @@ def test_a_signal_to_claude_mini_ends_the_running_tool(isolated_env, fake_server
         proc.kill()
     assert proc.returncode == 128 + sig, stderr
     wait_until(lambda: gone(sleep_pid))  # SIGKILL is delivered at once, the exit may take a moment
-    assert stderr.splitlines()[-1] == (f"claude-mini: ended by {sig.name} with the command it was running. "
-                                       "The transcript is saved; `claude-mini -c` continues.")
     [transcript] = isolated_env.home.glob("projects/*/*.jsonl")
+    assert stderr.splitlines()[-1] == (f"claude-mini: ended by {sig.name} with the command it was running. "
+                                       f"The transcript is saved; `claude-mini -r {transcript.stem}` continues.")
     assert all(json.loads(line) for line in transcript.read_text().splitlines())  # no line cut short
     fake_server.queue(Reply.text("Going on."))
     resumed = run_cli("-c", "-p", "go on", env={"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"})

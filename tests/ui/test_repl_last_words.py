@@ -69,4 +69,4 @@ def test_a_signal_says_whether_the_transcript_of_the_current_session_is_saved(re
     if disk_full:
         assert last.startswith("claude-mini: ended by SIGTERM. The transcript could not be saved completely")
     else:
-        assert last == "claude-mini: ended by SIGTERM. The transcript is saved; `claude-mini -c` continues."
+        assert last == f"claude-mini: ended by SIGTERM. The transcript is saved; `claude-mini -r {runtime.session.id}` continues."
