@@ -996,6 +996,13 @@ def _index_match(path: str, index: str) -> str | None:
     return "below" if len(parts) > len(want) else "at"
 
 
+def _names_index(part: str) -> bool:
+    """Whether a path part names MEMORY.md: its letters say "memory" (a bare `*` or `*.*` does not)
+    and, wildcards allowed, it matches the name ("MEMORY.md", "memory.m?", "MEMORY*")."""
+    literal = re.sub(r"\[[^\]]*\]|[*?]", "", part).lower()
+    return "memory" in literal and fnmatch.fnmatchcase(INDEX_NAME.lower(), part.lower())
+
+
 def _index_after_cd(candidates: list[SimpleCommand]) -> str | None:
     """Why a line that changes directory and then names MEMORY.md (relative) needs approval."""
     moved = False
@@ -1005,8 +1012,7 @@ def _index_after_cd(candidates: list[SimpleCommand]) -> str | None:
         if not moved or read_only_problem(command) is None or program in ("cd", "pushd", "popd"):
             continue
         for word in command.words[1:]:
-            if not os.path.isabs(os.path.expanduser(word)) and any(
-                    fnmatch.fnmatchcase(INDEX_NAME.lower(), part.lower()) for part in Path(word).parts):
+            if not os.path.isabs(os.path.expanduser(word)) and any(_names_index(part) for part in Path(word).parts):
                 return (f"this line changes directory and then names {word}: whether that is the memory "
                         f"index ({INDEX_NAME}, a file) cannot be known in advance")
     return None

@@ -561,9 +561,11 @@ def test_no_shell_command_but_a_read_replaces_the_memory_index(tmp_path: Path, m
                     f"cp -r --target-directory={memory}/MEMORY.md d", f"rm -f {memory}/MEMORY.md"):
         decision = main.can_use_tool("Bash", bash(command))
         assert isinstance(decision, Deny) and "may only read it" in decision.reason, command
-    for command in (f"cd {memory} && mkdir MEMORY.md", f"cd {memory}; mv {tmp_path}/d memory.md"):
+    for command in (f"cd {memory} && mkdir MEMORY.md", f"cd {memory}; mv {tmp_path}/d memory.md",
+                    f"cd {memory} && mv {tmp_path}/d MEMORY.m?"):
         decision = main.can_use_tool("Bash", bash(command))
         assert isinstance(decision, Ask) and "cannot be known" in decision.reason, command
     for command in (f"cat {memory}/MEMORY.md", f"cd {memory} && cat MEMORY.md", f"mv d {memory}/topic.md",
-                    f"rm -rf {tmp_path}/*"):
+                    f"rm -rf {tmp_path}/*", "cd src && git add *", "cd build && cp * ../out",
+                    'cd x && git commit -m "*"', "cd x && find . -name '*' -delete", "cd x && rm *.*"):
         assert isinstance(main.can_use_tool("Bash", bash(command)), Allow), command
