@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import hashlib
 import json
@@ -219,12 +220,37 @@ def _write_owner(folder: Path, owner: _Owner) -> bool:
         with contextlib.suppress(FileNotFoundError):
             if record.stat().st_size == 0:
                 record.unlink()
-        os.link(tmp, record)
+        try:
+            os.link(tmp, record)
+        except FileExistsError:
+            raise
+        except OSError as exc:
+            if exc.errno not in _NO_HARD_LINKS:
+                raise
+            _create_whole(record, data)
     except FileExistsError:
         return False
     finally:
         os.unlink(tmp)
     return True
+
+
+# What os.link raises on a filesystem without hard links (vfat, exFAT, some SMB and FUSE mounts).
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV})
+
+
+def _create_whole(record: Path, data: dict[str, object]) -> None:
+    """Create the record only if it does not exist (FileExistsError), in one write: where there are no
+    hard links. A write that fails takes the record away again: a half record is never left."""
+    fd = os.open(record, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    try:
+        os.write(fd, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+        os.fsync(fd)
+    except OSError:
+        os.close(fd)
+        record.unlink()
+        raise
+    os.close(fd)
 
 
 def _claim(real: Path, notify: Notify) -> None:

@@ -212,3 +212,19 @@ def test_only_lookalikes_claude_mini_ran_in_get_a_copy_of_the_memory(lookalikes:
     assert (paths.memory_dir(dot) / "build.md").read_text() == "make\n"
     assert not paths.memory_dir(underscore).exists() and not paths.memory_dir(lookalikes[3]).exists()
     assert len(set(map(paths.memory_dir, lookalikes))) == 4
+
+
+def test_a_filesystem_without_hard_links_still_gets_its_records(
+        lookalikes: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_links(src: object, dst: object) -> None:
+        raise PermissionError(1, "Operation not permitted")  # what vfat and exFAT answer
+
+    monkeypatch.setattr(paths.os, "link", no_links)
+    dash, underscore = lookalikes[0], lookalikes[1]
+    for folder in (dash, underscore, dash):
+        paths.claim_project_folders(folder, pytest.fail)
+    folders = [paths.project_dir(dash), paths.project_dir(underscore)]
+    assert folders[0] != folders[1]
+    assert [json.loads((f / "project.json").read_text())["path"] for f in folders] == [
+        str(dash.resolve()), str(underscore.resolve())]
+    assert sorted(p.name for p in folders[0].iterdir()) == ["project.json"]  # no temp file left
