@@ -293,10 +293,25 @@ def _start_own_folder(plain: Path, own: Path, real: Path, owner: _Owner, notify:
                    f"({exc.strerror or exc}): it keeps using the shared folder {plain} for now; "
                    "claude-mini tries again when it next starts here.")
             return
-    if _write_owner(own, _Owner(str(real))) and copied:
+    if not _write_owner(own, _Owner(str(real))):
+        return
+    if copied:
         notify(f"This project shared {plain} with {owner.path} (paths that differ only in "
                f"punctuation): its memory was copied to {own / 'memory'}; the sessions from before "
                "stay in the shared folder.")
+    elif _memory_from_before(plain):  # no transcript showed claude-mini ran here: it may have all the same
+        notify(f"If claude-mini ran here before, this project's memory may be in {plain / 'memory'}, which "
+               f"stays with {owner.path} (paths that differ only in punctuation shared one folder): to "
+               f"take a copy, run `cp -r {plain / 'memory'} {own / 'memory'}`.")
+
+
+def _memory_from_before(plain: Path) -> bool:
+    """Whether the plain folder's memory holds a file older than its record: one written while it was shared."""
+    try:
+        claimed = (plain / PROJECT_RECORD).stat().st_mtime
+        return any(f.stat().st_mtime < claimed for f in (plain / "memory").rglob("*") if f.is_file())
+    except OSError:
+        return False
 
 
 def shares_key(cwd: Path) -> bool:

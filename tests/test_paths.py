@@ -212,6 +212,22 @@ def test_only_lookalikes_claude_mini_ran_in_get_a_copy_of_the_memory(lookalikes:
     assert (paths.memory_dir(dot) / "build.md").read_text() == "make\n"
     assert not paths.memory_dir(underscore).exists() and not paths.memory_dir(lookalikes[3]).exists()
     assert len(set(map(paths.memory_dir, lookalikes))) == 4
+    # A lookalike no transcript names may have run claude-mini all the same (a chat, relative paths):
+    # each of them hears, once, where the memory from before stayed and how to copy it.
+    told = [line for line in said if "If claude-mini ran here before" in line]
+    assert len(told) == 2 and all(str(plain / "memory") in line and "cp -r" in line for line in told)
+    assert str(paths.memory_dir(underscore)) in told[0] and str(paths.memory_dir(lookalikes[3])) in told[1]
+    for folder in lookalikes:
+        paths.claim_project_folders(folder, said.append)
+    assert len(said) == 4  # the record line, the copy line, two lines for the others: once each
+
+
+def test_a_lookalike_made_after_the_record_hears_nothing(lookalikes: list[Path]) -> None:
+    dash, underscore = lookalikes[0], lookalikes[1]
+    paths.claim_project_folders(dash, pytest.fail)
+    (paths.memory_dir(dash)).mkdir(parents=True)
+    (paths.memory_dir(dash) / "build.md").write_text("make\n")  # the owner's own memory, after the record
+    paths.claim_project_folders(underscore, pytest.fail)
 
 
 def test_a_filesystem_without_hard_links_still_gets_its_records(
