@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 def home_dir() -> Path:
@@ -239,7 +240,7 @@ def _write_owner(folder: Path, owner: _Owner) -> bool:
 _NO_HARD_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV})
 
 
-def _create_whole(record: Path, data: dict[str, object]) -> None:
+def _create_whole(record: Path, data: dict[str, Any]) -> None:
     """Create the record only if it does not exist (FileExistsError), in one write: where there are no
     hard links. A write that fails takes the record away again: a half record is never left."""
     fd = os.open(record, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
