@@ -131,7 +131,7 @@ def test_a_memory_md_that_is_not_a_file_warns_at_start_and_doctor_fix_moves_it_a
     index.unlink()
     index.mkdir() if kind == "directory" else os.mkfifo(index)
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
-    fake_server.queue(Reply.text("hello back"))
+    fake_server.on(Reply.text("hello back"), purpose="main", times=1)
     result = run_cli("-p", "hello", timeout=30)  # a FIFO used to block the start for ever
     assert result.returncode == 0 and result.stdout.strip() == "hello back", result.stderr
     [warning] = [line for line in result.stderr.splitlines() if "MEMORY.md" in line]

@@ -17,7 +17,7 @@ def test_continue_in_a_lookalike_folder_does_not_resume_the_other_project(run_cl
     dash, underscore = tmp_path / "my-app", tmp_path / "my_app"
     dash.mkdir(), underscore.mkdir()
     fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
-    fake_server.queue(Reply.text("first answer"))
+    fake_server.on(Reply.text("first answer"), purpose="main", times=1)
     assert run_cli("-p", "SECRET-PLAN of my-app", cwd=dash).returncode == 0
     resumed = run_cli("-c", "-p", "what were we doing?", cwd=underscore)
     assert resumed.returncode == 1 and "No earlier session in this directory" in resumed.stderr
@@ -25,7 +25,7 @@ def test_continue_in_a_lookalike_folder_does_not_resume_the_other_project(run_cl
     added = run_cli("memory", "add", "underscore deploys with make ship", cwd=underscore)
     assert added.returncode == 0, added.stderr
     assert paths.memory_dir(underscore) != paths.memory_dir(dash)
-    fake_server.queue(Reply.text("ok"))
+    fake_server.on(Reply.text("ok"), purpose="main", times=1)
     assert run_cli("-p", "hello", cwd=dash).returncode == 0
     assert "make ship" not in _system(fake_server.requests_for("main")[-1])
 
@@ -41,7 +41,8 @@ def test_a_folder_shared_before_stays_with_the_first_and_the_other_gets_a_copy(
                                             "type: project\n---\nmake ship\n")
     _old_transcript(old, "OLD-TALK", underscore / "Makefile")  # claude-mini ran in my_app before
     fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
-    fake_server.queue(Reply.text("one"), Reply.text("two"))
+    fake_server.on(Reply.text("one"), purpose="main", times=1)
+    fake_server.on(Reply.text("two"), purpose="main", times=1)
     first = run_cli("-p", "hello", cwd=dash)
     assert first.returncode == 0, first.stderr
     [line] = [x for x in first.stderr.splitlines() if "differ only in punctuation" in x]
@@ -53,7 +54,7 @@ def test_a_folder_shared_before_stays_with_the_first_and_the_other_gets_a_copy(
     dash_request, underscore_request = fake_server.requests_for("main")
     assert "SHARED-MEMORY" in _system(dash_request) and "SHARED-MEMORY" in _system(underscore_request)
     assert paths.memory_dir(underscore) != paths.memory_dir(dash) == old / "memory"
-    fake_server.queue(Reply.text("three"))
+    fake_server.on(Reply.text("three"), purpose="main", times=1)
     again = run_cli("-c", "-p", "and now?", cwd=underscore)  # its own session, not the other's
     assert again.returncode == 0 and "differ only in punctuation" not in again.stderr  # said once
     answers = json.dumps(fake_server.requests_for("main")[-1].body["messages"])
@@ -82,7 +83,8 @@ def test_continue_in_a_folder_shared_before_skips_the_sessions_from_before(run_c
     refused = run_cli("-c", "-p", "go on", cwd=dash)
     assert refused.returncode == 1 and "may be another project's" in refused.stderr and "/resume" in refused.stderr
     assert fake_server.requests_for("main") == [] and not (old / "project.json").exists()  # not claimed
-    fake_server.queue(Reply.text("first"), Reply.text("second"))
+    fake_server.on(Reply.text("first"), purpose="main", times=1)
+    fake_server.on(Reply.text("second"), purpose="main", times=1)
     assert run_cli("-p", "NEW-TALK", cwd=dash).returncode == 0
     [new] = [p for p in old.glob("*.jsonl") if p.stem != "00000000-old"]
     assert {json.loads(line)["cwd"] for line in new.read_text().splitlines()} == {str(dash.resolve())}
