@@ -67,8 +67,9 @@ def tool_group_ended(pgid: int) -> None:
 def _end_tools_and_exit(signum: int, frame: FrameType | None) -> None:
     for sig in EXIT_SIGNALS:  # a second signal ends the process at once
         signal.signal(sig, signal.SIG_DFL)
-    stopped = bool(_tool_groups)
-    for pgid in list(_tool_groups):
+    groups = _tool_groups | _child_groups()
+    stopped = bool(groups)
+    for pgid in groups:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
     try:
@@ -77,6 +78,26 @@ def _end_tools_and_exit(signum: int, frame: FrameType | None) -> None:
         _exit(signum, stopped)
     else:
         loop.call_soon_threadsafe(_exit, signum, stopped)
+
+
+def _child_groups() -> set[int]:
+    """The process groups our own children lead. A Bash call's shell starts one (a session of
+    its own, tools/bash.py) and can run its command before the call has registered it: on a
+    loaded machine the signal can fall in between."""
+    me, groups = os.getpid(), set()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/stat") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            _state, ppid, pgid, *_ = stat[stat.rfind(")") + 2:].split()
+            if int(ppid) == me and int(pgid) == int(entry.name):
+                groups.add(int(pgid))
+    return groups
 
 
 def _exit(signum: int, stopped: bool) -> None:

@@ -1,0 +1,42 @@
+"""The SIGTERM/SIGHUP handler (claude_mini/signals.py), run in a process of its own."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# A process that starts a tool's shell as tools/bash.py does (a session of its own) and gets
+# the signal before the call has registered the group.
+UNREGISTERED = """
+import signal, subprocess, sys
+from claude_mini import signals
+child = subprocess.Popen(["sleep", "300"], start_new_session=True)
+print(child.pid, flush=True)
+signals._end_tools_and_exit(signal.SIGTERM, None)
+"""
+
+
+def _gone(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat[stat.rfind(")") + 2] in "ZX"
+
+
+def test_a_tool_group_not_registered_yet_is_killed_too():
+    """The signal can fall between the shell's start and its call registering the group (a
+    fresh-clone CI run left a `sleep 300` behind): the groups our children lead are killed."""
+    run = subprocess.run([sys.executable, "-c", UNREGISTERED], capture_output=True, text=True, timeout=60)
+    pid = int(run.stdout.split()[0])
+    try:
+        assert run.returncode == 143, run.stderr
+        assert "ended by SIGTERM with the command it was running" in run.stderr
+        deadline = time.monotonic() + 5
+        while not _gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _gone(pid)
+    finally:
+        subprocess.run(["kill", "-9", str(pid)], capture_output=True)
