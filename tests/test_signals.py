@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from pathlib import Path
+
+from tests.e2e.test_signals_e2e import gone
 
 # A process that starts a tool's shell as tools/bash.py does (a session of its own) and gets
 # the signal before the call has registered the group.
@@ -18,14 +19,6 @@ signals._end_tools_and_exit(signal.SIGTERM, None)
 """
 
 
-def _gone(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat[stat.rfind(")") + 2] in "ZX"
-
-
 def test_a_tool_group_not_registered_yet_is_killed_too():
     """The signal can fall between the shell's start and its call registering the group (a
     fresh-clone CI run left a `sleep 300` behind): the groups our children lead are killed."""
@@ -35,8 +28,8 @@ def test_a_tool_group_not_registered_yet_is_killed_too():
         assert run.returncode == 143, run.stderr
         assert "ended by SIGTERM with the command it was running" in run.stderr
         deadline = time.monotonic() + 5
-        while not _gone(pid) and time.monotonic() < deadline:
+        while not gone(pid) and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert _gone(pid)
+        assert gone(pid)
     finally:
         subprocess.run(["kill", "-9", str(pid)], capture_output=True)
