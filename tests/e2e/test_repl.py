@@ -89,6 +89,17 @@ def main_replies(server, *replies: Reply) -> None:
         server.on(reply, purpose="main")
 
 
+def hanging_turn(start, fake_server) -> Terminal:
+    """A REPL whose turn "take your time" waits on a request that never gets its answer."""
+    main_replies(fake_server, Reply.text("never arrives").hang())
+    term = start()
+    term.ready()
+    term.submit("take your time")
+    term.expect("esc to interrupt")
+    wait_until(lambda: fake_server.requests_for("main"))  # the request hangs on the server now
+    return term
+
+
 def test_a_message_streams_the_answer_and_exit_leaves(start, fake_server):
     main_replies(fake_server, Reply.text("Here is **the answer**, streamed in pieces."))
     term = start()
@@ -149,12 +160,7 @@ def test_yes_for_the_session_stops_asking(start, fake_server, repo):
 
 
 def test_ctrl_c_cancels_a_turn_and_the_conversation_goes_on(start, fake_server):
-    main_replies(fake_server, Reply.text("never arrives").hang())
-    term = start()
-    term.ready()
-    term.submit("take your time")
-    term.expect("esc to interrupt")
-    wait_until(lambda: fake_server.requests_for("main"))  # the request hangs on the server now
+    term = hanging_turn(start, fake_server)
     term.child.sendintr()
     term.expect("Interrupted")
     term.ready()
@@ -165,12 +171,7 @@ def test_ctrl_c_cancels_a_turn_and_the_conversation_goes_on(start, fake_server):
 
 
 def test_esc_cancels_a_turn_and_keys_typed_meanwhile_wait_for_the_prompt(start, fake_server):
-    main_replies(fake_server, Reply.text("never arrives").hang())
-    term = start()
-    term.ready()
-    term.submit("take your time")
-    term.expect("esc to interrupt")
-    wait_until(lambda: fake_server.requests_for("main"))
+    term = hanging_turn(start, fake_server)
     term.child.send("are you")  # typed while the model works: not echoed, kept
     term.child.send("\x1b\r")  # Alt-Enter: a new line in the next message, not a cancel
     time.sleep(0.3)
@@ -407,12 +408,7 @@ def test_a_line_sent_while_the_runtime_loads_is_queued_not_echoed(start, fake_se
 
 
 def test_esc_puts_a_queued_message_back_in_the_input(start, fake_server):
-    main_replies(fake_server, Reply.text("never arrives").hang())
-    term = start()
-    term.ready()
-    term.submit("take your time")
-    term.expect("esc to interrupt")
-    wait_until(lambda: fake_server.requests_for("main"))
+    term = hanging_turn(start, fake_server)
     term.submit("second thoughts")
     term.expect("Queued: second thoughts")
     term.child.send("\x1b")
