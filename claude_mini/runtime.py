@@ -9,7 +9,7 @@ import contextlib
 from dataclasses import dataclass, field
 
 from claude_mini import paths
-from claude_mini.agent.hooks import AgentHooks, SessionSource
+from claude_mini.agent.hooks import AgentHooks, EndReason, LoadReason, SessionSource
 from claude_mini.agent.loop import Agent, AskUser
 from claude_mini.agent.permissions import PermissionPolicy
 from claude_mini.config import Config
@@ -20,6 +20,7 @@ from claude_mini.memory.instructions import (
     AttachmentTracker,
     InstructionHook,
     InstructionSet,
+    instruction_loads,
     load_instructions,
 )
 from claude_mini.memory.recall import RecallHook
@@ -79,8 +80,13 @@ class Runtime:
     async def start(self, *, source: SessionSource, dream: bool) -> None:
         """Session-start maintenance (forgetting, maybe a dream), then `on_session_start`."""
         await session_start_maintenance(self, dream=dream)
+        self.announce_instructions("session_start")
         for hook in self.hooks:
             await hook.on_session_start(self.agent, source)
+
+    def announce_instructions(self, reason: LoadReason) -> None:
+        """Tell the lifecycle which instruction files the system prompt holds now."""
+        self.agent.announce_instructions(instruction_loads(self.instructions.files, reason))
 
     def switch_session(self, session: Session, source: SessionSource) -> None:
         """Put another conversation in place (/clear, /resume) and rebuild the system prompt."""
@@ -94,6 +100,7 @@ class Runtime:
         self.rebuild_prompt()
         for hook in self.hooks:
             hook.on_session_change(session, source)
+        self.announce_instructions("session_start")
 
     def switch_client(self, client: ModelClient) -> None:
         """Answer with `client` from now on (/model). The old one is closed with the session, not
@@ -102,11 +109,11 @@ class Runtime:
             self.retired_clients.append(self.client)
             self.client = self.agent.client = client
 
-    async def close(self) -> None:
+    async def close(self, reason: EndReason = "other") -> None:
         """End the session: the hooks stop their background work, then the clients close."""
         for hook in self.hooks:
             with contextlib.suppress(Exception):
-                await hook.on_session_end(self.agent)
+                await hook.on_session_end(self.agent, reason)
         for client in (*self.retired_clients, self.client):
             with contextlib.suppress(Exception):
                 await client.aclose()

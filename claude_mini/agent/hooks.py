@@ -8,25 +8,32 @@ overrides only the points it cares about. In the order a session meets them:
 
     on_session_start      the runtime is ready (source: startup | resume)
     on_session_change     /clear or /resume put another conversation in place
-    on_turn_start         a user message arrives, before it is added
+    on_instructions_loaded  instruction files entered the context (prompt, attachment, compaction)
+    on_turn_start         a user message arrives, before it is added (may refuse it)
     attachments           text to append to the next user-role message
     before_request        a model request is about to be built
     on_context_too_long   the API refused the request as too long
-    before_tool           a tool call is about to be checked and run
+    before_tool           a tool call is about to be checked and run (may rewrite its input)
     after_tool            a tool call finished
-    on_turn_end           the model stopped asking for tools
-    before_compact        a compaction is about to summarise the conversation
+    before_turn_end       the model stopped asking for tools (may make it go on)
+    on_turn_end           the turn ended
+    before_compact        a compaction is about to summarise the conversation (may refuse it)
     after_compact         the conversation was replaced by its summary
+    on_notification       the user is being waited for (a permission question, an idle prompt)
     on_session_end        the session is closing
     context_report        lines for /context (not an event: read on demand)
 
-Parts tell the user things through the `NoticeChannel` they were built with
+A part refuses what is about to happen by raising: `agent.loop.PromptBlocked` (a prompt),
+`agent.loop.StoppedByHook` (the rest of the turn), `memory.compact.CompactionError` (a
+compaction). Parts tell the user things through the `NoticeChannel` they were built with
 (`claude_mini.notices`), never through attributes a UI polls.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
 
 from claude_mini.llm.messages import TextBlock, ToolUseBlock
 from claude_mini.tools.base import ToolResult
@@ -39,6 +46,39 @@ if TYPE_CHECKING:
 
 SessionSource = Literal["startup", "resume", "clear"]
 CompactTrigger = Literal["auto", "manual"]
+# Why a session ends, in Claude Code's words: /exit or Ctrl-D in the REPL, /clear, anything else.
+EndReason = Literal["prompt_input_exit", "clear", "other"]
+# Why an instruction file entered the context, in Claude Code's words (its InstructionsLoaded hook).
+LoadReason = Literal["session_start", "nested_traversal", "path_glob_match", "include", "compact"]
+NotificationKind = Literal["permission_prompt", "idle_prompt"]
+
+
+@dataclass(frozen=True)
+class ToolVerdict:
+    """What a part says of a tool call before it runs: a permission opinion, a new input, or both."""
+
+    decision: Decision | None = None  # None: no opinion; the rules decide
+    updated_input: dict[str, Any] | None = None  # run the call with this input instead
+
+
+@dataclass(frozen=True)
+class InstructionLoad:
+    """One instruction file that entered the context, and why (for the InstructionsLoaded hook)."""
+
+    path: str
+    memory_type: str  # Claude Code's words: User | Project | Local | Managed
+    reason: LoadReason
+    globs: tuple[str, ...] = ()  # a path-scoped rule's `paths:`
+    trigger_file_path: str | None = None  # the file whose touch attached it
+    parent_file_path: str | None = None  # the file that imported it
+
+
+@dataclass
+class CompactRequest:
+    """A compaction about to run; `before_compact` may add to its instructions."""
+
+    trigger: CompactTrigger
+    instructions: str = ""  # what the summary must pay attention to (/compact's argument)
 
 
 def system_reminder(text: str) -> TextBlock:
@@ -56,15 +96,26 @@ class AgentHooks:
 
     def on_session_change(self, session: Session, source: SessionSource) -> None:
         """/clear (`clear`) or /resume (`resume`) replaced the conversation; per-conversation
-        state starts again from `session`."""
+        state starts again from `session`. A part with slow work to do here (the user's hooks)
+        starts it and finishes it by the next `on_turn_start`."""
 
-    async def on_session_end(self, agent: Agent) -> None:
+    def on_instructions_loaded(self, agent: Agent, loads: Sequence[InstructionLoad]) -> None:
+        """Instruction files entered the context: the system prompt was built (session start,
+        /clear, after a compaction), or a nested file or path rule was attached. Only observes:
+        a part that needs to do slow work starts it in the background."""
+
+    async def on_session_end(self, agent: Agent, reason: EndReason = "other") -> None:
         """The session is closing: stop background work (the UI has already waited for it)."""
+
+    def on_notification(self, agent: Agent, kind: NotificationKind, message: str) -> None:
+        """The session is waiting for the user (`message` says for what). Only observes: it must
+        not delay the question it announces."""
 
     # -- one user turn
 
     async def on_turn_start(self, agent: Agent, text: str) -> None:
-        """A user turn begins, before its message joins the conversation (recall's prefetch)."""
+        """A user turn begins, before its message joins the conversation (recall's prefetch).
+        Raising `PromptBlocked` refuses the prompt: it never joins the conversation."""
 
     def attachments(self) -> list[str]:
         """Attachments ready to go with the next user-role message (recalled memories)."""
@@ -77,25 +128,33 @@ class AgentHooks:
         """The API rejected the request as too long; return True if the context was shrunk."""
         return False
 
-    async def before_tool(self, agent: Agent, call: ToolUseBlock) -> Decision | None:
-        """A tool call is about to run: None has no opinion; Deny refuses it (its reason goes to
-        the model), Ask makes the user confirm it, Allow spares the user a question. Deny rules
-        of the permission policy still bind: code decides what is safe, not a hook."""
+    async def before_tool(self, agent: Agent, call: ToolUseBlock) -> ToolVerdict | None:
+        """A tool call is about to run: None has no opinion. A verdict's Deny refuses it (its
+        reason goes to the model), Ask makes the user confirm it, Allow spares the user the
+        question the mode would ask; `updated_input` replaces what the call runs with, and the
+        rules judge the new input. Deny and ask rules still bind: code decides what is safe."""
         return None
 
-    def after_tool(self, call: ToolUseBlock, result: ToolResult) -> list[str]:
-        """A tool finished; return attachments it makes due (path-scoped rules)."""
+    async def after_tool(self, agent: Agent, call: ToolUseBlock, result: ToolResult) -> list[str]:
+        """A tool finished; return attachments it makes due (path-scoped rules, a hook's context)."""
         return []
+
+    async def before_turn_end(self, agent: Agent, continued: int) -> str | None:
+        """The model stopped asking for tools; return a reason to make it go on (sent to it as
+        the user's next message), None to let the turn end. `continued`: how many times this
+        turn was already made to go on, so a part can stop a loop."""
+        return None
 
     async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
         """The turn ended normally (extraction is scheduled here)."""
 
     # -- compaction
 
-    async def before_compact(self, agent: Agent, trigger: CompactTrigger) -> None:
-        """A compaction is about to summarise the conversation (extraction flushes first)."""
+    async def before_compact(self, agent: Agent, request: CompactRequest) -> None:
+        """A compaction is about to summarise the conversation (extraction flushes first); may add
+        to `request.instructions`, or raise CompactionError to refuse it."""
 
-    def after_compact(self, agent: Agent) -> None:
+    async def after_compact(self, agent: Agent) -> None:
         """The conversation was replaced by its summary (per-conversation counters restart)."""
 
     # -- reports

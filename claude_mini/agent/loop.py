@@ -4,7 +4,9 @@ Control flow that leaves the loop is an exception carrying a user-facing message
 
     AgentStop
      ├── TurnCancelled      the user pressed Esc or Ctrl-C; the conversation says so
-     └── MaxTurnsReached    --max-turns requests were made and the model still wants tools
+     ├── MaxTurnsReached    --max-turns requests were made and the model still wants tools
+     ├── PromptBlocked      a lifecycle part (the user's UserPromptSubmit hook) refused the prompt
+     └── StoppedByHook      a lifecycle part (a hook's `"continue": false`) ended the turn
 
 However a turn ends, the conversation stays valid for the next request: a cancelled
 turn ends with Claude Code's marker (`[Request interrupted by user]`, or `... for tool
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, ToolStarted, TurnDone
-from claude_mini.agent.hooks import AgentHooks, system_reminder
+from claude_mini.agent.hooks import AgentHooks, InstructionLoad, ToolVerdict, system_reminder
 from claude_mini.agent.permissions import (
     Allow,
     Ask,
@@ -67,6 +69,14 @@ class TurnCancelled(AgentStop):
 
 class MaxTurnsReached(AgentStop):
     """The turn hit --max-turns."""
+
+
+class PromptBlocked(AgentStop):
+    """The prompt was refused before it joined the conversation; the message says why."""
+
+
+class StoppedByHook(AgentStop):
+    """A hook ended the turn; the message says why. Every tool call made so far is answered."""
 
 
 @dataclass
@@ -114,6 +124,12 @@ class Agent:
         self.last_usage = Usage()
         self.last_request: ModelRequest | None = None  # what was really sent (fork cache guard)
 
+    def announce_instructions(self, loads: Sequence[InstructionLoad]) -> None:
+        """Tell every lifecycle part that instruction files entered the context."""
+        if loads:
+            for hook in self.hooks:
+                hook.on_instructions_loaded(self, loads)
+
     def request(self, purpose: Purpose = "main") -> ModelRequest:
         """The request the loop would send now; forked agents copy its prefix."""
         return ModelRequest(
@@ -160,7 +176,7 @@ class Agent:
 
     async def _requests(self) -> AsyncIterator[AgentEvent]:
         """Ask the model, run its tools, repeat until it stops asking for tools."""
-        usage, requests, shrunk = Usage(), 0, False
+        usage, requests, shrunk, continued = Usage(), 0, False, 0
         while True:
             if self.max_turns is not None and requests >= self.max_turns:
                 raise MaxTurnsReached(
@@ -193,6 +209,11 @@ class Agent:
             yield MessageAdded(done.message)
             calls = done.message.tool_uses
             if done.stop_reason != "tool_use" or not calls:
+                feedback = await self._stop_feedback(continued)
+                if feedback is not None:  # a Stop hook makes the model go on
+                    continued += 1
+                    self.session.add_message(Message("user", [TextBlock(feedback), *self._attachments()]))
+                    continue
                 finished = TurnDone(done.stop_reason, requests, usage)
                 yield finished
                 for hook in self.hooks:
@@ -211,6 +232,11 @@ class Agent:
                 raise
             message = self._answer_all(calls, results, attachments)
             yield MessageAdded(message)
+
+    async def _stop_feedback(self, continued: int) -> str | None:
+        """What the parts say to make the model go on instead of ending the turn, or None."""
+        reasons = [r for hook in self.hooks if (r := await hook.before_turn_end(self, continued))]
+        return "\n\n".join(reasons) if reasons else None
 
     async def _shrink_context(self) -> bool:
         """Ask the hooks (compaction) to shrink a context the API refused; True if one did."""
@@ -244,8 +270,8 @@ class Agent:
         """Run the calls of one response: consecutive read-only ones together, others in order."""
         for batch in batch_calls(calls, self.tools):
             allowed: list[ToolUseBlock] = []
-            for call in batch:
-                denial = await self._check_permission(call)
+            for proposed in batch:
+                call, denial = await self._check_permission(proposed)
                 if denial is None:
                     allowed.append(call)
                     yield ToolStarted(call)
@@ -256,23 +282,37 @@ class Agent:
             for call, result in zip(allowed, outcomes, strict=True):
                 results[call.id] = ToolResultBlock(call.id, result.content, result.is_error)
                 for hook in self.hooks:
-                    attachments.extend(hook.after_tool(call, result))
+                    attachments.extend(await hook.after_tool(self, call, result))
                 yield ToolFinished(call, result)
 
-    async def _check_permission(self, call: ToolUseBlock) -> ToolResult | None:
-        """None when the call may run, else the error result that tells the model why not."""
+    async def _check_permission(self, call: ToolUseBlock) -> tuple[ToolUseBlock, ToolResult | None]:
+        """The call as it will run (a hook may rewrite its input) and None when it may run, else
+        the error result that tells the model why not."""
         if not isinstance(call.name, str) or call.name not in self.tools:
-            return ToolResult(f"Unknown tool {call.name!r}. Available: {', '.join(self.tools)}.", True)
+            return call, ToolResult(f"Unknown tool {call.name!r}. Available: {', '.join(self.tools)}.", True)
         problem = unusable_input(call.input)
         if problem is not None:
-            return ToolResult(problem, True)
-        verdict = await self._hooks_verdict(call)
+            return call, ToolResult(problem, True)
+        verdict, updated = await self._hooks_verdict(call)
+        if updated is not None:
+            call = ToolUseBlock(call.id, call.name, updated)
+            problem = unusable_input(updated)
+            if problem is not None:
+                return call, ToolResult(problem, True)
         if isinstance(verdict, Deny):
-            return ToolResult(f"Permission denied: {verdict.reason}", True)
+            return call, ToolResult(f"Permission denied: {verdict.reason}", True)
+        return call, await self._apply_rules(call, verdict)
+
+    async def _apply_rules(self, call: ToolUseBlock, verdict: Decision | None) -> ToolResult | None:
+        """The rules' decision, with a hook's: a deny rule always binds and an ask rule still asks
+        (a hook's Allow spares only the question the mode would ask); a hook's Ask asks even
+        where the rules allow."""
         decision = await decide(self.policy, call)
         guarded = isinstance(decision, Ask) and decision.by_rule
-        if verdict is not None and not isinstance(decision, Deny):
-            decision = verdict  # a hook may ask where the rules allow, or allow where they ask
+        asks_more = isinstance(verdict, Ask) and isinstance(decision, Allow)
+        spares_question = isinstance(verdict, Allow) and isinstance(decision, Ask) and not guarded
+        if asks_more or spares_question:
+            decision = verdict
         if isinstance(decision, Allow):
             return None
         if isinstance(decision, Deny):
@@ -309,14 +349,25 @@ class Agent:
             return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
         return None
 
-    async def _hooks_verdict(self, call: ToolUseBlock) -> Decision | None:
-        """What the hooks say of a call: a Deny wins, then an Ask, then an Allow; None if silent."""
-        verdicts = [v for hook in self.hooks if (v := await hook.before_tool(self, call)) is not None]
+    async def _hooks_verdict(self, call: ToolUseBlock) -> tuple[Decision | None, dict[str, Any] | None]:
+        """What the hooks say of a call: a Deny wins, then an Ask, then an Allow (None if none has
+        an opinion); and the input to run it with, if one rewrote it (each sees the last rewrite)."""
+        decisions: list[Decision] = []
+        updated: dict[str, Any] | None = None
+        for hook in self.hooks:
+            verdict: ToolVerdict | None = await hook.before_tool(self, call)
+            if verdict is None:
+                continue
+            if verdict.decision is not None:
+                decisions.append(verdict.decision)
+            if verdict.updated_input is not None:
+                updated = verdict.updated_input
+                call = ToolUseBlock(call.id, call.name, updated)
         for kind in (Deny, Ask, Allow):
-            found = next((v for v in verdicts if isinstance(v, kind)), None)
+            found = next((d for d in decisions if isinstance(d, kind)), None)
             if found is not None:
-                return found
-        return None
+                return found, updated
+        return None, updated
 
     async def _call_tool(self, call: ToolUseBlock) -> ToolResult:
         return await run_tool(self.tools[call.name], call, self.ctx)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from claude_mini.agent.hooks import AgentHooks, system_reminder
+from claude_mini.agent.hooks import AgentHooks, CompactRequest, system_reminder
 from claude_mini.llm.messages import (
     Message,
     TextBlock,
@@ -35,6 +35,7 @@ from claude_mini.llm.messages import (
     Usage,
     message_to_api,
 )
+from claude_mini.memory.instructions import attachment_loads
 from claude_mini.prompt import estimate_tokens
 
 if TYPE_CHECKING:
@@ -299,14 +300,17 @@ class Compactor:
         if not messages:
             raise CompactionError("Nothing to compact: the conversation is empty.")
         self.running = True
+        request = CompactRequest(trigger, instructions)
         try:
             with self.runtime.notices.busy("compact"):
-                for hook in agent.hooks:  # extraction first: nothing worth keeping is lost
-                    await hook.before_compact(agent, trigger)
+                for hook in agent.hooks:  # the user's hooks may refuse; then extraction flushes
+                    await hook.before_compact(agent, request)
                 before = self.used()
-                summary = await self._summarise(agent, instructions, messages)
+                summary = await self._summarise(agent, request.instructions, messages)
                 result = self._replace_conversation(agent, summary, messages)
                 result.tokens_before = before
+                for hook in agent.hooks:
+                    await hook.after_compact(agent)
         finally:
             self.running = False
         self.count += 1
@@ -362,8 +366,8 @@ class Compactor:
         )
         rt.rebuild_prompt()
         rt.tracker.adopt(reattached)  # the new tracker must know they are in the context again
-        for hook in agent.hooks:
-            hook.after_compact(agent)
+        rt.announce_instructions("compact")
+        agent.announce_instructions(attachment_loads(reattached, reason="compact"))
         self.meter.reset(agent)
         after = _estimate_request(agent.system, agent.tool_specs, new)
         return CompactResult(0, after, [p for p, _ in restored], len(reattached))

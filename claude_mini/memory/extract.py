@@ -65,7 +65,7 @@ from claude_mini.memory.store import (
 from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
-    from claude_mini.agent.hooks import CompactTrigger, SessionSource
+    from claude_mini.agent.hooks import CompactRequest, EndReason, SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
     from claude_mini.session import Session
@@ -493,15 +493,15 @@ class Extractor(AgentHooks):
         if not self.running:
             self._forget_other_sessions()
 
-    async def before_compact(self, agent: Agent, trigger: CompactTrigger) -> None:
+    async def before_compact(self, agent: Agent, request: CompactRequest) -> None:
         """Extract what the compaction is about to summarise away, and wait for it."""
         await self.flush(agent, COMPACT_FLUSH_SECONDS)
 
-    def after_compact(self, agent: Agent) -> None:
+    async def after_compact(self, agent: Agent) -> None:
         """The summary replaced what was extracted: count it all as considered."""
         self.reset_cursor()
 
-    async def on_session_end(self, agent: Agent) -> None:
+    async def on_session_end(self, agent: Agent, reason: EndReason = "other") -> None:
         """An extraction the UI stopped waiting for is cancelled (its writes are rolled back)."""
         await self.stop()
 

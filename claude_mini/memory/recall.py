@@ -48,7 +48,7 @@ from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
-    from claude_mini.agent.hooks import SessionSource
+    from claude_mini.agent.hooks import EndReason, SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config, RecallSettings
     from claude_mini.llm.client import ModelClient
@@ -361,7 +361,7 @@ class RecallHook(AgentHooks):
         self.events.clear()
         self.reset_budget()
 
-    def after_compact(self, agent: Agent) -> None:
+    async def after_compact(self, agent: Agent) -> None:
         """The compaction dropped the recalled blocks it summarised: their budget is free again."""
         self.reset_budget()
 
@@ -411,7 +411,7 @@ class RecallHook(AgentHooks):
         """The turn ended before the selection could be used: drop it, never wait."""
         self._drop("the turn ended first")
 
-    async def on_session_end(self, agent: Agent) -> None:
+    async def on_session_end(self, agent: Agent, reason: EndReason = "other") -> None:
         """Cancel a prefetch in flight."""
         task = self._task
         self._drop("the session ended")

@@ -13,7 +13,7 @@ import pytest
 from fake_anthropic import Reply
 
 from claude_mini.agent.events import ToolFinished, ToolStarted, TurnDone
-from claude_mini.agent.hooks import AgentHooks
+from claude_mini.agent.hooks import AgentHooks, ToolVerdict
 from claude_mini.agent.loop import (
     CANCELLED,
     INTERRUPTED,
@@ -207,7 +207,7 @@ def test_a_nul_byte_or_lone_surrogate_in_a_tool_input_is_refused_with_a_reason(w
 class Broken(AgentHooks):
     """A lifecycle part with a bug: it fails after the first tool ran."""
 
-    def after_tool(self, call: Any, result: Any) -> list[str]:
+    async def after_tool(self, agent: Any, call: Any, result: Any) -> list[str]:
         raise RuntimeError("bug in a hook")
 
 
@@ -237,7 +237,7 @@ class Gate(AgentHooks):
 
     async def before_tool(self, agent: Agent, call: Any) -> Any:
         self.seen.append(call.name)
-        return self.verdicts.get(call.name)
+        return ToolVerdict(self.verdicts[call.name]) if call.name in self.verdicts else None
 
 
 class AskAll:

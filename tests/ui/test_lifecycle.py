@@ -22,14 +22,14 @@ class Recorder(AgentHooks):
     def on_session_change(self, session, source):
         self.calls.append(("change", source))
 
-    async def before_compact(self, agent, trigger):
-        self.calls.append(("before_compact", trigger))
+    async def before_compact(self, agent, request):
+        self.calls.append(("before_compact", request.trigger))
 
-    def after_compact(self, agent):
+    async def after_compact(self, agent):
         self.calls.append(("after_compact", str(len(agent.session.messages))))
 
-    async def on_session_end(self, agent):
-        self.calls.append(("end", ""))
+    async def on_session_end(self, agent, reason="other"):
+        self.calls.append(("end", reason))
 
 
 def test_the_runtime_calls_every_session_point_in_order(runtime, repo, slash):
@@ -51,4 +51,4 @@ def test_the_runtime_calls_every_session_point_in_order(runtime, repo, slash):
     asyncio.run(go())
     slash.run("/clear")  # the command goes through the same switch
     assert recorder.calls == [("start", "startup"), ("before_compact", "manual"), ("after_compact", "1"),
-                              ("change", "clear"), ("end", ""), ("change", "clear")]
+                              ("change", "clear"), ("end", "other"), ("change", "clear")]

@@ -70,6 +70,8 @@ from claude_mini.memory.instructions.attachments import (
     Attachment,
     AttachmentTracker,
     InstructionHook,
+    attachment_loads,
+    instruction_loads,
 )
 from claude_mini.memory.instructions.entries import (
     CYCLE,
@@ -117,6 +119,8 @@ __all__ = [
     "InstructionSet",
     "LoadContext",
     "Skipped",
+    "attachment_loads",
+    "instruction_loads",
     "_simple_frontmatter",  # tests pin the fast YAML path to PyYAML's answers
     "estimate_tokens",
     "fenced_regions",

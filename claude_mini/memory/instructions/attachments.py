@@ -13,8 +13,9 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from claude_mini.agent.hooks import AgentHooks
+from claude_mini.agent.hooks import AgentHooks, InstructionLoad, LoadReason
 from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.memory.globs import RuleIndex, relative_to
 from claude_mini.memory.instructions.entries import (
@@ -28,6 +29,9 @@ from claude_mini.memory.instructions.entries import (
 from claude_mini.memory.instructions.loader import Loader
 from claude_mini.tools.base import ToolResult
 
+if TYPE_CHECKING:
+    from claude_mini.agent.loop import Agent
+
 
 @dataclass
 class Attachment:
@@ -36,6 +40,7 @@ class Attachment:
     path: str  # the rule or nested root file that caused it
     kind: str  # 'rule' (path-scoped rule) | 'nested' (instruction file below the cwd)
     files: list[InstructionFile]  # the file itself, then what it imports
+    globs: tuple[str, ...] = ()  # a rule's `paths:`, as written
 
     @property
     def tokens(self) -> int:
@@ -158,7 +163,8 @@ class AttachmentTracker:
             self.considered.extend(imported)
             self.warnings.extend(loader.warnings)
             files = [file, *(e for e in imported if isinstance(e, InstructionFile))]
-            attachment = self._rule_attachments[rule.path] = Attachment(rule.path, "rule", files)
+            attachment = self._rule_attachments[rule.path] = Attachment(rule.path, "rule", files,
+                                                                        tuple(rule.globs))
         return attachment
 
     def _add_rule(self, rule: ConditionalRule) -> None:
@@ -183,10 +189,42 @@ class InstructionHook(AgentHooks):
     def __init__(self, tracker: AttachmentTracker) -> None:
         self.tracker = tracker
 
-    def after_tool(self, call: ToolUseBlock, result: ToolResult) -> list[str]:
-        """The rendered attachments a successful Read/Write/Edit of a path makes due."""
+    async def after_tool(self, agent: Agent, call: ToolUseBlock, result: ToolResult) -> list[str]:
+        """The rendered attachments a successful Read/Write/Edit of a path makes due (announced
+        to the lifecycle as loaded)."""
         path = result.metadata.get("path")
         if call.name not in TOUCHING_TOOLS or result.is_error or not path:
             return []
-        attached = self.tracker.on_path_touched(path, created=bool(result.metadata.get("created")))
-        return [a.render() for a in attached if a.render()]
+        attached = [a for a in self.tracker.on_path_touched(path, created=bool(result.metadata.get("created")))
+                    if a.render()]
+        if attached:
+            agent.announce_instructions(attachment_loads(attached, trigger=str(path)))
+        return [a.render() for a in attached]
+
+
+_MEMORY_TYPES = {"managed": "Managed", "user": "User"}
+
+
+def instruction_loads(files: Iterable[InstructionFile], reason: LoadReason, *, globs: tuple[str, ...] = (),
+                      trigger: str | None = None) -> list[InstructionLoad]:
+    """The lifecycle's record of `files` entering the context: imported ones say `include` and
+    who imported them; a root file says `reason`."""
+    loads = []
+    for f in files:
+        memory_type = "Local" if f.kind == "local" else _MEMORY_TYPES.get(f.level, "Project")
+        imported = f.depth > 0
+        loads.append(InstructionLoad(
+            f.path, memory_type, "include" if imported else reason, () if imported else globs,
+            trigger, f.imported_by if imported else None))
+    return loads
+
+
+def attachment_loads(attachments: Iterable[Attachment], *, trigger: str | None = None,
+                     reason: LoadReason | None = None) -> list[InstructionLoad]:
+    """`instruction_loads` of attachments: a rule says `path_glob_match`, a nested folder's file
+    `nested_traversal`, unless `reason` (a compaction re-sending them) says otherwise."""
+    loads: list[InstructionLoad] = []
+    for a in attachments:
+        why: LoadReason = reason or ("path_glob_match" if a.kind == "rule" else "nested_traversal")
+        loads += instruction_loads(a.files, why, globs=a.globs, trigger=trigger)
+    return loads
