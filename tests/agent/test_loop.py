@@ -21,6 +21,7 @@ from claude_mini.agent.loop import (
     Agent,
     MaxTurnsReached,
     PermissionAnswer,
+    PromptBlocked,
     TurnCancelled,
     unusable_input,
 )
@@ -298,3 +299,84 @@ def test_an_edit_that_cannot_apply_fails_without_asking_the_user(workdir, fake_s
     assert "old_string was not found" in second[0]["content"] and second[0]["is_error"]
     assert asked == [a]  # only the edit that could apply was put to the user
     assert (workdir / "a.txt").read_text() == "A\n" and (workdir / "b.txt").read_text() == "beta\n"
+
+
+class Rewriter(AgentHooks):
+    """Rewrites every Bash command (as a PreToolUse hook's `updatedInput` does)."""
+
+    async def before_tool(self, agent: Agent, call: Any) -> Any:
+        return ToolVerdict(updated_input={"command": "echo rewritten"}) if call.name == "Bash" else None
+
+
+class DenyRewrites:
+    """Allows everything but the rewritten command: the rules judge what will really run."""
+
+    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Any:
+        return Deny("no echo") if "rewritten" in str(input.get("command", "")) else Allow()
+
+
+def test_a_rewritten_input_is_what_runs_and_what_the_rules_judge(workdir, fake_server) -> None:
+    agent = make_agent(workdir, fake_server, hooks=[Rewriter()])
+    fake_server.queue(Reply.tools([("Bash", {"command": "echo original"})]), Reply.text("done"),
+                      Reply.tools([("Bash", {"command": "echo original"})]), Reply.text("done"))
+
+    async def two_turns() -> None:
+        await events_of(agent, "go")
+        agent.policy = DenyRewrites()
+        await events_of(agent, "again")
+
+    asyncio.run(two_turns())
+    first, second = (r.body["messages"][-1]["content"][0] for r in fake_server.requests_for("main")[1::2])
+    assert "rewritten" in first["content"] and "original" not in first["content"]
+    assert second["content"] == "Permission denied: no echo" and second["is_error"]
+
+
+class AskRule:
+    """An explicit ask rule for every call."""
+
+    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Any:
+        return Ask("an ask rule", by_rule=True)
+
+
+def test_a_hooks_allow_does_not_lift_an_ask_rule(workdir, fake_server) -> None:
+    agent = make_agent(workdir, fake_server, hooks=[Gate({"Read": Allow()})])
+    agent.policy = AskRule()
+    fake_server.queue(Reply.tools([("Read", {"file_path": str(workdir / "a.txt")})]), Reply.text("done"))
+    asyncio.run(events_of(agent, "go"))
+    result = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
+    assert result["content"].startswith("Permission needed to run Read (an ask rule)")
+
+
+class StopOnce(AgentHooks):
+    """Makes the model go on once (a Stop hook that checks stop_hook_active)."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    async def before_turn_end(self, agent: Agent, continued: int) -> str | None:
+        self.seen.append(continued)
+        return "Run the tests before you stop." if continued == 0 else None
+
+
+def test_before_turn_end_makes_the_model_go_on_with_the_reason(workdir, fake_server) -> None:
+    stop = StopOnce()
+    agent = make_agent(workdir, fake_server, hooks=[stop])
+    fake_server.queue(Reply.text("first answer"), Reply.text("tests pass"))
+    events = asyncio.run(events_of(agent, "go"))
+    assert isinstance(events[-1], TurnDone) and events[-1].requests == 2
+    assert stop.seen == [0, 1]
+    second = fake_server.requests_for("main")[-1].body["messages"]
+    assert [m["role"] for m in second] == ["user", "assistant", "user"]
+    assert second[-1]["content"][0]["text"] == "Run the tests before you stop."
+
+
+class Refuser(AgentHooks):
+    async def on_turn_start(self, agent: Agent, text: str) -> None:
+        raise PromptBlocked("not this prompt")
+
+
+def test_a_blocked_prompt_never_joins_the_conversation(workdir, fake_server) -> None:
+    agent = make_agent(workdir, fake_server, hooks=[Refuser()])
+    with pytest.raises(PromptBlocked, match="not this prompt"):
+        asyncio.run(events_of(agent, "secret plans"))
+    assert agent.session.messages == [] and fake_server.requests_for("main") == []
