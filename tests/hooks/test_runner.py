@@ -1,0 +1,162 @@
+"""run_hook_commands: real /bin/sh hooks with stdin JSON, environment, parallel runs, timeouts
+and cancellation killing their process groups, capped output."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from claude_mini.hooks import runner
+from claude_mini.hooks.config import HookCommand
+from claude_mini.hooks.runner import HookRun, run_hook_commands
+
+
+def hook(command: str, timeout: float = 10.0) -> HookCommand:
+    return HookCommand("PreToolUse", "", command, timeout, "project", ".claude/settings.json")
+
+
+def run(tmp_path: Path, *hooks: HookCommand, payload: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None) -> list[HookRun]:
+    return asyncio.run(run_hook_commands(hooks, payload or {"hook_event_name": "PreToolUse"},
+                                         cwd=tmp_path, project_dir=tmp_path, env=env))
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (zombies count as dead: PID 1 may never reap them here)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+def _ends_soon(pid: int, within: float = 5.0) -> bool:
+    """A signalled process dies when the kernel next schedules it: allow a loaded machine time."""
+    deadline = time.monotonic() + within
+    while _alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def _pid(path: Path) -> int:
+    return int(path.read_text().strip())
+
+
+def test_the_payload_arrives_on_stdin_as_one_json_object(tmp_path: Path) -> None:
+    payload = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls café"}}
+    [result] = run(tmp_path, hook("cat > got.json"), payload=payload)
+    assert result.exit_code == 0
+    got = (tmp_path / "got.json").read_bytes()
+    assert got.endswith(b"}\n") and got.count(b"\n") == 1
+    assert json.loads(got) == payload
+
+
+def test_stdout_stderr_and_exit_code_are_kept_apart(tmp_path: Path) -> None:
+    [result] = run(tmp_path, hook("echo out; echo err >&2; exit 3"))
+    assert (result.exit_code, result.stdout, result.stderr) == (3, "out\n", "err\n")
+    assert not result.timed_out and not result.error
+
+
+def test_the_command_runs_in_sh_in_cwd_with_the_project_variables(tmp_path: Path) -> None:
+    project, cwd = tmp_path / "project", tmp_path / "project" / "sub"
+    cwd.mkdir(parents=True)
+    command = 'echo "$0"; pwd; echo "$CLAUDE_PROJECT_DIR"; echo "$CLAUDE_MINI_PROJECT_DIR"; echo "$EXTRA"'
+    [result] = asyncio.run(run_hook_commands([hook(command)], {}, cwd=cwd, project_dir=project,
+                                             env={"EXTRA": "given"}))
+    assert result.stdout.splitlines() == ["/bin/sh", str(cwd), str(project), str(project), "given"]
+
+
+def test_hooks_run_at_the_same_time_and_come_back_in_order(tmp_path: Path) -> None:
+    # Each waits (up to 5 s) for the other's marker: run one after the other, the first says "alone".
+    wait_for = "touch {me}; for i in $(seq 500); do [ -e {other} ] && {{ echo {me} saw {other}; exit 0; }}; sleep 0.01; done; echo alone"
+    first, second = run(tmp_path, hook(wait_for.format(me="a", other="b")),
+                        hook(wait_for.format(me="b", other="a")))
+    assert (first.stdout, second.stdout) == ("a saw b\n", "b saw a\n")
+
+
+def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    [result] = run(tmp_path, hook("echo $$ > shell.pid; sleep 30 & echo $! > child.pid; echo started; sleep 30",
+                                  timeout=0.5))
+    assert result.timed_out and result.exit_code is None
+    assert result.stdout == "started\n"
+    assert _ends_soon(_pid(tmp_path / "child.pid")) and _ends_soon(_pid(tmp_path / "shell.pid"))
+
+
+def test_a_timeout_escalates_to_sigkill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "KILL_GRACE", 0.2)
+    # Ignored signals are inherited: the child sleep ignores SIGTERM too.
+    [result] = run(tmp_path, hook("trap '' TERM; sleep 30 & echo $! > child.pid; wait", timeout=0.5))
+    assert result.timed_out
+    assert _ends_soon(_pid(tmp_path / "child.pid"))
+
+
+def test_cancelling_the_caller_kills_the_groups_then_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[int] = []
+    ended: list[int] = []
+    monkeypatch.setattr(runner, "tool_group_started", started.append)
+    monkeypatch.setattr(runner, "tool_group_ended", ended.append)
+    pid_file = tmp_path / "child.pid"
+
+    async def press_esc() -> None:
+        task = asyncio.create_task(run_hook_commands(
+            [hook("echo $$ > shell.pid; sleep 30 & echo $! > child.pid; wait"), hook("sleep 30")],
+            {}, cwd=tmp_path, project_dir=tmp_path))
+        for _ in range(250):
+            if pid_file.exists() and pid_file.read_text().strip():
+                break
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(press_esc())
+    assert _ends_soon(_pid(pid_file))
+    assert _pid(tmp_path / "shell.pid") in started
+    assert len(started) == 2 and sorted(ended) == sorted(started)  # SIGTERM to us would have killed them
+
+
+def test_a_hook_that_does_not_read_stdin_neither_hangs_nor_errs(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    payload = {"tool_input": {"content": "x" * 1_000_000}}  # far more than a pipe holds
+    with caplog.at_level(logging.DEBUG, logger="asyncio"):
+        quick, slow = run(tmp_path, hook("exit 0"), hook("sleep 0.2; echo ok"), payload=payload)
+    assert (quick.exit_code, slow.exit_code, slow.stdout) == (0, 0, "ok\n")
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_background_child_holding_stdout_does_not_hold_the_run(tmp_path: Path) -> None:
+    [result] = run(tmp_path, hook("sleep 60 & echo $! > bg.pid; echo done", timeout=20))
+    try:
+        assert (result.exit_code, result.stdout, result.timed_out) == (0, "done\n", False)
+        assert result.seconds < 20
+    finally:
+        os.kill(_pid(tmp_path / "bg.pid"), signal.SIGKILL)
+
+
+def test_huge_output_is_capped_and_says_so(tmp_path: Path) -> None:
+    [result] = run(tmp_path, hook("head -c 1000000 /dev/zero | tr '\\0' a; printf 'caf\\351' >&2"))
+    kept, note = result.stdout.rsplit("\n", 1)
+    assert kept == "a" * runner.OUTPUT_CAP
+    assert note == f"[claude-mini: {1_000_000 - runner.OUTPUT_CAP:,} more bytes of stdout were not kept]"
+    assert result.stderr == "caf\ufffd"  # not UTF-8: replaced, not an error
+
+
+def test_a_command_that_cannot_start_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "SHELL", str(tmp_path / "no-such-shell"))
+    [result] = run(tmp_path, hook("true"))
+    assert result.exit_code is None and not result.timed_out
+    assert result.error == f"No such file or directory: {tmp_path / 'no-such-shell'}"
+
+
+def test_a_missing_program_is_an_ordinary_failure(tmp_path: Path) -> None:
+    [result] = run(tmp_path, hook("no-such-program-here"))
+    assert result.exit_code == 127 and "not found" in result.stderr
