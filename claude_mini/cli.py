@@ -18,7 +18,7 @@ from claude_mini import __version__
 if TYPE_CHECKING:
     from claude_mini.config import Config
 
-SUBCOMMANDS = ("memory", "context")
+SUBCOMMANDS = ("memory", "context", "hooks")
 RULE_FLAGS = ("--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools")
 RULE_SHAPE = re.compile(r"[A-Z][A-Za-z0-9_]*(\(.*\))?$|mcp__")  # Read, Bash(git log:*), mcp__server__tool
 
@@ -110,8 +110,9 @@ def root(
     """claude-mini: a coding assistant in your terminal, with memory.
 
     Without -p it opens the interactive assistant (type /help there). Also:
-    `claude-mini memory ...` (list, show, add, forget, doctor, gc, restore) and
-    `claude-mini context [--json] [--lint]` (which instruction files are loaded).
+    `claude-mini memory ...` (list, show, add, forget, doctor, gc, restore),
+    `claude-mini context [--json] [--lint]` (which instruction files are loaded) and
+    `claude-mini hooks list [--json]` (the hooks from the settings files).
     """
     if version:
         print(f"{__version__} (claude-mini)")

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from claude_mini.subcommands.hooks_cli import hooks_app
 from claude_mini.subcommands.memory_cli import memory_app
 
 sub_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
@@ -48,3 +49,4 @@ def _group() -> None:
 
 
 sub_app.add_typer(memory_app, name="memory")
+sub_app.add_typer(hooks_app, name="hooks")
