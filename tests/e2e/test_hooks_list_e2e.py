@@ -39,7 +39,7 @@ def test_hooks_list_json_in_a_trusted_folder(run_cli, repo, isolated_env, settin
     data = listed(run_cli("hooks", "list", "--json"))
     assert data == {
         "hooks": [
-            {"event": "Stop", "matcher": "", "command": "notify-send done", "timeout": 60.0,
+            {"event": "Stop", "matcher": "", "command": "notify-send done", "timeout": 600.0,
              "source": "user", "file": settings["user"], "status_message": ""},
             {"event": "PreToolUse", "matcher": "Bash", "command": "./block-rm.sh", "timeout": 10.0,
              "source": "project", "file": settings["project"], "status_message": ""},
@@ -71,7 +71,7 @@ def test_hooks_list_prints_the_listing_and_the_problems(run_cli, repo, isolated_
         "  PreToolUse",
         f"    Bash  ./block-rm.sh  (10 s; project: {settings['project']})",
         "  Stop",
-        f"    *  notify-send done  (60 s; user: {settings['user']})",
+        f"    *  notify-send done  (600 s; user: {settings['user']})",
         "Hooks that do not run (1):",
         f"  PermissionRequest  *  ./approve.sh  (project: {settings['project']}): {NOT_FIRED_WHY}",
         "Problems (1):",

@@ -60,9 +60,9 @@ def test_every_layer_is_read_with_its_file_timeout_and_status_message(files, rep
     hooks = hooks_in(repo)
     assert hooks.commands == [
         HookCommand("PreToolUse", "Edit|Write", "fmt", 5.0, "user", str(user), "Formatting"),
-        HookCommand("SessionStart", "", "echo hi", 60.0, "project", str(project)),
-        HookCommand("Stop", "", "notify", 60.0, "local", str(local)),
-        HookCommand("PostToolUse", "*", "audit", 60.0, "managed", str(managed)),
+        HookCommand("SessionStart", "", "echo hi", 600.0, "project", str(project)),
+        HookCommand("Stop", "", "notify", 600.0, "local", str(local)),
+        HookCommand("PostToolUse", "*", "audit", 600.0, "managed", str(managed)),
     ]
     assert hooks.ignored == [] and hooks.problems == []
 
@@ -254,7 +254,7 @@ def test_the_report_groups_by_event_then_lists_what_does_not_run_and_the_problem
         "  PreToolUse",
         f"    Bash  check  (5 s; user: {user})",
         "  Stop",
-        f"    *  notify  (60 s; user: {user})",
+        f"    *  notify  (600 s; user: {user})",
         "Hooks that do not run (1):",
         f"  PreToolUse  Edit|Write  fmt  (project: {project}): {UNTRUSTED_WHY}",
         "Problems (1):",
