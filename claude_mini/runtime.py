@@ -6,10 +6,17 @@ Print mode and the REPL both start here, so they behave the same.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from claude_mini import paths
-from claude_mini.agent.hooks import AgentHooks, EndReason, LoadReason, SessionSource
+from claude_mini.agent.hooks import (
+    AgentHooks,
+    EndReason,
+    LoadReason,
+    NotificationKind,
+    SessionSource,
+)
 from claude_mini.agent.loop import Agent, AskUser
 from claude_mini.agent.permissions import PermissionPolicy
 from claude_mini.config import Config
@@ -101,6 +108,11 @@ class Runtime:
         for hook in self.hooks:
             hook.on_session_change(session, source)
         self.announce_instructions("session_start")
+
+    def waiting_for_user(self, kind: NotificationKind, message: str) -> None:
+        """Tell the lifecycle the session waits for the user (a permission question, an idle prompt)."""
+        for hook in self.hooks:
+            hook.on_notification(self.agent, kind, message)
 
     def switch_client(self, client: ModelClient) -> None:
         """Answer with `client` from now on (/model). The old one is closed with the session, not
@@ -235,8 +247,9 @@ def build_runtime(
 ) -> Runtime:
     """Assemble a session's runtime; the UI injects its notice channel, tests a client or session.
 
-    The lifecycle order is the hook order: compaction first (it may replace the
-    conversation before anyone reads it), then Layer 1 attachments, recall, extraction.
+    The lifecycle order is the hook order: the user's hooks first (they may refuse a prompt
+    before recall starts, or a compaction before extraction flushes), compaction (it may
+    replace the conversation before anyone reads it), Layer 1 attachments, recall, extraction.
     """
     notices = notices or NoticeChannel()
     client = client or make_client(config, notices)
@@ -267,9 +280,28 @@ def build_runtime(
     runtime = Runtime(config, client, session, policy, prompt, agent, instructions, tracker, store,
                       notices, extractor=extractor)
     runtime.compactor = Compactor(runtime, fork_summary)
-    agent.hooks = [CompactHook(runtime.compactor, notices), InstructionHook(tracker),
+    agent.hooks = [*user_hooks(config, agent, notices, lambda: runtime.policy.mode),
+                   CompactHook(runtime.compactor, notices), InstructionHook(tracker),
                    RecallHook(store, config, notices), extractor]
     return runtime
+
+
+def user_hooks(config: Config, agent: Agent, notices: NoticeChannel,
+               mode: Callable[[], str]) -> list[AgentHooks]:
+    """The user's hooks from settings, as a lifecycle part (none configured: no part at all).
+    Their skipped entries are said once."""
+    from claude_mini.hooks.config import load_hooks
+
+    hook_set = load_hooks(config)
+    for problem in hook_set.problems:
+        notices.say(problem, "warning", once=True)
+    if not hook_set.commands:
+        return []
+    from claude_mini.hooks.lifecycle import UserHooks
+
+    hooks = UserHooks(hook_set, project_dir=config.project_root, notices=notices, mode=mode)
+    hooks.agent = agent
+    return [hooks]
 
 
 async def session_start_maintenance(runtime: Runtime, *, dream: bool) -> None:

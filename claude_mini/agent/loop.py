@@ -212,7 +212,7 @@ class Agent:
                 feedback = await self._stop_feedback(continued)
                 if feedback is not None:  # a Stop hook makes the model go on
                     continued += 1
-                    self.session.add_message(Message("user", [TextBlock(feedback), *self._attachments()]))
+                    self.session.add_message(Message("user", [system_reminder(feedback), *self._attachments()]))
                     continue
                 finished = TurnDone(done.stop_reason, requests, usage)
                 yield finished
@@ -311,7 +311,7 @@ class Agent:
         guarded = isinstance(decision, Ask) and decision.by_rule
         asks_more = isinstance(verdict, Ask) and isinstance(decision, Allow)
         spares_question = isinstance(verdict, Allow) and isinstance(decision, Ask) and not guarded
-        if asks_more or spares_question:
+        if verdict is not None and (asks_more or spares_question):
             decision = verdict
         if isinstance(decision, Allow):
             return None

@@ -41,8 +41,9 @@ KNOWN_EVENTS = (
     "InstructionsLoaded", "CwdChanged", "FileChanged",
 )
 FIRED_EVENTS = (
-    "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
-    "SubagentStop", "PreCompact", "PostCompact", "InstructionsLoaded", "Notification",
+    "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+    "PostToolUseFailure", "Stop", "SubagentStop", "PreCompact", "PostCompact", "InstructionsLoaded",
+    "Notification",
 )
 HANDLER_TYPES = ("command", "prompt", "agent", "http", "mcp_tool")  # only "command" runs here
 # Seconds. Claude Code's documented default for command hooks; the issue says 60, but 2.1.332

@@ -69,6 +69,9 @@ if TYPE_CHECKING:
     from claude_mini.ui.render import Renderer
 
 
+IDLE_NOTIFY_MS = 60_000
+
+
 def permission_question(call: ToolUseBlock, cwd: Path) -> str:
     """`Run this command?`, `Make this edit to app.py?` ... (controls in a name made visible)."""
     from claude_mini.ui.render import one_line, short_path
@@ -177,11 +180,15 @@ class Repl:
             text = None
             if not self.queued:
                 draft, self._draft = self._draft, ""
+                idle = self._notify_when_idle(loop)
                 try:
                     text = await self.prompt.prompt_async(default=draft, handle_sigint=False,
                                                           pre_run=self.startup.after_first_paint)
                 except (EOFError, KeyboardInterrupt):
                     break
+                finally:
+                    if idle is not None:
+                        idle.cancel()
             # Quiet until the next prompt, not only while a turn streams: keys typed while the
             # runtime loads or between queued turns keep their Enter (ICRNL off) and no echo.
             with quiet_tty(sys.stdin):
@@ -190,6 +197,18 @@ class Repl:
                 await self._send_queued()
         await self._shutdown()
         return self.exit_code
+
+    def _notify_when_idle(self, loop: asyncio.AbstractEventLoop) -> asyncio.TimerHandle | None:
+        """After an answer, tell the lifecycle (the Notification hook) once the prompt has waited
+        `messageIdleNotifThresholdMs` (default 60 s, as Claude Code's) with nothing sent."""
+        runtime = self.loader.peek()
+        if runtime is None or not runtime.session.messages:
+            return None
+        ms = runtime.config.get("messageIdleNotifThresholdMs", IDLE_NOTIFY_MS)
+        if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0:
+            ms = IDLE_NOTIFY_MS
+        return loop.call_later(ms / 1000, runtime.waiting_for_user, "idle_prompt",
+                               "claude-mini is waiting for your input")
 
     async def _send_queued(self) -> None:
         """Send the lines queued during turns (and the initial prompt), in order, each shown as typed."""
@@ -246,7 +265,7 @@ class Repl:
         if self.startup.maintenance is not None:
             self.startup.maintenance.cancel()  # a dream cut short changes nothing (memory/dream.py)
         await self._finish_extraction(runtime)
-        await runtime.close()
+        await runtime.close("prompt_input_exit")
         if runtime.session.messages:
             print_formatted_text(FormattedText([("class:dim", f"Resume this session with: claude-mini "
                                                               f"--resume {runtime.session.id}")]), style=STYLE)
@@ -343,6 +362,7 @@ class Repl:
         from claude_mini.ui.render import one_line, permission_preview, preview_diff
 
         runtime = await self.get_runtime()
+        runtime.waiting_for_user("permission_prompt", f"claude-mini needs your permission to use {call.name}")
         cwd = runtime.agent.ctx.cwd
         rule = one_line(runtime.policy.suggest_rule(call.name, call.input))  # holds the command text
         options = [("yes", "Yes"), ("always", f"Yes, and don't ask again this session for {rule}"),

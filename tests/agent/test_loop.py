@@ -367,7 +367,7 @@ def test_before_turn_end_makes_the_model_go_on_with_the_reason(workdir, fake_ser
     assert stop.seen == [0, 1]
     second = fake_server.requests_for("main")[-1].body["messages"]
     assert [m["role"] for m in second] == ["user", "assistant", "user"]
-    assert second[-1]["content"][0]["text"] == "Run the tests before you stop."
+    assert second[-1]["content"][0]["text"] == "<system-reminder>\nRun the tests before you stop.\n</system-reminder>"
 
 
 class Refuser(AgentHooks):

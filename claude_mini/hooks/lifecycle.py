@@ -1,0 +1,322 @@
+"""The user's hooks as one more part of the session lifecycle (agent/hooks.py).
+
+Each lifecycle point raises Claude Code's event of the same meaning, runs the matching
+commands (`runner.py`) and acts on what they said (`output.py`):
+
+    on_session_start / on_session_change   SessionStart (startup | resume | clear), SessionEnd (clear)
+    on_turn_start                          UserPromptSubmit: may refuse the prompt or add context
+    before_tool                            PreToolUse: allow, deny, ask, rewrite the input
+    after_tool                             PostToolUse (PostToolUseFailure for an error result)
+    before_turn_end                        Stop: may make the model go on (at most MAX_STOP_CONTINUES)
+    before_compact / after_compact         PreCompact (may refuse, may add instructions), PostCompact,
+                                           then SessionStart (compact)
+    on_instructions_loaded                 InstructionsLoaded, one per file, in the background
+    on_notification                        Notification, in the background
+    on_session_end                         SessionEnd
+
+Context a hook adds goes into the conversation as a `<system-reminder>` attachment on the
+next user-role message, never into the system prompt or the tool list, so the cached
+prefix survives. Failures are one line each on the session's notice channel; a hook can
+never end the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from claude_mini.agent.hooks import (
+    AgentHooks,
+    CompactRequest,
+    EndReason,
+    InstructionLoad,
+    NotificationKind,
+    SessionSource,
+    ToolVerdict,
+)
+from claude_mini.agent.loop import PromptBlocked, StoppedByHook
+from claude_mini.agent.permissions import Allow, Ask, Deny
+from claude_mini.hooks.config import HookSet
+from claude_mini.hooks.output import HookOutcome, interpret
+from claude_mini.hooks.runner import run_hook_commands
+from claude_mini.llm.messages import ToolUseBlock
+from claude_mini.tools.base import ToolResult
+
+if TYPE_CHECKING:
+    from claude_mini.agent.loop import Agent
+    from claude_mini.notices import NoticeChannel
+    from claude_mini.session import Session
+
+log = logging.getLogger(__name__)
+
+# A Stop hook that blocks every time would keep a turn going for ever: after this many
+# continuations the turn ends anyway, with one line (Claude Code relies on `stop_hook_active`).
+MAX_STOP_CONTINUES = 3
+# How long the end of a session waits for background hooks (InstructionsLoaded, Notification)
+# still running: they are audits, and the user is leaving.
+BACKGROUND_WAIT_SECONDS = 5.0
+# The events whose input carries `permission_mode` (Claude Code 2.1.332).
+WITH_PERMISSION_MODE = frozenset({"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+                                  "Stop", "SubagentStop"})
+
+
+class UserHooks(AgentHooks):
+    """Runs the commands of the user's `hooks` settings on the session's lifecycle events."""
+
+    def __init__(self, hooks: HookSet, *, project_dir: Path, notices: NoticeChannel,
+                 mode: Callable[[], str]) -> None:
+        self.hooks = hooks
+        self.project_dir = project_dir
+        self.notices = notices
+        self.mode = mode  # the permission mode now (Shift-Tab changes it)
+        self._pending: list[str] = []  # context for the next user-role message
+        self._due: list[asyncio.Task[None]] = []  # SessionStart/SessionEnd of a /clear, awaited next turn
+        self._background: set[asyncio.Task[None]] = set()
+        self._started = False
+        self._session: Session | None = None  # the conversation the hooks last saw
+        self._compact_trigger = "manual"
+        self.agent: Agent | None = None  # set by the runtime: `on_session_change` gets only the session
+
+    # -- running one event
+
+    def _payload(self, agent: Agent, event: str, session: Session | None = None, **fields: Any) -> dict[str, Any]:
+        """The stdin object: Claude Code's common fields (`permission_mode` only where it sends
+        it), then the event's own."""
+        session = session or agent.session
+        common: dict[str, Any] = {"session_id": session.id, "transcript_path": str(session.transcript.path),
+                                  "cwd": str(agent.ctx.cwd)}
+        if event in WITH_PERMISSION_MODE:
+            common["permission_mode"] = self.mode()
+        return {**common, "hook_event_name": event, **fields}
+
+    async def _run(self, event: str, value: str | None, payload: dict[str, Any], cwd: Path) -> HookOutcome | None:
+        """Run the hooks of one event occurrence; None when no hook matches."""
+        commands = self.hooks.for_event(event, value)
+        if not commands:
+            return None
+        status = next((c.status_message for c in commands if c.status_message), "") or f"running {event} hook"
+        with self.notices.busy(status):
+            runs = await run_hook_commands(commands, payload, cwd=cwd, project_dir=self.project_dir)
+        outcome = interpret(event, runs)
+        for error in outcome.errors:
+            self.notices.say(error, "warning")
+        for message in outcome.system_messages:
+            self.notices.say(message, "info")
+        return outcome
+
+    async def _event(self, agent: Agent, event: str, value: str | None, **fields: Any) -> HookOutcome | None:
+        return await self._run(event, value, self._payload(agent, event, **fields), agent.ctx.cwd)
+
+    def _keep_context(self, label: str, outcome: HookOutcome | None) -> None:
+        if outcome is not None:
+            self._pending += context_notes(label, outcome)
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- the session
+
+    async def on_session_start(self, agent: Agent, source: SessionSource) -> None:
+        """SessionStart (startup | resume): its output is context for the first message."""
+        await self._start(agent, source)
+
+    async def _start(self, agent: Agent, source: str) -> None:
+        self._started, self._session = True, agent.session
+        outcome = await self._event(agent, "SessionStart", source, source=source)
+        self._keep_context(f"SessionStart:{source}", outcome)
+
+    def on_session_change(self, session: Session, source: SessionSource) -> None:
+        """/clear or /resume: SessionEnd (clear | resume) for the old conversation, SessionStart for the
+        new one; started now, finished before the next prompt is sent."""
+        old, self._session = self._session, session
+        self._pending.clear()
+        agent = self.agent
+        if agent is None:
+            return
+        self._due.append(asyncio.ensure_future(self._change(agent, old, source)))
+
+    async def _change(self, agent: Agent, old: Session | None, source: SessionSource) -> None:
+        if old is not None:
+            await self._run("SessionEnd", source, self._payload(agent, "SessionEnd", old, reason=source),
+                            agent.ctx.cwd)
+        await self._start(agent, source)
+
+    async def on_session_end(self, agent: Agent, reason: EndReason = "other") -> None:
+        """SessionEnd, after the background hooks still running had a few seconds to finish."""
+        await self._settle()
+        if self._background:
+            await asyncio.wait(set(self._background), timeout=BACKGROUND_WAIT_SECONDS)
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._event(agent, "SessionEnd", reason, reason=reason)
+        for task in list(self._background):
+            task.cancel()
+
+    async def _settle(self) -> None:
+        """Finish a /clear's or /resume's hooks before anything else runs."""
+        due, self._due = self._due, []
+        for task in due:
+            await task
+
+    # -- one user turn
+
+    async def on_turn_start(self, agent: Agent, text: str) -> None:
+        """UserPromptSubmit: exit 2 or `decision: block` refuses the prompt (PromptBlocked), its
+        context joins the message."""
+        await self._settle()
+        if not self._started:  # the REPL's start-up maintenance may still be running
+            await self._start(agent, "startup")
+        outcome = await self._event(agent, "UserPromptSubmit", None, prompt=text)
+        if outcome is None:
+            return
+        if outcome.stop:
+            raise PromptBlocked(outcome.stop_reason or "A UserPromptSubmit hook stopped this prompt.")
+        if outcome.block:
+            raise PromptBlocked(f"A UserPromptSubmit hook blocked this prompt: {outcome.reason or 'no reason given'}. "
+                                "It was not sent.")
+        self._keep_context("UserPromptSubmit", outcome)
+
+    def attachments(self) -> list[str]:
+        pending, self._pending = self._pending, []
+        return pending
+
+    async def before_tool(self, agent: Agent, call: ToolUseBlock) -> ToolVerdict | None:
+        """PreToolUse: deny (exit 2, `permissionDecision: deny`), ask, allow, `updatedInput`."""
+        outcome = await self._event(agent, "PreToolUse", call.name, tool_name=call.name,
+                                    tool_input=call.input, tool_use_id=call.id)
+        if outcome is None:
+            return None
+        if outcome.stop:
+            raise StoppedByHook(outcome.stop_reason or f"A PreToolUse hook stopped the turn before {call.name} ran.")
+        self._keep_context(f"PreToolUse:{call.name}", outcome)
+        reason = outcome.permission_reason or outcome.reason
+        decision: Deny | Ask | Allow | None = None
+        if outcome.block or outcome.permission == "deny":
+            decision = Deny(f"PreToolUse:{call.name} hook error: {reason or 'no reason given'}")
+        elif outcome.permission in ("ask", "defer"):  # defer: Claude Code's SDK resumes it later
+            decision = Ask(reason or "a PreToolUse hook asks you to confirm this call")
+        elif outcome.permission == "allow":
+            decision = Allow()
+        if decision is None and outcome.updated_input is None:
+            return None
+        return ToolVerdict(decision, outcome.updated_input)
+
+    async def after_tool(self, agent: Agent, call: ToolUseBlock, result: ToolResult) -> list[str]:
+        """PostToolUse (PostToolUseFailure for an error result): its context and a blocking
+        reason reach the model with the tool results."""
+        event = "PostToolUseFailure" if result.is_error else "PostToolUse"
+        fields: dict[str, Any] = {"tool_name": call.name, "tool_input": call.input, "tool_use_id": call.id}
+        if result.is_error:
+            fields.update(error=result.content, is_interrupt=False)
+        else:
+            fields["tool_response"] = tool_response(call, result)
+        outcome = await self._event(agent, event, call.name, **fields)
+        if outcome is None:
+            return []
+        if outcome.stop:
+            raise StoppedByHook(outcome.stop_reason or f"A {event} hook stopped the turn after {call.name}.")
+        notes = context_notes(f"{event}:{call.name}", outcome)
+        if outcome.block:
+            notes.insert(0, f"{event}:{call.name} hook blocking error: {outcome.reason or 'blocked'}")
+        return notes
+
+    async def before_turn_end(self, agent: Agent, continued: int) -> str | None:
+        """Stop: `decision: block` (or exit 2) sends its reason to the model and the turn goes on."""
+        if continued >= MAX_STOP_CONTINUES:
+            if self.hooks.for_event("Stop", None):
+                self.notices.say(f"Stop hooks kept this turn going {continued} times; it ends here "
+                                 "(a Stop hook should check stop_hook_active).", "warning")
+            return None
+        last = next((m.text for m in reversed(agent.session.messages) if m.role == "assistant"), "")
+        outcome = await self._event(agent, "Stop", None, stop_hook_active=continued > 0,
+                                    last_assistant_message=last)
+        if outcome is None or outcome.stop or not outcome.block:
+            if outcome is not None and outcome.stop and outcome.stop_reason:
+                self.notices.say(outcome.stop_reason, "info")
+            return None
+        return f"Stop hook feedback:\n{outcome.reason or 'Continue.'}"
+
+    # -- compaction
+
+    async def before_compact(self, agent: Agent, request: CompactRequest) -> None:
+        """PreCompact: exit 2 or `decision: block` refuses the compaction; context (or plain
+        stdout) is added to what the summary must pay attention to."""
+        from claude_mini.memory.compact import CompactionError
+
+        self._compact_trigger = request.trigger
+        outcome = await self._event(agent, "PreCompact", request.trigger, trigger=request.trigger,
+                                    custom_instructions=request.instructions)
+        if outcome is None:
+            return
+        if outcome.block or outcome.stop:
+            why = outcome.reason or outcome.stop_reason or "no reason given"
+            raise CompactionError(f"A PreCompact hook refused the compaction ({why}); the conversation "
+                                  "was kept unchanged.")
+        extra = "\n".join(text.strip() for text in outcome.context if text.strip())
+        if extra:
+            request.instructions = f"{request.instructions.strip()}\n{extra}".strip()
+
+    async def after_compact(self, agent: Agent) -> None:
+        """PostCompact, then SessionStart (compact), whose context joins the next message."""
+        summary = agent.session.messages[0].text if agent.session.messages else ""
+        await self._event(agent, "PostCompact", self._compact_trigger, trigger=self._compact_trigger,
+                          compact_summary=summary)
+        await self._start(agent, "compact")
+
+    # -- observers
+
+    def on_instructions_loaded(self, agent: Agent, loads: Sequence[InstructionLoad]) -> None:
+        """InstructionsLoaded for each file, in the background (it cannot change anything)."""
+        if not self.hooks.for_event("InstructionsLoaded", None) and not any(
+                self.hooks.for_event("InstructionsLoaded", load.reason) for load in loads):
+            return
+        payloads = [(load.reason, self._payload(agent, "InstructionsLoaded", **instruction_fields(load)))
+                    for load in loads]
+        self._in_background(self._observe("InstructionsLoaded", payloads, agent.ctx.cwd))
+
+    def on_notification(self, agent: Agent, kind: NotificationKind, message: str) -> None:
+        """Notification, in the background: it must not delay the question it announces."""
+        payload = self._payload(agent, "Notification", message=message, title="claude-mini",
+                                notification_type=kind)
+        if self.hooks.for_event("Notification", kind):
+            self._in_background(self._observe("Notification", [(kind, payload)], agent.ctx.cwd))
+
+    async def _observe(self, event: str, payloads: Sequence[tuple[str, dict[str, Any]]], cwd: Path) -> None:
+        for value, payload in payloads:  # in order: an audit log keeps the load order
+            try:
+                await self._run(event, value, payload, cwd)
+            except Exception as exc:  # a background audit must never surface as a crash
+                log.debug("%s hook failed: %s", event, exc)
+
+
+def context_notes(label: str, outcome: HookOutcome) -> list[str]:
+    """Context from hooks as the model reads it, labelled as Claude Code labels it."""
+    return [f"{label} hook additional context: {text}" for text in outcome.context if text.strip()]
+
+
+def instruction_fields(load: InstructionLoad) -> dict[str, Any]:
+    """The InstructionsLoaded fields of one file, as Claude Code names them."""
+    fields: dict[str, Any] = {"file_path": load.path, "memory_type": load.memory_type,
+                              "load_reason": load.reason}
+    if load.globs:
+        fields["globs"] = list(load.globs)
+    if load.trigger_file_path:
+        fields["trigger_file_path"] = load.trigger_file_path
+    if load.parent_file_path:
+        fields["parent_file_path"] = load.parent_file_path
+    return fields
+
+
+def tool_response(call: ToolUseBlock, result: ToolResult) -> Any:
+    """What a PostToolUse hook reads as `tool_response`, shaped like Claude Code's for its tools."""
+    if call.name == "Bash":
+        return {"stdout": result.content, "stderr": "", "interrupted": False, "isImage": False}
+    if call.name in ("Write", "Edit"):
+        path = result.metadata.get("path") or call.input.get("file_path")
+        return {"filePath": str(path), "success": True, **{k: v for k, v in call.input.items() if k != "file_path"}}
+    return {"content": result.content}
