@@ -520,6 +520,7 @@ class ExtractionSettings:
     every: int = EXTRACT_EVERY
     wait_seconds: float = EXTRACT_WAIT_SECONDS
     log_mode: bool = False  # `memory.mode: "log"`: append bullets to today's log, edit no file
+    hooks_in_forks: bool = False  # `memory.hooksInForks`: the user's PreToolUse hooks vet fork calls
 
 
 @dataclass(frozen=True)
@@ -590,6 +591,7 @@ def memory_settings(settings: Mapping[str, Any], model: str = DEFAULT_MODEL,
             wait_seconds=float(read.value(memory, "memory.extractWaitSeconds", EXTRACT_WAIT_SECONDS,
                                           "a number >= 0", _number_at_least(0))),
             log_mode=log_mode,
+            hooks_in_forks=read.value(memory, "memory.hooksInForks", False, "true or false", _is_bool),
         ),
         forget=ForgetSettings(
             half_life_days=float(read.value(memory, "memory.halfLifeDays", HALF_LIFE_DAYS,

@@ -6,6 +6,7 @@ Print mode and the REPL both start here, so they behave the same.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -301,6 +302,11 @@ def user_hooks(config: Config, agent: Agent, notices: NoticeChannel,
 
     hooks = UserHooks(hook_set, project_dir=config.project_root, notices=notices, mode=mode)
     hooks.agent = agent
+    # Off by default: a fork's calls are its own (memory writes inside the memory folder, reads),
+    # already confined by its policy, and hooks written for the user's session (format the file,
+    # ask about a push) would fire, and cost time, on background work the user never sees.
+    if config.memory.extraction.hooks_in_forks:
+        agent.fork_tool_check = functools.partial(hooks.before_tool, agent)
     return [hooks]
 
 

@@ -10,7 +10,10 @@ last message. Then it runs its own short loop:
   working directory are never disturbed;
 - every call is vetted by the fork's policy (`can_use_tool`); the tool list is
   never trimmed, since that would change the cached prefix. An `Ask` counts as
-  a denial: a background agent has nobody to ask;
+  a denial: a background agent has nobody to ask. A call the policy allows then
+  goes to the parent's `fork_tool_check` if it has one (the user's PreToolUse
+  hooks, only when `memory.hooksInForks` is on), which may deny it or rewrite
+  its input; a rewritten call is judged by the policy again;
 - at most `max_turns` model requests; a fork still asking for tools after the
   last one is stopped there (its tool calls are not run);
 - its messages never join the parent's conversation; each request's usage is
@@ -42,6 +45,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from claude_mini.agent.hooks import ForkToolCheck
 from claude_mini.agent.loop import batch_calls, decide, run_tool, unusable_input
 from claude_mini.agent.permissions import Allow, Decision, Deny, ToolPolicy
 from claude_mini.llm.client import ModelClient
@@ -105,6 +109,7 @@ class ForkSnapshot:
     costs: CostLedger | None = None
     session_id: str = ""
     read_denials: ReadDenials = NO_READ_DENIALS  # the parent's, so a fork's Grep/Glob skip the same files
+    tool_check: ForkToolCheck | None = None  # the parent's extra vetting of allowed calls
 
     @classmethod
     def of(cls, agent: Agent) -> ForkSnapshot:
@@ -123,6 +128,7 @@ class ForkSnapshot:
             costs=agent.session.costs,
             session_id=agent.session.id,
             read_denials=agent.ctx.read_denials,
+            tool_check=agent.fork_tool_check,
         )
 
     @property
@@ -336,8 +342,8 @@ class Fork:
         results: dict[str, ToolResult] = {}
         for batch in batch_calls(calls, self.snapshot.tools):
             allowed = []
-            for call in batch:
-                refusal = await self._vet(call)
+            for proposed in batch:
+                call, refusal = await self._vet(proposed)
                 if refusal is None:
                     allowed.append(call)
                 else:
@@ -349,14 +355,29 @@ class Fork:
                 self.result.tool_runs.append(ToolRun(call, outcome))
         return [ToolResultBlock(c.id, results[c.id].content, results[c.id].is_error) for c in calls]
 
-    async def _vet(self, call: ToolUseBlock) -> ToolResult | None:
-        """None when the call may run, else the error result telling the fork why not."""
+    async def _vet(self, call: ToolUseBlock) -> tuple[ToolUseBlock, ToolResult | None]:
+        """The call as it will run and None when it may, else the error result telling the fork
+        why not."""
         if call.name not in self.snapshot.tools:
             known = ", ".join(self.snapshot.tools)
-            return ToolResult(f"Unknown tool {call.name!r}. Available: {known}.", True)
+            return call, ToolResult(f"Unknown tool {call.name!r}. Available: {known}.", True)
         problem = unusable_input(call.input)
         if problem is not None:
-            return ToolResult(problem, True)
+            return call, ToolResult(problem, True)
+        refusal = await self._check_policy(call)
+        check = self.snapshot.tool_check
+        if refusal is not None or check is None:
+            return call, refusal
+        verdict = await check(call)
+        if verdict is not None and isinstance(verdict.decision, Deny):
+            return call, ToolResult(f"Permission denied: {verdict.decision.reason}", True)
+        if verdict is not None and verdict.updated_input is not None:
+            call = ToolUseBlock(call.id, call.name, verdict.updated_input)
+            problem = unusable_input(call.input)
+            refusal = ToolResult(problem, True) if problem else await self._check_policy(call)
+        return call, refusal
+
+    async def _check_policy(self, call: ToolUseBlock) -> ToolResult | None:
         decision = await decide(self.policy, call)
         if isinstance(decision, Allow):
             return None

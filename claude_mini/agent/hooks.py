@@ -31,7 +31,7 @@ compaction). Parts tell the user things through the `NoticeChannel` they were bu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -59,6 +59,11 @@ class ToolVerdict:
 
     decision: Decision | None = None  # None: no opinion; the rules decide
     updated_input: dict[str, Any] | None = None  # run the call with this input instead
+
+
+# What a forked agent runs before a tool call its policy allowed (the user's PreToolUse hooks,
+# when `memory.hooksInForks` asks for them): the same verdict as `AgentHooks.before_tool`.
+ForkToolCheck = Callable[[ToolUseBlock], Awaitable["ToolVerdict | None"]]
 
 
 @dataclass(frozen=True)

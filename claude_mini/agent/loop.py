@@ -27,7 +27,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, ToolStarted, TurnDone
-from claude_mini.agent.hooks import AgentHooks, InstructionLoad, ToolVerdict, system_reminder
+from claude_mini.agent.hooks import (
+    AgentHooks,
+    ForkToolCheck,
+    InstructionLoad,
+    ToolVerdict,
+    system_reminder,
+)
 from claude_mini.agent.permissions import (
     Allow,
     Ask,
@@ -123,6 +129,7 @@ class Agent:
         self.hooks = list(hooks)
         self.last_usage = Usage()
         self.last_request: ModelRequest | None = None  # what was really sent (fork cache guard)
+        self.fork_tool_check: ForkToolCheck | None = None  # forks' extra vetting (memory.hooksInForks)
 
     def announce_instructions(self, loads: Sequence[InstructionLoad]) -> None:
         """Tell every lifecycle part that instruction files entered the context."""

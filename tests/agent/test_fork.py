@@ -21,8 +21,9 @@ from claude_mini.agent.fork import (
     strip_cache_control,
     with_prompt,
 )
+from claude_mini.agent.hooks import ToolVerdict
 from claude_mini.agent.loop import Agent
-from claude_mini.agent.permissions import Allow, PermissionPolicy
+from claude_mini.agent.permissions import Allow, Deny, PermissionPolicy
 from claude_mini.llm.client import AnthropicClient, InvalidRequest
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock
 from claude_mini.session import Session
@@ -288,3 +289,41 @@ def test_messages_override_replaces_the_parents_messages(workdir, fake_server, c
     body = fake_server.requests_for("compact")[0].body
     assert [m["content"][0]["text"] for m in body["messages"]] == ["two", "second", "summarise"]
     assert result.mismatches and "messages: block 0" in result.mismatches[0]
+
+
+class NoWrites:
+    """Allows every call but Write (a policy for the tool-check test)."""
+
+    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Any:
+        return Deny("no writes") if tool_name == "Write" else Allow()
+
+
+def test_the_parents_tool_check_vets_allowed_calls_and_may_rewrite_them(workdir, fake_server):
+    fake_server.on(Reply.text("ok"), purpose="main")
+    fake_server.on(Reply.tools([("Bash", {"command": "echo original > a.txt"}),
+                                ("Bash", {"command": "touch b.txt"}),
+                                ("Write", {"file_path": "c.txt", "content": "c"})]), purpose="extract")
+    fake_server.on(Reply.text("done"), purpose="extract")
+    seen: list[str] = []
+
+    async def check(call: Any) -> ToolVerdict | None:  # as the user's PreToolUse hooks would
+        seen.append(call.input.get("command", call.name))
+        if "original" in call.input.get("command", ""):
+            return ToolVerdict(updated_input={"command": "echo rewritten > a.txt"})
+        return ToolVerdict(Deny("PreToolUse:Bash hook error: no touching"))
+
+    async def go():
+        agent = make_agent(workdir, fake_server)
+        agent.fork_tool_check = check
+        await turn(agent, "hi")
+        result = await run_fork(agent, "work", purpose="extract", policy=NoWrites())
+        await agent.client.aclose()
+        return result
+
+    result = run(go())
+    assert (workdir / "a.txt").read_text() == "rewritten\n"
+    assert not (workdir / "b.txt").exists() and not (workdir / "c.txt").exists()
+    assert seen == ["echo original > a.txt", "touch b.txt"]  # the policy refused Write first
+    touch, write = (r.result.content for r in result.denials)
+    assert touch == "Permission denied: PreToolUse:Bash hook error: no touching"
+    assert "no writes" in write
