@@ -1,0 +1,217 @@
+"""End to end (issue 16): the user's hooks through the real CLI in print mode.
+
+Every hook is `.claude/hook.py`, written by the test: it appends its stdin JSON (plus the
+CLAUDE_PROJECT_DIR it saw) to `.claude/hooklog.jsonl`, then prints, exits, waits or
+touches what its one argument (a JSON spec) says. The tests read that log, the request
+bodies the fake server recorded, what the CLI printed and the files on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_anthropic import Reply
+
+from tests.e2e.conftest import trust_folder
+
+HOOK_PY = r'''
+import json, os, sys, time
+data = json.load(sys.stdin)
+data["_env"] = {k: os.environ.get(k) for k in ("CLAUDE_PROJECT_DIR", "CLAUDE_MINI_PROJECT_DIR")}
+spec = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "hooklog.jsonl"), "a") as log:
+    log.write(json.dumps(data) + "\n")
+if spec.get("pid"):
+    with open(spec["pid"], "w") as f:
+        f.write(str(os.getpid()))
+if spec.get("wait"):
+    while not os.path.exists(spec["wait"]):
+        time.sleep(0.02)
+if spec.get("sleep"):
+    time.sleep(spec["sleep"])
+if spec.get("if_inactive") and data.get("stop_hook_active"):
+    sys.exit(0)
+out = spec.get("out")
+if out is not None:
+    print(out if isinstance(out, str) else json.dumps(out))
+if spec.get("err"):
+    print(spec["err"], file=sys.stderr)
+sys.exit(spec.get("exit", 0))
+'''
+
+# Every event claude-mini fires that a print-mode run can raise.
+ALL_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+              "Stop", "InstructionsLoaded", "PreCompact", "PostCompact", "SessionEnd")
+COMMON = ("session_id", "transcript_path", "cwd", "hook_event_name")
+
+
+def hook(spec: dict[str, Any] | None = None, *, timeout: float | None = None,
+         command: str | None = None) -> dict[str, Any]:
+    """One command handler: `.claude/hook.py` doing what `spec` says (or another `command`)."""
+    if command is None:
+        command = "python3 .claude/hook.py" + (f" {shlex.quote(json.dumps(spec))}" if spec else "")
+    handler: dict[str, Any] = {"type": "command", "command": command}
+    if timeout is not None:
+        handler["timeout"] = timeout
+    return handler
+
+
+def write_hooks(repo: Path, hooks: dict[str, Any], **settings: Any) -> None:
+    """`.claude/settings.json` with these hooks: `{event: [handler...]}` (no matcher) or
+    `{event: {matcher: [handler...]}}`; and `.claude/hook.py`."""
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "hook.py").write_text(HOOK_PY)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for event, spec in hooks.items():
+        by_matcher = spec if isinstance(spec, dict) else {"": spec}
+        groups[event] = [{"matcher": m, "hooks": handlers} for m, handlers in by_matcher.items()]
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": groups, **settings}))
+
+
+def logged(repo: Path, event: str | None = None) -> list[dict[str, Any]]:
+    """What the hooks received, in order (of one event, if named)."""
+    log = repo / ".claude" / "hooklog.jsonl"
+    if not log.exists():
+        return []
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    return [e for e in entries if event is None or e["hook_event_name"] == event]
+
+
+@pytest.fixture
+def cli(run_cli, repo, isolated_env):
+    """run_cli in a trusted repo with auto-memory off (memory is not the point here)."""
+    trust_folder(isolated_env.home, repo)
+
+    def run(*args: str, env: dict[str, str] | None = None, **kwargs: Any):
+        return run_cli(*args, env={"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1", **(env or {})}, **kwargs)
+
+    return run
+
+
+def tool_results(request) -> list[dict[str, Any]]:
+    """The tool_result blocks of a request's last message."""
+    return [b for b in request.body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+
+
+def user_texts(request) -> list[str]:
+    """The text blocks of a request's last user message."""
+    content = request.body["messages"][-1]["content"]
+    return [content] if isinstance(content, str) else [b["text"] for b in content if b.get("type") == "text"]
+
+
+# ---- 1. each event fires with the documented input
+
+
+def test_a_plain_turn_raises_session_start_prompt_stop_and_session_end(cli, fake_server, repo, isolated_env):
+    write_hooks(repo, {event: [hook()] for event in ALL_EVENTS})
+    fake_server.on(Reply.text("hello there"), purpose="main")
+    result = cli("-p", "please say hi")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "hello there"
+    entries = logged(repo)
+    assert [e["hook_event_name"] for e in entries] == ["SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"]
+    [start, prompt, stop, end] = entries
+    for entry in entries:
+        assert set(COMMON) <= set(entry)
+        assert entry["session_id"] == start["session_id"] and entry["transcript_path"] == start["transcript_path"]
+        assert entry["cwd"] == str(repo)
+        assert entry["_env"] == {"CLAUDE_PROJECT_DIR": str(repo), "CLAUDE_MINI_PROJECT_DIR": str(repo)}
+    transcript = Path(start["transcript_path"])
+    assert transcript.is_file() and transcript.stem == start["session_id"]
+    assert transcript.is_relative_to(isolated_env.home)
+    assert start["source"] == "startup" and "permission_mode" not in start
+    assert prompt["prompt"] == "please say hi" and prompt["permission_mode"] == "default"
+    assert stop["stop_hook_active"] is False and stop["last_assistant_message"] == "hello there"
+    assert end["reason"] == "other"
+
+
+def test_continue_raises_session_start_with_source_resume(cli, fake_server, repo):
+    write_hooks(repo, {"SessionStart": [hook()]})
+    assert cli("-p", "first").returncode == 0
+    result = cli("-c", "-p", "second")
+    assert result.returncode == 0, result.stderr
+    first, second = logged(repo, "SessionStart")
+    assert (first["source"], second["source"]) == ("startup", "resume")
+    assert second["session_id"] == first["session_id"]
+    assert second["transcript_path"] == first["transcript_path"]
+
+
+def test_tool_events_get_the_call_and_its_response(cli, fake_server, repo):
+    write_hooks(repo, {event: {"Bash": [hook()]} for event in ("PreToolUse", "PostToolUse", "PostToolUseFailure")})
+    fake_server.on(Reply.tool("Bash", {"command": "echo hi"}, id="toolu_ok"), purpose="main")
+    fake_server.on(Reply.tool("Bash", {"command": "echo oops; exit 3"}, id="toolu_bad"), purpose="main")
+    fake_server.on(Reply.text("done"), purpose="main")
+    result = cli("-p", "run things", "--allowedTools", "Bash")
+    assert result.returncode == 0, result.stderr
+    pre_ok, post_ok, pre_bad, failure = logged(repo)
+    assert [e["hook_event_name"] for e in (pre_ok, post_ok, pre_bad, failure)] == [
+        "PreToolUse", "PostToolUse", "PreToolUse", "PostToolUseFailure"]
+    for entry, call in ((pre_ok, "toolu_ok"), (post_ok, "toolu_ok"), (pre_bad, "toolu_bad"), (failure, "toolu_bad")):
+        assert entry["tool_name"] == "Bash" and entry["tool_use_id"] == call
+        assert entry["permission_mode"] == "default" and set(COMMON) <= set(entry)
+    assert pre_ok["tool_input"] == post_ok["tool_input"] == {"command": "echo hi"}
+    assert post_ok["tool_response"]["stdout"].strip() == "hi"
+    assert post_ok["tool_response"]["stderr"] == "" and post_ok["tool_response"]["interrupted"] is False
+    assert failure["tool_input"] == {"command": "echo oops; exit 3"}
+    assert "Exit code 3" in failure["error"] and "oops" in failure["error"]
+    assert failure["is_interrupt"] is False and "tool_response" not in failure
+
+
+def test_instructions_loaded_names_each_file_and_why(cli, fake_server, repo):
+    (repo / "CLAUDE.md").write_text("@docs/style.md\nPROJECT-TEXT\n")
+    (repo / "docs").mkdir()
+    (repo / "docs" / "style.md").write_text("STYLE-TEXT\n")
+    write_hooks(repo, {"InstructionsLoaded": [hook()]})
+    (repo / ".claude" / "rules").mkdir()
+    (repo / ".claude" / "rules" / "py.md").write_text('---\npaths: "**/*.py"\n---\nPY-RULE\n')
+    fake_server.on(Reply.tool("Read", {"file_path": str(repo / "app.py")}), purpose="main")
+    fake_server.on(Reply.text("done"), purpose="main")
+    result = cli("-p", "read app.py")
+    assert result.returncode == 0, result.stderr
+    loads = {Path(e["file_path"]).name: e for e in logged(repo, "InstructionsLoaded")}
+    assert set(loads) == {"CLAUDE.md", "style.md", "py.md"}
+    project = loads["CLAUDE.md"]
+    assert project["file_path"] == str(repo / "CLAUDE.md")
+    assert (project["memory_type"], project["load_reason"]) == ("Project", "session_start")
+    imported = loads["style.md"]
+    assert imported["load_reason"] == "include" and imported["parent_file_path"] == str(repo / "CLAUDE.md")
+    rule = loads["py.md"]
+    assert rule["load_reason"] == "path_glob_match" and rule["globs"] == ["**/*.py"]
+    assert rule["trigger_file_path"] == str(repo / "app.py")
+    assert "PY-RULE" in json.dumps(fake_server.requests_for("main")[1].body["messages"][-1])
+
+
+SUMMARY = "<analysis>thinking</analysis>\n<summary>SUMMARY-TEXT: the user wants big.txt read.</summary>"
+
+
+def big_file(repo: Path, fake_server) -> None:
+    """A file whose Read pushes a 20,000-token window over its auto-compact threshold."""
+    (repo / "big.txt").write_text("".join(f"line {i:05d} of the big file with some words\n" for i in range(1500)))
+    fake_server.on(Reply.text(SUMMARY), purpose="compact", times=None)
+    fake_server.on(Reply.tool("Read", {"file_path": "big.txt"}), purpose="main")
+    fake_server.on(Reply.text("done"), purpose="main")
+
+
+def test_auto_compaction_raises_pre_and_post_compact_then_session_start_compact(cli, fake_server, repo):
+    (repo / "CLAUDE.md").write_text("PROJECT-TEXT\n")
+    write_hooks(repo, {event: [hook()] for event in ("PreCompact", "PostCompact", "SessionStart",
+                                                       "InstructionsLoaded")}, contextWindow=20_000)
+    big_file(repo, fake_server)
+    result = cli("-p", "please read big.txt")
+    assert result.returncode == 0, result.stderr
+    assert len(fake_server.requests_for("compact")) == 1
+    events = [(e["hook_event_name"], e.get("source") or e.get("trigger") or e.get("load_reason"))
+              for e in logged(repo)]
+    after = events[events.index(("PreCompact", "auto")):]
+    # InstructionsLoaded runs in the background: its place among the others is not fixed.
+    assert [e for e in after if e[0] != "InstructionsLoaded"] == [
+        ("PreCompact", "auto"), ("PostCompact", "auto"), ("SessionStart", "compact")]
+    assert ("InstructionsLoaded", "compact") in after
+    [pre] = logged(repo, "PreCompact")
+    assert pre["custom_instructions"] in ("", None) and set(COMMON) <= set(pre)
+    [post] = logged(repo, "PostCompact")
+    assert "SUMMARY-TEXT" in post["compact_summary"] and "thinking" not in post["compact_summary"]
