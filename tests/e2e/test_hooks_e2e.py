@@ -215,3 +215,94 @@ def test_auto_compaction_raises_pre_and_post_compact_then_session_start_compact(
     assert pre["custom_instructions"] in ("", None) and set(COMMON) <= set(pre)
     [post] = logged(repo, "PostCompact")
     assert "SUMMARY-TEXT" in post["compact_summary"] and "thinking" not in post["compact_summary"]
+
+
+# ---- 2. PreToolUse decides
+
+
+def bash_call(fake_server, command: str) -> None:
+    fake_server.on(Reply.tool("Bash", {"command": command}, id="toolu_1"), purpose="main")
+    fake_server.on(Reply.text("done"), purpose="main")
+
+
+def test_a_pre_tool_use_exit_2_blocks_the_call_and_the_model_reads_why(cli, fake_server, repo):
+    write_hooks(repo, {"PreToolUse": {"Bash": [hook({"err": "no touching in this repo", "exit": 2})]}})
+    bash_call(fake_server, "touch made.txt")
+    result = cli("-p", "make a file", "--allowedTools", "Bash")
+    assert result.returncode == 0, result.stderr
+    assert not (repo / "made.txt").exists()
+    [blocked] = tool_results(fake_server.requests_for("main")[1])
+    assert blocked["is_error"] and "no touching in this repo" in blocked["content"]
+    assert "PreToolUse:Bash hook" in blocked["content"]
+    assert logged(repo, "PostToolUse") == []
+
+
+def test_a_pre_tool_use_json_deny_blocks_the_call_with_its_reason(cli, fake_server, repo):
+    deny = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                   "permissionDecisionReason": "use the Write tool instead"}}
+    write_hooks(repo, {"PreToolUse": {"Bash": [hook({"out": deny})]}})
+    bash_call(fake_server, "touch made.txt")
+    result = cli("-p", "make a file", "--allowedTools", "Bash")
+    assert result.returncode == 0, result.stderr
+    assert not (repo / "made.txt").exists()
+    [blocked] = tool_results(fake_server.requests_for("main")[1])
+    assert blocked["is_error"] and "use the Write tool instead" in blocked["content"]
+
+
+def test_a_pre_tool_use_ask_in_print_mode_is_permission_needed(cli, fake_server, repo):
+    ask = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
+                                  "permissionDecisionReason": "a human should see this one"}}
+    write_hooks(repo, {"PreToolUse": {"Bash": [hook({"out": ask})]}})
+    bash_call(fake_server, "touch made.txt")
+    result = cli("-p", "make a file", "--allowedTools", "Bash")  # the rules allow it; the hook asks
+    assert result.returncode == 0, result.stderr
+    assert not (repo / "made.txt").exists()
+    [asked] = tool_results(fake_server.requests_for("main")[1])
+    assert asked["is_error"] and asked["content"].startswith("Permission needed")
+    assert "a human should see this one" in asked["content"]
+
+
+ALLOW = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                                "permissionDecisionReason": "writes are fine here"}}
+
+
+def test_a_pre_tool_use_allow_spares_the_question_for_a_write(cli, fake_server, repo):
+    write_hooks(repo, {"PreToolUse": {"Write": [hook({"out": ALLOW})]}})
+    fake_server.on(Reply.tool("Write", {"file_path": str(repo / "new.txt"), "content": "hi\n"}), purpose="main")
+    fake_server.on(Reply.text("done"), purpose="main")
+    result = cli("-p", "write it")  # default mode: a Write would need a question
+    assert result.returncode == 0, result.stderr
+    assert (repo / "new.txt").read_text() == "hi\n"
+    [written] = tool_results(fake_server.requests_for("main")[1])
+    assert not written.get("is_error")
+
+
+def test_a_pre_tool_use_allow_does_not_lift_a_deny_rule(cli, fake_server, repo):
+    write_hooks(repo, {"PreToolUse": {"Write": [hook({"out": ALLOW})]}},
+                permissions={"deny": ["Write(./secret.txt)"]})
+    fake_server.on(Reply.tool("Write", {"file_path": str(repo / "secret.txt"), "content": "x"}), purpose="main")
+    fake_server.on(Reply.text("done"), purpose="main")
+    result = cli("-p", "write it")
+    assert result.returncode == 0, result.stderr
+    assert not (repo / "secret.txt").exists()
+    [denied] = tool_results(fake_server.requests_for("main")[1])
+    assert denied["is_error"] and denied["content"].startswith("Permission denied")
+
+
+# ---- 3. updatedInput
+
+
+def test_updated_input_changes_what_runs_and_post_tool_use_sees_it(cli, fake_server, repo):
+    rewrite = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
+                                      "updatedInput": {"command": "touch rewritten.txt"}}}
+    write_hooks(repo, {"PreToolUse": {"Bash": [hook({"out": rewrite})]}, "PostToolUse": {"Bash": [hook()]}})
+    bash_call(fake_server, "touch original.txt")
+    result = cli("-p", "make a file")  # the hook's allow spares the question default mode asks
+    assert result.returncode == 0, result.stderr
+    assert (repo / "rewritten.txt").exists() and not (repo / "original.txt").exists()
+    [pre] = logged(repo, "PreToolUse")
+    [post] = logged(repo, "PostToolUse")
+    assert pre["tool_input"] == {"command": "touch original.txt"}
+    assert post["tool_input"] == {"command": "touch rewritten.txt"}
+    [ran] = tool_results(fake_server.requests_for("main")[1])
+    assert not ran.get("is_error")
