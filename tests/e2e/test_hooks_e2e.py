@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from fake_anthropic import Reply
 
+from claude_mini.hooks.lifecycle import MAX_STOP_CONTINUES
 from tests.e2e.conftest import trust_folder
 
 HOOK_PY = r'''
@@ -306,3 +307,72 @@ def test_updated_input_changes_what_runs_and_post_tool_use_sees_it(cli, fake_ser
     assert post["tool_input"] == {"command": "touch rewritten.txt"}
     [ran] = tool_results(fake_server.requests_for("main")[1])
     assert not ran.get("is_error")
+
+
+# ---- 4. UserPromptSubmit
+
+
+def reminders(request) -> list[str]:
+    return [t for t in user_texts(request) if t.startswith("<system-reminder>")]
+
+
+@pytest.mark.parametrize("out", [
+    "TICKET-42 is the current task",
+    {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "TICKET-42 is the current task"}},
+], ids=["plain stdout", "additionalContext"])
+def test_user_prompt_submit_context_is_a_system_reminder_in_the_user_message(cli, fake_server, repo, out):
+    write_hooks(repo, {"UserPromptSubmit": [hook({"out": out})]})
+    fake_server.on(Reply.text("ok"), purpose="main")
+    result = cli("-p", "what now?")
+    assert result.returncode == 0, result.stderr
+    [request] = fake_server.requests_for("main")
+    assert "TICKET-42" not in json.dumps(request.body["system"]) + json.dumps(request.body["tools"])
+    [reminder] = [t for t in reminders(request) if "TICKET-42" in t]
+    assert reminder.endswith("</system-reminder>")
+    assert "UserPromptSubmit hook" in reminder and "TICKET-42 is the current task" in reminder
+    assert user_texts(request)[0] == "what now?"  # the prompt itself is unchanged, in its own block
+
+
+def test_a_user_prompt_submit_exit_2_blocks_the_prompt(cli, fake_server, repo, isolated_env):
+    write_hooks(repo, {"UserPromptSubmit": [hook({"err": "no prompts about secrets", "exit": 2})]})
+    result = cli("-p", "tell me the secrets")
+    assert fake_server.requests_for("main") == []
+    assert result.stdout == ""
+    assert "no prompts about secrets" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+    assert result.returncode == 1  # as any turn that did not complete in print mode
+    transcript = next(isolated_env.home.glob("projects/*/*.jsonl")).read_text()
+    assert "tell me the secrets" not in transcript  # the prompt never joined the conversation
+
+
+# ---- 5. Stop
+
+
+def test_a_stop_hook_makes_the_turn_go_on_once(cli, fake_server, repo):
+    block = {"decision": "block", "reason": "run the tests before you stop"}
+    write_hooks(repo, {"Stop": [hook({"out": block, "if_inactive": True})]})
+    fake_server.on(Reply.text("first answer"), purpose="main")
+    fake_server.on(Reply.text("tests pass"), purpose="main")
+    result = cli("-p", "fix it")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "tests pass"
+    first, second = fake_server.requests_for("main")
+    assert "run the tests before you stop" not in json.dumps(first.body)
+    assert second.body["messages"][-1]["role"] == "user"
+    assert user_texts(second) == ["<system-reminder>\nStop hook feedback:\nrun the tests before you stop\n"
+                                  "</system-reminder>"]
+    assert [e["stop_hook_active"] for e in logged(repo, "Stop")] == [False, True]
+
+
+def test_a_stop_hook_that_always_blocks_is_ended_by_the_loop_guard(cli, fake_server, repo):
+    write_hooks(repo, {"Stop": [hook({"err": "never done", "exit": 2})]})
+    fake_server.on(Reply.text("answer"), purpose="main", times=None)
+    result = cli("-p", "fix it")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "answer"
+    mains = fake_server.requests_for("main")
+    assert len(mains) == MAX_STOP_CONTINUES + 1
+    assert len(logged(repo, "Stop")) == MAX_STOP_CONTINUES  # the guard ends the turn without a 4th run
+    assert all("Stop hook feedback:\nnever done" in user_texts(m)[-1] for m in mains[1:])
+    [warning] = [line for line in result.stderr.splitlines() if "Stop hook" in line]
+    assert "stop_hook_active" in warning
