@@ -8,8 +8,21 @@ runs, saving a memory on some turns (read, then write, then a last line). Prints
 per turn the extraction requests' input tokens and the share read from cache,
 then the total over every extraction request after the first. Target: >= 90%.
 
-For contrast it runs the same session with a fork that sends its own, smaller
-tool list (what "restricting the fork by removing tools" would cost).
+It runs the session three times, each with a fresh home, repository and server:
+- plain;
+- with user hooks configured in the repository's `.claude/settings.json` (a trusted folder,
+  as `--trust-folder` makes it): UserPromptSubmit and PostToolUse hooks that add context to
+  every turn, and a PreToolUse hook that only logs. Hook context joins the conversation as a
+  `<system-reminder>`, so the fork still extends the parent's exact prefix (issue 16: prefix
+  reuse >= 97% with hooks configured). The script fails if the hooks did not run or their
+  context never reached the model, so this figure cannot silently be a run without hooks;
+- for contrast, with a fork that sends its own, smaller tool list (what "restricting the
+  fork by removing tools" would cost).
+
+Two figures per run: the share of the extraction requests' input read from the cache (the
+fork's own new part, the turn's last answer and the extraction prompt, is never cached), and
+prefix reuse: of what the request before each extraction request sent (and so cached), the
+share the extraction request read back from the cache; 100% when its prefix is identical.
 
     uv run python scripts/bench_cache.py [--turns N]
 """
@@ -18,8 +31,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -65,6 +80,49 @@ def make_repo(root: Path, turns: int) -> None:
         (root / f"module_{i}.py").write_text(SOURCE.format(i=i) * 3)
 
 
+# One hook program for every event: it logs the event (the script checks the log) and, for
+# UserPromptSubmit and PostToolUse, adds context that differs every turn.
+HOOK = '''\
+import json, sys
+event = json.load(sys.stdin)
+name = event["hook_event_name"]
+with open(sys.argv[1], "a") as log:
+    log.write(json.dumps({"event": name, "tool": event.get("tool_name")}) + "\\n")
+if name == "UserPromptSubmit":
+    context = "[bench-hook] Ticket PAY-142; prompt had %d characters." % len(event["prompt"])
+elif name == "PostToolUse":
+    context = "[bench-hook] %s of %s checked." % (event["tool_name"], event["tool_input"].get("file_path"))
+else:
+    sys.exit(0)
+print(json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": context}}))
+'''
+HOOKED_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse")
+
+
+def configure_hooks(repo: Path, tmp: Path) -> Path:
+    """The repository's `.claude/settings.json` with one hook per event in HOOKED_EVENTS; the log path."""
+    program, log = tmp / "hook.py", tmp / "hooks.log"
+    program.write_text(HOOK)
+    command = " ".join(shlex.quote(str(x)) for x in (sys.executable, program, log))
+    entry = [{"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": 30}]}]
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": {e: entry for e in HOOKED_EVENTS}}))
+    return log
+
+
+def check_hooks_ran(log: Path, server: FakeAnthropic, turns: int) -> dict[str, int]:
+    """Per event, how often the hooks ran; raises when one did not run every turn or its context
+    never reached the model."""
+    lines = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    counts = {event: sum(1 for line in lines if line["event"] == event) for event in HOOKED_EVENTS}
+    if any(n < turns for n in counts.values()):
+        raise SystemExit(f"bench_cache: the hooks did not run every turn ({counts} in {turns} turns)")
+    seen = sum("[bench-hook]" in r.text for r in server.requests_for("main"))
+    if not seen:
+        raise SystemExit("bench_cache: no main request carried the hooks' context")
+    return counts
+
+
 def script(server: FakeAnthropic, memdir: Path, turns: int) -> None:
     """Main replies (read a file, answer) and extraction replies (save on some turns)."""
     for i in range(1, turns + 1):
@@ -82,8 +140,8 @@ def script(server: FakeAnthropic, memdir: Path, turns: int) -> None:
         server.on(Reply.text("Saved one memory."), purpose="extract")
 
 
-async def run_session(repo: Path, server: FakeAnthropic, turns: int) -> None:
-    config = load_config(repo)
+async def run_session(repo: Path, server: FakeAnthropic, turns: int, *, trusted: bool) -> None:
+    config = load_config(repo, trust_folder=trusted)
     config.settings = merge(config.settings, {"recall": {"strategy": "off"}})
     rt = build_runtime(config, client=AnthropicClient(base_url=server.base_url, api_key="bench"))
     for i in range(1, turns + 1):
@@ -93,23 +151,30 @@ async def run_session(repo: Path, server: FakeAnthropic, turns: int) -> None:
     await rt.client.aclose()
 
 
-def measure(turns: int, fork_tools: int | None = None) -> list[list[dict[str, int]]]:
-    """Usage of each extraction request, grouped by turn (a fresh home, repo and server)."""
+def measure(turns: int, fork_tools: int | None = None, hooks: bool = False) -> list[list[dict[str, int]]]:
+    """Usage of each extraction request, grouped by turn (a fresh home, repo and server); each
+    usage also carries `parent_input`, the whole input of the request before it."""
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as server, \
             mock.patch.dict(os.environ, {"CLAUDE_MINI_HOME": str(Path(tmp) / "home")}):
         repo = Path(tmp) / "repo"
         make_repo(repo, turns)
+        log = configure_hooks(repo, Path(tmp)) if hooks else None
         script(server, paths.memory_dir(repo), turns)
         patch = mock.patch.object(Fork, "request", _trimmed_request(fork_tools)) if fork_tools else None
         with patch or _nothing():
-            asyncio.run(run_session(repo, server, turns))
+            asyncio.run(run_session(repo, server, turns, trusted=hooks))
+        if log is not None:
+            counts = check_hooks_ran(log, server, turns)
+            print(f"\nhooks ran: {', '.join(f'{event} {n}x' for event, n in counts.items())}")
         by_turn: list[list[dict[str, int]]] = []
+        before: dict[str, int] | None = None
         for request in server.requests:
             if request.purpose == "main" and request.body["messages"][-1]["role"] == "user" \
                     and isinstance(request.body["messages"][-1]["content"][0].get("text"), str):
                 by_turn.append([])
-            elif request.purpose == "extract" and request.usage:
-                by_turn[-1].append(request.usage)
+            elif request.purpose == "extract" and request.usage and before:
+                by_turn[-1].append({**request.usage, "parent_input": total_input(before)})
+            before = request.usage or before
         return by_turn
 
 
@@ -140,18 +205,25 @@ def share(usages: list[dict[str, int]]) -> float:
     return 100.0 * sum(u["cache_read_input_tokens"] for u in usages) / total if total else 0.0
 
 
-def report(title: str, by_turn: list[list[dict[str, int]]]) -> float:
+def reuse(usages: list[dict[str, int]]) -> float:
+    """Of what the requests before these sent, the share these read back from the cache."""
+    sent = sum(u["parent_input"] for u in usages)
+    return 100.0 * sum(u["cache_read_input_tokens"] for u in usages) / sent if sent else 0.0
+
+
+def report(title: str, by_turn: list[list[dict[str, int]]]) -> tuple[float, float]:
+    """Print the table; (share of input from cache, prefix reuse) over the requests after the first."""
     print(f"\n{title}")
-    print(f"{'turn':>4}  {'requests':>8}  {'input tokens':>12}  {'from cache':>10}  {'share':>6}")
+    print(f"{'turn':>4}  {'requests':>8}  {'input tokens':>12}  {'from cache':>10}  {'share':>6}  {'reuse':>6}")
     for n, usages in enumerate(by_turn, start=1):
         read = sum(u["cache_read_input_tokens"] for u in usages)
         total = sum(total_input(u) for u in usages)
-        print(f"{n:>4}  {len(usages):>8}  {total:>12,}  {read:>10,}  {share(usages):>5.1f}%")
+        print(f"{n:>4}  {len(usages):>8}  {total:>12,}  {read:>10,}  {share(usages):>5.1f}%  {reuse(usages):>5.1f}%")
     after_first = [u for usages in by_turn for u in usages][1:]
-    figure = share(after_first)
-    print(f"extraction requests after the first: {len(after_first)}, "
-          f"{figure:.1f}% of their input tokens read from the cache")
-    return figure
+    figures = share(after_first), reuse(after_first)
+    print(f"extraction requests after the first: {len(after_first)}, {figures[0]:.1f}% of their input "
+          f"tokens read from the cache, prefix reuse {figures[1]:.1f}%")
+    return figures
 
 
 class _Count(logging.Handler):
@@ -173,15 +245,28 @@ def main() -> int:
     counter = _Count()
     guard.addHandler(counter)
     guard.propagate = False
-    figure = report("Fork on the parent's exact prefix (claude_mini)", measure(args.turns))
-    print(f"cache-prefix mismatches logged: {len(counter.messages)}")
-    counter.messages.clear()
+    plain = report("Fork on the parent's exact prefix (claude_mini)", measure(args.turns))
+    print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
+    hooked = report("The same, with hooks configured (UserPromptSubmit, PreToolUse, PostToolUse)",
+                    measure(args.turns, hooks=True))
+    print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
     report("Fork with its own tool list (Read, Write, Edit only): for contrast",
            measure(args.turns, fork_tools=3))
-    first = counter.messages[0] if counter.messages else "none"
-    print(f"cache-prefix mismatches logged: {len(counter.messages)}, e.g. {first}")
-    print(f"\nTarget >= 90%: {'met' if figure >= 90 else 'NOT met'} ({figure:.1f}%)")
-    return 0 if figure >= 90 else 1
+    print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
+    checks = [("share of input from cache, no hooks (issue 5)", plain[0], 90.0),
+              ("share of input from cache, with hooks", hooked[0], 90.0),
+              ("prefix reuse, no hooks", plain[1], 97.0),
+              ("prefix reuse, with hooks (issue 16)", hooked[1], 97.0)]
+    print()
+    for what, figure, target in checks:
+        print(f"Target {what} >= {target:.0f}%: {'met' if figure >= target else 'NOT met'} ({figure:.1f}%)")
+    return 0 if all(figure >= target for _, figure, target in checks) else 1
+
+
+def _mismatches(counter: _Count) -> str:
+    """How many cache-prefix mismatches the fork's guard logged since the last call, with the first."""
+    messages, counter.messages = counter.messages, []
+    return f"{len(messages)}, e.g. {messages[0]}" if messages else "0"
 
 
 if __name__ == "__main__":
