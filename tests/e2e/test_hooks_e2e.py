@@ -376,3 +376,77 @@ def test_a_stop_hook_that_always_blocks_is_ended_by_the_loop_guard(cli, fake_ser
     assert all("Stop hook feedback:\nnever done" in user_texts(m)[-1] for m in mains[1:])
     [warning] = [line for line in result.stderr.splitlines() if "Stop hook" in line]
     assert "stop_hook_active" in warning
+
+
+# ---- 6. failures are one line, and the session goes on
+
+
+def hook_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "hook" in line]
+
+
+@pytest.mark.parametrize(("handler", "said"), [
+    (hook({"sleep": 30}, timeout=1), "timed out after 1 s"),
+    (hook({"err": "formatter crashed\nsecond line", "exit": 1}), "failed (exit 1): formatter crashed"),
+    (hook(command="./.claude/missing-hook.sh"), "failed (exit 127)"),
+    (hook(command="./.claude/hook.py"), "failed (exit 126)"),  # not executable
+], ids=["timeout", "exit 1", "missing", "not executable"])
+def test_a_failing_pre_tool_use_hook_is_one_line_and_the_call_runs(cli, fake_server, repo, handler, said):
+    write_hooks(repo, {"PreToolUse": {"Bash": [handler]}})
+    bash_call(fake_server, "touch made.txt")
+    result = cli("-p", "make a file", "--allowedTools", "Bash")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "done" and (repo / "made.txt").exists()
+    assert "Traceback" not in result.stderr
+    [line] = hook_lines(result.stderr)
+    assert line.startswith("claude-mini: PreToolUse hook `") and said in line, line
+    [ran] = tool_results(fake_server.requests_for("main")[1])
+    assert not ran.get("is_error") and "formatter crashed" not in ran["content"]
+
+
+# ---- 7. trust
+
+
+def test_hooks_of_an_untrusted_folder_do_not_run_until_it_is_trusted(run_cli, fake_server, repo):
+    write_hooks(repo, {"SessionStart": [hook()], "UserPromptSubmit": [hook({"out": "INJECTED"})]})
+    no_memory = {"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}
+    result = run_cli("-p", "hi", env=no_memory)
+    assert result.returncode == 0, result.stderr
+    assert not (repo / ".claude" / "hooklog.jsonl").exists()
+    assert "INJECTED" not in json.dumps(fake_server.requests_for("main")[0].body)
+    [notice] = [line for line in result.stderr.splitlines() if "Ignored untrusted settings" in line]
+    assert "settings.json (hooks" in notice and "--trust-folder" in notice
+    trusted = run_cli("-p", "hi", "--trust-folder", env=no_memory)
+    assert trusted.returncode == 0, trusted.stderr
+    assert [e["hook_event_name"] for e in logged(repo)] == ["SessionStart", "UserPromptSubmit"]
+    assert "Ignored untrusted settings" not in trusted.stderr
+    assert "INJECTED" in json.dumps(fake_server.requests_for("main")[1].body["messages"])
+
+
+@pytest.mark.xfail(strict=True, reason="config.untrusted_part names the key `hooks`, not the hooks it ignored")
+def test_the_untrusted_notice_names_the_hooks_it_ignored(run_cli, repo):
+    write_hooks(repo, {"SessionStart": [hook()], "UserPromptSubmit": [hook({"out": "INJECTED"})]})
+    result = run_cli("-p", "hi", env={"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"})
+    [notice] = [line for line in result.stderr.splitlines() if "Ignored untrusted settings" in line]
+    assert "SessionStart" in notice and "UserPromptSubmit" in notice, notice
+
+
+# ---- 8. the prompt cache
+
+
+def test_the_system_prompt_and_tools_are_the_same_bytes_with_hooks(cli, fake_server, repo):
+    (repo / "CLAUDE.md").write_text("PROJECT-TEXT\n")
+    write_hooks(repo, {})  # the same files in the folder, no hooks
+    fake_server.on(Reply.text("ok"), purpose="main")
+    assert cli("-p", "hello").returncode == 0
+    context = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "ON-CALL: alice"}}
+    write_hooks(repo, {"SessionStart": [hook({"out": context})], "UserPromptSubmit": [hook({"out": "TICKET-42"})],
+                       "InstructionsLoaded": [hook()], "PreToolUse": {"Bash": [hook()]}, "Stop": [hook()]})
+    fake_server.on(Reply.text("ok"), purpose="main")
+    result = cli("-p", "hello")
+    assert result.returncode == 0, result.stderr
+    without, with_hooks = fake_server.requests_for("main")
+    assert json.dumps(with_hooks.body["system"]) == json.dumps(without.body["system"])
+    assert json.dumps(with_hooks.body["tools"]) == json.dumps(without.body["tools"])
+    added = "\n".join(reminders(with_hooks))  # the context went to the user message instead
+    assert "SessionStart:startup hook additional context: ON-CALL: alice" in added and "TICKET-42" in added
