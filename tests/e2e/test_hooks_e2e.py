@@ -450,3 +450,31 @@ def test_the_system_prompt_and_tools_are_the_same_bytes_with_hooks(cli, fake_ser
     assert json.dumps(with_hooks.body["tools"]) == json.dumps(without.body["tools"])
     added = "\n".join(reminders(with_hooks))  # the context went to the user message instead
     assert "SessionStart:startup hook additional context: ON-CALL: alice" in added and "TICKET-42" in added
+
+
+# ---- 9. PreCompact decides
+
+
+def test_a_pre_compact_exit_2_refuses_the_compaction(cli, fake_server, repo):
+    write_hooks(repo, {"PreCompact": [hook({"err": "not during a deploy", "exit": 2})], "PostCompact": [hook()]},
+                contextWindow=20_000)
+    big_file(repo, fake_server)
+    result = cli("-p", "please read big.txt")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "done"
+    assert fake_server.requests_for("compact") == [] and logged(repo, "PostCompact") == []
+    [line] = [line for line in result.stderr.splitlines() if "PreCompact" in line]
+    assert "not during a deploy" in line and "kept" in line
+    last = fake_server.requests_for("main")[-1].body["messages"]
+    assert "line 01499 of the big file" in json.dumps(last)  # the conversation as it was
+
+
+def test_pre_compact_stdout_joins_the_summary_instructions(cli, fake_server, repo):
+    write_hooks(repo, {"PreCompact": [hook({"out": "KEEP-THE-BANANAS: list every file touched"})]},
+                contextWindow=20_000)
+    big_file(repo, fake_server)
+    result = cli("-p", "please read big.txt")
+    assert result.returncode == 0, result.stderr
+    [compact] = fake_server.requests_for("compact")
+    assert "KEEP-THE-BANANAS: list every file touched" in compact.body["messages"][-1]["content"][-1]["text"]
+    assert "KEEP-THE-BANANAS" not in json.dumps(fake_server.requests_for("main")[-1].body)
