@@ -478,3 +478,54 @@ def test_pre_compact_stdout_joins_the_summary_instructions(cli, fake_server, rep
     [compact] = fake_server.requests_for("compact")
     assert "KEEP-THE-BANANAS: list every file touched" in compact.body["messages"][-1]["content"][-1]["text"]
     assert "KEEP-THE-BANANAS" not in json.dumps(fake_server.requests_for("main")[-1].body)
+
+
+# ---- more of the contract
+
+
+def test_post_tool_use_block_and_context_reach_the_model_beside_the_result(cli, fake_server, repo):
+    said = {"decision": "block", "reason": "lint failed: E501",
+            "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "ran ruff"}}
+    write_hooks(repo, {"PostToolUse": {"Bash": [hook({"out": said})]}})
+    bash_call(fake_server, "echo hi")
+    result = cli("-p", "run it", "--allowedTools", "Bash")
+    assert result.returncode == 0, result.stderr
+    after = fake_server.requests_for("main")[1]
+    [ran] = tool_results(after)
+    assert not ran.get("is_error") and ran["content"].strip() == "hi"  # the tool ran; its result is as it was
+    notes = "\n".join(reminders(after))
+    assert "lint failed: E501" in notes and "PostToolUse:Bash hook additional context: ran ruff" in notes
+
+
+def test_the_hooks_of_one_event_run_at_the_same_time(cli, fake_server, repo):
+    # Each waits for the file the other makes: run one after the other, both would time out.
+    a, b = repo / "a.flag", repo / "b.flag"
+    first = hook(command=f"touch {a}; while [ ! -e {b} ]; do sleep 0.02; done; echo FIRST-DONE", timeout=5)
+    second = hook(command=f"touch {b}; while [ ! -e {a} ]; do sleep 0.02; done; echo SECOND-DONE", timeout=5)
+    write_hooks(repo, {"UserPromptSubmit": [first, second]})
+    fake_server.on(Reply.text("ok"), purpose="main")
+    result = cli("-p", "hi")
+    assert result.returncode == 0 and "timed out" not in result.stderr, result.stderr
+    notes = "\n".join(reminders(fake_server.requests_for("main")[0]))
+    assert notes.index("FIRST-DONE") < notes.index("SECOND-DONE")  # kept in the settings' order
+
+
+def test_continue_false_on_pre_tool_use_ends_the_turn_before_the_call(cli, fake_server, repo):
+    write_hooks(repo, {"PreToolUse": {"Bash": [hook({"out": {"continue": False, "stopReason": "freeze is on"}})]}})
+    bash_call(fake_server, "touch made.txt")
+    result = cli("-p", "make a file", "--allowedTools", "Bash")
+    assert not (repo / "made.txt").exists()
+    assert len(fake_server.requests_for("main")) == 1
+    assert "freeze is on" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_session_start_plain_stdout_is_context_for_the_first_message(cli, fake_server, repo):
+    write_hooks(repo, {"SessionStart": {"startup": [hook({"out": "ON-CALL: bob"})]}})
+    fake_server.on(Reply.text("ok"), purpose="main")
+    fake_server.on(Reply.text("ok again"), purpose="main")
+    assert cli("-p", "hi").returncode == 0
+    assert cli("-c", "-p", "and now?").returncode == 0  # resume: the matcher says startup only
+    first, resumed = fake_server.requests_for("main")
+    assert any("SessionStart:startup hook" in t and "ON-CALL: bob" in t for t in reminders(first))
+    assert json.dumps(resumed.body["messages"]).count("ON-CALL: bob") == 1  # kept from the first turn only
+    assert [e["source"] for e in logged(repo)] == ["startup"]
