@@ -517,6 +517,14 @@ def test_continue_false_on_pre_tool_use_ends_the_turn_before_the_call(cli, fake_
     assert not (repo / "made.txt").exists()
     assert len(fake_server.requests_for("main")) == 1
     assert "freeze is on" in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode == 1  # the turn did not complete, as any stopped turn in print mode
+    fake_server.on(Reply.text("resumed"), purpose="main")
+    resumed = cli("-c", "-p", "go on")
+    assert resumed.returncode == 0, resumed.stderr
+    messages = fake_server.requests_for("main")[-1].body["messages"]
+    uses = [b["id"] for m in messages for b in m["content"] if b.get("type") == "tool_use"]
+    results = [b["tool_use_id"] for m in messages for b in m["content"] if b.get("type") == "tool_result"]
+    assert uses == results  # the stopped call has a result: the resumed conversation is valid
 
 
 def test_session_start_plain_stdout_is_context_for_the_first_message(cli, fake_server, repo):
@@ -529,3 +537,25 @@ def test_session_start_plain_stdout_is_context_for_the_first_message(cli, fake_s
     assert any("SessionStart:startup hook" in t and "ON-CALL: bob" in t for t in reminders(first))
     assert json.dumps(resumed.body["messages"]).count("ON-CALL: bob") == 1  # kept from the first turn only
     assert [e["source"] for e in logged(repo)] == ["startup"]
+
+
+def test_session_end_fires_when_the_turn_fails_or_is_blocked(cli, fake_server, repo):
+    write_hooks(repo, {"SessionEnd": [hook()]})
+    fake_server.on(Reply.error(400, "bad request"), purpose="main")
+    failed = cli("-p", "hi")
+    assert failed.returncode == 1
+    write_hooks(repo, {"SessionEnd": [hook()], "UserPromptSubmit": [hook({"exit": 2, "err": "no"})]})
+    blocked = cli("-p", "hi")
+    assert blocked.returncode == 1
+    assert [e["reason"] for e in logged(repo, "SessionEnd")] == ["other", "other"]
+
+
+def test_hooks_started_in_a_subfolder_run_there_with_the_project_dir(cli, fake_server, repo):
+    sub = repo / "pkg"
+    sub.mkdir()
+    write_hooks(repo, {"UserPromptSubmit": [hook(command='python3 "$CLAUDE_PROJECT_DIR"/.claude/hook.py')]})
+    fake_server.on(Reply.text("ok"), purpose="main")
+    result = cli("-p", "hi", cwd=sub)
+    assert result.returncode == 0, result.stderr
+    [entry] = logged(repo, "UserPromptSubmit")
+    assert entry["cwd"] == str(sub) and entry["_env"]["CLAUDE_PROJECT_DIR"] == str(repo)
