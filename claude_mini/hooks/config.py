@@ -42,8 +42,7 @@ KNOWN_EVENTS = (
 )
 FIRED_EVENTS = (
     "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
-    "PostToolUseFailure", "Stop", "SubagentStop", "PreCompact", "PostCompact", "InstructionsLoaded",
-    "Notification",
+    "PostToolUseFailure", "Stop", "PreCompact", "PostCompact", "InstructionsLoaded", "Notification",
 )
 HANDLER_TYPES = ("command", "prompt", "agent", "http", "mcp_tool")  # only "command" runs here
 # Seconds. Claude Code's documented default for command hooks; the issue says 60, but 2.1.332
