@@ -325,6 +325,8 @@ def untrusted_part(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         elif key in _SAFE_GROUPS and isinstance(value, dict):
             kept[key] = {k: v for k, v in value.items() if k in _SAFE_GROUPS[key]}
             ignored.extend(f"{key}.{k}" for k in value if k not in _SAFE_GROUPS[key])
+        elif key == "hooks" and isinstance(value, dict) and value:
+            ignored.append(f"hooks {_shown(list(value))}")  # which events: the user knows their hooks so
         else:
             ignored.append(key)
     return kept, ignored

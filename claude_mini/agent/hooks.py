@@ -24,7 +24,7 @@ overrides only the points it cares about. In the order a session meets them:
     context_report        lines for /context (not an event: read on demand)
 
 A part refuses what is about to happen by raising: `agent.loop.PromptBlocked` (a prompt),
-`agent.loop.StoppedByHook` (the rest of the turn), `memory.compact.CompactionError` (a
+`agent.loop.StoppedByHook` (the rest of the turn), `memory.compact.CompactionRefused` (a
 compaction). Parts tell the user things through the `NoticeChannel` they were built with
 (`claude_mini.notices`), never through attributes a UI polls.
 """
@@ -157,7 +157,7 @@ class AgentHooks:
 
     async def before_compact(self, agent: Agent, request: CompactRequest) -> None:
         """A compaction is about to summarise the conversation (extraction flushes first); may add
-        to `request.instructions`, or raise CompactionError to refuse it."""
+        to `request.instructions`, or raise CompactionRefused to refuse it."""
 
     async def after_compact(self, agent: Agent) -> None:
         """The conversation was replaced by its summary (per-conversation counters restart)."""

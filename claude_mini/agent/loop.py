@@ -45,7 +45,6 @@ from claude_mini.agent.permissions import (
 )
 from claude_mini.llm.client import ContextTooLong, ModelClient, ResponseDone
 from claude_mini.llm.messages import (
-    Block,
     Message,
     ModelRequest,
     Purpose,
@@ -171,10 +170,11 @@ class Agent:
         except asyncio.CancelledError:
             if finished:
                 raise
+            if user is None:  # cancelled while the parts still vetted it (a UserPromptSubmit hook)
+                raise TurnCancelled("Interrupted before the prompt was sent; it was not added to the "
+                                    "conversation.") from None
             self.session.repair()
-            # Cancelled before the request was even recorded: keep it, marked as dropped.
-            blocks: list[Block] = [TextBlock(INTERRUPTED)] if user else [TextBlock(text), TextBlock(INTERRUPTED)]
-            self.session.add_message(Message("user", blocks))
+            self.session.add_message(Message("user", [TextBlock(INTERRUPTED)]))
             raise TurnCancelled("Interrupted; the request was marked as interrupted.") from None
         except BaseException:
             with contextlib.suppress(Exception):  # a transcript that cannot be written must not hide the error

@@ -98,6 +98,11 @@ class CompactionError(Exception):
     """Compaction could not produce a usable summary; the conversation was kept unchanged."""
 
 
+class CompactionRefused(CompactionError):
+    """A lifecycle part (the user's PreCompact hook) refused this compaction. Not a failure:
+    it does not count toward the auto-compact circuit breaker; the part is asked again next time."""
+
+
 @runtime_checkable
 class KnowsContextWindow(Protocol):
     """A client that knows its context window (the local model: what it allocated)."""
@@ -405,6 +410,9 @@ class CompactHook(AgentHooks):
         self.notices.say(f"Compacting the conversation ({why}: {c.used():,} of {c.window:,} tokens)…")
         try:
             result = await c.compact(trigger="auto")
+        except CompactionRefused as exc:
+            self.notices.say(f"Compaction skipped: {exc}")
+            return False
         except CompactionError as exc:
             c.failures += 1
             self.notices.say(f"Compaction failed: {exc}")
