@@ -306,7 +306,7 @@ def user_hooks(config: Config, agent: Agent, notices: NoticeChannel,
     # already confined by its policy, and hooks written for the user's session (format the file,
     # ask about a push) would fire, and cost time, on background work the user never sees.
     if config.memory.extraction.hooks_in_forks:
-        agent.fork_tool_check = functools.partial(hooks.before_tool, agent)
+        agent.fork_tool_check = functools.partial(hooks.vet_fork_call, agent)
     return [hooks]
 
 

@@ -4,6 +4,7 @@ Control flow that leaves the loop is an exception carrying a user-facing message
 
     AgentStop
      ├── TurnCancelled      the user pressed Esc or Ctrl-C; the conversation says so
+     │    └── PromptWithdrawn   ... before the prompt joined the conversation: nothing was added
      ├── MaxTurnsReached    --max-turns requests were made and the model still wants tools
      ├── PromptBlocked      a lifecycle part (the user's UserPromptSubmit hook) refused the prompt
      └── StoppedByHook      a lifecycle part (a hook's `"continue": false`) ended the turn
@@ -70,6 +71,10 @@ class AgentStop(Exception):
 
 class TurnCancelled(AgentStop):
     """The user cancelled the turn."""
+
+
+class PromptWithdrawn(TurnCancelled):
+    """The user cancelled while the lifecycle still vetted the prompt: it was never added."""
 
 
 class MaxTurnsReached(AgentStop):
@@ -171,8 +176,8 @@ class Agent:
             if finished:
                 raise
             if user is None:  # cancelled while the parts still vetted it (a UserPromptSubmit hook)
-                raise TurnCancelled("Interrupted before the prompt was sent; it was not added to the "
-                                    "conversation.") from None
+                raise PromptWithdrawn("Interrupted before the prompt was sent; it was not added to the "
+                                      "conversation.") from None
             self.session.repair()
             self.session.add_message(Message("user", [TextBlock(INTERRUPTED)]))
             raise TurnCancelled("Interrupted; the request was marked as interrupted.") from None

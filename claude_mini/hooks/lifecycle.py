@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,7 @@ from claude_mini.hooks.output import HookOutcome, interpret
 from claude_mini.hooks.runner import run_hook_commands
 from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.tools.base import ToolResult
+from claude_mini.tools.read import record_read
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
@@ -60,6 +62,7 @@ MAX_STOP_CONTINUES = 3
 # still running: they are audits, and the user is leaving.
 BACKGROUND_WAIT_SECONDS = 5.0
 # The events whose input carries `permission_mode` (Claude Code 2.1.332).
+EDITING_TOOLS = frozenset({"Write", "Edit"})
 WITH_PERMISSION_MODE = frozenset({"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
                                   "Stop", "SubagentStop"})
 
@@ -99,8 +102,13 @@ class UserHooks(AgentHooks):
         if not commands:
             return None
         status = next((c.status_message for c in commands if c.status_message), "") or f"running {event} hook"
-        with self.notices.busy(status):
-            runs = await run_hook_commands(commands, payload, cwd=cwd, project_dir=self.project_dir)
+        try:
+            with self.notices.busy(status):
+                runs = await run_hook_commands(commands, payload, cwd=cwd, project_dir=self.project_dir)
+        except (OSError, ValueError, RuntimeError) as exc:  # the machine, not the hook: still never fatal
+            self.notices.say(f"{event} hooks could not be run ({type(exc).__name__}: {exc}); "
+                             "the session goes on without them.", "warning")
+            return None
         outcome = interpret(event, runs)
         for error in outcome.errors:
             self.notices.say(error, "warning")
@@ -194,17 +202,19 @@ class UserHooks(AgentHooks):
         if outcome.stop:
             raise StoppedByHook(outcome.stop_reason or f"A PreToolUse hook stopped the turn before {call.name} ran.")
         self._keep_context(f"PreToolUse:{call.name}", outcome)
-        reason = outcome.permission_reason or outcome.reason
-        decision: Deny | Ask | Allow | None = None
-        if outcome.block or outcome.permission == "deny":
-            decision = Deny(f"PreToolUse:{call.name} hook error: {reason or 'no reason given'}")
-        elif outcome.permission in ("ask", "defer"):  # defer: Claude Code's SDK resumes it later
-            decision = Ask(reason or "a PreToolUse hook asks you to confirm this call")
-        elif outcome.permission == "allow":
-            decision = Allow()
-        if decision is None and outcome.updated_input is None:
+        return _verdict(call, outcome)
+
+    async def vet_fork_call(self, agent: Agent, call: ToolUseBlock) -> ToolVerdict | None:
+        """PreToolUse for a forked agent's call (`memory.hooksInForks`): only its deny and its
+        `updatedInput` count; its context and `continue` are not the user's conversation's."""
+        outcome = await self._event(agent, "PreToolUse", call.name, tool_name=call.name,
+                                    tool_input=call.input, tool_use_id=call.id)
+        if outcome is None:
             return None
-        return ToolVerdict(decision, outcome.updated_input)
+        verdict = _verdict(call, outcome)
+        deny = verdict.decision if verdict is not None and isinstance(verdict.decision, Deny) else None
+        updated = verdict.updated_input if verdict is not None else None
+        return ToolVerdict(deny, updated) if deny is not None or updated is not None else None
 
     async def after_tool(self, agent: Agent, call: ToolUseBlock, result: ToolResult) -> list[str]:
         """PostToolUse (PostToolUseFailure for an error result): its context and a blocking
@@ -215,12 +225,15 @@ class UserHooks(AgentHooks):
             fields.update(error=result.content, is_interrupt=False)
         else:
             fields["tool_response"] = tool_response(call, result)
+        seen = _mtime(result) if call.name in EDITING_TOOLS and not result.is_error else None
         outcome = await self._event(agent, event, call.name, **fields)
         if outcome is None:
             return []
         if outcome.stop:
             raise StoppedByHook(outcome.stop_reason or f"A {event} hook stopped the turn after {call.name}.")
         notes = context_notes(f"{event}:{call.name}", outcome)
+        if seen is not None:
+            notes += _reformatted(agent, result, seen)
         if outcome.block:
             notes.insert(0, f"{event}:{call.name} hook blocking error: {outcome.reason or 'blocked'}")
         return notes
@@ -246,7 +259,7 @@ class UserHooks(AgentHooks):
     async def before_compact(self, agent: Agent, request: CompactRequest) -> None:
         """PreCompact: exit 2 or `decision: block` refuses the compaction; context (or plain
         stdout) is added to what the summary must pay attention to."""
-        from claude_mini.memory.compact import CompactionError
+        from claude_mini.memory.compact import CompactionRefused
 
         self._compact_trigger = request.trigger
         outcome = await self._event(agent, "PreCompact", request.trigger, trigger=request.trigger,
@@ -255,8 +268,8 @@ class UserHooks(AgentHooks):
             return
         if outcome.block or outcome.stop:
             why = outcome.reason or outcome.stop_reason or "no reason given"
-            raise CompactionError(f"A PreCompact hook refused the compaction ({why}); the conversation "
-                                  "was kept unchanged.")
+            raise CompactionRefused(f"a PreCompact hook refused it ({why}); the conversation was kept "
+                                    "unchanged")
         extra = "\n".join(text.strip() for text in outcome.context if text.strip())
         if extra:
             request.instructions = f"{request.instructions.strip()}\n{extra}".strip()
@@ -294,9 +307,46 @@ class UserHooks(AgentHooks):
                 log.debug("%s hook failed: %s", event, exc)
 
 
+def _verdict(call: ToolUseBlock, outcome: HookOutcome) -> ToolVerdict | None:
+    """A PreToolUse outcome as the loop's verdict (`defer` asks: Claude Code's SDK resumes it
+    later, which a terminal session cannot)."""
+    reason = outcome.permission_reason or outcome.reason
+    decision: Deny | Ask | Allow | None = None
+    if outcome.block or outcome.permission == "deny":
+        decision = Deny(f"PreToolUse:{call.name} hook error: {reason or 'no reason given'}")
+    elif outcome.permission in ("ask", "defer"):
+        decision = Ask(reason or "a PreToolUse hook asks you to confirm this call")
+    elif outcome.permission == "allow":
+        decision = Allow()
+    if decision is None and outcome.updated_input is None:
+        return None
+    return ToolVerdict(decision, outcome.updated_input)
+
+
 def context_notes(label: str, outcome: HookOutcome) -> list[str]:
     """Context from hooks as the model reads it, labelled as Claude Code labels it."""
     return [f"{label} hook additional context: {text}" for text in outcome.context if text.strip()]
+
+
+def _mtime(result: ToolResult) -> float | None:
+    path = result.metadata.get("path")
+    try:
+        return os.stat(path).st_mtime if path else None
+    except OSError:
+        return None
+
+
+def _reformatted(agent: Agent, result: ToolResult, seen: float) -> list[str]:
+    """A PostToolUse hook changed the file the model just wrote (a formatter): count the new
+    content as read, so its next Edit is not refused as stale, and tell the model."""
+    now = _mtime(result)
+    if now is None or now == seen:
+        return []
+    path = Path(result.metadata["path"])
+    if path in agent.ctx.read_files:
+        record_read(agent.ctx, path, now)
+    return [f"A PostToolUse hook changed {path} after your edit (likely a formatter). Your next Edit "
+            "is checked against the file as it is now: read it first if you need its exact text."]
 
 
 def instruction_fields(load: InstructionLoad) -> dict[str, Any]:

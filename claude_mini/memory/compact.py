@@ -411,7 +411,7 @@ class CompactHook(AgentHooks):
         try:
             result = await c.compact(trigger="auto")
         except CompactionRefused as exc:
-            self.notices.say(f"Compaction skipped: {exc}")
+            self.notices.say(f"Compaction skipped: {exc}.", once=True)
             return False
         except CompactionError as exc:
             c.failures += 1

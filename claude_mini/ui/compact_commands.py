@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from claude_mini.memory.compact import CompactionError
+from claude_mini.memory.compact import CompactionError, CompactionRefused
 from claude_mini.ui.commands import CommandContext, command
 
 
@@ -20,6 +20,9 @@ async def compact_now(ctx: CommandContext) -> None:
     ctx.console.print("Compacting the conversation…", markup=False)
     try:
         result = await compactor.compact(ctx.args)
+    except CompactionRefused as exc:
+        ctx.console.print(f"Compaction skipped: {exc}.", markup=False)
+        return
     except CompactionError as exc:
         ctx.console.print(f"Compaction failed: {exc}", markup=False)
         return

@@ -320,7 +320,7 @@ class Repl:
         renderer.begin_turn()
         try:
             with escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue):
-                if await self.interrupts.run(self._consume(runtime, message)) is CANCELLED:
+                if await self.interrupts.run(self._consume(runtime, message, text)) is CANCELLED:
                     renderer.interrupted()
                     self._unqueue()
         finally:
@@ -339,17 +339,20 @@ class Repl:
             self.queued.clear()
             self.renderer.line("The queued message is back in the input.", "dim")
 
-    async def _consume(self, runtime: Runtime, text: str) -> None:
-        from claude_mini.agent.loop import AgentStop, TurnCancelled
+    async def _consume(self, runtime: Runtime, text: str, typed: str) -> None:
+        from claude_mini.agent.loop import AgentStop, PromptWithdrawn, TurnCancelled
         from claude_mini.llm.client import ModelError
 
         await self.loader.sdk_ready()
         try:
             async for event in runtime.agent.run(text):
                 self.renderer.on_event(event)
-        except TurnCancelled:
+        except TurnCancelled as exc:
             self.renderer.interrupted()
             self._unqueue()
+            if isinstance(exc, PromptWithdrawn):  # never sent: it goes back into the input
+                self._draft = "\n".join(filter(None, (typed, self._draft)))
+                self.renderer.line("The message was not sent; it is back in the input.", "dim")
         except (AgentStop, ModelError) as exc:
             runtime.session.record_system("error", message=str(exc))
             self.renderer.error(str(exc))

@@ -423,7 +423,6 @@ def test_hooks_of_an_untrusted_folder_do_not_run_until_it_is_trusted(run_cli, fa
     assert "INJECTED" in json.dumps(fake_server.requests_for("main")[1].body["messages"])
 
 
-@pytest.mark.xfail(strict=True, reason="config.untrusted_part names the key `hooks`, not the hooks it ignored")
 def test_the_untrusted_notice_names_the_hooks_it_ignored(run_cli, repo):
     write_hooks(repo, {"SessionStart": [hook()], "UserPromptSubmit": [hook({"out": "INJECTED"})]})
     result = run_cli("-p", "hi", env={"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"})
@@ -561,8 +560,6 @@ def test_hooks_started_in_a_subfolder_run_there_with_the_project_dir(cli, fake_s
     assert entry["cwd"] == str(sub) and entry["_env"]["CLAUDE_PROJECT_DIR"] == str(repo)
 
 
-@pytest.mark.xfail(strict=True, reason="memory/compact.py counts a PreCompact refusal as a failed compaction: "
-                   "three refusals switch auto-compaction off for the session")
 def test_pre_compact_refusals_do_not_switch_auto_compaction_off(cli, fake_server, repo):
     write_hooks(repo, {"PreCompact": [hook({"err": "not during a deploy", "exit": 2})]}, contextWindow=20_000)
     (repo / "big.txt").write_text("".join(f"line {i:05d} of the big file with some words\n" for i in range(1500)))
@@ -573,3 +570,31 @@ def test_pre_compact_refusals_do_not_switch_auto_compaction_off(cli, fake_server
     assert result.returncode == 0, result.stderr
     assert len(logged(repo, "PreCompact")) == 5  # asked before each request over the threshold
     assert "Auto-compact is off" not in result.stderr
+
+
+# ---- a formatter on PostToolUse
+
+
+FORMATTER = r'''
+import json, sys
+path = json.load(sys.stdin)["tool_input"]["file_path"]
+text = open(path).read()
+open(path, "w").write(text.replace("\t", "    "))
+'''
+
+
+def test_a_file_a_post_tool_use_formatter_changed_can_be_edited_without_a_new_read(cli, fake_server, repo):
+    (repo / ".claude").mkdir(exist_ok=True)
+    (repo / ".claude" / "format.py").write_text(FORMATTER)
+    write_hooks(repo, {"PostToolUse": {"Write|Edit": [hook(command="python3 .claude/format.py")]}})
+    fake_server.on(Reply.tool("Write", {"file_path": "calc.py", "content": "def f():\n\treturn 1\n"}), purpose="main")
+    fake_server.on(Reply.tool("Edit", {"file_path": "calc.py", "old_string": "    return 1",
+                                       "new_string": "    return 2"}), purpose="main")
+    fake_server.on(Reply.text("done"), purpose="main")
+    result = cli("-p", "write calc.py", "--allowedTools", "Write", "Edit")
+    assert result.returncode == 0, result.stderr
+    assert (repo / "calc.py").read_text() == "def f():\n    return 2\n"
+    after_write, after_edit = fake_server.requests_for("main")[1:3]
+    assert "A PostToolUse hook changed" in " ".join(user_texts(after_write))
+    [edit] = tool_results(after_edit)
+    assert not edit.get("is_error"), edit
