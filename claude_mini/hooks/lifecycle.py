@@ -30,6 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from claude_mini import paths
 from claude_mini.agent.hooks import (
     AgentHooks,
     CompactRequest,
@@ -96,7 +97,8 @@ class UserHooks(AgentHooks):
             common["permission_mode"] = self.mode()
         return {**common, "hook_event_name": event, **fields}
 
-    async def _run(self, event: str, value: str | None, payload: dict[str, Any], cwd: Path) -> HookOutcome | None:
+    async def _run(self, event: str, value: str | None, payload: dict[str, Any], cwd: Path,
+                   env: dict[str, str] | None = None) -> HookOutcome | None:
         """Run the hooks of one event occurrence; None when no hook matches."""
         commands = self.hooks.for_event(event, value)
         if not commands:
@@ -104,7 +106,8 @@ class UserHooks(AgentHooks):
         status = next((c.status_message for c in commands if c.status_message), "") or f"running {event} hook"
         try:
             with self.notices.busy(status):
-                runs = await run_hook_commands(commands, payload, cwd=cwd, project_dir=self.project_dir)
+                runs = await run_hook_commands(commands, payload, cwd=cwd, project_dir=self.project_dir,
+                                               env=env)
         except (OSError, ValueError, RuntimeError) as exc:  # the machine, not the hook: still never fatal
             self.notices.say(f"{event} hooks could not be run ({type(exc).__name__}: {exc}); "
                              "the session goes on without them.", "warning")
@@ -135,9 +138,35 @@ class UserHooks(AgentHooks):
         await self._start(agent, source)
 
     async def _start(self, agent: Agent, source: str) -> None:
+        """SessionStart; what its hooks write to CLAUDE_ENV_FILE (`export NAME=value` lines) is
+        run before every later Bash command of the session, as in Claude Code."""
         self._started, self._session = True, agent.session
-        outcome = await self._event(agent, "SessionStart", source, source=source)
+        if not self.hooks.for_event("SessionStart", source):
+            return
+        env_file = paths.home_dir() / "session-env" / agent.session.id / f"sessionstart-{source}.sh"
+        try:
+            env_file.parent.mkdir(parents=True, exist_ok=True)
+            env_file.write_text("", encoding="utf-8")
+            os.chmod(env_file, 0o600)
+        except OSError as exc:
+            self.notices.say(f"CLAUDE_ENV_FILE could not be made ({exc.strerror or exc}); SessionStart "
+                             "hooks run without it.", "warning", once=True)
+        payload = self._payload(agent, "SessionStart", source=source)
+        outcome = await self._run("SessionStart", source, payload, agent.ctx.cwd,
+                                  env={"CLAUDE_ENV_FILE": str(env_file)})
         self._keep_context(f"SessionStart:{source}", outcome)
+        self._adopt_env_file(agent, env_file, keep=source == "compact")
+
+    @staticmethod
+    def _adopt_env_file(agent: Agent, env_file: Path, *, keep: bool) -> None:
+        """Read what the hooks wrote once, now: the Bash tool runs this text, so a later change
+        to the file (by the model, say) changes nothing."""
+        try:
+            text = env_file.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            text = ""
+        earlier = agent.ctx.shell_prelude if keep else ""
+        agent.ctx.shell_prelude = "\n".join(part for part in (earlier, text) if part)
 
     def on_session_change(self, session: Session, source: SessionSource) -> None:
         """/clear or /resume: SessionEnd (clear | resume) for the old conversation, SessionStart for the

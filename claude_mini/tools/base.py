@@ -83,12 +83,15 @@ class ToolContext:
     `read_files` maps the absolute path of every file Read in this session to
     its mtime at that time (Write/Edit of an existing file require it).
     `read_denials` is shared with forked agents (see agent/fork.py).
+    `shell_prelude` is shell text Bash runs before every command: the `export` lines the
+    user's SessionStart hooks wrote to CLAUDE_ENV_FILE (hooks/lifecycle.py).
     """
 
     cwd: Path
     project_root: Path
     read_files: dict[Path, float] = field(default_factory=dict)
     read_denials: ReadDenials = NO_READ_DENIALS
+    shell_prelude: str = ""
 
     def resolve(self, path: str) -> Path:
         """An absolute, normalised path for `path` (relative to `cwd`, `~` expanded)."""

@@ -96,6 +96,8 @@ class BashTool:
         timeout_ms = min(int_arg(input, "timeout", DEFAULT_TIMEOUT_MS, minimum=1) or 1, MAX_TIMEOUT_MS)
         cwd, note = _usable_cwd(ctx)
         env, prelude = await _environment(command, cwd, ctx.project_root)
+        if ctx.shell_prelude:  # eval'd: a broken line in it must not stop the command (git's guard last)
+            prelude = f"eval {shlex.quote(ctx.shell_prelude)}\n{prelude}"
         fd, cwd_file = tempfile.mkstemp(prefix="claude-mini-cwd-")
         os.close(fd)
         try:

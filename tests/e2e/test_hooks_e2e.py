@@ -598,3 +598,14 @@ def test_a_file_a_post_tool_use_formatter_changed_can_be_edited_without_a_new_re
     assert "A PostToolUse hook changed" in " ".join(user_texts(after_write))
     [edit] = tool_results(after_edit)
     assert not edit.get("is_error"), edit
+
+
+def test_what_session_start_hooks_write_to_claude_env_file_reaches_every_bash_command(cli, fake_server, repo):
+    env_hook = 'echo "export DEPLOY_TARGET=staging" >> "$CLAUDE_ENV_FILE"; echo "if then fi" >> "$CLAUDE_ENV_FILE"'
+    write_hooks(repo, {"SessionStart": [hook(command=env_hook)]})
+    fake_server.on(Reply.tool("Bash", {"command": "echo target=$DEPLOY_TARGET"}), purpose="main")
+    fake_server.on(Reply.text("done"), purpose="main")
+    result = cli("-p", "where do we deploy?", "--allowedTools", "Bash")
+    assert result.returncode == 0, result.stderr
+    [bash] = tool_results(fake_server.requests_for("main")[1])
+    assert "target=staging" in bash["content"]  # the broken second line did not stop the command
