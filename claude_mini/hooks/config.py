@@ -97,6 +97,8 @@ class HookCommand:
     source: str  # "user" | "project" | "local" | "flags" | "managed"
     file: str  # the settings file it came from ("command line" for flags)
     status_message: str = ""  # Claude Code's optional `statusMessage`
+    run_async: bool = False  # `async: true`: runs in the background; what it says joins the next message
+    once: bool = False  # `once: true`: runs once per session
 
     def matches(self, value: str | None) -> bool:
         """Whether this hook runs for an occurrence whose matcher value (tool name, source...) is `value`."""
@@ -277,7 +279,8 @@ class _LayerReader:
                 self.problems.append(f"{where} in {self.file}: statusMessage must be a string "
                                      f"(got {_shown(status)}); the hook runs without it.")
             self.entries.append(HookCommand(event, matcher, command, float(timeout), self.source,
-                                             self.file, status if isinstance(status, str) else ""))
+                                             self.file, status if isinstance(status, str) else "",
+                                             handler.get("async") is True, handler.get("once") is True))
 
     def ignore(self, event: str, matcher: str, text: str, why: str) -> None:
         self.entries.append(IgnoredHook(event, matcher, text, self.source, self.file, why))

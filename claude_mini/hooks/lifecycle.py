@@ -42,9 +42,9 @@ from claude_mini.agent.hooks import (
 )
 from claude_mini.agent.loop import PromptBlocked, StoppedByHook
 from claude_mini.agent.permissions import Allow, Ask, Deny
-from claude_mini.hooks.config import HookSet
+from claude_mini.hooks.config import HookCommand, HookSet
 from claude_mini.hooks.output import HookOutcome, interpret
-from claude_mini.hooks.runner import run_hook_commands
+from claude_mini.hooks.runner import HookRun, run_hook_commands
 from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.tools.base import ToolResult
 from claude_mini.tools.read import record_read
@@ -83,6 +83,7 @@ class UserHooks(AgentHooks):
         self._started = False
         self._session: Session | None = None  # the conversation the hooks last saw
         self._compact_trigger = "manual"
+        self._ran_once: set[HookCommand] = set()  # `once: true` hooks that have run
         self.agent: Agent | None = None  # set by the runtime: `on_session_change` gets only the session
 
     # -- running one event
@@ -100,7 +101,12 @@ class UserHooks(AgentHooks):
     async def _run(self, event: str, value: str | None, payload: dict[str, Any], cwd: Path,
                    env: dict[str, str] | None = None) -> HookOutcome | None:
         """Run the hooks of one event occurrence; None when no hook matches."""
-        commands = self.hooks.for_event(event, value)
+        commands = [c for c in self.hooks.for_event(event, value) if c not in self._ran_once]
+        self._ran_once.update(c for c in commands if c.once)
+        background = [c for c in commands if c.run_async]
+        if background:
+            self._in_background(self._run_in_background(event, background, payload, cwd, env))
+            commands = [c for c in commands if not c.run_async]
         if not commands:
             return None
         status = next((c.status_message for c in commands if c.status_message), "") or f"running {event} hook"
@@ -112,6 +118,16 @@ class UserHooks(AgentHooks):
             self.notices.say(f"{event} hooks could not be run ({type(exc).__name__}: {exc}); "
                              "the session goes on without them.", "warning")
             return None
+        return self._report(event, runs)
+
+    async def _run_in_background(self, event: str, commands: list[HookCommand], payload: dict[str, Any],
+                                 cwd: Path, env: dict[str, str] | None) -> None:
+        """`async: true` hooks: nothing waits for them; their context joins the next message."""
+        runs = await run_hook_commands(commands, payload, cwd=cwd, project_dir=self.project_dir, env=env)
+        self._keep_context(event, self._report(event, runs))
+
+    def _report(self, event: str, runs: list[HookRun]) -> HookOutcome:
+        """The merged outcome; its errors and system messages said on the notice channel."""
         outcome = interpret(event, runs)
         for error in outcome.errors:
             self.notices.say(error, "warning")

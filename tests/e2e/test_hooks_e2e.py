@@ -609,3 +609,17 @@ def test_what_session_start_hooks_write_to_claude_env_file_reaches_every_bash_co
     assert result.returncode == 0, result.stderr
     [bash] = tool_results(fake_server.requests_for("main")[1])
     assert "target=staging" in bash["content"]  # the broken second line did not stop the command
+
+
+def test_an_async_hook_does_not_hold_the_turn_and_a_once_hook_runs_once(cli, fake_server, repo):
+    release = repo / "release"
+    waiting = {**hook({"wait": str(release), "out": "AFTER-RELEASE"}), "async": True, "timeout": 20}
+    write_hooks(repo, {"PostToolUse": {"Bash": [waiting]}, "PreToolUse": {"Bash": [{**hook(), "once": True}]}})
+    fake_server.on(Reply.tool("Bash", {"command": "true"}), purpose="main")
+    fake_server.on(Reply.tool("Bash", {"command": "touch release"}), purpose="main")  # only reached unblocked
+    fake_server.on(Reply.text("done"), purpose="main")
+    result = cli("-p", "go", "--allowedTools", "Bash")
+    assert result.returncode == 0, result.stderr
+    assert "timed out" not in result.stderr and release.exists()
+    assert len(logged(repo, "PreToolUse")) == 1  # `once`: the second Bash call ran no PreToolUse hook
+    assert len(logged(repo, "PostToolUse")) == 2  # each call's, the first still waiting when the second ran
