@@ -137,9 +137,16 @@ class HookSet:
 
     def to_json(self) -> dict[str, Any]:
         """The stable shape `claude-mini hooks list --json` prints."""
-        return {"hooks": [asdict(hook) for hook in self.commands],
+        return {"hooks": [_hook_json(hook) for hook in self.commands],
                 "ignored": [asdict(hook) for hook in self.ignored],
                 "problems": list(self.problems)}
+
+
+def _hook_json(hook: HookCommand) -> dict[str, Any]:
+    """One hook for --json, its handler flags under Claude Code's names."""
+    data = asdict(hook)
+    data["async"] = data.pop("run_async")
+    return data
 
 
 def load_hooks(config: Config) -> HookSet:

@@ -40,9 +40,11 @@ def test_hooks_list_json_in_a_trusted_folder(run_cli, repo, isolated_env, settin
     assert data == {
         "hooks": [
             {"event": "Stop", "matcher": "", "command": "notify-send done", "timeout": 600.0,
-             "source": "user", "file": settings["user"], "status_message": ""},
+             "source": "user", "file": settings["user"], "status_message": "",
+             "once": False, "async": False},
             {"event": "PreToolUse", "matcher": "Bash", "command": "./block-rm.sh", "timeout": 10.0,
-             "source": "project", "file": settings["project"], "status_message": ""},
+             "source": "project", "file": settings["project"], "status_message": "",
+             "once": False, "async": False},
         ],
         "ignored": [{"event": "PermissionRequest", "matcher": "", "command": "./approve.sh",
                      "source": "project", "file": settings["project"], "why": NOT_FIRED_WHY}],

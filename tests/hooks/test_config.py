@@ -230,7 +230,7 @@ def test_to_json_has_a_stable_shape(files, repo):
     data = hooks_in(repo).to_json()
     assert list(data) == ["hooks", "ignored", "problems"]
     assert list(data["hooks"][0]) == ["event", "matcher", "command", "timeout", "source", "file",
-                                      "status_message"]
+                                      "status_message", "once", "async"]
     assert list(data["ignored"][0]) == ["event", "matcher", "command", "source", "file", "why"]
     json.dumps(data)
 
