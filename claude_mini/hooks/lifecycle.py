@@ -78,10 +78,12 @@ class UserHooks(AgentHooks):
         self.notices = notices
         self.mode = mode  # the permission mode now (Shift-Tab changes it)
         self._pending: list[str] = []  # context for the next user-role message
-        self._due: list[asyncio.Task[None]] = []  # SessionStart/SessionEnd of a /clear, awaited next turn
-        self._background: set[asyncio.Task[None]] = set()
-        self._started = False
-        self._session: Session | None = None  # the conversation the hooks last saw
+        # SessionStart (and a /clear's SessionEnd) run one after another on this chain; a prompt
+        # waits for it, so their context joins the message it belongs to.
+        self._session_work: asyncio.Future[None] | None = None
+        self._background: set[asyncio.Future[None]] = set()
+        self._started = False  # SessionStart of the first conversation is scheduled
+        self._session: Session | None = None  # the conversation hooks' context is for
         self._compact_trigger = "manual"
         self._ran_once: set[HookCommand] = set()  # `once: true` hooks that have run
         self.agent: Agent | None = None  # set by the runtime: `on_session_change` gets only the session
@@ -99,9 +101,13 @@ class UserHooks(AgentHooks):
         return {**common, "hook_event_name": event, **fields}
 
     async def _run(self, event: str, value: str | None, payload: dict[str, Any], cwd: Path,
-                   env: dict[str, str] | None = None) -> HookOutcome | None:
-        """Run the hooks of one event occurrence; None when no hook matches."""
+                   env: dict[str, str] | None = None, *, for_fork: bool = False) -> HookOutcome | None:
+        """Run the hooks of one event occurrence; None when no hook matches. `async` hooks start
+        in the background; `for_fork` (a forked agent's call) runs only the others, quietly, and
+        leaves `once` hooks to the user's session."""
         commands = [c for c in self.hooks.for_event(event, value) if c not in self._ran_once]
+        if for_fork:
+            commands = [c for c in commands if not c.run_async and not c.once]
         self._ran_once.update(c for c in commands if c.once)
         background = [c for c in commands if c.run_async]
         if background:
@@ -110,25 +116,29 @@ class UserHooks(AgentHooks):
         if not commands:
             return None
         status = next((c.status_message for c in commands if c.status_message), "") or f"running {event} hook"
-        try:
-            with self.notices.busy(status):
-                runs = await run_hook_commands(commands, payload, cwd=cwd, project_dir=self.project_dir,
-                                               env=env)
-        except (OSError, ValueError, RuntimeError) as exc:  # the machine, not the hook: still never fatal
-            self.notices.say(f"{event} hooks could not be run ({type(exc).__name__}: {exc}); "
-                             "the session goes on without them.", "warning")
-            return None
+        with contextlib.nullcontext() if for_fork else self.notices.busy(status):
+            runs = await run_hook_commands(commands, payload, cwd=cwd, project_dir=self.project_dir, env=env)
         return self._report(event, runs)
 
     async def _run_in_background(self, event: str, commands: list[HookCommand], payload: dict[str, Any],
                                  cwd: Path, env: dict[str, str] | None) -> None:
         """`async: true` hooks: nothing waits for them; their context joins the next message."""
-        runs = await run_hook_commands(commands, payload, cwd=cwd, project_dir=self.project_dir, env=env)
-        self._keep_context(event, self._report(event, runs))
+        session = self._session
+        try:
+            runs = await run_hook_commands(commands, payload, cwd=cwd, project_dir=self.project_dir, env=env)
+        except Exception as exc:  # background work: one line, never a traceback
+            self.notices.say(f"{event} hooks could not be run ({type(exc).__name__}: {exc}).", "warning")
+            return
+        self._keep_context(event, self._report(event, runs), session)
 
     def _report(self, event: str, runs: list[HookRun]) -> HookOutcome:
         """The merged outcome; its errors and system messages said on the notice channel."""
-        outcome = interpret(event, runs)
+        try:
+            outcome = interpret(event, runs)
+        except Exception as exc:  # output.py reads any output; this is the belt to its braces
+            self.notices.say(f"{event} hook output could not be read ({type(exc).__name__}: {exc}); "
+                             "it was ignored.", "warning")
+            return HookOutcome()
         for error in outcome.errors:
             self.notices.say(error, "warning")
         for message in outcome.system_messages:
@@ -138,8 +148,10 @@ class UserHooks(AgentHooks):
     async def _event(self, agent: Agent, event: str, value: str | None, **fields: Any) -> HookOutcome | None:
         return await self._run(event, value, self._payload(agent, event, **fields), agent.ctx.cwd)
 
-    def _keep_context(self, label: str, outcome: HookOutcome | None) -> None:
-        if outcome is not None:
+    def _keep_context(self, label: str, outcome: HookOutcome | None, session: Session | None = None) -> None:
+        """Keep context for the next user-role message, unless it is for a conversation that
+        /clear or /resume has replaced since."""
+        if outcome is not None and (session is None or self._session in (None, session)):
             self._pending += context_notes(label, outcome)
 
     def _in_background(self, work: Awaitable[None]) -> None:
@@ -147,19 +159,45 @@ class UserHooks(AgentHooks):
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    def _then(self, work: Callable[[], Awaitable[None]]) -> asyncio.Future[None]:
+        """Run `work` after the session work scheduled before it (whatever became of that)."""
+        previous = self._session_work
+
+        async def chained() -> None:
+            if previous is not None:
+                await asyncio.wait({previous})
+            await work()
+
+        self._session_work = task = asyncio.ensure_future(chained())
+        return task
+
+    async def _session_ready(self) -> None:
+        """Wait for SessionStart (and a /clear's SessionEnd) to finish. Shielded: an Esc cancels
+        the prompt that waits, not the session's hooks."""
+        work = self._session_work
+        if work is not None and not work.done():
+            await asyncio.wait({asyncio.shield(work)})
+
     # -- the session
 
     async def on_session_start(self, agent: Agent, source: SessionSource) -> None:
-        """SessionStart (startup | resume): its output is context for the first message."""
-        await self._start(agent, source)
+        """SessionStart (startup | resume): its output is context for the first message. Once:
+        the REPL's first prompt may have started it already (start-up maintenance runs first)."""
+        self._begin(agent, source)
+        await self._session_ready()
 
-    async def _start(self, agent: Agent, source: str) -> None:
-        """SessionStart; what its hooks write to CLAUDE_ENV_FILE (`export NAME=value` lines) is
-        run before every later Bash command of the session, as in Claude Code."""
-        self._started, self._session = True, agent.session
+    def _begin(self, agent: Agent, source: str) -> None:
+        if not self._started:
+            self._started, self._session = True, agent.session
+            session = agent.session
+            self._then(lambda: self._start(agent, session, source))
+
+    async def _start(self, agent: Agent, session: Session, source: str) -> None:
+        """SessionStart for `session`; what its hooks write to CLAUDE_ENV_FILE (`export NAME=value`
+        lines) runs before every later Bash command of the session, as in Claude Code."""
         if not self.hooks.for_event("SessionStart", source):
             return
-        env_file = paths.home_dir() / "session-env" / agent.session.id / f"sessionstart-{source}.sh"
+        env_file = paths.home_dir() / "session-env" / session.id / f"sessionstart-{source}.sh"
         try:
             env_file.parent.mkdir(parents=True, exist_ok=True)
             env_file.write_text("", encoding="utf-8")
@@ -167,11 +205,12 @@ class UserHooks(AgentHooks):
         except OSError as exc:
             self.notices.say(f"CLAUDE_ENV_FILE could not be made ({exc.strerror or exc}); SessionStart "
                              "hooks run without it.", "warning", once=True)
-        payload = self._payload(agent, "SessionStart", source=source)
+        payload = self._payload(agent, "SessionStart", session, source=source)
         outcome = await self._run("SessionStart", source, payload, agent.ctx.cwd,
                                   env={"CLAUDE_ENV_FILE": str(env_file)})
-        self._keep_context(f"SessionStart:{source}", outcome)
-        self._adopt_env_file(agent, env_file, keep=source == "compact")
+        if self._session in (None, session):  # not replaced by a /clear meanwhile
+            self._keep_context(f"SessionStart:{source}", outcome)
+            self._adopt_env_file(agent, env_file, keep=source == "compact")
 
     @staticmethod
     def _adopt_env_file(agent: Agent, env_file: Path, *, keep: bool) -> None:
@@ -185,45 +224,41 @@ class UserHooks(AgentHooks):
         agent.ctx.shell_prelude = "\n".join(part for part in (earlier, text) if part)
 
     def on_session_change(self, session: Session, source: SessionSource) -> None:
-        """/clear or /resume: SessionEnd (clear | resume) for the old conversation, SessionStart for the
-        new one; started now, finished before the next prompt is sent."""
+        """/clear or /resume: SessionEnd (clear | resume) for the old conversation, SessionStart for
+        the new one; started now, in order after any earlier switch, finished before the next
+        prompt is sent."""
         old, self._session = self._session, session
         self._pending.clear()
         agent = self.agent
         if agent is None:
             return
-        self._due.append(asyncio.ensure_future(self._change(agent, old, source)))
+        self._started = True
+        self._then(lambda: self._change(agent, old, session, source))
 
-    async def _change(self, agent: Agent, old: Session | None, source: SessionSource) -> None:
+    async def _change(self, agent: Agent, old: Session | None, new: Session, source: SessionSource) -> None:
         if old is not None:
             await self._run("SessionEnd", source, self._payload(agent, "SessionEnd", old, reason=source),
                             agent.ctx.cwd)
-        await self._start(agent, source)
+        await self._start(agent, new, source)
 
     async def on_session_end(self, agent: Agent, reason: EndReason = "other") -> None:
-        """SessionEnd, after the background hooks still running had a few seconds to finish."""
-        await self._settle()
-        if self._background:
-            await asyncio.wait(set(self._background), timeout=BACKGROUND_WAIT_SECONDS)
-        with contextlib.suppress(asyncio.CancelledError):
+        """SessionEnd, after SessionStart work still due; then the background hooks (audits, `async`
+        ones, SessionEnd's own) get a few seconds to finish. Ctrl-C while waiting skips them."""
+        with contextlib.suppress(asyncio.CancelledError):  # the user is leaving: skip, do not fail
+            await self._session_ready()
             await self._event(agent, "SessionEnd", reason, reason=reason)
+            if self._background:
+                await asyncio.wait(set(self._background), timeout=BACKGROUND_WAIT_SECONDS)
         for task in list(self._background):
             task.cancel()
-
-    async def _settle(self) -> None:
-        """Finish a /clear's or /resume's hooks before anything else runs."""
-        due, self._due = self._due, []
-        for task in due:
-            await task
 
     # -- one user turn
 
     async def on_turn_start(self, agent: Agent, text: str) -> None:
         """UserPromptSubmit: exit 2 or `decision: block` refuses the prompt (PromptBlocked), its
         context joins the message."""
-        await self._settle()
-        if not self._started:  # the REPL's start-up maintenance may still be running
-            await self._start(agent, "startup")
+        self._begin(agent, "resume" if agent.session.messages else "startup")  # before maintenance ends
+        await self._session_ready()
         outcome = await self._event(agent, "UserPromptSubmit", None, prompt=text)
         if outcome is None:
             return
@@ -235,6 +270,7 @@ class UserHooks(AgentHooks):
         self._keep_context("UserPromptSubmit", outcome)
 
     def attachments(self) -> list[str]:
+        """The hooks' context waiting for the next user-role message."""
         pending, self._pending = self._pending, []
         return pending
 
@@ -252,8 +288,9 @@ class UserHooks(AgentHooks):
     async def vet_fork_call(self, agent: Agent, call: ToolUseBlock) -> ToolVerdict | None:
         """PreToolUse for a forked agent's call (`memory.hooksInForks`): only its deny and its
         `updatedInput` count; its context and `continue` are not the user's conversation's."""
-        outcome = await self._event(agent, "PreToolUse", call.name, tool_name=call.name,
-                                    tool_input=call.input, tool_use_id=call.id)
+        payload = self._payload(agent, "PreToolUse", tool_name=call.name, tool_input=call.input,
+                                tool_use_id=call.id)
+        outcome = await self._run("PreToolUse", call.name, payload, agent.ctx.cwd, for_fork=True)
         if outcome is None:
             return None
         verdict = _verdict(call, outcome)
@@ -324,14 +361,13 @@ class UserHooks(AgentHooks):
         summary = agent.session.messages[0].text if agent.session.messages else ""
         await self._event(agent, "PostCompact", self._compact_trigger, trigger=self._compact_trigger,
                           compact_summary=summary)
-        await self._start(agent, "compact")
+        await self._start(agent, agent.session, "compact")
 
     # -- observers
 
     def on_instructions_loaded(self, agent: Agent, loads: Sequence[InstructionLoad]) -> None:
         """InstructionsLoaded for each file, in the background (it cannot change anything)."""
-        if not self.hooks.for_event("InstructionsLoaded", None) and not any(
-                self.hooks.for_event("InstructionsLoaded", load.reason) for load in loads):
+        if not self.hooks.for_event("InstructionsLoaded", None):  # None matches every matcher
             return
         payloads = [(load.reason, self._payload(agent, "InstructionsLoaded", **instruction_fields(load)))
                     for load in loads]
