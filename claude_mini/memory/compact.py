@@ -314,11 +314,13 @@ class Compactor:
                 summary = await self._summarise(agent, request.instructions, messages)
                 result = self._replace_conversation(agent, summary, messages)
                 result.tokens_before = before
-                for hook in agent.hooks:
+                self.count += 1
+                # In reverse order, as a stack unwinds: the memory layers' bookkeeping first, the
+                # user's hooks (slow, cancellable) last, when the compaction is already complete.
+                for hook in reversed(agent.hooks):
                     await hook.after_compact(agent)
         finally:
             self.running = False
-        self.count += 1
         return result
 
     async def _summarise(self, agent: Agent, instructions: str, messages: list[Message]) -> str:
@@ -384,10 +386,14 @@ class CompactHook(AgentHooks):
     def __init__(self, compactor: Compactor, notices: NoticeChannel) -> None:
         self.compactor = compactor
         self.notices = notices
+        self.refused = False  # a hook refused an auto-compaction this turn: not asked again until the next
+
+    async def on_turn_start(self, agent: Agent, text: str) -> None:
+        self.refused = False
 
     async def before_request(self, agent: Agent) -> None:
         c = self.compactor
-        if c.auto_enabled and agent.session.messages and c.used() > c.threshold:
+        if c.auto_enabled and not self.refused and agent.session.messages and c.used() > c.threshold:
             await self.auto_compact(f"over the auto-compact threshold of {c.threshold:,}")
         c.meter.mark_sent(agent)
 
@@ -411,6 +417,7 @@ class CompactHook(AgentHooks):
         try:
             result = await c.compact(trigger="auto")
         except CompactionRefused as exc:
+            self.refused = True
             self.notices.say(f"Compaction skipped: {exc}.", once=True)
             return False
         except CompactionError as exc:

@@ -4,6 +4,7 @@ a compaction (before and after, in hook order), and the end of the session."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.llm.messages import Message, TextBlock
@@ -52,3 +53,29 @@ def test_the_runtime_calls_every_session_point_in_order(runtime, repo, slash):
     slash.run("/clear")  # the command goes through the same switch
     assert recorder.calls == [("start", "startup"), ("before_compact", "manual"), ("after_compact", "1"),
                               ("change", "clear"), ("end", "other"), ("change", "clear")]
+
+
+class SlowAfterCompact(AgentHooks):
+    """Stands in for the user's hooks, first in the order: its after_compact is cut short (Esc)."""
+
+    async def after_compact(self, agent):
+        raise asyncio.CancelledError
+
+
+def test_after_compact_unwinds_in_reverse_so_the_memory_layers_finish_first(runtime):
+    recorder = Recorder()
+    runtime.hooks[:0] = [SlowAfterCompact()]
+    runtime.hooks.append(recorder)
+
+    async def summarise(agent, prompt, messages):
+        return "<summary>the summary</summary>"
+
+    runtime.compactor.summarise = summarise
+    runtime.session.add_message(Message("user", [TextBlock("hello")]))
+
+    async def go():
+        with contextlib.suppress(asyncio.CancelledError):
+            await runtime.compactor.compact()
+
+    asyncio.run(go())
+    assert ("after_compact", "1") in recorder.calls and runtime.compactor.count == 1
