@@ -221,34 +221,43 @@ class Agent:
             yield MessageAdded(done.message)
             calls = done.message.tool_uses
             if done.stop_reason != "tool_use" or not calls:
-                feedback = await self._stop_feedback(continued)
-                if feedback is not None:  # a Stop hook makes the model go on
+                if await self._goes_on(continued, requests):
                     continued += 1
-                    self.session.add_message(Message("user", [system_reminder(feedback), *self._attachments()]))
                     continue
                 finished = TurnDone(done.stop_reason, requests, usage)
                 yield finished
                 for hook in self.hooks:
                     await hook.on_turn_end(self, finished)
                 return
-            results: dict[str, ToolResultBlock] = {}
-            attachments: list[str] = []
-            try:
-                async for tool_event in self._run_tools(calls, results, attachments):
-                    yield tool_event
-            except asyncio.CancelledError:
-                self._answer_all(calls, results, attachments, CANCELLED, TextBlock(INTERRUPTED_FOR_TOOL_USE))
-                raise TurnCancelled("Interrupted; unfinished tool calls were marked as interrupted.") from None
-            except BaseException:
-                self._answer_all(calls, results, attachments, UNFINISHED_TOOL)
-                raise
-            message = self._answer_all(calls, results, attachments)
-            yield MessageAdded(message)
+            async for tool_event in self._tool_round(calls):
+                yield tool_event
 
-    async def _stop_feedback(self, continued: int) -> str | None:
-        """What the parts say to make the model go on instead of ending the turn, or None."""
+    async def _goes_on(self, continued: int, requests: int) -> bool:
+        """Whether a part (a Stop hook) sends the model back to work: its reasons become the next
+        user message. Not asked when --max-turns leaves no request to go on with."""
+        if self.max_turns is not None and requests >= self.max_turns:
+            return False
         reasons = [r for hook in self.hooks if (r := await hook.before_turn_end(self, continued))]
-        return "\n\n".join(reasons) if reasons else None
+        if not reasons:
+            return False
+        self.session.add_message(Message("user", [system_reminder("\n\n".join(reasons)), *self._attachments()]))
+        return True
+
+    async def _tool_round(self, calls: list[ToolUseBlock]) -> AsyncIterator[AgentEvent]:
+        """Run one response's tool calls and answer every one of them, whatever happens."""
+        results: dict[str, ToolResultBlock] = {}
+        attachments: list[str] = []
+        try:
+            async for tool_event in self._run_tools(calls, results, attachments):
+                yield tool_event
+        except asyncio.CancelledError:
+            self._answer_all(calls, results, attachments, CANCELLED, TextBlock(INTERRUPTED_FOR_TOOL_USE))
+            raise TurnCancelled("Interrupted; unfinished tool calls were marked as interrupted.") from None
+        except BaseException:
+            self._answer_all(calls, results, attachments, UNFINISHED_TOOL)
+            raise
+        message = self._answer_all(calls, results, attachments)
+        yield MessageAdded(message)
 
     async def _shrink_context(self) -> bool:
         """Ask the hooks (compaction) to shrink a context the API refused; True if one did."""
@@ -291,8 +300,9 @@ class Agent:
                     results[call.id] = ToolResultBlock(call.id, denial.content, is_error=True)
                     yield ToolFinished(call, denial, denied=True)
             outcomes = await asyncio.gather(*(self._call_tool(c) for c in allowed))
+            for call, result in zip(allowed, outcomes, strict=True):  # all ran: all are answered, whatever
+                results[call.id] = ToolResultBlock(call.id, result.content, result.is_error)  # a hook does
             for call, result in zip(allowed, outcomes, strict=True):
-                results[call.id] = ToolResultBlock(call.id, result.content, result.is_error)
                 for hook in self.hooks:
                     attachments.extend(await hook.after_tool(self, call, result))
                 yield ToolFinished(call, result)

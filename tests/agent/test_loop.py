@@ -215,12 +215,16 @@ class Broken(AgentHooks):
 def test_a_turn_that_fails_mid_tools_leaves_every_tool_use_answered(workdir, fake_server) -> None:
     agent = make_agent(workdir, fake_server, hooks=[Broken()])
     calls = [("Read", {"file_path": str(workdir / name)}) for name in ("a.txt", "b.txt")]
+    calls.append(("Write", {"file_path": str(workdir / "c.txt"), "content": "c"}))
     fake_server.queue(Reply.tools(calls), Reply.text("never sent"))
     with pytest.raises(RuntimeError, match="bug in a hook"):
-        asyncio.run(events_of(agent, "read both"))
+        asyncio.run(events_of(agent, "read both, then write"))
     assert answered(agent)
-    read, unfinished = agent.session.messages[-1].content
-    assert not read.is_error and unfinished == ToolResultBlock(unfinished.tool_use_id, UNFINISHED_TOOL, is_error=True)
+    first, second, write = agent.session.messages[-1].content
+    # Both reads ran (one batch) before the hook failed: both keep their real results.
+    assert not first.is_error and "alpha" in first.content and "beta" in second.content
+    assert write == ToolResultBlock(write.tool_use_id, UNFINISHED_TOOL, is_error=True)
+    assert not (workdir / "c.txt").exists()
     agent.hooks = []
     asyncio.run(events_of(agent, "go on"))  # the next request is one the API accepts
     sent = fake_server.requests_for("main")[-1].body["messages"]
@@ -380,3 +384,11 @@ def test_a_blocked_prompt_never_joins_the_conversation(workdir, fake_server) -> 
     with pytest.raises(PromptBlocked, match="not this prompt"):
         asyncio.run(events_of(agent, "secret plans"))
     assert agent.session.messages == [] and fake_server.requests_for("main") == []
+
+
+def test_a_stop_hook_is_not_asked_when_max_turns_leaves_no_request(workdir, fake_server) -> None:
+    stop = StopOnce()
+    agent = make_agent(workdir, fake_server, hooks=[stop], max_turns=1)
+    fake_server.queue(Reply.text("the only answer"))
+    events = asyncio.run(events_of(agent, "go"))
+    assert isinstance(events[-1], TurnDone) and stop.seen == []
