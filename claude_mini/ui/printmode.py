@@ -21,7 +21,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import Any, TextIO, cast
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, Notice
-from claude_mini.agent.loop import AgentStop, MaxTurnsReached, TurnCancelled
+from claude_mini.agent.loop import AgentStop, MaxTurnsReached, StoppedByHook, TurnCancelled
 from claude_mini.llm.client import ModelError, Retrying, encodable
 from claude_mini.llm.messages import message_to_api
 from claude_mini.notices import Display
@@ -206,6 +206,10 @@ class PrintRun:
             return "error_max_turns", str(exc)
         except TurnCancelled:  # Ctrl-C: asyncio.run turns this into KeyboardInterrupt, exit 130
             raise asyncio.CancelledError() from None
+        except StoppedByHook as exc:  # a hook's `continue: false`: the turn ended as asked, not failed
+            rt.session.record_system("stopped", message=str(exc))
+            self.say(f"claude-mini: {exc}")
+            return "success", self.result
         except (ModelError, AgentStop) as exc:
             rt.session.record_system("error", message=str(exc))
             return "error_during_execution", str(exc)

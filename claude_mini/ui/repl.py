@@ -340,7 +340,7 @@ class Repl:
             self.renderer.line("The queued message is back in the input.", "dim")
 
     async def _consume(self, runtime: Runtime, text: str, typed: str) -> None:
-        from claude_mini.agent.loop import AgentStop, PromptWithdrawn, TurnCancelled
+        from claude_mini.agent.loop import AgentStop, PromptWithdrawn, StoppedByHook, TurnCancelled
         from claude_mini.llm.client import ModelError
 
         await self.loader.sdk_ready()
@@ -353,6 +353,9 @@ class Repl:
             if isinstance(exc, PromptWithdrawn):  # never sent: it goes back into the input
                 self._draft = "\n".join(filter(None, (typed, self._draft)))
                 self.renderer.line("The message was not sent; it is back in the input.", "dim")
+        except StoppedByHook as exc:  # the turn ended as a hook asked: said, not an error
+            runtime.session.record_system("stopped", message=str(exc))
+            self.renderer.line(f"⎿  {exc}", "yellow")
         except (AgentStop, ModelError) as exc:
             runtime.session.record_system("error", message=str(exc))
             self.renderer.error(str(exc))
