@@ -332,7 +332,7 @@ class Agent:
         decision = await decide(self.policy, call)
         guarded = isinstance(decision, Ask) and decision.by_rule
         asks_more = isinstance(verdict, Ask) and isinstance(decision, Allow)
-        spares_question = isinstance(verdict, Allow) and isinstance(decision, Ask) and not guarded
+        spares_question = isinstance(verdict, Allow) and isinstance(decision, Ask) and not decision.user_only
         if verdict is not None and (asks_more or spares_question):
             decision = verdict
         if isinstance(decision, Allow):

@@ -115,10 +115,18 @@ class Ask:
 
     `by_rule`: a rule asks (an ask rule, or Bash reading what a Read deny rule covers), so
     what the call would find is what the prompt guards: nothing is checked ahead of it.
+    `protected`: a safety question (a file that controls git or claude-mini, a doubtful
+    memory-index command). Neither kind is lifted by a hook's allow: only the user answers them.
     """
 
     reason: str = ""
     by_rule: bool = False
+    protected: bool = False
+
+    @property
+    def user_only(self) -> bool:
+        """Whether only the user may answer it (a hook's allow does not)."""
+        return self.by_rule or self.protected
 
 
 Decision = Allow | Deny | Ask
@@ -619,7 +627,7 @@ class PermissionPolicy:
         if restriction is not None:
             return restriction
         if req.tool in EDIT_TOOLS and self._is_protected(req):
-            return Ask(f"{req.paths[0]} controls git or claude-mini settings; confirm this edit")
+            return Ask(f"{req.paths[0]} controls git or claude-mini settings; confirm this edit", protected=True)
         if self._allowed(req) or self._in_edit_dirs(req):
             return Allow()
         return self._mode_decision(req)
@@ -645,7 +653,7 @@ class PermissionPolicy:
         if problem := next((problem for problem in found if problem), None):
             return Deny(problem)
         if req.tool == "Bash" and self._edit_dirs and (doubt := _index_after_cd(req.candidates)):
-            return Ask(doubt)
+            return Ask(doubt, protected=True)
         return None
 
     def _in_edit_dirs(self, req: _Request) -> bool:

@@ -342,13 +342,21 @@ class AskRule:
         return Ask("an ask rule", by_rule=True)
 
 
-def test_a_hooks_allow_does_not_lift_an_ask_rule(workdir, fake_server) -> None:
+class AskProtected:
+    """The question for a file that controls git (a safety question, not a rule)."""
+
+    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Any:
+        return Ask(".git/hooks/pre-commit controls git", protected=True)
+
+
+@pytest.mark.parametrize("policy", [AskRule(), AskProtected()], ids=["ask rule", "protected file"])
+def test_a_hooks_allow_does_not_lift_an_ask_rule_or_a_safety_question(workdir, fake_server, policy) -> None:
     agent = make_agent(workdir, fake_server, hooks=[Gate({"Read": Allow()})])
-    agent.policy = AskRule()
+    agent.policy = policy
     fake_server.queue(Reply.tools([("Read", {"file_path": str(workdir / "a.txt")})]), Reply.text("done"))
     asyncio.run(events_of(agent, "go"))
     result = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
-    assert result["content"].startswith("Permission needed to run Read (an ask rule)")
+    assert result["content"].startswith("Permission needed to run Read")
 
 
 class StopOnce(AgentHooks):
