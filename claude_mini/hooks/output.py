@@ -3,8 +3,9 @@
 Claude Code's contract (its hooks reference, and 2.1.332 run here against the fake server):
 - stdout is JSON when, stripped, it starts with `{` and ends with `}`. Valid JSON decides on
   any exit code but 2, with no error; JSON that does not parse, or has a field of the wrong
-  type, or a `hookSpecificOutput.hookEventName` other than the event, is an error line and
-  the whole output is ignored (it is not read as plain text either).
+  type, or a `hookSpecificOutput.hookEventName` other than the event, or `hookSpecificOutput`
+  on an event that takes none (PreCompact), is an error line and the whole output is ignored
+  (it is not read as plain text either).
 - Exit 0 with plain stdout: context for UserPromptSubmit and SessionStart (for PreCompact,
   instructions added to the compaction's), ignored elsewhere.
 - Exit 2: a block on the events that can block, the reason being the JSON's `reason` when
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claude_mini.hooks.runner import HookRun
+from claude_mini.llm.client import encodable
 
 # Exit 2 blocks these (PostToolUse/PostToolUseFailure: the reason goes to the model beside
 # the result, the tool having run already).
@@ -46,7 +48,18 @@ DECISION_BLOCKS = frozenset({
     "UserPromptSubmit", "UserPromptExpansion", "PostToolUse", "PostToolUseFailure",
     "PostToolBatch", "Stop", "SubagentStop", "ConfigChange", "PreCompact", "TaskCreated",
 })
-# `hookSpecificOutput.additionalContext` reaches the model.
+# The events whose hooks may print `hookSpecificOutput` (Claude Code 2.1.332's validation
+# schema); on any other event (PreCompact, PostCompact, SessionEnd, InstructionsLoaded) it is
+# refused: the hook counts as failed and its whole output is ignored.
+HOOK_SPECIFIC_EVENTS = frozenset({
+    "PreToolUse", "UserPromptSubmit", "UserPromptExpansion", "SessionStart", "Setup",
+    "PreModelSwitch", "PostModelSwitch", "SubagentStart", "PostToolUse", "PostToolUseFailure",
+    "PostToolBatch", "Stop", "SubagentStop", "PermissionDenied", "Notification",
+    "PermissionRequest", "Elicitation", "ElicitationResult", "CwdChanged", "FileChanged",
+    "WorktreeCreate", "MessageDisplay",
+})
+# `hookSpecificOutput.additionalContext` reaches the model (on Stop and SubagentStop as
+# feedback: the turn goes on with it, as after a block).
 TAKES_ADDITIONAL_CONTEXT = frozenset({
     "PreToolUse", "UserPromptSubmit", "UserPromptExpansion", "PostToolUse", "PostToolUseFailure",
     "PostToolBatch", "Stop", "SubagentStop", "SessionStart", "SubagentStart", "Setup",
@@ -56,6 +69,7 @@ TAKES_ADDITIONAL_CONTEXT = frozenset({
 PLAIN_STDOUT_IS_CONTEXT = frozenset({
     "UserPromptSubmit", "UserPromptExpansion", "SessionStart", "PostModelSwitch", "PreCompact",
 })
+STOP_EVENTS = frozenset({"Stop", "SubagentStop"})  # their additionalContext is a block's reason
 # `continue` and `systemMessage` are discarded for these.
 IGNORES_CONTINUE = frozenset({"PreCompact"})
 
@@ -109,7 +123,18 @@ def interpret(event: str, runs: Sequence[HookRun]) -> HookOutcome:
         _read_run(event, run, outcome, decisions)
     if decisions:
         _merge_permissions(decisions, outcome)
+    _make_encodable(outcome)
     return outcome
+
+
+def _make_encodable(outcome: HookOutcome) -> None:
+    """JSON can spell lone surrogates (`"\\ud800"`), which no encoder takes: the texts that reach
+    the model, the transcript and the terminal get U+FFFD instead. (`updated_input` is left as
+    given: the agent refuses a tool input that holds one.)"""
+    outcome.reason, outcome.stop_reason = encodable(outcome.reason), encodable(outcome.stop_reason)
+    outcome.permission_reason = encodable(outcome.permission_reason)
+    for texts in (outcome.context, outcome.system_messages, outcome.errors):
+        texts[:] = [encodable(text) for text in texts]
 
 
 def _read_run(event: str, run: HookRun, outcome: HookOutcome, decisions: list[tuple[str, str]]) -> None:
@@ -167,8 +192,11 @@ def _read_json(event: str, data: dict[str, Any], outcome: HookOutcome, decisions
             outcome.updated_input = specific["updatedInput"]
     elif decision == "block" and event in DECISION_BLOCKS:
         _block(outcome, reason)
-    if specific.get("additionalContext") and event in TAKES_ADDITIONAL_CONTEXT:
-        outcome.context.append(_capped(specific["additionalContext"]))
+    context = specific.get("additionalContext")
+    if context and event in STOP_EVENTS:
+        _block(outcome, _capped(context))
+    elif context and event in TAKES_ADDITIONAL_CONTEXT:
+        outcome.context.append(_capped(context))
 
 
 def _merge_permissions(decisions: list[tuple[str, str]], outcome: HookOutcome) -> None:
@@ -192,27 +220,36 @@ def _parse(event: str, stdout: str) -> tuple[dict[str, Any] | None, str]:
         return None, ""
     try:
         data = json.loads(text)
-    except ValueError as exc:
-        return None, f"printed invalid JSON ({exc})"
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+        return None, f"printed invalid JSON ({str(exc) or 'nested too deeply'})"
     problem = _schema_problem(event, data)
     return (None, problem) if problem else (data, "")
 
 
-def _schema_problem(event: str, data: dict[str, Any]) -> str:
+def _schema_problem(event: str, data: Any) -> str:
+    """What makes `data` not a valid hook output for `event` (every field's type is checked
+    before its value is used, so no output can raise), or ""."""
+    if not isinstance(data, dict):
+        return "printed JSON that is not an object"
     for key, (kind, what) in _TYPES.items():
         if key in data and not isinstance(data[key], kind):
             return f"printed JSON whose `{key}` is not {what}"
-    if "decision" in data and data["decision"] not in LEGACY_DECISIONS:
+    if "decision" in data and not (isinstance(data["decision"], str) and data["decision"] in LEGACY_DECISIONS):
         return 'printed JSON whose `decision` is not "approve" or "block"'
     specific = data.get("hookSpecificOutput")
     if specific is None:
         return ""
-    if specific.get("hookEventName") != event:
-        return f"printed hookSpecificOutput for {specific.get('hookEventName') or 'no event'}, not {event}"
+    if event not in HOOK_SPECIFIC_EVENTS:
+        return f"printed hookSpecificOutput, which {event} hooks cannot give"
+    name = specific.get("hookEventName")
+    if name != event:
+        shown = name if isinstance(name, str) and name else "no event"
+        return f"printed hookSpecificOutput for {shown}, not {event}"
     for key, (kind, what) in _SPECIFIC_TYPES.items():
         if key in specific and not isinstance(specific[key], kind):
             return f"printed JSON whose `hookSpecificOutput.{key}` is not {what}"
-    if "permissionDecision" in specific and specific["permissionDecision"] not in PERMISSION_ORDER:
+    decision = specific.get("permissionDecision", "allow")
+    if not (isinstance(decision, str) and decision in PERMISSION_ORDER):
         return "printed JSON whose `permissionDecision` is not allow, deny, ask or defer"
     return ""
 

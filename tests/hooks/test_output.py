@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from claude_mini.hooks.config import HookCommand
-from claude_mini.hooks.output import MAX_CONTEXT_CHARS, interpret
+from claude_mini.hooks.config import KNOWN_EVENTS, HookCommand
+from claude_mini.hooks.output import MAX_CONTEXT_CHARS, HookOutcome, interpret
 from claude_mini.hooks.runner import HookRun
 
 
@@ -183,6 +183,11 @@ def test_output_for_another_event_is_an_error_and_ignored() -> None:
 @pytest.mark.parametrize(("output", "problem"), [
     ({"continue": "no"}, "`continue` is not true or false"),
     ({"decision": "maybe"}, '`decision` is not "approve" or "block"'),
+    ({"decision": []}, '`decision` is not "approve" or "block"'),
+    ({"decision": {}}, '`decision` is not "approve" or "block"'),
+    ({"hookSpecificOutput": None}, "`hookSpecificOutput` is not an object"),
+    (pre_tool(["deny"]), "`permissionDecision` is not allow, deny, ask or defer"),  # type: ignore[arg-type]
+    (pre_tool({"deny": 1}), "`permissionDecision` is not allow, deny, ask or defer"),  # type: ignore[arg-type]
     (pre_tool("sure"), "`permissionDecision` is not allow, deny, ask or defer"),
     (pre_tool("allow", updatedInput="ls"), "`hookSpecificOutput.updatedInput` is not an object"),
 ])
@@ -201,3 +206,46 @@ def test_suppress_output_is_accepted() -> None:
 def test_long_context_is_cut() -> None:
     [text] = interpret("UserPromptSubmit", [ran("y" * (MAX_CONTEXT_CHARS + 5))]).context
     assert text == "y" * MAX_CONTEXT_CHARS + "\n[... 5 more characters from the hook were cut]"
+
+
+def test_hook_specific_output_is_refused_on_pre_compact_as_in_claude_code() -> None:
+    """Its validation has no PreCompact entry: the hook fails and its block is ignored."""
+    output = {"decision": "block", "reason": "busy", "hookSpecificOutput": {"hookEventName": "PreCompact"}}
+    outcome = interpret("PreCompact", [ran(output)])
+    assert not outcome.block and outcome.context == []
+    assert outcome.errors == ["PreCompact hook `check.sh` printed hookSpecificOutput, which PreCompact "
+                              "hooks cannot give; its output was ignored"]
+
+
+@pytest.mark.parametrize("event", ["Stop", "SubagentStop"])
+def test_stop_additional_context_is_feedback_and_the_turn_goes_on(event: str) -> None:
+    run = ran({"hookSpecificOutput": {"hookEventName": event, "additionalContext": "the tests still fail"}})
+    outcome = interpret(event, [run])
+    assert (outcome.block, outcome.reason, outcome.context) == (True, "the tests still fail", [])
+
+
+_HOSTILE = [
+    "null", "[]", "[1, 2]", "0", "-1e999", '"text"', "true", "{}", "{ }", "{\"a\": NaN}",
+    "{" * 5000 + "}" * 5000, '{"x": ' + "[" * 5000 + "]" * 5000 + "}",
+    *(json.dumps({key: value}) for key in (
+        "decision", "continue", "stopReason", "reason", "systemMessage", "suppressOutput",
+        "terminalSequence", "hookSpecificOutput")
+      for value in (None, [], [1], {}, {"a": 1}, 0, 1.5, True, "", "block", "\ud800")),
+    *(json.dumps({"hookSpecificOutput": {"hookEventName": name, key: value}})
+      for name in ("PreToolUse", "Stop", "PreCompact", None, [], {})
+      for key in ("permissionDecision", "permissionDecisionReason", "updatedInput", "additionalContext",
+                  "hookEventName")
+      for value in (None, [], ["deny"], {}, {"deny": 1}, 0, True, "", "deny", "\ud800")),
+]
+
+
+@pytest.mark.parametrize("event", KNOWN_EVENTS)
+def test_no_hook_output_makes_interpret_raise(event: str) -> None:
+    for stdout in _HOSTILE:
+        for code in (0, 1, 2):
+            assert isinstance(interpret(event, [ran(stdout, stdout, code)]), HookOutcome), stdout[:80]
+
+
+def test_a_lone_surrogate_in_the_json_reaches_nobody_as_is() -> None:
+    outcome = interpret("Stop", [ran('{"decision": "block", "reason": "a\\ud800b", "systemMessage": "\\udc1b"}')])
+    assert (outcome.reason, outcome.system_messages) == ("a\ufffdb", ["\ufffd"])
