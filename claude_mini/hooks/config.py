@@ -276,6 +276,8 @@ class _LayerReader:
                       f'has the unknown type {_shown(kind)} (claude-mini runs "command" hooks)')
         elif not isinstance(command, str) or not command.strip():
             self.skip(where, 'needs "command": the shell command to run')
+        elif "\0" in command:
+            self.skip(where, "has a NUL character in its command, which no shell can run")
         elif not _is_positive_number(timeout):
             self.skip(where, f"has the timeout {_shown(timeout)}; it must be a number of seconds above 0")
         elif "if" in handler:

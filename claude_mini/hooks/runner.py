@@ -65,7 +65,8 @@ async def run_hook_commands(
     """Run every hook at once, one HookRun per hook in the same order.
 
     `env` adds variables for these commands only (e.g. Claude Code's CLAUDE_ENV_FILE for
-    SessionStart). Cancelling the caller kills every group, then raises CancelledError.
+    SessionStart). Cancelling the caller kills every group, then raises CancelledError;
+    nothing else is raised: a hook that cannot start or fails is its own HookRun's `error`.
     """
     data = (json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
     environment = {
@@ -75,28 +76,26 @@ async def run_hook_commands(
         "CLAUDE_MINI_PROJECT_DIR": str(project_dir),
         **(env or {}),
     }
-    async with asyncio.TaskGroup() as group:
-        tasks = [group.create_task(_run_one(hook, data, cwd, environment)) for hook in hooks]
-    return [task.result() for task in tasks]
+    # Not a TaskGroup: one hook's failure must neither cancel the others nor reach the caller.
+    results = await asyncio.gather(*(_run_one(hook, data, cwd, environment) for hook in hooks),
+                                   return_exceptions=True)
+    return [_as_run(hook, result) for hook, result in zip(hooks, results, strict=True)]
+
+
+def _as_run(hook: HookCommand, result: HookRun | BaseException) -> HookRun:
+    if isinstance(result, HookRun):
+        return result
+    if not isinstance(result, Exception):  # KeyboardInterrupt, SystemExit: not ours to keep
+        raise result
+    return HookRun(hook, None, "", "", error=_one_line(result))
 
 
 async def _run_one(hook: HookCommand, stdin: bytes, cwd: Path, env: dict[str, str]) -> HookRun:
     started = time.monotonic()
-    in_read, in_write = os.pipe()
-    out_read, out_write = os.pipe()
-    err_read, err_write = os.pipe()
     try:
-        proc = await asyncio.create_subprocess_exec(
-            SHELL, "-c", hook.command, stdin=in_read, stdout=out_write, stderr=err_write,
-            cwd=cwd, env=env, start_new_session=True,
-        )
-    except OSError as exc:
-        for fd in (in_write, out_read, err_read):
-            os.close(fd)
+        proc, (in_write, out_read, err_read) = await _start(hook.command, cwd, env)
+    except Exception as exc:  # a NUL in the command, no file descriptors left, a deleted cwd...
         return HookRun(hook, None, "", "", error=_one_line(exc), seconds=time.monotonic() - started)
-    finally:
-        for fd in (in_read, out_write, err_write):
-            os.close(fd)
     tool_group_started(proc.pid)  # SIGTERM/SIGHUP to claude-mini kill it too (signals.py)
     feeder = _Feeder(in_write)
     out, err = _CappedPipe(out_read), _CappedPipe(err_read)
@@ -127,6 +126,26 @@ async def _run_one(hook: HookCommand, stdin: bytes, cwd: Path, env: dict[str, st
         timed_out=timed_out,
         seconds=time.monotonic() - started,
     )
+
+
+async def _start(command: str, cwd: Path, env: dict[str, str]) -> tuple[asyncio.subprocess.Process, tuple[int, int, int]]:
+    """The shell running `command`, and our ends of its stdin, stdout and stderr pipes."""
+    fds: list[int] = []
+    try:
+        for _ in range(3):
+            fds += os.pipe()
+        in_read, in_write, out_read, out_write, err_read, err_write = fds
+        proc = await asyncio.create_subprocess_exec(
+            SHELL, "-c", command, stdin=in_read, stdout=out_write, stderr=err_write,
+            cwd=cwd, env=env, start_new_session=True,
+        )
+    except BaseException:
+        for fd in fds:
+            os.close(fd)
+        raise
+    for fd in (in_read, out_write, err_write):
+        os.close(fd)
+    return proc, (in_write, out_read, err_read)
 
 
 class _Feeder:
@@ -220,5 +239,7 @@ class _CappedPipe(asyncio.Protocol):
         return text
 
 
-def _one_line(exc: OSError) -> str:
-    return f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else "")
+def _one_line(exc: Exception) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror + (f": {exc.filename}" if exc.filename else "")
+    return " ".join(str(exc).split()) or type(exc).__name__

@@ -216,6 +216,15 @@ def test_each_malformed_entry_is_one_problem_and_the_rest_of_the_file_works(file
         assert expected in text, expected
 
 
+def test_a_command_with_a_nul_is_one_problem_and_the_rest_of_the_file_works(files, repo):
+    user = files("user", {"hooks": on("PreToolUse", command("exit 2 \u0000"), command("guard"), matcher="Bash")})
+    hooks = hooks_in(repo)
+    assert [h.command for h in hooks.commands] == ["guard"]
+    assert hooks.problems == [f"Skipped hooks.PreToolUse.0.hooks.0 in {user}: it has a NUL character in its "
+                              "command, which no shell can run. The file's other hooks still apply; fix the "
+                              "entry to use it."]
+
+
 def test_hooks_that_is_not_an_object_is_one_problem(files, repo):
     files("user", {"hooks": ["PreToolUse"]})
     files("project", {"hooks": on("Stop", command("theirs"))})

@@ -160,3 +160,47 @@ def test_a_command_that_cannot_start_is_one_line(tmp_path: Path, monkeypatch: py
 def test_a_missing_program_is_an_ordinary_failure(tmp_path: Path) -> None:
     [result] = run(tmp_path, hook("no-such-program-here"))
     assert result.exit_code == 127 and "not found" in result.stderr
+
+
+def test_a_hook_that_cannot_start_leaves_its_siblings_alone(tmp_path: Path) -> None:
+    bad, good = run(tmp_path, hook("exit 2 \x00"), hook("echo ok"))
+    assert (bad.exit_code, bad.error) == (None, "embedded null byte")
+    assert (good.exit_code, good.stdout) == (0, "ok\n")
+
+
+class _OsWithoutFds:
+    """runner's `os`, whose second pipe() fails as when the process has no descriptors left."""
+
+    def __init__(self) -> None:
+        self.pipes = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    def pipe(self) -> tuple[int, int]:
+        self.pipes += 1
+        if self.pipes == 2:
+            raise OSError(24, "Too many open files")
+        return os.pipe()
+
+
+def test_no_file_descriptors_left_is_that_hooks_error_and_leaks_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner, "os", _OsWithoutFds())
+    before = len(os.listdir("/proc/self/fd"))
+    first, second = run(tmp_path, hook("echo one"), hook("echo two"))
+    assert (first.exit_code, first.error) == (None, "Too many open files")
+    assert (second.exit_code, second.stdout) == (0, "two\n")
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_a_failure_after_the_start_is_that_hooks_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = runner._Feeder.send
+
+    async def send(self: runner._Feeder, data: bytes) -> None:
+        if b"boom" in data:
+            raise RuntimeError("the pipe broke")
+        await real(self, data)
+
+    monkeypatch.setattr(runner._Feeder, "send", send)
+    [result] = run(tmp_path, hook("sleep 30"), payload={"x": "boom"})
+    assert (result.exit_code, result.error) == (None, "the pipe broke")
