@@ -48,6 +48,10 @@ HANDLER_TYPES = ("command", "prompt", "agent", "http", "mcp_tool")  # only "comm
 # Seconds. Claude Code's documented default for command hooks; the issue says 60, but 2.1.332
 # let a hook without a timeout run 70 s to its end (measured), so the reference wins.
 DEFAULT_TIMEOUT = 600.0
+# Seconds, for SessionEnd hooks without a written `timeout`: they hold the exit (and /clear)
+# meanwhile. Third-party reports (anthropics/claude-code#41577, a merged PR in blackaxgit/clx)
+# say Claude Code bounds SessionEnd hooks to about 1.5 s; 5 s leaves a slow machine some room.
+SESSION_END_TIMEOUT = 5.0
 TRUSTABLE_SOURCES = ("project", "local")  # config.UNTRUSTED_SOURCES: the repository's own files
 UNTRUSTED_WHY = "this folder is not trusted; run claude-mini here and trust it, or pass --trust-folder"
 NOT_FIRED_WHY = "not fired by claude-mini"
@@ -267,7 +271,7 @@ class _LayerReader:
             self.skip(where, f'must be an object like {{"type": "command", "command": ...}}, not {_kind(handler)}')
             return
         kind, command = handler.get("type"), handler.get("command")
-        timeout = handler.get("timeout", DEFAULT_TIMEOUT)
+        timeout = handler.get("timeout", SESSION_END_TIMEOUT if event == "SessionEnd" else DEFAULT_TIMEOUT)
         status = handler.get("statusMessage", "")
         if kind in HANDLER_TYPES and kind != "command":
             self.ignore(event, matcher, _handler_text(handler), f"type {kind} is not supported by claude-mini")

@@ -11,7 +11,9 @@ from rich.console import Console
 
 from claude_mini.config import load_config
 from claude_mini.hooks.config import (
+    DEFAULT_TIMEOUT,
     NOT_FIRED_WHY,
+    SESSION_END_TIMEOUT,
     UNTRUSTED_WHY,
     HookCommand,
     hooks_report,
@@ -214,6 +216,14 @@ def test_each_malformed_entry_is_one_problem_and_the_rest_of_the_file_works(file
                      "hooks.SessionStart.3 in", "hooks.PreToolUse.0.hooks.0 in", 'has no "type"',
                      'unknown type "shell"', 'needs "command"', 'has the timeout "5"', "has the timeout true"):
         assert expected in text, expected
+
+
+def test_session_end_hooks_get_a_short_default_timeout_and_keep_a_written_one(files, repo):
+    files("user", {"hooks": {"SessionEnd": [{"hooks": [command("quick"), command("slow", timeout=30)]}],
+                             "Stop": [{"hooks": [command("notify")]}]}})
+    assert [(h.command, h.timeout) for h in hooks_in(repo).commands] == [
+        ("quick", SESSION_END_TIMEOUT), ("slow", 30.0), ("notify", DEFAULT_TIMEOUT)]
+    assert SESSION_END_TIMEOUT == 5.0
 
 
 def test_a_command_with_a_nul_is_one_problem_and_the_rest_of_the_file_works(files, repo):
