@@ -135,6 +135,12 @@ class Agent:
         self.last_request: ModelRequest | None = None  # what was really sent (fork cache guard)
         self.fork_tool_check: ForkToolCheck | None = None  # forks' extra vetting (memory.hooksInForks)
 
+    def set_tools(self, tools: Sequence[Tool]) -> None:
+        """Replace the tool list (MCP servers' tools joining). Only where the prefix is rebuilt
+        anyway: a conversation's first request, after /clear or a compaction (mcp_servers)."""
+        self.tools = {t.name: t for t in tools}
+        self.tool_specs = [tool_spec(t) for t in tools]
+
     def announce_instructions(self, loads: Sequence[InstructionLoad]) -> None:
         """Tell every lifecycle part that instruction files entered the context."""
         if loads:

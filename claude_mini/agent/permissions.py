@@ -27,7 +27,9 @@ Rules use Claude Code's syntax: `Tool` (the whole tool; `Tool(*)` too) or
   (their search folder). A path must match both as written and with symlinks
   resolved to be allowed, and either way to be denied.
 - Any other tool name (`WebFetch`, `mcp__x__y`) is accepted; a specifier on it
-  matches nothing, since we cannot interpret it.
+  matches nothing, since we cannot interpret it. `mcp__server` and `mcp__server__*`
+  cover every tool of that MCP server. An MCP tool asks in default mode unless allowed;
+  one whose readOnlyHint the settings trust (`mcp.trustReadOnlyHints`) runs as reads do.
 
 A Read deny rule also keeps read-only Bash from running unasked when one of its
 arguments names a denied path (`cat .env`): it asks instead. This is a best
@@ -76,7 +78,7 @@ KNOWN_TOOLS = (
 _PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Grep", "Glob"})
 # Rule tool names that govern a tool: Edit rules cover Write, Read rules cover the searches.
 _GOVERNED_BY = {"Write": ("Write", "Edit"), "Grep": ("Grep", "Read"), "Glob": ("Glob", "Read")}
-_RULE = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_-]*)(?:\((?P<spec>.*)\))?$", re.DOTALL)
+_RULE = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_-]*(?:__\*)?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 _LEADING_TOOL = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)")
 _RISKY_PROGRAMS = frozenset({
     "rm", "rmdir", "mv", "dd", "chmod", "chown", "sudo", "curl", "wget", "kill", "pkill",
@@ -296,8 +298,16 @@ class Rule:
         return f"{self.source} rule {self.text}" + (f" in {self.origin}" if self.origin else "")
 
     def governs(self, tool_name: str) -> bool:
-        """Whether this rule applies to `tool_name` (Edit rules govern Write, Read rules the searches)."""
-        return self.tool in _GOVERNED_BY.get(tool_name, (tool_name,))
+        """Whether this rule applies to `tool_name` (Edit rules govern Write, Read rules the searches,
+        `mcp__server` every tool of that server)."""
+        return self.tool in _GOVERNED_BY.get(tool_name, (tool_name,)) or _covers_server_tool(self.tool, tool_name)
+
+
+def _covers_server_tool(rule_tool: str, tool_name: str) -> bool:
+    """`mcp__github` and `mcp__github__*` cover `mcp__github__create_issue`."""
+    server = rule_tool.removesuffix("__*")
+    return (server.startswith("mcp__") and server.count("__") == 1
+            and tool_name.startswith(server + "__"))
 
 
 def parse_rule(text: Any, *, source: str, project_root: Path, origin: str | None = None) -> Rule:
@@ -437,6 +447,7 @@ class PermissionPolicy:
         self._allow: list[Rule] = []
         self._roots: list[str] = []
         self._edit_dirs: list[str] = []  # folders edited without asking (the auto-memory folder)
+        self._read_only_tools: frozenset[str] = frozenset()  # MCP tools whose readOnlyHint is trusted
         self._bypass_disabled = False
         self._bypass_disabled_by: tuple[str, str | None] = ("settings", None)
         self._lockdown: str | None = None  # why every tool is denied (broken managed settings)
@@ -559,6 +570,11 @@ class PermissionPolicy:
         for p in (os.path.abspath(folder), os.path.realpath(folder)):
             if p not in self._roots:
                 self._roots.append(p)
+
+    def trust_read_only(self, names: set[str] | frozenset[str]) -> None:
+        """These (MCP) tools declare themselves read-only and the settings trust such hints: they
+        run as reads do (deny and ask rules still apply)."""
+        self._read_only_tools = frozenset(names)
 
     def allow_edits_in(self, folder: Path) -> None:
         """Write/Edit inside `folder` run without asking in every mode but plan (the memory folder,
@@ -731,7 +747,7 @@ class PermissionPolicy:
         return None
 
     def _plan_decision(self, req: _Request, restriction: Ask | None) -> Decision:
-        if req.tool in READ_TOOLS:
+        if req.tool in READ_TOOLS or req.tool in self._read_only_tools:
             return restriction or Allow()
         if req.tool == "Bash":
             ok, why = is_read_only_command(req.command or "")
@@ -754,7 +770,7 @@ class PermissionPolicy:
         )
 
     def _mode_decision(self, req: _Request) -> Decision:
-        if req.tool in READ_TOOLS:
+        if req.tool in READ_TOOLS or req.tool in self._read_only_tools:
             return Allow()
         if req.tool == "Bash":
             ok, why = is_read_only_command(req.command or "")

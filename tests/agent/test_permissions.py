@@ -569,3 +569,26 @@ def test_no_shell_command_but_a_read_replaces_the_memory_index(tmp_path: Path, m
                     f"rm -rf {tmp_path}/*", "cd src && git add *", "cd build && cp * ../out",
                     'cd x && git commit -m "*"', "cd x && find . -name '*' -delete", "cd x && rm *.*"):
         assert isinstance(main.can_use_tool("Bash", bash(command)), Allow), command
+
+
+# ---- MCP tools (issue 17)
+
+
+def test_mcp_tools_ask_unless_a_server_or_tool_rule_allows_them(root: Path) -> None:
+    p = policy(root, ("user", {"allow": ["mcp__github", "mcp__jira__*", "mcp__time__now"],
+                               "deny": ["mcp__github__delete_repo"]}))
+    assert isinstance(p.can_use_tool("mcp__github__create_issue", {"title": "x"}), Allow)
+    assert isinstance(p.can_use_tool("mcp__jira__search", {}), Allow)
+    assert isinstance(p.can_use_tool("mcp__time__now", {}), Allow)
+    assert isinstance(p.can_use_tool("mcp__github__delete_repo", {}), Deny)  # deny wins, as always
+    assert isinstance(p.can_use_tool("mcp__time__convert", {}), Ask)  # another tool of that server
+    assert isinstance(p.can_use_tool("mcp__githubber__x", {}), Ask)  # not a prefix match on names
+    assert isinstance(p.can_use_tool("mcp__other__x", {}), Ask)
+
+
+def test_a_trusted_read_only_hint_runs_as_a_read_does_even_in_plan_mode(root: Path) -> None:
+    p = policy(root, ("user", {"ask": ["mcp__db__peek"]}), mode="plan")
+    p.trust_read_only({"mcp__db__query", "mcp__db__peek"})
+    assert isinstance(p.can_use_tool("mcp__db__query", {"sql": "select 1"}), Allow)
+    assert isinstance(p.can_use_tool("mcp__db__peek", {}), Ask)  # an ask rule still asks
+    assert isinstance(p.can_use_tool("mcp__db__drop", {}), Deny)  # plan mode: not read-only
