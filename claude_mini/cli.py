@@ -18,7 +18,7 @@ from claude_mini import __version__
 if TYPE_CHECKING:
     from claude_mini.config import Config
 
-SUBCOMMANDS = ("memory", "context", "hooks")
+SUBCOMMANDS = ("memory", "context", "hooks", "mcp")
 RULE_FLAGS = ("--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools")
 RULE_SHAPE = re.compile(r"[A-Z][A-Za-z0-9_]*(\(.*\))?$|mcp__")  # Read, Bash(git log:*), mcp__server__tool
 
@@ -111,8 +111,9 @@ def root(
 
     Without -p it opens the interactive assistant (type /help there). Also:
     `claude-mini memory ...` (list, show, add, forget, doctor, gc, restore),
-    `claude-mini context [--json] [--lint]` (which instruction files are loaded) and
-    `claude-mini hooks list [--json]` (the hooks from the settings files).
+    `claude-mini context [--json] [--lint]` (which instruction files are loaded),
+    `claude-mini hooks list [--json]` (the hooks from the settings files) and
+    `claude-mini mcp list|get|add|remove` (the MCP servers).
     """
     if version:
         print(f"{__version__} (claude-mini)")

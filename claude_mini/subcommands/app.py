@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from claude_mini.subcommands.hooks_cli import hooks_app
+from claude_mini.subcommands.mcp_cli import mcp_app
 from claude_mini.subcommands.memory_cli import memory_app
 
 sub_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
@@ -50,3 +51,4 @@ def _group() -> None:
 
 sub_app.add_typer(memory_app, name="memory")
 sub_app.add_typer(hooks_app, name="hooks")
+sub_app.add_typer(mcp_app, name="mcp")
