@@ -35,8 +35,6 @@ from claude_mini.mcp_servers.config import (
 )
 
 if TYPE_CHECKING:
-    from click import Context
-
     from claude_mini.config import Config
 
 NAME_SHAPE = re.compile(r"[A-Za-z0-9_-]+")  # Claude Code's rule for `mcp add`
@@ -55,7 +53,7 @@ class McpCommandError(Exception):
 class _VariadicOptionsCommand(typer.core.TyperCommand):
     """`-e A=1 B=2` means `-e A=1 -e B=2`, as Claude Code (commander) reads variadic options."""
 
-    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # typer vendors click
         return super().parse_args(ctx, spread_variadic(args))
 
 
@@ -231,7 +229,8 @@ def _not_found(found: ServerSet, name: str) -> str:
     broken = [problem for problem in found.problems if f'MCP server "{name}"' in problem]
     if broken:
         return broken[0]
-    names = sorted({server.name for server in [*found.servers, *found.pending_approval, *found.ignored]})
+    listed: list[ServerSpec | IgnoredServer] = [*found.servers, *found.pending_approval, *found.ignored]
+    names = sorted({server.name for server in listed})
     return f'no MCP server named "{name}"' + (f"; configured: {', '.join(names)}." if names else
                                                 "; none is configured (see `claude-mini mcp add -h`).")
 
