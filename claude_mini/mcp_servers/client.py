@@ -272,8 +272,9 @@ class ServerConnection:
 
     async def _on_message(self, message: Any) -> None:
         """Server notifications are not used (the tool list is fixed for the prompt cache);
-        a message the SDK could not read is one problem line, said once."""
-        if isinstance(message, Exception):
+        a message the SDK could not read is one problem line, said once. Other transport errors
+        end in a failed call or connection, which says so."""
+        if isinstance(message, ValueError):  # a line that is not JSON-RPC (pydantic's errors are ValueErrors)
             self._problem(f"MCP server {self.spec.name} sent a message that is not valid MCP "
                           f"({one_line(str(message), 120)}); it was ignored")
 
@@ -517,12 +518,15 @@ def describe(exc: BaseException, spec: ServerSpec) -> str:
         return f"cannot start {spec.command!r}: no such command"
     if isinstance(exc, OSError) and spec.transport == "stdio":
         return f"cannot start {spec.command!r}: {exc.strerror or exc}"
+    import httpx2
     from mcp import MCPError
     from mcp_types import CONNECTION_CLOSED
 
     if isinstance(exc, MCPError) and exc.code == CONNECTION_CLOSED:
         return "the server closed the connection before it was ready"
     text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    if spec.transport != "stdio" and isinstance(exc, httpx2.TransportError):
+        return one_line(f"cannot reach {spec.url.split('?')[0]}: {text}")
     return one_line(f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text)
 
 

@@ -2,20 +2,22 @@
 
     python demo_server.py              # stdio
     python demo_server.py --http PORT  # streamable HTTP on http://127.0.0.1:PORT/mcp
+    python demo_server.py --sse PORT   # the older SSE transport on http://127.0.0.1:PORT/sse
 
 Tools:
     echo(text)        -> the text (readOnlyHint: true)
     add(a, b)         -> {"sum": a + b} as structured output (and as JSON text)
     fail()            -> an isError result, "the demo tool failed on purpose"
     slow(seconds, marker="")  -> "slept N s" after sleeping (timeouts, cancellation: the marker
-                      file gets "done", or "cancelled" when the client cancels the request)
+                      file says "started", then "done", or "cancelled" when the client cancels)
     big(chars)        -> a text of `chars` characters (for the size cap)
     pid()             -> the server's process id (for crash tests)
     spawn()           -> the pid of a `sleep 300` child (for process-group tests)
 Prompt: greet(name). Resource: demo://readme (text).
 
 With DEMO_BAD_TOOLS=1 the server also lists tools the Anthropic API would refuse (a name of 70
-characters, a name with a dot); DEMO_STDERR=text writes that line to stderr at start.
+characters, a name with a dot); DEMO_STDERR=text writes that line to stderr at start;
+DEMO_GARBAGE=1 writes a line that is not JSON-RPC to stdout before serving (stdio).
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ def fail() -> str:
 @server.tool()
 async def slow(seconds: float, marker: str = "") -> str:
     """Sleep, then answer; `marker` (a file) gets "done", or "cancelled" if the client cancels."""
+    if marker:
+        Path(marker).write_text("started")
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
@@ -108,8 +112,12 @@ if os.environ.get("DEMO_BAD_TOOLS"):
 def main(argv: list[str]) -> None:
     if os.environ.get("DEMO_STDERR"):
         print(os.environ["DEMO_STDERR"], file=sys.stderr, flush=True)
+    if os.environ.get("DEMO_GARBAGE"):
+        print("this line is not JSON-RPC", flush=True)
     if len(argv) == 2 and argv[0] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(argv[1]))
+    elif len(argv) == 2 and argv[0] == "--sse":
+        server.run("sse", host="127.0.0.1", port=int(argv[1]))
     else:
         server.run("stdio")
 
