@@ -26,15 +26,16 @@ import math
 import os
 import re
 import signal
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from mcp import Client
     from mcp.client._transport import TransportStreams
 
+    from claude_mini.mcp_servers.config import ServerSpec
     from claude_mini.notices import NoticeChannel
 
 log = logging.getLogger(__name__)
@@ -47,25 +48,6 @@ STDERR_KEPT = 8 * 1024  # bytes of a stdio server's stderr kept for `error`
 MAX_TOOL_PAGES = 100  # a server whose cursor never ends cannot hold the start forever
 API_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what the Anthropic API accepts
 SDK_LOGGERS = ("mcp", "client", "mcp_types", "httpx2")  # "client" is the SDK session's logger
-
-
-class ServerSpec(Protocol):
-    """What a connection reads of config.py's ServerSpec."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def transport(self) -> str: ...
-    @property
-    def command(self) -> str: ...
-    @property
-    def args(self) -> tuple[str, ...]: ...
-    @property
-    def env(self) -> Mapping[str, str]: ...
-    @property
-    def url(self) -> str: ...
-    @property
-    def headers(self) -> Mapping[str, str]: ...
 
 
 class McpError(Exception):
@@ -481,8 +463,8 @@ def refusal(info: McpToolInfo, taken: set[str]) -> str:
     schema = info.input_schema
     if not isinstance(schema, dict) or schema.get("type") != "object":
         return "its input schema is not a JSON schema of type object"
-    from jsonschema import SchemaError
-    from jsonschema.validators import validator_for
+    from jsonschema import SchemaError  # type: ignore[import-untyped]
+    from jsonschema.validators import validator_for  # type: ignore[import-untyped]
 
     try:
         validator_for(schema).check_schema(schema)

@@ -13,33 +13,24 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 
 from claude_mini.mcp_servers.client import MAX_RESULT_CHARS, McpError, McpManager, ServerConnection
+from claude_mini.mcp_servers.config import ServerSpec
 from claude_mini.notices import NoticeChannel
 
 DEMO = str(Path(__file__).with_name("demo_server.py"))
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Spec:
-    """Stands in for config.py's ServerSpec (the fields the client reads)."""
-
-    name: str
-    transport: str = "stdio"
-    command: str = ""
-    args: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
-    url: str = ""
-    headers: dict[str, str] = field(default_factory=dict)
+def Spec(name: str, transport: str = "stdio", **fields: Any) -> ServerSpec:  # noqa: N802
+    return ServerSpec(name, transport, **fields)
 
 
-def stdio_spec(name: str = "demo", **env: str) -> Spec:
+def stdio_spec(name: str = "demo", **env: str) -> ServerSpec:
     return Spec(name, command=sys.executable, args=(DEMO,), env=env)
 
 
@@ -55,11 +46,18 @@ async def until(check: Callable[[], bool], seconds: float = 15.0) -> None:
         await asyncio.sleep(0.02)
 
 
-async def connected(spec: Spec, notices: NoticeChannel | None = None, **kw: Any) -> ServerConnection:
+async def connected(spec: ServerSpec, notices: NoticeChannel | None = None, **kw: Any) -> ServerConnection:
     connection = ServerConnection(spec, notices=notices or NoticeChannel(), **kw)
     connection.start()
     await connection.wait_ready()
     return connection
+
+
+async def number(connection: ServerConnection, tool: str) -> int:
+    """What `pid` or `spawn` answered."""
+    structured = (await connection.call(tool, {}, timeout=10)).structured
+    assert isinstance(structured, dict)
+    return int(structured["result"])
 
 
 def alive(pid: int) -> bool:
@@ -222,7 +220,7 @@ def test_a_killed_server_gives_one_notice_fails_later_calls_and_reconnects() -> 
         notices = NoticeChannel()
         connection = await connected(stdio_spec(), notices)
         try:
-            pid = (await connection.call("pid", {}, timeout=10)).structured["result"]
+            pid = await number(connection, "pid")
             os.kill(pid, signal.SIGKILL)
             await until(lambda: connection.status == "failed")
             assert connection.error == "the server closed the connection"
@@ -245,7 +243,7 @@ def test_a_call_in_flight_when_the_server_dies_fails_with_one_notice() -> None:
         notices = NoticeChannel()
         connection = await connected(stdio_spec(), notices)
         try:
-            pid = (await connection.call("pid", {}, timeout=10)).structured["result"]
+            pid = await number(connection, "pid")
             calls = [asyncio.create_task(connection.call("slow", {"seconds": 60}, timeout=120)) for _ in range(3)]
             await asyncio.sleep(0.2)  # the requests are written
             os.kill(pid, signal.SIGKILL)
@@ -318,8 +316,8 @@ def test_close_leaves_no_process_of_the_server_or_its_children() -> None:
         manager.start()
         await manager.wait_ready(30)
         connection = manager.connections["demo"]
-        child = (await connection.call("spawn", {}, timeout=10)).structured["result"]
-        server = (await connection.call("pid", {}, timeout=10)).structured["result"]
+        child = await number(connection, "spawn")
+        server = await number(connection, "pid")
         assert alive(child) and alive(server)
         await manager.close()
         assert connection.status == "closed"
