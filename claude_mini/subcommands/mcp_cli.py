@@ -5,7 +5,9 @@
 
 As in Claude Code, `-e` and `-H` take every following word up to the next option (so `--` ends
 them before the command), the default scope is local, and a project server goes to `.mcp.json`
-pretty-printed. Listings never connect (a session does) and never show env or header values.
+pretty-printed. Listings never show env or header values, and connect to nothing unless asked:
+`mcp list --check` starts the servers a session would start (never an unapproved one) and
+shows each one's status and tools.
 One difference: `add --scope project` also records your approval of the server in
 `.claude/settings.local.json` (you wrote it); Claude Code leaves it pending until you start it.
 """
@@ -40,6 +42,7 @@ if TYPE_CHECKING:
 NAME_SHAPE = re.compile(r"[A-Za-z0-9_-]+")  # Claude Code's rule for `mcp add`
 VARIADIC_OPTIONS = ("-e", "--env", "-H", "--header")
 NOT_CONNECTED = "(Configuration only: this command does not connect; a session starts the servers.)"
+CHECK_SECONDS = 10.0  # `mcp list --check`: how long each server may take to connect
 
 
 class McpCommandError(Exception):
@@ -119,6 +122,9 @@ TrustFlag = Annotated[bool, typer.Option(
 @mcp_app.command("list")
 def list_servers(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    check: Annotated[bool, typer.Option(
+        "--check", help=f"Connect to the servers a session would start (up to {CHECK_SECONDS:g} s) "
+                        "and show their status and tools.")] = False,
     trust_folder: TrustFlag = False,
 ) -> None:
     """Every server: name, command or URL, transport, scope, and whether a session starts it."""
@@ -126,7 +132,35 @@ def list_servers(
 
     config = _config(trust_folder)
     found = load_servers(config)
-    _run(lambda: [json.dumps(found.to_json(), indent=2)] if as_json else list_lines(found, config))
+    health = check_servers(found.servers, config) if check else None
+    if as_json:
+        data = found.to_json()
+        for server in data["servers"]:
+            server.update((health or {}).get(server["name"], {}))
+        _run(lambda: [json.dumps(data, indent=2)])
+    else:
+        _run(lambda: list_lines(found, config, health))
+
+
+def check_servers(specs: list[ServerSpec], config: Config) -> dict[str, dict[str, Any]]:
+    """Connect to each server (only those a session would start: never an unapproved or untrusted
+    one), then close them: name -> {"status", "error", "tools"}."""
+    import asyncio
+
+    from claude_mini.mcp_servers.client import McpManager
+    from claude_mini.notices import NoticeChannel
+
+    async def go() -> dict[str, dict[str, Any]]:
+        manager = McpManager(list(specs), NoticeChannel(), cwd=str(config.cwd), connect_timeout=CHECK_SECONDS)
+        manager.start()
+        try:
+            await manager.wait_ready(CHECK_SECONDS)
+            return {name: {"status": c.status, "error": c.error, "tools": [tool.name for tool in c.tools]}
+                    for name, c in manager.connections.items()}
+        finally:
+            await manager.close()
+
+    return asyncio.run(go()) if specs else {}
 
 
 @mcp_app.command("get")
@@ -187,9 +221,14 @@ def _states(found: ServerSet, config: Config) -> list[tuple[ServerSpec | Ignored
     return sorted(rows, key=lambda row: (row[0].name, SCOPES.index(row[0].scope)))
 
 
-def list_lines(found: ServerSet, config: Config) -> list[str]:
-    """`mcp list`: one line per server, `name: target (transport, scope) - state`, then problems."""
+def list_lines(found: ServerSet, config: Config, health: dict[str, dict[str, Any]] | None = None) -> list[str]:
+    """`mcp list`: one line per server, `name: target (transport, scope) - state`, then problems;
+    with `health` (--check), a started server's state is its connection's."""
     rows = _states(found, config)
+    if health is not None:
+        started = {id(spec) for spec in found.servers}
+        rows = [(server, _health(health[server.name]) if id(server) in started else state)
+                for server, state in rows]
     if not rows and not found.problems:
         return [f"No MCP servers. Add one with `claude-mini mcp add NAME -- COMMAND ARGS...`, or write "
                 f"{config.project_root / MCP_JSON} (shared with the project) in Claude Code's format."]
@@ -200,7 +239,15 @@ def list_lines(found: ServerSet, config: Config) -> list[str]:
     if found.problems:
         lines.append(f"Problems ({len(found.problems)}):")
         lines += [f"  {problem}" for problem in found.problems]
-    return [*lines, NOT_CONNECTED]
+    return [*lines] if health is not None else [*lines, NOT_CONNECTED]
+
+
+def _health(state: dict[str, Any]) -> str:
+    if state["status"] == "connected":
+        return f"connected ({len(state['tools'])} tools)"
+    if state["status"] == "connecting":
+        return f"still connecting after {CHECK_SECONDS:g} s"
+    return f"{state['status']}: {state['error'] or 'no reason given'}"
 
 
 def get_lines(found: ServerSet, config: Config, name: str) -> list[str]:

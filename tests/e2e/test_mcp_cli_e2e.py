@@ -4,6 +4,8 @@ Code's formats (.mcp.json, settings mcpServers), with trust and approval, and no
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 from tests.e2e.conftest import trust_folder
 
@@ -124,3 +126,21 @@ def test_an_edit_keeps_the_files_other_keys_and_leaves_a_broken_one_alone(run_cl
     failed = run_cli("mcp", "add", "-s", "project", "db", "--", "npx")
     assert failed.returncode == 1 and "left unchanged" in failed.stderr
     assert (repo / ".mcp.json").read_text() == "{oops"
+
+
+def test_list_check_connects_only_to_the_servers_a_session_would_start(run_cli, repo, isolated_env):
+    demo = [sys.executable, str(Path(__file__).resolve().parents[1] / "mcp_servers" / "demo_server.py")]
+    ok(run_cli("mcp", "add", "-s", "user", "demo", "--", *demo))
+    ok(run_cli("mcp", "add", "-s", "user", "gone", "--", "/nonexistent/mcp-server"))
+    marker = repo / "started"  # the pending server would create it if it were started
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"pending": {
+        "command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}}}))
+    trust_folder(isolated_env.home, repo)
+    lines = ok(run_cli("mcp", "list", "--check")).splitlines()
+    assert lines[0].startswith("demo: ") and lines[0].endswith("(stdio, user) - connected (7 tools)")
+    assert lines[1].startswith("gone: /nonexistent/mcp-server (stdio, user) - failed: ")
+    assert lines[2].startswith("pending: ") and "pending approval" in lines[2]
+    assert not marker.exists()
+    data = json.loads(ok(run_cli("mcp", "list", "--check", "--json")))
+    assert [(s["name"], s["status"]) for s in data["servers"]] == [("demo", "connected"), ("gone", "failed")]
+    assert "echo" in data["servers"][0]["tools"] and data["servers"][1]["error"]
