@@ -272,3 +272,16 @@ def test_redacted_masks_env_and_header_values_and_keeps_names(files, repo):
 def test_a_spec_built_in_code_is_redacted_too():
     spec = ServerSpec("x", "http", url="https://x", headers={"Authorization": "Bearer s3cret"})
     assert spec.redacted()["headers"] == {"Authorization": MASK}
+
+
+def test_an_untrusted_folder_cannot_approve_or_add_servers_through_its_settings(files, repo):
+    """config.untrusted_part drops every MCP key of the repository's settings files (none is on
+    its allow-list); disabledMcpjsonServers would only narrow, but nothing starts there anyway."""
+    keys = {"mcpServers": {"x": {"command": "x"}}, "enableAllProjectMcpServers": True,
+            "enabledMcpjsonServers": ["x"], "disabledMcpjsonServers": ["y"]}
+    files("local", keys)
+    files("shared", keys)
+    config = load_config(repo)
+    assert not config.trusted and not any(key in config.settings for key in keys)
+    for dropped in config.ignored.values():
+        assert set(keys) <= set(dropped)
