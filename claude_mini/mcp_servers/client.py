@@ -434,21 +434,19 @@ def server_pid(transport: Any) -> int | None:
 
 
 async def end_process_group(group_id: int) -> None:
-    """SIGTERM what is left of a stdio server's process group, SIGKILL it a second later.
-    Linux does not reuse a pid still in use as a group id, so this cannot hit a stranger."""
+    """SIGTERM what is left of a stdio server's process group, SIGKILL it if it is still there
+    a second later (a zombie nobody reaps counts as there). Linux does not reuse a pid still in
+    use as a group id, so this cannot hit a stranger."""
     if not hasattr(os, "killpg"):
         return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(group_id, sig)
-        except (ProcessLookupError, PermissionError):
-            return
+    try:
+        os.killpg(group_id, signal.SIGTERM)
         for _ in range(50):
             await asyncio.sleep(0.02)
-            try:
-                os.killpg(group_id, 0)
-            except (ProcessLookupError, PermissionError):
-                return
+            os.killpg(group_id, 0)
+        os.killpg(group_id, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return
 
 
 def refusal(info: McpToolInfo, taken: set[str]) -> str:

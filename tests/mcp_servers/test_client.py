@@ -166,6 +166,25 @@ def test_an_http_server_that_cannot_be_reached_fails_in_one_line() -> None:
     run(go())
 
 
+def test_calls_from_several_tasks_run_at_once_on_one_connection(tmp_path: Path) -> None:
+    markers = [tmp_path / "one", tmp_path / "two"]
+
+    async def go() -> None:
+        connection = await connected(stdio_spec())
+        try:
+            calls = [asyncio.create_task(connection.call("slow", {"seconds": 60, "marker": str(m)}, timeout=120))
+                     for m in markers]
+            await until(lambda: all(m.exists() for m in markers))  # both running on the server
+            assert (await connection.call("echo", {"text": "meanwhile"}, timeout=10)).content[0]["text"] \
+                == "meanwhile"
+            for call in calls:
+                call.cancel()
+            await asyncio.gather(*calls, return_exceptions=True)
+        finally:
+            await connection.close()
+    run(go())
+
+
 def test_an_is_error_result_is_an_error_outcome_not_an_exception() -> None:
     async def go() -> None:
         connection = await connected(stdio_spec())
