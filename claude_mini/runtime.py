@@ -260,6 +260,7 @@ def build_runtime(
     session.report_to(notices)  # a resume's skipped lines, a failed transcript write
     ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
     policy = make_policy(config, ctx)
+    rules = policy  # the rules themselves, before any wrapper (MCP's trusted read-only hints go here)
     for error in policy.errors:  # rules that could not be read: each skipped, said once
         notices.say(str(error), "warning", once=True)
     ctx.read_denials = read_denials_of(policy)  # Grep and Glob skip the files Read rules deny
@@ -282,9 +283,36 @@ def build_runtime(
                       notices, extractor=extractor)
     runtime.compactor = Compactor(runtime, fork_summary)
     agent.hooks = [*user_hooks(config, agent, notices, lambda: runtime.policy.mode),
+                   *mcp_servers(config, agent, rules, notices),
                    CompactHook(runtime.compactor, notices), InstructionHook(tracker),
                    RecallHook(store, config, notices), extractor]
     return runtime
+
+
+def mcp_servers(config: Config, agent: Agent, rules: PermissionPolicy,
+                notices: NoticeChannel) -> list[AgentHooks]:
+    """The session's MCP servers as a lifecycle part (none configured: no part, and the SDK is
+    never imported). Skipped entries and servers waiting for approval are said once."""
+    from claude_mini.mcp_servers.config import load_servers
+
+    found = load_servers(config)
+    for problem in found.problems:
+        notices.say(problem, "warning", once=True)
+    if found.pending_approval:
+        names = ", ".join(spec.name for spec in found.pending_approval)
+        notices.say(f"The project's MCP servers {names} were not started: they need your approval once "
+                    "(run claude-mini here and answer, or list them in enabledMcpjsonServers in "
+                    ".claude/settings.local.json).", "warning", once=True)
+    if not found.servers:
+        return []
+    from claude_mini.mcp_servers.client import McpManager
+    from claude_mini.mcp_servers.lifecycle import McpHook, McpSettings
+
+    settings = McpSettings.read(config)
+    for problem in settings.problems:
+        notices.say(problem, "warning", once=True)
+    manager = McpManager(found.servers, notices, cwd=str(config.project_root))
+    return [McpHook(manager, list(agent.tools.values()), settings, notices, rules.trust_read_only)]
 
 
 def user_hooks(config: Config, agent: Agent, notices: NoticeChannel,
