@@ -102,7 +102,7 @@ class ServerConnection:
         if self._task is not None and not self._task.done():
             return
         self.status, self.error, self.tools, self.problems = "connecting", "", [], []
-        self._ready, self._end, self._stopping = asyncio.Event(), asyncio.Event(), False
+        self._ready, self._end, self._stopping, self._life = asyncio.Event(), asyncio.Event(), False, None
         self._stderr.clear()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"mcp server {self.spec.name}")
 
@@ -117,7 +117,8 @@ class ServerConnection:
         await self.wait_ready()
 
     async def close(self) -> None:
-        """End the connection (a stdio server's process group is stopped by the SDK)."""
+        """End the connection: a stdio server is stopped by the SDK, then what is left of its
+        process group (children it started) by `end_process_group`."""
         await self._stop()
         self.status = "closed"
 
@@ -130,12 +131,12 @@ class ServerConnection:
             self._end.set()  # leave the contexts in order: HTTP sends its DELETE, stdio stops the server
         elif self._life is not None:
             self._life.cancel()  # still connecting: no handshake to wait for
-        try:
-            await asyncio.wait_for(asyncio.shield(task), CLOSE_TIMEOUT)
-        except TimeoutError:
+        else:
+            task.cancel()  # still importing the SDK: nothing entered yet
+        await asyncio.wait({task}, timeout=CLOSE_TIMEOUT)  # neither raises nor cancels
+        if not task.done():
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await asyncio.wait({task})
 
     async def _run(self) -> None:
         """The connection's own task: every SDK context is entered and left here."""

@@ -329,6 +329,20 @@ def test_a_server_that_never_answers_fails_after_the_connect_timeout() -> None:
     run(go())
 
 
+def test_closing_a_server_still_connecting_is_no_failure() -> None:
+    async def go() -> None:
+        notices = NoticeChannel()
+        manager = McpManager([Spec("mute", command="sleep", args=("300",))], notices)
+        manager.start()
+        await manager.close()  # before the SDK is even imported in a fresh process
+        manager = McpManager([Spec("mute", command="sleep", args=("300",))], notices)
+        manager.start()
+        await until(lambda: manager.connections["mute"]._life is not None)  # in the handshake
+        await manager.close()
+        assert manager.connections["mute"].status == "closed" and failures(notices) == []
+    run(go())
+
+
 def test_close_leaves_no_process_of_the_server_or_its_children() -> None:
     async def go() -> tuple[int, int]:
         manager = McpManager([stdio_spec()], NoticeChannel())
