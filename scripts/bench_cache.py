@@ -16,6 +16,12 @@ It runs the session three times, each with a fresh home, repository and server:
   `<system-reminder>`, so the fork still extends the parent's exact prefix (issue 16: prefix
   reuse >= 97% with hooks configured). The script fails if the hooks did not run or their
   context never reached the model, so this figure cannot silently be a run without hooks;
+- with the demo MCP server (tests/mcp_servers/demo_server.py, over stdio) in the repository's
+  `.mcp.json`, the folder trusted and the server approved, and the main agent calling one of its
+  tools every turn: its tools are in the cached tool list, fixed at the first request, so the
+  fork still extends the parent's exact prefix (issue 17: prefix reuse >= 97% with MCP servers
+  configured). The script fails if the MCP tools were not in every request's tool list or the
+  calls did not reach the server;
 - for contrast, with a fork that sends its own, smaller tool list (what "restricting the
   fork by removing tools" would cost).
 
@@ -97,6 +103,7 @@ else:
 print(json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": context}}))
 '''
 HOOKED_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse")
+DEMO_SERVER = Path(__file__).resolve().parent.parent / "tests" / "mcp_servers" / "demo_server.py"
 
 
 def configure_hooks(repo: Path, tmp: Path) -> Path:
@@ -123,9 +130,36 @@ def check_hooks_ran(log: Path, server: FakeAnthropic, turns: int) -> dict[str, i
     return counts
 
 
-def script(server: FakeAnthropic, memdir: Path, turns: int) -> None:
-    """Main replies (read a file, answer) and extraction replies (save on some turns)."""
+def configure_mcp(repo: Path) -> None:
+    """The demo MCP server in the repository's `.mcp.json`, approved, its tools allowed."""
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {
+        "demo": {"command": sys.executable, "args": [str(DEMO_SERVER)]}}}))
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["demo"]}))
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["mcp__demo"]}}))
+
+
+def check_mcp(server: FakeAnthropic, turns: int) -> int:
+    """How many MCP tools every request listed; raises when a request's tool list lacked them or
+    differed from the first one, or when a call did not reach the server."""
+    requests = server.requests_for("main") + server.requests_for("extract")
+    tools = requests[0].body["tools"]
+    names = [tool["name"] for tool in tools if tool["name"].startswith("mcp__demo__")]
+    if "mcp__demo__add" not in names or any(r.body["tools"] != tools for r in requests):
+        raise SystemExit(f"bench_cache: the demo MCP server's tools were not in every request ({names})")
+    conversation = server.requests_for("main")[-1].text  # every tool result of the session
+    answered = sum(f'"sum": {i + 1}.0' in conversation for i in range(1, turns + 1))
+    if answered < turns:
+        raise SystemExit(f"bench_cache: {answered} of {turns} MCP calls came back with the server's result")
+    return len(names)
+
+
+def script(server: FakeAnthropic, memdir: Path, turns: int, mcp: bool = False) -> None:
+    """Main replies (call the MCP server's add if configured, read a file, answer) and extraction
+    replies (save on some turns)."""
     for i in range(1, turns + 1):
+        if mcp:
+            server.on(Reply.tool("mcp__demo__add", {"a": i, "b": 1}), purpose="main")
         server.on(Reply.tool("Read", {"file_path": f"module_{i}.py"}), purpose="main")
         server.on(Reply.text(f"module_{i}.py validates, transforms and stores requests."), purpose="main")
         if i not in SAVE_ON:
@@ -148,10 +182,11 @@ async def run_session(repo: Path, server: FakeAnthropic, turns: int, *, trusted:
         async for _ in rt.agent.run(f"Explain what module_{i}.py does; remember conventions you see."):
             pass
         await rt.extractor.wait(30)
-    await rt.client.aclose()
+    await rt.close()  # the session's end: MCP servers are stopped too
 
 
-def measure(turns: int, fork_tools: int | None = None, hooks: bool = False) -> list[list[dict[str, int]]]:
+def measure(turns: int, fork_tools: int | None = None, hooks: bool = False,
+            mcp: bool = False) -> list[list[dict[str, int]]]:
     """Usage of each extraction request, grouped by turn (a fresh home, repo and server); each
     usage also carries `parent_input`, the whole input of the request before it."""
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as server, \
@@ -159,13 +194,18 @@ def measure(turns: int, fork_tools: int | None = None, hooks: bool = False) -> l
         repo = Path(tmp) / "repo"
         make_repo(repo, turns)
         log = configure_hooks(repo, Path(tmp)) if hooks else None
-        script(server, paths.memory_dir(repo), turns)
+        if mcp:
+            configure_mcp(repo)
+        script(server, paths.memory_dir(repo), turns, mcp)
         patch = mock.patch.object(Fork, "request", _trimmed_request(fork_tools)) if fork_tools else None
         with patch or _nothing():
-            asyncio.run(run_session(repo, server, turns, trusted=hooks))
+            asyncio.run(run_session(repo, server, turns, trusted=hooks or mcp))
         if log is not None:
             counts = check_hooks_ran(log, server, turns)
             print(f"\nhooks ran: {', '.join(f'{event} {n}x' for event, n in counts.items())}")
+        if mcp:
+            print(f"\nMCP tools in every request's tool list: {check_mcp(server, turns)}; "
+                  f"the server answered all {turns} calls")
         by_turn: list[list[dict[str, int]]] = []
         before: dict[str, int] | None = None
         for request in server.requests:
@@ -250,13 +290,18 @@ def main() -> int:
     hooked = report("The same, with hooks configured (UserPromptSubmit, PreToolUse, PostToolUse)",
                     measure(args.turns, hooks=True))
     print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
+    with_mcp = report("The same, with the demo MCP server configured (stdio, one call per turn)",
+                      measure(args.turns, mcp=True))
+    print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
     report("Fork with its own tool list (Read, Write, Edit only): for contrast",
            measure(args.turns, fork_tools=3))
     print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
     checks = [("share of input from cache, no hooks (issue 5)", plain[0], 90.0),
               ("share of input from cache, with hooks", hooked[0], 90.0),
+              ("share of input from cache, with MCP servers", with_mcp[0], 90.0),
               ("prefix reuse, no hooks", plain[1], 97.0),
-              ("prefix reuse, with hooks (issue 16)", hooked[1], 97.0)]
+              ("prefix reuse, with hooks (issue 16)", hooked[1], 97.0),
+              ("prefix reuse, with MCP servers (issue 17)", with_mcp[1], 97.0)]
     print()
     for what, figure, target in checks:
         print(f"Target {what} >= {target:.0f}%: {'met' if figure >= target else 'NOT met'} ({figure:.1f}%)")
