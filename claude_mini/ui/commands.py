@@ -180,6 +180,10 @@ async def run_command(line: str, host: CommandHost, console: Console,
         console.print(problem, style="yellow", markup=False)
     name, _, args = line.strip()[1:].partition(" ")
     cmd = find_command(name) or _unique_prefix(name)
+    if cmd is None and name.lower().startswith("mcp__"):  # an MCP prompt of a server still connecting
+        from claude_mini.ui.mcp_commands import find_prompt_command
+
+        cmd = await find_prompt_command(name, await get_runtime())
     if cmd is None:
         console.print(unknown_hint(name), style="yellow", markup=False)
         return

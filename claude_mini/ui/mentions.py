@@ -7,6 +7,11 @@ attached: the user is warned and the message is sent without it. An attached
 file counts as read, so the model may Edit it without reading it again.
 Completion lists the files git would track (`ProjectFiles`) and the slash
 commands.
+
+`@server:uri` names a resource of a connected MCP server (issue 17): its text is attached
+as `<attached-resource server=... uri=...>`; one that cannot be read is a warning and the
+message is sent without it. Completion lists the resources the servers listed when they
+connected.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,12 +52,16 @@ class Mentions:
 
 
 def expand_mentions(text: str, *, cwd: Path, project_root: Path, ignored: Callable[[Path], bool],
-                    read_denied: Callable[[str], str | None] = lambda _: None) -> Mentions:
-    """Append the contents of every `@path` in `text`; a path that cannot be attached gets a warning."""
+                    read_denied: Callable[[str], str | None] = lambda _: None,
+                    servers: Collection[str] = ()) -> Mentions:
+    """Append the contents of every `@path` in `text`; a path that cannot be attached gets a
+    warning. `@server:uri` of one of `servers` is a resource, left to `attach_resources`."""
     out = Mentions(text)
     seen: set[Path] = set()
     for match in MENTION.finditer(text):
         raw = match.group(1) or match.group(2)
+        if _resource_mention(raw, servers):
+            continue
         path = _mention_path(raw, cwd)
         if path in seen:
             continue
@@ -185,11 +194,14 @@ class ProjectFiles:
 
 
 class ReplCompleter(Completer):
-    """Completes `/commands` at the start of the input and `@paths` anywhere."""
+    """Completes `/commands` at the start of the input and `@paths` (and `@server:uri`
+    resources, from `resources`: (mention, description) pairs) anywhere."""
 
-    def __init__(self, files: ProjectFiles, limit: int = 40) -> None:
+    def __init__(self, files: ProjectFiles, limit: int = 40,
+                 resources: Callable[[], builtins.list[tuple[str, str]]] = lambda: []) -> None:
         self.files = files
         self.limit = limit
+        self.resources = resources
 
     def get_completions(self, document: Document, complete_event: Any) -> Iterable[Completion]:
         before = document.text_before_cursor
@@ -200,6 +212,9 @@ class ReplCompleter(Completer):
             return
         word = document.get_word_before_cursor(WORD=True)
         if word.startswith("@"):
+            listed = dict(self.resources())
+            for mention in rank_paths(sorted(listed), word[1:])[: self.limit]:
+                yield Completion(f"@{mention}", -len(word), display=mention, display_meta=listed[mention])
             for path in rank_paths(self.files.list(), word[1:].lstrip('"'))[: self.limit]:
                 text = f'@"{path}"' if " " in path else f"@{path}"
                 yield Completion(text, -len(word), display=path)
@@ -225,11 +240,49 @@ def attach_mentions(text: str, runtime: Runtime, *, project_root: Path, files: P
     """The message to send for `text`: its @files attached (each recorded as read), `warn` told
     about each one left out."""
     from claude_mini.tools.read import record_read
+    from claude_mini.ui.mcp_commands import connections
 
     found = expand_mentions(text, cwd=runtime.agent.ctx.cwd, project_root=project_root,
-                            ignored=files.is_ignored, read_denied=runtime.policy.read_denied)
+                            ignored=files.is_ignored, read_denied=runtime.policy.read_denied,
+                            servers=connections(runtime))
     for warning in found.warnings:
         warn(warning)
     for path in found.read:
         record_read(runtime.agent.ctx, path, path.stat().st_mtime)
     return found.text
+
+
+def _resource_mention(raw: str, servers: Collection[str]) -> tuple[str, str] | None:
+    """(server, uri) when `raw` (a mention without its @) is `server:uri` of one of `servers`."""
+    server, colon, uri = raw.partition(":")
+    return (server, uri) if colon and uri and server in servers else None
+
+
+async def attach_resources(text: str, runtime: Runtime, *, warn: Callable[[str], None]) -> str:
+    """The attachments for the `@server:uri` mentions in `text` ('' if none); `warn` is told
+    about each one that could not be read."""
+    from claude_mini.mcp_servers import extras
+    from claude_mini.mcp_servers.client import McpError
+    from claude_mini.ui.mcp_commands import connections
+
+    conns = connections(runtime)
+    attached: builtins.list[str] = []
+    seen: set[tuple[str, str]] = set()
+    for match in MENTION.finditer(text):
+        found = _resource_mention(match.group(1) or match.group(2), conns)
+        if found is None or found in seen:
+            continue
+        seen.add(found)
+        server, uri = found
+        listing = extras.cached(conns[server])
+        listed = {r.uri for r in listing.resources} if listing is not None else set()
+        if uri not in listed and uri.rstrip(TRAILING) in listed:
+            uri = uri.rstrip(TRAILING)  # `see @demo:demo://readme.`
+        try:
+            body = await extras.read_resource(conns[server], uri)
+        except McpError as exc:
+            warn(f"@{server}:{uri} was not attached ({exc}); sent without it.")
+            continue
+        attached.append(f'\n\n<attached-resource server="{server}" uri="{uri}">\n{body.rstrip(chr(10))}\n'
+                        "</attached-resource>")
+    return "".join(attached)

@@ -34,7 +34,7 @@ from prompt_toolkit.output import create_output
 from claude_mini import paths
 from claude_mini.notices import Notice, NoticeChannel
 from claude_mini.ui import commands
-from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, attach_mentions
+from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, attach_mentions, attach_resources
 from claude_mini.ui.safe_text import visible_controls
 from claude_mini.ui.startup import (
     RuntimeLoader,
@@ -130,7 +130,7 @@ class Repl:
         history.parent.mkdir(parents=True, exist_ok=True)
         return PromptSession(
             message=[("class:prompt", "> ")], multiline=True, prompt_continuation="  ",
-            history=FileHistory(str(history)), completer=ReplCompleter(self.files),
+            history=FileHistory(str(history)), completer=ReplCompleter(self.files, resources=self._resources),
             complete_while_typing=True, complete_in_thread=True,
             key_bindings=prompt_bindings(self.exit_keys, self.cycle_mode),
             bottom_toolbar=self.toolbar, style=STYLE, reserve_space_for_menu=6,
@@ -173,6 +173,7 @@ class Repl:
         # now, under the banner; from background threads: through the event loop.
         self.notices.attach(lambda notice: self._show_notice(notice) if _on_loop(loop)
                             else loop.call_soon_threadsafe(self._show_notice, notice))
+        self.loader.runtime_future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._list_mcp))
         if initial and initial.strip():
             self.startup.begin()
             self.queued.append(initial)
@@ -197,6 +198,20 @@ class Repl:
                 await self._send_queued()
         await self._shutdown()
         return self.exit_code
+
+    def _list_mcp(self) -> None:
+        """Once the runtime is built: its MCP servers' prompts and resources, listed as they connect."""
+        runtime = self.loader.peek()
+        if runtime is not None:
+            from claude_mini.ui.mcp_commands import warm_listings
+
+            self._mcp_listing = asyncio.ensure_future(warm_listings(runtime))
+
+    def _resources(self) -> list[tuple[str, str]]:
+        """@server:uri completions (the listed resources; none before the runtime is built)."""
+        from claude_mini.ui.mcp_commands import resource_mentions
+
+        return resource_mentions(self.loader.peek())
 
     def _notify_when_idle(self, loop: asyncio.AbstractEventLoop) -> asyncio.TimerHandle | None:
         """After an answer, tell the lifecycle (the Notification hook) once the prompt has waited
@@ -314,8 +329,10 @@ class Repl:
         """Send one message (with its @files) to the model and render the answer; Esc or Ctrl-C
         cancels it."""
         runtime = await self.get_runtime()
+        warn = lambda warning: self.renderer.line(f"⚠ {warning}", "yellow")  # noqa: E731
         message = attach_mentions(text, runtime, project_root=self.config.project_root, files=self.files,
-                                  warn=lambda warning: self.renderer.line(f"⚠ {warning}", "yellow"))
+                                  warn=warn)
+        message += await attach_resources(text, runtime, warn=warn)
         renderer = self.renderer
         renderer.begin_turn()
         try:
@@ -475,6 +492,9 @@ def _start(config: Config, prompt: str | None, *, resume: str | None, continue_:
             from claude_mini.ui.trust_prompt import confirm_trust
 
             confirm_trust(config)
+        from claude_mini.ui.mcp_approval import confirm_mcp_servers
+
+        confirm_mcp_servers(config)  # before the runtime: the answers decide which servers start
         client = open_client_early(config, notices)
     except StartupFailed as exc:
         sys.stderr.write(f"claude-mini: {visible_controls(str(exc))}\n")
