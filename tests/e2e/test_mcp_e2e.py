@@ -134,6 +134,19 @@ def test_permission_rules_apply_to_mcp_tools_by_name(run_cli, fake_server, repo,
         assert added["is_error"] and "Denied by project rule mcp__demo__add" in text_of(added)
 
 
+@pytest.mark.parametrize("trusted", [True, False], ids=["hints-trusted", "hints-not-trusted"])
+def test_read_only_hints_let_a_tool_run_unasked_only_where_a_setting_trusts_them(run_cli, fake_server, repo,
+                                                                                 isolated_env, trusted):
+    project(repo, isolated_env.home, {"demo": DEMO_SERVER}, mcp={"trustReadOnlyHints": trusted})
+    fake_server.on(Reply.tool("mcp__demo__echo", {"text": "hinted"}), purpose="main", times=1)
+    add_call(fake_server, "done")  # add has no readOnlyHint: it asks either way
+    result = run_cli("-p", "echo, then add", env=NO_MEMORY)
+    assert result.returncode == 0, result.stderr
+    echoed, added = tool_results(fake_server)
+    assert (text_of(echoed) == "hinted") is trusted and bool(echoed.get("is_error")) is not trusted
+    assert added["is_error"] and "cannot ask" in text_of(added)
+
+
 def test_a_call_that_times_out_is_one_error_result_and_the_session_goes_on(run_cli, fake_server, repo,
                                                                            isolated_env, tmp_path):
     marker = tmp_path / "slow.marker"
