@@ -19,6 +19,7 @@ import asyncio
 import logging
 import re
 import shlex
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from claude_mini.ui.commands import COMMANDS, Command, CommandContext, command, print_lines
@@ -194,7 +195,7 @@ def register_prompts(connection: ServerConnection, found: Listing | None) -> Non
     _prompt_commands[server] = names
 
 
-def _prompt_runner(prompt: PromptInfo):  # type: ignore[no-untyped-def]
+def _prompt_runner(prompt: PromptInfo) -> Callable[[CommandContext], Awaitable[None]]:
     async def run(ctx: CommandContext) -> None:
         await run_prompt(ctx, prompt)
 

@@ -213,7 +213,7 @@ class ReplCompleter(Completer):
         word = document.get_word_before_cursor(WORD=True)
         if word.startswith("@"):
             listed = dict(self.resources())
-            for mention in rank_paths(sorted(listed), word[1:])[: self.limit]:
+            for mention in rank_resources(sorted(listed), word[1:])[: self.limit]:
                 yield Completion(f"@{mention}", -len(word), display=mention, display_meta=listed[mention])
             for path in rank_paths(self.files.list(), word[1:].lstrip('"'))[: self.limit]:
                 text = f'@"{path}"' if " " in path else f"@{path}"
@@ -233,6 +233,15 @@ def rank_paths(paths_: Sequence[str], query: str) -> list[str]:
         elif q in low:
             groups[2].append(path)
     return [*groups[0], *groups[1], *groups[2]]
+
+
+def rank_resources(mentions: Sequence[str], query: str) -> list[str]:
+    """`server:uri` mentions matching `query` as a path would, or whose uri holds the part of
+    the query after `server:` (`@demo:read` finds `demo:demo://readme`)."""
+    server, colon, rest = query.lower().partition(":")
+    found = rank_paths(mentions, query)
+    return found + [m for m in mentions if m not in found and colon and m.lower().startswith(server + ":")
+                    and rest in m.lower().partition(":")[2]]
 
 
 def attach_mentions(text: str, runtime: Runtime, *, project_root: Path, files: ProjectFiles,
