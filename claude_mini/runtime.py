@@ -300,8 +300,9 @@ def mcp_servers(config: Config, agent: Agent, rules: PermissionPolicy,
         notices.say(problem, "warning", once=True)
     if found.pending_approval:
         names = ", ".join(spec.name for spec in found.pending_approval)
-        notices.say(f"The project's MCP servers {names} were not started: they need your approval once "
-                    "(run claude-mini here and answer, or list them in enabledMcpjsonServers in "
+        which = f"server {names} was" if len(found.pending_approval) == 1 else f"servers {names} were"
+        notices.say(f"The project's MCP {which} not started: it needs your approval once (run "
+                    "claude-mini here and answer, or list it in enabledMcpjsonServers in "
                     ".claude/settings.local.json).", "warning", once=True)
     if not found.servers:
         return []
