@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from claude_mini.process_groups import signal_group
 from claude_mini.signals import tool_group_ended, tool_group_started
 
 if TYPE_CHECKING:
@@ -174,20 +175,15 @@ class _Feeder:
 async def _stop_group(proc: asyncio.subprocess.Process) -> None:
     """SIGTERM the whole group, allow KILL_GRACE seconds for its shell to go, then SIGKILL."""
     pgid = proc.pid  # start_new_session made the shell the group leader
-    _signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGTERM)
     try:
         await asyncio.wait_for(asyncio.shield(proc.wait()), KILL_GRACE)
     except TimeoutError:
         pass
     finally:
-        _signal_group(pgid, signal.SIGKILL)  # children that outlived the shell, or ignored TERM
+        signal_group(pgid, signal.SIGKILL)  # children that outlived the shell, or ignored TERM
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(proc.wait(), 1.0)
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 async def _drain(pipes: Sequence[_CappedPipe], seconds: float) -> None:

@@ -30,6 +30,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from claude_mini.process_groups import group_gone, signal_group
+
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
     from mcp import Client
@@ -436,18 +438,15 @@ def server_pid(transport: Any) -> int | None:
 
 async def end_process_group(group_id: int) -> None:
     """SIGTERM what is left of a stdio server's process group, SIGKILL it if it is still there
-    a second later (a zombie nobody reaps counts as there). Linux does not reuse a pid still in
+    a second later (a zombie nobody reaps does not count). Linux does not reuse a pid still in
     use as a group id, so this cannot hit a stranger."""
     if not hasattr(os, "killpg"):
         return
+    signal_group(group_id, signal.SIGTERM)
     try:
-        os.killpg(group_id, signal.SIGTERM)
-        for _ in range(50):
-            await asyncio.sleep(0.02)
-            os.killpg(group_id, 0)
-        os.killpg(group_id, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        return
+        await asyncio.wait_for(group_gone(group_id), 1.0)
+    except TimeoutError:
+        signal_group(group_id, signal.SIGKILL)
 
 
 def refusal(info: McpToolInfo, taken: set[str]) -> str:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from claude_mini.agent.bash_safety import is_read_only_command
+from claude_mini.process_groups import group_gone, signal_group
 from claude_mini.signals import tool_group_ended, tool_group_started
 from claude_mini.tools import ToolContext, ToolError, ToolResult, int_arg, str_arg
 from claude_mini.tools.git_safety import GIT_FUNCTION, safe_git_env
@@ -151,13 +152,13 @@ class BashTool:
     async def _stop_group(self, proc: asyncio.subprocess.Process) -> None:
         """SIGTERM the whole process group, allow `kill_grace` seconds, then SIGKILL what is left."""
         pgid = proc.pid  # start_new_session made the shell the group leader
-        _signal_group(pgid, signal.SIGTERM)
+        signal_group(pgid, signal.SIGTERM)
         try:
-            await asyncio.wait_for(_group_gone(pgid), self.kill_grace)
+            await asyncio.wait_for(group_gone(pgid), self.kill_grace)
         except TimeoutError:
             pass
         finally:
-            _signal_group(pgid, signal.SIGKILL)
+            signal_group(pgid, signal.SIGKILL)
         # Reap the shell so its exit status is known and asyncio can release the process.
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(proc.wait(), 1.0)
@@ -258,45 +259,6 @@ class _Pipe(asyncio.Protocol):
 
 
 _detached: set[asyncio.Task[None]] = set()
-
-
-async def _group_gone(pgid: int) -> None:
-    while _group_alive(pgid):
-        await asyncio.sleep(0.02)
-
-
-def _group_alive(pgid: int) -> bool:
-    """Whether any non-zombie process remains in the group.
-
-    A zombie still counts for killpg(pgid, 0), and orphans are not always reaped
-    promptly (e.g. in containers whose PID 1 does not reap), so on Linux we look
-    at /proc to ignore zombies.
-    """
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    proc_root = Path("/proc")
-    if not proc_root.is_dir():
-        return True
-    return any(_live_member(entry, pgid) for entry in proc_root.iterdir() if entry.name.isdigit())
-
-
-def _live_member(proc_dir: Path, pgid: int) -> bool:
-    try:
-        stat = (proc_dir / "stat").read_text()
-    except OSError:
-        return False
-    # Fields after the parenthesised command name: state, ppid, pgrp, ...
-    fields = stat[stat.rfind(")") + 2 :].split()
-    return len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X")
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
 
 
 class _OutputBuffer:
