@@ -204,6 +204,19 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def json_kind(value: Any) -> str:
+    """A JSON value's kind in words, for messages about a setting: `a string`, `a list`, `null`."""
+    names = {dict: "an object", list: "a list", str: "a string", bool: "true or false",
+             int: "a number", float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def json_shown(value: Any, limit: int = 80) -> str:
+    """A setting's value as JSON on one short line (ASCII only: no control character gets out)."""
+    text = json.dumps(value, ensure_ascii=True, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def parse_json(text: str, *, unique_keys: bool = False) -> tuple[Any, str | None]:
     """(data, None), or (None, why the text is not usable JSON) in words for a one-line message.
 

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from claude_mini.config import json_kind, json_shown
+
 if TYPE_CHECKING:
     from claude_mini.config import Config, SettingsLayer
 
@@ -210,7 +212,7 @@ def _policy_flag(policy: dict[str, Any], key: str, where: str, problems: list[st
     value = policy.get(key, False)
     if isinstance(value, bool):
         return value
-    problems.append(f"{key} in {where} must be true or false (got {_shown(value)}); read as true, "
+    problems.append(f"{key} in {where} must be true or false (got {json_shown(value)}); read as true, "
                     "as managed settings fail closed: ask whoever manages this machine to fix it.")
     return True
 
@@ -231,7 +233,7 @@ class _LayerReader:
 
     def read(self, hooks: Any) -> None:
         if not isinstance(hooks, dict):
-            self.skip("hooks", f"must be an object of event names, not {_kind(hooks)}")
+            self.skip("hooks", f"must be an object of event names, not {json_kind(hooks)}")
             return
         for event, groups in hooks.items():
             self.read_event(str(event), groups)
@@ -243,22 +245,22 @@ class _LayerReader:
             self.skip(where, "is not a hook event " + (f"(did you mean {close[0]}?)" if close else
                                                        "(events are names like PreToolUse or SessionStart)"))
         elif not isinstance(groups, list):
-            self.skip(where, f'must be a list of {{"matcher", "hooks"}} groups, not {_kind(groups)}')
+            self.skip(where, f'must be a list of {{"matcher", "hooks"}} groups, not {json_kind(groups)}')
         else:
             for i, group in enumerate(groups):
                 self.read_group(event, f"{where}.{i}", group)
 
     def read_group(self, event: str, where: str, group: Any) -> None:
         if not isinstance(group, dict):
-            self.skip(where, f'must be an object with "matcher" and "hooks", not {_kind(group)}')
+            self.skip(where, f'must be an object with "matcher" and "hooks", not {json_kind(group)}')
             return
         matcher = group.get("matcher")
         matcher = "" if matcher is None else matcher
         handlers = group.get("hooks")
         if not isinstance(matcher, str):
-            self.skip(where, f"has a matcher that is not a string ({_shown(matcher)})")
+            self.skip(where, f"has a matcher that is not a string ({json_shown(matcher)})")
         elif problem := matcher_problem(matcher):
-            self.skip(where, f"has the matcher {_shown(matcher)}, which is not a valid regular "
+            self.skip(where, f"has the matcher {json_shown(matcher)}, which is not a valid regular "
                              f"expression ({problem})")
         elif not isinstance(handlers, list):
             self.skip(where, 'needs "hooks": a list of {"type": "command", "command": ...} handlers')
@@ -268,7 +270,7 @@ class _LayerReader:
 
     def read_handler(self, event: str, matcher: str, where: str, handler: Any) -> None:
         if not isinstance(handler, dict):
-            self.skip(where, f'must be an object like {{"type": "command", "command": ...}}, not {_kind(handler)}')
+            self.skip(where, f'must be an object like {{"type": "command", "command": ...}}, not {json_kind(handler)}')
             return
         kind, command = handler.get("type"), handler.get("command")
         timeout = handler.get("timeout", SESSION_END_TIMEOUT if event == "SessionEnd" else DEFAULT_TIMEOUT)
@@ -277,20 +279,20 @@ class _LayerReader:
             self.ignore(event, matcher, _handler_text(handler), f"type {kind} is not supported by claude-mini")
         elif kind != "command":
             self.skip(where, 'has no "type" (use "command")' if kind is None else
-                      f'has the unknown type {_shown(kind)} (claude-mini runs "command" hooks)')
+                      f'has the unknown type {json_shown(kind)} (claude-mini runs "command" hooks)')
         elif not isinstance(command, str) or not command.strip():
             self.skip(where, 'needs "command": the shell command to run')
         elif "\0" in command:
             self.skip(where, "has a NUL character in its command, which no shell can run")
         elif not _is_positive_number(timeout):
-            self.skip(where, f"has the timeout {_shown(timeout)}; it must be a number of seconds above 0")
+            self.skip(where, f"has the timeout {json_shown(timeout)}; it must be a number of seconds above 0")
         elif "if" in handler:
             self.ignore(event, matcher, command, 'its "if" condition is not supported by claude-mini; '
                                                  "drop it and test the input in the command")
         else:
             if not isinstance(status, str):
                 self.problems.append(f"{where} in {self.file}: statusMessage must be a string "
-                                     f"(got {_shown(status)}); the hook runs without it.")
+                                     f"(got {json_shown(status)}); the hook runs without it.")
             self.entries.append(HookCommand(event, matcher, command, float(timeout), self.source,
                                              self.file, status if isinstance(status, str) else "",
                                              handler.get("async") is True, handler.get("once") is True))
@@ -310,21 +312,6 @@ def _handler_text(handler: dict[str, Any]) -> str:
 def _is_positive_number(value: Any) -> bool:
     return (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
             and value > 0)
-
-
-def _kind(value: Any) -> str:
-    """A JSON value's kind in words: `a string`, `a list`, `null`."""
-    names = {dict: "an object", list: "a list", str: "a string", bool: "true or false",
-             int: "a number", float: "a number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
-
-
-def _shown(value: Any, limit: int = 80) -> str:
-    """A setting's value as JSON on one short line."""
-    import json
-
-    text = json.dumps(value, ensure_ascii=True, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # ---- the listing shared by `claude-mini hooks list` and /hooks

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from claude_mini.config import json_kind, json_shown
+
 if TYPE_CHECKING:
     from claude_mini.config import Config
 
@@ -150,7 +152,7 @@ def written_servers(config: Config, scope: str, problems: list[str]) -> tuple[st
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         problems.append(f"Skipped mcpServers in {path}: it must be an object of server names, not "
-                        f"{_kind(servers)}. Fix the file to use its servers.")
+                        f"{json_kind(servers)}. Fix the file to use its servers.")
         return str(path), {}
     return str(path), servers
 
@@ -201,13 +203,13 @@ def _approvals(config: Config, problems: list[str]) -> _Approvals:
             out.all_projects = value
         elif value is not None:
             problems.append(f"enableAllProjectMcpServers in {where} must be true or false (got "
-                            f"{_shown(value)}); ignored.")
+                            f"{json_shown(value)}); ignored.")
         for key, names in (("enabledMcpjsonServers", out.enabled), ("disabledMcpjsonServers", out.disabled)):
             value = layer.data.get(key, [])
             if isinstance(value, list) and all(isinstance(name, str) for name in value):
                 names.update(value)
             else:
-                problems.append(f"{key} in {where} must be a list of server names (got {_shown(value)}); ignored.")
+                problems.append(f"{key} in {where} must be a list of server names (got {json_shown(value)}); ignored.")
     return out
 
 
@@ -266,15 +268,15 @@ def _overridden(spec: ServerSpec, winner: ServerSpec) -> IgnoredServer:
 def entry_problem(entry: Any) -> str | None:
     """What makes a written server unusable, in words for a problem line, or None."""
     if not isinstance(entry, dict):
-        return f"must be an object, not {_kind(entry)}"
+        return f"must be an object, not {json_kind(entry)}"
     transport = entry.get("type", "stdio")
     if transport not in TRANSPORTS:
-        return f"has the type {_shown(transport)}; claude-mini knows stdio (the default), http and sse"
+        return f"has the type {json_shown(transport)}; claude-mini knows stdio (the default), http and sse"
     if transport == "stdio":
         if not isinstance(entry.get("command"), str) or not entry["command"].strip():
             return 'needs "command": the program to run'
         if not _strings(entry.get("args", []), list):
-            return f'has "args" that is not a list of strings ({_shown(entry.get("args"))})'
+            return f'has "args" that is not a list of strings ({json_shown(entry.get("args"))})'
         if not _strings(entry.get("env", {}), dict):
             return f'has "env" that is not an object of strings ({_kinds(entry.get("env"))})'
         return None
@@ -288,8 +290,8 @@ def entry_problem(entry: Any) -> str | None:
 def _kinds(values: Any) -> str:
     """What is wrong in an env or headers object, without its values (they may be secrets)."""
     if not isinstance(values, dict):
-        return _kind(values)
-    return ", ".join(f"{key} is {_kind(value)}" for key, value in values.items() if not isinstance(value, str))
+        return json_kind(values)
+    return ", ".join(f"{key} is {json_kind(value)}" for key, value in values.items() if not isinstance(value, str))
 
 
 def _strings(value: Any, kind: type) -> bool:
@@ -395,16 +397,3 @@ def _follow_layer(config: Config, path: Path, source: str, data: dict[str, Any])
                    if order.index(other.source) > order.index(source)), len(config.raw_layers))
         config.raw_layers.insert(at, SettingsLayer(source, path, data))
     _merge_layers(config)
-
-
-def _kind(value: Any) -> str:
-    """A JSON value's kind in words: `a string`, `a list`, `null`."""
-    names = {dict: "an object", list: "a list", str: "a string", bool: "true or false",
-             int: "a number", float: "a number", type(None): "null"}
-    return names.get(type(value), type(value).__name__)
-
-
-def _shown(value: Any, limit: int = 80) -> str:
-    """A value as JSON on one short line."""
-    text = json.dumps(value, ensure_ascii=True, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
