@@ -29,6 +29,7 @@ from typing import Any
 
 from claude_mini.hooks.runner import HookRun
 from claude_mini.llm.client import encodable
+from claude_mini.tools.base import cut_with_note
 
 # Exit 2 blocks these (PostToolUse/PostToolUseFailure: the reason goes to the model beside
 # the result, the tool having run already).
@@ -285,10 +286,7 @@ def _signal_name(number: int) -> str:
 
 
 def _capped(text: str) -> str:
-    if len(text) <= MAX_CONTEXT_CHARS:
-        return text
-    cut = len(text) - MAX_CONTEXT_CHARS
-    return f"{text[:MAX_CONTEXT_CHARS]}\n[... {cut:,} more characters from the hook were cut]"
+    return cut_with_note(text, MAX_CONTEXT_CHARS, "from the hook")
 
 
 def _joined(first: str, second: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.tools.base import ToolContext, ToolError, ToolResult
+from claude_mini.tools.base import ToolContext, ToolError, ToolResult, cut_with_note
 
 if TYPE_CHECKING:
     from claude_mini.mcp_servers.client import CallOutcome, McpToolInfo, ServerConnection
@@ -97,10 +97,7 @@ def block_text(block: dict[str, Any]) -> str:
 
 def cut(text: str) -> str:
     """Text within MAX_OUTPUT_CHARS, with a note of what was cut (as Bash's output)."""
-    if len(text) <= MAX_OUTPUT_CHARS:
-        return text
-    dropped = len(text) - MAX_OUTPUT_CHARS
-    return f"{text[:MAX_OUTPUT_CHARS]}\n[... {dropped:,} more characters of the tool's output were cut]"
+    return cut_with_note(text, MAX_OUTPUT_CHARS, "of the tool's output")
 
 
 def ordered_tools(connections: dict[str, ServerConnection], *, timeout: float,

@@ -128,6 +128,13 @@ class Tool(Protocol):
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
 
 
+def cut_with_note(text: str, limit: int, whose: str) -> str:
+    """`text` within `limit` characters, ending with a note of how many more `whose` were cut."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[... {len(text) - limit:,} more characters {whose} were cut]"
+
+
 def tool_spec(tool: Tool) -> dict[str, Any]:
     """The tool as listed in the request's `tools` array."""
     return {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
