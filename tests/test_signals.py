@@ -6,7 +6,7 @@ import subprocess
 import sys
 import time
 
-from tests.e2e.test_signals_e2e import gone
+from tests.processes import gone
 
 # A process that starts a tool's shell as tools/bash.py does (a session of its own) and gets
 # the signal before the call has registered the group.

@@ -11,7 +11,7 @@ from fake_anthropic import Reply
 from tests.e2e import test_repl
 from tests.e2e.test_hooks_e2e import SUMMARY, hook, logged, write_hooks
 from tests.e2e.test_repl import main_replies, wait_until
-from tests.e2e.test_signals_e2e import gone
+from tests.processes import gone
 
 start = test_repl.start  # the fixture: a trusted repo, auto-memory off
 

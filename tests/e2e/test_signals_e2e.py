@@ -8,7 +8,6 @@ import json
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from fake_anthropic import Reply
@@ -16,15 +15,7 @@ from fake_anthropic import Reply
 from claude_mini.session import UNFINISHED_TOOL
 from tests.e2e.conftest import cli_env
 from tests.e2e.test_repl import wait_until
-
-
-def gone(pid: int) -> bool:
-    """No such process, or only its zombie (a container's PID 1 may not reap orphans)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat[stat.rfind(")") + 2] in "ZX"
+from tests.processes import gone
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])

@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from claude_mini.hooks import runner
 from claude_mini.hooks.config import HookCommand
 from claude_mini.hooks.runner import HookRun, run_hook_commands
+from tests.processes import ends_soon, pid_in
 
 
 def hook(command: str, timeout: float = 10.0) -> HookCommand:
@@ -29,27 +29,7 @@ def run(tmp_path: Path, *hooks: HookCommand, payload: dict[str, Any] | None = No
                                          cwd=tmp_path, project_dir=tmp_path, env=env))
 
 
-def _alive(pid: int) -> bool:
-    """Whether `pid` runs (zombies count as dead: PID 1 may never reap them here)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(")") + 2] not in "ZX"
 
-
-def _ends_soon(pid: int, within: float = 5.0) -> bool:
-    """A signalled process dies when the kernel next schedules it: allow a loaded machine time."""
-    deadline = time.monotonic() + within
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
-def _pid(path: Path) -> int:
-    return int(path.read_text().strip())
 
 
 def test_the_payload_arrives_on_stdin_as_one_json_object(tmp_path: Path) -> None:
@@ -89,7 +69,7 @@ def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
                                   timeout=0.5))
     assert result.timed_out and result.exit_code is None
     assert result.stdout == "started\n"
-    assert _ends_soon(_pid(tmp_path / "child.pid")) and _ends_soon(_pid(tmp_path / "shell.pid"))
+    assert ends_soon(pid_in(tmp_path / "child.pid")) and ends_soon(pid_in(tmp_path / "shell.pid"))
 
 
 def test_a_timeout_escalates_to_sigkill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,7 +77,7 @@ def test_a_timeout_escalates_to_sigkill(tmp_path: Path, monkeypatch: pytest.Monk
     # Ignored signals are inherited: the child sleep ignores SIGTERM too.
     [result] = run(tmp_path, hook("trap '' TERM; sleep 30 & echo $! > child.pid; wait", timeout=0.5))
     assert result.timed_out
-    assert _ends_soon(_pid(tmp_path / "child.pid"))
+    assert ends_soon(pid_in(tmp_path / "child.pid"))
 
 
 def test_cancelling_the_caller_kills_the_groups_then_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -120,8 +100,8 @@ def test_cancelling_the_caller_kills_the_groups_then_raises(tmp_path: Path, monk
             await task
 
     asyncio.run(press_esc())
-    assert _ends_soon(_pid(pid_file))
-    assert _pid(tmp_path / "shell.pid") in started
+    assert ends_soon(pid_in(pid_file))
+    assert pid_in(tmp_path / "shell.pid") in started
     assert len(started) == 2 and sorted(ended) == sorted(started)  # SIGTERM to us would have killed them
 
 
@@ -139,7 +119,7 @@ def test_a_background_child_holding_stdout_does_not_hold_the_run(tmp_path: Path)
         assert (result.exit_code, result.stdout, result.timed_out) == (0, "done\n", False)
         assert result.seconds < 20
     finally:
-        os.kill(_pid(tmp_path / "bg.pid"), signal.SIGKILL)
+        os.kill(pid_in(tmp_path / "bg.pid"), signal.SIGKILL)
 
 
 def test_huge_output_is_capped_and_says_so(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ reconnect, close."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -12,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,6 +22,7 @@ import pytest
 from claude_mini.mcp_servers.client import MAX_RESULT_CHARS, McpError, McpManager, ServerConnection
 from claude_mini.mcp_servers.config import ServerSpec
 from claude_mini.notices import NoticeChannel
+from tests.processes import alive
 
 DEMO = str(Path(__file__).with_name("demo_server.py"))
 T = TypeVar("T")
@@ -53,20 +55,23 @@ async def connected(spec: ServerSpec, notices: NoticeChannel | None = None, **kw
     return connection
 
 
+@contextlib.asynccontextmanager
+async def opened(spec: ServerSpec, notices: NoticeChannel | None = None,
+                 **kw: Any) -> AsyncIterator[ServerConnection]:
+    """`connected`, closed when the block ends however it ends."""
+    connection = await connected(spec, notices, **kw)
+    try:
+        yield connection
+    finally:
+        await connection.close()
+
+
 async def number(connection: ServerConnection, tool: str) -> int:
     """What `pid` or `spawn` answered."""
     structured = (await connection.call(tool, {}, timeout=10)).structured
     assert isinstance(structured, dict)
     return int(structured["result"])
 
-
-def alive(pid: int) -> bool:
-    """Running, not a zombie waiting for a reaper."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state != "Z"
 
 
 def failures(notices: NoticeChannel) -> list[str]:
@@ -104,8 +109,7 @@ def http_url() -> Iterator[tuple[subprocess.Popen[bytes], str]]:
 
 def test_a_stdio_server_connects_lists_its_tools_and_answers_calls() -> None:
     async def go() -> None:
-        connection = await connected(stdio_spec())
-        try:
+        async with opened(stdio_spec()) as connection:
             assert connection.status == "connected" and connection.error == ""
             tools = {t.name: t for t in connection.tools}
             assert {"echo", "add", "fail", "slow", "big", "pid", "spawn"} <= set(tools)
@@ -116,23 +120,18 @@ def test_a_stdio_server_connects_lists_its_tools_and_answers_calls() -> None:
             assert echo.content == [{"type": "text", "text": "hi"}] and not echo.is_error
             added = await connection.call("add", {"a": 1, "b": 2}, timeout=10)
             assert added.structured == {"sum": 3.0}
-        finally:
-            await connection.close()
         assert connection.status == "closed"
     run(go())
 
 
 def test_an_http_server_connects_and_answers_calls(http_url: tuple[subprocess.Popen[bytes], str]) -> None:
     async def go() -> None:
-        connection = await connected(Spec("web", "http", url=http_url[1], headers={"X-Token": "t"}))
-        try:
+        async with opened(Spec("web", "http", url=http_url[1], headers={"X-Token": "t"})) as connection:
             assert connection.status == "connected", connection.error
             assert "echo" in {t.name for t in connection.tools}
             assert (await connection.call("add", {"a": 2, "b": 3}, timeout=10)).structured == {"sum": 5.0}
             failed = await connection.call("fail", {}, timeout=10)
             assert failed.is_error
-        finally:
-            await connection.close()
     run(go())
 
 
@@ -140,12 +139,9 @@ def test_an_sse_server_connects_and_answers_calls() -> None:
     proc, url = start_http_server("--sse")
 
     async def go() -> None:
-        connection = await connected(Spec("old", "sse", url=url))
-        try:
+        async with opened(Spec("old", "sse", url=url)) as connection:
             assert connection.status == "connected", connection.error
             assert (await connection.call("echo", {"text": "sse"}, timeout=10)).content[0]["text"] == "sse"
-        finally:
-            await connection.close()
     try:
         run(go())
     finally:
@@ -170,8 +166,7 @@ def test_calls_from_several_tasks_run_at_once_on_one_connection(tmp_path: Path) 
     markers = [tmp_path / "one", tmp_path / "two"]
 
     async def go() -> None:
-        connection = await connected(stdio_spec())
-        try:
+        async with opened(stdio_spec()) as connection:
             calls = [asyncio.create_task(connection.call("slow", {"seconds": 60, "marker": str(m)}, timeout=120))
                      for m in markers]
             await until(lambda: all(m.exists() for m in markers))  # both running on the server
@@ -180,21 +175,16 @@ def test_calls_from_several_tasks_run_at_once_on_one_connection(tmp_path: Path) 
             for call in calls:
                 call.cancel()
             await asyncio.gather(*calls, return_exceptions=True)
-        finally:
-            await connection.close()
     run(go())
 
 
 def test_an_is_error_result_is_an_error_outcome_not_an_exception() -> None:
     async def go() -> None:
-        connection = await connected(stdio_spec())
-        try:
+        async with opened(stdio_spec()) as connection:
             outcome = await connection.call("fail", {}, timeout=10)
             assert outcome.is_error
             assert "the demo tool failed on purpose" in outcome.content[0]["text"]
             assert connection.status == "connected"
-        finally:
-            await connection.close()
     run(go())
 
 
@@ -202,16 +192,13 @@ def test_a_call_that_times_out_is_one_line_and_is_cancelled_on_the_server(tmp_pa
     marker = tmp_path / "marker"
 
     async def go() -> None:
-        connection = await connected(stdio_spec())
-        try:
+        async with opened(stdio_spec()) as connection:
             with pytest.raises(McpError) as caught:
                 await connection.call("slow", {"seconds": 60, "marker": str(marker)}, timeout=0.5)
             assert str(caught.value) == "MCP server demo tool slow timed out after 0.5 s"
             await until(lambda: marker.exists() and marker.read_text() == "cancelled")
             assert (await connection.call("echo", {"text": "still here"}, timeout=10)).content[0]["text"] \
                 == "still here"
-        finally:
-            await connection.close()
     run(go())
 
 
@@ -219,8 +206,7 @@ def test_cancelling_the_caller_cancels_the_call_and_the_session_stays_usable(tmp
     marker = tmp_path / "marker"
 
     async def go() -> None:
-        connection = await connected(stdio_spec())
-        try:
+        async with opened(stdio_spec()) as connection:
             call = asyncio.create_task(connection.call("slow", {"seconds": 60, "marker": str(marker)}, timeout=120))
             await until(lambda: marker.exists())  # the server is running it
             call.cancel()
@@ -229,16 +215,13 @@ def test_cancelling_the_caller_cancels_the_call_and_the_session_stays_usable(tmp
             await until(lambda: marker.read_text() == "cancelled")
             assert connection.status == "connected"
             assert (await connection.call("echo", {"text": "next"}, timeout=10)).content[0]["text"] == "next"
-        finally:
-            await connection.close()
     run(go())
 
 
 def test_a_killed_server_gives_one_notice_fails_later_calls_and_reconnects() -> None:
     async def go() -> None:
         notices = NoticeChannel()
-        connection = await connected(stdio_spec(), notices)
-        try:
+        async with opened(stdio_spec(), notices) as connection:
             pid = await number(connection, "pid")
             os.kill(pid, signal.SIGKILL)
             await until(lambda: connection.status == "failed")
@@ -252,16 +235,13 @@ def test_a_killed_server_gives_one_notice_fails_later_calls_and_reconnects() -> 
             assert connection.status == "connected" and connection.error == ""
             assert (await connection.call("echo", {"text": "back"}, timeout=10)).content[0]["text"] == "back"
             assert len(failures(notices)) == 1
-        finally:
-            await connection.close()
     run(go())
 
 
 def test_a_call_in_flight_when_the_server_dies_fails_with_one_notice() -> None:
     async def go() -> None:
         notices = NoticeChannel()
-        connection = await connected(stdio_spec(), notices)
-        try:
+        async with opened(stdio_spec(), notices) as connection:
             pid = await number(connection, "pid")
             calls = [asyncio.create_task(connection.call("slow", {"seconds": 60}, timeout=120)) for _ in range(3)]
             await asyncio.sleep(0.2)  # the requests are written
@@ -270,8 +250,6 @@ def test_a_call_in_flight_when_the_server_dies_fails_with_one_notice() -> None:
             assert all(isinstance(r, McpError) and "/mcp reconnect demo" in str(r) for r in results), results
             assert connection.status == "failed"
             assert len(failures(notices)) == 1
-        finally:
-            await connection.close()
     run(go())
 
 
@@ -281,16 +259,13 @@ def test_an_http_server_that_goes_away_fails_with_one_notice(
 
     async def go() -> None:
         notices = NoticeChannel()
-        connection = await connected(Spec("web", "http", url=url), notices)
-        try:
+        async with opened(Spec("web", "http", url=url), notices) as connection:
             proc.kill()
             proc.wait()
             with pytest.raises(McpError):
                 await connection.call("echo", {"text": "x"}, timeout=10)
             await until(lambda: connection.status == "failed")
             assert len(failures(notices)) == 1 and "Traceback" not in failures(notices)[0]
-        finally:
-            await connection.close()
     run(go())
 
 
@@ -374,29 +349,23 @@ def test_the_manager_starts_servers_in_the_background_and_start_is_idempotent() 
 def test_tools_the_api_would_refuse_are_skipped_with_one_problem_line_each() -> None:
     async def go() -> None:
         notices = NoticeChannel()
-        connection = await connected(stdio_spec(DEMO_BAD_TOOLS="1"), notices)
-        try:
+        async with opened(stdio_spec(DEMO_BAD_TOOLS="1"), notices) as connection:
             names = {t.name for t in connection.tools}
             assert "echo" in names and "has.dot" not in names and "t" * 70 not in names
             assert len(connection.problems) == 2
             assert any("has.dot" in p and "characters the API refuses" in p for p in connection.problems)
             assert any("longer than the API's 64 characters" in p for p in connection.problems)
             assert [n.text for n in notices.said("warning")] == connection.problems
-        finally:
-            await connection.close()
     run(go())
 
 
 def test_a_huge_result_is_capped_with_a_note() -> None:
     async def go() -> None:
-        connection = await connected(stdio_spec())
-        try:
+        async with opened(stdio_spec()) as connection:
             outcome = await connection.call("big", {"chars": 3 * MAX_RESULT_CHARS}, timeout=30)
             assert len(outcome.content[0]["text"]) == MAX_RESULT_CHARS
             assert "the rest was dropped" in outcome.content[-1]["text"]
             assert outcome.structured is None
-        finally:
-            await connection.close()
     run(go())
 
 
@@ -406,15 +375,12 @@ def test_a_malformed_message_is_one_problem_and_no_traceback(capfd: pytest.Captu
 
     async def go() -> None:
         notices = NoticeChannel()
-        connection = await connected(stdio_spec(DEMO_GARBAGE="1", DEMO_STDERR="server says hello"), notices)
-        try:
+        async with opened(stdio_spec(DEMO_GARBAGE="1", DEMO_STDERR="server says hello"), notices) as connection:
             assert connection.status == "connected"
             await until(lambda: bool(connection.problems))
             assert "sent a message that is not valid MCP" in connection.problems[0]
             assert (await connection.call("echo", {"text": "ok"}, timeout=10)).content[0]["text"] == "ok"
             assert connection.stderr_tail() == ["server says hello"]
-        finally:
-            await connection.close()
     run(go())
     out, err = capfd.readouterr()
     assert "Traceback" not in err and "server says hello" not in err and out == ""

@@ -5,37 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import time
 from pathlib import Path
 
 import pytest
 
 from claude_mini.tools import ToolContext
 from claude_mini.tools.bash import BashTool
-
-
-def _alive(pid: int) -> bool:
-    """Whether `pid` runs (zombies count as dead: PID 1 may never reap them here)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat[stat.rfind(")") + 2] not in "ZX"
-
-
-def _ends_soon(pid: int, within: float = 5.0) -> bool:
-    """Whether `pid` is gone within `within` seconds: a signalled process dies when the kernel
-    next schedules it, which on a loaded 2-core machine is not always before the next line."""
-    deadline = time.monotonic() + within
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
-
-
-def _pid_from(path: Path) -> int:
-    return int(path.read_text().strip())
+from tests.processes import ends_soon, pid_in
 
 
 def test_returns_stdout_and_stderr(run) -> None:
@@ -126,7 +102,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path, run) -> None:
     assert result.metadata["timed_out"] is True
     assert "timed out after 0.5 s" in result.content
     assert "started" in result.content  # partial output is kept
-    assert _ends_soon(_pid_from(tmp_path / "child.pid"))
+    assert ends_soon(pid_in(tmp_path / "child.pid"))
 
 
 def test_timeout_escalates_to_sigkill(tmp_path: Path, run) -> None:
@@ -134,7 +110,7 @@ def test_timeout_escalates_to_sigkill(tmp_path: Path, run) -> None:
     command = "trap '' TERM; sleep 60 & echo $! > child.pid; wait"
     result = run(BashTool(kill_grace=0.3), command=command, timeout=300)
     assert result.metadata["timed_out"] is True
-    assert _ends_soon(_pid_from(tmp_path / "child.pid"))
+    assert ends_soon(pid_in(tmp_path / "child.pid"))
 
 
 def test_cancellation_kills_the_process_group(tmp_path: Path, ctx: ToolContext) -> None:
@@ -153,7 +129,7 @@ def test_cancellation_kills_the_process_group(tmp_path: Path, ctx: ToolContext) 
             await task
 
     asyncio.run(interrupt())
-    assert _ends_soon(_pid_from(pid_file))
+    assert ends_soon(pid_in(pid_file))
 
 
 def test_background_child_does_not_hold_the_call(tmp_path: Path, run) -> None:
@@ -162,7 +138,7 @@ def test_background_child_does_not_hold_the_call(tmp_path: Path, run) -> None:
         assert not result.metadata["timed_out"]
         assert result.content.startswith("done")
     finally:
-        os.kill(_pid_from(tmp_path / "bg.pid"), signal.SIGKILL)
+        os.kill(pid_in(tmp_path / "bg.pid"), signal.SIGKILL)
 
 
 def test_timeout_is_capped_at_ten_minutes(run) -> None:

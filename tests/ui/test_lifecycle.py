@@ -33,15 +33,20 @@ class Recorder(AgentHooks):
         self.calls.append(("end", reason))
 
 
-def test_the_runtime_calls_every_session_point_in_order(runtime, repo, slash):
-    recorder = Recorder()
-    runtime.hooks.append(recorder)
+def ready_to_compact(runtime) -> None:
+    """A conversation to compact, and a summariser that needs no model."""
 
     async def summarise(agent, prompt, messages):
         return "<summary>the summary</summary>"
 
     runtime.compactor.summarise = summarise
     runtime.session.add_message(Message("user", [TextBlock("hello")]))
+
+
+def test_the_runtime_calls_every_session_point_in_order(runtime, repo, slash):
+    recorder = Recorder()
+    runtime.hooks.append(recorder)
+    ready_to_compact(runtime)
 
     async def go():
         await runtime.start(source="startup", dream=False)
@@ -66,12 +71,7 @@ def test_after_compact_unwinds_in_reverse_so_the_memory_layers_finish_first(runt
     recorder = Recorder()
     runtime.hooks[:0] = [SlowAfterCompact()]
     runtime.hooks.append(recorder)
-
-    async def summarise(agent, prompt, messages):
-        return "<summary>the summary</summary>"
-
-    runtime.compactor.summarise = summarise
-    runtime.session.add_message(Message("user", [TextBlock("hello")]))
+    ready_to_compact(runtime)
 
     async def go():
         with contextlib.suppress(asyncio.CancelledError):

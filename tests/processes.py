@@ -1,0 +1,36 @@
+"""Whether a test's child processes are still running (the kernel's view, in /proc)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (zombies count as dead: a container's PID 1 may never reap them)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] not in "ZX"
+
+
+def gone(pid: int) -> bool:
+    """No such process, or only its zombie."""
+    return not alive(pid)
+
+
+def ends_soon(pid: int, within: float = 5.0) -> bool:
+    """Whether `pid` is gone within `within` seconds: a signalled process dies when the kernel
+    next schedules it, which on a loaded 2-core machine is not always before the next line."""
+    deadline = time.monotonic() + within
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def pid_in(path: Path) -> int:
+    """The process id a test's command wrote to `path`."""
+    return int(path.read_text().strip())
