@@ -302,6 +302,8 @@ class UserHooks(AgentHooks):
         """PostToolUse (PostToolUseFailure for an error result): its context and a blocking
         reason reach the model with the tool results."""
         event = "PostToolUseFailure" if result.is_error else "PostToolUse"
+        if not self.hooks.for_event(event, call.name):  # spare the payload and the file's stat
+            return []
         fields: dict[str, Any] = {"tool_name": call.name, "tool_input": call.input, "tool_use_id": call.id}
         if result.is_error:
             fields.update(error=result.content, is_interrupt=False)
