@@ -313,7 +313,7 @@ def mcp_servers(config: Config, agent: Agent, rules: PermissionPolicy,
     for problem in settings.problems:
         notices.say(problem, "warning", once=True)
     manager = McpManager(found.servers, notices, cwd=str(config.project_root))
-    return [McpHook(manager, list(agent.tools.values()), settings, notices, rules.trust_read_only)]
+    return [McpHook(manager, settings, notices, rules.trust_read_only)]
 
 
 def user_hooks(config: Config, agent: Agent, notices: NoticeChannel,

@@ -18,6 +18,7 @@ overrides only the points it cares about. In the order a session meets them:
     before_turn_end       the model stopped asking for tools (may make it go on)
     on_turn_end           the turn ended
     before_compact        a compaction is about to summarise the conversation (may refuse it)
+    compact_attachments   what goes back beside the summary (the skills invoked so far)
     after_compact         the conversation was replaced by its summary
     on_notification       the user is being waited for (a permission question, an idle prompt)
     on_session_end        the session is closing
@@ -158,6 +159,11 @@ class AgentHooks:
     async def before_compact(self, agent: Agent, request: CompactRequest) -> None:
         """A compaction is about to summarise the conversation (extraction flushes first); may add
         to `request.instructions`, or raise CompactionRefused to refuse it."""
+
+    def compact_attachments(self, agent: Agent) -> list[str]:
+        """Attachments to put beside the summary in the compacted conversation (the names of the
+        skills invoked so far); called once per compaction, before `after_compact`."""
+        return []
 
     async def after_compact(self, agent: Agent) -> None:
         """The conversation was replaced by its summary (per-conversation counters restart)."""

@@ -121,6 +121,9 @@ class Agent:
     ):
         self.client = client
         self.session = session
+        # The tools that are not an MCP server's (the built-ins and Skill), in order; the MCP part
+        # appends its servers' tools to these (mcp_servers/lifecycle.py).
+        self.builtin_tools = list(tools)
         self.tools = {t.name: t for t in tools}
         self.tool_specs = [tool_spec(t) for t in tools]
         self.policy = policy

@@ -73,7 +73,7 @@ READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
 EDIT_TOOLS = frozenset({"Write", "Edit"})
 KNOWN_TOOLS = (
     "Read", "Write", "Edit", "Bash", "Grep", "Glob",
-    "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch", "Task", "TodoWrite",
+    "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch", "Task", "TodoWrite", "Skill",
 )
 _PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Grep", "Glob"})
 # Rule tool names that govern a tool: Edit rules cover Write, Read rules cover the searches.
@@ -301,6 +301,18 @@ class Rule:
         """Whether this rule applies to `tool_name` (Edit rules govern Write, Read rules the searches,
         `mcp__server` every tool of that server)."""
         return self.tool in _GOVERNED_BY.get(tool_name, (tool_name,)) or _covers_server_tool(self.tool, tool_name)
+
+
+def skill_matches(specifier: str, skill: Any) -> bool:
+    """`Skill(pdf)` covers the skill `pdf` (a leading `/` ignored), `Skill(pdf:*)` or `Skill(pdf*)`
+    every skill whose name starts with `pdf` (Claude Code's forms)."""
+    if not isinstance(skill, str):
+        return False
+    name = skill.strip().lstrip("/")
+    for suffix in (":*", "*"):
+        if specifier.endswith(suffix):
+            return name.startswith(specifier.removesuffix(suffix))
+    return name == specifier
 
 
 def _covers_server_tool(rule_tool: str, tool_name: str) -> bool:
@@ -553,9 +565,10 @@ class PermissionPolicy:
         must fail closed, not silently drop the organisation's deny rules)."""
         self._lockdown = reason
 
-    def add_session_allow(self, rule: str) -> Rule:
-        """Allow `rule` for the rest of the session ("yes, and don't ask again"); RuleError if malformed."""
-        parsed = parse_rule(rule, source="session", project_root=self.project_root)
+    def add_session_allow(self, rule: str, *, source: str = "session", origin: str | None = None) -> Rule:
+        """Allow `rule` for the rest of the session ("yes, and don't ask again"), or until
+        `remove_rules` drops it (a skill's allowed-tools, source `skill`); RuleError if malformed."""
+        parsed = parse_rule(rule, source=source, project_root=self.project_root, origin=origin)
         self._allow.append(parsed)
         return parsed
 
@@ -717,7 +730,7 @@ class PermissionPolicy:
             )
         if rule.path is not None:
             return any(rule.path.matches(p, is_dir=req.is_dir) for p in req.all_paths)
-        return False
+        return rule.tool == "Skill" and skill_matches(rule.specifier, req.input.get("skill"))
 
     @staticmethod
     def _dynamic_note(rule: Rule, req: _Request) -> str:
@@ -766,6 +779,7 @@ class PermissionPolicy:
             r.specifier is None
             or (r.path is not None and bool(req.paths)
                 and all(r.path.matches(p, is_dir=req.is_dir) for p in req.all_paths))
+            or (r.tool == "Skill" and skill_matches(r.specifier, req.input.get("skill")))
             for r in rules
         )
 
@@ -815,6 +829,8 @@ class PermissionPolicy:
             if self._in_workspace(req.paths[0]):
                 return "Edit(./**)"
             return f"Edit(/{os.path.dirname(req.paths[0]).rstrip('/')}/**)"  # `//abs/dir/**`
+        if tool_name == "Skill" and isinstance(input.get("skill"), str) and input["skill"].strip("/ "):
+            return f"Skill({input['skill'].strip('/ ')})"
         return tool_name
 
     def describe(self) -> str:

@@ -2,9 +2,9 @@
 into the request's tool list where the prompt cache allows it, closed at the end.
 
 The tool list is part of the cached prefix (DESIGN.md section 6), so it is fixed when a
-conversation's first request is built: the built-ins, then the tools of the servers
-connected by then (the first request waits for servers still connecting, at most
-`connect_wait` seconds). A server that connects later joins at the next /clear or
+conversation's first request is built: `Agent.builtin_tools` (the built-ins and Skill),
+then the tools of the servers connected by then (the first request waits for servers still
+connecting, at most `connect_wait` seconds). A server that connects later joins at the next /clear or
 /compact, where the prefix is rebuilt anyway, and the user is told so once. Forks copy
 the list, so theirs is the same.
 """
@@ -12,13 +12,11 @@ the list, so theirs is the same.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.hooks import AgentHooks, EndReason, SessionSource
 from claude_mini.mcp_servers.tools import DEFAULT_CALL_TIMEOUT, ordered_tools
-from claude_mini.tools.base import Tool
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
@@ -75,10 +73,9 @@ def _seconds(raw_env: str | None, setting: Any, default: float, what: str, probl
 class McpHook(AgentHooks):
     """Starts the session's MCP servers and puts their tools into the tool list, cache-safely."""
 
-    def __init__(self, manager: McpManager, builtins: Sequence[Tool], settings: McpSettings,
+    def __init__(self, manager: McpManager, settings: McpSettings,
                  notices: NoticeChannel, trust_read_only: Any = None) -> None:
         self.manager = manager
-        self.builtins = list(builtins)
         self.settings = settings
         self.notices = notices
         self.trust_read_only = trust_read_only  # the policy's setter for hinted tools, if any
@@ -102,7 +99,7 @@ class McpHook(AgentHooks):
             await self.manager.wait_ready(self.settings.connect_wait)
         tools = ordered_tools(self.manager.connections, timeout=self.settings.call_timeout,
                               trust_read_only_hints=self.settings.trust_read_only_hints)
-        agent.set_tools([*self.builtins, *tools])
+        agent.set_tools([*agent.builtin_tools, *tools])
         if self.trust_read_only is not None:
             self.trust_read_only({t.name for t in tools if t.read_only})
         self.listed = {t.info.server for t in tools} | {

@@ -365,6 +365,7 @@ class Compactor:
             blocks.append(system_reminder(f"Current contents of {path} (read earlier):\n\n{text}"))
         reattached = rt.tracker.reattach_after_compaction()
         blocks += [system_reminder(a.render()) for a in reattached if a.render()]
+        blocks += [system_reminder(text) for hook in agent.hooks for text in hook.compact_attachments(agent)]
         new = [Message("user", list(blocks))]
         agent.session.messages[:] = new
         agent.session.transcript.append(

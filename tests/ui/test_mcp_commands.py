@@ -92,7 +92,7 @@ def test_mcp_name_lists_its_tools_with_the_first_line_and_the_read_only_hint():
 
 def with_hook(runtime, *conns: FakeConnection) -> McpHook:
     manager = SimpleNamespace(connections={c.spec.name: c for c in conns}, start=lambda: None)
-    hook = McpHook(manager, [], McpSettings(), NoticeChannel())  # type: ignore[arg-type]
+    hook = McpHook(manager, McpSettings(), NoticeChannel())  # type: ignore[arg-type]
     runtime.agent.hooks.append(hook)
     return hook
 
