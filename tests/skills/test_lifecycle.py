@@ -1,0 +1,258 @@
+"""Skills in a running session (runtime.skills) against the fake server: the listing in the Skill
+tool's description, bodies only after a call, allowed-tools for one turn, typed commands, the
+compaction attachment, /clear picking up new skills, and resume."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from fake_anthropic import Reply
+
+from claude_mini.config import load_config
+from claude_mini.llm.client import AnthropicClient
+from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
+from claude_mini.notices import NoticeChannel
+from claude_mini.runtime import build_runtime
+from claude_mini.skills.expand import ExpansionError
+from claude_mini.skills.lifecycle import invoked_in
+
+BODY_A = "# Release notes\n" + "Write the notes in the house style. " * 110  # ~4 KB
+BODY_B = "# Changelog\n" + "Group the entries by component and date. " * 100
+
+
+def skill(root: Path, name: str, description: str, body: str, extra: str = "") -> Path:
+    folder = root / ".claude" / "skills" / name
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n{extra}---\n{body}")
+    return folder
+
+
+def command(root: Path, name: str, text: str) -> Path:
+    path = root / ".claude" / "commands" / f"{name}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.fixture
+def project(repo: Path, monkeypatch) -> Path:
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    skill(repo, "release-notes", "Write release notes for a version", BODY_A)
+    skill(repo, "changelog", "Update CHANGELOG.md", BODY_B)
+    return repo
+
+
+def run(fake_server, root: Path, scenario, *, trusted: bool = False, settings: dict | None = None):
+    """Run `scenario(runtime, notices)` in one event loop against the fake server."""
+    if settings is not None:
+        (root / ".claude").mkdir(exist_ok=True)
+        (root / ".claude" / "settings.local.json").write_text(json.dumps(settings))
+    config = load_config(root)
+    if trusted:
+        config.grant_trust(this_run_only=True)
+    notices = NoticeChannel()
+
+    async def go():
+        client = AnthropicClient(base_url=fake_server.base_url, api_key="test")
+        runtime = build_runtime(config, client=client, notices=notices)
+        try:
+            await runtime.start(source="startup", dream=False)
+            return await scenario(runtime, notices)
+        finally:
+            await runtime.close()
+
+    return asyncio.run(go())
+
+
+async def turn(runtime, text: str) -> None:
+    async for _ in runtime.agent.run(text):
+        pass
+
+
+def skill_tool(body: dict) -> dict:
+    return next(t for t in body["tools"] if t["name"] == "Skill")
+
+
+def test_the_listing_is_in_the_skill_tools_description_and_a_body_only_after_a_call(project, fake_server):
+    fake_server.queue(Reply.tool("Skill", {"skill": "release-notes", "args": "1.4"}), Reply.text("Done."))
+
+    async def scenario(runtime, notices):
+        await turn(runtime, "write the notes for 1.4")
+
+    run(fake_server, project, scenario)
+    first, second = fake_server.requests_for("main")
+    description = skill_tool(first.body)["description"]
+    assert "- release-notes: Write release notes for a version" in description
+    assert "- changelog: Update CHANGELOG.md" in description
+    assert "house style" not in json.dumps(first.body)  # never a body before the call
+    assert [t["name"] for t in first.body["tools"]][:7] == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "Skill"]
+    result = second.body["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and not result.get("is_error")
+    text = json.dumps(result["content"])
+    assert "Base directory for this skill:" in text and "house style" in text
+    assert "ARGUMENTS: 1.4" in text
+    assert first.body["tools"] == second.body["tools"] and first.body["system"] == second.body["system"]
+
+
+def test_compaction_keeps_the_names_of_invoked_skills_not_their_bodies(project, fake_server):
+    fake_server.queue(Reply.tool("Skill", {"skill": "release-notes"}), Reply.tool("Skill", {"skill": "changelog"}),
+                      Reply.text("Both loaded."), Reply.text("Next answer."))
+    fake_server.on(Reply.text("<summary>SUMMARY OF WORK</summary>"), purpose="compact")
+
+    async def scenario(runtime, notices):
+        await turn(runtime, "prepare the release")
+        before = runtime.compactor.used()
+        result = await runtime.compactor.compact()
+        await turn(runtime, "go on")
+        return before, result, runtime.agent.hooks
+
+    before, result, hooks = run(fake_server, project, scenario)
+    [compact] = fake_server.requests_for("compact")
+    assert compact.body["tools"] == fake_server.requests_for("main")[0].body["tools"]  # the fork's prefix
+    after = fake_server.requests_for("main")[-1].body
+    first = json.dumps(after["messages"][0])
+    assert "SUMMARY OF WORK" in first
+    assert "Skills loaded earlier in this session" in first and "release-notes, changelog" in first
+    assert "house style" not in json.dumps(after["messages"]) and "by component" not in json.dumps(after["messages"])
+    assert "- release-notes:" in skill_tool(after)["description"]  # still listed: loadable again
+    assert result.tokens_after < before - 1_500  # two ~4 KB bodies (2 x ~1,000 tokens) left out
+
+
+def test_allowed_tools_widen_permissions_for_that_turn_only(repo, fake_server, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    skill(repo, "toucher", "Touch marker files", "Touch the files you are asked to.\n",
+          extra="allowed-tools: Bash(touch:*)\n")
+    fake_server.queue(
+        Reply.tool("Skill", {"skill": "toucher"}), Reply.tool("Bash", {"command": f"touch {repo}/one"}),
+        Reply.text("Touched."),
+        Reply.tool("Bash", {"command": f"touch {repo}/two"}), Reply.text("Tried."),
+    )
+
+    async def scenario(runtime, notices):
+        await turn(runtime, "touch one")
+        await turn(runtime, "touch two")
+        return [r.text for r in runtime.policy.allow_rules]
+
+    rules_after = run(fake_server, repo, scenario, trusted=True, settings={"permissions": {"allow": ["Skill(toucher)"]}})
+    assert (repo / "one").exists() and not (repo / "two").exists()
+    assert "Bash(touch:*)" not in rules_after
+    denied = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
+    assert denied["is_error"] and "Permission needed" in json.dumps(denied)
+
+
+def test_a_skill_that_widens_permissions_needs_permission_to_load(repo, fake_server, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    skill(repo, "toucher", "Touch marker files", "Touch.\n", extra="allowed-tools: Bash(touch:*)\n")
+    skill(repo, "plain", "Only text", "Just text.\n")
+    fake_server.queue(Reply.tools([("Skill", {"skill": "toucher"}), ("Skill", {"skill": "plain"})]), Reply.text("ok"))
+
+    async def scenario(runtime, notices):
+        await turn(runtime, "go")
+
+    run(fake_server, repo, scenario, trusted=True)
+    widening, plain = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][:2]
+    assert widening["is_error"] and "Skill" in json.dumps(widening)
+    assert not plain.get("is_error") and "Just text." in json.dumps(plain)
+
+
+def test_an_untrusted_projects_allowed_tools_are_not_applied(repo, fake_server, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    skill(repo, "toucher", "Touch marker files", "Touch.\n", extra="allowed-tools: Bash(touch:*)\n")
+    fake_server.queue(Reply.tool("Skill", {"skill": "toucher"}), Reply.tool("Bash", {"command": f"touch {repo}/x"}),
+                      Reply.text("ok"))
+
+    async def scenario(runtime, notices):
+        await turn(runtime, "go")
+        return [n.text for n in notices.said("warning")]
+
+    warnings = run(fake_server, repo, scenario)
+    assert not (repo / "x").exists()
+    assert any("not trusted" in w and "allowed-tools" in w for w in warnings)
+
+
+def test_a_typed_command_expands_arms_its_model_and_runs_its_snippets(repo, fake_server, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    command(repo, "greet", "---\ndescription: Greet someone\nmodel: haiku\n---\nGreet $1 warmly. Today: !`echo SNIPPET-OUT`\n")
+    fake_server.queue(Reply.text("Hello!"), Reply.text("Second."))
+
+    async def scenario(runtime, notices):
+        hook = runtime.skills
+        text = await hook.expand_typed(hook.catalog.find("greet"), "Alice Smith", ask=None)
+        await turn(runtime, text)
+        await turn(runtime, "plain turn")
+        return text
+
+    text = run(fake_server, repo, scenario)
+    assert text.startswith("<command-message>greet</command-message>\n<command-name>/greet</command-name>\n"
+                           "<command-args>Alice Smith</command-args>")
+    assert "Greet Alice warmly. Today: SNIPPET-OUT" in text
+    first, second = fake_server.requests_for("main")
+    assert first.body["model"] == "claude-haiku-4-5" and second.body["model"] != "claude-haiku-4-5"
+
+
+def test_a_snippet_that_needs_permission_stops_the_command_in_a_session_that_cannot_ask(repo, fake_server, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    command(repo, "mk", f"Made: !`touch {repo}/made`\n")
+
+    async def scenario(runtime, notices):
+        hook = runtime.skills
+        with pytest.raises(ExpansionError, match="needs permission.*nothing was sent"):
+            await hook.expand_typed(hook.catalog.find("mk"), "", ask=None)
+        return runtime.session.messages
+
+    assert run(fake_server, repo, scenario) == []
+    assert not (repo / "made").exists() and fake_server.requests_for("main") == []
+
+
+def test_clear_lists_a_skill_added_mid_session_and_it_was_said_once(project, fake_server):
+    fake_server.queue(Reply.text("one"), Reply.text("two"), Reply.text("three"))
+
+    async def scenario(runtime, notices):
+        await turn(runtime, "first")
+        skill(project, "late", "Added while the session ran", "Late body.\n")
+        await turn(runtime, "second")
+        from claude_mini.session import Session
+
+        runtime.switch_session(Session(project), "clear")
+        await turn(runtime, "third")
+        return [n.text for n in notices.said()]
+
+    said = run(fake_server, project, scenario)
+    one, two, three = (skill_tool(r.body)["description"] for r in fake_server.requests_for("main"))
+    assert one == two and "- late:" not in two  # the conversation keeps its cached prefix
+    assert "- late: Added while the session ran" in three
+    assert sum("/late" in line and "next /clear" in line for line in said) == 1
+
+
+def test_no_commands_or_skills_means_no_part_and_no_skill_tool(repo, monkeypatch):
+    from tests.ui.conftest import StubClient
+
+    runtime = build_runtime(load_config(repo), client=StubClient())
+    assert runtime.skills is None and "Skill" not in runtime.agent.tools
+
+
+def test_a_resumed_conversation_knows_the_skills_it_invoked():
+    messages = [
+        Message("user", [TextBlock("<command-message>greet</command-message>\n<command-name>/greet</command-name>\n\nHi")]),
+        Message("assistant", [ToolUseBlock("t1", "Skill", {"skill": "/changelog"})]),
+        Message("user", [TextBlock("<system-reminder>\nSkills loaded earlier in this session (their text was left "
+                                   "out of the summary to save room): old-one, greet. If the work still needs "
+                                   "one, load it again with the Skill tool.\n</system-reminder>")]),
+    ]
+    assert invoked_in(messages) == ["changelog", "old-one", "greet"]
+
+
+def test_context_report_names_the_listing_and_the_invoked_skills(project, fake_server):
+    fake_server.queue(Reply.tool("Skill", {"skill": "changelog"}), Reply.text("ok"))
+
+    async def scenario(runtime, notices):
+        await turn(runtime, "go")
+        return runtime.skills.context_report()
+
+    lines = run(fake_server, project, scenario)
+    assert lines[0].startswith("Skills: 2 listed to the model in the Skill tool")
+    assert lines[-1].startswith("  invoked this session: changelog (")
+
