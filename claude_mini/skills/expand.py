@@ -1,0 +1,118 @@
+"""A command's or skill's body -> the text sent: arguments, `!` shell snippets, placeholders.
+
+    substitute_arguments(body, args)        $ARGUMENTS, $ARGUMENTS[N], $1..$9, ${CLAUDE_SKILL_DIR}, ...
+    shell_snippets(body)                    the commands of !`cmd` and ```! blocks
+    await expand_body(body, args, run_shell=...)   both, the snippets' output inlined
+
+Safety: the snippets are found in the body as written, and run as written (only
+${CLAUDE_SKILL_DIR} and ${CLAUDE_SESSION_ID} are filled in): text that arrives through the
+arguments is never run, not as a snippet of its own and not inside one. Substitution is one
+pass, so an argument holding `$1` or a snippet printing `$ARGUMENTS` stays as it is.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+
+class ExpansionError(Exception):
+    """One line: why the command was not sent (a `!` line denied or failed)."""
+
+
+ShellRunner = Callable[[str], Awaitable[str]]  # runs one snippet; returns its output; raises ExpansionError
+
+# `\$` before a placeholder keeps it literal. `$10` is not `$1` then "0" (Claude Code).
+_PLACEHOLDER = re.compile(
+    r"(?P<escape>\\?)(?P<all>\$(?:ARGUMENTS\[(?P<index>\d+)\]|ARGUMENTS\b|(?P<digit>[1-9])(?!\d)"
+    r"|\{(?P<var>CLAUDE_SKILL_DIR|CLAUDE_SESSION_ID)\}))"
+)
+# !`cmd` after a space or at a line's start (not "Hello!`x`"), or a ```! fenced block.
+_SNIPPET = re.compile(
+    r"^```![ \t]*\r?\n(?P<block>.*?)^```[ \t]*$|(?<!\S)!`(?P<inline>[^`\n]+)`",
+    re.M | re.S,
+)
+
+
+def _split_args(args: str) -> list[str]:
+    """The arguments split shell-style, quotes removed; unbalanced quotes: split on spaces."""
+    try:
+        return shlex.split(args)
+    except ValueError:
+        return args.split()
+
+
+def _fill(text: str, args: str, argv: list[str], variables: dict[str, str]) -> tuple[str, bool]:
+    """`text` with its placeholders filled in, and whether it had an argument placeholder."""
+    found = False
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal found
+        if m["escape"]:
+            return m["all"]
+        if m["var"]:
+            return variables.get(m["var"], m["all"])
+        found = True
+        if m["index"] is not None or m["digit"]:
+            i = int(m["index"]) if m["index"] is not None else int(m["digit"]) - 1
+            return argv[i] if i < len(argv) else m["all"]
+        return args
+
+    return _PLACEHOLDER.sub(one, text), found
+
+
+def _variables(skill_dir: Path | None, session_id: str) -> dict[str, str]:
+    """The ${...} values known; an unknown one stays literal."""
+    out = {"CLAUDE_SKILL_DIR": str(skill_dir)} if skill_dir is not None else {}
+    if session_id:
+        out["CLAUDE_SESSION_ID"] = session_id
+    return out
+
+
+def _fill_variables(command: str, variables: dict[str, str]) -> str:
+    """A snippet's command with ${CLAUDE_SKILL_DIR} and ${CLAUDE_SESSION_ID} filled in, nothing else."""
+
+    def one(m: re.Match[str]) -> str:
+        return variables.get(m["var"], m[0]) if m["var"] and not m["escape"] else m[0]
+
+    return _PLACEHOLDER.sub(one, command)
+
+
+def _with_arguments(text: str, args: str, found: bool) -> str:
+    """Claude Code's rule: arguments given to a body that never asks for them are appended."""
+    return f"{text}\n\nARGUMENTS: {args}" if args and not found else text
+
+
+def substitute_arguments(body: str, args: str, *, skill_dir: Path | None = None, session_id: str = "") -> str:
+    """$ARGUMENTS (raw), $ARGUMENTS[N] (0-based, shell-split), $1..$9 (1-based: the issue's, and Claude Code's
+    documented command syntax for a long time), \\$ escapes a placeholder, ${CLAUDE_SKILL_DIR},
+    ${CLAUDE_SESSION_ID}; an index with no argument stays literal; a body with no argument placeholder and
+    non-empty args gets "\\n\\nARGUMENTS: <args>" appended."""
+    text, found = _fill(body, args, _split_args(args), _variables(skill_dir, session_id))
+    return _with_arguments(text, args, found)
+
+
+def shell_snippets(body: str) -> list[str]:
+    """The commands of !`cmd` (inline) and ```! fenced blocks, in body order."""
+    return [_command(m) for m in _SNIPPET.finditer(body)]
+
+
+def _command(m: re.Match[str]) -> str:
+    return m["inline"] if m["inline"] is not None else m["block"].rstrip("\r\n")
+
+
+async def expand_body(body: str, args: str, *, run_shell: ShellRunner, skill_dir: Path | None = None,
+                      session_id: str = "") -> str:
+    """Arguments substituted, then every snippet of the ORIGINAL body run in order and replaced by its output.
+    Text that arrives through the arguments is never run as a snippet."""
+    argv, variables = _split_args(args), _variables(skill_dir, session_id)
+    pieces: list[str] = []
+    found_any, start = False, 0
+    for m in _SNIPPET.finditer(body):
+        text, found = _fill(body[start : m.start()], args, argv, variables)
+        pieces += [text, (await run_shell(_fill_variables(_command(m), variables))).rstrip("\n")]
+        found_any, start = found_any or found, m.end()
+    text, found = _fill(body[start:], args, argv, variables)
+    return _with_arguments("".join([*pieces, text]), args, found_any or found)
