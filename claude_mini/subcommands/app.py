@@ -19,24 +19,26 @@ sub_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_a
 @sub_app.command("context")
 def context_command(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-    lint_: Annotated[bool, typer.Option("--lint", help="Report problems in the instruction files.")] = False,
+    lint_: Annotated[bool, typer.Option("--lint", help="Report problems in the instruction files, commands and skills.")] = False,
 ) -> None:
-    """Show which instruction files (CLAUDE.md, rules, imports) are loaded, in order, and why."""
+    """Show which instruction files (CLAUDE.md, rules, imports) are loaded, in order, and why;
+    the custom commands and skills listed to the model."""
     from claude_mini.config import load_config
     from claude_mini.memory.instructions import lint, load_instructions, to_json
-    from claude_mini.subcommands.context_view import instructions_report
+    from claude_mini.subcommands.context_view import instructions_report, skills_json, skills_report
     from claude_mini.ui.safe_text import visible_controls
 
     config = load_config(Path.cwd())
     instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or (),
                                      trusted=config.trusted)
     data = to_json(instructions)
+    data["skills"] = skills_json(config)
     if lint_:
-        data["lint"] = lint(instructions, config.project_root)
+        data["lint"] = lint(instructions, config.project_root) + data["skills"]["problems"]
     if as_json:
         print(json.dumps(data, indent=2, default=str))
         return
-    lines = instructions_report(data)
+    lines = instructions_report(data) + skills_report(data["skills"])
     if lint_:
         findings = data["lint"]
         lines.append(f"Lint: {len(findings)} finding(s)" + (":" if findings else "."))
