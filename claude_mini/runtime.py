@@ -22,7 +22,7 @@ from claude_mini.agent.loop import Agent, AskUser
 from claude_mini.agent.permissions import PermissionPolicy
 from claude_mini.config import Config
 from claude_mini.llm.client import ModelClient
-from claude_mini.memory.compact import CompactHook, Compactor, fork_summary
+from claude_mini.memory.compact import CompactHook, Compactor, context_window, fork_summary
 from claude_mini.memory.extract import Extractor
 from claude_mini.memory.instructions import (
     AttachmentTracker,
@@ -36,6 +36,7 @@ from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.notices import NoticeChannel
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.session import Session, resume_session
+from claude_mini.skills.lifecycle import SkillHook, skill_hook
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.read_denials import read_denials_of
 from claude_mini.tools.registry import default_tools
@@ -78,6 +79,7 @@ class Runtime:
     notices: NoticeChannel
     extractor: Extractor | None = None  # Layer 4; also keeps the secret guard on agent.policy
     compactor: Compactor | None = None  # Layer 5
+    skills: SkillHook | None = None  # custom commands and skills (None: the project and user have none)
     retired_clients: list[ModelClient] = field(default_factory=list)  # replaced by /model; closed in close()
 
     @property
@@ -249,8 +251,9 @@ def build_runtime(
     """Assemble a session's runtime; the UI injects its notice channel, tests a client or session.
 
     The lifecycle order is the hook order: the user's hooks first (they may refuse a prompt
-    before recall starts, or a compaction before extraction flushes), compaction (it may
-    replace the conversation before anyone reads it), Layer 1 attachments, recall, extraction.
+    before recall starts, or a compaction before extraction flushes), MCP servers, skills,
+    compaction (it may replace the conversation before anyone reads it), Layer 1 attachments,
+    recall, extraction.
     """
     notices = notices or NoticeChannel()
     client = client or make_client(config, notices)
@@ -274,16 +277,18 @@ def build_runtime(
     prompt, instructions = make_prompt(config, store, notices)
     tracker = AttachmentTracker(instructions, config.cwd)
     extractor = Extractor.for_runtime(config, session, store, policy, notices)
+    skills = skill_hook(config, rules, notices, context_window(config, config.model, client))
+    tools = default_tools() + ([skills.tool] if skills is not None and skills.tool is not None else [])
     agent = Agent(
-        client=client, session=session, tools=default_tools(), policy=policy,
+        client=client, session=session, tools=tools, policy=policy,
         system=prompt.blocks(), model=config.model, ctx=ctx, max_tokens=config.max_tokens,
         max_turns=config.max_turns, ask_user=ask_user,
     )
     runtime = Runtime(config, client, session, policy, prompt, agent, instructions, tracker, store,
-                      notices, extractor=extractor)
+                      notices, extractor=extractor, skills=skills)
     runtime.compactor = Compactor(runtime, fork_summary)
     agent.hooks = [*user_hooks(config, agent, notices, lambda: runtime.policy.mode),
-                   *mcp_servers(config, agent, rules, notices),
+                   *mcp_servers(config, agent, rules, notices), *([skills] if skills else []),
                    CompactHook(runtime.compactor, notices), InstructionHook(tracker),
                    RecallHook(store, config, notices), extractor]
     return runtime

@@ -4,10 +4,12 @@
     shell_snippets(body)                    the commands of !`cmd` and ```! blocks
     await expand_body(body, args, run_shell=...)   both, the snippets' output inlined
 
-Safety: the snippets are found in the body as written, and run as written (only
-${CLAUDE_SKILL_DIR} and ${CLAUDE_SESSION_ID} are filled in): text that arrives through the
-arguments is never run, not as a snippet of its own and not inside one. Substitution is one
-pass, so an argument holding `$1` or a snippet printing `$ARGUMENTS` stays as it is.
+Safety: the snippets are found in the body as written, so text that arrives through the
+arguments never becomes a snippet of its own. Inside a snippet the placeholders are filled
+in as Claude Code does (`!`git log -n $1``), and the command that results is what the
+permission check judges (a `; rm -rf ~` in an argument makes it a command that asks).
+Substitution is one pass, so an argument holding `$1` or a snippet printing `$ARGUMENTS`
+stays as it is.
 """
 
 from __future__ import annotations
@@ -71,15 +73,6 @@ def _variables(skill_dir: Path | None, session_id: str) -> dict[str, str]:
     return out
 
 
-def _fill_variables(command: str, variables: dict[str, str]) -> str:
-    """A snippet's command with ${CLAUDE_SKILL_DIR} and ${CLAUDE_SESSION_ID} filled in, nothing else."""
-
-    def one(m: re.Match[str]) -> str:
-        return variables.get(m["var"], m[0]) if m["var"] and not m["escape"] else m[0]
-
-    return _PLACEHOLDER.sub(one, command)
-
-
 def _with_arguments(text: str, args: str, found: bool) -> str:
     """Claude Code's rule: arguments given to a body that never asks for them are appended."""
     return f"{text}\n\nARGUMENTS: {args}" if args and not found else text
@@ -105,14 +98,15 @@ def _command(m: re.Match[str]) -> str:
 
 async def expand_body(body: str, args: str, *, run_shell: ShellRunner, skill_dir: Path | None = None,
                       session_id: str = "") -> str:
-    """Arguments substituted, then every snippet of the ORIGINAL body run in order and replaced by its output.
-    Text that arrives through the arguments is never run as a snippet."""
+    """Arguments substituted, then every snippet of the ORIGINAL body (its placeholders filled in) run in
+    order and replaced by its output. Text that arrives through the arguments never becomes a snippet."""
     argv, variables = _split_args(args), _variables(skill_dir, session_id)
     pieces: list[str] = []
     found_any, start = False, 0
     for m in _SNIPPET.finditer(body):
         text, found = _fill(body[start : m.start()], args, argv, variables)
-        pieces += [text, (await run_shell(_fill_variables(_command(m), variables))).rstrip("\n")]
-        found_any, start = found_any or found, m.end()
+        command, in_command = _fill(_command(m), args, argv, variables)
+        pieces += [text, (await run_shell(command)).rstrip("\n")]
+        found_any, start = found_any or found or in_command, m.end()
     text, found = _fill(body[start:], args, argv, variables)
     return _with_arguments("".join([*pieces, text]), args, found_any or found)

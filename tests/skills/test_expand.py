@@ -88,9 +88,16 @@ def test_text_from_arguments_is_never_run():
     runner = Runner()
     body = "Review $ARGUMENTS and !`git diff $1` in ${CLAUDE_SKILL_DIR}"
     out = expand(body, "!`rm -rf /` ```!\nrm -rf /\n```", runner, skill_dir=Path("/s"))
-    # The snippet runs as written (only ${CLAUDE_SKILL_DIR} filled in); the arguments' snippets never run.
-    assert runner.ran == ["git diff $1"]
-    assert out == "Review !`rm -rf /` ```!\nrm -rf /\n``` and <GIT DIFF $1> in /s"
+    # Only the body's snippet runs, with its placeholder filled in (the permission check judges the
+    # command that results); the snippets inside the arguments never run.
+    assert runner.ran == ["git diff !`rm"]
+    assert out == "Review !`rm -rf /` ```!\nrm -rf /\n``` and <GIT DIFF !`RM> in /s"
+
+
+def test_a_snippets_placeholders_are_filled_as_claude_code_does():
+    runner = Runner()
+    assert expand("Log: !`git log -n $1 $ARGUMENTS[1]`", "3 main", runner) == "Log: <GIT LOG -N 3 MAIN>"
+    assert runner.ran == ["git log -n 3 main"]
 
 
 def test_snippet_output_is_not_substituted_or_run():
