@@ -33,6 +33,7 @@ import contextlib
 import hashlib
 import json
 import math
+import os
 import re
 import signal
 import socket
@@ -561,11 +562,13 @@ class FakeAnthropic:
         api_key: str | None = None,
         reset_grace: float = 0.05,
         log: Callable[[str], None] | None = None,
+        record_dir: str | None = None,
     ) -> None:
         """`structured_output`: "supported", "reject" (400 on output_config) or "ignore".
 
         Defaults to "reject" when `ollama_like`, else "supported". `api_key`, when set,
-        makes requests with another key get a 401.
+        makes requests with another key get a 401. `record_dir`: every request body is also
+        written there as `NNN-<purpose>.json` (to read what a CLI run sent).
         """
         self.host, self.port = host, port
         self.ollama_like = ollama_like
@@ -575,6 +578,7 @@ class FakeAnthropic:
         self.api_key = api_key
         self.reset_grace = reset_grace
         self.log = log
+        self.record_dir = record_dir
         self._queue: deque[Reply] = deque(replies)
         self._rules: list[Rule] = []
         self._requests: list[RecordedRequest] = []
@@ -691,6 +695,10 @@ class FakeAnthropic:
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self._requests.append(request)
+            if self.record_dir is not None:
+                name = f"{len(self._requests):03d}-{request.purpose}.json"
+                with open(os.path.join(self.record_dir, name), "w", encoding="utf-8") as f:
+                    json.dump(request.body, f, indent=1, ensure_ascii=False)
 
     def _log_exchange(self, request: RecordedRequest | None) -> None:
         if self.log and request is not None:
@@ -981,6 +989,7 @@ def main(argv: list[str] | None = None) -> int:
         structured_output=args.structured_output,
         min_cacheable_tokens=args.min_cache_tokens,
         log=log,
+        record_dir=args.record,
     )
     if args.script:
         with open(args.script, encoding="utf-8") as f:
@@ -1008,6 +1017,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--structured-output", choices=["supported", "reject", "ignore"])
     parser.add_argument("--min-cache-tokens", type=int, default=0)
     parser.add_argument("--quiet", action="store_true", help="do not log requests to stderr")
+    parser.add_argument("--record", metavar="DIR", help="also write every request body to DIR/NNN-<purpose>.json")
     return parser.parse_args(argv)
 
 

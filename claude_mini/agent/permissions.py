@@ -793,6 +793,10 @@ class PermissionPolicy:
             return self._accept_edit(req)
         if req.tool in EDIT_TOOLS:
             return Ask(f"{req.tool} needs approval in default mode")
+        if req.tool == "Skill":  # the skills part lets the others load without a question
+            rule = self.suggest_rule(req.tool, req.input)
+            return Ask(f"this skill's allowed-tools would let more tools run without asking for the rest of "
+                       f"the turn; {rule} allows it")
         return Ask(f"{req.tool} needs approval")
 
     def _accept_edit(self, req: _Request) -> Decision:
