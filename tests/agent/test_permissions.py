@@ -592,3 +592,24 @@ def test_a_trusted_read_only_hint_runs_as_a_read_does_even_in_plan_mode(root: Pa
     assert isinstance(p.can_use_tool("mcp__db__query", {"sql": "select 1"}), Allow)
     assert isinstance(p.can_use_tool("mcp__db__peek", {}), Ask)  # an ask rule still asks
     assert isinstance(p.can_use_tool("mcp__db__drop", {}), Deny)  # plan mode: not read-only
+
+
+# ---------------------------------------------------------------- Skill rules (issue 18)
+
+
+def test_skill_rules_name_one_skill_or_a_prefix(root):
+    p = policy(root, ("user", {"allow": ["Skill(release-notes)", "Skill(deploy:*)"], "deny": ["Skill(danger)"]}))
+    assert isinstance(p.can_use_tool("Skill", {"skill": "release-notes"}), Allow)
+    assert isinstance(p.can_use_tool("Skill", {"skill": "/release-notes"}), Allow)
+    assert isinstance(p.can_use_tool("Skill", {"skill": "deploy-staging"}), Allow)
+    assert isinstance(p.can_use_tool("Skill", {"skill": "release"}), Ask)
+    denied = p.can_use_tool("Skill", {"skill": "danger"})
+    assert isinstance(denied, Deny) and "Skill(danger)" in denied.reason
+    asked = p.can_use_tool("Skill", {"skill": "other"})
+    assert isinstance(asked, Ask) and "Skill(other) allows it" in asked.reason
+    assert p.suggest_rule("Skill", {"skill": "/other"}) == "Skill(other)"
+
+
+def test_a_skill_rule_in_the_wrong_case_is_refused(root):
+    with pytest.raises(RuleError, match="did you mean Skill"):
+        parse_rule("skill(x)", source="user", project_root=root)
