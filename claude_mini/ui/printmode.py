@@ -195,6 +195,11 @@ class PrintRun:
             })
         resumed = bool(rt.session.messages)
         await rt.start(source="resume" if resumed else "startup", dream=False)
+        if prompt.lstrip().startswith("/"):
+            prompt, refused = await self.expand_command(prompt)
+            if refused:  # nothing is sent
+                rt.session.record_system("error", message=refused)
+                return "error_during_execution", refused
         try:
             # Closed here, not at interpreter exit, when the output fails mid-turn (Agent.run is
             # an async generator; its annotation says only AsyncIterator).
@@ -214,6 +219,21 @@ class PrintRun:
             rt.session.record_system("error", message=str(exc))
             return "error_during_execution", str(exc)
         return "success", self.result
+
+    async def expand_command(self, prompt: str) -> tuple[str, str]:
+        """`/name args` of a custom command or skill expanded (ui/skill_commands.py), and why it
+        must not be sent ("" if it may); json formats say that on stderr too (text output says
+        it there when the run ends)."""
+        from claude_mini.skills.catalog import CatalogError
+        from claude_mini.skills.expand import ExpansionError
+        from claude_mini.ui.skill_commands import print_command_text
+
+        try:
+            return await print_command_text(self.runtime, prompt, lambda line: self.say(f"claude-mini: {line}")), ""
+        except (ExpansionError, CatalogError) as exc:
+            if self.format != "text":
+                self.say(f"claude-mini: {exc}")
+            return prompt, str(exc)
 
     def on_event(self, event: AgentEvent) -> None:
         if isinstance(event, MessageAdded):

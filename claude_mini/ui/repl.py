@@ -200,11 +200,14 @@ class Repl:
         return self.exit_code
 
     def _list_mcp(self) -> None:
-        """Once the runtime is built: its MCP servers' prompts and resources, listed as they connect."""
+        """Once the runtime is built: its custom commands and skills registered; its MCP servers'
+        prompts and resources, listed as they connect."""
         runtime = self.loader.peek()
         if runtime is not None:
             from claude_mini.ui.mcp_commands import warm_listings
+            from claude_mini.ui.skill_commands import register_runtime_commands
 
+            register_runtime_commands(runtime)
             self._mcp_listing = asyncio.ensure_future(warm_listings(runtime))
 
     def _resources(self) -> list[tuple[str, str]]:
@@ -239,8 +242,7 @@ class Repl:
             return
         try:
             if commands.is_command(text):
-                await self.interrupts.run(commands.run_command(
-                    text, self, self.console, self.get_runtime, debug=self.config.debug))
+                await self.interrupts.run(self._run_command(text))
             else:
                 await self.run_turn(text)
         except StartupFailed as exc:
@@ -251,6 +253,13 @@ class Repl:
             self.renderer.error(f"internal error: {type(exc).__name__}: {exc}. {self._transcript_state()}.")
         if not self.exit_requested:
             self.console.print()
+
+    async def _run_command(self, text: str) -> None:
+        """A slash command (typed before the runtime registered the custom ones, it waits for them)."""
+        from claude_mini.ui.skill_commands import wait_for_custom_commands
+
+        await wait_for_custom_commands(self.get_runtime)
+        await commands.run_command(text, self, self.console, self.get_runtime, debug=self.config.debug)
 
     def _transcript_state(self) -> str:
         """What is true of this session's transcript, after an internal error."""
@@ -426,7 +435,13 @@ class Repl:
         self.exit_requested = True
 
     def session_changed(self) -> None:
-        """/clear or /resume swapped the session (the status line shows the new one on the next prompt)."""
+        """/clear or /resume swapped the session (the status line shows the new one on the next prompt);
+        the custom commands are the new conversation's catalog's."""
+        from claude_mini.ui.skill_commands import register_runtime_commands
+
+        runtime = self.loader.peek()
+        if runtime is not None:
+            register_runtime_commands(runtime)
 
     # -- permission mode and status line
 

@@ -17,6 +17,7 @@ commands win over custom ones (the issue; Claude Code lets the custom one win).
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 HELP_CHARS = 90  # a description in /help is cut to this (the listing keeps up to 1,536)
 _registered: set[str] = set()  # the names the last register_custom_commands added to COMMANDS
+_runtime_registered = False  # whether this process's runtime registered its catalog yet (the REPL)
 _PRINT_COMMAND = re.compile(r"/([A-Za-z0-9][\w.:-]*)(?:\s+(.*))?\Z", re.S)
 
 
@@ -67,16 +69,22 @@ def builtin_clashes(catalog: Catalog) -> list[str]:
 
 def register_runtime_commands(runtime: Runtime) -> list[str]:
     """The runtime's catalog registered, its warnings said once on the session's channel."""
+    global _runtime_registered
+    _runtime_registered = True
     hook = runtime.skills
     return register_custom_commands(hook.catalog if hook is not None else None,
                                     lambda line: runtime.notices.say(line, "warning", once=True))
 
 
-async def wait_for_custom_command(line: str, get_runtime: Callable[[], Awaitable[Runtime]]) -> None:
-    """A `/name` typed before the runtime was ready (`claude-mini "/greet Alice"`): wait for it
-    and register its commands, so the name is not reported unknown."""
-    name = line.strip()[1:].split(maxsplit=1)[0] if line.strip()[1:] else ""
-    if name and commands.find_command(name) is None and not name.lower().startswith("mcp__"):
+async def wait_for_custom_commands(get_runtime: Callable[[], Awaitable[Runtime]]) -> None:
+    """A slash command typed before the runtime registered the custom ones (`claude-mini "/greet
+    Alice"`, /help at once) waits for it, so /help lists them and /greet is not unknown. A runtime
+    that cannot be built is for the command to report (/help still works)."""
+    from claude_mini.ui.startup import StartupFailed
+
+    if _runtime_registered:
+        return
+    with contextlib.suppress(StartupFailed):
         register_runtime_commands(await get_runtime())
 
 
