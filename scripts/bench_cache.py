@@ -22,6 +22,11 @@ It runs the session three times, each with a fresh home, repository and server:
   fork still extends the parent's exact prefix (issue 17: prefix reuse >= 97% with MCP servers
   configured). The script fails if the MCP tools were not in every request's tool list or the
   calls did not reach the server;
+- with five skills in the repository's `.claude/skills` (Claude Code's layout) and the main agent
+  loading one with the Skill tool on some turns: the listing is in the Skill tool's description,
+  built once per conversation, and a body joins the conversation as a tool result, so the fork
+  still extends the parent's exact prefix (issue 18). The script fails if the Skill tool was not
+  in every request's tool list, identically, or a loaded skill's body never reached the model;
 - for contrast, with a fork that sends its own, smaller tool list (what "restricting the
   fork by removing tools" would cost).
 
@@ -154,12 +159,93 @@ def check_mcp(server: FakeAnthropic, turns: int) -> int:
     return len(names)
 
 
-def script(server: FakeAnthropic, memdir: Path, turns: int, mcp: bool = False) -> None:
-    """Main replies (call the MCP server's add if configured, read a file, answer) and extraction
-    replies (save on some turns)."""
+# Skills as repositories write them: a name, a one-line description, a body of rules (1-3 KB).
+# Each body starts with a marker the script looks for in the requests.
+SKILLS = {
+    "handler-conventions": (
+        "How request handlers in this service are written: validation, logging, the secret field",
+        ["Every handler validates its input first and raises ValueError naming the missing field",
+         "Drop the `secret` field before logging or storing a payload; never log the raw request",
+         "Log with the module's `log`, at info for each request and warning for rejected ones",
+         "Return a dict with `ok`, `kind` and `payload`; never return None or a bare value",
+         "A new handler gets a test in tests/handlers/ with one valid and two invalid requests"]),
+    "db-migration": (
+        "Write and review an Alembic migration: batching, locks, downgrade, the staging rehearsal",
+        ["Generate with `alembic revision --autogenerate` and read every operation it added",
+         "A NOT NULL column needs a server default or a backfill before the constraint",
+         "Backfill in batches of 10,000 rows with a commit per batch",
+         "Create indexes on big tables concurrently, inside an autocommit block",
+         "Write and test the downgrade: upgrade, downgrade, upgrade on a staging copy"]),
+    "pr-review": (
+        "Review a pull request: correctness, tests, naming, and what the description leaves out",
+        ["Read the description, then the diff file by file; note what the description does not mention",
+         "Check each changed function for its error paths and the tests that cover them",
+         "Name the line for every finding (file:line) and say why it matters, not only what",
+         "Separate blocking findings from suggestions; at most five suggestions",
+         "End with a one-line verdict: approve, approve with changes, or request changes"]),
+    "release-notes": (
+        "Draft release notes from CHANGELOG.md for a new version, grouped the Keep a Changelog way",
+        ["List every entry under Unreleased; invent nothing",
+         "Group as Added, Changed, Deprecated, Removed, Fixed, Security",
+         "Write for users: what changes for them, with the PR number",
+         "Breaking changes first, each with its one-line migration",
+         "Show the notes and wait for approval before tagging"]),
+    "incident-postmortem": (
+        "Write a blameless postmortem: timeline in UTC, impact, root cause, action items with owners",
+        ["Timeline in UTC from the first alert to the all-clear, one line per event",
+         "Impact in numbers: users affected, requests failed, minutes of downtime",
+         "Root cause as a chain of causes, no names of people",
+         "Action items each with an owner, a ticket and a date",
+         "Link the dashboards and the alert that fired"]),
+}
+SKILL_ON = {1: "handler-conventions", 4: "pr-review", 7: "handler-conventions", 9: "db-migration"}
+
+
+def skill_body(name: str) -> str:
+    description, rules = SKILLS[name]
+    lines = [f"# {name}", "", f"[bench-skill {name}] {description}.", ""]
+    lines += [f"{n}. {rule}. Check it again before you answer." for n, rule in enumerate(rules, start=1)]
+    lines += ["", "Files this skill mentions are in its folder; Read them when a step needs one."]
+    return "\n".join(lines * 3) + "\n"  # the rules, with their checks, as long bodies repeat them
+
+
+def configure_skills(repo: Path) -> None:
+    """SKILLS as `.claude/skills/<name>/SKILL.md`, each with a reference file beside it."""
+    for name, (description, _) in SKILLS.items():
+        folder = repo / ".claude" / "skills" / name
+        folder.mkdir(parents=True)
+        (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n{skill_body(name)}")
+        (folder / "reference.md").write_text(f"# {name}: reference\n")
+
+
+def check_skills(server: FakeAnthropic, turns: int) -> int:
+    """How many Skill calls returned their body; raises when a request lacked the Skill tool, its
+    tool list differed from the first one, or a loaded body never reached the model."""
+    requests = server.requests_for("main") + server.requests_for("extract")
+    tools = requests[0].body["tools"]
+    skill = [tool for tool in tools if tool["name"] == "Skill"]
+    if not skill or any(f"- {name}: " not in skill[0]["description"] for name in SKILLS) \
+            or any(r.body["tools"] != tools for r in requests):
+        raise SystemExit("bench_cache: the Skill tool with every skill listed was not in every request")
+    conversation = server.requests_for("main")[-1].body["messages"]
+    results = [json.dumps(block) for message in conversation if isinstance(message["content"], list)
+               for block in message["content"] if block.get("type") == "tool_result"]
+    loaded = [i for i, name in SKILL_ON.items() if i <= turns]
+    found = sum(any(f"[bench-skill {SKILL_ON[i]}]" in r for r in results) for i in loaded)
+    bodies = sum("[bench-skill " in r for r in results)
+    if not loaded or found < len(loaded) or bodies != len(loaded):
+        raise SystemExit(f"bench_cache: {bodies} skill bodies reached the model for {len(loaded)} Skill calls")
+    return bodies
+
+
+def script(server: FakeAnthropic, memdir: Path, turns: int, mcp: bool = False, skills: bool = False) -> None:
+    """Main replies (call the MCP server's add if configured, load a skill on some turns if
+    configured, read a file, answer) and extraction replies (save on some turns)."""
     for i in range(1, turns + 1):
         if mcp:
             server.on(Reply.tool("mcp__demo__add", {"a": i, "b": 1}), purpose="main")
+        if skills and i in SKILL_ON:
+            server.on(Reply.tool("Skill", {"skill": SKILL_ON[i], "args": f"module_{i}.py"}), purpose="main")
         server.on(Reply.tool("Read", {"file_path": f"module_{i}.py"}), purpose="main")
         server.on(Reply.text(f"module_{i}.py validates, transforms and stores requests."), purpose="main")
         if i not in SAVE_ON:
@@ -186,7 +272,7 @@ async def run_session(repo: Path, server: FakeAnthropic, turns: int, *, trusted:
 
 
 def measure(turns: int, fork_tools: int | None = None, hooks: bool = False,
-            mcp: bool = False) -> list[list[dict[str, int]]]:
+            mcp: bool = False, skills: bool = False) -> list[list[dict[str, int]]]:
     """Usage of each extraction request, grouped by turn (a fresh home, repo and server); each
     usage also carries `parent_input`, the whole input of the request before it."""
     with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as server, \
@@ -196,7 +282,9 @@ def measure(turns: int, fork_tools: int | None = None, hooks: bool = False,
         log = configure_hooks(repo, Path(tmp)) if hooks else None
         if mcp:
             configure_mcp(repo)
-        script(server, paths.memory_dir(repo), turns, mcp)
+        if skills:
+            configure_skills(repo)
+        script(server, paths.memory_dir(repo), turns, mcp, skills)
         patch = mock.patch.object(Fork, "request", _trimmed_request(fork_tools)) if fork_tools else None
         with patch or _nothing():
             asyncio.run(run_session(repo, server, turns, trusted=hooks or mcp))
@@ -206,6 +294,9 @@ def measure(turns: int, fork_tools: int | None = None, hooks: bool = False,
         if mcp:
             print(f"\nMCP tools in every request's tool list: {check_mcp(server, turns)}; "
                   f"the server answered all {turns} calls")
+        if skills:
+            print(f"\nSkill tool (listing {len(SKILLS)} skills) in every request's tool list, identical; "
+                  f"{check_skills(server, turns)} skill bodies reached the model as Skill results")
         by_turn: list[list[dict[str, int]]] = []
         before: dict[str, int] | None = None
         for request in server.requests:
@@ -293,15 +384,21 @@ def main() -> int:
     with_mcp = report("The same, with the demo MCP server configured (stdio, one call per turn)",
                       measure(args.turns, mcp=True))
     print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
+    with_skills = report("The same, with five skills in .claude/skills (the Skill tool loads one on turns "
+                         f"{', '.join(str(i) for i in SKILL_ON if i <= args.turns)})",
+                         measure(args.turns, skills=True))
+    print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
     report("Fork with its own tool list (Read, Write, Edit only): for contrast",
            measure(args.turns, fork_tools=3))
     print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
     checks = [("share of input from cache, no hooks (issue 5)", plain[0], 90.0),
               ("share of input from cache, with hooks", hooked[0], 90.0),
               ("share of input from cache, with MCP servers", with_mcp[0], 90.0),
+              ("share of input from cache, with skills", with_skills[0], 90.0),
               ("prefix reuse, no hooks", plain[1], 97.0),
               ("prefix reuse, with hooks (issue 16)", hooked[1], 97.0),
-              ("prefix reuse, with MCP servers (issue 17)", with_mcp[1], 97.0)]
+              ("prefix reuse, with MCP servers (issue 17)", with_mcp[1], 97.0),
+              ("prefix reuse, with skills (issue 18)", with_skills[1], 97.0)]
     print()
     for what, figure, target in checks:
         print(f"Target {what} >= {target:.0f}%: {'met' if figure >= target else 'NOT met'} ({figure:.1f}%)")
