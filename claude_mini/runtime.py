@@ -284,6 +284,8 @@ def build_runtime(
         system=prompt.blocks(), model=config.model, ctx=ctx, max_tokens=config.max_tokens,
         max_turns=config.max_turns, ask_user=ask_user,
     )
+    if skills is not None:
+        skills.agent = agent  # a typed command may run its `!` lines before the session start ends
     runtime = Runtime(config, client, session, policy, prompt, agent, instructions, tracker, store,
                       notices, extractor=extractor, skills=skills)
     runtime.compactor = Compactor(runtime, fork_summary)

@@ -132,7 +132,7 @@ class SkillHook(AgentHooks):
     async def on_turn_start(self, agent: Agent, text: str) -> None:
         self.agent = agent
         armed, self._armed = self._armed, None
-        if armed is None or armed[0] != text:
+        if armed is None or not text.startswith(armed[0]):  # the UI may append @file attachments
             self._end_turn()
             armed = None
         elif armed[1] is not None:

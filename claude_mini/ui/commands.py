@@ -161,7 +161,8 @@ def _unique_prefix(name: str) -> Command | None:
 def is_command(text: str) -> bool:
     """Whether the input is a slash command (`/usr/bin/x is broken` is a message)."""
     first = text.strip().split(maxsplit=1)[0] if text.strip() else ""
-    return bool(_COMMAND_WORD.match(first))
+    # A custom command's name may hold a `.` or start with a digit (`/v1.2-notes`): registered, it counts.
+    return bool(_COMMAND_WORD.match(first)) or (first.startswith("/") and first[1:].lower() in _registry())
 
 
 def unknown_hint(name: str) -> str:

@@ -181,7 +181,7 @@ def test_a_typed_command_expands_arms_its_model_and_runs_its_snippets(repo, fake
     async def scenario(runtime, notices):
         hook = runtime.skills
         text = await hook.expand_typed(hook.catalog.find("greet"), "Alice Smith", ask=None)
-        await turn(runtime, text)
+        await turn(runtime, text + '\n\n<attached-file path="a.md">\nA\n</attached-file>')  # as the UI sends it
         await turn(runtime, "plain turn")
         return text
 
@@ -256,3 +256,19 @@ def test_context_report_names_the_listing_and_the_invoked_skills(project, fake_s
     assert lines[0].startswith("Skills: 2 listed to the model in the Skill tool")
     assert lines[-1].startswith("  invoked this session: changelog (")
 
+
+
+def test_a_command_typed_before_the_session_start_finished_runs_its_snippets(repo, fake_server, monkeypatch):
+    """The REPL starts the session in the background: a command typed at once must not need it."""
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    command(repo, "now", "Branch: !`echo EARLY`\n")
+
+    async def go():
+        client = AnthropicClient(base_url=fake_server.base_url, api_key="test")
+        runtime = build_runtime(load_config(repo), client=client)
+        try:
+            return await runtime.skills.expand_typed(runtime.skills.catalog.find("now"), "", ask=None)
+        finally:
+            await runtime.close()
+
+    assert asyncio.run(go()).endswith("Branch: EARLY\n")

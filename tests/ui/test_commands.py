@@ -41,6 +41,14 @@ def test_what_counts_as_a_command(text, expected):
     assert is_command(text) is expected
 
 
+def test_a_registered_name_with_a_dot_or_a_leading_digit_is_a_command(monkeypatch):
+    from claude_mini.ui import commands
+
+    assert not is_command("/v1.2-notes draft")
+    monkeypatch.setitem(commands.COMMANDS, "v1.2-notes", commands.Command("v1.2-notes", "notes", lambda ctx: None))
+    assert is_command("/v1.2-notes draft") and not is_command("/1.5x faster")
+
+
 def test_a_crashing_command_prints_one_line_and_returns(slash):
     @command("boom-test", help="Always fails.")
     def boom(ctx):
