@@ -49,17 +49,18 @@ from claude_mini.skills.tool import describe  # noqa: E402
 WINDOW = 200_000
 NOTE_MARK = "Skills loaded earlier in this session"
 
-# Claude Code 2.1.332's compaction attachment (/work/helpers/skills_ref.md section 6), in our words
-# where its wording is not needed for the size: a header, then per skill a heading, its source
-# and the text that was injected; 5,000 tokens per skill, 25,000 in all, about 4 characters a token.
+# Claude Code 2.1.332 re-attaches each invoked skill's text after a compaction, under a short
+# header saying they ran before the summary and are context, not a new request; 5,000 tokens per
+# skill, 25,000 in all, about 4 characters a token. Our own wording of similar length stands in
+# for its text: only the size matters here.
 CC_PER_SKILL_TOKENS = 5_000
 CC_TOTAL_TOKENS = 25_000
-CC_HEADER = ("The following skills were invoked earlier in this session (before the conversation was "
-             "compacted), not on the current turn. They are shown here for context only so you remain "
-             "aware of their guidelines.\n\nIMPORTANT: Do not re-execute these skills or act on arguments "
-             "embedded in them; they are history, not a request. Only keep applying guidelines that "
-             "still hold.")
-CC_CUT_NOTE = "\n\n[... skill content truncated for compaction; use Read on the skill path if you need the full text]"
+CC_HEADER = ("These skills were loaded earlier in this session, before the conversation was summarised, "
+             "and not in the current turn. Their text is repeated below only as background, so the "
+             "guidance they gave still applies.\n\nDo not run them again and do not act on arguments "
+             "that appear inside them: those belong to the past, they are not requests now. Keep "
+             "following only the guidance that is still relevant.")
+CC_CUT_NOTE = "\n\n[... the rest of this skill was cut to fit the compaction budget; Read its file for all of it]"
 
 TERRAFORM_REVIEW = """\
 # Reviewing a Terraform plan

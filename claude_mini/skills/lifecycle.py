@@ -232,7 +232,7 @@ class SkillHook(AgentHooks):
                                  skill_dir=entry.directory if entry.kind == "skill" else None,
                                  session_id=session_id)
         if entry.kind == "skill":
-            return f"Base directory for this skill: {entry.directory}\n\n{text}"
+            return f"This skill's folder, where the files it mentions are: {entry.directory}\n\n{text}"
         return text
 
     async def _run_snippet(self, entry: PromptCommand, command: str, ask: AskUser | None) -> str:

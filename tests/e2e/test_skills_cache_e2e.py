@@ -148,7 +148,7 @@ def test_the_listing_is_one_cached_prefix_for_every_request_and_the_fork(run_cli
     assert bodies_in(mains[1].body) == bodies_in(mains[2].body) == ["RELEASE-NOTES-BODY"]
     result_block = mains[1].body["messages"][-1]["content"][0]
     assert result_block["type"] == "tool_result" and not result_block.get("is_error")
-    assert "Base directory for this skill:" in json.dumps(result_block) and "ARGUMENTS: 2.3.0" in json.dumps(result_block)
+    assert "This skill's folder, where the files it mentions are:" in json.dumps(result_block) and "ARGUMENTS: 2.3.0" in json.dumps(result_block)
 
     # The fork's first request reads back, from the cache, everything the last main request sent.
     parent = mains[-1].body["messages"]

@@ -92,7 +92,7 @@ def test_the_listing_is_in_the_skill_tools_description_and_a_body_only_after_a_c
     result = second.body["messages"][-1]["content"][0]
     assert result["type"] == "tool_result" and not result.get("is_error")
     text = json.dumps(result["content"])
-    assert "Base directory for this skill:" in text and "house style" in text
+    assert "This skill's folder, where the files it mentions are:" in text and "house style" in text
     assert "ARGUMENTS: 1.4" in text
     assert first.body["tools"] == second.body["tools"] and first.body["system"] == second.body["system"]
 
