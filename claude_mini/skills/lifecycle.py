@@ -210,13 +210,13 @@ class SkillHook(AgentHooks):
         self._mark_invoked(entry, text)
         return text
 
-    async def expand_typed(self, entry: PromptCommand, args: str, ask: AskUser | None) -> str:
+    async def expand_typed(self, entry: PromptCommand, args: str) -> str:
         """The user message for a typed `/name args`; arms the entry's allowed-tools and model
         for the turn that sends it. ExpansionError or CatalogError: nothing is armed or sent."""
         self._end_turn()
         grants = self._grant(entry)
         try:
-            text = command_message(entry, args, await self._expand(entry, args, ask=ask))
+            text = command_message(entry, args, await self._expand(entry, args, ask=self._ask()))
         except BaseException:
             self._revoke(grants)
             raise
@@ -224,6 +224,9 @@ class SkillHook(AgentHooks):
         model = entry.model and MODEL_ALIASES.get(entry.model.lower(), entry.model)
         self._armed = (text, model)
         return text
+
+    def _ask(self) -> AskUser | None:
+        return self.agent.ask_user if self.agent is not None else None
 
     async def _expand(self, entry: PromptCommand, args: str, ask: AskUser | None) -> str:
         body = await asyncio.to_thread(entry.body)

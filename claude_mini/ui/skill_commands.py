@@ -134,7 +134,7 @@ async def run_custom_command(ctx: CommandContext, entry: PromptCommand) -> None:
         ctx.console.print(f"✗ /{entry.name}: this session has no skills loaded.", style="red", markup=False)
         return
     try:
-        text = await hook.expand_typed(entry, ctx.args, ask=ctx.rt.agent.ask_user)
+        text = await hook.expand_typed(entry, ctx.args)
     except (ExpansionError, CatalogError) as exc:
         ctx.console.print(f"✗ /{entry.name} was not sent: {exc}", style="red", markup=False, highlight=False)
         return
@@ -231,7 +231,7 @@ async def print_command_text(runtime: Runtime, prompt: str, warn: Callable[[str]
         return prompt
     if not entry.user_invocable:
         raise ExpansionError(model_only_line(entry))
-    text = await hook.expand_typed(entry, args, ask=None)
+    text = await hook.expand_typed(entry, args)
     return _with_mentions(runtime, text, warn)
 
 

@@ -180,7 +180,7 @@ def test_a_typed_command_expands_arms_its_model_and_runs_its_snippets(repo, fake
 
     async def scenario(runtime, notices):
         hook = runtime.skills
-        text = await hook.expand_typed(hook.catalog.find("greet"), "Alice Smith", ask=None)
+        text = await hook.expand_typed(hook.catalog.find("greet"), "Alice Smith")
         await turn(runtime, text + '\n\n<attached-file path="a.md">\nA\n</attached-file>')  # as the UI sends it
         await turn(runtime, "plain turn")
         return text
@@ -200,7 +200,7 @@ def test_a_snippet_that_needs_permission_stops_the_command_in_a_session_that_can
     async def scenario(runtime, notices):
         hook = runtime.skills
         with pytest.raises(ExpansionError, match="needs permission.*nothing was sent"):
-            await hook.expand_typed(hook.catalog.find("mk"), "", ask=None)
+            await hook.expand_typed(hook.catalog.find("mk"), "")
         return runtime.session.messages
 
     assert run(fake_server, repo, scenario) == []
@@ -267,7 +267,7 @@ def test_a_command_typed_before_the_session_start_finished_runs_its_snippets(rep
         client = AnthropicClient(base_url=fake_server.base_url, api_key="test")
         runtime = build_runtime(load_config(repo), client=client)
         try:
-            return await runtime.skills.expand_typed(runtime.skills.catalog.find("now"), "", ask=None)
+            return await runtime.skills.expand_typed(runtime.skills.catalog.find("now"), "")
         finally:
             await runtime.close()
 

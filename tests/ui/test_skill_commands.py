@@ -58,8 +58,8 @@ class FakeHook:
         self.fail = fail
         self.calls: list[tuple[str, str, object]] = []
 
-    async def expand_typed(self, entry, args, ask):
-        self.calls.append((entry.name, args, ask))
+    async def expand_typed(self, entry, args):
+        self.calls.append((entry.name, args))
         if self.fail is not None:
             raise self.fail
         return f"<command-name>/{entry.name}</command-name>\n\nHello {args}"
@@ -127,17 +127,17 @@ def test_a_long_description_is_cut_in_help():
 
 def run(entry_: PromptCommand, hook, args: str = "Alice") -> tuple[FakeHost, str]:
     host, console = FakeHost(), make_console(100)
-    runtime = SimpleNamespace(skills=hook, agent=SimpleNamespace(ask_user="the REPL's question"))
+    runtime = SimpleNamespace(skills=hook)
     asyncio.run(run_custom_command(CommandContext(host, runtime, console, args), entry_))
     return host, console.file.getvalue()
 
 
-def test_running_one_sends_the_expanded_text_with_the_repl_asking_for_bang_lines(tmp_path):
+def test_running_one_sends_the_expanded_text(tmp_path):
     greet = entry("greet", tmp_path)
     hook = FakeHook(Catalog([greet], []))
     host, out = run(greet, hook)
     assert host.turns == ["<command-name>/greet</command-name>\n\nHello Alice"]
-    assert hook.calls == [("greet", "Alice", "the REPL's question")]
+    assert hook.calls == [("greet", "Alice")]
     assert out == ""
 
 
@@ -222,14 +222,14 @@ def test_print_mode_expands_a_custom_command_without_anyone_to_ask_and_attaches_
     greet = entry("greet", repo)
 
     class MentionHook(FakeHook):
-        async def expand_typed(self, entry_, args, ask):
-            self.calls.append((entry_.name, args, ask))
+        async def expand_typed(self, entry_, args):
+            self.calls.append((entry_.name, args))
             return f"Greet {args}; see @notes.txt"
 
     hook = MentionHook(Catalog([greet], []))
     runtime.skills = hook
     text, warnings = print_text(runtime, "/greet Alice\nand Bob")
-    assert hook.calls == [("greet", "Alice\nand Bob", None)]
+    assert hook.calls == [("greet", "Alice\nand Bob")]
     assert text.startswith("Greet Alice\nand Bob; see @notes.txt\n\n") and "NOTES" in text
     assert warnings == []
 
