@@ -17,6 +17,7 @@ overrides only the points it cares about. In the order a session meets them:
     after_tool            a tool call finished
     before_turn_end       the model stopped asking for tools (may make it go on)
     on_turn_end           the turn ended
+    after_turn            the turn is over, however it ended (done, failed, cancelled, refused)
     before_compact        a compaction is about to summarise the conversation (may refuse it)
     compact_attachments   what goes back beside the summary (the skills invoked so far)
     after_compact         the conversation was replaced by its summary
@@ -153,6 +154,11 @@ class AgentHooks:
 
     async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
         """The turn ended normally (extraction is scheduled here)."""
+
+    def after_turn(self, agent: Agent) -> None:
+        """The turn is over, however it ended: after `on_turn_end`, or after an error, a cancel or a
+        refused prompt. State that lives for one turn ends here (a skill's allowed-tools). Must not
+        block or raise: it runs while the turn's exception, if any, goes on."""
 
     # -- compaction
 

@@ -194,6 +194,9 @@ class Agent:
             with contextlib.suppress(Exception):  # a transcript that cannot be written must not hide the error
                 self.session.repair()
             raise
+        finally:
+            for hook in self.hooks:
+                hook.after_turn(self)
 
     async def _requests(self) -> AsyncIterator[AgentEvent]:
         """Ask the model, run its tools, repeat until it stops asking for tools."""
@@ -324,6 +327,15 @@ class Agent:
         problem = unusable_input(call.input)
         if problem is not None:
             return call, ToolResult(problem, True)
+        call, decision = await self.vet(call)
+        if isinstance(decision, ToolResult):
+            return call, decision
+        return call, await self._settle(call, decision)
+
+    async def vet(self, call: ToolUseBlock) -> tuple[ToolUseBlock, Decision | ToolResult]:
+        """The call as it would run (a hook may rewrite its input) and what the hooks and the rules
+        say of it together, before anyone is asked; or the error result of a rewritten input that
+        cannot be used. Also for commands the harness runs itself (a custom command's `!` lines)."""
         verdict, updated = await self._hooks_verdict(call)
         if updated is not None:
             call = ToolUseBlock(call.id, call.name, updated)
@@ -331,25 +343,18 @@ class Agent:
             if problem is not None:
                 return call, ToolResult(problem, True)
         if isinstance(verdict, Deny):
-            return call, ToolResult(f"Permission denied: {verdict.reason}", True)
-        return call, await self._apply_rules(call, verdict)
+            return call, verdict
+        return call, with_hooks_verdict(verdict, await decide(self.policy, call))
 
-    async def _apply_rules(self, call: ToolUseBlock, verdict: Decision | None) -> ToolResult | None:
-        """The rules' decision, with a hook's: a deny rule always binds and an ask rule still asks
-        (a hook's Allow spares only the question the mode would ask); a hook's Ask asks even
-        where the rules allow."""
-        decision = await decide(self.policy, call)
-        guarded = isinstance(decision, Ask) and decision.by_rule
-        asks_more = isinstance(verdict, Ask) and isinstance(decision, Allow)
-        spares_question = isinstance(verdict, Allow) and isinstance(decision, Ask) and not decision.user_only
-        if verdict is not None and (asks_more or spares_question):
-            decision = verdict
+    async def _settle(self, call: ToolUseBlock, decision: Decision) -> ToolResult | None:
+        """None when the call may run; else the error result that tells the model why not (asking
+        the user first where the decision is Ask and someone can be asked)."""
         if isinstance(decision, Allow):
             return None
         if isinstance(decision, Deny):
             return ToolResult(f"Permission denied: {decision.reason}", True)
         assert isinstance(decision, Ask)
-        failure = None if guarded else await self._would_fail(call)
+        failure = None if decision.by_rule else await self._would_fail(call)
         if failure is not None:
             return failure  # nobody is asked to approve a call that cannot succeed
         if self.ask_user is None:
@@ -405,6 +410,15 @@ class Agent:
 
 
 _UNUSABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def with_hooks_verdict(verdict: Decision | None, decision: Decision) -> Decision:
+    """The rules' decision with a hook's: a deny rule always binds and an ask rule still asks (a
+    hook's Allow spares only the question the mode would ask); a hook's Ask asks even where the
+    rules allow. (A hook's Deny never gets here: it refuses the call before the rules are asked.)"""
+    asks_more = isinstance(verdict, Ask) and isinstance(decision, Allow)
+    spares_question = isinstance(verdict, Allow) and isinstance(decision, Ask) and not decision.user_only
+    return verdict if verdict is not None and (asks_more or spares_question) else decision
 
 
 def unusable_input(input: Any) -> str | None:

@@ -305,10 +305,11 @@ class Rule:
 
 def skill_matches(specifier: str, skill: Any) -> bool:
     """`Skill(pdf)` covers the skill `pdf` (a leading `/` ignored), `Skill(pdf:*)` or `Skill(pdf*)`
-    every skill whose name starts with `pdf` (Claude Code's forms)."""
+    every skill whose name starts with `pdf` (Claude Code's forms). Names are compared without
+    case, as skills are found."""
     if not isinstance(skill, str):
         return False
-    name = skill.strip().lstrip("/")
+    name, specifier = skill.strip().lstrip("/").lower(), specifier.lower()
     for suffix in (":*", "*"):
         if specifier.endswith(suffix):
             return name.startswith(specifier.removesuffix(suffix))
@@ -760,7 +761,8 @@ class PermissionPolicy:
         return None
 
     def _plan_decision(self, req: _Request, restriction: Ask | None) -> Decision:
-        if req.tool in READ_TOOLS or req.tool in self._read_only_tools:
+        # A skill only adds text in plan mode: what its allowed-tools would allow, plan mode refuses.
+        if req.tool in READ_TOOLS or req.tool in self._read_only_tools or req.tool == "Skill":
             return restriction or Allow()
         if req.tool == "Bash":
             ok, why = is_read_only_command(req.command or "")

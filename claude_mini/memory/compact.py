@@ -64,6 +64,9 @@ MAX_TOO_LONG_RETRIES = 3
 RESTORE_FILES = 5
 RESTORE_FILE_TOKENS = 5_000
 RESTORE_TOTAL_TOKENS = 50_000
+# A typed `/name args`: Claude Code's tags, then the text of the command's file (skills/lifecycle.py).
+_COMMAND_TAGS = re.compile(r"\A((?:<command-(?:message|name|args)>.*?</command-(?:message|name|args)>\n?)+)\n",
+                           re.S)
 
 SUMMARY_PROMPT = """\
 Your task now is to write a detailed summary of the conversation so far. The \
@@ -218,15 +221,23 @@ def _is_user_request(message: Message) -> bool:
 
 
 def latest_user_request(messages: list[Message]) -> str:
-    """The text of the user's most recent request (not a tool result, not an attachment)."""
+    """The text of the user's most recent request (not a tool result, not an attachment); a typed
+    custom command or skill as its tags only (its text is a file's, and is not kept either)."""
     for message in reversed(messages):
         if message.role != "user":
             continue
         texts = [b.text for b in message.content if isinstance(b, TextBlock)
                  and not b.text.startswith("<system-reminder>")]
         if texts:
-            return "\n".join(texts)
+            return _without_command_text("\n".join(texts))
     return ""
+
+
+def _without_command_text(request: str) -> str:
+    tags = _COMMAND_TAGS.match(request)
+    if tags is None:
+        return request
+    return tags.group(1).rstrip("\n") + "\n(the text this command expanded to is not repeated here)"
 
 
 def restore_files(read_files: dict[Path, float],

@@ -26,11 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.hooks import AgentHooks, SessionSource, ToolVerdict
 from claude_mini.agent.permissions import Allow, Ask, Deny, PermissionPolicy, Rule, RuleError
-from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
+from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.prompt import estimate_tokens
 from claude_mini.skills.catalog import (
     Catalog,
     CatalogError,
+    Listing,
     PromptCommand,
     build_listing,
     listing_budget,
@@ -38,11 +39,10 @@ from claude_mini.skills.catalog import (
 )
 from claude_mini.skills.expand import ExpansionError, expand_body
 from claude_mini.skills.tool import SkillTool
-from claude_mini.tools.base import ToolError
+from claude_mini.tools.base import ToolError, ToolResult
 
 if TYPE_CHECKING:
-    from claude_mini.agent.events import TurnDone
-    from claude_mini.agent.loop import Agent, AskUser
+    from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
     from claude_mini.notices import NoticeChannel
     from claude_mini.session import Session
@@ -51,7 +51,8 @@ if TYPE_CHECKING:
 MODEL_ALIASES = {"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-6", "opus": "claude-opus-4-6"}
 COMPACT_NOTE = ("Skills loaded earlier in this session (their text was left out of the summary to "
                 "save room): {names}. If the work still needs one, load it again with the Skill tool.")
-_COMPACT_NAMES = re.compile(r"^Skills loaded earlier in this session \(.*?\): (.*)\. If the work", re.M)
+_BEFORE_NAMES, _AFTER_NAMES = COMPACT_NOTE.split("{names}")
+_COMPACT_NAMES = re.compile(re.escape(_BEFORE_NAMES) + r"(.*?)" + re.escape(_AFTER_NAMES))
 _COMMAND_NAME = re.compile(r"<command-name>/([^<\s]+)</command-name>")
 
 
@@ -75,19 +76,21 @@ class SkillHook(AgentHooks):
         self.notices = notices
         self.window = window  # the context window the listing's budget is a share of
         self.home = paths.home_dir()
-        self.catalog = catalog if catalog is not None else load_catalog(config.project_root, self.home)
-        self.listing = build_listing(self.catalog.listed(), listing_budget(window))
-        self.tool: SkillTool | None = SkillTool(self, self.listing) if self.catalog.listed() else None
         self.invoked: dict[str, int] = {}  # name -> tokens of its text, last invoked last
         self.agent: Agent | None = None
-        self._listed_names = self.catalog.names()  # what this listing was built from
-        self._told: set[str] = set()  # names found mid-conversation and said once
         self._turn_rules: list[Rule] = []
         self._armed: tuple[str, str | None] | None = None  # (message, model) of a typed command
-        self._saved_model: str | None = None
-        self._said()
+        self._models: tuple[str, str] | None = None  # (the session's model, the command's) for this turn
+        self._load(catalog if catalog is not None else load_catalog(config.project_root, self.home))
 
-    def _said(self) -> None:
+    def _load(self, catalog: Catalog) -> None:
+        """Take `catalog` for this conversation: its listing, and the Skill tool if it lists anything;
+        its problems and an over-budget listing are said (once each)."""
+        self.catalog = catalog
+        self.listing: Listing = build_listing(catalog.listed(), listing_budget(self.window))
+        self.tool: SkillTool | None = SkillTool(self, self.listing) if catalog.listed() else None
+        self._listed_names = catalog.names()  # what this listing was built from
+        self._told: set[str] = set()  # names found mid-conversation and said once
         for problem in self.catalog.problems:
             self.notices.say(problem, "warning", once=True)
         if self.listing.shortened:
@@ -107,12 +110,9 @@ class SkillHook(AgentHooks):
         """/clear or /resume: a new conversation, so a new listing may be built (new skills join)."""
         self._end_turn()
         self.invoked = dict.fromkeys(invoked_in(session.messages), 0) if source == "resume" else {}
-        catalog = load_catalog(self.config.project_root, self.home)
-        added = sorted(catalog.names() - self._listed_names)
-        self.catalog, self._listed_names, self._told = catalog, catalog.names(), set()
-        self.listing = build_listing(catalog.listed(), listing_budget(self.window))
-        self.tool = SkillTool(self, self.listing) if catalog.listed() else None
-        self._said()
+        before = self._listed_names
+        self._load(load_catalog(self.config.project_root, self.home))
+        added = sorted(self._listed_names - before)
         if self.agent is not None:
             self._put_tool(self.agent)
         if added:
@@ -139,23 +139,27 @@ class SkillHook(AgentHooks):
             self._use_model(agent, armed[1])
         await self._tell_new_entries()
 
-    async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
+    def after_turn(self, agent: Agent) -> None:
+        """However the turn ended (an error, Esc, a hook's refusal too): its grants and model go.
+        After `on_turn_end`, so the extraction fork took the turn's model with its prefix."""
         self._end_turn()
 
     def _end_turn(self) -> None:
-        """Drop this turn's allowed-tools rules and put the session's model back."""
+        """Drop this turn's allowed-tools rules and put the session's model back (unless the user
+        chose another one meanwhile: /model wins)."""
         if self._turn_rules:
             self.rules.remove_rules(self._turn_rules)
             self._turn_rules = []
-        if self._saved_model is not None and self.agent is not None:
-            self.agent.model, self._saved_model = self._saved_model, None
+        models, self._models = self._models, None
+        if models is not None and self.agent is not None and self.agent.model == models[1]:
+            self.agent.model = models[0]
 
     def _use_model(self, agent: Agent, model: str) -> None:
         if agent.client.provider == "local":
             self.notices.say(f"The offline model answers every turn; the command's model {model} was not used.",
                              once=True)
             return
-        self._saved_model = agent.model
+        self._models = (agent.model, model)
         agent.model = model
 
     async def _tell_new_entries(self) -> None:
@@ -169,15 +173,22 @@ class SkillHook(AgentHooks):
                              "part of the prompt cache).")
 
     async def before_tool(self, agent: Agent, call: ToolUseBlock) -> ToolVerdict | None:
-        """A Skill call that would not widen permissions runs without a question (only reading
-        text); one whose skill has allowed-tools is left to the rules (`Skill(name)`)."""
+        """A Skill call names its skill by its own name (so `Skill(name)` rules judge it however the
+        model spelled it); a deny or ask rule on any other name of the skill binds too. One that
+        would not widen permissions then runs without a question (it only reads text); one whose
+        skill has allowed-tools is left to the rules."""
         if call.name != SkillTool.name:
             return None
         try:
             entry = self.entry_for_model(call.input.get("skill"))
         except ToolError:
             return None  # the call fails on its own, with the reason
-        return None if self._grants(entry) else ToolVerdict(Allow())
+        canonical = {**call.input, "skill": entry.name}
+        for alias in entry.aliases:
+            restriction = self.rules.check_restrictions(SkillTool.name, {**call.input, "skill": alias})
+            if restriction is not None:
+                return ToolVerdict(restriction, canonical)
+        return ToolVerdict(None if self._grants(entry) else Allow(), canonical)
 
     # -- invoking
 
@@ -203,7 +214,7 @@ class SkillHook(AgentHooks):
         assert self.agent is not None, "a tool runs inside a turn"
         grants = self._grant(entry)
         try:
-            text = await self._expand(entry, args, ask=None)
+            text = await self._expand(entry, args)
         except (ExpansionError, CatalogError) as exc:
             self._revoke(grants)
             raise ToolError(str(exc)) from None
@@ -216,7 +227,7 @@ class SkillHook(AgentHooks):
         self._end_turn()
         grants = self._grant(entry)
         try:
-            text = command_message(entry, args, await self._expand(entry, args, ask=self._ask()))
+            text = command_message(entry, args, await self._expand(entry, args))
         except BaseException:
             self._revoke(grants)
             raise
@@ -225,37 +236,34 @@ class SkillHook(AgentHooks):
         self._armed = (text, model)
         return text
 
-    def _ask(self) -> AskUser | None:
-        return self.agent.ask_user if self.agent is not None else None
-
-    async def _expand(self, entry: PromptCommand, args: str, ask: AskUser | None) -> str:
+    async def _expand(self, entry: PromptCommand, args: str) -> str:
         body = await asyncio.to_thread(entry.body)
         session_id = self.agent.session.id if self.agent is not None else ""
-        text = await expand_body(body, args, run_shell=lambda cmd: self._run_snippet(entry, cmd, ask),
+        text = await expand_body(body, args, run_shell=lambda cmd: self._run_snippet(entry, cmd),
                                  skill_dir=entry.directory if entry.kind == "skill" else None,
                                  session_id=session_id)
         if entry.kind == "skill":
             return f"This skill's folder, where the files it mentions are: {entry.directory}\n\n{text}"
         return text
 
-    async def _run_snippet(self, entry: PromptCommand, command: str, ask: AskUser | None) -> str:
-        """One `!` snippet, through the permission check; its output, or ExpansionError."""
-        from claude_mini.agent.loop import decide, run_tool
+    async def _run_snippet(self, entry: PromptCommand, command: str) -> str:
+        """One `!` snippet, vetted as the model's own Bash call would be (the user's PreToolUse hooks,
+        then the rules; the session's question where it can ask); its output, or ExpansionError."""
+        from claude_mini.agent.loop import run_tool
 
         agent = self.agent
         assert agent is not None
-        call = ToolUseBlock(f"snippet-{entry.name}", "Bash", {"command": command})
-        decision = await decide(agent.policy, call)
+        call, decision = await agent.vet(ToolUseBlock(f"snippet-{entry.name}", "Bash", {"command": command}))
         where = f"/{entry.name}: `!{command}`"
+        if isinstance(decision, ToolResult):
+            raise ExpansionError(f"{where} was not run ({decision.content}); nothing was sent.")
         if isinstance(decision, Deny):
             raise ExpansionError(f"{where} was not run ({decision.reason}); nothing was sent.")
         if isinstance(decision, Ask):
-            if ask is None:
-                raise ExpansionError(
-                    f"{where} needs permission ({decision.reason}) and this session cannot ask; nothing was "
-                    f"sent. Allow it with --allowedTools '{self.rules.suggest_rule('Bash', call.input)}' "
-                    "or the command's allowed-tools.")
-            answer = await ask(call, decision.reason)
+            if agent.ask_user is None:
+                raise ExpansionError(f"{where} needs permission ({decision.reason}) and this session cannot "
+                                     f"ask; nothing was sent.{self._allow_hint(call)}")
+            answer = await agent.ask_user(call, decision.reason)
             if not answer.allow:
                 raise ExpansionError(f"{where} was declined; nothing was sent.")
         bash = agent.tools.get("Bash")
@@ -268,26 +276,36 @@ class SkillHook(AgentHooks):
             raise ExpansionError(f"{where} failed ({last}); nothing was sent.")
         return "" if result.content == "(no output)" else result.content
 
+    def _allow_hint(self, call: ToolUseBlock) -> str:
+        """How the user allows such a line ahead of time; none for a line that substitutes or
+        redirects (a rule for it would allow what an argument smuggled in)."""
+        rule = self.rules.suggest_rule(call.name, call.input)
+        if any(mark in rule for mark in ("$(", "`", ";", "|", "&", ">", "<", "\n")):
+            return " It cannot be allowed ahead of time: it substitutes, chains or redirects."
+        return f" Allow it with --allowedTools '{rule}' or the command's allowed-tools."
+
     def _grants(self, entry: PromptCommand) -> bool:
         """Whether the entry's allowed-tools would count (a project's need a trusted folder)."""
         return bool(entry.allowed_tools) and (entry.scope == "user" or self.config.trusted)
 
     def _grant(self, entry: PromptCommand) -> list[Rule]:
-        """Add the entry's allowed-tools as allow rules for the rest of this turn."""
+        """Add the entry's allowed-tools not granted this turn already as allow rules for the rest of
+        the turn; returns what this load added."""
         if entry.allowed_tools and not self._grants(entry):
             self.notices.say(f"The allowed-tools of {entry.path} were not applied: this folder is not "
                              "trusted (the rest of it was used).", "warning", once=True)
             return []
+        held = {rule.text for rule in self._turn_rules}
         added: list[Rule] = []
         for text in entry.allowed_tools:
-            try:
-                added.append(self.rules.add_session_allow(text, source="skill", origin=str(entry.path)))
-            except RuleError as exc:
-                self.notices.say(f"{exc}; the rest of {entry.path} was used.", "warning", once=True)
+            if text.strip() not in held:
+                with contextlib.suppress(RuleError):  # the catalog named a bad rule when it read the file
+                    added.append(self.rules.add_session_allow(text, source="skill", origin=str(entry.path)))
         self._turn_rules += added
         return added
 
     def _revoke(self, rules: Sequence[Rule]) -> None:
+        """Drop the grants one load added (it failed); those of earlier loads this turn stay."""
         self.rules.remove_rules(rules)
         self._turn_rules = [r for r in self._turn_rules if r not in rules]
 
@@ -320,15 +338,16 @@ class SkillHook(AgentHooks):
 
 
 def invoked_in(messages: Sequence[Message]) -> list[str]:
-    """The skills a conversation shows as invoked, in order: Skill calls, typed commands, and the
-    names a compaction kept (so a resumed session still knows them)."""
+    """The skills a conversation shows as invoked, in order: Skill calls that succeeded, typed
+    commands, and the names a compaction kept (so a resumed session still knows them)."""
+    failed = {b.tool_use_id for m in messages for b in m.content if isinstance(b, ToolResultBlock) and b.is_error}
     names: list[str] = []
     for message in messages:
         for block in message.content:
             found: list[str] = []
-            if isinstance(block, ToolUseBlock) and block.name == SkillTool.name:
-                with contextlib.suppress(AttributeError):
-                    found = [str(block.input.get("skill", "")).strip().lstrip("/")]
+            if isinstance(block, ToolUseBlock) and block.name == SkillTool.name and block.id not in failed:
+                skill = block.input.get("skill") if isinstance(block.input, dict) else None
+                found = [skill.strip().lstrip("/")] if isinstance(skill, str) else []
             elif isinstance(block, TextBlock):
                 found = _COMMAND_NAME.findall(block.text)
                 for match in _COMPACT_NAMES.findall(block.text):

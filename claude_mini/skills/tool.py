@@ -43,7 +43,8 @@ class SkillTool:
     """`Skill`: {skill, args} -> the skill's text, as the tool result."""
 
     name = "Skill"
-    read_only = True  # it only reads text; a skill that widens permissions is asked about (SkillHook)
+    # Not run alongside other calls: a skill's `!` lines may ask the user, one question at a time.
+    read_only = False
     input_schema: dict[str, Any] = {
         "type": "object",
         "properties": {
@@ -63,7 +64,7 @@ class SkillTool:
         self.skills.entry_for_model(input.get("skill"))
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        args = input.get("args", "")
+        args = input.get("args") or ""  # models often send null for an optional string
         if not isinstance(args, str):
             raise ToolError("`args` must be a string.")
         text = await self.skills.invoke_for_model(self.skills.entry_for_model(input.get("skill")), args)

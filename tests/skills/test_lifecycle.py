@@ -272,3 +272,123 @@ def test_a_command_typed_before_the_session_start_finished_runs_its_snippets(rep
             await runtime.close()
 
     assert asyncio.run(go()).endswith("Branch: EARLY\n")
+
+
+def test_a_deny_rule_binds_however_the_model_spells_the_skill(repo, fake_server, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    skill(repo, "plain", "Only text", "PLAIN BODY\n")
+    skill(repo, "folder-name", "Renamed", "RENAMED BODY\n").joinpath("SKILL.md").write_text(
+        "---\nname: other-name\ndescription: Renamed\n---\nRENAMED BODY\n")
+    command(repo, "frontend/component", "COMPONENT BODY\n")
+    calls = [("Skill", {"skill": name}) for name in ("PLAIN", "/Plain", "frontend:component", "other-name")]
+    fake_server.queue(Reply.tools(calls), Reply.text("ok"))
+    deny = {"permissions": {"deny": ["Skill(plain)", "Skill(component)", "Skill(folder-name)"]}}
+
+    async def scenario(runtime, notices):
+        await turn(runtime, "go")
+
+    run(fake_server, repo, scenario, settings=deny)
+    results = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][:4]
+    assert all(r["is_error"] and "Permission denied" in json.dumps(r) for r in results)
+    assert "BODY" not in json.dumps(results)
+
+
+def test_an_alias_in_a_deny_rule_binds_the_skill_by_its_name_too(repo, fake_server, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    command(repo, "frontend/component", "COMPONENT BODY\n")
+    fake_server.queue(Reply.tool("Skill", {"skill": "component"}), Reply.text("ok"))
+
+    async def scenario(runtime, notices):
+        await turn(runtime, "go")
+
+    run(fake_server, repo, scenario, settings={"permissions": {"deny": ["Skill(frontend:component)"]}})
+    result = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
+    assert result["is_error"] and "COMPONENT BODY" not in json.dumps(result)
+
+
+def test_a_failed_turn_takes_its_grants_and_model_with_it(repo, fake_server, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    command(repo, "quick", "---\nmodel: haiku\nallowed-tools: Bash(touch:*)\n---\nQuick $ARGUMENTS\n")
+    fake_server.queue(Reply.text("").http_error(400, message="bad request"))
+
+    async def scenario(runtime, notices):
+        from claude_mini.llm.client import ModelError
+
+        hook = runtime.skills
+        text = await hook.expand_typed(hook.catalog.find("quick"), "a")
+        with pytest.raises(ModelError):
+            await turn(runtime, text)
+        return runtime.agent.model, [r.text for r in runtime.policy.allow_rules]
+
+    model, rules = run(fake_server, repo, scenario, trusted=True)
+    assert fake_server.requests_for("main")[0].body["model"] == "claude-haiku-4-5"
+    assert model != "claude-haiku-4-5" and "Bash(touch:*)" not in rules
+
+
+def test_a_prompt_a_hook_refuses_takes_its_grants_with_it(repo, fake_server, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    command(repo, "slow", "---\nallowed-tools: Bash(sleep:*)\n---\nSlow\n")
+    hooks = {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo no >&2; exit 2"}]}]}}
+
+    async def scenario(runtime, notices):
+        from claude_mini.agent.loop import PromptBlocked
+
+        hook = runtime.skills
+        text = await hook.expand_typed(hook.catalog.find("slow"), "")
+        with pytest.raises(PromptBlocked):
+            await turn(runtime, text)
+        return [r.text for r in runtime.policy.allow_rules]
+
+    assert "Bash(sleep:*)" not in run(fake_server, repo, scenario, trusted=True, settings=hooks)
+
+
+def test_a_snippet_is_vetted_by_the_users_pre_tool_use_hooks(repo, fake_server, monkeypatch, isolated_env):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    (isolated_env.home / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo NO BASH >&2; exit 2"}]}]}}))
+    command(repo, "branch", "Branch: !`git branch --show-current`\n")
+
+    async def scenario(runtime, notices):
+        with pytest.raises(ExpansionError, match="NO BASH"):
+            await runtime.skills.expand_typed(runtime.skills.catalog.find("branch"), "")
+
+    run(fake_server, repo, scenario)
+    assert fake_server.requests_for("main") == []
+
+
+def test_after_compaction_a_typed_skill_is_its_name_not_its_body(project, fake_server):
+    fake_server.queue(Reply.text("Notes drafted."), Reply.text("Next."))
+    fake_server.on(Reply.text("<summary>SUMMARY</summary>"), purpose="compact")
+
+    async def scenario(runtime, notices):
+        hook = runtime.skills
+        await turn(runtime, await hook.expand_typed(hook.catalog.find("release-notes"), "2.3"))
+        await runtime.compactor.compact()
+        await turn(runtime, "go on")
+
+    run(fake_server, project, scenario)
+    sent = json.dumps(fake_server.requests_for("main")[-1].body["messages"])
+    assert "house style" not in sent
+    assert "<command-name>/release-notes</command-name>" in sent and "release-notes" in sent.split("Skills loaded")[1]
+
+
+def test_plan_mode_loads_a_skill(project, fake_server):
+    fake_server.queue(Reply.tool("Skill", {"skill": "changelog", "args": None}), Reply.text("ok"))
+
+    async def scenario(runtime, notices):
+        runtime.policy.mode = "plan"
+        await turn(runtime, "plan the changelog")
+
+    run(fake_server, project, scenario)
+    result = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
+    assert not result.get("is_error") and "by component" in json.dumps(result)
+
+
+def test_a_failed_skill_call_does_not_count_as_invoked():
+    from claude_mini.llm.messages import ToolResultBlock
+
+    messages = [Message("assistant", [ToolUseBlock("t1", "Skill", {"skill": "nosuch"}),
+                                      ToolUseBlock("t2", "Skill", {"skill": "real"})]),
+                Message("user", [ToolResultBlock("t1", "Unknown skill: nosuch.", is_error=True),
+                                 ToolResultBlock("t2", "REAL BODY")])]
+    assert invoked_in(messages) == ["real"]
