@@ -34,6 +34,7 @@ LISTING_FRACTION = 0.01  # of the context window in characters (window tokens * 
 BUDGET_ENV = "SLASH_COMMAND_TOOL_CHAR_BUDGET"
 BODY_DESCRIPTION_CHARS = 250  # a description taken from the body's first paragraph is cut to this
 BINARY_SNIFF_BYTES = 8192  # a NUL byte in this many leading bytes means binary
+MAX_FILES = 1_000  # files looked at per folder tree (a link to /usr must not list it all)
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _NAME_RULE = "letters, digits, '_', '.' and '-', starting with a letter or digit"
@@ -196,8 +197,8 @@ def cut(text: str, limit: int) -> str:
 class _Fields:
     """Reads the frontmatter of one file into PromptCommand fields, one problem line per bad value."""
 
-    def __init__(self, meta: dict, label: str, problems: list[str]) -> None:
-        self.meta, self.label, self.problems = meta, label, problems
+    def __init__(self, meta: dict, label: str, problems: list[str], root: Path) -> None:
+        self.meta, self.label, self.problems, self.root = meta, label, problems, root
 
     def _bad(self, key: str, value: object, want: str, kept: str) -> None:
         self.problems.append(f"{self.label}: `{key}` is {_shown_value(value)}, not {want}; {kept}. "
@@ -231,7 +232,19 @@ class _Fields:
         if items is None or not all(isinstance(i, str) for i in items):
             self._bad("allowed-tools", value, "a string or a list of tool rules", "no tools allowed")
             return ()
-        return tuple(rule for item in items for rule in split_tool_rules(item))
+        return tuple(rule for item in items for rule in split_tool_rules(item) if self._valid_rule(rule))
+
+    def _valid_rule(self, rule: str) -> bool:
+        """Whether a rule of `allowed-tools` parses (a bad one is a line and grants nothing)."""
+        from claude_mini.agent.permissions import RuleError, parse_rule
+
+        try:
+            parse_rule(rule, source="skill", project_root=self.root)
+        except RuleError as exc:
+            self.problems.append(f"{self.label}: allowed-tools rule {rule!r} is not valid ({exc.problem}); "
+                                 "it grants nothing, the others still do. Fix the frontmatter.")
+            return False
+        return True
 
     def hint(self) -> str:
         value = self.meta.get("argument-hint")
@@ -261,6 +274,8 @@ def split_tool_rules(text: str) -> list[str]:
             if text[start:i].strip(" ,"):
                 rules.append(text[start:i].strip(" ,"))
             start = i + 1
+    if depth and text[start:].strip(" ,"):  # an unclosed `(`: kept whole, so it is reported, not lost
+        rules.append(text[start:].strip(" ,"))
     return rules
 
 
@@ -277,20 +292,45 @@ class _Found:
 
 
 class _Loader:
-    def __init__(self, project_root: Path) -> None:
+    def __init__(self, project_root: Path, trusted: bool) -> None:
         self.root = project_root
+        self.real_root = os.path.realpath(project_root)
+        self.trusted = trusted  # may a project's links point outside the repository
         self.problems: list[str] = []
+        self.looked_at = 0
 
     def shown(self, path: Path) -> str:
         return shown(path, self.root)
 
+    def kind(self, path: Path, scope: Scope) -> str:
+        """"dir", "file", "other" (missing, a pipe: reading it says what), or "refused" (one line
+        said): it cannot be looked at, or a project's link leaves the repository in a folder not
+        trusted (its text would reach the model unasked)."""
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            return "other"
+        except OSError as exc:
+            self.problems.append(f"{self.shown(path)} cannot be read ({os_reason(exc)}); skipped. Fix or remove it.")
+            return "refused"
+        real = os.path.realpath(path)
+        if scope == "project" and not self.trusted and not (real + os.sep).startswith(self.real_root + os.sep):
+            self.problems.append(f"{self.shown(path)} links to {real}, outside the repository, and this folder "
+                                 "is not trusted; skipped. Trust the folder, or copy it in.")
+            return "refused"
+        return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
+
     def skills(self, folder: Path, scope: Scope) -> Iterator[_Found]:
         """Each `<folder>/<name>/SKILL.md`, sorted by name; folders without one are a line."""
+        if self.kind(folder, scope) != "dir":
+            return
         for sub in _sorted_dir(folder):
-            if sub.name.startswith(".") or not sub.is_dir():
+            if sub.name.startswith(".") or self.kind(sub, scope) != "dir":
                 continue
             skill_md = sub / "SKILL.md"
-            if not skill_md.is_file():
+            if (what := self.kind(skill_md, scope)) == "refused":
+                continue
+            if what != "file":
                 self.problems.append(f"Skill folder {self.shown(sub)} has no SKILL.md; skipped. "
                                      f"Add {sub.name}/SKILL.md or remove the folder.")
             elif not NAME.fullmatch(sub.name):
@@ -302,14 +342,22 @@ class _Loader:
     def commands(self, folder: Path, scope: Scope) -> Iterator[_Found]:
         """Each `**/<name>.md` under `folder`, sorted by (name, namespace); symlinks followed once."""
         found: list[_Found] = []
-        self._walk(folder, (), {os.path.realpath(folder)}, scope, found)
+        if self.kind(folder, scope) == "dir":
+            self._walk(folder, (), {os.path.realpath(folder)}, scope, found)
         return iter(sorted(found, key=lambda f: (f.name.lower(), f.namespace.lower())))
 
     def _walk(self, folder: Path, ns: tuple[str, ...], seen: set[str], scope: Scope, found: list) -> None:
         for path in _sorted_dir(folder):
             if path.name.startswith("."):
                 continue
-            if path.is_dir():
+            self.looked_at += 1
+            if self.looked_at > MAX_FILES:
+                if self.looked_at == MAX_FILES + 1:  # said once, however deep the walk is
+                    self.problems.append(f"More than {MAX_FILES:,} files under {self.shown(folder)} and the other "
+                                         "commands folders; the rest were not read. Keep commands in a smaller tree.")
+                return
+            what = self.kind(path, scope)
+            if what == "dir":
                 real = os.path.realpath(path)
                 if real in seen:  # a symlink loop, or a folder linked twice
                     continue
@@ -318,7 +366,7 @@ class _Loader:
                                          f"a command name ({_NAME_RULE}); skipped. Rename the folder.")
                     continue
                 self._walk(path, (*ns, path.name), seen | {real}, scope, found)
-            elif path.suffix == ".md":
+            elif what != "refused" and path.suffix == ".md":
                 if NAME.fullmatch(path.stem):
                     found.append(_Found(path, "command", scope, path.stem, ":".join(ns)))
                 else:
@@ -338,7 +386,7 @@ class _Loader:
             what = "folder" if found.kind == "skill" else "file"
             self.problems.append(f"{label}: {problem}; loaded with the {what} name and its first paragraph "
                                  "as description. Fix the YAML.")
-        fields = _Fields(meta or {}, label, self.problems)
+        fields = _Fields(meta or {}, label, self.problems, self.root)
         description = fields.text("description", "the first paragraph is used") or first_paragraph(body)
         aliases = [f"{found.namespace}:{found.name}"] if found.namespace else []
         if found.kind == "skill":
@@ -426,9 +474,10 @@ def _why(winner: PromptCommand, loser: PromptCommand) -> str:
     return "it comes first in name order"
 
 
-def load_catalog(project_root: Path, home: Path) -> Catalog:
-    """Project `.claude/skills`, `.claude/commands` under project_root, and `home/skills`, `home/commands`."""
-    loader = _Loader(project_root)
+def load_catalog(project_root: Path, home: Path, *, trusted: bool = False) -> Catalog:
+    """Project `.claude/skills`, `.claude/commands` under project_root, and `home/skills`, `home/commands`.
+    A project's links that leave the repository are followed only in a `trusted` folder."""
+    loader = _Loader(project_root, trusted)
     project = project_root / ".claude"
     same_folder = os.path.realpath(project) == os.path.realpath(home)  # a home that is the project's .claude
     groups: list[Iterator[_Found]] = [loader.skills(home / "skills", "user")]

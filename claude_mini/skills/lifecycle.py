@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 # `model:` in frontmatter may name a family, as Claude Code's files do.
 MODEL_ALIASES = {"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-6", "opus": "claude-opus-4-6"}
+MAX_PROBLEMS_SAID = 10  # at start-up; `claude-mini context --lint` lists every one
 COMPACT_NOTE = ("Skills loaded earlier in this session (their text was left out of the summary to "
                 "save room): {names}. If the work still needs one, load it again with the Skill tool.")
 _BEFORE_NAMES, _AFTER_NAMES = COMPACT_NOTE.split("{names}")
@@ -81,7 +82,11 @@ class SkillHook(AgentHooks):
         self._turn_rules: list[Rule] = []
         self._armed: tuple[str, str | None] | None = None  # (message, model) of a typed command
         self._models: tuple[str, str] | None = None  # (the session's model, the command's) for this turn
-        self._load(catalog if catalog is not None else load_catalog(config.project_root, self.home))
+        self._load(catalog if catalog is not None else self.read_catalog())
+
+    def read_catalog(self) -> Catalog:
+        """The commands and skills on disk now (a project's links out of the repository only when trusted)."""
+        return load_catalog(self.config.project_root, self.home, trusted=self.config.trusted)
 
     def _load(self, catalog: Catalog) -> None:
         """Take `catalog` for this conversation: its listing, and the Skill tool if it lists anything;
@@ -91,8 +96,11 @@ class SkillHook(AgentHooks):
         self.tool: SkillTool | None = SkillTool(self, self.listing) if catalog.listed() else None
         self._listed_names = catalog.names()  # what this listing was built from
         self._told: set[str] = set()  # names found mid-conversation and said once
-        for problem in self.catalog.problems:
+        for problem in self.catalog.problems[:MAX_PROBLEMS_SAID]:
             self.notices.say(problem, "warning", once=True)
+        if len(self.catalog.problems) > MAX_PROBLEMS_SAID:
+            self.notices.say(f"… and {len(self.catalog.problems) - MAX_PROBLEMS_SAID:,} more problems with custom "
+                             "commands and skills: `claude-mini context --lint` lists them all.", "warning", once=True)
         if self.listing.shortened:
             names = ", ".join(self.listing.shortened)
             self.notices.say(f"The skill listing is over its budget of {self.listing.budget:,} characters: "
@@ -111,7 +119,7 @@ class SkillHook(AgentHooks):
         self._end_turn()
         self.invoked = dict.fromkeys(invoked_in(session.messages), 0) if source == "resume" else {}
         before = self._listed_names
-        self._load(load_catalog(self.config.project_root, self.home))
+        self._load(self.read_catalog())
         added = sorted(self._listed_names - before)
         if self.agent is not None:
             self._put_tool(self.agent)
@@ -164,7 +172,7 @@ class SkillHook(AgentHooks):
 
     async def _tell_new_entries(self) -> None:
         """A skill or command added since the listing was built: said once, listed from /clear."""
-        catalog = await asyncio.to_thread(load_catalog, self.config.project_root, self.home)
+        catalog = await asyncio.to_thread(self.read_catalog)
         added = sorted(catalog.names() - self._listed_names - self._told)
         if added:
             self._told |= set(added)
@@ -365,7 +373,7 @@ def skill_hook(config: Config, rules: PermissionPolicy, notices: NoticeChannel,
     nothing to type, no Skill tool)."""
     from claude_mini import paths
 
-    catalog = load_catalog(config.project_root, paths.home_dir())
+    catalog = load_catalog(config.project_root, paths.home_dir(), trusted=config.trusted)
     if not catalog.entries and not catalog.problems:
         return None
     return SkillHook(config, rules, notices, window, catalog)

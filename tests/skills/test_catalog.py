@@ -227,10 +227,69 @@ def test_symlinked_folders_are_followed_and_loops_guarded(root, home, tmp_path):
     write(real_skill / "SKILL.md", "linked skill")
     (root / ".claude/skills").mkdir(parents=True)
     (root / ".claude/skills/lnk").symlink_to(real_skill)
-    cat = load(root, home)
+    cat = load_catalog(root, home, trusted=True)
     assert cat.find("ext:linked").description == "linked command"
     assert cat.find("lnk").description == "linked skill"
     assert cat.problems == []
+
+
+def test_an_untrusted_projects_links_out_of_the_repository_are_not_followed(root, home, tmp_path):
+    """Their first paragraph would reach the model in every request, unasked: a secret linked in."""
+    secret = tmp_path / "secret" / "creds"
+    write(secret, "TOKEN-abc123")
+    write(tmp_path / "usr" / "a.md", "a")
+    (root / ".claude/commands").mkdir(parents=True)
+    (root / ".claude/commands/notes.md").symlink_to(secret)
+    (root / ".claude/commands/usr").symlink_to(tmp_path / "usr")
+    (root / ".claude/skills").symlink_to(tmp_path / "secret")
+    write(root / "shared" / "inside.md", "inside the repository")
+    (root / ".claude/commands/inside.md").symlink_to(root / "shared" / "inside.md")
+    cat = load(root, home)
+    assert [e.name for e in cat.entries] == ["inside"]
+    assert len(cat.problems) == 3 and all("outside the repository, and this folder is not trusted" in p
+                                          for p in cat.problems)
+    assert "TOKEN" not in " ".join(cat.problems)
+
+
+def test_a_user_folders_links_are_followed_anywhere(root, home, tmp_path):
+    write(tmp_path / "dotfiles" / "mine.md", "my command")
+    (home / "commands").mkdir(parents=True)
+    (home / "commands" / "mine.md").symlink_to(tmp_path / "dotfiles" / "mine.md")
+    assert load(root, home).find("mine").description == "my command"
+
+
+def test_an_unreadable_entry_is_a_line_and_the_rest_loads(root, home, monkeypatch):
+    write(root / ".claude/commands/good.md", "good")
+    write(root / ".claude/commands/locked/x.md", "x")
+    real_stat = os.stat
+
+    def stat(path, *args, **kwargs):
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied")
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)
+    cat = load(root, home)
+    assert [e.name for e in cat.entries] == ["good"]
+    assert cat.problems == [".claude/commands/locked cannot be read (permission denied); skipped. Fix or remove it."]
+
+
+def test_a_huge_tree_is_cut_with_one_line(root, home, monkeypatch):
+    import claude_mini.skills.catalog as catalog
+
+    monkeypatch.setattr(catalog, "MAX_FILES", 5)
+    for i in range(4):
+        write(root / f".claude/commands/ns{i}/a{i}.md", "x")
+        write(root / f".claude/commands/ns{i}/b{i}.md", "x")
+    cat = load(root, home)
+    assert len(cat.entries) < 8 and sum("more than 5 files" in p.lower() for p in cat.problems) == 1
+
+
+def test_allowed_tools_rules_are_checked_when_the_file_is_read(root, home):
+    write(root / ".claude/commands/bad.md", '---\nallowed-tools: ["Bash(", "Read(./**)", "bash(ls)"]\n---\nx')
+    cat = load(root, home)
+    assert cat.find("bad").allowed_tools == ("Read(./**)",)
+    assert len(cat.problems) == 2 and all("allowed-tools rule" in p and "grants nothing" in p for p in cat.problems)
 
 
 # --- fields -------------------------------------------------------------------------------

@@ -392,3 +392,17 @@ def test_a_failed_skill_call_does_not_count_as_invoked():
                 Message("user", [ToolResultBlock("t1", "Unknown skill: nosuch.", is_error=True),
                                  ToolResultBlock("t2", "REAL BODY")])]
     assert invoked_in(messages) == ["real"]
+
+
+def test_many_bad_files_are_said_up_to_ten_lines_and_a_pointer(repo, fake_server, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    for i in range(15):
+        (repo / ".claude" / "skills" / f"empty{i:02d}").mkdir(parents=True)
+    skill(repo, "ok", "Fine", "Fine.\n")
+
+    async def scenario(runtime, notices):
+        return [n.text for n in notices.said("warning")]
+
+    warnings = run(fake_server, repo, scenario)
+    assert sum("has no SKILL.md" in w for w in warnings) == 10
+    assert any("and 5 more problems" in w and "context --lint" in w for w in warnings)
