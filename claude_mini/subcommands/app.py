@@ -25,20 +25,28 @@ def context_command(
     the custom commands and skills listed to the model."""
     from claude_mini.config import load_config
     from claude_mini.memory.instructions import lint, load_instructions, to_json
-    from claude_mini.subcommands.context_view import instructions_report, skills_json, skills_report
+    from claude_mini.skills.report import catalog_json
+    from claude_mini.subcommands.context_view import (
+        builtin_command_names,
+        catalog_lines,
+        context_catalog,
+        instructions_report,
+    )
     from claude_mini.ui.safe_text import visible_controls
 
     config = load_config(Path.cwd())
     instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or (),
                                      trusted=config.trusted)
     data = to_json(instructions)
-    data["skills"] = skills_json(config)
+    catalog, listing = context_catalog(config)
+    builtin = builtin_command_names()
+    data["skills"] = catalog_json(catalog, listing, builtin)
     if lint_:
         data["lint"] = lint(instructions, config.project_root) + data["skills"]["problems"]
     if as_json:
         print(json.dumps(data, indent=2, default=str))
         return
-    lines = instructions_report(data) + skills_report(data["skills"])
+    lines = instructions_report(data) + catalog_lines(catalog, listing, builtin)
     if lint_:
         findings = data["lint"]
         lines.append(f"Lint: {len(findings)} finding(s)" + (":" if findings else "."))

@@ -6,12 +6,14 @@ Shared by `claude-mini context` and the REPL's `/context`.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.prompt import SystemPrompt, estimate_tokens
+from claude_mini.prompt import SystemPrompt
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
+    from claude_mini.skills.catalog import Catalog, Listing
 
 
 def instructions_report(data: dict[str, Any]) -> list[str]:
@@ -71,43 +73,38 @@ def prompt_report(prompt: SystemPrompt) -> list[str]:
     return lines
 
 
-def skills_json(config: Config) -> dict[str, Any]:
-    """The catalog as `claude-mini context` shows it: what the model gets listed (and in how many
-    characters of which budget), the entries only the user can run, the problems."""
+def context_catalog(config: Config) -> tuple[Catalog, Listing]:
+    """The catalog on disk and the listing a session started now would send (its budget from the
+    configured model's context window)."""
     from claude_mini import paths
     from claude_mini.memory.compact import context_window
     from claude_mini.skills.catalog import build_listing, listing_budget, load_catalog
-    from claude_mini.ui.skill_commands import builtin_clashes, shown_path
 
     catalog = load_catalog(config.project_root, paths.home_dir())
-    listing = build_listing(catalog.listed(), listing_budget(context_window(config, config.model)))
-    listed = {entry.name for entry in catalog.listed()}
-    return {
-        "entries": [{"name": e.name, "kind": e.kind, "source": e.source, "path": str(e.path),
-                     "shown_path": shown_path(e), "listed": e.name in listed, "user_invocable": e.user_invocable,
-                     "description": e.description} for e in catalog.entries],
-        "listing_chars": listing.chars, "listing_budget": listing.budget,
-        "listing_tokens": estimate_tokens(listing.text), "shortened": list(listing.shortened),
-        "problems": [*catalog.problems, *builtin_clashes(catalog)],
-    }
+    return catalog, build_listing(catalog.listed(), listing_budget(context_window(config, config.model)))
 
 
-def skills_report(data: dict[str, Any]) -> list[str]:
-    """The Skills section: every entry (listed to the model or only typed), the listing's size."""
-    entries = data["entries"]
-    if not entries and not data["problems"]:
-        return ["Skills and custom commands: none (.claude/skills/NAME/SKILL.md, .claude/commands/NAME.md)."]
-    listed = sum(1 for entry in entries if entry["listed"])
-    lines = [f"Skills and custom commands ({listed} of {len(entries)} listed to the model in the Skill tool's "
-             f"description: {data['listing_tokens']:,} tokens, {data['listing_chars']:,} of "
-             f"{data['listing_budget']:,} characters):"]
-    for entry in entries:
-        mark = "+" if entry["listed"] else "-"
-        why = "" if entry["listed"] else ", not listed: disable-model-invocation"
-        if not entry["user_invocable"]:
-            why += ", model only"
-        lines.append(f"  {mark} {entry['name']} ({entry['kind']}, {entry['source']}{why}): {entry['shown_path']}")
-    if data["shortened"]:
-        lines.append("  listed without their description (over the budget): " + ", ".join(data["shortened"]))
-    lines += [f"  warning: {problem}" for problem in data["problems"]]
+def builtin_command_names() -> set[str]:
+    """claude-mini's own slash commands and their aliases, lower case (the registry has no heavy
+    imports; discovery adds the plug-in modules' commands)."""
+    from claude_mini.ui import commands
+
+    commands.discover_commands()
+    return {n.lower() for c in commands.all_commands() for n in (c.name, *c.aliases)}
+
+
+def catalog_lines(catalog: Catalog, listing: Listing, builtin_names: Collection[str]) -> list[str]:
+    """The Skills section: the line /skills and /context start with, every entry with its state
+    and file, what the budget shortened, the problems (clashes with built-in commands included)."""
+    from claude_mini import paths
+    from claude_mini.skills import report
+
+    problems = [*catalog.problems, *report.builtin_clashes(catalog, builtin_names)]
+    if not catalog.entries and not problems:
+        return [report.none_line(paths.home_dir())]
+    lines = [report.listing_line(catalog, listing) + ":"]
+    lines += report.table([(r.name, r.kind, r.source, r.state, r.path) for r in report.rows(catalog)])
+    shortened = report.shortened_line(listing)
+    lines += [f"  {shortened}"] if shortened else []
+    lines += [f"  warning: {problem}" for problem in problems]
     return lines

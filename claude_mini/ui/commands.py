@@ -38,13 +38,14 @@ import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from claude_mini.runtime import Runtime
 
+T = TypeVar("T")
 CommandFn = Callable[["CommandContext"], Awaitable[None] | None]
 _COMMAND_WORD = re.compile(r"^/[A-Za-z][\w:-]*$")
 
@@ -54,6 +55,9 @@ class CommandHost(Protocol):
 
     async def run_turn(self, text: str) -> None:
         """Send `text` to the model as a user turn, rendered like any other."""
+
+    async def cancellable(self, work: Awaitable[T], status: str) -> T:
+        """Await `work` as a turn runs: Esc or Ctrl-C cancels it (CancelledError), `status` shows."""
 
     async def choose(self, message: str, options: Sequence[tuple[str, str]]) -> str | None:
         """Let the user pick one `(value, label)`; None when they cancel."""
@@ -165,8 +169,14 @@ def is_command(text: str) -> bool:
     return bool(_COMMAND_WORD.match(first)) or (first.startswith("/") and first[1:].lower() in _registry())
 
 
-def unknown_hint(name: str) -> str:
-    """`Unknown command /hlep. Did you mean /help?`"""
+def unknown_hint(name: str, runtime: Runtime | None = None) -> str:
+    """`Unknown command /hlep. Did you mean /help?`; a custom command or skill added after the
+    conversation started says when it becomes a command."""
+    if runtime is not None:
+        from claude_mini.ui.skill_commands import late_hint
+
+        if (late := late_hint(runtime, name)) is not None:
+            return late
     commands = _registry()
     names = [*commands, *(a for c in commands.values() for a in c.aliases)]
     close = difflib.get_close_matches(name.lower(), names, n=1, cutoff=0.5)
@@ -186,7 +196,11 @@ async def run_command(line: str, host: CommandHost, console: Console,
 
         cmd = await find_prompt_command(name, await get_runtime())
     if cmd is None:
-        console.print(unknown_hint(name), style="yellow", markup=False)
+        try:
+            runtime = await get_runtime()
+        except Exception:  # a runtime that cannot be built is reported where it is needed
+            runtime = None
+        console.print(unknown_hint(name, runtime), style="yellow", markup=False)
         return
     runtime = await get_runtime() if cmd.needs_runtime else None  # start-up failures are not ours
     try:

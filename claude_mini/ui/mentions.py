@@ -206,9 +206,12 @@ class ReplCompleter(Completer):
     def get_completions(self, document: Document, complete_event: Any) -> Iterable[Completion]:
         before = document.text_before_cursor
         if before.startswith("/") and not any(ch.isspace() for ch in before):
+            typed = before[1:].lower()
             for cmd in commands.all_commands():
-                if cmd.name.startswith(before[1:].lower()):
-                    yield Completion("/" + cmd.name, -len(before), display_meta=cmd.help)
+                # The name, else the first alias that fits (`/frontend:c` -> `/frontend:component`).
+                name = next((n for n in (cmd.name, *cmd.aliases) if n.startswith(typed)), None)
+                if name is not None:
+                    yield Completion("/" + name, -len(before), display_meta=cmd.help)
             return
         word = document.get_word_before_cursor(WORD=True)
         if word.startswith("@"):

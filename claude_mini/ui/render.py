@@ -51,7 +51,7 @@ MAX_DIFF_LINES = 40
 MAX_OUTPUT_LINES = 3
 MAX_COMMAND_LINES = 20  # of a Bash command in an approval prompt; the rest is counted
 CHUNK_LINES = 20  # a block still open after this many lines is printed in pieces
-KEY_ARGS = ("command", "file_path", "pattern", "path", "url")
+KEY_ARGS = ("command", "file_path", "pattern", "path", "url", "skill")
 
 
 class Background(Protocol):
@@ -184,9 +184,12 @@ def short_path(path: str, cwd: Path | None) -> str:
 
 
 def tool_label(call: ToolUseBlock, cwd: Path | None = None, width: int = 70) -> str:
-    """`Bash(git status)`, `Edit(src/app.py)`: the tool and its key argument on one line."""
+    """`Bash(git status)`, `Edit(src/app.py)`, `Skill(gl --since=1.week)`: the tool and its key
+    argument on one line (a skill's args too: they reach its `!` lines)."""
     name = next((k for k in KEY_ARGS if k in call.input), None)
     key = one_line(call.input[name]) if name else ""
+    if name == "skill":
+        key = one_line(" ".join(str(call.input[k]) for k in ("skill", "args") if call.input.get(k)))
     if name in ("file_path", "path"):
         key = short_path(key, cwd)
     if len(key) > width:

@@ -21,9 +21,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from prompt_toolkit import PromptSession, print_formatted_text
 from prompt_toolkit.application import run_in_terminal
@@ -36,6 +36,7 @@ from claude_mini.notices import Notice, NoticeChannel
 from claude_mini.ui import commands
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, attach_mentions, attach_resources
 from claude_mini.ui.safe_text import visible_controls
+from claude_mini.ui.skill_commands import wait_for_custom_commands
 from claude_mini.ui.startup import (
     RuntimeLoader,
     SessionStart,
@@ -70,10 +71,12 @@ if TYPE_CHECKING:
 
 
 IDLE_NOTIFY_MS = 60_000
+T = TypeVar("T")
 
 
-def permission_question(call: ToolUseBlock, cwd: Path) -> str:
-    """`Run this command?`, `Make this edit to app.py?` ... (controls in a name made visible)."""
+def permission_question(call: ToolUseBlock, cwd: Path, grants: Sequence[str] = ()) -> str:
+    """`Run this command?`, `Make this edit to app.py?` ... (controls in a name made visible);
+    a skill's question says the rules its allowed-tools would add (`grants`)."""
     from claude_mini.ui.render import one_line, short_path
 
     raw = short_path(str(call.input.get("file_path", "")), cwd)
@@ -84,7 +87,22 @@ def permission_question(call: ToolUseBlock, cwd: Path) -> str:
         return f"Make this edit to {target}?"
     if call.name == "Write":
         return f"{'Overwrite' if (cwd / raw).exists() else 'Create'} {target}?"
+    if call.name == "Skill":
+        rules = f" It would allow {', '.join(grants)} without asking for the rest of this turn." if grants else ""
+        return one_line(f"Load the skill {call.input.get('skill', '')}?{rules}")
     return f"Allow {one_line(call.name)}?"
+
+
+def skill_grants(runtime: Runtime, call: ToolUseBlock) -> list[str]:
+    """The allowed-tools a Skill call would turn into allow rules for the turn (a project's only in
+    a trusted folder); [] for any other call."""
+    skill = call.input.get("skill")
+    if call.name != "Skill" or runtime.skills is None or not isinstance(skill, str):
+        return []
+    entry = runtime.skills.catalog.find(skill.strip())
+    if entry is None or not (entry.scope == "user" or runtime.config.trusted):
+        return []
+    return list(entry.allowed_tools)
 
 
 class Repl:
@@ -241,8 +259,12 @@ class Repl:
         if not text.strip():
             return
         try:
+            if text.lstrip().startswith("/") and not commands.is_command(text):
+                # A custom command's name with a dot or a leading digit is known once registered.
+                await wait_for_custom_commands(self.get_runtime)
             if commands.is_command(text):
-                await self.interrupts.run(self._run_command(text))
+                if await self.interrupts.run(self._run_command(text)) is CANCELLED:
+                    self._unqueue()  # lines queued while a command's `!` lines ran
             else:
                 await self.run_turn(text)
         except StartupFailed as exc:
@@ -256,8 +278,6 @@ class Repl:
 
     async def _run_command(self, text: str) -> None:
         """A slash command (typed before the runtime registered the custom ones, it waits for them)."""
-        from claude_mini.ui.skill_commands import wait_for_custom_commands
-
         await wait_for_custom_commands(self.get_runtime)
         await commands.run_command(text, self, self.console, self.get_runtime, debug=self.config.debug)
 
@@ -352,6 +372,18 @@ class Repl:
         finally:
             renderer.end_turn()
 
+    async def cancellable(self, work: Awaitable[T], status: str) -> T:
+        """Await `work` (a typed command's `!` lines) as a turn runs: the spinner says `status`, Esc
+        or Ctrl-C cancels it, lines typed meanwhile are queued (`handle` puts them back on a cancel)."""
+        renderer = self.renderer
+        renderer.begin_turn()
+        renderer.activity = status
+        try:
+            with escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue):
+                return await work
+        finally:
+            renderer.end_turn()
+
     def queue(self, text: str) -> None:
         """A line sent with Enter while a turn runs: sent when the turn ends (as Claude Code does)."""
         self.queued.append(text)
@@ -403,7 +435,8 @@ class Repl:
             self.renderer.pause()
             self.console.print(permission_preview(call, reason, cwd, preview_diff(call, cwd)))
             try:
-                answer = await self.choose(permission_question(call, cwd), options, shortcuts="yan",
+                question = permission_question(call, cwd, skill_grants(runtime, call))
+                answer = await self.choose(question, options, shortcuts="yan",
                                            escape="no")
                 if answer is None:
                     raise KeyboardInterrupt

@@ -17,6 +17,7 @@ commands win over custom ones (the issue; Claude Code lets the custom one win).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -27,9 +28,10 @@ from claude_mini.ui.commands import COMMANDS, CommandContext, command, print_lin
 
 if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
-    from claude_mini.skills.catalog import Catalog, Listing, PromptCommand
+    from claude_mini.skills.catalog import Catalog, PromptCommand
     from claude_mini.skills.lifecycle import SkillHook
 
+SNIPPET_CHARS = 60  # of a `!` line in the status shown while it runs
 HELP_CHARS = 90  # a description in /help is cut to this (the listing keeps up to 1,536)
 _registered: set[str] = set()  # the names the last register_custom_commands added to COMMANDS
 _runtime_registered = False  # whether this process's runtime registered its catalog yet (the REPL)
@@ -47,8 +49,9 @@ def register_custom_commands(catalog: Catalog | None, warn: Callable[[str], None
     _registered.clear()
     if catalog is None:
         return []
-    commands.discover_commands()  # every module's commands are in COMMANDS before the clash check
-    builtin = {n.lower() for c in COMMANDS.values() for n in (c.name, *c.aliases)}
+    from claude_mini.skills.report import clash_warning
+
+    builtin = builtin_names()
     for entry in catalog.entries:
         names = [n.lower() for n in (entry.name, *entry.aliases)]
         if names[0] in builtin:
@@ -61,10 +64,10 @@ def register_custom_commands(catalog: Catalog | None, warn: Callable[[str], None
     return sorted(_registered)
 
 
-def builtin_clashes(catalog: Catalog) -> list[str]:
-    """The warning for each entry whose name is one of claude-mini's own commands."""
-    commands.discover_commands()
-    return [clash_warning(entry) for entry in catalog.entries if commands.find_command(entry.name) is not None]
+def builtin_names() -> set[str]:
+    """claude-mini's own commands and their aliases, lower case (no custom one among them)."""
+    commands.discover_commands()  # every module's commands are in COMMANDS before the clash check
+    return {n.lower() for c in COMMANDS.values() if c.name not in _registered for n in (c.name, *c.aliases)}
 
 
 def register_runtime_commands(runtime: Runtime) -> list[str]:
@@ -88,18 +91,19 @@ async def wait_for_custom_commands(get_runtime: Callable[[], Awaitable[Runtime]]
         register_runtime_commands(await get_runtime())
 
 
-def shown_path(entry: PromptCommand) -> str:
-    """`.claude/commands/help.md` for a project entry, `~/...` or the full path of a user one."""
-    from claude_mini.skills.catalog import shown
+def late_hint(runtime: Runtime, name: str) -> str | None:
+    """What typing `/name` says when it is no command yet but a command or skill on disk: one added
+    after the conversation started (the catalog is the conversation's, read again at /clear)."""
+    from claude_mini import paths
+    from claude_mini.skills.catalog import load_catalog
 
-    return entry.shown_path or shown(entry.path)
-
-
-def clash_warning(entry: PromptCommand) -> str:
-    """One line: the built-in keeps the name; what the user can do."""
-    model = "" if entry.disable_model_invocation else " The model can still load it with the Skill tool."
-    return (f"/{entry.name} is claude-mini's own command: {shown_path(entry)} is not run by /{entry.name}; "
-            f"rename it.{model}")
+    hook = runtime.skills
+    if hook is not None and hook.catalog.find(name) is not None:
+        return None
+    if load_catalog(runtime.config.project_root, paths.home_dir()).find(name) is None:
+        return None
+    when = "at the next /clear" if hook is not None else "when claude-mini starts again"
+    return f"/{name} was added after this conversation started; it becomes a command {when}."
 
 
 def help_text(entry: PromptCommand, aliases: Sequence[str] = ()) -> str:
@@ -124,7 +128,7 @@ async def run_custom_command(ctx: CommandContext, entry: PromptCommand) -> None:
     """Expand the entry with the typed arguments and send it as the user's turn; an `!` line
     refused or failing, or a body that cannot be read, is one red line and nothing is sent."""
     from claude_mini.skills.catalog import CatalogError
-    from claude_mini.skills.expand import ExpansionError
+    from claude_mini.skills.expand import ExpansionError, shell_snippets
 
     hook = ctx.rt.skills
     if not entry.user_invocable:
@@ -134,11 +138,28 @@ async def run_custom_command(ctx: CommandContext, entry: PromptCommand) -> None:
         ctx.console.print(f"✗ /{entry.name}: this session has no skills loaded.", style="red", markup=False)
         return
     try:
-        text = await hook.expand_typed(entry, ctx.args)
+        snippets = shell_snippets(await asyncio.to_thread(entry.body))
+        text = await ctx.host.cancellable(hook.expand_typed(entry, ctx.args), expanding_status(entry, snippets))
     except (ExpansionError, CatalogError) as exc:
         ctx.console.print(f"✗ /{entry.name} was not sent: {exc}", style="red", markup=False, highlight=False)
         return
+    except asyncio.CancelledError:  # Esc or Ctrl-C while its `!` lines ran (or asked)
+        ctx.console.print(f"/{entry.name} was not sent (interrupted).", style="yellow", markup=False,
+                          highlight=False)
+        raise
     await ctx.host.run_turn(text)
+
+
+def expanding_status(entry: PromptCommand, snippets: Sequence[str]) -> str:
+    """What the spinner says while a typed command is expanded: `Running !`make test` for /check`."""
+    from claude_mini.ui.render import one_line
+
+    if not snippets:
+        return f"Reading /{entry.name}"
+    first = one_line(snippets[0])
+    first = first if len(first) <= SNIPPET_CHARS else first[: SNIPPET_CHARS - 1] + "…"
+    more = f" and {len(snippets) - 1} more" if len(snippets) > 1 else ""
+    return f"Running !`{first}`{more} for /{entry.name}"
 
 
 def model_only_line(entry: PromptCommand) -> str:
@@ -153,49 +174,33 @@ def model_only_line(entry: PromptCommand) -> str:
 @command("skills", help="Custom commands and skills: source, listed to the model or not, invoked.")
 def show_skills(ctx: CommandContext) -> None:
     """Every entry with its kind, source and state; the catalog's problems; the listing's size."""
-    print_lines(ctx, skills_report(ctx.rt.skills, ctx.rt, width=ctx.console.width))
+    print_lines(ctx, skills_table(ctx.rt.skills, ctx.rt, width=ctx.console.width))
 
 
-def skills_report(hook: SkillHook | None, runtime: Runtime, *, width: int = 100) -> list[str]:
-    """/skills' lines (the catalog read from disk when the session has none: only its problems)."""
+def skills_table(hook: SkillHook | None, runtime: Runtime, *, width: int = 100) -> list[str]:
+    """/skills' lines: `skills.report`'s first line and rows, with what this session invoked and
+    each description (the catalog read from disk when the session has none: only its problems)."""
     from claude_mini import paths
-    from claude_mini.skills.catalog import load_catalog
+    from claude_mini.skills import report
+    from claude_mini.skills.catalog import Catalog, build_listing, load_catalog
 
-    catalog = hook.catalog if hook is not None else load_catalog(runtime.config.project_root, paths.home_dir())
-    if not catalog.entries and not catalog.problems:
-        home = paths.home_dir()
-        return ["No custom commands or skills. Add .claude/commands/NAME.md or .claude/skills/NAME/SKILL.md "
-                f"here, or {home}/commands/NAME.md or {home}/skills/NAME/SKILL.md for every project."]
-    listing = hook.listing if hook is not None else None
+    if hook is not None:
+        catalog = hook.catalog
+    else:  # nothing was found when the session started: nothing is a command, only problems to show
+        catalog = Catalog([], load_catalog(runtime.config.project_root, paths.home_dir()).problems)
+    problems = [*catalog.problems, *report.builtin_clashes(catalog, builtin_names())]
+    if not catalog.entries and not problems:
+        return [report.none_line(paths.home_dir())]
+    listing = hook.listing if hook is not None else build_listing([], 0)
     invoked = hook.invoked if hook is not None else {}
-    listed = {e.name for e in catalog.listed()}
-    lines = [_skills_header(catalog, listing)]
-    rows = [(e.name, e.kind, e.source, _state(e, listed), _invoked(invoked.get(e.name))) for e in catalog.entries]
-    widths = [max(len(row[i]) for row in rows) for i in range(5)]
-    for entry, row in zip(catalog.entries, rows, strict=True):
-        left = "  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
-        lines.append(_cut(f"{left}  {' '.join(entry.description.split())}".rstrip(), width))
-    if listing is not None and listing.shortened:
-        lines.append("Listed without their description (over the budget): " + ", ".join(listing.shortened))
-    lines += [f"⚠ {problem}" for problem in catalog.problems]
+    cells = [(r.name, r.kind, r.source, r.state, _invoked(invoked.get(r.name)), r.description)
+             for r in report.rows(catalog)]
+    lines = [report.listing_line(catalog, listing) + ":"]
+    lines += [_cut(line, width) for line in report.table(cells)]
+    shortened = report.shortened_line(listing)
+    lines += [shortened] if shortened else []
+    lines += [f"⚠ {problem}" for problem in problems]
     return lines
-
-
-def _skills_header(catalog: Catalog, listing: Listing | None) -> str:
-    head = f"Custom commands and skills ({len(catalog.entries)}; {len(catalog.listed())} listed to the model"
-    if listing is None:
-        return head + "):"
-    from claude_mini.prompt import estimate_tokens
-
-    return head + (f" in {listing.chars:,} of {listing.budget:,} characters, "
-                   f"about {estimate_tokens(listing.text):,} tokens):")
-
-
-def _state(entry: PromptCommand, listed: set[str]) -> str:
-    """listed (the model sees it), you-only (disable-model-invocation), model-only."""
-    if not entry.user_invocable:
-        return "model-only"
-    return "listed" if entry.name in listed else "you-only"
 
 
 def _invoked(tokens: int | None) -> str:
@@ -223,7 +228,7 @@ async def print_command_text(runtime: Runtime, prompt: str, warn: Callable[[str]
     entry = hook.catalog.find(name) if hook is not None else None
     commands.discover_commands()
     if commands.find_command(name) is not None:
-        hidden = f" ({shown_path(entry)} is not run; rename it)" if entry is not None else ""
+        hidden = f" ({entry.shown_path} is not run; rename it)" if entry is not None else ""
         warn(f"/{name} is one of claude-mini's own commands, which print mode does not run: "
              f"the text was sent to the model as typed{hidden}.")
         return prompt

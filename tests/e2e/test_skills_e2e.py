@@ -5,6 +5,7 @@ server: `-p "/name args"` (arguments, `!` lines, @files), a refused `!` line, `c
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from fake_anthropic import Reply
@@ -80,7 +81,7 @@ def test_context_lint_reports_a_broken_skill_and_a_builtin_clash(run_cli, repo):
     result = run_cli("context", "--lint")
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "+ fine (skill, project): .claude/skills/fine/SKILL.md" in out
+    assert re.search(r"^  fine +skill +project +listed +\.claude/skills/fine/SKILL\.md$", out, re.M)
     lint = out[out.index("Lint:"):]
     assert "Skill .claude/skills/broken/SKILL.md: frontmatter is not valid YAML" in lint
     assert "/help is claude-mini's own command: .claude/commands/help.md is not run by /help" in lint

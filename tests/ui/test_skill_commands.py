@@ -12,19 +12,21 @@ from types import SimpleNamespace
 import pytest
 from prompt_toolkit.document import Document
 
-from claude_mini.skills.catalog import Catalog, CatalogError, Listing, PromptCommand
+from claude_mini.prompt import estimate_tokens
+from claude_mini.skills.catalog import Catalog, CatalogError, Listing, PromptCommand, build_listing
 from claude_mini.skills.expand import ExpansionError
-from claude_mini.subcommands.context_view import skills_report as context_skills_report
+from claude_mini.skills.report import catalog_json, clash_warning, listing_line
+from claude_mini.skills.tool import describe
+from claude_mini.subcommands.context_view import catalog_lines
 from claude_mini.ui import commands
 from claude_mini.ui.commands import CommandContext
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter
 from claude_mini.ui.skill_commands import (
-    clash_warning,
     help_text,
     print_command_text,
     register_custom_commands,
     run_custom_command,
-    skills_report,
+    skills_table,
 )
 from tests.ui.conftest import FakeHost, make_console
 
@@ -40,10 +42,13 @@ def registry():
     commands.COMMANDS.update(saved)
 
 
-def entry(name: str, root: Path, *, kind="command", scope="project", namespace="", **kw) -> PromptCommand:
+def entry(name: str, root: Path, *, kind="command", scope="project", namespace="", body="Body\n",
+          **kw) -> PromptCommand:
     folder = root / ".claude" / ("skills" if kind == "skill" else "commands")
     path = folder / name / "SKILL.md" if kind == "skill" else folder.joinpath(*namespace.split(":"), f"{name}.md")
     aliases = (f"{namespace}:{name}",) if namespace else ()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body)
     return PromptCommand(name, kind, scope, path, namespace=namespace, aliases=aliases,
                          shown_path=str(path.relative_to(root)), **kw)
 
@@ -125,8 +130,20 @@ def test_a_long_description_is_cut_in_help():
     assert text.endswith("… (project)") and len(text) < 110
 
 
-def run(entry_: PromptCommand, hook, args: str = "Alice") -> tuple[FakeHost, str]:
-    host, console = FakeHost(), make_console(100)
+class Host(FakeHost):
+    """The REPL as a command sees it, with `cancellable` recording what its status said."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.statuses: list[str] = []
+
+    async def cancellable(self, work, status):
+        self.statuses.append(status)
+        return await work
+
+
+def run(entry_: PromptCommand, hook, args: str = "Alice") -> tuple[Host, str]:
+    host, console = Host(), make_console(100)
     runtime = SimpleNamespace(skills=hook)
     asyncio.run(run_custom_command(CommandContext(host, runtime, console, args), entry_))
     return host, console.file.getvalue()
@@ -170,43 +187,66 @@ def test_skills_lists_every_entry_its_state_the_problems_and_the_budget(tmp_path
         entry("component", tmp_path, namespace="frontend", description="Make a component"),
         entry("deploy", tmp_path, description="Ship it", disable_model_invocation=True),
         entry("lint-rules", tmp_path, kind="skill", user_invocable=False, description="x " * 60),
+        entry("help", tmp_path, description="My help"),
     ], ["Skill .claude/skills/broken/SKILL.md: frontmatter is not valid YAML (line 2: bad); loaded without it."]))
     hook.invoked = {"pdf": 1234}
-    hook.listing = Listing("- pdf\n- component: Make a component\n- lint-rules", 48, 8000, ("pdf",))
-    lines = skills_report(hook, SimpleNamespace(), width=100)
+    hook.listing = Listing("- pdf\n- component: Make a component\n- lint-rules\n- help: My help", 64, 8000, ("pdf",))
+    tokens = estimate_tokens(describe(hook.listing))
+    lines = skills_table(hook, SimpleNamespace(), width=100)
     assert lines == [
-        "Custom commands and skills (4; 3 listed to the model in 48 of 8,000 characters, about 12 tokens):",
+        f"Skills and custom commands: 5 (4 listed to the model in the Skill tool's description: {tokens:,} tokens, "
+        "the listing 64 of 8,000 characters):",
         "  pdf         skill    user              listed      invoked (1,234 tokens)  Fill PDF forms",
         "  component   command  project:frontend  listed                              Make a component",
         "  deploy      command  project           you-only                            Ship it",
         "  lint-rules  skill    project           model-only                          x x x x x x x x x x x…",
-        "Listed without their description (over the budget): pdf",
+        "  help        command  project           listed                              My help",
+        "Listed by name only (over the listing's budget): pdf",
         "⚠ Skill .claude/skills/broken/SKILL.md: frontmatter is not valid YAML (line 2: bad); loaded without it.",
+        "⚠ /help is claude-mini's own command: .claude/commands/help.md is not run by /help; rename it. "
+        "The model can still load it with the Skill tool.",
     ]
-    assert all(len(line) <= 100 for line in lines[1:-1])
+    assert all(len(line) <= 100 for line in lines[1:-2])
 
 
 def test_skills_with_nothing_says_where_they_go(repo):
     runtime = SimpleNamespace(config=SimpleNamespace(project_root=repo))
-    [line] = skills_report(None, runtime)
-    assert line.startswith("No custom commands or skills. Add .claude/commands/NAME.md")
+    [line] = skills_table(None, runtime)
+    assert line.startswith("Skills and custom commands: none. Add .claude/skills/NAME/SKILL.md or "
+                           ".claude/commands/NAME.md here")
 
 
-def test_context_shows_the_listed_entries_the_listing_size_and_the_problems():
-    data = {"entries": [
-        {"name": "greet", "kind": "command", "source": "project", "path": "/r/.claude/commands/greet.md",
-         "shown_path": ".claude/commands/greet.md", "listed": True, "user_invocable": True, "description": "Greet"},
-        {"name": "deploy", "kind": "command", "source": "user", "path": "/h/commands/deploy.md",
-         "shown_path": "/h/commands/deploy.md", "listed": False, "user_invocable": True, "description": "Ship"}],
-        "listing_chars": 15, "listing_budget": 8000, "listing_tokens": 4, "shortened": [],
-        "problems": ["Skill .claude/skills/empty: no SKILL.md in it; skipped."]}
-    assert context_skills_report(data) == [
-        "Skills and custom commands (1 of 2 listed to the model in the Skill tool's description: 4 tokens, "
-        "15 of 8,000 characters):",
-        "  + greet (command, project): .claude/commands/greet.md",
-        "  - deploy (command, user, not listed: disable-model-invocation): /h/commands/deploy.md",
+def test_context_and_skills_show_the_same_rows_and_the_skill_tools_tokens(tmp_path):
+    """One report (findings 14, 15): the same first line, states and the token figure (the Skill
+    tool's whole description, what the model pays) in `claude-mini context` and /skills."""
+    catalog = Catalog([entry("greet", tmp_path, description="Greet"),
+                       entry("deploy", tmp_path, scope="user", description="Ship", disable_model_invocation=True)],
+                      ["Skill .claude/skills/empty: no SKILL.md in it; skipped."])
+    listing = build_listing(catalog.listed(), 8000)
+    tokens = estimate_tokens(describe(listing))
+    assert tokens > estimate_tokens(listing.text) + 50  # the guide is most of it
+    first = (f"Skills and custom commands: 2 (1 listed to the model in the Skill tool's description: {tokens:,} "
+             f"tokens, the listing {listing.chars} of 8,000 characters):")
+    assert catalog_lines(catalog, listing, {"help", "clear"}) == [
+        first,
+        "  greet   command  project  listed    .claude/commands/greet.md",
+        "  deploy  command  user     you-only  .claude/commands/deploy.md",
         "  warning: Skill .claude/skills/empty: no SKILL.md in it; skipped.",
     ]
+    hook = FakeHook(catalog)
+    hook.listing = listing
+    assert skills_table(hook, SimpleNamespace())[0] == first
+    assert listing_line(catalog, listing) + ":" == first
+    data = catalog_json(catalog, listing, {"greet"})
+    assert data["tool_tokens"] == tokens and [e["state"] for e in data["entries"]] == ["listed", "you-only"]
+    assert data["entries"][0]["shown_path"] == ".claude/commands/greet.md"
+    assert data["problems"][-1].startswith("/greet is claude-mini's own command")
+
+
+def test_a_catalog_with_nothing_listed_has_no_skill_tool_to_count(tmp_path):
+    catalog = Catalog([entry("deploy", tmp_path, disable_model_invocation=True)], [])
+    listing = build_listing(catalog.listed(), 8000)
+    assert listing_line(catalog, listing) == "Skills and custom commands: 1 (none listed to the model: no Skill tool)"
 
 
 # ---- print mode
@@ -252,7 +292,8 @@ def test_print_mode_refuses_a_model_only_entry(runtime, repo):
 
 
 def test_clash_warning_names_the_file_of_a_user_entry_in_full(tmp_path):
-    user = PromptCommand("clear", "command", "user", tmp_path / "home" / "commands" / "clear.md")
+    path = tmp_path / "home" / "commands" / "clear.md"
+    user = PromptCommand("clear", "command", "user", path, shown_path=str(path))
     assert f"{tmp_path}/home/commands/clear.md is not run by /clear" in clash_warning(user)
 
 
@@ -269,3 +310,64 @@ def test_registering_from_the_real_catalog(tmp_path):
     assert commands.find_command("component").help == "Make a component (project:frontend, also /frontend:component)"
     assert warnings == ["/help is claude-mini's own command: .claude/commands/help.md is not run by /help; "
                         "rename it. The model can still load it with the Skill tool."]
+
+
+# ---- the REPL's details (review of issue 18, findings 8, 11, 12)
+
+
+def test_tab_completes_an_alias(tmp_path):
+    register_custom_commands(Catalog([entry("component", tmp_path, namespace="frontend")], []), print)
+    completer = ReplCompleter(ProjectFiles(tmp_path))
+    assert [c.text for c in completer.get_completions(Document("/frontend:c"), None)] == ["/frontend:component"]
+    assert [c.text for c in completer.get_completions(Document("/compon"), None)] == ["/component"]
+
+
+def test_while_the_bang_lines_run_the_status_names_them(tmp_path):
+    slow = entry("slow", tmp_path, body="Slept: !`sleep 20 && echo woke` then !`date`\n")
+    host, _ = run(slow, FakeHook(Catalog([slow], [])))
+    assert host.statuses == ["Running !`sleep 20 && echo woke` and 1 more for /slow"]
+    greet = entry("greet", tmp_path)
+    host, _ = run(greet, FakeHook(Catalog([greet], [])))
+    assert host.statuses == ["Reading /greet"]
+
+
+def test_a_cancelled_expansion_is_one_line_and_nothing_is_sent(tmp_path):
+    slow = entry("slow", tmp_path, body="!`sleep 20`\n")
+    hook = FakeHook(Catalog([slow], []), fail=asyncio.CancelledError())  # as Esc or Ctrl-C cancel it
+    host, console = Host(), make_console(100)
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(run_custom_command(CommandContext(host, SimpleNamespace(skills=hook), console, ""), slow))
+    assert console.file.getvalue().strip() == "/slow was not sent (interrupted)."
+    assert host.turns == []
+
+
+def test_a_name_added_after_the_conversation_started_says_when_it_becomes_a_command(tmp_path):
+    from claude_mini.ui.commands import unknown_hint
+    from claude_mini.ui.skill_commands import late_hint
+
+    hook = FakeHook(Catalog([entry("early", tmp_path)], []))
+    (tmp_path / ".claude" / "commands" / "late.md").write_text("Late body\n")
+    runtime = SimpleNamespace(skills=hook, config=SimpleNamespace(project_root=tmp_path))
+    assert unknown_hint("late", runtime) == ("/late was added after this conversation started; it becomes a "
+                                             "command at the next /clear.")
+    assert late_hint(runtime, "early") is None and late_hint(runtime, "nosuch") is None
+    runtime.skills = None  # nothing was found at start: there is no catalog for /clear to reread
+    assert late_hint(runtime, "late").endswith("it becomes a command when claude-mini starts again.")
+
+
+def test_a_skill_calls_header_and_question_name_the_skill_its_args_and_the_rules_it_grants(tmp_path):
+    from claude_mini.llm.messages import ToolUseBlock
+    from claude_mini.ui.render import tool_label
+    from claude_mini.ui.repl import permission_question, skill_grants
+
+    call = ToolUseBlock("t1", "Skill", {"skill": "gl", "args": "--output=/tmp/x"})
+    assert tool_label(call) == "Skill(gl --output=/tmp/x)"
+    assert tool_label(ToolUseBlock("t2", "Skill", {"skill": "plain", "args": None})) == "Skill(plain)"
+    gl = entry("gl", tmp_path, kind="skill", allowed_tools=("Bash(git log:*)", "Read"))
+    runtime = SimpleNamespace(skills=FakeHook(Catalog([gl], [])), config=SimpleNamespace(trusted=True))
+    assert skill_grants(runtime, call) == ["Bash(git log:*)", "Read"]
+    assert permission_question(call, tmp_path, skill_grants(runtime, call)) == (
+        "Load the skill gl? It would allow Bash(git log:*), Read without asking for the rest of this turn.")
+    runtime.config.trusted = False  # a project's allowed-tools count only in a trusted folder
+    assert skill_grants(runtime, call) == []
+    assert permission_question(call, tmp_path) == "Load the skill gl?"
