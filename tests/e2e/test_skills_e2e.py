@@ -132,3 +132,75 @@ def test_after_clear_the_commands_are_the_new_catalogs(start, fake_server, repo)
     term.ready()
     term.submit("/exit")
     assert term.exit_status() == 0
+
+
+SLOW = "---\nallowed-tools: Bash(sleep:*)\n---\nSlept: !`sleep 20 && echo woke`\n"
+
+
+def test_esc_or_ctrl_c_cancels_a_typed_commands_bang_line_and_nothing_is_sent(start, fake_server, repo):
+    write(repo, ".claude/commands/slow.md", SLOW)
+    term = start()
+    for key in ("\x1b", "\x03"):  # Esc, then Ctrl-C
+        term.ready()
+        term.submit("/slow")
+        term.expect(r"Running !`sleep 20 && echo woke` for /slow… \d+s · esc to interrupt")
+        term.child.send(key)
+        term.expect(r"/slow was not sent \(interrupted\)\.")
+    term.ready()
+    term.submit("/exit")
+    assert term.exit_status() == 0
+    assert fake_server.requests_for("main") == []
+
+
+def test_an_initial_prompt_naming_a_command_with_a_dot_runs_it(start, fake_server, repo):
+    write(repo, ".claude/commands/v1.2-notes.md", "Write the notes for 1.2.\n")
+    main_replies(fake_server, Reply.text("Notes written."))
+    term = start("/v1.2-notes")
+    term.expect("Notes written.")
+    [request] = fake_server.requests_for("main")
+    assert last_user_text(request).startswith("<command-message>v1.2-notes</command-message>")
+    term.ready()
+    term.submit("/exit")
+    assert term.exit_status() == 0
+
+
+def test_tab_completes_an_alias_and_a_late_command_says_when_it_becomes_one(start, fake_server, repo):
+    write(repo, ".claude/commands/frontend/component.md", "Create the $1 component.\n")
+    main_replies(fake_server, Reply.text("Component made."))
+    term = start()
+    term.ready()
+    term.submit("/skills")  # the custom commands are registered once the runtime is ready
+    term.expect(r"component\s+command\s+project:frontend")
+    term.ready()
+    term.child.send("/frontend:c")
+    term.expect("/frontend:component")  # the completion menu
+    term.child.send("\t")
+    term.submit(" Button")
+    term.expect("Component made.")
+    [request] = fake_server.requests_for("main")
+    assert "Create the Button component." in last_user_text(request)
+    write(repo, ".claude/commands/late.md", "Late body\n")
+    term.ready()
+    term.submit("/late")
+    term.expect(r"/late was added after this conversation started; it becomes a command at the next /clear\.")
+    term.ready()
+    term.submit("/exit")
+    assert term.exit_status() == 0
+
+
+def test_a_skill_calls_question_names_the_skill_its_args_and_the_rules_it_grants(start, fake_server, repo):
+    write(repo, ".claude/skills/gl/SKILL.md", "---\ndescription: Git log\nallowed-tools: Bash(git log:*)\n---\n"
+                                              "GL BODY\n")
+    main_replies(fake_server, Reply.tool("Skill", {"skill": "gl", "args": "--output=/tmp/x"}), Reply.text("done"))
+    term = start()
+    term.ready()
+    term.submit("show the log")
+    term.expect(r"Skill\(gl --output=/tmp/x\)")
+    term.expect(r"Load the skill gl\? It would allow Bash\(git log:\*\) without asking for the rest of this turn\.")
+    term.child.send("1")
+    term.expect("done")
+    result = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
+    assert "GL BODY" in result["content"]
+    term.ready()
+    term.submit("/exit")
+    assert term.exit_status() == 0
