@@ -33,8 +33,10 @@ if TYPE_CHECKING:
 
 SNIPPET_CHARS = 60  # of a `!` line in the status shown while it runs
 HELP_CHARS = 90  # a description in /help is cut to this (the listing keeps up to 1,536)
-_registered: set[str] = set()  # the names the last register_custom_commands added to COMMANDS
-_runtime_registered = False  # whether this process's runtime registered its catalog yet (the REPL)
+# What the last register_custom_commands put into the (process-wide) registry, and from which
+# catalog: a runtime whose catalog is another one (a second runtime, a /clear) registers its own.
+_registered: set[str] = set()
+_registered_from: Catalog | None = None
 _PRINT_COMMAND = re.compile(r"/([A-Za-z0-9][\w.:-]*)(?:\s+(.*))?\Z", re.S)
 
 
@@ -44,6 +46,8 @@ _PRINT_COMMAND = re.compile(r"/([A-Za-z0-9][\w.:-]*)(?:\s+(.*))?\Z", re.S)
 def register_custom_commands(catalog: Catalog | None, warn: Callable[[str], None]) -> list[str]:
     """Make every entry of `catalog` a slash command (those of the previous catalog go);
     returns the names registered. `warn` gets one line per entry a built-in name hides."""
+    global _registered_from
+    _registered_from = catalog
     for name in _registered:
         COMMANDS.pop(name, None)
     _registered.clear()
@@ -72,8 +76,6 @@ def builtin_names() -> set[str]:
 
 def register_runtime_commands(runtime: Runtime) -> list[str]:
     """The runtime's catalog registered, its warnings said once on the session's channel."""
-    global _runtime_registered
-    _runtime_registered = True
     hook = runtime.skills
     return register_custom_commands(hook.catalog if hook is not None else None,
                                     lambda line: runtime.notices.say(line, "warning", once=True))
@@ -85,10 +87,10 @@ async def wait_for_custom_commands(get_runtime: Callable[[], Awaitable[Runtime]]
     that cannot be built is for the command to report (/help still works)."""
     from claude_mini.ui.startup import StartupFailed
 
-    if _runtime_registered:
-        return
     with contextlib.suppress(StartupFailed):
-        register_runtime_commands(await get_runtime())
+        runtime = await get_runtime()  # at once when it is built
+        if (runtime.skills.catalog if runtime.skills is not None else None) is not _registered_from:
+            register_runtime_commands(runtime)
 
 
 def late_hint(runtime: Runtime, name: str) -> str | None:

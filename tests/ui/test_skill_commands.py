@@ -371,3 +371,26 @@ def test_a_skill_calls_header_and_question_name_the_skill_its_args_and_the_rules
     runtime.config.trusted = False  # a project's allowed-tools count only in a trusted folder
     assert skill_grants(runtime, call) == []
     assert permission_question(call, tmp_path) == "Load the skill gl?"
+
+
+def test_each_runtime_registers_its_own_catalog(tmp_path):
+    """No process-wide "already registered" flag: a second runtime (or one whose catalog /clear
+    replaced) gets its own commands, and one without any drops the first one's."""
+    from claude_mini.ui.skill_commands import wait_for_custom_commands
+
+    def runtime(*entries):
+        hook = FakeHook(Catalog(list(entries), [])) if entries else None
+        return SimpleNamespace(skills=hook, notices=SimpleNamespace(say=lambda *a, **k: None))
+
+    async def wait(rt):
+        async def get():
+            return rt
+        await wait_for_custom_commands(get)
+
+    first, second = runtime(entry("greet", tmp_path)), runtime(entry("deploy", tmp_path))
+    asyncio.run(wait(first))
+    assert commands.find_command("greet") is not None
+    asyncio.run(wait(second))
+    assert commands.find_command("greet") is None and commands.find_command("deploy") is not None
+    asyncio.run(wait(runtime()))
+    assert commands.find_command("deploy") is None
