@@ -329,13 +329,10 @@ class SkillHook(AgentHooks):
         return [COMPACT_NOTE.format(names=", ".join(names))] if names else []
 
     def context_report(self) -> list[str]:
-        """/context: the listing's size, what was shortened, and the skills invoked."""
-        listed = self.listing_entries()
-        typed_only = [e for e in self.catalog.entries if e not in listed and e.user_invocable]
-        lines = [f"Skills: {len(listed)} listed to the model in the Skill tool "
-                 f"({estimate_tokens(self.tool.description) if self.tool else 0:,} tokens, "
-                 f"{self.listing.chars:,} of {self.listing.budget:,} characters), "
-                 f"{len(typed_only)} for you only (/skills lists them)"]
+        """/context: the listing and its cost, what was shortened, and the skills invoked."""
+        from claude_mini.skills.report import listing_line
+
+        lines = [listing_line(self.catalog, self.listing) + "; /skills lists them"]
         if self.listing.shortened:
             lines.append(f"  listed by name only (over budget): {', '.join(self.listing.shortened)}")
         if self.invoked:

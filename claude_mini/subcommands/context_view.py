@@ -80,7 +80,7 @@ def context_catalog(config: Config) -> tuple[Catalog, Listing]:
     from claude_mini.memory.compact import context_window
     from claude_mini.skills.catalog import build_listing, listing_budget, load_catalog
 
-    catalog = load_catalog(config.project_root, paths.home_dir())
+    catalog = load_catalog(config.project_root, paths.home_dir(), trusted=config.trusted)
     return catalog, build_listing(catalog.listed(), listing_budget(context_window(config, config.model)))
 
 

@@ -102,7 +102,7 @@ def late_hint(runtime: Runtime, name: str) -> str | None:
     hook = runtime.skills
     if hook is not None and hook.catalog.find(name) is not None:
         return None
-    if load_catalog(runtime.config.project_root, paths.home_dir()).find(name) is None:
+    if load_catalog(runtime.config.project_root, paths.home_dir(), trusted=runtime.config.trusted).find(name) is None:
         return None
     when = "at the next /clear" if hook is not None else "when claude-mini starts again"
     return f"/{name} was added after this conversation started; it becomes a command {when}."
@@ -189,7 +189,7 @@ def skills_table(hook: SkillHook | None, runtime: Runtime, *, width: int = 100) 
     if hook is not None:
         catalog = hook.catalog
     else:  # nothing was found when the session started: nothing is a command, only problems to show
-        catalog = Catalog([], load_catalog(runtime.config.project_root, paths.home_dir()).problems)
+        catalog = Catalog([], load_catalog(runtime.config.project_root, paths.home_dir(), trusted=runtime.config.trusted).problems)
     problems = [*catalog.problems, *report.builtin_clashes(catalog, builtin_names())]
     if not catalog.entries and not problems:
         return [report.none_line(paths.home_dir())]

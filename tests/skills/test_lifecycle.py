@@ -253,7 +253,7 @@ def test_context_report_names_the_listing_and_the_invoked_skills(project, fake_s
         return runtime.skills.context_report()
 
     lines = run(fake_server, project, scenario)
-    assert lines[0].startswith("Skills: 2 listed to the model in the Skill tool")
+    assert lines[0].startswith("Skills and custom commands: 2 (2 listed to the model in the Skill tool's description: ")
     assert lines[-1].startswith("  invoked this session: changelog (")
 
 
