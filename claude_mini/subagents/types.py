@@ -1,0 +1,301 @@
+"""The kinds of subagent the Agent tool can start: two built-ins and Claude Code's agent files.
+
+    load_agent_types(project_root, home, trusted=) -> AgentTypes   one read per file, no model call
+    AgentTypes.find(name)                                          case-insensitive
+    memory_dir(agent_type, project_root, home)                     its own MEMORY.md folder, or None
+
+Files (Claude Code's layout and format): `.claude/agents/**/*.md` under the project root and
+`agents/**/*.md` under `$CLAUDE_MINI_HOME`, subfolders included. Frontmatter `name` and
+`description` are required, `tools` (a comma-separated string or a list; omitted, empty or `*`:
+every tool), `model` and `memory` optional; the body is the type's system prompt. The name is the
+frontmatter's, not the file's. Project beats user on a clash (Claude Code); a built-in's name
+cannot be taken (Claude Code would let the file replace the built-in). Bad files are one line
+each; the rest loads. Reading, frontmatter and the links-out-of-the-repository rule are the
+skills catalog's (`skills.catalog`), so both say the same things about the same mistakes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, get_args
+
+from claude_mini.skills.catalog import (
+    _NAME_RULE,
+    NAME,
+    CatalogError,
+    Scope,
+    _Fields,
+    _fix,
+    _Loader,
+    read_body,
+    split_body,
+    split_tool_rules,
+)
+
+MemoryScope = Literal["project", "user", "local"]
+MAX_FILES = 1_000  # files looked at per agents folder tree (a link to /usr must not list it all)
+MEMORY_TOOLS = ("Write", "Edit", "Read")  # added to a `tools:` list when `memory` is set (Claude Code)
+_TOOL_NAME = re.compile(r"[A-Za-z_][\w-]*")  # `Read`, `mcp__github__create_issue`
+# Claude Code keys claude-mini does not apply and that would make the type do more if ignored.
+_REFUSED_KEYS = {  # key: (what ignoring it would do, what to do)
+    "disallowedTools": ("it would get the tools it denies", "List the tools it may use in `tools` instead."),
+    "hooks": ("its hooks would not run", "Move them to the hooks in settings."),
+}
+_APPLIED_KEYS = {"name", "description", "tools", "model", "memory", "color"}  # `color`: cosmetic
+
+
+@dataclass(frozen=True)
+class AgentType:
+    """One kind of subagent the Agent tool can start."""
+
+    name: str
+    description: str  # when to use it (listed to the model)
+    prompt: str = ""  # its system prompt (the file's body); "" for a fork
+    tools: tuple[str, ...] | None = None  # tool names it may use; None: every tool the parent has
+    model: str | None = None  # frontmatter `model` (haiku/sonnet/opus or an id); "inherit"/None: the parent's
+    memory: MemoryScope | None = None
+    source: str = "built-in"  # "built-in", "project", "user"
+    path: Path | None = None  # the .md file of a custom type
+    fork: bool = False  # runs on the parent's exact prefix (general-purpose)
+    read_only: bool = False  # only read-only calls may run (Explore)
+
+
+GENERAL_PURPOSE = AgentType(
+    "general-purpose",
+    "For research and multi-step tasks: searching a codebase, reading many files, making a change "
+    "and checking it. It starts as a copy of this conversation with every tool, so the prompt only "
+    "needs the task and what to report.",
+    fork=True,
+)
+
+_EXPLORE_PROMPT = """\
+You are a search agent working for another agent. Your job is to find the files and code that \
+answer the task you were given, read what matters, and report back.
+
+This task is read-only. You cannot create, edit, move or delete files, and you must not try: no \
+writing through shell redirection, no commands that change the repository or the system (git \
+commit, checkout or reset, rm, mv, package installs). Use Bash only for read-only commands such \
+as ls, git log, git diff, git show, wc.
+
+How to work:
+- Find files by name with Glob and search their contents with Grep; Read a file once you know it \
+matters.
+- Run independent searches together in one response: they run at the same time.
+- Be quick. Stop as soon as you can answer; search more widely only when the task asks for \
+thoroughness.
+
+Your final message is all the other agent sees. Give absolute file paths (with line numbers where \
+they help) and what you found at each, briefly. Quote code only when the exact text matters. If \
+something could not be found, say where you looked."""
+
+EXPLORE = AgentType(
+    "Explore",
+    "A fast read-only search agent: finds files and code by name, pattern or keyword, reads them, and "
+    "answers with file paths and findings. It cannot change files. Say how thorough it should be.",
+    prompt=_EXPLORE_PROMPT,
+    tools=("Read", "Grep", "Glob", "Bash"),
+    read_only=True,
+)
+
+BUILT_INS = (GENERAL_PURPOSE, EXPLORE)
+
+
+@dataclass
+class AgentTypes:
+    """Every type the Agent tool may start, one per name, and what was wrong on the way."""
+
+    types: list[AgentType]  # built-ins first, then custom sorted by name
+    problems: list[str]  # one line per bad file or clash; the rest still loads
+
+    def __post_init__(self) -> None:
+        self._by_name = {t.name.lower(): t for t in reversed(self.types)}  # the first of a name wins
+
+    def find(self, name: str) -> AgentType | None:
+        """The type called `name`, case-insensitive."""
+        return self._by_name.get(name.strip().lower())
+
+
+class _AgentLoader(_Loader):
+    """Finds and parses agent files; `kind` (links out of the repository) and `problems` are the catalog's."""
+
+    def files(self, folder: Path, scope: Scope) -> list[Path]:
+        """Each `**/*.md` under `folder` in path order; linked folders followed once."""
+        found: list[Path] = []
+        if self.kind(folder, scope) == "dir":
+            self.looked_at = 0
+            self._walk_agents(folder, {os.path.realpath(folder)}, scope, found)
+        return found
+
+    def _walk_agents(self, folder: Path, seen: set[str], scope: Scope, found: list[Path]) -> None:
+        for path in sorted(_entries(folder), key=lambda p: p.name.lower()):
+            if path.name.startswith("."):
+                continue
+            self.looked_at += 1
+            if self.looked_at > MAX_FILES:
+                if self.looked_at == MAX_FILES + 1:
+                    self.problems.append(f"More than {MAX_FILES:,} files under {self.shown(folder)}; the rest "
+                                         "were not read. Keep agent files in a smaller tree.")
+                return
+            what = self.kind(path, scope)
+            if what == "dir":
+                real = os.path.realpath(path)
+                if real not in seen:  # a symlink loop, or a folder linked twice
+                    self._walk_agents(path, seen | {real}, scope, found)
+            elif what != "refused" and path.suffix == ".md":
+                found.append(path)
+
+    def parse_agent(self, path: Path, scope: Scope) -> AgentType | None:
+        """The type one file defines, or None (and a line) when it cannot be loaded."""
+        label = f"Agent {self.shown(path)}"
+        try:
+            text = read_body(path)
+        except CatalogError as exc:
+            self.problems.append(f"{label} {exc}; skipped. {_fix('command', str(exc))}")
+            return None
+        meta, body, problem = split_body(text)
+        if problem:
+            self.problems.append(f"{label}: {problem}; skipped. Fix the YAML.")
+            return None
+        if meta is None:
+            self.problems.append(f"{label} has no frontmatter; skipped. Start it with a `---` block "
+                                 "holding `name` and `description`.")
+            return None
+        fields = _Fields(meta, label, self.problems, self.root)
+        if meta.get("name") is None or meta["name"] == "":
+            self.problems.append(f"{label} has no `name`; skipped. Add `name:` with the name the Agent tool "
+                                 "should use for it.")
+            return None
+        name = fields.text("name", "skipped")  # a list or a mapping: the line is said
+        if name and not NAME.fullmatch(name):
+            self.problems.append(f"{label}: `name` {name!r} cannot be an agent name ({_NAME_RULE}); skipped. "
+                                 "Fix the frontmatter.")
+        if not name or not NAME.fullmatch(name):
+            return None
+        description = self._description(meta, label)
+        refused = next((k for k in _REFUSED_KEYS if k in meta), None)
+        if refused is not None:
+            harm, fix = _REFUSED_KEYS[refused]
+            self.problems.append(f"{label} uses `{refused}`, which claude-mini does not apply; skipped, since "
+                                 f"{harm}. {fix}")
+            return None
+        tools = self._tools(meta.get("tools"), label)
+        if description is None or tools is False:
+            return None
+        memory = self._memory(meta.get("memory"), label)
+        if memory is not None and tools is not None:
+            tools = (*tools, *(t for t in MEMORY_TOOLS if t not in tools))
+        self._unapplied(meta, label)
+        return AgentType(name, description, prompt=body.strip(), tools=tools, model=fields.model(),
+                         memory=memory, source=scope, path=path)
+
+    def _description(self, meta: dict, label: str) -> str | None:
+        """The required `description`; a literal `\\n` in it is a line break (as Claude Code reads it)."""
+        value = meta.get("description")
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
+            return str(value).replace("\\n", "\n").strip()
+        what = "has no `description`" if value is None or value == "" else "has a `description` that is not text"
+        self.problems.append(f"{label} {what}; skipped. Add one line saying when to use it.")
+        return None
+
+    def _tools(self, value: object, label: str) -> tuple[str, ...] | None | Literal[False]:
+        """`tools` as names: None is every tool (omitted, empty or `*`, as Claude Code reads it);
+        False (and a line) when it is not a string or a list of strings."""
+        if value is None:
+            return None
+        items = [value] if isinstance(value, str) else value if isinstance(value, list) else None
+        if items is None or not all(isinstance(i, str) for i in items):
+            self.problems.append(f"{label}: `tools` is a {type(value).__name__}, not a comma-separated string or "
+                                 "a list of tool names; skipped, since it would get every tool. Fix the frontmatter.")
+            return False
+        names = [rule for item in items for rule in split_tool_rules(item)]
+        if not names or "*" in names:
+            return None
+        kept = []
+        for name in dict.fromkeys(names):
+            if _TOOL_NAME.fullmatch(name):
+                kept.append(name)
+            else:
+                self.problems.append(f"{label}: `tools` entry {name!r} is not a tool name; it is left out (a type "
+                                     "gets whole tools, not rules), the others still apply. Fix the frontmatter.")
+        return tuple(kept)
+
+    def _memory(self, value: object, label: str) -> MemoryScope | None:
+        """`memory: project|user|local`; anything else is a line and no memory."""
+        if value is None:
+            return None
+        scope = value.strip().lower() if isinstance(value, str) else None
+        for known in get_args(MemoryScope):
+            if scope == known:
+                return known
+        shown = repr(value) if isinstance(value, str) else f"a {type(value).__name__}"
+        self.problems.append(f"{label}: `memory` is {shown}, not project, user or local; loaded without memory. "
+                             "Fix the frontmatter.")
+        return None
+
+    def _unapplied(self, meta: dict, label: str) -> None:
+        """One line naming the frontmatter keys claude-mini does not apply (Claude Code's other keys, typos)."""
+        keys = [f"`{k}`" for k in meta if k not in _APPLIED_KEYS]
+        if keys:
+            self.problems.append(f"{label}: claude-mini does not apply {', '.join(keys)}; loaded without "
+                                 f"{'it' if len(keys) == 1 else 'them'}. Remove them to silence this line.")
+
+
+def _entries(folder: Path) -> list[Path]:
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []
+
+
+def _resolve(found: list[AgentType], loader: _AgentLoader) -> list[AgentType]:
+    """One type per name: built-ins keep theirs, then project before user, then path order; a line per loser."""
+    owner: dict[str, AgentType] = {t.name.lower(): t for t in BUILT_INS}
+    kept = []
+    for agent_type in found:
+        assert agent_type.path is not None  # every custom type has its file
+        label = f"Agent {loader.shown(agent_type.path)}"
+        other = owner.setdefault(agent_type.name.lower(), agent_type)
+        if other is agent_type:
+            kept.append(agent_type)
+        elif other.path is None:
+            loader.problems.append(f"{label} is named {agent_type.name!r}, which is a built-in type; skipped. "
+                                   "Rename it (its `name`) to use it.")
+        else:
+            why = ("a project one comes before a user one" if other.source != agent_type.source
+                   else "it comes first in path order")
+            loader.problems.append(f"{label} has the same name as {loader.shown(other.path)} "
+                                   f"({agent_type.name!r}); {why}, so that one is used and this one is skipped. "
+                                   "Rename one to keep both.")
+    return sorted(kept, key=lambda t: t.name.lower())
+
+
+def load_agent_types(project_root: Path, home: Path, *, trusted: bool = False) -> AgentTypes:
+    """Built-ins, `.claude/agents/**/*.md` (project) and `home/agents/**/*.md` (user), one line per
+    bad file or clash. A project's links that leave the repository are followed only when `trusted`."""
+    loader = _AgentLoader(project_root, trusted)
+    project = project_root / ".claude" / "agents"
+    same_folder = os.path.realpath(project_root / ".claude") == os.path.realpath(home)
+    folders: list[tuple[Path, Scope]] = [] if same_folder else [(project, "project")]
+    folders.append((home / "agents", "user"))
+    found = []
+    for folder, scope in folders:
+        for path in loader.files(folder, scope):
+            agent_type = loader.parse_agent(path, scope)
+            if agent_type is not None:
+                found.append(agent_type)
+    custom = _resolve(found, loader)
+    return AgentTypes([*BUILT_INS, *custom], loader.problems)
+
+
+def memory_dir(agent_type: AgentType, project_root: Path, home: Path) -> Path | None:
+    """project: <project>/.claude/agent-memory/<name>/; user: <home>/agent-memory/<name>/;
+    local: <project>/.claude/agent-memory-local/<name>/ (Claude Code's folders); None without memory."""
+    if agent_type.memory is None:
+        return None
+    parent = {"project": project_root / ".claude" / "agent-memory",
+              "user": home / "agent-memory",
+              "local": project_root / ".claude" / "agent-memory-local"}[agent_type.memory]
+    return parent / agent_type.name.replace(":", "-")
