@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from claude_mini.tools.todo import Todo
 
 
 class ToolError(Exception):
@@ -85,6 +88,8 @@ class ToolContext:
     `read_denials` is shared with forked agents (see agent/fork.py).
     `shell_prelude` is shell text Bash runs before every command: the `export` lines the
     user's SessionStart hooks wrote to CLAUDE_ENV_FILE (hooks/lifecycle.py).
+    `todos` is the model's todo list, replaced by each TodoWrite call (tools/todo.py); a forked
+    agent or a subagent starts with a list of its own.
     """
 
     cwd: Path
@@ -92,6 +97,7 @@ class ToolContext:
     read_files: dict[Path, float] = field(default_factory=dict)
     read_denials: ReadDenials = NO_READ_DENIALS
     shell_prelude: str = ""
+    todos: list[Todo] = field(default_factory=list)
 
     def resolve(self, path: str) -> Path:
         """An absolute, normalised path for `path` (relative to `cwd`, `~` expanded)."""

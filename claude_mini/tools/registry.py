@@ -14,14 +14,15 @@ from claude_mini.tools.edit import EditTool
 from claude_mini.tools.glob import GlobTool
 from claude_mini.tools.grep import GrepTool
 from claude_mini.tools.read import ReadTool
+from claude_mini.tools.todo import TodoWriteTool
 from claude_mini.tools.write import WriteTool
 
-TOOL_NAMES = ("Read", "Write", "Edit", "Bash", "Grep", "Glob")
+TOOL_NAMES = ("Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite")
 
 
 def default_tools() -> list[Tool]:
     """Fresh instances of the built-in tools, always in the order of TOOL_NAMES."""
-    return [ReadTool(), WriteTool(), EditTool(), BashTool(), GrepTool(), GlobTool()]
+    return [ReadTool(), WriteTool(), EditTool(), BashTool(), GrepTool(), GlobTool(), TodoWriteTool()]
 
 
 def get_tool(name: str) -> Tool | None:
