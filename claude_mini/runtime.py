@@ -37,6 +37,7 @@ from claude_mini.notices import NoticeChannel
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.session import Session, resume_session
 from claude_mini.skills.lifecycle import SkillHook, skill_hook
+from claude_mini.subagents.lifecycle import SubagentHook, subagent_hook
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.read_denials import read_denials_of
 from claude_mini.tools.registry import default_tools
@@ -80,6 +81,7 @@ class Runtime:
     extractor: Extractor | None = None  # Layer 4; also keeps the secret guard on agent.policy
     compactor: Compactor | None = None  # Layer 5
     skills: SkillHook | None = None  # custom commands and skills (None: the project and user have none)
+    subagents: SubagentHook | None = None  # the Agent tool's types and children
     retired_clients: list[ModelClient] = field(default_factory=list)  # replaced by /model; closed in close()
 
     @property
@@ -278,7 +280,9 @@ def build_runtime(
     tracker = AttachmentTracker(instructions, config.cwd)
     extractor = Extractor.for_runtime(config, session, store, policy, notices)
     skills = skill_hook(config, rules, notices, context_window(config, config.model, client))
-    tools = default_tools() + ([skills.tool] if skills is not None and skills.tool is not None else [])
+    subagents = subagent_hook(config, notices, lambda: runtime.instructions.render())
+    tools = [*default_tools(), *([skills.tool] if skills is not None and skills.tool is not None else []),
+             subagents.tool]
     agent = Agent(
         client=client, session=session, tools=tools, policy=policy,
         system=prompt.blocks(), model=config.model, ctx=ctx, max_tokens=config.max_tokens,
@@ -287,10 +291,10 @@ def build_runtime(
     if skills is not None:
         skills.agent = agent  # a typed command may run its `!` lines before the session start ends
     runtime = Runtime(config, client, session, policy, prompt, agent, instructions, tracker, store,
-                      notices, extractor=extractor, skills=skills)
+                      notices, extractor=extractor, skills=skills, subagents=subagents)
     runtime.compactor = Compactor(runtime, fork_summary)
     agent.hooks = [*user_hooks(config, agent, notices, lambda: runtime.policy.mode),
-                   *mcp_servers(config, agent, rules, notices), *([skills] if skills else []),
+                   *mcp_servers(config, agent, rules, notices), *([skills] if skills else []), subagents,
                    CompactHook(runtime.compactor, notices), InstructionHook(tracker),
                    RecallHook(store, config, notices), extractor]
     return runtime

@@ -21,6 +21,8 @@ overrides only the points it cares about. In the order a session meets them:
     before_compact        a compaction is about to summarise the conversation (may refuse it)
     compact_attachments   what goes back beside the summary (the skills invoked so far)
     after_compact         the conversation was replaced by its summary
+    on_subagent_start     the Agent tool starts a child (its context may be added to)
+    before_subagent_stop  a child stopped asking for tools (may make it go on)
     on_notification       the user is being waited for (a permission question, an idle prompt)
     on_session_end        the session is closing
     context_report        lines for /context (not an event: read on demand)
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
     from claude_mini.agent.permissions import Decision
     from claude_mini.session import Session
+    from claude_mini.subagents.runner import SubagentRun
 
 SessionSource = Literal["startup", "resume", "clear"]
 CompactTrigger = Literal["auto", "manual"]
@@ -159,6 +162,18 @@ class AgentHooks:
         """The turn is over, however it ended: after `on_turn_end`, or after an error, a cancel or a
         refused prompt. State that lives for one turn ends here (a skill's allowed-tools). Must not
         block or raise: it runs while the turn's exception, if any, goes on."""
+
+    # -- subagents (the Agent tool)
+
+    async def on_subagent_start(self, agent: Agent, run: SubagentRun) -> list[str]:
+        """The Agent tool is about to run a child for `agent` (the parent); return context for the
+        child's first message (the user's SubagentStart hooks)."""
+        return []
+
+    async def before_subagent_stop(self, agent: Agent, run: SubagentRun, continued: int) -> str | None:
+        """A child of `agent` stopped asking for tools; a reason makes it go on (SubagentStop), as
+        `before_turn_end` does for the parent."""
+        return None
 
     # -- compaction
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -137,6 +138,7 @@ class Agent:
         self.last_usage = Usage()
         self.last_request: ModelRequest | None = None  # what was really sent (fork cache guard)
         self.fork_tool_check: ForkToolCheck | None = None  # forks' extra vetting (memory.hooksInForks)
+        self.purpose: Purpose = "main"  # a subagent's requests and costs are "subagent"
 
     def set_tools(self, tools: Sequence[Tool]) -> None:
         """Replace the tool list (MCP servers' tools joining). Only where the prefix is rebuilt
@@ -210,7 +212,7 @@ class Agent:
                 await hook.before_request(self)
             done: ResponseDone | None = None
             try:
-                self.last_request = self.request()
+                self.last_request = self.request(self.purpose)
                 async for event in self.client.stream(self.last_request):
                     if isinstance(event, ResponseDone):
                         done = event
@@ -228,7 +230,7 @@ class Agent:
             requests += 1
             usage = usage + done.billed
             self.last_usage = done.usage
-            self.session.costs.add("main", done.model or self.model, done.billed)
+            self.session.costs.add(self.purpose, done.model or self.model, done.billed)
             self.session.add_message(done.message)
             yield MessageAdded(done.message)
             calls = done.message.tool_uses
@@ -336,7 +338,7 @@ class Agent:
         """The call as it would run (a hook may rewrite its input) and what the hooks and the rules
         say of it together, before anyone is asked; or the error result of a rewritten input that
         cannot be used. Also for commands the harness runs itself (a custom command's `!` lines)."""
-        verdict, updated = await self._hooks_verdict(call)
+        verdict, updated = await self.hooks_verdict(call)
         if updated is not None:
             call = ToolUseBlock(call.id, call.name, updated)
             problem = unusable_input(updated)
@@ -344,7 +346,7 @@ class Agent:
                 return call, ToolResult(problem, True)
         if isinstance(verdict, Deny):
             return call, verdict
-        return call, with_hooks_verdict(verdict, await decide(self.policy, call))
+        return call, withhooks_verdict(verdict, await decide(self.policy, call))
 
     async def _settle(self, call: ToolUseBlock, decision: Decision) -> ToolResult | None:
         """None when the call may run; else the error result that tells the model why not (asking
@@ -385,8 +387,8 @@ class Agent:
             return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
         return None
 
-    async def _hooks_verdict(self, call: ToolUseBlock) -> tuple[Decision | None, dict[str, Any] | None]:
-        """What the hooks say of a call: a Deny wins, then an Ask, then an Allow (None if none has
+    async def hooks_verdict(self, call: ToolUseBlock) -> tuple[Decision | None, dict[str, Any] | None]:
+        """What the lifecycle parts say of a call (a subagent's calls meet its parent's too): a Deny wins, then an Ask, then an Allow (None if none has
         an opinion); and the input to run it with, if one rewrote it (each sees the last rewrite)."""
         decisions: list[Decision] = []
         updated: dict[str, Any] | None = None
@@ -406,13 +408,18 @@ class Agent:
         return None, updated
 
     async def _call_tool(self, call: ToolUseBlock) -> ToolResult:
+        RUNNING_CALL.set((self, call))  # this call's own task: concurrent calls each see theirs
         return await run_tool(self.tools[call.name], call, self.ctx)
 
+
+# The agent and the call a tool runs for, while it runs: the Agent tool starts its child for that
+# agent (the main one, or a subagent) and answers that call.
+RUNNING_CALL: contextvars.ContextVar[tuple[Agent, ToolUseBlock]] = contextvars.ContextVar("running_call")
 
 _UNUSABLE = re.compile("[\x00\ud800-\udfff]")
 
 
-def with_hooks_verdict(verdict: Decision | None, decision: Decision) -> Decision:
+def withhooks_verdict(verdict: Decision | None, decision: Decision) -> Decision:
     """The rules' decision with a hook's: a deny rule always binds and an ask rule still asks (a
     hook's Allow spares only the question the mode would ask); a hook's Ask asks even where the
     rules allow. (A hook's Deny never gets here: it refuses the call before the rules are asked.)"""

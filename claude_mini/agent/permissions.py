@@ -73,8 +73,11 @@ READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
 EDIT_TOOLS = frozenset({"Write", "Edit"})
 KNOWN_TOOLS = (
     "Read", "Write", "Edit", "Bash", "Grep", "Glob",
-    "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch", "Task", "TodoWrite", "Skill",
+    "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch", "Task", "TodoWrite", "Skill", "Agent",
 )
+# Tools that change nothing outside the harness (a todo list), or only start a subagent whose own
+# calls are checked one by one: they run as reads do, in every mode (deny and ask rules still apply).
+HARNESS_TOOLS = frozenset({"TodoWrite", "Agent"})
 _PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Grep", "Glob"})
 # Rule tool names that govern a tool: Edit rules cover Write, Read rules cover the searches.
 _GOVERNED_BY = {"Write": ("Write", "Edit"), "Grep": ("Grep", "Read"), "Glob": ("Glob", "Read")}
@@ -762,7 +765,8 @@ class PermissionPolicy:
 
     def _plan_decision(self, req: _Request, restriction: Ask | None) -> Decision:
         # A skill only adds text in plan mode: what its allowed-tools would allow, plan mode refuses.
-        if req.tool in READ_TOOLS or req.tool in self._read_only_tools or req.tool == "Skill":
+        if req.tool in READ_TOOLS or req.tool in self._read_only_tools or req.tool in HARNESS_TOOLS \
+                or req.tool == "Skill":
             return restriction or Allow()
         if req.tool == "Bash":
             ok, why = is_read_only_command(req.command or "")
@@ -786,7 +790,7 @@ class PermissionPolicy:
         )
 
     def _mode_decision(self, req: _Request) -> Decision:
-        if req.tool in READ_TOOLS or req.tool in self._read_only_tools:
+        if req.tool in READ_TOOLS or req.tool in self._read_only_tools or req.tool in HARNESS_TOOLS:
             return Allow()
         if req.tool == "Bash":
             ok, why = is_read_only_command(req.command or "")

@@ -45,6 +45,7 @@ KNOWN_EVENTS = (
 FIRED_EVENTS = (
     "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
     "PostToolUseFailure", "Stop", "PreCompact", "PostCompact", "InstructionsLoaded", "Notification",
+    "SubagentStart", "SubagentStop",
 )
 HANDLER_TYPES = ("command", "prompt", "agent", "http", "mcp_tool")  # only "command" runs here
 # Seconds. Claude Code's documented default for command hooks; the issue says 60, but 2.1.332

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
     from claude_mini.notices import NoticeChannel
     from claude_mini.session import Session
+    from claude_mini.subagents.runner import SubagentRun
 
 log = logging.getLogger(__name__)
 
@@ -337,6 +338,27 @@ class UserHooks(AgentHooks):
                 self.notices.say(outcome.stop_reason, "info")
             return None
         return f"Stop hook feedback:\n{outcome.reason or 'Continue.'}"
+
+    # -- subagents
+
+    async def on_subagent_start(self, agent: Agent, run: SubagentRun) -> list[str]:
+        """SubagentStart (matcher: the agent type): its context goes into the child's first message."""
+        outcome = await self._event(agent, "SubagentStart", run.agent_type, agent_id=run.agent_id,
+                                    agent_type=run.agent_type)
+        return context_notes("SubagentStart", outcome) if outcome is not None else []
+
+    async def before_subagent_stop(self, agent: Agent, run: SubagentRun, continued: int) -> str | None:
+        """SubagentStop: `decision: block` (or exit 2) sends its reason to the child, which goes on
+        (at most MAX_STOP_CONTINUES times, as Stop)."""
+        if continued >= MAX_STOP_CONTINUES:
+            return None
+        last = next((m.text for m in reversed(run.messages) if m.role == "assistant"), "")
+        outcome = await self._event(agent, "SubagentStop", run.agent_type, agent_id=run.agent_id,
+                                    agent_type=run.agent_type, stop_hook_active=continued > 0,
+                                    agent_transcript_path=str(run.transcript), last_assistant_message=last)
+        if outcome is None or outcome.stop or not outcome.block:
+            return None
+        return f"SubagentStop hook feedback:\n{outcome.reason or 'Continue.'}"
 
     # -- compaction
 

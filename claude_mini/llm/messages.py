@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 # The X-Claude-Mini-Purpose of every request (DESIGN.md section 4); /cost lists PURPOSES in this order.
 Purpose = Literal["main", "recall", "extract", "compact", "dream", "subagent"]
-PURPOSES: tuple[str, ...] = ("main", "recall", "extract", "compact", "dream")
+PURPOSES: tuple[str, ...] = ("main", "subagent", "recall", "extract", "compact", "dream")
 EPHEMERAL = {"type": "ephemeral"}
 
 

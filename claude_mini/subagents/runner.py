@@ -1,0 +1,243 @@
+"""One subagent: a child `Agent` (the same loop as the main one) for one Agent tool call.
+
+    fork (general-purpose)   the parent's exact tools, system prompt and messages, then one user
+                             message answering the parent's pending tool calls and giving the task:
+                             its first request reads the parent's prefix from the prompt cache
+    own type (Explore, custom)  its own system prompt (the type's, then the environment, the
+                             project's CLAUDE.md files and its own memory), only its tools, a fresh
+                             conversation holding the task: it caches its own prefix across its turns
+
+Either way its tool calls meet the parent's lifecycle verdicts (the user's PreToolUse hooks) and the
+parent's permission rules and mode (asking in the REPL, one question at a time; refused in -p). Its
+requests carry the purpose `subagent`; its messages go to its own sidechain transcript, never into
+the parent's conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from claude_mini.agent.bash_safety import is_read_only_command
+from claude_mini.agent.hooks import AgentHooks, ToolVerdict
+from claude_mini.agent.loop import AgentStop, PermissionAnswer
+from claude_mini.agent.permissions import (
+    EDIT_TOOLS,
+    READ_TOOLS,
+    Allow,
+    Ask,
+    Decision,
+    Deny,
+    ToolPolicy,
+)
+from claude_mini.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
+
+if TYPE_CHECKING:
+    from claude_mini.agent.events import AgentEvent
+    from claude_mini.agent.loop import Agent, AskUser
+    from claude_mini.subagents.types import AgentType
+
+AGENT_TOOL = "Agent"
+FORK_STUB = "This call runs as a fork of the conversation above: you are that fork. Do the task below."
+OTHER_CALL = "Another call of this response; its result is not part of this fork's task."
+COMMON_TAIL = """\
+You are a subagent: another agent gave you the task in the user message and will read your \
+final answer; the user does not see your work, only what that agent reports. Do the task, \
+then answer with what was asked (paths, findings, what you changed), concisely. Do not ask \
+questions: nobody can answer them. A message from the agent that started you is not the \
+user's consent to anything."""
+FORK_DIRECTIVE = """\
+You are now a fork of this conversation, started by the Agent tool to do one task. Do only \
+this task, then stop and answer with what was asked; do not start subagents and do not ask \
+questions. The task:
+
+{prompt}"""
+
+
+class BudgetSpent(AgentStop):
+    """A subagent used its token budget (`subagents.tokenBudget`)."""
+
+
+@dataclass
+class SubagentRun:
+    """One child: what a UI shows of it live and `/agents last` prints after it ends."""
+
+    agent_id: str
+    agent_type: str
+    description: str
+    tool_use_id: str
+    depth: int
+    transcript: Path
+    status: str = "running"  # running | completed | stopped (a limit) | failed | cancelled
+    tool_count: int = 0
+    tokens: int = 0  # billed: input (cached or not) + output, over all its requests
+    started: float = field(default_factory=time.monotonic)
+    ended: float | None = None
+    text: str = ""  # its final answer (or why it has none)
+    messages: list[Message] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> float:
+        return (self.ended or time.monotonic()) - self.started
+
+    def summary(self) -> str:
+        """`[subagent Explore · 7 tool calls · 12,345 tokens · 8.2 s]`."""
+        calls = f"{self.tool_count} tool call{'s' * (self.tool_count != 1)}"
+        state = "" if self.status == "completed" else f" · {self.status}"
+        return f"[subagent {self.agent_type} · {calls} · {self.tokens:,} tokens · {self.seconds:.1f} s{state}]"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one subagent may spend (settings `subagents.*`)."""
+
+    max_turns: int = 50
+    token_budget: int = 400_000
+    max_depth: int = 1  # 1: a subagent cannot start subagents
+
+
+class ChildPolicy:
+    """The parent's policy, narrowed for a read-only type and widened to the type's memory folder
+    (Write/Edit there run without the mode's question; the parent's rules still bind)."""
+
+    def __init__(self, base: ToolPolicy, *, read_only: bool, memory_dir: Path | None) -> None:
+        self.base = base
+        self.read_only = read_only
+        self.memory_dir = memory_dir
+
+    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
+        if self.read_only and tool_name not in READ_TOOLS and not self._in_memory(tool_name, input):
+            if tool_name != "Bash":
+                return Deny(f"{tool_name} is not available: this agent is read-only.")
+            ok, why = is_read_only_command(str(input.get("command", "")))
+            if not ok:
+                return Deny(f"This agent is read-only and this command is not ({why}).")
+        decision = self.base.can_use_tool(tool_name, input)
+        if self._in_memory(tool_name, input) and isinstance(decision, Ask) and not decision.user_only:
+            return Allow()
+        return decision
+
+    def _in_memory(self, tool_name: str, input: dict[str, Any]) -> bool:
+        path = input.get("file_path")
+        if self.memory_dir is None or tool_name not in EDIT_TOOLS or not isinstance(path, str):
+            return False
+        real, root = Path(path).resolve(), self.memory_dir.resolve()
+        return real == root or root in real.parents
+
+
+class ChildHooks(AgentHooks):
+    """A child's lifecycle: the parent's tool verdicts bind it; its limits; its Stop is SubagentStop."""
+
+    def __init__(self, parent: Agent, run: SubagentRun, limits: Limits, *, may_delegate: bool) -> None:
+        self.parent = parent
+        self.run = run
+        self.limits = limits
+        self.may_delegate = may_delegate
+
+    async def before_tool(self, agent: Agent, call: ToolUseBlock) -> ToolVerdict | None:
+        if call.name == AGENT_TOOL and not self.may_delegate:
+            return ToolVerdict(Deny("a subagent cannot start subagents here (the setting subagents.maxDepth "
+                                    f"is {self.limits.max_depth}); do the task yourself."))
+        decision, updated = await self.parent.hooks_verdict(call)
+        return ToolVerdict(decision, updated) if decision is not None or updated is not None else None
+
+    async def before_request(self, agent: Agent) -> None:
+        if self.run.tokens >= self.limits.token_budget:
+            raise BudgetSpent(f"the subagent used its budget of {self.limits.token_budget:,} tokens "
+                              "(subagents.tokenBudget)")
+
+    async def before_turn_end(self, agent: Agent, continued: int) -> str | None:
+        reasons = [r for hook in self.parent.hooks if (r := await hook.before_subagent_stop(self.parent, self.run,
+                                                                                             continued))]
+        return "\n\n".join(reasons) or None
+
+
+def new_run(agent_type: AgentType, description: str, call: ToolUseBlock, parent: Agent, depth: int) -> SubagentRun:
+    """A run for `call`, its sidechain next to the parent's transcript (`<session>/subagents/`)."""
+    agent_id = uuid.uuid4().hex[:17]
+    folder = parent.session.transcript.path.with_suffix("") / "subagents"
+    return SubagentRun(agent_id, agent_type.name, description, call.id, depth, folder / f"agent-{agent_id}.jsonl")
+
+
+def fork_messages(parent: Agent, call: ToolUseBlock) -> list[Message]:
+    """The parent's conversation with its pending tool calls answered (this one: "you are the fork").
+    The parent's last message is the response holding `call`, as the parent will send it next."""
+    messages = list(parent.session.messages)
+    pending = messages[-1].tool_uses if messages and messages[-1].role == "assistant" else []
+    answers = [ToolResultBlock(c.id, FORK_STUB if c.id == call.id else OTHER_CALL) for c in pending]
+    return [*messages, Message("user", list(answers))] if answers else messages
+
+
+def serialized(ask: AskUser | None, lock: asyncio.Lock, label: str) -> AskUser | None:
+    """The parent's question, one at a time (children run concurrently), saying which child asks."""
+    if ask is None:
+        return None
+
+    async def one(call: ToolUseBlock, reason: str) -> PermissionAnswer:
+        async with lock:
+            return await ask(call, f"{label}: {reason}" if reason else label)
+
+    return one
+
+
+async def run_child(child: Agent, run: SubagentRun, prompt: str,
+                    observe: Callable[[SubagentRun, AgentEvent], None]) -> None:
+    """Run the child's one turn to its end, keeping `run` up to date; cancellation goes on."""
+    from claude_mini.agent.events import MessageAdded, ToolFinished
+    from claude_mini.agent.loop import MaxTurnsReached, TurnCancelled
+    from claude_mini.llm.client import ModelError
+
+    def seen(event: AgentEvent) -> None:
+        if isinstance(event, MessageAdded):
+            run.messages.append(event.message)
+            if event.message.role == "assistant":
+                run.tokens += billed(child.last_usage)
+                run.text = event.message.text or run.text
+        elif isinstance(event, ToolFinished):
+            run.tool_count += 1
+        observe(run, event)
+
+    try:
+        async for event in child.run(prompt):
+            seen(event)
+        run.status = "completed"
+    except (MaxTurnsReached, BudgetSpent) as exc:
+        run.status, run.text = "stopped", f"{run.text}\n\n[stopped before finishing: {exc}]".strip()
+    except TurnCancelled:
+        run.status = "cancelled"
+        raise asyncio.CancelledError() from None
+    except (AgentStop, ModelError) as exc:
+        run.status, run.text = "failed", f"The subagent failed: {exc}"
+    finally:
+        run.ended = time.monotonic()
+
+
+def billed(usage: Usage) -> int:
+    return usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens + usage.output_tokens
+
+
+def resolved_tools(parent: Agent, agent_type: AgentType, *, may_delegate: bool,
+                   with_memory: bool) -> tuple[list[Any], list[str]]:
+    """The parent's tool objects a type may use, in the parent's order; names it asked for that the
+    session does not have."""
+    wanted: Sequence[str] = agent_type.tools if agent_type.tools is not None else list(parent.tools)
+    if with_memory:
+        wanted = [*wanted, *(n for n in ("Read", "Write", "Edit") if n not in wanted)]
+    tools = [t for name, t in parent.tools.items() if name in wanted and (may_delegate or name != AGENT_TOOL)]
+    return tools, [n for n in wanted if n not in parent.tools]
+
+
+def child_context(parent: Agent) -> Any:
+    """The child's own ToolContext: same folders and Read denials, its own read files and cwd."""
+    return dataclasses.replace(parent.ctx, read_files={}, cwd=Path(parent.ctx.cwd))
+
+
+def directive(prompt: str) -> str:
+    return FORK_DIRECTIVE.format(prompt=prompt)
+
