@@ -207,7 +207,7 @@ class _AgentLoader(_Loader):
             return None
         items = [value] if isinstance(value, str) else value if isinstance(value, list) else None
         if items is None or not all(isinstance(i, str) for i in items):
-            self.problems.append(f"{label}: `tools` is a {type(value).__name__}, not a comma-separated string or "
+            self.problems.append(f"{label}: `tools` is {_what(value)}, not a comma-separated string or "
                                  "a list of tool names; skipped, since it would get every tool. Fix the frontmatter.")
             return False
         names = [rule for item in items for rule in split_tool_rules(item)]
@@ -230,8 +230,7 @@ class _AgentLoader(_Loader):
         for known in get_args(MemoryScope):
             if scope == known:
                 return known
-        shown = repr(value) if isinstance(value, str) else f"a {type(value).__name__}"
-        self.problems.append(f"{label}: `memory` is {shown}, not project, user or local; loaded without memory. "
+        self.problems.append(f"{label}: `memory` is {_what(value)}, not project, user or local; loaded without memory. "
                              "Fix the frontmatter.")
         return None
 
@@ -241,6 +240,14 @@ class _AgentLoader(_Loader):
         if keys:
             self.problems.append(f"{label}: claude-mini does not apply {', '.join(keys)}; loaded without "
                                  f"{'it' if len(keys) == 1 else 'them'}. Remove them to silence this line.")
+
+
+def _what(value: object) -> str:
+    """A frontmatter value as a message names it: `'global'`, `a number`, `a mapping`."""
+    if isinstance(value, str):
+        return repr(value)
+    kinds = {bool: "true or false", int: "a number", float: "a number", dict: "a mapping", list: "a list"}
+    return kinds.get(type(value), f"a {type(value).__name__}")
 
 
 def _entries(folder: Path) -> list[Path]:

@@ -91,7 +91,7 @@ def test_a_tools_value_that_is_no_list_of_names_skips_the_type_and_a_rule_is_lef
     assert names(types) == ["general-purpose", "Explore", "rule"]
     assert types.find("rule").tools == ("Read",)  # fewer tools, never more
     assert types.problems == [
-        "Agent .claude/agents/map.md: `tools` is a dict, not a comma-separated string or a list of tool names; "
+        "Agent .claude/agents/map.md: `tools` is a mapping, not a comma-separated string or a list of tool names; "
         "skipped, since it would get every tool. Fix the frontmatter.",
         "Agent .claude/agents/rule.md: `tools` entry 'Bash(git log:*)' is not a tool name; it is left out "
         "(a type gets whole tools, not rules), the others still apply. Fix the frontmatter.",
