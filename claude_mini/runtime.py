@@ -41,6 +41,7 @@ from claude_mini.subagents.lifecycle import SubagentHook, subagent_hook
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.read_denials import read_denials_of
 from claude_mini.tools.registry import default_tools
+from claude_mini.tools.todo import TodoHook
 
 NO_MODEL = (
     "No model is configured: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for the Anthropic API, "
@@ -295,7 +296,7 @@ def build_runtime(
     runtime.compactor = Compactor(runtime, fork_summary)
     agent.hooks = [*user_hooks(config, agent, notices, lambda: runtime.policy.mode),
                    *mcp_servers(config, agent, rules, notices), *([skills] if skills else []), subagents,
-                   CompactHook(runtime.compactor, notices), InstructionHook(tracker),
+                   TodoHook(ctx), CompactHook(runtime.compactor, notices), InstructionHook(tracker),
                    RecallHook(store, config, notices), extractor]
     return runtime
 
