@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 Status = Literal["pending", "in_progress", "completed"]
 STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed")
-MARKS: dict[Status, str] = {"completed": "☒", "in_progress": "◼", "pending": "☐"}
 COMPACT_NOTE = "The todo list as it stood before the summary: "
 _COMPACT_LIST = re.compile(re.escape(COMPACT_NOTE) + r"(\{.*\})$", re.MULTILINE)
 
@@ -110,11 +109,6 @@ def counts(todos: Sequence[Todo]) -> dict[Status, int]:
 def progress(todos: Sequence[Todo]) -> str:
     """`2 of 5 completed`."""
     return f"{counts(todos)['completed']} of {len(todos)} completed"
-
-
-def todo_lines(todos: Sequence[Todo]) -> list[str]:
-    """The list in one line per item, a mark for its status first (the REPL and /todos)."""
-    return [f"{MARKS[t.status]} {' '.join(t.content.split())}" for t in todos]
 
 
 def result_text(todos: Sequence[Todo]) -> str:

@@ -45,6 +45,7 @@ from claude_mini.agent.events import AgentEvent, MessageAdded, Notice, ToolFinis
 from claude_mini.llm.events import BlockDone, Retrying, TextDelta, ToolUseStart
 from claude_mini.llm.messages import TextBlock, ToolUseBlock
 from claude_mini.tools.base import ToolResult
+from claude_mini.tools.todo import Status, Todo, progress
 from claude_mini.ui.safe_text import visible_controls
 
 MAX_DIFF_LINES = 40
@@ -52,6 +53,7 @@ MAX_OUTPUT_LINES = 3
 MAX_COMMAND_LINES = 20  # of a Bash command in an approval prompt; the rest is counted
 CHUNK_LINES = 20  # a block still open after this many lines is printed in pieces
 KEY_ARGS = ("command", "file_path", "pattern", "path", "url", "skill")
+TODO_MARKS: dict[Status, str] = {"completed": "☒", "in_progress": "◼", "pending": "☐"}
 
 
 class Background(Protocol):
@@ -255,6 +257,21 @@ def tool_block(call: ToolUseBlock, result: ToolResult, *, denied: bool = False,
     return Group(*rows)
 
 
+def todo_lines(todos: list[Todo]) -> list[str]:
+    """`Todos · 2 of 5 completed`, then one line per item, its status mark first (also /todos)."""
+    return [f"Todos · {progress(todos)}", *(f"  {TODO_MARKS[t.status]} {one_line(t.content)}" for t in todos)]
+
+
+def todo_block(todos: list[Todo]) -> Group:
+    """The list under the answer of a turn whose TodoWrite changed it: todo_lines, cropped, the
+    item in progress in bold and the completed ones dim."""
+    if not todos:
+        return Group(_crop("Todos · the list is empty now", "dim"))
+    header, *items = todo_lines(todos)
+    styles = {"completed": "dim", "in_progress": "bold", "pending": ""}
+    return Group(_crop(header, "dim"), *(_crop(line, styles[t.status]) for t, line in zip(todos, items, strict=True)))
+
+
 def one_line(text: object) -> str:
     """Controls made visible, then whitespace collapsed, so a message always takes one line."""
     return " ".join(visible_controls(str(text)).split())
@@ -280,6 +297,7 @@ class Renderer:
         self._answer_shown = False  # text of the response being streamed is on screen
         self._printed_any = False
         self._glue = False
+        self._todos: list[Todo] | None = None  # the list a TodoWrite of this turn left
         self._live: Live | None = None
         self._spinner = Spinner("dots", style="cyan")
 
@@ -289,12 +307,15 @@ class Renderer:
         """Start the spinner; call once before feeding a turn's events."""
         self.started = self.clock()
         self.activity, self.pending, self._text_seen, self._printed_any = "Thinking", "", False, False
-        self._answer_shown = False
+        self._answer_shown, self._todos = False, None
         self.resume()
 
     def end_turn(self) -> None:
-        """Print what is left and stop the spinner."""
+        """Print what is left, then the todo list if a TodoWrite changed it, and stop the spinner."""
         self.flush()
+        if self._todos is not None:
+            self.print(todo_block(self._todos))
+            self._todos = None
         self.pause()
 
     def pause(self) -> None:
@@ -329,6 +350,8 @@ class Renderer:
         elif isinstance(event, ToolFinished):
             self.flush()
             self.print(tool_block(event.call, event.result, denied=event.denied, cwd=self.cwd))
+            if event.call.name == "TodoWrite" and not (event.denied or event.result.is_error):
+                self._todos = event.result.metadata.get("todos", self._todos)
             self.activity = "Thinking"
         elif isinstance(event, Retrying):
             self._retrying(event)
