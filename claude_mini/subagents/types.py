@@ -238,8 +238,9 @@ class _AgentLoader(_Loader):
         """One line naming the frontmatter keys claude-mini does not apply (Claude Code's other keys, typos)."""
         keys = [f"`{k}`" for k in meta if k not in _APPLIED_KEYS]
         if keys:
-            self.problems.append(f"{label}: claude-mini does not apply {', '.join(keys)}; loaded without "
-                                 f"{'it' if len(keys) == 1 else 'them'}. Remove them to silence this line.")
+            them = "it" if len(keys) == 1 else "them"
+            self.problems.append(f"{label}: claude-mini does not apply {', '.join(keys)}; loaded without {them}. "
+                                 f"Remove {them} to silence this line.")
 
 
 def _what(value: object) -> str:

@@ -207,8 +207,9 @@ def test_keys_claude_mini_does_not_apply_are_a_line_and_unsafe_ones_skip_the_typ
     agent_file(root / ".claude", "a.md", "name: a\ndescription: d\nmaxTurns: 3\npermissionMode: plan")
     agent_file(root / ".claude", "b.md", "name: b\ndescription: d\ndisallowedTools: Bash, Write")
     agent_file(root / ".claude", "c.md", "name: c\ndescription: d\nhooks: {}")
+    agent_file(root / ".claude", "d.md", "name: d\ndescription: d\neffort: high")
     types = load_agent_types(root, home)
-    assert names(types) == ["general-purpose", "Explore", "a"]
+    assert names(types) == ["general-purpose", "Explore", "a", "d"]
     assert types.problems == [
         "Agent .claude/agents/a.md: claude-mini does not apply `maxTurns`, `permissionMode`; loaded without "
         "them. Remove them to silence this line.",
@@ -216,6 +217,8 @@ def test_keys_claude_mini_does_not_apply_are_a_line_and_unsafe_ones_skip_the_typ
         "would get the tools it denies. List the tools it may use in `tools` instead.",
         "Agent .claude/agents/c.md uses `hooks`, which claude-mini does not apply; skipped, since its hooks "
         "would not run. Move them to the hooks in settings.",
+        "Agent .claude/agents/d.md: claude-mini does not apply `effort`; loaded without it. Remove it to silence "
+        "this line.",
     ]
 
 
