@@ -18,15 +18,18 @@ import select
 import sys
 import time
 from collections.abc import AsyncGenerator, Callable
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, Notice
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached, StoppedByHook, TurnCancelled
 from claude_mini.llm.client import ModelError, Retrying, encodable
-from claude_mini.llm.messages import message_to_api
+from claude_mini.llm.messages import Message, message_to_api
 from claude_mini.notices import Display
 from claude_mini.runtime import Runtime
 from claude_mini.ui.safe_text import json_safe, visible_controls
+
+if TYPE_CHECKING:
+    from claude_mini.subagents.runner import SubagentRun
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 # How long text output waits for the memory extraction after the answer, unless
@@ -193,6 +196,8 @@ class PrintRun:
                 "cwd": str(rt.config.cwd), "model": rt.config.model,
                 "tools": list(rt.agent.tools), "permissionMode": rt.policy.mode,
             })
+            if rt.subagents is not None:
+                rt.subagents.listen(self.on_child_event)
         resumed = bool(rt.session.messages)
         await rt.start(source="resume" if resumed else "startup", dream=False)
         if prompt.lstrip().startswith("/"):
@@ -242,12 +247,22 @@ class PrintRun:
                 self.result = message.text
                 self.requests += 1
             if self.format == "stream-json":
-                self.emit({"type": message.role, "message": message_to_api(message),
-                           "session_id": self.runtime.session.id})
+                self.emit_message(message, None)
         elif isinstance(event, Retrying):
             self.say(f"claude-mini: {event.describe()}")
         elif isinstance(event, Notice):
             self.say(event.text)
+
+    def on_child_event(self, run: SubagentRun, event: AgentEvent) -> None:
+        """A subagent's messages, each a line like the parent's, with the Agent call's id."""
+        if isinstance(event, MessageAdded):
+            self.emit_message(event.message, run.tool_use_id)
+
+    def emit_message(self, message: Message, parent_tool_use_id: str | None) -> None:
+        """One `user` or `assistant` line; `parent_tool_use_id` is null for the main conversation's
+        and the Agent call's id for a subagent's (Claude Code's shape)."""
+        self.emit({"type": message.role, "message": message_to_api(message),
+                   "parent_tool_use_id": parent_tool_use_id, "session_id": self.runtime.session.id})
 
     def finish(self, subtype: str, result: str) -> int:
         is_error = subtype != "success"
