@@ -37,7 +37,7 @@ BINARY_SNIFF_BYTES = 8192  # a NUL byte in this many leading bytes means binary
 MAX_FILES = 1_000  # files looked at per folder tree (a link to /usr must not list it all)
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
-_NAME_RULE = "letters, digits, '_', '.' and '-', starting with a letter or digit"
+NAME_RULE = "letters, digits, '_', '.' and '-', starting with a letter or digit"
 _OPEN_FENCE = re.compile(r"\A---[ \t]*\r?\n")
 _CLOSE_FENCE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.M)
 _HEADING = re.compile(r"^#+\s+")
@@ -89,7 +89,7 @@ class PromptCommand:
         try:
             text = read_body(self.path)
         except CatalogError as exc:
-            raise CatalogError(f"{self.label} {exc}; it was not loaded. {_fix(self.kind, str(exc))}") from None
+            raise CatalogError(f"{self.label} {exc}; it was not loaded. {fix_hint(self.kind, str(exc))}") from None
         return split_body(text)[1]
 
 
@@ -164,7 +164,7 @@ def split_body(text: str) -> tuple[dict | None, str, str | None]:
     return None, body, problem
 
 
-def _fix(kind: Kind, why: str) -> str:
+def fix_hint(kind: Kind, why: str) -> str:
     """What to do about a file read_body refused for `why`."""
     if why.startswith(("cannot be read", "is not a regular file")):
         return "Fix or remove it."
@@ -194,7 +194,7 @@ def cut(text: str, limit: int) -> str:
 
 
 # --- frontmatter fields ----------------------------------------------------------------
-class _Fields:
+class FrontmatterFields:
     """Reads the frontmatter of one file into PromptCommand fields, one problem line per bad value."""
 
     def __init__(self, meta: dict, label: str, problems: list[str], root: Path) -> None:
@@ -291,7 +291,10 @@ class _Found:
     namespace: str = ""
 
 
-class _Loader:
+class FileLoader:
+    """Reads the folders of one kind of entry, saying one line per file it cannot use (subagents/types.py
+    reads agent files with it too)."""
+
     def __init__(self, project_root: Path, trusted: bool) -> None:
         self.root = project_root
         self.real_root = os.path.realpath(project_root)
@@ -335,7 +338,7 @@ class _Loader:
                                      f"Add {sub.name}/SKILL.md or remove the folder.")
             elif not NAME.fullmatch(sub.name):
                 self.problems.append(f"Skill {self.shown(skill_md)}: {sub.name!r} cannot be a skill name "
-                                     f"({_NAME_RULE}); skipped. Rename the folder.")
+                                     f"({NAME_RULE}); skipped. Rename the folder.")
             else:
                 yield _Found(skill_md, "skill", scope, sub.name)
 
@@ -363,7 +366,7 @@ class _Loader:
                     continue
                 if not NAME.fullmatch(path.name):
                     self.problems.append(f"Command folder {self.shown(path)}: {path.name!r} cannot be part of "
-                                         f"a command name ({_NAME_RULE}); skipped. Rename the folder.")
+                                         f"a command name ({NAME_RULE}); skipped. Rename the folder.")
                     continue
                 self._walk(path, (*ns, path.name), seen | {real}, scope, found)
             elif what != "refused" and path.suffix == ".md":
@@ -371,7 +374,7 @@ class _Loader:
                     found.append(_Found(path, "command", scope, path.stem, ":".join(ns)))
                 else:
                     self.problems.append(f"Command {self.shown(path)}: {path.stem!r} cannot be a command name "
-                                         f"({_NAME_RULE}); skipped. Rename the file.")
+                                         f"({NAME_RULE}); skipped. Rename the file.")
 
     def parse(self, found: _Found) -> PromptCommand | None:
         """The entry for one file, or None (and a line) when it cannot be loaded."""
@@ -379,14 +382,14 @@ class _Loader:
         try:
             text = read_body(found.path)
         except CatalogError as exc:
-            self.problems.append(f"{label} {exc}; skipped. {_fix(found.kind, str(exc))}")
+            self.problems.append(f"{label} {exc}; skipped. {fix_hint(found.kind, str(exc))}")
             return None
         meta, body, problem = split_body(text)
         if problem:
             what = "folder" if found.kind == "skill" else "file"
             self.problems.append(f"{label}: {problem}; loaded with the {what} name and its first paragraph "
                                  "as description. Fix the YAML.")
-        fields = _Fields(meta or {}, label, self.problems, self.root)
+        fields = FrontmatterFields(meta or {}, label, self.problems, self.root)
         description = fields.text("description", "the first paragraph is used") or first_paragraph(body)
         aliases = [f"{found.namespace}:{found.name}"] if found.namespace else []
         if found.kind == "skill":
@@ -401,13 +404,13 @@ class _Loader:
             aliases=tuple(aliases), shown_path=self.shown(found.path),
         )
 
-    def _skill_alias(self, fields: _Fields, folder_name: str, label: str) -> list[str]:
+    def _skill_alias(self, fields: FrontmatterFields, folder_name: str, label: str) -> list[str]:
         """A skill's frontmatter `name`, when it differs from its folder's (both reach it)."""
         name = fields.text("name")
         if not name or name.lower() == folder_name.lower():
             return []
         if not NAME.fullmatch(name):
-            self.problems.append(f"{label}: `name` {name!r} cannot be a skill name ({_NAME_RULE}); it is "
+            self.problems.append(f"{label}: `name` {name!r} cannot be a skill name ({NAME_RULE}); it is "
                                  f"reached as {folder_name!r} only. Fix the frontmatter.")
             return []
         return [name]
@@ -477,7 +480,7 @@ def _why(winner: PromptCommand, loser: PromptCommand) -> str:
 def load_catalog(project_root: Path, home: Path, *, trusted: bool = False) -> Catalog:
     """Project `.claude/skills`, `.claude/commands` under project_root, and `home/skills`, `home/commands`.
     A project's links that leave the repository are followed only in a `trusted` folder."""
-    loader = _Loader(project_root, trusted)
+    loader = FileLoader(project_root, trusted)
     project = project_root / ".claude"
     same_folder = os.path.realpath(project) == os.path.realpath(home)  # a home that is the project's .claude
     groups: list[Iterator[_Found]] = [loader.skills(home / "skills", "user")]

@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from claude_mini.skills.catalog import (
-    _NAME_RULE,
     NAME,
+    NAME_RULE,
     CatalogError,
+    FileLoader,
+    FrontmatterFields,
     Scope,
-    _Fields,
-    _fix,
-    _Loader,
+    fix_hint,
     read_body,
     split_body,
     split_tool_rules,
@@ -118,7 +118,7 @@ class AgentTypes:
         return self._by_name.get(name.strip().lower())
 
 
-class _AgentLoader(_Loader):
+class _AgentLoader(FileLoader):
     """Finds and parses agent files; `kind` (links out of the repository) and `problems` are the catalog's."""
 
     def files(self, folder: Path, scope: Scope) -> list[Path]:
@@ -153,7 +153,7 @@ class _AgentLoader(_Loader):
         try:
             text = read_body(path)
         except CatalogError as exc:
-            self.problems.append(f"{label} {exc}; skipped. {_fix('command', str(exc))}")
+            self.problems.append(f"{label} {exc}; skipped. {fix_hint('command', str(exc))}")
             return None
         meta, body, problem = split_body(text)
         if problem:
@@ -163,14 +163,14 @@ class _AgentLoader(_Loader):
             self.problems.append(f"{label} has no frontmatter; skipped. Start it with a `---` block "
                                  "holding `name` and `description`.")
             return None
-        fields = _Fields(meta, label, self.problems, self.root)
+        fields = FrontmatterFields(meta, label, self.problems, self.root)
         if meta.get("name") is None or meta["name"] == "":
             self.problems.append(f"{label} has no `name`; skipped. Add `name:` with the name the Agent tool "
                                  "should use for it.")
             return None
         name = fields.text("name", "skipped")  # a list or a mapping: the line is said
         if name and not NAME.fullmatch(name):
-            self.problems.append(f"{label}: `name` {name!r} cannot be an agent name ({_NAME_RULE}); skipped. "
+            self.problems.append(f"{label}: `name` {name!r} cannot be an agent name ({NAME_RULE}); skipped. "
                                  "Fix the frontmatter.")
         if not name or not NAME.fullmatch(name):
             return None
