@@ -24,7 +24,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from rich.console import (
     Console,
@@ -47,6 +47,9 @@ from claude_mini.llm.messages import TextBlock, ToolUseBlock
 from claude_mini.tools.base import ToolResult
 from claude_mini.tools.todo import Status, Todo, progress
 from claude_mini.ui.safe_text import visible_controls
+
+if TYPE_CHECKING:
+    from claude_mini.subagents.runner import SubagentRun
 
 MAX_DIFF_LINES = 40
 MAX_OUTPUT_LINES = 3
@@ -187,7 +190,10 @@ def short_path(path: str, cwd: Path | None) -> str:
 
 def tool_label(call: ToolUseBlock, cwd: Path | None = None, width: int = 70) -> str:
     """`Bash(git status)`, `Edit(src/app.py)`, `Skill(gl --since=1.week)`: the tool and its key
-    argument on one line (a skill's args too: they reach its `!` lines)."""
+    argument on one line (a skill's args too: they reach its `!` lines); an Agent call is its
+    type and task, `Explore(Find date parsing)`."""
+    if call.name == "Agent":
+        return agent_label(call.input.get("subagent_type") or "general-purpose", call.input.get("description", ""))
     name = next((k for k in KEY_ARGS if k in call.input), None)
     key = one_line(call.input[name]) if name else ""
     if name == "skill":
@@ -197,6 +203,18 @@ def tool_label(call: ToolUseBlock, cwd: Path | None = None, width: int = 70) -> 
     if len(key) > width:
         key = key[: width - 1] + "…"
     return f"{one_line(call.name)}({key})"
+
+
+def agent_label(agent_type: object, description: object, width: int = 50) -> str:
+    """`Explore(Find date parsing)`: a subagent by its type and task."""
+    task = one_line(description)
+    return f"{one_line(agent_type)}({task[:width - 1] + '…' if len(task) > width else task})"
+
+
+def child_words(run: SubagentRun, doing: str) -> str:
+    """`Explore(Find date parsing) · 3 tool calls · Read(dates.py)`: a running subagent in a few words."""
+    calls = f"{run.tool_count} tool call{'s' * (run.tool_count != 1)}"
+    return f"{agent_label(run.agent_type, run.description)} · {calls} · {doing}"
 
 
 def _crop(line: str, style: str = "") -> Text:
@@ -225,10 +243,14 @@ def outcome_lines(call: ToolUseBlock, result: ToolResult, denied: bool = False) 
     lines = content.strip().splitlines() or ["(no output)"]
     if denied or result.is_error:
         return [_crop(one_line(content), "red")]
+    if call.name == "Agent":  # the subagent's summary line; `/agents last` shows the rest
+        return [_crop(lines[-1], "dim")]
     if call.name == "Read":
         return [_crop(f"Read {result.metadata.get('num_lines', len(lines))} lines", "dim")]
     if call.name in ("Write", "Edit"):
         return [_crop(_file_change(call, result), "dim"), *diff_lines(result.metadata.get("diff") or "")]
+    if call.name == "TodoWrite" and "todos" in result.metadata:  # the list itself follows the answer
+        return [_crop(f"Updated the todo list: {progress(result.metadata['todos'])}", "dim")]
     shown = [_crop(line, "dim") for line in lines[:MAX_OUTPUT_LINES]]
     if len(lines) > MAX_OUTPUT_LINES:
         shown.append(_crop(f"… +{len(lines) - MAX_OUTPUT_LINES} lines", "dim"))
@@ -298,6 +320,7 @@ class Renderer:
         self._printed_any = False
         self._glue = False
         self._todos: list[Todo] | None = None  # the list a TodoWrite of this turn left
+        self._children: dict[str, tuple[SubagentRun, str]] = {}  # running subagents, what each does now
         self._live: Live | None = None
         self._spinner = Spinner("dots", style="cyan")
 
@@ -308,6 +331,7 @@ class Renderer:
         self.started = self.clock()
         self.activity, self.pending, self._text_seen, self._printed_any = "Thinking", "", False, False
         self._answer_shown, self._todos = False, None
+        self._children.clear()
         self.resume()
 
     def end_turn(self) -> None:
@@ -352,6 +376,7 @@ class Renderer:
             self.print(tool_block(event.call, event.result, denied=event.denied, cwd=self.cwd))
             if event.call.name == "TodoWrite" and not (event.denied or event.result.is_error):
                 self._todos = event.result.metadata.get("todos", self._todos)
+            self._children = {k: v for k, v in self._children.items() if v[0].tool_use_id != event.call.id}
             self.activity = "Thinking"
         elif isinstance(event, Retrying):
             self._retrying(event)
@@ -359,6 +384,21 @@ class Renderer:
             self.line(event.text, "yellow" if event.level != "info" else "dim")
         elif isinstance(event, MessageAdded):
             self._message(event)
+
+    def on_subagent(self, run: SubagentRun, event: AgentEvent) -> None:
+        """An event of a subagent (`runtime.subagents.listen`): the live line says what it does; its
+        messages are its own, never printed here."""
+        if isinstance(event, ToolStarted):
+            doing = tool_label(event.call, self.cwd, 30)
+        elif isinstance(event, (ToolFinished, MessageAdded)):
+            doing = "thinking"
+        elif isinstance(event, TextDelta):
+            doing = "answering"
+        elif isinstance(event, Retrying):
+            doing = "retrying"
+        else:
+            return
+        self._children = {**self._children, run.agent_id: (run, doing)}  # a new dict: the refresh thread reads it
 
     def _retrying(self, event: Retrying) -> None:
         """The retry line. The next attempt streams its answer from the start (llm/events.py), so
@@ -448,12 +488,14 @@ class Renderer:
         yield line
 
     def spinner_text(self) -> str:
-        """`Responding… 3s · 2 lines so far · esc to interrupt` (plus background work)."""
+        """`Responding… 3s · 2 lines so far · esc to interrupt` (plus background work); while
+        subagents run, each one's type, task, tool count and current step in place of the activity."""
         elapsed = int(self.clock() - self.started)
         lines = self.pending.count("\n")
         words = self.status.words() if self.status else ""
         extra = (f" · {lines} lines so far" if lines > 1 else "") + (f" · {words}" if words else "")
-        return f"{self.activity}… {elapsed}s{extra} · esc to interrupt"
+        children = [child_words(run, doing) for run, doing in self._children.values() if run.status == "running"]
+        return f"{'; '.join(children) or self.activity}… {elapsed}s{extra} · esc to interrupt"
 
 
 # ---------------------------------------------------------------- permission prompts
