@@ -9,6 +9,7 @@ summary when one is compacted (as JSON, so a resume after the compaction finds i
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from claude_mini.agent.hooks import AgentHooks, SessionSource
-from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from claude_mini.llm.messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.tools.base import ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
@@ -154,21 +155,24 @@ def todos_in(messages: Sequence[Message]) -> list[Todo]:
     todos: list[Todo] = []
     for message in messages:
         for block in message.content:
-            found: Any = None
-            if isinstance(block, ToolUseBlock) and block.name == TodoWriteTool.name and block.id in succeeded:
-                found = block.input.get("todos") if isinstance(block.input, dict) else None
-            elif isinstance(block, TextBlock) and COMPACT_NOTE in block.text:
-                match = _COMPACT_LIST.search(block.text)
-                try:
-                    found = json.loads(match.group(1))["todos"] if match else None
-                except (ValueError, KeyError, TypeError):
-                    found = None
+            found = _list_in(block, succeeded)
             if found is not None:
-                try:
+                with contextlib.suppress(ToolError):  # an edited transcript: keep the list from before
                     todos = parse_todos(found)
-                except ToolError:
-                    pass  # an edited transcript: keep the list from before
     return todos
+
+
+def _list_in(block: Block, succeeded: set[str]) -> Any:
+    """The `todos` value a block holds: a successful TodoWrite call's, or a compaction's note's."""
+    if isinstance(block, ToolUseBlock) and block.name == TodoWriteTool.name and block.id in succeeded:
+        return block.input.get("todos") if isinstance(block.input, dict) else None
+    if isinstance(block, TextBlock) and COMPACT_NOTE in block.text:
+        match = _COMPACT_LIST.search(block.text)
+        try:
+            return json.loads(match.group(1)).get("todos") if match else None
+        except (ValueError, AttributeError):
+            return None
+    return None
 
 
 def compact_note(todos: Sequence[Todo]) -> str:

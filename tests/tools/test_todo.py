@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import io
-import json
 from types import SimpleNamespace
 
 import pytest
