@@ -234,8 +234,8 @@ def resolved_tools(parent: Agent, agent_type: AgentType, *, may_delegate: bool,
 
 
 def child_context(parent: Agent) -> Any:
-    """The child's own ToolContext: same folders and Read denials, its own read files and cwd."""
-    return dataclasses.replace(parent.ctx, read_files={}, cwd=Path(parent.ctx.cwd))
+    """The child's own ToolContext: same folders and Read denials, its own read files, cwd and todo list."""
+    return dataclasses.replace(parent.ctx, read_files={}, cwd=Path(parent.ctx.cwd), todos=[])
 
 
 def directive(prompt: str) -> str:
