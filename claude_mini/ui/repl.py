@@ -139,6 +139,8 @@ class Repl:
         runtime = build_runtime(self.config, notices=self.notices, session=session, client=client,
                                 ask_user=self.ask_permission)
         report_session(lambda: runtime.session)  # a signal's last line says whether it is saved
+        if runtime.subagents is not None:  # a running subagent is one live line, not its output
+            runtime.subagents.listen(lambda run, event: self.renderer.on_subagent(run, event))
         with contextlib.suppress(ValueError):
             runtime.policy.mode = self._pending_mode
         return runtime

@@ -16,7 +16,7 @@ from claude_mini.llm.messages import Usage
 from claude_mini.llm.pricing import cost_usd
 from tests.e2e import test_repl
 from tests.e2e.conftest import json_lines
-from tests.e2e.test_repl import main_replies
+from tests.e2e.test_repl import main_replies, wait_until
 
 start = test_repl.start  # the fixture: a trusted repo, auto-memory off
 NO_MEMORY = {"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}
@@ -156,3 +156,63 @@ def test_the_sidechain_is_in_the_sessions_folder_and_c_resumes_the_parent_alone(
     everything = json.dumps(sent)
     assert "Find where dates are parsed." in everything  # the call's input, not the child's messages:
     assert "fromisoformat(s)" not in everything and '"Grep"' not in everything
+
+
+def running(command: str) -> bool:
+    """Whether a process runs `command` (its whole command line)."""
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if cmdline.read_bytes().replace(b"\0", b" ").strip() == command.encode():
+                return True
+        except OSError:
+            pass
+    return False
+
+
+def test_the_repl_shows_a_child_as_one_live_line_then_its_summary_and_esc_cancels_it(start, fake_server):
+    main_replies(fake_server, Reply.tool("Agent", EXPLORE), Reply.text("FIRST-ANSWER from the parent."),
+                 Reply.tool("Agent", {**EXPLORE, "description": "Look again"}), Reply.text("Fine, stopping."))
+    child_replies(fake_server, Reply.text("CHILD-REPORT: dates.py:4."),
+                  Reply.tool("Grep", {"pattern": "fromisoformat"}), Reply.text("never arrives").hang())
+    term = start()
+    term.ready()
+    term.submit("where do we parse dates?")
+    term.expect(r"Explore\(Find date parsing\)\S*\s+⎿  \S*\[subagent Explore · 0 tool calls · [\d,]+ tokens · [\d.]+ s\]")
+    term.expect("FIRST-ANSWER from the parent.")
+    assert "CHILD-REPORT" not in term.output.getvalue()  # the child's answer is the parent's to read
+    term.ready()
+
+    term.submit("look again")
+    term.expect(r"Explore\(Look again\) · 1 tool call · thinking… \d+s · esc to interrupt")
+    wait_until(lambda: len(fake_server.requests_for("subagent")) == 3)  # its request hangs now
+    term.child.send("\x1b")
+    term.expect("Interrupted")
+    term.ready()
+    term.submit("never mind")
+    term.expect("Fine, stopping.")
+    *_, asked, answered = fake_server.requests_for("main")[-1].body["messages"]
+    [call] = [b for b in asked["content"] if b["type"] == "tool_use"]
+    result = answered["content"][0]
+    assert result["tool_use_id"] == call["id"] and result["is_error"] and "interrupted" in result["content"]
+    assert len(fake_server.requests_for("subagent")) == 3  # nothing more from the cancelled child
+
+
+def test_esc_during_a_childs_bash_command_ends_the_command(start, fake_server, repo):
+    command = "touch started && sleep 31.7"
+    main_replies(fake_server, Reply.tool("Agent", {"description": "Wait a bit", "prompt": "Run the slow command."}),
+                 Reply.text("Understood."))
+    child_replies(fake_server, Reply.tool("Bash", {"command": command}), Reply.text("never needed"))
+    term = start("--allowedTools", "Bash(touch:*)", "Bash(sleep:*)")
+    term.ready()
+    term.submit("run it in a subagent")
+    wait_until((repo / "started").exists)
+    term.expect(r"general-purpose\(Wait a bit\) · 0 tool calls · Bash\(touch started && sleep 31.7\)")
+    assert running("sleep 31.7")
+    term.child.send("\x1b")
+    term.expect("Interrupted")
+    wait_until(lambda: not running("sleep 31.7"))
+    term.ready()
+    term.submit("ok")
+    term.expect("Understood.")
+    result = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
+    assert result["is_error"] and "interrupted" in result["content"]
