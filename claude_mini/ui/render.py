@@ -331,7 +331,7 @@ class Renderer:
         self.started = self.clock()
         self.activity, self.pending, self._text_seen, self._printed_any = "Thinking", "", False, False
         self._answer_shown, self._todos = False, None
-        self._children.clear()
+        self._children = {}
         self.resume()
 
     def end_turn(self) -> None:
