@@ -281,7 +281,8 @@ def build_runtime(
     tracker = AttachmentTracker(instructions, config.cwd)
     extractor = Extractor.for_runtime(config, session, store, policy, notices)
     skills = skill_hook(config, rules, notices, context_window(config, config.model, client))
-    subagents = subagent_hook(config, notices, lambda: runtime.instructions.render())
+    subagents = subagent_hook(config, notices, lambda: runtime.instructions.render(),
+                              store.root if config.auto_memory else None)
     tools = [*default_tools(), *([skills.tool] if skills is not None and skills.tool is not None else []),
              subagents.tool]
     agent = Agent(
@@ -291,6 +292,7 @@ def build_runtime(
     )
     if skills is not None:
         skills.agent = agent  # a typed command may run its `!` lines before the session start ends
+    subagents.agent = agent
     runtime = Runtime(config, client, session, policy, prompt, agent, instructions, tracker, store,
                       notices, extractor=extractor, skills=skills, subagents=subagents)
     runtime.compactor = Compactor(runtime, fork_summary)

@@ -346,7 +346,7 @@ class Agent:
                 return call, ToolResult(problem, True)
         if isinstance(verdict, Deny):
             return call, verdict
-        return call, withhooks_verdict(verdict, await decide(self.policy, call))
+        return call, with_hooks_verdict(verdict, await decide(self.policy, call))
 
     async def _settle(self, call: ToolUseBlock, decision: Decision) -> ToolResult | None:
         """None when the call may run; else the error result that tells the model why not (asking
@@ -419,7 +419,7 @@ RUNNING_CALL: contextvars.ContextVar[tuple[Agent, ToolUseBlock]] = contextvars.C
 _UNUSABLE = re.compile("[\x00\ud800-\udfff]")
 
 
-def withhooks_verdict(verdict: Decision | None, decision: Decision) -> Decision:
+def with_hooks_verdict(verdict: Decision | None, decision: Decision) -> Decision:
     """The rules' decision with a hook's: a deny rule always binds and an ask rule still asks (a
     hook's Allow spares only the question the mode would ask); a hook's Ask asks even where the
     rules allow. (A hook's Deny never gets here: it refuses the call before the rules are asked.)"""

@@ -80,7 +80,9 @@ KNOWN_TOOLS = (
 HARNESS_TOOLS = frozenset({"TodoWrite", "Agent"})
 _PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Grep", "Glob"})
 # Rule tool names that govern a tool: Edit rules cover Write, Read rules cover the searches.
-_GOVERNED_BY = {"Write": ("Write", "Edit"), "Grep": ("Grep", "Read"), "Glob": ("Glob", "Read")}
+# `Task` is the Agent tool's old name, still used in Claude Code's settings.
+_GOVERNED_BY = {"Write": ("Write", "Edit"), "Grep": ("Grep", "Read"), "Glob": ("Glob", "Read"),
+                "Agent": ("Agent", "Task")}
 _RULE = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_-]*(?:__\*)?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 _LEADING_TOOL = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)")
 _RISKY_PROGRAMS = frozenset({
@@ -304,6 +306,18 @@ class Rule:
         """Whether this rule applies to `tool_name` (Edit rules govern Write, Read rules the searches,
         `mcp__server` every tool of that server)."""
         return self.tool in _GOVERNED_BY.get(tool_name, (tool_name,)) or _covers_server_tool(self.tool, tool_name)
+
+
+def _names_match(rule: Rule, req: _Request) -> bool:
+    """`Skill(name)` and `Agent(type)` (or `Task(type)`) rules: the skill, or the agent type asked for
+    (general-purpose when the call names none)."""
+    if rule.specifier is None:
+        return False
+    if rule.tool == "Skill":
+        return skill_matches(rule.specifier, req.input.get("skill"))
+    if rule.tool in ("Agent", "Task"):
+        return skill_matches(rule.specifier, req.input.get("subagent_type") or "general-purpose")
+    return False
 
 
 def skill_matches(specifier: str, skill: Any) -> bool:
@@ -734,7 +748,7 @@ class PermissionPolicy:
             )
         if rule.path is not None:
             return any(rule.path.matches(p, is_dir=req.is_dir) for p in req.all_paths)
-        return rule.tool == "Skill" and skill_matches(rule.specifier, req.input.get("skill"))
+        return _names_match(rule, req)
 
     @staticmethod
     def _dynamic_note(rule: Rule, req: _Request) -> str:
@@ -785,7 +799,7 @@ class PermissionPolicy:
             r.specifier is None
             or (r.path is not None and bool(req.paths)
                 and all(r.path.matches(p, is_dir=req.is_dir) for p in req.all_paths))
-            or (r.tool == "Skill" and skill_matches(r.specifier, req.input.get("skill")))
+            or _names_match(r, req)
             for r in rules
         )
 

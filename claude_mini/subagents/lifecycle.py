@@ -12,12 +12,15 @@ memory through the main conversation's turn.
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.hooks import AgentHooks, SessionSource
 from claude_mini.agent.loop import RUNNING_CALL
+from claude_mini.llm.messages import message_to_api
 from claude_mini.subagents.runner import (
     ChildHooks,
     ChildPolicy,
@@ -36,12 +39,15 @@ from claude_mini.subagents.types import AgentType, AgentTypes, load_agent_types,
 from claude_mini.tools.base import ToolError, ToolResult
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from claude_mini.agent.events import AgentEvent
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
     from claude_mini.notices import NoticeChannel
     from claude_mini.session import Session
 
+log = logging.getLogger(__name__)
 Listener = Callable[[SubagentRun, "AgentEvent"], None]
 MODEL_ALIASES = {"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-6", "opus": "claude-opus-4-6"}
 MAX_RUNS_KEPT = 20  # for /agents last; older children are dropped
@@ -75,13 +81,15 @@ class SubagentHook(AgentHooks):
     """The session's agent types, the Agent tool, and the children it ran."""
 
     def __init__(self, config: Config, notices: NoticeChannel, instructions: Callable[[], str],
-                 limits: Limits | None = None) -> None:
+                 limits: Limits | None = None, main_memory: Path | None = None) -> None:
         from claude_mini import paths
 
         self.config = config
         self.notices = notices
         self.instructions = instructions  # the project's CLAUDE.md files as the system prompt holds them
         self.limits = limits or Limits()
+        self.main_memory = main_memory  # the session's auto-memory folder: children never write it
+        self.agent: Agent | None = None  # the main agent (set by the runtime): its tool list is re-specified at /clear
         self.home = paths.home_dir()
         self.types: AgentTypes = self._read_types()
         self.tool = AgentTool(self)
@@ -105,6 +113,8 @@ class SubagentHook(AgentHooks):
         is part of the cached prefix, so it changes only here)."""
         self.types = self._read_types()
         self.tool.description = describe(self.types)
+        if self.agent is not None:  # the tools' specs are what is sent: rebuild them from the new description
+            self.agent.set_tools(list(self.agent.tools.values()))
 
     # -- the Agent tool
 
@@ -147,15 +157,17 @@ class SubagentHook(AgentHooks):
         from claude_mini.session import Session
 
         may_delegate = run.depth < self.limits.max_depth
-        folder = memory_dir(agent_type, self.config.project_root, self.home)
-        session = Session(parent.ctx.cwd, session_id=run.agent_id, transcript_path=run.transcript)
+        folder = self._memory_folder(agent_type)
+        # The parent's session id: the sidechain's rows say which session they belong to.
+        session = Session(parent.ctx.cwd, session_id=parent.session.id, transcript_path=run.transcript)
         session.costs = parent.session.costs  # booked under `subagent` in the parent's /cost
         context = [text for hook in parent.hooks for text in await hook.on_subagent_start(parent, run)]
         if agent_type.fork:
             tools, system, model = list(parent.tools.values()), list(parent.system), parent.model
             session.messages = fork_messages(parent, call)
             session.record_system("fork_context", parent_session=parent.session.id,
-                                  parent_messages=len(parent.session.messages))
+                                  parent_messages=len(parent.session.messages),
+                                  pending_results=message_to_api(session.messages[-1]))
             text = directive(prompt)
         else:
             tools, missing = resolved_tools(parent, agent_type, may_delegate=may_delegate,
@@ -168,18 +180,45 @@ class SubagentHook(AgentHooks):
             text = prompt
         if context:
             text += "\n\n" + "\n\n".join(context)
-        child = Agent(client=parent.client, session=session, tools=tools,
-                      policy=ChildPolicy(parent.policy, read_only=agent_type.read_only, memory_dir=folder),
-                      system=system, model=model, ctx=child_context(parent), max_tokens=parent.max_tokens,
+        ctx = child_context(parent)
+        policy = ChildPolicy(parent.policy, lambda: ctx.cwd, lambda: parent.ctx.cwd, read_only=agent_type.read_only,
+                             memory_dir=folder, main_memory=self.main_memory)
+        child = Agent(client=parent.client, session=session, tools=tools, policy=policy,
+                      system=system, model=model, ctx=ctx, max_tokens=parent.max_tokens,
                       max_turns=self.limits.max_turns,
                       ask_user=serialized(parent.ask_user, self._asking, f"subagent {agent_type.name} "
                                                                          f"({run.description})"),
                       hooks=[ChildHooks(parent, run, self.limits, may_delegate=may_delegate)])
         child.purpose = "subagent"
+        if agent_type.fork:
+            self._check_fork_prefix(parent, child)
         session.record_system("subagent_meta", agent_type=agent_type.name, description=run.description,
                               parent_session=parent.session.id, tool_use_id=call.id, depth=run.depth,
                               fork=agent_type.fork)
         return child, text
+
+    def _memory_folder(self, agent_type: AgentType) -> Path | None:
+        """The type's own memory folder; none (and one line) when a project's resolves outside the
+        repository in a folder not trusted (a committed link would let the child write anywhere)."""
+        folder = memory_dir(agent_type, self.config.project_root, self.home)
+        if folder is None or agent_type.memory == "user" or self.config.trusted:
+            return folder
+        real, root = os.path.realpath(folder), os.path.realpath(self.config.project_root)
+        if real == root or real.startswith(root + os.sep):
+            return folder
+        self.notices.say(f"The memory folder of agent {agent_type.name} ({folder}) leads outside the repository "
+                         "and this folder is not trusted; it runs without its memory.", "warning", once=True)
+        return None
+
+    @staticmethod
+    def _check_fork_prefix(parent: Agent, child: Agent) -> None:
+        """A fork's first request must extend the parent's last one, or it pays the whole prefix
+        again: the fork module's cache guard logs what differs."""
+        from claude_mini.agent.fork import prefix_mismatches
+
+        mismatches = prefix_mismatches(parent.last_request, child.request("subagent"))
+        if mismatches:
+            log.warning("cache-prefix mismatch (subagent fork): %s", "; ".join(mismatches))
 
     def _own_system(self, parent: Agent, agent_type: AgentType, folder: Any) -> list[str]:
         """A non-fork child's system prompt: its type's, the common rules, where it runs, the project's
@@ -210,10 +249,11 @@ class SubagentHook(AgentHooks):
                 "/agents last shows the last one"]
 
 
-def subagent_hook(config: Config, notices: NoticeChannel, instructions: Callable[[], str]) -> SubagentHook:
+def subagent_hook(config: Config, notices: NoticeChannel, instructions: Callable[[], str],
+                  main_memory: Path | None) -> SubagentHook:
     """The session's subagents part, its limits from settings (a bad value said once)."""
     limits, problems = read_limits(config)
     for problem in problems:
         notices.say(problem, "warning", once=True)
-    return SubagentHook(config, notices, instructions, limits)
+    return SubagentHook(config, notices, instructions, limits, main_memory)
 

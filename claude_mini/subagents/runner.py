@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
+import shlex
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -103,31 +105,63 @@ class Limits:
 
 
 class ChildPolicy:
-    """The parent's policy, narrowed for a read-only type and widened to the type's memory folder
-    (Write/Edit there run without the mode's question; the parent's rules still bind)."""
+    """The parent's policy for a child's calls: judged from the child's own working folder (its
+    `cd`s are its own), narrowed for a read-only type, kept out of the main session's memory folder
+    (findings reach memory through the main conversation's turn), and widened to the type's own
+    memory folder (Write/Edit there run without the mode's question; the rules still bind)."""
 
-    def __init__(self, base: ToolPolicy, *, read_only: bool, memory_dir: Path | None) -> None:
+    def __init__(self, base: ToolPolicy, cwd: Callable[[], Path], parent_cwd: Callable[[], Path], *,
+                 read_only: bool, memory_dir: Path | None, main_memory: Path | None) -> None:
         self.base = base
+        self.cwd, self.parent_cwd = cwd, parent_cwd
         self.read_only = read_only
         self.memory_dir = memory_dir
+        self.main_memory = main_memory
 
     def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
-        if self.read_only and tool_name not in READ_TOOLS and not self._in_memory(tool_name, input):
+        input = self._as_parent_sees(tool_name, input)
+        own_memory = self._inside(self.memory_dir, tool_name, input)
+        if self._inside(self.main_memory, tool_name, input) and not own_memory:
+            return Deny("a subagent does not write the session's memory; put what is worth keeping in "
+                        "your answer, and the main conversation saves it")
+        if self.read_only and tool_name not in READ_TOOLS and not own_memory:
             if tool_name != "Bash":
                 return Deny(f"{tool_name} is not available: this agent is read-only.")
             ok, why = is_read_only_command(str(input.get("command", "")))
             if not ok:
                 return Deny(f"This agent is read-only and this command is not ({why}).")
         decision = self.base.can_use_tool(tool_name, input)
-        if self._in_memory(tool_name, input) and isinstance(decision, Ask) and not decision.user_only:
+        if own_memory and isinstance(decision, Ask) and not decision.user_only:
             return Allow()
         return decision
 
-    def _in_memory(self, tool_name: str, input: dict[str, Any]) -> bool:
+    def suggest_rule(self, tool_name: str, input: dict[str, Any]) -> str:
+        return self.base.suggest_rule(tool_name, self._as_parent_sees(tool_name, input))  # type: ignore[attr-defined]
+
+    def add_session_allow(self, rule: str) -> Any:
+        """"Yes, and don't ask again" in a child's question holds for the whole session."""
+        return self.base.add_session_allow(rule)  # type: ignore[attr-defined]
+
+    def _as_parent_sees(self, tool_name: str, input: dict[str, Any]) -> dict[str, Any]:
+        """The input with the child's folder made explicit: relative paths absolute, and a Bash line
+        prefixed with its `cd`, so rules written for paths judge what the child really touches."""
+        cwd = self.cwd()
+        if cwd == self.parent_cwd() or not isinstance(input, dict):
+            return input
+        out = dict(input)
+        for key in ("file_path", "path"):
+            if isinstance(out.get(key), str) and out[key] and not Path(out[key]).expanduser().is_absolute():
+                out[key] = str(cwd / out[key])
+        if tool_name == "Bash" and isinstance(out.get("command"), str):
+            out["command"] = f"cd {shlex.quote(str(cwd))} && {out['command']}"
+        return out
+
+    @staticmethod
+    def _inside(folder: Path | None, tool_name: str, input: dict[str, Any]) -> bool:
         path = input.get("file_path")
-        if self.memory_dir is None or tool_name not in EDIT_TOOLS or not isinstance(path, str):
+        if folder is None or tool_name not in EDIT_TOOLS or not isinstance(path, str) or not path:
             return False
-        real, root = Path(path).resolve(), self.memory_dir.resolve()
+        real, root = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
         return real == root or root in real.parents
 
 
@@ -207,19 +241,27 @@ async def run_child(child: Agent, run: SubagentRun, prompt: str,
         async for event in child.run(prompt):
             seen(event)
         run.status = "completed"
-    except (MaxTurnsReached, BudgetSpent) as exc:
+    except MaxTurnsReached:
+        why = f"it made {child.max_turns} model requests (subagents.maxTurns)"
+        run.status, run.text = "stopped", f"{run.text}\n\n[stopped before finishing: {why}]".strip()
+    except BudgetSpent as exc:
         run.status, run.text = "stopped", f"{run.text}\n\n[stopped before finishing: {exc}]".strip()
     except TurnCancelled:
         run.status = "cancelled"
         raise asyncio.CancelledError() from None
     except (AgentStop, ModelError) as exc:
         run.status, run.text = "failed", f"The subagent failed: {exc}"
+    except BaseException:
+        run.status = "failed"
+        raise
     finally:
         run.ended = time.monotonic()
 
 
 def billed(usage: Usage) -> int:
-    return usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens + usage.output_tokens
+    """What a request costs the budget: new input (cached or written to the cache) and output; cache
+    reads are left out, or a fork of a long conversation could hardly make a request."""
+    return usage.input_tokens + usage.cache_creation_input_tokens + usage.output_tokens
 
 
 def resolved_tools(parent: Agent, agent_type: AgentType, *, may_delegate: bool,

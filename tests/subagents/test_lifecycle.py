@@ -210,3 +210,89 @@ def test_an_unknown_type_is_an_error_naming_the_others(project, fake_server):
     result = last_result(fake_server)
     assert result["is_error"] and "general-purpose" in json.dumps(result) and "Explore" in json.dumps(result)
     assert fake_server.requests_for("subagent") == []
+
+
+def test_a_childs_cd_does_not_slip_past_a_deny_rule(project, fake_server):
+    (project / "protected").mkdir()
+    main_then(fake_server, Reply.tool("Agent", {"description": "x", "prompt": "Write there."}), Reply.text("ok"))
+    child_then(fake_server, Reply.tool("Bash", {"command": "cd protected"}),
+               Reply.tool("Write", {"file_path": "secret.txt", "content": "x"}), Reply.text("done"))
+
+    async def scenario(runtime):
+        runtime.policy.mode = "acceptEdits"
+        await turn(runtime, "go")
+
+    rules = {"permissions": {"allow": ["Bash(cd:*)"], "deny": ["Write(protected/**)"]}}
+    run(fake_server, project, scenario, settings=rules, trusted=True)
+    refused = fake_server.requests_for("subagent")[-1].body["messages"][-1]["content"][0]
+    assert refused["is_error"] and "Denied by" in refused["content"]
+    assert not (project / "protected" / "secret.txt").exists()
+
+
+def test_a_child_never_writes_the_sessions_memory(project, fake_server, monkeypatch):
+    monkeypatch.delenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY")
+    main_then(fake_server, Reply.tool("Agent", {"description": "x", "prompt": "Remember it."}), Reply.text("ok"))
+    fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
+
+    async def scenario(runtime):
+        target = runtime.store.root / "note.md"
+        child_then(fake_server, Reply.tool("Write", {"file_path": str(target), "content": "x"}), Reply.text("done"))
+        await turn(runtime, "go")
+        return target
+
+    target = run(fake_server, project, scenario)
+    refused = fake_server.requests_for("subagent")[-1].body["messages"][-1]["content"][0]
+    assert refused["is_error"] and "does not write the session's memory" in refused["content"]
+    assert not target.exists()
+
+
+def test_an_untrusted_repositorys_linked_agent_memory_is_not_a_way_out(repo, fake_server, tmp_path, monkeypatch):
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (repo / ".claude" / "agents").mkdir(parents=True)
+    (repo / ".claude" / "agents" / "keeper.md").write_text(
+        "---\nname: keeper\ndescription: Keeps notes\nmemory: project\n---\nKeep notes.\n")
+    (repo / ".claude" / "agent-memory").mkdir()
+    (repo / ".claude" / "agent-memory" / "keeper").symlink_to(outside)
+    main_then(fake_server, Reply.tool("Agent", {"description": "x", "prompt": "Note.", "subagent_type": "keeper"}),
+              Reply.text("ok"))
+    child_then(fake_server, Reply.tool("Write", {"file_path": str(repo / ".claude/agent-memory/keeper/evil.sh"),
+                                                 "content": "x"}), Reply.text("done"))
+
+    async def scenario(runtime):
+        await turn(runtime, "go")
+
+    run(fake_server, repo, scenario)
+    assert not (outside / "evil.sh").exists()
+
+
+def test_task_and_agent_type_rules_bind_the_agent_tool(project, fake_server):
+    main_then(fake_server, Reply.tools([("Agent", {"description": "a", "prompt": "p", "subagent_type": "Explore"}),
+                                        ("Agent", {"description": "b", "prompt": "p"})]), Reply.text("ok"))
+
+    async def scenario(runtime):
+        await turn(runtime, "go")
+
+    run(fake_server, project, scenario, settings={"permissions": {"deny": ["Agent(Explore)", "Task(general-purpose)"]}},
+        trusted=True)
+    explore, general = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][:2]
+    assert explore["is_error"] and general["is_error"] and fake_server.requests_for("subagent") == []
+
+
+def test_clear_lists_a_new_agent_type_in_the_tool_sent(project, fake_server):
+    fake_server.queue(Reply.text("one"), Reply.text("two"))
+
+    async def scenario(runtime):
+        from claude_mini.session import Session
+
+        await turn(runtime, "first")
+        (project / ".claude" / "agents").mkdir(parents=True)
+        (project / ".claude" / "agents" / "late.md").write_text("---\nname: late\ndescription: Added later\n---\nBody\n")
+        runtime.switch_session(Session(project), "clear")
+        await turn(runtime, "second")
+
+    run(fake_server, project, scenario, trusted=True)
+    one, two = (next(t for t in r.body["tools"] if t["name"] == "Agent")["description"]
+                for r in fake_server.requests_for("main"))
+    assert "- late:" not in one and "- late: Added later" in two
