@@ -22,6 +22,7 @@ from claude_mini.agent.loop import Agent, AskUser
 from claude_mini.agent.permissions import PermissionPolicy
 from claude_mini.config import Config
 from claude_mini.llm.client import ModelClient
+from claude_mini.memory.checkpoint import CheckpointHook
 from claude_mini.memory.compact import CompactHook, Compactor, context_window, fork_summary
 from claude_mini.memory.extract import Extractor
 from claude_mini.memory.instructions import (
@@ -298,7 +299,10 @@ def build_runtime(
     runtime.compactor = Compactor(runtime, fork_summary)
     agent.hooks = [*user_hooks(config, agent, notices, lambda: runtime.policy.mode),
                    *mcp_servers(config, agent, rules, notices), *([skills] if skills else []), subagents,
-                   TodoHook(ctx), CompactHook(runtime.compactor, notices), InstructionHook(tracker),
+                   TodoHook(ctx),
+                   CheckpointHook(instructions=lambda: [a.path for a in runtime.tracker.active()],
+                                  memories=lambda: extractor.saved_names if extractor is not None else []),
+                   CompactHook(runtime.compactor, notices), InstructionHook(tracker),
                    RecallHook(store, config, notices), extractor]
     return runtime
 

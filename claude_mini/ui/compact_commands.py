@@ -1,4 +1,5 @@
-"""`/compact [instructions]`: summarise the conversation now (Layer 5; DESIGN.md section 5)."""
+"""`/compact [instructions]`: summarise the conversation now (Layer 5; DESIGN.md section 5);
+`/compact --show`: print the working-state checkpoint a compaction would attach now (issue 21)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ from claude_mini.memory.compact import CompactionError, CompactionRefused
 from claude_mini.ui.commands import CommandContext, command
 
 
-@command("compact", help="Summarise the conversation to free context; optional focus instructions.",
-         usage="[instructions]")
+@command("compact", help="Summarise the conversation to free context; optional focus instructions; "
+                         "--show prints the checkpoint it would keep.", usage="[instructions | --show]")
 async def compact_now(ctx: CommandContext) -> None:
     """Run a compaction with the user's instructions appended to the summary prompt."""
+    if ctx.args.strip() == "--show":
+        show_checkpoint(ctx)
+        return
     compactor = ctx.rt.compactor
     if compactor is None:
         ctx.console.print("Compaction is not available in this session.", markup=False)
@@ -32,3 +36,18 @@ async def compact_now(ctx: CommandContext) -> None:
         f"{len(result.restored_files)} file(s), {result.reattached} rule(s) and the latest request.",
         markup=False,
     )
+
+
+def show_checkpoint(ctx: CommandContext) -> None:
+    """The checkpoint a compaction now would put beside the summary (nothing is compacted)."""
+    from claude_mini.memory.checkpoint import CheckpointHook, render_checkpoint
+    from claude_mini.prompt import estimate_tokens
+
+    hook = next((h for h in ctx.rt.hooks if isinstance(h, CheckpointHook)), None)
+    text = render_checkpoint(hook.current(ctx.rt.agent)) if hook is not None else ""
+    if not text:
+        ctx.console.print("The checkpoint is empty: no request, command or file change to keep yet.", markup=False)
+        return
+    ctx.console.print(text, markup=False, highlight=False)
+    ctx.console.print(f"({estimate_tokens(text):,} tokens; a compaction now would attach this beside its summary)",
+                      style="dim", markup=False)
