@@ -118,3 +118,40 @@ def test_the_transcript_keeps_the_checkpoint_and_the_turn_errors(tmp_path: Path)
 
 def test_nothing_to_keep_renders_nothing():
     assert render_checkpoint(Checkpoint()) == ""
+
+
+def test_a_resumed_session_merges_the_checkpoint_its_transcript_kept(repo, fake_server, monkeypatch):
+    """Compact, resume from the transcript, compact again: the commands from before the resume stay."""
+    import asyncio
+
+    from fake_anthropic import Reply
+
+    from claude_mini.config import load_config
+    from claude_mini.llm.client import AnthropicClient
+    from claude_mini.runtime import build_runtime
+    from claude_mini.session import resume_session
+
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    fake_server.on(Reply.text("<summary>SUMMARY</summary>"), purpose="compact", times=None)
+    fake_server.queue(Reply.tool("Bash", {"command": "false"}), Reply.text("It failed."), Reply.text("Next."))
+
+    async def session(resume: str | None, *turns: str):
+        client = AnthropicClient(base_url=fake_server.base_url, api_key="test")
+        config = load_config(repo)
+        runtime = build_runtime(config, client=client,
+                                session=resume_session(repo, resume) if resume else None)
+        try:
+            await runtime.start(source="resume" if resume else "startup", dream=False)
+            for text in turns:
+                async for _ in runtime.agent.run(text):
+                    pass
+            await runtime.compactor.compact()
+            return runtime.session.id, runtime.session.messages[0].text
+        finally:
+            await runtime.close()
+
+    session_id, first = asyncio.run(session(None, "try the build, never touch migrations/"))
+    assert "`false` → exit 1" in first and "never touch migrations/" in first
+    _, second = asyncio.run(session(session_id, "go on"))
+    assert second.count("`false` → exit 1") == 2  # once in Commands, once in Failed approaches: not more
+    assert "never touch migrations/" in second and "go on" in second
