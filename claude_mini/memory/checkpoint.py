@@ -68,8 +68,12 @@ class CommandRun:
             words = shlex.split(self.command)
         except ValueError:
             words = self.command.split()
-        words = [w for w in words if "=" not in w or w.startswith("-")][:2]  # `FOO=1 pytest` is pytest
-        return " ".join(w for w in words if not w.startswith("-")) or self.command
+        while words and re.fullmatch(r"\w+=.*", words[0]):  # `FOO=1 pytest` is pytest
+            words = words[1:]
+        if not words:
+            return self.command
+        argument = next((w for w in words[1:] if not w.startswith("-")), "")  # `python3 -m pytest`: pytest
+        return f"{words[0]} {argument}".strip()
 
 
 @dataclass

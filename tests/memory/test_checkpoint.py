@@ -64,6 +64,15 @@ def test_requests_commands_failures_and_files_are_taken_exactly():
     assert "always run tests with -x" in text and "/r/dates.py: created (2 lines)" in text
 
 
+def test_the_same_kind_of_command_is_its_program_and_first_argument():
+    assert CommandRun("FOO=1 pytest tests/a.py -x", 1, "").kind == "pytest tests/a.py"
+    assert CommandRun("python3 -m pytest -q", 1, "").kind == "python3 pytest"
+    assert CommandRun("python3 -c 'print(1)'", 0, "").kind != CommandRun("python3 -m pytest", 1, "").kind
+    failed = build_checkpoint([*bash("python3 -m pytest -q", "no tests ran", code=5),
+                               *bash("python3 -c 'print(1)'", "1")]).failed
+    assert [r.command for r in failed] == ["python3 -m pytest -q"]
+
+
 def test_a_compaction_summary_and_attachments_are_not_requests():
     messages = [Message("user", [TextBlock("This session continues an earlier conversation that ran out of context.")]),
                 Message("user", [TextBlock("<system-reminder>\nThe user's most recent request, verbatim:\nx\n"
