@@ -10,7 +10,9 @@ and put back what the model needs right after.
                           summary + restored attachments, then `after_compact` (recall's budget,
                           extraction's cursor)
     CompactHook           auto-compacts before a request that would cross the threshold,
-                          and once when the API says the prompt is too long
+                          and once when the API says the prompt is too long; past half the
+                          threshold, a line on the context used joins the next user message;
+                          on resume, rebuilds the files read from the conversation
 
 After compacting, the conversation is one user message: a note that earlier
 messages were summarised (and where the transcript is), the summary, the user's
@@ -32,6 +34,7 @@ from claude_mini.llm.messages import (
     Message,
     TextBlock,
     ToolResultBlock,
+    ToolUseBlock,
     Usage,
     message_to_api,
 )
@@ -46,6 +49,7 @@ if TYPE_CHECKING:
     from claude_mini.notices import NoticeChannel
     from claude_mini.runtime import Runtime
     from claude_mini.session import Session
+    from claude_mini.tools.base import ToolContext
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 # Longest matching prefix wins; unknown models get the default.
@@ -393,28 +397,51 @@ class Compactor:
 
 
 class CompactHook(AgentHooks):
-    """Auto-compaction before a request that would cross the threshold, with a circuit breaker."""
+    """Auto-compaction before a request that would cross the threshold, with a circuit breaker;
+    the budget line past half the threshold; the files read, rebuilt when a session is resumed."""
 
     def __init__(self, compactor: Compactor, notices: NoticeChannel) -> None:
         self.compactor = compactor
         self.notices = notices
         self.refused = False  # a hook refused an auto-compaction this turn: not asked again until the next
+        self.budget_due = True  # the budget line goes with the next user message at most once per request
+        # Taken now, before this run writes to it: when the resumed session last wrote its transcript.
+        self.transcript_mtime = transcript_mtime(compactor.runtime.session)
+
+    async def on_session_start(self, agent: Agent, source: SessionSource) -> None:
+        """-c / -r: the files the resumed conversation read count as read again (unless changed since)."""
+        if source == "resume":
+            rebuild_read_files(agent.ctx, agent.session.messages, self.transcript_mtime)
 
     async def on_turn_start(self, agent: Agent, text: str) -> None:
         self.refused = False
+
+    def attachments(self) -> list[str]:
+        """One line on the context used, once past half the auto-compact threshold (or of the
+        window when auto-compact is off), so the model can wrap up or save state in time."""
+        if not self.budget_due or not self.compactor.runtime.agent.session.messages:
+            return []
+        self.budget_due = False
+        line = budget_line(self.compactor)
+        return [line] if line else []
 
     async def before_request(self, agent: Agent) -> None:
         c = self.compactor
         if c.auto_enabled and not self.refused and agent.session.messages and c.used() > c.threshold:
             await self.auto_compact(f"over the auto-compact threshold of {c.threshold:,}")
         c.meter.mark_sent(agent)
+        self.budget_due = True
 
     def on_session_change(self, session: Session, source: SessionSource) -> None:
         """/clear or /resume: a new conversation starts with no compactions and no failures
-        (the breaker's message tells the user that /clear turns auto-compact back on)."""
+        (the breaker's message tells the user that /clear turns auto-compact back on); /resume
+        gets back the files its conversation read."""
         c = self.compactor
         c.count = c.failures = 0
         c.meter.sent_messages = len(session.messages)
+        if source == "resume":
+            self.transcript_mtime = transcript_mtime(session)
+            rebuild_read_files(c.runtime.agent.ctx, session.messages, self.transcript_mtime)
 
     async def on_context_too_long(self, agent: Agent) -> bool:
         """The API refused the request as too long: compact once, unless the breaker is open."""
@@ -447,6 +474,72 @@ class CompactHook(AgentHooks):
             f"restored {len(result.restored_files)} file(s) and the latest request."
         )
         return True
+
+
+BUDGET_SHARE = 0.5  # the budget line appears once the context passes this share of the threshold
+# The header of a file a compaction put back (Compactor._replace_conversation).
+_RESTORED_FILE = re.compile(r"\A<system-reminder>\nCurrent contents of (.+?) \(read earlier\):\n")
+# The tools whose success leaves the model knowing a file's current contents.
+_FILE_TOOLS = ("Read", "Write", "Edit")
+
+
+def budget_line(compactor: Compactor) -> str | None:
+    """The context used against the auto-compact threshold (or the window when auto-compact is
+    off), once past half of it; None below."""
+    used = compactor.used()
+    limit = compactor.threshold if compactor.auto_enabled else compactor.window
+    if used <= limit * BUDGET_SHARE:
+        return None
+    used = round(used, -2)
+    against = "before auto-compaction" if compactor.auto_enabled else "of the context window (auto-compact is off)"
+    return (f"Context: {used:,} of {limit:,} tokens used {against} ({used * 100 // limit}%). "
+            "Wrap up or save what matters if the work is long.")
+
+
+def transcript_mtime(session: Session) -> float | None:
+    """When the session's transcript was last written; None when it has none yet."""
+    try:
+        return session.transcript.path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def files_seen(messages: list[Message], ctx: ToolContext) -> list[Path]:
+    """The files a conversation showed the model, oldest first, each once at its latest place:
+    those a compaction put back, then each successful Read, Write and Edit. Relative paths
+    resolve from `ctx.cwd` (a `cd` during the session is not followed)."""
+    succeeded = {b.tool_use_id for m in messages for b in m.content
+                 if isinstance(b, ToolResultBlock) and not b.is_error}
+    seen: dict[Path, None] = {}
+    for message in messages:
+        restored = [m.group(1) for b in message.content if isinstance(b, TextBlock)
+                    and (m := _RESTORED_FILE.match(b.text))]
+        for path in reversed(restored):  # a compaction lists the most recent first
+            seen.pop(Path(path), None)
+            seen[Path(path)] = None
+        for block in message.content:
+            if isinstance(block, ToolUseBlock) and block.name in _FILE_TOOLS and block.id in succeeded:
+                name = block.input.get("file_path") if isinstance(block.input, dict) else None
+                if isinstance(name, str) and name:
+                    path = ctx.resolve(name)
+                    seen.pop(path, None)
+                    seen[path] = None
+    return list(seen)
+
+
+def rebuild_read_files(ctx: ToolContext, messages: list[Message], written: float | None) -> None:
+    """The read-before-write state of a resumed conversation, in reading order (for the
+    post-compact restore). A file unchanged since the transcript was last written (`written`)
+    counts as read as it is now; one changed since as read before it changed, so Write and Edit
+    ask for a fresh Read; a deleted one is left out."""
+    ctx.read_files.clear()
+    written = written or 0.0
+    for path in files_seen(messages, ctx):
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            continue
+        ctx.read_files[path] = mtime if mtime <= written else written
 
 
 async def fork_summary(agent: Agent, prompt: str, messages: list[Message]) -> str:

@@ -510,6 +510,12 @@ class Extractor(AgentHooks):
         self._sessions = {self.session.id: self.session}
         self._anchors = {self.session.id: self._anchors.get(self.session.id)}
 
+    @property
+    def saved_names(self) -> list[str]:
+        """The file names of the memories saved in this session, in the order first saved (each
+        once, however often it was updated), for the compaction checkpoint."""
+        return list(dict.fromkeys(m.filename for m in self.saved))
+
     # -- scheduling
 
     @property
