@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
+from claude_mini.memory.compact import without_command_text
 from claude_mini.prompt import estimate_tokens
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def build_checkpoint(messages: Sequence[Message], *, transcript: str = "") -> Ch
 
 def _request(text: str, transcript: str) -> str:
     """A user's own words (not an attachment, not a compaction's summary), cut when long."""
-    text = text.strip()
+    text = without_command_text(text.strip())
     if not text or text.startswith(("<system-reminder>", _SUMMARY_START, "[Request interrupted")):
         return ""
     if len(text) <= REQUEST_CHARS:

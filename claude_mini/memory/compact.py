@@ -233,11 +233,12 @@ def latest_user_request(messages: list[Message]) -> str:
         texts = [b.text for b in message.content if isinstance(b, TextBlock)
                  and not b.text.startswith("<system-reminder>")]
         if texts:
-            return _without_command_text("\n".join(texts))
+            return without_command_text("\n".join(texts))
     return ""
 
 
-def _without_command_text(request: str) -> str:
+def without_command_text(request: str) -> str:
+    """A typed custom command or skill as its tags only: its text is a file's, loaded again on demand."""
     tags = _COMMAND_TAGS.match(request)
     if tags is None:
         return request
