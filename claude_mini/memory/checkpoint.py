@@ -47,6 +47,7 @@ OUTCOME_CHARS = 120
 HEADER = "Working state before this summary (taken from the conversation, not written by a model):"
 _EXIT = re.compile(r"(?:Exit code (-?\d+)|Killed by signal \w+)\s*$")
 _SUMMARY_START = "This session continues an earlier conversation"
+_ERROR_WORD = re.compile(r"\b(?:error|fatal|failed|failure|exception|traceback|denied|not found)\b", re.I)
 
 
 @dataclass
@@ -181,8 +182,8 @@ def _command_run(command: str, output: str, failed: bool, unanswered: bool) -> C
         code = None  # denied, timed out or refused: it did not run to an exit status
     lines = [line.strip() for line in output.strip().splitlines() if line.strip() and not _EXIT.fullmatch(line.strip())]
     outcome = lines[0] if lines else "(no output)"
-    if failed and code is not None and len(lines) > 1:
-        outcome = lines[-1]  # an error says what went wrong last
+    if failed and len(lines) > 1:  # the line that names the error, else the last one
+        outcome = next((line for line in lines if _ERROR_WORD.search(line)), lines[-1])
     return CommandRun(command, code, outcome[:OUTCOME_CHARS])
 
 

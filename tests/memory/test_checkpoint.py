@@ -73,6 +73,13 @@ def test_the_same_kind_of_command_is_its_program_and_first_argument():
     assert [r.command for r in failed] == ["python3 -m pytest -q"]
 
 
+def test_a_failures_outcome_is_the_line_that_names_the_error():
+    [run] = build_checkpoint(bash("git push", "fatal: 'origin' does not appear to be a git repository\n"
+                                              "Please make sure you have the correct access rights\n"
+                                              "and the repository exists.", code=128)).commands
+    assert run.outcome.startswith("fatal: 'origin' does not appear")
+
+
 def test_a_compaction_summary_and_attachments_are_not_requests():
     messages = [Message("user", [TextBlock("This session continues an earlier conversation that ran out of context.")]),
                 Message("user", [TextBlock("<system-reminder>\nThe user's most recent request, verbatim:\nx\n"
