@@ -176,10 +176,9 @@ def _command_run(command: str, output: str, failed: bool, unanswered: bool) -> C
     command = " ".join(command.split())
     if unanswered:
         return CommandRun(command, None, "no result (the turn ended before it finished)")
-    found = _EXIT.search(output.strip())
-    code = int(found.group(1)) if found and found.group(1) else (None if failed else 0)
-    if failed and code is None and found is None:
-        code = None  # denied, timed out or refused: it did not run to an exit status
+    # Only a failed result ends with the Bash tool's "Exit code N"; a success's output may say anything.
+    found = _EXIT.search(output.strip()) if failed else None
+    code = 0 if not failed else int(found.group(1)) if found and found.group(1) else None
     lines = [line.strip() for line in output.strip().splitlines() if line.strip() and not _EXIT.fullmatch(line.strip())]
     outcome = lines[0] if lines else "(no output)"
     if failed and len(lines) > 1:  # the line that names the error, else the last one
@@ -211,7 +210,7 @@ def recorded_checkpoint(transcript: Path) -> Checkpoint | None:
     for entry in _entries(transcript):
         if entry.get("type") == "system" and entry.get("subtype") == "checkpoint":
             found = entry.get("checkpoint") if isinstance(entry.get("checkpoint"), dict) else found
-    if found is None:
+    if found is None or not _well_formed(found):
         return None
     try:
         return Checkpoint(
@@ -224,6 +223,19 @@ def recorded_checkpoint(transcript: Path) -> Checkpoint | None:
         )
     except (TypeError, AttributeError):  # a transcript edited by hand: start afresh
         return None
+
+
+def _well_formed(data: dict) -> bool:
+    """Whether a recorded checkpoint has the shapes this module writes (a transcript edited by hand
+    may not: then the next compaction starts afresh rather than fails)."""
+    lists = ("requests", "commands", "instructions", "errors", "memories")
+    if not all(isinstance(data.get(key, []), list) for key in lists) or not isinstance(data.get("files", {}), dict):
+        return False
+    commands_ok = all(isinstance(c, dict) and isinstance(c.get("command"), str) and isinstance(c.get("outcome"), str)
+                      and (c.get("exit_code") is None or type(c.get("exit_code")) is int) for c in data.get("commands", []))
+    files_ok = all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("action"), str)
+                   and (f.get("lines") is None or type(f.get("lines")) is int) for f in data.get("files", {}).values())
+    return commands_ok and files_ok
 
 
 def _entries(transcript: Path) -> list[dict]:
@@ -271,7 +283,9 @@ def render_checkpoint(cp: Checkpoint, budget_tokens: int = CHECKPOINT_TOKENS) ->
     room = budget_tokens * 4 - len(HEADER)
     parts = [HEADER]
     # The requests and failures are what a summary loses most; the rest is cut first, its oldest lines first.
-    for title, lines in sorted(sections, key=lambda s: 0 if s[0].startswith(("The user's", "Failed")) else 1):
+    # Budget order: the failed approaches (short, and what a summary loses), then the requests, then the rest.
+    for title, lines in sorted(sections, key=lambda s: 0 if s[0].startswith("Failed") else
+                               1 if s[0].startswith("The user's") else 2):
         if not lines:
             continue
         newest_first = title.startswith("Commands")

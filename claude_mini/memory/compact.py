@@ -406,13 +406,13 @@ class CompactHook(AgentHooks):
         self.notices = notices
         self.refused = False  # a hook refused an auto-compaction this turn: not asked again until the next
         self.budget_due = True  # the budget line goes with the next user message at most once per request
-        # Taken now, before this run writes to it: when the resumed session last wrote its transcript.
-        self.transcript_mtime = transcript_mtime(compactor.runtime.session)
+        # Read now, before this run writes to it: when the resumed conversation saw each file.
+        self.seen_times = seen_times(compactor.runtime.session)
 
     async def on_session_start(self, agent: Agent, source: SessionSource) -> None:
         """-c / -r: the files the resumed conversation read count as read again (unless changed since)."""
         if source == "resume":
-            rebuild_read_files(agent.ctx, agent.session.messages, self.transcript_mtime)
+            rebuild_read_files(agent.ctx, agent.session.messages, self.seen_times)
 
     async def on_turn_start(self, agent: Agent, text: str) -> None:
         self.refused = False
@@ -441,8 +441,8 @@ class CompactHook(AgentHooks):
         c.count = c.failures = 0
         c.meter.sent_messages = len(session.messages)
         if source == "resume":
-            self.transcript_mtime = transcript_mtime(session)
-            rebuild_read_files(c.runtime.agent.ctx, session.messages, self.transcript_mtime)
+            self.seen_times = seen_times(session)
+            rebuild_read_files(c.runtime.agent.ctx, session.messages, self.seen_times)
 
     async def on_context_too_long(self, agent: Agent) -> bool:
         """The API refused the request as too long: compact once, unless the breaker is open."""
@@ -497,21 +497,48 @@ def budget_line(compactor: Compactor) -> str | None:
             "Wrap up or save what matters if the work is long.")
 
 
-def transcript_mtime(session: Session) -> float | None:
-    """When the session's transcript was last written; None when it has none yet."""
+@dataclass
+class SeenTimes:
+    """When a resumed conversation saw its files, from its transcript's entries: each tool
+    result's entry time, and the last compaction's (for the files it put back)."""
+
+    results: dict[str, float] = field(default_factory=dict)
+    compacted: float = 0.0
+
+
+def seen_times(session: Session) -> SeenTimes:
+    """The times of the session's transcript entries (nothing when it has none or cannot be read)."""
+    import json
+    from datetime import datetime
+
+    times = SeenTimes()
     try:
-        return session.transcript.path.stat().st_mtime
+        lines = session.transcript.path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
-        return None
+        return times
+    for line in lines:
+        try:
+            entry = json.loads(line)
+            when = datetime.fromisoformat(str(entry["timestamp"]).replace("Z", "+00:00")).timestamp()
+        except (ValueError, KeyError, TypeError):
+            continue
+        if entry.get("type") == "compact_boundary":
+            times.compacted = when
+        content = entry.get("message", {}).get("content") if isinstance(entry.get("message"), dict) else None
+        for block in content if isinstance(content, list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                times.results[str(block.get("tool_use_id"))] = when
+    return times
 
 
-def files_seen(messages: list[Message], ctx: ToolContext) -> list[Path]:
-    """The files a conversation showed the model, oldest first, each once at its latest place:
-    those a compaction put back, then each successful Read, Write and Edit. Relative paths
-    resolve from `ctx.cwd` (a `cd` during the session is not followed)."""
+def files_seen(messages: list[Message], ctx: ToolContext) -> list[tuple[Path, str | None]]:
+    """The files a conversation showed the model, oldest first, each once at its latest place,
+    with the call that showed it (None: a compaction put it back): those a compaction put back,
+    then each successful Read, Write and Edit. Relative paths resolve from `ctx.cwd` (a `cd`
+    during the session is not followed)."""
     succeeded = {b.tool_use_id for m in messages for b in m.content
                  if isinstance(b, ToolResultBlock) and not b.is_error}
-    seen: dict[Path, None] = {}
+    seen: dict[Path, str | None] = {}
     for message in messages:
         restored = [m.group(1) for b in message.content if isinstance(b, TextBlock)
                     and (m := _RESTORED_FILE.match(b.text))]
@@ -524,23 +551,25 @@ def files_seen(messages: list[Message], ctx: ToolContext) -> list[Path]:
                 if isinstance(name, str) and name:
                     path = ctx.resolve(name)
                     seen.pop(path, None)
-                    seen[path] = None
-    return list(seen)
+                    seen[path] = block.id
+    return list(seen.items())
 
 
-def rebuild_read_files(ctx: ToolContext, messages: list[Message], written: float | None) -> None:
+def rebuild_read_files(ctx: ToolContext, messages: list[Message], times: SeenTimes) -> None:
     """The read-before-write state of a resumed conversation, in reading order (for the
-    post-compact restore). A file unchanged since the transcript was last written (`written`)
-    counts as read as it is now; one changed since as read before it changed, so Write and Edit
-    ask for a fresh Read; a deleted one is left out."""
+    post-compact restore). A file unchanged since the conversation saw it counts as read as it
+    is now; one changed since (by the user, during or after the session) as read before that,
+    so Write and Edit ask for a fresh Read; a deleted one, or one whose time is unknown, is left
+    out."""
     ctx.read_files.clear()
-    written = written or 0.0
-    for path in files_seen(messages, ctx):
+    for path, call_id in files_seen(messages, ctx):
+        seen = times.results.get(call_id, 0.0) if call_id is not None else times.compacted
         try:
             mtime = path.stat().st_mtime
         except OSError:
             continue
-        ctx.read_files[path] = mtime if mtime <= written else written
+        if seen:
+            ctx.read_files[path] = mtime if mtime <= seen else seen
 
 
 async def fork_summary(agent: Agent, prompt: str, messages: list[Message]) -> str:

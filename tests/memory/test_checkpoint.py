@@ -132,6 +132,28 @@ def test_the_transcript_keeps_the_checkpoint_and_the_turn_errors(tmp_path: Path)
     assert recorded_checkpoint(tmp_path / "missing.jsonl") is None
 
 
+def test_a_hand_edited_checkpoint_in_the_transcript_is_ignored_not_a_crash(tmp_path: Path):
+    transcript = tmp_path / "s.jsonl"
+    for bad in ({"commands": [{"command": ["x"], "exit_code": 1, "outcome": ""}]},
+                {"commands": [{"command": 5, "exit_code": 1, "outcome": ""}]}, {"requests": "hello"},
+                {"files": {"a": {"path": "a", "action": 3}}}):
+        transcript.write_text(json.dumps({"type": "system", "subtype": "checkpoint", "checkpoint": bad}) + "\n")
+        assert recorded_checkpoint(transcript) is None
+
+
+def test_a_tight_budget_keeps_the_failed_approaches_before_old_requests():
+    messages = [user(f"Request {i}: " + "word " * 100) for i in range(40)]
+    messages += bash("make deploy", "error: no target", code=2)
+    text = render_checkpoint(build_checkpoint(messages), budget_tokens=2_000)
+    assert "`make deploy` → exit 2" in text and "Request 39:" in text
+    assert "older ones left out" in text
+
+
+def test_a_success_whose_output_ends_like_an_exit_code_is_still_a_success():
+    [run] = build_checkpoint(bash("cat notes.txt", "the last line reads\nExit code 3")).commands
+    assert run.exit_code == 0
+
+
 def test_nothing_to_keep_renders_nothing():
     assert render_checkpoint(Checkpoint()) == ""
 

@@ -221,4 +221,4 @@ def test_files_seen_takes_a_compactions_restored_files_then_the_calls_in_order(t
         Message("assistant", [ToolUseBlock("4", "Read", {"file_path": str(tmp_path / "new.py")})]),
         Message("user", [ToolResultBlock("4", "ok")]),
     ]
-    assert files_seen(messages, ctx) == [tmp_path / "old.py", tmp_path / "w.py", tmp_path / "new.py"]
+    assert [path for path, _ in files_seen(messages, ctx)] == [tmp_path / "old.py", tmp_path / "w.py", tmp_path / "new.py"]
