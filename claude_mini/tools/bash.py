@@ -147,7 +147,11 @@ class BashTool:
             raise ToolError(f"Could not start {shell}: {exc.strerror or exc}.") from None
         finally:
             os.close(write_fd)
-        return proc, await _Pipe.open(read_fd, output)
+        try:
+            return proc, await _Pipe.open(read_fd, output)
+        except BaseException:  # cancelled (Esc) while the pipe was being attached: the shell runs already
+            await self._stop_group(proc)
+            raise
 
     async def _stop_group(self, proc: asyncio.subprocess.Process) -> None:
         """SIGTERM the whole process group, allow `kill_grace` seconds, then SIGKILL what is left."""

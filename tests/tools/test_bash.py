@@ -143,3 +143,34 @@ def test_background_child_does_not_hold_the_call(tmp_path: Path, run) -> None:
 
 def test_timeout_is_capped_at_ten_minutes(run) -> None:
     assert not run(BashTool(), command="true", timeout=10**9).is_error
+
+
+def test_cancellation_while_the_output_pipe_is_attached_still_kills_the_command(
+        tmp_path: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Esc can land after the shell started but before its pipe is attached (a loaded machine):
+    what it started must not outlive the call."""
+    from claude_mini.tools import bash as bash_module
+
+    pid_file = tmp_path / "child.pid"
+    real_open = bash_module._Pipe.open
+
+    async def slow_open(read_fd, output):  # the command runs meanwhile
+        while not (pid_file.exists() and pid_file.read_text().strip()):
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(60)
+        return await real_open(read_fd, output)
+
+    monkeypatch.setattr(bash_module._Pipe, "open", classmethod(lambda cls, fd, out: slow_open(fd, out)))
+
+    async def interrupt() -> None:
+        task = asyncio.create_task(BashTool(kill_grace=1.0).call({"command": "sleep 60 & echo $! > child.pid; wait"}, ctx))
+        for _ in range(1000):
+            if pid_file.exists() and pid_file.read_text().strip():
+                break
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupt())
+    assert ends_soon(pid_in(pid_file))
