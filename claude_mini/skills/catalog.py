@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -345,36 +345,50 @@ class FileLoader:
     def commands(self, folder: Path, scope: Scope) -> Iterator[_Found]:
         """Each `**/<name>.md` under `folder`, sorted by (name, namespace); symlinks followed once."""
         found: list[_Found] = []
-        if self.kind(folder, scope) == "dir":
-            self._walk(folder, (), {os.path.realpath(folder)}, scope, found)
+        too_many = " and the other commands folders; the rest were not read. Keep commands in a smaller tree."
+        for path, ns in self.markdown_files(folder, scope, too_many, folder_ok=self._namespace_ok):
+            if NAME.fullmatch(path.stem):
+                found.append(_Found(path, "command", scope, path.stem, ":".join(ns)))
+            else:
+                self.problems.append(f"Command {self.shown(path)}: {path.stem!r} cannot be a command name "
+                                     f"({NAME_RULE}); skipped. Rename the file.")
         return iter(sorted(found, key=lambda f: (f.name.lower(), f.namespace.lower())))
 
-    def _walk(self, folder: Path, ns: tuple[str, ...], seen: set[str], scope: Scope, found: list) -> None:
+    def _namespace_ok(self, path: Path) -> bool:
+        if NAME.fullmatch(path.name):
+            return True
+        self.problems.append(f"Command folder {self.shown(path)}: {path.name!r} cannot be part of "
+                             f"a command name ({NAME_RULE}); skipped. Rename the folder.")
+        return False
+
+    def markdown_files(self, folder: Path, scope: Scope, too_many: str,
+                       folder_ok: Callable[[Path], bool] = lambda _: True) -> list[tuple[Path, tuple[str, ...]]]:
+        """Each `**/*.md` under `folder` in name order, with the subfolders it is in: linked folders
+        followed once, a subfolder `folder_ok` refuses skipped, at most MAX_FILES looked at by this
+        loader (then one line: "More than N files under F" + `too_many`)."""
+        found: list[tuple[Path, tuple[str, ...]]] = []
+        if self.kind(folder, scope) == "dir":
+            self._walk(folder, (), {os.path.realpath(folder)}, scope, (too_many, folder_ok), found)
+        return found
+
+    def _walk(self, folder: Path, ns: tuple[str, ...], seen: set[str], scope: Scope,
+              how: tuple[str, Callable[[Path], bool]], found: list[tuple[Path, tuple[str, ...]]]) -> None:
+        too_many, folder_ok = how
         for path in _sorted_dir(folder):
             if path.name.startswith("."):
                 continue
             self.looked_at += 1
             if self.looked_at > MAX_FILES:
                 if self.looked_at == MAX_FILES + 1:  # said once, however deep the walk is
-                    self.problems.append(f"More than {MAX_FILES:,} files under {self.shown(folder)} and the other "
-                                         "commands folders; the rest were not read. Keep commands in a smaller tree.")
+                    self.problems.append(f"More than {MAX_FILES:,} files under {self.shown(folder)}{too_many}")
                 return
             what = self.kind(path, scope)
             if what == "dir":
                 real = os.path.realpath(path)
-                if real in seen:  # a symlink loop, or a folder linked twice
-                    continue
-                if not NAME.fullmatch(path.name):
-                    self.problems.append(f"Command folder {self.shown(path)}: {path.name!r} cannot be part of "
-                                         f"a command name ({NAME_RULE}); skipped. Rename the folder.")
-                    continue
-                self._walk(path, (*ns, path.name), seen | {real}, scope, found)
+                if real not in seen and folder_ok(path):  # not a symlink loop, nor a folder linked twice
+                    self._walk(path, (*ns, path.name), seen | {real}, scope, how, found)
             elif what != "refused" and path.suffix == ".md":
-                if NAME.fullmatch(path.stem):
-                    found.append(_Found(path, "command", scope, path.stem, ":".join(ns)))
-                else:
-                    self.problems.append(f"Command {self.shown(path)}: {path.stem!r} cannot be a command name "
-                                         f"({NAME_RULE}); skipped. Rename the file.")
+                found.append((path, ns))
 
     def parse(self, found: _Found) -> PromptCommand | None:
         """The entry for one file, or None (and a line) when it cannot be loaded."""

@@ -36,7 +36,6 @@ from claude_mini.skills.catalog import (
 )
 
 MemoryScope = Literal["project", "user", "local"]
-MAX_FILES = 1_000  # files looked at per agents folder tree (a link to /usr must not list it all)
 MEMORY_TOOLS = ("Write", "Edit", "Read")  # added to a `tools:` list when `memory` is set (Claude Code)
 _TOOL_NAME = re.compile(r"[A-Za-z_][\w-]*")  # `Read`, `mcp__github__create_issue`
 # Claude Code keys claude-mini does not apply and that would make the type do more if ignored.
@@ -123,29 +122,9 @@ class _AgentLoader(FileLoader):
 
     def files(self, folder: Path, scope: Scope) -> list[Path]:
         """Each `**/*.md` under `folder` in path order; linked folders followed once."""
-        found: list[Path] = []
-        if self.kind(folder, scope) == "dir":
-            self.looked_at = 0
-            self._walk_agents(folder, {os.path.realpath(folder)}, scope, found)
-        return found
-
-    def _walk_agents(self, folder: Path, seen: set[str], scope: Scope, found: list[Path]) -> None:
-        for path in sorted(_entries(folder), key=lambda p: p.name.lower()):
-            if path.name.startswith("."):
-                continue
-            self.looked_at += 1
-            if self.looked_at > MAX_FILES:
-                if self.looked_at == MAX_FILES + 1:
-                    self.problems.append(f"More than {MAX_FILES:,} files under {self.shown(folder)}; the rest "
-                                         "were not read. Keep agent files in a smaller tree.")
-                return
-            what = self.kind(path, scope)
-            if what == "dir":
-                real = os.path.realpath(path)
-                if real not in seen:  # a symlink loop, or a folder linked twice
-                    self._walk_agents(path, seen | {real}, scope, found)
-            elif what != "refused" and path.suffix == ".md":
-                found.append(path)
+        self.looked_at = 0
+        too_many = "; the rest were not read. Keep agent files in a smaller tree."
+        return [path for path, _ in self.markdown_files(folder, scope, too_many)]
 
     def parse_agent(self, path: Path, scope: Scope) -> AgentType | None:
         """The type one file defines, or None (and a line) when it cannot be loaded."""
@@ -249,13 +228,6 @@ def _what(value: object) -> str:
         return repr(value)
     kinds = {bool: "true or false", int: "a number", float: "a number", dict: "a mapping", list: "a list"}
     return kinds.get(type(value), f"a {type(value).__name__}")
-
-
-def _entries(folder: Path) -> list[Path]:
-    try:
-        return list(folder.iterdir())
-    except OSError:
-        return []
 
 
 def _resolve(found: list[AgentType], loader: _AgentLoader) -> list[AgentType]:
