@@ -19,6 +19,7 @@ from claude_mini.skills.catalog import (
     load_catalog,
     split_tool_rules,
 )
+from tests.sessions import write
 
 
 @pytest.fixture
@@ -31,15 +32,6 @@ def root(tmp_path: Path) -> Path:
 @pytest.fixture
 def home(isolated_env) -> Path:
     return isolated_env.home
-
-
-def write(path: Path, text: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-    return path
 
 
 def skill(base: Path, name: str, text: str) -> Path:

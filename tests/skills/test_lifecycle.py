@@ -14,10 +14,10 @@ from fake_anthropic import Reply
 from claude_mini.config import load_config
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
-from claude_mini.notices import NoticeChannel
 from claude_mini.runtime import build_runtime
 from claude_mini.skills.expand import ExpansionError
 from claude_mini.skills.lifecycle import invoked_in
+from tests.sessions import run_session, turn
 
 BODY_A = "# Release notes\n" + "Write the notes in the house style. " * 110  # ~4 KB
 BODY_B = "# Changelog\n" + "Group the entries by component and date. " * 100
@@ -47,29 +47,8 @@ def project(repo: Path, monkeypatch) -> Path:
 
 def run(fake_server, root: Path, scenario, *, trusted: bool = False, settings: dict | None = None):
     """Run `scenario(runtime, notices)` in one event loop against the fake server."""
-    if settings is not None:
-        (root / ".claude").mkdir(exist_ok=True)
-        (root / ".claude" / "settings.local.json").write_text(json.dumps(settings))
-    config = load_config(root)
-    if trusted:
-        config.grant_trust(this_run_only=True)
-    notices = NoticeChannel()
-
-    async def go():
-        client = AnthropicClient(base_url=fake_server.base_url, api_key="test")
-        runtime = build_runtime(config, client=client, notices=notices)
-        try:
-            await runtime.start(source="startup", dream=False)
-            return await scenario(runtime, notices)
-        finally:
-            await runtime.close()
-
-    return asyncio.run(go())
-
-
-async def turn(runtime, text: str) -> None:
-    async for _ in runtime.agent.run(text):
-        pass
+    return run_session(fake_server, root, lambda runtime: scenario(runtime, runtime.notices),
+                       settings=settings, trusted=trusted)
 
 
 def skill_tool(body: dict) -> dict:

@@ -3,7 +3,6 @@ context, the fork's shared prefix, permissions and limits binding children, side
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -11,10 +10,8 @@ import pytest
 from fake_anthropic import Reply
 
 from claude_mini.agent.fork import strip_cache_control
-from claude_mini.config import load_config
-from claude_mini.llm.client import AnthropicClient
-from claude_mini.notices import NoticeChannel
-from claude_mini.runtime import build_runtime
+from tests.sessions import run_session as run
+from tests.sessions import turn
 
 
 @pytest.fixture
@@ -23,31 +20,6 @@ def project(repo: Path, monkeypatch) -> Path:
     (repo / "CLAUDE.md").write_text("Always answer in English. PROJECT-RULE-7.\n")
     (repo / "dates.py").write_text("import datetime\n\ndef parse(s):\n    return datetime.date.fromisoformat(s)\n")
     return repo
-
-
-def run(fake_server, root: Path, scenario, *, settings: dict | None = None, trusted: bool = False):
-    if settings is not None:
-        (root / ".claude").mkdir(exist_ok=True)
-        (root / ".claude" / "settings.local.json").write_text(json.dumps(settings))
-    config = load_config(root)
-    if trusted:
-        config.grant_trust(this_run_only=True)
-
-    async def go():
-        client = AnthropicClient(base_url=fake_server.base_url, api_key="test")
-        runtime = build_runtime(config, client=client, notices=NoticeChannel())
-        try:
-            await runtime.start(source="startup", dream=False)
-            return await scenario(runtime)
-        finally:
-            await runtime.close()
-
-    return asyncio.run(go())
-
-
-async def turn(runtime, text: str) -> None:
-    async for _ in runtime.agent.run(text):
-        pass
 
 
 def main_then(fake_server, *replies: Reply) -> None:

@@ -14,6 +14,7 @@ from claude_mini.subagents.types import (
     load_agent_types,
     memory_dir,
 )
+from tests.sessions import write
 
 
 @pytest.fixture
@@ -22,15 +23,6 @@ def dirs(tmp_path: Path) -> tuple[Path, Path]:
     (tmp_path / "repo").mkdir()
     (tmp_path / "home").mkdir()
     return tmp_path / "repo", tmp_path / "home"
-
-
-def write(path: Path, text: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(text, bytes):
-        path.write_bytes(text)
-    else:
-        path.write_text(text)
-    return path
 
 
 def agent_file(folder: Path, file: str, frontmatter: str, body: str = "You review code.\n") -> Path:
