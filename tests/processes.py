@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Awaitable
 from pathlib import Path
 
 
@@ -34,3 +36,19 @@ def ends_soon(pid: int, within: float = 5.0) -> bool:
 def pid_in(path: Path) -> int:
     """The process id a test's command wrote to `path`."""
     return int(path.read_text().strip())
+
+
+async def cancel_when_written(work: Awaitable[object], pid_file: Path, *, tries: int = 1000) -> None:
+    """Run `work`, cancel it once its command has written `pid_file` (up to `tries` × 20 ms: a
+    loaded 2-core machine can take seconds to start a shell), and expect the cancellation back."""
+    task = asyncio.ensure_future(work)
+    for _ in range(tries):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.02)
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        return
+    raise AssertionError("the cancelled work finished instead of raising CancelledError")

@@ -16,7 +16,7 @@ import pytest
 from claude_mini.hooks import runner
 from claude_mini.hooks.config import HookCommand
 from claude_mini.hooks.runner import HookRun, run_hook_commands
-from tests.processes import ends_soon, pid_in
+from tests.processes import cancel_when_written, ends_soon, pid_in
 
 
 def hook(command: str, timeout: float = 10.0) -> HookCommand:
@@ -87,19 +87,9 @@ def test_cancelling_the_caller_kills_the_groups_then_raises(tmp_path: Path, monk
     monkeypatch.setattr(runner, "tool_group_ended", ended.append)
     pid_file = tmp_path / "child.pid"
 
-    async def press_esc() -> None:
-        task = asyncio.create_task(run_hook_commands(
-            [hook("echo $$ > shell.pid; sleep 30 & echo $! > child.pid; wait"), hook("sleep 30")],
-            {}, cwd=tmp_path, project_dir=tmp_path))
-        for _ in range(250):
-            if pid_file.exists() and pid_file.read_text().strip():
-                break
-            await asyncio.sleep(0.02)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-    asyncio.run(press_esc())
+    run = run_hook_commands([hook("echo $$ > shell.pid; sleep 30 & echo $! > child.pid; wait"), hook("sleep 30")],
+                            {}, cwd=tmp_path, project_dir=tmp_path)
+    asyncio.run(cancel_when_written(run, pid_file, tries=250))
     assert ends_soon(pid_in(pid_file))
     assert pid_in(tmp_path / "shell.pid") in started
     assert len(started) == 2 and sorted(ended) == sorted(started)  # SIGTERM to us would have killed them

@@ -11,7 +11,7 @@ import pytest
 
 from claude_mini.tools import ToolContext
 from claude_mini.tools.bash import BashTool
-from tests.processes import ends_soon, pid_in
+from tests.processes import cancel_when_written, ends_soon, pid_in
 
 
 def test_returns_stdout_and_stderr(run) -> None:
@@ -116,19 +116,8 @@ def test_timeout_escalates_to_sigkill(tmp_path: Path, run) -> None:
 def test_cancellation_kills_the_process_group(tmp_path: Path, ctx: ToolContext) -> None:
     pid_file = tmp_path / "child.pid"
 
-    async def interrupt() -> None:
-        task = asyncio.create_task(
-            BashTool(kill_grace=1.0).call({"command": "sleep 60 & echo $! > child.pid; wait"}, ctx)
-        )
-        for _ in range(1000):  # up to 20 s: a loaded 2-core machine can take seconds to start bash
-            if pid_file.exists() and pid_file.read_text().strip():
-                break
-            await asyncio.sleep(0.02)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-    asyncio.run(interrupt())
+    call = BashTool(kill_grace=1.0).call({"command": "sleep 60 & echo $! > child.pid; wait"}, ctx)
+    asyncio.run(cancel_when_written(call, pid_file))
     assert ends_soon(pid_in(pid_file))
 
 
@@ -162,15 +151,6 @@ def test_cancellation_while_the_output_pipe_is_attached_still_kills_the_command(
 
     monkeypatch.setattr(bash_module._Pipe, "open", classmethod(lambda cls, fd, out: slow_open(fd, out)))
 
-    async def interrupt() -> None:
-        task = asyncio.create_task(BashTool(kill_grace=1.0).call({"command": "sleep 60 & echo $! > child.pid; wait"}, ctx))
-        for _ in range(1000):
-            if pid_file.exists() and pid_file.read_text().strip():
-                break
-            await asyncio.sleep(0.02)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-    asyncio.run(interrupt())
+    call = BashTool(kill_grace=1.0).call({"command": "sleep 60 & echo $! > child.pid; wait"}, ctx)
+    asyncio.run(cancel_when_written(call, pid_file))
     assert ends_soon(pid_in(pid_file))
