@@ -1,6 +1,7 @@
 """Find and parse custom commands and skills into a Catalog; the model's listing within a budget.
 
     load_catalog(project_root, home) -> Catalog     one read per file, no model call
+    names_on_disk(project_root, home)               the names alone, from the folders
     Catalog.find(name) / listed() / names()
     build_listing(entries, listing_budget(window)) -> Listing
 
@@ -491,18 +492,34 @@ def _why(winner: PromptCommand, loser: PromptCommand) -> str:
     return "it comes first in name order"
 
 
-def load_catalog(project_root: Path, home: Path, *, trusted: bool = False) -> Catalog:
-    """Project `.claude/skills`, `.claude/commands` under project_root, and `home/skills`, `home/commands`.
-    A project's links that leave the repository are followed only in a `trusted` folder."""
-    loader = FileLoader(project_root, trusted)
+def _files(loader: FileLoader, project_root: Path, home: Path) -> list[_Found]:
+    """Every file that may become an entry, in listing order (nothing read yet but the folders)."""
     project = project_root / ".claude"
     same_folder = os.path.realpath(project) == os.path.realpath(home)  # a home that is the project's .claude
     groups: list[Iterator[_Found]] = [loader.skills(home / "skills", "user")]
     if not same_folder:
         groups += [loader.skills(project / "skills", "project"), loader.commands(project / "commands", "project")]
     groups.append(loader.commands(home / "commands", "user"))
-    entries = [entry for group in groups for found in group if (entry := loader.parse(found)) is not None]
+    return [found for group in groups for found in group]
+
+
+def load_catalog(project_root: Path, home: Path, *, trusted: bool = False) -> Catalog:
+    """Project `.claude/skills`, `.claude/commands` under project_root, and `home/skills`, `home/commands`.
+    A project's links that leave the repository are followed only in a `trusted` folder."""
+    loader = FileLoader(project_root, trusted)
+    entries = [entry for found in _files(loader, project_root, home) if (entry := loader.parse(found)) is not None]
     return Catalog(_resolve(entries, loader.problems), loader.problems)
+
+
+def names_on_disk(project_root: Path, home: Path, *, trusted: bool = False) -> set[str]:
+    """The names the command and skill files on disk would have (a command's `folder:name` too),
+    from the folders alone: no file is read, so a check at every turn stays cheap."""
+    names: set[str] = set()
+    for found in _files(FileLoader(project_root, trusted), project_root, home):
+        names.add(found.name)
+        if found.namespace:
+            names.add(f"{found.namespace}:{found.name}")
+    return names
 
 
 # --- the model's listing ---------------------------------------------------------------

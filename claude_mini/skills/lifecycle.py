@@ -36,6 +36,7 @@ from claude_mini.skills.catalog import (
     build_listing,
     listing_budget,
     load_catalog,
+    names_on_disk,
 )
 from claude_mini.skills.expand import ExpansionError, expand_body
 from claude_mini.skills.tool import SkillTool
@@ -95,6 +96,8 @@ class SkillHook(AgentHooks):
         self.listing: Listing = build_listing(catalog.listed(), listing_budget(self.window))
         self.tool: SkillTool | None = SkillTool(self, self.listing) if catalog.listed() else None
         self._listed_names = catalog.names()  # what this listing was built from
+        # The files found then (a file that would not load is one of them, not "new" later).
+        self._on_disk = names_on_disk(self.config.project_root, self.home, trusted=self.config.trusted)
         self._told: set[str] = set()  # names found mid-conversation and said once
         for problem in self.catalog.problems[:MAX_PROBLEMS_SAID]:
             self.notices.say(problem, "warning", once=True)
@@ -172,8 +175,9 @@ class SkillHook(AgentHooks):
 
     async def _tell_new_entries(self) -> None:
         """A skill or command added since the listing was built: said once, listed from /clear."""
-        catalog = await asyncio.to_thread(self.read_catalog)
-        added = sorted(catalog.names() - self._listed_names - self._told)
+        on_disk = await asyncio.to_thread(names_on_disk, self.config.project_root, self.home,
+                                          trusted=self.config.trusted)
+        added = sorted(on_disk - self._on_disk - self._listed_names - self._told)
         if added:
             self._told |= set(added)
             self.notices.say(f"New since this conversation started: {', '.join('/' + n for n in added)}. "

@@ -385,3 +385,17 @@ def test_many_bad_files_are_said_up_to_ten_lines_and_a_pointer(repo, fake_server
     warnings = run(fake_server, repo, scenario)
     assert sum("has no SKILL.md" in w for w in warnings) == 10
     assert any("and 5 more problems" in w and "context --lint" in w for w in warnings)
+
+
+def test_a_file_that_would_not_load_is_not_said_to_be_new(project, fake_server):
+    (project / ".claude" / "skills" / "binary").mkdir()
+    (project / ".claude" / "skills" / "binary" / "SKILL.md").write_bytes(b"\0\0binary")
+    fake_server.queue(Reply.text("one"))
+
+    async def scenario(runtime, notices):
+        await turn(runtime, "first")
+        return [n.text for n in notices.said()]
+
+    said = run(fake_server, project, scenario)
+    assert not any("New since this conversation started" in line for line in said)
+    assert any("binary" in line and "is binary" in line for line in said)
