@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.hooks import AgentHooks, SessionSource, ToolVerdict
 from claude_mini.agent.permissions import Allow, Ask, Deny, PermissionPolicy, Rule, RuleError
+from claude_mini.config import model_named
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.prompt import estimate_tokens
 from claude_mini.skills.catalog import (
@@ -48,8 +49,6 @@ if TYPE_CHECKING:
     from claude_mini.notices import NoticeChannel
     from claude_mini.session import Session
 
-# `model:` in frontmatter may name a family, as Claude Code's files do.
-MODEL_ALIASES = {"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-6", "opus": "claude-opus-4-6"}
 MAX_PROBLEMS_SAID = 10  # at start-up; `claude-mini context --lint` lists every one
 COMPACT_NOTE = ("Skills loaded earlier in this session (their text was left out of the summary to "
                 "save room): {names}. If the work still needs one, load it again with the Skill tool.")
@@ -244,7 +243,7 @@ class SkillHook(AgentHooks):
             self._revoke(grants)
             raise
         self._mark_invoked(entry, text)
-        model = entry.model and MODEL_ALIASES.get(entry.model.lower(), entry.model)
+        model = model_named(entry.model)
         self._armed = (text, model)
         return text
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.hooks import AgentHooks, SessionSource
 from claude_mini.agent.loop import RUNNING_CALL
+from claude_mini.config import model_named
 from claude_mini.llm.messages import message_to_api
 from claude_mini.subagents.runner import (
     ChildHooks,
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 Listener = Callable[[SubagentRun, "AgentEvent"], None]
-MODEL_ALIASES = {"haiku": "claude-haiku-4-5", "sonnet": "claude-sonnet-4-6", "opus": "claude-opus-4-6"}
 MAX_RUNS_KEPT = 20  # for /agents last; older children are dropped
 
 
@@ -176,7 +176,7 @@ class SubagentHook(AgentHooks):
                 self.notices.say(f"Agent type {agent_type.name} names tools this session does not have: "
                                  f"{', '.join(missing)}; it runs without them.", "warning", once=True)
             system = self._own_system(parent, agent_type, folder)
-            model = MODEL_ALIASES.get((agent_type.model or "").lower(), agent_type.model) or parent.model
+            model = model_named(agent_type.model) or parent.model
             text = prompt
         if context:
             text += "\n\n" + "\n\n".join(context)
