@@ -303,6 +303,24 @@ def read_transcript(path: Path) -> TranscriptContents:
     return contents
 
 
+def transcript_entries(path: Path) -> list[dict[str, Any]]:
+    """The entries of a transcript that can be read, in order: none when the file cannot be read,
+    a cut or foreign line skipped (what compaction's checkpoint and a resume's read times need)."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    entries = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            entries.append(entry)
+    return entries
+
+
 def load_messages(path: Path) -> list[Message]:
     """Messages of a transcript from its last compact boundary on; unreadable parts are skipped."""
     return read_transcript(path).messages

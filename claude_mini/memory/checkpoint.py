@@ -22,7 +22,6 @@ sections are cut newest first, the user's requests and the failed approaches las
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
 from collections.abc import Callable, Sequence
@@ -34,6 +33,7 @@ from claude_mini.agent.hooks import AgentHooks
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.memory.compact import without_command_text
 from claude_mini.prompt import estimate_tokens
+from claude_mini.session import transcript_entries
 
 if TYPE_CHECKING:
     from claude_mini.agent.hooks import SessionSource
@@ -207,7 +207,7 @@ def _lines_in(result: str) -> int | None:
 def recorded_checkpoint(transcript: Path) -> Checkpoint | None:
     """The last checkpoint a compaction recorded in the transcript (None: none, or unreadable)."""
     found: dict | None = None
-    for entry in _entries(transcript):
+    for entry in transcript_entries(transcript):
         if entry.get("type") == "system" and entry.get("subtype") == "checkpoint":
             found = entry.get("checkpoint") if isinstance(entry.get("checkpoint"), dict) else found
     if found is None or not _well_formed(found):
@@ -238,25 +238,9 @@ def _well_formed(data: dict) -> bool:
     return commands_ok and files_ok
 
 
-def _entries(transcript: Path) -> list[dict]:
-    try:
-        lines = transcript.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    out = []
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            out.append(entry)
-    return out
-
-
 def turn_errors(transcript: Path) -> list[str]:
     """The errors that ended a turn, as the transcript recorded them."""
-    errors = [" ".join(str(e.get("message", "")).split())[:200] for e in _entries(transcript)
+    errors = [" ".join(str(e.get("message", "")).split())[:200] for e in transcript_entries(transcript)
               if e.get("type") == "system" and e.get("subtype") == "error"]
     return list(dict.fromkeys(e for e in errors if e))
 

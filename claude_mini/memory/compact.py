@@ -508,19 +508,15 @@ class SeenTimes:
 
 def seen_times(session: Session) -> SeenTimes:
     """The times of the session's transcript entries (nothing when it has none or cannot be read)."""
-    import json
     from datetime import datetime
 
+    from claude_mini.session import transcript_entries
+
     times = SeenTimes()
-    try:
-        lines = session.transcript.path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return times
-    for line in lines:
+    for entry in transcript_entries(session.transcript.path):
         try:
-            entry = json.loads(line)
             when = datetime.fromisoformat(str(entry["timestamp"]).replace("Z", "+00:00")).timestamp()
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError):
             continue
         if entry.get("type") == "compact_boundary":
             times.compacted = when
