@@ -405,3 +405,50 @@ def test_local_model_sessions_default_to_lexical_recall(tmp_path):
     assert config.memory.recall.strategy == "lexical"
     config.settings["recall"] = {"strategy": "model"}  # an explicit setting still wins
     assert config.memory.recall.strategy == "model"
+
+
+# --- while the user types (the REPL) ---------------------------------------------------
+def run_after_draft(rt: Runtime, draft: str, sent: str) -> None:
+    """The REPL's order: a pause in typing starts recall for the draft, Enter settles it."""
+
+    async def go() -> None:
+        try:
+            hook = hook_of(rt)
+            assert hook.prefetch_draft(rt.agent, draft)
+            assert hook.prefetch_draft(rt.agent, draft)  # the same draft again: no new request
+            task = hook._task
+            assert task is not None
+            await task
+            hook.settle_draft(sent)
+            async for _ in rt.agent.run(sent):
+                pass
+        finally:
+            await rt.client.aclose()
+
+    asyncio.run(go())
+
+
+def test_a_selection_made_while_typing_joins_the_users_message(repo, fake_server):
+    rt = make_runtime(repo, fake_server)
+    save(rt, "release.md", RELEASE_DESC, body="RELEASE-BODY")
+    select(fake_server, "release.md")
+    fake_server.queue(Reply.text("answer without tools"))
+    run_after_draft(rt, QUERY, QUERY)
+    assert len(fake_server.requests_for("recall")) == 1
+    first = fake_server.requests_for("main")[0].body["messages"][0]["content"]
+    assert "RELEASE-BODY" in first[1]["text"]
+    event = hook_of(rt).events[-1]
+    assert event.via == {"release.md": "model, while typing"}
+    assert event.note == "ready before Enter"
+
+
+def test_a_draft_that_changed_before_enter_is_dropped_and_not_reported(repo, fake_server):
+    rt = make_runtime(repo, fake_server)
+    save(rt, "release.md", RELEASE_DESC, body="RELEASE-BODY")
+    select(fake_server, "release.md")
+    tool_turn(fake_server)
+    run_after_draft(rt, "how do I deploy", QUERY)
+    recalls = fake_server.requests_for("recall")
+    assert [manifest_of(r).split("</request>")[0].split("<request>\n")[1].strip()
+            for r in recalls] == ["how do I deploy", QUERY]
+    assert [e.query for e in hook_of(rt).events] == [QUERY]
