@@ -40,8 +40,8 @@ from claude_mini.memory.archive_recall import ArchiveTier, is_archived_name
 from claude_mini.memory.lexical import (
     SHORTLIST_SIZE,
     Candidate,
-    cjk_characters,
     CandidateScanner,
+    cjk_characters,
     manifest_line,
     select_lexical,
     shortlist,
