@@ -215,6 +215,10 @@ def test_recall_lists_an_mcp_tool_used_in_the_last_turn(run_cli, fake_server, re
     added = run_cli("memory", "add", "--type", "reference",
                     "The demo MCP server's add tool takes two numbers a and b and returns their sum.")
     assert added.returncode == 0, added.stderr
+    # A second, unrelated memory: the first turn's local pass sends the one above, and a
+    # manifest with nothing left to offer makes no recall request.
+    other = run_cli("memory", "add", "--type", "project", "Release notes go in CHANGELOG.md under Unreleased.")
+    assert other.returncode == 0, other.stderr
     fake_server.on(Reply.json({"selected_memories": []}), purpose="recall", times=None)
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
     add_call(fake_server)
