@@ -44,7 +44,8 @@ SNIPPET_CHARS = 60  # of the matched words, in the reason
 # Phrases removed before the cues are looked for: they contain a cue word but state nothing.
 NOT_STATING = re.compile(
     r"\b(?:never\s*mind|don'?t\s+(?:worry|bother|know|understand|see|think|get|remember|care|mind)|"
-    r"do\s+not\s+(?:worry|bother|know|understand)|(?:do|did|can|could)\s+you\s+remember|"
+    r"do\s+not\s+(?:worry|bother|know|understand)|(?:do|did)\s+you\s+remember|"
+    r"(?:can|could)\s+you\s+remember\s+(?:what|how|where|when|why|which|who|if|whether)|"
     r"can'?t\s+remember|what'?s\s+wrong|what\s+is\s+wrong|what\s+went\s+wrong|anything\s+wrong|"
     r"something'?s?\s+wrong|no\s+(?:problem|worries|thanks|thank\s+you|idea)|not\s+sure|due\s+to)\b"
     r"|没关系|不用担心|算了|不知道",
