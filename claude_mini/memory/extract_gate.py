@@ -97,8 +97,9 @@ CUES: tuple[Cue, ...] = (
         r"let'?s\s+(?:go\s+with|use|stick\s+with|keep|switch\s+to|standardi[sz]e)|the\s+plan\s+is|"
         r"decided|we(?:'ll|\s+will)\s+(?:use|go\s+with|switch|move)|"
         r"we(?:'re|\s+are)\s+(?:switching|moving|migrating|dropping|deprecating)|"
-        r"we\s+(?:use|deploy|release|ship|merge|run|test|build|prefer|require|follow|never|always|"
-        r"don'?t|do\s+not)|our\s+(?:convention|policy|rule|standard|process|style|workflow))\b"
+        r"we\s+(?:use|deploy|release|publish|ship|merge|squash|rebase|tag|version|pin|vendor|host|run|"
+        r"test|build|lint|format|write|prefer|require|follow|never|always|don'?t|do\s+not)|"
+        r"our\s+(?:convention|policy|rule|standard|process|style|workflow))\b"
         r"|我们决定|决定了|就用|改用", _I)),
     Cue("a fact about people", re.compile(  # names are capitalised: case matters here
         r"\b(?:(?i:ask|check\s+with|talk\s+to|ping|cc|reach\s+out\s+to|loop\s+in|owned\s+by|"
