@@ -1,20 +1,24 @@
 """Layer 4's gate: whether the turns since the last extraction hold anything durable, without a model.
 
-The extraction fork costs about as much as a main request; most turns ("hello", "list
-files", a question answered from the code, an edit) teach nothing a later session needs,
-because the code and git already hold it. The gate is a pure, deterministic function over
+An extraction run costs about as much as the turn it follows (it reads the conversation
+again, from the cache, plus its own prompt); most turns ("hello", "list files", a question
+answered from the code, an edit) teach nothing a later session needs, because the code and
+git already hold it. The gate is a pure, deterministic function over
 the pending messages (user text and tool calls) that finds the few that may:
 
     user-typed text (not tool results, reminders or attached files), after removing
     phrases that only look like cues ("never mind", "don't worry about it", "what's wrong")
         a cue ──► durable, reason: the kind and the words that matched
-            remember   "remember", "note that", "keep in mind", 记住
-            preference "I prefer", "always", "never", "don't", "please use", ", not npm", 总是, 不要
-            correction "no, ...", "that's wrong", "actually, ...", "instead", "I meant", 不对
-            decision   "we decided", "let's go with", "from now on", "we use", 我们决定, 以后
-            people     "Dana owns", "ask Bob", "check with Ana", "I'm the backend lead", 负责
-            schedule   "due Friday", "deadline", "freeze", "every Monday", "on Fridays", 截止, 周五
-            reference  a URL, a host such as db2.internal, "dashboard", "runbook", "vault"
+            remember     "remember", "note that", "keep in mind", 记住
+            instruction  "from now on", "instead", "please use", "next time" (also in a question), 以后
+            correction   "no, ...", "that's wrong", "actually, ...", "I meant", 不对
+            preference   "I prefer", "always", "never", "don't", "use X, not Y", 总是, 不要
+            decision     "we decided", "let's go with", "we deploy ...", "our convention", 我们决定
+            people       "Dana owns", "ask Bob", "check with Ana", "I'm the backend lead", 负责
+            schedule     "due Friday", "deadline", "release freeze", "every Monday", 截止, 周五
+            reference    a URL, a host such as db2.internal, "dashboard", "runbook", "vault"
+        (a question states only remember requests and instructions: "why does it always fail?"
+        is no preference)
         2,000 characters or more typed ──► durable (a long message may say what no cue catches)
     tool calls: a Bash command that changes things failed, then a different but similar
         command succeeded with no file written in between (the fix was how to run it, not
@@ -79,6 +83,12 @@ CUES: tuple[Cue, ...] = (
         r"\b(?:from\s+now\s+on|going\s+forward|from\s+here\s+on|moving\s+forward|next\s+time|"
         r"in\s+(?:the\s+)?future|instead|please\s+(?:use|avoid|stop|keep|always|never|don'?t|do\s+not|"
         r"make\s+sure))\b|以后|今后|下次", _I), in_questions=True),
+    Cue("a correction", re.compile(
+        r"^\s*(?:no|nope)\b\s*[,.!:;-]|(?:^|[,;]\s*)actually\b|"
+        r"\b(?:i\s+meant|i\s+said|you\s+misunderstood|not\s+what\s+i\s+(?:asked|meant|wanted)|"
+        r"(?:is|are|was|were|'s|'re)\s+(?:wrong|incorrect|outdated|out\s+of\s+date)|"
+        r"that'?s\s+not\s+(?:right|correct|how|it))\b"
+        r"|不对|错了|其实|而是", _I)),
     Cue("a preference", re.compile(
         r"\b(?:i\s+(?:really\s+)?(?:prefer|like|love|hate|dislike|want\s+you\s+to|always|never|usually)|"
         r"i'?d\s+rather|i\s+would\s+rather|prefer(?:s|red|ably)?|always|never|don'?t|do\s+not|avoid|"
@@ -86,12 +96,6 @@ CUES: tuple[Cue, ...] = (
         r"rather\s+than|(?:you|we)\s+(?:must|should\s+always|should\s+never))\b"
         r"|,\s*not\s+\w|^\s*(?:please\s+)?(?:use|prefer)\s+\S"
         r"|总是|永远|始终|不要|别再|偏好|更喜欢|请用|请使用|必须", _I)),
-    Cue("a correction", re.compile(
-        r"^\s*(?:no|nope)\b\s*[,.!:;-]|(?:^|[,;]\s*)actually\b|"
-        r"\b(?:i\s+meant|i\s+said|you\s+misunderstood|not\s+what\s+i\s+(?:asked|meant|wanted)|"
-        r"(?:is|are|was|were|'s|'re)\s+(?:wrong|incorrect|outdated|out\s+of\s+date)|"
-        r"that'?s\s+not\s+(?:right|correct|how|it))\b"
-        r"|不对|错了|其实|而是", _I)),
     Cue("a decision", re.compile(
         r"\b(?:we\s+(?:have\s+|'ve\s+)?(?:decided|agreed|settled|chose|picked|went\s+with)|"
         r"let'?s\s+(?:go\s+with|use|stick\s+with|keep|switch\s+to|standardi[sz]e)|the\s+plan\s+is|"
@@ -190,11 +194,6 @@ def user_words(message: Message) -> list[str]:
 def count_turns(messages: list[Message]) -> int:
     """How many user prompts `messages` holds (tool-result messages are not turns)."""
     return sum(1 for m in messages if m.role == "user" and any(t.strip() for t in user_words(m)))
-
-
-def typed_chars(messages: list[Message]) -> int:
-    """How many characters the user typed in `messages`."""
-    return sum(len(t) for m in messages if m.role == "user" for t in user_words(m))
 
 
 # ---------------------------------------------------------------- a failure that was resolved
