@@ -2,14 +2,20 @@
 
 One turn (DESIGN.md section 3):
 
-    on_turn_start ─► prefetch task (never awaited, unless recall.waitMs > 0)
-                       scan the memory folder (cached, in a thread) ─► manifest of ≤ 200
-                       ─► strategy "model":   one side-model request (purpose recall)
-                          └─ fails or exceeds recall.timeoutMs ─► "lexical" for this turn
-                       ─► strategy "lexical": BM25 above a threshold, no request
-    attachments()  ─► at the next tool-result boundary after the task is done: the chosen
-                       files, each cut to 4 KiB / 200 lines and headed with its age
-    on_turn_end    ─► a prefetch still running is cancelled; an unused result is dropped
+    prefetch_draft ─► the REPL, after a pause in typing: the same task for the draft, adopted
+                      by the turn if the text sent is the draft (ui/draft_recall.py)
+    on_turn_start  ─► prefetch task:
+                        the local pass (in a thread): scan the folder (on-disk index, only
+                          changed files read) ─► manifest of ≤ 200, live and archived ranked
+                          together ─► strong BM25 matches, rendered ─► `local` future
+                        strategy "model": one side-model request (purpose recall) over the
+                          manifest; fails or exceeds recall.timeoutMs ─► the local picks
+                        strategy "lexical": the local picks, no request
+                      then waits ≤ recall.holdMs for the local pass (recall.waitMs: the task)
+    attachments()  ─► right after on_turn_start: the local pass's picks, or the whole selection
+                      if it is done; at each tool result: what is done and new
+    after_tool     ─► the first tool result waits ≤ recall.holdMs for a selection in flight
+    on_turn_end    ─► a prefetch still running is cancelled; the on-disk index is saved
 
 Budgets (DESIGN.md section 5): at most 5 files per turn, 60 KiB per session. The
 session budget is counted from the recalled blocks that are in the conversation, so
