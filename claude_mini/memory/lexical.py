@@ -39,6 +39,7 @@ from claude_mini.memory.store import (
     read_text_head,
     record_from_parsed,
 )
+from claude_mini.memory.supersede import successor_of
 
 # --- constants -----------------------------------------------------------------------
 HEAD_LINES = 30  # DESIGN.md section 5: first 30 lines of each candidate
@@ -147,6 +148,7 @@ class Candidate:
     frontmatter_ok: bool = True
     terms: dict[str, float] = field(default_factory=dict, repr=False)
     length: float = 0.0
+    superseded_by: str = ""  # frontmatter `superseded_by` (memory/supersede.py)
 
 
 def candidate_from_text(filename: str, text: str, mtime: float, *, size: int | None = None,
@@ -165,7 +167,7 @@ def candidate_from_text(filename: str, text: str, mtime: float, *, size: int | N
         filename=filename, type=record.type, mtime=mtime, description=record.description,
         head_text=body, name=record.name, path=path, size=record.size,
         frontmatter_ok=record.frontmatter_ok, terms=dict(terms),
-        length=float(sum(terms.values())),
+        length=float(sum(terms.values())), superseded_by=successor_of(record.frontmatter),
     )
 
 

@@ -43,7 +43,9 @@ from claude_mini.memory.lexical import (
     select_lexical,
     shortlist,
 )
+from claude_mini.memory.staleness import header_line, stale_reasons
 from claude_mini.memory.store import MemoryStore, read_text_head
+from claude_mini.memory.supersede import current, superseded_names
 from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
@@ -249,8 +251,12 @@ def _find_json_object(text: str) -> dict[str, Any] | None:
     return None
 
 
-def render_memory(candidate: Candidate, now: float) -> RecalledMemory | None:
-    """The attachment for one file: header with its age, then at most 4 KiB / 200 lines."""
+def render_memory(candidate: Candidate, now: float, repo: Sequence[Path] = ()) -> RecalledMemory | None:
+    """The attachment for one file: header with its age, then at most 4 KiB / 200 lines.
+
+    With `repo` (the repository root, then the working folder) the header also says what the
+    memory names there that is gone or was rewritten since (memory/staleness.py, no model call).
+    """
     path = candidate.path
     if path is None:
         return None
@@ -264,6 +270,9 @@ def render_memory(candidate: Candidate, now: float) -> RecalledMemory | None:
     body, note = _cut(text, st.st_size, path)
     header = (f"{HEADER_PREFIX}{candidate.filename} — {age_phrase(st.st_mtime, now)}\n"
               f"(file {path}; chosen by recall for this request, not written by the user)")
+    stale = stale_reasons(text, st.st_mtime, repo) if repo else []
+    if stale:
+        header += "\n" + header_line(stale)
     return RecalledMemory(candidate.filename, path, f"{header}\n\n{body.rstrip()}{note}")
 
 
@@ -468,7 +477,7 @@ class RecallHook(AgentHooks):
                 if live is not None:
                     restored.append(live)
                     candidate = replace(candidate, filename=live, path=self.store.root / live)
-            memory = render_memory(candidate, now) if candidate else None
+            memory = render_memory(candidate, now, self._repo) if candidate else None
             if memory is not None:
                 out.append(memory)
         return out, restored
@@ -495,12 +504,20 @@ class RecallHook(AgentHooks):
                 docs = self.scanner.index.docs
                 best = shortlist(query, self.scanner.index, room, self.clock(), exclude=exclude)
                 candidates = [docs[f] for f, _ in best]
-        return sorted(candidates, key=lambda c: (-c.mtime, c.filename)) + archived
+        return current(sorted(candidates, key=lambda c: (-c.mtime, c.filename)) + archived,
+                       self.scanner.index.docs)
 
     def _lexical(self, query: str, exclude: frozenset[str]) -> list[str]:
         with self._scan_lock:
+            archive = self.archive.refresh()
+            exclude |= superseded_names(self.scanner.index.docs, archive.index.docs)
             return [f for f, _ in select_lexical(query, self.scanner.index, now=self.clock(),
-                                                 exclude=exclude, archive=self.archive.refresh())]
+                                                 exclude=exclude, archive=archive)]
+
+    @property
+    def _repo(self) -> tuple[Path, ...]:
+        """Where a recalled memory's paths are checked: the repository root, then the cwd."""
+        return tuple(dict.fromkeys((self.config.project_root, self.config.cwd)))
 
     def _candidate(self, filename: str) -> Candidate | None:
         with self._scan_lock:
