@@ -218,8 +218,11 @@ def _reaches(successors: Mapping[str, str], start: str, target: str) -> bool:
     return False
 
 
-def apply_link(store: MemoryStore, new: str, old: str) -> LinkOutcome:
-    """Mark `old` as superseded by `new` and drop its MEMORY.md line; never raises."""
+def apply_link(store: MemoryStore, new: str, old: str, why: str = "") -> LinkOutcome:
+    """Mark `old` as superseded by `new` and drop its MEMORY.md line; never raises.
+
+    `why` (how a guess found `old`) goes into the message, with how to undo a wrong guess.
+    """
     filename, problem = link_problem(store, new, old)
     if problem is not None or filename is None:
         return LinkOutcome(f"{new} says it supersedes {old}, but {problem}; nothing was marked "
@@ -233,9 +236,12 @@ def apply_link(store: MemoryStore, new: str, old: str) -> LinkOutcome:
         why = os_error_text(exc) if isinstance(exc, OSError) else str(exc)
         return LinkOutcome(f"{new} supersedes {filename}, but it could not be marked ({why}); "
                            f"both stay as they were otherwise.")
-    was = f"; it was superseded by {before} before" if before and before != new else ""
-    return LinkOutcome(f"Marked {filename} as superseded by {new}: recall offers only {new} now "
-                       f"and {filename} left MEMORY.md{was}.", filename)
+    was = f" (instead of {before})" if before and before != new else ""
+    reason = f" ({why})" if why else ""
+    undo = (" Not a correction? Delete its superseded_by line, then run "
+            "`claude-mini memory doctor --fix`.") if why else ""
+    return LinkOutcome(f"Marked {filename} as superseded by {new}{was}{reason}: recall no "
+                       f"longer offers it and it left MEMORY.md.{undo}", filename)
 
 
 def apply_links(store: MemoryStore, new: str) -> list[LinkOutcome]:

@@ -46,7 +46,13 @@ from claude_mini.memory.store import (
     parse_memory_text,
     read_text_head,
 )
-from claude_mini.memory.supersede import apply_link, guess_replaced, link_problem
+from claude_mini.memory.supersede import (
+    apply_link,
+    guess_replaced,
+    link_problem,
+    record_links,
+    successor_of,
+)
 from claude_mini.subcommands import forget_cli
 from claude_mini.ui.safe_text import visible_controls
 
@@ -129,11 +135,12 @@ def list_data(mc: MemoryContext, now: float | None = None) -> dict[str, Any]:
     files = [_instruction_entry(f.path, f.kind, len(f.text.encode()), now)
              for f in instructions.files]
     records = mc.store.list()
+    superseded, _ = record_links(records)
     return {
         "memory_dir": str(mc.store.root),
         "auto_memory": mc.config.auto_memory,
         "instruction_files": files,
-        "memories": [_memory_entry(r, now) for r in records],
+        "memories": [_memory_entry(r, now, r.filename in superseded) for r in records],
         "skipped": [{"path": str(s.path), "reason": s.reason} for s in mc.store.skipped],
     }
 
@@ -147,10 +154,11 @@ def _instruction_entry(path: str, kind: str, size: int, now: float) -> dict[str,
             "age": human_age(now - mtime)}
 
 
-def _memory_entry(r: MemoryRecord, now: float) -> dict[str, Any]:
+def _memory_entry(r: MemoryRecord, now: float, superseded: bool = False) -> dict[str, Any]:
     return {"file": r.filename, "name": r.name, "type": r.type, "description": r.description,
             "size": r.size, "mtime": r.mtime, "age": human_age(now - r.mtime),
-            "problem": r.problem}
+            "problem": r.problem,
+            "superseded_by": successor_of(r.frontmatter) if superseded else None}
 
 
 def list_lines(data: dict[str, Any]) -> list[str]:
@@ -165,6 +173,8 @@ def list_lines(data: dict[str, Any]) -> list[str]:
     lines.append(f"Memories ({len(data['memories'])}):")
     for m in data["memories"]:
         flag = "  [needs attention: see `claude-mini memory doctor`]" if m["problem"] else ""
+        if m.get("superseded_by"):
+            flag += f"  [superseded by {m['superseded_by']}]"
         lines.append(f"  {m['type'] or '?':<9} {human_size(m['size']):>8}  {m['age']:>9}  "
                      f"{m['file']}: {_clip(m['description'], LIST_DESCRIPTION_CHARS)}{flag}")
     if not data["memories"]:
@@ -294,7 +304,7 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
     lines = [f"Saved {filename} ({type_}): {_clip(description, LIST_DESCRIPTION_CHARS)}",
              f"  {path}"]
     if old:
-        lines.append(_marked_line(apply_link(store, filename, old).message, guess, old))
+        lines.append(apply_link(store, filename, old, guess.why if guess else "").message)
     if notes:
         lines.append(notes)
     problem = description_problem(description)
@@ -319,14 +329,6 @@ def _superseded_file(store: MemoryStore, filename: str, supersedes: str | None,
         return None, (f"Note: --supersedes {supersedes} was ignored: {problem}; the memory was "
                       "saved without it (`claude-mini memory list` shows the filenames).")
     return old, notes
-
-
-def _marked_line(message: str, guess: Any, old: str) -> str:
-    """What `apply_link` said, plus why it was guessed and how to undo a wrong guess."""
-    if guess is None or not message.startswith("Marked"):
-        return message
-    return (f"{message.rstrip('.')} ({guess.why}; not a correction? delete the superseded_by "
-            f"line of {old}, then `claude-mini memory doctor --fix`).")
 
 
 def saved_parts(filename: str, fields: dict[str, Any]) -> dict[str, str]:
@@ -451,7 +453,11 @@ def doctor_data(store: MemoryStore, apply_fix: bool = False,
 def stale_data(store: MemoryStore, repo: tuple[Path, ...]) -> dict[str, list[str]]:
     """filename -> why it may be stale, for every memory that names something gone or rewritten."""
     texts = {}
-    for record in store.list():
+    records = store.list()
+    superseded, _ = record_links(records)  # history, not advice: what it names may be gone
+    for record in records:
+        if record.filename in superseded:
+            continue
         text, _ = read_text_head(record.path, SHOW_MAX_BYTES)
         if text is not None:
             texts[record.filename] = (text, record.mtime)
