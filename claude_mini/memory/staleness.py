@@ -85,38 +85,42 @@ def memory_text(text: str) -> str:
 
 
 def find_references(text: str) -> list[Reference]:
-    """The repository references in `text`, each once, in order of first mention."""
-    found: dict[tuple[str, str], Reference] = {}
-    code = [(m.start(), m.group(1) if m.group(1) is not None else m.group(2))
-            for m in _CODE_SPAN.finditer(text)]
+    """The repository references in `text`, each once, in the order they appear."""
+    found: list[tuple[int, Reference]] = []
+    for m in _CODE_SPAN.finditer(text):
+        group = 1 if m.group(1) is not None else 2
+        found += _references_in(m.group(group), text, m.start(group), in_code=True)
     prose = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)
-    for start, span in code:
-        for ref in _references_in(span, text, start, in_code=True):
-            found.setdefault((ref.kind, ref.target), ref)
-    for ref in _references_in(prose, text, 0, in_code=False):
-        found.setdefault((ref.kind, ref.target), ref)
-    return list(found.values())
+    found += _references_in(prose, text, 0, in_code=False)
+    unique: dict[tuple[str, str], Reference] = {}
+    for _, ref in sorted(found, key=lambda item: item[0]):
+        unique.setdefault((ref.kind, ref.target), ref)
+    return list(unique.values())
 
 
-def _references_in(chunk: str, whole: str, offset: int, *, in_code: bool) -> Iterable[Reference]:
+def _references_in(chunk: str, whole: str, offset: int, *, in_code: bool
+                   ) -> list[tuple[int, Reference]]:
+    """(position in `whole`, reference) of each reference in `chunk`, which starts at `offset`."""
+    out: list[tuple[int, Reference]] = []
     for m in _TOKEN.finditer(chunk):
-        before = whole[max(0, offset + m.start() - 20):offset + m.start()]
-        if _EXAMPLE_CUE.search(before):
+        if _EXAMPLE_CUE.search(whole[max(0, offset + m.start() - 20):offset + m.start()]):
             continue
         ref = path_reference(m.group(0), in_code=in_code)
         if ref is not None:
-            yield ref
+            out.append((offset + m.start(), ref))
     for m in _MAKE.finditer(chunk):
         target = m.group(1).rstrip(".:")
         if in_code or re.search(r"[-_:]", target) or _MAKE_VERB.search(chunk[:m.start()]):
-            yield Reference("make", target, f"make {target}")
+            out.append((offset + m.start(), Reference("make", target, f"make {target}")))
     for m in _RUN_SCRIPT.finditer(chunk):
         script = m.group(1).rstrip(".")
-        yield Reference("npm", script, f"npm run {script}" if "npm" in m.group(0) else m.group(0))
+        shown = f"npm run {script}" if m.group(0).startswith("npm") else m.group(0)
+        out.append((offset + m.start(), Reference("npm", script, shown)))
     for m in _SCRIPT_FILE.finditer(chunk):
         ref = path_reference(m.group(1), in_code=True, bare_ok=True)
         if ref is not None:
-            yield ref
+            out.append((offset + m.start(1), ref))
+    return out
 
 
 def path_reference(token: str, *, in_code: bool = False, bare_ok: bool = False) -> Reference | None:
