@@ -43,7 +43,7 @@ from claude_mini.memory.lexical import (
     select_lexical,
     shortlist,
 )
-from claude_mini.memory.staleness import header_line, stale_reasons
+from claude_mini.memory.staleness import header_line, stale_memories
 from claude_mini.memory.store import MemoryStore, read_text_head
 from claude_mini.memory.supersede import current, superseded_names
 from claude_mini.notices import NoticeChannel
@@ -251,12 +251,8 @@ def _find_json_object(text: str) -> dict[str, Any] | None:
     return None
 
 
-def render_memory(candidate: Candidate, now: float, repo: Sequence[Path] = ()) -> RecalledMemory | None:
-    """The attachment for one file: header with its age, then at most 4 KiB / 200 lines.
-
-    With `repo` (the repository root, then the working folder) the header also says what the
-    memory names there that is gone or was rewritten since (memory/staleness.py, no model call).
-    """
+def render_memory(candidate: Candidate, now: float) -> RecalledMemory | None:
+    """The attachment for one file: header with its age, then at most 4 KiB / 200 lines."""
     path = candidate.path
     if path is None:
         return None
@@ -270,10 +266,25 @@ def render_memory(candidate: Candidate, now: float, repo: Sequence[Path] = ()) -
     body, note = _cut(text, st.st_size, path)
     header = (f"{HEADER_PREFIX}{candidate.filename} — {age_phrase(st.st_mtime, now)}\n"
               f"(file {path}; chosen by recall for this request, not written by the user)")
-    stale = stale_reasons(text, st.st_mtime, repo) if repo else []
-    if stale:
-        header += "\n" + header_line(stale)
     return RecalledMemory(candidate.filename, path, f"{header}\n\n{body.rstrip()}{note}")
+
+
+def add_stale_lines(memories: Sequence[RecalledMemory], repo: Sequence[Path]) -> None:
+    """Put `Possibly stale: it mentions src/x.py, which no longer exists...` under the header
+    of each memory that names what is gone or was rewritten since in `repo` (the repository
+    root, then the working folder). One batch for all (memory/staleness.py: no model call,
+    at most two git calls)."""
+    texts = {}
+    for memory in memories:
+        try:
+            texts[memory.filename] = (memory.text.partition("\n\n")[2], memory.path.stat().st_mtime)
+        except OSError:
+            continue
+    found = stale_memories(texts, repo) if texts and repo else {}
+    for memory in memories:
+        if memory.filename in found:
+            head, _, body = memory.text.partition("\n\n")
+            memory.text = f"{head}\n{header_line(found[memory.filename])}\n\n{body}"
 
 
 def _cut(text: str, size: int, path: Path) -> tuple[str, str]:
@@ -477,9 +488,10 @@ class RecallHook(AgentHooks):
                 if live is not None:
                     restored.append(live)
                     candidate = replace(candidate, filename=live, path=self.store.root / live)
-            memory = render_memory(candidate, now, self._repo) if candidate else None
+            memory = render_memory(candidate, now) if candidate else None
             if memory is not None:
                 out.append(memory)
+        add_stale_lines(out, self._repo)
         return out, restored
 
     def _bring_back(self, name: str, now: float) -> str | None:

@@ -29,13 +29,13 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from claude_mini.memory.store.topic import field_text, parse_memory_text
 
-GIT_TIMEOUT_S = 2.0  # recall: the header goes without the change count rather than wait
+GIT_TIMEOUT_S = 2.0  # per git call: past it, the check goes without what git would add
 CHANGED_LINES_ALWAYS = 200  # lines added + deleted since the memory that count as "a lot"...
 CHANGED_LINES_MIN = 40  # ...or at least this many and CHANGED_SHARE of the file's size now
 CHANGED_SHARE = 0.5
@@ -166,44 +166,62 @@ def stale_reasons(text: str, mtime: float, roots: Sequence[Path], *,
     `roots[0]` is the repository (git runs there); later roots (the working folder) are
     other places a relative path may start from. Never raises, never asks a model.
     """
+    return stale_memories({"": (text, mtime)}, roots, timeout=timeout).get("", [])
+
+
+def stale_memories(texts: Mapping[str, tuple[str, float]], roots: Sequence[Path], *,
+                   timeout: float = GIT_TIMEOUT_S) -> dict[str, list[str]]:
+    """name -> reasons for each stale memory of `texts` (name -> (text, mtime)).
+
+    However many memories, at most two git calls: one `ls-files` for the paths missing at
+    the roots, one `log --numstat` for every file they cite (since the oldest memory; each
+    memory counts only the commits after its own time).
+    """
     if not roots:
-        return []
-    refs = find_references(memory_text(text))
-    if not refs:
-        return []
-    missing, files = check_references(refs, roots)
-    reasons = [missing_phrase(ref, why) for ref, why in missing]
-    if files:
-        history = git_history(roots[0], files, mtime, timeout)
+        return {}
+    refs = {name: r for name, (text, _) in texts.items() if (r := find_references(memory_text(text)))}
+    absent = [ref.target for rs in refs.values() for ref in rs
+              if ref.kind in ("path", "folder") and _locate(ref, roots) is None]
+    deeper = tracked_elsewhere(roots[0], list(dict.fromkeys(absent)), timeout) if absent else set()
+    checked = {name: check_references(rs, roots, deeper) for name, rs in refs.items()}
+    cited = list(dict.fromkeys(f for _, files in checked.values() for f in files))
+    since = min((texts[n][1] for n, (_, files) in checked.items() if files), default=0.0)
+    history = git_history(roots[0], cited, since, timeout) if cited else {}
+    out = {}
+    for name, (missing, files) in checked.items():
+        mtime = texts[name][1]
+        reasons = [missing_phrase(ref, why) for ref, why in missing]
         reasons += [changed_phrase(f, c) for f in files
                     if (c := change_since(history.get(f, []), mtime)) is not None
                     and changed_a_lot(c, roots[0] / f)]
-    return reasons
+        if reasons:
+            out[name] = reasons
+    return out
 
 
-def check_references(refs: Iterable[Reference], roots: Sequence[Path]
+def check_references(refs: Iterable[Reference], roots: Sequence[Path], deeper: Collection[str]
                      ) -> tuple[list[tuple[Reference, str]], list[str]]:
     """(missing references with why, the existing files relative to roots[0] whose history
-    may be checked)."""
-    root = roots[0]
+    may be checked); `deeper` are the missing paths git tracks deeper in the tree."""
+    root = roots[0].resolve()
     missing: list[tuple[Reference, str]] = []
     files: list[str] = []
-    paths: list[Reference] = []
     for ref in refs:
         if ref.kind in ("path", "folder"):
-            found = next((base / ref.target for base in roots
-                          if _exists(base / ref.target, ref.kind == "folder")), None)
-            if found is None:
-                paths.append(ref)
-            elif ref.kind == "path" and found.resolve().is_relative_to(root.resolve()):
-                files.append(found.resolve().relative_to(root.resolve()).as_posix())
-        else:
-            why = _command_problem(ref, roots)
-            if why:
-                missing.append((ref, why))
-    deeper = tracked_elsewhere(root, [r.target for r in paths]) if paths else set()
-    missing += [(r, "gone") for r in paths if r.target not in deeper]
+            found = _locate(ref, roots)
+            if found is None and ref.target not in deeper:
+                missing.append((ref, "gone"))
+            elif found is not None and ref.kind == "path" and found.resolve().is_relative_to(root):
+                files.append(found.resolve().relative_to(root).as_posix())
+        elif why := _command_problem(ref, roots):
+            missing.append((ref, why))
     return missing, list(dict.fromkeys(files))
+
+
+def _locate(ref: Reference, roots: Sequence[Path]) -> Path | None:
+    """Where a path or folder reference is, under the first root that has it."""
+    return next((base / ref.target for base in roots
+                 if _exists(base / ref.target, ref.kind == "folder")), None)
 
 
 def _exists(path: Path, folder: bool) -> bool:
@@ -358,29 +376,3 @@ def header_line(reasons: Sequence[str]) -> str:
     if len(reasons) > MAX_REASONS:
         shown.append(f"and {len(reasons) - MAX_REASONS} more")
     return f"Possibly stale: it {'; it '.join(shown)}. Check before relying on it."
-
-
-# --- many memories at once (memory doctor) ------------------------------------------
-def stale_memories(texts: Mapping[str, tuple[str, float]], roots: Sequence[Path], *,
-                   timeout: float = 10.0) -> dict[str, list[str]]:
-    """filename -> reasons for each stale memory of `texts` (filename -> (text, mtime)),
-    with one git call for all the cited files."""
-    if not roots:
-        return {}
-    checked = {}
-    for name, (text, mtime) in texts.items():
-        refs = find_references(memory_text(text))
-        if refs:
-            checked[name] = (mtime, *check_references(refs, roots))
-    cited = list(dict.fromkeys(f for _, _, files in checked.values() for f in files))
-    since = min((mtime for mtime, _, files in checked.values() if files), default=0.0)
-    history = git_history(roots[0], cited, since, timeout) if cited else {}
-    out = {}
-    for name, (mtime, missing, files) in checked.items():
-        reasons = [missing_phrase(ref, why) for ref, why in missing]
-        reasons += [changed_phrase(f, c) for f in files
-                    if (c := change_since(history.get(f, []), mtime)) is not None
-                    and changed_a_lot(c, roots[0] / f)]
-        if reasons:
-            out[name] = reasons
-    return out

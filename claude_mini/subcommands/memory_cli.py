@@ -61,6 +61,7 @@ NAME_MAX_CHARS = 60
 DESCRIPTION_MAX_CHARS = 150
 LIST_DESCRIPTION_CHARS = 70
 SHOW_MAX_BYTES = 1024 * 1024
+DOCTOR_GIT_TIMEOUT_S = 10.0  # doctor checks every memory at once; recall's calls stop sooner
 DISABLE_ENV = "CLAUDE_MINI_DISABLE_AUTO_MEMORY"
 _DANGLING_WORDS = frozenset({"a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at",
                              "for", "with", "from", "by", "is", "are"})
@@ -461,7 +462,7 @@ def stale_data(store: MemoryStore, repo: tuple[Path, ...]) -> dict[str, list[str
         text, _ = read_text_head(record.path, SHOW_MAX_BYTES)
         if text is not None:
             texts[record.filename] = (text, record.mtime)
-    return stale_memories(texts, repo)
+    return stale_memories(texts, repo, timeout=DOCTOR_GIT_TIMEOUT_S)
 
 
 def doctor_lines(data: dict[str, Any]) -> list[str]:
