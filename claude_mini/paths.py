@@ -24,6 +24,11 @@ def home_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".claude-mini"
 
 
+def recall_cache_dir() -> Path:
+    """Recall's on-disk indexes of memory folders (derived data: safe to delete at any time)."""
+    return home_dir() / "cache" / "recall"
+
+
 def managed_dir() -> Path:
     """The managed (enterprise) folder: `$CLAUDE_MINI_MANAGED_DIR`, default `/etc/claude-mini`."""
     return Path(os.environ.get("CLAUDE_MINI_MANAGED_DIR") or "/etc/claude-mini")

@@ -303,7 +303,7 @@ def build_runtime(
                    CheckpointHook(instructions=lambda: [a.path for a in runtime.tracker.active()],
                                   memories=lambda: extractor.saved_names if extractor is not None else []),
                    CompactHook(runtime.compactor, notices), InstructionHook(tracker),
-                   RecallHook(store, config, notices), extractor]
+                   RecallHook(store, config, notices, cache_dir=paths.recall_cache_dir()), extractor]
     return runtime
 
 

@@ -10,8 +10,9 @@ second tier:
   (`memory forget`) or that /dream merged away never comes back by itself;
 - the `lexical` strategy scores archived files against the archive's own index,
   next to the live ones (`select_lexical(archive=...)`);
-- the `model` strategy offers the side model up to ARCHIVE_OFFER archived files
-  that clear the lexical threshold, marked `archived` in the manifest;
+- the manifest offered to the side model ranks archived and live files together
+  (`shortlist(archive=...)`), the archived ones marked `archived`: recency and use
+  are priors, not filters, so gc decides what MEMORY.md lists, not what recall reaches;
 - a chosen archived memory is restored before it is shown (its index line comes
   back, restoring counts as a use), and the user is told in one line.
 
@@ -23,19 +24,18 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Collection
 from dataclasses import replace
+from pathlib import Path
 
 from claude_mini.memory.fileutil import LockTimeout
 from claude_mini.memory.forget import GC_REASON_PREFIX, archived_entries, restore_entry
 from claude_mini.memory.lexical import (
-    SELECT_THRESHOLD,
+    ARCHIVE_PREFIX,
     ArchiveView,
     Candidate,
     CandidateScanner,
 )
 from claude_mini.memory.store import (
-    ARCHIVE_DIR,
     ARCHIVE_INDEX_FILENAME,
     ArchiveEntry,
     MemoryStore,
@@ -44,8 +44,7 @@ from claude_mini.memory.store import (
 
 log = logging.getLogger(__name__)
 
-ARCHIVE_OFFER = 5  # archived files added to the side model's manifest, at most
-PREFIX = ARCHIVE_DIR + "/"
+PREFIX = ARCHIVE_PREFIX
 
 
 def is_archived_name(name: str) -> bool:
@@ -56,10 +55,10 @@ def is_archived_name(name: str) -> bool:
 class ArchiveTier:
     """The memories gc archived, indexed for recall; keep one per session (not thread-safe)."""
 
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: MemoryStore, *, cache_file: Path | None = None) -> None:
         self.store = store
         self.scanner = CandidateScanner(store.archive_dir, index_name=ARCHIVE_INDEX_FILENAME,
-                                        skip_dirs=())
+                                        skip_dirs=(), cache_file=cache_file)
         self._entries: dict[str, ArchiveEntry] = {}
         self._entries_key: tuple[int, int] | None = None
 
@@ -94,24 +93,6 @@ class ArchiveTier:
         if doc is None or file not in self._entries:
             return None
         return replace(doc, filename=name)
-
-    def offer(self, query: str, k: int = ARCHIVE_OFFER, *,
-              exclude: Collection[str] = ()) -> list[Candidate]:
-        """For the side model's manifest: the archived files that match `query` well, best
-        first, leaving out the `archive/<file>` names in `exclude` (already in the context)."""
-        view = self.refresh()
-        scores = view.index.bm25(query)
-        best = sorted(((s, f) for f, s in scores.items()
-                       if f in view.eligible and PREFIX + f not in exclude),
-                      key=lambda item: (-item[0], item[1]))
-        out = []
-        for score, file in best[:k]:
-            if score < SELECT_THRESHOLD:
-                break
-            candidate = self.candidate(PREFIX + file)
-            if candidate is not None:
-                out.append(candidate)
-        return out
 
     def bring_back(self, name: str, now: float) -> str | None:
         """Restore a recalled `archive/<file>`; its live name, or None if it could not be."""

@@ -12,12 +12,16 @@ same for 5 memories as for 10,000.
 `CandidateScanner` keeps, per file, the parsed head and its token counts keyed
 by (size, mtime_ns), plus an inverted index updated incrementally: a warm turn
 stats each file once and only re-reads and re-tokenises files that changed.
+Given a cache file, it keeps that state on disk between processes too, so the
+first turn of a new session stats the folder instead of reading every file.
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
+import json
+import logging
 import math
 import os
 import re
@@ -27,7 +31,9 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_IFDIR, S_IFREG
+from typing import Any
 
+from claude_mini.memory.fileutil import atomic_write, os_error_text
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     INDEX_FILENAME,
@@ -41,7 +47,10 @@ from claude_mini.memory.store import (
 )
 from claude_mini.memory.supersede import successor_of
 
+log = logging.getLogger(__name__)
+
 # --- constants -----------------------------------------------------------------------
+INDEX_CACHE_VERSION = 3  # bump when tokenize() or Candidate changes: older caches are rebuilt
 HEAD_LINES = 30  # DESIGN.md section 5: first 30 lines of each candidate
 HEAD_READ_BYTES = 16 * 1024  # enough for 30 normal lines; a huge first line is cut here
 SHORTLIST_SIZE = 200
@@ -55,6 +64,7 @@ SELECT_K = 5
 SELECT_THRESHOLD = 1.6  # a bit more than one rare term, or several common ones
 SELECT_RELATIVE = 0.7  # and at least this share of the best score: drops same-topic neighbours
 MANIFEST_DESCRIPTION_CHARS = 200
+ARCHIVE_PREFIX = ARCHIVE_DIR + "/"  # how recall names an archived file beside the live ones
 S_IFMT_MASK = 0o170000  # stat.S_IFMT as a mask, so the hot loop avoids two calls per file
 
 
@@ -70,8 +80,19 @@ _STOP_WORDS = _word_set(
     "please let lets get got have has had any all some such only own same other more most "
     "up out over again further once"
 )
-_WORD = re.compile(r"[^\W_]+")  # unicode letters/digits; '_' and '-' separate words
-_COMPOUND = re.compile(r"(?<![\w-])[^\W_]+(?:[-_][^\W_]+){1,2}(?![\w-])")  # 2-3 parts
+# Scripts written without spaces between words (Han, kana, Hangul syllables are searched the
+# same way): a run of them is one regex match, so it is split into overlapping character
+# bigrams (and a lone character kept as is), as CJK search engines do when no dictionary
+# segmenter is at hand. A run never swallows the Latin word next to it: "部署billing" is
+# "部署" and "billing".
+_CJK = ("\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+        "\U00020000-\U0002fa1f")
+_WORD = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")  # '_' and '-' separate words
+_COMPOUND = re.compile(rf"(?<![^\W{_CJK}]|-)[^\W_{_CJK}]+(?:[-_][^\W_{_CJK}]+){{1,2}}"
+                       rf"(?![^\W{_CJK}]|-)")  # 2-3 parts
+_CJK_RUN = re.compile(rf"[{_CJK}]")
+_CJK_STOP = _word_set("的 了 是 在 和 我 你 他 她 它 们 这 那 吗 呢 吧 啊 个 有 也 就 都 把 被 给 "
+                      "の は が を に で と も た")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _token_memo: dict[str, tuple[str, ...]] = {}
 _MEMO_MAX = 200_000
@@ -117,6 +138,14 @@ def _word_tokens(word: str) -> tuple[str, ...]:
     return out
 
 
+def _cjk_tokens(run: str) -> list[str]:
+    """Overlapping bigrams of a run of CJK characters; a one-character run is itself unless it
+    is a particle ("的", "の")."""
+    if len(run) == 1:
+        return [] if run in _CJK_STOP else [run]
+    return [run[i:i + 2] for i in range(len(run) - 1)]
+
+
 def tokenize(text: str) -> list[str]:
     """Search terms of `text`: lowercased, split on non-alphanumerics and camelCase, stemmed.
 
@@ -125,7 +154,7 @@ def tokenize(text: str) -> list[str]:
     """
     out: list[str] = []
     for word in _WORD.findall(text):
-        out.extend(_word_tokens(word))
+        out.extend(_cjk_tokens(word) if _CJK_RUN.match(word) else _word_tokens(word))
     if "-" in text or "_" in text:
         for compound in _COMPOUND.findall(text):
             out.extend(_word_tokens(compound.replace("-", "").replace("_", "")))
@@ -285,26 +314,6 @@ def rank(query: str, docs: LexicalIndex | Iterable[Candidate], now: float | None
     return scored
 
 
-def shortlist(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SHORTLIST_SIZE,
-              now: float | None = None, *, exclude: Collection[str] = ()
-              ) -> list[tuple[str, float]]:
-    """The k best documents for the manifest: matches by score, then the newest of the rest."""
-    index = _as_index(docs)
-    now = time.time() if now is None else now
-    bm25 = index.bm25(query)
-    matched = [(f, s + recency_prior(index.docs[f].mtime, now))
-               for f, s in bm25.items() if f not in exclude]
-    best = heapq.nsmallest(k, matched, key=lambda item: (-item[1], item[0]))
-    if len(best) < k:
-        # Too few lexical matches to fill the manifest: the side model still sees the newest.
-        for f in index.newest_first():
-            if len(best) >= k:
-                break
-            if f not in bm25 and f not in exclude:
-                best.append((f, recency_prior(index.docs[f].mtime, now)))
-    return best
-
-
 @dataclass(frozen=True)
 class ArchiveView:
     """The archive as a second tier for `select_lexical`: its own index, and the files in it
@@ -312,6 +321,38 @@ class ArchiveView:
 
     index: LexicalIndex
     eligible: Collection[str]
+
+
+def shortlist(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SHORTLIST_SIZE,
+              now: float | None = None, *, exclude: Collection[str] = (),
+              archive: ArchiveView | None = None) -> list[tuple[str, float]]:
+    """The k best documents for the manifest: matches by score, then the newest of the rest.
+
+    With an `archive`, its eligible files (named `archive/<file>`) are ranked with the live
+    ones, each scored against its own tier's index: gc decides what MEMORY.md lists, not what
+    recall can reach. Recency is a prior in the score and the order of the fill, never a filter.
+    """
+    index = _as_index(docs)
+    now = time.time() if now is None else now
+    matched = [(f, s + recency_prior(index.docs[f].mtime, now))
+               for f, s in index.bm25(query).items() if f not in exclude]
+    tiers: list[tuple[str, LexicalIndex, Collection[str] | None]] = [("", index, None)]
+    if archive is not None:
+        tiers.append((ARCHIVE_PREFIX, archive.index, archive.eligible))
+        matched += [(name, s + recency_prior(archive.index.docs[f].mtime, now))
+                    for f, s in archive.index.bm25(query).items()
+                    if f in archive.eligible and (name := ARCHIVE_PREFIX + f) not in exclude]
+    best = heapq.nsmallest(k, matched, key=lambda item: (-item[1], item[0]))
+    taken = {f for f, _ in best}
+    for prefix, tier, eligible in tiers:
+        # Too few lexical matches to fill the manifest: the side model still sees the newest.
+        for f in tier.newest_first():
+            if len(best) >= k:
+                return best
+            name = prefix + f
+            if name not in taken and name not in exclude and (eligible is None or f in eligible):
+                best.append((name, recency_prior(tier.docs[f].mtime, now)))
+    return best
 
 
 def select_lexical(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SELECT_K,
@@ -333,7 +374,7 @@ def select_lexical(query: str, docs: LexicalIndex | Iterable[Candidate], k: int 
     now = time.time() if now is None else now
     scored = [(f, s, f, index) for f, s in index.bm25(query).items() if f not in exclude]
     if archive is not None:
-        named = ((f"{ARCHIVE_DIR}/{f}", s, f) for f, s in archive.index.bm25(query).items())
+        named = ((ARCHIVE_PREFIX + f, s, f) for f, s in archive.index.bm25(query).items())
         scored += [(name, s, f, archive.index) for name, s, f in named
                    if f in archive.eligible and name not in exclude]
     if not scored:
@@ -366,7 +407,8 @@ class CandidateScanner:
     """
 
     def __init__(self, root: Path, *, index_name: str = INDEX_FILENAME,
-                 skip_dirs: Collection[str] = (ARCHIVE_DIR, LOGS_DIR)) -> None:
+                 skip_dirs: Collection[str] = (ARCHIVE_DIR, LOGS_DIR),
+                 cache_file: Path | None = None) -> None:
         self.root = Path(root)
         self.index_name = index_name  # the folder's own index file, never a candidate
         self.skip_dirs = frozenset(skip_dirs)  # top-level folders that hold no candidates
@@ -377,10 +419,15 @@ class CandidateScanner:
         self._order: list[str] = []  # every cached filename, sorted (kept incrementally)
         self._result: list[Candidate] | None = None  # reused while nothing changes
         self._unreadable: list[SkippedFile] = []
+        self.cache_file = cache_file  # the on-disk copy of _cache, or None
+        self._cache_loaded = cache_file is None
+        self._dirty = False  # _cache differs from cache_file
 
     def scan(self) -> list[Candidate]:
         """Every candidate, sorted by filename; stats every file, reads only changed ones."""
         self.skipped = []
+        if not self._cache_loaded:
+            self._load_cache()
         seen: dict[str, _Cached] = {}
         reads, known = self.reads, len(self._cache)
         self._scan_dir(str(self.root), "", seen, os.path.realpath(self.root))
@@ -389,6 +436,8 @@ class CandidateScanner:
             del self._cache[filename]
             self.index.remove(filename)
             self._order.pop(bisect.bisect_left(self._order, filename))
+        if gone or self.reads != reads:
+            self._dirty = True
         if gone or self.reads != reads or self._result is None or len(self._cache) != known:
             cache = self._cache
             self._result = [c for f in self._order if (c := cache[f].candidate) is not None]
@@ -463,3 +512,78 @@ class CandidateScanner:
             bisect.insort(self._order, filename)
         self._cache[filename] = cached
         return cached
+
+    # -- the on-disk copy --
+    def save_cache(self) -> None:
+        """Write what the scans learnt to `cache_file`, if anything changed since it was read.
+
+        Advisory: a folder that cannot be written costs the next process a full read, never a
+        turn, so a failure is logged and dropped.
+        """
+        if self.cache_file is None or not self._dirty:
+            return
+        files = {name: _cached_row(c) for name, c in self._cache.items()}
+        data = {"version": INDEX_CACHE_VERSION, "root": os.path.realpath(self.root),
+                "files": files}
+        try:
+            atomic_write(self.cache_file, json.dumps(data, ensure_ascii=False,
+                                                     separators=(",", ":")))
+        except OSError as exc:
+            log.info("could not save the recall index %s: %s", self.cache_file,
+                     os_error_text(exc))
+            return
+        self._dirty = False
+
+    def _load_cache(self) -> None:
+        """Seed the scan state from `cache_file`; a missing, stale or damaged file is ignored
+        (the scan then reads every file, as without a cache, and rewrites it)."""
+        self._cache_loaded = True
+        assert self.cache_file is not None
+        try:
+            data = json.loads(self.cache_file.read_bytes())
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            log.info("ignoring the recall index %s: %s", self.cache_file, exc)
+            return
+        if (not isinstance(data, dict) or data.get("version") != INDEX_CACHE_VERSION
+                or data.get("root") != os.path.realpath(self.root)):
+            return
+        try:
+            rows = {name: _row_cached(self.root, name, row)
+                    for name, row in data["files"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            log.info("ignoring the damaged recall index %s: %s", self.cache_file, exc)
+            return
+        for name, cached in rows.items():
+            self._cache[name] = cached
+            if cached.candidate is not None:
+                self.index.add(cached.candidate)
+        self._order = sorted(self._cache)
+
+
+def _cached_row(cached: _Cached) -> list[Any]:
+    c = cached.candidate
+    if c is None:
+        return [cached.size, cached.mtime_ns, cached.skip_reason]
+    return [cached.size, cached.mtime_ns, None, c.type, c.mtime, c.description, c.head_text,
+            c.name, c.size, c.frontmatter_ok, c.terms, c.length, c.superseded_by]
+
+
+def _row_cached(root: Path, name: str, row: Any) -> _Cached:
+    """One cache row back; raises on anything malformed (the whole cache is then ignored)."""
+    if not isinstance(row, list) or len(row) not in (3, 13):
+        raise ValueError(f"a row of {name} has the wrong shape")
+    size, mtime_ns, path = int(row[0]), int(row[1]), root / name
+    if len(row) == 3:
+        return _Cached(size, mtime_ns, path, None, str(row[2]))
+    type_, mtime, description, head_text, title, csize, ok, terms, length, successor = row[3:]
+    if not isinstance(terms, dict):
+        raise ValueError(f"the terms of {name} are not an object")
+    candidate = Candidate(
+        filename=name, type=None if type_ is None else str(type_), mtime=float(mtime),
+        description=str(description), head_text=str(head_text), name=str(title), path=path,
+        size=int(csize), frontmatter_ok=bool(ok),
+        terms={str(t): float(n) for t, n in terms.items()}, length=float(length),
+        superseded_by=str(successor))
+    return _Cached(size, mtime_ns, path, candidate)

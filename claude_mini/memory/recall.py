@@ -20,6 +20,8 @@ already in the context are not offered again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -45,7 +47,7 @@ from claude_mini.memory.lexical import (
 )
 from claude_mini.memory.staleness import header_line, stale_memories
 from claude_mini.memory.store import MemoryStore, read_text_head
-from claude_mini.memory.supersede import current, superseded_names
+from claude_mini.memory.supersede import superseded_names
 from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
@@ -131,7 +133,12 @@ class Selection:
 
 @dataclass
 class RecallEvent:
-    """One turn's recall, for /context: what was chosen and what reached the model."""
+    """One turn's recall, for /context: what was chosen and what reached the model, and how.
+
+    `via` names the path that brought each injected file: `local` (the lexical pass, in the
+    user's message), `model` (the side model: in the user's message when it was ready in time,
+    else at a tool result), with `, while typing` when the REPL started it before Enter.
+    """
 
     query: str
     strategy: str
@@ -140,6 +147,22 @@ class RecallEvent:
     injected: list[str] = field(default_factory=list)
     outcome: str = "running"  # running | injected | nothing selected | dropped | over budget
     note: str = ""
+    via: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Prefetch:
+    """One query's recall in flight: the local pass resolves `local` within milliseconds, then
+    `task` ends with the side model's selection (or the local one under strategy `lexical`)."""
+
+    key: str  # the query, whitespace-normalised: what a turn must match to adopt it
+    event: RecallEvent
+    local: asyncio.Future[list[RecalledMemory]]
+    task: asyncio.Task[Selection]
+    typed: bool = False  # started by the REPL while the user was typing
+    adopted: bool = False  # a turn took it (a typed one is dropped otherwise)
+    local_taken: bool = False
+    injected: int = 0  # files this turn has received so far (at most MAX_SELECTED)
 
 
 @dataclass
@@ -166,7 +189,8 @@ class RecallSummary:
         lines = [head]
         lines += [f"  {name}  {size:,} bytes" for name, size in self.in_context.items()]
         for event in self.events[-5:]:
-            picked = ", ".join(event.injected or event.selected) or "-"
+            picked = ", ".join([f"{name} ({event.via[name]})" if name in event.via else name
+                                for name in event.injected] or event.selected) or "-"
             note = f" ({event.note})" if event.note else ""
             lines.append(f"  turn \"{_clip(event.query, 40)}\": {event.strategy} → "
                          f"{event.outcome}: {picked}{note}")
@@ -325,8 +349,15 @@ def _clip(text: str, limit: int) -> str:
 
 
 # --- the hook ------------------------------------------------------------------------
+def query_key(text: str) -> str:
+    """A query as a prefetch is matched to a turn: its words, single-spaced."""
+    return " ".join(text.split())
+
+
 class RecallHook(AgentHooks):
-    """Layer 3 in the agent loop: prefetch at turn start, inject at a tool-result boundary.
+    """Layer 3 in the agent loop: prefetch at turn start (or while the user types), inject the
+    local pass's strong matches into the user's message and the side model's picks at the next
+    tool-result boundary after they are ready.
 
     A selection in flight shows as background work `recall` on the notice channel, which
     also carries one-line messages (a fallback, the budget used up); `summary()` feeds /context.
@@ -335,18 +366,20 @@ class RecallHook(AgentHooks):
     """
 
     def __init__(self, store: MemoryStore, config: Config, notices: NoticeChannel | None = None, *,
-                 client: ModelClient | None = None, clock: Callable[[], float] = time.time) -> None:
+                 client: ModelClient | None = None, clock: Callable[[], float] = time.time,
+                 cache_dir: Path | None = None) -> None:
         self.store = store
         self.config = config
         self.notices = notices or NoticeChannel()
         self.client = client  # None: use the agent's client (the main one; purpose tells them apart)
         self.clock = clock
-        self.scanner = CandidateScanner(store.root)
-        self.archive = ArchiveTier(store)  # what gc archived: searched too, restored when chosen
+        self.scanner = CandidateScanner(store.root, cache_file=_cache_file(cache_dir, store.root))
+        # what gc archived: ranked with the live files, restored when chosen
+        self.archive = ArchiveTier(store, cache_file=_cache_file(cache_dir, store.archive_dir))
         self.events: list[RecallEvent] = []
         self._scan_lock = threading.Lock()  # the scanner is not thread-safe
-        self._task: asyncio.Task[Selection] | None = None
-        self._event: RecallEvent | None = None
+        self._prefetch: Prefetch | None = None
+        self._saving: asyncio.Future[None] | None = None
         self._session: Session | None = None
         self._ledger: dict[str, int] = {}  # recalled file -> bytes, as in the context
         self._said: set[str] = set()
@@ -355,7 +388,12 @@ class RecallHook(AgentHooks):
     @property
     def running(self) -> bool:
         """True while a prefetch is selecting memories."""
-        return self._task is not None and not self._task.done()
+        return self._prefetch is not None and not self._prefetch.task.done()
+
+    @property
+    def _task(self) -> asyncio.Task[Selection] | None:
+        """The selection in flight (benchmarks and tests await it)."""
+        return self._prefetch.task if self._prefetch is not None else None
 
     @property
     def bytes_used(self) -> int:
@@ -389,98 +427,201 @@ class RecallHook(AgentHooks):
         """Re-count the budget from the conversation as it is now."""
         self._ledger = recalls_in_context(self._session.messages) if self._session else {}
 
+    # -- the REPL, before Enter --
+    def prefetch_draft(self, agent: Agent, text: str) -> bool:
+        """Start recall for what the user is typing (the REPL calls this after a pause), so the
+        side model's choice is often ready when Enter is pressed; a later draft replaces it.
+
+        True if a prefetch for `text` is now running or done. Costs one side-model request per
+        pause with a changed draft; the turn adopts it only if the sent text is the same.
+        """
+        key = query_key(text)
+        current = self._prefetch
+        if current is not None and current.key == key:
+            return True
+        settings = self.config.memory.recall
+        if not self._enabled(settings) or not should_recall(text) or not self._room_left():
+            return False
+        self._drop("the draft changed")
+        self._session = agent.session
+        self.reset_budget()
+        self._start(agent, text, key, settings, typed=True)
+        return True
+
+    def settle_draft(self, text: str) -> None:
+        """Enter was pressed with `text`: keep the draft's prefetch only if it is for this text."""
+        current = self._prefetch
+        if current is not None and current.typed and current.key != query_key(text):
+            self._drop("the draft changed before it was sent")
+
     # -- hook points --
     async def on_turn_start(self, agent: Agent, text: str) -> None:
-        """Start the prefetch for this turn; wait only if recall.waitMs asks for it."""
-        self._drop("a new turn started first")
+        """Start the prefetch for this turn (or adopt the one the REPL started while the user
+        typed it), then wait at most `recall.localWaitMs` for the local pass, so its strong
+        matches join the user's message; `recall.waitMs` waits for the whole selection."""
+        key = query_key(text)
+        current = self._prefetch
+        if (current is not None and current.typed and not current.adopted
+                and key.startswith(current.key)):
+            current.adopted = True
+            if current.task.done():
+                current.event.note = "ready before Enter"
+        else:
+            self._drop("a new turn started first")
+            current = None
         self._session = agent.session
         self.reset_budget()
         settings = self.config.memory.recall
-        if not self._enabled(settings) or not should_recall(text):
-            return
-        if SESSION_BUDGET_BYTES - self.bytes_used < MIN_USEFUL_BUDGET:
-            self._say("recall stopped for this session: its 60 KiB budget is used up "
-                      "(/compact or /clear frees it)")
-            return
-        event = RecallEvent(_clip(" ".join(text.split()), 80), settings.strategy, self.clock())
-        self.events.append(event)
-        self._event = event
-        client = self.client or agent.client
-        tools = recent_tools(agent.session.messages)
-        self._task = asyncio.create_task(self._prefetch(text, tools, settings, client, event))
+        if current is None:
+            if not self._enabled(settings) or not should_recall(text):
+                return
+            if not self._room_left():
+                self._say("recall stopped for this session: its 60 KiB budget is used up "
+                          "(/compact or /clear frees it)")
+                return
+            current = self._start(agent, text, key, settings, typed=False)
         if settings.wait_ms > 0:
-            await asyncio.wait({self._task}, timeout=settings.wait_ms / 1000)
+            await asyncio.wait({current.task}, timeout=settings.wait_ms / 1000)
+        elif settings.local_wait_ms > 0 and not current.local.done():
+            await asyncio.wait({current.local}, timeout=settings.local_wait_ms / 1000)
 
     def attachments(self) -> list[str]:
-        """The recalled files, once the prefetch is done (else nothing yet)."""
-        task, event = self._task, self._event
-        if task is None or event is None or not task.done():
+        """What is ready and new: the whole selection once it is done, else the local pass's
+        strong matches (once); nothing while the local pass still runs."""
+        current = self._prefetch
+        if current is None:
             return []
-        self._task = self._event = None
-        if task.cancelled():
-            event.outcome = "dropped"
-            return []
-        error = task.exception()
-        if error is not None:
-            event.outcome, event.note = "dropped", f"{type(error).__name__}: {error}"
-            self._say(f"memory recall failed ({event.note}); this turn goes on without it")
-            return []
-        return self._inject(task.result(), event)
+        task, event = current.task, current.event
+        if task.done():
+            self._prefetch = None
+            if task.cancelled():
+                event.outcome = "dropped"
+                return []
+            error = task.exception()
+            if error is not None:
+                event.outcome, event.note = "dropped", f"{type(error).__name__}: {error}"
+                self._say(f"memory recall failed ({event.note}); this turn goes on without it")
+                return []
+            selection = task.result()
+            local = [] if current.local_taken else _result_or_empty(current.local)
+            event.strategy = selection.strategy
+            event.note = selection.fallback_reason or event.note
+            path = "model" if selection.strategy == "model" else "local"
+            return (self._inject(current, local, "local", selection.restored)
+                    + self._inject(current, selection.memories, path, selection.restored,
+                                   final=True))
+        if not current.local_taken and current.local.done():
+            current.local_taken = True
+            return self._inject(current, _result_or_empty(current.local), "local", [])
+        return []
 
     async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
-        """The turn ended before the selection could be used: drop it, never wait."""
+        """The turn ended before the selection could be used: drop it, never wait. What the
+        scans learnt is written to the on-disk index in the background."""
         self._drop("the turn ended first")
+        if self._saving is None or self._saving.done():
+            self._saving = asyncio.ensure_future(asyncio.to_thread(self._save_indexes))
 
     async def on_session_end(self, agent: Agent, reason: EndReason = "other") -> None:
-        """Cancel a prefetch in flight."""
+        """Cancel a prefetch in flight; keep the on-disk index for the next process."""
         task = self._task
         self._drop("the session ended")
-        if task is not None:
-            await asyncio.wait({task}, timeout=1)
+        pending = {t for t in (task, self._saving) if t is not None}
+        if pending:
+            await asyncio.wait(pending, timeout=1)
+        await asyncio.to_thread(self._save_indexes)
 
     # -- internals --
     def _enabled(self, settings: RecallSettings) -> bool:
         return self.config.auto_memory and settings.strategy != "off"
 
-    def _drop(self, why: str) -> None:
-        task, event = self._task, self._event
-        self._task = self._event = None
-        if task is not None and not task.done():
-            task.cancel()
-        if event is not None and event.outcome == "running":
-            event.outcome, event.note = "dropped", why
+    def _room_left(self) -> bool:
+        return SESSION_BUDGET_BYTES - self.bytes_used >= MIN_USEFUL_BUDGET
 
-    async def _prefetch(self, query: str, tools: list[str], settings: RecallSettings,
-                        client: ModelClient, event: RecallEvent) -> Selection:
-        with self.notices.busy("recall"):
-            return await self._select(query, tools, settings, client, event)
+    def _start(self, agent: Agent, text: str, key: str, settings: RecallSettings, *,
+               typed: bool) -> Prefetch:
+        event = RecallEvent(_clip(key, 80), settings.strategy, self.clock())
+        self.events.append(event)
+        client = self.client or agent.client
+        tools = recent_tools(agent.session.messages)
+        local: asyncio.Future[list[RecalledMemory]] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(self._run(text, tools, settings, client, event, local))
+        self._prefetch = Prefetch(key, event, local, task, typed=typed)
+        return self._prefetch
+
+    def _drop(self, why: str) -> None:
+        current, self._prefetch = self._prefetch, None
+        if current is None:
+            return
+        if not current.task.done():
+            current.task.cancel()
+        if current.typed and not current.adopted:
+            # A draft's prefetch that never reached a turn is not one of this session's recalls.
+            with contextlib.suppress(ValueError):
+                self.events.remove(current.event)
+        elif current.event.outcome == "running":
+            current.event.outcome, current.event.note = "dropped", why
+
+    async def _run(self, query: str, tools: list[str], settings: RecallSettings,
+                   client: ModelClient, event: RecallEvent,
+                   local: asyncio.Future[list[RecalledMemory]]) -> Selection:
+        try:
+            with self.notices.busy("recall"):
+                return await self._select(query, tools, settings, client, event, local)
+        finally:
+            if not local.done():  # failed or cancelled before the local pass finished
+                local.set_result([])
 
     async def _select(self, query: str, tools: list[str], settings: RecallSettings,
-                      client: ModelClient, event: RecallEvent) -> Selection:
+                      client: ModelClient, event: RecallEvent,
+                      local: asyncio.Future[list[RecalledMemory]]) -> Selection:
         exclude = frozenset(self._ledger)
-        manifest = await asyncio.to_thread(self._manifest, query, exclude)
+        manifest, strong = await asyncio.to_thread(self._local_pass, query, exclude)
+        by_name = {c.filename: c for c in manifest}
+        rendered, restored = await asyncio.to_thread(self._render, strong, by_name)
+        found = list(rendered.values())
+        local.set_result(found)
         if not manifest:
             return Selection([], settings.strategy, 0)
-        by_name = {c.filename: c for c in manifest}
-        strategy, reason = settings.strategy, None
-        if strategy == "lexical":
-            names = await asyncio.to_thread(self._lexical, query, exclude)
-        else:
-            try:
-                names = await self._ask_model(client, settings, query, manifest, tools)
-            except RecallFailed as exc:
-                strategy, reason = "lexical (fallback)", str(exc)
-                self._say(f"memory recall fell back to lexical search: {reason}")
-                names = await asyncio.to_thread(self._lexical, query, exclude)
+        if settings.strategy == "lexical":
+            event.selected = list(strong)
+            return Selection(found, "lexical", len(manifest), restored=restored)
+        try:
+            names = await self._ask_model(client, settings, query, manifest, tools)
+        except RecallFailed as exc:
+            self._say(f"memory recall fell back to lexical search: {exc}")
+            event.selected = list(strong)
+            return Selection(found, "lexical (fallback)", len(manifest), str(exc), restored)
         event.selected = list(names)
-        memories, restored = await asyncio.to_thread(self._render, names, by_name)
-        return Selection(memories, strategy, len(manifest), reason, restored)
+        more, more_restored = await asyncio.to_thread(
+            self._render, [n for n in names if n not in rendered], by_name)
+        rendered |= more
+        chosen = [rendered[n] for n in names if n in rendered]
+        return Selection(chosen, "model", len(manifest), restored=restored + more_restored)
+
+    def _local_pass(self, query: str, exclude: frozenset[str]
+                    ) -> tuple[list[Candidate], list[str]]:
+        """The manifest for the side model and the lexical pass's strong matches, from one scan
+        (in a worker thread: the first scan of a process reads the on-disk index or the files)."""
+        with self._scan_lock:
+            self.scanner.scan()
+            view = self.archive.refresh()
+            exclude |= superseded_names(self.scanner.index.docs, view.index.docs)
+            now = self.clock()
+            best = shortlist(query, self.scanner.index, SHORTLIST_SIZE, now, exclude=exclude,
+                             archive=view)
+            strong = [f for f, _ in select_lexical(query, self.scanner.index, now=now,
+                                                   exclude=exclude, archive=view)]
+            candidates = [c for name, _ in best if (c := self._candidate_locked(name))]
+        manifest = sorted(candidates, key=lambda c: (-c.mtime, c.filename))
+        return manifest, strong
 
     def _render(self, names: list[str], by_name: dict[str, Candidate]
-                ) -> tuple[list[RecalledMemory], list[str]]:
-        """The chosen files as attachments, and the live names of those brought back from the
-        archive (in a worker thread: restoring takes the index lock; the loop never waits)."""
-        now, out, restored = self.clock(), [], []
+                ) -> tuple[dict[str, RecalledMemory], list[str]]:
+        """The chosen files as attachments by the name they were chosen under, and the live
+        names of those brought back from the archive (in a worker thread: restoring takes the
+        index lock; the loop never waits)."""
+        now, out, restored = self.clock(), {}, []
         for name in names:
             candidate = by_name.get(name) or self._candidate(name)
             if candidate is not None and is_archived_name(name):
@@ -490,8 +631,8 @@ class RecallHook(AgentHooks):
                     candidate = replace(candidate, filename=live, path=self.store.root / live)
             memory = render_memory(candidate, now) if candidate else None
             if memory is not None:
-                out.append(memory)
-        add_stale_lines(out, self._repo)
+                out[name] = memory
+        add_stale_lines(list(out.values()), self._repo)
         return out, restored
 
     def _bring_back(self, name: str, now: float) -> str | None:
@@ -504,28 +645,6 @@ class RecallHook(AgentHooks):
                       "(gc had put it away; it is in MEMORY.md again)")
         return live
 
-    def _manifest(self, query: str, exclude: frozenset[str]) -> list[Candidate]:
-        """The candidates offered to the side model, at most 200: the few archived files that
-        match the query well, and all live ones or (above the room left) the best by BM25;
-        live ones newest first, then the archived ones."""
-        with self._scan_lock:
-            archived = self.archive.offer(query, exclude=exclude)
-            room = SHORTLIST_SIZE - len(archived)
-            candidates = [c for c in self.scanner.scan() if c.filename not in exclude]
-            if len(candidates) > room:
-                docs = self.scanner.index.docs
-                best = shortlist(query, self.scanner.index, room, self.clock(), exclude=exclude)
-                candidates = [docs[f] for f, _ in best]
-        return current(sorted(candidates, key=lambda c: (-c.mtime, c.filename)) + archived,
-                       self.scanner.index.docs)
-
-    def _lexical(self, query: str, exclude: frozenset[str]) -> list[str]:
-        with self._scan_lock:
-            archive = self.archive.refresh()
-            exclude |= superseded_names(self.scanner.index.docs, archive.index.docs)
-            return [f for f, _ in select_lexical(query, self.scanner.index, now=self.clock(),
-                                                 exclude=exclude, archive=archive)]
-
     @property
     def _repo(self) -> tuple[Path, ...]:
         """Where a recalled memory's paths are checked: the repository root, then the cwd."""
@@ -533,9 +652,18 @@ class RecallHook(AgentHooks):
 
     def _candidate(self, filename: str) -> Candidate | None:
         with self._scan_lock:
-            if is_archived_name(filename):
-                return self.archive.candidate(filename)
-            return self.scanner.index.docs.get(filename)
+            return self._candidate_locked(filename)
+
+    def _candidate_locked(self, filename: str) -> Candidate | None:
+        if is_archived_name(filename):
+            return self.archive.candidate(filename)
+        return self.scanner.index.docs.get(filename)
+
+    def _save_indexes(self) -> None:
+        """Keep what this process learnt of the folder for the next one (advisory)."""
+        with self._scan_lock:
+            self.scanner.save_cache()
+            self.archive.scanner.save_cache()
 
     async def _ask_model(self, client: ModelClient, settings: RecallSettings, query: str,
                          manifest: list[Candidate], tools: list[str]) -> list[str]:
@@ -557,24 +685,30 @@ class RecallHook(AgentHooks):
             self._session.costs.add("recall", done.model or model, done.billed)
         return parse_selection(done.message.text, [c.filename for c in manifest])
 
-    def _inject(self, selection: Selection, event: RecallEvent) -> list[str]:
-        """The attachments that fit the session budget; records each surfacing."""
-        event.strategy = selection.strategy
-        event.note = selection.fallback_reason or ""
+    def _inject(self, current: Prefetch, memories: list[RecalledMemory], path: str,
+                restored: list[str], *, final: bool = False) -> list[str]:
+        """The attachments that are new, fit the session budget and the turn's 5 files; records
+        each surfacing and the path that brought it. `final`: the selection is complete."""
+        event = current.event
         out, names = [], []
-        for memory in selection.memories:
+        for memory in memories:
             if memory.filename in self._ledger:
                 continue
+            if current.injected >= MAX_SELECTED:
+                break
             if self.bytes_used + memory.size > SESSION_BUDGET_BYTES:
                 event.note = "session budget reached"
                 continue
             self._ledger[memory.filename] = memory.size
+            current.injected += 1
             out.append(memory.text)
             names.append(memory.filename)
-        event.injected = names
-        event.outcome = "injected" if names else (
-            "over budget" if selection.memories else "nothing selected")
-        self._record_use([n for n in names if n not in selection.restored])  # restoring counted
+            event.via[memory.filename] = path + (", while typing" if current.typed else "")
+        event.injected += names
+        if final or names:
+            event.outcome = "injected" if event.injected else (
+                "over budget" if memories else "nothing selected")
+        self._record_use([n for n in names if n not in restored])  # restoring counted already
         return out
 
     def _record_use(self, names: list[str]) -> None:
@@ -598,6 +732,21 @@ class RecallHook(AgentHooks):
         self._said.add(key)
         log.info(message)
         self.notices.say(message)
+
+
+def _result_or_empty(future: asyncio.Future[list[RecalledMemory]]) -> list[RecalledMemory]:
+    if not future.done() or future.cancelled() or future.exception() is not None:
+        return []
+    return future.result()
+
+
+def _cache_file(cache_dir: Path | None, folder: Path) -> Path | None:
+    """Where the on-disk recall index of `folder` lives: one file per folder under the home
+    folder's cache, so the memory folder holds only what a person wrote."""
+    if cache_dir is None:
+        return None
+    digest = hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16]
+    return cache_dir / f"{digest}.json"
 
 
 def recall_hook(hooks: Iterable[AgentHooks]) -> RecallHook | None:

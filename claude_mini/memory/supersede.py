@@ -4,7 +4,7 @@
     old.md   frontmatter `superseded_by: new.md`   stamped here; nothing else of the file changes
 
 While its successor is live (a memory file in the folder, not archived), a superseded memory
-is not offered by recall (`current`, `superseded_names`), has no MEMORY.md line, and is the
+is not offered by recall (`superseded_names`), has no MEMORY.md line, and is the
 first thing gc archives; the successor is kept by gc while the old one is live, since
 archiving the correction would bring the corrected fact back (`gc_order`). When the successor
 is gone (forgotten, archived), the old memory is offered again. Links that cannot be right (a
@@ -98,23 +98,12 @@ def _head(name: str, successors: Mapping[str, str], live: Collection[str]) -> st
         current = nxt
 
 
-def current(candidates: Iterable[Candidate], live: Mapping[str, Candidate]) -> list[Candidate]:
-    """`candidates` without those superseded by a live memory (order kept): what recall offers.
-
-    `live` is every live candidate by filename (the scanner's index), so a successor counts
-    even when it is not among `candidates`.
-    """
-    candidates = list(candidates)
-    successors = {name: doc.superseded_by for name, doc in live.items()}
-    successors.update((c.filename, c.superseded_by) for c in candidates)
-    gone = hidden(successors, live)
-    return [c for c in candidates if c.filename not in gone]
-
-
 def superseded_names(live: Mapping[str, Candidate],
                      archived: Mapping[str, Candidate] | None = None) -> frozenset[str]:
-    """The names recall must not select: live files superseded by a live one, and the archived
-    ones (named `archive/<file>`) whose successor is live."""
+    """The candidates recall must neither offer nor select, for its `exclude`: live files
+    superseded by a live one, and the archived ones (named `archive/<file>`) whose successor
+    is live. `live` is every live candidate by filename (the scanner's index), so a successor
+    counts even when the query would not shortlist it."""
     successors = {name: doc.superseded_by for name, doc in live.items()}
     successors.update((ARCHIVED_PREFIX + f, d.superseded_by) for f, d in (archived or {}).items())
     return frozenset(hidden(successors, live))

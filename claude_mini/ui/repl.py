@@ -34,6 +34,7 @@ from prompt_toolkit.output import create_output
 from claude_mini import paths
 from claude_mini.notices import Notice, NoticeChannel
 from claude_mini.ui import commands
+from claude_mini.ui.draft_recall import DraftRecall
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, attach_mentions, attach_resources
 from claude_mini.ui.safe_text import visible_controls
 from claude_mini.ui.skill_commands import wait_for_custom_commands
@@ -127,6 +128,7 @@ class Repl:
         self.queued: list[str] = []  # lines sent with Enter while a turn ran: sent after it, in order
         self._draft = ""  # the next prompt's input: queued lines given back by a cancel
         self.prompt = self._prompt_session()
+        self.drafts = DraftRecall(self.loader, self.prompt.default_buffer)
         self.startup = SessionStart(self.loader, self.prompt.app, resumed=bool(session and session.messages))
         self._resumed = session  # redrawn under the banner
 
@@ -210,6 +212,7 @@ class Repl:
                 finally:
                     if idle is not None:
                         idle.cancel()
+                self.drafts.settle(text)
             # Quiet until the next prompt, not only while a turn streams: keys typed while the
             # runtime loads or between queued turns keep their Enter (ICRNL off) and no echo.
             with quiet_tty(sys.stdin):

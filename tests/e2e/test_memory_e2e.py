@@ -44,8 +44,11 @@ def test_print_mode_recalls_a_memory_added_on_the_command_line(run_cli, fake_ser
     assert f"] {filename} (" in recall.body["messages"][0]["content"][0]["text"]
     first, second = fake_server.requests_for("main")
     assert f"]({filename})" in system_text(first)  # Layer 2: the index line is in the prompt
-    assert "DEPLOY-BODY" not in json.dumps(first.body["messages"])
-    assert f"Recalled memory: {filename} — saved today" in json.dumps(second.body["messages"][-1], ensure_ascii=False)
+    # Layer 3: a strong lexical match joins the user's message before the first request; the
+    # side model's pick of the same file is not sent a second time at the tool result.
+    header = f"Recalled memory: {filename} — saved today"
+    assert header in json.dumps(first.body["messages"][0], ensure_ascii=False)
+    assert json.dumps(second.body["messages"], ensure_ascii=False).count(header) == 1
 
 
 def test_two_processes_adding_at_once_keep_both_index_lines(isolated_env, fake_server, repo):

@@ -14,7 +14,12 @@ from test_recall import main_text, make_runtime, manifest_of, run_turns, select,
 
 from claude_mini.memory.archive_recall import ArchiveTier
 from claude_mini.memory.forget import gc
-from claude_mini.memory.lexical import SHORTLIST_SIZE, CandidateScanner, select_lexical
+from claude_mini.memory.lexical import (
+    SHORTLIST_SIZE,
+    CandidateScanner,
+    select_lexical,
+    shortlist,
+)
 from claude_mini.memory.recall import RecallHook
 from claude_mini.memory.store import MemoryStore
 
@@ -74,15 +79,26 @@ def test_lexical_selection_reaches_the_archive_and_names_it_so(store, clock):
     in_context = {"archive/reporting-pool.md"}  # shown from the archive earlier (restore failed)
     assert select_lexical(QUESTION, live.index, now=clock.now, archive=tier.refresh(),
                           exclude=in_context) == []
-    assert tier.offer(QUESTION, exclude=in_context) == []
+    names = [f for f, _ in shortlist(QUESTION, live.index, now=clock.now, archive=tier.refresh(),
+                                     exclude=in_context)]
+    assert "archive/reporting-pool.md" not in names and "archive/old-flags.md" in names
     assert select_lexical("deploy billing to staging", live.index, now=clock.now,
                           archive=tier.refresh())[0][0] == "deploy.md"
 
 
-def test_offer_lists_only_good_archived_matches(store):
+def test_the_shortlist_ranks_archived_and_live_files_together(store, clock):
     tier = ArchiveTier(store)
-    assert [c.filename for c in tier.offer(QUESTION)] == ["archive/reporting-pool.md"]
-    assert tier.offer("something about the frontend colours") == []
+    live = CandidateScanner(store.root)
+    live.scan()
+    view = tier.refresh()
+    assert [f for f, _ in shortlist(QUESTION, live.index, 1, clock.now, archive=view)] == [
+        "archive/reporting-pool.md"]  # the best match, though gc archived it
+    everything = [f for f, _ in shortlist(QUESTION, live.index, 10, clock.now, archive=view)]
+    # matches first, then the newest live file, then the archived rest; never what a person forgot
+    assert everything == ["archive/reporting-pool.md", "deploy.md", "archive/old-flags.md"]
+    unrelated = [f for f, _ in shortlist("frontend colours", live.index, 10, clock.now,
+                                         archive=view)]
+    assert unrelated == ["deploy.md", "archive/old-flags.md", "archive/reporting-pool.md"]
 
 
 def test_bring_back_restores_the_file_its_index_line_and_counts_a_use(store, clock):
@@ -107,7 +123,7 @@ def test_bring_back_of_a_file_removed_meanwhile_is_none(store, clock):
 def test_the_manifest_stays_at_200_with_archived_offers(store):
     for i in range(SHORTLIST_SIZE):
         save(store, f"service-{i:03d}", f"Service {i:03d} runbook: restart it with make restart-{i}")
-    manifest = RecallHook(store, config=None)._manifest(QUESTION, frozenset())
+    manifest, _ = RecallHook(store, config=None)._local_pass(QUESTION, frozenset())
     assert len(manifest) == SHORTLIST_SIZE
     assert manifest[-1].filename == "archive/reporting-pool.md"
 
@@ -144,6 +160,7 @@ def test_model_recall_sees_archived_files_marked_and_may_pick_one(repo, fake_ser
     assert "- [project] deploy.md (" in manifest
     line = next(x for x in manifest.splitlines() if "archive/reporting-pool.md" in x)
     assert ", archived): The nightly reporting job" in line
-    assert "pool-myth" not in manifest and "old-flags" not in manifest  # forgotten / no match
+    assert "pool-myth" not in manifest  # a person forgot it: recall never offers it
+    assert "- [project] archive/old-flags.md (" in manifest  # gc's archive is a prior, not a wall
     assert "REPORTING-POOL-BODY" in main_text(fake_server, 1)
     assert (rt.store.root / "reporting-pool.md").is_file()

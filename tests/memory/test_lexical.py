@@ -241,3 +241,67 @@ def test_scanner_tolerates_a_missing_folder(tmp_path: Path):
 def test_scanner_ignores_fifos(folder: Path):
     os.mkfifo(folder / "pipe.md")
     assert [c.filename for c in CandidateScanner(folder).scan()] == ["a.md", "b.md", "c.md"]
+
+
+# --- the on-disk index -----------------------------------------------------------------
+def test_a_new_process_reads_only_what_changed_since_the_saved_index(folder: Path, tmp_path: Path):
+    cache = tmp_path / "cache" / "index.json"
+    first = CandidateScanner(folder, cache_file=cache)
+    before = first.scan()
+    first.save_cache()
+    assert cache.is_file() and str(folder) not in os.listdir(folder)  # nothing in the folder
+    write(folder, "b.md", "bravo service now about kafka", mtime=NOW)
+    (folder / "c.md").unlink()
+    second = CandidateScanner(folder, cache_file=cache)  # as a new process would
+    found = second.scan()
+    assert second.reads == 1  # b.md changed; bin.md's skip reason was kept too
+    assert [c.filename for c in found] == ["a.md", "b.md"]
+    assert rank("bravo kafka", second.index, NOW) == rank("bravo kafka", LexicalIndex(found), NOW)
+    assert found[0].terms == before[0].terms and found[0].path == folder / "a.md"
+    second.save_cache()
+    third = CandidateScanner(folder, cache_file=cache)
+    third.scan()
+    assert third.reads == 0
+
+
+@pytest.mark.parametrize("damage", ["not json", '{"version": 2, "root": "/x", "files": {}}',
+                                    '{"version": 2, "files": {"a.md": [1]}}', "[]"])
+def test_a_damaged_or_foreign_index_is_ignored_and_rewritten(folder: Path, tmp_path: Path,
+                                                             damage: str):
+    cache = tmp_path / "index.json"
+    cache.write_text(damage.replace('"files"', f'"root": "{os.path.realpath(folder)}", "files"')
+                     if '"root"' not in damage else damage)
+    scanner = CandidateScanner(folder, cache_file=cache)
+    assert [c.filename for c in scanner.scan()] == ["a.md", "b.md", "c.md"]
+    assert scanner.reads == 4  # everything read, as without an index
+    scanner.save_cache()
+    again = CandidateScanner(folder, cache_file=cache)
+    again.scan()
+    assert again.reads == 0
+
+
+def test_an_unwritable_cache_costs_nothing_but_the_next_read(folder: Path, tmp_path: Path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    scanner = CandidateScanner(folder, cache_file=blocker / "index.json")  # parent is a file
+    scanner.scan()
+    scanner.save_cache()  # logged, not raised
+    assert [c.filename for c in scanner.scan()] == ["a.md", "b.md", "c.md"]
+
+
+# --- scripts without spaces ------------------------------------------------------------
+def test_chinese_is_split_into_bigrams_and_never_swallows_latin_words():
+    assert tokenize("数据库迁移") == ["数据", "据库", "库迁", "迁移"]
+    assert tokenize("怎么部署billing-api到staging") == [
+        "怎么", "么部", "部署", "bill", "api", "到", "stag", "billingapi"]
+    assert tokenize("的") == []
+
+
+def test_a_chinese_query_finds_chinese_and_mixed_memories():
+    docs = CORPUS + [
+        doc("db-migration-zh.md", "数据库迁移之前必须先备份生产库", "用 pg_dump 备份。"),
+        doc("staging-zh.md", "staging 环境每周一重置，测试数据会丢失")]
+    assert [f for f, _ in select_lexical("迁移数据库前要做什么", docs, now=NOW)] == [
+        "db-migration-zh.md"]
+    assert rank("为什么 staging 的数据没了", docs, NOW)[0][0] == "staging-zh.md"
+    assert rank("怎么部署 billing 到 staging", docs, NOW)[0][0] == "deploy-billing.md"

@@ -120,25 +120,64 @@ def test_recall_request_body(repo, fake_server):
     assert recall_cost.requests == 2 and recall_cost.usage.output_tokens > 0
 
 
+RELEASE_DESC = "Release checklist for the invoicing backend"  # no word in common with QUERY
+
+
 def test_selected_memory_reaches_the_next_main_request(repo, fake_server):
     rt = make_runtime(repo, fake_server)
-    save(rt, "deploy.md", body="DEPLOY-BODY: run make deploy-billing from main.")
-    select(fake_server, "../x.md", "unknown.md", "deploy.md")
+    save(rt, "release.md", RELEASE_DESC, body="RELEASE-BODY: tag, then run the pipeline.")
+    select(fake_server, "../x.md", "unknown.md", "release.md")
     tool_turn(fake_server)
     calls: list[tuple[str, bool]] = []
     rt.notices.set_background = lambda kind, running: kind == "recall" and calls.append((kind, running))
     run_turns(rt, QUERY)
     assert calls == [("recall", True), ("recall", False)]  # the REPL's status line
-    assert "DEPLOY-BODY" not in main_text(fake_server, 0)
+    assert "RELEASE-BODY" not in main_text(fake_server, 0)  # only the side model could link them
     last = fake_server.requests_for("main")[1].body["messages"][-1]["content"]
     assert last[0]["type"] == "tool_result"
     reminder = last[1]["text"]
-    assert reminder.startswith("<system-reminder>\nRecalled memory: deploy.md — saved today\n")
-    assert "DEPLOY-BODY" in reminder and "x.md" not in reminder
+    assert reminder.startswith("<system-reminder>\nRecalled memory: release.md — saved today\n")
+    assert "RELEASE-BODY" in reminder and "x.md" not in reminder
     usage = json.loads((rt.store.root / "usage.json").read_text())["files"]
-    assert list(usage) == ["deploy.md"] and usage["deploy.md"]["count"] == 1
+    assert list(usage) == ["release.md"] and usage["release.md"]["count"] == 1
     event = hook_of(rt).summary().events[-1]
-    assert (event.outcome, event.injected) == ("injected", ["deploy.md"])
+    assert (event.outcome, event.injected, event.via) == ("injected", ["release.md"],
+                                                          {"release.md": "model"})
+
+
+def test_a_strong_local_match_joins_the_users_message_and_the_model_adds_only_new_files(
+        repo, fake_server):
+    rt = make_runtime(repo, fake_server)
+    save(rt, "deploy.md", body="DEPLOY-BODY")
+    save(rt, "release.md", RELEASE_DESC, body="RELEASE-BODY")
+    save(rt, "tabs.md", "User wants tabs instead of spaces in every Makefile", body="TABS-BODY")
+    select(fake_server, "deploy.md", "release.md")
+    fake_server.queue(Reply.text("no tools needed"))  # a turn with no tool result still benefits
+    tool_turn(fake_server)
+    run_turns(rt, QUERY, "now do the same thing for the money side of things")
+    first = fake_server.requests_for("main")[0].body["messages"][0]["content"]
+    assert first[0]["text"] == QUERY
+    assert [b["text"].split("\n")[1] for b in first[1:]] == [
+        "Recalled memory: deploy.md — saved today"]
+    # Turn 2: the side model's pick that is not in the context yet arrives at the tool result.
+    second = main_text(fake_server, 2)
+    assert second.count("DEPLOY-BODY") == 1 and "RELEASE-BODY" in second
+    assert "TABS-BODY" not in json.dumps(fake_server.requests_for("main")[1].body)
+    events = hook_of(rt).summary().events
+    assert events[0].via == {"deploy.md": "local"}
+    assert events[1].via == {"release.md": "model"}
+    lines = hook_of(rt).summary().lines()
+    assert any("deploy.md (local)" in line for line in lines)
+
+
+def test_a_weak_match_is_not_sent_without_the_side_model(repo, fake_server):
+    rt = make_runtime(repo, fake_server, {"recall": {"strategy": "lexical"}})
+    save(rt, "deploy.md", body="DEPLOY-BODY")
+    save(rt, "tabs.md", "User wants tabs instead of spaces in every Makefile", body="TABS-BODY")
+    fake_server.queue(Reply.text("ok"))
+    run_turns(rt, "which service should I look at first")  # shares only "service" with deploy.md
+    assert "Recalled memory" not in main_text(fake_server, 0)
+    assert hook_of(rt).events[-1].outcome == "nothing selected"
 
 
 # --- budgets -------------------------------------------------------------------------
@@ -150,7 +189,7 @@ def test_a_10_kb_memory_is_cut_to_4_kib_with_a_note(repo, fake_server):
     select(fake_server, "deploy.md")
     tool_turn(fake_server)
     run_turns(rt, QUERY)
-    reminder = fake_server.requests_for("main")[1].body["messages"][-1]["content"][1]["text"]
+    reminder = fake_server.requests_for("main")[0].body["messages"][-1]["content"][1]["text"]
     assert "line 0000" in reminder and "TAIL-MARKER" not in reminder
     assert f"of {path.stat().st_size:,} bytes (limit 4,096). Read {path} for the rest.]" in reminder
     shown = reminder.split("\n\n", 1)[1].split("\n\n[Truncated")[0]
@@ -198,14 +237,17 @@ def test_recall_stops_once_the_budget_is_used_up(repo, fake_server):
 def test_a_slow_selection_does_not_delay_the_turn_and_is_dropped(repo, fake_server):
     rt = make_runtime(repo, fake_server)
     save(rt, "deploy.md", body="DEPLOY-BODY")
+    save(rt, "release.md", RELEASE_DESC, body="RELEASE-BODY")
     # The selection is held until the server stops: the turn completing at all shows it never waited.
-    fake_server.on(Reply.json({"selected_memories": ["deploy.md"]}).hang(), purpose="recall")
+    fake_server.on(Reply.json({"selected_memories": ["release.md"]}).hang(), purpose="recall")
     fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}), Reply.text("done"))
     run_turns(rt, QUERY)
     assert len(fake_server.requests_for("recall")) == 1
-    assert "DEPLOY-BODY" not in main_text(fake_server, 1)
+    assert "RELEASE-BODY" not in main_text(fake_server, 1)
+    assert "DEPLOY-BODY" in main_text(fake_server, 0)  # the local pass did not wait for it
     event = hook_of(rt).events[-1]
-    assert (event.outcome, event.note) == ("dropped", "the turn ended first")
+    assert (event.outcome, event.note) == ("injected", "")
+    assert event.via == {"deploy.md": "local"}
     assert "recall" not in rt.session.costs.by_purpose
     assert not hook_of(rt).running
 
@@ -363,3 +405,50 @@ def test_local_model_sessions_default_to_lexical_recall(tmp_path):
     assert config.memory.recall.strategy == "lexical"
     config.settings["recall"] = {"strategy": "model"}  # an explicit setting still wins
     assert config.memory.recall.strategy == "model"
+
+
+# --- while the user types (the REPL) ---------------------------------------------------
+def run_after_draft(rt: Runtime, draft: str, sent: str) -> None:
+    """The REPL's order: a pause in typing starts recall for the draft, Enter settles it."""
+
+    async def go() -> None:
+        try:
+            hook = hook_of(rt)
+            assert hook.prefetch_draft(rt.agent, draft)
+            assert hook.prefetch_draft(rt.agent, draft)  # the same draft again: no new request
+            task = hook._task
+            assert task is not None
+            await task
+            hook.settle_draft(sent)
+            async for _ in rt.agent.run(sent):
+                pass
+        finally:
+            await rt.client.aclose()
+
+    asyncio.run(go())
+
+
+def test_a_selection_made_while_typing_joins_the_users_message(repo, fake_server):
+    rt = make_runtime(repo, fake_server)
+    save(rt, "release.md", RELEASE_DESC, body="RELEASE-BODY")
+    select(fake_server, "release.md")
+    fake_server.queue(Reply.text("answer without tools"))
+    run_after_draft(rt, QUERY, QUERY)
+    assert len(fake_server.requests_for("recall")) == 1
+    first = fake_server.requests_for("main")[0].body["messages"][0]["content"]
+    assert "RELEASE-BODY" in first[1]["text"]
+    event = hook_of(rt).events[-1]
+    assert event.via == {"release.md": "model, while typing"}
+    assert event.note == "ready before Enter"
+
+
+def test_a_draft_that_changed_before_enter_is_dropped_and_not_reported(repo, fake_server):
+    rt = make_runtime(repo, fake_server)
+    save(rt, "release.md", RELEASE_DESC, body="RELEASE-BODY")
+    select(fake_server, "release.md")
+    tool_turn(fake_server)
+    run_after_draft(rt, "how do I deploy", QUERY)
+    recalls = fake_server.requests_for("recall")
+    assert [manifest_of(r).split("</request>")[0].split("<request>\n")[1].strip()
+            for r in recalls] == ["how do I deploy", QUERY]
+    assert [e.query for e in hook_of(rt).events] == [QUERY]

@@ -25,7 +25,6 @@ from claude_mini.memory.store import (
 from claude_mini.memory.supersede import (
     apply_link,
     apply_links,
-    current,
     guess_replaced,
     hidden,
     mark_superseded,
@@ -64,16 +63,6 @@ def test_a_cycle_or_a_self_link_hides_nobody():
     assert hidden({"a.md": "a.md"}, {"a.md"}) == set()
     # A memory leading into a cycle is not hidden either: the cycle has no head.
     assert hidden({"x.md": "a.md", "a.md": "b.md", "b.md": "a.md"}, {"x.md", "a.md", "b.md"}) == set()
-
-
-def test_current_drops_the_superseded_candidate_even_when_its_successor_is_not_offered():
-    old, new, other = candidate("old.md", "new.md"), candidate("new.md"), candidate("other.md")
-    live = {c.filename: c for c in (old, new, other)}
-    assert [c.filename for c in current([old, other], live)] == ["other.md"]
-    assert [c.filename for c in current([old, other], {"old.md": old, "other.md": other})] == \
-        ["old.md", "other.md"]  # new.md is gone: old.md is offered again
-    archived = candidate("archive/older.md", "new.md")
-    assert [c.filename for c in current([archived, new], live)] == ["new.md"]
 
 
 def test_superseded_names_cover_live_and_archived_files():
