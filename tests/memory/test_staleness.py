@@ -12,7 +12,7 @@ import pytest
 from test_recall import main_text, make_runtime, manifest_of, run_turns, save, select, tool_turn
 
 from claude_mini.memory.lexical import candidate_from_text
-from claude_mini.memory.recall import render_memory
+from claude_mini.memory.recall import add_stale_lines, render_memory
 from claude_mini.memory.staleness import (
     Change,
     changed_a_lot,
@@ -80,11 +80,11 @@ def test_missing_files_folders_targets_and_scripts_are_named(tmp_path: Path):
     text = memory("src/here.py and src/gone.py; `old/`; make ship, `make lost`, `make x.o`; "
                   "npm run build and npm run deploy")
     assert stale_reasons(text, time.time(), (tmp_path,)) == [
-        "mentions `make lost`, but the Makefile has no lost target",
-        "mentions `npm run deploy`, but package.json has no deploy script",
         "mentions src/gone.py, which no longer exists",
         "mentions old/, which no longer exists",
-    ]  # commands first, then paths, each in the order written
+        "mentions `make lost`, but the Makefile has no lost target",
+        "mentions `npm run deploy`, but package.json has no deploy script",
+    ]  # in the order written
 
 
 def test_no_claim_without_a_file_that_could_tell(tmp_path: Path):
@@ -149,13 +149,21 @@ def test_numstat_parsing_and_the_threshold(tmp_path: Path):
 def test_the_recalled_header_says_what_is_gone(tmp_path: Path):
     path = tmp_path / "billing.md"
     path.write_text(memory("The entry point is src/x.py."))
-    cand = candidate_from_text("billing.md", path.read_text(), 0.0, path=path)
-    shown = render_memory(cand, time.time(), (tmp_path,))
-    assert shown is not None
-    header = shown.text.split("\n\n", 1)[0].splitlines()
+    fine = tmp_path / "fine.md"
+    fine.write_text(memory("Nothing to check here."))
+    shown = [render_memory(candidate_from_text(p.name, p.read_text(), 0.0, path=p), time.time())
+             for p in (path, fine)]
+    assert None not in shown
+    before = [m.text for m in shown]
+    add_stale_lines(shown, ())  # no repository: nothing is checked
+    assert [m.text for m in shown] == before
+    add_stale_lines(shown, (tmp_path,))
+    header = shown[0].text.split("\n\n", 1)[0].splitlines()
+    assert header[0] == "Recalled memory: billing.md — saved today"
     assert header[2] == ("Possibly stale: it mentions src/x.py, which no longer exists. "
                          "Check before relying on it.")
-    assert render_memory(cand, time.time()).text.split("\n\n")[0].count("\n") == 1  # no repo: as before
+    assert shown[0].text.split("\n\n", 1)[1] == before[0].split("\n\n", 1)[1]
+    assert shown[1].text == before[1]
 
 
 def test_recall_names_the_stale_memory_and_never_offers_a_superseded_one(repo, fake_server):

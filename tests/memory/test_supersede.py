@@ -271,3 +271,21 @@ def test_superseded_files_are_history_in_the_extraction_manifest(store: MemorySt
     assert f"{old} (" in manifest and ", superseded by new.md):" in manifest
     assert "superseded" not in manifest.splitlines()[0]  # new.md, newest first
     clock.advance(DAY)
+
+
+def test_the_on_disk_recall_index_keeps_the_link_and_sees_the_mark(store: MemoryStore,
+                                                                   tmp_path: Path):
+    from claude_mini.memory.lexical import CandidateScanner
+
+    old, new = save(store, "old"), save(store, "new")
+    cache = tmp_path / "cache" / "index.json"
+    first = CandidateScanner(store.root, cache_file=cache)
+    first.scan()
+    first.save_cache()
+    apply_link(store, new, old)  # the old file's time is kept, its size is not
+    second = CandidateScanner(store.root, cache_file=cache)  # as a new process would
+    assert {c.filename: c.superseded_by for c in second.scan()} == {old: new, new: ""}
+    second.save_cache()
+    third = CandidateScanner(store.root, cache_file=cache)
+    assert {c.filename: c.superseded_by for c in third.scan()} == {old: new, new: ""}
+    assert third.reads == 0 and superseded_names(third.index.docs) == {old}
