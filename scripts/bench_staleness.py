@@ -2,14 +2,13 @@
 
     uv run python scripts/bench_staleness.py [--repo PATH] [--days N] [--runs N]
 
-Recall renders at most 5 chosen files per turn in a worker thread; with the repository
-given, each one is also checked: references found by patterns, a stat each, at most one
-`git ls-files` (for paths missing at the root) and one `git log --since --numstat` (for the
-files it cites). This prints, for memories citing 3 tracked files and one missing path,
+Recall renders at most 5 chosen files per turn in a worker thread, and checks them in one
+batch: references found by patterns, a stat each, at most one `git ls-files` (for paths
+missing at the root) and one `git log --since --numstat` (for the files they cite). This prints, for memories citing 3 tracked files and one missing path,
 written `--days` before the repository's last commit:
 
-- the median time of `render_memory` with and without the check, per memory and for a
-  turn of 5;
+- the median time to render a turn's 5 recalled memories with and without the check
+  (`add_stale_lines`: one batch, at most two git calls);
 - the parts: finding references (pure), the git calls;
 - `memory doctor`'s batch (`stale_memories`) over 200 such memories, one git call for all.
 
@@ -29,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from claude_mini.memory.lexical import candidate_from_text
-from claude_mini.memory.recall import render_memory
+from claude_mini.memory.recall import add_stale_lines, render_memory
 from claude_mini.memory.staleness import (
     find_references,
     git_history,
@@ -98,13 +97,17 @@ def main() -> None:
             paths.append(path)
         cands = [candidate_from_text(p.name, p.read_text(), since, path=p) for p in paths]
         now = time.time()
-        plain = median_ms(lambda: [render_memory(c, now) for c in cands], args.runs)
-        checked = median_ms(lambda: [render_memory(c, now, (repo,)) for c in cands], args.runs)
-        print(f"render 5 recalled memories: {plain:.1f} ms without the check, {checked:.1f} ms "
-              f"with it ({(checked - plain) / 5:.1f} ms per memory)")
-        example = render_memory(cands[0], now, (repo,))
-        if example is not None:
-            print("  header: " + example.text.split("\n\n")[0].splitlines()[-1])
+
+        def render(repo: tuple[Path, ...]) -> list:
+            shown = [m for c in cands if (m := render_memory(c, now)) is not None]
+            add_stale_lines(shown, repo)
+            return shown
+
+        plain = median_ms(lambda: render(()), args.runs)
+        checked = median_ms(lambda: render((repo,)), args.runs)
+        print(f"render a turn's 5 recalled memories: {plain:.2f} ms without the check, "
+              f"{checked:.1f} ms with it (+{checked - plain:.1f} ms for the batch)")
+        print("  header: " + render((repo,))[0].text.split("\n\n")[0].splitlines()[-1])
 
     text = memory_text(texts[0])
     refs = median_ms(lambda: find_references(text), args.runs * 10)
