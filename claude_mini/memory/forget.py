@@ -476,10 +476,15 @@ def likely_duplicates(store: MemoryStore, threshold: float = DUPLICATE_THRESHOLD
                       ) -> list[tuple[str, str, float]]:
     """Pairs of memories whose TF-IDF vectors (name, description, first lines) are close.
 
-    (a, b, cosine) with a < b, most similar first. Input for /dream and for people.
+    (a, b, cosine) with a < b, most similar first. Input for /dream and for people. A memory
+    superseded by a live one is history, not a duplicate of its successor: it is left out.
     """
     docs = []
-    for record in store.list():
+    records = store.list()
+    superseded, _ = record_links(records)  # a correction and what it replaced are no duplicates
+    for record in records:
+        if record.filename in superseded:
+            continue
         text, _ = read_text_head(record.path, HEAD_READ_BYTES)
         if text is not None:
             docs.append(candidate_from_text(record.filename, text, record.mtime))

@@ -180,7 +180,7 @@ def link_problem(store: MemoryStore, new: str, old: str) -> tuple[str | None, st
     try:
         path = store.resolve(old)
     except MemoryStoreError:
-        return None, f"there is no memory {old!r} in {store.root}"
+        return None, f"there is no memory {old!r}"
     filename = path.relative_to(store.root).as_posix()
     if filename == new:
         return None, f"{new} cannot supersede itself"

@@ -476,8 +476,11 @@ def doctor_lines(data: dict[str, Any]) -> list[str]:
     for f in data.get("stale", []):
         lines.append(f"stale: {f['file']} {'; '.join(f['reasons'])} (edit it, or forget it)")
     fixable = sum(1 for f in data["findings"] if f["fixable"])
+    stale = len(data.get("stale", []))
     if not data["findings"]:
-        lines.append(f"No problems found in {data['memory_dir']}.")
+        lines.append(f"No problems found in {data['memory_dir']}" + (
+            f"; {stale} {'memory' if stale == 1 else 'memories'} may be stale (above)." if stale
+            else "."))
     else:
         tip = f"; {fixable} fixable with `claude-mini memory doctor --fix`" if fixable else ""
         lines.append(f"{len(data['findings'])} problem(s){tip}.")

@@ -12,7 +12,13 @@ from fake_anthropic import Reply
 from memclock import DAY, Clock
 
 from claude_mini import paths
-from claude_mini.memory.forget import ForgetSettings, gc, keep_scores, overflow_order
+from claude_mini.memory.forget import (
+    ForgetSettings,
+    gc,
+    keep_scores,
+    likely_duplicates,
+    overflow_order,
+)
 from claude_mini.memory.lexical import candidate_from_text
 from claude_mini.memory.store import (
     INDEX_MAX_LINES,
@@ -106,6 +112,7 @@ def test_apply_link_marks_and_drops_the_index_line_which_doctor_does_not_miss(st
     assert [e.filename for e in store.index_entries()] == [new]
     assert "missing_from_index" not in [f.kind for f in doctor(store) if f.file == old]
     assert apply_links(store, new) == []  # already marked: nothing more to say
+    assert likely_duplicates(store, threshold=0.0) == []  # history, not a duplicate
 
 
 def test_bad_links_are_refused_with_one_line_and_change_nothing(store: MemoryStore):
