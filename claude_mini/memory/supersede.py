@@ -6,7 +6,8 @@
 While its successor is live (a memory file in the folder, not archived), a superseded memory
 is not offered by recall (`superseded_names`), has no MEMORY.md line, and is the
 first thing gc archives; the successor is kept by gc while the old one is live, since
-archiving the correction would bring the corrected fact back (`gc_order`). When the successor
+archiving the correction would bring the corrected fact back (`record_links`, used by
+forget.keep_scores). When the successor
 is gone (forgotten, archived), the old memory is offered again. Links that cannot be right (a
 missing file, a memory superseding itself, a cycle) are refused with one line and change
 nothing; a cycle already on disk hides neither of its memories.
@@ -23,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from claude_mini.memory.fileutil import atomic_write, locked, os_error_text
 from claude_mini.memory.frontmatter import dump_frontmatter
-from claude_mini.memory.store.errors import MemoryStoreError
-from claude_mini.memory.store.folder import LIST_READ_BYTES, read_text_head
+from claude_mini.memory.store.errors import AmbiguousMemoryName, MemoryStoreError
+from claude_mini.memory.store.folder import ARCHIVE_DIR, LIST_READ_BYTES, read_text_head
 from claude_mini.memory.store.index import normalise_target
 from claude_mini.memory.store.topic import one_line, parse_memory_text
 
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
 SUPERSEDES = "supersedes"
 SUPERSEDED_BY = "superseded_by"
-ARCHIVED_PREFIX = "archive/"
 # `memory add` guesses that a new memory replaces an old one when the old one has the same
 # name, or when the new text has a correction cue and repeats most of the old one's words:
 # at least OVERLAP_MIN of the smaller set of name+description terms, and OVERLAP_TERMS of them.
@@ -48,24 +48,26 @@ _CUE_WORDS = "no longer anymore instead now moved replaced replaces renamed swit
 
 # --- the frontmatter fields ----------------------------------------------------------
 def link_names(value: Any) -> list[str]:
-    """The filenames a `supersedes`/`superseded_by` value names (a string or a list), normalised."""
+    """The memories a `supersedes`/`superseded_by` value names (a string or a list), as
+    written: `old.md`, `./old.md`, or a name that `MemoryStore.resolve` understands."""
     items = value if isinstance(value, list) else [value]
-    out = []
-    for item in items:
-        if isinstance(item, str | int | float) and str(item).strip():
-            name = normalise_target(one_line(str(item)))
-            out.append(name if name.lower().endswith(".md") else f"{name}.md")
-    return out
+    return [normalise_target(one_line(str(item))) for item in items
+            if isinstance(item, str | int | float) and str(item).strip()]
+
+
+def as_filename(name: str) -> str:
+    """`old` -> `old.md`: how a link is compared with filenames."""
+    return name if name.lower().endswith(".md") else f"{name}.md"
 
 
 def successor_of(frontmatter: Mapping[str, Any]) -> str:
     """The `superseded_by` filename of a memory ('' when none)."""
     names = link_names(frontmatter.get(SUPERSEDED_BY))
-    return names[0] if names else ""
+    return as_filename(names[0]) if names else ""
 
 
 def predecessors_of(frontmatter: Mapping[str, Any]) -> list[str]:
-    """The filenames a memory's `supersedes` names."""
+    """The memories a memory's `supersedes` names, as written."""
     return link_names(frontmatter.get(SUPERSEDES))
 
 
@@ -105,7 +107,7 @@ def superseded_names(live: Mapping[str, Candidate],
     is live. `live` is every live candidate by filename (the scanner's index), so a successor
     counts even when the query would not shortlist it."""
     successors = {name: doc.superseded_by for name, doc in live.items()}
-    successors.update((ARCHIVED_PREFIX + f, d.superseded_by) for f, d in (archived or {}).items())
+    successors.update((f"{ARCHIVE_DIR}/{f}", d.superseded_by) for f, d in (archived or {}).items())
     return frozenset(hidden(successors, live))
 
 
@@ -177,18 +179,22 @@ class LinkOutcome:
 
 def link_problem(store: MemoryStore, new: str, old: str) -> tuple[str | None, str | None]:
     """(old's filename, None) when `new` may supersede `old`, else (None, why not)."""
-    try:
-        path = store.resolve(old)
-    except MemoryStoreError:
+    filename = _resolved(store, old)
+    if filename is None:
+        try:
+            store.resolve(old)
+        except AmbiguousMemoryName as exc:
+            return None, str(exc)
+        except MemoryStoreError:
+            pass
         return None, f"there is no memory {old!r}"
-    filename = path.relative_to(store.root).as_posix()
     if filename == new:
         return None, f"{new} cannot supersede itself"
     successors: dict[str, str] = {}
     records = store.list()
     for r in records:  # a `supersedes` line not yet stamped on the old file counts too
         for earlier in predecessors_of(r.frontmatter):
-            successors.setdefault(earlier, r.filename)
+            successors.setdefault(as_filename(earlier), r.filename)
     successors.update((r.filename, s) for r in records if (s := successor_of(r.frontmatter)))
     if _reaches(successors, new, filename):
         return None, f"{filename} already (directly or not) replaces {new}, so that would be a cycle"
@@ -223,8 +229,9 @@ def apply_link(store: MemoryStore, new: str, old: str, why: str = "") -> LinkOut
             store.update_index(remove=[filename])
     except (MemoryStoreError, OSError, UnicodeDecodeError) as exc:
         why = os_error_text(exc) if isinstance(exc, OSError) else str(exc)
-        return LinkOutcome(f"{new} supersedes {filename}, but it could not be marked ({why}); "
-                           f"both stay as they were otherwise.")
+        return LinkOutcome(f"{filename} could not be marked as superseded by {new} ({why}); both "
+                           f"are kept and recall may offer both: add `superseded_by: {new}` to "
+                           f"{filename} by hand.")
     was = f" (instead of {before})" if before and before != new else ""
     reason = f" ({why})" if why else ""
     undo = (" Not a correction? Delete its superseded_by line, then run "
@@ -239,10 +246,21 @@ def apply_links(store: MemoryStore, new: str) -> list[LinkOutcome]:
     out = []
     for old in olds:
         # Already marked for `new` (the fork did it, or a second run): nothing to say.
-        if successor_of(_frontmatter(store.root / old)) == new and not _indexed(store, old):
+        done = _resolved(store, old)
+        if done and successor_of(_frontmatter(store.root / done)) == new \
+                and not _indexed(store, done):
             continue
         out.append(apply_link(store, new, old))
     return out
+
+
+def _resolved(store: MemoryStore, name: str) -> str | None:
+    """The filename of the live memory `name` means (a filename or a name), else None; never
+    a path outside the memory folder."""
+    try:
+        return store.resolve(name).relative_to(store.root).as_posix()
+    except (MemoryStoreError, ValueError):
+        return None
 
 
 def _frontmatter(path: Path) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from claude_mini.memory.store import (
     read_text_head,
 )
 from claude_mini.memory.supersede import (
+    Guess,
     apply_link,
     guess_replaced,
     link_problem,
@@ -321,7 +322,7 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
 
 
 def _superseded_file(store: MemoryStore, filename: str, supersedes: str | None,
-                     guess: Any, notes: str) -> tuple[str | None, str]:
+                     guess: Guess | None, notes: str) -> tuple[str | None, str]:
     """(the memory the new one supersedes, a note): --supersedes checked, else the guess."""
     if supersedes is None:
         return (guess.filename if guess else None), notes

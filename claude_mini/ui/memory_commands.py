@@ -53,8 +53,8 @@ def split_add_options(args: str) -> tuple[dict[str, str], str]:
     shell parsing.
 
     An option's value runs up to the next option (`--type` and `--supersedes` take one word);
-    the memory text is what comes before the first option. A quoted value ends at its closing quote, so the
-    options may also come first: `--why "..." --how "..." TEXT`.
+    the memory text is what comes before the first option. A quoted value ends at its closing
+    quote, so the options may also come first: `--why "..." --how "..." TEXT`.
     """
     matches = list(_OPTION.finditer(args))
     text = [args[:matches[0].start()] if matches else args]

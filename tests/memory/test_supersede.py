@@ -120,10 +120,15 @@ def test_bad_links_are_refused_with_one_line_and_change_nothing(store: MemorySto
     b = save(store, "b", extra_frontmatter={"supersedes": "a.md"})
     apply_link(store, b, a)
     before = {p.name: p.read_bytes() for p in store.root.glob("*.md")}
+    outside = store.root.parent / "outside.md"
+    outside.write_text("---\nname: o\ndescription: d\ntype: user\n---\nx\n")
     missing = apply_link(store, b, "nope.md")
+    escape = apply_link(store, b, "../outside.md")
     itself = apply_link(store, b, b)
     cycle = apply_link(store, a, b)  # a would supersede b, which supersedes a
-    for outcome in (missing, itself, cycle):
+    assert "superseded_by" not in outside.read_text()
+    assert "there is no memory '../outside.md'" in escape.message
+    for outcome in (missing, escape, itself, cycle):
         assert outcome.marked is None and "\n" not in outcome.message
         assert "nothing was marked" in outcome.message
     assert "there is no memory 'nope.md'" in missing.message
@@ -253,6 +258,13 @@ def test_memory_add_guesses_a_correction_and_leaves_unrelated_memories_alone(rep
     unrelated = add_memory(mc, "Billing dashboard alerts page the on-call engineer")
     assert not any(line.startswith("Marked") for line in unrelated)
     assert len(first) == 2
+
+
+def test_a_link_may_name_the_old_memory_by_its_name(store: MemoryStore):
+    old = save(store, "old-deploy", name="Deploy steps")
+    new = save(store, "new-deploy", extra_frontmatter={"supersedes": "Deploy steps"})
+    (outcome,) = apply_links(store, new)
+    assert outcome.marked == old and apply_links(store, new) == []
 
 
 def test_guess_by_same_name_and_no_guess_for_a_plain_new_fact(store: MemoryStore):
