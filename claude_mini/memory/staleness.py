@@ -53,9 +53,11 @@ _DOMAIN = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$")
 _PART = re.compile(r"^[\w.@+-]+$")
 _TOKEN = re.compile(r"[^\s`'\"()<>\[\]{},;|]+")
 _CODE_SPAN = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)|`([^`\n]+)`", re.DOTALL)
-_EXAMPLE_CUE = re.compile(r"(?:e\.g\.|i\.e\.|for example|for instance|such as|like)[\s:,(`'\"]*$",
-                          re.IGNORECASE)
-_MAKE = re.compile(r"(?<![\w-])make\s+(?:-[A-Za-z]\s+)*([A-Za-z0-9_][\w.:/-]*)")
+_EXAMPLE_CUE = re.compile(
+    r"\b(?:e\.g\.|i\.e\.|for example|for instance|such as|like)[\s:,(`'\"]*$", re.IGNORECASE)
+# `make [flags] TARGET`; with -C/-f/--directory/--file it is another Makefile: not checked.
+_MAKE = re.compile(r"(?<![\w-])make((?:\s+-[\w=-]+)*)\s+([A-Za-z_][\w.:/-]*)")
+_OTHER_MAKEFILE = re.compile(r"\s-(?:C|f|-directory|-file)\b")
 _MAKE_VERB = re.compile(r"(?:run|runs|running|use|using|via|with|then|try)\s*$", re.IGNORECASE)
 _RUN_SCRIPT = re.compile(r"(?<![\w-])(?:npm|pnpm|yarn|bun)\s+run(?:-script)?\s+([\w:.@/-]+)")
 _SCRIPT_FILE = re.compile(
@@ -109,7 +111,9 @@ def _references_in(chunk: str, whole: str, offset: int, *, in_code: bool
         if ref is not None:
             out.append((offset + m.start(), ref))
     for m in _MAKE.finditer(chunk):
-        target = m.group(1).rstrip(".:")
+        target = m.group(2).rstrip(".:")
+        if _OTHER_MAKEFILE.search(m.group(1)):
+            continue
         if in_code or re.search(r"[-_:]", target) or _MAKE_VERB.search(chunk[:m.start()]):
             out.append((offset + m.start(), Reference("make", target, f"make {target}")))
     for m in _RUN_SCRIPT.finditer(chunk):
@@ -267,11 +271,14 @@ def make_targets(base: Path) -> list[str] | None:
 
 
 def package_scripts(base: Path) -> list[str] | None:
-    """The `scripts` of `base`'s package.json; None without one (or one that is not JSON)."""
+    """The `scripts` of `base`'s package.json; None without one, one that is not JSON, or a
+    workspace root (a script may then live in any of its packages)."""
     text = _read(base / "package.json")
     try:
         data = json.loads(text) if text is not None else None
     except ValueError:
+        return None
+    if isinstance(data, dict) and ("workspaces" in data or (base / "pnpm-workspace.yaml").exists()):
         return None
     scripts = data.get("scripts") if isinstance(data, dict) else None
     return list(scripts) if isinstance(scripts, dict) else ([] if isinstance(data, dict) else None)

@@ -66,6 +66,7 @@ def test_paths_folders_and_commands_are_references():
     "Python 3.12/3.13 both work; ratios 1.5/2.0; the mime type is application/json.",
     "Make sure to make it clear; make changes small and make the tests pass.",
     "git@github.com:org/repo.git and $HOME/bin/tool.sh and <name>/x.py",
+    "Build the frontend with `make -C web bundle` or `make -f ci.mk lint`; `cmake --build out`",
 ])
 def test_what_is_not_a_reference(text):
     assert refs(text) == []
@@ -91,6 +92,8 @@ def test_no_claim_without_a_file_that_could_tell(tmp_path: Path):
     (tmp_path / "Makefile").write_text("include common.mk\nship:\n\t./ship\n")
     text = memory("`make lost` and `npm run deploy`")  # no package.json at all
     assert stale_reasons(text, time.time(), (tmp_path,)) == []
+    (tmp_path / "package.json").write_text('{"workspaces": ["web"], "scripts": {}}')
+    assert stale_reasons(text, time.time(), (tmp_path,)) == []  # the script may be in web/
 
 
 def test_a_path_may_start_at_the_working_folder_or_deeper_in_git(tmp_path: Path):
