@@ -318,7 +318,7 @@ _SAFE_KEYS = frozenset({
 })
 _SAFE_MODEL_KEYS = ("model", "smallModel")  # but not `local:PATH`: it loads a file of the repo's choosing
 _SAFE_GROUPS = {
-    "recall": frozenset({"strategy", "waitMs", "timeoutMs", "localWaitMs", "draftPauseMs"}),
+    "recall": frozenset({"strategy", "waitMs", "timeoutMs", "holdMs", "draftPauseMs"}),
     "memory": frozenset({"mode", "extractEvery", "extractWaitSeconds", "autoDream",
                          "dreamMaxTurns", "halfLifeDays", "maxFiles", "autoGc"}),
 }
@@ -515,10 +515,11 @@ def _apply_settings(config: Config, flags: dict[str, Any]) -> None:
 
 RECALL_STRATEGIES = ("model", "lexical", "off")
 RECALL_TIMEOUT_MS = 10_000
-# The longest a turn waits for recall's local (lexical) pass before its first request: a warm
-# pass takes milliseconds; a new process with 10,000 memories loads its on-disk index in about
-# half a second, and then its matches join the first tool result instead.
-RECALL_LOCAL_WAIT_MS = 300
+# The longest recall holds a turn, at each of two points: before the first request, for the
+# local (lexical) pass (a warm pass takes milliseconds; a new process with 10,000 memories loads
+# its on-disk index in about half a second, and then its matches join the first tool result);
+# and at the first tool result, for a side-model selection still in flight.
+RECALL_HOLD_MS = 300
 RECALL_DRAFT_PAUSE_MS = 800  # the REPL starts recall this long after the last keystroke
 EXTRACT_EVERY = 1
 EXTRACT_WAIT_SECONDS = 60.0
@@ -537,7 +538,7 @@ class RecallSettings:
     strategy: str = "model"  # unset: "lexical" for the bundled local model, else "model"
     wait_ms: int = 0
     timeout_ms: int = RECALL_TIMEOUT_MS
-    local_wait_ms: int = RECALL_LOCAL_WAIT_MS
+    hold_ms: int = RECALL_HOLD_MS
     draft_pause_ms: int = RECALL_DRAFT_PAUSE_MS  # 0: no recall while typing
 
 
@@ -654,7 +655,7 @@ def _recall_settings(read: _SettingsReader, recall: Mapping[str, Any], model: st
                                _number_at_least(0))),
         timeout_ms=int(read.value(recall, "recall.timeoutMs", RECALL_TIMEOUT_MS,
                                   "a number of milliseconds >= 0", _number_at_least(0))),
-        local_wait_ms=int(read.value(recall, "recall.localWaitMs", RECALL_LOCAL_WAIT_MS,
+        hold_ms=int(read.value(recall, "recall.holdMs", RECALL_HOLD_MS,
                                      "a number of milliseconds >= 0", _number_at_least(0))),
         draft_pause_ms=int(read.value(recall, "recall.draftPauseMs", RECALL_DRAFT_PAUSE_MS,
                                       "a number of milliseconds >= 0 (0: off)",

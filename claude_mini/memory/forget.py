@@ -257,12 +257,10 @@ def gc(store: MemoryStore, settings: ForgetSettings | None = None, clock: Clock 
     result = GcResult(plan, dry_run=dry_run)
     if dry_run:
         return result
-    for victim in plan.victims:
-        try:
-            reason = f"{GC_REASON_PREFIX} keep-score {victim.score:.3f}"
-            result.archived.append(store.delete(victim.filename, reason=reason))
-        except MemoryNotFound:
-            log.info("gc: %s was already gone", victim.filename)
+    reasons = {v.filename: f"{GC_REASON_PREFIX} keep-score {v.score:.3f}" for v in plan.victims}
+    result.archived = store.delete_many(reasons)
+    for gone in reasons.keys() - {a.filename for a in result.archived}:
+        log.info("gc: %s was already gone", gone)
     return result
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import json
 import logging
 import math
@@ -61,7 +62,15 @@ RECENCY_WEIGHT = 0.1  # at most a tenth of one rare-term match: breaks ties, nev
 RECENCY_HALF_LIFE_DAYS = 30.0
 MAX_QUERY_TERMS = 32  # a pasted stack trace is cut to its 32 rarest known terms
 SELECT_K = 5
-SELECT_THRESHOLD = 1.6  # a bit more than one rare term, or several common ones
+FEEDBACK_SHARE = 0.25  # of the manifest's places, for the widened query (see shortlist)
+FEEDBACK_DOCS = 10
+FEEDBACK_TERMS = 10
+FEEDBACK_MIN_SCORE = 0.5  # a feedback document must match at least half a rare term
+# Two rare-term matches, or many common ones. The lexical pass's picks join the user's message
+# without the side model's judgement, so it prefers nothing to a weak match: on the generated
+# fixture of bench_recall.py, 2.0 against 1.6 trades recall@5 0.83 -> 0.72 for precision@5
+# 0.76 -> 0.87 and abstains on every no-memory query (0.93 before).
+SELECT_THRESHOLD = 2.0
 SELECT_RELATIVE = 0.7  # and at least this share of the best score: drops same-topic neighbours
 MANIFEST_DESCRIPTION_CHARS = 200
 ARCHIVE_PREFIX = ARCHIVE_DIR + "/"  # how recall names an archived file beside the live ones
@@ -144,6 +153,11 @@ def _cjk_tokens(run: str) -> list[str]:
     if len(run) == 1:
         return [] if run in _CJK_STOP else [run]
     return [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+def cjk_characters(text: str) -> int:
+    """How many characters of `text` belong to scripts written without spaces."""
+    return len(_CJK_RUN.findall(text))
 
 
 def tokenize(text: str) -> list[str]:
@@ -331,18 +345,29 @@ def shortlist(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SHO
     With an `archive`, its eligible files (named `archive/<file>`) are ranked with the live
     ones, each scored against its own tier's index: gc decides what MEMORY.md lists, not what
     recall can reach. Recency is a prior in the score and the order of the fill, never a filter.
+
+    When the query matches more files than fit, the last quarter of the places goes to the
+    query widened by its best matches' own terms (pseudo-relevance feedback): a request that
+    shares only a word or two with the memory it needs ("the quote is off by a penny") often
+    shares them with neighbours that use the memory's words ("rounding", "decimal").
+    scripts/bench_recall.py: on the held-out fixture at 2,000 memories, 0.879 -> 0.921 of the
+    relevant files offered (plain BM25, no archive), the generated fixture unchanged.
     """
     index = _as_index(docs)
     now = time.time() if now is None else now
-    matched = [(f, s + recency_prior(index.docs[f].mtime, now))
-               for f, s in index.bm25(query).items() if f not in exclude]
     tiers: list[tuple[str, LexicalIndex, Collection[str] | None]] = [("", index, None)]
     if archive is not None:
         tiers.append((ARCHIVE_PREFIX, archive.index, archive.eligible))
-        matched += [(name, s + recency_prior(archive.index.docs[f].mtime, now))
-                    for f, s in archive.index.bm25(query).items()
-                    if f in archive.eligible and (name := ARCHIVE_PREFIX + f) not in exclude]
-    best = heapq.nsmallest(k, matched, key=lambda item: (-item[1], item[0]))
+    matched = _matches(query, tiers, now, exclude)
+    best = heapq.nsmallest(k, matched, key=_best_first)
+    if len(matched) > k:
+        kept = k - int(k * FEEDBACK_SHARE)
+        best = best[:kept]
+        taken = {f for f, _ in best}
+        widened = f"{query} {_feedback_terms(query, best[:FEEDBACK_DOCS], tiers)}"
+        extra = (m for m in sorted(_matches(widened, tiers, now, exclude), key=_best_first)
+                 if m[0] not in taken)
+        best += itertools.islice(extra, k - kept)
     taken = {f for f, _ in best}
     for prefix, tier, eligible in tiers:
         # Too few lexical matches to fill the manifest: the side model still sees the newest.
@@ -353,6 +378,43 @@ def shortlist(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SHO
             if name not in taken and name not in exclude and (eligible is None or f in eligible):
                 best.append((name, recency_prior(tier.docs[f].mtime, now)))
     return best
+
+
+_Tier = tuple[str, LexicalIndex, Collection[str] | None]  # name prefix, index, eligible files
+
+
+def _best_first(item: tuple[str, float]) -> tuple[float, str]:
+    return -item[1], item[0]
+
+
+def _matches(query: str, tiers: list[_Tier], now: float, exclude: Collection[str]
+             ) -> list[tuple[str, float]]:
+    """(name, BM25 + recency) of every eligible document of every tier that matches `query`."""
+    out = []
+    for prefix, tier, eligible in tiers:
+        for f, score in tier.bm25(query).items():
+            name = prefix + f
+            if name not in exclude and (eligible is None or f in eligible):
+                out.append((name, score + recency_prior(tier.docs[f].mtime, now)))
+    return out
+
+
+def _feedback_terms(query: str, top: list[tuple[str, float]], tiers: list[_Tier]) -> str:
+    """The FEEDBACK_TERMS terms that weigh most in the best matches (tf share x idf), leaving
+    out the query's own; from matches of at least FEEDBACK_MIN_SCORE only."""
+    own = set(tokenize(query))
+    weights: dict[str, float] = {}
+    for name, score in top:
+        if score < FEEDBACK_MIN_SCORE:
+            continue
+        prefix, tier = next((p, t) for p, t, _ in reversed(tiers) if name.startswith(p))
+        doc = tier.docs[name.removeprefix(prefix)]
+        for term, tf in doc.terms.items():
+            if term not in own:
+                weight = tf / (doc.length or 1.0) * tier.idf(len(tier.postings[term]))
+                weights[term] = weights.get(term, 0.0) + weight
+    best = heapq.nsmallest(FEEDBACK_TERMS, weights.items(), key=lambda item: (-item[1], item[0]))
+    return " ".join(term for term, _ in best)
 
 
 def select_lexical(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SELECT_K,

@@ -41,6 +41,7 @@ from claude_mini.memory.lexical import (
     SHORTLIST_SIZE,
     Candidate,
     CandidateScanner,
+    cjk_characters,
     manifest_line,
     select_lexical,
     shortlist,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
     from claude_mini.config import Config, RecallSettings
     from claude_mini.llm.client import ModelClient
     from claude_mini.session import Session
+    from claude_mini.tools.base import ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,7 @@ FILE_MAX_LINES = 200
 SESSION_BUDGET_BYTES = 60 * 1024
 MIN_USEFUL_BUDGET = 1024  # below this a prefetch could not inject anything worth its cost
 STALE_AFTER_DAYS = 30
+CJK_SENTENCE_CHARS = 4  # a request written without spaces: this many characters or more
 QUERY_MAX_CHARS = 4_000  # a pasted log is cut before it goes into the recall prompt
 RECENT_TOOL_MESSAGES = 10  # how far back "recently used tools" looks
 RECALL_SCHEMA: dict[str, Any] = {
@@ -162,6 +165,7 @@ class Prefetch:
     typed: bool = False  # started by the REPL while the user was typing
     adopted: bool = False  # a turn took it (a typed one is dropped otherwise)
     local_taken: bool = False
+    held: bool = False  # the turn already waited for it at a tool result
     injected: int = 0  # files this turn has received so far (at most MAX_SELECTED)
 
 
@@ -199,9 +203,12 @@ class RecallSummary:
 
 # --- pure helpers --------------------------------------------------------------------
 def should_recall(text: str) -> bool:
-    """Recall runs for real requests, not slash commands or one-word inputs ("thanks")."""
+    """Recall runs for real requests, not slash commands or one-word inputs ("thanks"); a
+    sentence in a script without spaces counts by its characters ("谢谢" no, "怎么部署" yes)."""
     stripped = text.strip()
-    return not stripped.startswith("/") and len(stripped.split()) > 1
+    if stripped.startswith("/"):
+        return False
+    return len(stripped.split()) > 1 or cjk_characters(stripped) >= CJK_SENTENCE_CHARS
 
 
 def recent_tools(messages: Sequence[Message], window: int = RECENT_TOOL_MESSAGES) -> list[str]:
@@ -457,7 +464,7 @@ class RecallHook(AgentHooks):
     # -- hook points --
     async def on_turn_start(self, agent: Agent, text: str) -> None:
         """Start the prefetch for this turn (or adopt the one the REPL started while the user
-        typed it), then wait at most `recall.localWaitMs` for the local pass, so its strong
+        typed it), then wait at most `recall.holdMs` for the local pass, so its strong
         matches join the user's message; `recall.waitMs` waits for the whole selection."""
         key = query_key(text)
         current = self._prefetch
@@ -482,8 +489,19 @@ class RecallHook(AgentHooks):
             current = self._start(agent, text, key, settings, typed=False)
         if settings.wait_ms > 0:
             await asyncio.wait({current.task}, timeout=settings.wait_ms / 1000)
-        elif settings.local_wait_ms > 0 and not current.local.done():
-            await asyncio.wait({current.local}, timeout=settings.local_wait_ms / 1000)
+        elif settings.hold_ms > 0 and not current.local.done():
+            await asyncio.wait({current.local}, timeout=settings.hold_ms / 1000)
+
+    async def after_tool(self, agent: Agent, call: ToolUseBlock, result: ToolResult) -> list[str]:
+        """At the turn's first tool result, wait at most `recall.holdMs` for a side-model
+        selection still in flight, so it joins this tool result rather than missing the turn
+        (a turn with one tool call has no later boundary). `attachments()` then takes it."""
+        current = self._prefetch
+        hold_ms = self.config.memory.recall.hold_ms
+        if current is not None and not current.held and hold_ms > 0 and not current.task.done():
+            current.held = True
+            await asyncio.wait({current.task}, timeout=hold_ms / 1000)
+        return []
 
     def attachments(self) -> list[str]:
         """What is ready and new: the whole selection once it is done, else the local pass's

@@ -305,3 +305,17 @@ def test_a_chinese_query_finds_chinese_and_mixed_memories():
         "db-migration-zh.md"]
     assert rank("为什么 staging 的数据没了", docs, NOW)[0][0] == "staging-zh.md"
     assert rank("怎么部署 billing 到 staging", docs, NOW)[0][0] == "deploy-billing.md"
+
+
+def test_the_last_quarter_of_the_manifest_goes_to_the_query_widened_by_its_best_matches():
+    docs = [doc(f"totals-{i}.md", text) for i, text in enumerate([
+        "Totals dashboard lives in Grafana", "Totals for the quarterly board deck",
+        "Totals column hidden in the CSV export", "Totals cache is warmed at six",
+        "Totals endpoint is paginated by tenant", "Totals need the region filter"])]
+    docs += [doc("rounding-note.md", "Totals off by a penny: round half-even once, in decimal"),
+             doc("decimal-gotcha.md", "Money is decimal, rounded half-even once at the end")]
+    query = "why are the totals off by a penny"
+    assert "decimal-gotcha.md" not in LexicalIndex(docs).bm25(query)  # no word in common
+    short = [f for f, _ in shortlist(query, docs, 5, NOW)]
+    assert short[:4] == [f for f, _ in rank(query, docs, NOW)][:4]  # three quarters unchanged
+    assert short[4] == "decimal-gotcha.md"  # reached through "decimal", "half-even", "once"

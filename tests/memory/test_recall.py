@@ -360,6 +360,7 @@ def test_should_recall_skips_commands_and_single_words():
     assert not should_recall("/memory list")
     assert not should_recall("  thanks  ")
     assert not should_recall("")
+    assert should_recall("怎么部署到预发环境") and not should_recall("谢谢")
 
 
 def test_recent_tools_most_recent_first():

@@ -118,15 +118,17 @@ class ArchiveIndex:
             return []
         return parse_archive_index(text)
 
-    def add(self, entry: ArchiveEntry) -> None:
-        """Append the line of `entry` (the file starts with ARCHIVE_HEADER)."""
+    def add(self, *entries: ArchiveEntry) -> None:
+        """Append the lines of `entries`, in one write (the file starts with ARCHIVE_HEADER)."""
+        if not entries:
+            return
         with locked(self.path):
             try:
                 text = self.path.read_bytes().decode("utf-8", errors="replace")
             except FileNotFoundError:
                 text = ARCHIVE_HEADER
             text = text if not text or text.endswith("\n") else text + "\n"
-            atomic_write(self.path, text + archive_index_line(entry) + "\n")
+            atomic_write(self.path, text + "".join(archive_index_line(e) + "\n" for e in entries))
 
     def remove(self, file: str) -> bool:
         """Drop the ARCHIVE.md line of archived `file` (relative to archive/); True if found."""

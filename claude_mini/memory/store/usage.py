@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -81,13 +81,18 @@ class UsageRecord:
 
     def take(self, filename: str) -> UsageEntry | None:
         """Remove and return a file's entry (None if it has none or the record is corrupt)."""
+        return self.take_many([filename]).get(filename)
+
+    def take_many(self, filenames: Iterable[str]) -> dict[str, UsageEntry]:
+        """Remove and return the entries of several files in one write (gc archives many)."""
         with locked(self.path):
             data, problem = self._load()
-            if problem is not None or filename not in data:
-                return None
-            entry = data.pop(filename)
-            self._save(data)
-            return entry
+            if problem is not None:
+                return {}
+            taken = {f: data.pop(f) for f in filenames if f in data}
+            if taken:
+                self._save(data)
+            return taken
 
     def _load(self) -> tuple[dict[str, UsageEntry], str | None]:
         try:
