@@ -188,6 +188,8 @@ def test_recall_names_the_stale_memory_and_never_offers_a_superseded_one(repo, f
 
 def test_lexical_recall_picks_the_successor_not_the_superseded_memory(repo, fake_server):
     rt = make_runtime(repo, fake_server, {"recall": {"strategy": "lexical"}})
+    for topic in ("coffee", "holidays", "parking", "printer", "lunch", "badges"):
+        save(rt, f"{topic}.md", f"Where the office {topic} rules are written down")
     save(rt, "deploy-old.md", body="OLD-BODY")
     save(rt, "deploy-new.md", body="NEW-BODY", extra_frontmatter={"supersedes": "deploy-old.md"})
     apply_link(rt.store, "deploy-new.md", "deploy-old.md")
