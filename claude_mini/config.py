@@ -319,8 +319,8 @@ _SAFE_KEYS = frozenset({
 _SAFE_MODEL_KEYS = ("model", "smallModel")  # but not `local:PATH`: it loads a file of the repo's choosing
 _SAFE_GROUPS = {
     "recall": frozenset({"strategy", "waitMs", "timeoutMs", "holdMs", "draftPauseMs"}),
-    "memory": frozenset({"mode", "extractEvery", "extractWaitSeconds", "autoDream",
-                         "dreamMaxTurns", "halfLifeDays", "maxFiles", "autoGc"}),
+    "memory": frozenset({"mode", "extractEvery", "extractGate", "extractBatchTurns", "extractWaitSeconds",
+                         "autoDream", "dreamMaxTurns", "halfLifeDays", "maxFiles", "autoGc"}),
 }
 # Permission keys that only narrow; defaultMode is kept only for these modes.
 _NARROWING_PERMISSION_KEYS = frozenset({"deny", "ask", "disableBypassPermissionsMode"})
@@ -522,6 +522,7 @@ RECALL_TIMEOUT_MS = 10_000
 RECALL_HOLD_MS = 300
 RECALL_DRAFT_PAUSE_MS = 800  # the REPL starts recall this long after the last keystroke
 EXTRACT_EVERY = 1
+EXTRACT_BATCH_TURNS = 5
 EXTRACT_WAIT_SECONDS = 60.0
 HALF_LIFE_DAYS = 30.0
 MAX_MEMORY_FILES = 200  # Claude Code's hard cap on memory files
@@ -544,10 +545,14 @@ class RecallSettings:
 
 @dataclass(frozen=True)
 class ExtractionSettings:
-    """`memory.extractEvery` (every N eligible turns), `memory.extractWaitSeconds` (print mode)
-    and the daily-log mode, for Layer 4 (memory/extract.py)."""
+    """`memory.extractGate` (skip turns with nothing durable), `memory.extractBatchTurns` (run
+    anyway once this many turns wait), `memory.extractEvery` (at least N turns between runs at
+    turn end), `memory.extractWaitSeconds` (print mode, exit) and the daily-log mode, for
+    Layer 4 (memory/extract.py)."""
 
     every: int = EXTRACT_EVERY
+    gate: bool = True
+    batch_turns: int = EXTRACT_BATCH_TURNS
     wait_seconds: float = EXTRACT_WAIT_SECONDS
     log_mode: bool = False  # `memory.mode: "log"`: append bullets to today's log, edit no file
     hooks_in_forks: bool = False  # `memory.hooksInForks`: the user's PreToolUse hooks vet fork calls
@@ -618,6 +623,9 @@ def memory_settings(settings: Mapping[str, Any], model: str = DEFAULT_MODEL,
         extraction=ExtractionSettings(
             every=read.value(memory, "memory.extractEvery", EXTRACT_EVERY, "a whole number >= 1",
                              _whole_at_least(1)),
+            gate=read.value(memory, "memory.extractGate", True, "true or false", _is_bool),
+            batch_turns=read.value(memory, "memory.extractBatchTurns", EXTRACT_BATCH_TURNS,
+                                   "a whole number >= 1", _whole_at_least(1)),
             wait_seconds=float(read.value(memory, "memory.extractWaitSeconds", EXTRACT_WAIT_SECONDS,
                                           "a number >= 0", _number_at_least(0))),
             log_mode=log_mode,

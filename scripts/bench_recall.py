@@ -32,6 +32,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from claude_mini.memory.lexical import (
@@ -827,16 +828,23 @@ def report_unseen_reach(unseen, seed: int, tmp: Path, quick: bool) -> None:
         archived = gc(store, stale=False).archived
         gc_s = time.perf_counter() - start
         hook = RecallHook(store, Config(cwd=root, project_root=root), clock=lambda: ru.NOW)
-        tiers = _reach(answerable, lambda q: [c.filename.removeprefix("archive/")
-                                              for c in hook._local_pass(q, frozenset())[0]])
-        live = _reach(answerable, lambda q: [f for f, _ in shortlist(q, hook.scanner.index, 200,
-                                                                     ru.NOW)])
-        plain = LexicalIndex(candidate_from_text(m.file if hasattr(m, "file") else m.filename,
+        tiers = _reach(answerable, partial(_manifest_names, hook))
+        live = _reach(answerable, partial(_shortlist_names, hook.scanner.index, ru.NOW))
+        plain = LexicalIndex(candidate_from_text(getattr(m, "file", None) or m.filename,
                                                  m.text(), m.mtime) for m in everyone)
-        flat = _reach(answerable, lambda q: [f for f, _ in shortlist(q, plain, 200, ru.NOW)])
+        flat = _reach(answerable, partial(_shortlist_names, plain, ru.NOW))
         print(f"    {size:>6,} memories, gc archived {len(archived):,} in {gc_s:.1f} s:  "
               f"live + archive {tiers:.3f}   live files only {live:.3f}   "
               f"BM25 over every file, no gc {flat:.3f}")
+
+
+def _manifest_names(hook, query: str) -> list[str]:
+    """The live names of the files recall's manifest offers for `query`."""
+    return [c.filename.removeprefix("archive/") for c in hook._local_pass(query, frozenset())[0]]
+
+
+def _shortlist_names(index: LexicalIndex, now: float, query: str) -> list[str]:
+    return [f for f, _ in shortlist(query, index, 200, now)]
 
 
 def _reach(queries, offered: Callable[[str], list[str]]) -> float:

@@ -19,8 +19,9 @@ What it serves:
 - `POST /v1/messages/count_tokens`: `{"input_tokens": N}` (404 when `ollama_like`).
 
 Which reply: the first matching `Rule` (by purpose header, substring, regex or
-predicate), else the next queued `Reply`, else a default text that quotes the last
-user message (or a minimal JSON instance when the request asks for structured output).
+predicate; its reply may be a function of the request), else the next queued `Reply`,
+else a default text that quotes the last user message (or a minimal JSON instance when
+the request asks for structured output).
 
 Usage numbers come from a deterministic prompt-cache simulation (`PromptCache`).
 Nothing is random: message and tool ids come from counters.
@@ -344,9 +345,12 @@ def _texts(value: Any) -> list[str]:
 
 @dataclass
 class Rule:
-    """A reply served whenever a request matches; one-shot by default, persistent with times=None."""
+    """A reply served whenever a request matches; one-shot by default, persistent with times=None.
 
-    reply: Reply
+    `reply` may be a function of the request (a scripted model whose answer depends on what it
+    is sent, e.g. an extraction that saves what the conversation stated)."""
+
+    reply: Reply | Callable[[RecordedRequest], Reply]
     purpose: str | None = None
     contains: str | None = None
     regex: str | None = None
@@ -636,7 +640,7 @@ class FakeAnthropic:
 
     def on(
         self,
-        reply: Reply,
+        reply: Reply | Callable[[RecordedRequest], Reply],
         *,
         purpose: str | None = None,
         contains: str | None = None,
@@ -715,7 +719,7 @@ class FakeAnthropic:
             for rule in self._rules:
                 if rule.matches(request):
                     rule.hits += 1
-                    return rule.reply
+                    return rule.reply(request) if callable(rule.reply) else rule.reply
             if self._queue:
                 return self._queue.popleft()
         return self._default_reply(request)

@@ -226,6 +226,15 @@ def test_rules_take_precedence_and_can_be_persistent(fake_server):
     assert fake_server.pending == 0
 
 
+def test_a_rule_may_answer_with_a_function_of_the_request(fake_server):
+    fake_server.on(lambda request: Reply.text(request.last_user_text.upper()), purpose="extract", times=None)
+    client = sdk(fake_server)
+    headers = {"X-Claude-Mini-Purpose": "extract"}
+    assert client.messages.create(**body("shout"), extra_headers=headers).content[0].text == "SHOUT"
+    assert client.messages.create(**body("again"), extra_headers=headers).content[0].text == "AGAIN"
+    assert fake_server.requests_for("extract")[1].reply == Reply.text("AGAIN")
+
+
 def test_default_reply_quotes_the_user_and_fills_schemas(fake_server):
     client = sdk(fake_server)
     echo = client.messages.create(**body("please   list the files")).content[0].text

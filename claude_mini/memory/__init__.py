@@ -3,7 +3,8 @@
     ┌─ Layer 5  compaction ─────── when the context is nearly full, what survives?
     │     compact.py          ContextMeter, Compactor: summary, then the restore of recent files
     ├─ Layer 4  extraction ─────── what from this turn is worth remembering?
-    │     extract.py          a forked agent saves memories after a turn
+    │     extract.py          a forked agent saves memories after a turn; batching, the final run
+    │     extract_gate.py     which pending turns are worth a run (no model)
     │     secrets.py          the secret guard: no credential is written into the memory folder
     │     secret_scan.py      what looks like a credential
     │     scan_fold.py        the text as the secret scan sees it

@@ -1,10 +1,15 @@
 """Layer 4: after a turn, a forked agent saves what is worth remembering.
 
     turn ends (end_turn) ──► Extractor.on_turn_end
-        auto memory off, the in-process local model, or throttled (memory.extractEvery) ──► nothing
-        only trivial turns since the cursor (the gate, worth_extracting) ──► nothing; the
-            messages wait for the next run
-        else ──► ForkSnapshot of the parent ──► schedule
+        auto memory off, or the in-process local model ──► nothing
+        the pending turns (since the cursor, or since the newest run scheduled):
+            fewer than memory.extractEvery ──► held
+            the gate (memory/extract_gate.py) finds something durable ──► run
+            memory.extractBatchTurns of them (5) ──► run, durable or not (the gate's safety net)
+            else ──► held: the cursor stays, the next run reads them too
+    before a compaction ──► whatever is new runs, gate aside, and is waited for (`flush`)
+    the session ends (the UIs' exit, /clear, /resume) ──► the pending turns run if the gate
+        finds them durable (`schedule_final_run`; "hello" alone costs no fork at exit)
     schedule: one extraction at a time, as a background asyncio task; a turn that
         ends while one runs stashes its snapshot (only the newest is kept) and
         exactly one trailing run follows
@@ -19,8 +24,8 @@
 
 The cursor is the last message already considered (kept by identity, so it
 survives the message list being copied); a resumed conversation starts as
-considered (the session that wrote it extracted it). Before a compaction
-replaces the conversation, whatever is new is extracted (`before_compact`); after
+considered (the session that wrote it extracted it, or its gate found nothing). Before a
+compaction replaces the conversation, whatever is new is extracted (`before_compact`); after
 it, the cursor moves to the end (`after_compact`).
 The hook also keeps the secret guard (memory/secrets.py) around the main
 agent's policy. The cache-friendly prefix is the fork's business (agent/fork.py).
@@ -32,7 +37,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,13 +45,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini import paths
-from claude_mini.agent.bash_safety import is_read_only_command
 from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import WRITING_TOOLS, Fork, ForkResult, ForkSnapshot
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.agent.permissions import Allow, Decision, ExtractionPolicy, ToolPolicy
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
+from claude_mini.memory.extract_gate import GateDecision, assess, count_turns, no_gate
 from claude_mini.memory.fileutil import atomic_write, os_error_text
 from claude_mini.memory.lexical import Candidate, manifest_line
 from claude_mini.memory.secrets import SecretGuard, lands_in
@@ -234,80 +238,6 @@ def main_agent_wrote_memory(messages: list[Message], memory_dir: Path, cwd: Path
     )
 
 
-# ---------------------------------------------------------------- the gate
-
-# A turn is trivial when the user only greeted, thanked, or wrote one short clause (no , ; : and
-# no second sentence) that asks a question or says to look at something, and stated nothing (no
-# preference, correction, decision or fact).
-# Anything else passes: "use pnpm, not npm" and "the staging db is at db2.internal" are commands
-# or statements a later session needs, and a word list cannot tell every such one apart.
-SMALL_TALK = re.compile(
-    r"(hi|hello|hey|yo|thanks|thank you|thx|ok(ay)?|cool|great|nice|good|perfect|yes|no|sure|"
-    r"got it|lgtm|bye|good (morning|afternoon|evening))( there| so much| a lot)?[\s!.]*$",
-    re.IGNORECASE,
-)
-LOOKING_WORDS = re.compile(  # how a short request to look at something, or a question, starts
-    r"(list|show|read|open|print|display|cat|find|search|grep|look|check|explain|describe|"
-    r"summari[sz]e|review|run|what|what's|where|which|who|why|how|when|is|are|does|do|did|can|"
-    r"could|would)\b",
-    re.IGNORECASE,
-)
-STATING_WORDS = re.compile(  # words that make even a short question or command state something
-    r"\b(always|never|prefer\w*|remember|forget|don'?t|do not|should(n'?t)?|must|instead|rather|"
-    r"actually|wrong|incorrect|from now on|going forward|next time|avoid|use|using|"
-    r"we|we'?re|our|i'?m|i am|my|mine|team|deadline|release|deploy\w*|freeze|decid\w*|not|with|"
-    r"before|after|own\w*|lives?|owner|convention|policy|due|correct\w*)\b",
-    re.IGNORECASE,
-)
-SHORT_REQUEST_WORDS = 12  # a request to look at something longer than this may carry context
-MORE_THAN_ONE_CLAUSE = re.compile(r"[,;:]|[.?!]\s+\S")  # "show me main.py, the entry is cli.py"
-
-
-def is_trivial_request(text: str) -> bool:
-    """Whether `text` is small talk, or one short clause asking or saying to look, stating nothing."""
-    text = text.strip()
-    if SMALL_TALK.match(text):
-        return True
-    short = len(text.split()) <= SHORT_REQUEST_WORDS and text.isascii() and not MORE_THAN_ONE_CLAUSE.search(text)
-    asking = bool(LOOKING_WORDS.match(text)) or text.endswith("?")  # "still there?"
-    return short and asking and not STATING_WORDS.search(text)
-
-
-def worth_extracting(messages: list[Message]) -> bool:
-    """Whether `messages` may hold something durable: the cheap local gate before a fork.
-
-    Only a turn that is clearly trivial is skipped: every user text is small talk or a short
-    question or command to look at something ("hello", "list files", "what does x do?"), no
-    file was changed and no tool failed. Everything else passes. A skipped turn's messages
-    stay after the cursor: the next extraction reads them too.
-    """
-    for message in messages:
-        if message.role == "user":
-            if any(isinstance(b, ToolResultBlock) and b.is_error for b in message.content):
-                return True  # a failure, maybe resolved: a lesson
-            if not all(is_trivial_request(text) for text in user_words(message)):
-                return True
-        elif any(_changes_files(call.name, call.input) for call in message.tool_uses):
-            return True
-    return False
-
-
-def user_words(message: Message) -> list[str]:
-    """What the user typed in a user message (not tool results, reminders or attachments)."""
-    return [b.text for b in message.content
-            if isinstance(b, TextBlock) and not b.text.startswith(("<system-reminder>", "<attached-file"))]
-
-
-def _changes_files(tool: str, input: dict[str, Any]) -> bool:
-    """A Write or Edit, or a Bash command that is not read-only."""
-    if tool in WRITING_TOOLS:
-        return True
-    if tool != "Bash":
-        return False
-    command = input.get("command") if isinstance(input, dict) else None
-    return not is_read_only_command(command if isinstance(command, str) else "")[0]
-
-
 # ---------------------------------------------------------------- files: journal, provenance
 
 
@@ -413,12 +343,30 @@ def stamp_provenance(path: Path, session_id: str, created: str | None, now: str)
 # ---------------------------------------------------------------- the hook
 
 
+def index_after(messages: list[Message], anchor: tuple[Message, int]) -> int:
+    """The index after `anchor` (a message, and how many blocks it had) in `messages`; a user
+    message merged into since counts again; 0 when it is gone (the conversation was rewritten)."""
+    message, size = anchor
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i] is message:
+            return i + 1 if len(message.content) == size else i
+    return 0
+
+
+@dataclass(frozen=True)
+class TurnVerdict:
+    """What the extractor made of the newest turn end: whether a run started, and why (/context)."""
+
+    ran: bool
+    reason: str
+
+
 class Extractor(AgentHooks):
     """Schedules and runs background memory extraction for one session.
 
     It tells the user through its notice channel: each saved memory (level `saved`), a
-    failure (once), and background work `extract` while a run is in flight. The UIs read
-    `running` and call `wait()` before the session ends.
+    failure (once), and background work `extract` while a run is in flight. The UIs call
+    `schedule_final_run()` when the session ends, then `wait()` for `running` work.
     """
 
     def __init__(
@@ -431,7 +379,7 @@ class Extractor(AgentHooks):
         notices: NoticeChannel | None = None,
         settings: ExtractionSettings | None = None,
         enabled: Callable[[], bool] = lambda: True,
-        gate: Callable[[list[Message]], bool] = worth_extracting,
+        gate: Callable[[list[Message]], GateDecision] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
@@ -440,7 +388,9 @@ class Extractor(AgentHooks):
         self.project_root = project_root
         self.settings = settings or ExtractionSettings()
         self.enabled = enabled
-        self.gate = gate  # the messages since the cursor -> whether a turn end forks
+        # The pending messages -> whether they may hold something durable (memory/extract_gate.py).
+        self.gate = gate or (assess if self.settings.gate else no_gate)
+        self.last_verdict: TurnVerdict | None = None
         self.clock = clock
         self.notices = notices or NoticeChannel()
         self.runs = 0  # forks that finished
@@ -451,8 +401,11 @@ class Extractor(AgentHooks):
         self._sessions = {session.id: session}
         # A resumed conversation was extracted by the session that wrote it.
         self._advance(session.messages, session.id)
-        self._turns_since = 0
         self._pending: ForkSnapshot | None = None
+        # The end of the newest snapshot scheduled (session id, anchor): the turns up to it are
+        # covered by a run in flight, so the gate does not count them again.
+        self._mark: tuple[str, tuple[Message, int]] | None = None
+        self._held: ForkSnapshot | None = None  # the newest turn end that started no run (/clear)
         self._task: asyncio.Task[None] | None = None
         self._told_failure = False
 
@@ -479,29 +432,63 @@ class Extractor(AgentHooks):
             agent.policy = SecretGuard(agent.policy, self.store.root, cwd=lambda: agent.ctx.cwd)
 
     async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
-        """Schedule an extraction when the turn ended normally, the throttle allows and the
-        messages since the cursor pass the gate (a trivial turn waits for a later one)."""
+        """Schedule an extraction when the turn ended normally and the pending turns call for
+        one (`verdict`); otherwise they wait for a later run."""
         if done.stop_reason != "end_turn" or not self.enabled():
             return
-        self._turns_since += 1
-        if self._turns_since < self.settings.every:
+        verdict = self.last_verdict = self.verdict(agent.session.messages)
+        log.debug("memory extraction %s: %s", "runs" if verdict.ran else "waits", verdict.reason)
+        snapshot = ForkSnapshot.of(agent)
+        if not verdict.ran:
+            self._held = snapshot
             return
-        if not self.gate(agent.session.messages[self.cursor:]):
-            log.debug("memory extraction skipped: only trivial turns since the last one")
-            return
-        self._turns_since = 0
+        self._held = None
         self.policy = agent.policy
-        self.schedule(ForkSnapshot.of(agent))
+        self.schedule(snapshot)
+
+    def verdict(self, messages: list[Message]) -> TurnVerdict:
+        """Whether the pending turns of the current conversation (`messages`) are extracted now:
+        at least `extractEvery` of them, and durable or `extractBatchTurns` of them."""
+        pending = self.pending_messages(messages)
+        turns, every = count_turns(pending), self.settings.every
+        gate = self.gate(pending)
+        if turns < every:
+            return TurnVerdict(False, f"{turns} of {every} turns since the last run (memory.extractEvery); "
+                                      f"{gate.reason}")
+        if gate.durable:
+            return TurnVerdict(True, gate.reason)
+        if turns >= self.settings.batch_turns:
+            return TurnVerdict(True, f"{turns} turns pending (memory.extractBatchTurns); {gate.reason}")
+        return TurnVerdict(False, gate.reason)
+
+    def schedule_final_run(self, agent: Agent) -> bool:
+        """The session ends (the UIs call this before their bounded wait): the pending turns are
+        extracted if the gate finds them durable, whatever `extractEvery` says. Whether a run is
+        now in flight."""
+        if self.enabled() and self._durable_pending(agent.session.messages, agent.session.id):
+            self._held = None
+            self.policy = agent.policy
+            self.schedule(ForkSnapshot.of(agent))
+        return self.running
+
+    def _durable_pending(self, messages: list[Message], session_id: str) -> bool:
+        pending = self.pending_messages(messages, session_id)
+        return count_turns(pending) > 0 and self.gate(pending).durable
 
     def on_session_change(self, session: Session, source: SessionSource) -> None:
-        """/clear or /resume: later turns are `session`'s; what it already holds was extracted
-        by the session that wrote it. A run for the old conversation still finishes, with the
-        old cursor, and reports to the old transcript."""
+        """/clear or /resume: the old conversation's pending turns get their final run (in the
+        background, if durable); later turns are `session`'s, and what it already holds was
+        extracted by the session that wrote it. A run for the old conversation still finishes,
+        with the old cursor, and reports to the old transcript."""
+        held, self._held = self._held, None
+        if held is not None and self.enabled() and self._durable_pending(held.messages, held.session_id):
+            with contextlib.suppress(RuntimeError):  # no event loop: nothing can run in the background
+                self.schedule(held)
         self.session = session
         if session.id not in self._sessions:
             self._sessions[session.id] = session
             self._advance(session.messages, session.id)
-        self._turns_since = 0
+        self.last_verdict = None
         if not self.running:
             self._forget_other_sessions()
 
@@ -522,6 +509,19 @@ class Extractor(AgentHooks):
         self._sessions = {self.session.id: self.session}
         self._anchors = {self.session.id: self._anchors.get(self.session.id)}
 
+    def context_report(self) -> list[str]:
+        """/context's line: how many turns wait for extraction, and what became of the last one."""
+        if not self.enabled():
+            return []
+        turns = count_turns(self.pending_messages())
+        line = f"Memory extraction: {turns} turn{'' if turns == 1 else 's'} pending"
+        if self.settings.gate:
+            line += f" (a run at a durable turn or at {self.settings.batch_turns})"
+        verdict = self.last_verdict
+        if verdict is not None:
+            line += f" · last turn {'extracted' if verdict.ran else 'held'}: {verdict.reason}"
+        return [line]
+
     @property
     def saved_names(self) -> list[str]:
         """The file names of the memories saved in this session, in the order first saved (each
@@ -538,6 +538,9 @@ class Extractor(AgentHooks):
     def schedule(self, snapshot: ForkSnapshot) -> None:
         """Run an extraction on `snapshot` now, or after the running one (newest snapshot wins)."""
         self._pending = snapshot
+        if snapshot.messages:
+            last = snapshot.messages[-1]
+            self._mark = (snapshot.session_id, (last, len(last.content)))
         if not self.running:
             self._task = asyncio.get_running_loop().create_task(self._drain(), name="memory-extraction")
 
@@ -571,6 +574,7 @@ class Extractor(AgentHooks):
                 snapshot, self._pending = self._pending, None
                 await self._run_once(snapshot)
         finally:
+            self._mark = None  # the cursor says what was covered (not a failed run's messages)
             self._forget_other_sessions()
             self._show_status(False)
 
@@ -588,15 +592,20 @@ class Extractor(AgentHooks):
         """Count the whole current conversation as considered (after compaction replaced it)."""
         self._advance(self.session.messages, self.session.id)
 
+    def pending_messages(self, messages: list[Message] | None = None,
+                         session_id: str | None = None) -> list[Message]:
+        """The messages of a conversation (the current one by default) that no run has covered
+        or been scheduled for: what the gate judges."""
+        session_id = session_id or self.session.id
+        messages = self.session.messages if messages is None else messages
+        start = self._start_index(messages, session_id)
+        if self._mark is not None and self._mark[0] == session_id:
+            start = max(start, index_after(messages, self._mark[1]))
+        return messages[start:]
+
     def _start_index(self, messages: list[Message], session_id: str) -> int:
         found = self._anchors.get(session_id)
-        if found is None:
-            return 0
-        anchor, size = found
-        for i in range(len(messages) - 1, -1, -1):
-            if messages[i] is anchor:
-                return i + 1 if len(anchor.content) == size else i  # a merged user message counts again
-        return 0  # the conversation was rewritten without reset_cursor(): consider all of it
+        return 0 if found is None else index_after(messages, found)
 
     def _advance(self, messages: list[Message], session_id: str) -> None:
         self._anchors[session_id] = (messages[-1], len(messages[-1].content)) if messages else None

@@ -66,11 +66,12 @@ FEEDBACK_SHARE = 0.25  # of the manifest's places, for the widened query (see sh
 FEEDBACK_DOCS = 10
 FEEDBACK_TERMS = 10
 FEEDBACK_MIN_SCORE = 0.5  # a feedback document must match at least half a rare term
-# Two rare-term matches, or many common ones. The lexical pass's picks join the user's message
-# without the side model's judgement, so it prefers nothing to a weak match: on the generated
-# fixture of bench_recall.py, 2.0 against 1.6 trades recall@5 0.83 -> 0.72 for precision@5
-# 0.76 -> 0.87 and abstains on every no-memory query (0.93 before).
-SELECT_THRESHOLD = 2.0
+# Nearly two rare-term matches, or many common ones. The lexical pass's picks join the user's
+# message without the side model's judgement, so it prefers nothing to a weak match: 1.8 is
+# the lowest threshold at which every no-memory query of bench_recall.py's generated fixture
+# selects nothing (0.93 at 1.6), at recall@5 0.79 / precision@5 0.83 there (0.83 / 0.76 at 1.6);
+# 2.0 lost lasting answers in bench_forgetting.py's year (0.75 against 0.80).
+SELECT_THRESHOLD = 1.8
 SELECT_RELATIVE = 0.7  # and at least this share of the best score: drops same-topic neighbours
 MANIFEST_DESCRIPTION_CHARS = 200
 ARCHIVE_PREFIX = ARCHIVE_DIR + "/"  # how recall names an archived file beside the live ones
@@ -87,7 +88,7 @@ _STOP_WORDS = _word_set(
     "your he she they them their what which who whom how why when where do does did done "
     "can could should would will shall may might must not no yes so than too very just also "
     "please let lets get got have has had any all some such only own same other more most "
-    "up out over again further once"
+    "up out over again further once between"
 )
 # Scripts written without spaces between words (Han, kana, Hangul syllables are searched the
 # same way): a run of them is one regex match, so it is split into overlapping character
@@ -158,6 +159,21 @@ def _cjk_tokens(run: str) -> list[str]:
 def cjk_characters(text: str) -> int:
     """How many characters of `text` belong to scripts written without spaces."""
     return len(_CJK_RUN.findall(text))
+
+
+def query_words(text: str) -> list[tuple[str, ...]]:
+    """`tokenize(text)` grouped by the word each term came from: a camelCase word's parts and
+    the whole word are one group, so a query word counts once however it is split."""
+    out: list[tuple[str, ...]] = []
+    for word in _WORD.findall(text):
+        if _CJK_RUN.match(word):
+            out.extend((t,) for t in _cjk_tokens(word))
+        elif tokens := _word_tokens(word):
+            out.append(tokens)
+    if "-" in text or "_" in text:
+        for compound in _COMPOUND.findall(text):
+            out.append(_word_tokens(compound.replace("-", "").replace("_", "")))
+    return out
 
 
 def tokenize(text: str) -> list[str]:
@@ -290,18 +306,26 @@ class LexicalIndex:
         # norm = K1 * (1 - B + B * length / avgdl), split so nothing is cached per corpus state
         base, slope, lengths = K1 * (1.0 - B), K1 * B / avgdl, self.lengths
         scores: dict[str, float] = {}
-        for term in self._query_terms(query):
-            posting = self.postings[term]
-            weight = self.idf(len(posting)) * (K1 + 1) / unit
-            for filename, tf in posting.items():
-                norm = base + slope * lengths[filename]
-                scores[filename] = scores.get(filename, 0.0) + weight * tf / (tf + norm)
+        for group in self._query_groups(query):
+            best: dict[str, float] = {}  # a word's parts and its whole count once: the best
+            for term in group:
+                posting = self.postings[term]
+                weight = self.idf(len(posting)) * (K1 + 1) / unit
+                for filename, tf in posting.items():
+                    score = weight * tf / (tf + base + slope * lengths[filename])
+                    if score > best.get(filename, 0.0):
+                        best[filename] = score
+            for filename, score in best.items():
+                scores[filename] = scores.get(filename, 0.0) + score
         return scores
 
-    def _query_terms(self, query: str) -> list[str]:
-        known = {t for t in tokenize(query) if t in self.postings}
-        # Rarest first: the terms that discriminate; ties broken by the term for determinism.
-        return sorted(known, key=lambda t: (len(self.postings[t]), t))[:MAX_QUERY_TERMS]
+    def _query_groups(self, query: str) -> list[tuple[str, ...]]:
+        """The query's words as groups of known terms ("GitHub": git, hub, github), rarest
+        first (the ones that discriminate), at most MAX_QUERY_TERMS; ties by the terms."""
+        groups = {known for word in query_words(query)
+                  if (known := tuple(sorted({t for t in word if t in self.postings})))}
+        rarity = {g: min(len(self.postings[t]) for t in g) for g in groups}
+        return sorted(groups, key=lambda g: (rarity[g], g))[:MAX_QUERY_TERMS]
 
 
 def recency_prior(mtime: float, now: float) -> float:

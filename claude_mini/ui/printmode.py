@@ -162,14 +162,15 @@ class PrintRun:
         return status
 
     async def wait_for_extraction(self) -> None:
-        """Wait for a running extraction, saying so; stop it after the limit or at Ctrl-C.
+        """Start the session's final extraction if its pending turns are durable, then wait for a
+        running extraction, saying so; stop it after the limit or at Ctrl-C.
 
         The limit is `memory.extractWaitSeconds`; unset, text output waits TEXT_WAIT_SECONDS
         (the answer is out: the shell should come back) and json keeps the settings' default,
         so its cost counts the extraction.
         """
         extractor = self.runtime.extractor
-        if extractor is None or not extractor.running:
+        if extractor is None or not extractor.schedule_final_run(self.runtime.agent):
             return
         limit = extractor.settings.wait_seconds
         if self.format == "text" and self.runtime.config.get("memory.extractWaitSeconds") is None:

@@ -320,9 +320,10 @@ class Repl:
                                                               f"--resume {runtime.session.id}")]), style=STYLE)
 
     async def _finish_extraction(self, runtime: Runtime) -> None:
-        """Give a running memory extraction its configured time before leaving (Ctrl-C skips it)."""
+        """Start the session's final memory extraction if its pending turns are durable, and give
+        a running one its configured time before leaving (Ctrl-C skips it)."""
         extractor = runtime.extractor
-        if extractor is None or not extractor.running:
+        if extractor is None or not extractor.schedule_final_run(runtime.agent):
             return
         limit = extractor.settings.wait_seconds
         print_formatted_text(FormattedText([("class:dim", f"Saving memories from this session (up to "

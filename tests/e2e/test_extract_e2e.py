@@ -1,4 +1,5 @@
-"""End to end: background memory extraction in `claude-mini -p` (real CLI, fake server)."""
+"""End to end: background memory extraction through the real CLI and the fake server (`-p`, and one
+REPL session for the gate's batching and the final run at exit)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,12 @@ def save_replies(fake_server, memdir) -> None:
     fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "feedback_testing.md"), "content": MEMORY}),
                    purpose="extract")
     fake_server.on(Reply.text("Saved one memory."), purpose="extract")
+
+
+def runs(fake_server) -> list:
+    """The first request of each extraction run (its last message is the extraction prompt)."""
+    return [r for r in fake_server.requests_for("extract")
+            if r.body["messages"][-1]["content"][-1].get("text", "").startswith("You are now the memory extraction")]
 
 
 def transcript_entries(home, repo) -> list[dict]:
@@ -125,13 +132,35 @@ def test_ctrl_c_while_saving_skips_it(isolated_env, fake_server, repo):
     assert not (memdir / "feedback_testing.md").exists()  # the unfinished run was rolled back
 
 
-def test_a_trivial_turn_is_not_extracted(run_cli, fake_server, repo):
+def test_a_turn_with_nothing_durable_is_not_extracted(run_cli, fake_server, repo):
+    """A greeting, a listing, a question answered from the code, an edit: no fork, at the turn's
+    end or at the session's (each -p run is a session)."""
     settings(repo)
-    fake_server.queue(Reply.text("Hello!"), Reply.tool("Glob", {"pattern": "*"}), Reply.text("app.py, README.md"))
-    for prompt in ("hello", "list files"):
-        result = run_cli("-p", prompt)
+    fake_server.queue(Reply.text("Hello!"),
+                      Reply.tool("Glob", {"pattern": "*"}), Reply.text("app.py, README.md"),
+                      Reply.tool("Read", {"file_path": "app.py"}), Reply.text("greet() returns hello."),
+                      Reply.tool("Read", {"file_path": "app.py"}),
+                      Reply.tool("Edit", {"file_path": "app.py", "old_string": "def greet():",
+                                          "new_string": "def greet() -> str:"}), Reply.text("Annotated."))
+    for prompt in ("hello", "list files", "what does greet do?", "add a return type to greet"):
+        result = run_cli("-p", prompt, "--permission-mode", "acceptEdits")
         assert result.returncode == 0 and result.stderr == "", result.stderr
-    assert fake_server.requests_for("extract") == [] and len(fake_server.requests_for("main")) == 3
+    assert fake_server.requests_for("extract") == [] and len(fake_server.requests_for("main")) == 8
+    assert "def greet() -> str:" in (repo / "app.py").read_text()
+
+
+def test_the_session_end_extracts_a_durable_turn_the_throttle_held(run_cli, fake_server, repo):
+    """memory.extractEvery holds a turn at its end; a -p run is a whole session, so it is extracted
+    at exit, because it is durable. A trivial one is not."""
+    settings(repo, extractEvery=3)
+    memdir = paths.memory_dir(repo)
+    result = run_cli("-p", "hello")
+    assert result.returncode == 0 and result.stderr == "" and fake_server.requests_for("extract") == []
+    save_replies(fake_server, memdir)
+    result = run_cli("-p", "always run pytest with -x")
+    assert result.returncode == 0, result.stderr
+    assert "Saved memory: feedback_testing.md — always run pytest with -x" in result.stderr
+    assert (memdir / "feedback_testing.md").exists() and len(runs(fake_server)) == 1
 
 
 def test_main_agent_cannot_save_a_secret_into_memory(run_cli, fake_server, repo):
@@ -155,3 +184,52 @@ def test_no_extraction_when_auto_memory_is_disabled(run_cli, fake_server, repo):
     result = run_cli("-p", "always run pytest with -x", env={"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"})
     assert result.returncode == 0, result.stderr
     assert fake_server.requests_for("extract") == [] and len(fake_server.requests_for("main")) == 1
+
+
+def test_repl_batches_held_turns_into_the_durable_turns_run_and_extracts_the_rest_at_exit(
+        isolated_env, fake_server, repo):
+    """Turns 1-2 state nothing and wait; the 3rd states a preference: ONE run, carrying turns 1-3.
+    The 4th states a schedule but is interrupted (no turn end): /exit extracts it."""
+    from tests.e2e.conftest import trust_folder
+    from tests.e2e.test_repl import Terminal
+
+    settings(repo)
+    trust_folder(isolated_env.home, repo)
+    memdir = paths.memory_dir(repo)
+    for reply in (Reply.text("Hi!"), Reply.tool("Glob", {"pattern": "*"}), Reply.text("app.py, README.md"),
+                  Reply.text("Tabs it is."), Reply.text("never arrives").hang()):
+        fake_server.on(reply, purpose="main")
+    tabs = format_memory(name="Tabs", description="indent with tabs", type="feedback", body="Tabs.")
+    deploy = format_memory(name="Deploys", description="deploys happen on Fridays", type="project", body="Fri.")
+    for reply in (Reply.tool("Write", {"file_path": str(memdir / "feedback_tabs.md"), "content": tabs}),
+                  Reply.text("Saved."),
+                  Reply.tool("Write", {"file_path": str(memdir / "project_deploy.md"), "content": deploy}),
+                  Reply.text("Saved.")):
+        fake_server.on(reply, purpose="extract")
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm")
+    term = Terminal([], repo, env)
+    try:
+        for text, answer in (("hello", "Hi!"), ("list files", "app.py, README.md"),
+                             ("always indent with tabs", "Tabs it is.")):
+            term.expect(r"mode: \w+")
+            term.submit(text)
+            term.expect(answer)
+        term.expect("Saved memory: feedback_tabs.md")
+        [first] = runs(fake_server)
+        typed = [b["text"] for m in first.body["messages"][:-1] if m["role"] == "user" for b in m["content"]
+                 if b.get("type") == "text"]
+        assert typed == ["hello", "list files", "always indent with tabs"]
+        term.expect(r"mode: \w+")
+        term.submit("we deploy on Fridays")
+        term.expect("esc to interrupt")
+        term.child.sendintr()
+        term.expect("Interrupted")
+        term.expect(r"mode: \w+")
+        term.submit("/exit")
+        term.expect("Saving memories from this session")
+        assert term.exit_status() == 0
+    finally:
+        term.child.close(force=True)
+    first, last = runs(fake_server)
+    assert 'from the user\'s "we deploy on Fridays' in last.body["messages"][-1]["content"][-1]["text"]
+    assert (memdir / "feedback_tabs.md").exists() and (memdir / "project_deploy.md").exists()

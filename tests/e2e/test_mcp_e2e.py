@@ -66,11 +66,13 @@ def add_call(fake_server, answer: str = "2 + 3 = 5") -> None:
 
 def test_a_stdio_server_tool_answers_and_the_tool_list_is_the_same_everywhere(run_cli, fake_server, repo,
                                                                               isolated_env):
-    """Auto memory on: the extraction fork after the turn must send the main agent's tool list."""
+    """Auto memory on: the extraction fork after the turn (it states a preference, so the gate lets
+    it run) must send the main agent's tool list."""
     project(repo, isolated_env.home, {"demo": DEMO_SERVER})
     add_call(fake_server)
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
-    result = run_cli("-p", "add 2 and 3 with the demo server", "--allowedTools", "mcp__demo")
+    result = run_cli("-p", "add 2 and 3 with the demo server; always use it for sums", "--allowedTools",
+                     "mcp__demo")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "2 + 3 = 5\n"
     [added] = tool_results(fake_server)
@@ -215,6 +217,10 @@ def test_recall_lists_an_mcp_tool_used_in_the_last_turn(run_cli, fake_server, re
     added = run_cli("memory", "add", "--type", "reference",
                     "The demo MCP server's add tool takes two numbers a and b and returns their sum.")
     assert added.returncode == 0, added.stderr
+    # A second, unrelated memory: the first turn's local pass sends the one above, and a
+    # manifest with nothing left to offer makes no recall request.
+    other = run_cli("memory", "add", "--type", "project", "Release notes go in CHANGELOG.md under Unreleased.")
+    assert other.returncode == 0, other.stderr
     fake_server.on(Reply.json({"selected_memories": []}), purpose="recall", times=None)
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
     add_call(fake_server)

@@ -121,13 +121,14 @@ def bodies_in(body: dict) -> list[str]:
 
 
 def test_the_listing_is_one_cached_prefix_for_every_request_and_the_fork(run_cli, fake_server, repo):
-    """Auto memory on: the extraction fork after the turn must extend the main agent's exact prefix."""
+    """Auto memory on: the extraction fork after the turn (it states a schedule, so the gate lets it
+    run) must extend the main agent's exact prefix."""
     write_layout(repo)
     fake_server.on(Reply.tool("Skill", {"skill": "release-notes", "args": "2.3.0"}), purpose="main", times=1)
     fake_server.on(Reply.tool("Read", {"file_path": "app.py"}), purpose="main", times=1)
     fake_server.on(Reply.text("Notes drafted for 2.3.0."), purpose="main", times=1)
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
-    result = run_cli("-p", "draft the release notes for 2.3.0")
+    result = run_cli("-p", "draft the release notes for 2.3.0; we release on Thursdays")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Notes drafted for 2.3.0.\n"
 

@@ -17,6 +17,7 @@ from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.memory.compact import files_seen
+from claude_mini.memory.extract_gate import GateDecision, no_gate
 from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime
 from claude_mini.session import resume_session
@@ -57,7 +58,7 @@ def test_every_compaction_extracts_what_is_new_before_summarising(repo, fake_ser
 
     async def scenario() -> Runtime:
         rt = start(repo, fake_server)
-        rt.extractor.gate = lambda messages: False  # no extraction at turn end: only the flush
+        rt.extractor.gate = lambda messages: GateDecision(False, "test")  # only the flush extracts
         fake_server.queue(Reply.text("first answer"))
         await turn(rt, "we deploy with make ship")
         assert not fake_server.requests_for("extract")
@@ -96,7 +97,7 @@ def test_saved_names_lists_each_memory_saved_once_in_order(repo, fake_server):
 
     async def scenario() -> Runtime:
         rt = start(repo, fake_server)
-        rt.extractor.gate = lambda messages: True
+        rt.extractor.gate = no_gate
         assert rt.extractor.saved_names == []
         for text in ("we ship with make ship", "run the tests with -x; ship is now make ship-all"):
             fake_server.queue(Reply.text("Noted."))

@@ -1,5 +1,6 @@
 """Layer 4 (memory/extract.py, memory/secrets.py) in-process through the fake server: the request,
-saving with provenance, skip, throttle, coalescing, failures, denials, the secret guard."""
+saving with provenance, skip, throttle, coalescing, the gate's batching and final run, failures,
+denials, the secret guard. The gate's own rules: test_extract_gate.py."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from claude_mini import paths
 from claude_mini.agent.fork import strip_cache_control
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
-from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from claude_mini.memory.extract import ExtractionSettings, worth_extracting
+from claude_mini.memory.extract import ExtractionSettings
+from claude_mini.memory.extract_gate import assess, no_gate
 from claude_mini.memory.secrets import SecretGuard
 from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime
@@ -39,7 +40,7 @@ def start(repo: Path, server, **settings: Any) -> Runtime:
     config.settings = merge(config.settings, extra)
     rt = build_runtime(config, client=AnthropicClient(base_url=server.base_url, api_key="test"))
     rt.extractor.clock = lambda: CLOCK
-    rt.extractor.gate = lambda messages: True  # these tests are about scheduling; the gate's are below
+    rt.extractor.gate = no_gate  # these tests are about scheduling; the gate's are below
     return rt
 
 
@@ -322,6 +323,126 @@ def test_flush_extracts_now_and_reset_cursor_follows_a_rewritten_conversation(re
     assert len(fake_server.requests_for("extract")) == 1
 
 
+# ---------------------------------------------------------------- the gate: batching and the final run
+
+
+def gated(repo: Path, server, **settings: Any) -> Runtime:
+    """A runtime with the real gate (memory/extract_gate.py)."""
+    rt = start(repo, server, **settings)
+    rt.extractor.gate = assess
+    return rt
+
+
+def user_texts(request) -> list[str]:
+    """What the user typed in the turns an extraction request carries (before its prompt)."""
+    return [block["text"] for m in request.body["messages"][:-1] if m["role"] == "user"
+            for block in m["content"] if block.get("type") == "text"]
+
+
+def test_turns_with_nothing_durable_wait_and_join_the_run_of_the_durable_turn(repo, fake_server):
+    rt = gated(repo, fake_server)
+
+    async def go():
+        await turn(rt, "hello")
+        await turn(rt, "list files")
+        assert fake_server.requests_for("extract") == [] and rt.extractor.cursor == 0  # held, not skipped
+        assert rt.extractor.context_report() == [
+            "Memory extraction: 2 turns pending (a run at a durable turn or at 5) · last turn held: "
+            "nothing durable in 2 turns: no preference, correction, decision, fact or resolved failure"]
+        await session(rt, "always run pytest with -x")
+
+    asyncio.run(go())
+    [extract] = fake_server.requests_for("extract")
+    assert 'last 6 messages of the conversation above (from the user\'s "hello")' in extract_prompt(extract)
+    assert user_texts(extract) == ["hello", "list files", "always run pytest with -x"]
+    assert rt.extractor.cursor == 6
+    assert rt.extractor.context_report() == [
+        "Memory extraction: 0 turns pending (a run at a durable turn or at 5) · last turn extracted: "
+        'a preference: "always run pytest with -x"']
+
+
+def test_a_batch_of_turns_is_extracted_even_with_nothing_durable(repo, fake_server):
+    """memory.extractBatchTurns: the safety net for what the gate's words miss."""
+    rt = gated(repo, fake_server, memory={"extractBatchTurns": 3})
+
+    async def go():
+        await session(rt, "hello", "list files", "what does app.py do?")
+        assert rt.extractor.last_verdict.reason.startswith("3 turns pending (memory.extractBatchTurns); "
+                                                          "nothing durable in 3 turns")
+        await session(rt, "thanks")
+
+    asyncio.run(go())
+    [extract] = fake_server.requests_for("extract")
+    assert user_texts(extract) == ["hello", "list files", "what does app.py do?"]
+    assert rt.extractor.cursor == 6 and len(rt.session.messages) == 8
+
+
+def test_a_turn_ending_while_the_run_before_it_is_in_flight_is_judged_alone(repo, fake_server):
+    """The durable turn being extracted does not make the next, trivial one start a second run."""
+    fake_server.on(Reply.text("Nothing to save.").slow_first_byte(1.0), purpose="extract")
+    rt = gated(repo, fake_server)
+
+    async def go():
+        await turn(rt, "always run pytest with -x")
+        assert rt.extractor.running
+        await turn(rt, "thanks")
+        assert not rt.extractor.last_verdict.ran
+        await session(rt)
+
+    asyncio.run(go())
+    assert len(fake_server.requests_for("extract")) == 1
+    assert rt.extractor.cursor == 2 and [m.text for m in rt.extractor.pending_messages()][0] == "thanks"
+
+
+def test_extract_every_spaces_the_runs_of_durable_turns(repo, fake_server):
+    rt = gated(repo, fake_server, memory={"extractEvery": 2})
+
+    async def go():
+        await session(rt, "always use tabs", "hello", "we deploy on Fridays")
+        assert rt.extractor.last_verdict.reason.startswith("1 of 2 turns since the last run (memory.extractEvery)")
+
+    asyncio.run(go())
+    [extract] = fake_server.requests_for("extract")
+    assert user_texts(extract) == ["always use tabs", "hello"]
+
+
+def test_the_session_end_extracts_a_durable_pending_batch_but_not_a_trivial_one(repo, fake_server):
+    rt = gated(repo, fake_server, memory={"extractEvery": 5})
+
+    async def go():
+        await turn(rt, "hello")
+        assert not rt.extractor.schedule_final_run(rt.agent)  # "hello" alone costs no fork at exit
+        await turn(rt, "the release freeze starts Monday")
+        assert fake_server.requests_for("extract") == []  # extractEvery holds it at the turn's end...
+        assert rt.extractor.schedule_final_run(rt.agent)  # ...not at the session's
+        await session(rt)
+        assert not rt.extractor.schedule_final_run(rt.agent)  # nothing left
+
+    asyncio.run(go())
+    [extract] = fake_server.requests_for("extract")
+    assert user_texts(extract) == ["hello", "the release freeze starts Monday"]
+
+
+@pytest.mark.parametrize(("said", "runs"), [("we deploy on Fridays", 1), ("hello", 0)])
+def test_clear_extracts_the_old_conversations_durable_pending_turns(repo, fake_server, said, runs):
+    from claude_mini.session import Session
+
+    rt = gated(repo, fake_server, memory={"extractEvery": 3})
+    old = rt.session
+
+    async def go():
+        await turn(rt, said)
+        rt.switch_session(Session(repo), "clear")
+        assert rt.extractor.running == bool(runs) and rt.extractor.cursor == 0
+        await session(rt)
+
+    asyncio.run(go())
+    assert len(fake_server.requests_for("extract")) == runs
+    if runs:
+        assert user_texts(fake_server.requests_for("extract")[0]) == [said]  # the old conversation's
+    assert old.messages and not rt.session.messages
+
+
 # ---------------------------------------------------------------- failures
 
 
@@ -474,53 +595,7 @@ def test_settings_with_bad_values_fall_back_to_defaults(repo):
     assert config.memory.extraction == ExtractionSettings(every=3, wait_seconds=5.0)
 
 
-# ---------------------------------------------------------------- the gate, the local model
-
-
-def assistant(*calls: tuple[str, dict]) -> Message:
-    return Message("assistant", [ToolUseBlock(f"t{i}", name, input) for i, (name, input) in enumerate(calls)])
-
-
-@pytest.mark.parametrize("text", ["hello", "thanks!", "list files", "what does app.py do?", "run the tests",
-                                  "show me the README", "where is the config loaded?", "still there?"])
-def test_the_gate_skips_a_trivial_turn(text):
-    read = assistant(("Read", {"file_path": "app.py"}), ("Bash", {"command": "ls -la"}))
-    results = Message("user", [ToolResultBlock("t0", "x"), ToolResultBlock("t1", "y")])
-    assert not worth_extracting([Message.user(text), read, results, Message("assistant", [TextBlock("ok")])])
-
-
-@pytest.mark.parametrize("text", ["always run pytest with -x", "no, that's wrong: the port is 8080",
-                                  "I'm the backend lead", "we deploy on Fridays", "the release freeze starts Monday",
-                                  "部署在周五", "x " * 400, "use pnpm, not npm", "Use tabs for indentation here",
-                                  "the staging db is at db2.internal", "hello, I'm Ana from the infra team",
-                                  "what does app.py do? we never touch it on Fridays",
-                                  "run the tests with tox, not pytest", "Run with pnpm, not npm",
-                                  "check with Bob before merging", "who owns billing? Alice",
-                                  "can you run tests with -n0, they hang otherwise",
-                                  "show me main.py, the entry point is cli.py",
-                                  "is it fine? the api key is in vault now"])
-def test_the_gate_passes_what_a_user_states(text):
-    assert worth_extracting([Message.user(text), Message("assistant", [TextBlock("Noted.")])])
-
-
-@pytest.mark.parametrize("call", [("Edit", {"file_path": "a.py", "old_string": "a", "new_string": "b"}),
-                                  ("Write", {"file_path": "a.py", "content": "x"}),
-                                  ("Bash", {"command": "rm -rf build"})])
-def test_the_gate_passes_a_file_change(call):
-    assert worth_extracting([Message.user("fix it"), assistant(call)])
-
-
-def test_the_gate_passes_a_failed_tool():
-    failed = Message("user", [ToolResultBlock("t0", "no such file", is_error=True)])
-    assert worth_extracting([Message.user("read it"), assistant(("Read", {"file_path": "x"})), failed])
-
-
-def test_a_trivial_turn_is_not_extracted_and_joins_the_next_run(repo, fake_server):
-    rt = start(repo, fake_server)
-    rt.extractor.gate = worth_extracting
-    asyncio.run(session(rt, "hello", "list files", "always run pytest with -x"))
-    [extract] = fake_server.requests_for("extract")
-    assert 'last 6 messages of the conversation above (from the user\'s "hello")' in extract_prompt(extract)
+# ---------------------------------------------------------------- the local model
 
 
 def test_no_extraction_with_the_local_model(repo):

@@ -319,3 +319,12 @@ def test_the_last_quarter_of_the_manifest_goes_to_the_query_widened_by_its_best_
     short = [f for f, _ in shortlist(query, docs, 5, NOW)]
     assert short[:4] == [f for f, _ in rank(query, docs, NOW)][:4]  # three quarters unchanged
     assert short[4] == "decimal-gotcha.md"  # reached through "decimal", "half-even", "once"
+
+
+def test_a_query_word_counts_once_however_it_is_split():
+    docs = [doc("git-hooks.md", "Git hooks run the linters before a commit"),
+            doc("hub-notes.md", "The hub service fans events out")] + CORPUS
+    index = LexicalIndex(docs)
+    one_word = index.bm25("GitHub")  # git, hub and github: the best of them, not their sum
+    assert one_word["git-hooks.md"] == pytest.approx(index.bm25("git")["git-hooks.md"])
+    assert "between" not in tokenize("the difference between them")
