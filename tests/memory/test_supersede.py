@@ -12,6 +12,7 @@ from fake_anthropic import Reply
 from memclock import DAY, Clock
 
 from claude_mini import paths
+from claude_mini.memory.extract_gate import no_gate
 from claude_mini.memory.forget import (
     ForgetSettings,
     gc,
@@ -187,7 +188,7 @@ def test_extraction_writing_a_successor_marks_the_old_memory(repo: Path, fake_se
     config = load_config(repo)
     config.settings = merge(config.settings, {"recall": {"strategy": "off"}})
     rt = build_runtime(config, client=AnthropicClient(base_url=fake_server.base_url, api_key="t"))
-    rt.extractor.gate = lambda messages: True
+    rt.extractor.gate = no_gate
     rt.store.write("project_deploy.md", name="Deploy", description="deploy with make deploy-old",
                    type="project", body="make deploy-old")
     new_text = format_memory(name="Deploy v2", description="deploy with scripts/deploy.sh now",
