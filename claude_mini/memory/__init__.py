@@ -12,11 +12,14 @@
     │     recall.py           per-turn prefetch, side-model or lexical selection, attachments
     │     lexical.py          BM25 ranking and the scan cache
     │     archive_recall.py   recall's reach into what gc archived
+    │     staleness.py        what a recalled memory names in the repository that is gone or
+    │                         rewritten since (no model call; also `memory doctor`)
     ├─ Layer 2  MEMORY.md index ── what memories exist at all?
     │     store/              the memory folder: topic files, MEMORY.md, archive/, usage.json,
     │                         doctor, the system-prompt section (MemoryStore)
     │     daylog.py           daily-log mode (memory.mode "log")
     │     forget.py           keep-scores, gc, restore, likely duplicates
+    │     supersede.py        corrections: `supersedes` / `superseded_by`, who is current
     │     dream.py            /dream: a forked agent consolidates the folder
     └─ Layer 1  instructions ───── who am I, how must I behave? (always present)
           instructions/       CLAUDE.md hierarchy, rules, @imports, lazy attachments, `context`

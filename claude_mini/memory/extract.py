@@ -66,6 +66,7 @@ from claude_mini.memory.store import (
     one_line,
     parse_memory_text,
 )
+from claude_mini.memory.supersede import apply_links, record_links, successor_of
 from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
@@ -144,6 +145,13 @@ The fact or rule, with absolute dates.
 
 `{root}/MEMORY.md` is the index: one line per memory, `- [Short title](file.md) — short hook`.
 
+When these messages correct or replace an existing memory (a fact that changed, a rule the \
+user reversed): if it is still the same memory, update that file in place and keep its \
+filename. If a new file replaces an old one, add `supersedes: old_file.md` to the new file's \
+frontmatter and leave the old file and its MEMORY.md line alone: the old one is then marked \
+and no longer recalled. Memories listed as `superseded by` another are history: correct \
+their successor instead.
+
 Work in two steps ({max_turns} responses at most):
 1. In one response, Read every file you will change — the memories to update and \
 MEMORY.md if it exists — all the calls at once (they run in parallel). A file must be \
@@ -167,10 +175,14 @@ def extraction_prompt(*, count: int, first_words: str, manifest: str, root: Path
 
 
 def memory_manifest(store: MemoryStore) -> str:
-    """One line per existing memory, newest first: `- [type] file.md (time): description`."""
+    """One line per existing memory, newest first: `- [type] file.md (time): description`,
+    with `superseded by new.md` beside the time of a memory a live one replaced."""
     records = sorted(store.list(), key=lambda r: r.mtime, reverse=True)[:MANIFEST_MAX]
+    superseded, _ = record_links(records)
     return "\n".join(
-        manifest_line(Candidate(r.filename, r.type, r.mtime, r.description, head_text=""))
+        manifest_line(Candidate(r.filename, r.type, r.mtime, r.description, head_text=""),
+                      f"superseded by {successor_of(r.frontmatter)}" if r.filename in superseded
+                      else "")
         for r in records
     )
 
@@ -702,6 +714,17 @@ class Extractor(AgentHooks):
                                   description=memory.description, created=memory.created)
             self.saved.append(memory)
             self.notices.say(memory.line, "saved")
+        self._mark_superseded(saved, session)
+
+    def _mark_superseded(self, saved: list[SavedMemory], session: Session) -> None:
+        """Stamp `superseded_by` on the memories the saved ones say they supersede (one line
+        each on the notice channel; a link that cannot be right is refused and said)."""
+        for memory in saved:
+            for outcome in apply_links(self.store, memory.filename):
+                if outcome.marked:
+                    session.record_system("memory_superseded", file=outcome.marked,
+                                          by=memory.filename)
+                self.notices.say(outcome.message, "saved" if outcome.marked else "warning")
 
     def _stamp_and_index(self, path: Path, session_id: str, before: dict[str, bytes | None],
                          now: str) -> SavedMemory | None:

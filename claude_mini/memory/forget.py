@@ -34,7 +34,7 @@ import logging
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -63,6 +63,7 @@ from claude_mini.memory.store import (
     retarget_index_line,
     slugify,
 )
+from claude_mini.memory.supersede import record_links
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
@@ -138,9 +139,32 @@ def keep_scores(store: MemoryStore, now: float | None = None,
     now = store.clock() if now is None else now
     usage = store.usage()
     records = store.list() if records is None else records
-    scores = [keep_score(r, usage.get(r.filename), now, settings.half_life_days) for r in records]
+    superseded, corrections = record_links(records)
+    scores = [superseding(keep_score(r, usage.get(r.filename), now, settings.half_life_days),
+                          superseded, corrections) for r in records]
     scores.sort(key=lambda s: (s.score, s.last_used, s.filename))
     return scores
+
+
+def superseding(score: KeepScore, superseded: set[str], corrections: set[str]) -> KeepScore:
+    """A correction is kept while the memory it replaced is live (archiving it would bring the
+    old fact back); a memory superseded by a live one goes first (score 0, unless pinned)."""
+    if score.filename in corrections and not score.protected:
+        return replace(score, score=max(score.score, PROTECTED_FLOOR), protected="correction")
+    if score.filename in superseded and score.protected != "pinned" \
+            and score.filename not in corrections:
+        return replace(score, score=0.0, protected=None)
+    return score
+
+
+def overflow_order(store: MemoryStore, settings: ForgetSettings | None = None) -> list[str]:
+    """MEMORY.md entries in the order the prompt leaves them out when the index is over its
+    limits: lines whose file is gone (the last first), then the lowest keep-scores (the oldest
+    and least-used; corrections and protected memories last), never simply the newest lines."""
+    scores = keep_scores(store, settings=settings)
+    known = {s.filename for s in scores}
+    dangling = [e.filename for e in reversed(store.index_entries()) if e.filename not in known]
+    return list(dict.fromkeys([*dangling, *(s.filename for s in scores)]))
 
 
 # --- how full the index is -------------------------------------------------------------
@@ -450,10 +474,15 @@ def likely_duplicates(store: MemoryStore, threshold: float = DUPLICATE_THRESHOLD
                       ) -> list[tuple[str, str, float]]:
     """Pairs of memories whose TF-IDF vectors (name, description, first lines) are close.
 
-    (a, b, cosine) with a < b, most similar first. Input for /dream and for people.
+    (a, b, cosine) with a < b, most similar first. Input for /dream and for people. A memory
+    superseded by a live one is history, not a duplicate of its successor: it is left out.
     """
     docs = []
-    for record in store.list():
+    records = store.list()
+    superseded, _ = record_links(records)  # a correction and what it replaced are no duplicates
+    for record in records:
+        if record.filename in superseded:
+            continue
         text, _ = read_text_head(record.path, HEAD_READ_BYTES)
         if text is not None:
             docs.append(candidate_from_text(record.filename, text, record.mtime))

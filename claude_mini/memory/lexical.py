@@ -46,11 +46,12 @@ from claude_mini.memory.store import (
     read_text_head,
     record_from_parsed,
 )
+from claude_mini.memory.supersede import successor_of
 
 log = logging.getLogger(__name__)
 
 # --- constants -----------------------------------------------------------------------
-INDEX_CACHE_VERSION = 2  # bump when tokenize() or Candidate changes: older caches are rebuilt
+INDEX_CACHE_VERSION = 3  # bump when tokenize() or Candidate changes: older caches are rebuilt
 HEAD_LINES = 30  # DESIGN.md section 5: first 30 lines of each candidate
 HEAD_READ_BYTES = 16 * 1024  # enough for 30 normal lines; a huge first line is cut here
 SHORTLIST_SIZE = 200
@@ -206,6 +207,7 @@ class Candidate:
     frontmatter_ok: bool = True
     terms: dict[str, float] = field(default_factory=dict, repr=False)
     length: float = 0.0
+    superseded_by: str = ""  # frontmatter `superseded_by` (memory/supersede.py)
 
 
 def candidate_from_text(filename: str, text: str, mtime: float, *, size: int | None = None,
@@ -224,7 +226,7 @@ def candidate_from_text(filename: str, text: str, mtime: float, *, size: int | N
         filename=filename, type=record.type, mtime=mtime, description=record.description,
         head_text=body, name=record.name, path=path, size=record.size,
         frontmatter_ok=record.frontmatter_ok, terms=dict(terms),
-        length=float(sum(terms.values())),
+        length=float(sum(terms.values())), superseded_by=successor_of(record.frontmatter),
     )
 
 
@@ -651,22 +653,23 @@ def _cached_row(cached: _Cached) -> list[Any]:
     if c is None:
         return [cached.size, cached.mtime_ns, cached.skip_reason]
     return [cached.size, cached.mtime_ns, None, c.type, c.mtime, c.description, c.head_text,
-            c.name, c.size, c.frontmatter_ok, c.terms, c.length]
+            c.name, c.size, c.frontmatter_ok, c.terms, c.length, c.superseded_by]
 
 
 def _row_cached(root: Path, name: str, row: Any) -> _Cached:
     """One cache row back; raises on anything malformed (the whole cache is then ignored)."""
-    if not isinstance(row, list) or len(row) not in (3, 12):
+    if not isinstance(row, list) or len(row) not in (3, 13):
         raise ValueError(f"a row of {name} has the wrong shape")
     size, mtime_ns, path = int(row[0]), int(row[1]), root / name
     if len(row) == 3:
         return _Cached(size, mtime_ns, path, None, str(row[2]))
-    type_, mtime, description, head_text, title, csize, ok, terms, length = row[3:]
+    type_, mtime, description, head_text, title, csize, ok, terms, length, successor = row[3:]
     if not isinstance(terms, dict):
         raise ValueError(f"the terms of {name} are not an object")
     candidate = Candidate(
         filename=name, type=None if type_ is None else str(type_), mtime=float(mtime),
         description=str(description), head_text=str(head_text), name=str(title), path=path,
         size=int(csize), frontmatter_ok=bool(ok),
-        terms={str(t): float(n) for t, n in terms.items()}, length=float(length))
+        terms={str(t): float(n) for t, n in terms.items()}, length=float(length),
+        superseded_by=str(successor))
     return _Cached(size, mtime_ns, path, candidate)

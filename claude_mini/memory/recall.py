@@ -52,7 +52,9 @@ from claude_mini.memory.lexical import (
     select_lexical,
     shortlist,
 )
+from claude_mini.memory.staleness import header_line, stale_memories
 from claude_mini.memory.store import MemoryStore, read_text_head
+from claude_mini.memory.supersede import superseded_names
 from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
@@ -302,6 +304,24 @@ def render_memory(candidate: Candidate, now: float) -> RecalledMemory | None:
     header = (f"{HEADER_PREFIX}{candidate.filename} — {age_phrase(st.st_mtime, now)}\n"
               f"(file {path}; chosen by recall for this request, not written by the user)")
     return RecalledMemory(candidate.filename, path, f"{header}\n\n{body.rstrip()}{note}")
+
+
+def add_stale_lines(memories: Sequence[RecalledMemory], repo: Sequence[Path]) -> None:
+    """Put `Possibly stale: it mentions src/x.py, which no longer exists...` under the header
+    of each memory that names what is gone or was rewritten since in `repo` (the repository
+    root, then the working folder). One batch for all (memory/staleness.py: no model call,
+    at most two git calls)."""
+    texts = {}
+    for memory in memories:
+        try:
+            texts[memory.filename] = (memory.text.partition("\n\n")[2], memory.path.stat().st_mtime)
+        except OSError:
+            continue
+    found = stale_memories(texts, repo) if texts and repo else {}
+    for memory in memories:
+        if memory.filename in found:
+            head, _, body = memory.text.partition("\n\n")
+            memory.text = f"{head}\n{header_line(found[memory.filename])}\n\n{body}"
 
 
 def _cut(text: str, size: int, path: Path) -> tuple[str, str]:
@@ -610,6 +630,7 @@ class RecallHook(AgentHooks):
         with self._scan_lock:
             self.scanner.scan()
             view = self.archive.refresh()
+            exclude |= superseded_names(self.scanner.index.docs, view.index.docs)
             now = self.clock()
             best = shortlist(query, self.scanner.index, SHORTLIST_SIZE, now, exclude=exclude,
                              archive=view)
@@ -635,6 +656,7 @@ class RecallHook(AgentHooks):
             memory = render_memory(candidate, now) if candidate else None
             if memory is not None:
                 out[name] = memory
+        add_stale_lines(list(out.values()), self._repo)
         return out, restored
 
     def _bring_back(self, name: str, now: float) -> str | None:
@@ -646,6 +668,11 @@ class RecallHook(AgentHooks):
             self._say(f"memory recall brought {live} back from the archive "
                       "(gc had put it away; it is in MEMORY.md again)")
         return live
+
+    @property
+    def _repo(self) -> tuple[Path, ...]:
+        """Where a recalled memory's paths are checked: the repository root, then the cwd."""
+        return tuple(dict.fromkeys((self.config.project_root, self.config.cwd)))
 
     def _candidate(self, filename: str) -> Candidate | None:
         with self._scan_lock:

@@ -28,6 +28,7 @@ from claude_mini.config import Config, load_config
 from claude_mini.memory.fileutil import atomic_write, locked, os_error_text
 from claude_mini.memory.forget import duplicate_findings
 from claude_mini.memory.secret_scan import describe_findings, find_secrets
+from claude_mini.memory.staleness import stale_memories
 from claude_mini.memory.store import (
     INDEX_FILENAME,
     MEMORY_TYPES,
@@ -45,6 +46,14 @@ from claude_mini.memory.store import (
     parse_memory_text,
     read_text_head,
 )
+from claude_mini.memory.supersede import (
+    Guess,
+    apply_link,
+    guess_replaced,
+    link_problem,
+    record_links,
+    successor_of,
+)
 from claude_mini.subcommands import forget_cli
 from claude_mini.ui.safe_text import visible_controls
 
@@ -53,6 +62,7 @@ NAME_MAX_CHARS = 60
 DESCRIPTION_MAX_CHARS = 150
 LIST_DESCRIPTION_CHARS = 70
 SHOW_MAX_BYTES = 1024 * 1024
+DOCTOR_GIT_TIMEOUT_S = 10.0  # doctor checks every memory at once; recall's calls stop sooner
 DISABLE_ENV = "CLAUDE_MINI_DISABLE_AUTO_MEMORY"
 _DANGLING_WORDS = frozenset({"a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at",
                              "for", "with", "from", "by", "is", "are"})
@@ -78,6 +88,11 @@ class MemoryContext:
         config = load_config(cwd or Path.cwd())
         paths.claim_project_folders(config.cwd, _warn)
         return cls(config, MemoryStore(paths.memory_dir(config.cwd), warn=_warn))
+
+    @property
+    def repo(self) -> tuple[Path, ...]:
+        """Where the paths a memory names are checked: the repository root, then the cwd."""
+        return tuple(dict.fromkeys((self.config.project_root, self.config.cwd)))
 
 
 def _warn(text: str) -> None:
@@ -122,11 +137,12 @@ def list_data(mc: MemoryContext, now: float | None = None) -> dict[str, Any]:
     files = [_instruction_entry(f.path, f.kind, len(f.text.encode()), now)
              for f in instructions.files]
     records = mc.store.list()
+    superseded, _ = record_links(records)
     return {
         "memory_dir": str(mc.store.root),
         "auto_memory": mc.config.auto_memory,
         "instruction_files": files,
-        "memories": [_memory_entry(r, now) for r in records],
+        "memories": [_memory_entry(r, now, r.filename in superseded) for r in records],
         "skipped": [{"path": str(s.path), "reason": s.reason} for s in mc.store.skipped],
     }
 
@@ -140,10 +156,11 @@ def _instruction_entry(path: str, kind: str, size: int, now: float) -> dict[str,
             "age": human_age(now - mtime)}
 
 
-def _memory_entry(r: MemoryRecord, now: float) -> dict[str, Any]:
+def _memory_entry(r: MemoryRecord, now: float, superseded: bool = False) -> dict[str, Any]:
     return {"file": r.filename, "name": r.name, "type": r.type, "description": r.description,
             "size": r.size, "mtime": r.mtime, "age": human_age(now - r.mtime),
-            "problem": r.problem}
+            "problem": r.problem,
+            "superseded_by": successor_of(r.frontmatter) if superseded else None}
 
 
 def list_lines(data: dict[str, Any]) -> list[str]:
@@ -158,6 +175,8 @@ def list_lines(data: dict[str, Any]) -> list[str]:
     lines.append(f"Memories ({len(data['memories'])}):")
     for m in data["memories"]:
         flag = "  [needs attention: see `claude-mini memory doctor`]" if m["problem"] else ""
+        if m.get("superseded_by"):
+            flag += f"  [superseded by {m['superseded_by']}]"
         lines.append(f"  {m['type'] or '?':<9} {human_size(m['size']):>8}  {m['age']:>9}  "
                      f"{m['file']}: {_clip(m['description'], LIST_DESCRIPTION_CHARS)}{flag}")
     if not data["memories"]:
@@ -251,8 +270,13 @@ def derive_memory(text: str) -> tuple[str, str]:
 
 
 def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | None = None,
-               how: str | None = None) -> list[str]:
-    """Save TEXT as a memory at once (no model call); returns the lines to print."""
+               how: str | None = None, supersedes: str | None = None) -> list[str]:
+    """Save TEXT as a memory at once (no model call); returns the lines to print.
+
+    `supersedes` names the memory it corrects; without it, one that it clearly replaces (the
+    same name, or a correction repeating most of its words) is found (memory/supersede.py).
+    That memory is marked `superseded_by` the new one, which records `supersedes`.
+    """
     if not text.strip():
         raise MemoryCommandError("nothing to save: give the memory text", code=2)
     if type_ not in MEMORY_TYPES:
@@ -261,11 +285,14 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
     refuse_secrets({"the memory text": text, "--why": why, "--how": how})
     name, description = derive_memory(text)
     store = mc.store
+    guess, notes = (None, "") if supersedes else guess_replaced(store, name, description)
     filename = _claim_filename(store, name)
+    old, notes = _superseded_file(store, filename, supersedes, guess, notes)
     now = iso_utc(store.clock())
+    extra: dict[str, Any] = {"supersedes": old} if old else {}
     fields: dict[str, Any] = {"name": name, "description": description, "type": type_,
                               "body": text.strip(), "why": why, "how_to_apply": how,
-                              "extra_frontmatter": {"created": now, "updated": now}}
+                              "extra_frontmatter": {**extra, "created": now, "updated": now}}
     try:
         refuse_secrets(saved_parts(filename, fields))
         path = store.write(filename, **fields)
@@ -278,6 +305,10 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
                                  "changed") from None
     lines = [f"Saved {filename} ({type_}): {_clip(description, LIST_DESCRIPTION_CHARS)}",
              f"  {path}"]
+    if old:
+        lines.append(apply_link(store, filename, old, guess.why if guess else "").message)
+    if notes:
+        lines.append(notes)
     problem = description_problem(description)
     if problem:
         lines.append(f"Tip: {problem}; `claude-mini memory edit {filename}` to improve it")
@@ -288,6 +319,18 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
         lines.append("Note: auto memory is off, so the model will not see it "
                      "(`claude-mini memory on`)")
     return lines
+
+
+def _superseded_file(store: MemoryStore, filename: str, supersedes: str | None,
+                     guess: Guess | None, notes: str) -> tuple[str | None, str]:
+    """(the memory the new one supersedes, a note): --supersedes checked, else the guess."""
+    if supersedes is None:
+        return (guess.filename if guess else None), notes
+    old, problem = link_problem(store, filename, supersedes)
+    if problem:
+        return None, (f"Note: --supersedes {supersedes} was ignored: {problem}; the memory was "
+                      "saved without it (`claude-mini memory list` shows the filenames).")
+    return old, notes
 
 
 def saved_parts(filename: str, fields: dict[str, Any]) -> dict[str, str]:
@@ -388,8 +431,12 @@ def _override_notes(enabled: bool, config: Config, user_path: Path) -> list[str]
 
 
 # --- doctor --------------------------------------------------------------------------------
-def doctor_data(store: MemoryStore, apply_fix: bool = False) -> dict[str, Any]:
-    """Findings (after an optional --fix), the fixes made, and whether the folder is clean."""
+def doctor_data(store: MemoryStore, apply_fix: bool = False,
+                repo: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Findings (after an optional --fix), the fixes made, and whether the folder is clean.
+
+    With `repo` (the repository root, then the cwd) it also lists the stale memories: those
+    naming files, folders or commands that are gone, or files that changed a lot since."""
     findings = doctor(store)
     try:
         fixed = fix(store, findings) if apply_fix else []
@@ -401,7 +448,22 @@ def doctor_data(store: MemoryStore, apply_fix: bool = False) -> dict[str, Any]:
     duplicates = duplicate_findings(store)
     return {"memory_dir": str(store.root), "ok": not findings,
             "findings": [asdict(f) for f in findings], "fixed": [asdict(f) for f in fixed],
-            "duplicates": [asdict(f) for f in duplicates]}
+            "duplicates": [asdict(f) for f in duplicates],
+            "stale": [{"file": f, "reasons": r} for f, r in stale_data(store, repo).items()]}
+
+
+def stale_data(store: MemoryStore, repo: tuple[Path, ...]) -> dict[str, list[str]]:
+    """filename -> why it may be stale, for every memory that names something gone or rewritten."""
+    texts = {}
+    records = store.list()
+    superseded, _ = record_links(records)  # history, not advice: what it names may be gone
+    for record in records:
+        if record.filename in superseded:
+            continue
+        text, _ = read_text_head(record.path, SHOW_MAX_BYTES)
+        if text is not None:
+            texts[record.filename] = (text, record.mtime)
+    return stale_memories(texts, repo, timeout=DOCTOR_GIT_TIMEOUT_S)
 
 
 def doctor_lines(data: dict[str, Any]) -> list[str]:
@@ -412,9 +474,14 @@ def doctor_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"{f['kind']}: {f['file']}: {f['message']}{mark}")
     for f in data.get("duplicates", []):
         lines.append(f"note: {f['file']} {f['message']}")
+    for f in data.get("stale", []):
+        lines.append(f"stale: {f['file']} {'; '.join(f['reasons'])} (edit it, or forget it)")
     fixable = sum(1 for f in data["findings"] if f["fixable"])
+    stale = len(data.get("stale", []))
     if not data["findings"]:
-        lines.append(f"No problems found in {data['memory_dir']}.")
+        lines.append(f"No problems found in {data['memory_dir']}" + (
+            f"; {stale} {'memory' if stale == 1 else 'memories'} may be stale (above)." if stale
+            else "."))
     else:
         tip = f"; {fixable} fixable with `claude-mini memory doctor --fix`" if fixable else ""
         lines.append(f"{len(data['findings'])} problem(s){tip}.")
@@ -484,9 +551,12 @@ def add_command(
     type_: Annotated[str, typer.Option("--type", "-t", help="user, feedback, project or reference.")] = "project",
     why: Annotated[str | None, typer.Option("--why", help="The reason behind it (**Why:** line).")] = None,
     how: Annotated[str | None, typer.Option("--how", help="When it applies (**How to apply:** line).")] = None,
+    supersedes: Annotated[str | None, typer.Option(
+        "--supersedes", metavar="FILE",
+        help="The memory this one corrects: marked superseded_by it, no longer recalled.")] = None,
 ) -> None:
     """Save a memory now, without a model call (name and description come from the text)."""
-    _run(lambda: add_memory(MemoryContext.for_cwd(), " ".join(text), type_, why, how))
+    _run(lambda: add_memory(MemoryContext.for_cwd(), " ".join(text), type_, why, how, supersedes))
 
 
 @memory_app.command("forget")
@@ -523,11 +593,13 @@ def doctor_command(
     apply_fix: Annotated[bool, typer.Option("--fix", help="Repair what is mechanical.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
-    """Find index lines without files, unindexed files, broken frontmatter, vague descriptions."""
+    """Find index lines without files, unindexed files, broken frontmatter, vague descriptions;
+    list stale memories (naming files, folders or commands that are gone)."""
     result: dict[str, Any] = {}
 
     def action() -> list[str]:
-        result.update(doctor_data(MemoryContext.for_cwd().store, apply_fix))
+        mc = MemoryContext.for_cwd()
+        result.update(doctor_data(mc.store, apply_fix, mc.repo))
         return [json.dumps(result, indent=2)] if as_json else doctor_lines(result)
 
     _run(action)

@@ -3,7 +3,8 @@
     /memory                      list instruction and memory files
     /memory show NAME            print one memory (MEMORY.md for the index)
     /memory edit NAME            open it in $VISUAL/$EDITOR, then rebuild the system prompt
-    /memory add TEXT [--type T] [--why W] [--how H]   (each value up to the next option, no quoting)
+    /memory add TEXT [--type T] [--why W] [--how H] [--supersedes FILE]
+                                 (each value up to the next option, no quoting)
     /memory forget NAME [--purge]  archive it (--purge: delete it, and archived copies with secrets)
     /memory restore NAME | gc [--dry-run] | list --scores    (forgetting: subcommands/forget_cli.py)
     /memory path | on | off | doctor [--fix] | recall
@@ -37,20 +38,23 @@ if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
 
 USAGE = ("Usage: /memory [list [--scores] | show NAME | edit NAME | add TEXT [--type T] [--why W] "
-         "[--how H] | forget NAME [--purge] | restore NAME | gc [--dry-run] | path | on | off "
-         "| doctor [--fix] | recall]")
+         "[--how H] [--supersedes FILE] | forget NAME [--purge] | restore NAME | gc [--dry-run] "
+         "| path | on | off | doctor [--fix] | recall]")
 SLASH_FORGET = "/memory forget"
-_OPTION = re.compile(r"(?:^|\s)(--type|-t|--why|--how)(?:=|\s+|$)")
-_OPTION_KEYS = {"-t": "type", "--type": "type", "--why": "why", "--how": "how"}
+_OPTION = re.compile(r"(?:^|\s)(--type|-t|--why|--how|--supersedes)(?:=|\s+|$)")
+_OPTION_KEYS = {"-t": "type", "--type": "type", "--why": "why", "--how": "how",
+                "--supersedes": "supersedes"}
+_ONE_WORD = ("type", "supersedes")  # options whose value is one word
 _QUOTED = re.compile(r"""^("[^"]*"|'[^']*')(?:\s+|$)""")
 
 
 def split_add_options(args: str) -> tuple[dict[str, str], str]:
-    """`TEXT --type T --why W --how H` -> ({type, why, how}, TEXT), as typed: no shell parsing.
+    """`TEXT --type T --why W --how H` -> ({type, why, how, supersedes}, TEXT), as typed: no
+    shell parsing.
 
-    An option's value runs up to the next option (`--type` takes one word); the memory text
-    is what comes before the first option. A quoted value ends at its closing quote, so the
-    options may also come first: `--why "..." --how "..." TEXT`.
+    An option's value runs up to the next option (`--type` and `--supersedes` take one word);
+    the memory text is what comes before the first option. A quoted value ends at its closing
+    quote, so the options may also come first: `--why "..." --how "..." TEXT`.
     """
     matches = list(_OPTION.finditer(args))
     text = [args[:matches[0].start()] if matches else args]
@@ -59,7 +63,7 @@ def split_add_options(args: str) -> tuple[dict[str, str], str]:
         key = _OPTION_KEYS[match.group(1)]
         value = args[match.end():following.start() if following else len(args)].strip()
         rest = ""
-        if key == "type":
+        if key in _ONE_WORD:
             value, _, rest = value.partition(" ")
         elif quoted := _QUOTED.match(value):
             value, rest = quoted.group(1)[1:-1], value[quoted.end():]
@@ -93,7 +97,7 @@ def memory_command(runtime: Runtime, args: str) -> list[str]:
                                      "option, so put the memory text first: /memory add TEXT "
                                      "--why WHY --how HOW", code=2)
         return add_memory(mc, text, options.get("type", "project"), options.get("why"),
-                          options.get("how"))
+                          options.get("how"), options.get("supersedes"))
     if verb == "forget":
         return _forget(runtime, rest)
     if verb in ("on", "off"):
@@ -136,7 +140,8 @@ def _other(runtime: Runtime, verb: str, rest: str) -> list[str]:
     if verb == "path":
         return [str(runtime.store.root)]
     if verb == "doctor":
-        data = doctor_data(runtime.store, apply_fix="--fix" in rest.split())
+        data = doctor_data(runtime.store, apply_fix="--fix" in rest.split(),
+                           repo=MemoryContext(runtime.config, runtime.store).repo)
         return [json.dumps(data, indent=2)] if "--json" in rest.split() else doctor_lines(data)
     if verb == "gc":
         data = forget_cli.gc_data(runtime.store, runtime.config, dry_run="--dry-run" in rest)

@@ -259,3 +259,15 @@ def test_memory_cli_does_not_import_the_sdk(repo):
     out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
                          env={**os.environ}, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_slash_memory_add_supersedes_and_doctor_lists_stale(slash):
+    first = slash.run("/memory add Billing deploys run make deploy-billing from main", width=400)
+    old = first.split()[1]
+    out = slash.run(f"/memory add Billing deploys run scripts/ship.sh from release --supersedes {old}",
+                    width=400)
+    assert f"Marked {old} as superseded by " in out
+    doctor = slash.run("/memory doctor", width=400)
+    assert "mentions scripts/ship.sh, which no longer exists" in doctor
+    assert slash.run("/memory add Another fact about the release train --supersedes nope.md",
+                     width=400).count("Note: --supersedes nope.md was ignored") == 1

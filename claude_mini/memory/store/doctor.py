@@ -109,9 +109,12 @@ def _index_findings(store: MemoryStore, records: list[MemoryRecord], text: str) 
                                     f"MEMORY.md line {entry.line_no} points at a missing file",
                                     True))
         seen.add(entry.filename)
+    from claude_mini.memory.supersede import record_links  # it builds on this package
+
+    superseded, _ = record_links(records)  # superseded memories leave the index on purpose
     findings += [Finding("missing_from_index", r.filename,
                          "not listed in MEMORY.md, so the model does not know it exists", True)
-                 for r in records if r.filename not in seen]
+                 for r in records if r.filename not in seen and r.filename not in superseded]
     _, warning = render_index_for_prompt(text)
     if warning:
         findings.append(Finding("index_over_limit", INDEX_FILENAME,

@@ -10,7 +10,7 @@ rewrite holds the index's cross-process lock and is atomic.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -178,39 +178,76 @@ class MemoryIndex:
 
 
 # --- the prompt's view ---------------------------------------------------------------
-def render_index_for_prompt(text: str) -> tuple[str, str | None]:
+def render_index_for_prompt(text: str, drop_order: Callable[[], Sequence[str]] | None = None
+                            ) -> tuple[str, str | None]:
     """MEMORY.md as injected: first 200 lines, then first 25,000 bytes cut at a newline.
 
     Returns (text for the prompt, warning). When a limit was hit the warning
     line is already appended to the text; it is also returned on its own so
     the UI can tell the user once.
+
+    With `drop_order` (called only when a limit is hit: filenames, the first to leave first),
+    entries are left out in that order until the rest fits, other lines kept in place, so what
+    goes is what that order ranks lowest (the oldest and least-used) rather than the newest
+    lines, which are the last ones; a cut by position only finishes what it could not do.
     """
     lines = text.splitlines()
     total_lines, total_bytes = len(lines), len(text.encode("utf-8"))
-    cut = "\n".join(lines[:INDEX_MAX_LINES])
+    if total_lines <= INDEX_MAX_LINES and total_bytes <= INDEX_MAX_BYTES:
+        return text.rstrip("\n"), None
+    kept = _drop_entries(lines, drop_order()) if drop_order is not None else lines
+    cut = "\n".join(kept[:INDEX_MAX_LINES])
     over_lines = total_lines > INDEX_MAX_LINES
     data = cut.encode("utf-8")
-    over_bytes = len(data) > INDEX_MAX_BYTES
-    if over_bytes:
+    over_bytes = len(data) > INDEX_MAX_BYTES or (kept is not lines and total_bytes > INDEX_MAX_BYTES)
+    if len(data) > INDEX_MAX_BYTES:
         head = data[:INDEX_MAX_BYTES]
         nl = head.rfind(b"\n")
         cut = (head[:nl] if nl > 0 else head).decode("utf-8", errors="ignore")
     if not (over_lines or over_bytes):
         return text.rstrip("\n"), None
-    warning = _index_warning(total_lines, total_bytes, cut, over_lines, over_bytes)
+    left_out = total_lines - len(cut.splitlines())
+    ranked = cut != "\n".join(lines[:len(cut.splitlines())])  # not simply the first lines
+    warning = _index_warning(total_lines, total_bytes, cut, over_lines, over_bytes,
+                             left_out if ranked else None)
     return f"{cut.rstrip(chr(10))}\n\n{warning}", warning
 
 
-def _index_warning(lines: int, size: int, cut: str, over_lines: bool, over_bytes: bool) -> str:
+def _drop_entries(lines: list[str], order: Sequence[str]) -> list[str]:
+    """`lines` without the entries of `order` (first named, first dropped) that must go for
+    the rest to fit both limits; lines that are not entries, and entries not named, stay."""
+    where: dict[str, list[int]] = {}
+    for no, line in enumerate(lines):
+        m = _INDEX_ENTRY.match(line)
+        if m:
+            where.setdefault(normalise_target(m.group("target")), []).append(no)
+    sizes = [len(line.encode("utf-8")) + 1 for line in lines]
+    count, size, dropped = len(lines), sum(sizes) - 1, set()
+    for filename in order:
+        for no in where.get(filename, ()):
+            if count <= INDEX_MAX_LINES and size <= INDEX_MAX_BYTES:
+                return [line for no, line in enumerate(lines) if no not in dropped]
+            dropped.add(no)
+            count, size = count - 1, size - sizes[no]
+    return [line for no, line in enumerate(lines) if no not in dropped]
+
+
+def _index_warning(lines: int, size: int, cut: str, over_lines: bool, over_bytes: bool,
+                   left_out: int | None = None) -> str:
     kept_lines = len(cut.splitlines())
     if over_lines and over_bytes:
-        what = (f"{lines} lines and {size:,} bytes (limits: {INDEX_MAX_LINES} lines, "
-                f"{INDEX_MAX_BYTES:,} bytes). Only the first {kept_lines} lines were loaded")
+        limits = (f"{lines} lines and {size:,} bytes (limits: {INDEX_MAX_LINES} lines, "
+                  f"{INDEX_MAX_BYTES:,} bytes)")
+        loaded = f"Only the first {kept_lines} lines were loaded"
     elif over_lines:
-        what = (f"{lines} lines (limit: {INDEX_MAX_LINES}). "
-                f"Only the first {INDEX_MAX_LINES} were loaded")
+        limits = f"{lines} lines (limit: {INDEX_MAX_LINES})"
+        loaded = f"Only the first {INDEX_MAX_LINES} were loaded"
     else:
-        what = (f"{size:,} bytes (limit: {INDEX_MAX_BYTES:,}). "
-                f"Only the first {kept_lines} lines ({len(cut.encode()):,} bytes) were loaded")
-    return (f"> WARNING: MEMORY.md is {what}; keep index lines short and move detail into "
-            "topic files (claude-mini memory doctor).")
+        limits = f"{size:,} bytes (limit: {INDEX_MAX_BYTES:,})"
+        loaded = (f"Only the first {kept_lines} lines ({len(cut.encode()):,} bytes) "
+                  "were loaded")
+    if left_out is not None:  # entries were left out by rank, not the last lines
+        loaded = (f"{kept_lines} lines were loaded: the {left_out} oldest and least-used "
+                  "entries were left out (`claude-mini memory gc` archives them)")
+    return (f"> WARNING: MEMORY.md is {limits}. {loaded}; keep index lines short and move "
+            "detail into topic files (claude-mini memory doctor).")

@@ -55,5 +55,12 @@ def memory_prompt_section(store: MemoryStore) -> str:
     text = store.index_text()
     if not text.strip():
         return head + "(empty: no memories saved yet)\n"
-    rendered, _ = render_index_for_prompt(text)
+    rendered, _ = render_index_for_prompt(text, lambda: _overflow_order(store))
     return head + rendered + "\n"
+
+
+def _overflow_order(store: MemoryStore) -> list[str]:
+    """What the prompt leaves out first when MEMORY.md is over its limits (forget.py ranks it)."""
+    from claude_mini.memory.forget import overflow_order  # forget builds on the store package
+
+    return overflow_order(store)
