@@ -772,12 +772,15 @@ def report_unseen(seed: int, tmp: Path, quick: bool) -> None:
     print(f"\nHeld-out fixture: {len(unseen.memories)} memories, {len(queries)} queries "
           f"({sum(not q.relevant for q in queries)} that need none); constants were chosen on the "
           "generated fixture above")
+    from claude_mini.config import Config
+    from claude_mini.memory.recall import RecallHook
+    from claude_mini.memory.store import MemoryStore
+
     root = tmp / "unseen" / "memory"
     ru.write_memories(root, unseen.memories)
-    scanner = CandidateScanner(root)
-    scanner.scan()
-    local = [[f for f, _ in select_lexical(q.text, scanner.index, now=ru.NOW)] for q in queries]
-    ru.print_scores("local pass alone (no request)", ru.score(queries, local))
+    hook = RecallHook(MemoryStore(root), Config(cwd=root, project_root=root), clock=lambda: ru.NOW)
+    local = [hook._local_pass(q.text, frozenset())[1] for q in queries]
+    ru.print_scores("strategy lexical (no request)", ru.score(queries, local))
     report_unseen_turns(unseen, tmp, quick)
     report_unseen_reach(unseen, seed, tmp, quick)
 

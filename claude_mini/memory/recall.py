@@ -70,6 +70,7 @@ log = logging.getLogger(__name__)
 
 # --- constants (DESIGN.md section 5) -------------------------------------------------
 MAX_SELECTED = 5
+LOCAL_MAX_SELECTED = 3  # of them, what the local pass may send before the side model answers
 RECALL_MAX_TOKENS = 256
 FILE_MAX_BYTES = 4096
 FILE_MAX_LINES = 200
@@ -604,7 +605,8 @@ class RecallHook(AgentHooks):
         by_name = {c.filename: c for c in manifest}
         rendered, restored = await asyncio.to_thread(self._render, strong, by_name)
         found = list(rendered.values())
-        local.set_result(found)
+        # With a side model to come, the local pass leaves it room in the turn's 5 files.
+        local.set_result(found if settings.strategy == "lexical" else found[:LOCAL_MAX_SELECTED])
         if not manifest:
             return Selection([], settings.strategy, 0)
         if settings.strategy == "lexical":
