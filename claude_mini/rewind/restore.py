@@ -183,8 +183,10 @@ def result_lines(result: CodeResult, plan: CodePlan, cwd: Path) -> list[str]:
         lines.append(f"Restored {len(result.written)} file(s) as they were before that message: {names(result.written)}.")
     if result.deleted:
         lines.append(f"Deleted {len(result.deleted)} file(s) the assistant created: {names(result.deleted)}.")
-    if not result.changed and not result.failed:
-        lines.append("No file needed restoring: they already are as they were before that message.")
+    if not result.changed:
+        untouched = result.kept_outside or result.failed or plan_problems(plan, Path())
+        lines.append("No file was restored." if untouched else
+                     "No file needed restoring: they already are as they were before that message.")
     if result.kept_outside:
         lines.append(f"Kept as they are (changed outside the assistant): {names(result.kept_outside)}.")
     lines += [f"Could not restore {shown(p, cwd)}: {why}" for p, why in result.failed]

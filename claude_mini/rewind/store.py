@@ -381,9 +381,10 @@ class FileHistory:
                 total -= sizes[sha]
         if not dropped:
             return None
+        copies = "copy was" if dropped == 1 else "copies were"
         return (f"File checkpoints of this session reached their cap of {size_text(self.cap)} "
-                f"(checkpoints.maxSessionMB): the {dropped} oldest were dropped; /rewind cannot restore "
-                "those files to before their first changes.")
+                f"(checkpoints.maxSessionMB): {dropped} saved file {copies} dropped, oldest first; /rewind "
+                "cannot put those files back as they were before those changes.")
 
     def _sweep(self, index: Index) -> None:
         """Delete the contents no record keeps (dropped over the cap, or left by a failed update)."""

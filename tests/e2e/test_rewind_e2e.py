@@ -10,6 +10,7 @@ the store keeps within its cap.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from fake_anthropic import Reply
 
@@ -65,3 +66,70 @@ def test_esc_esc_rewinds_code_and_conversation_to_the_second_message(start, fake
     everything = json.dumps(sent)
     assert "Created util." in everything
     assert not any(word in everything for word in ("Changed app.", "third turn", "Done three."))
+
+
+BIG = "line\n" * 6000  # 30,000 bytes: two of them fit under the cap below, three do not
+CAP_MB = 0.0625  # 64 KB
+
+
+def edit_turn(fake_server, name: str) -> None:
+    """One print-mode turn: read `name`, edit its first line."""
+    main_replies(fake_server, Reply.tool("Read", {"file_path": name}),
+                 Reply.tool("Edit", {"file_path": name, "old_string": "TOP", "new_string": "EDITED"}),
+                 Reply.text(f"Edited {name}."))
+
+
+def test_after_continue_a_hand_edit_is_refused_unless_confirmed_and_the_store_keeps_its_cap(
+        start, fake_server, repo, run_cli):  # noqa: F811
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"checkpoints": {"maxSessionMB": CAP_MB}}))
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (repo / name).write_text(f"TOP {name}\n" + BIG)  # different: no two are one stored copy
+    quiet = {"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}
+    for i, name in enumerate(("a.txt", "b.txt", "c.txt")):
+        edit_turn(fake_server, name)
+        done = run_cli(*(["-c"] if i else []), "-p", f"edit {name[0]}", "--permission-mode", "acceptEdits", env=quiet)
+        assert done.returncode == 0 and f"Edited {name}." in done.stdout, done.stderr
+    assert "reached their cap of 64 KB (checkpoints.maxSessionMB): 1 saved file copy was dropped" in done.stderr
+    listed = json.loads(run_cli("checkpoints", "list", "--json").stdout)
+    assert listed["stored_bytes"] <= listed["cap_bytes"] == int(CAP_MB * 1024 * 1024)
+    [oldest] = [m for m in listed["messages"] if m["text"] == "edit a"]
+    assert not oldest["files"][0]["restorable"] and "dropped" in oldest["files"][0]["why"]
+    (repo / "c.txt").write_text("TOP\nby hand\n")
+
+    main_replies(fake_server, Reply.text("Going on from b."))
+    term = start("-c")
+    term.ready()
+    term.submit("/rewind 1")  # edit c, code only: c.txt was changed by hand since
+    term.expect("Rewind to before “edit c”")
+    term.child.send("3")
+    term.expect(r"c\.txt was changed outside the assistant since its last change")
+    term.expect("Restore those files too")
+    term.child.send("1")  # keep it
+    term.expect(r"No file was restored\.")
+    term.expect(r"Kept as they are \(changed outside the assistant\): c\.txt")
+    assert (repo / "c.txt").read_text() == "TOP\nby hand\n"
+    term.ready()
+    term.submit("/rewind 2")  # edit b, code and conversation, this time overwriting the hand edit
+    term.expect("Rewind to before “edit b”")
+    term.child.send("1")
+    term.expect("Restore those files too")
+    term.child.send("2")
+    term.expect(r"Restored 2 file\(s\) as they were before that message: ")
+    term.expect("Rewound the conversation")
+    term.ready()
+    assert (repo / "b.txt").read_text() == "TOP b.txt\n" + BIG and (repo / "c.txt").read_text() == "TOP c.txt\n" + BIG
+    assert (repo / "a.txt").read_text() == "EDITED a.txt\n" + BIG
+    term.submit(" again")
+    term.expect("Going on from b.")
+    sent = fake_server.requests_for("main")[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user", "assistant", "user"]
+    assert sent[0]["content"][0]["text"] == "edit a" and sent[-1]["content"][0]["text"] == "edit b again"
+    term.ready()
+    term.submit("/rewind 2")  # edit a (the list is now: edit b again, edit a): its copy was dropped over the cap
+    term.expect("Rewind to before “edit a”")
+    term.child.send("3")
+    term.expect(r"a\.txt cannot be restored: its checkpoint was dropped to keep this session's checkpoints under 64 KB")
+    store = json.loads(run_cli("checkpoints", "list", "--json").stdout)
+    blobs = sum(p.stat().st_size for p in (Path(store["store"]) / "blobs").iterdir())
+    assert blobs == store["stored_bytes"] <= store["cap_bytes"]
