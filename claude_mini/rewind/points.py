@@ -102,6 +102,8 @@ def read_checkpoints(transcript: Path, history: FileHistory) -> SessionCheckpoin
     a transcript that cannot be read is StoreError (nothing can be listed)."""
     try:
         contents = read_transcript(transcript)
+    except FileNotFoundError:  # nothing said yet in this session
+        contents = TranscriptContents()
     except OSError as exc:
         raise StoreError(f"Cannot read the transcript {transcript}: {exc.strerror or exc}.") from None
     problems, damaged = [], False

@@ -3,16 +3,22 @@ Edit and Bash leave in the store, restoring code and conversation, and a subagen
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from fake_anthropic import Reply
 
-from claude_mini.rewind.conversation import rewind_conversation
+from claude_mini import paths
+from claude_mini.config import load_config, merge
+from claude_mini.llm.client import AnthropicClient
+from claude_mini.memory.store import format_memory
+from claude_mini.rewind.conversation import memories_since, rewind_conversation
 from claude_mini.rewind.points import read_checkpoints
 from claude_mini.rewind.restore import apply_code_restore, plan_code_restore
 from claude_mini.session import read_transcript
+from claude_mini.runtime import build_runtime
 from tests.sessions import run_session as run
 from tests.sessions import turn
 
@@ -81,3 +87,67 @@ def test_restoring_code_and_conversation_to_the_second_message(project, fake_ser
     resumed = read_transcript(runtime.session.transcript.path)  # what -c would continue
     assert [p.text for p in resumed.prompts] == ["create util", "change app differently"]
     assert [m.text for m in resumed.messages] == [m.text for m in runtime.session.messages]
+
+
+def test_a_subagents_write_is_kept_under_the_parents_message(project, fake_server):
+    main_then(fake_server, Reply.tool("Agent", {"description": "make it", "prompt": "Create helper.py."}),
+              Reply.text("The child made it."))
+    fake_server.on(Reply.tool("Write", {"file_path": "helper.py", "content": "def h(): ...\n"}), purpose="subagent")
+    fake_server.on(Reply.text("Created helper.py."), purpose="subagent")
+
+    async def scenario(runtime):
+        runtime.policy.mode = "acceptEdits"
+        await turn(runtime, "delegate it")
+        checkpoints = read_checkpoints(runtime.session.transcript.path, runtime.file_history.history())
+        [point] = checkpoints.points
+        [change] = checkpoints.index.changes
+        assert (change.by, change.message, Path(change.path).name) == ("subagent", point.prompt.id, "helper.py")
+        plan = plan_code_restore(checkpoints, point.prompt)
+        apply_code_restore(checkpoints, plan, overwrite_outside=False)
+
+    run(fake_server, project, scenario)
+    assert not (project / "helper.py").exists()
+
+
+def test_extraction_never_runs_on_the_rewound_part_and_its_memories_are_listed(repo, fake_server):
+    memdir = paths.memory_dir(repo)
+    memory = format_memory(name="Tabs", description="the user wants tabs", type="feedback", body="Tabs.")
+    for text in ("Noted one.", "Noted two.", "Noted three.", "Noted two again."):
+        fake_server.on(Reply.text(text), purpose="main")
+    fake_server.on(Reply.text("Nothing to save."), purpose="extract")
+    fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "feedback_tabs.md"), "content": memory}),
+                   purpose="extract")
+    fake_server.on(Reply.text("Saved."), purpose="extract")
+    fake_server.on(Reply.text("never arrives").hang(), purpose="extract")  # turn three's: still running
+    fake_server.on(Reply.text("Nothing new."), purpose="extract")
+    config = load_config(repo)
+    config.settings = merge(config.settings, {"recall": {"strategy": "off"}})
+
+    async def scenario():
+        rt = build_runtime(config, client=AnthropicClient(base_url=fake_server.base_url, api_key="test"))
+        rt.extractor.gate = lambda messages: True
+        try:
+            for text in ("one", "two: I like tabs", "three"):
+                await turn(rt, text)
+                if text != "three":
+                    assert await rt.extractor.wait(10)
+            while len(fake_server.requests_for("extract")) < 4:  # turn three's run waits on the server
+                await asyncio.sleep(0.02)
+            second = rt.session.messages[2]
+            assert rt.extractor.running and rt.extractor.cursor == 4
+            prompt_id = read_checkpoints(rt.session.transcript.path, rt.file_history.history()).points[1].prompt.id
+            await rewind_conversation(rt.agent, prompt_id)
+            assert not rt.extractor.running and rt.extractor.cursor == 2  # the run on "three" was cancelled
+            assert second not in rt.session.messages
+            listed = memories_since(rt.session.transcript.path, prompt_id, memdir)
+            await turn(rt, "two, said differently")
+            assert await rt.extractor.wait(10)
+            return listed
+        finally:
+            await rt.close()
+
+    assert asyncio.run(scenario()) == ["feedback_tabs.md"]
+    last = fake_server.requests_for("extract")[-1].body
+    prompt = last["messages"][-1]["content"][-1]["text"]
+    assert "last 2 messages of the conversation above" in prompt
+    assert "three" not in json.dumps(last["messages"]) and "I like tabs" not in json.dumps(last["messages"])
