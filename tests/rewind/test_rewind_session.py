@@ -17,8 +17,8 @@ from claude_mini.memory.store import format_memory
 from claude_mini.rewind.conversation import memories_since, rewind_conversation
 from claude_mini.rewind.points import read_checkpoints
 from claude_mini.rewind.restore import apply_code_restore, plan_code_restore
-from claude_mini.session import read_transcript
 from claude_mini.runtime import build_runtime
+from claude_mini.session import read_transcript
 from tests.sessions import run_session as run
 from tests.sessions import turn
 
