@@ -258,8 +258,9 @@ def build_runtime(
 
     The lifecycle order is the hook order: the user's hooks first (they may refuse a prompt
     before recall starts, or a compaction before extraction flushes), MCP servers, skills,
-    compaction (it may replace the conversation before anyone reads it), Layer 1 attachments,
-    recall, extraction.
+    subagents, the todo list, file checkpoints (after every part that may rewrite a tool's
+    input), compaction (it may replace the conversation before anyone reads it), Layer 1
+    attachments, recall, extraction.
     """
     notices = notices or NoticeChannel()
     client = client or make_client(config, notices)
