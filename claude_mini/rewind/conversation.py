@@ -30,7 +30,7 @@ async def rewind_conversation(agent: Agent, message_id: str) -> RewindTarget:
     target = rewind_target(session.transcript.path, message_id)
     old = session.rewind(target)
     event = ConversationRewind(target.prompt.id, old, common_prefix(old, session.messages), target.rebuilt)
-    agent.ctx.read_files.clear()  # what the model read in the dropped part it no longer has
+    agent.ctx.read_files.clear()  # what the model read it no longer has (compaction's part re-reads the kept part)
     agent.last_usage = Usage()  # the last request's size says nothing of the shorter conversation
     for hook in agent.hooks:
         await hook.on_rewind(agent, event)

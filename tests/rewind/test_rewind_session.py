@@ -71,6 +71,9 @@ def test_restoring_code_and_conversation_to_the_second_message(project, fake_ser
         assert sorted(p.name for p in result.written) == ["app.py", "util.py"]
         assert [p.name for p in result.deleted] == ["todo.md"]
         await rewind_conversation(runtime.agent, second.prompt.id)
+        read = runtime.agent.ctx.read_files
+        assert project / "app.py" not in read  # read only in the part rewound away
+        assert read[project / "util.py"] != (project / "util.py").stat().st_mtime  # restored since: read again
         await turn(runtime, "change app differently")
         return runtime
 
