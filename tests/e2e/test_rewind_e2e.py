@@ -14,28 +14,15 @@ from pathlib import Path
 
 from fake_anthropic import Reply
 
-from tests.e2e.test_repl import main_replies, start, wait_until  # noqa: F401 (start is a fixture)
-
-ORIGINAL_APP = 'def greet():\n    return "hello"\n'
-
-
-def three_turns(fake_server) -> None:
-    main_replies(fake_server,
-                 Reply.tool("Write", {"file_path": "util.py", "content": "A = 1\n"}), Reply.text("Created util."),
-                 Reply.tool("Read", {"file_path": "app.py"}),
-                 Reply.tool("Edit", {"file_path": "app.py", "old_string": "hello", "new_string": "hi"}),
-                 Reply.text("Changed app."),
-                 Reply.tool("Edit", {"file_path": "util.py", "old_string": "A = 1", "new_string": "A = 2"}),
-                 Reply.tool("Write", {"file_path": "notes/todo.md", "content": "- x\n"}),
-                 Reply.tool("Bash", {"command": "echo made > made.txt"}), Reply.text("Done three."))
+from tests.e2e.test_repl import main_replies, start  # noqa: F401 (start is a fixture)
+from tests.rewind.turns import ANSWERS, ORIGINAL_APP, PROMPTS, three_turns
 
 
 def test_esc_esc_rewinds_code_and_conversation_to_the_second_message(start, fake_server, repo):  # noqa: F811
     three_turns(fake_server)
     main_replies(fake_server, Reply.text("After the rewind."))
     term = start("--permission-mode", "bypassPermissions")
-    for text, answer in (("create util", "Created util."), ("change app", "Changed app."),
-                         ("third turn", "Done three.")):
+    for text, answer in zip(PROMPTS, ANSWERS, strict=True):
         term.ready()
         term.submit(text)
         term.expect(answer)

@@ -19,10 +19,9 @@ from claude_mini.rewind.points import read_checkpoints
 from claude_mini.rewind.restore import apply_code_restore, plan_code_restore
 from claude_mini.runtime import build_runtime
 from claude_mini.session import read_transcript
+from tests.rewind.turns import ORIGINAL_APP, PROMPTS, three_turns
 from tests.sessions import run_session as run
 from tests.sessions import turn
-
-ORIGINAL_APP = 'def greet():\n    return "hello"\n'
 
 
 @pytest.fixture
@@ -36,20 +35,9 @@ def main_then(fake_server, *replies: Reply) -> None:
         fake_server.on(reply, purpose="main")
 
 
-def three_turns(fake_server) -> None:
-    main_then(fake_server,
-              Reply.tool("Write", {"file_path": "util.py", "content": "A = 1\n"}), Reply.text("Created util."),
-              Reply.tool("Read", {"file_path": "app.py"}),
-              Reply.tool("Edit", {"file_path": "app.py", "old_string": "hello", "new_string": "hi"}),
-              Reply.text("Changed app."),
-              Reply.tool("Edit", {"file_path": "util.py", "old_string": "A = 1", "new_string": "A = 2"}),
-              Reply.tool("Write", {"file_path": "notes/todo.md", "content": "- x\n"}),
-              Reply.tool("Bash", {"command": "echo made > made.txt"}), Reply.text("Done three."))
-
-
 async def run_three(runtime) -> None:
     runtime.policy.mode = "bypassPermissions"
-    for text in ("create util", "change app", "third turn"):
+    for text in PROMPTS:
         await turn(runtime, text)
 
 
