@@ -14,6 +14,7 @@ Nothing here blocks a tool: a store that cannot be written is said once, and the
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from claude_mini.tools.base import ToolResult
 
 CHANGING_TOOLS = ("Write", "Edit")
+log = logging.getLogger(__name__)
 
 
 class FileHistoryHook(AgentHooks):
@@ -107,11 +109,13 @@ class FileHistoryHook(AgentHooks):
         """Run one store update in a worker thread; what it has to say goes on the notice channel."""
         try:
             note = await asyncio.to_thread(write, self.history())
-        except StoreError as exc:
+        except Exception as exc:  # a store that cannot be written (or a bug) must not end the turn
+            if not isinstance(exc, StoreError):
+                log.warning("file checkpoint failed", exc_info=True)
             if not self._failed:
                 self._failed = True
-                self.notices.say(f"{exc}: /rewind cannot restore this change (said once; the session goes on).",
-                                 "warning")
+                self.notices.say(f"{str(exc).rstrip('.')}: /rewind cannot restore this change (said once; "
+                                 "the session goes on).", "warning")
             return
         if note:
             self.notices.say(note, "warning", once=True)

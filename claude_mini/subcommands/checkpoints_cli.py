@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -162,9 +163,25 @@ def _rewind_transcript(opened: Opened, prompt_id: str, text: str) -> list[str]:
 # --- commands ------------------------------------------------------------------------------
 
 
+DebugOption = Annotated[bool, typer.Option("--debug", help="Show a traceback instead of a one-line internal error.")]
+
+
 def _fail(message: str) -> typer.Exit:
     sys.stderr.write(visible_controls(f"claude-mini checkpoints: {message}") + "\n")
     return typer.Exit(1)
+
+
+def _guarded(action: Callable[[], list[str]], debug: bool) -> list[str]:
+    """Run an action: its own failures are one line and status 1, and so is a bug (unless --debug)."""
+    try:
+        return action()
+    except CheckpointsError as exc:
+        raise _fail(str(exc)) from None
+    except Exception as exc:
+        if debug:
+            raise
+        raise _fail(f"internal error: {type(exc).__name__}: {exc}. Run again with --debug for the "
+                    "traceback.") from None
 
 
 def _print(lines: list[str]) -> None:
@@ -176,19 +193,18 @@ def _print(lines: list[str]) -> None:
 def list_command(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     resume: ResumeOption = None,
+    debug: DebugOption = False,
 ) -> None:
     """The session's messages, newest first, with the files each turn changed."""
-    try:
+
+    def action() -> list[str]:
         opened = open_checkpoints(Path.cwd(), resume)
-    except CheckpointsError as exc:
-        raise _fail(str(exc)) from None
-    for problem in opened.checkpoints.problems:
-        sys.stderr.write(visible_controls(f"claude-mini checkpoints: {problem}") + "\n")
-    data = list_data(opened)
-    if as_json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        _print(list_lines(data, opened.config.cwd))
+        for problem in opened.checkpoints.problems:
+            sys.stderr.write(visible_controls(f"claude-mini checkpoints: {problem}") + "\n")
+        data = list_data(opened)
+        return [json.dumps(data, indent=2, ensure_ascii=False)] if as_json else list_lines(data, opened.config.cwd)
+
+    _print(_guarded(action, debug))
 
 
 @checkpoints_app.command("restore")
@@ -201,15 +217,12 @@ def restore_command(
     force: Annotated[bool, typer.Option(
         "--force", help="Also restore files changed outside the assistant since, losing those changes.")] = False,
     resume: ResumeOption = None,
+    debug: DebugOption = False,
 ) -> None:
     """Put the files the assistant changed since MESSAGE_ID back as they were, and rewind the conversation
     to before it (both unless told otherwise)."""
     if code_only and conversation_only:
         sys.stderr.write("claude-mini checkpoints: --code-only and --conversation-only exclude each other.\n")
         raise typer.Exit(2)
-    try:
-        opened = open_checkpoints(Path.cwd(), resume)
-        lines = restore_lines(opened, message_id, code=not conversation_only, conversation=not code_only, force=force)
-    except CheckpointsError as exc:
-        raise _fail(str(exc)) from None
-    _print(lines)
+    _print(_guarded(lambda: restore_lines(open_checkpoints(Path.cwd(), resume), message_id, code=not conversation_only,
+                                          conversation=not code_only, force=force), debug))
