@@ -18,7 +18,7 @@ from claude_mini import __version__
 if TYPE_CHECKING:
     from claude_mini.config import Config
 
-SUBCOMMANDS = ("memory", "context", "hooks", "mcp")
+SUBCOMMANDS = ("memory", "context", "hooks", "mcp", "checkpoints")
 RULE_FLAGS = ("--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools")
 RULE_SHAPE = re.compile(r"[A-Z][A-Za-z0-9_]*(\(.*\))?$|mcp__")  # Read, Bash(git log:*), mcp__server__tool
 
@@ -112,8 +112,9 @@ def root(
     Without -p it opens the interactive assistant (type /help there). Also:
     `claude-mini memory ...` (list, show, add, forget, doctor, gc, restore),
     `claude-mini context [--json] [--lint]` (which instruction files are loaded),
-    `claude-mini hooks list [--json]` (the hooks from the settings files) and
-    `claude-mini mcp list|get|add|remove` (the MCP servers).
+    `claude-mini hooks list [--json]` (the hooks from the settings files),
+    `claude-mini mcp list|get|add|remove` (the MCP servers) and
+    `claude-mini checkpoints list|restore` (/rewind for scripts).
     """
     if version:
         print(f"{__version__} (claude-mini)")

@@ -19,7 +19,8 @@ Two safety decisions live here, so no other module ever sees what they remove
 The memory layers' settings (`recall.*`, `memory.*`, `contextWindow`, `autoCompact`,
 `autoCompactThreshold`) are validated here and nowhere else: `Config.memory` gives
 them typed, one dataclass per layer, each bad value replaced by its default and
-named once in `MemorySettings.problems`, which `runtime.build_runtime` says.
+named once in `MemorySettings.problems`, which `runtime.build_runtime` says. So is
+`checkpoints.maxSessionMB` (`Config.checkpoints`, the file checkpoints of /rewind).
 """
 
 from __future__ import annotations
@@ -97,6 +98,11 @@ class Config:
         settings or of the model during a session (a folder trusted, /model) is seen at once.
         """
         return memory_settings(self.settings, self.model)
+
+    @property
+    def checkpoints(self) -> CheckpointSettings:
+        """The file checkpoints' settings (rewind/store.py), validated at each access like `memory`."""
+        return checkpoint_settings(self.settings)
 
     @property
     def auto_memory(self) -> bool:
@@ -647,6 +653,26 @@ def memory_settings(settings: Mapping[str, Any], model: str = DEFAULT_MODEL,
         log_mode=log_mode,
         problems=tuple(read.problems),
     )
+
+
+CHECKPOINT_CAP_MB = 50.0  # what one session's file checkpoints may take on disk
+
+
+@dataclass(frozen=True)
+class CheckpointSettings:
+    """`checkpoints.maxSessionMB`: how much one session's file checkpoints (rewind/store.py) may
+    keep; past it the oldest are dropped first. 0 keeps none (rewinding code is then off)."""
+
+    max_session_bytes: int = int(CHECKPOINT_CAP_MB * 1024 * 1024)
+    problems: tuple[str, ...] = ()
+
+
+def checkpoint_settings(settings: Mapping[str, Any]) -> CheckpointSettings:
+    """The file checkpoints' settings from merged settings; a bad value gets its default and a problem."""
+    read = _SettingsReader(settings)
+    megabytes = read.value(read.group("checkpoints"), "checkpoints.maxSessionMB", CHECKPOINT_CAP_MB,
+                           "a number of megabytes >= 0", _number_at_least(0))
+    return CheckpointSettings(int(float(megabytes) * 1024 * 1024), tuple(read.problems))
 
 
 def _recall_settings(read: _SettingsReader, recall: Mapping[str, Any], model: str) -> RecallSettings:

@@ -36,6 +36,7 @@ from claude_mini.memory.recall import RecallHook
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.notices import NoticeChannel
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
+from claude_mini.rewind.hook import FileHistoryHook
 from claude_mini.session import Session, resume_session
 from claude_mini.skills.lifecycle import SkillHook, skill_hook
 from claude_mini.subagents.lifecycle import SubagentHook, subagent_hook
@@ -84,6 +85,7 @@ class Runtime:
     compactor: Compactor | None = None  # Layer 5
     skills: SkillHook | None = None  # custom commands and skills (None: the project and user have none)
     subagents: SubagentHook | None = None  # the Agent tool's types and children
+    file_history: FileHistoryHook | None = None  # the file checkpoints /rewind restores
     retired_clients: list[ModelClient] = field(default_factory=list)  # replaced by /model; closed in close()
 
     @property
@@ -256,12 +258,13 @@ def build_runtime(
 
     The lifecycle order is the hook order: the user's hooks first (they may refuse a prompt
     before recall starts, or a compaction before extraction flushes), MCP servers, skills,
-    compaction (it may replace the conversation before anyone reads it), Layer 1 attachments,
-    recall, extraction.
+    subagents, the todo list, file checkpoints (after every part that may rewrite a tool's
+    input), compaction (it may replace the conversation before anyone reads it), Layer 1
+    attachments, recall, extraction.
     """
     notices = notices or NoticeChannel()
     client = client or make_client(config, notices)
-    for problem in config.memory.problems:  # bad memory settings: each has its default; said once
+    for problem in (*config.memory.problems, *config.checkpoints.problems):  # each has its default; said once
         notices.say(problem, "warning", once=True)
     session = session or Session(config.cwd)
     session.report_to(notices)  # a resume's skipped lines, a failed transcript write
@@ -294,12 +297,14 @@ def build_runtime(
     if skills is not None:
         skills.agent = agent  # a typed command may run its `!` lines before the session start ends
     subagents.agent = agent
+    file_history = FileHistoryHook(lambda: runtime.session, settings=lambda: config.checkpoints,
+                                   memory_root=store.root, notices=notices)
     runtime = Runtime(config, client, session, policy, prompt, agent, instructions, tracker, store,
-                      notices, extractor=extractor, skills=skills, subagents=subagents)
+                      notices, extractor=extractor, skills=skills, subagents=subagents, file_history=file_history)
     runtime.compactor = Compactor(runtime, fork_summary)
     agent.hooks = [*user_hooks(config, agent, notices, lambda: runtime.policy.mode),
                    *mcp_servers(config, agent, rules, notices), *([skills] if skills else []), subagents,
-                   TodoHook(ctx),
+                   TodoHook(ctx), file_history,
                    CheckpointHook(instructions=lambda: [a.path for a in runtime.tracker.active()],
                                   memories=lambda: extractor.saved_names if extractor is not None else []),
                    CompactHook(runtime.compactor, notices), InstructionHook(tracker),

@@ -1,9 +1,12 @@
 """Session state and its transcript: one JSONL file per session, appended as messages complete.
 
-Each line is one entry: `{"type": "user"|"assistant"|"system"|"compact_boundary",
+Each line is one entry: `{"type": "user"|"assistant"|"system"|"compact_boundary"|"rewind",
 "uuid", "timestamp", "session_id", ...}`; user and assistant entries carry the
-API-shaped `message`, `system` entries with subtype `cost` one request's usage
-(so /cost after a resume shows the whole session). Lines are flushed as each
+API-shaped `message` (the user's own message that starts a turn has `"prompt": true`),
+`system` entries with subtype `cost` one request's usage (so /cost after a resume shows
+the whole session), a `rewind` entry (`"to"`: a prompt's uuid) says the conversation went
+back to before that message (/rewind): nothing is ever deleted from the file, and reading
+it replays the rewind. Lines are flushed as each
 message completes, so a `kill -9` loses at most the message in flight; every
 append starts on a fresh line, so a line cut by a crash never swallows the next.
 A failed write (disk full) is said once and ends the saving: the file stays a
@@ -102,15 +105,17 @@ class Transcript:
         self.error: OSError | None = None  # the write that failed; nothing is written after it
         self._warn = warn
 
-    def append(self, entry_type: str, **fields: Any) -> None:
-        """Write one entry on a line of its own and flush it to the OS at once.
+    def append(self, entry_type: str, **fields: Any) -> str | None:
+        """Write one entry on a line of its own and flush it to the OS at once; its uuid (None
+        when it was not written).
 
         After a failed write nothing more is written: a later entry (a tool result
         whose call was lost) could make the saved conversation one the API refuses.
         """
         if self.error is not None:
-            return
-        entry = {"type": entry_type, "uuid": str(uuid.uuid4()), "timestamp": _now_iso(),
+            return None
+        entry_id = str(uuid.uuid4())
+        entry = {"type": entry_type, "uuid": entry_id, "timestamp": _now_iso(),
                  "session_id": self.session_id, **({"cwd": self.cwd} if self.cwd else {}), **fields}
         data = transcript_line(entry).encode("utf-8")
         try:
@@ -124,6 +129,20 @@ class Transcript:
             if self._warn is not None:
                 self._warn(f"Could not write the transcript {self.path}: {exc.strerror or exc}. The session "
                            "goes on, but nothing more of it is saved (a resume gets it up to here).")
+            return None
+        return entry_id
+
+
+def record_rewind(transcript: Transcript, prompt_id: str) -> None:
+    """Record in the transcript that the conversation went back to before the prompt `prompt_id`;
+    RewindError (nothing changed) when it cannot be written: a rewind not kept would be undone by
+    the next resume."""
+    if transcript.error is not None:
+        raise RewindError(f"The transcript {transcript.path} could not be written earlier "
+                          f"({transcript.error.strerror or transcript.error}), so a rewind would not be "
+                          "kept; the conversation is unchanged.")
+    if transcript.append("rewind", to=prompt_id) is None:
+        raise RewindError(f"Could not record the rewind in {transcript.path}; the conversation is unchanged.")
 
 
 def _ends_mid_line(fh: Any) -> bool:
@@ -167,6 +186,7 @@ class Session:
         self.costs = costs or CostLedger()
         self.costs.on_add = self._record_cost
         self.started = time.time()
+        self.prompt_id: str | None = None  # the transcript uuid of the user's message that started this turn
 
     def report_to(self, notices: NoticeChannel) -> None:
         """Tell the user what this session has to say (an unreadable resume, a failed write) on `notices`."""
@@ -179,17 +199,34 @@ class Session:
             self.transcript.append("system", subtype="cost", purpose=purpose, model=model,
                                    usage=usage.to_dict())
 
-    def add_message(self, message: Message) -> None:
+    def add_message(self, message: Message, *, prompt: bool = False) -> None:
         """Append a completed message to the conversation and the transcript.
 
         Two user messages in a row (a turn that failed before any answer, or a
         resumed session) are merged, since the API wants roles to alternate.
+        `prompt`: the user's own message that starts a turn, a point /rewind can go
+        back to; its transcript uuid becomes `prompt_id`.
         """
         if self.messages and self.messages[-1].role == message.role == "user":
             self.messages[-1].content.extend(message.content)
         else:
             self.messages.append(message)
-        self.transcript.append(message.role, message=message_to_api(message))
+        entry_id = self.transcript.append(message.role, message=message_to_api(message),
+                                          **({"prompt": True} if prompt else {}))
+        if prompt:
+            self.prompt_id = entry_id
+
+    def rewind(self, target: RewindTarget) -> list[Message]:
+        """Put the conversation back to before the prompt of `target` and record that in the
+        transcript, so a resume sees the same; returns the conversation as it was.
+
+        Refused (RewindError) when the transcript cannot be written: the rewind would be lost
+        on the next resume, and the rewound-away part would come back.
+        """
+        old = list(self.messages)
+        record_rewind(self.transcript, target.prompt.id)
+        self.messages[:] = target.messages
+        return old
 
     def record_system(self, subtype: str, **fields: Any) -> None:
         """A system entry in the transcript (notices, saved memories, errors)."""
@@ -217,42 +254,108 @@ def dangling_tool_uses(messages: list[Message]) -> list[str]:
     return []
 
 
+class RewindError(Exception):
+    """A rewind that cannot be done; the message says why, what was kept and what to do."""
+
+
+@dataclass(frozen=True)
+class PromptEntry:
+    """One of the user's own messages in a transcript (a turn's start): a point /rewind goes back to."""
+
+    id: str  # the transcript entry's uuid
+    text: str  # the user's words, without the files their @mentions attached
+    timestamp: str
+    position: int  # its place among every prompt of the file, rewound-away ones too (time order)
+
+
+@dataclass
+class _Mark:
+    """Where a prompt joined the conversation being read: enough to cut the conversation back to
+    before it. The list is the one it joined (a compaction starts a new one, so an old mark still
+    sees the conversation before it)."""
+
+    messages: list[Message]
+    index: int  # the message the prompt started or was merged into
+    blocks: int  # how many blocks that message had before (0: the prompt started it)
+    prompts: int  # how many prompts the conversation had before
+    compactions: int
+
+
 @dataclass
 class TranscriptContents:
-    """What a transcript holds: the conversation from its last compact boundary, its costs, and
-    what could not be read."""
+    """What a transcript holds: the conversation from its last compact boundary (with its rewinds
+    replayed), its prompts, its costs, and what could not be read."""
 
     messages: list[Message] = field(default_factory=list)
     first_request: str = ""  # the first user text of the whole file, compactions included
     costs: CostLedger = field(default_factory=CostLedger)
+    prompts: list[PromptEntry] = field(default_factory=list)  # the current conversation's, oldest first
+    positions: dict[str, int] = field(default_factory=dict)  # every prompt's uuid -> its place in time
+    compactions: int = 0  # compactions in the current conversation (a rewind before one undoes it)
     skipped_lines: int = 0  # cut by a crash, not JSON objects
     skipped_blocks: int = 0  # content blocks of a type this version does not know
+    skipped_rewinds: int = 0  # rewinds to a message the file does not hold (a hand-edited transcript)
+    _marks: dict[str, _Mark] = field(default_factory=dict, repr=False)
 
     def take(self, entry: dict[str, Any]) -> None:
         """Add one transcript entry."""
         kind = entry.get("type")
         if kind == "compact_boundary" and isinstance(entry.get("messages"), list):
             self.messages = []
+            self.compactions += 1
             for raw in entry["messages"]:
                 self._add(raw, count_request=False)
         elif kind in ("user", "assistant") and isinstance(entry.get("message"), dict):
-            self._add(entry["message"], count_request=True)
+            self._add(entry["message"], count_request=True, entry=entry)
         elif kind == "system" and entry.get("subtype") == "cost" and isinstance(entry.get("usage"), dict):
             self.costs.add(str(entry.get("purpose", "main")), str(entry.get("model", "")),
                            Usage.from_dict(entry["usage"]))
+        elif kind == "rewind":
+            self._rewind(entry.get("to"))
         elif kind in ("user", "assistant", "compact_boundary"):
             self.skipped_lines += 1
 
-    def _add(self, raw: Any, *, count_request: bool) -> None:
+    def _add(self, raw: Any, *, count_request: bool, entry: dict[str, Any] | None = None) -> None:
         message = self._message(raw)
         if message is None:
             return
         if count_request and not self.first_request and message.role == "user":
             self.first_request = first_user_text([message])
+        if entry is not None and is_prompt_entry(entry):
+            self._mark_prompt(entry, message)
         if self.messages and self.messages[-1].role == message.role == "user":
             self.messages[-1].content.extend(message.content)
         else:
             self.messages.append(message)
+
+    def _mark_prompt(self, entry: dict[str, Any], message: Message) -> None:
+        """Remember where the prompt `entry` joins the conversation, and list it."""
+        prompt_id = entry.get("uuid")
+        if not isinstance(prompt_id, str) or prompt_id in self.positions:
+            return  # no id (a hand-edited line) or a copied one: nothing can point at it
+        merged = bool(self.messages) and self.messages[-1].role == "user"
+        index = len(self.messages) - 1 if merged else len(self.messages)
+        blocks = len(self.messages[-1].content) if merged else 0
+        self._marks[prompt_id] = _Mark(self.messages, index, blocks, len(self.prompts), self.compactions)
+        self.positions[prompt_id] = len(self.positions)
+        self.prompts.append(PromptEntry(prompt_id, request_text(message), str(entry.get("timestamp", "")),
+                                        self.positions[prompt_id]))
+
+    def _rewind(self, to: Any) -> None:
+        """The conversation goes back to before the prompt `to`, as it was then."""
+        mark = self._marks.get(to) if isinstance(to, str) else None
+        if mark is None:
+            self.skipped_rewinds += 1
+            return
+        kept = mark.messages[:mark.index]
+        if mark.blocks:
+            merged_into = mark.messages[mark.index]
+            kept.append(Message(merged_into.role, merged_into.content[:mark.blocks]))
+        elif kept:  # a copy: a message merged into it later must not change what the mark sees
+            kept[-1] = Message(kept[-1].role, list(kept[-1].content))
+        self.messages = kept
+        self.prompts = self.prompts[:mark.prompts]
+        self.compactions = mark.compactions
 
     def _message(self, raw: Any) -> Message | None:
         """A message of the transcript; None (counted) when nothing of it can be read."""
@@ -276,8 +379,8 @@ class TranscriptContents:
     def skipped_notice(self, path: Path) -> str | None:
         """The one line saying what a resume could not read and what it kept; None when all was read."""
         parts = [f"{n} {what}{'s' if n != 1 else ''}" for n, what in
-                 ((self.skipped_lines, "unreadable line"), (self.skipped_blocks, "unknown content block"))
-                 if n]
+                 ((self.skipped_lines, "unreadable line"), (self.skipped_blocks, "unknown content block"),
+                  (self.skipped_rewinds, "rewind to a message the file does not hold")) if n]
         if not parts:
             return None
         kept = len(self.messages)
@@ -285,8 +388,37 @@ class TranscriptContents:
                 f"resumed the {kept} message{'s' if kept != 1 else ''} that could be read.")
 
 
-def read_transcript(path: Path) -> TranscriptContents:
-    """Everything a resume or a session list needs from one transcript file."""
+def is_prompt_entry(entry: dict[str, Any]) -> bool:
+    """Whether a transcript entry is the user's own message that starts a turn.
+
+    Marked `"prompt": true` since /rewind exists; in an older transcript, a user entry holding
+    the user's own text (no tool results, not a harness reminder, not an interruption marker).
+    """
+    if entry.get("type") != "user":
+        return False
+    if "prompt" in entry:
+        return entry["prompt"] is True
+    content = entry.get("message", {}).get("content") if isinstance(entry.get("message"), dict) else None
+    if isinstance(content, str):
+        return bool(content.strip())
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    if any(b.get("type") == "tool_result" for b in blocks):
+        return False
+    texts = [str(b["text"]) for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
+    return any(t.strip() and not t.lstrip().startswith("<system-reminder>")
+               and not t.startswith("[Request interrupted by user") for t in texts)
+
+
+def request_text(message: Message) -> str:
+    """The user's own words in a message (not tool results, not attached files or reminders)."""
+    texts = [b.text for b in message.content
+             if isinstance(b, TextBlock) and not b.text.lstrip().startswith("<system-reminder>")]
+    return "\n".join(texts).split("\n\n<attached-")[0].strip()
+
+
+def read_transcript(path: Path, *, until: str | None = None) -> TranscriptContents:
+    """Everything a resume or a session list needs from one transcript file; with `until` (an
+    entry's uuid), what it held just before that entry."""
     contents = TranscriptContents()
     with path.open(encoding="utf-8", errors="replace") as fh:
         for line in fh:
@@ -297,10 +429,47 @@ def read_transcript(path: Path) -> TranscriptContents:
             except json.JSONDecodeError:
                 entry = None  # a line cut by a crash: the message in flight is lost, nothing else
             if isinstance(entry, dict):
+                if until is not None and entry.get("uuid") == until:
+                    break
                 contents.take(entry)
             else:
                 contents.skipped_lines += 1
     return contents
+
+
+@dataclass(frozen=True)
+class RewindTarget:
+    """The conversation as it was before one of its prompts: what a rewind puts in place."""
+
+    prompt: PromptEntry
+    messages: list[Message]
+    rebuilt: bool  # the prompt lay before a compaction: the conversation is rebuilt from the transcript
+
+
+def rewind_target(path: Path, message_id: str) -> RewindTarget:
+    """The conversation of the transcript `path` as it was before its prompt `message_id` (a
+    unique prefix of one will do); RewindError when the current conversation has no such prompt."""
+    try:
+        now = read_transcript(path)
+        prompt = find_prompt(now.prompts, message_id)
+        before = read_transcript(path, until=prompt.id)
+    except OSError as exc:
+        raise RewindError(f"Cannot read the transcript {path}: {exc.strerror or exc}. "
+                          "Nothing was changed.") from None
+    return RewindTarget(prompt, before.messages, rebuilt=now.compactions > before.compactions)
+
+
+def find_prompt(prompts: list[PromptEntry], key: str) -> PromptEntry:
+    """The prompt whose id is `key`, or the only one whose id starts with it; RewindError otherwise."""
+    key = key.strip()
+    found = [p for p in prompts if p.id == key] or [p for p in prompts if key and p.id.startswith(key)]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise RewindError(f"{key!r} fits {len(found)} messages of this session; give more of the id.")
+    raise RewindError(f"No message {key!r} in the current conversation of this session (it may have "
+                      "been rewound away already); `claude-mini checkpoints list` shows the message ids. "
+                      "Nothing was changed.")
 
 
 def transcript_entries(path: Path) -> list[dict[str, Any]]:
@@ -365,6 +534,12 @@ def ambiguous_message(key: str, matches: list[Path]) -> str:
 def resume_session(cwd: Path, session_id: str | None) -> Session:
     """The session `session_id` or the one whose id starts with it (else the latest of this
     directory), repaired and ready to go on."""
+    return open_transcript(cwd, find_transcript(cwd, session_id))
+
+
+def find_transcript(cwd: Path, session_id: str | None) -> Path:
+    """The transcript `-r session_id` (an id or a unique prefix of one) or `-c` (None) would
+    resume; SessionNotFound says why there is none."""
     if session_id:
         found = matching_sessions(cwd, session_id)
         if not found:
@@ -383,7 +558,7 @@ def resume_session(cwd: Path, session_id: str | None) -> Session:
                 " The sessions from before may be another project's (paths that differ only in "
                 "punctuation shared one folder): type /resume in claude-mini to pick one."
                 if everything and paths.keeps_folder(cwd) else ""))
-    return open_transcript(cwd, found[0])
+    return found[0]
 
 
 def open_transcript(cwd: Path, path: Path) -> Session:

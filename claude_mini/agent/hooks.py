@@ -21,7 +21,9 @@ overrides only the points it cares about. In the order a session meets them:
     before_compact        a compaction is about to summarise the conversation (may refuse it)
     compact_attachments   what goes back beside the summary (the skills invoked so far)
     after_compact         the conversation was replaced by its summary
+    on_rewind             /rewind put the conversation back to before one of the user's messages
     on_subagent_start     the Agent tool starts a child (its context may be added to)
+    for_subagent          a part that also watches a child's own lifecycle (file checkpoints)
     before_subagent_stop  a child stopped asking for tools (may make it go on)
     on_notification       the user is being waited for (a permission question, an idle prompt)
     on_session_end        the session is closing
@@ -39,7 +41,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from claude_mini.llm.messages import TextBlock, ToolUseBlock
+from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.tools.base import ToolResult
 
 if TYPE_CHECKING:
@@ -89,6 +91,17 @@ class CompactRequest:
 
     trigger: CompactTrigger
     instructions: str = ""  # what the summary must pay attention to (/compact's argument)
+
+
+@dataclass(frozen=True)
+class ConversationRewind:
+    """The conversation went back to before one of the user's messages (/rewind, `claude-mini
+    checkpoints restore`); the session's messages are now what they were then."""
+
+    message_id: str  # the transcript uuid of the user's message rewound to
+    old: list[Message]  # the conversation before the rewind
+    kept: int  # how many of `old`'s first messages are still there, unchanged
+    rebuilt: bool  # the message lay before a compaction: the conversation was rebuilt from the transcript
 
 
 def system_reminder(text: str) -> TextBlock:
@@ -175,6 +188,13 @@ class AgentHooks:
         `before_turn_end` does for the parent."""
         return None
 
+    def for_subagent(self, agent: Agent, run: SubagentRun) -> AgentHooks | None:
+        """A part to put in the lifecycle of `agent`'s child too, after the child's own limits
+        (None: this part only watches `agent`). A child's tool calls meet the parent's
+        `before_tool` anyway, but only a part of the child's own sees them with the child's
+        working folder, and their results (file checkpoints keep what a subagent's Edit replaced)."""
+        return None
+
     # -- compaction
 
     async def before_compact(self, agent: Agent, request: CompactRequest) -> None:
@@ -188,6 +208,13 @@ class AgentHooks:
 
     async def after_compact(self, agent: Agent) -> None:
         """The conversation was replaced by its summary (per-conversation counters restart)."""
+
+    # -- rewind
+
+    async def on_rewind(self, agent: Agent, rewind: ConversationRewind) -> None:
+        """The conversation was put back to before one of the user's messages: what a part knows
+        of the part rewound away no longer holds (extraction's cursor, attached rules, the todo
+        list). Nothing is asked to undo files here: that is the checkpoints' own business."""
 
     # -- reports
 

@@ -176,7 +176,7 @@ class Agent:
             for hook in self.hooks:
                 await hook.on_turn_start(self, text)
             user = Message("user", [TextBlock(text), *self._attachments()])
-            self.session.add_message(user)
+            self.session.add_message(user, prompt=True)
             yield MessageAdded(user)
             async for event in self._requests():
                 finished = isinstance(event, TurnDone)

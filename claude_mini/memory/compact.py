@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from claude_mini.agent.hooks import AgentHooks, CompactRequest, system_reminder
+from claude_mini.agent.hooks import AgentHooks, CompactRequest, ConversationRewind, system_reminder
 from claude_mini.llm.messages import (
     Message,
     TextBlock,
@@ -443,6 +443,12 @@ class CompactHook(AgentHooks):
         if source == "resume":
             self.seen_times = seen_times(session)
             rebuild_read_files(c.runtime.agent.ctx, session.messages, self.seen_times)
+
+    async def on_rewind(self, agent: Agent, rewind: ConversationRewind) -> None:
+        """/rewind: the files the kept conversation read count as read again, as on a resume (one
+        restored or changed since must be read afresh before an edit); nothing the rewound-away part
+        read does."""
+        rebuild_read_files(agent.ctx, agent.session.messages, seen_times(agent.session))
 
     async def on_context_too_long(self, agent: Agent) -> bool:
         """The API refused the request as too long: compact once, unless the breaker is open."""

@@ -26,7 +26,9 @@ The cursor is the last message already considered (kept by identity, so it
 survives the message list being copied); a resumed conversation starts as
 considered (the session that wrote it extracted it, or its gate found nothing). Before a
 compaction replaces the conversation, whatever is new is extracted (`before_compact`); after
-it, the cursor moves to the end (`after_compact`).
+it, the cursor moves to the end (`after_compact`). After a /rewind (`on_rewind`) a run in
+flight or waiting is cancelled (its writes rolled back) and the cursor is no later than the
+rewind point: the part rewound away is never extracted again.
 The hook also keeps the secret guard (memory/secrets.py) around the main
 agent's policy. The cache-friendly prefix is the fork's business (agent/fork.py).
 """
@@ -47,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from claude_mini import paths
 from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import WRITING_TOOLS, Fork, ForkResult, ForkSnapshot
-from claude_mini.agent.hooks import AgentHooks
+from claude_mini.agent.hooks import AgentHooks, ConversationRewind
 from claude_mini.agent.permissions import Allow, Decision, ExtractionPolicy, ToolPolicy
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
@@ -503,6 +505,18 @@ class Extractor(AgentHooks):
     async def on_session_end(self, agent: Agent, reason: EndReason = "other") -> None:
         """An extraction the UI stopped waiting for is cancelled (its writes are rolled back)."""
         await self.stop()
+
+    async def on_rewind(self, agent: Agent, rewind: ConversationRewind) -> None:
+        """The conversation went back: a run (or a waiting snapshot) that may hold the part rewound
+        away is cancelled, its writes rolled back; what stayed counts as considered as far as it
+        was before. A conversation rebuilt from before a compaction was extracted before it."""
+        await self.stop()
+        session_id = agent.session.id
+        if rewind.rebuilt:
+            self.reset_cursor()
+            return
+        considered = min(self._start_index(rewind.old, session_id), rewind.kept)
+        self._advance(agent.session.messages[:considered], session_id)
 
     def _forget_other_sessions(self) -> None:
         """Keep only the current session's state (an old one's messages can be large)."""

@@ -188,7 +188,8 @@ class SubagentHook(AgentHooks):
                       max_turns=self.limits.max_turns,
                       ask_user=serialized(parent.ask_user, self._asking, f"subagent {agent_type.name} "
                                                                          f"({run.description})"),
-                      hooks=[ChildHooks(parent, run, self.limits, may_delegate=may_delegate)])
+                      hooks=[ChildHooks(parent, run, self.limits, may_delegate=may_delegate),
+                             *(part for hook in parent.hooks if (part := hook.for_subagent(parent, run)))])
         child.purpose = "subagent"
         if agent_type.fork:
             self._check_fork_prefix(parent, child)

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from claude_mini.subcommands.checkpoints_cli import checkpoints_app
 from claude_mini.subcommands.hooks_cli import hooks_app
 from claude_mini.subcommands.mcp_cli import mcp_app
 from claude_mini.subcommands.memory_cli import memory_app
@@ -62,3 +63,4 @@ def _group() -> None:
 sub_app.add_typer(memory_app, name="memory")
 sub_app.add_typer(hooks_app, name="hooks")
 sub_app.add_typer(mcp_app, name="mcp")
+sub_app.add_typer(checkpoints_app, name="checkpoints")

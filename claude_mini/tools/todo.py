@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from claude_mini.agent.hooks import AgentHooks, SessionSource
+from claude_mini.agent.hooks import AgentHooks, ConversationRewind, SessionSource
 from claude_mini.llm.messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.tools.base import ToolContext, ToolError, ToolResult
 
@@ -197,6 +197,10 @@ class TodoHook(AgentHooks):
     def on_session_change(self, session: Session, source: SessionSource) -> None:
         """/clear starts with no list; /resume takes the list of the conversation resumed."""
         self.ctx.todos = todos_in(session.messages) if source == "resume" else []
+
+    async def on_rewind(self, agent: Agent, rewind: ConversationRewind) -> None:
+        """The list is the one of the conversation as it is now (its last TodoWrite)."""
+        self.ctx.todos = todos_in(agent.session.messages)
 
     def compact_attachments(self, agent: Agent) -> list[str]:
         """The current list, so it survives the summary (nothing when there is none)."""

@@ -18,6 +18,7 @@ background discovery, so completion lists them from the first keystroke:
 
     help_commands.py        /help
     session_commands.py     /clear /resume /exit
+    rewind_commands.py      /rewind (also Esc Esc on an empty prompt)
     context_commands.py     /context /cost /status /config /model
     permission_commands.py  /permissions
     init_commands.py        /init
@@ -68,6 +69,9 @@ class CommandHost(Protocol):
     def session_changed(self) -> None:
         """The runtime now holds another session (after /clear or /resume)."""
 
+    def put_in_input(self, text: str) -> None:
+        """Start the next prompt with `text` in it, to edit or send (a rewound message)."""
+
 
 @dataclass
 class CommandContext:
@@ -99,7 +103,7 @@ class Command:
 
 COMMANDS: dict[str, Command] = {}
 BUILTIN_MODULES = tuple(f"claude_mini.ui.{name}_commands"
-                        for name in ("help", "session", "context", "permission", "init"))
+                        for name in ("help", "session", "rewind", "context", "permission", "init"))
 _discovered: set[Path] = set()
 _discovering = threading.Lock()
 

@@ -7,7 +7,7 @@ from claude_mini.ui.commands import CommandContext, all_commands, command, print
 KEYS_HELP = (
     "Keys: Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line · Tab completes /commands "
     "and @files · Shift-Tab cycles the permission mode · Esc or Ctrl-C cancels a turn · Ctrl-C clears the input "
-    "· Ctrl-C or Ctrl-D twice on an empty prompt exits."
+    "· Esc Esc clears it too, and on an empty prompt opens /rewind · Ctrl-C or Ctrl-D twice on an empty prompt exits."
 )
 
 

@@ -473,6 +473,10 @@ class Repl:
         """/exit."""
         self.exit_requested = True
 
+    def put_in_input(self, text: str) -> None:
+        """The next prompt starts with `text` (a rewound message, to edit or send again)."""
+        self._draft = text
+
     def session_changed(self) -> None:
         """/clear or /resume swapped the session (the status line shows the new one on the next prompt);
         the custom commands are the new conversation's catalog's."""

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
+from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.ui.commands import CommandContext, command
 from claude_mini.ui.safe_text import visible_controls
 
@@ -73,7 +73,7 @@ def _options(cwd: Path, paths: list[Path]) -> list[tuple[str, str]]:
         title = _title(contents.first_request, 60) or "(no text)"
         if maybe_another_projects(cwd, path):
             title = "(from before, may be another project's) " + title
-        options.append((path.stem, f"{_ago(time.time() - path.stat().st_mtime):>8}  "
+        options.append((path.stem, f"{ago(time.time() - path.stat().st_mtime):>8}  "
                                    f"{len(contents.messages):>3} msgs  {title}"))
     return options
 
@@ -110,26 +110,21 @@ def resumed_lines(session: Session) -> list[str]:
     As Claude Code redraws a resumed conversation, so the user sees where it stood: the last
     few requests with what came after them, each message cut to a few lines.
     """
+    from claude_mini.session import request_text
+
     messages = session.messages
-    requests = [i for i, m in enumerate(messages) if m.role == "user" and _request_text(m)]
+    requests = [i for i, m in enumerate(messages) if m.role == "user" and request_text(m)]
     first = requests[-RECAP_REQUESTS] if len(requests) >= RECAP_REQUESTS else (requests or [len(messages)])[0]
     lines = [f"Resumed session {session.id} ({len(messages)} messages)."]
     if first:
         lines.append(f"  ⋮ {first} earlier message{'s' if first != 1 else ''}")
     for message in messages[first:]:
         if message.role == "user":
-            lines += _shortened("> ", _request_text(message))
+            lines += _shortened("> ", request_text(message))
             continue
         lines += _shortened("● ", message.text)
         lines += [_cut(f"● {_tool_label(call)}") for call in message.tool_uses]
     return lines
-
-
-def _request_text(message: Message) -> str:
-    """The user's own words in a message (not tool results, not attached files or reminders)."""
-    texts = [b.text for b in message.content
-             if isinstance(b, TextBlock) and not b.text.lstrip().startswith("<system-reminder>")]
-    return "\n".join(texts).split("\n\n<attached-")[0].strip()
 
 
 def _shortened(marker: str, text: str) -> list[str]:
@@ -153,7 +148,8 @@ def _tool_label(call: ToolUseBlock) -> str:
     return " ".join(visible_controls(f"{call.name}({key})").split())
 
 
-def _ago(seconds: float) -> str:
+def ago(seconds: float) -> str:
+    """`just now`, `4m ago`, `2h ago`, `3d ago` (pickers' age column)."""
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"

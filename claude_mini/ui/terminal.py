@@ -2,7 +2,8 @@
 
 At the prompt, Ctrl-C clears the input; on an empty prompt Ctrl-C or Ctrl-D asks
 for a second press within EXIT_WINDOW_S to exit (`ExitKeys`; the status line
-says so meanwhile). While a turn or command runs, SIGINT cancels its task
+says so meanwhile). Esc Esc clears the input (it stays in the history), and on an
+empty prompt sends /rewind. While a turn or command runs, SIGINT cancels its task
 (`Interrupts`); during a turn Esc cancels it too (`escape_cancels`). From a line sent
 until the next prompt typed keys are not echoed (`quiet_tty`): they wait for the next
 prompt, and a line sent with Enter is queued, to be sent when the turn ends.
@@ -82,7 +83,21 @@ def prompt_bindings(exit_keys: ExitKeys, cycle_mode: Callable[[], None]) -> KeyB
     keys.add("c-c", eager=True)(exit_keys.on_ctrl_c)
     keys.add("c-d", eager=True)(exit_keys.on_ctrl_d)
     keys.add("s-tab", eager=True)(lambda event: cycle_mode())
+    keys.add("escape", "escape", eager=True)(_on_double_escape)
     return keys
+
+
+REWIND_COMMAND = "/rewind"
+
+
+def _on_double_escape(event: KeyPressEvent) -> None:
+    """Esc Esc: clear the input (kept in the history, Up brings it back); on an empty prompt, /rewind."""
+    buffer = event.current_buffer
+    if buffer.text.strip():
+        buffer.append_to_history()
+        buffer.reset()
+    else:
+        event.app.exit(result=REWIND_COMMAND)
 
 
 def _on_enter(event: KeyPressEvent) -> None:
@@ -211,7 +226,8 @@ def escape_cancels(inp: Input, cancel: Callable[[], None],
             return  # a late flush: the next prompt owns the keys now
         if keys and keys[-1].key == Keys.Escape:
             cancel()
-            keys = keys[:-1]
+            while keys and keys[-1].key == Keys.Escape:  # Esc Esc cancels once; none is left to the prompt
+                keys = keys[:-1]
         pending.extend(keys)
         if submit is not None:
             lines, rest = split_submitted(pending)

@@ -45,6 +45,7 @@ class FakeHost:
         self.choices: list[list[tuple[str, str]]] = []
         self.exited = False
         self.changes = 0
+        self.input: str | None = None
 
     async def run_turn(self, text: str) -> None:
         self.turns.append(text)
@@ -58,6 +59,9 @@ class FakeHost:
 
     def session_changed(self) -> None:
         self.changes += 1
+
+    def put_in_input(self, text: str) -> None:
+        self.input = text
 
 
 @pytest.fixture

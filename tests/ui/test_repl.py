@@ -184,6 +184,13 @@ def test_ctrl_c_clears_then_twice_exits(repo):
     assert run_prompt(repo, "\x04\x04") == [EOFError]
 
 
+def test_esc_esc_clears_the_input_into_the_history_and_on_an_empty_prompt_sends_rewind(repo, isolated_env):
+    assert run_prompt(repo, "half a thought\x1b\x1bsent\r") == ["sent"]
+    [history] = (isolated_env.home / "projects").glob("*/history")
+    assert "+half a thought" in history.read_text()  # Up brings it back
+    assert run_prompt(repo, "\x1b\x1b") == ["/rewind"]
+
+
 def test_history_is_kept_per_project(repo, isolated_env):
     run_prompt(repo, "remember me\r")
     history = list((isolated_env.home / "projects").glob("*/history"))

@@ -15,8 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.agent.hooks import AgentHooks, InstructionLoad, LoadReason
-from claude_mini.llm.messages import ToolUseBlock
+from claude_mini.agent.hooks import (
+    AgentHooks,
+    ConversationRewind,
+    InstructionLoad,
+    LoadReason,
+    system_reminder,
+)
+from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.memory.globs import RuleIndex, relative_to
 from claude_mini.memory.instructions.entries import (
     ConditionalRule,
@@ -111,6 +117,14 @@ class AttachmentTracker:
         for attachment in attachments:
             self._activate(attachment)
 
+    def keep_only_in(self, messages: Iterable[Message]) -> None:
+        """Forget the attachments `messages` no longer hold (a /rewind dropped the part they came
+        in), so the next touch of a matching file attaches them again."""
+        present = {b.text for m in messages for b in m.content if isinstance(b, TextBlock)}
+        for path, attachment in list(self._active.items()):
+            if system_reminder(attachment.render()).text not in present:
+                del self._active[path]
+
     def conditional_status(self) -> list[tuple[ConditionalRule, bool]]:
         """Every known path-scoped rule (nested folders' included) and whether it is attached."""
         return [(rule, rule.path in self._active) for rule in self._rules]
@@ -188,6 +202,10 @@ class InstructionHook(AgentHooks):
 
     def __init__(self, tracker: AttachmentTracker) -> None:
         self.tracker = tracker
+
+    async def on_rewind(self, agent: Agent, rewind: ConversationRewind) -> None:
+        """Rules and nested files attached in the part rewound away are due again."""
+        self.tracker.keep_only_in(agent.session.messages)
 
     async def after_tool(self, agent: Agent, call: ToolUseBlock, result: ToolResult) -> list[str]:
         """The rendered attachments a successful Read/Write/Edit of a path makes due (announced
