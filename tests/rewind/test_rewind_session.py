@@ -13,6 +13,7 @@ from fake_anthropic import Reply
 from claude_mini import paths
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
+from claude_mini.memory.extract_gate import no_gate
 from claude_mini.memory.store import format_memory
 from claude_mini.rewind.conversation import memories_since, rewind_conversation
 from claude_mini.rewind.points import read_checkpoints
@@ -116,7 +117,7 @@ def test_extraction_never_runs_on_the_rewound_part_and_its_memories_are_listed(r
 
     async def scenario():
         rt = build_runtime(config, client=AnthropicClient(base_url=fake_server.base_url, api_key="test"))
-        rt.extractor.gate = lambda messages: True
+        rt.extractor.gate = no_gate  # this test is about the rewind, not the gate
         try:
             for text in ("one", "two: I like tabs", "three"):
                 await turn(rt, text)
