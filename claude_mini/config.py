@@ -325,8 +325,9 @@ _SAFE_KEYS = frozenset({
 _SAFE_MODEL_KEYS = ("model", "smallModel")  # but not `local:PATH`: it loads a file of the repo's choosing
 _SAFE_GROUPS = {
     "recall": frozenset({"strategy", "waitMs", "timeoutMs", "holdMs", "draftPauseMs"}),
+    # teamDir is safe: the team folder is always confined to the repository (memory/team/folder.py)
     "memory": frozenset({"mode", "extractEvery", "extractGate", "extractBatchTurns", "extractWaitSeconds",
-                         "autoDream", "dreamMaxTurns", "halfLifeDays", "maxFiles", "autoGc"}),
+                         "autoDream", "dreamMaxTurns", "halfLifeDays", "maxFiles", "autoGc", "teamDir"}),
 }
 # Permission keys that only narrow; defaultMode is kept only for these modes.
 _NARROWING_PERMISSION_KEYS = frozenset({"deny", "ask", "disableBypassPermissionsMode"})
@@ -603,6 +604,21 @@ class CompactSettings:
     threshold: float | None = None  # a fraction of the window; None: the formula
 
 
+TEAM_PROPOSALS = ("team", "private")
+
+
+@dataclass(frozen=True)
+class TeamSettings:
+    """`memory.teamDir` and `memory.teamProposals`: the team tier in the repository
+    (memory/team/). `dir`: None (the default folder when it exists), False (off), True (on, at
+    the default folder) or a folder relative to the repository root; `proposals`: where a
+    memory proposed for the team waits, `team` (uncommitted in the team folder) or `private`
+    (the private `proposed/` folder, until `memory promote`)."""
+
+    dir: str | bool | None = None
+    proposals: str = "team"
+
+
 @dataclass(frozen=True)
 class MemorySettings:
     """Every memory layer's settings, validated; `problems` names each bad value once."""
@@ -612,6 +628,7 @@ class MemorySettings:
     forget: ForgetSettings = field(default_factory=ForgetSettings)
     dream: DreamSettings = field(default_factory=DreamSettings)
     compact: CompactSettings = field(default_factory=CompactSettings)
+    team: TeamSettings = field(default_factory=TeamSettings)
     log_mode: bool = False  # `memory.mode: "log"` (memory/daylog.py)
     problems: tuple[str, ...] = ()
 
@@ -650,6 +667,13 @@ def memory_settings(settings: Mapping[str, Any], model: str = DEFAULT_MODEL,
                                  "a whole number >= 2", _whole_at_least(2)),
         ),
         compact=_compact_settings(read, os.environ if environ is None else environ),
+        team=TeamSettings(
+            dir=read.value(memory, "memory.teamDir", None,
+                           "true, false or a folder inside the repository (e.g. '.claude/memory')",
+                           _is_team_dir, shown="'.claude/memory' when that folder exists"),
+            proposals=read.value(memory, "memory.teamProposals", "team", "'team' or 'private'",
+                                 lambda v: v in TEAM_PROPOSALS),
+        ),
         log_mode=log_mode,
         problems=tuple(read.problems),
     )
@@ -792,3 +816,13 @@ def _is_bool(value: Any) -> bool:
 
 def _is_log_mode(value: Any) -> bool:
     return value == "log"
+
+
+def _is_team_dir(value: Any) -> bool:
+    """A usable `memory.teamDir`: a boolean, or a relative folder that does not climb out."""
+    if isinstance(value, bool):
+        return True
+    if not isinstance(value, str) or not value.strip():
+        return False
+    path = Path(value.strip())
+    return not path.is_absolute() and ".." not in path.parts and not value.strip().startswith("~")

@@ -34,6 +34,7 @@ from claude_mini.memory.instructions import (
 )
 from claude_mini.memory.recall import RecallHook
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
+from claude_mini.memory.team import team_problem, team_prompt_section, team_tier
 from claude_mini.notices import NoticeChannel
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.rewind.hook import FileHistoryHook
@@ -203,15 +204,19 @@ def make_prompt(config: Config, store: MemoryStore,
     sections = [Section("instructions", instructions.render(),
                         ", ".join(f.path for f in instructions.files))]
     if config.auto_memory:
-        sections.append(Section("memory", _memory_section(config, store), str(store.index_path)))
+        team = team_tier(config)
+        if team is not None:  # position is precedence: after the instructions, before the private index
+            sections.append(Section("team memory", team_prompt_section(team), str(team.index_path)))
+        sections.append(Section("memory", _memory_section(config, store, team is not None),
+                                str(store.index_path)))
     prompt = build_system_prompt(config.cwd, extra=sections, append=config.append_system_prompt)
     return prompt, instructions
 
 
-def _memory_section(config: Config, store: MemoryStore) -> str:
+def _memory_section(config: Config, store: MemoryStore, team: bool = False) -> str:
     """Layer 2's prompt section; in daily-log mode the index is read-only and saving means appending."""
     if not config.memory.log_mode:
-        return memory_prompt_section(store)
+        return memory_prompt_section(store, team=team)
     from claude_mini.memory.daylog import log_mode_prompt
     from claude_mini.memory.store import render_index_for_prompt
 
@@ -266,6 +271,9 @@ def build_runtime(
     client = client or make_client(config, notices)
     for problem in (*config.memory.problems, *config.checkpoints.problems):  # each has its default; said once
         notices.say(problem, "warning", once=True)
+    team = team_tier(config) if config.auto_memory else None  # the repository's team memory
+    if team_problem(config):
+        notices.say(str(team_problem(config)), "warning", once=True)
     session = session or Session(config.cwd)
     session.report_to(notices)  # a resume's skipped lines, a failed transcript write
     ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
@@ -308,7 +316,8 @@ def build_runtime(
                    CheckpointHook(instructions=lambda: [a.path for a in runtime.tracker.active()],
                                   memories=lambda: extractor.saved_names if extractor is not None else []),
                    CompactHook(runtime.compactor, notices), InstructionHook(tracker),
-                   RecallHook(store, config, notices, cache_dir=paths.recall_cache_dir()), extractor]
+                   RecallHook(store, config, notices, cache_dir=paths.recall_cache_dir(),
+                              team_root=team.root if team is not None else None), extractor]
     return runtime
 
 

@@ -62,6 +62,7 @@ from claude_mini.memory.store import (
     INDEX_FILENAME,
     LOGS_DIR,
     MemoryStore,
+    MemoryStoreError,
     dump_frontmatter,
     index_line,
     iso_utc,
@@ -69,6 +70,9 @@ from claude_mini.memory.store import (
     parse_memory_text,
 )
 from claude_mini.memory.supersede import apply_links, record_links, successor_of
+from claude_mini.memory.team import TeamTier, team_tier
+from claude_mini.memory.team.guard import TeamWriteCheck
+from claude_mini.memory.team.moves import drop_team_flag, propose, proposed_for_team
 from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
@@ -165,15 +169,43 @@ Then answer with one short line. If nothing is worth saving, call no tool and an
 """
 
 
+TEAM_PROMPT = """
+# The team memory
+
+This repository also has a team memory in `{team_root}`, shared through git with everyone \
+who works on it. Its memories (do not save them again):
+{team_manifest}
+
+A feedback or project memory that concerns the whole team, not only this user (a rule of \
+the repository, a decision, a pitfall of its build, tests or deploys), gets `team: true` in \
+its frontmatter: write it in `{root}` like any other, and it is proposed for the team \
+memory after a check for secrets and personal data. Never mark user or reference memories, \
+personal preferences, or text with people's names, e-mail addresses or paths on this \
+machine. Never write into `{team_root}` yourself.
+"""
+
+
 def extraction_prompt(*, count: int, first_words: str, manifest: str, root: Path,
-                      policies: list[tuple[Path, str]], max_turns: int = MAX_TURNS) -> str:
-    """The fork's task: the messages since the cursor, the manifest, format, method, policies."""
+                      policies: list[tuple[Path, str]], max_turns: int = MAX_TURNS,
+                      team: str = "") -> str:
+    """The fork's task: the messages since the cursor, the manifest, format, method, the team
+    tier (`team`: `team_prompt`'s text, or ''), policies."""
     since = f' (from the user\'s "{first_words}")' if first_words else ""
     text = PROMPT.format(count=count, since=since, root=root, manifest=manifest or "(none yet)",
-                         max_turns=max_turns)
+                         max_turns=max_turns) + team
     for path, policy in policies:
         text += f"\n# What should be remembered, according to {path}\n\n{policy}\n"
     return text
+
+
+def team_prompt(tier: TeamTier | None, root: Path) -> str:
+    """The extraction prompt's part about the team tier: what it holds and how to propose a
+    memory for it; '' without a team tier, or when nothing may be proposed (an untrusted
+    folder whose proposals would go straight to the team folder)."""
+    if tier is None or tier.write_problem() and tier.proposals != "private":
+        return ""
+    return TEAM_PROMPT.format(team_root=tier.root, root=root,
+                              team_manifest=memory_manifest(tier.store()) or "(none yet)")
 
 
 def memory_manifest(store: MemoryStore) -> str:
@@ -383,6 +415,7 @@ class Extractor(AgentHooks):
         enabled: Callable[[], bool] = lambda: True,
         gate: Callable[[list[Message]], GateDecision] | None = None,
         clock: Callable[[], float] = time.time,
+        team: Callable[[], TeamTier | None] = lambda: None,
     ) -> None:
         self.store = store
         self.session = session
@@ -394,6 +427,7 @@ class Extractor(AgentHooks):
         self.gate = gate or (assess if self.settings.gate else no_gate)
         self.last_verdict: TurnVerdict | None = None
         self.clock = clock
+        self.team = team  # the repository's team tier, asked at each use (trust may change)
         self.notices = notices or NoticeChannel()
         self.runs = 0  # forks that finished
         self.saved: list[SavedMemory] = []  # what this extractor saved, oldest first
@@ -424,14 +458,16 @@ class Extractor(AgentHooks):
 
         return cls(store=store, session=session, policy=policy, project_root=config.project_root,
                    notices=notices, settings=config.memory.extraction,
-                   enabled=lambda: config.auto_memory and not is_local_model(config.model))
+                   enabled=lambda: config.auto_memory and not is_local_model(config.model),
+                   team=lambda: team_tier(config))
 
     # -- agent hooks
 
     async def before_request(self, agent: Agent) -> None:
         """Keep the secret guard around the agent's policy, even after the UI replaced it."""
         if not isinstance(agent.policy, SecretGuard):
-            agent.policy = SecretGuard(agent.policy, self.store.root, cwd=lambda: agent.ctx.cwd)
+            agent.policy = SecretGuard(agent.policy, self.store.root, cwd=lambda: agent.ctx.cwd,
+                                       team=TeamWriteCheck(self.team))
 
     async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
         """Schedule an extraction when the turn ended normally and the pending turns call for
@@ -691,7 +727,7 @@ class Extractor(AgentHooks):
         return extraction_prompt(
             count=len(new), first_words=first_user_words(new), manifest=memory_manifest(self.store),
             root=self.store.root, policies=memory_policies(self.project_root),
-            max_turns=MAX_TURNS,
+            max_turns=MAX_TURNS, team=team_prompt(self.team(), self.store.root),
         )
 
     def _failed(self, exc: Exception, session: Session) -> None:
@@ -729,6 +765,7 @@ class Extractor(AgentHooks):
             self.saved.append(memory)
             self.notices.say(memory.line, "saved")
         self._mark_superseded(saved, session)
+        self._propose_for_team(saved, session)
 
     def _mark_superseded(self, saved: list[SavedMemory], session: Session) -> None:
         """Stamp `superseded_by` on the memories the saved ones say they supersede (one line
@@ -739,6 +776,25 @@ class Extractor(AgentHooks):
                     session.record_system("memory_superseded", file=outcome.marked,
                                           by=memory.filename)
                 self.notices.say(outcome.message, "saved" if outcome.marked else "warning")
+
+    def _propose_for_team(self, saved: list[SavedMemory], session: Session) -> None:
+        """The saved memories marked `team: true` go to the team tier, or stay private with a
+        reason (memory/team/moves.py); one line each on the notice channel."""
+        tier = self.team()
+        for memory in saved:
+            try:
+                record = self.store.read(memory.filename)
+                if not proposed_for_team(record):
+                    continue
+                if tier is None:
+                    drop_team_flag(record.path)  # no team tier here: nothing to propose to
+                    continue
+                line, proposed = propose(tier, self.store, memory.filename)
+            except (MemoryStoreError, OSError) as exc:
+                line, proposed = (f"Could not propose {memory.filename} for the team memory "
+                                  f"({os_error_text(exc)}); it stays private"), False
+            session.record_system("memory_team_proposal", file=memory.filename, outcome=line)
+            self.notices.say(line, "saved" if proposed else "warning")
 
     def _stamp_and_index(self, path: Path, session_id: str, before: dict[str, bytes | None],
                          now: str) -> SavedMemory | None:

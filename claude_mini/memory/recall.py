@@ -55,6 +55,7 @@ from claude_mini.memory.lexical import (
 from claude_mini.memory.staleness import header_line, stale_memories
 from claude_mini.memory.store import MemoryStore, read_text_head
 from claude_mini.memory.supersede import superseded_names
+from claude_mini.memory.team.folder import is_team_name
 from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config, RecallSettings
     from claude_mini.llm.client import ModelClient
+    from claude_mini.memory.team.recall import TeamRecall
     from claude_mini.session import Session
     from claude_mini.tools.base import ToolResult
 
@@ -381,7 +383,7 @@ class RecallHook(AgentHooks):
 
     def __init__(self, store: MemoryStore, config: Config, notices: NoticeChannel | None = None, *,
                  client: ModelClient | None = None, clock: Callable[[], float] = time.time,
-                 cache_dir: Path | None = None) -> None:
+                 cache_dir: Path | None = None, team_root: Path | None = None) -> None:
         self.store = store
         self.config = config
         self.notices = notices or NoticeChannel()
@@ -390,6 +392,8 @@ class RecallHook(AgentHooks):
         self.scanner = CandidateScanner(store.root, cache_file=_cache_file(cache_dir, store.root))
         # what gc archived: ranked with the live files, restored when chosen
         self.archive = ArchiveTier(store, cache_file=_cache_file(cache_dir, store.archive_dir))
+        # the repository's team folder (memory/team/), searched beside the private one
+        self.team = _team_recall(team_root, cache_dir) if team_root is not None else None
         self.events: list[RecallEvent] = []
         self._scan_lock = threading.Lock()  # the scanner is not thread-safe
         self._prefetch: Prefetch | None = None
@@ -636,11 +640,25 @@ class RecallHook(AgentHooks):
             now = self.clock()
             best = shortlist(query, self.scanner.index, SHORTLIST_SIZE, now, exclude=exclude,
                              archive=view)
-            strong = [f for f, _ in select_lexical(query, self.scanner.index, now=now,
-                                                   exclude=exclude, archive=view)]
+            scored = select_lexical(query, self.scanner.index, now=now, exclude=exclude,
+                                    archive=view)
+            if self.team is not None:
+                best, scored = self._with_team(query, now, exclude, best, scored)
+            strong = [f for f, _ in scored]
             candidates = [c for name, _ in best if (c := self._candidate_locked(name))]
         manifest = sorted(candidates, key=lambda c: (-c.mtime, c.filename))
         return manifest, strong
+
+    def _with_team(self, query: str, now: float, exclude: frozenset[str],
+                   best: list[tuple[str, float]], scored: list[tuple[str, float]]
+                   ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """The private tier's shortlist and strong matches merged with the team folder's
+        (memory/team/recall.py); under the scan lock."""
+        from claude_mini.memory.team.recall import merge_tiers
+
+        assert self.team is not None
+        team_best, team_strong = self.team.local_pass(query, now, exclude)
+        return merge_tiers(best, scored, team_best, team_strong)
 
     def _render(self, names: list[str], by_name: dict[str, Candidate]
                 ) -> tuple[dict[str, RecalledMemory], list[str]]:
@@ -683,6 +701,8 @@ class RecallHook(AgentHooks):
     def _candidate_locked(self, filename: str) -> Candidate | None:
         if is_archived_name(filename):
             return self.archive.candidate(filename)
+        if is_team_name(filename):
+            return self.team.candidate(filename) if self.team is not None else None
         return self.scanner.index.docs.get(filename)
 
     def _save_indexes(self) -> None:
@@ -690,12 +710,13 @@ class RecallHook(AgentHooks):
         with self._scan_lock:
             self.scanner.save_cache()
             self.archive.scanner.save_cache()
+            if self.team is not None:
+                self.team.save_cache()
 
     async def _ask_model(self, client: ModelClient, settings: RecallSettings, query: str,
                          manifest: list[Candidate], tools: list[str]) -> list[str]:
         """One side-model request; any failure or the deadline raises RecallFailed."""
-        lines = [manifest_line(c, "archived" if is_archived_name(c.filename) else "")
-                 for c in manifest]
+        lines = [manifest_line(c, _tier_note(c.filename)) for c in manifest]
         model = self.config.small_model
         request = build_recall_request(model, query, lines, tools)
         try:
@@ -738,6 +759,7 @@ class RecallHook(AgentHooks):
         return out
 
     def _record_use(self, names: list[str]) -> None:
+        names = [n for n in names if not is_team_name(n)]  # the private usage record only
         if not names:
             return
         try:
@@ -758,6 +780,19 @@ class RecallHook(AgentHooks):
         self._said.add(key)
         log.info(message)
         self.notices.say(message)
+
+
+def _team_recall(root: Path, cache_dir: Path | None) -> TeamRecall:
+    from claude_mini.memory.team.recall import TeamRecall
+
+    return TeamRecall(root, cache_file=_cache_file(cache_dir, root))
+
+
+def _tier_note(filename: str) -> str:
+    """What a manifest line says of a file that is not a live private memory."""
+    if is_archived_name(filename):
+        return "archived"
+    return "team" if is_team_name(filename) else ""
 
 
 def _result_or_empty(future: asyncio.Future[list[RecalledMemory]]) -> list[RecalledMemory]:

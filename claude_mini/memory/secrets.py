@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from claude_mini.agent.permissions import Decision, Deny, ToolPolicy
 from claude_mini.memory.secret_scan import (
@@ -141,6 +141,13 @@ def text_after(tool_name: str, input: dict[str, Any], cwd: Path | None = None) -
     return edited_text(Path(resolve_tool_path(raw, cwd)), old, new, input.get("replace_all") is True)
 
 
+class TeamCheck(Protocol):
+    """A further check on writes into the team memory folder (memory/team/guard.py)."""
+
+    def refusal(self, tool_name: str, input: dict[str, Any], cwd: Path | None) -> Deny | None:
+        """The Deny for a write that must not land there, else None."""
+
+
 class SecretGuard:
     """A tool policy wrapper that refuses memory writes containing secrets; the rest is delegated.
 
@@ -150,13 +157,14 @@ class SecretGuard:
     """
 
     def __init__(self, policy: ToolPolicy, memory_dir: Path,
-                 cwd: Path | Callable[[], Path] | None = None) -> None:
+                 cwd: Path | Callable[[], Path] | None = None, *, team: TeamCheck | None = None) -> None:
         object.__setattr__(self, "policy", policy)
         object.__setattr__(self, "memory_dir", Path(memory_dir))
         object.__setattr__(self, "_cwd", cwd)
+        object.__setattr__(self, "team", team)  # the team folder's stricter check (memory/team/guard.py)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("policy", "memory_dir", "_cwd"):
+        if name.startswith("__") or name in ("policy", "memory_dir", "_cwd", "team"):
             raise AttributeError(name)  # not set yet (copy, pickle): never recurse
         return getattr(self.policy, name)
 
@@ -170,6 +178,10 @@ class SecretGuard:
 
     def refusal(self, tool_name: str, input: dict[str, Any]) -> Deny | None:
         """The Deny for a memory write whose resulting file holds a secret, else None."""
+        if self.team is not None and tool_name in ("Write", "Edit"):
+            refused = self.team.refusal(tool_name, input, self._cwd_now())
+            if refused is not None:
+                return refused
         if tool_name not in ("Write", "Edit") or not self.targets_memory(input.get("file_path")):
             return None
         name = os.path.basename(str(input.get("file_path")))

@@ -17,7 +17,7 @@ One module per part:
     archive.py       archive/ and ARCHIVE.md
     usage.py         usage.json
     memory_store.py  MemoryStore: list, read, write, delete, using the four above
-    doctor.py        `memory doctor` findings and `fix`
+    doctor.py        `memory doctor` findings and `fix` (a conflicted MEMORY.md is rebuilt)
     prompt.py        the system-prompt section
     errors.py        MemoryStoreError and its kinds
 

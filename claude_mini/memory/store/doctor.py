@@ -26,7 +26,12 @@ from claude_mini.memory.store.folder import (
     not_a_file,
     read_text_head,
 )
-from claude_mini.memory.store.index import index_line, parse_index, render_index_for_prompt
+from claude_mini.memory.store.index import (
+    index_line,
+    parse_index,
+    render_index_for_prompt,
+    sorted_entries,
+)
 from claude_mini.memory.store.topic import (
     MEMORY_TYPES,
     MemoryRecord,
@@ -40,6 +45,8 @@ if TYPE_CHECKING:
 
 VAGUE_MIN_WORDS = 6
 VAGUE_MIN_SPECIFIC_WORDS = 3
+# What git leaves in a file it could not merge: `<<<<<<< ours`, `|||||||`, `=======`, `>>>>>>> theirs`.
+CONFLICT_MARKER = re.compile(r"^(?:<{7}|\|{7}|={7}|>{7})(?:\s|$)")
 
 
 def _word_set(words: str) -> frozenset[str]:
@@ -87,12 +94,29 @@ def doctor(store: MemoryStore) -> list[Finding]:
     findings = [Finding("index_not_a_file", INDEX_FILENAME,
                         f"is {problem}, not a file: it is taken as empty and no index line can be "
                         f"saved; fix moves it to {ARCHIVE_DIR}/", True)] if problem else []
-    findings += _index_findings(store, records, "" if problem else store.index_text())
+    text = "" if problem else store.index_text()
+    findings += _conflict_findings(text)
+    findings += _index_findings(store, records, text)
     findings += _file_findings(records)
     findings += [Finding("unreadable", str(s.path.relative_to(store.root))
                          if s.path.is_relative_to(store.root) else str(s.path),
                          f"skipped: {s.reason}") for s in store.skipped]
     return findings
+
+
+def conflict_lines(text: str) -> list[int]:
+    """The 1-based numbers of the lines of `text` that are git merge-conflict markers."""
+    return [no for no, line in enumerate(text.splitlines(), start=1) if CONFLICT_MARKER.match(line)]
+
+
+def _conflict_findings(text: str) -> list[Finding]:
+    lines = conflict_lines(text)
+    if not lines:
+        return []
+    shown = ", ".join(map(str, lines[:6])) + (", ..." if len(lines) > 6 else "")
+    return [Finding("index_conflict", INDEX_FILENAME,
+                    f"has git merge-conflict markers (lines {shown}); fix rebuilds the index "
+                    "from the memory files", True)]
 
 
 def _index_findings(store: MemoryStore, records: list[MemoryRecord], text: str) -> list[Finding]:
@@ -168,6 +192,10 @@ def fix(store: MemoryStore, findings: list[Finding]) -> list[Finding]:
     fixed += [f for f in findings if f.fixable and f.kind in ("missing_frontmatter",
                                                                "broken_frontmatter")
               and _repair_frontmatter(store, f.file)]
+    conflict = next((f for f in findings if f.kind == "index_conflict"), None)
+    if conflict is not None:  # the rebuild also settles every other index line
+        conflict.message = rebuild_index(store)
+        return [*fixed, conflict]
     records = {r.filename: r for r in store.list()}
     adds: dict[str, str] = {}
     removes: list[str] = []
@@ -189,6 +217,37 @@ def fix(store: MemoryStore, findings: list[Finding]) -> list[Finding]:
         fixed.append(f)
     store.update_index(add_or_replace=adds, remove=removes)
     return fixed
+
+
+def rebuild_index(store: MemoryStore) -> str:
+    """Write MEMORY.md anew from the memory files (a merge left it conflicted); what was done.
+
+    Each live memory gets one line: the first line the old index had for it (a hook a person
+    wrote is kept), else one made from its name and description. Conflict markers and lines
+    of missing or superseded memories go; other lines (headings) stay. Under the index lock.
+    """
+    from claude_mini.memory.supersede import record_links  # it builds on this package
+
+    records = store.list()
+    superseded, _ = record_links(records)
+    live = {r.filename: r for r in records if r.filename not in superseded}
+    with locked(store.index_path):
+        kept, seen = [], set()
+        for line in store.index_text().splitlines():
+            entry = parse_index(line)
+            if CONFLICT_MARKER.match(line):
+                continue
+            if not entry:
+                kept.append(line)
+            elif entry[0].filename in live and entry[0].filename not in seen:
+                kept.append(line)
+                seen.add(entry[0].filename)
+        kept += [index_line(f, r.name, r.description) for f, r in live.items() if f not in seen]
+        if store.sorted_index:
+            kept = sorted_entries(kept)
+        atomic_write(store.index_path, "\n".join(kept).strip("\n") + "\n")
+    return (f"rebuilt from the {len(live)} memory files, conflict markers removed; "
+            f"`git add {store.index_path}` to finish the merge (in a git checkout)")
 
 
 def _move_index_aside(store: MemoryStore, finding: Finding) -> bool:

@@ -94,8 +94,25 @@ def _checked_index_line(filename: str, line: str) -> str:
     return line
 
 
-def _apply_index_changes(text: str, adds: dict[str, str], removes: set[str]) -> str:
-    """MEMORY.md with entries replaced in place, removed, or appended; other lines kept."""
+def sorted_entries(lines: list[str]) -> list[str]:
+    """`lines` with the entries sorted by filename in the places entries held; other lines stay.
+
+    The team tier's index is kept this way (memory/team/): each memory is one line at a place
+    its filename decides, so two branches that each add a memory change different places of
+    the file and git merges them without a conflict.
+    """
+    found = [(no, m) for no, line in enumerate(lines) if (m := _INDEX_ENTRY.match(line))]
+    keyed = sorted((normalise_target(m.group("target")), lines[no]) for no, m in found)
+    out = list(lines)
+    for (no, _), (_, line) in zip(found, keyed, strict=True):
+        out[no] = line
+    return out
+
+
+def _apply_index_changes(text: str, adds: dict[str, str], removes: set[str],
+                         sort: bool = False) -> str:
+    """MEMORY.md with entries replaced in place, removed, or appended (`sort`: entries then put
+    in filename order); other lines kept."""
     out: list[str] = []
     seen: set[str] = set()
     for line in text.splitlines():
@@ -111,6 +128,8 @@ def _apply_index_changes(text: str, adds: dict[str, str], removes: set[str]) -> 
         else:
             out.append(line)
     out.extend(line for target, line in adds.items() if target not in seen)
+    if sort:
+        out = sorted_entries(out)
     return "\n".join(out) + "\n" if out else ""
 
 
@@ -118,9 +137,11 @@ def _apply_index_changes(text: str, adds: dict[str, str], removes: set[str]) -> 
 class MemoryIndex:
     """MEMORY.md of one memory folder: read it, or change entries by filename under its lock."""
 
-    def __init__(self, path: Path, warn: Callable[[str], None] | None = None) -> None:
+    def __init__(self, path: Path, warn: Callable[[str], None] | None = None, *,
+                 sort: bool = False) -> None:
         self.path = path
         self.warn = warn or (lambda message: None)
+        self.sort = sort  # entries kept in filename order (the team tier: merges cleanly)
 
     def text(self) -> str:
         """MEMORY.md as text ('' if missing; undecodable bytes replaced).
@@ -154,7 +175,7 @@ class MemoryIndex:
             return False
         with locked(self.path):
             old = self._text_strict()
-            new = _apply_index_changes(old, adds, removes)
+            new = _apply_index_changes(old, adds, removes, self.sort)
             if new == old:
                 return False
             atomic_write(self.path, new)
@@ -178,8 +199,8 @@ class MemoryIndex:
 
 
 # --- the prompt's view ---------------------------------------------------------------
-def render_index_for_prompt(text: str, drop_order: Callable[[], Sequence[str]] | None = None
-                            ) -> tuple[str, str | None]:
+def render_index_for_prompt(text: str, drop_order: Callable[[], Sequence[str]] | None = None,
+                            *, label: str = "MEMORY.md") -> tuple[str, str | None]:
     """MEMORY.md as injected: first 200 lines, then first 25,000 bytes cut at a newline.
 
     Returns (text for the prompt, warning). When a limit was hit the warning
@@ -209,7 +230,7 @@ def render_index_for_prompt(text: str, drop_order: Callable[[], Sequence[str]] |
     left_out = total_lines - len(cut.splitlines())
     ranked = cut != "\n".join(lines[:len(cut.splitlines())])  # not simply the first lines
     warning = _index_warning(total_lines, total_bytes, cut, over_lines, over_bytes,
-                             left_out if ranked else None)
+                             left_out if ranked else None, label)
     return f"{cut.rstrip(chr(10))}\n\n{warning}", warning
 
 
@@ -233,7 +254,7 @@ def _drop_entries(lines: list[str], order: Sequence[str]) -> list[str]:
 
 
 def _index_warning(lines: int, size: int, cut: str, over_lines: bool, over_bytes: bool,
-                   left_out: int | None = None) -> str:
+                   left_out: int | None = None, label: str = "MEMORY.md") -> str:
     kept_lines = len(cut.splitlines())
     if over_lines and over_bytes:
         limits = (f"{lines} lines and {size:,} bytes (limits: {INDEX_MAX_LINES} lines, "
@@ -249,5 +270,5 @@ def _index_warning(lines: int, size: int, cut: str, over_lines: bool, over_bytes
     if left_out is not None:  # entries were left out by rank, not the last lines
         loaded = (f"{kept_lines} lines were loaded: the {left_out} oldest and least-used "
                   "entries were left out (`claude-mini memory gc` archives them)")
-    return (f"> WARNING: MEMORY.md is {limits}. {loaded}; keep index lines short and move "
+    return (f"> WARNING: {label} is {limits}. {loaded}; keep index lines short and move "
             "detail into topic files (claude-mini memory doctor).")

@@ -59,9 +59,10 @@ class MemoryStore:
     """The memory folder of one project: list, read, write, delete, index, usage."""
 
     def __init__(self, root: Path, clock: Callable[[], float] = time.time,
-                 warn: Callable[[str], None] | None = None) -> None:
+                 warn: Callable[[str], None] | None = None, *, sorted_index: bool = False) -> None:
         self.root = Path(root)
         self.clock = clock
+        self.sorted_index = sorted_index  # MEMORY.md entries in filename order (the team tier)
         self.warn = warn  # the session's notice channel (or the CLI's stderr): each problem once
         self.skipped: list[SkippedFile] = []  # refreshed by every list()
         self.warnings: list[str] = []  # problems worth telling the user once
@@ -83,7 +84,7 @@ class MemoryStore:
 
     @property
     def _index(self) -> MemoryIndex:
-        return MemoryIndex(self.index_path, self.tell)
+        return MemoryIndex(self.index_path, self.tell, sort=self.sorted_index)
 
     @property
     def _archive_index(self) -> ArchiveIndex:
