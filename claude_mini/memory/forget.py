@@ -40,7 +40,12 @@ from typing import TYPE_CHECKING
 
 from claude_mini.config import HALF_LIFE_DAYS, ForgetSettings
 from claude_mini.memory.fileutil import LockTimeout, locked, os_error_text
-from claude_mini.memory.lexical import HEAD_READ_BYTES, LexicalIndex, candidate_from_text
+from claude_mini.memory.lexical import (
+    HEAD_READ_BYTES,
+    Candidate,
+    LexicalIndex,
+    candidate_from_text,
+)
 from claude_mini.memory.secret_scan import SecretFinding, find_secrets
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
@@ -477,6 +482,11 @@ def likely_duplicates(store: MemoryStore, threshold: float = DUPLICATE_THRESHOLD
     (a, b, cosine) with a < b, most similar first. Input for /dream and for people. A memory
     superseded by a live one is history, not a duplicate of its successor: it is left out.
     """
+    return similar_pairs(live_documents(store), threshold)
+
+
+def live_documents(store: MemoryStore) -> list[Candidate]:
+    """The live memories as documents for the duplicate detection, superseded ones left out."""
     docs = []
     records = store.list()
     superseded, _ = record_links(records)  # a correction and what it replaced are no duplicates
@@ -486,6 +496,13 @@ def likely_duplicates(store: MemoryStore, threshold: float = DUPLICATE_THRESHOLD
         text, _ = read_text_head(record.path, HEAD_READ_BYTES)
         if text is not None:
             docs.append(candidate_from_text(record.filename, text, record.mtime))
+    return docs
+
+
+def similar_pairs(docs: list[Candidate], threshold: float = DUPLICATE_THRESHOLD,
+                  ) -> list[tuple[str, str, float]]:
+    """(a, b, cosine) of the documents whose TF-IDF vectors are at least `threshold` alike,
+    a < b, most similar first: doctor's duplicate detection, also `memory import`'s."""
     index = LexicalIndex(docs)
     vectors = {d.filename: _tfidf(d.terms, index) for d in docs}
     dots: dict[tuple[str, str], float] = {}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -35,6 +34,7 @@ from claude_mini.memory.store import (
     MemoryRecord,
     MemoryStore,
     MemoryStoreError,
+    derive_memory,
     description_problem,
     doctor,
     fix,
@@ -42,7 +42,6 @@ from claude_mini.memory.store import (
     index_line,
     iso_utc,
     not_a_file,
-    one_line,
     parse_memory_text,
     read_text_head,
 )
@@ -54,18 +53,14 @@ from claude_mini.memory.supersede import (
     record_links,
     successor_of,
 )
-from claude_mini.subcommands import forget_cli
+from claude_mini.memory.team import TeamTier, team_tier
+from claude_mini.subcommands import forget_cli, team_cli
 from claude_mini.ui.safe_text import visible_controls
 
-NAME_MAX_WORDS = 7
-NAME_MAX_CHARS = 60
-DESCRIPTION_MAX_CHARS = 150
 LIST_DESCRIPTION_CHARS = 70
 SHOW_MAX_BYTES = 1024 * 1024
 DOCTOR_GIT_TIMEOUT_S = 10.0  # doctor checks every memory at once; recall's calls stop sooner
 DISABLE_ENV = "CLAUDE_MINI_DISABLE_AUTO_MEMORY"
-_DANGLING_WORDS = frozenset({"a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at",
-                             "for", "with", "from", "by", "is", "are"})
 
 
 class MemoryCommandError(Exception):
@@ -138,12 +133,14 @@ def list_data(mc: MemoryContext, now: float | None = None) -> dict[str, Any]:
              for f in instructions.files]
     records = mc.store.list()
     superseded, _ = record_links(records)
+    team = team_tier(mc.config)
     return {
         "memory_dir": str(mc.store.root),
         "auto_memory": mc.config.auto_memory,
         "instruction_files": files,
         "memories": [_memory_entry(r, now, r.filename in superseded) for r in records],
         "skipped": [{"path": str(s.path), "reason": s.reason} for s in mc.store.skipped],
+        "team": team_cli.team_list_data(team, now) if team is not None else None,
     }
 
 
@@ -182,6 +179,8 @@ def list_lines(data: dict[str, Any]) -> list[str]:
     if not data["memories"]:
         lines.append("  (none yet: `claude-mini memory add TEXT` saves one)")
     lines += [f"  skipped {s['path']}: {s['reason']}" for s in data["skipped"]]
+    if data.get("team") is not None:
+        lines += team_cli.team_list_lines(data["team"])
     return lines
 
 
@@ -254,21 +253,6 @@ def edit_memory(store: MemoryStore, name: str,
 
 
 # --- add / forget --------------------------------------------------------------------------
-def derive_memory(text: str) -> tuple[str, str]:
-    """(name, description) for `memory add TEXT`: a short title and a one-line hook."""
-    clean = one_line(text)
-    first = re.split(r"[.!?;:](?:\s|$)|\s[—–-]\s", clean, maxsplit=1)[0]
-    words = first.split()[:NAME_MAX_WORDS]
-    while len(words) > 1 and words[-1].lower() in _DANGLING_WORDS:
-        words.pop()  # "The staging DB is at X and" -> "The staging DB is at X"
-    name = _clip(" ".join(words), NAME_MAX_CHARS).rstrip(".,;:!?") or "Memory"
-    name = name[0].upper() + name[1:]
-    description = clean
-    if len(description) > DESCRIPTION_MAX_CHARS:
-        description = description[: DESCRIPTION_MAX_CHARS - 1].rsplit(" ", 1)[0] + "…"
-    return name, description
-
-
 def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | None = None,
                how: str | None = None, supersedes: str | None = None) -> list[str]:
     """Save TEXT as a memory at once (no model call); returns the lines to print.
@@ -357,18 +341,12 @@ def refuse_secrets(parts: Mapping[str, str | None]) -> None:
 def _claim_filename(store: MemoryStore, name: str) -> str:
     """A free filename, created empty with O_EXCL so two processes never pick the same one."""
     try:
-        store.root.mkdir(parents=True, exist_ok=True)
-        for _ in range(1000):
-            filename = store.free_filename(name)
-            try:
-                os.close(os.open(store.root / filename, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-            except FileExistsError:
-                continue
-            return filename
+        return store.claim_filename(name)
     except OSError as exc:  # a read-only or full disk, a file where the folder should be
         raise MemoryCommandError(f"could not save the memory ({os_error_text(exc)}); "
                                  "nothing was saved") from None
-    raise MemoryCommandError(f"could not find a free filename for {name!r} in {store.root}")
+    except MemoryStoreError as exc:
+        raise MemoryCommandError(str(exc)) from None
 
 
 def forget_memory(store: MemoryStore, name: str, *, purge: bool = False,
@@ -452,6 +430,18 @@ def doctor_data(store: MemoryStore, apply_fix: bool = False,
             "stale": [{"file": f, "reasons": r} for f, r in stale_data(store, repo).items()]}
 
 
+def team_doctor_data(tier: TeamTier, apply_fix: bool, repo: tuple[Path, ...]) -> dict[str, Any]:
+    """`doctor_data` of the team folder; its fixes only where the folder is trusted (a merge
+    that left MEMORY.md conflicted is rebuilt from the files)."""
+    problem = tier.write_problem() if apply_fix else None
+    if apply_fix and problem is None:
+        tier.prepare()
+    data = doctor_data(tier.store(_warn), apply_fix and problem is None, repo)
+    if problem:
+        data["not_fixed"] = f"nothing fixed in the team folder: {problem}"
+    return data
+
+
 def stale_data(store: MemoryStore, repo: tuple[Path, ...]) -> dict[str, list[str]]:
     """filename -> why it may be stale, for every memory that names something gone or rewritten."""
     texts = {}
@@ -476,6 +466,8 @@ def doctor_lines(data: dict[str, Any]) -> list[str]:
         lines.append(f"note: {f['file']} {f['message']}")
     for f in data.get("stale", []):
         lines.append(f"stale: {f['file']} {'; '.join(f['reasons'])} (edit it, or forget it)")
+    if data.get("not_fixed"):
+        lines.append(data["not_fixed"])
     fixable = sum(1 for f in data["findings"] if f["fixable"])
     stale = len(data.get("stale", []))
     if not data["findings"]:
@@ -523,14 +515,26 @@ def _group(ctx: typer.Context) -> None:
 def list_command(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     scores: Annotated[bool, typer.Option("--scores", help="Keep-scores used by `memory gc`.")] = False,
+    tier: Annotated[str, typer.Option(
+        "--tier", help="private, team (with who saved each and when) or all.")] = "all",
 ) -> None:
-    """Instruction files and memory files: type, size, age, description."""
+    """Instruction files and memory files: type, size, age, description; the team's too."""
+    team_cli.check_choice("--tier", tier, ("all", "private", "team"))
     if scores:
         forget_cli.scores_command(as_json)
-    elif as_json:
-        _run(lambda: [json.dumps(list_data(MemoryContext.for_cwd()), indent=2)])
-    else:
-        _run(lambda: list_lines(list_data(MemoryContext.for_cwd())))
+        return
+
+    def action() -> list[str]:
+        mc = MemoryContext.for_cwd()
+        if tier == "team":
+            data = team_cli.team_list_data(team_cli.team_for(mc.config))
+            return [json.dumps(data, indent=2)] if as_json else team_cli.team_list_lines(data)
+        data = list_data(mc)
+        if tier == "private":
+            data["team"] = None
+        return [json.dumps(data, indent=2)] if as_json else list_lines(data)
+
+    _run(action)
 
 
 @memory_app.command("show")
@@ -600,7 +604,17 @@ def doctor_command(
     def action() -> list[str]:
         mc = MemoryContext.for_cwd()
         result.update(doctor_data(mc.store, apply_fix, mc.repo))
-        return [json.dumps(result, indent=2)] if as_json else doctor_lines(result)
+        team = team_tier(mc.config)
+        if team is not None and team.root.is_dir():
+            result["team"] = team_doctor_data(team, apply_fix, mc.repo)
+            result["ok"] = result["ok"] and result["team"]["ok"]
+        if as_json:
+            return [json.dumps(result, indent=2)]
+        lines = doctor_lines(result)
+        if "team" in result:
+            lines += [f"Team memory ({result['team']['memory_dir']}):",
+                      *(f"  {line}" for line in doctor_lines(result["team"]))]
+        return lines
 
     _run(action)
     if not result.get("ok", True):
@@ -610,3 +624,8 @@ def doctor_command(
 # Forgetting (memory/forget.py) brings its own actions in subcommands/forget_cli.py.
 memory_app.command("gc")(forget_cli.gc_command)
 memory_app.command("restore")(forget_cli.restore_command)
+# The team tier (memory/team/) and imports from other assistants: subcommands/team_cli.py.
+memory_app.command("promote")(team_cli.promote_command)
+memory_app.command("demote")(team_cli.demote_command)
+memory_app.command("blame")(team_cli.blame_command)
+memory_app.command("import")(team_cli.import_command)

@@ -145,6 +145,19 @@ class MemoryStore:
             candidate, n = f"{base}-{n}.md", n + 1
         return candidate
 
+    def claim_filename(self, stem: str) -> str:
+        """A free filename from `stem`, created empty with O_EXCL, so two processes never pick
+        the same one and nothing is overwritten; `write` then fills it. Raises OSError."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        for _ in range(1000):
+            filename = self.free_filename(stem)
+            try:
+                os.close(os.open(self.root / filename, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            except FileExistsError:
+                continue
+            return filename
+        raise MemoryStoreError(f"could not find a free filename for {stem!r} in {self.root}")
+
     def resolve(self, name: str) -> Path:
         """The file for `foo`, `foo.md`, a relative path listed by list(), or a `name:` value."""
         key = name.strip()

@@ -14,6 +14,7 @@ wrong (`ParsedMemory.problem_kind`), so a broken file is still listed and
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,11 @@ from typing import Any
 from claude_mini.memory.frontmatter import FM_LINE, dump_frontmatter, load_yaml, salvage_pairs
 
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
+NAME_MAX_WORDS = 7  # a name derived from plain text (`memory add`, `memory import`)
+NAME_MAX_CHARS = 60
+DESCRIPTION_MAX_CHARS = 150
+_DANGLING_WORDS = frozenset({"a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at",
+                             "for", "with", "from", "by", "is", "are"})
 
 
 @dataclass
@@ -92,6 +98,25 @@ def epoch_of(value: Any) -> float | None:
 def one_line(text: str) -> str:
     """`text` with all whitespace runs (newlines included) collapsed to single spaces."""
     return " ".join(str(text).split())
+
+
+def derive_memory(text: str) -> tuple[str, str]:
+    """(name, description) of a memory given as plain text (`memory add TEXT`, a fact another
+    assistant kept): a short title and a one-line hook."""
+    clean = one_line(text)
+    first = re.split(r"[.!?;:](?:\s|$)|\s[—–-]\s", clean, maxsplit=1)[0]
+    words = first.split()[:NAME_MAX_WORDS]
+    while len(words) > 1 and words[-1].lower() in _DANGLING_WORDS:
+        words.pop()  # "The staging DB is at X and" -> "The staging DB is at X"
+    name = " ".join(words)
+    if len(name) > NAME_MAX_CHARS:
+        name = name[: NAME_MAX_CHARS - 1] + "…"
+    name = name.rstrip(".,;:!?") or "Memory"
+    name = name[0].upper() + name[1:]
+    description = clean
+    if len(description) > DESCRIPTION_MAX_CHARS:
+        description = description[: DESCRIPTION_MAX_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return name, description
 
 
 def field_text(fm: dict[str, Any], key: str) -> str:

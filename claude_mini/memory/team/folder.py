@@ -4,6 +4,7 @@
       MEMORY.md                         the team index: one line per memory, sorted by filename
       <topic>.md                        one memory, the private tier's format, plus `author`
       .gitattributes                    `MEMORY.md merge=union`, written with the folder
+      .gitignore                        `.*.lock`: MEMORY.md's lock file stays out of git
 
 Off unless the folder exists or `memory.teamDir` enables it (`false` turns it off even when
 the folder exists). The folder must stay inside the repository, symlinks resolved: an
@@ -34,6 +35,8 @@ GITATTRIBUTES = ".gitattributes"
 # git's built-in union driver keeps both sides' lines where two branches changed the same
 # place of MEMORY.md, so even two additions next to each other merge without a conflict.
 GITATTRIBUTES_TEXT = f"{INDEX_FILENAME} merge=union\n"
+GITIGNORE = ".gitignore"
+GITIGNORE_TEXT = ".*.lock\n"  # the cross-process locks of MEMORY.md (memory/fileutil.py)
 
 
 def is_team_name(name: str) -> bool:
@@ -72,14 +75,15 @@ class TeamTier:
         if self.trusted:
             return None
         return (f"this folder is not trusted, so nothing is written to its team memory "
-                f"({self.shown}); run claude-mini here and trust it (or pass --trust-folder) first")
+                f"({self.shown}); run claude-mini here once and answer yes to trust it, then try again")
 
     def prepare(self) -> None:
-        """Create the folder and its `.gitattributes` (union merges of MEMORY.md) if missing."""
+        """Create the folder, its `.gitattributes` (union merges of MEMORY.md) and `.gitignore`
+        (the lock files) if missing."""
         self.root.mkdir(parents=True, exist_ok=True)
-        attributes = self.root / GITATTRIBUTES
-        if not os.path.lexists(attributes):
-            atomic_write(attributes, GITATTRIBUTES_TEXT)
+        for name, text in ((GITATTRIBUTES, GITATTRIBUTES_TEXT), (GITIGNORE, GITIGNORE_TEXT)):
+            if not os.path.lexists(self.root / name):
+                atomic_write(self.root / name, text)
 
 
 def team_tier(config: Config) -> TeamTier | None:

@@ -78,10 +78,15 @@ def file_history(repo: Path, path: Path) -> list[Commit] | None:
     return commits
 
 
-def file_status(repo: Path, path: Path) -> str:
-    """`git status --porcelain` of one file: '' clean, `??` untracked, ` M` changed, ...;
-    'unknown' outside git."""
-    out = _git(repo, "status", "--porcelain", "--", str(path))
+def folder_status(repo: Path, folder: Path) -> dict[str, str] | None:
+    """`git status` of the files under `folder` that are not committed as they are:
+    repository-relative path -> two-letter code (`??` new, ` M` changed, ...); None outside git."""
+    out = _git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--",
+               str(folder))
     if out is None:
-        return "unknown"
-    return out[:2] if out else ""
+        return None
+    found = {}
+    for entry in out.split("\0"):
+        if len(entry) > 3:
+            found[entry[3:]] = entry[:2]
+    return found

@@ -129,6 +129,7 @@ def demote(tier: TeamTier, private: MemoryStore, name: str) -> Move:
     if not record.frontmatter_ok or record.type is None:
         raise TeamRefused(f"{tier.shown}/{record.filename} was not demoted: {record.problem}; "
                           "fix its frontmatter first")
+    tier.prepare()  # a folder from before `.gitignore` was written gets it now (the lock file)
     target = private.free_filename(Path(record.filename).name)
     created = epoch_of(record.frontmatter.get("created"))
     fields = _fields(record, {"created": iso_utc(created)} if created is not None else {})
