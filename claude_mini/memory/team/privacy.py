@@ -107,9 +107,10 @@ def _path_hits(text: str, context: PersonalContext) -> list[tuple[int, str, str]
     hits = [(m.start(), "a local absolute path", m.group(0) + "…") for m in _HOME_PATH.finditer(text)]
     for folder, kind in ((context.checkout, "this checkout's absolute path"),
                          (context.home, "a local absolute path")):
+        taken = {offset for offset, _, _ in hits}  # a home folder the pattern already found
         if len(folder) > 1:
             hits += [(m.start(), kind, folder) for m in
-                     re.finditer(re.escape(folder) + r"(?![\w.-])", text)]
+                     re.finditer(re.escape(folder) + r"(?![\w.-])", text) if m.start() not in taken]
     return hits
 
 
