@@ -21,8 +21,8 @@ from claude_mini.memory.team.guard import TeamWriteCheck
 from claude_mini.memory.team.moves import TeamRefused, demote, promote, propose
 from claude_mini.memory.team.privacy import PersonalContext, find_personal_data, team_refusal
 from claude_mini.memory.team.recall import merge_tiers
-from claude_mini.runtime import make_prompt
 from claude_mini.notices import NoticeChannel
+from claude_mini.runtime import make_prompt
 
 STAGING = "The staging database is reset every Monday at 06:00 UTC; never keep test data there"
 NOBODY = PersonalContext()  # no people, no paths: the checks that need no git

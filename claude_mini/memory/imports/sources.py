@@ -154,10 +154,16 @@ def _codex_blocks(text: str) -> list[tuple[str, str, list[str], list[tuple[str, 
         for title, body in _sections(text, "#"):
             scope = _field(body, "scope")
             sections = [(h, b) for h, b in _sections(body, "##") if _is_lesson(h) and _has_bullets(b)]
-            blocks.append((title.removeprefix("Task Group:").strip(), scope, _CWD.findall(body),
-                           sections))
+            blocks.append((_group_title(title), scope, _CWD.findall(body), sections))
         return blocks
     return _legacy_codex_blocks(text)
+
+
+def _group_title(title: str) -> str:
+    """`Task Group: /home/me/app / billing` -> `billing`: the folder is in `applies_to`."""
+    parts = [p.strip() for p in title.removeprefix("Task Group:").split(" / ")]
+    named = [p for p in parts if p and not re.match(r"^(?:/|~|[A-Za-z]:\\)", p)]
+    return " / ".join(named) or Path(parts[0]).name
 
 
 def _legacy_codex_blocks(text: str) -> list[tuple[str, str, list[str], list[tuple[str, str]]]]:
