@@ -3,7 +3,7 @@
     <repository>/.claude/memory/        (setting `memory.teamDir`, relative to the root)
       MEMORY.md                         the team index: one line per memory, sorted by filename
       <topic>.md                        one memory, the private tier's format, plus `author`
-      .gitattributes                    `MEMORY.md merge=union`, written with the folder
+      .gitattributes                    `MEMORY.md merge=union`, written when the folder is made
       .gitignore                        `.*.lock`: MEMORY.md's lock file stays out of git
 
 Off unless the folder exists or `memory.teamDir` enables it (`false` turns it off even when
@@ -78,12 +78,15 @@ class TeamTier:
                 f"({self.shown}); run claude-mini here once and answer yes to trust it, then try again")
 
     def prepare(self) -> None:
-        """Create the folder, its `.gitattributes` (union merges of MEMORY.md) and `.gitignore`
-        (the lock files) if missing."""
+        """Before a write: the folder, with `.gitattributes` (union merges of MEMORY.md) when it
+        is new, and `.gitignore` (the lock files) whenever it is missing. A team that removed
+        the union driver keeps it removed."""
+        new = not self.root.exists()
         self.root.mkdir(parents=True, exist_ok=True)
-        for name, text in ((GITATTRIBUTES, GITATTRIBUTES_TEXT), (GITIGNORE, GITIGNORE_TEXT)):
-            if not os.path.lexists(self.root / name):
-                atomic_write(self.root / name, text)
+        if new:
+            atomic_write(self.root / GITATTRIBUTES, GITATTRIBUTES_TEXT)
+        if not os.path.lexists(self.root / GITIGNORE):
+            atomic_write(self.root / GITIGNORE, GITIGNORE_TEXT)
 
 
 def team_tier(config: Config) -> TeamTier | None:
