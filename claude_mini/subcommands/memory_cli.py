@@ -430,6 +430,26 @@ def doctor_data(store: MemoryStore, apply_fix: bool = False,
             "stale": [{"file": f, "reasons": r} for f, r in stale_data(store, repo).items()]}
 
 
+def both_tiers_doctor_data(mc: MemoryContext, apply_fix: bool = False) -> dict[str, Any]:
+    """`doctor_data` of the private folder, with the team folder's under "team" when the
+    repository has one (`ok` then covers both)."""
+    result = doctor_data(mc.store, apply_fix, mc.repo)
+    team = team_tier(mc.config)
+    if team is not None and team.root.is_dir():
+        result["team"] = team_doctor_data(team, apply_fix, mc.repo)
+        result["ok"] = result["ok"] and result["team"]["ok"]
+    return result
+
+
+def both_tiers_doctor_lines(result: dict[str, Any]) -> list[str]:
+    """`both_tiers_doctor_data` as text: the private folder, then the team's, indented."""
+    lines = doctor_lines(result)
+    if "team" in result:
+        lines += [f"Team memory ({result['team']['memory_dir']}):",
+                  *(f"  {line}" for line in doctor_lines(result["team"]))]
+    return lines
+
+
 def team_doctor_data(tier: TeamTier, apply_fix: bool, repo: tuple[Path, ...]) -> dict[str, Any]:
     """`doctor_data` of the team folder; its fixes only where the folder is trusted (a merge
     that left MEMORY.md conflicted is rebuilt from the files)."""
@@ -602,19 +622,8 @@ def doctor_command(
     result: dict[str, Any] = {}
 
     def action() -> list[str]:
-        mc = MemoryContext.for_cwd()
-        result.update(doctor_data(mc.store, apply_fix, mc.repo))
-        team = team_tier(mc.config)
-        if team is not None and team.root.is_dir():
-            result["team"] = team_doctor_data(team, apply_fix, mc.repo)
-            result["ok"] = result["ok"] and result["team"]["ok"]
-        if as_json:
-            return [json.dumps(result, indent=2)]
-        lines = doctor_lines(result)
-        if "team" in result:
-            lines += [f"Team memory ({result['team']['memory_dir']}):",
-                      *(f"  {line}" for line in doctor_lines(result["team"]))]
-        return lines
+        result.update(both_tiers_doctor_data(MemoryContext.for_cwd(), apply_fix))
+        return [json.dumps(result, indent=2)] if as_json else both_tiers_doctor_lines(result)
 
     _run(action)
     if not result.get("ok", True):

@@ -168,11 +168,11 @@ def import_lines(data: dict[str, Any]) -> list[str]:
         origin = Path(m["origin"].split("#")[0]).name + (
             f"#{m['origin'].split('#', 1)[1]}" if "#" in m["origin"] else "")
         if m["action"] == "import":
-            target = f" as {m['file']}" if m["file"] else ""
-            lines.append(f"  {would}  {m['type']:<9} {origin}{target}: {_clip(m['name'], 50)}")
+            target = f" -> {m['file']}" if m["file"] else ""
+            lines.append(f"  {would:<12}  {m['type']:<9} {origin}{target}: {_clip(m['name'], 50)}")
         else:
-            lines.append(f"  skipped       {origin}: {m['action']} ({m['why']})")
-    lines += [f"  skipped file  {s}" for s in data["skipped_files"]]
+            lines.append(f"  {'skipped':<12}  {origin}: {m['action']} ({m['why']})")
+    lines += [f"  {'unreadable':<12}  {s}" for s in data["skipped_files"]]
     counts = {a: sum(1 for m in data["memories"] if m["action"] == a)
               for a in ("import", "duplicate", "refused")}
     left = (f"; {data['left_out']} block(s) about other projects left out" if data["left_out"]

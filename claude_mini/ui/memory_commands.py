@@ -7,6 +7,8 @@
                                  (each value up to the next option, no quoting)
     /memory forget NAME [--purge]  archive it (--purge: delete it, and archived copies with secrets)
     /memory restore NAME | gc [--dry-run] | list --scores    (forgetting: subcommands/forget_cli.py)
+    /memory promote NAME | demote NAME | blame NAME | list --tier team   (the team memory: team_cli.py)
+    /memory import --from claude-code|codex|gemini [--dry-run]
     /memory path | on | off | doctor [--fix] | recall
 """
 
@@ -16,15 +18,16 @@ import json
 import re
 from typing import TYPE_CHECKING
 
+from claude_mini.memory.imports import TOOLS
 from claude_mini.memory.recall import recall_hook
 from claude_mini.memory.store import MemoryStoreError
-from claude_mini.subcommands import forget_cli
+from claude_mini.subcommands import forget_cli, team_cli
 from claude_mini.subcommands.memory_cli import (
     MemoryCommandError,
     MemoryContext,
     add_memory,
-    doctor_data,
-    doctor_lines,
+    both_tiers_doctor_data,
+    both_tiers_doctor_lines,
     edit_memory,
     forget_memory,
     list_data,
@@ -37,9 +40,10 @@ from claude_mini.ui.commands import CommandContext, command
 if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
 
-USAGE = ("Usage: /memory [list [--scores] | show NAME | edit NAME | add TEXT [--type T] [--why W] "
-         "[--how H] [--supersedes FILE] | forget NAME [--purge] | restore NAME | gc [--dry-run] "
-         "| path | on | off | doctor [--fix] | recall]")
+USAGE = ("Usage: /memory [list [--scores | --tier team] | show NAME | edit NAME | add TEXT [--type T] "
+         "[--why W] [--how H] [--supersedes FILE] | forget NAME [--purge] | restore NAME | "
+         "gc [--dry-run] | promote NAME | demote NAME | blame NAME | import --from TOOL "
+         "[--dry-run] | path | on | off | doctor [--fix] | recall]")
 SLASH_FORGET = "/memory forget"
 _OPTION = re.compile(r"(?:^|\s)(--type|-t|--why|--how|--supersedes)(?:=|\s+|$)")
 _OPTION_KEYS = {"-t": "type", "--type": "type", "--why": "why", "--how": "how",
@@ -79,6 +83,8 @@ def memory_command(runtime: Runtime, args: str) -> list[str]:
     mc = MemoryContext(runtime.config, runtime.store)
     if verb in ("", "list") and "--scores" in rest.split():
         return forget_cli.scores_lines(forget_cli.scores_data(runtime.store, runtime.config))
+    if verb in ("", "list") and "--tier team" in rest:
+        return team_cli.team_list_lines(team_cli.team_list_data(team_cli.team_for(runtime.config)))
     if verb in ("", "list"):
         data = list_data(mc)
         return [json.dumps(data, indent=2)] if rest == "--json" else list_lines(data)
@@ -140,9 +146,12 @@ def _other(runtime: Runtime, verb: str, rest: str) -> list[str]:
     if verb == "path":
         return [str(runtime.store.root)]
     if verb == "doctor":
-        data = doctor_data(runtime.store, apply_fix="--fix" in rest.split(),
-                           repo=MemoryContext(runtime.config, runtime.store).repo)
-        return [json.dumps(data, indent=2)] if "--json" in rest.split() else doctor_lines(data)
+        data = both_tiers_doctor_data(MemoryContext(runtime.config, runtime.store),
+                                      apply_fix="--fix" in rest.split())
+        return [json.dumps(data, indent=2)] if "--json" in rest.split() else \
+            both_tiers_doctor_lines(data)
+    if verb in ("promote", "demote", "blame", "import"):
+        return _team(runtime, verb, rest)
     if verb == "gc":
         data = forget_cli.gc_data(runtime.store, runtime.config, dry_run="--dry-run" in rest)
         return forget_cli.gc_lines(data)
@@ -152,6 +161,28 @@ def _other(runtime: Runtime, verb: str, rest: str) -> list[str]:
         hook = recall_hook(runtime.hooks)
         return hook.summary().lines() if hook else ["Recall is not active in this session."]
     raise MemoryCommandError(f"unknown /memory action {verb!r}. {USAGE}", code=2)
+
+
+def _team(runtime: Runtime, verb: str, rest: str) -> list[str]:
+    """/memory promote|demote|blame NAME and /memory import --from TOOL [--dry-run]: what
+    `claude-mini memory` does (subcommands/team_cli.py). The system prompt stays as it is:
+    a moved memory reaches the model through recall, as any memory written mid-session."""
+    config, store = runtime.config, runtime.store
+    if verb == "import":
+        words = rest.replace("--from=", "--from ").split()
+        tool = words[words.index("--from") + 1] if "--from" in words[:-1] else ""
+        if tool not in TOOLS:
+            raise MemoryCommandError(f"/memory import needs --from {'|'.join(TOOLS)} "
+                                     "[--dry-run]", code=2)
+        return team_cli.import_lines(team_cli.import_data(config, store, tool,
+                                                          "--dry-run" in words))
+    if not rest:
+        raise MemoryCommandError(f"/memory {verb} needs a memory name. {USAGE}", code=2)
+    if verb == "promote":
+        return team_cli.promote_lines(config, store, rest)
+    if verb == "demote":
+        return team_cli.demote_lines(config, store, rest)
+    return team_cli.blame_lines(config, rest)
 
 
 def _toggle(runtime: Runtime, enabled: bool) -> list[str]:
@@ -170,8 +201,9 @@ def _toggle(runtime: Runtime, enabled: bool) -> list[str]:
     return [*lines, f"This session: auto memory {state} (system prompt rebuilt)."]
 
 
-@command("memory", help="List, show, edit, add or forget memories; on/off; doctor.",
-         usage="[list|show|edit|add|forget|restore|gc|path|on|off|doctor|recall] ...")
+@command("memory", help="List, show, edit, add or forget memories; team memory; on/off; doctor.",
+         usage="[list|show|edit|add|forget|restore|gc|promote|demote|blame|import|path|on|off|"
+               "doctor|recall] ...")
 async def memory(ctx: CommandContext) -> None:
     """Dispatch /memory; a problem prints one line and leaves the session as it was."""
     try:

@@ -68,8 +68,8 @@ def file_history(repo: Path, path: Path) -> list[Commit] | None:
     """The commits that changed `path`, newest first (renames followed); None outside git."""
     out = _git(repo, "log", "--follow", "--format=%h%x00%ad%x00%an%x00%s", "--date=short", "--",
                str(path))
-    if out is None:
-        return None
+    if out is None:  # no repository, or one without a commit yet
+        return [] if _git(repo, "rev-parse", "--is-inside-work-tree") else None
     commits = []
     for line in out.splitlines():
         parts = line.split("\0")
