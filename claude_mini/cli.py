@@ -110,7 +110,9 @@ def root(
     """claude-mini: a coding assistant in your terminal, with memory.
 
     Without -p it opens the interactive assistant (type /help there). Also:
-    `claude-mini memory ...` (list, show, add, forget, doctor, gc, restore),
+    `claude-mini memory ...` (list, show, add, forget, doctor, gc, restore; the
+    team memory in the repository: promote, demote, blame; import --from
+    claude-code|codex|gemini),
     `claude-mini context [--json] [--lint]` (which instruction files are loaded),
     `claude-mini hooks list [--json]` (the hooks from the settings files),
     `claude-mini mcp list|get|add|remove` (the MCP servers) and

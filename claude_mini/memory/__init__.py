@@ -17,6 +17,10 @@
     ├─ Layer 2  MEMORY.md index ── what memories exist at all?
     │     store/              the memory folder: topic files, MEMORY.md, archive/, usage.json,
     │                         doctor, the system-prompt section (MemoryStore)
+    │     team/               the team tier: `.claude/memory/` in the repository (its index in
+    │                         the prompt, its files in recall as `team/<file>`, promote/demote,
+    │                         the personal-data check), shared by git
+    │     imports/            `memory import --from claude-code|codex|gemini`
     │     daylog.py           daily-log mode (memory.mode "log")
     │     forget.py           keep-scores, gc, restore, likely duplicates
     │     supersede.py        corrections: `supersedes` / `superseded_by`, who is current
