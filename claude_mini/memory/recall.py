@@ -48,6 +48,7 @@ from claude_mini.memory.lexical import (
     Candidate,
     CandidateScanner,
     cjk_characters,
+    crosses_scripts,
     manifest_line,
     select_lexical,
     shortlist,
@@ -86,6 +87,16 @@ RECALL_SCHEMA: dict[str, Any] = {
     "required": ["selected_memories"],
     "additionalProperties": False,
 }
+KEYWORDS_MAX_TOKENS = 128
+KEYWORDS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"keywords": {"type": "array", "items": {"type": "string"}}},
+    "required": ["keywords"],
+    "additionalProperties": False,
+}
+# Above this many files (live and archived) the manifest of 200 shows less than half of the
+# folder: a request in another script is then worth one keyword request before the selection.
+BRIDGE_FOLDER_FILES = 400
 HEADER_PREFIX = "Recalled memory: "
 _REMINDER_OPEN = "<system-reminder>\n"
 _REMINDER_CLOSE = "\n</system-reminder>"
@@ -109,6 +120,14 @@ only when it clearly answers this request.
 
 Answer with JSON only, no prose: {"selected_memories": ["file.md", ...]}, copying each \
 filename exactly as listed."""
+
+
+KEYWORDS_SYSTEM = """\
+You help search a developer's saved notes, which are written in English. Turn the request \
+below into the English words those notes would use: up to 12 keywords (technical terms, \
+names, identifiers, and plain English words for the request's subject), no sentences.
+
+Answer with JSON only: {"keywords": ["...", ...]}."""
 
 
 class RecallFailed(Exception):
@@ -248,13 +267,30 @@ def build_recall_request(model: str, query: str, manifest: Sequence[str],
                         output_schema=RECALL_SCHEMA, cache=False)
 
 
+def build_keywords_request(model: str, query: str) -> ModelRequest:
+    """The side-model request that turns a request in another script into English keywords."""
+    prompt = f"Request:\n<request>\n{_clip(query.strip(), QUERY_MAX_CHARS)}\n</request>"
+    return ModelRequest(model=model, system=[KEYWORDS_SYSTEM], messages=[Message.user(prompt)],
+                        max_tokens=KEYWORDS_MAX_TOKENS, purpose="recall",
+                        output_schema=KEYWORDS_SCHEMA, cache=False)
+
+
+def parse_keywords(text: str) -> list[str]:
+    """The keywords of the side model's answer (at most 12 short ones); [] if there are none."""
+    data = _find_json_object(text, "keywords")
+    words = data.get("keywords") if data is not None else None
+    if not isinstance(words, list):
+        return []
+    return [w.strip()[:40] for w in words if isinstance(w, str) and w.strip()][:12]
+
+
 def parse_selection(text: str, allowed: Iterable[str]) -> list[str]:
     """The filenames the side model chose that are in the manifest, at most 5, in its order.
 
     Raises RecallFailed when the answer holds no `{"selected_memories": [...]}` object
     (as text from an endpoint without structured output, fences and prose are tolerated).
     """
-    data = _find_json_object(text)
+    data = _find_json_object(text, "selected_memories")
     chosen = data.get("selected_memories") if data is not None else None
     if not isinstance(chosen, list):
         raise RecallFailed(f"the answer is not the expected JSON: {_clip(' '.join(text.split()), 80)!r}")
@@ -269,8 +305,9 @@ def parse_selection(text: str, allowed: Iterable[str]) -> list[str]:
     return out[:MAX_SELECTED]
 
 
-def _find_json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object with `selected_memories` in `text`, or None."""
+def _find_json_object(text: str, key: str) -> dict[str, Any] | None:
+    """The first JSON object with `key` in `text` (the whole answer, a fenced block, or an object
+    inside prose), or None."""
     for candidate in (text.strip(), *_FENCE.findall(text)):
         try:
             value = json.loads(candidate)
@@ -284,7 +321,7 @@ def _find_json_object(text: str) -> dict[str, Any] | None:
             value, _ = decoder.raw_decode(text, match.start())
         except ValueError:
             continue
-        if isinstance(value, dict) and "selected_memories" in value:
+        if isinstance(value, dict) and key in value:
             return value
     return None
 
@@ -601,7 +638,7 @@ class RecallHook(AgentHooks):
                       client: ModelClient, event: RecallEvent,
                       local: asyncio.Future[list[RecalledMemory]]) -> Selection:
         exclude = frozenset(self._ledger)
-        manifest, strong = await asyncio.to_thread(self._local_pass, query, exclude)
+        manifest, strong, cut = await asyncio.to_thread(self._local_pass, query, exclude)
         by_name = {c.filename: c for c in manifest}
         rendered, restored = await asyncio.to_thread(self._render, strong, by_name)
         found = list(rendered.values())
@@ -612,6 +649,9 @@ class RecallHook(AgentHooks):
         if settings.strategy == "lexical":
             event.selected = list(strong)
             return Selection(found, "lexical", len(manifest), restored=restored)
+        if cut and crosses_scripts(query, self.scanner.index):
+            manifest = await self._bridged(client, settings, query, exclude) or manifest
+            by_name |= {c.filename: c for c in manifest}
         try:
             names = await self._ask_model(client, settings, query, manifest, tools)
         except RecallFailed as exc:
@@ -626,9 +666,10 @@ class RecallHook(AgentHooks):
         return Selection(chosen, "model", len(manifest), restored=restored + more_restored)
 
     def _local_pass(self, query: str, exclude: frozenset[str]
-                    ) -> tuple[list[Candidate], list[str]]:
-        """The manifest for the side model and the lexical pass's strong matches, from one scan
-        (in a worker thread: the first scan of a process reads the on-disk index or the files)."""
+                    ) -> tuple[list[Candidate], list[str], bool]:
+        """The manifest for the side model, the lexical pass's strong matches, and whether the
+        manifest had to leave files out, from one scan (in a worker thread: the first scan of a
+        process reads the on-disk index or the files)."""
         with self._scan_lock:
             self.scanner.scan()
             view = self.archive.refresh()
@@ -639,8 +680,30 @@ class RecallHook(AgentHooks):
             strong = [f for f, _ in select_lexical(query, self.scanner.index, now=now,
                                                    exclude=exclude, archive=view)]
             candidates = [c for name, _ in best if (c := self._candidate_locked(name))]
+            cut = len(self.scanner.index) + len(view.eligible) > BRIDGE_FOLDER_FILES
         manifest = sorted(candidates, key=lambda c: (-c.mtime, c.filename))
-        return manifest, strong
+        return manifest, strong, cut
+
+    async def _bridged(self, client: ModelClient, settings: RecallSettings, query: str,
+                       exclude: frozenset[str]) -> list[Candidate]:
+        """A request in Chinese or Japanese to a folder of mostly English memories shares almost
+        no words with them, and above BRIDGE_FOLDER_FILES the manifest can show only part of the
+        folder: one small side-model request turns it into English keywords, and the manifest
+        is ranked again with them. [] when that request fails (the first manifest is used)."""
+        request = build_keywords_request(self.config.small_model, query)
+        try:
+            done = await asyncio.wait_for(client.complete(request), settings.timeout_ms / 1000)
+            keywords = parse_keywords(done.message.text)
+        except Exception as exc:  # the plain manifest still works: never fail the turn for it
+            log.info("recall's keyword request failed: %s", exc)
+            return []
+        if self._session is not None:
+            self._session.costs.add("recall", done.model or self.config.small_model, done.billed)
+        if not keywords:
+            return []
+        widened = f"{query} {' '.join(keywords)}"
+        manifest, _, _ = await asyncio.to_thread(self._local_pass, widened, exclude)
+        return manifest
 
     def _render(self, names: list[str], by_name: dict[str, Candidate]
                 ) -> tuple[dict[str, RecalledMemory], list[str]]:
