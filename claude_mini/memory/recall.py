@@ -81,19 +81,17 @@ STALE_AFTER_DAYS = 30
 CJK_SENTENCE_CHARS = 4  # a request written without spaces: this many characters or more
 QUERY_MAX_CHARS = 4_000  # a pasted log is cut before it goes into the recall prompt
 RECENT_TOOL_MESSAGES = 10  # how far back "recently used tools" looks
-RECALL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"selected_memories": {"type": "array", "items": {"type": "string"}}},
-    "required": ["selected_memories"],
-    "additionalProperties": False,
-}
+
+
+def _list_of_strings(key: str) -> dict[str, Any]:
+    """The JSON schema of `{key: [str, ...]}`, the side model's structured answers."""
+    return {"type": "object", "properties": {key: {"type": "array", "items": {"type": "string"}}},
+            "required": [key], "additionalProperties": False}
+
+
+RECALL_SCHEMA = _list_of_strings("selected_memories")
+KEYWORDS_SCHEMA = _list_of_strings("keywords")
 KEYWORDS_MAX_TOKENS = 128
-KEYWORDS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"keywords": {"type": "array", "items": {"type": "string"}}},
-    "required": ["keywords"],
-    "additionalProperties": False,
-}
 # Above this many files (live and archived) the manifest of 200 shows less than half of the
 # folder: a request in another script is then worth one keyword request before the selection.
 BRIDGE_FOLDER_FILES = 400
