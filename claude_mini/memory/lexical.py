@@ -19,6 +19,7 @@ first turn of a new session stats the folder instead of reading every file.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import heapq
 import itertools
 import json
@@ -661,6 +662,13 @@ class CandidateScanner:
             if cached.candidate is not None:
                 self.index.add(cached.candidate)
         self._order = sorted(self._cache)
+
+
+def index_cache_file(cache_dir: Path, folder: Path) -> Path:
+    """Where the on-disk recall index of `folder` lives: one file per folder in `cache_dir`
+    (the home folder's cache), so the memory folder holds only what a person wrote."""
+    digest = hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16]
+    return cache_dir / f"{digest}.json"
 
 
 def _cached_row(cached: _Cached) -> list[Any]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -49,6 +48,7 @@ from claude_mini.memory.lexical import (
     CandidateScanner,
     cjk_characters,
     crosses_scripts,
+    index_cache_file,
     manifest_line,
     select_lexical,
     shortlist,
@@ -828,12 +828,7 @@ def _result_or_empty(future: asyncio.Future[list[RecalledMemory]]) -> list[Recal
 
 
 def _cache_file(cache_dir: Path | None, folder: Path) -> Path | None:
-    """Where the on-disk recall index of `folder` lives: one file per folder under the home
-    folder's cache, so the memory folder holds only what a person wrote."""
-    if cache_dir is None:
-        return None
-    digest = hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16]
-    return cache_dir / f"{digest}.json"
+    return index_cache_file(cache_dir, folder) if cache_dir is not None else None
 
 
 def recall_hook(hooks: Iterable[AgentHooks]) -> RecallHook | None:
