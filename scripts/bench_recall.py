@@ -34,6 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from claude_mini.memory.lexical import (
     CandidateScanner,
@@ -649,18 +650,19 @@ def timed(fn: Callable[[], object]) -> float:
 def report_timing(fixture: Fixture, seed: int, sizes: tuple[int, ...], tmp: Path) -> bool:
     queries = [q.text for q in fixture.queries]
     print("\nTime per turn (scan + shortlist of 200; medians, ms):")
-    print(f"  {'files':>7} {'read all':>9} {'cold':>8} {'warm':>8} {'warm+1':>8} "
+    print(f"  {'files':>7} {'read all':>9} {'cold':>8} {'indexed':>8} {'warm':>8} {'warm+1':>8} "
           f"{'select':>8}")
     ok = True
     for size in sizes:
         root = tmp / f"m{size}" / "memory"
         write_folder(root, scaled(fixture, size, seed))
         row = time_folder(root, queries, cold_runs=3 if size >= 10_000 else 5)
-        print(f"  {size:>7,} {row['read']:>9.1f} {row['cold']:>8.1f} {row['warm']:>8.1f} "
-              f"{row['warm+1']:>8.1f} {row['select']:>8.2f}")
+        print(f"  {size:>7,} {row['read']:>9.1f} {row['cold']:>8.1f} {row['indexed']:>8.1f} "
+              f"{row['warm']:>8.1f} {row['warm+1']:>8.1f} {row['select']:>8.2f}")
         if size == 10_000:
             ok = row["warm"] < TARGET_WARM_MS
     print("  read all = open and read every file once; cold = new scanner (page cache warm);\n"
+          "  indexed = a new process's first turn: new scanner from the on-disk recall index;\n"
           "  warm = the session's scanner, nothing changed; warm+1 = one file rewritten;\n"
           "  select = select_lexical alone on the warm index")
     return ok
@@ -671,18 +673,24 @@ def time_folder(root: Path, queries: list[str], cold_runs: int) -> dict[str, flo
     read = [timed(lambda: read_all(root)) for _ in range(5)]
     cold = [timed(lambda q=q: shortlist(q, _fresh_scan(root), 200, NOW))
             for q in queries[:cold_runs]]
+    cache = root.parent / "recall-index.json"
+    saver = CandidateScanner(root, cache_file=cache)
+    saver.scan()
+    saver.save_cache()
+    indexed = [timed(lambda q=q: shortlist(q, _fresh_scan(root, cache), 200, NOW))
+               for q in queries[:cold_runs]]
     scanner = CandidateScanner(root)
     scanner.scan()
     warm = [timed(lambda q=q: (scanner.scan(), shortlist(q, scanner.index, 200, NOW)))
             for q in queries[:15]]
     changed = [_timed_change(scanner, root, q) for q in queries[:5]]
     select = [timed(lambda q=q: select_lexical(q, scanner.index, now=NOW)) for q in queries[:15]]
-    return {"read": ms(read), "cold": ms(cold), "warm": ms(warm), "warm+1": ms(changed),
-            "select": ms(select)}
+    return {"read": ms(read), "cold": ms(cold), "indexed": ms(indexed), "warm": ms(warm),
+            "warm+1": ms(changed), "select": ms(select)}
 
 
-def _fresh_scan(root: Path) -> LexicalIndex:
-    scanner = CandidateScanner(root)
+def _fresh_scan(root: Path, cache: Path | None = None) -> LexicalIndex:
+    scanner = CandidateScanner(root, cache_file=cache)
     scanner.scan()
     return scanner.index
 
@@ -841,18 +849,24 @@ def report_unseen_reach(unseen, seed: int, tmp: Path, quick: bool) -> None:
               f"BM25 over every file, no gc {flat:.3f}")
 
 
-def _manifest_names(hook, query: str) -> list[str]:
-    """The live names of the files recall's manifest offers for `query`."""
-    return [c.filename.removeprefix("archive/") for c in hook._local_pass(query, frozenset())[0]]
+def _manifest_names(hook, query) -> list[str]:
+    """The live names of the files recall's manifest offers for `query` (an UnseenQuery); for
+    one in Chinese, as recall's bridge widens it, with the fixture's human translation standing
+    in for the side model's keywords."""
+    from claude_mini.memory.lexical import crosses_scripts
+
+    manifest, _, cut = hook._local_pass(query.text, frozenset())
+    if query.english and cut and crosses_scripts(query.text, hook.scanner.index):
+        manifest = hook._local_pass(f"{query.text} {query.english}", frozenset())[0]
+    return [c.filename.removeprefix("archive/") for c in manifest]
 
 
-def _shortlist_names(index: LexicalIndex, now: float, query: str) -> list[str]:
-    return [f for f, _ in shortlist(query, index, 200, now)]
+def _shortlist_names(index: LexicalIndex, now: float, query) -> list[str]:
+    return [f for f, _ in shortlist(query.text, index, 200, now)]
 
 
-def _reach(queries, offered: Callable[[str], list[str]]) -> float:
-    return statistics.fmean(len(set(offered(q.text)) & q.relevant) / len(q.relevant)
-                            for q in queries)
+def _reach(queries, offered: Callable[[Any], list[str]]) -> float:
+    return statistics.fmean(len(set(offered(q)) & q.relevant) / len(q.relevant) for q in queries)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,9 @@ both models with a fixed latency:
 - the side model is an oracle over the manifest it is sent: it picks exactly the
   relevant files that are offered (none for a no-answer query). So the figures measure
   what the plumbing lets reach the model (the shortlist, the local pass, the timing),
-  not a real model's judgement;
+  not a real model's judgement. Asked for English keywords for a request in Chinese
+  (recall's bridge, above 400 files), it answers with the words of a translation that
+  a bilingual engineer who never saw the memories wrote for the fixture;
 - the main model answers a turn either with one tool call (Read) then text, or with
   text at once (no tool-result boundary).
 """
@@ -74,6 +76,7 @@ class UnseenQuery:
     text: str
     relevant: set[str]
     kind: str
+    english: str = ""  # for a query in Chinese: a translation by someone who never saw the memories
 
 
 @dataclass
@@ -90,7 +93,8 @@ def load_unseen(path: Path = FIXTURE) -> Unseen:
     for m in memories:
         if m.supersedes:
             by_file[m.supersedes].superseded_by = m.file
-    queries = [UnseenQuery(q["text"], set(q["relevant"]), q["kind"]) for q in data["queries"]]
+    queries = [UnseenQuery(q["text"], set(q["relevant"]), q["kind"], q.get("english", ""))
+               for q in data["queries"]]
     return Unseen(memories, queries)
 
 
@@ -161,6 +165,7 @@ def oracle_server(queries: list[UnseenQuery], latency: float, tools: bool) -> An
     from fake_anthropic import FakeAnthropic, Reply
 
     gold = {" ".join(q.text.split()): q.relevant for q in queries}
+    english = {" ".join(q.text.split()): q.english for q in queries}
 
     class Oracle(FakeAnthropic):
         def _choose(self, request: Any) -> Any:
@@ -168,6 +173,9 @@ def oracle_server(queries: list[UnseenQuery], latency: float, tools: bool) -> An
                 prompt = request.body["messages"][0]["content"][0]["text"]
                 match = _REQUEST.search(prompt)
                 query = " ".join(match.group(1).split()) if match else ""
+                if "keywords" in json.dumps(request.body.get("output_config", {})):
+                    words = english.get(query, "").split()
+                    return Reply.json({"keywords": words}).slow_first_byte(latency)
                 offered = _MANIFEST_FILE.findall(prompt)
                 relevant = gold.get(query, set())
                 picks = [f for f in offered if f.removeprefix("archive/") in relevant][:5]

@@ -30,6 +30,7 @@ archived copies of it that hold likely secrets, for good (`purge_archived`).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from claude_mini import paths
 from claude_mini.config import HALF_LIFE_DAYS, ForgetSettings
 from claude_mini.memory.fileutil import LockTimeout, locked, os_error_text
 from claude_mini.memory.lexical import (
@@ -45,6 +47,7 @@ from claude_mini.memory.lexical import (
     Candidate,
     LexicalIndex,
     candidate_from_text,
+    index_cache_file,
 )
 from claude_mini.memory.secret_scan import SecretFinding, find_secrets
 from claude_mini.memory.store import (
@@ -615,4 +618,8 @@ def purge_archived(store: MemoryStore, files: list[str]) -> list[str]:
         path.unlink(missing_ok=True)
         store.remove_archive_entry(file)
         deleted.append(file)
+    if deleted:  # recall's on-disk index keeps the head of every file: it goes too (rebuilt later)
+        for folder in (store.root, store.archive_dir):
+            with contextlib.suppress(OSError):
+                index_cache_file(paths.recall_cache_dir(), folder).unlink(missing_ok=True)
     return deleted

@@ -19,6 +19,7 @@ first turn of a new session stats the folder instead of reading every file.
 from __future__ import annotations
 
 import bisect
+import hashlib
 import heapq
 import itertools
 import json
@@ -250,6 +251,7 @@ class LexicalIndex:
         self.postings: dict[str, dict[str, float]] = {}
         self.lengths: dict[str, float] = {}
         self.total_length = 0.0
+        self.cjk_docs = 0  # documents with text in a script written without spaces
         self._by_age: list[tuple[float, str]] | None = None  # (-mtime, filename), sorted
         for doc in docs:
             self.add(doc)
@@ -266,6 +268,7 @@ class LexicalIndex:
             self.postings.setdefault(term, {})[doc.filename] = tf
         self.lengths[doc.filename] = doc.length
         self.total_length += doc.length
+        self.cjk_docs += _has_cjk_terms(doc)
         if self._by_age is not None:
             bisect.insort(self._by_age, (-doc.mtime, doc.filename))
 
@@ -282,6 +285,7 @@ class LexicalIndex:
                     del self.postings[term]
         del self.lengths[filename]
         self.total_length -= doc.length
+        self.cjk_docs -= _has_cjk_terms(doc)
         if self._by_age is not None:
             key = (-doc.mtime, filename)
             self._by_age.pop(bisect.bisect_left(self._by_age, key))
@@ -326,6 +330,18 @@ class LexicalIndex:
                   if (known := tuple(sorted({t for t in word if t in self.postings})))}
         rarity = {g: min(len(self.postings[t]) for t in g) for g in groups}
         return sorted(groups, key=lambda g: (rarity[g], g))[:MAX_QUERY_TERMS]
+
+
+def _has_cjk_terms(doc: Candidate) -> bool:
+    return any(_CJK_RUN.match(term) for term in doc.terms)
+
+
+def crosses_scripts(query: str, index: LexicalIndex) -> bool:
+    """True when `query` is written mostly without spaces (Chinese, Japanese) and the memories
+    mostly are not: its words can then reach only the few memories in its own script."""
+    letters = sum(c.isalpha() for c in query)
+    mostly_cjk = letters > 0 and cjk_characters(query) * 2 >= letters
+    return mostly_cjk and index.cjk_docs * 2 < len(index)
 
 
 def recency_prior(mtime: float, now: float) -> float:
@@ -646,6 +662,13 @@ class CandidateScanner:
             if cached.candidate is not None:
                 self.index.add(cached.candidate)
         self._order = sorted(self._cache)
+
+
+def index_cache_file(cache_dir: Path, folder: Path) -> Path:
+    """Where the on-disk recall index of `folder` lives: one file per folder in `cache_dir`
+    (the home folder's cache), so the memory folder holds only what a person wrote."""
+    digest = hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16]
+    return cache_dir / f"{digest}.json"
 
 
 def _cached_row(cached: _Cached) -> list[Any]:

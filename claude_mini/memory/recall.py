@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -48,6 +47,8 @@ from claude_mini.memory.lexical import (
     Candidate,
     CandidateScanner,
     cjk_characters,
+    crosses_scripts,
+    index_cache_file,
     manifest_line,
     select_lexical,
     shortlist,
@@ -82,12 +83,20 @@ STALE_AFTER_DAYS = 30
 CJK_SENTENCE_CHARS = 4  # a request written without spaces: this many characters or more
 QUERY_MAX_CHARS = 4_000  # a pasted log is cut before it goes into the recall prompt
 RECENT_TOOL_MESSAGES = 10  # how far back "recently used tools" looks
-RECALL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"selected_memories": {"type": "array", "items": {"type": "string"}}},
-    "required": ["selected_memories"],
-    "additionalProperties": False,
-}
+
+
+def _list_of_strings(key: str) -> dict[str, Any]:
+    """The JSON schema of `{key: [str, ...]}`, the side model's structured answers."""
+    return {"type": "object", "properties": {key: {"type": "array", "items": {"type": "string"}}},
+            "required": [key], "additionalProperties": False}
+
+
+RECALL_SCHEMA = _list_of_strings("selected_memories")
+KEYWORDS_SCHEMA = _list_of_strings("keywords")
+KEYWORDS_MAX_TOKENS = 128
+# Above this many files (live and archived) the manifest of 200 shows less than half of the
+# folder: a request in another script is then worth one keyword request before the selection.
+BRIDGE_FOLDER_FILES = 400
 HEADER_PREFIX = "Recalled memory: "
 _REMINDER_OPEN = "<system-reminder>\n"
 _REMINDER_CLOSE = "\n</system-reminder>"
@@ -111,6 +120,14 @@ only when it clearly answers this request.
 
 Answer with JSON only, no prose: {"selected_memories": ["file.md", ...]}, copying each \
 filename exactly as listed."""
+
+
+KEYWORDS_SYSTEM = """\
+You help search a developer's saved notes, which are written in English. Turn the request \
+below into the English words those notes would use: up to 12 keywords (technical terms, \
+names, identifiers, and plain English words for the request's subject), no sentences.
+
+Answer with JSON only: {"keywords": ["...", ...]}."""
 
 
 class RecallFailed(Exception):
@@ -250,13 +267,30 @@ def build_recall_request(model: str, query: str, manifest: Sequence[str],
                         output_schema=RECALL_SCHEMA, cache=False)
 
 
+def build_keywords_request(model: str, query: str) -> ModelRequest:
+    """The side-model request that turns a request in another script into English keywords."""
+    prompt = f"Request:\n<request>\n{_clip(query.strip(), QUERY_MAX_CHARS)}\n</request>"
+    return ModelRequest(model=model, system=[KEYWORDS_SYSTEM], messages=[Message.user(prompt)],
+                        max_tokens=KEYWORDS_MAX_TOKENS, purpose="recall",
+                        output_schema=KEYWORDS_SCHEMA, cache=False)
+
+
+def parse_keywords(text: str) -> list[str]:
+    """The keywords of the side model's answer (at most 12 short ones); [] if there are none."""
+    data = _find_json_object(text, "keywords")
+    words = data.get("keywords") if data is not None else None
+    if not isinstance(words, list):
+        return []
+    return [w.strip()[:40] for w in words if isinstance(w, str) and w.strip()][:12]
+
+
 def parse_selection(text: str, allowed: Iterable[str]) -> list[str]:
     """The filenames the side model chose that are in the manifest, at most 5, in its order.
 
     Raises RecallFailed when the answer holds no `{"selected_memories": [...]}` object
     (as text from an endpoint without structured output, fences and prose are tolerated).
     """
-    data = _find_json_object(text)
+    data = _find_json_object(text, "selected_memories")
     chosen = data.get("selected_memories") if data is not None else None
     if not isinstance(chosen, list):
         raise RecallFailed(f"the answer is not the expected JSON: {_clip(' '.join(text.split()), 80)!r}")
@@ -271,8 +305,9 @@ def parse_selection(text: str, allowed: Iterable[str]) -> list[str]:
     return out[:MAX_SELECTED]
 
 
-def _find_json_object(text: str) -> dict[str, Any] | None:
-    """The first JSON object with `selected_memories` in `text`, or None."""
+def _find_json_object(text: str, key: str) -> dict[str, Any] | None:
+    """The first JSON object with `key` in `text` (the whole answer, a fenced block, or an object
+    inside prose), or None."""
     for candidate in (text.strip(), *_FENCE.findall(text)):
         try:
             value = json.loads(candidate)
@@ -286,7 +321,7 @@ def _find_json_object(text: str) -> dict[str, Any] | None:
             value, _ = decoder.raw_decode(text, match.start())
         except ValueError:
             continue
-        if isinstance(value, dict) and "selected_memories" in value:
+        if isinstance(value, dict) and key in value:
             return value
     return None
 
@@ -605,7 +640,7 @@ class RecallHook(AgentHooks):
                       client: ModelClient, event: RecallEvent,
                       local: asyncio.Future[list[RecalledMemory]]) -> Selection:
         exclude = frozenset(self._ledger)
-        manifest, strong = await asyncio.to_thread(self._local_pass, query, exclude)
+        manifest, strong, cut = await asyncio.to_thread(self._local_pass, query, exclude)
         by_name = {c.filename: c for c in manifest}
         rendered, restored = await asyncio.to_thread(self._render, strong, by_name)
         found = list(rendered.values())
@@ -616,6 +651,9 @@ class RecallHook(AgentHooks):
         if settings.strategy == "lexical":
             event.selected = list(strong)
             return Selection(found, "lexical", len(manifest), restored=restored)
+        if cut and crosses_scripts(query, self.scanner.index):
+            manifest = await self._bridged(client, settings, query, exclude) or manifest
+            by_name |= {c.filename: c for c in manifest}
         try:
             names = await self._ask_model(client, settings, query, manifest, tools)
         except RecallFailed as exc:
@@ -630,9 +668,10 @@ class RecallHook(AgentHooks):
         return Selection(chosen, "model", len(manifest), restored=restored + more_restored)
 
     def _local_pass(self, query: str, exclude: frozenset[str]
-                    ) -> tuple[list[Candidate], list[str]]:
-        """The manifest for the side model and the lexical pass's strong matches, from one scan
-        (in a worker thread: the first scan of a process reads the on-disk index or the files)."""
+                    ) -> tuple[list[Candidate], list[str], bool]:
+        """The manifest for the side model, the lexical pass's strong matches, and whether the
+        manifest had to leave files out, from one scan (in a worker thread: the first scan of a
+        process reads the on-disk index or the files)."""
         with self._scan_lock:
             self.scanner.scan()
             view = self.archive.refresh()
@@ -646,8 +685,30 @@ class RecallHook(AgentHooks):
                 best, scored = self._with_team(query, now, exclude, best, scored)
             strong = [f for f, _ in scored]
             candidates = [c for name, _ in best if (c := self._candidate_locked(name))]
+            cut = len(self.scanner.index) + len(view.eligible) > BRIDGE_FOLDER_FILES
         manifest = sorted(candidates, key=lambda c: (-c.mtime, c.filename))
-        return manifest, strong
+        return manifest, strong, cut
+
+    async def _bridged(self, client: ModelClient, settings: RecallSettings, query: str,
+                       exclude: frozenset[str]) -> list[Candidate]:
+        """A request in Chinese or Japanese to a folder of mostly English memories shares almost
+        no words with them, and above BRIDGE_FOLDER_FILES the manifest can show only part of the
+        folder: one small side-model request turns it into English keywords, and the manifest
+        is ranked again with them. [] when that request fails (the first manifest is used)."""
+        request = build_keywords_request(self.config.small_model, query)
+        try:
+            done = await asyncio.wait_for(client.complete(request), settings.timeout_ms / 1000)
+            keywords = parse_keywords(done.message.text)
+        except Exception as exc:  # the plain manifest still works: never fail the turn for it
+            log.info("recall's keyword request failed: %s", exc)
+            return []
+        if self._session is not None:
+            self._session.costs.add("recall", done.model or self.config.small_model, done.billed)
+        if not keywords:
+            return []
+        widened = f"{query} {' '.join(keywords)}"
+        manifest, _, _ = await asyncio.to_thread(self._local_pass, widened, exclude)
+        return manifest
 
     def _with_team(self, query: str, now: float, exclude: frozenset[str],
                    best: list[tuple[str, float]], scored: list[tuple[str, float]]
@@ -802,12 +863,7 @@ def _result_or_empty(future: asyncio.Future[list[RecalledMemory]]) -> list[Recal
 
 
 def _cache_file(cache_dir: Path | None, folder: Path) -> Path | None:
-    """Where the on-disk recall index of `folder` lives: one file per folder under the home
-    folder's cache, so the memory folder holds only what a person wrote."""
-    if cache_dir is None:
-        return None
-    digest = hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16]
-    return cache_dir / f"{digest}.json"
+    return index_cache_file(cache_dir, folder) if cache_dir is not None else None
 
 
 def recall_hook(hooks: Iterable[AgentHooks]) -> RecallHook | None:

@@ -15,6 +15,8 @@ from pathlib import Path
 from claude_mini.rewind.store import Change, Command, FileHistory, Index, Restore, StoreError
 from claude_mini.session import PromptEntry, TranscriptContents, read_transcript
 
+MIN_ID_PREFIX = 4  # characters of a message id that name it, as with git's short hashes
+
 
 @dataclass(frozen=True)
 class FileChange:
@@ -59,13 +61,16 @@ class SessionCheckpoints:
         return RewindPoint(prompt, number, files, list(dict.fromkeys(commands)))
 
     def find(self, key: str, *, numbers: bool = False) -> RewindPoint | None:
-        """The point whose message id is or starts with `key`; with `numbers`, `key` may be a point's
-        number in the list (1: the newest)."""
+        """The point whose message id is or starts with `key` (4 characters at least); with
+        `numbers`, `key` may be a point's number in the list (1: the newest)."""
         points = self.points
         if numbers and key.isdigit() and 1 <= int(key) <= len(points):
             return points[int(key) - 1]
         exact = [p for p in points if p.prompt.id == key]
-        found = exact or [p for p in points if key and p.prompt.id.startswith(key)]
+        # A start of an id needs 4 characters, as git's short hashes: "/rewind 7" past the end of
+        # the list must not land on a message whose random id happens to start with 7.
+        found = exact or [p for p in points
+                          if len(key) >= MIN_ID_PREFIX and p.prompt.id.startswith(key)]
         return found[0] if len(found) == 1 else None
 
     def since(self, prompt: PromptEntry) -> Iterator[Change | Command | Restore]:

@@ -209,7 +209,8 @@ def purge_lines(store: MemoryStore, original: str, named: str | None) -> list[st
                 f"{copies}); nothing was deleted."]
     deleted = purge_archived(store, files)
     return [f"Deleted {original} for good: {', '.join(f'{ARCHIVE_DIR}/{f}' for f in deleted)} "
-            f"and their {ARCHIVE_DIR}/ARCHIVE.md lines. Copies elsewhere (session transcripts, "
+            f"and their {ARCHIVE_DIR}/ARCHIVE.md lines (recall's index of the folder is rebuilt). "
+            "Copies elsewhere (session transcripts, "
             "git history, backups) are not touched."]
 
 

@@ -123,7 +123,7 @@ def test_bring_back_of_a_file_removed_meanwhile_is_none(store, clock):
 def test_the_manifest_stays_at_200_with_archived_offers(store):
     for i in range(SHORTLIST_SIZE):
         save(store, f"service-{i:03d}", f"Service {i:03d} runbook: restart it with make restart-{i}")
-    manifest, _ = RecallHook(store, config=None)._local_pass(QUESTION, frozenset())
+    manifest, _, _ = RecallHook(store, config=None)._local_pass(QUESTION, frozenset())
     assert len(manifest) == SHORTLIST_SIZE
     assert manifest[-1].filename == "archive/reporting-pool.md"
 

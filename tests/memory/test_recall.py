@@ -453,3 +453,47 @@ def test_a_draft_that_changed_before_enter_is_dropped_and_not_reported(repo, fak
     assert [manifest_of(r).split("</request>")[0].split("<request>\n")[1].strip()
             for r in recalls] == ["how do I deploy", QUERY]
     assert [e.query for e in hook_of(rt).events] == [QUERY]
+
+
+# --- a request in another script -----------------------------------------------------
+def fill_folder(rt: Runtime, count: int) -> None:
+    """`count` English memories about made-up services, newer than anything a test saves."""
+    from claude_mini.memory.store import format_memory
+
+    rt.store.root.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        text = format_memory(name=f"svc{i} runbook", type="project", body="Restart it with make.",
+                             description=f"Runbook of service svc{i}: restart with make restart-{i}")
+        (rt.store.root / f"svc{i}-runbook.md").write_text(text)
+
+
+def test_a_chinese_request_to_a_large_english_folder_is_bridged_by_keywords(repo, fake_server):
+    rt = make_runtime(repo, fake_server)
+    path = save(rt, "staging-reset.md", "The staging database is wiped every Monday at 02:00",
+                body="RESET-BODY")
+    old = time.time() - 90 * 86_400
+    os.utime(path, (old, old))  # the oldest file: the manifest's newest-first fill leaves it out
+    fill_folder(rt, 450)
+    fake_server.on(Reply.json({"keywords": ["staging", "database", "wiped", "Monday"]}),
+                   purpose="recall", match=lambda r: "keywords" in json.dumps(r.body))
+    select(fake_server, "staging-reset.md")
+    tool_turn(fake_server)
+    run_turns(rt, "我周四在预发环境建的测试数据，周一早上全没了，谁删的？")
+    bridge, selection = fake_server.requests_for("recall")
+    assert bridge.body["output_config"]["format"]["schema"]["required"] == ["keywords"]
+    assert "周一早上全没了" in manifest_of(bridge) and "Memory files" not in manifest_of(bridge)
+    assert "] staging-reset.md (" in manifest_of(selection)
+    assert "RESET-BODY" in main_text(fake_server, 1)
+    assert rt.session.costs.by_purpose["recall"].requests == 2
+
+
+def test_no_bridge_for_a_small_folder_or_an_english_request(repo, fake_server):
+    rt = make_runtime(repo, fake_server)
+    save(rt, "staging-reset.md", "The staging database is wiped every Monday at 02:00")
+    fill_folder(rt, 150)
+    select(fake_server)
+    tool_turn(fake_server, 2)
+    run_turns(rt, "我周四在预发环境建的测试数据，周一早上全没了，谁删的？",
+              "who deleted my test data on the pre-production environment?")
+    assert len(fake_server.requests_for("recall")) == 2  # a selection each, no keyword request
+    assert all("keywords" not in json.dumps(r.body) for r in fake_server.requests_for("recall"))

@@ -156,13 +156,14 @@ def test_recall_searches_both_tiers_and_names_team_files(repo, tmp_path):
     save(private, "vim.md", "The user edits with vim")
     save(tier(repo).store(), "staging-reset.md", STAGING)
     hook = RecallHook(private, config=None, team_root=tier(repo).root)
-    manifest, strong = hook._local_pass("when is the staging database reset", frozenset())
+    manifest, strong, _ = hook._local_pass("when is the staging database reset", frozenset())
     assert {c.filename for c in manifest} == {"vim.md", "team/staging-reset.md"}
     assert strong == ["team/staging-reset.md"]
     candidate = hook._candidate("team/staging-reset.md")
     assert candidate is not None and candidate.path == tier(repo).root / "staging-reset.md"
     # already in the context: not offered again
-    manifest, strong = hook._local_pass("staging database reset", frozenset({"team/staging-reset.md"}))
+    manifest, strong, _ = hook._local_pass("staging database reset",
+                                           frozenset({"team/staging-reset.md"}))
     assert "team/staging-reset.md" not in {c.filename for c in manifest} and not strong
 
 

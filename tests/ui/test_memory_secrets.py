@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from claude_mini import paths
+from claude_mini.memory.lexical import CandidateScanner, index_cache_file
 from claude_mini.memory.store import MemoryStore
 from claude_mini.subcommands import forget_cli
 from claude_mini.subcommands.app import sub_app
@@ -103,10 +104,17 @@ def test_forget_without_a_terminal_says_how_to_purge(cli, store):
     assert ("Warning: db.md held a password (DB_PASSWORD=…) on line 10, kept in archive/db.md. "
             "`claude-mini memory forget db.md --purge` deletes it for good.") in result.stdout
     assert "hunter22" not in result.stdout and archived(store) == ["db.md"]
+    # A session's recall saved its index of the archive, which holds the file's first lines.
+    cache = index_cache_file(paths.recall_cache_dir(), store.archive_dir)
+    scanner = CandidateScanner(store.archive_dir, index_name="ARCHIVE.md", cache_file=cache)
+    scanner.scan()
+    scanner.save_cache()
+    assert "hunter22" in cache.read_text()
     purged = cli("memory", "forget", "db.md", "--purge")  # works on the archived memory
     assert purged.exit_code == 0, purged.stderr
     assert "Deleted db.md for good: archive/db.md" in purged.stdout
     assert archived(store) == [] and "db.md" not in store.archive_index_path.read_text()
+    assert not cache.exists()  # the secret is gone from recall's index too
 
 
 def test_forget_of_a_clean_memory_says_nothing_about_secrets(cli, store):

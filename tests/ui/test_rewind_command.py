@@ -35,3 +35,14 @@ def test_without_file_changes_only_the_conversation_is_offered_and_the_message_c
     assert [m.text for m in slash.runtime.session.messages] == ["first", "re: first"]
     last = json.loads(slash.runtime.session.transcript.path.read_text().splitlines()[-1])
     assert last["type"] == "rewind" and last["to"] == points[0][0]
+
+
+def test_a_message_id_is_named_by_4_characters_or_more(slash):
+    say(slash.runtime, "hello")
+    slash.host.choice = None
+    slash.run("/rewind")
+    [[(message_id, _)]] = slash.host.choices
+    short = message_id[:3]
+    if not (short.isdigit() and int(short) == 1):  # "001" would be the list's first message
+        assert slash.run(f"/rewind {short}").startswith(f"No message '{short}'")
+    assert slash.run(f"/rewind {message_id[:4]}").strip() == "Nothing was changed."  # found it
