@@ -272,8 +272,9 @@ def build_runtime(
     for problem in (*config.memory.problems, *config.checkpoints.problems):  # each has its default; said once
         notices.say(problem, "warning", once=True)
     team = team_tier(config) if config.auto_memory else None  # the repository's team memory
-    if team_problem(config):
-        notices.say(str(team_problem(config)), "warning", once=True)
+    problem = team_problem(config)
+    if problem:
+        notices.say(problem, "warning", once=True)
     session = session or Session(config.cwd)
     session.report_to(notices)  # a resume's skipped lines, a failed transcript write
     ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)

@@ -192,6 +192,15 @@ def test_promote_writes_the_team_file_with_provenance_and_archives_the_private_c
     assert ".MEMORY.md.lock" not in git(repo, "status", "--porcelain", "--untracked-files=all")
 
 
+def test_promote_refuses_what_the_team_already_has(repo, tmp_path):
+    private = MemoryStore(tmp_path / "private")
+    save(tier(repo).store(), "staging.md", STAGING)
+    save(private, "staging-reset.md", STAGING)
+    with pytest.raises(TeamRefused, match="already has it as .claude/memory/staging.md"):
+        promote(tier(repo), private, "staging-reset", context=NOBODY)
+    assert (private.root / "staging-reset.md").is_file()
+
+
 def test_promote_refuses_untrusted_folders_user_memories_and_secrets(repo, tmp_path):
     private = MemoryStore(tmp_path / "private")
     save(private, "staging-reset.md", STAGING)

@@ -32,6 +32,7 @@ from claude_mini.memory.store import (
     format_memory,
     index_line,
     iso_utc,
+    one_line,
     parse_memory_text,
 )
 from claude_mini.memory.team import gitinfo
@@ -71,6 +72,11 @@ def promote(tier: TeamTier, private: MemoryStore, name: str, *,
     record = private.read(name)
     _check_promotable(record)
     team = tier.store(private.warn)
+    twin = _same_memory(team, record)
+    if twin is not None:
+        raise TeamRefused(f"{record.filename} was not promoted: the team memory already has it as "
+                          f"{tier.shown}/{twin}; your private copy is unchanged "
+                          f"(`claude-mini memory forget {record.filename}` drops it)")
     target = _free_team_name(team, Path(record.filename).name)
     now = iso_utc(private.clock())
     fields = _fields(record, {"created": now, "updated": now})
@@ -111,6 +117,15 @@ def _fields(record: MemoryRecord, provenance: dict[str, Any]) -> dict[str, Any]:
     extra = {k: v for k, v in record.frontmatter.items() if k not in TIER_FIELDS}
     return {"name": record.name, "description": record.description, "type": record.type,
             "body": (record.body or "").strip("\n"), "extra_frontmatter": {**extra, **provenance}}
+
+
+def _same_memory(team: MemoryStore, record: MemoryRecord) -> str | None:
+    """The team memory whose text is `record`'s (a colleague promoted it first), else None."""
+    body = one_line(record.body or "").casefold()
+    for other in team.list():
+        if one_line(team.read(other.filename).body or "").casefold() == body:
+            return other.filename
+    return None
 
 
 def _free_team_name(team: MemoryStore, filename: str) -> str:
