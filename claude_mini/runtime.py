@@ -272,9 +272,9 @@ def build_runtime(
     for problem in (*config.memory.problems, *config.checkpoints.problems):  # each has its default; said once
         notices.say(problem, "warning", once=True)
     team = team_tier(config) if config.auto_memory else None  # the repository's team memory
-    problem = team_problem(config)
-    if problem:
-        notices.say(problem, "warning", once=True)
+    team_warning = team_problem(config)  # a memory.teamDir that leaves the repository
+    if team_warning:
+        notices.say(team_warning, "warning", once=True)
     session = session or Session(config.cwd)
     session.report_to(notices)  # a resume's skipped lines, a failed transcript write
     ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
