@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -199,38 +200,36 @@ def check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
 NameArg = Annotated[str, typer.Argument(help="Filename or name (proposed/NAME for a proposal).")]
 
 
+def _run_here(action: Callable[[Config, MemoryStore], list[str]]) -> None:
+    """Run `action` on this project's settings and private memory folder and print its lines
+    (memory_cli's `_run`: one line on stderr and an exit status for a refusal)."""
+    from claude_mini.subcommands.memory_cli import MemoryContext, _run
+
+    def run() -> list[str]:
+        mc = MemoryContext.for_cwd()
+        return action(mc.config, mc.store)
+
+    _run(run)
+
+
 def promote_command(name: NameArg) -> None:
     """Share a private memory with the team: checked for secrets and personal data, then written
     to the repository's team folder (.claude/memory/) for you to commit."""
-    from claude_mini.subcommands.memory_cli import MemoryContext, _run
-
-    def action() -> list[str]:
-        mc = MemoryContext.for_cwd()
-        return promote_lines(mc.config, mc.store, name)
-
-    _run(action)
+    _run_here(lambda config, store: promote_lines(config, store, name))
 
 
 def demote_command(
     name: Annotated[str, typer.Argument(help="A team memory's filename or name.")],
 ) -> None:
     """Move a team memory back into your private memory (the team file is deleted)."""
-    from claude_mini.subcommands.memory_cli import MemoryContext, _run
-
-    def action() -> list[str]:
-        mc = MemoryContext.for_cwd()
-        return demote_lines(mc.config, mc.store, name)
-
-    _run(action)
+    _run_here(lambda config, store: demote_lines(config, store, name))
 
 
 def blame_command(
     name: Annotated[str, typer.Argument(help="A team memory's filename or name.")],
 ) -> None:
     """Who saved a team memory, and the git history of its file."""
-    from claude_mini.subcommands.memory_cli import MemoryContext, _run
-
-    _run(lambda: blame_lines(MemoryContext.for_cwd().config, name))
+    _run_here(lambda config, _store: blame_lines(config, name))
 
 
 def import_command(
@@ -240,16 +239,13 @@ def import_command(
 ) -> None:
     """Import another assistant's memory of this project as topic files (duplicates and secrets
     skipped, nothing overwritten)."""
-    from claude_mini.subcommands.memory_cli import MemoryContext, _run
-
     check_choice("--from", tool, TOOLS)
 
-    def action() -> list[str]:
-        mc = MemoryContext.for_cwd()
-        data = import_data(mc.config, mc.store, tool, dry_run)
+    def action(config: Config, store: MemoryStore) -> list[str]:
+        data = import_data(config, store, tool, dry_run)
         return [json.dumps(data, indent=2)] if as_json else import_lines(data)
 
-    _run(action)
+    _run_here(action)
 
 
 __all__ = ["TeamCommandError", "blame_command", "demote_command", "import_command",
