@@ -325,9 +325,8 @@ _SAFE_KEYS = frozenset({
 _SAFE_MODEL_KEYS = ("model", "smallModel")  # but not `local:PATH`: it loads a file of the repo's choosing
 _SAFE_GROUPS = {
     "recall": frozenset({"strategy", "waitMs", "timeoutMs", "holdMs", "draftPauseMs"}),
-    # teamDir is safe: the team folder is always confined to the repository (memory/team/folder.py)
     "memory": frozenset({"mode", "extractEvery", "extractGate", "extractBatchTurns", "extractWaitSeconds",
-                         "autoDream", "dreamMaxTurns", "halfLifeDays", "maxFiles", "autoGc", "teamDir"}),
+                         "autoDream", "dreamMaxTurns", "halfLifeDays", "maxFiles", "autoGc"}),
 }
 # Permission keys that only narrow; defaultMode is kept only for these modes.
 _NARROWING_PERMISSION_KEYS = frozenset({"deny", "ask", "disableBypassPermissionsMode"})

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from claude_mini import trust
 from claude_mini.agent.permissions import Allow, Deny
 from claude_mini.config import load_config
 from claude_mini.memory.lexical import SHORTLIST_SIZE
@@ -70,11 +71,14 @@ def test_off_without_the_folder_on_with_it_or_the_setting(repo):
     assert found is not None and found.root == repo / ".claude" / "memory"
     assert not found.trusted and found.write_problem() and "not trusted" in found.write_problem()
     settings(repo, teamDir=False)
+    trust.record_trust(repo)  # a repository's own settings count once it is trusted
     assert team_tier(load_config(repo)) is None
 
 
 def test_the_setting_names_another_folder_but_never_one_outside_the_repository(repo):
-    settings(repo, teamDir="docs/team-memory")  # allowed in an untrusted folder: it stays inside
+    settings(repo, teamDir="docs/team-memory")
+    assert team_tier(load_config(repo)) is None  # an untrusted repository cannot move it
+    trust.record_trust(repo)
     found = team_tier(load_config(repo))
     assert found is not None and found.root == repo / "docs" / "team-memory"
     settings(repo, teamDir="../elsewhere")

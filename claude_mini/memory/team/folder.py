@@ -7,9 +7,9 @@
       .gitignore                        `.*.lock`: MEMORY.md's lock file stays out of git
 
 Off unless the folder exists or `memory.teamDir` enables it (`false` turns it off even when
-the folder exists). The folder must stay inside the repository, symlinks resolved: an
-untrusted repository may name it (config.py lets `teamDir` through), so it must not reach
-anything else. Reading it needs no trust, as CLAUDE.md needs none; writing does
+the folder exists). An untrusted repository's own settings cannot move it (config.py ignores
+their `teamDir`), and wherever it is set it must stay inside the repository, symlinks
+resolved. Reading it needs no trust, as CLAUDE.md needs none; writing does
 (`TeamTier.write_problem`).
 """
 
