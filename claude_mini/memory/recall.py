@@ -642,10 +642,12 @@ class RecallHook(AgentHooks):
         exclude = frozenset(self._ledger)
         manifest, strong, cut = await asyncio.to_thread(self._local_pass, query, exclude)
         by_name = {c.filename: c for c in manifest}
-        rendered, restored = await asyncio.to_thread(self._render, strong, by_name)
+        # With a side model to come, the local pass leaves it room in the turn's 5 files (and
+        # brings back from the archive only what it sends).
+        sent = strong if settings.strategy == "lexical" else strong[:LOCAL_MAX_SELECTED]
+        rendered, restored = await asyncio.to_thread(self._render, sent, by_name)
         found = list(rendered.values())
-        # With a side model to come, the local pass leaves it room in the turn's 5 files.
-        local.set_result(found if settings.strategy == "lexical" else found[:LOCAL_MAX_SELECTED])
+        local.set_result(found)
         if not manifest:
             return Selection([], settings.strategy, 0)
         if settings.strategy == "lexical":
@@ -659,7 +661,10 @@ class RecallHook(AgentHooks):
         except RecallFailed as exc:
             self._say(f"memory recall fell back to lexical search: {exc}")
             event.selected = list(strong)
-            return Selection(found, "lexical (fallback)", len(manifest), str(exc), restored)
+            rest, rest_restored = await asyncio.to_thread(
+                self._render, [n for n in strong if n not in rendered], by_name)
+            return Selection(found + list(rest.values()), "lexical (fallback)", len(manifest),
+                             str(exc), restored + rest_restored)
         event.selected = list(names)
         more, more_restored = await asyncio.to_thread(
             self._render, [n for n in names if n not in rendered], by_name)
