@@ -91,7 +91,7 @@ def list_lines(data: dict[str, Any], cwd: Path) -> list[str]:
     lines = [f"Session {data['session_id']}: {len(data['messages'])} message(s); checkpoints take "
              f"{size_text(data['stored_bytes'])} of {size_text(data['cap_bytes'])} ({data['store']})"]
     for message in data["messages"]:
-        lines.append(f"  {message['id']}  {message['timestamp'][:19].replace('T', ' ')}  "
+        lines.append(f"  {message['id']}  {message['timestamp'][:19].replace('T', ' ')} UTC  "
                      f"{one_line(message['text'], 60) or '(no text)'}")
         for f in message["files"]:
             what = "created" if f["created"] else "changed"
