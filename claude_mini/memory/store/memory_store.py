@@ -240,37 +240,41 @@ class MemoryStore:
         archive/ARCHIVE.md records its index line, `reason`, the `successor`
         that replaced it (if any) and its usage entry, which leaves usage.json.
         """
-        path = self.resolve(name)
-        return self._archive(path, move=True, reason=reason, successor=successor)
+        return self._move_to_archive({name: reason}, successor, skip_missing=False)[0]
 
     def delete_many(self, reasons: dict[str, str]) -> builtins.list[ArchivedMemory]:
         """`delete` for several memories (name -> reason) with one write of MEMORY.md,
         ARCHIVE.md and usage.json for all of them: gc archives hundreds at a time, and one
         write each made it take seconds per hundred. Names that are gone are skipped."""
+        return self._move_to_archive(reasons, None, skip_missing=True)
+
+    def _move_to_archive(self, reasons: dict[str, str], successor: str | None, *,
+                         skip_missing: bool) -> builtins.list[ArchivedMemory]:
         archive = self._archive_index
-        moved: builtins.list[tuple[str, Path, str | None, str]] = []
+        moved: builtins.list[tuple[str, Path, str | None, str, str]] = []
         with locked(self.index_path):
             lines = {e.filename: e.line for e in self.index_entries()}
             for name, reason in reasons.items():
                 try:
                     path = self.resolve(name)
                 except MemoryNotFound:
-                    continue
+                    if skip_missing:
+                        continue
+                    raise
                 filename = self._rel(path)
                 line = lines.get(filename) or self._fallback_index_line(filename, path)
                 dest = archive.destination(filename)
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(path, dest)
-                moved.append((filename, dest, lines.get(filename), reason))
-                lines[filename] = line
+                os.replace(path, dest)  # safe: we hold the lock and checked `dest` is free
+                moved.append((filename, dest, lines.get(filename), line, reason))
             self.update_index(remove=[m[0] for m in moved])
             usage = self._usage.take_many(m[0] for m in moved)
             now = self.clock()
-            archive.add(*(ArchiveEntry(archive.relative(dest), filename, lines[filename], now,
-                                       reason, None, usage.get(filename), "")
-                          for filename, dest, _, reason in moved))
-        return [ArchivedMemory(filename, dest, indexed, reason, None)
-                for filename, dest, indexed, reason in moved]
+            archive.add(*(ArchiveEntry(archive.relative(dest), filename, line, now, reason,
+                                       successor, usage.get(filename), "")
+                          for filename, dest, _, line, reason in moved))
+        return [ArchivedMemory(filename, dest, indexed, reason, successor)
+                for filename, dest, indexed, _, reason in moved]
 
     def archive_copy(self, name: str, *, reason: str,
                      successor: str | None = None) -> ArchivedMemory:
@@ -279,10 +283,6 @@ class MemoryStore:
         For a memory about to be rewritten in place: the old version stays restorable.
         """
         path = self.resolve(name)
-        return self._archive(path, move=False, reason=reason, successor=successor)
-
-    def _archive(self, path: Path, *, move: bool, reason: str,
-                 successor: str | None) -> ArchivedMemory:
         filename = self._rel(path)
         archive = self._archive_index
         with locked(self.index_path):
@@ -290,17 +290,10 @@ class MemoryStore:
             dest.parent.mkdir(parents=True, exist_ok=True)
             indexed = next((e.line for e in self.index_entries() if e.filename == filename), None)
             line = indexed or self._fallback_index_line(filename, path)
-            if move:
-                os.replace(path, dest)  # safe: we hold the lock and checked `dest` is free
-                self.update_index(remove=[filename])
-                usage = self.take_usage(filename)
-            else:
-                atomic_write(dest, path.read_bytes())
-                shutil.copystat(path, dest)
-                usage = self.usage().get(filename)
-            entry = ArchiveEntry(archive.relative(dest), filename, line, self.clock(), reason,
-                                 successor, usage, "")
-            archive.add(entry)
+            atomic_write(dest, path.read_bytes())
+            shutil.copystat(path, dest)
+            archive.add(ArchiveEntry(archive.relative(dest), filename, line, self.clock(), reason,
+                                     successor, self.usage().get(filename), ""))
         return ArchivedMemory(filename, dest, indexed, reason, successor)
 
     def _fallback_index_line(self, filename: str, path: Path) -> str:
@@ -352,10 +345,6 @@ class MemoryStore:
     def edit_usage(self, change: Callable[[dict[str, UsageEntry]], None]) -> None:
         """Apply `change` to the usage record under its lock (a corrupt record is rebuilt first)."""
         self._usage.edit(change)
-
-    def take_usage(self, filename: str) -> UsageEntry | None:
-        """Remove and return a file's usage entry (None if it has none or the record is corrupt)."""
-        return self._usage.take(filename)
 
     def _usage_from_file_times(self) -> dict[str, UsageEntry]:
         return {r.filename: {"count": 0, "last_used": r.mtime} for r in self.list()}

@@ -79,10 +79,6 @@ class UsageRecord:
             change(data)
             self._save(data)
 
-    def take(self, filename: str) -> UsageEntry | None:
-        """Remove and return a file's entry (None if it has none or the record is corrupt)."""
-        return self.take_many([filename]).get(filename)
-
     def take_many(self, filenames: Iterable[str]) -> dict[str, UsageEntry]:
         """Remove and return the entries of several files in one write (gc archives many)."""
         with locked(self.path):
