@@ -183,13 +183,7 @@ def tokenize(text: str) -> list[str]:
     A short hyphenated or snake_case compound also yields its joined form, so
     "on-call" meets "oncall" and "e-mail" meets "email".
     """
-    out: list[str] = []
-    for word in _WORD.findall(text):
-        out.extend(_cjk_tokens(word) if _CJK_RUN.match(word) else _word_tokens(word))
-    if "-" in text or "_" in text:
-        for compound in _COMPOUND.findall(text):
-            out.extend(_word_tokens(compound.replace("-", "").replace("_", "")))
-    return out
+    return [term for word in query_words(text) for term in word]
 
 
 # --- candidates ----------------------------------------------------------------------
