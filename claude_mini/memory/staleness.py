@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import os
 import re
-import subprocess
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from claude_mini.gitrun import git_output
 from claude_mini.memory.store.topic import field_text, parse_memory_text
 
 GIT_TIMEOUT_S = 2.0  # per git call: past it, the check goes without what git would add
@@ -293,21 +292,10 @@ def _read(path: Path) -> str | None:
 
 
 # --- git ----------------------------------------------------------------------------
-def _git(root: Path, args: list[str], timeout: float) -> str | None:
-    """stdout of one git command in `root`, or None (no git, not a repository, too slow)."""
-    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
-    try:
-        done = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=root, env=env,
-                              capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
-
-
 def tracked_elsewhere(root: Path, paths: Sequence[str], timeout: float = GIT_TIMEOUT_S) -> set[str]:
     """The `paths` that git tracks deeper in the tree (`a/b.py` as `pkg/a/b.py`): one call."""
     specs = [f":(glob)**/{p}" for p in paths] + [f":(glob)**/{p}/**" for p in paths]
-    out = _git(root, ["ls-files", "-z", "--", *specs], timeout)
+    out = git_output(root, ["ls-files", "-z", "--", *specs], timeout)
     if not out:
         return set()
     tracked = [f for f in out.split("\0") if f]
@@ -320,7 +308,7 @@ def git_history(root: Path, files: Sequence[str], since: float,
     it; one `git log --numstat` call; {} outside git or when it fails or is too slow."""
     if not files:
         return {}
-    out = _git(root, ["log", f"--since=@{int(since)}", "--no-renames", "--relative", "--numstat",
+    out = git_output(root, ["log", f"--since=@{int(since)}", "--no-renames", "--relative", "--numstat",
                       "--format=%x1e%ct", "--", *files], timeout)
     return parse_numstat(out) if out else {}
 

@@ -8,21 +8,17 @@ a missing git, a folder that is no repository, a slow disk cost a feature, never
 from __future__ import annotations
 
 import getpass
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from claude_mini.gitrun import git_output
 
 GIT_TIMEOUT_S = 10.0
 AUTHORS_SCANNED = 2000  # commits whose authors count as "people of this repository"
 
 
 def _git(repo: Path, *args: str) -> str | None:
-    try:
-        out = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True,
-                             timeout=GIT_TIMEOUT_S, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout if out.returncode == 0 else None
+    return git_output(repo, list(args), GIT_TIMEOUT_S)
 
 
 def user_name(repo: Path) -> str:
