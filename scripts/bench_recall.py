@@ -46,6 +46,7 @@ from claude_mini.memory.lexical import (
 from claude_mini.memory.store import format_memory
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import recall_unseen as ru  # noqa: E402  (the scripts folder is on the path only from here on)
 
 NOW = 1_796_000_000.0  # a fixed "now" (late 2026) so recency is reproducible
 DAY = 86_400.0
@@ -620,16 +621,6 @@ def report_quality(fixture: Fixture, seed: int) -> None:
 
 
 # --- timing ------------------------------------------------------------------------------
-def write_folder(root: Path, memories: list[Memory]) -> None:
-    root.mkdir(parents=True)
-    (root / "MEMORY.md").write_text("".join(f"- [{m.name}]({m.filename}) — x\n"
-                                            for m in memories[:200]))
-    for m in memories:
-        path = root / m.filename
-        path.write_text(m.text())
-        os.utime(path, (m.mtime, m.mtime))
-
-
 def read_all(root: Path) -> None:
     for entry in os.scandir(root):
         if entry.name.endswith(".md"):
@@ -655,7 +646,7 @@ def report_timing(fixture: Fixture, seed: int, sizes: tuple[int, ...], tmp: Path
     ok = True
     for size in sizes:
         root = tmp / f"m{size}" / "memory"
-        write_folder(root, scaled(fixture, size, seed))
+        ru.write_memories(root, scaled(fixture, size, seed))
         row = time_folder(root, queries, cold_runs=3 if size >= 10_000 else 5)
         print(f"  {size:>7,} {row['read']:>9.1f} {row['cold']:>8.1f} {row['indexed']:>8.1f} "
               f"{row['warm']:>8.1f} {row['warm+1']:>8.1f} {row['select']:>8.2f}")
@@ -773,8 +764,6 @@ def report_unseen(seed: int, tmp: Path, quick: bool) -> None:
     pass alone, then the whole of Layer 3 through the agent loop with the side model answering
     at 0 and 600 ms, then how many relevant files the manifest still offers at 2,000 and
     10,000 memories once gc has archived all but ~200."""
-    import recall_unseen as ru
-
     unseen = ru.load_unseen()
     queries = unseen.queries
     print(f"\nHeld-out fixture: {len(unseen.memories)} memories, {len(queries)} queries "
@@ -795,8 +784,6 @@ def report_unseen(seed: int, tmp: Path, quick: bool) -> None:
 
 def report_unseen_turns(unseen, tmp: Path, quick: bool) -> None:
     """What reached the model in each query's turn, through the real loop and SDK."""
-    import recall_unseen as ru
-
     from claude_mini import paths
 
     queries = unseen.queries
@@ -820,8 +807,6 @@ def report_unseen_turns(unseen, tmp: Path, quick: bool) -> None:
 
 def report_unseen_reach(unseen, seed: int, tmp: Path, quick: bool) -> None:
     """Share of relevant files in the side model's manifest after gc, at 2,000 and 10,000."""
-    import recall_unseen as ru
-
     from claude_mini.config import Config
     from claude_mini.memory.forget import gc
     from claude_mini.memory.recall import RecallHook

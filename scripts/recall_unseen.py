@@ -99,7 +99,8 @@ def load_unseen(path: Path = FIXTURE) -> Unseen:
 
 
 def write_memories(root: Path, memories: Iterable[Any]) -> None:
-    """Write topic files (anything with filename-or-file, text() and mtime) and a MEMORY.md."""
+    """Write topic files (anything with filename-or-file, text() and mtime) and a MEMORY.md;
+    for both benchmark fixtures."""
     import os
 
     root.mkdir(parents=True, exist_ok=True)
