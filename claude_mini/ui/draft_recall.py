@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
 
+    from claude_mini.memory.recall import RecallHook
+    from claude_mini.runtime import Runtime
     from claude_mini.ui.startup import RuntimeLoader
 
 
@@ -38,21 +40,16 @@ class DraftRecall:
             self._timer = loop.call_later(pause_ms / 1000, self._start, buffer.text)
 
     def _start(self, text: str) -> None:
-        from claude_mini.memory.recall import recall_hook
-
         self._timer = None
         runtime = self.loader.peek()
-        hook = recall_hook(runtime.hooks) if runtime is not None else None
+        hook = _recall_of(runtime)
         if runtime is not None and hook is not None:
             hook.prefetch_draft(runtime.agent, text)
 
     def settle(self, text: str) -> None:
         """Enter was pressed: a prefetch for another draft is dropped, none starts any more."""
-        from claude_mini.memory.recall import recall_hook
-
         self._cancel()
-        runtime = self.loader.peek()
-        hook = recall_hook(runtime.hooks) if runtime is not None else None
+        hook = _recall_of(self.loader.peek())
         if hook is not None:
             hook.settle_draft(text)
 
@@ -60,3 +57,9 @@ class DraftRecall:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+
+
+def _recall_of(runtime: Runtime | None) -> RecallHook | None:
+    from claude_mini.memory.recall import recall_hook  # the memory layers load with the runtime
+
+    return recall_hook(runtime.hooks) if runtime is not None else None
