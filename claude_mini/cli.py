@@ -18,7 +18,7 @@ from claude_mini import __version__
 if TYPE_CHECKING:
     from claude_mini.config import Config
 
-SUBCOMMANDS = ("memory", "context", "hooks", "mcp", "checkpoints")
+SUBCOMMANDS = ("memory", "context", "hooks", "mcp", "checkpoints", "sandbox")
 RULE_FLAGS = ("--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools")
 RULE_SHAPE = re.compile(r"[A-Z][A-Za-z0-9_]*(\(.*\))?$|mcp__")  # Read, Bash(git log:*), mcp__server__tool
 

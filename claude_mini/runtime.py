@@ -38,6 +38,8 @@ from claude_mini.memory.team import team_problem, team_prompt_section, team_tier
 from claude_mini.notices import NoticeChannel
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.rewind.hook import FileHistoryHook
+from claude_mini.sandbox import Sandbox, sandbox_settings
+from claude_mini.sandbox.box import RuleSource
 from claude_mini.session import Session, resume_session
 from claude_mini.skills.lifecycle import SkillHook, skill_hook
 from claude_mini.subagents.lifecycle import SubagentHook, subagent_hook
@@ -87,6 +89,7 @@ class Runtime:
     skills: SkillHook | None = None  # custom commands and skills (None: the project and user have none)
     subagents: SubagentHook | None = None  # the Agent tool's types and children
     file_history: FileHistoryHook | None = None  # the file checkpoints /rewind restores
+    sandbox: Sandbox | None = None  # Bash's bubblewrap sandbox (None: off in the settings)
     retired_clients: list[ModelClient] = field(default_factory=list)  # replaced by /model; closed in close()
 
     @property
@@ -139,6 +142,8 @@ class Runtime:
         for client in (*self.retired_clients, self.client):
             with contextlib.suppress(Exception):
                 await client.aclose()
+        if self.sandbox is not None:
+            await self.sandbox.close()
 
     def rebuild_prompt(self) -> None:
         """Rebuild the system prompt and Layer 1 (after /clear, /compact, /memory edits).
@@ -239,6 +244,24 @@ def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
     return policy
 
 
+def make_sandbox(config: Config, policy: PermissionPolicy, notices: NoticeChannel) -> Sandbox | None:
+    """The session's Bash sandbox from the `sandbox` settings (None when they turn it off); where
+    bwrap cannot run, one line says so and names the package, and Bash runs as before."""
+    settings = sandbox_settings(config.settings, [(layer.source, layer.data) for layer in config.layers])
+    for problem in settings.problems:
+        notices.say(problem, "warning", once=True)
+    if not settings.enabled:
+        return None
+    sandbox = Sandbox(settings, RuleSource(deny=lambda: policy.deny_rules, allow=lambda: policy.allow_rules,
+                                           roots=lambda: policy.roots),
+                      project_root=config.project_root, notices=notices)
+    if not sandbox.availability.works:
+        then = ("Bash will refuse to run (sandbox.failIfUnavailable)" if settings.fail_if_unavailable
+                else "Bash runs unsandboxed, checked by the permission rules only")
+        notices.say(f"Sandbox not available: {sandbox.availability.problem}. {then}.", "warning", once=True)
+    return sandbox
+
+
 def open_session(config: Config, *, resume: str | None = None, continue_: bool = False) -> Session:
     """A new session, or the resumed one (`--resume ID` / `--continue`)."""
     from claude_mini.session import SessionNotFound
@@ -283,6 +306,8 @@ def build_runtime(
     for error in policy.errors:  # rules that could not be read: each skipped, said once
         notices.say(str(error), "warning", once=True)
     ctx.read_denials = read_denials_of(policy)  # Grep and Glob skip the files Read rules deny
+    sandbox = make_sandbox(config, policy, notices)
+    ctx.sandbox = policy.sandbox = sandbox
     store = MemoryStore(paths.memory_dir(config.cwd), warn=lambda text: notices.say(text, "warning"))
     if config.auto_memory:
         policy.allow_edits_in(store.root)  # the main agent saves memories without a prompt
@@ -309,7 +334,8 @@ def build_runtime(
     file_history = FileHistoryHook(lambda: runtime.session, settings=lambda: config.checkpoints,
                                    memory_root=store.root, notices=notices)
     runtime = Runtime(config, client, session, policy, prompt, agent, instructions, tracker, store,
-                      notices, extractor=extractor, skills=skills, subagents=subagents, file_history=file_history)
+                      notices, extractor=extractor, skills=skills, subagents=subagents, file_history=file_history,
+                      sandbox=sandbox)
     runtime.compactor = Compactor(runtime, fork_summary)
     agent.hooks = [*user_hooks(config, agent, notices, lambda: runtime.policy.mode),
                    *mcp_servers(config, agent, rules, notices), *([skills] if skills else []), subagents,

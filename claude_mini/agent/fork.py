@@ -59,7 +59,7 @@ from claude_mini.llm.messages import (
     Usage,
     build_request_body,
 )
-from claude_mini.tools.base import NO_READ_DENIALS, ReadDenials, Tool, ToolContext, ToolResult
+from claude_mini.tools.base import NO_READ_DENIALS, ReadDenials, ShellSandbox, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
@@ -110,6 +110,7 @@ class ForkSnapshot:
     session_id: str = ""
     read_denials: ReadDenials = NO_READ_DENIALS  # the parent's, so a fork's Grep/Glob skip the same files
     tool_check: ForkToolCheck | None = None  # the parent's extra vetting of allowed calls
+    sandbox: ShellSandbox | None = None  # the parent's: a fork's Bash is confined the same way
 
     @classmethod
     def of(cls, agent: Agent) -> ForkSnapshot:
@@ -129,6 +130,7 @@ class ForkSnapshot:
             session_id=agent.session.id,
             read_denials=agent.ctx.read_denials,
             tool_check=agent.fork_tool_check,
+            sandbox=agent.ctx.sandbox,
         )
 
     @property
@@ -285,7 +287,8 @@ class Fork:
         self.purpose = purpose
         self.policy = policy
         self.max_turns = max(1, max_turns)
-        self.ctx = ToolContext(cwd=snap.cwd, project_root=snap.project_root, read_denials=snap.read_denials)
+        self.ctx = ToolContext(cwd=snap.cwd, project_root=snap.project_root, read_denials=snap.read_denials,
+                               sandbox=snap.sandbox)
         self.result = ForkResult(purpose)
         self._messages: list[Message] = []
 

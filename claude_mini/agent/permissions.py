@@ -8,7 +8,8 @@ A decision (`PermissionPolicy.can_use_tool`) is taken in this order:
     bypassPermissions mode      -> Allow
     edit of a protected file    -> Ask    (.git/, .claude/settings*.json, claude-mini settings)
     allow rule, any layer       -> Allow  (session rules included)
-    the mode's default          -> reads and read-only Bash Allow; acceptEdits allows
+    the mode's default          -> reads and read-only Bash Allow; Bash that runs in the sandbox
+                                   Allow (autoAllowBashIfSandboxed); acceptEdits allows
                                    Write/Edit inside the project; anything else Ask
 
 Rules use Claude Code's syntax: `Tool` (the whole tool; `Tool(*)` too) or
@@ -143,6 +144,12 @@ class ToolPolicy(Protocol):
     """What the agent loop (and a forked agent) asks before running a tool."""
 
     def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision: ...
+
+
+class SandboxCheck(Protocol):
+    """The session's sandbox as the policy sees it (claude_mini/sandbox/box.py)."""
+
+    def auto_allows(self, input: dict[str, Any]) -> bool: ...
 
 
 @runtime_checkable
@@ -482,6 +489,7 @@ class PermissionPolicy:
         self._bypass_disabled_by: tuple[str, str | None] = ("settings", None)
         self._lockdown: str | None = None  # why every tool is denied (broken managed settings)
         self.errors: list[RuleError] = []  # bad rules and settings, skipped; for the caller to show
+        self.sandbox: SandboxCheck | None = None  # the session's sandbox, for autoAllowBashIfSandboxed
         self.add_directory(self.project_root)
         if protected is None:
             protected = [paths.home_dir() / "settings.json", paths.home_dir() / "trusted-folders.json", paths.managed_dir()]
@@ -636,6 +644,11 @@ class PermissionPolicy:
     def cwd(self) -> Path:
         """Where relative paths in tool inputs resolve."""
         return Path(_cwd_of(self._cwd))
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        """The workspace folders: the project root and additional directories (both spellings)."""
+        return tuple(Path(p) for p in self._roots)
 
     @property
     def deny_rules(self) -> tuple[Rule, ...]:
@@ -808,7 +821,9 @@ class PermissionPolicy:
             return Allow()
         if req.tool == "Bash":
             ok, why = is_read_only_command(req.command or "")
-            return Allow() if ok else Ask(f"This command needs approval: {why}")
+            if ok or (self.sandbox is not None and self.sandbox.auto_allows(req.input)):
+                return Allow()
+            return Ask(f"This command needs approval: {why}")
         if req.tool in EDIT_TOOLS and self._mode == "acceptEdits":
             return self._accept_edit(req)
         if req.tool in EDIT_TOOLS:

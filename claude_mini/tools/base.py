@@ -78,6 +78,19 @@ class ReadDenials:
 NO_READ_DENIALS = ReadDenials()
 
 
+class ShellSandbox(Protocol):
+    """What the Bash tool needs of the session's sandbox (claude_mini/sandbox/box.py)."""
+
+    @property
+    def temp_dir(self) -> str: ...
+
+    def runs_sandboxed(self, input: dict[str, Any]) -> bool: ...
+
+    def missing_problem(self) -> str | None: ...
+
+    async def prepare(self, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]: ...
+
+
 @dataclass
 class ToolContext:
     """Per-session state the tools share.
@@ -90,6 +103,7 @@ class ToolContext:
     user's SessionStart hooks wrote to CLAUDE_ENV_FILE (hooks/lifecycle.py).
     `todos` is the model's todo list, replaced by each TodoWrite call (tools/todo.py); a forked
     agent or a subagent starts with a list of its own.
+    `sandbox` confines Bash (None: commands run as the user); forks and subagents share it.
     """
 
     cwd: Path
@@ -98,6 +112,7 @@ class ToolContext:
     read_denials: ReadDenials = NO_READ_DENIALS
     shell_prelude: str = ""
     todos: list[Todo] = field(default_factory=list)
+    sandbox: ShellSandbox | None = None
 
     def resolve(self, path: str) -> Path:
         """An absolute, normalised path for `path` (relative to `cwd`, `~` expanded)."""

@@ -10,6 +10,10 @@ so a command that prints gigabytes costs no memory.
 
 A line the read-only check approves (the ones that run without asking) runs
 with git's program-running configuration switched off; see tools/git_safety.py.
+
+With the session's sandbox on (claude_mini/sandbox), the shell runs inside bubblewrap: the
+argv and environment come from `ToolContext.sandbox.prepare`, and the cwd file lives in the
+sandbox's temp folder, the one place outside the project it may write.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from claude_mini.agent.bash_safety import is_read_only_command
 from claude_mini.process_groups import group_gone, signal_group
 from claude_mini.signals import tool_group_ended, tool_group_started
 from claude_mini.tools import ToolContext, ToolError, ToolResult, int_arg, str_arg
+from claude_mini.tools.base import ShellSandbox
 from claude_mini.tools.git_safety import GIT_FUNCTION, safe_git_env
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -54,7 +59,13 @@ Write instead of sed/awk/echo redirection, Grep instead of grep/rg, Glob instead
 - Chain dependent commands with `&&`; make independent calls in parallel instead.
 - Background processes (`cmd &`) should redirect their output to a file, or they may block \
 once nobody reads it.
-- description: a short (5-10 word) summary of what the command does, shown to the user."""
+- description: a short (5-10 word) summary of what the command does, shown to the user.
+- When the sandbox is on (the default where bubblewrap is installed), commands may write only \
+inside the project and $TMPDIR, credential files are hidden, and network access goes through a \
+proxy that allows listed domains only. \
+When a command fails because of the sandbox (a write outside the project, a refused host) \
+and the user needs it to run, call it again with dangerouslyDisableSandbox: true; the user \
+is asked first. Never set it otherwise."""
 
 
 def _schema() -> dict[str, Any]:
@@ -69,6 +80,11 @@ def _schema() -> dict[str, Any]:
             "description": {
                 "type": "string",
                 "description": "What the command does, in 5-10 words, shown to the user",
+            },
+            "dangerouslyDisableSandbox": {
+                "type": "boolean",
+                "description": "Run outside the sandbox (the user is asked first); only after a "
+                               "command failed because of the sandbox",
             },
         },
         "required": ["command"],
@@ -96,13 +112,19 @@ class BashTool:
         command = str_arg(input, "command")
         timeout_ms = min(int_arg(input, "timeout", DEFAULT_TIMEOUT_MS, minimum=1) or 1, MAX_TIMEOUT_MS)
         cwd, note = _usable_cwd(ctx)
+        sandbox = ctx.sandbox
+        if sandbox is not None and (problem := sandbox.missing_problem()):
+            raise ToolError(problem[0].upper() + problem[1:] + ".")
+        if sandbox is not None and not sandbox.runs_sandboxed(input):
+            sandbox = None
         env, prelude = await _environment(command, cwd, ctx.project_root)
         if ctx.shell_prelude:  # eval'd: a broken line in it must not stop the command (git's guard last)
             prelude = f"eval {shlex.quote(ctx.shell_prelude)}\n{prelude}"
-        fd, cwd_file = tempfile.mkstemp(prefix="claude-mini-cwd-")
+        fd, cwd_file = tempfile.mkstemp(prefix="claude-mini-cwd-", dir=sandbox.temp_dir if sandbox else None)
         os.close(fd)
         try:
-            run = await self._run(_wrap(command, Path(cwd_file), prelude), cwd, env, timeout_ms / 1000)
+            run = await self._run(_wrap(command, Path(cwd_file), prelude), cwd, env, timeout_ms / 1000,
+                                  sandbox)
             new_cwd = _read_cwd(Path(cwd_file))
         finally:
             with contextlib.suppress(OSError):
@@ -110,9 +132,13 @@ class BashTool:
         ctx.cwd = new_cwd or cwd
         return run.to_result(note, timeout_ms, ctx.cwd)
 
-    async def _run(self, script: str, cwd: Path, env: dict[str, str], timeout: float) -> _Run:
+    async def _run(self, script: str, cwd: Path, env: dict[str, str], timeout: float,
+                   sandbox: ShellSandbox | None = None) -> _Run:
         output = _OutputBuffer(MAX_OUTPUT_CHARS)
-        proc, pipe = await self._spawn(script, cwd, env, output)
+        argv = [self.shell or shutil.which("bash") or "/bin/bash", "-c", script]
+        if sandbox is not None:
+            argv, env = await sandbox.prepare(argv, cwd, env)
+        proc, pipe = await self._spawn(argv, cwd, env, output)
         tool_group_started(proc.pid)  # SIGTERM/SIGHUP to claude-mini kill it too (signals.py)
         try:
             await asyncio.wait_for(proc.wait(), timeout)
@@ -131,14 +157,14 @@ class BashTool:
         return _Run(output.render(), proc.returncode, timed_out)
 
     async def _spawn(
-        self, script: str, cwd: Path, env: dict[str, str], output: _OutputBuffer
+        self, argv: list[str], cwd: Path, env: dict[str, str], output: _OutputBuffer
     ) -> tuple[asyncio.subprocess.Process, _Pipe]:
         """Start the shell writing into a pipe we own (see _Pipe for why not PIPE)."""
-        shell = self.shell or shutil.which("bash") or "/bin/bash"
+        shell = argv[0]
         read_fd, write_fd = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
-                shell, "-c", script,
+                *argv,
                 stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=asyncio.subprocess.STDOUT,
                 cwd=cwd, env=env, start_new_session=True,
             )

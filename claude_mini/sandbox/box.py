@@ -1,0 +1,215 @@
+"""One session's sandbox: whether a Bash call runs inside it, the bwrap line, the domain proxy.
+
+The Bash tool asks `prepare` for the argv and environment of each call it runs sandboxed; the
+permission policy asks `auto_allows` (autoAllowBashIfSandboxed); the REPL sets `ask_domain` so
+the first use of a new host asks the user (print mode has none: the host is refused).
+A fork or subagent shares the parent's sandbox (`for_fork` gives the extraction fork a view
+whose memory folder is writable).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from claude_mini.agent.bash_safety import command_candidates
+from claude_mini.agent.permissions import CommandPattern, Rule
+from claude_mini.notices import NoticeChannel
+from claude_mini.sandbox import bridge
+from claude_mini.sandbox.bwrap import Availability, command_line, probe
+from claude_mini.sandbox.layout import LayoutReport, build_layout
+from claude_mini.sandbox.proxy import DomainProxy
+from claude_mini.sandbox.settings import SandboxSettings
+
+log = logging.getLogger(__name__)
+
+AskDomain = Callable[[str, int], Awaitable[bool]]  # (host, port) -> allowed for the session
+# Our own credentials never enter the sandbox's environment (a command could print them).
+HIDDEN_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+@dataclass
+class RuleSource:
+    """Where the sandbox reads the session's current rules and folders (the permission policy)."""
+
+    deny: Callable[[], Sequence[Rule]]
+    allow: Callable[[], Sequence[Rule]]
+    roots: Callable[[], Sequence[Path]]
+
+
+@dataclass
+class _Shared:
+    """What a fork's view shares with the session's sandbox: temp folder, proxy, answers."""
+
+    temp_dir: str | None = None
+    proxy: DomainProxy | None = None
+    approved: set[str] = field(default_factory=set)
+    refused: set[str] = field(default_factory=set)
+    asking: asyncio.Lock | None = None
+
+
+class Sandbox:
+    """The session's bubblewrap sandbox for Bash (see the module docstring)."""
+
+    def __init__(self, settings: SandboxSettings, rules: RuleSource, *, project_root: Path,
+                 notices: NoticeChannel | None = None, availability: Availability | None = None,
+                 memory_dir: Path | None = None, shared: _Shared | None = None) -> None:
+        self.settings = settings
+        self.rules = rules
+        self.project_root = Path(project_root)
+        self.notices = notices
+        self.availability = availability or (probe() if settings.enabled else Availability(None, False))
+        self.memory_dir = memory_dir
+        self.ask_domain: AskDomain | None = None
+        self._shared = shared or _Shared()
+        self._excluded = [_exclusion(text) for text in settings.excluded_commands]
+
+    # ---- deciding
+
+    @property
+    def enforced(self) -> bool:
+        """Whether Bash calls run inside bwrap (on, and bwrap works here)."""
+        return self.settings.enabled and self.availability.works
+
+    def missing_problem(self) -> str | None:
+        """Why a required sandbox (failIfUnavailable) cannot run, else None."""
+        if self.settings.enabled and self.settings.fail_if_unavailable and not self.availability.works:
+            return (f"the sandbox is required (sandbox.failIfUnavailable) but cannot run: "
+                    f"{self.availability.problem}; the command was not run")
+        return None
+
+    def runs_sandboxed(self, input: dict[str, Any]) -> bool:
+        """Whether this Bash call would run inside the sandbox."""
+        if not self.enforced:
+            return False
+        if input.get("dangerouslyDisableSandbox") is True and self.settings.allow_unsandboxed:
+            return False
+        return not self.excluded(str(input.get("command") or ""))
+
+    def auto_allows(self, input: dict[str, Any]) -> bool:
+        """autoAllowBashIfSandboxed: a call that runs sandboxed needs no question of the mode."""
+        return self.settings.auto_allow and self.runs_sandboxed(input)
+
+    def excluded(self, command: str) -> bool:
+        """Whether `command` runs a program listed in excludedCommands (it then runs outside)."""
+        if not self._excluded:
+            return False
+        return any(c.opaque is None and any(p.matches(c.text) for p in self._excluded)
+                   for c in command_candidates(command))
+
+    # ---- running
+
+    @property
+    def temp_dir(self) -> str:
+        """The session's temp folder: writable inside, TMPDIR there, holds the proxy socket."""
+        if self._shared.temp_dir is None:
+            self._shared.temp_dir = tempfile.mkdtemp(prefix="claude-mini-sandbox-")
+        return self._shared.temp_dir
+
+    def layout(self) -> LayoutReport:
+        """What the next command may see and write."""
+        empty = os.path.join(self.temp_dir, ".empty")
+        if not os.path.exists(empty):
+            Path(empty).touch(mode=0o444)
+        return build_layout(project_root=self.project_root, roots=self.rules.roots(),
+                            temp_dir=self.temp_dir, settings=self.settings, deny_rules=self.rules.deny(),
+                            allow_rules=self.rules.allow(), memory_dir=self.memory_dir, empty_file=empty)
+
+    async def prepare(self, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        """The bwrap argv and the environment that run `argv` in `cwd` inside the sandbox."""
+        socket_path = await self._proxy_socket()
+        report = await asyncio.to_thread(self.layout)
+        inner = [sys.executable, "-I", "-S", bridge.__file__, socket_path, "--", *argv]
+        assert self.availability.path is not None
+        full = command_line(self.availability.path, report.layout, str(cwd), inner)
+        log.debug("sandbox: %s", shlex.join(full))
+        env = {k: v for k, v in env.items() if k not in HIDDEN_ENV}
+        env.update(TMPDIR=self.temp_dir)
+        return full, env
+
+    async def _proxy_socket(self) -> str:
+        shared = self._shared
+        if shared.proxy is None:
+            shared.proxy = DomainProxy(os.path.join(self.temp_dir, "proxy.sock"), self.decide)
+        await shared.proxy.start()
+        return shared.proxy.socket_path
+
+    # ---- the network
+
+    async def decide(self, host: str, port: int) -> str | None:
+        """None to let a connection to `host` through, else the one-line reason it is refused."""
+        host = host.lower().rstrip(".")
+        denied = [*self.settings.denied_domains, *_web_fetch_domains(self.rules.deny())]
+        if _domain_listed(host, denied):
+            return f"claude-mini sandbox: {host} is denied by the settings"
+        allowed = [*self.settings.allowed_domains, *_web_fetch_domains(self.rules.allow())]
+        shared = self._shared
+        if _domain_listed(host, allowed) or host in shared.approved:
+            return None
+        if host not in shared.refused and self.ask_domain is not None:
+            shared.asking = shared.asking or asyncio.Lock()
+            async with shared.asking:  # one question at a time; a second connection waits for it
+                if host not in shared.approved and host not in shared.refused:
+                    with contextlib.suppress(Exception):
+                        ok = await self.ask_domain(host, port)
+                        (shared.approved if ok else shared.refused).add(host)
+            if host in shared.approved:
+                return None
+        why = "the user said no" if host in shared.refused else "no rule allows it"
+        if self.notices is not None:
+            self.notices.say(f"The sandbox refused network access to {host} ({why}); allow it with "
+                             f"sandbox.network.allowedDomains or a WebFetch(domain:{host}) allow rule.",
+                             "warning", once=True)
+        return (f"claude-mini sandbox: network access to {host} is not allowed ({why}); "
+                f"sandbox.network.allowedDomains or WebFetch(domain:{host}) allows it")
+
+    # ---- views and the end
+
+    def for_fork(self, memory_dir: Path | None) -> Sandbox:
+        """A view for a forked agent: the same sandbox, with `memory_dir` writable inside."""
+        view = Sandbox(self.settings, self.rules, project_root=self.project_root, notices=self.notices,
+                       availability=self.availability, memory_dir=memory_dir, shared=self._shared)
+        view.ask_domain = None  # nobody answers a background fork's question
+        return view
+
+    async def close(self) -> None:
+        """Stop the proxy and remove the session's temp folder."""
+        if self._shared.proxy is not None:
+            await self._shared.proxy.close()
+        if self._shared.temp_dir is not None:
+            shutil.rmtree(self._shared.temp_dir, ignore_errors=True)
+            self._shared.temp_dir = None
+
+
+def _exclusion(text: str) -> CommandPattern:
+    """An excludedCommands entry: a Bash rule's specifier; a bare program name covers its arguments."""
+    text = text.strip()
+    if " " not in text and "*" not in text and not text.endswith(":*"):
+        text += ":*"
+    return CommandPattern.parse(text)
+
+
+def _web_fetch_domains(rules: Sequence[Rule]) -> list[str]:
+    return [r.specifier.removeprefix("domain:").strip() for r in rules
+            if r.tool == "WebFetch" and r.specifier and r.specifier.startswith("domain:")]
+
+
+def _domain_listed(host: str, patterns: Sequence[str]) -> bool:
+    """`example.com` matches itself; `*.example.com` its subdomains; `*` every host."""
+    for pattern in patterns:
+        pattern = pattern.lower().rstrip(".")
+        if pattern == "*" or pattern == host:
+            return True
+        if pattern.startswith("*.") and host.endswith(pattern[1:]):
+            return True
+    return False

@@ -1,0 +1,136 @@
+"""End to end: Bash inside the bubblewrap sandbox, judged on disk and in the tool results the
+model got. Skipped only where bwrap cannot run (CI installs it)."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from pathlib import Path
+
+import pytest
+from fake_anthropic import Reply
+
+from claude_mini.sandbox.bwrap import probe
+
+pytestmark = pytest.mark.skipif(not probe().works, reason=f"bwrap cannot run here: {probe().problem}")
+
+
+def _results(fake_server) -> list[dict]:
+    """Every tool result the model was sent, in order."""
+    out = []
+    for request in fake_server.requests_for("main"):
+        last = request.body["messages"][-1]
+        if last["role"] == "user" and isinstance(last["content"], list):
+            out += [b for b in last["content"] if b.get("type") == "tool_result"]
+    return out
+
+
+def _text(result: dict) -> str:
+    content = result["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
+def _bash(fake_server, *commands: str) -> None:
+    fake_server.queue(*(Reply.tool("Bash", {"command": c}) for c in commands), Reply.text("done"))
+
+
+def test_a_write_outside_the_project_leaves_no_file(run_cli, fake_server, repo, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _bash(fake_server, f"echo x > {outside}/escaped.txt; echo y > inside.txt")
+    result = run_cli("-p", "write", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0, result.stderr
+    assert not (outside / "escaped.txt").exists()
+    assert (repo / "inside.txt").read_text() == "y\n"
+    # /tmp inside is the sandbox's own tmpfs: the folder is not even there
+    assert "No such file or directory" in _text(_results(fake_server)[0])
+
+
+def test_a_read_deny_rule_masks_the_file_whatever_the_shell_text(run_cli, fake_server, repo, isolated_env):
+    (repo / ".env").write_text("API_TOKEN=s3cr3t-value\n")
+    (isolated_env.managed / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Read(./.env)"]}}))
+    _bash(fake_server, "f=.e; g=nv; cat < $f$g; echo end")
+    result = run_cli("-p", "read", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0, result.stderr
+    for request in fake_server.requests:
+        assert "s3cr3t-value" not in json.dumps(request.body)
+
+
+def test_a_local_port_no_rule_allows_is_unreachable(run_cli, fake_server, repo):
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        _bash(fake_server, f"curl -sSf -m 5 http://127.0.0.1:{port}/ && echo REACHED",
+              f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 3)\" && echo REACHED")
+        result = run_cli("-p", "connect", "--permission-mode", "bypassPermissions")
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr
+    texts = [_text(r) for r in _results(fake_server)]
+    assert texts and all("REACHED" not in t for t in texts)
+    assert "403" in texts[0]  # the proxy refused it
+
+
+def test_an_allowed_domain_goes_through_the_proxy(run_cli, fake_server, repo):
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps({"permissions": {
+        "allow": ["WebFetch(domain:127.0.0.1)"]}}))
+    try:
+        _bash(fake_server, f"curl -sS -m 10 -o /dev/null -w '%{{http_code}}' http://127.0.0.1:{port}/README.md")
+        result = run_cli("-p", "fetch", "--trust-folder")
+    finally:
+        server.shutdown()
+    assert result.returncode == 0, result.stderr
+    assert _text(_results(fake_server)[0]).strip() == "200"
+
+
+def test_sandboxed_commands_run_without_a_question(run_cli, fake_server, repo):
+    _bash(fake_server, "touch made-by-make.txt")
+    result = run_cli("-p", "build")
+    assert result.returncode == 0, result.stderr
+    assert (repo / "made-by-make.txt").exists()
+
+
+def test_credentials_and_the_home_are_hidden(run_cli, fake_server, repo, isolated_env, tmp_path):
+    home = tmp_path / "userhome"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE-KEY-BYTES\n")
+    (isolated_env.home / "settings.json").write_text("{}")
+    _bash(fake_server, f"cat {home}/.ssh/id_ed25519; ls {isolated_env.home}; echo end")
+    result = run_cli("-p", "look", "--permission-mode", "bypassPermissions", env={"HOME": str(home)})
+    assert result.returncode == 0, result.stderr
+    text = _text(_results(fake_server)[0])
+    assert "PRIVATE-KEY-BYTES" not in text and "settings.json" not in text
+
+
+def test_protected_files_are_read_only_inside(run_cli, fake_server, repo):
+    hooks = repo / ".git" / "hooks"
+    _bash(fake_server, "echo 'touch /tmp/pwned' > .git/hooks/pre-commit; echo '[core]' >> .git/config; echo end")
+    before = (repo / ".git" / "config").read_text()
+    result = run_cli("-p", "plant", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0, result.stderr
+    assert not (hooks / "pre-commit").exists()
+    assert (repo / ".git" / "config").read_text() == before
+
+
+def test_the_sandbox_can_be_switched_off(run_cli, fake_server, repo, isolated_env, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (isolated_env.home / "settings.json").write_text(json.dumps({"sandbox": {"enabled": False}}))
+    _bash(fake_server, f"echo x > {outside}/written.txt")
+    result = run_cli("-p", "write", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0, result.stderr
+    assert (outside / "written.txt").exists()
+
+
+def test_sandbox_status(run_cli, repo):
+    result = run_cli("sandbox", "status")
+    assert result.returncode == 0, result.stderr
+    assert "Sandbox: enforced" in result.stdout
+    data = json.loads(run_cli("sandbox", "status", "--json").stdout)
+    assert data["enforced"] is True and str(Path(repo).resolve()) in data["filesystem"]["writable"]
