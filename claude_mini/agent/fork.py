@@ -59,7 +59,14 @@ from claude_mini.llm.messages import (
     Usage,
     build_request_body,
 )
-from claude_mini.tools.base import NO_READ_DENIALS, ReadDenials, ShellSandbox, Tool, ToolContext, ToolResult
+from claude_mini.tools.base import (
+    NO_READ_DENIALS,
+    ReadDenials,
+    ShellSandbox,
+    Tool,
+    ToolContext,
+    ToolResult,
+)
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent

@@ -12,6 +12,7 @@ Standard library only, no site-packages (`-S`): it starts in a few milliseconds.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -79,10 +80,8 @@ def _pump(source: socket.socket, sink: socket.socket) -> None:
     except OSError:
         pass
     finally:
-        try:
+        with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
 
 
 if __name__ == "__main__":

@@ -74,7 +74,8 @@ def sandbox_settings(settings: Mapping[str, Any],
         values[attr] = _bool(group, key, default, problems)
     for dotted, attr in _LISTS.items():
         values[attr] = _strings(group, dotted, problems)
-    network = group.get("network") if isinstance(group.get("network"), Mapping) else {}
+    network = group.get("network")
+    network = network if isinstance(network, Mapping) else {}
     values["all_unix_sockets"] = _bool(network, "allowAllUnixSockets", False, problems, "network.")
     if _managed_only(layers):
         values["allowed_domains"] = _managed_domains(layers)
