@@ -126,10 +126,16 @@ class Sandbox:
                             allow_rules=self.rules.allow(), memory_dir=self.memory_dir, empty_file=empty)
 
     async def prepare(self, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-        """The bwrap argv and the environment that run `argv` in `cwd` inside the sandbox."""
-        socket_path = await self._proxy_socket()
+        """The bwrap argv and the environment that run `argv` in `cwd` inside the sandbox.
+
+        The bridge to the domain proxy (a Python start-up, the larger part of the added time)
+        runs only when some host could be let through: a domain is allowed or someone can be
+        asked. Otherwise the command has no network at all, which is the same answer sooner.
+        """
         report = await asyncio.to_thread(self.layout)
-        inner = [sys.executable, "-I", "-S", bridge.__file__, socket_path, "--", *argv]
+        inner = argv
+        if self.ask_domain is not None or self._allowed_domains():
+            inner = [sys.executable, "-I", "-S", bridge.__file__, await self._proxy_socket(), "--", *argv]
         assert self.availability.path is not None
         full = command_line(self.availability.path, report.layout, str(cwd), inner)
         log.debug("sandbox: %s", shlex.join(full))
@@ -152,9 +158,8 @@ class Sandbox:
         denied = [*self.settings.denied_domains, *_web_fetch_domains(self.rules.deny())]
         if _domain_listed(host, denied):
             return f"claude-mini sandbox: {host} is denied by the settings"
-        allowed = [*self.settings.allowed_domains, *_web_fetch_domains(self.rules.allow())]
         shared = self._shared
-        if _domain_listed(host, allowed) or host in shared.approved:
+        if _domain_listed(host, self._allowed_domains()) or host in shared.approved:
             return None
         if host not in shared.refused and self.ask_domain is not None:
             shared.asking = shared.asking or asyncio.Lock()
@@ -172,6 +177,9 @@ class Sandbox:
                              "warning", once=True)
         return (f"claude-mini sandbox: network access to {host} is not allowed ({why}); "
                 f"sandbox.network.allowedDomains or WebFetch(domain:{host}) allows it")
+
+    def _allowed_domains(self) -> list[str]:
+        return [*self.settings.allowed_domains, *_web_fetch_domains(self.rules.allow())]
 
     # ---- views and the end
 

@@ -145,6 +145,8 @@ class Repl:
             runtime.subagents.listen(lambda run, event: self.renderer.on_subagent(run, event))
         with contextlib.suppress(ValueError):
             runtime.policy.mode = self._pending_mode
+        if runtime.sandbox is not None:  # a new host a sandboxed command connects to asks here
+            runtime.sandbox.ask_domain = self.ask_domain
         return runtime
 
     def _prompt_session(self) -> PromptSession:
@@ -457,6 +459,22 @@ class Repl:
                 self.interrupts.install()
                 self.renderer.resume()
         return PermissionAnswer(allow=answer != "no", remember=answer == "always", message=message.strip())
+
+    async def ask_domain(self, host: str, port: int) -> bool:
+        """A sandboxed command connects to a host no rule allows: allow it for the session?"""
+        from claude_mini.ui.render import one_line
+
+        runtime = await self.get_runtime()
+        runtime.waiting_for_user("permission_prompt", f"claude-mini needs your permission to reach {host}")
+        self.renderer.pause()
+        try:
+            answer = await self.choose(
+                one_line(f"A sandboxed command connects to {host}:{port}. Allow {host} for this session?"),
+                [("yes", f"Yes, allow {one_line(host)} until the session ends"), ("no", "No")],
+                shortcuts="yn", escape="no")
+        finally:
+            self.renderer.resume()
+        return answer == "yes"
 
     async def choose(self, message: str, options: Sequence[tuple[str, str]], *, shortcuts: str = "",
                      escape: str | None = None) -> str | None:

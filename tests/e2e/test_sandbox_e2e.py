@@ -57,10 +57,17 @@ def test_a_read_deny_rule_masks_the_file_whatever_the_shell_text(run_cli, fake_s
         assert "s3cr3t-value" not in json.dumps(request.body)
 
 
-def test_a_local_port_no_rule_allows_is_unreachable(run_cli, fake_server, repo):
+def _local_server() -> http.server.HTTPServer:
     server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
-    port = server.server_address[1]
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.mark.parametrize("allowed", [[], ["docs.example.org"]], ids=["no-proxy", "proxy-refuses"])
+def test_a_local_port_no_rule_allows_is_unreachable(run_cli, fake_server, repo, isolated_env, allowed):
+    (isolated_env.home / "settings.json").write_text(json.dumps({"sandbox": {"network": {"allowedDomains": allowed}}}))
+    server = _local_server()
+    port = server.server_address[1]
     try:
         _bash(fake_server, f"curl -sSf -m 5 http://127.0.0.1:{port}/ && echo REACHED",
               f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 3)\" && echo REACHED")
@@ -69,14 +76,15 @@ def test_a_local_port_no_rule_allows_is_unreachable(run_cli, fake_server, repo):
         server.shutdown()
     assert result.returncode == 0, result.stderr
     texts = [_text(r) for r in _results(fake_server)]
-    assert texts and all("REACHED" not in t for t in texts)
-    assert "403" in texts[0]  # the proxy refused it
+    assert len(texts) == 2 and all("REACHED" not in t for t in texts)
+    if allowed:  # with the proxy in place, the refusal is its own, and the user is told
+        assert "403" in texts[0]
+        assert "The sandbox refused network access to 127.0.0.1" in result.stderr
 
 
 def test_an_allowed_domain_goes_through_the_proxy(run_cli, fake_server, repo):
-    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    server = _local_server()
     port = server.server_address[1]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.local.json").write_text(json.dumps({"permissions": {
         "allow": ["WebFetch(domain:127.0.0.1)"]}}))
