@@ -98,16 +98,15 @@ def _mask(layout: Layout, found: Iterable[str]) -> None:
 
 
 def _edit_grants(allow_rules: Sequence[Rule], root: str) -> list[str]:
-    """The existing folders `Edit(...)` allow rules name (their part before the first wildcard)."""
+    """The existing folders `Edit(...)` allow rules name (their part before the first wildcard);
+    a folder that is not there yet grants nothing (its parent would be far wider)."""
     out = []
     for rule in allow_rules:
         if rule.tool != "Edit" or rule.path is None:
             continue
-        folder = os.path.join(rule.path.base, literal_prefix(rule.path.pattern.strip("/")))
-        while folder and not os.path.isdir(folder):
-            folder = os.path.dirname(folder)
-        if folder and folder != "/" and os.path.realpath(folder) not in ("/", os.path.realpath(paths.home_dir())):
-            out.append(os.path.realpath(folder))
+        folder = os.path.realpath(os.path.join(rule.path.base, literal_prefix(rule.path.pattern.strip("/"))))
+        if os.path.isdir(folder) and folder not in ("/", os.path.realpath(os.path.expanduser("~"))):
+            out.append(folder)
     return out
 
 
@@ -139,8 +138,10 @@ def _expand(patterns: Sequence[PathPattern], report: LayoutReport) -> tuple[list
 
 def _matches(pattern: PathPattern, budget: list[int]) -> Iterator[tuple[str, bool]]:
     body = pattern.pattern.strip("/")
-    start = os.path.join(pattern.base, literal_prefix(body)) if "/" in body.rstrip("/") else pattern.base
-    if not any(ch in _GLOB for ch in body):  # one literal path
+    # Anchored (`/x`, `a/b`): below its literal folders; else, as in .gitignore, at any depth.
+    anchored = pattern.pattern.startswith("/") or "/" in pattern.pattern.rstrip("/")
+    start = os.path.join(pattern.base, literal_prefix(body)) if anchored else pattern.base
+    if anchored and not any(ch in _GLOB for ch in body):  # one literal path
         if os.path.lexists(start):
             yield start, os.path.isdir(start)
         return

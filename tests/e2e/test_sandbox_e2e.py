@@ -50,9 +50,10 @@ def test_a_write_outside_the_project_leaves_no_file(run_cli, fake_server, repo, 
 def test_a_read_deny_rule_masks_the_file_whatever_the_shell_text(run_cli, fake_server, repo, isolated_env):
     (repo / ".env").write_text("API_TOKEN=s3cr3t-value\n")
     (isolated_env.managed / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Read(./.env)"]}}))
-    _bash(fake_server, "f=.e; g=nv; cat < $f$g; echo end")
+    _bash(fake_server, "f=.e; g=nv; cat < $f$g; cat README.md; echo end")
     result = run_cli("-p", "read", "--permission-mode", "bypassPermissions")
     assert result.returncode == 0, result.stderr
+    assert "# demo" in _text(_results(fake_server)[0])  # only the denied file is hidden, not the project
     for request in fake_server.requests:
         assert "s3cr3t-value" not in json.dumps(request.body)
 
