@@ -9,12 +9,14 @@ managed rules unbreakable.
 Two safety decisions live here, so no other module ever sees what they remove
 (DESIGN.md sections 7 and 8):
 - Until the user trusts the project folder (`trust.py`, or `--trust-folder`),
-  the project and local files keep only what cannot widen what runs or where
-  data goes: `untrusted_part` is an allow-list, so a setting added later is
-  ignored in untrusted folders until it is deliberately listed there (hooks,
-  MCP servers, env, helper commands and base URLs must never be).
-- A managed file that exists but cannot be read, parsed or has wrong types sets
-  `Config.managed_error`; `runtime.make_policy` then denies every tool.
+  the project and local files keep only what cannot widen what runs, where
+  data goes or what it costs (`UNTRUSTED_COST_KEYS`): `untrusted_part` is an
+  allow-list, so a setting added later is ignored in untrusted folders until it
+  is deliberately listed there (hooks, MCP servers, env, helper commands and
+  base URLs must never be).
+- A managed file that exists but cannot be read, parsed, has wrong types or an
+  unknown `permissions` key (a misspelt `deny`) sets `Config.managed_error`;
+  `runtime.make_policy` then denies every tool.
 
 The memory layers' settings (`recall.*`, `memory.*`, `contextWindow`, `autoCompact`,
 `autoCompactThreshold`) are validated here and nowhere else: `Config.memory` gives
@@ -25,6 +27,7 @@ named once in `MemorySettings.problems`, which `runtime.build_runtime` says. So 
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -293,11 +296,51 @@ def managed_type_problem(data: Any) -> str | None:
     perms = data["permissions"]
     if not isinstance(perms, dict):
         return 'has "permissions" that is not an object'
+    unknown = unknown_permission_key(perms)
+    if unknown is not None:  # a misspelt "deny" must not drop the organisation's rules silently
+        return f"has the unknown key {permission_key_named(unknown)}"
     for key in ("allow", "deny", "ask", "additionalDirectories"):
         value = perms.get(key, [])
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             return f'has "permissions.{key}" that is not a list of strings'
     return _managed_mode_problem(perms)
+
+
+# The keys of a `permissions` object, as Claude Code's settings reference lists them
+# (`disableAutoMode` turns off a mode claude-mini does not have: known, and nothing to do).
+PERMISSION_KEYS = ("allow", "ask", "deny", "additionalDirectories", "defaultMode",
+                   "disableBypassPermissionsMode", "disableAutoMode")
+
+
+def unknown_permission_key(perms: Mapping[str, Any]) -> str | None:
+    """The first key of a `permissions` object that is none of PERMISSION_KEYS (a typo), else None."""
+    return next((key for key in perms if key not in PERMISSION_KEYS), None)
+
+
+def permission_key_named(key: str) -> str:
+    """An unknown permissions key for a one-line message: quoted, the likely key, the known ones."""
+    close = difflib.get_close_matches(key, PERMISSION_KEYS, n=1, cutoff=0.6)
+    hint = f" (did you mean {json.dumps(close[0])}?)" if close else ""
+    return f"{json.dumps('permissions.' + key)}{hint}; the keys are {', '.join(PERMISSION_KEYS)}"
+
+
+def permission_key_warnings(layers: list[SettingsLayer], trusted: bool) -> list[str]:
+    """One warning per unknown `permissions` key outside the managed file (which fails closed instead).
+
+    An untrusted project's keys are left out: the untrusted notice names them already.
+    """
+    warnings = []
+    for layer in layers:
+        perms = layer.data.get("permissions")
+        if (layer.source == "managed" or not isinstance(perms, dict)
+                or (layer.source in UNTRUSTED_SOURCES and not trusted)):
+            continue
+        for key in perms:
+            if key not in PERMISSION_KEYS:
+                where = layer.path or "the command line"
+                warnings.append(f"Ignored the unknown key {permission_key_named(key)} in {where}; "
+                                "its other settings still apply: fix the key to use it.")
+    return warnings
 
 
 def _managed_mode_problem(perms: dict[str, Any]) -> str | None:
@@ -317,16 +360,25 @@ def _managed_mode_problem(perms: dict[str, Any]) -> str | None:
 # ---- what an untrusted folder's settings may do
 
 UNTRUSTED_SOURCES = ("project", "local")
-# Top-level keys an untrusted project may set: none of them changes what runs or where data goes.
-# Groups list their keys one by one, so a new key is ignored until someone decides it is safe.
-_SAFE_KEYS = frozenset({
-    "$schema", "maxTokens", "contextWindow", "autoCompact", "autoCompactThreshold", "claudeMdExcludes",
-})
-_SAFE_MODEL_KEYS = ("model", "smallModel")  # but not `local:PATH`: it loads a file of the repo's choosing
+# Keys that decide what the user pays: which model answers, how many tokens a request may produce
+# or carry, how often side requests (recall, extraction, compaction, dreaming) run. A repository
+# choosing them is cost amplification (issue 33: four requests to opus for "hello"), so untrusted
+# they are ignored like allow rules, each named with its value. Left on the allow-list: latency
+# knobs that add no request (recall.waitMs/timeoutMs/holdMs, memory.extractWaitSeconds) and
+# switches that only turn work off (autoMemoryEnabled false). `subagents.*` (turns, tokens,
+# depth) was never on it.
+UNTRUSTED_COST_KEYS = (
+    "model", "smallModel", "maxTokens", "contextWindow", "autoCompact", "autoCompactThreshold",
+    "recall.strategy", "recall.draftPauseMs", "memory.extractEvery", "memory.extractGate",
+    "memory.extractBatchTurns", "memory.autoDream", "memory.dreamMaxTurns",
+)
+# Top-level keys an untrusted project may set: none of them changes what runs, where data goes or
+# what it costs. Groups list their keys one by one, so a new key is ignored until someone decides
+# it is safe.
+_SAFE_KEYS = frozenset({"$schema", "claudeMdExcludes"})
 _SAFE_GROUPS = {
-    "recall": frozenset({"strategy", "waitMs", "timeoutMs", "holdMs", "draftPauseMs"}),
-    "memory": frozenset({"mode", "extractEvery", "extractGate", "extractBatchTurns", "extractWaitSeconds",
-                         "autoDream", "dreamMaxTurns", "halfLifeDays", "maxFiles", "autoGc"}),
+    "recall": frozenset({"waitMs", "timeoutMs", "holdMs"}),
+    "memory": frozenset({"mode", "extractWaitSeconds", "halfLifeDays", "maxFiles", "autoGc"}),
 }
 # Permission keys that only narrow; defaultMode is kept only for these modes.
 _NARROWING_PERMISSION_KEYS = frozenset({"deny", "ask", "disableBypassPermissionsMode"})
@@ -338,24 +390,35 @@ def untrusted_part(data: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     kept: dict[str, Any] = {}
     ignored: list[str] = []
     for key, value in data.items():
-        if key == "permissions" and isinstance(value, dict):
+        if key in UNTRUSTED_COST_KEYS:
+            ignored.append(f"{key} {_shown(value)}")
+        elif key == "permissions" and isinstance(value, dict):
             kept[key] = _narrowing_permissions(value, ignored)
         elif key == "claudeMdExcludes" and isinstance(value, list):
             kept[key] = trust.RepositoryOnly(value)  # it may hide the repository's own files only
         elif key == "permissions" or key in _SAFE_KEYS:
             kept[key] = value  # a permissions value of the wrong type is the policy's to report
-        elif key in _SAFE_MODEL_KEYS:
-            _keep_unless(kept, ignored, key, value, isinstance(value, str) and value.startswith("local:"))
         elif key == "autoMemoryEnabled":  # may turn memory off, not back on against the user's choice
             _keep_unless(kept, ignored, key, value, value is not False)
         elif key in _SAFE_GROUPS and isinstance(value, dict):
-            kept[key] = {k: v for k, v in value.items() if k in _SAFE_GROUPS[key]}
-            ignored.extend(f"{key}.{k}" for k in value if k not in _SAFE_GROUPS[key])
+            kept[key] = _safe_group_part(key, value, ignored)
         elif key == "hooks" and isinstance(value, dict) and value:
             ignored.append(f"hooks {_shown(list(value))}")  # which events: the user knows their hooks so
         else:
             ignored.append(key)
     return kept, ignored
+
+
+def _safe_group_part(group: str, value: dict[str, Any], ignored: list[str]) -> dict[str, Any]:
+    """The allowed keys of an untrusted `recall`/`memory` object; the rest named (cost keys with values)."""
+    kept: dict[str, Any] = {}
+    for key, item in value.items():
+        dotted = f"{group}.{key}"
+        if key in _SAFE_GROUPS[group]:
+            kept[key] = item
+        else:
+            ignored.append(f"{dotted} {_shown(item)}" if dotted in UNTRUSTED_COST_KEYS else dotted)
+    return kept
 
 
 def _keep_unless(kept: dict, ignored: list[str], key: str, value: Any, widening: bool) -> None:
@@ -452,6 +515,7 @@ def load_config(cwd: Path, flags: dict[str, Any] | None = None, *, trust_folder:
     if record.problem:
         warnings.append(record.problem)
     trusted = trust_folder or record.covering(project_root) is not None
+    warnings.extend(permission_key_warnings(layers, trusted))
     config = Config(cwd=cwd, project_root=project_root, warnings=warnings, trusted=trusted,
                     trusted_for_run=trust_folder, managed_error=managed_error, raw_layers=layers,
                     flags=flags or {}, **options)

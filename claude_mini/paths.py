@@ -49,7 +49,7 @@ def _contains(folder: str, path: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
-def _nearest_git_entry(real_cwd: str) -> str | None:
+def nearest_git_entry(real_cwd: str) -> str | None:
     """The nearest folder at or above `real_cwd` that holds a `.git` file or folder."""
     folder = real_cwd
     while True:
@@ -77,7 +77,7 @@ def checkout_root(cwd: Path) -> Path | None:
     top = os.path.realpath(lines[0])
     if _contains(top, real):
         return Path(top)
-    nearest = _nearest_git_entry(real)
+    nearest = nearest_git_entry(real)
     return Path(nearest) if nearest else Path(real)
 
 

@@ -9,10 +9,13 @@ may edit by hand:
 
 Keys are project roots: the top of the checkout holding the cwd
 (`paths.checkout_root`, never a git dir that a `.git` file points to), else the
-cwd, symlinks resolved. Trusting a folder trusts every folder below it; a linked
-worktree of a trusted repository is a folder of its own and is asked about again. To take trust back,
-delete the entry. A record that cannot be read counts as "nothing trusted"
-and is reported in one line; it is never overwritten, so a hand edit is not lost.
+cwd, symlinks resolved. Trusting a folder trusts every folder below it, except a
+checkout nested in another checkout (a vendored clone, a submodule, a linked worktree inside the
+repository: a folder with its own `.git`, file or folder): its settings and hooks are another
+project's, so it is asked about again (`nested_checkout`). A linked worktree elsewhere is a folder
+of its own and is asked about too. To take trust back, delete the entry. A record that cannot be
+read counts as "nothing trusted" and is reported in one line; it is never overwritten, so a hand
+edit is not lost.
 """
 
 from __future__ import annotations
@@ -51,12 +54,50 @@ class TrustRecord:
     problem: str | None = None  # one line: the file is broken and nothing counts as trusted
 
     def covering(self, root: Path | str) -> str | None:
-        """The recorded folder that trusts `root` (itself or an ancestor), else None."""
+        """The recorded folder that trusts `root` (itself or an ancestor), else None.
+
+        An ancestor's trust stops at a nested checkout between it and `root` (`nested_checkout`).
+        """
         real = os.path.realpath(root)
         for folder in self.folders:
-            if real == folder or real.startswith(folder.rstrip(os.sep) + os.sep):
+            if real == folder or (_below(real, folder) and nested_checkout(folder, real) is None):
                 return folder
         return None
+
+    def stopped_at(self, root: Path | str) -> tuple[str, str] | None:
+        """(a recorded folder above `root`, the nested checkout where its trust stops) when no
+        recorded folder covers `root`, else None."""
+        real = os.path.realpath(root)
+        if self.covering(real) is not None:
+            return None
+        for folder in self.folders:
+            if _below(real, folder) and (nested := nested_checkout(folder, real)):
+                return folder, nested
+        return None
+
+
+def _below(real: str, folder: str) -> bool:
+    """Whether the real path `real` is strictly inside `folder`."""
+    return real.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def nested_checkout(folder: str, real: str) -> str | None:
+    """The first checkout nested in another on the way from the trusted `folder` down to `real`.
+
+    A checkout is a folder holding a `.git` file or folder (a dangling link counts too). When
+    `folder` is in a checkout (its own `.git` or one above it), every checkout below it is
+    nested: the vendored clone of the issue. A plain folder (`~/src`) trusts the checkouts
+    directly in it, and stops at the checkouts inside those.
+    """
+    seen_outer = paths.nearest_git_entry(folder) is not None
+    current = folder.rstrip(os.sep) or os.sep
+    for part in Path(os.path.relpath(real, folder)).parts:
+        current = os.path.join(current, part)
+        if os.path.lexists(os.path.join(current, ".git")):
+            if seen_outer:
+                return current
+            seen_outer = True
+    return None
 
 
 def record_path() -> Path:

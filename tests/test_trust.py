@@ -12,7 +12,13 @@ import pytest
 
 from claude_mini import paths, trust
 from claude_mini.agent.permissions import Allow, Ask, Deny
-from claude_mini.config import load_config, managed_type_problem, untrusted_part
+from claude_mini.config import (
+    PERMISSION_KEYS,
+    UNTRUSTED_COST_KEYS,
+    load_config,
+    managed_type_problem,
+    untrusted_part,
+)
 from claude_mini.runtime import make_policy
 from claude_mini.tools.base import ToolContext
 
@@ -122,11 +128,11 @@ def test_untrusted_deny_and_ask_rules_and_narrowing_settings_still_apply(repo):
     settings(repo, "settings.json", {
         "permissions": {"deny": ["Bash(rm:*)"], "ask": ["Read(secrets/**)"], "allow": ["Bash"],
                         "defaultMode": "plan"},
-        "contextWindow": 9000, "recall": {"strategy": "lexical"}, "model": "claude-opus-4-1",
+        "recall": {"holdMs": 50}, "memory": {"halfLifeDays": 7}, "autoMemoryEnabled": False,
     })
     config = load_config(repo)
-    assert config.get("contextWindow") == 9000 and config.get("recall.strategy") == "lexical"
-    assert config.model == "claude-opus-4-1"
+    assert config.get("recall.holdMs") == 50 and config.get("memory.halfLifeDays") == 7
+    assert config.auto_memory is False
     policy = policy_of(config)
     assert policy.mode == "plan"
     assert isinstance(policy.can_use_tool("Bash", {"command": "rm -rf x"}), Deny)
@@ -225,6 +231,11 @@ BROKEN_MANAGED = [
     ('{"permissions": {"disableBypassPermissionsMode": "yes"}}', 'the only value is "disable"'),
     ('{"permissions": {"disableBypassPermissionsMode": ["disable"]}}', 'the only value is "disable"'),
     ('{"permissions": {"disableBypassPermissionsMode": null}}', 'the only value is "disable"'),
+    # An unknown key in `permissions` (issue 33): a misspelt deny would drop the rules silently.
+    ('{"permissions": {"denny": ["Bash(curl:*)"]}}', '"permissions.denny" (did you mean "deny"?)'),
+    ('{"permissions": {"deny": ["Bash(rm:*)"], "Ask": ["Bash"]}}', '"permissions.Ask" (did you mean "ask"?)'),
+    ('{"permissions": {"defaultmode": "plan"}}', '"permissions.defaultmode" (did you mean "defaultMode"?)'),
+    ('{"permissions": {"rules": []}}', 'the unknown key "permissions.rules"; the keys are allow, ask, deny'),
     # What json.loads raises besides JSONDecodeError.
     ("[" * 100_000, "is nested too deeply to read"),
     ('{"permissions": {"deny": ' + "[" * 50_000 + "]" * 50_000 + "}}", "is nested too deeply"),
@@ -375,7 +386,7 @@ def test_worktrees_and_submodules_of_a_trusted_repository(trusted_repo, tmp_path
     assert paths.checkout_root(wt) == wt and paths.git_root(wt) == trusted_repo  # memory is shared
     assert not load_config(wt).trusted  # a folder of its own: asked about again
     assert paths.checkout_root(sub) == sub == paths.git_root(sub)
-    assert load_config(sub).trusted  # inside the trusted folder
+    assert not load_config(sub).trusted  # a nested checkout (its `.git` file): asked about again (issue 33)
     assert paths.checkout_root(trusted_repo / "sub") == paths.checkout_root(trusted_repo / "sub" / ".")
     (trusted_repo / "pkg").mkdir()
     assert paths.checkout_root(trusted_repo / "pkg") == trusted_repo == paths.git_root(trusted_repo / "pkg")
@@ -410,3 +421,95 @@ def test_untrusted_claude_md_excludes_are_marked_for_the_repository_only(repo, i
     (repo / ".claude" / "settings.json").unlink()
     user = load_config(repo).get("claudeMdExcludes")
     assert user == ["a/**"] and not isinstance(user, trust.RepositoryOnly)
+
+
+# ---------------------------------------------------------------- issue 33: cost keys, typos, nested checkouts
+
+
+@pytest.mark.parametrize("dotted", UNTRUSTED_COST_KEYS)
+def test_an_untrusted_repository_cannot_choose_what_the_user_pays(repo, dotted):
+    group, _, key = dotted.rpartition(".")
+    value = {"model": "claude-opus-4-6", "smallModel": "claude-opus-4-6"}.get(dotted, 3)
+    data = {group: {key: value}} if group else {key: value}
+    path = settings(repo, "settings.json", data)
+    config = load_config(repo)
+    assert config.get(dotted) is None and config.ignored == {str(path): [f"{dotted} {value}"]}
+    assert config.model == "claude-sonnet-4-6" and config.small_model == "claude-haiku-4-5"
+    assert config.max_tokens == 32000 and config.memory.problems == ()
+    config.grant_trust(this_run_only=True)
+    assert config.get(dotted) == value  # trusted, it is the repository's to choose
+
+
+def test_cost_keys_are_off_the_untrusted_allow_list():
+    data = {"recall": {"waitMs": 5, "strategy": "model"}, "memory": {"halfLifeDays": 9, "extractGate": False}}
+    kept, ignored = untrusted_part(data)
+    assert kept == {"recall": {"waitMs": 5}, "memory": {"halfLifeDays": 9}}
+    assert ignored == ["recall.strategy model", "memory.extractGate false"]
+
+
+def test_the_documented_permission_keys_do_not_lock(repo, isolated_env):
+    data = {"permissions": {"allow": [], "ask": [], "deny": ["Bash(curl:*)"], "additionalDirectories": [],
+                            "defaultMode": "default", "disableBypassPermissionsMode": "disable",
+                            "disableAutoMode": "disable"}}
+    assert set(data["permissions"]) == set(PERMISSION_KEYS) and managed_type_problem(data) is None
+
+
+@pytest.mark.parametrize("source", ["user", "project", "local", "flags"])
+def test_a_permission_key_typo_outside_managed_settings_is_one_warning(repo, isolated_env, source):
+    data = {"permissions": {"denny": ["Bash(curl:*)"], "allow": ["Bash(make:*)"]}}
+    path = {"user": isolated_env.home / "settings.json", "project": repo / ".claude" / "settings.json",
+            "local": repo / ".claude" / "settings.local.json"}.get(source)
+    if path:
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(json.dumps(data))
+    config = load_config(repo, data if source == "flags" else None, trust_folder=True)
+    assert config.managed_error is None
+    [line] = config.warnings
+    assert '"permissions.denny" (did you mean "deny"?)' in line and str(path or "the command line") in line
+    assert isinstance(policy_of(config).can_use_tool("Bash", {"command": "make"}), Allow)  # the rest applies
+
+
+def test_an_untrusted_typo_is_named_once_in_the_untrusted_notice(repo):
+    settings(repo, "settings.json", {"permissions": {"denny": ["Bash(curl:*)"]}})
+    [line] = load_config(repo).warnings
+    assert line.startswith("Ignored untrusted settings") and "permissions.denny Bash(curl:*)" in line
+
+
+def nested_clone(outer: Path, *parts: str, gitfile: bool = False) -> Path:
+    """A checkout inside `outer` (a vendored clone: `git init`, or a `.git` file)."""
+    folder = outer.joinpath(*parts)
+    folder.mkdir(parents=True)
+    if gitfile:
+        (folder / ".git").write_text(f"gitdir: {outer / '.git'}\n")
+    else:
+        git(folder, "init", "-q")
+    return folder.resolve()
+
+
+def test_trust_stops_at_a_checkout_nested_in_the_trusted_repository(repo, isolated_env):
+    trust.record_trust(repo)
+    (repo / "src" / "pkg").mkdir(parents=True)
+    clone = nested_clone(repo, "vendor", "lib")
+    linked = nested_clone(repo, "third_party", "wt", gitfile=True)
+    (repo / "deps").mkdir()
+    os.symlink(repo / "nowhere", repo / "deps" / ".git")  # a dangling `.git` still marks a checkout
+    (clone / "docs").mkdir()
+    record = trust.load_record()
+    real = str(repo.resolve())
+    assert record.covering(repo / "src" / "pkg") == real  # an ordinary folder of the repository
+    for folder in (clone, clone / "docs", linked, repo / "deps"):
+        assert record.covering(folder) is None
+    assert record.stopped_at(clone / "docs") == (real, str(clone))
+    assert paths.checkout_root(clone) == clone and not load_config(clone).trusted
+    trust.record_trust(clone)  # trusted on its own: then it is
+    assert load_config(clone).trusted and trust.load_record().stopped_at(clone) is None
+
+
+def test_a_plain_trusted_folder_trusts_the_checkouts_in_it_but_not_those_nested_in_them(tmp_path, isolated_env):
+    src = tmp_path / "src"
+    app = nested_clone(src, "app")
+    vendored = nested_clone(app, "vendor", "lib")
+    trust.record_trust(src)
+    record = trust.load_record()
+    assert record.covering(app) == str(src.resolve()) and load_config(app).trusted
+    assert record.covering(vendored) is None and not load_config(vendored).trusted

@@ -26,11 +26,16 @@ STYLE = Style.from_dict({"dim": "#888888", "warn": "#d7af00", "bold": "bold"})
 
 
 def trust_explanation(config: Config) -> list[str]:
-    """What trusting changes here: the generic sentence, then what is ignored until then."""
+    """What trusting changes here: the generic sentence, why a folder inside a trusted one is asked
+    about (a nested checkout), then what is ignored until then."""
     lines = [f"{config.project_root}",
              "A trusted folder's .claude/settings.json and settings.local.json may allow commands "
              "and edits without asking, and its CLAUDE.md may import files from your home folder. "
              "Until you trust it they are ignored (their deny and ask rules still apply)."]
+    stop = trust.load_record().stopped_at(config.project_root)
+    if stop:
+        lines.append(f"It is a checkout of its own inside the trusted folder {stop[0]}: "
+                     "that trust does not reach into it.")
     for path, items in config.ignored.items():
         lines.append(f"Ignored now in {path}: {'; '.join(items)}")
     return lines

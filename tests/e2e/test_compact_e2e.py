@@ -7,7 +7,9 @@ import re
 
 from fake_anthropic import Reply
 
+from claude_mini import paths
 from claude_mini.agent.fork import strip_cache_control
+from tests.e2e.conftest import trust_folder
 
 SUMMARY = "<analysis>private thinking</analysis>\n<summary>SUMMARY-TEXT: the user wants big.txt summarised.</summary>"
 
@@ -15,6 +17,7 @@ SUMMARY = "<analysis>private thinking</analysis>\n<summary>SUMMARY-TEXT: the use
 def _setup(repo, window=20_000):
     (repo / ".claude" / "rules").mkdir(parents=True)
     (repo / ".claude" / "settings.json").write_text(json.dumps({"contextWindow": window}))
+    trust_folder(paths.home_dir(), repo)  # untrusted, contextWindow is ignored (issue 33)
     (repo / ".claude" / "rules" / "txt.md").write_text('---\npaths: "**/*.txt"\n---\nTXT-RULE: keep lines short.\n')
     (repo / "big.txt").write_text("".join(f"line {i:05d} of the big file with some words\n" for i in range(1500)))
 

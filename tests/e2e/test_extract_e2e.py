@@ -13,7 +13,7 @@ from fake_anthropic import Reply
 
 from claude_mini import paths
 from claude_mini.memory.store import format_memory
-from tests.e2e.conftest import cli_env
+from tests.e2e.conftest import cli_env, trust_folder
 
 MEMORY = format_memory(name="Run pytest with -x", description="always run pytest with -x",
                        type="feedback", body="Run the tests with `pytest -x`.",
@@ -24,6 +24,7 @@ def settings(repo, **memory) -> None:
     (repo / ".claude").mkdir(exist_ok=True)
     data = {"recall": {"strategy": "off"}, "memory": memory}
     (repo / ".claude" / "settings.json").write_text(json.dumps(data))
+    trust_folder(paths.home_dir(), repo)  # untrusted, recall.strategy and memory.extract* are ignored
 
 
 def save_replies(fake_server, memdir) -> None:

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from claude_mini import paths
 from claude_mini.llm.local import LocalClient, bundled_model, local_available
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock
 from claude_mini.memory.recall import build_recall_request, parse_selection
-from tests.e2e.conftest import json_lines
+from tests.e2e.conftest import json_lines, trust_folder
 
 pytestmark = [
     pytest.mark.skipif(
@@ -43,6 +44,7 @@ def small_answers(repo):
     """Cap answers at 64 tokens through the project settings, as a user would."""
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text(json.dumps({"maxTokens": 64}))
+    trust_folder(paths.home_dir(), repo)  # untrusted, maxTokens is ignored (issue 33)
     return repo
 
 

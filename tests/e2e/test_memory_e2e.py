@@ -16,7 +16,7 @@ from claude_mini.config import load_config
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.memory.store import INDEX_MAX_BYTES, MemoryStore, parse_index
 from claude_mini.runtime import build_runtime
-from tests.e2e.conftest import cli_env
+from tests.e2e.conftest import cli_env, trust_folder
 from tests.folder_faults import read_only_folder
 
 QUERY = "how do I deploy the billing service to staging?"
@@ -114,6 +114,7 @@ def test_recall_brings_back_what_gc_archived(run_cli, fake_server, repo):
 
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text('{"recall": {"strategy": "lexical"}}')
+    trust_folder(paths.home_dir(), repo)  # untrusted, recall.strategy is ignored (issue 33)
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
     fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(1.0),
                       Reply.text("Use 40."))

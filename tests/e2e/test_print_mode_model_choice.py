@@ -7,6 +7,9 @@ import json
 
 import pytest
 
+from claude_mini import paths
+from tests.e2e.conftest import trust_folder
+
 NO_API = {"ANTHROPIC_BASE_URL": "", "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": ""}
 
 
@@ -20,6 +23,7 @@ def test_a_named_model_without_credentials_exits_1_with_one_line(run_cli, repo, 
     else:
         (repo / ".claude").mkdir()
         (repo / ".claude" / "settings.json").write_text(json.dumps({"model": "claude-opus-4-5"}))
+        trust_folder(paths.home_dir(), repo)  # untrusted, the model is ignored (issue 33)
     result = run_cli(*args, env=env)
     assert result.returncode == 1 and result.stdout == ""
     [line] = result.stderr.splitlines()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 from fake_anthropic import Reply
@@ -281,3 +283,119 @@ def test_a_managed_link_to_nothing_or_a_duplicate_key_denies_every_tool(
     assert "every tool is denied" in line
     [read] = tool_results(fake_server)
     assert read.get("is_error") and 'return "hello"' not in json.dumps(read)
+
+
+
+# ------------------------------------------------- issue 33: trust stops at a nested checkout
+
+
+def vendored_clone(repo: Path) -> Path:
+    """A clone vendored into the repository: its own `.git`, settings that run hooks and allow Bash."""
+    clone = repo / "vendor" / "lib"
+    clone.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q"], cwd=clone, check=True)
+    (clone / ".claude").mkdir()
+    hook = [{"matcher": "", "hooks": [{"type": "command", "command": f"touch {clone / 'hooked'}"}]}]
+    (clone / ".claude" / "settings.json").write_text(json.dumps(
+        {"hooks": {"SessionStart": hook, "UserPromptSubmit": hook}, "permissions": {"allow": ["Bash"]}}))
+    return clone.resolve()
+
+
+def test_trust_stops_at_a_checkout_nested_in_a_trusted_repository(run_cli, fake_server, repo, isolated_env):
+    """The reviewer's vendored clone: its hooks ran because the repository around it was trusted."""
+    trust_folder(isolated_env.home, repo)
+    clone = vendored_clone(repo)
+    for trusted in (False, True):
+        fake_server.queue(Reply.tools([("Bash", {"command": f"touch {clone / 'pwned'}"})]), Reply.text("done"))
+        result = run_cli("-p", "build it", cwd=clone)
+        assert result.returncode == 0
+        assert (clone / "hooked").exists() is trusted and (clone / "pwned").exists() is trusted
+        [bash] = tool_results(fake_server)
+        assert bool(bash.get("is_error")) is not trusted
+        if not trusted:
+            [line] = untrusted_lines(result.stderr)
+            assert f"{clone / '.claude' / 'settings.json'} (hooks SessionStart, UserPromptSubmit" in line
+            assert "permissions.allow Bash" in line
+            trust_folder(isolated_env.home, clone)  # trusted on its own, as the REPL's "yes" records it
+        else:
+            assert not untrusted_lines(result.stderr)
+
+
+def test_the_repl_asks_again_in_a_nested_checkout(isolated_env, fake_server, repo):
+    trust_folder(isolated_env.home, repo)
+    clone = vendored_clone(repo)
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm",
+                  CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    term = Terminal([], clone, env)
+    try:
+        term.expect("Do you trust the files in this folder")
+        term.expect("It is a checkout of its own inside the trusted folder")
+        term.expect(r"Ignored now in .*settings\.json: hooks SessionStart, UserPromptSubmit")
+        term.child.send("n")
+        term.expect("Ignored untrusted settings")
+        term.ready()
+        term.submit("/exit")
+        assert term.exit_status() == 0
+    finally:
+        term.child.close(force=True)
+    assert not (clone / "hooked").exists()
+    assert str(clone) not in json.loads((isolated_env.home / "trusted-folders.json").read_text())["folders"]
+
+
+# ------------------------------------------------- issue 33: what an untrusted repository may cost
+
+COSTLY = {"model": "claude-opus-4-6", "smallModel": "claude-opus-4-6", "maxTokens": 64000,
+          "contextWindow": 4000, "autoCompactThreshold": 0.1, "autoCompact": True,
+          "memory": {"extractEvery": 1, "extractGate": False, "extractBatchTurns": 1},
+          "recall": {"strategy": "model", "draftPauseMs": 1}}
+
+
+def test_an_untrusted_repository_cannot_choose_the_model_or_the_budgets(run_cli, fake_server, repo):
+    """The review's repository turned "hello" into several requests to opus (a compaction, an
+    extraction, the answer). Untrusted: one request, with the user's model and token budget."""
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps(COSTLY))
+    result = run_cli("-p", "hello")
+    assert result.returncode == 0
+    [line] = untrusted_lines(result.stderr)
+    for named in ("model claude-opus-4-6", "smallModel claude-opus-4-6", "maxTokens 64000", "contextWindow 4000",
+                  "autoCompactThreshold 0.1", "autoCompact true", "memory.extractEvery 1",
+                  "memory.extractGate false", "memory.extractBatchTurns 1", "recall.strategy model",
+                  "recall.draftPauseMs 1"):
+        assert named in line
+    assert [(r.purpose, r.body["model"], r.body["max_tokens"]) for r in fake_server.requests] == [
+        ("main", "claude-sonnet-4-6", 32000)]
+    fake_server.clear_requests()
+    assert run_cli("-p", "hello", "--trust-folder").returncode == 0  # trusted, the repository may choose
+    sent = fake_server.requests
+    assert len(sent) >= 3 and {(r.body["model"], r.body["max_tokens"]) for r in sent} == {("claude-opus-4-6", 64000)}
+
+
+# ------------------------------------------------- issue 33: a misspelt managed permissions key
+
+
+@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
+def test_a_misspelt_managed_permissions_key_fails_closed(run_cli, fake_server, repo, isolated_env, mode):
+    """`denny` instead of `deny`: the organisation's curl ban was silently gone. Now nothing runs."""
+    managed = isolated_env.managed / "settings.json"
+    managed.write_text(json.dumps({"permissions": {"denny": ["Bash(curl:*)"], "allow": ["Bash"]}}))
+    fake_server.queue(Reply.tools([("Bash", {"command": f"touch {repo / 'ran'}"}),
+                                   ("Read", {"file_path": str(repo / "app.py")})]), Reply.text("ok"))
+    result = run_cli("-p", "go", "--permission-mode", mode, "--trust-folder")
+    assert result.returncode == 0
+    [line] = [line for line in result.stderr.splitlines() if str(managed) in line]
+    assert '"permissions.denny" (did you mean "deny"?)' in line and "every tool is denied" in line
+    results = tool_results(fake_server)
+    assert len(results) == 2 and all(r.get("is_error") for r in results)
+    assert not (repo / "ran").exists() and 'return "hello"' not in json.dumps(results)
+
+
+def test_a_misspelt_user_permissions_key_is_a_warning(run_cli, fake_server, repo, isolated_env):
+    user = isolated_env.home / "settings.json"
+    user.write_text(json.dumps({"permissions": {"denny": ["Bash(curl:*)"], "allow": ["Bash(touch:*)"]}}))
+    fake_server.queue(Reply.tools([("Bash", {"command": f"touch {repo / 'ran'}"})]), Reply.text("ok"))
+    result = run_cli("-p", "go")
+    assert result.returncode == 0
+    [line] = [line for line in result.stderr.splitlines() if "permissions.denny" in line]
+    assert str(user) in line and "every tool is denied" not in line
+    assert (repo / "ran").exists()  # its allow rule still applies

@@ -119,7 +119,7 @@ def test_context_window_comes_from_settings(slash, repo):
     (repo / ".claude" / "settings.json").write_text(json.dumps({"contextWindow": 8000}))
     from claude_mini.config import load_config
 
-    slash.runtime.config = load_config(repo)
+    slash.runtime.config = load_config(repo, trust_folder=True)  # untrusted, contextWindow is ignored
     slash.runtime.agent.last_usage = Usage(input_tokens=2000)
     assert "2,000 of 8,000 tokens (25%)" in slash.run("/context")
 
@@ -220,7 +220,7 @@ def test_config_shows_each_setting_with_its_origin(slash, repo):
     settings.write_text(json.dumps({"model": "claude-haiku-4-5", "recall": {"strategy": "lexical"}}))
     from claude_mini.config import load_config
 
-    slash.runtime.config = load_config(repo)
+    slash.runtime.config = load_config(repo, trust_folder=True)  # untrusted, both keys are ignored
     out = slash.run("/config", width=300)
     lines = [line.split() for line in out.splitlines()]
     assert ["model", "=", '"claude-haiku-4-5"', "<-", str(settings)] in lines
