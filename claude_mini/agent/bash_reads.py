@@ -46,6 +46,8 @@ _TREE_READERS = frozenset({"tar", "bsdtar", "gtar", "zip", "7z", "7za", "7zr", "
 # Programs whose -r/-R walks a folder without reading what the files hold.
 _NAMES_ONLY = frozenset({"ls", "tree", "du", "find", "chmod", "chown", "chgrp", "touch", "mkdir", "rm", "rmdir",
                          "setfacl", "getfacl", "chattr", "lsattr"})
+# At most this many folders a line may `cd` into are followed; more make every path unknowable.
+_MAX_BASES = 16
 # Options that make a program read the files named in another file or on its input.
 _FILE_LIST_OPTIONS = ("--files0-from", "--files-from", "--from-file", "--file-list", "-T")
 
@@ -78,10 +80,16 @@ def read_targets(commands: Iterable[SimpleCommand], cwd: str, project_root: str,
             if (target.path, target.recursive) not in seen:  # each path is checked once per line
                 seen.add((target.path, target.recursive))
                 yield target
-        if program in ("cd", "pushd") and (target_dir := _cd_target(words[1:], variables)) is not None:
-            bases = bases + [absolute_path(target_dir, base) for base in bases][:8]
-        elif program in ("cd", "pushd"):
-            yield ReadTarget(cwd, " ".join(words), anything=True)
+        if program not in ("cd", "pushd"):
+            continue
+        target_dir = _cd_target(words[1:], variables)
+        # Candidates are listed once each, so `cd a; cd a` shows one `cd a`: a repeated cd is not followed.
+        repeated = len(re.findall(r"(?<![\w./-])(?:cd|pushd)(?![\w./-])", line or "")) > sum(
+            os.path.basename(c.words[0]) in ("cd", "pushd") for c in commands if c.words)
+        if target_dir is None or repeated or len(bases) >= _MAX_BASES:  # where it lands cannot be known
+            yield ReadTarget(cwd, " ".join(words)[:200], anything=True)
+            return
+        bases = list(dict.fromkeys([*bases, *(absolute_path(target_dir, base) for base in bases)]))[:_MAX_BASES]
 
 
 def _command_reads(command: SimpleCommand, program: str, bases: list[str], project_root: str,
@@ -138,7 +146,7 @@ class _Variables:
         self.unknown = {w for c in commands for w in c.words[1:] if re.fullmatch(r"[A-Za-z_]\w*", w)}
         self.unknown |= {n for n in re.findall(r"(?:^|[\s;&|(])([A-Za-z_]\w*)\+?=", line)
                          if n not in self.values}
-        self.unknown |= {n for n in re.findall(r"([A-Za-z_]\w*)\+=", line)}  # `f+=x` appends
+        self.unknown |= set(re.findall(r"(?<!\w)([A-Za-z_]\w*)\+=", line))  # `f+=x` appends
 
     def expand(self, word: str) -> list[str] | None:
         """The words `word` may become, or None when an expansion in it cannot be known."""

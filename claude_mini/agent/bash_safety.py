@@ -51,12 +51,11 @@ _GLOB_CHARS = "*?[{"
 # real operators and unquoted wildcards stay recognisable; restored afterwards.
 _HIDDEN = _OPERATOR_CHARS + _GLOB_CHARS + "]}'\"\\ \t\n$`#"
 _HIDE = {c: chr(0xE000 + i) for i, c in enumerate(_HIDDEN)}
-_UNHIDE = str.maketrans({v: k for k, v in _HIDE.items()})
 # Marks a descriptor number glued to a redirection (`2>`), which is not a word of the command.
 _FD_MARK = "\ue0ff"
 # Marks, in lenient mode, where the shell really expands something (`$f`, `"$f"`, `$(..)`, not '$f').
 _EXPAND_MARK = "\ue0fe"
-_UNHIDE[ord(_EXPAND_MARK)] = None
+_UNHIDE: dict[int, str | None] = {**{ord(v): k for k, v in _HIDE.items()}, ord(_EXPAND_MARK): None}
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&"})
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _SPECIAL_PARAMS = frozenset("@*#?$!-0123456789{[")
@@ -928,14 +927,15 @@ class _CandidateFinder:
     def _assignments(self, words: list[str], depth: int) -> list[str]:
         """Drop `VAR=value` words before a command: a value that is a command (`GIT_PAGER=cat`) is
         looked into; one that changes what code runs (`LD_PRELOAD`, `HOME`) makes the line unknowable."""
-        while words and _ASSIGNMENT.match(words[0]):
-            name, _, value = words[0].partition("=")
+        start = 0  # an index, not repeated slicing: 20,000 assignments were quadratic
+        while start < len(words) and _ASSIGNMENT.match(words[start]):
+            name, _, value = words[start].partition("=")
             if _COMMAND_VARIABLES.match(name):
                 self.collect(value.lstrip("|!"), depth + 1)
-            elif _CODE_VARIABLES.match(words[0]):
-                self.add(words, f"{name.rstrip('+')} changes what code the command runs")
-            words = words[1:]
-        return words
+            elif _CODE_VARIABLES.match(words[start]):
+                self.add(words[start:], f"{name.rstrip('+')} changes what code the command runs")
+            start += 1
+        return words[start:]
 
     @staticmethod
     def _unknowable(name: str, glob_name: bool) -> str | None:
@@ -1136,7 +1136,8 @@ def _is_code_option(word: str, letters: str, long_names: tuple[str, ...]) -> boo
     if any(name == n or (n.startswith("--") and len(name) > 3 and n.startswith(name)) for n in long_names):
         return True
     if word.startswith("-") and not word.startswith("--") and len(word) > 1:
-        return word[1] in letters or any(ch in letters for ch in word[1:] if ch.isalpha() and word[1:].isalpha())
+        cluster = word[1:]  # tested once: per letter it made a long word quadratic
+        return word[1] in letters or (cluster.isalpha() and any(ch in letters for ch in cluster))
     return False
 
 
@@ -1195,20 +1196,24 @@ _VIM_FAMILY = frozenset({"vim", "vi", "nvim", "ex", "view", "rvim", "gvim", "vim
 _HARMLESS_PLUS = re.compile(r"^\+(\d*|/.*|\?.*)$")
 _PAGERS = frozenset({"less", "more", "most"})
 # git's own commands (and common installed ones); another name may be an alias from git's configuration.
-_GIT_COMMANDS = frozenset("""
-add am annotate apply archive bisect blame branch bundle cat-file check-attr check-ignore check-mailmap
-check-ref-format checkout checkout-index cherry cherry-pick citool clean clone column commit commit-graph
-commit-tree config count-objects credential describe diagnose diff diff-files diff-index diff-tree difftool
-fast-export fast-import fetch fetch-pack filter-branch fmt-merge-msg for-each-ref for-each-repo format-patch
-fsck gc get-tar-commit-id grep gui hash-object help hook http-backend index-pack init instaweb
-interpret-trailers log ls-files ls-remote ls-tree mailinfo mailsplit maintenance merge merge-base merge-file
-merge-index merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes pack-objects pack-redundant
-pack-refs patch-id prune prune-packed pull push range-diff read-tree rebase reflog remote repack replace
-request-pull rerere reset restore rev-list rev-parse revert rm send-email send-pack shortlog show show-branch
-show-index show-ref sparse-checkout stage stash status stripspace submodule switch symbolic-ref tag
-unpack-file unpack-objects update-index update-ref update-server-info var verify-commit verify-pack
-verify-tag version whatchanged worktree write-tree lfs flow filter-repo annex crypt secret absorb
-""".split())
+_GIT_COMMANDS = frozenset({
+    "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file", "check-attr",
+    "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index", "cherry", "cherry-pick",
+    "citool", "clean", "clone", "column", "commit", "commit-graph", "commit-tree", "config", "count-objects",
+    "credential", "describe", "diagnose", "diff", "diff-files", "diff-index", "diff-tree", "difftool",
+    "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch", "fmt-merge-msg", "for-each-ref",
+    "for-each-repo", "format-patch", "fsck", "gc", "get-tar-commit-id", "grep", "gui", "hash-object", "help",
+    "hook", "http-backend", "index-pack", "init", "instaweb", "interpret-trailers", "log", "ls-files", "ls-remote",
+    "ls-tree", "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index",
+    "merge-tree", "mergetool", "mktag", "mktree", "multi-pack-index", "mv", "name-rev", "notes", "pack-objects",
+    "pack-redundant", "pack-refs", "patch-id", "prune", "prune-packed", "pull", "push", "range-diff", "read-tree",
+    "rebase", "reflog", "remote", "repack", "replace", "request-pull", "rerere", "reset", "restore", "rev-list",
+    "rev-parse", "revert", "rm", "send-email", "send-pack", "shortlog", "show", "show-branch", "show-index",
+    "show-ref", "sparse-checkout", "stage", "stash", "status", "stripspace", "submodule", "switch", "symbolic-ref",
+    "tag", "unpack-file", "unpack-objects", "update-index", "update-ref", "update-server-info", "var",
+    "verify-commit", "verify-pack", "verify-tag", "version", "whatchanged", "worktree", "write-tree", "lfs", "flow",
+    "filter-repo", "annex", "crypt", "secret", "absorb",
+})
 # perl's `-M`/`-m` value becomes `use VALUE;`: only a module name (with an import list) is read as such.
 _PERL_MODULE = re.compile(r"^-[mM]-?[A-Za-z_][\w:]*(=[\w,:.]*)?$")
 _PERL_DEBUGGER = re.compile(r"^-d(t)?(:[\w:]+(=[\w,]*)?)?$")
@@ -1227,7 +1232,7 @@ def unseeable(words: list[str]) -> str | None:
     name = os.path.basename(path)
     if _PROC_EXE.match(path):
         return f"{words[0]} runs the program of a process (/proc), which the line does not name"
-    if _LOADER.match(name):
+    if len(name) < 200 and _LOADER.match(name):  # a longer name is no loader (and is not scanned)
         return f"{name} is the dynamic loader, which runs the program it is given (loader)"
     shell = _interpreter(name)
     if shell in _UNMODELLED_SHELLS or (

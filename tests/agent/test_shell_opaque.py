@@ -220,6 +220,9 @@ READ_FORMS = [
     "cat \"$X\"", "cat ${X:-.env}", "cat `ls -a | grep en`", "for f in .env; do cat $f; done",
     "read f <<< .env; cat $f", "cp secrets/key.txt /tmp/k", "ln -s secrets s; cat s/key.txt",
     "cd secrets && tar cf - .", "pushd secrets && cat key.txt", "cd $D && cat key.txt",
+    "cd src; cd ../secrets; cat key.txt", "cd secrets/.. && cd secrets && cat key.txt", "cat 0<>.env",
+    "echo \"$(< .env)\"", "exec 3<.env; cat <&3", "< .env cat", "sudo cat < .env", "! cat < .env",
+    "sh -c 'cat $0' .env", "bash -c 'f=.env; cat $f'", "cat \"$1\"", "tar cf - ./secrets/",
 ]
 
 
@@ -244,3 +247,21 @@ def test_read_deny_rules_leave_other_reads_alone(secrets: Path, cmd: str) -> Non
                ("managed", {"deny": ["Read(.env)", "Read(./secrets/**)"]}), mode="bypassPermissions")
     decision = p.can_use_tool("Bash", bash(cmd))
     assert isinstance(decision, Allow), (cmd, decision)
+
+
+def test_a_repeated_cd_is_not_lost_to_deduplication(root: Path) -> None:
+    (root / "a" / "a").mkdir(parents=True)
+    (root / "a" / "a" / "key").write_text("k\n")
+    p = policy(root, ("managed", {"deny": ["Read(./a/a/key)"]}), mode="bypassPermissions")
+    assert isinstance(p.can_use_tool("Bash", bash("cd a; cd a; cat key")), Deny)
+    assert isinstance(p.can_use_tool("Bash", bash("cd a && cat key")), Allow)
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["python3 -c 'print(1)'", "rbash -c 'ls'", "f=x; for i in 1 2; do ls; done"],
+)
+def test_a_read_deny_does_not_need_a_bash_deny(secrets: Path, cmd: str) -> None:
+    """Opaque commands meet Bash rules; a Read deny alone leaves them to what they name."""
+    p = policy(secrets, ("flags", {"allow": ["Bash"]}), ("managed", {"deny": ["Read(./secrets/**)"]}))
+    assert isinstance(p.can_use_tool("Bash", bash(cmd)), Allow), cmd
