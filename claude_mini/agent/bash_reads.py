@@ -4,9 +4,15 @@
 lists the paths their arguments name: as written, as the shell would expand a
 wildcard (`cat .en?`), as git's `REV:path` (`git show HEAD:.env`), and the
 folders that recursive readers search (`grep -r x .`, `rg x`, `diff -r a b`,
-`git grep x`). It is a best effort that errs towards listing too much: a
-program that opens a file it is not told about (a script, a config file) is
-not seen, which is why Read deny rules are documented as holding for arguments.
+`git grep x`). Also input redirections (`cat < .env`), `key=value` operands
+(`dd if=.env`), paths after a `cd` on the same line (joined to its folder),
+folders given to archivers, copiers and encoders (`tar cf - secrets`), and
+variables: one assigned on the line (`f=.env; cat $f`) or in the environment is
+put in; a word whose expansion cannot be known (`$(..)`, `$1`, `read f`) may name
+anything (`ReadTarget.anything`). It is a best effort that errs towards listing
+too much: a program that opens a file it is not told about (a script, a config
+file) is not seen, which is why Read deny rules are documented as holding for
+arguments.
 """
 
 from __future__ import annotations
@@ -31,6 +37,17 @@ _GIT_CONTENT_VIEWS = frozenset({"show", "diff", "format-patch", "cat-file", "arc
                                 "diff-tree", "diff-index", "diff-files", "blame", "annotate", "grep"})
 _GIT_PATCH_OPTIONS = ("-p", "-u", "-U", "-L", "--patch", "--unified", "--binary", "--cc", "-c", "--full-diff",
                       "-W", "--function-context", "--raw", "--word-diff", "--color-words")
+# Programs that read a whole folder they are given: archivers, copiers, encoders, image builders.
+_TREE_READERS = frozenset({"tar", "bsdtar", "gtar", "zip", "7z", "7za", "7zr", "rar", "cpio", "pax", "ar", "cp",
+                           "rsync", "scp", "rclone", "ln", "mv", "install", "base64", "base32", "basenc", "xxd",
+                           "od", "hexdump", "hd", "strings", "gzip", "bzip2", "xz", "zstd", "lz4", "gpg",
+                           "mksquashfs", "genisoimage", "mkisofs", "xorriso", "ditto", "docker", "podman",
+                           "buildah", "kaniko", "rdiff", "duplicity", "restic", "borg", "aws", "gsutil", "az"})
+# Programs whose -r/-R walks a folder without reading what the files hold.
+_NAMES_ONLY = frozenset({"ls", "tree", "du", "find", "chmod", "chown", "chgrp", "touch", "mkdir", "rm", "rmdir",
+                         "setfacl", "getfacl", "chattr", "lsattr"})
+# At most this many folders a line may `cd` into are followed; more make every path unknowable.
+_MAX_BASES = 16
 # Options that make a program read the files named in another file or on its input.
 _FILE_LIST_OPTIONS = ("--files0-from", "--files-from", "--from-file", "--file-list", "-T")
 
@@ -42,25 +59,122 @@ class ReadTarget:
     path: str  # absolute, normalised
     shown: str  # as the command wrote it, for messages
     recursive: bool = False
+    anything: bool = False  # the word's expansion cannot be known: it may name any path
 
 
-def read_targets(commands: Iterable[SimpleCommand], cwd: str, project_root: str) -> Iterator[ReadTarget]:
-    """Every path the commands may read (see the module docstring)."""
+def read_targets(commands: Iterable[SimpleCommand], cwd: str, project_root: str,
+                 line: str | None = None) -> Iterator[ReadTarget]:
+    """Every path the commands may read (see the module docstring); `line` is the whole command
+    line, whose plain assignments (`f=.env`) fill in variables."""
+    commands = list(commands)
+    variables = _Variables(line or "", commands)
     seen: set[tuple[str, bool]] = set()
+    bases = [cwd]  # where relative paths may land: the folder, then each `cd` target on the line
     for command in commands:
         words = command.words
         if not words:
             continue
         program = os.path.basename(words[0])
-        found = itertools.chain(_argument_paths(words[1:], cwd), _recursive_reads(program, words[1:], cwd))
-        if any(w.split("=", 1)[0] in _FILE_LIST_OPTIONS for w in words[1:]):  # names come from elsewhere
-            found = itertools.chain(found, [ReadTarget(cwd, ".", recursive=True)])
-        if program == "git":
-            found = itertools.chain(found, _git_paths(words[1:], cwd, project_root))
+        found = _command_reads(command, program, bases, project_root, variables)
         for target in found:
             if (target.path, target.recursive) not in seen:  # each path is checked once per line
                 seen.add((target.path, target.recursive))
                 yield target
+        if program not in ("cd", "pushd"):
+            continue
+        target_dir = _cd_target(words[1:], variables)
+        # Candidates are listed once each, so `cd a; cd a` shows one `cd a`: a repeated cd is not followed.
+        repeated = len(re.findall(r"(?<![\w./-])(?:cd|pushd)(?![\w./-])", line or "")) > sum(
+            os.path.basename(c.words[0]) in ("cd", "pushd") for c in commands if c.words)
+        if target_dir is None or repeated or len(bases) >= _MAX_BASES:  # where it lands cannot be known
+            yield ReadTarget(cwd, " ".join(words)[:200], anything=True)
+            return
+        bases = list(dict.fromkeys([*bases, *(absolute_path(target_dir, base) for base in bases)]))[:_MAX_BASES]
+
+
+def _command_reads(command: SimpleCommand, program: str, bases: list[str], project_root: str,
+                   variables: _Variables) -> Iterator[ReadTarget]:
+    """The paths one command may read, for each folder it may run in."""
+    args: list[str] = []
+    for word in command.words[1:]:
+        values = variables.expand(word) if word in command.expanded else [word]
+        if values is None:
+            yield ReadTarget(bases[0], word, anything=True)
+            continue
+        args += values
+    inputs = [t for op, t in command.redirects if "<" in op and not op.startswith("<<")
+              and not (op == "<&" and (t.isdigit() or t == "-"))]
+    for target in inputs:
+        values = variables.expand(target) if target in command.expanded else [target]
+        if values is None:
+            yield ReadTarget(bases[0], target, anything=True)
+        else:
+            args += values
+    for base in bases:
+        yield from _argument_paths(tuple(args), base)
+        yield from _recursive_reads(program, tuple(args), base)
+        if any(w.split("=", 1)[0] in _FILE_LIST_OPTIONS for w in args):  # names come from elsewhere
+            yield ReadTarget(base, ".", recursive=True)
+        if program == "git":
+            yield from _git_paths(tuple(args), base, project_root)
+
+
+def _cd_target(args: tuple[str, ...], variables: _Variables) -> str | None:
+    """The folder `cd ARGS` moves to, or None when it cannot be known (`cd -`, `cd $(..)`)."""
+    operands = [w for w in args if not w.startswith("-") or w == "-"]
+    if not operands:
+        return "~"
+    values = variables.expand(operands[0]) if "$" in operands[0] or "`" in operands[0] else [operands[0]]
+    if not values or len(values) != 1 or values[0] == "-":
+        return None
+    return values[0]
+
+
+class _Variables:
+    """What `$NAME` stands for on one line: a plain assignment on the line (`f=.env`), else the
+    environment the Bash tool passes on. A name the line binds another
+    way (`read f`, `for f in`, `printf -v f`, `mapfile f`) and every other expansion is unknown."""
+
+    _ASSIGNED = re.compile(r"(?:^|[\s;&|(])([A-Za-z_]\w*)=('[^']*'|\"[^\"$`]*\"|[^\s;&|()<>$`'\"]*)(?=$|[\s;&|)])")
+    _SIMPLE = re.compile(r"\$(?:([A-Za-z_]\w*)|\{([A-Za-z_]\w*)\}|([?$#!-]))")
+
+    def __init__(self, line: str, commands: list[SimpleCommand]) -> None:
+        self.values: dict[str, list[str]] = {}
+        for match in self._ASSIGNED.finditer(line):
+            self.values.setdefault(match[1], []).append(match[2].strip("'\""))
+        # Names bound by anything but a plain assignment: every bare word that is a name.
+        self.unknown = {w for c in commands for w in c.words[1:] if re.fullmatch(r"[A-Za-z_]\w*", w)}
+        self.unknown |= {n for n in re.findall(r"(?:^|[\s;&|(])([A-Za-z_]\w*)\+?=", line)
+                         if n not in self.values}
+        self.unknown |= set(re.findall(r"(?<!\w)([A-Za-z_]\w*)\+=", line))  # `f+=x` appends
+
+    def expand(self, word: str) -> list[str] | None:
+        """The words `word` may become, or None when an expansion in it cannot be known."""
+        if "`" in word or "$(" in word or "<(" in word or ">(" in word:
+            return None
+        results = [""]
+        position = 0
+        for match in self._SIMPLE.finditer(word):
+            values = self._lookup(match[1] or match[2] or match[3])
+            if values is None:
+                return None
+            head = word[position : match.start()]
+            results = [r + head + v for r in results for v in values][:16]
+            position = match.end()
+        tail = word[position:]
+        if "$" in tail.rstrip("$"):  # `${x:-y}`, `$'..'`, `$1`, `${!x}`: not a plain name
+            return None
+        return [r + tail for r in results]
+
+    def _lookup(self, name: str) -> list[str] | None:
+        if name in "?$#!-":
+            return ["0"]  # numbers and flags, never a path
+        if name in self.unknown:
+            return None
+        if name in self.values:
+            return self.values[name]
+        # Unset here may still be set where the command runs (a BASH_ENV file, a sandbox's env).
+        return [os.environ[name]] if name in os.environ else None
 
 
 def shows_git_history(commands: Iterable[SimpleCommand]) -> bool:
@@ -83,6 +197,8 @@ def shows_git_history(commands: Iterable[SimpleCommand]) -> bool:
 def _argument_paths(args: tuple[str, ...], cwd: str) -> Iterator[ReadTarget]:
     for word in args:
         values = [word]
+        if "=" in word and not word.startswith("-"):
+            values.append(word.split("=", 1)[1])  # `dd if=.env`, `make FILE=.env`
         if word.startswith("-"):
             values = [word.split("=", 1)[1]] if "=" in word else []
             if not word.startswith("--") and len(word) > 2:
@@ -162,6 +278,8 @@ def _recursive_reads(program: str, args: tuple[str, ...], cwd: str) -> Iterator[
         recursive = has_option(args, "rRd", "--recursive", "--dereference-recursive", "--directories")
         if not recursive and program != "rgrep":
             return
+    elif program in _TREE_READERS or (program not in _NAMES_ONLY and has_option(args, "rR", "--recursive")):
+        default = ""  # an archiver or copier reads the folders it is given, whole
     elif program not in _ALWAYS_RECURSIVE:
         return
     folders = [w for w in args if not w.startswith("-") and os.path.isdir(absolute_path(w, cwd))]

@@ -51,9 +51,11 @@ _GLOB_CHARS = "*?[{"
 # real operators and unquoted wildcards stay recognisable; restored afterwards.
 _HIDDEN = _OPERATOR_CHARS + _GLOB_CHARS + "]}'\"\\ \t\n$`#"
 _HIDE = {c: chr(0xE000 + i) for i, c in enumerate(_HIDDEN)}
-_UNHIDE = str.maketrans({v: k for k, v in _HIDE.items()})
 # Marks a descriptor number glued to a redirection (`2>`), which is not a word of the command.
 _FD_MARK = "\ue0ff"
+# Marks, in lenient mode, where the shell really expands something (`$f`, `"$f"`, `$(..)`, not '$f').
+_EXPAND_MARK = "\ue0fe"
+_UNHIDE: dict[int, str | None] = {**{ord(v): k for k, v in _HIDE.items()}, ord(_EXPAND_MARK): None}
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&"})
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _SPECIAL_PARAMS = frozenset("@*#?$!-0123456789{[")
@@ -86,6 +88,10 @@ class SimpleCommand:
     opaque: str | None = None
     # Its standard input comes from a pipe or a redirection (a shell there runs that input).
     stdin: bool = False
+    # Its redirections as (operator, target): `cat < .env` reads `.env`.
+    redirects: tuple[tuple[str, str], ...] = ()
+    # Words in which the shell expands a variable or a substitution (quoted '$x' is not one).
+    expanded: frozenset[str] = frozenset()
 
     @property
     def text(self) -> str:
@@ -181,7 +187,7 @@ class _Prescan:
             shown = _EXPANSION.match(self.src, self.i)
             text = shown.group(0) if shown else "$"
             self._refuse(f"expansion {text} is not allowed: the command that runs could differ")
-            self._emit("$", 1)
+            self._emit(_EXPAND_MARK + "$" if self.lenient else "$", 1)
         else:
             self._emit(_HIDE["$"], 1)
 
@@ -191,7 +197,7 @@ class _Prescan:
             return
         end = _substitution_end(self.src, self.i, marker)
         span = self.src[self.i : end]
-        self._emit("".join(_HIDE.get(ch, ch) for ch in span), len(span))
+        self._emit(_EXPAND_MARK + "".join(_HIDE.get(ch, ch) for ch in span), len(span))
 
     def _unquoted(self, c: str) -> None:
         nxt = self._peek()
@@ -263,8 +269,17 @@ def _segments(tokens: list[str], strict: bool) -> list[SimpleCommand]:
     commands: list[SimpleCommand] = []
     words: list[str] = []
     globbed: set[int] = set()
+    expanded: set[str] = set()
+    redirects: list[tuple[str, str]] = []
     pending = False  # a `|`, `&&` or `||` still waiting for its right-hand command
     stdin = False  # the command being collected reads a pipe or a redirection
+
+    def finish() -> None:
+        if words or (not strict and any(op.startswith("<") and not op.startswith("<<") for op, _ in redirects)):
+            # `$(< .env)` is bash's `$(cat .env)`: a command of redirections alone still reads
+            commands.append(SimpleCommand(tuple(words) or ("cat",), frozenset(globbed), stdin=stdin,
+                                          redirects=tuple(redirects), expanded=frozenset(expanded)))
+
     i = 0
     while i < len(tokens):
         token = tokens[i]
@@ -275,6 +290,8 @@ def _segments(tokens: list[str], strict: bool) -> list[SimpleCommand]:
             if any(ch in _GLOB_CHARS for ch in token):
                 globbed.add(len(words))
             words.append(token.translate(_UNHIDE))
+            if _EXPAND_MARK in token:
+                expanded.add(words[-1])
             pending = False
             i += 1
             continue
@@ -282,20 +299,23 @@ def _segments(tokens: list[str], strict: bool) -> list[SimpleCommand]:
             target = tokens[i + 1] if i + 1 < len(tokens) else None
             if strict:
                 _check_redirect(token, target)
+            if target is not None and not _is_operator(target):
+                redirects.append((token, target.translate(_UNHIDE)))
+                if _EXPAND_MARK in target:
+                    expanded.add(redirects[-1][1])
             stdin = stdin or "<" in token  # `<file`, here-strings, `<&3`: the command reads them
             i += 2
             continue
         if strict and (token not in _SEPARATORS or (token != ";" and not words)):
             raise ShellSyntaxError(_operator_problem(token))
         pending = token != ";"
-        if words:
-            commands.append(SimpleCommand(tuple(words), frozenset(globbed), stdin=stdin))
-        words, globbed, stdin = [], set(), token in ("|", "|&")
+        finish()
+        words, globbed, expanded, redirects = [], set(), set(), []
+        stdin = token in ("|", "|&")
         i += 1
     if strict and pending:
         raise ShellSyntaxError("the command ends with an operator")
-    if words:
-        commands.append(SimpleCommand(tuple(words), frozenset(globbed), stdin=stdin))
+    finish()
     return commands
 
 
@@ -660,7 +680,7 @@ _WRAPPERS = frozenset({
     "trickle", "cpulimit", "nocache", "eatmydata", "faketime", "rlwrap", "sshpass", "ssh",
     "npx", "bunx", "pnpx", "uvx", "pipx", "nix-shell", "doppler", "op", "dotenv", "with-contenv",
     "tini", "dumb-init", "gosu", "su-exec", "chronic", "ts", "ifne", "time", "start-stop-daemon",
-    "busybox", "toybox",
+    "busybox", "toybox", "setarch", "linux32", "linux64", "i386", "x86_64", "uname26", "ld.so",
 })
 # Launchers whose second word is a subcommand that runs a command: `uv run curl x`.
 _RUN_SUBCOMMANDS = {
@@ -669,10 +689,11 @@ _RUN_SUBCOMMANDS = {
     "bundle": {"exec"}, "pdm": {"run"}, "hatch": {"run"}, "rye": {"run"}, "pixi": {"run"},
     "docker": {"exec", "run"}, "podman": {"exec", "run"}, "kubectl": {"exec"}, "mise": {"exec", "x"},
     "direnv": {"exec"}, "aws-vault": {"exec"}, "systemd-nspawn": set(),
+    "perf": {"stat", "record", "trace", "mem", "c2c", "kmem", "lock", "sched", "kvm", "top"},
 }
 # Wrappers whose first operand is theirs, never the command (`ssh HOST cmd`, `chroot DIR cmd`).
 _OPERAND_FIRST = frozenset({"ssh", "sg", "chroot", "flock", "taskset", "timeout", "chrt", "faketime",
-                            "cgexec", "sshpass", "firejail", "nix-shell", "doppler", "op"})
+                            "cgexec", "sshpass", "nix-shell", "doppler", "op", "setarch"})
 # Options of wrappers whose value is a shell command string (`su -c 'cmd'`, `flock -c`, `script -c`).
 _COMMAND_STRING_OPTIONS = frozenset({"-c", "--command", "-e", "--exec"})
 # Wrappers that join their operands into one shell command (`watch 'a | b'`, `ssh host cmd`).
@@ -760,7 +781,12 @@ _BRACE_LIST = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 _STDIN_SCRIPT = re.compile(r"^(-|/dev/stdin|/dev/fd/\d+|/proc/(self|thread-self|\d+)/fd/\d+|[<>]\(.*)$")
 # Programs that read commands from their standard input even with a file operand (`ed f <<< '!cmd'`).
 _STDIN_INTERPRETERS = frozenset({"ed", "ex", "vim", "vi", "nvim", "sqlite3", "mysql", "psql", "gdb", "ftp",
-                                 "sftp", "dc", "tclsh", "expect", "lua", "jshell", "irb", "R", "julia"})
+                                 "sftp", "dc", "tclsh", "expect", "lua", "jshell", "irb", "R", "julia",
+                                 "parallel", "sem"})
+# Programs that copy or link a file to their last operand.
+_COPIERS = frozenset({"cp", "ln", "install", "mv", "rsync", "link", "ditto"})
+# A path to an installed program (`/usr/bin/curl`), whose copy is the program under another name.
+_PROGRAM_PATH = re.compile(r"(^|/)s?bin/[^/]+$")
 # At most this many candidate commands per line; beyond it the line is treated as unknowable.
 _MAX_CANDIDATES = 400
 
@@ -775,6 +801,7 @@ def command_candidates(cmd: str) -> list[SimpleCommand]:
         return [SimpleCommand((cmd[:200],), opaque=problem)]
     finder = _CandidateFinder()
     finder.collect(cmd, 0)
+    finder.written_then_run()
     if len(finder.found) >= _MAX_CANDIDATES:
         finder.found.append(SimpleCommand((cmd[:200],), opaque="the line is too complex to analyse"))
     return list({(c.text, c.opaque): c for c in reversed(finder.found)}.values())[::-1]
@@ -785,14 +812,46 @@ class _CandidateFinder:
 
     def __init__(self) -> None:
         self.found: list[SimpleCommand] = []
-        self._seen: set[tuple[tuple[str, ...], str | None]] = set()
+        self._seen: set[tuple[tuple[str, ...], str | None, tuple[tuple[str, str], ...]]] = set()
 
-    def add(self, words: list[str], opaque: str | None = None, stdin: bool = False) -> None:
-        """Record a command once (a script repeating `ls` 20,000 times has one candidate)."""
-        key = (tuple(words), opaque)
+    def add(self, words: list[str], opaque: str | None = None, stdin: bool = False,
+            origin: SimpleCommand | None = None) -> None:
+        """Record a command once (a script repeating `ls` 20,000 times has one candidate).
+
+        `origin` is the simple command of the line these words come from: its redirections
+        and expanded words go with the first candidate made of it, for the Read deny check."""
+        redirects = origin.redirects if origin else ()
+        key = (tuple(words), opaque, redirects)
         if len(self.found) < _MAX_CANDIDATES and key not in self._seen:
             self._seen.add(key)
-            self.found.append(SimpleCommand(key[0], opaque=opaque, stdin=stdin))
+            expanded = origin.expanded & set(words) if origin else frozenset()
+            self.found.append(SimpleCommand(key[0], opaque=opaque, stdin=stdin, redirects=redirects,
+                                            expanded=frozenset(expanded)))
+
+    def written_then_run(self) -> None:
+        """A file the line writes (`> f`, `cp`, `ln`, `tee`) and then runs or sources is a command
+        the text does not show; a copy of a program (`cp /usr/bin/curl c`) counts as using it."""
+        written: set[str] = set()
+        for command in list(self.found):
+            name = os.path.basename(command.words[0])
+            written.update(os.path.normpath(t) for op, t in command.redirects if ">" in op and "&" not in op)
+            operands = [w for w in command.words[1:] if not w.startswith("-")]
+            if name in _COPIERS and len(operands) >= 2:
+                written.add(os.path.normpath(operands[-1]))
+                for source in operands[:-1]:
+                    if _PROGRAM_PATH.search(source):
+                        self.add([os.path.basename(source)], stdin=False)
+            elif name == "tee":
+                written.update(os.path.normpath(w) for w in operands)
+        if not written:
+            return
+        for command in list(self.found):
+            name = os.path.basename(command.words[0])
+            runs = [command.words[0]] if "/" in command.words[0] else []
+            if name in ("source", ".") or _interpreter(name) in _SHELLS or _interpreter(name) in _INLINE_CODE:
+                runs += command.words[1:]
+            if hit := next((w for w in runs if os.path.normpath(w) in written), None):
+                self.add(list(command.words), f"it runs {hit}, which the same line writes")
 
     def full(self, depth: int) -> bool:
         return depth > _MAX_DEPTH or len(self.found) >= _MAX_CANDIDATES
@@ -807,7 +866,8 @@ class _CandidateFinder:
         except ValueError:
             tokens = text.split()
         for command in _segments(tokens, strict=False):
-            for word in command.words:
+            # Substitutions run wherever they are: in words, redirection targets, here-strings.
+            for word in (*command.words, *(target for _, target in command.redirects)):
                 if any(m in word for m in _SUBSTITUTION_MARKERS):
                     if re.search(r"\bcase\b", word):  # its `)` patterns defeat the bracket matching
                         self.add(list(command.words), "a `case` inside a substitution cannot be analysed")
@@ -816,9 +876,10 @@ class _CandidateFinder:
                         inner = inner.replace(marker, " ; ")
                     self.collect(inner, depth + 1)
             name_is_glob = 0 in command.globbed
-            self.unwrap(list(command.words), depth, stdin=command.stdin, glob_name=name_is_glob)
+            self.unwrap(list(command.words), depth, stdin=command.stdin, glob_name=name_is_glob, origin=command)
 
-    def unwrap(self, words: list[str], depth: int, *, stdin: bool = False, glob_name: bool = False) -> None:
+    def unwrap(self, words: list[str], depth: int, *, stdin: bool = False, glob_name: bool = False,
+               origin: SimpleCommand | None = None) -> None:
         """Record `words` and every command it runs through keywords, wrappers, shells and git."""
         while words and not self.full(depth):
             stripped = self._assignments(words, depth)
@@ -827,7 +888,9 @@ class _CandidateFinder:
             if not words:
                 return
             name = os.path.basename(words[0])
-            self.add(words, self._unknowable(words[0], glob_name and name not in _KEYWORDS), stdin)
+            self.add(words, self._unknowable(words[0], glob_name and name not in _KEYWORDS), stdin, origin)
+            if unseen := unseeable(words):
+                self.add(words, unseen)
             glob_name = False
             if stdin and name in _STDIN_INTERPRETERS:
                 self.add(words, f"{name} reads commands from its input, which cannot be read in advance")
@@ -864,14 +927,15 @@ class _CandidateFinder:
     def _assignments(self, words: list[str], depth: int) -> list[str]:
         """Drop `VAR=value` words before a command: a value that is a command (`GIT_PAGER=cat`) is
         looked into; one that changes what code runs (`LD_PRELOAD`, `HOME`) makes the line unknowable."""
-        while words and _ASSIGNMENT.match(words[0]):
-            name, _, value = words[0].partition("=")
+        start = 0  # an index, not repeated slicing: 20,000 assignments were quadratic
+        while start < len(words) and _ASSIGNMENT.match(words[start]):
+            name, _, value = words[start].partition("=")
             if _COMMAND_VARIABLES.match(name):
                 self.collect(value.lstrip("|!"), depth + 1)
-            elif _CODE_VARIABLES.match(words[0]):
-                self.add(words, f"{name.rstrip('+')} changes what code the command runs")
-            words = words[1:]
-        return words
+            elif _CODE_VARIABLES.match(words[start]):
+                self.add(words[start:], f"{name.rstrip('+')} changes what code the command runs")
+            start += 1
+        return words[start:]
 
     @staticmethod
     def _unknowable(name: str, glob_name: bool) -> str | None:
@@ -924,7 +988,7 @@ class _CandidateFinder:
             self.collect(" ".join(words[1:]), depth + 1)
         elif name == "trap" and len(words) > 1:
             self.collect(words[1], depth + 1)
-        elif name in _SHELLS:
+        elif _interpreter(name) in _SHELLS:  # bash5.2 is bash
             self._shell(name, words, depth, stdin)
         elif base in _INLINE_CODE:
             self._inline_code(base, words, stdin)
@@ -1005,6 +1069,9 @@ class _CandidateFinder:
                 self.collect(alias[1:] + " " + " ".join(shlex.quote(w) for w in rest[1:]), depth)
                 return
             rest = [*alias.split(), *rest[1:]]
+        if rest and rest[0] not in _GIT_COMMANDS:
+            self.add(["git", *rest], f"git {rest[0]} may be an alias from git's configuration, which can run "
+                                     "any command")
         self._git_subcommand(rest, depth)
 
     def _git_subcommand(self, rest: list[str], depth: int) -> None:
@@ -1069,7 +1136,8 @@ def _is_code_option(word: str, letters: str, long_names: tuple[str, ...]) -> boo
     if any(name == n or (n.startswith("--") and len(name) > 3 and n.startswith(name)) for n in long_names):
         return True
     if word.startswith("-") and not word.startswith("--") and len(word) > 1:
-        return word[1] in letters or any(ch in letters for ch in word[1:] if ch.isalpha() and word[1:].isalpha())
+        cluster = word[1:]  # tested once: per letter it made a long word quadratic
+        return word[1] in letters or (cluster.isalpha() and any(ch in letters for ch in cluster))
     return False
 
 
@@ -1100,4 +1168,117 @@ def _shell_script(words: list[str]) -> str | None:
             seen_c = seen_c or "c" in word
         elif seen_c and not word.startswith("--"):
             return word
+    return None
+
+
+# ---------------------------------------------------------------- what cannot be seen through
+
+# Shells the candidate finder does not model (their options and syntax differ): any use is unknowable.
+_UNMODELLED_SHELLS = frozenset({
+    "rbash", "rksh", "rzsh", "yash", "posh", "lksh", "oksh", "pdksh", "loksh", "hush", "msh", "bosh", "elvish",
+    "xonsh", "nu", "nush", "ion", "osh", "ysh", "oil", "es", "rc", "scsh", "closh", "murex", "sash", "jsh", "bsh",
+    "ksh93", "zsh-static", "bash-static", "busybox-sh", "dash-static", "mksh-static", "gitsh", "sheldon",
+})
+# Names ending in `sh` that are not shells (a name like `rbash` we do not know is taken for one).
+_NOT_SHELLS = frozenset({"ssh", "mosh", "autossh", "hash", "trash", "flash", "push", "refresh", "publish",
+                         "finish", "fresh", "crash", "stash", "splash", "wash", "flush", "mesh", "ush"})
+# The dynamic loader: `ld-linux-x86-64.so.2 /usr/bin/curl` runs curl under another name.
+_LOADER = re.compile(r"^ld(-[\w.+-]*)?\.so(\.[\w.]+)?$|^ld64\.so\.\d+$")
+# `/proc/self/exe`, `/proc/1/exe`: whatever program that process runs (this shell: bash).
+_PROC_EXE = re.compile(r"^/proc/[^/]+/(exe|root/.*|cwd/.*|fd/\d+|map_files/.*)$")
+# Programs that run commands read from input or a file, later or elsewhere (no command on the line).
+_RUNS_INPUT_LATER = {"at": "at runs commands read from its input or a file",
+                     "batch": "batch runs commands read from its input or a file",
+                     "crontab": "crontab installs commands that run later"}
+# Editors whose `+cmd` and `-c cmd` run ex commands (`+'!curl x'`); `+N` and `+/pattern` only move.
+_VIM_FAMILY = frozenset({"vim", "vi", "nvim", "ex", "view", "rvim", "gvim", "vimdiff", "evim", "nvi", "elvis",
+                         "vile", "exim"} - {"exim"})
+_HARMLESS_PLUS = re.compile(r"^\+(\d*|/.*|\?.*)$")
+_PAGERS = frozenset({"less", "more", "most"})
+# git's own commands (and common installed ones); another name may be an alias from git's configuration.
+_GIT_COMMANDS = frozenset({
+    "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file", "check-attr",
+    "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index", "cherry", "cherry-pick",
+    "citool", "clean", "clone", "column", "commit", "commit-graph", "commit-tree", "config", "count-objects",
+    "credential", "describe", "diagnose", "diff", "diff-files", "diff-index", "diff-tree", "difftool",
+    "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch", "fmt-merge-msg", "for-each-ref",
+    "for-each-repo", "format-patch", "fsck", "gc", "get-tar-commit-id", "grep", "gui", "hash-object", "help",
+    "hook", "http-backend", "index-pack", "init", "instaweb", "interpret-trailers", "log", "ls-files", "ls-remote",
+    "ls-tree", "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index",
+    "merge-tree", "mergetool", "mktag", "mktree", "multi-pack-index", "mv", "name-rev", "notes", "pack-objects",
+    "pack-redundant", "pack-refs", "patch-id", "prune", "prune-packed", "pull", "push", "range-diff", "read-tree",
+    "rebase", "reflog", "remote", "repack", "replace", "request-pull", "rerere", "reset", "restore", "rev-list",
+    "rev-parse", "revert", "rm", "send-email", "send-pack", "shortlog", "show", "show-branch", "show-index",
+    "show-ref", "sparse-checkout", "stage", "stash", "status", "stripspace", "submodule", "switch", "symbolic-ref",
+    "tag", "unpack-file", "unpack-objects", "update-index", "update-ref", "update-server-info", "var",
+    "verify-commit", "verify-pack", "verify-tag", "version", "whatchanged", "worktree", "write-tree", "lfs", "flow",
+    "filter-repo", "annex", "crypt", "secret", "absorb",
+})
+# perl's `-M`/`-m` value becomes `use VALUE;`: only a module name (with an import list) is read as such.
+_PERL_MODULE = re.compile(r"^-[mM]-?[A-Za-z_][\w:]*(=[\w,:.]*)?$")
+_PERL_DEBUGGER = re.compile(r"^-d(t)?(:[\w:]+(=[\w,]*)?)?$")
+# python's -X options that only tune the interpreter (others, like presite=, import code).
+_PYTHON_X = re.compile(r"^(dev|utf8(=\d)?|importtime(=\d)?|faulthandler|tracemalloc(=\d+)?|showrefcount"
+                       r"|warn_default_encoding|no_debug_ranges|frozen_modules(=on|=off)?|int_max_str_digits=\d+"
+                       r"|perf|perf_jit|cpu_count=\w+|gil=\d|pycache_prefix=[^;]*|context_aware_warnings(=\d)?"
+                       r"|thread_inherit_context(=\d)?|disable_remote_debug|lazy_imports(=\w+)?)$")
+
+
+def unseeable(words: list[str]) -> str | None:
+    """Why the command `words` runs something its text does not show, or None: `/proc/self/exe`,
+    the dynamic loader, shells we do not model, `hash -p`, `enable -f`, unknown interpreter
+    options, editors' `+cmd`, git aliases. Such a command matches every deny and ask rule."""
+    path = re.sub(r"/(\./)+", "/", re.sub(r"/+", "/", words[0]))
+    name = os.path.basename(path)
+    if _PROC_EXE.match(path):
+        return f"{words[0]} runs the program of a process (/proc), which the line does not name"
+    if len(name) < 200 and _LOADER.match(name):  # a longer name is no loader (and is not scanned)
+        return f"{name} is the dynamic loader, which runs the program it is given (loader)"
+    shell = _interpreter(name)
+    if shell in _UNMODELLED_SHELLS or (
+            re.fullmatch(r"[a-z]{1,6}sh", shell) and shell not in _SHELLS and shell not in _NOT_SHELLS):
+        return f"{name} is a shell the check does not model"
+    if name in _RUNS_INPUT_LATER:
+        return _RUNS_INPUT_LATER[name]
+    args = words[1:]
+    if name == "hash" and any(w.startswith("-") and "p" in w for w in args):
+        return "hash -p makes a name run another program"
+    if name == "enable" and any(w.startswith("-") and "f" in w for w in args):
+        return "enable -f loads a builtin from a shared object"
+    return _option_problem(name, args)
+
+
+def _option_problem(name: str, args: list[str]) -> str | None:
+    """Options of editors, pagers and interpreters that run code the line does not show."""
+    if name in _VIM_FAMILY and (bad := next((w for w in args if w.startswith("+") and not _HARMLESS_PLUS.match(w)),
+                                            None)):
+        return f"{name} {bad} runs an editor command"
+    if name in _PAGERS and any(w.startswith("+") and "!" in w for w in args):
+        return f"{name} +! runs a shell command"
+    if name == "parallel" and not next((w for w in args if not w.startswith("-")), ":::").strip(":"):
+        return "parallel without a command runs its arguments or input as commands"
+    base = _interpreter(name)
+    if base == "perl":
+        bad = next((w for w in _interpreter_options([name, *args]) if w[:2] in ("-M", "-m", "-d")
+                    and not (_PERL_MODULE.match(w) or _PERL_DEBUGGER.match(w))), None)
+        return f"perl {bad} is an option whose value becomes code" if bad else None
+    if base in ("python", "pypy"):
+        return _python_option_problem(name, args)
+    if base in ("node", "nodejs", "bun", "deno") and any("data:" in w for w in args):
+        return f"{name} loads code from a data: URL"
+    return None
+
+
+def _python_option_problem(name: str, args: list[str]) -> str | None:
+    """An -X option python does not merely tune itself with (`-X presite=mod` imports code)."""
+    for i, word in enumerate(args):
+        if not word.startswith("-") or word in ("-c", "-m") or word.startswith(("-c", "-m")):
+            return None  # the script, the module or the code: the interpreter's options end here
+        value = None
+        if word == "-X":
+            value = args[i + 1] if i + 1 < len(args) else ""
+        elif word.startswith("-X"):
+            value = word[2:]
+        if value is not None and not _PYTHON_X.match(value):
+            return f"{name} -X {value} is an interpreter option the check does not know"
     return None

@@ -776,8 +776,11 @@ class PermissionPolicy:
         rules = [r for r in reversed(self._deny) if r.tool == "Read" and r.path is not None]
         if not rules or req.command is None:
             return None
-        for target in read_targets(req.candidates, req.cwd, str(self.project_root)):
+        for target in read_targets(req.candidates, req.cwd, str(self.project_root), req.command):
             both = (target.path, os.path.realpath(target.path))
+            if target.anything:
+                return Ask(f"{target.shown} could name any file, including those covered by {rules[0].where}; "
+                           "reading it with Bash needs approval", by_rule=True)
             if target.recursive:
                 if rule := _denied_below(target.path, rules):
                     return Ask(f"{target.shown} is searched recursively and holds files covered by "

@@ -83,3 +83,67 @@ def test_accept_edits_cannot_complete_a_bare_repository(run_cli, fake_server, re
     assert denied["is_error"] and "controls git" in denied["content"]
     assert not (evil / "HEAD").exists()
     assert not marker.exists()
+
+
+# ---------------------------------------------------------------- issue 33: deny rules in every mode
+
+
+@pytest.fixture
+def fake_curl(tmp_path):
+    """A `curl` first on PATH that leaves a marker file when it runs, and the env that finds it."""
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    marker = tmp_path / "curl-ran"
+    script = bin_dir / "curl"
+    script.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    script.chmod(0o755)
+    import os
+
+    return marker, {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_the_fake_curl_runs_when_no_rule_denies_it(run_cli, fake_server, fake_curl):
+    marker, env = fake_curl
+    fake_server.queue(Reply.tool("Bash", {"command": "cat <<< $(curl x)"}), Reply.text("done"))
+    result = run_cli("-p", "fetch", "--permission-mode", "bypassPermissions", env=env)
+    assert result.returncode == 0, result.stderr
+    assert marker.exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "flags"),
+    [("cat <<< $(curl x)", ["--permission-mode", "bypassPermissions"]),
+     (": > >(curl x)", ["--permission-mode", "bypassPermissions"]),
+     ("hash -p \"$(command -v curl)\" c; c x", ["--permission-mode", "bypassPermissions"]),
+     ("/proc/self/exe -c 'curl x'", ["--permission-mode", "bypassPermissions"]),
+     ("perl '-M5;system(\"curl x\")' /dev/null", ["--permission-mode", "bypassPermissions"]),
+     ("cp \"$(command -v curl)\" c; ./c x", ["--permission-mode", "bypassPermissions"]),
+     ("cat <<< $(curl x)", ["--allowedTools", "Bash"]),
+     ("ls > >(curl x)", ["--allowedTools", "Bash"])],
+)
+def test_a_managed_deny_binds_in_bypass_mode_and_over_allowed_tools(run_cli, fake_server, isolated_env, fake_curl,
+                                                                    command, flags):
+    marker, env = fake_curl
+    (isolated_env.managed / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Bash(curl:*)"]}}))
+    fake_server.queue(Reply.tool("Bash", {"command": command}), Reply.text("done"))
+    result = run_cli("-p", "fetch", *flags, env=env)
+    assert result.returncode == 0, result.stderr
+    denied = last_tool_result(fake_server)
+    assert denied["is_error"] and "Bash(curl:*)" in denied["content"], denied
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("command", ["cat < .env", "dd if=.env status=none", "cd secrets && cat key.txt",
+                                     "tar cf - secrets", "f=.env; cat $f"])
+def test_managed_read_deny_rules_hold_for_bash_in_bypass_mode(run_cli, fake_server, repo, isolated_env, command):
+    (repo / ".env").write_text("DB_PASSWORD=hunter2\n")
+    (repo / "secrets").mkdir()
+    (repo / "secrets" / "key.txt").write_text("hunter2-key\n")
+    (isolated_env.managed / "settings.json").write_text(
+        json.dumps({"permissions": {"deny": ["Read(.env)", "Read(./secrets/**)"]}}))
+    fake_server.queue(Reply.tool("Bash", {"command": command}), Reply.text("done"))
+    result = run_cli("-p", "show me", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0, result.stderr
+    denied = last_tool_result(fake_server)
+    assert denied["is_error"] and "managed" in denied["content"], denied
+    assert "hunter2" not in json.dumps(fake_server.requests_for("main")[-1].body)
