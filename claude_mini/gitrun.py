@@ -72,7 +72,9 @@ ENV_OVERRIDES: dict[str, str] = {
     # Set (even empty), it is the only list of allowed transports and beats every config key,
     # per-protocol ones included; empty allows none. Submodule and lazy-fetch children inherit it.
     "GIT_ALLOW_PROTOCOL": "",
-    "GIT_NO_LAZY_FETCH": "1",  # git 2.45 and later: a missing object is an error, never a fetch
+    # A missing object is an error, never a fetch: git 2.45, and the May 2024 security releases
+    # of older lines (2.39.4 on); without it the transports above still refuse.
+    "GIT_NO_LAZY_FETCH": "1",
 }
 ENV_REMOVED = ("GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
                "GIT_PROXY_COMMAND")
