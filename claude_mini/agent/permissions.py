@@ -905,7 +905,8 @@ def _denied_below(folder: str, rules: list[Rule]) -> Rule | None:
 def _tracked_and_denied(cwd: str, rules: list[Rule]) -> Rule | None:
     """The first Read deny rule covering a file git tracks at `cwd` (up to MAX_WALK_ENTRIES
     files; more count as covered); None outside a repository."""
-    from claude_mini.gitrun import run_git  # the neutral environment: the repository's fsmonitor never runs here
+    # The neutral environment: the repository's fsmonitor never runs during the check.
+    from claude_mini.gitrun import run_git
 
     listed = run_git(cwd, ["ls-files", "-z", "--full-name"], timeout=5)
     top = run_git(cwd, ["rev-parse", "--show-toplevel"], timeout=5)
