@@ -10,12 +10,13 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from claude_mini.gitrun import run_git
 
 
 def home_dir() -> Path:
@@ -36,12 +37,10 @@ def managed_dir() -> Path:
 
 def _git_lines(cwd: Path, *args: str) -> list[str] | None:
     """The output lines of `git rev-parse <args>` in `cwd`, or None when git says no."""
-    try:
-        out = subprocess.run(["git", "rev-parse", "--path-format=absolute", *args],
-                             cwd=cwd, capture_output=True, text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
+    out = run_git(cwd, ["rev-parse", "--path-format=absolute", *args], timeout=5)
+    if out is None:
         return None
-    lines = out.stdout.splitlines()
+    lines = os.fsdecode(out.stdout).splitlines()
     return lines if out.returncode == 0 and len(lines) == len(args) and all(lines) else None
 
 

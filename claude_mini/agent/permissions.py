@@ -923,21 +923,17 @@ def _denied_below(folder: str, rules: list[Rule]) -> Rule | None:
 def _tracked_and_denied(cwd: str, rules: list[Rule]) -> Rule | None:
     """The first Read deny rule covering a file git tracks at `cwd` (up to MAX_WALK_ENTRIES
     files; more count as covered); None outside a repository."""
-    import subprocess
+    # The neutral environment: the repository's fsmonitor never runs during the check.
+    from claude_mini.gitrun import run_git
 
-    try:
-        listed = subprocess.run(["git", "ls-files", "-z", "--full-name"], cwd=cwd, capture_output=True,
-                                timeout=5, env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=cwd, capture_output=True,
-                             text=True, timeout=5)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if listed.returncode != 0 or top.returncode != 0:
+    listed = run_git(cwd, ["ls-files", "-z", "--full-name"], timeout=5)
+    top = run_git(cwd, ["rev-parse", "--show-toplevel"], timeout=5)
+    if listed is None or top is None or listed.returncode != 0 or top.returncode != 0:
         return None
     names = listed.stdout.split(b"\0")
     if len(names) > MAX_WALK_ENTRIES:
         return rules[0]
-    root = top.stdout.strip()
+    root = os.fsdecode(top.stdout).rstrip("\n")
     for name in names:
         path = os.path.join(root, os.fsdecode(name))
         if name and (rule := _covering(rules, path)):

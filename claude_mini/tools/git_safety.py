@@ -4,17 +4,20 @@ A "read-only" `git status`, `git diff` or `git log -p` obeys the configuration
 of the repository it runs in, and several keys name programs git starts:
 core.fsmonitor, filter drivers (status and diff run `clean`), diff drivers
 (textconv, external diff), gpg.program, hooks, pagers, transports of a lazy
-fetch. A model that may write files (acceptEdits) can write such a
-repository. So every Bash line that the read-only check approves runs with
-three layers of defence:
+fetch, and all of these again in a submodule's own config. A model that may
+write files (acceptEdits) can write such a repository, and one can arrive with
+its own `.git` (an archive, a shared folder). So every Bash line that the
+read-only check approves runs with three layers of defence:
 
-1. `GIT_CONFIG_COUNT` entries (command-line scope: they beat every config file)
-   that switch the fixed keys off, plus `GIT_PAGER`/`GIT_EDITOR`/... harmless and
-   `GIT_EXTERNAL_DIFF`/`GIT_SSH*`/askpass unset;
+1. gitrun.neutral_env: `GIT_CONFIG_COUNT` entries (command-line scope: they beat
+   every config file) that switch the fixed keys off (every transport by name,
+   and `GIT_ALLOW_PROTOCOL` empty above them; submodules not entered), plus
+   `GIT_PAGER`/`GIT_EDITOR`/... harmless and `GIT_EXTERNAL_DIFF`/`GIT_SSH*`/askpass unset;
 2. driver keys (`filter.<name>.*`, `diff.<name>.textconv|command`, `diff.external`)
-   found in the configuration git would read there (one `git config
-   --get-regexp` in the command's folder, under layer 1) and defined anywhere
-   but the user's own system/global files are switched off by name;
+   found in the configuration git would read there and in every submodule it
+   could enter (`git config --get-regexp` in each, under layer 1) and defined
+   anywhere but the user's own system/global files are switched off by name;
+   the command scope reaches submodule processes too;
 3. a `git` shell function in the script that adds `--no-ext-diff --no-textconv`
    to the subcommands that accept them.
 
@@ -30,43 +33,19 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-# Subcommands the read-only check accepts; each gets pager.<name>=false.
-READ_ONLY_SUBCOMMANDS = (
-    "status", "log", "diff", "show", "blame", "ls-files", "ls-tree", "rev-parse", "rev-list",
-    "describe", "shortlog", "merge-base", "grep", "branch", "tag", "remote", "config", "stash",
+from claude_mini.gitrun import (
+    ENV_OVERRIDES,
+    ENV_REMOVED,
+    NEUTRAL_CONFIG,
+    READ_ONLY_SUBCOMMANDS,
+    neutral_env,
+    with_config,
 )
 
-# Keys that would run a program, and the value that stops it. Empty values are not always
-# "unset" (an empty diff.external or textconv is run and fails), hence `false`/`cat` below.
-NEUTRAL_CONFIG: tuple[tuple[str, str], ...] = (
-    ("core.fsmonitor", "false"),
-    ("core.hooksPath", "/dev/null"),
-    ("core.pager", "cat"),
-    ("core.sshCommand", "false"),
-    ("core.askPass", ""),
-    ("core.alternateRefsCommand", ""),
-    ("core.editor", "true"),
-    ("credential.helper", ""),  # an empty value clears the list of helpers
-    ("safe.bareRepository", "explicit"),  # a bare layout written into a folder is not a repository
-    ("protocol.allow", "never"),  # no transport: a lazy fetch cannot run upload-pack or ssh
-    ("gpg.program", "false"),
-    ("gpg.openpgp.program", "false"),
-    ("gpg.ssh.program", "false"),
-    ("gpg.x509.program", "false"),
-    ("log.showSignature", "false"),
-    *((f"pager.{sub}", "false") for sub in READ_ONLY_SUBCOMMANDS),
-)
-
-ENV_OVERRIDES: dict[str, str] = {
-    "GIT_PAGER": "cat",
-    "PAGER": "cat",
-    "GIT_EDITOR": "true",
-    "GIT_SEQUENCE_EDITOR": "true",
-    "GIT_OPTIONAL_LOCKS": "0",  # status does not rewrite the index (no post-index-change hook)
-    "GIT_TERMINAL_PROMPT": "0",
-}
-ENV_REMOVED = ("GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
-               "GIT_PROXY_COMMAND")
+__all__ = [
+    "ENV_OVERRIDES", "ENV_REMOVED", "GIT_FUNCTION", "NEUTRAL_CONFIG", "READ_ONLY_SUBCOMMANDS",
+    "mentions_git", "neutral_env", "safe_git_env", "untrusted_driver_keys", "with_config",
+]
 
 # Driver keys that run programs, with the value that stops each one.
 _DRIVER_KEY = re.compile(
@@ -77,6 +56,11 @@ _DRIVER_REGEXP = r"^(filter\..+\.(clean|smudge|process)|diff\..+\.(textconv|comm
 _DRIVER_NEUTRAL = {"filter": "", "textconv": "cat", "command": "false", "external": "false"}
 _TRUSTED_SCOPES = frozenset({"system", "global", "command"})
 DISCOVERY_TIMEOUT_SECONDS = 10.0
+# Submodules whose drivers are looked up: the repository itself counts. Beyond it git may still
+# go into a submodule only where the repository asks for it (`submodule.<name>.ignore`, or a
+# `--ignore-submodules`/`--submodule=diff` option): the fixed keys keep it out otherwise.
+MAX_REPOSITORIES = 64
+SUBMODULE_DEPTH = 3
 
 # Bash function defined before a read-only line: git subcommands that show diffs never run
 # an external diff or textconv program, whatever the configuration says.
@@ -100,39 +84,6 @@ def mentions_git(command: str) -> bool:
     return bool(_MENTIONS_GIT.search(command))
 
 
-def with_config(env: Mapping[str, str], pairs: list[tuple[str, str]]) -> dict[str, str]:
-    """`env` plus `pairs` as command-scope git config, after (so above) any the user set.
-
-    GIT_CONFIG_PARAMETERS (what `git -c` passes on) is read after GIT_CONFIG_COUNT and
-    would win, so when the environment has it the pairs are appended there too.
-    """
-    out = dict(env)
-    try:
-        start = max(0, int(out.get("GIT_CONFIG_COUNT", "0")))
-    except ValueError:
-        start = 0
-    for i, (key, value) in enumerate(pairs, start):
-        out[f"GIT_CONFIG_KEY_{i}"] = key
-        out[f"GIT_CONFIG_VALUE_{i}"] = value
-    out["GIT_CONFIG_COUNT"] = str(start + len(pairs))
-    if out.get("GIT_CONFIG_PARAMETERS"):
-        quoted = " ".join(f"{_sq(key)}={_sq(value)}" for key, value in pairs)
-        out["GIT_CONFIG_PARAMETERS"] = f"{out['GIT_CONFIG_PARAMETERS']} {quoted}"
-    return out
-
-
-def _sq(text: str) -> str:
-    """git's own shell quoting (sq_quote): only `'\\''` is understood inside quotes."""
-    return "'" + text.replace("'", "'\\''") + "'"
-
-
-def neutral_env(env: Mapping[str, str]) -> dict[str, str]:
-    """Layer 1: `env` with the fixed keys switched off and the program variables made harmless."""
-    out = {k: v for k, v in env.items() if k not in ENV_REMOVED}
-    out.update(ENV_OVERRIDES)
-    return with_config(out, list(NEUTRAL_CONFIG))
-
-
 async def safe_git_env(env: Mapping[str, str], cwd: Path, project_root: Path, command: str) -> dict[str, str]:
     """The environment for a read-only line: layers 1 and 2 (see the module docstring)."""
     safe = neutral_env(env)
@@ -149,20 +100,93 @@ def _neutral_value(key: str) -> str:
 
 
 async def untrusted_driver_keys(env: Mapping[str, str], cwd: Path, project_root: Path) -> list[str]:
-    """Driver keys in the config git reads in `cwd` that the user's own files did not set.
+    """Driver keys in the config git reads in `cwd`, or in a submodule it may enter, that the user's own files did not set.
 
     Trusted: system and global files outside the project (the model cannot write
     them without asking) and the command scope (the user's environment). Anything
-    else, the repository's .git/config above all, may have been written by the model.
+    else, the repository's .git/config above all, may have been written by the model
+    or have arrived with the repository. Keys are switched off by name in the command
+    scope, which submodule processes inherit, so a submodule's own drivers are looked up too.
     """
-    out = await _git_config_records(env, cwd)
     keys: list[str] = []
-    fields = out.split(b"\0")
-    for scope, origin, entry in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):
-        key = os.fsdecode(entry.partition(b"\n")[0])
-        if not _trusted(os.fsdecode(scope), os.fsdecode(origin), project_root) and key not in keys:
-            keys.append(key)
+    args = ["config", "--null", "--show-scope", "--show-origin", "--get-regexp", _DRIVER_REGEXP]
+    lookups = [_git(env, where, [*pre, *args]) for where, pre in await _repositories(env, cwd)]
+    for code, out in await asyncio.gather(*lookups):
+        fields = out.split(b"\0") if code == 0 else []
+        for scope, origin, entry in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):
+            key = os.fsdecode(entry.partition(b"\n")[0])
+            if not _trusted(os.fsdecode(scope), os.fsdecode(origin), project_root) and key not in keys:
+                keys.append(key)
     return keys
+
+
+async def _repositories(env: Mapping[str, str], cwd: Path) -> list[tuple[Path, list[str]]]:
+    """Where git may read a config during a line run in `cwd`, as (folder, git options).
+
+    `cwd` itself; every git folder under the common dir's `modules/` (absorbed submodules,
+    nested ones too, populated or not: `log --submodule=diff` opens them by name); every
+    populated submodule of the index, down to SUBMODULE_DEPTH (one with its own `.git`
+    folder or a `.git` file pointing anywhere). At most MAX_REPOSITORIES (see the note there).
+    """
+    found: list[tuple[Path, list[str]]] = [(cwd, [])]
+    _, out = await _git(env, cwd, ["rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel"])
+    lines = os.fsdecode(out).splitlines()
+    if not lines:
+        return found
+    git_dirs = await asyncio.to_thread(_module_git_dirs, Path(lines[0]))
+    found += [(folder, ["--git-dir", str(folder)]) for folder in git_dirs]
+    if len(lines) > 1:
+        known = {os.path.realpath(folder) for folder in git_dirs}
+        found += [(path, []) for path in await _populated_submodules(env, Path(lines[1]), known, SUBMODULE_DEPTH)]
+    return found[:MAX_REPOSITORIES]
+
+
+def _module_git_dirs(common_dir: Path) -> list[Path]:
+    """Git folders (a `config` and a `HEAD`) under `common_dir/modules`, nested `modules/` included."""
+    found: list[Path] = []
+    for here, dirs, files in os.walk(common_dir / "modules"):
+        if "config" in files and "HEAD" in files:
+            found.append(Path(here))
+            # Its object store and refs hold no git folder (and are the bulk of it); a submodule
+            # named `a/b` beside one named `a` sits in a's folder, so the rest is walked.
+            dirs[:] = [d for d in dirs if d not in ("objects", "refs", "logs")]
+        if len(found) >= MAX_REPOSITORIES:
+            break
+    return found
+
+
+async def _populated_submodules(env: Mapping[str, str], top: Path, known: set[str], depth: int) -> list[Path]:
+    """Work trees of the gitlinks in `top`'s index that git would enter (their `.git` exists),
+    leaving out those whose git folder is in `known`; then theirs, `depth` levels down."""
+    code, out = await _git(env, top, ["ls-files", "--stage", "-z"])
+    found: list[Path] = []
+    for entry in out.split(b"\0") if code == 0 else []:
+        meta, _, name = entry.partition(b"\t")
+        if not meta.startswith(b"160000 ") or not name:
+            continue
+        path = top / os.fsdecode(name)
+        dot_git = path / ".git"
+        if not os.path.lexists(dot_git):
+            continue
+        if os.path.realpath(_gitfile_target(dot_git) or dot_git) not in known:
+            found.append(path)
+        if depth > 1 and len(found) < MAX_REPOSITORIES:
+            found += await _populated_submodules(env, path, known, depth - 1)
+        if len(found) >= MAX_REPOSITORIES:
+            break
+    return found
+
+
+def _gitfile_target(dot_git: Path) -> str | None:
+    """The folder a `.git` file names (`gitdir: <path>`, relative to its folder), None for a folder."""
+    try:
+        with open(dot_git, "rb") as f:
+            line = f.read(4096).partition(b"\n")[0]
+    except OSError:  # a folder, or unreadable: git is asked there
+        return None
+    if not line.startswith(b"gitdir: "):
+        return None
+    return os.path.join(dot_git.parent, os.fsdecode(line[len(b"gitdir: "):].strip()))
 
 
 def _trusted(scope: str, origin: str, project_root: Path) -> bool:
@@ -175,21 +199,20 @@ def _trusted(scope: str, origin: str, project_root: Path) -> bool:
     return os.path.isabs(path) and not os.path.realpath(path).startswith(root)
 
 
-async def _git_config_records(env: Mapping[str, str], cwd: Path) -> bytes:
-    """`git config --show-scope --show-origin --get-regexp` output; empty if git fails or is missing."""
-    args = ["git", "config", "--null", "--show-scope", "--show-origin", "--get-regexp", _DRIVER_REGEXP]
+async def _git(env: Mapping[str, str], cwd: Path, args: list[str]) -> tuple[int, bytes]:
+    """Exit status and stdout of `git args` in `cwd`; (-1, b"") if git is missing or too slow."""
     try:
         proc = await asyncio.create_subprocess_exec(
-            *args, cwd=cwd, env=dict(env), stdin=asyncio.subprocess.DEVNULL,
+            "git", *args, cwd=cwd, env=dict(env), stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         )
     except OSError:
-        return b""
+        return -1, b""
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), DISCOVERY_TIMEOUT_SECONDS)
     except TimeoutError:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         await proc.wait()
-        return b""
-    return out if proc.returncode == 0 else b""
+        return -1, b""
+    return proc.returncode if proc.returncode is not None else -1, out

@@ -19,7 +19,6 @@ from __future__ import annotations
 import builtins
 import os
 import re
-import subprocess
 import time
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.document import Document
 
+from claude_mini.gitrun import run_git
 from claude_mini.ui import commands
 
 if TYPE_CHECKING:
@@ -151,12 +151,8 @@ class ProjectFiles:
         return self._cache[1]
 
     def _git_files(self) -> builtins.list[str] | None:
-        try:
-            out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                                 cwd=self.cwd, capture_output=True, timeout=5)
-        except (OSError, subprocess.SubprocessError):
-            return None
-        if out.returncode != 0:
+        out = run_git(self.cwd, ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], timeout=5)
+        if out is None or out.returncode != 0:
             return None
         names = out.stdout.decode("utf-8", "replace").split("\0")
         return sorted({n for n in names if n})[:MAX_LISTED_FILES]
@@ -183,13 +179,9 @@ class ProjectFiles:
 
     def is_ignored(self, path: Path) -> bool:
         """Whether git (or, outside git, the folder's .gitignore) ignores `path`."""
-        try:
-            out = subprocess.run(["git", "check-ignore", "-q", "--", str(path)], cwd=self.cwd,
-                                 capture_output=True, timeout=5)
-            if out.returncode in (0, 1):
-                return out.returncode == 0
-        except (OSError, subprocess.SubprocessError):
-            pass
+        out = run_git(self.cwd, ["check-ignore", "-q", "--", str(path)], timeout=5)
+        if out is not None and out.returncode in (0, 1):
+            return out.returncode == 0
         return self._spec_ignores(os.path.relpath(path, self.cwd) + ("/" if path.is_dir() else ""))
 
 

@@ -17,7 +17,18 @@ import pytest
 
 from claude_mini.tools import ToolContext
 from claude_mini.tools.bash import BashTool
-from claude_mini.tools.git_safety import neutral_env, with_config
+from claude_mini.tools.git_safety import (
+    NEUTRAL_CONFIG,
+    neutral_env,
+    untrusted_driver_keys,
+    with_config,
+)
+from tests.hostile_git import (
+    SUBMODULE_CONFIG,
+    fsmonitor_repo,
+    partial_clone_with_ext_remote,
+    superproject_with_hostile_submodule,
+)
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -185,7 +196,7 @@ def test_lazy_fetch_of_a_partial_clone_runs_no_upload_pack(tmp_path: Path, marks
     _git(clone, "config", "remote.origin.uploadpack", f"{_touch(marks, 'upload')}; git-upload-pack")
     for command in ["git show HEAD:a.txt", "git log -p -1", "git grep lazy HEAD"]:
         result = _tool(clone, command)
-        assert _fired(marks) == [] and "not allowed" in result.content, command
+        assert _fired(marks) == [] and ("not allowed" in result.content or "lazy fetching disabled" in result.content), command
     _plain(clone, "git show HEAD:a.txt")
     assert _fired(marks) == ["upload"]  # the control, last: it fetches the blob for good
 
@@ -235,3 +246,126 @@ def test_config_pairs_are_appended_after_the_users_own() -> None:
     assert "GIT_CONFIG_PARAMETERS" not in env
     quoted = with_config({"GIT_CONFIG_PARAMETERS": "'u.v'='w'"}, [("x.y", "it's")])["GIT_CONFIG_PARAMETERS"]
     assert quoted == "'u.v'='w' 'x.y'='it'\\''s'"
+
+
+# ---- issue 33: a repository that arrived with its own .git
+
+
+def _no_lazy_fetch_guard(env: dict[str, str]) -> dict[str, str]:
+    """The neutral environment as an older git sees it: GIT_NO_LAZY_FETCH not understood."""
+    return {k: v for k, v in env.items() if k != "GIT_NO_LAZY_FETCH"}
+
+
+@pytest.mark.parametrize("command", ["git show HEAD:s.txt", "git log -p -1", "git grep secret HEAD"])
+def test_a_per_protocol_key_cannot_reopen_the_ext_transport(tmp_path: Path, marks: Path, command: str) -> None:
+    """`protocol.ext.allow=always` beats `protocol.allow=never`: the read-only line must still fetch nothing."""
+    clone = partial_clone_with_ext_remote(tmp_path / "clone", marks / "ext")
+    result = _tool(clone, command)
+    assert _fired(marks) == [], command
+    assert result.is_error
+    _plain(clone, command)
+    assert _fired(marks) == ["ext"], "control: plain git runs the ext:: command"
+
+
+@pytest.mark.parametrize("drop", ["GIT_ALLOW_PROTOCOL", "GIT_CONFIG_COUNT"])
+def test_each_transport_guard_holds_alone_without_the_lazy_fetch_switch(tmp_path: Path, marks: Path, drop) -> None:
+    """git before 2.39.4 ignores GIT_NO_LAZY_FETCH: the empty GIT_ALLOW_PROTOCOL and the per-name
+    `protocol.ext.allow=never` each stop the fetch on their own."""
+    clone = partial_clone_with_ext_remote(tmp_path / "clone", marks / "ext")
+    env = {k: v for k, v in _no_lazy_fetch_guard(neutral_env(os.environ)).items() if k != drop}
+    if drop == "GIT_CONFIG_COUNT":  # keep only the protocol keys of the command scope
+        env = with_config({k: v for k, v in env.items() if not k.startswith("GIT_CONFIG_")},
+                          [(k, v) for k, v in NEUTRAL_CONFIG if k.startswith("protocol.")])
+        env.pop("GIT_ALLOW_PROTOCOL")
+    done = subprocess.run(["git", "show", "HEAD:s.txt"], cwd=clone, env=env, capture_output=True, text=True)
+    assert _fired(marks) == [] and "transport 'ext' not allowed" in done.stderr
+
+
+def test_a_remote_helper_of_any_name_is_refused(tmp_path: Path, marks: Path, monkeypatch) -> None:
+    """No list of names covers every `<name>::` helper: the empty GIT_ALLOW_PROTOCOL does."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    helper = bin_dir / "git-remote-evil"
+    helper.write_text(f"#!/bin/sh\n{_touch(marks, 'helper')}\nexit 1\n")
+    helper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    clone = partial_clone_with_ext_remote(tmp_path / "clone", marks / "unused", helper="evil")
+    done = subprocess.run(["git", "show", "HEAD:s.txt"], cwd=clone, env=_no_lazy_fetch_guard(neutral_env()),
+                          capture_output=True, text=True)
+    assert _fired(marks) == [] and "transport 'evil' not allowed" in done.stderr
+    _tool(clone, "git show HEAD:s.txt")
+    assert _fired(marks) == []
+    _plain(clone, "git show HEAD:s.txt")
+    assert _fired(marks) == ["helper"], "control: plain git runs the helper"
+
+
+SUBMODULE_COMMANDS = ["git status", "git diff", "git diff HEAD", "git status --ignore-submodules=none",
+                      "git diff --submodule=diff", "git log -p -1 --submodule=diff", "git show --submodule=diff"]
+
+
+@pytest.mark.parametrize("absorbed", [True, False], ids=["absorbed", "own-git-folder"])
+@pytest.mark.parametrize("kind", sorted(SUBMODULE_CONFIG))
+def test_a_submodules_own_config_runs_nothing(tmp_path: Path, marks: Path, kind: str, absorbed: bool) -> None:
+    fired_plain = set()
+    for i, command in enumerate(SUBMODULE_COMMANDS):
+        top = superproject_with_hostile_submodule(tmp_path / f"{i}-plain", marks, kind, absorbed=absorbed)
+        _plain(top, command)
+        fired_plain.update(_fired(marks))
+        top = superproject_with_hostile_submodule(tmp_path / f"{i}-tool", marks, kind, absorbed=absorbed)
+        result = _tool(top, command)
+        assert _fired(marks) == [], f"`{command}` ran the submodule's {kind} program"
+        assert not result.is_error or "fatal" not in result.content, result.content
+    assert fired_plain == {kind}, "control: plain git runs the submodule's program for some of these"
+
+
+def test_a_submodule_git_file_pointing_anywhere_is_looked_into(tmp_path: Path, marks: Path) -> None:
+    """`sub/.git` may name any folder (`gitdir: ../../elsewhere`), not only `.git/modules/<name>`."""
+    top = superproject_with_hostile_submodule(tmp_path, marks, "clean")
+    elsewhere = tmp_path / "elsewhere"
+    (top / ".git" / "modules" / "sub").rename(elsewhere)
+    (top / "sub" / ".git").write_text(f"gitdir: {os.path.relpath(elsewhere, top / 'sub')}\n")
+    subprocess.run(["git", "config", "--file", str(elsewhere / "config"), "core.worktree", str(top / "sub")],
+                   check=True)
+    os.utime(top / "sub" / "a.txt", (1, 1))
+    _tool(top, "git status --ignore-submodules=none")
+    assert _fired(marks) == []
+    _plain(top, "git status --ignore-submodules=none")
+    assert _fired(marks) == ["clean"]
+
+
+def test_submodule_drivers_are_found_by_name(tmp_path: Path, marks: Path) -> None:
+    top = superproject_with_hostile_submodule(tmp_path, marks, "textconv")
+    keys = asyncio.run(untrusted_driver_keys(neutral_env(), top, top))
+    assert "diff.evil.textconv" in keys
+
+
+def test_the_neutral_environment_names_every_transport() -> None:
+    env = neutral_env({"GIT_ALLOW_PROTOCOL": "ext:file", "PATH": "/usr/bin"})
+    assert env["GIT_ALLOW_PROTOCOL"] == "" and env["GIT_NO_LAZY_FETCH"] == "1"
+    pairs = {(env[f"GIT_CONFIG_KEY_{i}"], env[f"GIT_CONFIG_VALUE_{i}"]) for i in range(int(env["GIT_CONFIG_COUNT"]))}
+    for name in ("ext", "file", "git", "ssh", "http", "https"):
+        assert (f"protocol.{name}.allow", "never") in pairs
+    assert {("diff.ignoreSubmodules", "all"), ("submodule.recurse", "false")} <= pairs
+
+
+@pytest.mark.parametrize("call", ["git_output", "run_git", "tracked_and_denied", "checkout_root"])
+def test_the_products_own_git_runs_no_fsmonitor(tmp_path: Path, marks: Path, call: str) -> None:
+    """Staleness, the team tier, the git root and the Read-deny check run git in the repository too."""
+    from claude_mini import paths
+    from claude_mini.agent.permissions import _tracked_and_denied, parse_rule
+    from claude_mini.gitrun import git_output, run_git
+
+    root = fsmonitor_repo(tmp_path / "repo", marks / "fsmonitor")
+    _plain(root, "git ls-files -m")
+    assert _fired(marks) == ["fsmonitor"]
+    if call == "git_output":
+        assert git_output(root, ["ls-files", "-m"], 5) == ""
+    elif call == "run_git":
+        assert run_git(root, ["status", "--porcelain"], 5) is not None
+    elif call == "tracked_and_denied":
+        rule = parse_rule("Read(app.py)", source="user", project_root=root)
+        assert _tracked_and_denied(str(root), [rule]) is rule
+    else:
+        paths.checkout_root.cache_clear()
+        assert paths.checkout_root(root) == Path(os.path.realpath(root))
+    assert _fired(marks) == []
