@@ -58,16 +58,26 @@ _CARD = re.compile(r"(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w-])")
 _CARD_PREFIX = re.compile(r"4|5[1-5]|2[2-7]|3[47]|6(?:011|5|4[4-9]|2)|35|3[068]|5[06-9]")
 
 
+def _card_length_fits(digits: str) -> bool:
+    """An issuer prefix with that issuer's length (Amex 15, Mastercard 16, Visa 13/16/19)."""
+    if _CARD_PREFIX.match(digits) is None:
+        return False
+    if digits[:2] in ("34", "37"):
+        return len(digits) == 15
+    if digits[0] == "4":
+        return len(digits) in (13, 16, 19)
+    return len(digits) >= 16
+
+
 def _iban_hits(text: str) -> Iterator[Hit]:
     from stdnum import iban
 
     for match in _IBAN.finditer(text):
         groups = match.group(0).split(" ")
-        while groups:  # the regex may take a word after the number (`… 09 BIC`): drop it and retry
-            if iban.is_valid("".join(groups)):
-                yield (match.start(), "a bank account number (IBAN)", "")
-                break
-            groups.pop()
+        while len(groups) > 1 and not any(c.isdigit() for c in groups[-1]):
+            groups.pop()  # the regex may take a word after the number (`… 00 BIC`)
+        if iban.is_valid("".join(groups)):
+            yield (match.start(), "a bank account number (IBAN)", "")
 
 
 def _card_hits(text: str) -> Iterator[Hit]:
@@ -75,7 +85,7 @@ def _card_hits(text: str) -> Iterator[Hit]:
 
     for match in _CARD.finditer(text):
         digits = re.sub(r"\D", "", match.group(0))
-        if _CARD_PREFIX.match(digits) and luhn.is_valid(digits) and len(set(digits)) > 2:
+        if _card_length_fits(digits) and luhn.is_valid(digits) and len(set(digits)) > 2:
             yield (match.start(), "a payment card number", "")
 
 
