@@ -25,9 +25,9 @@ import re
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-CONFIDENCE = "medium"  # the catalog's default; "low" adds no rule today and more noise later
+CONFIDENCE: Final = "medium"  # the catalog's default; "low" adds no rule today and more noise later
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _state: dict[str, Any] = {}  # "scanner" once built, or "failed" with the reason
