@@ -1,10 +1,12 @@
 """What looks like a credential in a text: the detection half of the memory secret guard.
 
-Four families, in the spirit of how secret scanners (gitleaks, detect-secrets)
-classify, with our own patterns:
+Four families:
 
 - typed tokens, recognisable by a fixed prefix or shape (`ghp_`, `glpat-`,
-  `npm_`, `AKIA`, `sk-ant-`, JWTs, Slack webhooks, PEM headers, ...);
+  `npm_`, `hvs.`, `sk-ant-`, JWTs, Slack webhooks, PEM headers, ...): first the
+  well-kept rule set (memory/secret_rules.py: gitleaks'/Betterleaks' rules and
+  Google's Veles detectors, about 490), then our few documented extras for what
+  it lacks (TOKEN_PATTERNS);
 - key/value assignments whose key names a secret (`.env`, `export`, YAML,
   JSON, TOML, INI, URL query, connection strings, command-line flags,
   `Authorization:` headers), where the value must look like a real secret:
@@ -24,8 +26,9 @@ The text is folded first (memory/scan_fold.py): invisible characters and
 Cyrillic/Greek lookalike letters hide nothing.
 
 Findings say what was found and on which line, never the value: the kind,
-plus the key name or the token's fixed public prefix. Everything is regular
-expressions without nested quantifiers, so a scan is linear in the text.
+plus the key name, the token's fixed public prefix or the rule's id. Our own
+patterns are regular expressions without nested quantifiers and the rule set
+runs on Vectorscan, so a scan is linear in the text.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from claude_mini.memory.scan_fold import fold_for_scan
+from claude_mini.memory.secret_rules import rule_hits
 
 MIN_PASSWORD_CHARS = 6
 MIN_TOKEN_CHARS = 8
@@ -84,7 +88,8 @@ user username login
 """))
 _STAND_IN_PARTS = ("example", "placeholder", "changeme", "change_me", "change-me", "redacted",
                    "dummy", "your", "replace", "insert", "fixme", "todo", "sample")
-_STAND_IN_START = ("$", "<", "{", "%", "!", "[", "ENC[", "@")
+_STAND_IN_START = ("$", "<", "{", "!", "[", "ENC[", "@")
+_PERCENT_VARIABLE = re.compile(r"%[\w.]+%|%\(\w+\)[sd]")  # %TOKEN%, %(password)s; not %BJAQl9…
 _MASK = re.compile(r"[xX*.#•_\-?0]+|(.)\1+")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _REFERENCE_START = ("/", "~/", "./", "../", "file:", "env:", "vault:", "op://", "arn:", "sm://",
@@ -98,6 +103,7 @@ def is_stand_in(value: str) -> bool:
     """Whether `value` holds a place (`<token>`, `${VAR}`, `xxx`, `changeme`) instead of a secret."""
     low = value.lower()
     return (low in _STAND_IN_WORDS or value.startswith(_STAND_IN_START)
+            or _PERCENT_VARIABLE.fullmatch(value) is not None
             or any(part in low for part in _STAND_IN_PARTS)
             or low.startswith(("my-", "my_")) or "..." in value or "…" in value
             or _MASK.fullmatch(value) is not None)
@@ -139,62 +145,52 @@ def _t(kind: str, pattern: str, hints: str, flags: int = 0, *, checked: bool = F
 
 
 _B64 = r"[A-Za-z0-9+/]"
+# Our own typed patterns: only what the rule set (memory/secret_rules.py) lacks, each saying why.
+# Everything with a fixed provider prefix it knows (GitHub, GitLab, npm, PyPI, Slack, Google,
+# SendGrid, Shopify, DigitalOcean, Databricks, Twilio, Stripe sk_/rk_, JWT, age, Vault hvs.,
+# Anthropic, ...) is the rule set's job and is not repeated here.
 TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
-    # lower case and split across lines too: `-----begin rsa private\nkey-----`
+    # The catalog wants an upper-case header on one line; a memory may carry it lower-cased or
+    # wrapped: `-----begin rsa private\nkey-----`.
     _t("a private key", r"(?P<value>-{3,5}\s{0,4}BEGIN\s{1,4}(?:[A-Z0-9]{1,16}\s{1,4}){0,3}PRIVATE"
                         r"\s{1,4}KEY)", "private", re.IGNORECASE),
+    # PuTTY's .ppk format has no rule in the catalog.
     _t("a PuTTY private key", r"(?P<value>PuTTY-User-Key-File-\d+:|Private-Lines:\s*\d+)",
        "putty-user-key-file- private-lines:"),
-    _t("an age secret key", r"(?P<value>(?P<prefix>AGE-SECRET-KEY-)1[0-9A-Z]{50,})", "age-secret-key-"),
+    # A key pasted without its header: base64 that starts like a DER private key or an OpenSSH key.
     _t("a private key body",
        r"(?<![A-Za-z0-9+/])(?P<value>(?:MII" + _B64 + r"{3}IBA[AD]|MIG" + _B64 + r"AgEA"
        r"|MHcCAQEE|MC4CAQAw|b3BlbnNzaC1rZXktdjE)" + _B64 + r"{40,})",
        "mii mig mhccaqee mc4caqaw b3blbnnzac1rzxktdje"),
+    # OpenAI-style `sk-` keys whose length and shape changed over the years (sk-proj-, sk-svcacct-,
+    # bare sk- + 48): the catalog's rules want one exact shape each and miss the others.
     _t("an API key", r"(?<![\w-])(?P<value>(?P<prefix>sk-(?:ant-(?:api|admin)\d\d-|ant-|proj-|"
                      r"svcacct-|admin-|live-)?)(?P<body>[A-Za-z0-9_-]{20,}))", "sk-"),
-    _t("a Stripe key", r"(?<![\w-])(?P<value>(?P<prefix>(?:sk|rk)_(?:live|test)_)[A-Za-z0-9]{16,}"
-                       r"|(?P<p2>whsec_)[A-Za-z0-9]{24,})", "sk_live_ sk_test_ rk_live_ rk_test_ whsec_"),
+    # Stripe's webhook signing secret: the catalog knows sk_/rk_ keys only.
+    _t("a Stripe webhook secret", r"(?<![\w-])(?P<value>(?P<prefix>whsec_)[A-Za-z0-9]{24,})",
+       "whsec_"),
+    # The catalog reports an access key id only beside its secret key; alone it still names an
+    # account and invites the secret next to it.
     _t("an AWS access key id",
        r"(?<![A-Z0-9])(?P<value>(?P<prefix>AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Z0-9])",
        "akia asia abia acca"),
+    # ...and a secret key only beside its id: named as such (`aws_secret_access_key = …`) it is one.
     _t("an AWS secret access key",
        r"(?:aws_?)?secret_?access_?key[\"'`]?\s*(?:=|:|=>)\s*[\"'`]?"
        r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", "access", re.IGNORECASE),
-    # the fixed prefixes in any case: an upper-cased GHP_… still works once lower-cased
-    _t("a GitHub token", r"(?<!\w)(?P<value>(?P<prefix>(?i:gh[pousr]_))[A-Za-z0-9]{30,}"
-                         r"|(?P<p2>(?i:github_pat_))[A-Za-z0-9_]{22,})",
-       "ghp_ gho_ ghu_ ghs_ ghr_ github_pat_"),
-    _t("a GitLab token", r"(?<![\w-])(?P<value>(?P<prefix>(?i:gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt"
-                         r"|oas|agent)-))[\w-]{20,}|(?P<p2>GR1348941)[\w-]{20,})",
-       "glpat- gldt- glrt- glptt- glcbt- glsoat- glft- glimt- gloas- glagent- gr1348941"),
-    _t("an npm token", r"(?<!\w)(?P<value>(?P<prefix>(?i:npm_))[A-Za-z0-9]{36})(?![A-Za-z0-9])",
-       "npm_"),
-    _t("a PyPI token", r"(?<![\w-])(?P<value>(?P<prefix>pypi-)AgEIcHlwaS5vcmc[\w-]{40,})",
-       "pypi-ageichlwas5vcmc"),
-    _t("a Slack token", r"(?<![\w-])(?P<value>(?P<prefix>xox[abposre]-|xapp-)[A-Za-z0-9-]{10,})",
-       "xox xapp-"),
-    _t("a Slack webhook URL",
-       r"(?P<value>(?P<prefix>https://hooks\.slack\.com/)services/T\w+/B\w+/\w{16,})",
-       "hooks.slack.com"),
+    # HashiCorp Vault batch tokens (`hvb.`); the catalog has the service tokens (`hvs.`) only.
+    _t("a Vault batch token", r"(?<![\w.])(?P<value>(?P<prefix>hvb\.)[\w-]{40,})", "hvb."),
+    # No catalog rule for these four formats.
     _t("a Discord webhook URL", r"(?P<value>(?P<prefix>https://(?:\w+\.)?discord(?:app)?\.com/"
                                 r"api/webhooks/)\d+/[\w-]{40,})", "discord"),
-    _t("a Google API key", r"(?<![\w-])(?P<value>(?P<prefix>AIza)[0-9A-Za-z_-]{35})", "aiza"),
     _t("a Google OAuth client secret", r"(?<![\w-])(?P<value>(?P<prefix>GOCSPX-)[\w-]{24,})",
        "gocspx-"),
-    _t("a Hugging Face token", r"(?<!\w)(?P<value>(?P<prefix>hf_)[A-Za-z0-9]{30,})", "hf_"),
-    _t("a SendGrid API key", r"(?<![\w-])(?P<value>(?P<prefix>SG\.)[\w-]{22}\.[\w-]{43})", "sg."),
-    _t("a Shopify token", r"(?<!\w)(?P<value>(?P<prefix>shp(?:at|ca|pa|ss)_)[a-fA-F0-9]{32})",
-       "shpat_ shpca_ shppa_ shpss_"),
-    _t("a DigitalOcean token", r"(?<!\w)(?P<value>(?P<prefix>do[opr]_v1_)[a-f0-9]{64})",
-       "doo_v1_ dop_v1_ dor_v1_"),
-    _t("a Databricks token", r"(?<!\w)(?P<value>(?P<prefix>dapi)[a-f0-9]{32})(?![a-f0-9])", "dapi"),
-    _t("a Twilio API key", r"(?<!\w)(?P<value>(?P<prefix>SK)[0-9a-f]{32})(?!\w)", "sk"),
     _t("a Telegram bot token", r"(?<![\w:])(?P<value>\d{8,10}:AA[\w-]{33})(?![\w-])", ":aa"),
     _t("an Azure storage account key", r"(?P<prefix>AccountKey=)(?P<value>[A-Za-z0-9+/]{60,}={0,2})",
        "accountkey="),
     _t("an Azure SAS signature", r"[?&](?P<prefix>sig=)(?P<value>[A-Za-z0-9%+/]{30,})", "sig="),
-    _t("a JSON web token", r"(?<![\w-])(?P<value>(?P<prefix>eyJ)[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}"
-                           r"\.[A-Za-z0-9_-]{8,})", "eyj"),
+    # Context rather than format: a password where a URL, a shell line or .netrc puts one,
+    # judged by the same placeholder and reference checks as assignments.
     _t("a password in a URL", r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^\s/:@]{0,256}:(?P<value>[^\s/@]{1,256})@[\w.\[-]",
        "://", re.IGNORECASE, checked=True, min_chars=MIN_URL_PASSWORD_CHARS),
     _t("a bearer token", r"\bBearer\s+(?P<value>[A-Za-z0-9\-._~+/]{16,}=*)", "bearer", checked=True),
@@ -263,11 +259,12 @@ _KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "signing", "s
                              "account", "storage", "app", "consumer", "deploy", "hmac", "jwt",
                              "crypto", "cipher", "root", "session", "service", "webhook"})
 _NEUTRAL_TAILS = frozenset({"base", "value", "b64", "base64", "hex", "raw", "plain", "plaintext"})
-_SCHEME = re.compile(r"(?:bearer|basic|token|bot|digest|negotiate|apikey|sso-key)[ \t]+",
+_SCHEME = re.compile(r"(?:bearer|basic|token|bot|digest|negotiate|apikey|sso-key|ssws)[ \t]+",
                      re.IGNORECASE)
 _QUOTES = "\"'`"
 _STRING_PREFIX = re.compile(r"[fbrFBR]{1,2}(?=[\"'])")  # f"Bearer {token}" is code, not a value
 _VALUE_CUT = re.compile(r"[;&,]")
+_NEXT_ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=\S")
 _TRAILING_PUNCT = ".:!?)]}>*\"'`"
 _PROSE_OK_TAIL = ("#", "//", "--", ",", ";", "&", "}", ")", "]", "|", "\\")
 
@@ -329,7 +326,8 @@ def _unquoted_value(rest: str) -> _Value:
     value = token[: cut.start()] if cut else token
     value = value.rstrip(_TRAILING_PUNCT)
     tail = line[len(token):].strip()
-    prose = bool(tail) and not tail.startswith(_PROSE_OK_TAIL)
+    # `DD_API_KEY=… DD_SITE=…`: another assignment follows, not a sentence
+    prose = bool(tail) and not tail.startswith(_PROSE_OK_TAIL) and _NEXT_ASSIGNMENT.match(tail) is None
     return _Value(value, prose)
 
 
@@ -551,10 +549,18 @@ def _aws_context_hits(text: str) -> Iterator[_Hit]:
             yield _Hit(match.start(), "an AWS secret access key")
 
 
+# --- the rule set ------------------------------------------------------------------------
+def _rule_set_hits(text: str) -> Iterator[_Hit]:
+    """Tokens the well-kept rule set recognises (memory/secret_rules.py), named by its rule id."""
+    for hit in rule_hits(text):
+        yield _Hit(hit.start, "a credential", f"{hit.rule} rule")
+
+
 # --- the scan -------------------------------------------------------------------------------
-# Most specific first: where two detectors flag one line, the first one names it.
+# Most specific first: where two detectors flag one line, the first one names it (our typed
+# patterns before the rule set, so a URL's password or a bearer token keeps its own name).
 DETECTORS: tuple[Callable[[str], Iterator[_Hit]], ...] = (
-    _typed_hits, _aws_pair_hits, _assignment_hits, _cookie_hits, _flag_hits, _aws_context_hits,
+    _typed_hits, _rule_set_hits, _aws_pair_hits, _assignment_hits, _cookie_hits, _flag_hits, _aws_context_hits,
     _key_body_hits,
 )
 

@@ -167,7 +167,7 @@ def test_the_session_end_extracts_a_durable_turn_the_throttle_held(run_cli, fake
 def test_main_agent_cannot_save_a_secret_into_memory(run_cli, fake_server, repo):
     settings(repo)
     memdir = paths.memory_dir(repo)
-    content = format_memory(name="Token", description="the deploy token is ghp_" + "x" * 36,
+    content = format_memory(name="Token", description="the deploy token is ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
                             type="reference", body="Use it to deploy.")
     fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "reference_token.md"), "content": content}),
                    purpose="main")
@@ -175,7 +175,7 @@ def test_main_agent_cannot_save_a_secret_into_memory(run_cli, fake_server, repo)
     result = run_cli("-p", "remember the deploy token", "--permission-mode", "bypassPermissions")
     assert result.returncode == 0, result.stderr
     tool_result = fake_server.requests_for("main")[1].body["messages"][-1]["content"][0]
-    assert tool_result["is_error"] and "refused to save a GitHub token (ghp_…)" in tool_result["content"]
+    assert tool_result["is_error"] and "refused to save a credential (github-pat rule)" in tool_result["content"]
     assert not (memdir / "reference_token.md").exists()
     assert len(fake_server.requests_for("extract")) == 1  # a refused write does not skip extraction
 

@@ -29,7 +29,7 @@ CASES = [
     ("Staging DB.\nDB_PASSWORD=\n", "DB_PASSWORD=", "DB_PASSWORD=hunter22", False,
      "a password (DB_PASSWORD=…)", "hunter22"),
     ("CI pushes tags with TOKEN_HERE.\nAlso TOKEN_HERE for releases.\n", "TOKEN_HERE",
-     "glpat-x8Yz3Qw9Lm2Nb7Vc4Kp1", True, "a GitLab token (glpat-…)", "x8Yz3Qw9Lm2Nb7Vc4Kp1"),
+     "glpat-x8Yz3Qw9Lm2Nb7Vc4Kp1", True, "a credential (gitlab-pat rule)", "x8Yz3Qw9Lm2Nb7Vc4Kp1"),
     ("[staging]\nregion = eu-west-1\naws_secret_access_key = PASTE_HERE\n", "PASTE_HERE",
      "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY", False, "an AWS secret access key on line 9",
      "je7MtGbClwBF/2Zp9Utk"),
@@ -76,7 +76,7 @@ def test_the_extraction_fork_cannot_assemble_a_secret_either(run_cli, fake_serve
     result = run_cli("-p", "we publish with npm")
     assert result.returncode == 0, result.stderr
     (edited,) = results(fake_server.requests_for("extract")[2])
-    assert edited["is_error"] and "an npm token (npm_…) on line" in edited["content"]
+    assert edited["is_error"] and "a credential (npmjsaccesstoken rule) on line" in edited["content"]
     assert "a1B2" not in path.read_text()
 
 

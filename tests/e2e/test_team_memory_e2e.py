@@ -178,7 +178,7 @@ def write_private(memdir: Path, filename: str, body: str) -> Path:
 
 
 @pytest.mark.parametrize(("body", "said"), [
-    (f"The CI publishes with the token {GITHUB_TOKEN}.", "a GitHub token"),
+    (f"The CI publishes with the token {GITHUB_TOKEN}.", "a credential"),
     ("Ask release-team@corp.io before publishing.", "an e-mail address (…@corp.io)"),
 ])
 def test_secrets_and_personal_data_are_refused_for_the_team_tier(run_cli, people, body, said,

@@ -113,7 +113,7 @@ def test_a_memory_holding_a_secret_is_refused_and_the_dry_run_writes_nothing(tmp
                                   f"type: reference\n---\n\nThe CI uses {GITHUB_TOKEN}.\n")
     data = import_data(load_config(project), store_of(project), "claude-code", dry_run=True)
     ci = next(m for m in data["memories"] if m["origin"].endswith("ci.md"))
-    assert ci["action"] == "refused" and "GitHub" in ci["why"] and GITHUB_TOKEN not in ci["why"]
+    assert ci["action"] == "refused" and "github-pat" in ci["why"] and GITHUB_TOKEN not in ci["why"]
     assert not store_of(project).root.exists()
     lines = import_lines(data)
     assert lines[-1].startswith("Dry run: 5 would be imported") and "nothing was written" in lines[-1]

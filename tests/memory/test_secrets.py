@@ -91,19 +91,20 @@ HEADERS = [
     ("X-Auth-Token: r4nd0mT0k3nV4lu3", "a token", "r4nd0mT0k3nV4lu3"),
 ]
 TYPED = [
-    ("push with glpat-x8Yz3Qw9Lm2Nb7Vc4Kp1", "a GitLab token", "x8Yz3Qw9Lm2Nb7Vc4Kp1"),
-    ("runner GR1348941Zx8Yz3Qw9Lm2Nb7Vc4Kp1", "a GitLab token", "Zx8Yz3Qw9Lm2Nb7Vc4Kp1"),
-    ("npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "an npm token", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
-    ("pypi-AgEIcHlwaS5vcmc" + "Q2" * 30, "a PyPI token", "Q2" * 30),
-    ("hf_" + "Ab1" * 12, "a Hugging Face token", "Ab1" * 12),
+    ("push with glpat-x8Yz3Qw9Lm2Nb7Vc4Kp1", "a credential", "x8Yz3Qw9Lm2Nb7Vc4Kp1"),
+    ("runner GR1348941Zx8Yz3Qw9Lm2Nb7Vc4Kp1", "a credential", "Zx8Yz3Qw9Lm2Nb7Vc4Kp1"),
+    ("npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "a credential", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"),
+    ("pypi-AgEIcHlwaS5vcmcCJDk3ZjM2NTYxLWE4ZDQtNDFjOS05NmI0LWFhNDk2ZDM4ZTA5NQACKlszLCJmZGU0", "a credential",
+     "Ljk3ZjM2NTYxLWE4ZDQtNDFjOS05"),
     ("https://hooks.slack.com/services/T0123ABCD/B0456EFGH/aBcDeFgHiJkLmNoPqRsTuVwX",
-     "a Slack webhook URL", "aBcDeFgHiJkLmNoPqRsTuVwX"),
+     "a credential", "aBcDeFgHiJkLmNoPqRsTuVwX"),
     ("GOCSPX-" + "aB3_cD4-" * 4, "a Google OAuth client secret", "aB3_cD4-" * 4),
-    ("github_pat_11ABCDEFG0" + "x" * 40, "a GitHub token", "x" * 40),
+    ("github_pat_11ABCDEFG0k9Xq2Lm7Pw4R_" + "Ua8Ke2Wo7Qi4Tx9Ml3Vp6Rb1Nz5Cy0HgUa8Ke2Wo7Qi4Tx9Ml3Vp6Rb1Nz5Cy0Hg"[:59],
+     "a credential", "Ua8Ke2Wo7Qi4Tx9Ml3Vp6"),
     ("key: sk-ant-api03-" + "a" * 40, "an API key", "a" * 40),
-    ("sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "a Stripe key", "4eC39HqLyjWDarjtT1zdp7dc"),
-    ("SG." + "a" * 22 + "." + "b" * 43, "a SendGrid API key", "b" * 43),
-    ("AGE-SECRET-KEY-1" + "QZ" * 29, "an age secret key", "QZ" * 29),
+    ("sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "a credential", "4eC39HqLyjWDarjtT1zdp7dc"),
+    ("SG." + "a" * 22 + "." + "b" * 43, "a credential", "b" * 43),
+    ("AGE-SECRET-KEY-1" + "QZ" * 29, "a credential", "QZ" * 29),
 ]
 KEY_BODIES = [
     ("MIIEowIBAAKCAQEAvx8YSmp6Qs4b3JXc0bL9PcW0uP8BRBKyGdWgmoJ2fA1cL6Ol", "a private key body",
@@ -120,9 +121,9 @@ KEY_BODIES = [
     ("PuTTY-User-Key-File-3: ssh-ed25519", "a PuTTY private key", "ssh-ed25519"),
 ]
 DISGUISED = [
-    ("token ghp_" + "b" * 10 + "\u200b" + "b" * 26, "a GitHub token", "b" * 26),
+    ("token ghp_a1B2c3D4e5" + "\u200b" + "F6g7H8i9J0k1L2m3N4o5P6q7R8", "a credential", "F6g7H8i9J0k1L2m3N4o5P6q7R8"),
     ("ＤＢ＿ＰＡＳＳＷＯＲＤ＝ｈｕｎｔｅｒ２２", "a password", "ｈｕｎｔｅｒ２２"),
-    ("npm_\u2060" + "a1B2" * 9, "an npm token", "a1B2" * 9),
+    ("npm_\u2060" + "a1B2" * 9, "a credential", "a1B2" * 9),
     ("DB\\_PASSWORD=hunter22", "a password", "hunter22"),  # markdown-escaped underscore
 ]
 OTHER = [
@@ -188,11 +189,11 @@ def test_ordinary_memory_text_passes(text):
 
 
 def test_findings_are_one_per_line_in_line_order():
-    text = "intro\nDB_PASSWORD=hunter22\nnothing\nnpm_" + "a1" * 18 + "\nGITHUB_TOKEN=ghp_" + "b" * 36
+    text = "intro\nDB_PASSWORD=hunter22\nnothing\nnpm_" + "a1" * 18 + "\nGITHUB_TOKEN=ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
     found = find_secrets(text)
-    assert [(f.kind, f.line) for f in found] == [("a password", 2), ("an npm token", 4),
-                                                 ("a GitHub token", 5)]
-    assert found[2].label == "ghp_…"  # the typed pattern names the line, not the generic one
+    assert [(f.kind, f.line) for f in found] == [("a password", 2), ("a credential", 4),
+                                                 ("a credential", 5)]
+    assert found[2].label == "github-pat rule"  # the rule set names the line, not the assignment
 
 
 def test_a_large_text_is_scanned_without_blowing_up():
@@ -244,7 +245,7 @@ def edit(guard, old, new, *, file="notes.md", replace_all=False):
     # the value is assembled from two halves
     ("machine ci login bot password Xk9m\n", "Xk9m", "Xk9mQ2pL7v", False,
      "a password in a .netrc entry", 1),
-    ("- glpat-\n", "glpat-", "glpat-x8Yz3Qw9Lm2Nb7Vc4Kp1", False, "a GitLab token", 1),
+    ("- glpat-\n", "glpat-", "glpat-x8Yz3Qw9Lm2Nb7Vc4Kp1", False, "a credential", 1),
     # replace_all turns every placeholder into the value
     ("ok\nA=1\nsecret: TODO\nsecret: TODO\n", "TODO", "9f8e7d6c5b4a3210", True, "a secret", 3),
     # the header and the body of a key arrive in separate edits
@@ -282,8 +283,8 @@ def test_a_write_names_every_kind_found_up_to_three(guard):
     decision = guard.can_use_tool("Write", {"file_path": str(guard.memory_dir / "x.md"),
                                             "content": content})
     assert isinstance(decision, Deny)
-    assert ("a password (DB_PASSWORD=…) on line 1, an npm token (npm_…) on line 2, "
-            "a GitLab token (glpat-…) on line 3 and 1 more") in decision.reason
+    assert ("a password (DB_PASSWORD=…) on line 1, a credential (npmjsaccesstoken rule) on line 2, "
+            "a credential (gitlab-pat rule) on line 3 and 1 more") in decision.reason
     assert "hunter22" not in decision.reason
 
 
@@ -369,19 +370,19 @@ HIDERS = ["\u202e", "\U000e0061", "\ufe0f", "\u3164", "\u0301", "\u200b", "\u206
 
 @pytest.mark.parametrize("hider", HIDERS, ids=lambda h: f"U+{ord(h):04X}")
 def test_invisible_characters_do_not_hide_a_token(hider):
-    assert kinds(f"ghp_a1B2c3D4{hider}e5F6g7H8i9J0k1L2m3N4o5P6q7R8") == ["a GitHub token"]
+    assert kinds(f"ghp_a1B2c3D4{hider}e5F6g7H8i9J0k1L2m3N4o5P6q7R8") == ["a credential"]
     assert kinds(f"DB_PASS{hider}WORD=hunter2Secret9") == ["a password"]
-    assert kinds(f"npm_{hider}" + "a1B2" * 9) == ["an npm token"]
+    assert kinds(f"npm_{hider}" + "a1B2" * 9) == ["a credential"]
 
 
 @pytest.mark.parametrize(("text", "kind"), [
-    ("ghр_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "a GitHub token"),  # Cyrillic р
+    ("ghр_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "a credential"),  # Cyrillic р
     ("DB_PАSSWORD=hunter2Secret9", "a password"),  # Cyrillic А
     ("ΑΡΙ_ΤΟΚΕΝ=q1w2e3r4t5y6", "a token"),  # Greek capitals
-    ("gІpat-x8Yz3Qw9Lm2Nb7Vc4Kp1".replace("І", "l"), "a GitLab token"),
+    ("gІpat-x8Yz3Qw9Lm2Nb7Vc4Kp1".replace("І", "l"), "a credential"),
     ("sеcrеt: 9f8e7d6c5b4a3210", "a secret"),  # Cyrillic е
     ("ρassword: Tr0ub4dor3", "a password"),  # Greek rho
-    ("ｓｋ＿ｌｉｖｅ＿4eC39HqLyjWDarjtT1zdp7dc", "a Stripe key"),  # fullwidth
+    ("ｓｋ＿ｌｉｖｅ＿4eC39HqLyjWDarjtT1zdp7dc", "a credential"),  # fullwidth
 ])
 def test_lookalike_letters_do_not_hide_a_secret(text, kind):
     assert kind in kinds(text), find_secrets(text)
@@ -419,7 +420,7 @@ def test_folding_keeps_lines_and_leaves_the_file_alone(guard):
     ("-----begin rsa private key-----\nabc", "a private key"),
     ("-----BEGIN RSA PRIVATE\nKEY-----", "a private key"),
     ("-----BEGIN\nOPENSSH PRIVATE KEY-----", "a private key"),
-    ("STRIPE_KEY=sk_live_4eC39HqLyjWDarjtT1zdp7dc", "a Stripe key"),
+    ("STRIPE_KEY=sk_live_4eC39HqLyjWDarjtT1zdp7dc", "a credential"),
     ("db:\n  password: |\n    hunter2Secret9\n", "a password"),
     ("smtp:\n  secret: >-\n\n    Q9w8E7r6T5y4U3\n", "a secret"),
     ('PASSWORD="correct horse battery staple"', "a password"),
@@ -428,8 +429,8 @@ def test_folding_keeps_lines_and_leaves_the_file_alone(guard):
     ("Cookie: sessionid=a8f5f167f44f4964e6c998dee827110c; theme=dark", "a session cookie"),
     ("Set-Cookie: _myapp_session=Q2hhbmdlTWU5ODc2NTQzMjE; Path=/; HttpOnly", "a session cookie"),
     ("curl --cookie 'connect.sid=s%3Aabc123def456ghi789' https://x", "a session cookie"),
-    ("GHP_A1B2C3D4E5F6G7H8I9J0K1L2M3N4O5P6Q7R8", "a GitHub token"),
-    ("GLPAT-x8Yz3Qw9Lm2Nb7Vc4Kp1", "a GitLab token"),
+    ("GHP_A1B2C3D4E5F6G7H8I9J0K1L2M3N4O5P6Q7R8", "a credential"),
+    ("GLPAT-x8Yz3Qw9Lm2Nb7Vc4Kp1", "a credential"),
     ("sk-0123456789abcdef0123456789abcdef", "an API key"),
 ])
 def test_shapes_the_review_found_missing(text, kind):

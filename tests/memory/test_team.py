@@ -215,7 +215,7 @@ def test_promote_refuses_untrusted_folders_user_memories_and_secrets(repo, tmp_p
         promote(tier(repo), private, "me", context=NOBODY)
     save(private, "ci-token.md", "How the CI job reaches the GitHub API for releases",
          body=f"The CI uses the token {GITHUB_TOKEN} for releases.")
-    with pytest.raises(TeamRefused, match="GitHub") as refused:
+    with pytest.raises(TeamRefused, match="github-pat") as refused:
         promote(tier(repo), private, "ci-token", context=NOBODY)
     assert GITHUB_TOKEN not in str(refused.value)
     assert not (repo / ".claude" / "memory").exists()  # nothing written at all
@@ -320,7 +320,7 @@ def test_the_guard_refuses_team_writes_with_personal_data_or_when_untrusted(repo
                                            "content": "Write to ops@corp.io on failures"})
     assert isinstance(refused, Deny) and "e-mail address" in refused.reason
     refused = guard.can_use_tool("Write", {"file_path": target, "content": f"token {GITHUB_TOKEN}"})
-    assert isinstance(refused, Deny) and "GitHub" in refused.reason
+    assert isinstance(refused, Deny) and "github-pat" in refused.reason
     other = guard.can_use_tool("Write", {"file_path": str(repo / "notes.md"),
                                          "content": "ops@corp.io"})
     assert isinstance(other, Allow)  # outside the team folder: not this guard's business

@@ -46,11 +46,11 @@ def archived(store: MemoryStore) -> list[str]:
 
 # --- memory add ------------------------------------------------------------------------------
 @pytest.mark.parametrize(("args", "what"), [
-    (["the deploy token is ghp_" + "x" * 36], "a GitHub token (ghp_…) on line 1 of the memory text"),
+    (["the deploy token is ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"], "a credential (github-pat rule) on line 1 of the memory text"),
     (["staging db: DB_PASSWORD=hunter2"], "a password (DB_PASSWORD=…) on line 1 of the memory text"),
-    (["npm publishing uses npm_" + "a1" * 18], "an npm token (npm_…) on line 1 of the memory text"),
+    (["npm publishing uses npm_" + "a1" * 18], "a credential (npmjsaccesstoken rule) on line 1 of the memory text"),
     (["--why", "curl -H 'Authorization: Basic ZGVwbG95OnN1cGVy'", "the registry wants basic auth"],
-     "an Authorization header (Authorization:…) on line 1 of --why"),
+     "a credential (curl-auth-header rule) on line 1 of --why"),
     (["--how", "export API_TOKEN=q1w2e3r4t5y6", "CI needs the API token"],
      "a token (API_TOKEN=…) on line 1 of --how"),
 ])
@@ -219,7 +219,7 @@ def test_memory_add_scans_the_derived_filename(cli, store):
     # `_` becomes `-` in the filename: glpat_… is not a token, glpat-… is
     result = cli("memory", "add", "glpat_x8Yz3Qw9Lm2Nb7Vc4Kp1 is the CI token")
     assert result.exit_code == 1, result.stdout
-    assert "a GitLab token (glpat-…) on line 1 of its filename" in result.stderr
+    assert "a credential (gitlab-pat rule) on line 1 of its filename" in result.stderr
     assert "x8Yz3Qw9" not in result.stderr.lower()
     assert not store.root.exists() or list(store.root.glob("*.md")) == []
 

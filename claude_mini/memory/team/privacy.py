@@ -8,7 +8,9 @@ secret guard (memory/secret_scan.py) it must not carry:
   the person saving is named in the memory's `author` field, on purpose;
 - local absolute paths: a home folder (`/home/<user>/`, `/Users/<user>/`, `C:\\Users\\<user>\\`,
   this user's `~`) or this checkout's absolute location (use a path relative to the repository);
-- this machine's name.
+- this machine's name;
+- personal identifiers (memory/team/personal_ids.py): phone numbers, IBANs, card numbers,
+  national ids, birth dates, postal addresses, a person's IP address.
 
 Like the secret scan, findings say what was found and on which line; the refusal says
 that nothing was written and what to do.
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from claude_mini.memory.secret_scan import describe_findings, find_secrets
 from claude_mini.memory.team import gitinfo
+from claude_mini.memory.team.personal_ids import personal_id_hits
 
 if TYPE_CHECKING:
     from claude_mini.memory.team.folder import TeamTier
@@ -85,7 +88,7 @@ def find_personal_data(text: str, context: PersonalContext) -> list[PersonalFind
     """The personal data in `text`, first by line; each kind and label once."""
     starts = [0] + [m.end() for m in re.finditer("\n", text)]
     hits = [*_email_hits(text), *_path_hits(text, context), *_host_hits(text, context),
-            *_name_hits(text, context)]
+            *_name_hits(text, context), *personal_id_hits(text)]
     out: dict[tuple[str, str], PersonalFinding] = {}
     for offset, kind, label in sorted(hits):
         line = bisect.bisect_right(starts, offset)
