@@ -57,7 +57,6 @@ from typing import Any, Protocol, runtime_checkable
 import pathspec
 
 from claude_mini import paths
-from claude_mini.credentials import credential_folders, secret_locations_inside, secret_read_location
 from claude_mini.agent.bash_reads import (
     absolute_path,
     literal_prefix,
@@ -72,6 +71,11 @@ from claude_mini.agent.bash_safety import (
     parse_command,
     read_only_problem,
     runs_arbitrary_code,
+)
+from claude_mini.credentials import (
+    credential_folders,
+    secret_locations_inside,
+    secret_read_location,
 )
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
@@ -905,8 +909,8 @@ class PermissionPolicy:
             parts = path.split(os.sep)
             if ".git" in parts or (parts[-2:-1] == [".claude"] and parts[-1] in _SETTINGS_NAMES):
                 return True
-            if parts[-1] in _PROTECTED_NAMES or any(
-                    a == ".claude" and b in _PROTECTED_CLAUDE_FOLDERS for a, b in zip(parts, parts[1:])):
+            if parts[-1] in _PROTECTED_NAMES or any(a == ".claude" and b in _PROTECTED_CLAUDE_FOLDERS
+                                                    for a, b in zip(parts, parts[1:], strict=False)):
                 return True
             if any(_within(path, p) for p in self._protected) or completes_git_dir(path):
                 return True
