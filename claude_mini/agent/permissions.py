@@ -480,8 +480,16 @@ def _build_request(tool: str, input: Any, cwd: str) -> _Request:
             req.paths, req.is_dir = (target,), True
     elif isinstance(input.get("file_path"), str) and input["file_path"]:
         req.paths = (absolute_path(input["file_path"], cwd),)
-    req.real_paths = tuple(os.path.realpath(p) for p in req.paths)
+    req.real_paths = tuple(_real(p) for p in req.paths)
     return req
+
+
+def _real(path: str) -> str:
+    """`path` with symlinks resolved; as written where a link cannot be read (`/proc/1/root`)."""
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        return path
 
 
 def _glob_base(folder: str, pattern: str) -> str:
@@ -984,10 +992,26 @@ def _bash_secret(req: _Request) -> tuple[str | None, str]:
     commands = [replace(c, words=tuple(re.sub(r"^\$(?:HOME\b|\{HOME\})", lambda _: home, w) for w in c.words))
                 for c in req.candidates]
     for target in read_targets(commands, req.cwd, req.cwd):
-        for path in (target.path, os.path.realpath(target.path)):
+        for path in (target.path, _real(target.path)):
             if where := _secret_in(path, target.recursive):
                 return where, target.shown
+    # Redirection targets (`tr x y < /proc/1/environ`) are not arguments: every word of the line counts.
+    for word in _line_words(req.command or ""):
+        word = re.sub(r"^\$(?:HOME\b|\{HOME\})", lambda _: home, word)
+        path = absolute_path(word, req.cwd)
+        if ("/" in word or word.startswith("~")) and (where := _secret_in(path, False) or _secret_in(_real(path), False)):
+            return where, word
     return None, ""
+
+
+def _line_words(command: str) -> list[str]:
+    """The words of a whole Bash line, operators and redirections split off (quotes removed)."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:  # unbalanced quotes: the plain words still name the file
+        return command.split()
 
 
 def _covering(rules: list[Rule], *paths: str) -> Rule | None:
