@@ -14,6 +14,7 @@ asked about there: that is what Read deny rules are for.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable
@@ -31,6 +32,9 @@ CONFIG_FOLDERS = ("gh", "hub", "glab-cli", "op", "gcloud", "doctl", "git/credent
 # Anywhere: login and token files by name.
 FILE_NAMES = frozenset({".netrc", "_netrc", ".git-credentials", ".npmrc", ".pypirc", ".envrc", ".env",
                         ".vault-token", ".pgpass", ".my.cnf", ".s3cfg", ".boto", ".databrickscfg"})
+# The login files of FILE_NAMES that count as credentials when kept in the home folder itself
+# (a project's `.env` and `.envrc` are the project's business: Read deny rules guard them).
+_HOME_LOGIN_FILES = FILE_NAMES - {".env", ".envrc"}
 # A process's environment holds the API key and tokens: /proc/self/environ, /proc/<pid>/environ,
 # /proc/thread-self/environ and /proc/<pid>/task/<tid>/environ.
 _PROC_ENVIRON = re.compile(r"^/proc/[^/]+(?:/task/[^/]+)?/environ$")
@@ -40,18 +44,27 @@ _PROC_ROOT = re.compile(r"^/proc/[^/]+(?:/task/[^/]+)?/root(?=/|$)")
 
 def homes() -> list[str]:
     """The OS home folder as written and with symlinks resolved."""
-    home = os.path.expanduser("~")
-    return list(dict.fromkeys([os.path.normpath(home), os.path.realpath(home)]))
+    return list(_homes(os.path.expanduser("~")))
+
+
+@functools.lru_cache(maxsize=8)
+def _homes(home: str) -> tuple[str, ...]:
+    # Cached by the home's spelling: the permission check asks on every tool call.
+    return tuple(dict.fromkeys([os.path.normpath(home), os.path.realpath(home)]))
 
 
 def credential_folders() -> list[str]:
     """Every credential folder (and single credential file), absolute, in both spellings of the home."""
-    out = [os.path.join(home, sub) for home in homes() for sub in (*HOME_FOLDERS, *HOME_FILES)]
-    xdg = os.environ.get("XDG_CONFIG_HOME")
+    return list(_credential_folders(os.path.expanduser("~"), os.environ.get("XDG_CONFIG_HOME") or ""))
+
+
+@functools.lru_cache(maxsize=8)
+def _credential_folders(home: str, xdg: str) -> tuple[str, ...]:
+    out = [os.path.join(base, sub) for base in _homes(home) for sub in (*HOME_FOLDERS, *HOME_FILES)]
     if xdg and os.path.isabs(xdg):
         out.extend(os.path.join(base, sub) for base in {os.path.normpath(xdg), os.path.realpath(xdg)}
                    for sub in CONFIG_FOLDERS)
-    return [f for f in out if os.path.dirname(f) != f]
+    return tuple(f for f in out if os.path.dirname(f) != f)
 
 
 def credential_location(*spellings: str, folders: Iterable[str] | None = None) -> str | None:
@@ -91,7 +104,7 @@ def secret_read_location(path: str, folders: Iterable[str] | None = None) -> str
     for folder in folders:
         if path == folder or path.startswith(folder + os.sep):
             return _home_form(folder)
-    if os.path.basename(path) in FILE_NAMES - {".env", ".envrc"} and os.path.dirname(path) in homes():
+    if os.path.basename(path) in _HOME_LOGIN_FILES and os.path.dirname(path) in homes():
         return _home_form(path)
     return None
 
@@ -102,7 +115,7 @@ def secret_locations_inside(folder: str, folders: Iterable[str] | None = None) -
     inside = [f for f in (credential_folders() if folders is None else folders)
               if f.startswith(folder.rstrip(os.sep) + os.sep)]
     inside += [os.path.join(home, name) for home in homes() if home.startswith(folder.rstrip(os.sep) + os.sep)
-               or home == folder for name in sorted(FILE_NAMES - {".env", ".envrc"})]
+               or home == folder for name in sorted(_HOME_LOGIN_FILES)]
     if folder in ("/", "/proc") or re.match(r"^/proc/[^/]+(?:/task/[^/]+)?$", folder):
         inside.append("/proc/self/environ" if folder in ("/", "/proc") else folder + "/environ")
     return [_home_form(f) for f in inside if os.path.lexists(f)]

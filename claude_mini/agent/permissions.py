@@ -963,10 +963,11 @@ def _secret_read(req: _Request) -> Ask | None:
         # Grep and Glob skip hidden files below their folder (every home credential location is
         # hidden), so only a search of, or inside, a location counts; /proc has no hidden files.
         deep = req.is_dir and any(p == "/proc" or p.startswith("/proc/") for p in req.all_paths)
-        where = next((w for p in req.all_paths if (w := _secret_in(p, deep))), None)
+        folders = credential_folders()
+        where = next((w for p in req.all_paths if (w := _secret_in(p, deep, folders))), None)
         shown = req.input.get("file_path") or req.input.get("path") or req.input.get("pattern")
     elif req.tool == "Bash" and req.command is not None:
-        where, shown = _bash_secret(req)
+        where, shown = _bash_secret(req, credential_folders())
     else:
         return None
     if where is None:
@@ -975,9 +976,8 @@ def _secret_read(req: _Request) -> Ask | None:
                "Confirm only if you mean to share them", protected=True)
 
 
-def _secret_in(path: str, recursive: bool) -> str | None:
+def _secret_in(path: str, recursive: bool, folders: list[str]) -> str | None:
     """The credential location `path` is in or (searched recursively) holds, or None."""
-    folders = credential_folders()
     if where := secret_read_location(path, folders):
         return where
     if recursive and (inside := secret_locations_inside(path, folders)):
@@ -985,7 +985,7 @@ def _secret_in(path: str, recursive: bool) -> str | None:
     return None
 
 
-def _bash_secret(req: _Request) -> tuple[str | None, str]:
+def _bash_secret(req: _Request, folders: list[str]) -> tuple[str | None, str]:
     """The first credential location a Bash line reads by name (`cat ~/.ssh/id_ed25519`, `grep -r x ~`)."""
     home = os.path.expanduser("~")
     # `$HOME/.aws` is the home folder to the shell; the parser leaves the variable as written.
@@ -993,13 +993,15 @@ def _bash_secret(req: _Request) -> tuple[str | None, str]:
                 for c in req.candidates]
     for target in read_targets(commands, req.cwd, req.cwd):
         for path in (target.path, _real(target.path)):
-            if where := _secret_in(path, target.recursive):
+            if where := _secret_in(path, target.recursive, folders):
                 return where, target.shown
     # Redirection targets (`tr x y < /proc/1/environ`) are not arguments: every word of the line counts.
     for word in _line_words(req.command or ""):
         word = re.sub(r"^\$(?:HOME\b|\{HOME\})", lambda _: home, word)
+        if "/" not in word and not word.startswith("~"):
+            continue
         path = absolute_path(word, req.cwd)
-        if ("/" in word or word.startswith("~")) and (where := _secret_in(path, False) or _secret_in(_real(path), False)):
+        if where := _secret_in(path, False, folders) or _secret_in(_real(path), False, folders):
             return where, word
     return None, ""
 
