@@ -19,12 +19,15 @@ from pathlib import Path
 import pytest
 from fake_anthropic import Reply
 
+from tests.e2e import test_repl
 from tests.e2e.conftest import trust_folder
+from tests.e2e.test_repl import main_replies
 
 SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY----- e2e-ssh-key-0451"
 AWS_KEY = "aws_secret_access_key = e2e-aws-secret-9931"
 ENV_TOKEN = "e2e-environ-token-2718"
 NO_MEMORY = {"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}
+start = test_repl.start  # the REPL fixture: a trusted repo, auto-memory off
 DEMO = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "demo_server.py")
 
 
@@ -192,3 +195,29 @@ def test_hook_output_cannot_close_its_system_reminder(run_cli, fake_server, repo
     assert reminder.startswith("<system-reminder>\n") and reminder.endswith("\n</system-reminder>")
     assert reminder.count("system-reminder>") == 2  # its own opening and closing tags only
     assert "&lt;/system-reminder&gt;" in reminder
+
+
+def test_dont_ask_again_for_tee_allows_only_that_exact_line(start, fake_server, repo):
+    """The REPL's prompt offers no `Bash(tee:*)`: it says "exactly this command line", and after that
+    answer the same line runs unasked while another tee line asks again."""
+    main_replies(fake_server,
+                 Reply.tool("Bash", {"command": "echo one | tee out.txt"}), Reply.text("First done."),
+                 Reply.tool("Bash", {"command": "echo one | tee out.txt"}), Reply.text("Second done."),
+                 Reply.tool("Bash", {"command": "echo two | tee ~/.profile"}), Reply.text("Third."))
+    term = start()
+    term.ready()
+    term.submit("write it")
+    term.expect("don't ask again this session for exactly this command line")
+    term.child.send("2")
+    term.expect("First done.")
+    assert (repo / "out.txt").read_text() == "one\n"
+    term.ready()
+    term.submit("again")
+    term.expect("Second done.")  # no question in between
+    term.ready()
+    term.submit("and the profile")
+    term.expect("don't ask again this session for exactly this command line")
+    term.child.send("3")
+    term.expect("What should it do instead")
+    term.submit("")
+    term.expect("Third.")
