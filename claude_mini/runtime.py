@@ -241,6 +241,10 @@ def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
     )
     if config.managed_error:
         policy.lock_down(config.managed_error)
+    from claude_mini.hooks.config import load_hooks, named_files
+
+    # The scripts hook commands run are protected files: an edit of one is code that runs later.
+    policy.protect(named_files(load_hooks(config), [str(config.project_root), str(config.cwd)]))
     return policy
 
 
@@ -372,7 +376,7 @@ def mcp_servers(config: Config, agent: Agent, rules: PermissionPolicy,
     for problem in settings.problems:
         notices.say(problem, "warning", once=True)
     manager = McpManager(found.servers, notices, cwd=str(config.project_root))
-    return [McpHook(manager, settings, notices, rules.trust_read_only)]
+    return [McpHook(manager, settings, notices, rules.trust_read_only, rules.name_mcp_tools)]
 
 
 def user_hooks(config: Config, agent: Agent, notices: NoticeChannel,

@@ -37,6 +37,7 @@ compaction). Parts tell the user things through the `NoticeChannel` they were bu
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -104,9 +105,17 @@ class ConversationRewind:
     rebuilt: bool  # the message lay before a compaction: the conversation was rebuilt from the transcript
 
 
+# `</system-reminder>` (any case, spaces inside the brackets) in an attachment's own text would end
+# the block early and put what follows outside it, as if the user wrote it; `<system-reminder>` would
+# open a block of its own. Both are written with `&lt;`/`&gt;` inside the block.
+_REMINDER_TAG = re.compile(r"<(\s*/?\s*system-reminder\s*)>", re.IGNORECASE)
+
+
 def system_reminder(text: str) -> TextBlock:
-    """Wrap an attachment so the model knows it came from the harness, not the user."""
-    return TextBlock(f"<system-reminder>\n{text}\n</system-reminder>")
+    """Wrap an attachment so the model knows it came from the harness, not the user; the tag
+    inside the text (hook output, a memory, a rule file) is escaped so it cannot close the block."""
+    inner = _REMINDER_TAG.sub(r"&lt;\1&gt;", text)
+    return TextBlock(f"<system-reminder>\n{inner}\n</system-reminder>")
 
 
 class AgentHooks:

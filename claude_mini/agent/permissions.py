@@ -6,7 +6,11 @@ A decision (`PermissionPolicy.can_use_tool`) is taken in this order:
     plan mode                   -> Read/Grep/Glob and read-only Bash, everything else Deny
     ask rule                    -> Ask    (even in acceptEdits)
     bypassPermissions mode      -> Allow
-    edit of a protected file    -> Ask    (.git/, .claude/settings*.json, claude-mini settings)
+    a read of credentials       -> Ask    (~/.ssh, ~/.aws, /proc/*/environ...: credentials.py; plan
+                                           mode asks too, the extraction fork is refused)
+    edit of a protected file    -> Ask    (.git/, .claude/settings*.json, .claude/hooks|agents|skills|
+                                           commands/, .mcp.json, .envrc, files hook commands name,
+                                           claude-mini settings)
     allow rule, any layer       -> Allow  (session rules included)
     the mode's default          -> reads and read-only Bash Allow; Bash that runs in the sandbox
                                    Allow (autoAllowBashIfSandboxed); acceptEdits allows
@@ -24,12 +28,15 @@ Rules use Claude Code's syntax: `Tool` (the whole tool; `Tool(*)` too) or
 - Read/Edit/Write/Grep/Glob: a gitignore-style glob (pathspec). `//abs/path`
   is absolute, `~/x` is in the home folder, and `/x`, `./x` and bare `x` are
   relative to the project root (so a bare `*.md` matches at any depth, as in
-  .gitignore). Edit rules also cover Write; Read rules also cover Grep and Glob
-  (their search folder). A path must match both as written and with symlinks
+  .gitignore). Edit rules also cover Write, and Write deny and ask rules cover
+  Edit (Claude Code ignores a `Write(path)` rule; here it binds rather than
+  nothing); Read rules also cover Grep and Glob (their search folder). A path must match both as written and with symlinks
   resolved to be allowed, and either way to be denied.
 - Any other tool name (`WebFetch`, `mcp__x__y`) is accepted; a specifier on it
   matches nothing, since we cannot interpret it. `mcp__server` and `mcp__server__*`
-  cover every tool of that MCP server. An MCP tool asks in default mode unless allowed;
+  cover every tool of that MCP server: the server a tool belongs to is what the tool
+  list says (`name_mcp_tools`), never a prefix of its name (`mcp__gh` does not cover
+  server `gh__x`'s tools). An MCP tool asks in default mode unless allowed;
   one whose readOnlyHint the settings trust (`mcp.trustReadOnlyHints`) runs as reads do.
 
 A Read deny rule also keeps read-only Bash from running unasked when one of its
@@ -44,7 +51,7 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -66,6 +73,11 @@ from claude_mini.agent.bash_safety import (
     read_only_problem,
     runs_arbitrary_code,
 )
+from claude_mini.credentials import (
+    credential_folders,
+    secret_locations_inside,
+    secret_read_location,
+)
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 INDEX_NAME = "MEMORY.md"  # the memory folder's index (memory/store/folder.py), never a folder
@@ -84,6 +96,8 @@ _PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Grep", "Glob"})
 # `Task` is the Agent tool's old name, still used in Claude Code's settings.
 _GOVERNED_BY = {"Write": ("Write", "Edit"), "Grep": ("Grep", "Read"), "Glob": ("Glob", "Read"),
                 "Agent": ("Agent", "Task")}
+# Deny and ask rules only: a `Write(...)` deny or ask also binds Edit (an allow does not widen).
+_ALSO_RESTRICTED_BY = {"Edit": ("Write",)}
 _RULE = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_-]*(?:__\*)?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 _LEADING_TOOL = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)")
 _RISKY_PROGRAMS = frozenset({
@@ -91,6 +105,22 @@ _RISKY_PROGRAMS = frozenset({
     "killall", "shred", "truncate", "mkfs",
 })
 _SETTINGS_NAMES = ("settings.json", "settings.local.json")
+# `.claude/<folder>/...` whose files run or steer the agent later (hooks, agent types, skills, commands).
+_PROTECTED_CLAUDE_FOLDERS = frozenset({"hooks", "agents", "skills", "commands"})
+# Files by name that start programs: MCP servers (.mcp.json) and direnv (.envrc, run on `cd`).
+_PROTECTED_NAMES = frozenset({".mcp.json", ".envrc"})
+# Programs that run other programs or write files they are told: `Bash(docker run:*)` or `tee:*`
+# would allow any command or any file; "don't ask again" offers the exact line instead.
+_RUNS_OR_WRITES = frozenset({
+    "tee", "crontab", "at", "batch", "cp", "install", "ln", "rsync", "scp", "sftp", "patch", "unzip",
+    "launchctl", "aws-vault",
+})
+_RUNNING_SUBCOMMANDS = {  # `docker run`, `kubectl exec`: the second word runs or writes anything
+    "docker": {"run", "exec", "compose", "container", "create", "start", "build", "cp"},
+    "podman": {"run", "exec", "compose", "container", "create", "start", "build", "cp"},
+    "kubectl": {"exec", "run", "debug", "cp", "apply", "create", "patch", "replace", "attach"},
+    "direnv": {"exec"}, "mise": {"exec", "x"}, "git": {"-c", "config"},
+}
 _RUNNERS = frozenset({"run", "exec", "x", "dlx"})  # `npm run test` keeps three words
 # Programs whose first word alone says little (`git:*` would allow `git push --force`).
 _SUBCOMMAND_PROGRAMS = frozenset({
@@ -309,10 +339,15 @@ class Rule:
         """`managed rule Bash(rm:*) in /etc/claude-mini/settings.json`: for messages."""
         return f"{self.source} rule {self.text}" + (f" in {self.origin}" if self.origin else "")
 
-    def governs(self, tool_name: str) -> bool:
+    def governs(self, tool_name: str, *, server: str | None = None, restricting: bool = False) -> bool:
         """Whether this rule applies to `tool_name` (Edit rules govern Write, Read rules the searches,
-        `mcp__server` every tool of that server)."""
-        return self.tool in _GOVERNED_BY.get(tool_name, (tool_name,)) or _covers_server_tool(self.tool, tool_name)
+        `mcp__server` every tool of that server, `server` when the tool list knows it). A deny or ask
+        rule (`restricting`) also binds where it leans that way: `Write(...)` binds Edit, and an MCP
+        tool of unknown server is covered under every way of splitting its name."""
+        names = _GOVERNED_BY.get(tool_name, (tool_name,))
+        if restricting:
+            names = (*names, *_ALSO_RESTRICTED_BY.get(tool_name, ()))
+        return self.tool in names or _covers_server_tool(self.tool, tool_name, server, loose=restricting)
 
 
 def _names_match(rule: Rule, req: _Request) -> bool:
@@ -340,11 +375,29 @@ def skill_matches(specifier: str, skill: Any) -> bool:
     return name == specifier
 
 
-def _covers_server_tool(rule_tool: str, tool_name: str) -> bool:
-    """`mcp__github` and `mcp__github__*` cover `mcp__github__create_issue`."""
-    server = rule_tool.removesuffix("__*")
-    return (server.startswith("mcp__") and server.count("__") == 1
-            and tool_name.startswith(server + "__"))
+def _covers_server_tool(rule_tool: str, tool_name: str, server: str | None, *, loose: bool = False) -> bool:
+    """`mcp__github` and `mcp__github__*` cover `mcp__github__create_issue` of server `github`.
+
+    Server names may hold `__`, so a name alone does not say where the server ends: with the
+    tool list's `server` the rule's server must be exactly it. Without it, a `loose` (deny or
+    ask) rule covers the tool under any split, and an allow rule only when the name has one.
+    """
+    if not rule_tool.startswith(_MCP_PREFIX) or not tool_name.startswith(_MCP_PREFIX):
+        return False
+    wanted = rule_tool.removeprefix(_MCP_PREFIX).removesuffix("__*")
+    if server is not None:
+        return wanted == server and tool_name.startswith(f"{_MCP_PREFIX}{server}__")
+    splits = _server_splits(tool_name)
+    return wanted in splits if loose else splits == [wanted]
+
+
+_MCP_PREFIX = "mcp__"
+
+
+def _server_splits(tool_name: str) -> list[str]:
+    """Every server name `mcp__<server>__<tool>` could be read with (both parts non-empty)."""
+    rest = tool_name.removeprefix(_MCP_PREFIX)
+    return [rest[:i] for i in range(1, len(rest) - 2) if rest[i:i + 2] == "__" and rest[:i] and rest[i + 2:]]
 
 
 def parse_rule(text: Any, *, source: str, project_root: Path, origin: str | None = None) -> Rule:
@@ -434,8 +487,16 @@ def _build_request(tool: str, input: Any, cwd: str) -> _Request:
             req.paths, req.is_dir = (target,), True
     elif isinstance(input.get("file_path"), str) and input["file_path"]:
         req.paths = (absolute_path(input["file_path"], cwd),)
-    req.real_paths = tuple(os.path.realpath(p) for p in req.paths)
+    req.real_paths = tuple(_real(p) for p in req.paths)
     return req
+
+
+def _real(path: str) -> str:
+    """`path` with symlinks resolved; as written where a link cannot be read (`/proc/1/root`)."""
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        return path
 
 
 def _glob_base(folder: str, pattern: str) -> str:
@@ -485,6 +546,7 @@ class PermissionPolicy:
         self._roots: list[str] = []
         self._edit_dirs: list[str] = []  # folders edited without asking (the auto-memory folder)
         self._read_only_tools: frozenset[str] = frozenset()  # MCP tools whose readOnlyHint is trusted
+        self._mcp_servers: dict[str, str] = {}  # MCP tool name -> its server, from the tool list
         self._bypass_disabled = False
         self._bypass_disabled_by: tuple[str, str | None] = ("settings", None)
         self._lockdown: str | None = None  # why every tool is denied (broken managed settings)
@@ -492,7 +554,9 @@ class PermissionPolicy:
         self.sandbox: SandboxCheck | None = None  # the session's sandbox, for autoAllowBashIfSandboxed
         self.add_directory(self.project_root)
         if protected is None:
-            protected = [paths.home_dir() / "settings.json", paths.home_dir() / "trusted-folders.json", paths.managed_dir()]
+            home = paths.home_dir()
+            protected = [home / "settings.json", home / "trusted-folders.json", paths.managed_dir(),
+                         *(home / folder for folder in sorted(_PROTECTED_CLAUDE_FOLDERS))]
         self._protected = {q for p in protected for q in (os.path.abspath(p), os.path.realpath(p))}
         self._mode = "default"
         self.mode = mode
@@ -610,6 +674,17 @@ class PermissionPolicy:
             if p not in self._roots:
                 self._roots.append(p)
 
+    def protect(self, files: Iterable[Path | str]) -> None:
+        """Edits of these files (and below these folders) ask in every mode but bypass, and only the
+        user answers: the scripts hook commands run (hooks/config.py `named_files`)."""
+        for p in files:
+            self._protected.update({os.path.abspath(p), os.path.realpath(p)})
+
+    def name_mcp_tools(self, servers: dict[str, str]) -> None:
+        """Which server each MCP tool belongs to (tool name -> server name), as the tool list knows
+        it: `mcp__server` rules match on it rather than on a prefix of the tool's name."""
+        self._mcp_servers = dict(servers)
+
     def trust_read_only(self, names: set[str] | frozenset[str]) -> None:
         """These (MCP) tools declare themselves read-only and the settings trust such hints: they
         run as reads do (deny and ask rules still apply)."""
@@ -679,15 +754,19 @@ class PermissionPolicy:
         if isinstance(layout, Deny):
             return layout
         if self._mode == "plan":
-            return self._plan_decision(req, restriction)
+            return self._plan_decision(req, restriction or _secret_read(req))
         if layout is not None:
             return layout  # asks in every mode, over any allow rule, as an ask rule does
         if self._mode == "bypassPermissions":
             return self._bypass_decision(req, restriction)
         if restriction is not None:
             return restriction
+        if secret := _secret_read(req):
+            return secret  # over any allow rule: `Bash(cat:*)` or `Read` must not send ~/.ssh unasked
         if req.tool in EDIT_TOOLS and self._is_protected(req):
-            return Ask(f"{req.paths[0]} controls git or claude-mini settings; confirm this edit", protected=True)
+            return Ask(f"{req.paths[0]} is protected: it controls git, claude-mini's settings, or code that "
+                       "runs later (hooks, MCP servers, agents, skills, commands, direnv); confirm this edit",
+                       protected=True)
         if self._allowed(req) or self._in_edit_dirs(req):
             return Allow()
         return self._mode_decision(req)
@@ -748,7 +827,9 @@ class PermissionPolicy:
 
     def _first_match(self, rules: list[Rule], req: _Request) -> Rule | None:
         # Highest layer first, so a message names the rule that matters most (managed before user).
-        return next((r for r in reversed(rules) if r.governs(req.tool) and self._restricts(r, req)), None)
+        server = self._mcp_servers.get(req.tool)
+        return next((r for r in reversed(rules) if r.governs(req.tool, server=server, restricting=True)
+                     and self._restricts(r, req)), None)
 
     @staticmethod
     def _restricts(rule: Rule, req: _Request) -> bool:
@@ -807,7 +888,7 @@ class PermissionPolicy:
         return Deny(f"Plan mode is read-only: {req.tool} is not available until the user approves the plan.")
 
     def _allowed(self, req: _Request) -> bool:
-        rules = [r for r in self._allow if r.governs(req.tool)]
+        rules = [r for r in self._allow if r.governs(req.tool, server=self._mcp_servers.get(req.tool))]
         if req.tool == "Bash":
             return _bash_allowed(req.command, rules)
         # An allow needs the path to match both as written and with symlinks resolved.
@@ -854,6 +935,9 @@ class PermissionPolicy:
             parts = path.split(os.sep)
             if ".git" in parts or (parts[-2:-1] == [".claude"] and parts[-1] in _SETTINGS_NAMES):
                 return True
+            if parts[-1] in _PROTECTED_NAMES or any(a == ".claude" and b in _PROTECTED_CLAUDE_FOLDERS
+                                                    for a, b in zip(parts, parts[1:], strict=False)):
+                return True
             if any(_within(path, p) for p in self._protected) or completes_git_dir(path):
                 return True
         return False
@@ -887,6 +971,67 @@ class PermissionPolicy:
             lines.append("Problems (these rules are not in effect as written):")
             lines += [f"  {e}" for e in self.errors]
         return "\n".join(lines)
+
+
+def _secret_read(req: _Request) -> Ask | None:
+    """Ask before a read of credentials (credentials.py: `~/.ssh`, `~/.aws`, `/proc/<pid>/environ`...):
+    a Read of one, a Grep or Glob of one or of a folder holding one, a Bash line whose arguments name
+    one or search a folder holding one. Only the user answers it (a hook's allow does not)."""
+    if req.tool in READ_TOOLS:
+        # Grep and Glob skip hidden files below their folder (every home credential location is
+        # hidden), so only a search of, or inside, a location counts; /proc has no hidden files.
+        deep = req.is_dir and any(p == "/proc" or p.startswith("/proc/") for p in req.all_paths)
+        folders = credential_folders()
+        where = next((w for p in req.all_paths if (w := _secret_in(p, deep, folders))), None)
+        shown = req.input.get("file_path") or req.input.get("path") or req.input.get("pattern")
+    elif req.tool == "Bash" and req.command is not None:
+        where, shown = _bash_secret(req, credential_folders())
+    else:
+        return None
+    if where is None:
+        return None
+    return Ask(f"{shown} reads {where}, which holds credentials; they would be sent to the model. "
+               "Confirm only if you mean to share them", protected=True)
+
+
+def _secret_in(path: str, recursive: bool, folders: list[str]) -> str | None:
+    """The credential location `path` is in or (searched recursively) holds, or None."""
+    if where := secret_read_location(path, folders):
+        return where
+    if recursive and (inside := secret_locations_inside(path, folders)):
+        return inside[0]
+    return None
+
+
+def _bash_secret(req: _Request, folders: list[str]) -> tuple[str | None, str]:
+    """The first credential location a Bash line reads by name (`cat ~/.ssh/id_ed25519`, `grep -r x ~`)."""
+    home = os.path.expanduser("~")
+    # `$HOME/.aws` is the home folder to the shell; the parser leaves the variable as written.
+    commands = [replace(c, words=tuple(re.sub(r"^\$(?:HOME\b|\{HOME\})", lambda _: home, w) for w in c.words))
+                for c in req.candidates]
+    for target in read_targets(commands, req.cwd, req.cwd):
+        for path in (target.path, _real(target.path)):
+            if where := _secret_in(path, target.recursive, folders):
+                return where, target.shown
+    # Redirection targets (`tr x y < /proc/1/environ`) are not arguments: every word of the line counts.
+    for word in _line_words(req.command or ""):
+        word = re.sub(r"^\$(?:HOME\b|\{HOME\})", lambda _: home, word)
+        if "/" not in word and not word.startswith("~"):
+            continue
+        path = absolute_path(word, req.cwd)
+        if where := _secret_in(path, False, folders) or _secret_in(_real(path), False, folders):
+            return where, word
+    return None, ""
+
+
+def _line_words(command: str) -> list[str]:
+    """The words of a whole Bash line, operators and redirections split off (quotes removed)."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:  # unbalanced quotes: the plain words still name the file
+        return command.split()
 
 
 def _covering(rules: list[Rule], *paths: str) -> Rule | None:
@@ -991,7 +1136,7 @@ def _bash_suggestion(command: str, project_root: Path) -> str:
         words = re.sub(r"[\"'\\()]", " ", command).split()
         if not words:
             return "Bash(true)"
-        exact_only = runs_arbitrary_code(words[0]) or words[0] in _RISKY_PROGRAMS
+        exact_only = runs_arbitrary_code(words[0]) or words[0] in _RISKY_PROGRAMS or _runs_or_writes(words)
         rule = f"Bash({words[0]})" if exact_only or words[0] in _SUBCOMMAND_PROGRAMS else f"Bash({words[0]}:*)"
     return rule
 
@@ -1004,8 +1149,8 @@ def _command_rule(command: str) -> str:
         return command
     target = next((c for c in commands if read_only_problem(c)), commands[0]).words
     program = target[0]
-    if program in _RISKY_PROGRAMS:
-        return command  # `rm:*` would allow far more than the user just saw
+    if program in _RISKY_PROGRAMS or _runs_or_writes(target):
+        return command  # `rm:*` or `docker run:*` would allow far more than the user just saw
     if runs_arbitrary_code(program):
         # `python:*` or `bash:*` would allow any code; `python -m pytest:*` is as wide as what was seen.
         if len(target) > 2 and target[1] == "-m" and re.fullmatch(r"[\w.]+", target[2]):
@@ -1023,6 +1168,21 @@ def _command_rule(command: str) -> str:
     if len(words) == 1 and len(target) > 1 and program in _SUBCOMMAND_PROGRAMS:
         return command  # `git -C x push` must not become `git:*`
     return " ".join(words) + ":*"
+
+
+def _runs_or_writes(words: Sequence[str]) -> bool:
+    """Whether a command runs other programs or writes files it is told (`tee`, `docker run`,
+    `kubectl exec`, `aws-vault exec`): no prefix rule for it is narrower than "anything"."""
+    program = os.path.basename(words[0]) if words else ""
+    if program in _RUNS_OR_WRITES:
+        return True
+    subcommands = _RUNNING_SUBCOMMANDS.get(program, set())
+    return any(word in subcommands for word in words[1:])  # `docker --context x run` too
+
+
+def exact_command_rule(rule: str, command: Any) -> bool:
+    """Whether `rule` (a suggestion) allows only this exact Bash line, for the prompt to say so."""
+    return isinstance(command, str) and rule == f"Bash({command.strip()})" and bool(command.strip())
 
 
 # ---------------------------------------------------------------- the memory folder's layout
@@ -1130,6 +1290,8 @@ class ExtractionPolicy:
                 return verdict
             if isinstance(verdict, Ask):
                 return Deny(f"{verdict.reason}; memory extraction runs in the background and cannot ask")
+        if secret := _secret_read(_build_request(tool_name, input, _cwd_of(self._cwd or os.getcwd()))):
+            return Deny(f"{secret.reason}; memory extraction runs in the background and cannot ask")
         if tool_name in READ_TOOLS:
             return Allow()
         if tool_name == "Bash":

@@ -23,8 +23,10 @@ from __future__ import annotations
 import difflib
 import functools
 import math
+import os
 import re
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -178,6 +180,50 @@ def load_hooks(config: Config) -> HookSet:
                 entry = IgnoredHook(entry.event, entry.matcher, entry.command, entry.source, entry.file, why)
             hooks.ignored.append(entry)
     return hooks
+
+
+def named_files(hooks: HookSet, folders: Iterable[str]) -> list[str]:
+    """The files hook commands name (`bash .claude/hooks/fmt.sh`, `./scripts/check.py --x`), absolute:
+    editing one changes what runs on the next event, so the permission policy protects them.
+
+    Every hook written down counts, those that do not run here too (trusting the folder later
+    would run them). A word names a file when it holds a `/` or is a file in one of `folders`
+    (relative words are tried in each); folders themselves and options are left out.
+    """
+    found: list[str] = []
+    folders = list(folders)
+    for command in [*(h.command for h in hooks.commands), *(h.command for h in hooks.ignored)]:
+        for word in _command_words(command):
+            found += [path for path in _word_paths(word, folders) if path not in found]
+    return found
+
+
+def _command_words(command: str) -> list[str]:
+    """The words of a hook's command line, option values included (`--config=./x.toml`)."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:  # unbalanced quotes: the plain words still name the script
+        words = command.split()
+    out = []
+    for word in words:
+        if word.startswith("-"):
+            word = word.partition("=")[2]
+        out += [w for w in re.split(r"[;&|<>()`]+", word) if w]
+    return out
+
+
+def _word_paths(word: str, folders: list[str]) -> list[str]:
+    """Where `word` points if it names a file ($CLAUDE_PROJECT_DIR and ~ expanded), else nothing."""
+    project = folders[0] if folders else os.getcwd()
+    word = re.sub(r"\$\{?(?:CLAUDE_PROJECT_DIR|CLAUDE_MINI_PROJECT_DIR)\}?", lambda _: project, word)
+    word = os.path.expanduser(word)
+    if "$" in word:
+        return []
+    bases = [""] if os.path.isabs(word) else folders
+    paths = [os.path.normpath(os.path.join(base, word)) for base in bases]
+    if "/" not in word:  # a bare word is a program or an argument unless such a file is there
+        paths = [p for p in paths if os.path.isfile(p)]
+    return [p for p in paths if not os.path.isdir(p) and p != os.sep]
 
 
 def _policy(config: Config, problems: list[str]) -> Callable[[str], str | None]:

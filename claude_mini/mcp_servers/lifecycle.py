@@ -74,11 +74,12 @@ class McpHook(AgentHooks):
     """Starts the session's MCP servers and puts their tools into the tool list, cache-safely."""
 
     def __init__(self, manager: McpManager, settings: McpSettings,
-                 notices: NoticeChannel, trust_read_only: Any = None) -> None:
+                 notices: NoticeChannel, trust_read_only: Any = None, name_tools: Any = None) -> None:
         self.manager = manager
         self.settings = settings
         self.notices = notices
         self.trust_read_only = trust_read_only  # the policy's setter for hinted tools, if any
+        self.name_tools = name_tools  # the policy's setter for each tool's server (rules match on it)
         self.fixed = False  # this conversation's tool list is fixed
         self.listed: set[str] = set()  # the servers whose tools are in the list
         self._waited = False
@@ -102,6 +103,8 @@ class McpHook(AgentHooks):
         agent.set_tools([*agent.builtin_tools, *tools])
         if self.trust_read_only is not None:
             self.trust_read_only({t.name for t in tools if t.read_only})
+        if self.name_tools is not None:
+            self.name_tools({t.name: t.info.server for t in tools})
         self.listed = {t.info.server for t in tools} | {
             name for name, c in self.manager.connections.items() if c.status == "connected"}
         self.fixed = True

@@ -264,6 +264,12 @@ class SkillHook(AgentHooks):
 
         agent = self.agent
         assert agent is not None
+        if entry.scope == "project" and not self.config.trusted:
+            # A cloned repository's command must not run shell lines (`!cat ~/.aws/credentials`) the
+            # moment it is typed or the model loads it: the line is left out, the rest is sent.
+            return (f"[`!{_shown(command)}` was not run: this folder is not trusted, so its commands' "
+                    "and skills' `!` lines do not run. Trust the folder (run claude-mini here and answer "
+                    "yes, or pass --trust-folder) to run them.]")
         call, decision = await agent.vet(ToolUseBlock(f"snippet-{entry.name}", "Bash", {"command": command}))
         where = f"/{entry.name}: `!{command}`"
         if isinstance(decision, ToolResult):
@@ -378,3 +384,9 @@ def skill_hook(config: Config, rules: PermissionPolicy, notices: NoticeChannel,
         return None
     return SkillHook(config, rules, notices, window, catalog)
 
+
+
+def _shown(command: str, limit: int = 200) -> str:
+    """A `!` line on one line, cut to `limit` characters, for a refusal inside the expanded text."""
+    text = " ".join(command.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

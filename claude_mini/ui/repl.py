@@ -431,13 +431,18 @@ class Repl:
     async def ask_permission(self, call: ToolUseBlock, reason: str) -> PermissionAnswer:
         """Show what the tool will do and ask: yes / yes for this session / no (with a message)."""
         from claude_mini.agent.loop import PermissionAnswer
+        from claude_mini.agent.permissions import exact_command_rule
         from claude_mini.ui.render import one_line, permission_preview, preview_diff
 
         runtime = await self.get_runtime()
         runtime.waiting_for_user("permission_prompt", f"claude-mini needs your permission to use {call.name}")
         cwd = runtime.agent.ctx.cwd
-        rule = one_line(runtime.policy.suggest_rule(call.name, call.input))  # holds the command text
-        options = [("yes", "Yes"), ("always", f"Yes, and don't ask again this session for {rule}"),
+        suggested = runtime.policy.suggest_rule(call.name, call.input)
+        rule = one_line(suggested)  # holds the command text
+        # A program that runs others or writes any file (`docker run`, `tee`, `sudo`) gets no wider rule.
+        scope = ("exactly this command line" if call.name == "Bash"
+                 and exact_command_rule(suggested, call.input.get("command")) else rule)
+        options = [("yes", "Yes"), ("always", f"Yes, and don't ask again this session for {scope}"),
                    ("no", "No, and tell the model what to do differently")]
         with self.notices_held():
             self.renderer.pause()

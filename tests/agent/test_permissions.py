@@ -269,7 +269,7 @@ def test_read_deny_rules_keep_bash_from_reading_unasked(root: Path) -> None:
         ("Edit(src/**)", "Edit", "lib/src/a.py", False),
         ("Edit(src/**)", "Write", "src/new.py", True),  # Edit rules cover Write
         ("Write(*.md)", "Write", "docs/deep/x.md", True),  # bare globs match at any depth
-        ("Write(*.md)", "Edit", "x.md", False),  # Write rules do not cover Edit
+        ("Write(*.md)", "Edit", "x.md", True),  # a Write deny binds Edit too (issue 33)
         ("Edit(/src/*.py)", "Edit", "src/a.py", True),  # `/` is the project root
         ("Edit(./src/*.py)", "Edit", "src/a/b.py", False),
         ("Read(./secrets/**)", "Read", "secrets/k", True),

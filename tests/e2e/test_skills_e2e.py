@@ -11,7 +11,7 @@ from pathlib import Path
 from fake_anthropic import Reply
 
 from tests.e2e import test_repl
-from tests.e2e.conftest import json_lines
+from tests.e2e.conftest import json_lines, trust_folder
 from tests.e2e.test_repl import main_replies
 
 start = test_repl.start  # the fixture: a trusted repo, auto-memory off
@@ -36,7 +36,8 @@ def last_user_text(request) -> str:
     return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
 
 
-def test_print_mode_sends_the_expanded_command_with_its_snippet_output_and_files(run_cli, fake_server, repo):
+def test_print_mode_sends_the_expanded_command_with_its_snippet_output_and_files(run_cli, fake_server, repo, isolated_env):
+    trust_folder(isolated_env.home, repo)  # an untrusted folder's `!` lines never run
     write(repo, ".claude/commands/greet.md", GREET)
     write(repo, "notes.txt", "NOTES-CONTENT\n")
     fake_server.on(Reply.text("Hello, Alice!"), purpose="main")
@@ -50,7 +51,8 @@ def test_print_mode_sends_the_expanded_command_with_its_snippet_output_and_files
     assert "!`" not in sent and "NOTES-CONTENT" in sent  # the snippet ran; @notes.txt was attached
 
 
-def test_a_refused_bang_line_is_one_line_and_no_request(run_cli, fake_server, repo):
+def test_a_refused_bang_line_is_one_line_and_no_request(run_cli, fake_server, repo, isolated_env):
+    trust_folder(isolated_env.home, repo)  # an untrusted folder's `!` lines never run
     write(repo, ".claude/commands/mark.md", "Mark it: !`touch marker.txt`\n")
     result = run_cli("-p", "/mark")
     assert result.returncode == 1
@@ -65,7 +67,8 @@ def test_a_refused_bang_line_is_one_line_and_no_request(run_cli, fake_server, re
     assert "touch marker.txt" in final["result"] and "touch marker.txt" in as_json.stderr
 
 
-def test_an_allowed_bang_line_runs(run_cli, fake_server, repo):
+def test_an_allowed_bang_line_runs(run_cli, fake_server, repo, isolated_env):
+    trust_folder(isolated_env.home, repo)  # an untrusted folder's `!` lines never run
     write(repo, ".claude/commands/mark.md", "Mark it: !`touch marker.txt && echo MARKED`\n")
     fake_server.on(Reply.text("done"), purpose="main")
     result = run_cli("-p", "/mark", "--allowedTools", "Bash(touch:*)")

@@ -164,7 +164,7 @@ def test_a_typed_command_expands_arms_its_model_and_runs_its_snippets(repo, fake
         await turn(runtime, "plain turn")
         return text
 
-    text = run(fake_server, repo, scenario)
+    text = run(fake_server, repo, scenario, trusted=True)
     assert text.startswith("<command-message>greet</command-message>\n<command-name>/greet</command-name>\n"
                            "<command-args>Alice Smith</command-args>")
     assert "Greet Alice warmly. Today: SNIPPET-OUT" in text
@@ -182,7 +182,7 @@ def test_a_snippet_that_needs_permission_stops_the_command_in_a_session_that_can
             await hook.expand_typed(hook.catalog.find("mk"), "")
         return runtime.session.messages
 
-    assert run(fake_server, repo, scenario) == []
+    assert run(fake_server, repo, scenario, trusted=True) == []
     assert not (repo / "made").exists() and fake_server.requests_for("main") == []
 
 
@@ -244,7 +244,7 @@ def test_a_command_typed_before_the_session_start_finished_runs_its_snippets(rep
 
     async def go():
         client = AnthropicClient(base_url=fake_server.base_url, api_key="test")
-        runtime = build_runtime(load_config(repo), client=client)
+        runtime = build_runtime(load_config(repo, trust_folder=True), client=client)
         try:
             return await runtime.skills.expand_typed(runtime.skills.catalog.find("now"), "")
         finally:
@@ -331,7 +331,7 @@ def test_a_snippet_is_vetted_by_the_users_pre_tool_use_hooks(repo, fake_server, 
         with pytest.raises(ExpansionError, match="NO BASH"):
             await runtime.skills.expand_typed(runtime.skills.catalog.find("branch"), "")
 
-    run(fake_server, repo, scenario)
+    run(fake_server, repo, scenario, trusted=True)
     assert fake_server.requests_for("main") == []
 
 
