@@ -40,9 +40,8 @@ _process: object = None  # the Popen, kept so it is not garbage-collected with a
 def group_started(pgid: int, registered: set[int]) -> None:
     """Tell the reaper a group runs now (`registered`: every group of ours, this one included,
     sent whole when a reaper has to be started first)."""
-    if _connected():
-        if _send(f"+{pgid}\n"):
-            return
+    if _connected() and _send(f"+{pgid}\n"):
+        return
     if _start():
         _send("".join(f"+{group}\n" for group in sorted(registered)))
 
@@ -51,6 +50,12 @@ def group_ended(pgid: int) -> None:
     """The group's owner ended it (or let it go): the reaper forgets it."""
     if _connected():
         _send(f"-{pgid}\n")
+
+
+def reaper_pid() -> int | None:
+    """This process's reaper (it leads a group of its own, but it is not a command of ours)."""
+    pid = getattr(_process, "pid", None)
+    return pid if _connected() and isinstance(pid, int) else None
 
 
 def _connected() -> bool:
@@ -96,7 +101,7 @@ def _forget() -> None:
     here, or the parent's reaper would wait for this child too)."""
     global _write_fd
     if _write_fd is not None:
-        try:
+        try:  # noqa: SIM105 (contextlib costs the script 16 ms of imports)
             os.close(_write_fd)
         except OSError:
             pass
@@ -143,7 +148,7 @@ def end_groups(groups: set[int]) -> None:
 
 def _signal_all(groups: set[int], sig: signal.Signals) -> None:
     for pgid in groups:
-        try:
+        try:  # noqa: SIM105
             os.killpg(pgid, sig)
         except OSError:  # gone already
             pass
@@ -162,10 +167,7 @@ def _alive(pgid: int) -> bool:
         names = os.listdir("/proc")
     except OSError:
         return True
-    for name in names:
-        if name.isdigit() and _member_state(name, pgid) not in ("", "Z", "X"):
-            return True
-    return False
+    return any(name.isdigit() and _member_state(name, pgid) not in ("", "Z", "X") for name in names)
 
 
 def _member_state(pid: str, pgid: int) -> str:

@@ -74,7 +74,7 @@ def tool_group_ended(pgid: int) -> None:
 def _end_tools_and_exit(signum: int, frame: FrameType | None) -> None:
     for sig in EXIT_SIGNALS:  # a second signal ends the process at once
         signal.signal(sig, signal.SIG_DFL)
-    groups = _tool_groups | _child_groups()
+    groups = (_tool_groups | _child_groups()) - {reaper.reaper_pid()}  # it ends at our exit, by itself
     stopped = bool(groups)
     for pgid in groups:
         with contextlib.suppress(ProcessLookupError, PermissionError):
