@@ -166,7 +166,7 @@ class ServerConnection:
                 async with Client(self._transport(group), mode="auto", cache=None,
                                   message_handler=self._on_message,
                                   client_info=Implementation(name="claude-mini", version=__version__)) as client:
-                    self._protocol = client.protocol_version
+                    self._protocol = client.session.protocol_version or ""
                     tools = await self._list_tools(client)
                     life.deadline = math.inf
                     self.tools, self._client, self.status = tools, client, "connected"
