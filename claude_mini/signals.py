@@ -2,7 +2,9 @@
 
 Bash runs each command in its own process group (tools/bash.py), so the shell and
 everything it started would outlive claude-mini ended by `kill`, `timeout`, a
-closed terminal or a stopped service. Each running call registers its group here.
+closed terminal or a stopped service. Each running call registers its group here
+(hooks and stdio MCP servers too); the same registry feeds the reaper (reaper.py),
+which ends the groups left when claude-mini is killed with SIGKILL or crashes.
 
 On the signal, every registered group is killed at once; the exit itself waits for
 the event loop's next turn (when one is running), so no transcript line is being
@@ -26,6 +28,8 @@ import termios
 from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING
+
+from claude_mini import reaper
 
 if TYPE_CHECKING:
     from claude_mini.session import Session
@@ -55,19 +59,22 @@ def install_exit_handlers() -> None:
 
 
 def tool_group_started(pgid: int) -> None:
-    """A tool's process group runs now: kill it if claude-mini is told to end."""
+    """A process group of ours runs now (a Bash call's, a hook's, a stdio MCP server's): kill it
+    if claude-mini is told to end, and have the reaper end it if claude-mini is killed."""
     _tool_groups.add(pgid)
+    reaper.group_started(pgid, _tool_groups)
 
 
 def tool_group_ended(pgid: int) -> None:
-    """The tool call that owned this group is over (its background children are left alone)."""
+    """The call or server that owned this group is over (its background children are left alone)."""
     _tool_groups.discard(pgid)
+    reaper.group_ended(pgid)
 
 
 def _end_tools_and_exit(signum: int, frame: FrameType | None) -> None:
     for sig in EXIT_SIGNALS:  # a second signal ends the process at once
         signal.signal(sig, signal.SIG_DFL)
-    groups = _tool_groups | _child_groups()
+    groups = (_tool_groups | _child_groups()) - {reaper.reaper_pid()}  # it ends at our exit, by itself
     stopped = bool(groups)
     for pgid in groups:
         with contextlib.suppress(ProcessLookupError, PermissionError):

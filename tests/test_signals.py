@@ -33,3 +33,21 @@ def test_a_tool_group_not_registered_yet_is_killed_too():
         assert gone(pid)
     finally:
         subprocess.run(["kill", "-9", str(pid)], capture_output=True)
+
+
+# A call ran and ended (so the reaper runs, a child of ours leading its own group), then SIGTERM.
+IDLE_AFTER_A_CALL = """
+import signal, subprocess
+from claude_mini import signals
+shell = subprocess.Popen(["true"], start_new_session=True)
+signals.tool_group_started(shell.pid)
+shell.wait()
+signals.tool_group_ended(shell.pid)
+signals._end_tools_and_exit(signal.SIGTERM, None)
+"""
+
+
+def test_the_reaper_is_not_a_command_that_was_running():
+    run = subprocess.run([sys.executable, "-c", IDLE_AFTER_A_CALL], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 143, run.stderr
+    assert "claude-mini: ended by SIGTERM." in run.stderr and "with the command" not in run.stderr

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.process_groups import group_gone, signal_group
+from claude_mini.signals import tool_group_ended, tool_group_started
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -96,6 +97,7 @@ class ServerConnection:
         self._end = asyncio.Event()  # stop, or the server went away
         self._stopping = False
         self._stderr = bytearray()
+        self._protocol = ""  # the protocol version agreed on, once the handshake is done
 
     # -- lifetime
 
@@ -105,6 +107,7 @@ class ServerConnection:
             return
         self.status, self.error, self.tools, self.problems = "connecting", "", [], []
         self._ready, self._end, self._stopping, self._life = asyncio.Event(), asyncio.Event(), False, None
+        self._protocol = ""
         self._stderr.clear()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"mcp server {self.spec.name}")
 
@@ -163,6 +166,7 @@ class ServerConnection:
                 async with Client(self._transport(group), mode="auto", cache=None,
                                   message_handler=self._on_message,
                                   client_info=Implementation(name="claude-mini", version=__version__)) as client:
+                    self._protocol = client.session.protocol_version or ""
                     tools = await self._list_tools(client)
                     life.deadline = math.inf
                     self.tools, self._client, self.status = tools, client, "connected"
@@ -195,11 +199,16 @@ class ServerConnection:
                 async with transport as (read, write):
                     errlog.close()  # the server has its own copy: its exit ends the reader
                     group_id = server_pid(transport)
-                    yield _WatchedStream(read, self._on_end_of_stream), write
+                    if group_id is not None:  # SIGTERM to claude-mini, or its death, ends it too
+                        tool_group_started(group_id)
+                    yield _WatchedStream(read, self._on_end_of_stream, self._screen), write
             finally:
                 errlog.close()
                 if group_id is not None:
-                    await end_process_group(group_id)
+                    try:
+                        await end_process_group(group_id)
+                    finally:
+                        tool_group_ended(group_id)
         elif spec.transport == "http":
             import httpx2
             from mcp.client.streamable_http import streamable_http_client
@@ -207,12 +216,12 @@ class ServerConnection:
             timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults
             async with httpx2.AsyncClient(headers=dict(spec.headers), timeout=timeout) as http, \
                     streamable_http_client(spec.url, http_client=http) as (read, write):
-                yield _WatchedStream(read, self._on_end_of_stream), write
+                yield _WatchedStream(read, self._on_end_of_stream, self._screen), write
         elif spec.transport == "sse":
             from mcp.client.sse import sse_client
 
             async with sse_client(spec.url, headers=dict(spec.headers)) as (read, write):
-                yield _WatchedStream(read, self._on_end_of_stream), write
+                yield _WatchedStream(read, self._on_end_of_stream, self._screen), write
         else:
             raise McpError(f"unknown transport {spec.transport!r} (stdio, http or sse)")
 
@@ -249,6 +258,23 @@ class ServerConnection:
     def _stderr_note(self) -> str:
         tail = self.stderr_tail(1)
         return f" (its stderr: {one_line(tail[0], 200)})" if tail else ""
+
+    def _screen(self, item: Any) -> None:
+        """A tools/list page loses the tools the SDK could not read, one problem line each: the
+        SDK checks a page whole, so one bad tool would fail the listing, and the server with it."""
+        result = getattr(getattr(item, "message", None), "result", None)
+        if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+            return  # only a tools/list result has `tools`
+        kept = []
+        for tool in result["tools"]:
+            why = unreadable_tool(tool, result, self._protocol)
+            if not why:
+                kept.append(tool)
+                continue
+            name = tool.get("name") if isinstance(tool, dict) else None
+            shown = repr(one_line(name, 80)) if isinstance(name, str) else "without a name"
+            self._problem(f"MCP server {self.spec.name}: tool {shown} skipped: {why}")
+        result["tools"] = kept
 
     def _on_end_of_stream(self) -> None:
         """The server closed its side (a crash, an exit): the connection's task winds down."""
@@ -384,11 +410,13 @@ class McpManager:
 
 
 class _WatchedStream:
-    """The transport's read stream, telling the connection when it ends (the server is gone)."""
+    """The transport's read stream, telling the connection when it ends (the server is gone)
+    and letting it screen each message first."""
 
-    def __init__(self, inner: Any, on_end: Any) -> None:
+    def __init__(self, inner: Any, on_end: Any, screen: Any) -> None:
         self._inner = inner
         self._on_end = on_end
+        self._screen = screen  # sees (and may mend) every message before the SDK reads it
 
     @property
     def last_context(self) -> Any:  # the SDK's dispatcher reads it by getattr
@@ -398,10 +426,12 @@ class _WatchedStream:
         import anyio
 
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             self._on_end()
             raise
+        self._screen(item)
+        return item
 
     async def aclose(self) -> None:
         await self._inner.aclose()
@@ -469,6 +499,45 @@ def refusal(info: McpToolInfo, taken: set[str]) -> str:
     except SchemaError as exc:
         return f"its input schema is not valid JSON schema ({one_line(exc.message, 120)})"
     return ""
+
+
+def unreadable_tool(tool: Any, page: dict[str, Any], version: str) -> str:
+    """Why the SDK would refuse this entry of a tools/list `page` ('' if it would not): the
+    page with this tool alone, checked against the agreed protocol version's wire format (before
+    the handshake, the version the SDK assumes too) and the SDK's own Tool model. What is wrong
+    with the page itself is not the tool's fault and is left to the SDK."""
+    from mcp_types import Tool
+    from mcp_types.methods import validate_server_result
+    from pydantic import ValidationError
+
+    try:
+        validate_server_result("tools/list", version or "2025-11-25", {**page, "tools": [tool]})
+    except ValidationError as exc:
+        if why := validation_problem(exc, ("tools", 0)):
+            return why
+    except (KeyError, ValueError):  # a version without a wire format here: the model still checks
+        pass
+    try:
+        Tool.model_validate(tool)
+    except ValidationError as exc:
+        return validation_problem(exc, ()) or "its definition is not valid MCP"
+    return ""
+
+
+def validation_problem(exc: Any, prefix: tuple[Any, ...]) -> str:
+    """The first thing pydantic found wrong below `prefix` (the tool), in a few words ('' if none)."""
+    mine = [e for e in exc.errors() if tuple(e.get("loc", ()))[:len(prefix)] == prefix]
+    if not mine:
+        return ""
+    first = mine[0]
+    where = [str(part) for part in tuple(first.get("loc", ()))[len(prefix):]]
+    message = one_line(first.get("msg", ""), 120)
+    if where in (["inputSchema"], ["input_schema"]) and first.get("type") == "missing":
+        return "it has no input schema"
+    if where[:1] in (["inputSchema"], ["input_schema"]):
+        inside = ".".join(where[1:])
+        return f"its input schema is not valid ({inside + ': ' if inside else ''}{message})"
+    return f"its definition is not valid MCP ({'.'.join(where) or 'tool'}: {message})"
 
 
 def capped_outcome(content: list[dict[str, Any]], structured: Any, is_error: bool) -> CallOutcome:

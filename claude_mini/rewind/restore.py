@@ -5,6 +5,12 @@ included) goes back to its content before the first of those changes; a file it 
 deleted. A file whose content is not what the assistant (or the last restore) left is "changed
 outside" (by hand, a command, another program): it is not touched unless the user says so.
 Bash commands are not undone: the plan lists those that may have changed files.
+
+A file inside the project is restored only through real folders: when a folder between the
+project root and the file has become a symbolic link since (a checkout, a command), or the file
+now leads outside the project, writing or deleting it would act outside the repository, so it
+is refused with one line, with or without --force. This is checked when planning and again
+just before each file is touched.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ class CodePlan:
     prompt: PromptEntry
     files: list[FilePlan]
     commands: list[str]
+    root: Path  # the project root: nothing outside it is touched through a link
 
     @property
     def conflicts(self) -> list[FilePlan]:
@@ -63,8 +70,9 @@ class CodeResult:
         return self.written + self.deleted
 
 
-def plan_code_restore(checkpoints: SessionCheckpoints, prompt: PromptEntry) -> CodePlan:
-    """What restoring the code to before `prompt` would do (reads the files, changes nothing)."""
+def plan_code_restore(checkpoints: SessionCheckpoints, prompt: PromptEntry, *, root: Path) -> CodePlan:
+    """What restoring the code to before `prompt` would do (reads the files, changes nothing);
+    `root` is the project root, which no restore leaves through a symbolic link."""
     first: dict[str, Change] = {}
     commands: list[str] = []
     for record in checkpoints.since(prompt):
@@ -73,8 +81,8 @@ def plan_code_restore(checkpoints: SessionCheckpoints, prompt: PromptEntry) -> C
         elif isinstance(record, Command):
             commands.append(record.command)
     left = last_known_states(checkpoints)
-    files = [_plan_file(checkpoints, Path(path), change.before, left[path]) for path, change in first.items()]
-    return CodePlan(prompt, files, list(dict.fromkeys(commands)))
+    files = [_plan_file(checkpoints, Path(path), change.before, left[path], root) for path, change in first.items()]
+    return CodePlan(prompt, files, list(dict.fromkeys(commands)), root)
 
 
 def last_known_states(checkpoints: SessionCheckpoints) -> dict[str, str | None]:
@@ -88,7 +96,11 @@ def last_known_states(checkpoints: SessionCheckpoints) -> dict[str, str | None]:
     return left
 
 
-def _plan_file(checkpoints: SessionCheckpoints, path: Path, before: Before, left: str | None) -> FilePlan:
+def _plan_file(checkpoints: SessionCheckpoints, path: Path, before: Before, left: str | None,
+               root: Path) -> FilePlan:
+    escape = way_out(path, root)
+    if escape:  # before reading it too: the content found through a link says nothing of ours
+        return FilePlan(path, before, "none", False, escape)
     now = fingerprint(path)
     outside = now != left
     if before.state == "unrestorable":
@@ -117,7 +129,7 @@ def apply_code_restore(checkpoints: SessionCheckpoints, plan: CodePlan, *, overw
         elif item.outside and not overwrite_outside:
             result.kept_outside.append(item.path)
         else:
-            error = _restore_file(checkpoints, item)
+            error = way_out(item.path, plan.root) or _restore_file(checkpoints, item)
             if error:
                 result.failed.append((item.path, error))
                 continue
@@ -126,6 +138,52 @@ def apply_code_restore(checkpoints: SessionCheckpoints, plan: CodePlan, *, overw
     if states:
         checkpoints.history.record_restore(plan.prompt.id, states)
     return result
+
+
+def way_out(path: Path, root: Path) -> str:
+    """Why writing or deleting `path` would act outside the project root ('' if it would not):
+    a folder between the root and the file is a symbolic link now, or the file leads outside.
+
+    A file outside the project (one the user let the assistant change) is not judged: its
+    folders are the user's own, and may well be links."""
+    relative = _below(path, root) or _below(path, Path(os.path.realpath(root)))
+    if relative is None:
+        return ""
+    folder = path.parents[len(relative.parts) - 1]
+    for part in relative.parts[:-1]:
+        folder = folder / part
+        if folder.is_symlink():
+            return (f"its folder {relative_name(folder, root)} is now a symbolic link (to {_link_target(folder)}); "
+                    "nothing was written or deleted through it. Put the folder back, or restore the file by hand")
+    real, real_root = os.path.realpath(path), os.path.realpath(root)
+    if os.path.commonpath([real, real_root]) != real_root:
+        return (f"it now leads outside the project (to {real}); nothing was written or deleted there. "
+                "Restore the file by hand")
+    return ""
+
+
+def _below(path: Path, root: Path) -> Path | None:
+    """`path` relative to `root` when it is below it (None otherwise)."""
+    try:
+        relative = path.relative_to(root)
+    except ValueError:
+        return None
+    return relative if relative.parts else None
+
+
+def _link_target(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError as exc:
+        return os_error_text(exc)
+
+
+def relative_name(path: Path, root: Path) -> str:
+    """`path` as the user knows it inside the project."""
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
 
 
 def _restore_file(checkpoints: SessionCheckpoints, item: FilePlan) -> str:

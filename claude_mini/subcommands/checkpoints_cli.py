@@ -125,7 +125,7 @@ def restore_lines(opened: Opened, message_id: str, *, code: bool, conversation: 
         raise CheckpointsError(f"{cps.problems[0]} Nothing was restored; --conversation-only still rewinds "
                                "the conversation.")
     if code:
-        plan = plan_code_restore(cps, prompt)
+        plan = plan_code_restore(cps, prompt, root=opened.config.project_root)
         if plan.conflicts and not force:
             raise CheckpointsError(" ".join([*conflict_lines(plan, cwd), "Nothing was restored; --force restores "
                                              "those files too, losing those changes."]))

@@ -114,7 +114,7 @@ async def _restore_code(ctx: CommandContext, checkpoints: SessionCheckpoints, po
     from claude_mini.rewind.store import StoreError
 
     cwd = ctx.rt.config.cwd
-    plan = await asyncio.to_thread(plan_code_restore, checkpoints, point.prompt)
+    plan = await asyncio.to_thread(plan_code_restore, checkpoints, point.prompt, root=ctx.rt.config.project_root)
     overwrite = False
     if plan.conflicts:
         for line in conflict_lines(plan, cwd):

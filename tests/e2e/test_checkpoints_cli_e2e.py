@@ -88,3 +88,40 @@ def test_a_damaged_index_and_a_missing_copy_get_one_line_each(run_cli, fake_serv
     assert "The checkpoint index was damaged; it was kept as" in later.stderr
     assert [p.name.startswith("index.json.damaged-") for p in store.iterdir()].count(True) == 1
     assert json.loads(run_cli("checkpoints", "list", "--json").stdout)["messages"][0]["files"][0]["created"]
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every file below `folder` with its content: what the test judges on disk."""
+    return {str(p.relative_to(folder)): p.read_text() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_folder_that_became_a_symlink_is_never_written_or_deleted_through(run_cli, fake_server, repo, tmp_path):
+    """Issue 33: `restore --force` went through `sub`, now a link out of the repository, and wrote
+    f.txt and deleted new.txt there. Both are refused with one line each; nothing outside changes."""
+    (repo / "sub").mkdir()
+    (repo / "sub" / "f.txt").write_text("original\n")
+    main_replies(fake_server, Reply.tool("Read", {"file_path": "sub/f.txt"}),
+                 Reply.tool("Edit", {"file_path": "sub/f.txt", "old_string": "original", "new_string": "edited"}),
+                 Reply.tool("Write", {"file_path": "sub/new.txt", "content": "made\n"}), Reply.text("Done."))
+    done = run_cli("-p", "edit sub", "--permission-mode", "acceptEdits", env=QUIET)
+    assert done.returncode == 0, done.stderr
+    [message] = json.loads(run_cli("checkpoints", "list", "--json").stdout)["messages"]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.txt").write_text("someone else's file\n")
+    (outside / "new.txt").write_text("someone else's other file\n")
+    (outside / "keep.txt").write_text("untouched\n")
+    before = snapshot(outside)
+    (repo / "sub" / "f.txt").unlink()
+    (repo / "sub" / "new.txt").unlink()
+    (repo / "sub").rmdir()
+    (repo / "sub").symlink_to(outside)
+
+    for args in (("--force",), ()):
+        restored = run_cli("checkpoints", "restore", message["id"], "--code-only", *args)
+        assert restored.returncode == 0 and "Traceback" not in restored.stderr, restored.stderr
+        assert snapshot(outside) == before and (repo / "sub").is_symlink()
+        refusals = [line for line in restored.stdout.splitlines() if "is now a symbolic link" in line]
+        assert sorted(line.split(" cannot be restored")[0] for line in refusals) == ["sub/f.txt", "sub/new.txt"]
+        assert all(f"its folder sub is now a symbolic link (to {outside})" in line for line in refusals)
+        assert "No file was restored." in restored.stdout

@@ -278,3 +278,27 @@ def test_a_real_published_server_from_pypi_answers_with_the_real_time(run_cli, f
     assert when.utcoffset() == ZoneInfo("Asia/Tokyo").utcoffset(when.replace(tzinfo=None))
     assert before <= when <= after  # the server's real clock, not a canned value
     assert got["day_of_week"] == when.strftime("%A")
+
+
+RAW = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "raw_server.py")
+
+
+def test_one_bad_tool_schema_skips_that_tool_and_keeps_the_server(run_cli, fake_server, repo, isolated_env):
+    """Issue 33: a server listing one tool with an input schema the SDK cannot read (and two more
+    bad ones) keeps its good tool, which the model calls; each bad tool is one line on stderr."""
+    project(repo, isolated_env.home, {"raw": {"command": sys.executable, "args": [RAW],
+                                              "env": {"RAW_BAD_TOOLS": "1"}}})
+    fake_server.on(Reply.tool("mcp__raw__good", {"x": "hi"}), purpose="main", times=1)
+    fake_server.on(Reply.text("It said hi."), purpose="main", times=1)
+    result = run_cli("-p", "call the good tool", "--allowedTools", "mcp__raw", env=NO_MEMORY)
+    assert result.returncode == 0 and result.stdout == "It said hi.\n", result.stderr
+    first = fake_server.requests_for("main")[0]
+    assert [n for n in tool_names(first) if n.startswith("mcp__")] == ["mcp__raw__good"]
+    [answered] = tool_results(fake_server)
+    assert not answered.get("is_error") and text_of(answered) == "good: hi"
+    problems = [line for line in result.stderr.splitlines() if "MCP server raw" in line]
+    assert len(problems) == 3 and "failed" not in result.stderr, result.stderr
+    assert any("tool 'listy' skipped: its input schema is not valid (type: Input should be 'object')" in line
+               for line in problems)
+    assert any("tool 'bare' skipped: it has no input schema" in line for line in problems)
+    assert any("tool 'typo' skipped: its input schema is not valid JSON schema" in line for line in problems)

@@ -384,3 +384,27 @@ def test_a_malformed_message_is_one_problem_and_no_traceback(capfd: pytest.Captu
     run(go())
     out, err = capfd.readouterr()
     assert "Traceback" not in err and "server says hello" not in err and out == ""
+
+
+RAW = str(Path(__file__).with_name("raw_server.py"))
+
+
+def test_one_tool_the_sdk_cannot_read_skips_that_tool_only() -> None:
+    """Issue 33: one tool with an unreadable input schema failed the whole listing, and the server
+    with it. Now each bad tool is one problem line naming server, tool and problem."""
+    async def go() -> None:
+        notices = NoticeChannel()
+        spec = Spec("raw", command=sys.executable, args=(RAW,), env={"RAW_BAD_TOOLS": "1"})
+        async with opened(spec, notices) as connection:
+            assert connection.status == "connected", connection.error
+            assert [t.name for t in connection.tools] == ["good"]
+            assert connection.problems == [
+                "MCP server raw: tool 'listy' skipped: its input schema is not valid (type: Input should be 'object')",
+                "MCP server raw: tool 'bare' skipped: it has no input schema",
+                "MCP server raw: tool 'typo' skipped: its input schema is not valid JSON schema "
+                "(5 is not valid under any of the given schemas)",
+            ]
+            assert [n.text for n in notices.said("warning")] == connection.problems
+            outcome = await connection.call("good", {"x": "hi"}, timeout=30)
+            assert outcome.content == [{"type": "text", "text": "good: hi"}]
+    run(go())

@@ -54,7 +54,7 @@ def test_restoring_code_and_conversation_to_the_second_message(project, fake_ser
         assert [(Path(f.path).name, f.created) for f in first.files] == [("util.py", True)]
         assert [(Path(f.path).name, f.created) for f in newest.files] == [("util.py", False), ("todo.md", True)]
         assert newest.commands == ["echo made > made.txt"] and not second.commands
-        plan = plan_code_restore(checkpoints, second.prompt)
+        plan = plan_code_restore(checkpoints, second.prompt, root=project)
         assert not plan.conflicts and plan.commands == ["echo made > made.txt"]
         result = apply_code_restore(checkpoints, plan, overwrite_outside=False)
         assert sorted(p.name for p in result.written) == ["app.py", "util.py"]
@@ -94,7 +94,7 @@ def test_a_subagents_write_is_kept_under_the_parents_message(project, fake_serve
         [point] = checkpoints.points
         [change] = checkpoints.index.changes
         assert (change.by, change.message, Path(change.path).name) == ("subagent", point.prompt.id, "helper.py")
-        plan = plan_code_restore(checkpoints, point.prompt)
+        plan = plan_code_restore(checkpoints, point.prompt, root=project)
         apply_code_restore(checkpoints, plan, overwrite_outside=False)
 
     run(fake_server, project, scenario)
