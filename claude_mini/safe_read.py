@@ -1,0 +1,171 @@
+"""The one door for files that reach a prompt or steer a session: the same checks everywhere.
+
+Instruction files, MEMORY.md (private, team, an agent type's), topic files, the memory policy
+file, command and skill files, `@file` attachments, settings and `.mcp.json` are all read here:
+
+- never a known credential location (credentials.py) or anything under /proc, /dev or /sys,
+  as written or resolved, whether the folder is trusted or not;
+- never a FIFO, socket, device or folder: the open is non-blocking and the file's type is
+  checked with fstat on what was opened, so a FIFO swapped in after a check cannot hang us;
+- at most `limit` + 1 bytes are read, so a huge (or endless) file is never loaded whole;
+- `inside`: a link whose target leaves that folder is refused (the caller passes the
+  repository when it is not trusted, or a memory folder, whose files must stay in it).
+
+Missing files raise FileNotFoundError (or NotADirectoryError), so callers can keep treating
+"not there" as "empty"; every other problem is `Unreadable`, whose message is the reason shown.
+This module imports nothing of claude_mini but credentials.py, so any layer may use it.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Iterable
+
+from claude_mini.credentials import credential_location
+
+SYSTEM_ROOTS = ("/proc", "/dev", "/sys")  # live kernel state: environ, memory, endless devices
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+_CHUNK = 1 << 20
+
+
+class Unreadable(Exception):
+    """A file that exists but cannot or may not be used; the message is the reason shown."""
+
+
+def os_reason(exc: OSError) -> str:
+    """The skip reason shown for an OSError: symlink loop, not found, permission denied, ..."""
+    if exc.errno == errno.ELOOP:
+        return "symlink loop"
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return "not found"
+    if exc.errno == errno.EACCES:
+        return "permission denied"
+    return f"unreadable ({exc.strerror or exc})"
+
+
+def system_location(*spellings: str) -> str | None:
+    """Which of /proc, /dev, /sys any spelling of a path lies in, else None."""
+    for path in spellings:
+        path = os.path.normpath(path)
+        for root in SYSTEM_ROOTS:
+            if path == root or path.startswith(root + os.sep):
+                return root
+    return None
+
+
+def location_refusal(*spellings: str, folders: Iterable[str] | None = None) -> str | None:
+    """Why no spelling of this path may ever be read into a prompt (credential or system
+    location), trusted or not; None when it may. `folders`: the credential folders, if cached."""
+    credential = credential_location(*spellings, folders=folders)
+    if credential:
+        return f"it is {credential}, a credential location claude-mini never reads into a prompt"
+    system = system_location(*spellings)
+    if system:
+        return f"it is under {system}, a system location claude-mini never reads"
+    return None
+
+
+def kind_refusal(mode: int) -> str | None:
+    """Why a file of this mode is no file to read (a FIFO would hang, a device never ends), else None."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder, not a file"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe), not a regular file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device file, not a regular file"
+    return "not a regular file"
+
+
+def within(real: str, folder: str) -> bool:
+    """Whether the resolved path `real` is the resolved `folder` or lies under it."""
+    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def read_capped(real: str, limit: int, *, cut: bool = False) -> bytes:
+    """The bytes of the regular file at the resolved path `real`, reading at most `limit` + 1.
+
+    `cut=False`: over `limit` raises Unreadable ("too large"). `cut=True`: up to `limit` + 1
+    bytes come back, so the caller sees it was cut (more than `limit`) and keeps the head.
+    """
+    try:
+        fd = os.open(real, _OPEN_FLAGS)
+    except OSError as exc:
+        raise Unreadable(os_reason(exc)) from exc
+    try:
+        info = os.fstat(fd)
+        problem = kind_refusal(info.st_mode)
+        if problem:
+            raise Unreadable(problem)
+        if not cut and info.st_size > limit:
+            raise Unreadable(f"too large ({info.st_size:,} bytes; limit {limit:,})")
+        data = _read_up_to(fd, info.st_size, limit + 1)
+    except OSError as exc:
+        raise Unreadable(os_reason(exc)) from exc
+    finally:
+        os.close(fd)
+    if not cut and len(data) > limit:  # it grew since fstat, or its size was not told
+        raise Unreadable(f"too large (over {limit:,} bytes)")
+    return data
+
+
+def _read_up_to(fd: int, size: int, most: int) -> bytes:
+    """At most `most` bytes from `fd`: one read sized from fstat, more only if the file gave more.
+
+    Raw os.read: a buffered file object costs more than the read itself for small files.
+    """
+    data = os.read(fd, min(size + 1, most))
+    while size < len(data) < most:  # it grew, or reported no size: read on, to the cap
+        chunk = os.read(fd, min(_CHUNK, most - len(data)))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def resolve(path: str | os.PathLike[str], *, inside: str | os.PathLike[str] | None = None,
+            folders: Iterable[str] | None = None) -> str:
+    """The real path of `path` once every check that needs no open has passed; raises
+    FileNotFoundError/NotADirectoryError when nothing is there, Unreadable otherwise."""
+    spelled = os.path.abspath(path)
+    try:
+        real = os.path.realpath(spelled, strict=True)
+    except (FileNotFoundError, NotADirectoryError):
+        raise
+    except OSError as exc:
+        raise Unreadable(os_reason(exc)) from exc
+    reason = location_refusal(spelled, real, folders=folders)
+    if reason:
+        raise Unreadable(reason)
+    if inside is not None:
+        folder = os.path.realpath(inside)
+        if not within(real, folder):
+            raise Unreadable(f"it links to {real}, outside {folder}")
+    return real
+
+
+def read_file(path: str | os.PathLike[str], limit: int, *, cut: bool = False,
+              inside: str | os.PathLike[str] | None = None) -> bytes:
+    """The bytes of `path` through every check above (see `read_capped` for `limit` and `cut`)."""
+    real = resolve(path, inside=inside)
+    try:
+        problem = kind_refusal(os.stat(real).st_mode)  # before any open: a device is never opened
+    except OSError as exc:
+        raise Unreadable(os_reason(exc)) from exc
+    if problem:
+        raise Unreadable(problem)
+    return read_capped(real, limit, cut=cut)
+
+
+def read_text_file(path: str | os.PathLike[str], limit: int, *,
+                   inside: str | os.PathLike[str] | None = None) -> str:
+    """A whole UTF-8 text file (a leading BOM dropped) through `read_file`; invalid UTF-8 is Unreadable."""
+    data = read_file(path, limit, inside=inside)
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
