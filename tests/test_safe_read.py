@@ -229,3 +229,14 @@ def test_a_managed_settings_link_to_dev_zero_fails_closed(repo, isolated_env):
     (isolated_env.managed / "settings.json").symlink_to("/dev/zero")
     config = load_config(repo)
     assert config.managed_error and "/dev" in config.managed_error and "every tool is denied" in config.managed_error
+
+
+# --- compaction's restore of recently read files ------------------------------------------------
+def test_compaction_skips_a_read_file_that_became_a_fifo_or_a_proc_link(folder):
+    from claude_mini.memory.compact import restore_files
+
+    (folder / "a.py").write_text("print('a')\n")
+    os.mkfifo(folder / "was-a-file.py")
+    (folder / "status.txt").symlink_to("/proc/self/status")
+    read = {folder / "a.py": 1.0, folder / "was-a-file.py": 2.0, folder / "status.txt": 3.0}
+    assert restore_files(read) == [(str(folder / "a.py"), "print('a')\n")]
