@@ -19,11 +19,12 @@ This module imports nothing of claude_mini but credentials.py, so any layer may 
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 from collections.abc import Iterable
 
-from claude_mini.credentials import credential_location
+from claude_mini.credentials import FILE_NAMES, credential_folders, credential_location
 
 SYSTEM_ROOTS = ("/proc", "/dev", "/sys")  # live kernel state: environ, memory, endless devices
 _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
@@ -59,13 +60,32 @@ def system_location(*spellings: str) -> str | None:
 def location_refusal(*spellings: str, folders: Iterable[str] | None = None) -> str | None:
     """Why no spelling of this path may ever be read into a prompt (credential or system
     location), trusted or not; None when it may. `folders`: the credential folders, if cached."""
-    credential = credential_location(*spellings, folders=folders)
+    if folders is None:
+        folders, prefixes = _credential_folders(os.environ.get("HOME"), os.environ.get("XDG_CONFIG_HOME"))
+        # A cheap first look: credential_location (names, folders, the message) only on a hit.
+        maybe = any(p in folders or p.startswith(prefixes) or _credential_name(p) for p in spellings)
+    else:
+        maybe = True
+    credential = credential_location(*spellings, folders=folders) if maybe else None
     if credential:
         return f"it is {credential}, a credential location claude-mini never reads into a prompt"
     system = system_location(*spellings)
     if system:
         return f"it is under {system}, a system location claude-mini never reads"
     return None
+
+
+def _credential_name(path: str) -> bool:
+    name = os.path.basename(path)
+    return name in FILE_NAMES or name.startswith(".env.")
+
+
+@functools.lru_cache(maxsize=4)
+def _credential_folders(home: str | None, xdg: str | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """credential_folders() for one HOME and XDG_CONFIG_HOME (the arguments key the cache), and
+    each with a separator after it: resolving the home folder per file cost more than the read."""
+    folders = tuple(credential_folders())
+    return folders, tuple(f + os.sep for f in folders)
 
 
 def kind_refusal(mode: int) -> str | None:
@@ -89,13 +109,87 @@ def within(real: str, folder: str) -> bool:
 def read_capped(real: str, limit: int, *, cut: bool = False) -> bytes:
     """The bytes of the regular file at the resolved path `real`, reading at most `limit` + 1.
 
-    `cut=False`: over `limit` raises Unreadable ("too large"). `cut=True`: up to `limit` + 1
-    bytes come back, so the caller sees it was cut (more than `limit`) and keeps the head.
+    For a caller that resolved and checked the path itself (the instruction loader, which caches
+    its folders' real paths). `cut=False`: over `limit` raises Unreadable ("too large").
+    `cut=True`: up to `limit` + 1 bytes come back, so the caller sees it was cut (more than
+    `limit`) and keeps the head.
     """
+    fd = _open(real)
     try:
-        fd = os.open(real, _OPEN_FLAGS)
+        return _read_opened(fd, limit, cut)
+    finally:
+        os.close(fd)
+
+
+def read_file(path: str | os.PathLike[str], limit: int, *, cut: bool = False,
+              inside: str | os.PathLike[str] | None = None) -> bytes:
+    """The bytes of `path` through every check of this module (`limit`, `cut`: see read_capped).
+
+    The order keeps each check cheap and every open harmless: the type first (a device is never
+    opened, so opening has no side effect), then the open, then the path as written and the
+    real path of what was opened (one readlink of /proc/self/fd, not a walk of every folder).
+    """
+    spelled = os.path.abspath(path)
+    try:
+        mode = os.stat(spelled).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        raise
     except OSError as exc:
         raise Unreadable(os_reason(exc)) from exc
+    problem = kind_refusal(mode)
+    if problem:
+        real = os.path.realpath(spelled)  # say where a link leads: `a device file ... /dev/zero`
+        raise Unreadable(problem if real == spelled else f"{problem} (a link to {real})")
+    fd = _open(spelled)
+    try:
+        _check_real(spelled, _opened_path(fd, spelled), inside)
+        return _read_opened(fd, limit, cut)
+    finally:
+        os.close(fd)
+
+
+def read_text_file(path: str | os.PathLike[str], limit: int, *,
+                   inside: str | os.PathLike[str] | None = None) -> str:
+    """A whole UTF-8 text file (a leading BOM dropped) through `read_file`; invalid UTF-8 is Unreadable."""
+    data = read_file(path, limit, inside=inside)
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+
+
+def _open(path: str) -> int:
+    """A non-blocking read-only descriptor (a FIFO swapped in since the checks cannot hang it)."""
+    try:
+        return os.open(path, _OPEN_FLAGS)
+    except (FileNotFoundError, NotADirectoryError):
+        raise
+    except OSError as exc:
+        raise Unreadable(os_reason(exc)) from exc
+
+
+def _opened_path(fd: int, spelled: str) -> str:
+    """The real path of the file open as `fd` (Linux names it in /proc); realpath elsewhere."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return os.path.realpath(spelled)
+
+
+def _check_real(spelled: str, real: str, inside: str | os.PathLike[str] | None) -> None:
+    """Refuse a path (as written or real) that is a credential or system location, or whose
+    real path leaves `inside`."""
+    refused = location_refusal(spelled, real)
+    if refused:
+        raise Unreadable(refused)
+    if inside is not None:
+        folder = os.path.realpath(inside)
+        if not within(real, folder):
+            raise Unreadable(f"it links to {real}, outside {folder}")
+
+
+def _read_opened(fd: int, limit: int, cut: bool) -> bytes:
+    """At most `limit` + 1 bytes of the regular file open as `fd` (see read_capped)."""
     try:
         info = os.fstat(fd)
         problem = kind_refusal(info.st_mode)
@@ -106,8 +200,6 @@ def read_capped(real: str, limit: int, *, cut: bool = False) -> bytes:
         data = _read_up_to(fd, info.st_size, limit + 1)
     except OSError as exc:
         raise Unreadable(os_reason(exc)) from exc
-    finally:
-        os.close(fd)
     if not cut and len(data) > limit:  # it grew since fstat, or its size was not told
         raise Unreadable(f"too large (over {limit:,} bytes)")
     return data
@@ -125,47 +217,3 @@ def _read_up_to(fd: int, size: int, most: int) -> bytes:
             break
         data += chunk
     return data
-
-
-def resolve(path: str | os.PathLike[str], *, inside: str | os.PathLike[str] | None = None,
-            folders: Iterable[str] | None = None) -> str:
-    """The real path of `path` once every check that needs no open has passed; raises
-    FileNotFoundError/NotADirectoryError when nothing is there, Unreadable otherwise."""
-    spelled = os.path.abspath(path)
-    try:
-        real = os.path.realpath(spelled, strict=True)
-    except (FileNotFoundError, NotADirectoryError):
-        raise
-    except OSError as exc:
-        raise Unreadable(os_reason(exc)) from exc
-    reason = location_refusal(spelled, real, folders=folders)
-    if reason:
-        raise Unreadable(reason)
-    if inside is not None:
-        folder = os.path.realpath(inside)
-        if not within(real, folder):
-            raise Unreadable(f"it links to {real}, outside {folder}")
-    return real
-
-
-def read_file(path: str | os.PathLike[str], limit: int, *, cut: bool = False,
-              inside: str | os.PathLike[str] | None = None) -> bytes:
-    """The bytes of `path` through every check above (see `read_capped` for `limit` and `cut`)."""
-    real = resolve(path, inside=inside)
-    try:
-        problem = kind_refusal(os.stat(real).st_mode)  # before any open: a device is never opened
-    except OSError as exc:
-        raise Unreadable(os_reason(exc)) from exc
-    if problem:
-        raise Unreadable(problem)
-    return read_capped(real, limit, cut=cut)
-
-
-def read_text_file(path: str | os.PathLike[str], limit: int, *,
-                   inside: str | os.PathLike[str] | None = None) -> str:
-    """A whole UTF-8 text file (a leading BOM dropped) through `read_file`; invalid UTF-8 is Unreadable."""
-    data = read_file(path, limit, inside=inside)
-    try:
-        return data.decode("utf-8").removeprefix("\ufeff")
-    except UnicodeDecodeError as exc:
-        raise Unreadable(f"not UTF-8 text (invalid byte at offset {exc.start})") from None

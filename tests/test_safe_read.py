@@ -33,12 +33,30 @@ def folder(tmp_path: Path) -> Path:
 
 
 # --- the reader itself ---------------------------------------------------------------------
-@pytest.mark.parametrize(("target", "why"), [("/proc/self/environ", "/proc"), ("/proc/self/status", "/proc"),
-                                            ("/dev/zero", "/dev"), ("/sys/kernel/mm", "/sys")])
+@pytest.mark.parametrize(("target", "why"), [
+    ("/proc/self/environ", "under /proc, a system location"), ("/proc/self/status", "under /proc"),
+    ("/sys/kernel/uevent_seqnum", "under /sys"), ("/dev/zero", "a device file, not a regular file"),
+    ("/dev/null", "a device file"), ("/sys/kernel", "a folder"),
+])
 def test_links_to_system_locations_are_refused(folder, target, why):
+    if not os.path.exists(target):
+        pytest.skip(f"{target} is not on this machine")
     (folder / "f.md").symlink_to(target)
-    with pytest.raises(Unreadable, match=f"under {why}, a system location"):
+    with pytest.raises(Unreadable, match=why) as refused:
         read_file(folder / "f.md", 1000)
+    assert os.path.realpath(target) in str(refused.value) or target.startswith(("/proc", "/sys/kernel/u"))
+
+
+def test_a_system_path_as_written_is_refused(folder):
+    (folder / "plain.md").write_text("plain\n")
+    fd = os.open(folder / "plain.md", os.O_RDONLY)
+    try:  # /dev/fd/N leads back to a plain file: the spelling alone refuses it
+        with pytest.raises(Unreadable, match="under /dev"):
+            read_file(f"/dev/fd/{fd}", 1000)
+    finally:
+        os.close(fd)
+    with pytest.raises(Unreadable, match="under /proc"):
+        read_file("/proc/self/status", 1000)
 
 
 def test_a_link_to_a_credential_file_is_refused(folder, tmp_path, monkeypatch):
@@ -90,7 +108,7 @@ def test_a_missing_file_is_file_not_found(folder):
 def test_the_reader_imports_nothing_above_the_base_layer():
     source = Path(safe_read.__file__).read_text()
     imports = [line for line in source.splitlines() if line.startswith(("from claude_mini", "import claude_mini"))]
-    assert imports == ["from claude_mini.credentials import credential_location"]
+    assert imports == ["from claude_mini.credentials import FILE_NAMES, credential_folders, credential_location"]
 
 
 # --- instruction files, skills, commands -----------------------------------------------------
@@ -213,7 +231,8 @@ def test_a_settings_file_that_cannot_be_read_is_one_line(folder, kind):
     assert read_settings_file(path, warnings) == {}
     [line] = warnings
     assert line.startswith(f"Skipped settings file {path}: ") and "Other settings still apply" in line
-    assert {"fifo": "FIFO", "dev-zero": "/dev", "huge": "too large"}[kind] in line
+    assert {"fifo": "FIFO", "dev-zero": "a device file, not a regular file (a link to /dev/zero)",
+            "huge": "too large"}[kind] in line
 
 
 def test_a_fifo_as_mcp_json_is_one_problem(repo, isolated_env):
@@ -228,7 +247,8 @@ def test_a_fifo_as_mcp_json_is_one_problem(repo, isolated_env):
 def test_a_managed_settings_link_to_dev_zero_fails_closed(repo, isolated_env):
     (isolated_env.managed / "settings.json").symlink_to("/dev/zero")
     config = load_config(repo)
-    assert config.managed_error and "/dev" in config.managed_error and "every tool is denied" in config.managed_error
+    assert config.managed_error and "/dev/zero" in config.managed_error
+    assert "every tool is denied" in config.managed_error
 
 
 # --- compaction's restore of recently read files ------------------------------------------------

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from claude_mini.memory.frontmatter import parse_frontmatter
-from claude_mini.safe_read import Unreadable, os_reason, read_capped, resolve
+from claude_mini.safe_read import Unreadable, os_reason, read_file
 
 Kind = Literal["skill", "command"]
 Scope = Literal["project", "user"]
@@ -132,13 +132,13 @@ def shown(path: Path, root: Path | None = None) -> str:
 def read_body(path: Path) -> str:
     """The decoded text of one command or skill file; CatalogError says why not (no path in it)."""
     try:
-        real = resolve(path)  # the shared reader's checks: no /proc, /dev, /sys or credential file
-        info = os.stat(real)
+        info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
             raise CatalogError("is not a regular file")
         if info.st_size > MAX_BODY_BYTES:
             raise CatalogError(f"is too large ({info.st_size:,} bytes; limit {MAX_BODY_BYTES:,})")
-        data = read_capped(real, MAX_BODY_BYTES, cut=True)  # a FIFO swapped in now cannot hang it
+        # The shared reader: no /proc, /dev, /sys or credential target, no FIFO swapped in since.
+        data = read_file(path, MAX_BODY_BYTES, cut=True)
     except OSError as exc:
         raise CatalogError(f"cannot be read ({os_reason(exc)})") from None
     except Unreadable as exc:
