@@ -141,3 +141,21 @@ def test_a_commands_at_file_of_a_credential_or_a_proc_link_is_not_attached(run_c
     assert result.returncode == 0, result.stderr
     assert "Summarise" in fake_server.requests[0].text and CANARY not in sent(fake_server)
     assert "@.env was not attached" in result.stderr
+
+
+@pytest.mark.parametrize("trusted", [False, True])
+def test_a_memory_policy_linked_to_proc_environ_stays_out_of_the_extraction_prompt(
+        run_cli, fake_server, repo, isolated_env, trusted):
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}}))
+    link(repo / ".claude" / "memory-policy.md", "/proc/self/environ")
+    if trusted:
+        trust_folder(isolated_env.home, repo)
+    fake_server.on(Reply.text("OK, pytest -x it is."), purpose="main")
+    fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
+    result = run_cli("-p", "always run pytest with -x", env=SECRET_ENV, timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    [extract, *_] = fake_server.requests_for("extract")  # the extraction ran, without the policy
+    assert "memory extraction" in extract.text and CANARY not in sent(fake_server)
+    [line] = [li for li in result.stderr.splitlines() if "memory-policy.md" in li]
+    assert "was not read" in line and "/proc" in line
