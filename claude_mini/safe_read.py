@@ -1,15 +1,17 @@
 """The one door for files that reach a prompt or steer a session: the same checks everywhere.
 
 Instruction files, MEMORY.md (private, team, an agent type's), topic files, the memory policy
-file, command and skill files, `@file` attachments, settings and `.mcp.json` are all read here:
+file, command and skill files, `@file` attachments, the files compaction restores, settings and
+`.mcp.json` are all read here:
 
 - never a known credential location (credentials.py) or anything under /proc, /dev or /sys,
   as written or resolved, whether the folder is trusted or not;
 - never a FIFO, socket, device or folder: the open is non-blocking and the file's type is
   checked with fstat on what was opened, so a FIFO swapped in after a check cannot hang us;
 - at most `limit` + 1 bytes are read, so a huge (or endless) file is never loaded whole;
-- `inside`: a link whose target leaves that folder is refused (the caller passes the
-  repository when it is not trusted, or a memory folder, whose files must stay in it).
+- `inside`: a link whose target leaves that folder is refused (MEMORY.md must stay in its memory
+  folder, the memory policy in the project). Instruction, command and skill files keep their own
+  walkers' rule for an untrusted repository's links (memory/instructions/scope.py, skills/catalog.py).
 
 Missing files raise FileNotFoundError (or NotADirectoryError), so callers can keep treating
 "not there" as "empty"; every other problem is `Unreadable`, whose message is the reason shown.
