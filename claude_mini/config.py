@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from claude_mini import paths, trust
+from claude_mini.safe_read import Unreadable, read_text_file
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_SMALL_MODEL = "claude-haiku-4-5"
@@ -48,6 +49,7 @@ def model_named(name: str | None) -> str | None:
     """The model id a file's `model:` names: an alias's id, an id as written, None for none."""
     return MODEL_ALIASES.get(name.lower(), name) if name else None
 DEFAULT_MAX_TOKENS = 32000
+SETTINGS_MAX_BYTES = 2_000_000  # a settings file or .mcp.json larger than this is refused, not read
 
 
 @dataclass
@@ -131,13 +133,19 @@ class Config:
 
 
 def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any]:
-    """A settings file as a dict; a missing file is empty, a broken one is skipped with a warning."""
+    """A settings file as a dict; a missing file is empty, a broken one is skipped with a warning.
+
+    Read through safe_read: a link to /dev/zero, a FIFO or a 10 GB file is one line, never a
+    MemoryError or a hang.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = read_text_file(path, SETTINGS_MAX_BYTES)
+    except (FileNotFoundError, NotADirectoryError):
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        warnings.append(f"Skipped settings file {path}: {exc}. Other settings still apply.")
+    except (OSError, Unreadable) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        warnings.append(f"Skipped settings file {path}: {why}. Other settings still apply; make it "
+                        "a regular JSON file to use it.")
         return {}
     if not text.strip():
         return {}
@@ -196,8 +204,8 @@ def _stripped(texts: list[Any]) -> list[str]:
 def _read_for_edit(path: Path) -> dict[str, Any]:
     """A settings file about to be edited: any problem stops the edit (nothing is written)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_text_file(path, SETTINGS_MAX_BYTES)
+    except (OSError, Unreadable) as exc:
         raise SettingsEditError(f"cannot read {path}: {exc}; it was left unchanged") from None
     data, problem = parse_json(text) if text.strip() else ({}, None)
     if problem or not isinstance(data, dict):
@@ -258,13 +266,13 @@ def read_managed_file(path: Path) -> tuple[dict[str, Any], str | None]:
     A link to a missing file exists and fails closed: only no entry at all means "no managed settings".
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path, SETTINGS_MAX_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         if os.path.lexists(path):
             return {}, _managed_broken(path, "is a link to a file that does not exist")
         return {}, None
-    except UnicodeDecodeError:
-        return {}, _managed_broken(path, "is not UTF-8 text")
+    except Unreadable as exc:
+        return {}, _managed_broken(path, f"cannot be read ({exc})")
     except OSError as exc:
         return {}, _managed_broken(path, f"cannot be read ({exc.strerror or exc})")
     if not text.strip():

@@ -211,7 +211,8 @@ def make_prompt(config: Config, store: MemoryStore,
     if config.auto_memory:
         team = team_tier(config)
         if team is not None:  # position is precedence: after the instructions, before the private index
-            sections.append(Section("team memory", team_prompt_section(team), str(team.index_path)))
+            text = team_prompt_section(team, lambda line: notices.say(line, "warning", once=True))
+            sections.append(Section("team memory", text, str(team.index_path)))
         sections.append(Section("memory", _memory_section(config, store, team is not None),
                                 str(store.index_path)))
     prompt = build_system_prompt(config.cwd, extra=sections, append=config.append_system_prompt)

@@ -158,14 +158,18 @@ def written_servers(config: Config, scope: str, problems: list[str]) -> tuple[st
 
 
 def _read_mcp_json(path: Path, problems: list[str]) -> dict[str, Any]:
-    from claude_mini.config import parse_json
+    """`.mcp.json` as a dict, through safe_read (a link to /dev/zero or a FIFO is one problem line)."""
+    from claude_mini.config import SETTINGS_MAX_BYTES, parse_json
+    from claude_mini.safe_read import Unreadable, read_text_file
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text_file(path, SETTINGS_MAX_BYTES)
     except (FileNotFoundError, NotADirectoryError):
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(f"Skipped {path}: {exc}. Its MCP servers do not start; other servers still do.")
+    except (OSError, Unreadable) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        problems.append(f"Skipped {path}: {why}. Its MCP servers do not start; other servers still "
+                        "do. Make it a regular JSON file to use them.")
         return {}
     data, problem = parse_json(text) if text.strip() else ({}, None)
     if problem or not isinstance(data, dict):

@@ -40,6 +40,7 @@ from claude_mini.llm.messages import (
 )
 from claude_mini.memory.instructions import attachment_loads
 from claude_mini.prompt import estimate_tokens
+from claude_mini.safe_read import Unreadable, read_file
 
 if TYPE_CHECKING:
     from claude_mini.agent.hooks import CompactTrigger, SessionSource
@@ -268,9 +269,11 @@ def restore_files(read_files: dict[Path, float],
 
 
 def _read_text_file(path: Path) -> str | None:
+    """The head of a file read earlier, through safe_read: one that became a FIFO, a link to
+    /proc or a huge file is skipped or cut, never waited on or loaded whole."""
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_file(path, RESTORE_FILE_TOKENS * 16, cut=True)  # 4 bytes a char at most
+    except (OSError, Unreadable):
         return None
     if b"\0" in data[:8192]:
         return None

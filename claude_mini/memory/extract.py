@@ -74,6 +74,7 @@ from claude_mini.memory.team import TeamTier, team_tier
 from claude_mini.memory.team.guard import TeamWriteCheck
 from claude_mini.memory.team.moves import drop_team_flag, propose, proposed_for_team
 from claude_mini.notices import NoticeChannel
+from claude_mini.safe_read import Unreadable, read_file
 
 if TYPE_CHECKING:
     from claude_mini.agent.hooks import CompactRequest, EndReason, SessionSource
@@ -221,14 +222,25 @@ def memory_manifest(store: MemoryStore) -> str:
     )
 
 
-def memory_policies(project_root: Path) -> list[tuple[Path, str]]:
-    """The project's `.claude/memory-policy.md` and the user's `memory-policy.md`, when present."""
+def memory_policies(project_root: Path, warn: Callable[[str], None] | None = None,
+                    ) -> list[tuple[Path, str]]:
+    """The project's `.claude/memory-policy.md` and the user's `memory-policy.md`, when present.
+
+    Read through safe_read (no /proc, /dev, /sys or credential file, no FIFO, a capped read);
+    the project's must resolve inside the project, trusted or not: a committed policy linking
+    out of it would carry whatever it names into the extraction prompt.
+    """
     found = []
-    for path in (project_root / ".claude" / POLICY_FILENAME, paths.home_dir() / POLICY_FILENAME):
+    for path, inside in ((project_root / ".claude" / POLICY_FILENAME, project_root),
+                         (paths.home_dir() / POLICY_FILENAME, None)):
         try:
-            text = path.read_text(encoding="utf-8", errors="replace").strip()
-        except OSError:
+            data = read_file(path, POLICY_MAX_CHARS * 4, cut=True, inside=inside)
+        except (OSError, Unreadable) as exc:
+            if warn is not None and not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+                warn(f"The memory policy {path} was not read ({exc}); extraction runs without it. "
+                     "Make it a regular text file to use it.")
             continue
+        text = data[: POLICY_MAX_CHARS * 4].decode("utf-8", errors="replace").strip()
         if text:
             found.append((path, text[:POLICY_MAX_CHARS]))
     return found
@@ -726,9 +738,12 @@ class Extractor(AgentHooks):
     def _prompt(self, new: list[Message]) -> str:
         return extraction_prompt(
             count=len(new), first_words=first_user_words(new), manifest=memory_manifest(self.store),
-            root=self.store.root, policies=memory_policies(self.project_root),
+            root=self.store.root, policies=memory_policies(self.project_root, self._warn_once),
             max_turns=MAX_TURNS, team=team_prompt(self.team(), self.store.root),
         )
+
+    def _warn_once(self, text: str) -> None:
+        self.notices.say(text, "warning", once=True)
 
     def _failed(self, exc: Exception, session: Session) -> None:
         self.failures += 1

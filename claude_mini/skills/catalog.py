@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from claude_mini.memory.frontmatter import parse_frontmatter
-from claude_mini.memory.instructions.reading import os_reason
+from claude_mini.safe_read import Unreadable, os_reason, read_file
 
 Kind = Literal["skill", "command"]
 Scope = Literal["project", "user"]
@@ -137,10 +137,12 @@ def read_body(path: Path) -> str:
             raise CatalogError("is not a regular file")
         if info.st_size > MAX_BODY_BYTES:
             raise CatalogError(f"is too large ({info.st_size:,} bytes; limit {MAX_BODY_BYTES:,})")
-        with open(path, "rb") as f:
-            data = f.read(MAX_BODY_BYTES + 1)
+        # The shared reader: no /proc, /dev, /sys or credential target, no FIFO swapped in since.
+        data = read_file(path, MAX_BODY_BYTES, cut=True)
     except OSError as exc:
         raise CatalogError(f"cannot be read ({os_reason(exc)})") from None
+    except Unreadable as exc:
+        raise CatalogError(f"cannot be read ({exc})") from None
     if len(data) > MAX_BODY_BYTES:  # it grew since stat
         raise CatalogError(f"is too large (over {MAX_BODY_BYTES:,} bytes)")
     if b"\0" in data[:BINARY_SNIFF_BYTES]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,7 +35,13 @@ from claude_mini.subagents.runner import (
     serialized,
 )
 from claude_mini.subagents.tool import AgentTool, describe
-from claude_mini.subagents.types import AgentType, AgentTypes, load_agent_types, memory_dir
+from claude_mini.subagents.types import (
+    AgentType,
+    AgentTypes,
+    load_agent_types,
+    memory_dir,
+    memory_dir_problem,
+)
 from claude_mini.tools.base import ToolError, ToolResult
 
 if TYPE_CHECKING:
@@ -199,16 +204,17 @@ class SubagentHook(AgentHooks):
         return child, text
 
     def _memory_folder(self, agent_type: AgentType) -> Path | None:
-        """The type's own memory folder; none (and one line) when a project's resolves outside the
-        repository in a folder not trusted (a committed link would let the child write anywhere)."""
+        """The type's own memory folder; none (and one line) when it is not a real folder where it
+        belongs (a committed link would let the child write anywhere without a question)."""
         folder = memory_dir(agent_type, self.config.project_root, self.home)
-        if folder is None or agent_type.memory == "user" or self.config.trusted:
+        if folder is None:
+            return None
+        problem = memory_dir_problem(agent_type, folder, self.config.project_root, self.home)
+        if problem is None:
             return folder
-        real, root = os.path.realpath(folder), os.path.realpath(self.config.project_root)
-        if real == root or real.startswith(root + os.sep):
-            return folder
-        self.notices.say(f"The memory folder of agent {agent_type.name} ({folder}) leads outside the repository "
-                         "and this folder is not trusted; it runs without its memory.", "warning", once=True)
+        self.notices.say(f"The memory folder of agent {agent_type.name} ({folder}) was not used: {problem}; "
+                         "it runs without its memory. Remove the link to give it a memory folder.",
+                         "warning", once=True)
         return None
 
     @staticmethod

@@ -3,6 +3,7 @@
     load_agent_types(project_root, home, trusted=) -> AgentTypes   one read per file, no model call
     AgentTypes.find(name)                                          case-insensitive
     memory_dir(agent_type, project_root, home)                     its own MEMORY.md folder, or None
+    memory_dir_problem(agent_type, folder, project_root, home)     why that folder may not be used
 
 Files (Claude Code's layout and format): `.claude/agents/**/*.md` under the project root and
 `agents/**/*.md` under `$CLAUDE_MINI_HOME`, subfolders included. Frontmatter `name` and
@@ -279,3 +280,20 @@ def memory_dir(agent_type: AgentType, project_root: Path, home: Path) -> Path | 
               "user": home / "agent-memory",
               "local": project_root / ".claude" / "agent-memory-local"}[agent_type.memory]
     return parent / agent_type.name.replace(":", "-")
+
+
+def memory_dir_problem(agent_type: AgentType, folder: Path, project_root: Path, home: Path) -> str | None:
+    """Why a type's memory folder may not be used, trusted folder or not, else None.
+
+    It must be a real folder (or not exist yet) exactly where `memory_dir` puts it: writes there
+    run without a question, so a committed `.claude/agent-memory/<name> -> ../..` (or a link at
+    `.claude` or `agent-memory`) would hand the child the whole repository, or any folder.
+    """
+    base = home if agent_type.memory == "user" else project_root
+    expected = os.path.join(os.path.realpath(base), os.path.relpath(folder, base))
+    real = os.path.realpath(folder)
+    if real != expected:
+        return f"it is a symbolic link (or lies in one) to {real}, not a real folder"
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        return "it is not a folder"
+    return None

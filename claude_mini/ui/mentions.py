@@ -29,12 +29,14 @@ from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.document import Document
 
 from claude_mini.gitrun import run_git
+from claude_mini.safe_read import Unreadable, location_refusal, read_file
 from claude_mini.ui import commands
 
 if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
 
 MAX_ATTACH_CHARS = 100_000
+ATTACH_READ_BYTES = 4 * MAX_ATTACH_CHARS  # enough bytes for that many characters of any UTF-8
 MAX_LISTED_FILES = 20_000
 
 
@@ -71,7 +73,11 @@ def expand_mentions(text: str, *, cwd: Path, project_root: Path, ignored: Callab
         if problem:
             out.warnings.append(f"{problem}; sent without it.")
             continue
-        out.text += "\n\n" + _attachment(path, cwd)
+        try:
+            out.text += "\n\n" + _attachment(path, cwd)
+        except Unreadable as exc:  # it changed since the checks above (a FIFO, a link swapped in)
+            out.warnings.append(f"{shown} was not attached ({exc}); sent without it.")
+            continue
         if path.is_file():
             out.read.append(path)
     return out
@@ -97,6 +103,9 @@ def _mention_problem(path: Path, shown: str, cwd: Path, project_root: Path,
         return f"{shown} may not be read ({denied})"
     if ignored(path):
         return f"{shown} is ignored by .gitignore (ask the model to Read it if you need it)"
+    refused = location_refusal(str(path), str(real))  # a command's `@.env` or `@link-to-/proc/...`
+    if refused:
+        return f"{shown} was not attached: {refused}"
     if path.is_file() and _is_binary(path):
         return f"{shown} is a binary file"
     if not (path.is_file() or path.is_dir()):
@@ -110,9 +119,8 @@ def _is_binary(path: Path) -> bool:
     if path.suffix.lower().lstrip(".") in BINARY_EXTENSIONS:
         return True
     try:
-        with path.open("rb") as fh:
-            return sniff_encoding(fh.read(SNIFF_BYTES)) is None
-    except OSError:
+        return sniff_encoding(read_file(path, SNIFF_BYTES, cut=True)[:SNIFF_BYTES]) is None
+    except (OSError, Unreadable):
         return True
 
 
@@ -123,10 +131,13 @@ def _attachment(path: Path, cwd: Path) -> str:
         entries = sorted(p.name + ("/" if p.is_dir() else "") for p in path.iterdir())
         body = "\n".join(entries[:200]) + (f"\n… {len(entries) - 200} more" if len(entries) > 200 else "")
         return f'<attached-folder path="{name}">\n{body}\n</attached-folder>'
-    text = path.read_text(encoding="utf-8", errors="replace")
+    # The shared reader: a capped, non-blocking read of a regular file (Unreadable otherwise).
+    data = read_file(path, ATTACH_READ_BYTES, cut=True)
+    text = data[:ATTACH_READ_BYTES].decode("utf-8", errors="replace")
     note = ""
-    if len(text) > MAX_ATTACH_CHARS:
-        note = f"\n[truncated: the first {MAX_ATTACH_CHARS:,} of {len(text):,} characters; Read the rest]"
+    if len(data) > ATTACH_READ_BYTES or len(text) > MAX_ATTACH_CHARS:
+        total = f"more than {len(text):,}" if len(data) > ATTACH_READ_BYTES else f"{len(text):,}"
+        note = f"\n[truncated: the first {MAX_ATTACH_CHARS:,} of {total} characters; Read the rest]"
         text = text[:MAX_ATTACH_CHARS]
     return f'<attached-file path="{name}">\n{text.rstrip(chr(10))}{note}\n</attached-file>'
 

@@ -215,9 +215,9 @@ class Loader:
         return file
 
     def _refusal(self, path: str, real: str, level: str, imported: bool, chain: tuple) -> str | None:
-        credential = self.ctx.credential(path, real)
-        if credential:
-            return f"it is {credential}, a credential location claude-mini never reads into a prompt"
+        refused = self.ctx.location_refusal(path, real)  # the reader every prompt file shares
+        if refused:
+            return refused
         if level != "managed" and self.ctx.is_excluded(path, real):
             return EXCLUDED
         if real in chain:

@@ -7,9 +7,12 @@ name a text file type, which keeps `@id_rsa` or `@build/app.bin` out of the prom
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
+
+from claude_mini.safe_read import Unreadable, kind_refusal, os_reason, read_capped
+
+__all__ = ["MAX_FILE_BYTES", "TEXT_EXTENSIONS", "TEXT_NAMES", "Unreadable", "is_text_name",
+           "os_reason", "read_text"]
 
 MAX_FILE_BYTES = 200_000  # larger files are skipped: they would swamp the context
 
@@ -26,52 +29,18 @@ TEXT_EXTENSIONS = frozenset({
 TEXT_NAMES = frozenset({"Makefile", "Dockerfile", "Justfile", "LICENSE", "README", "CODEOWNERS"})
 
 
-class Unreadable(Exception):
-    """A file that exists but cannot be used; the message is the reason shown."""
-
-
-def os_reason(exc: OSError) -> str:
-    """The skip reason shown for an OSError: symlink loop, not found, permission denied, ..."""
-    if exc.errno == errno.ELOOP:
-        return "symlink loop"
-    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-        return "not found"
-    if exc.errno == errno.EACCES:
-        return "permission denied"
-    return f"unreadable ({exc.strerror or exc})"
-
-
-def _read_bytes(real: str, size: int) -> bytes:
-    """Up to MAX_FILE_BYTES + 1 bytes of a file whose size was `size` when stat'ed.
-
-    Raw os.read, sized from the stat: open() builds buffered objects, and read(n)
-    allocates n bytes up front; both cost more than the read itself for small files.
-    """
-    fd = os.open(real, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        data = os.read(fd, size + 1)
-        while size < len(data) <= MAX_FILE_BYTES:  # it grew since stat: read on, to the limit
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            data += chunk
-    finally:
-        os.close(fd)
-    return data
-
-
 def read_text(real: str, info: os.stat_result) -> tuple[str, list[str]]:
-    """Decoded text of a regular file (`info` is its stat) and notes about it; raises Unreadable."""
-    if not stat.S_ISREG(info.st_mode):  # a FIFO would block, a folder is no file
+    """Decoded text of a regular file (`info` is its stat) and notes about it; raises Unreadable.
+
+    The bytes come through safe_read, the reader every file that reaches a prompt shares: a
+    non-blocking open, the type checked again on what was opened, at most the cap + 1 read.
+    """
+    problem = kind_refusal(info.st_mode)  # a FIFO would block, a folder is no file
+    if problem:
         raise Unreadable("not a regular file")
     if info.st_size > MAX_FILE_BYTES:
         raise Unreadable(f"too large ({info.st_size:,} bytes; limit {MAX_FILE_BYTES:,})")
-    try:
-        data = _read_bytes(real, info.st_size)
-    except OSError as exc:
-        raise Unreadable(os_reason(exc)) from exc
-    if len(data) > MAX_FILE_BYTES:  # it grew since stat
-        raise Unreadable(f"too large (over {MAX_FILE_BYTES:,} bytes)")
+    data = read_capped(real, MAX_FILE_BYTES)
     if b"\0" in data:
         raise Unreadable("binary file")
     try:

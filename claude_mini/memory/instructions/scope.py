@@ -3,7 +3,7 @@
 Imports may reach the project root, the cwd, the OS home, $CLAUDE_MINI_HOME and
 the managed folder; a project file that leads outside the repository needs a
 trusted folder; `claudeMdExcludes` hides files (an untrusted repository's own
-globs only its own files); known credential locations are never read.
+globs only its own files); known credential locations and /proc, /dev, /sys are never read.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from claude_mini.credentials import credential_folders, credential_location
+from claude_mini.credentials import credential_folders
 from claude_mini.memory.globs import GlobSet
+from claude_mini.safe_read import location_refusal
 
 
 @dataclass
@@ -76,6 +77,6 @@ class LoadContext:
         return any(path == r or path.startswith(r + os.sep) for r in (self.project_root, self.cwd)
                    if os.path.dirname(r) != r)
 
-    def credential(self, *spellings: str) -> str | None:
-        """Which known credential location any spelling of a path is in, else None."""
-        return credential_location(*spellings, folders=self._credential_folders)
+    def location_refusal(self, *spellings: str) -> str | None:
+        """Why a path may never be read (a credential location, /proc, /dev, /sys), else None."""
+        return location_refusal(*spellings, folders=self._credential_folders)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from claude_mini.memory.store.errors import InvalidMemory
+from claude_mini.safe_read import Unreadable, read_file
 
 INDEX_FILENAME = "MEMORY.md"
 USAGE_FILENAME = "usage.json"
@@ -79,12 +80,17 @@ def not_a_file(path: Path) -> str | None:
 
 
 def read_text_head(path: Path, limit: int) -> tuple[str | None, str | None]:
-    """The first `limit` bytes of `path` as text, or (None, why it was skipped)."""
+    """The first `limit` bytes of `path` as text, or (None, why it was skipped).
+
+    Through safe_read: never a FIFO or device (a non-blocking open), /proc, /dev, /sys or a
+    credential location, and never more than `limit` + 1 bytes read.
+    """
     try:
-        with open(path, "rb") as f:
-            data = f.read(limit + 1)
+        data = read_file(path, limit, cut=True)
     except OSError as e:
         return None, f"unreadable ({e.strerror or e})"
+    except Unreadable as e:
+        return None, str(e)
     truncated = len(data) > limit
     return _decode(data[:limit], truncated)
 

@@ -19,9 +19,11 @@ from claude_mini.memory.fileutil import atomic_write, locked
 from claude_mini.memory.store.errors import InvalidMemory, MemoryStoreError
 from claude_mini.memory.store.folder import not_a_file
 from claude_mini.memory.store.topic import one_line
+from claude_mini.safe_read import Unreadable, read_file
 
 INDEX_MAX_LINES = 200
 INDEX_MAX_BYTES = 25_000
+INDEX_READ_MAX_BYTES = 2_000_000  # read cap: 80x what the prompt shows, far below what hurts
 INDEX_HOOK_MAX_CHARS = 120  # keeps one index line near 150 chars, so 200 lines fit the byte cap
 
 _INDEX_ENTRY = re.compile(
@@ -147,6 +149,8 @@ class MemoryIndex:
         """MEMORY.md as text ('' if missing; undecodable bytes replaced).
 
         One that is not a regular file, or cannot be read, counts as missing, with a warning.
+        It goes through safe_read: a link out of its folder (a committed MEMORY.md ->
+        /proc/self/environ, or -> ~/.ssh/...) is refused, and at most INDEX_READ_MAX_BYTES are read.
         """
         problem = not_a_file(self.path)
         if problem:
@@ -154,12 +158,18 @@ class MemoryIndex:
                       "index in the prompt); `claude-mini memory doctor --fix` moves it aside.")
             return ""
         try:
-            return self.path.read_bytes().decode("utf-8", errors="replace")
+            data = self._read(cut=True)
         except (FileNotFoundError, NotADirectoryError):
             return ""
-        except OSError as e:
-            self.warn(f"cannot read {self.path} ({e.strerror or e}), so it was taken as empty.")
+        except Unreadable as e:
+            self.warn(f"{self.path} was not read ({e}), so it was taken as empty (no memory index "
+                      "in the prompt); replace it with a regular file inside the memory folder.")
             return ""
+        return data[:INDEX_READ_MAX_BYTES].decode("utf-8", errors="replace")
+
+    def _read(self, cut: bool) -> bytes:
+        """MEMORY.md's bytes through the shared reader; it must resolve inside its own folder."""
+        return read_file(self.path, INDEX_READ_MAX_BYTES, cut=cut, inside=self.path.parent)
 
     def entries(self) -> list[IndexEntry]:
         """The memory lines of MEMORY.md."""
@@ -189,9 +199,12 @@ class MemoryIndex:
                 f"{self.path} is {problem}, not a file, so the index was not changed; "
                 "run `claude-mini memory doctor --fix` to move it aside, then try again")
         try:
-            return self.path.read_bytes().decode("utf-8")
+            return self._read(cut=False).decode("utf-8")
         except (FileNotFoundError, NotADirectoryError):
             return ""
+        except Unreadable as e:  # rewriting it would copy what it links to into the folder
+            raise MemoryStoreError(f"{self.path} was not read ({e}), so the index was not changed; "
+                                   "replace it with a regular file, then try again") from e
         except UnicodeDecodeError as e:
             raise MemoryStoreError(
                 f"{self.path} is not valid UTF-8 (byte {e.start}); it was left unchanged. "

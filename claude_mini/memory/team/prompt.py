@@ -8,6 +8,8 @@ left from a conflicted merge are not shown (`memory doctor --fix` rebuilds the f
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from claude_mini.memory.store import render_index_for_prompt
 from claude_mini.memory.store.doctor import CONFLICT_MARKER
 from claude_mini.memory.team.folder import TEAM_PREFIX, TeamTier
@@ -30,10 +32,13 @@ and never put secrets, people's names or e-mail addresses, or paths on this mach
 """
 
 
-def team_prompt_section(tier: TeamTier) -> str:
-    """The team memory section: what it is and how it ranks, then the team's MEMORY.md (capped)."""
+def team_prompt_section(tier: TeamTier, warn: Callable[[str], None] | None = None) -> str:
+    """The team memory section: what it is and how it ranks, then the team's MEMORY.md (capped).
+
+    `warn` hears why an index was taken as empty (a FIFO, a link out of the folder or to /proc).
+    """
     head = _SECTION.format(root=tier.root, prefix=TEAM_PREFIX, shown=tier.shown)
-    text = tier.store().index_text()  # a FIFO or a folder in its place reads as empty
+    text = tier.store(warn).index_text()  # a FIFO or a folder in its place reads as empty
     text = "\n".join(line for line in text.splitlines() if not CONFLICT_MARKER.match(line))
     if not text.strip():
         return head + "(empty: no team memories yet)\n"
