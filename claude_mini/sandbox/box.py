@@ -178,6 +178,11 @@ class Sandbox:
         return (f"claude-mini sandbox: network access to {host} is not allowed ({why}); "
                 f"sandbox.network.allowedDomains or WebFetch(domain:{host}) allows it")
 
+    @property
+    def session_hosts(self) -> tuple[list[str], list[str]]:
+        """(hosts the user allowed, hosts the user refused) in this session."""
+        return sorted(self._shared.approved), sorted(self._shared.refused)
+
     def _allowed_domains(self) -> list[str]:
         return [*self.settings.allowed_domains, *_web_fetch_domains(self.rules.allow())]
 

@@ -61,6 +61,9 @@ def status_lines(box: Sandbox) -> list[str]:
     domains = ", ".join(box.settings.allowed_domains) or "none"
     lines.append(f"Network: off except through the proxy; allowed domains: {domains} (plus WebFetch(domain:…) "
                  "allow rules); a new domain asks in the REPL and is refused in -p.")
+    approved, refused = box.session_hosts
+    if approved or refused:
+        lines.append(f"This session: allowed {', '.join(approved) or 'none'}; refused {', '.join(refused) or 'none'}.")
     if box.settings.excluded_commands:
         lines.append(f"Run outside the sandbox (normal questions): {', '.join(box.settings.excluded_commands)}")
     if not box.settings.allow_unsandboxed:
