@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from collections.abc import Iterator
@@ -44,6 +45,21 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     for name in SCRUBBED_ENV:
         monkeypatch.delenv(name, raising=False)
     return SimpleNamespace(home=home, managed=managed)
+
+
+def sandbox_off(home: Path) -> None:
+    """Turn the Bash sandbox off in the user settings of `home` (merged into what is there)."""
+    settings = home / "settings.json"
+    data = json.loads(settings.read_text()) if settings.exists() else {}
+    data.setdefault("sandbox", {})["enabled"] = False
+    settings.write_text(json.dumps(data))
+
+
+@pytest.fixture
+def no_sandbox(isolated_env: SimpleNamespace) -> None:
+    """The Bash sandbox off: for tests of what the permission rules and the Bash-line analysis
+    decide alone (with it on, a sandboxed command runs without a question), or of host pids."""
+    sandbox_off(isolated_env.home)
 
 
 @pytest.fixture

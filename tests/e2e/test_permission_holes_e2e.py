@@ -31,6 +31,11 @@ start = test_repl.start  # the REPL fixture: a trusted repo, auto-memory off
 DEMO = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "demo_server.py")
 
 
+# These tests judge the permission rules and the Bash-line analysis alone: with the sandbox on,
+# most of what they check would be stopped by the kernel first (tests/e2e/test_sandbox_e2e.py).
+pytestmark = pytest.mark.usefixtures("no_sandbox")
+
+
 def all_requests_text(fake_server) -> str:
     """Every request body the fake server received, as one string."""
     return "\n".join(json.dumps(r.body) for r in fake_server.requests)
@@ -90,7 +95,7 @@ def test_bypass_mode_reads_them_the_control(run_cli, fake_server, repo, os_home)
 
 
 def test_accept_edits_does_not_write_protected_files(run_cli, fake_server, repo, isolated_env):
-    (isolated_env.home / "settings.json").write_text(json.dumps({"hooks": {"PostToolUse": [
+    (isolated_env.home / "settings.json").write_text(json.dumps({"sandbox": {"enabled": False}, "hooks": {"PostToolUse": [
         {"matcher": "NoSuchTool", "hooks": [{"type": "command", "command": "./scripts/check.py --strict"}]}]}}))
     (repo / "scripts").mkdir()
     (repo / "scripts" / "check.py").write_text("print('ok')\n")

@@ -55,6 +55,7 @@ def reaper_pids(parent: int) -> list[int]:
     return found
 
 
+@pytest.mark.usefixtures("no_sandbox")
 @pytest.mark.parametrize("running", ["bash", "hook"])
 def test_kill_9_ends_the_running_command_the_hook_and_the_mcp_server(isolated_env, fake_server, repo, tmp_path,
                                                                       running):

@@ -9,8 +9,13 @@ import subprocess
 import pytest
 from fake_anthropic import Reply
 
+# These tests judge the permission rules and the Bash-line analysis alone: with the sandbox on,
+# most of what they check would be stopped by the kernel first (tests/e2e/test_sandbox_e2e.py).
+pytestmark = pytest.mark.usefixtures("no_sandbox")
+
 
 def user_settings(home, **data) -> None:
+    data.setdefault("sandbox", {"enabled": False})  # the module's premise (pytestmark below)
     (home / "settings.json").write_text(json.dumps(data))
 
 

@@ -18,6 +18,7 @@ from tests.e2e.test_repl import wait_until
 from tests.processes import gone
 
 
+@pytest.mark.usefixtures("no_sandbox")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_to_claude_mini_ends_the_running_tool(isolated_env, fake_server, repo, run_cli, sig):
     fake_server.queue(Reply.tool("Bash", {"command": "sleep 300 & echo $! > sleep.pid; wait"}))

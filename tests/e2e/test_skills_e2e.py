@@ -8,6 +8,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from fake_anthropic import Reply
 
 from tests.e2e import test_repl
@@ -51,6 +52,7 @@ def test_print_mode_sends_the_expanded_command_with_its_snippet_output_and_files
     assert "!`" not in sent and "NOTES-CONTENT" in sent  # the snippet ran; @notes.txt was attached
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_a_refused_bang_line_is_one_line_and_no_request(run_cli, fake_server, repo, isolated_env):
     trust_folder(isolated_env.home, repo)  # an untrusted folder's `!` lines never run
     write(repo, ".claude/commands/mark.md", "Mark it: !`touch marker.txt`\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from fake_anthropic import Reply
 
 from claude_mini.llm.messages import Usage
@@ -91,6 +92,7 @@ def test_json_cost_counts_the_childs_requests(run_cli, fake_server, repo):
     assert out["total_cost_usd"] > round(main_only, 6)
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_the_permission_rules_bind_a_child_in_print_mode(run_cli, fake_server, repo):
     main_replies(fake_server, Reply.tool("Agent", {"description": "Make a marker", "prompt": "Create the file made."}),
                  Reply.text("The subagent could not."))

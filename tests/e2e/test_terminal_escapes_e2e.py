@@ -7,6 +7,7 @@ not censored), while nothing printed carries a raw ESC, C1 or bidi control.
 
 from __future__ import annotations
 
+import pytest
 from fake_anthropic import Reply
 
 from tests.e2e.conftest import cli_env, json_lines
@@ -70,6 +71,7 @@ def test_json_outputs_escape_controls_and_keep_the_exact_text(run_cli, fake_serv
             assert any("\x9b31mred" in str(c) for c in contents)  # escaped in JSON, exact once parsed
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_the_repl_approval_prompt_shows_the_real_command(isolated_env, fake_server, repo):
     hostile = "rm -f README.md #\r\x1b[2K\x1b]0;PWNED\x07ls -la \x1b]52;c;eA==\x07\x9b1A"
     fake_server.on(Reply.tool("Bash", {"command": hostile}), purpose="main")

@@ -48,6 +48,7 @@ def untrusted_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if "Ignored untrusted settings" in line]
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_untrusted_repository_settings_are_ignored_in_print_mode(run_cli, fake_server, repo, tmp_path):
     hostile_repo(repo)
     outside = tmp_path / "outside"
@@ -157,6 +158,7 @@ def test_repl_asks_once_and_applies_the_answer(untrusted_terminal, isolated_env,
 # ------------------------------------------------- a `.git` file naming a trusted repository
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_a_git_file_does_not_borrow_a_trusted_repositorys_trust_or_memory(
         run_cli, fake_server, repo, tmp_path, isolated_env):
     """The reviewer's folder: `.git` says `gitdir: <trusted>/.git`; settings, imports and memory
@@ -301,6 +303,7 @@ def vendored_clone(repo: Path) -> Path:
     return clone.resolve()
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_trust_stops_at_a_checkout_nested_in_a_trusted_repository(run_cli, fake_server, repo, isolated_env):
     """The reviewer's vendored clone: its hooks ran because the repository around it was trusted."""
     trust_folder(isolated_env.home, repo)

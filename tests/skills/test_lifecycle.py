@@ -100,6 +100,7 @@ def test_compaction_keeps_the_names_of_invoked_skills_not_their_bodies(project, 
     assert result.tokens_after < before - 1_500  # two ~4 KB bodies (2 x ~1,000 tokens) left out
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_allowed_tools_widen_permissions_for_that_turn_only(repo, fake_server, monkeypatch):
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
     skill(repo, "toucher", "Touch marker files", "Touch the files you are asked to.\n",
@@ -137,6 +138,7 @@ def test_a_skill_that_widens_permissions_needs_permission_to_load(repo, fake_ser
     assert not plain.get("is_error") and "Just text." in json.dumps(plain)
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_an_untrusted_projects_allowed_tools_are_not_applied(repo, fake_server, monkeypatch):
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
     skill(repo, "toucher", "Touch marker files", "Touch.\n", extra="allowed-tools: Bash(touch:*)\n")
@@ -172,6 +174,7 @@ def test_a_typed_command_expands_arms_its_model_and_runs_its_snippets(repo, fake
     assert first.body["model"] == "claude-haiku-4-5" and second.body["model"] != "claude-haiku-4-5"
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_a_snippet_that_needs_permission_stops_the_command_in_a_session_that_cannot_ask(repo, fake_server, monkeypatch):
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
     command(repo, "mk", f"Made: !`touch {repo}/made`\n")

@@ -243,6 +243,7 @@ def test_permissions_lists_rules_with_sources(slash):
     assert "Permission mode: default" in out and "Allow rules:" in out and "/permissions allow" in out
 
 
+@pytest.mark.usefixtures("no_sandbox")
 def test_permissions_add_and_remove_session_rules(slash):
     policy = slash.runtime.policy
     assert "Allowed Bash(npm test:*)" in slash.run("/permissions allow Bash(npm test:*)")
