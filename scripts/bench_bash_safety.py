@@ -24,12 +24,12 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-from claude_mini.agent.bash_safety import (
+from claude_mini.agent.permissions import CommandPattern
+from claude_mini.shell.bash_safety import (
     MAX_COMMAND_CHARS,
     command_candidates,
     is_read_only_command,
 )
-from claude_mini.agent.permissions import CommandPattern
 
 OLD_COMMIT = "ca16225"  # the last commit before the hardening of bash_safety.py
 

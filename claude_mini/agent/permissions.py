@@ -58,13 +58,18 @@ from typing import Any, Protocol, runtime_checkable
 import pathspec
 
 from claude_mini import paths
-from claude_mini.agent.bash_reads import (
+from claude_mini.credentials import (
+    credential_folders,
+    secret_locations_inside,
+    secret_read_location,
+)
+from claude_mini.shell.bash_reads import (
     absolute_path,
     literal_prefix,
     read_targets,
     shows_git_history,
 )
-from claude_mini.agent.bash_safety import (
+from claude_mini.shell.bash_safety import (
     ShellSyntaxError,
     SimpleCommand,
     command_candidates,
@@ -72,11 +77,6 @@ from claude_mini.agent.bash_safety import (
     parse_command,
     read_only_problem,
     runs_arbitrary_code,
-)
-from claude_mini.credentials import (
-    credential_folders,
-    secret_locations_inside,
-    secret_read_location,
 )
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.bash_safety import is_read_only_command
 from claude_mini.agent.hooks import AgentHooks, ToolVerdict
 from claude_mini.agent.loop import AgentStop, PermissionAnswer
 from claude_mini.agent.permissions import (
@@ -39,6 +38,7 @@ from claude_mini.agent.permissions import (
     ToolPolicy,
 )
 from claude_mini.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
+from claude_mini.shell.bash_safety import is_read_only_command
 
 if TYPE_CHECKING:
     from claude_mini.agent.events import AgentEvent

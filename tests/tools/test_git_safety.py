@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.tools import ToolContext
-from claude_mini.tools.bash import BashTool
-from claude_mini.tools.git_safety import (
+from claude_mini.shell.git_safety import (
     NEUTRAL_CONFIG,
     neutral_env,
     untrusted_driver_keys,
     with_config,
 )
+from claude_mini.tools import ToolContext
+from claude_mini.tools.bash import BashTool
 from tests.hostile_git import (
     SUBMODULE_CONFIG,
     fsmonitor_repo,
