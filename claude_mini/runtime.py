@@ -19,7 +19,6 @@ from claude_mini.agent.hooks import (
     SessionSource,
 )
 from claude_mini.agent.loop import Agent, AskUser
-from claude_mini.agent.permissions import PermissionPolicy
 from claude_mini.config import Config
 from claude_mini.llm.client import ModelClient
 from claude_mini.memory.checkpoint import CheckpointHook
@@ -36,6 +35,7 @@ from claude_mini.memory.recall import RecallHook
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.memory.team import team_problem, team_prompt_section, team_tier
 from claude_mini.notices import NoticeChannel
+from claude_mini.permissions import PermissionPolicy
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.rewind.hook import FileHistoryHook
 from claude_mini.sandbox import Sandbox, sandbox_settings

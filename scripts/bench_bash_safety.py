@@ -24,7 +24,7 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-from claude_mini.agent.permissions import CommandPattern
+from claude_mini.permissions import CommandPattern
 from claude_mini.shell.bash_safety import (
     MAX_COMMAND_CHARS,
     command_candidates,
@@ -97,7 +97,7 @@ def bench_hostile() -> None:
     import tempfile
     from pathlib import Path
 
-    from claude_mini.agent.permissions import PermissionPolicy
+    from claude_mini.permissions import PermissionPolicy
 
     print("\nwhole decisions on hostile repetition (5,000-file project, Read and Bash deny rules)")
     with tempfile.TemporaryDirectory() as tmp:

@@ -41,9 +41,9 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from claude_mini.agent.permissions import Decision, Deny, ToolPolicy
 from claude_mini.memory.fileutil import locked
 from claude_mini.memory.store import LOGS_DIR, iso_utc, one_line
+from claude_mini.permissions import Decision, Deny, ToolPolicy
 
 Clock = Callable[[], float]
 

@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.fork import ForkResult, ForkSnapshot, run_fork
-from claude_mini.agent.permissions import ExtractionPolicy, ToolPolicy
 from claude_mini.config import DreamSettings, ForgetSettings
 from claude_mini.llm.client import ModelError
 from claude_mini.memory.daylog import LogSlice, mark_consumed, unconsumed_logs
@@ -74,6 +73,7 @@ from claude_mini.memory.store import (
     parse_memory_text,
     render_index_for_prompt,
 )
+from claude_mini.permissions import ExtractionPolicy, ToolPolicy
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent

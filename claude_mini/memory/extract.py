@@ -50,7 +50,6 @@ from claude_mini import paths
 from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import WRITING_TOOLS, Fork, ForkResult, ForkSnapshot
 from claude_mini.agent.hooks import AgentHooks, ConversationRewind
-from claude_mini.agent.permissions import Allow, Decision, ExtractionPolicy, ToolPolicy
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
 from claude_mini.memory.extract_gate import GateDecision, assess, count_turns, no_gate
@@ -74,6 +73,7 @@ from claude_mini.memory.team import TeamTier, team_tier
 from claude_mini.memory.team.guard import TeamWriteCheck
 from claude_mini.memory.team.moves import drop_team_flag, propose, proposed_for_team
 from claude_mini.notices import NoticeChannel
+from claude_mini.permissions import Allow, Decision, ExtractionPolicy, ToolPolicy
 
 if TYPE_CHECKING:
     from claude_mini.agent.hooks import CompactRequest, EndReason, SessionSource

@@ -30,13 +30,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from claude_mini.agent.permissions import Decision, Deny, ToolPolicy
 from claude_mini.memory.secret_scan import (
     SecretFinding,
     describe_findings,
     find_secret,
     find_secrets,
 )
+from claude_mini.permissions import Decision, Deny, ToolPolicy
 
 __all__ = ["SecretFinding", "SecretGuard", "UncheckedChange", "describe_findings", "edited_text",
            "find_secret", "find_secrets", "lands_in", "refusal_text", "text_after"]

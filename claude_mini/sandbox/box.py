@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from claude_mini.agent.permissions import CommandPattern, Rule
 from claude_mini.notices import NoticeChannel
+from claude_mini.permissions import CommandPattern, Rule
 from claude_mini.sandbox import bridge
 from claude_mini.sandbox.bwrap import Availability, command_line, probe
 from claude_mini.sandbox.layout import LayoutReport, build_layout

@@ -28,16 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.hooks import AgentHooks, ToolVerdict
 from claude_mini.agent.loop import AgentStop, PermissionAnswer
-from claude_mini.agent.permissions import (
-    EDIT_TOOLS,
-    READ_TOOLS,
-    Allow,
-    Ask,
-    Decision,
-    Deny,
-    ToolPolicy,
-)
 from claude_mini.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
+from claude_mini.permissions import EDIT_TOOLS, READ_TOOLS, Allow, Ask, Decision, Deny, ToolPolicy
 from claude_mini.shell.bash_safety import is_read_only_command
 
 if TYPE_CHECKING:

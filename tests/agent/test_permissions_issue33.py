@@ -11,14 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from claude_mini.agent.hooks import system_reminder
-from claude_mini.agent.permissions import (
-    Allow,
-    Ask,
-    Deny,
-    ExtractionPolicy,
-    exact_command_rule,
-)
 from claude_mini.hooks.config import HookCommand, HookSet, IgnoredHook, named_files
+from claude_mini.permissions import Allow, Ask, Deny, ExtractionPolicy
+from claude_mini.permissions.policy import exact_command_rule
 
 from .policies import bash, edit, policy
 

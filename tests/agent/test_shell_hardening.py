@@ -10,13 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.agent.permissions import (
-    Allow,
-    Ask,
-    CommandPattern,
-    Deny,
-    ExtractionPolicy,
-)
+from claude_mini.permissions import Allow, Ask, CommandPattern, Deny, ExtractionPolicy
 from claude_mini.shell.bash_safety import (
     MAX_COMMAND_CHARS,
     command_candidates,

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.agent.permissions import Allow, Deny, ExtractionPolicy
 from claude_mini.memory.daylog import (
     LogModePolicy,
     append_log,
@@ -18,6 +17,7 @@ from claude_mini.memory.daylog import (
     mark_consumed,
     unconsumed_logs,
 )
+from claude_mini.permissions import Allow, Deny, ExtractionPolicy
 
 T0 = 1_790_000_000.0  # 2026-09-21 14:13:20 UTC
 DAY = 86_400.0

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.agent.permissions import Allow, Deny
 from claude_mini.memory.secret_scan import find_secret, find_secrets
 from claude_mini.memory.secrets import SecretGuard, UncheckedChange, text_after
+from claude_mini.permissions import Allow, Deny
 
 FIXTURES = Path(__file__).parent / "secret_fixtures"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())

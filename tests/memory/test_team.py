@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from claude_mini import trust
-from claude_mini.agent.permissions import Allow, Deny
 from claude_mini.config import load_config
 from claude_mini.memory.lexical import SHORTLIST_SIZE
 from claude_mini.memory.recall import RecallHook
@@ -23,6 +22,7 @@ from claude_mini.memory.team.moves import TeamRefused, demote, promote, propose
 from claude_mini.memory.team.privacy import PersonalContext, find_personal_data, team_refusal
 from claude_mini.memory.team.recall import merge_tiers
 from claude_mini.notices import NoticeChannel
+from claude_mini.permissions import Allow, Deny
 from claude_mini.runtime import make_prompt
 
 STAGING = "The staging database is reset every Monday at 06:00 UTC; never keep test data there"

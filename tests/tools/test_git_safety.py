@@ -352,8 +352,9 @@ def test_the_neutral_environment_names_every_transport() -> None:
 def test_the_products_own_git_runs_no_fsmonitor(tmp_path: Path, marks: Path, call: str) -> None:
     """Staleness, the team tier, the git root and the Read-deny check run git in the repository too."""
     from claude_mini import paths
-    from claude_mini.agent.permissions import _tracked_and_denied, parse_rule
     from claude_mini.gitrun import git_output, run_git
+    from claude_mini.permissions import parse_rule
+    from claude_mini.permissions.policy import _tracked_and_denied
 
     root = fsmonitor_repo(tmp_path / "repo", marks / "fsmonitor")
     _plain(root, "git ls-files -m")
