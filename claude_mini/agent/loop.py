@@ -46,7 +46,7 @@ from claude_mini.llm.messages import (
     ToolUseBlock,
     Usage,
 )
-from claude_mini.permissions import Allow, Ask, Decision, Deny, RuleError, ToolPolicy
+from claude_mini.permissions import Allow, Ask, Decision, Deny, PolicyChain, RuleError, ToolPolicy
 from claude_mini.permissions.decisions import SessionRules
 from claude_mini.session import UNFINISHED_TOOL, Session
 from claude_mini.tools.base import DiskError, Tool, ToolContext, ToolError, ToolResult, tool_spec
@@ -104,7 +104,7 @@ class Agent:
         client: ModelClient,
         session: Session,
         tools: Sequence[Tool],
-        policy: ToolPolicy,
+        policy: PolicyChain,
         system: list[str],
         model: str,
         ctx: ToolContext,

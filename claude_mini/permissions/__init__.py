@@ -9,6 +9,7 @@
 What a shell line does comes from claude_mini/shell/ (the parser the rules are matched on).
 """
 
+from claude_mini.permissions.chain import Guard, PolicyChain
 from claude_mini.permissions.decisions import (
     MODES,
     Allow,
@@ -38,8 +39,10 @@ __all__ = [
     "Decision",
     "Deny",
     "ExtractionPolicy",
+    "Guard",
     "PathPattern",
     "PermissionPolicy",
+    "PolicyChain",
     "Rule",
     "RuleError",
     "ToolPolicy",

@@ -126,6 +126,15 @@ _SUBCOMMAND_PROGRAMS = frozenset({
 _GIT_DIR_PARTS = ("HEAD", "objects", "refs", "config")
 
 
+class Restrictions(Protocol):
+    """The session's deny and ask rules as a fork's policy honours them (PermissionPolicy, PolicyChain)."""
+
+    @property
+    def cwd(self) -> Path: ...
+
+    def check_restrictions(self, tool_name: str, input: dict[str, Any]) -> Deny | Ask | None: ...
+
+
 class SandboxCheck(Protocol):
     """The session's sandbox as the policy sees it (claude_mini/sandbox/box.py)."""
 
@@ -951,14 +960,16 @@ class ExtractionPolicy:
         self,
         memory_dir: Path,
         *,
-        base: PermissionPolicy | None = None,
+        base: Restrictions | None = None,
         cwd: Path | Callable[[], Path] | None = None,
     ) -> None:
         self.memory_dir = Path(os.path.realpath(memory_dir))
         self._memory_lexical = os.path.normpath(os.path.abspath(memory_dir))
         self.base = base
         # Relative paths resolve like the tools resolve them; without a cwd they are refused.
-        self._cwd = cwd if cwd is not None else (base._cwd if base is not None else None)
+        self._cwd: Path | Callable[[], Path] | None = cwd
+        if cwd is None and base is not None:
+            self._cwd = lambda: base.cwd
 
     def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
         """Allow or Deny (never Ask: a background agent has nobody to ask)."""

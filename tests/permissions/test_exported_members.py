@@ -9,6 +9,7 @@ PUBLIC = {
     "Allow", "Ask", "Deny", "Decision", "ToolPolicy", "RuleError",
     "CommandPattern", "PathPattern", "Rule", "parse_rule",
     "PermissionPolicy", "ExtractionPolicy",
+    "Guard", "PolicyChain",
 }
 
 
