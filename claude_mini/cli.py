@@ -136,7 +136,7 @@ def root(
         if output_format not in OUTPUT_FORMATS:
             raise typer.BadParameter(f"expected one of {', '.join(OUTPUT_FORMATS)}", param_hint="--output-format")
     if permission_mode:
-        from claude_mini.agent.permissions import MODES
+        from claude_mini.permissions import MODES
 
         if permission_mode not in MODES:
             raise typer.BadParameter(f"expected one of {', '.join(MODES)}", param_hint="--permission-mode")

@@ -3,7 +3,7 @@
 Precedence, lowest to highest (DESIGN.md section 4): user settings, project
 `.claude/settings.json`, local `.claude/settings.local.json`, command-line
 flags, managed settings (always wins). Permission rules are not merged here:
-the layers are kept so `agent/permissions.py` can let deny win and keep
+the layers are kept so `permissions/policy.py` can let deny win and keep
 managed rules unbreakable.
 
 Two safety decisions live here, so no other module ever sees what they remove
@@ -353,7 +353,7 @@ def permission_key_warnings(layers: list[SettingsLayer], trusted: bool) -> list[
 
 def _managed_mode_problem(perms: dict[str, Any]) -> str | None:
     """A defaultMode or disableBypassPermissionsMode the policy could only ignore."""
-    from claude_mini.agent.permissions import MODES
+    from claude_mini.permissions import MODES
 
     mode = perms.get("defaultMode")
     if mode is not None and mode not in MODES:

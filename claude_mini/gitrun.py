@@ -9,7 +9,7 @@ info, @-mention completion) runs with `neutral_env`: command-scope config
 (`GIT_CONFIG_COUNT`, above every config file) that switches those keys off,
 and the program variables made harmless. Driver keys (`filter.<name>.*`,
 `diff.<name>.textconv`) have names only the repository knows; the read-only
-Bash lines find and switch them off too (tools/git_safety.py); the product's
+Bash lines find and switch them off too (shell/git_safety.py); the product's
 own git commands here never run a driver (no diff output, no index refresh).
 
 What each key does was checked with git 2.39 (tests/tools/test_git_safety.py).
@@ -49,7 +49,7 @@ NEUTRAL_CONFIG: tuple[tuple[str, str], ...] = (
     *((f"protocol.{name}.allow", "never") for name in PROTOCOLS),
     # git does not go into a submodule (whose own config may name drivers): the repository can
     # still ask for it (`submodule.<name>.ignore`), so the read-only lines also switch off the
-    # submodules' drivers by name (tools/git_safety.py).
+    # submodules' drivers by name (shell/git_safety.py).
     ("diff.ignoreSubmodules", "all"),
     ("status.submoduleSummary", "false"),
     ("submodule.recurse", "false"),

@@ -19,7 +19,6 @@ from claude_mini.agent.hooks import (
     SessionSource,
 )
 from claude_mini.agent.loop import Agent, AskUser
-from claude_mini.agent.permissions import PermissionPolicy
 from claude_mini.config import Config
 from claude_mini.llm.client import ModelClient
 from claude_mini.memory.checkpoint import CheckpointHook
@@ -36,6 +35,7 @@ from claude_mini.memory.recall import RecallHook
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.memory.team import team_problem, team_prompt_section, team_tier
 from claude_mini.notices import NoticeChannel
+from claude_mini.permissions import Guard, PermissionPolicy, PolicyChain
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.rewind.hook import FileHistoryHook
 from claude_mini.sandbox import Sandbox, sandbox_settings
@@ -77,14 +77,14 @@ class Runtime:
     config: Config
     client: ModelClient
     session: Session
-    policy: PermissionPolicy  # the outermost policy (log mode wraps the rules)
+    policy: PolicyChain  # the session's permission chain: guards, then the rules
     prompt: SystemPrompt
     agent: Agent
     instructions: InstructionSet
     tracker: AttachmentTracker
     store: MemoryStore
     notices: NoticeChannel
-    extractor: Extractor | None = None  # Layer 4; also keeps the secret guard on agent.policy
+    extractor: Extractor | None = None  # Layer 4
     compactor: Compactor | None = None  # Layer 5
     skills: SkillHook | None = None  # custom commands and skills (None: the project and user have none)
     subagents: SubagentHook | None = None  # the Agent tool's types and children
@@ -249,6 +249,21 @@ def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
     return policy
 
 
+def make_chain(config: Config, rules: PermissionPolicy, store: MemoryStore, ctx: ToolContext) -> PolicyChain:
+    """The session's permission chain, built once: the secret guard (with the team folder's check),
+    the log-mode guard when `memory.mode` is log, then the rules (permissions/chain.py)."""
+    from claude_mini.memory.secrets import SecretGuard
+    from claude_mini.memory.team.guard import TeamWriteCheck
+
+    guards: list[Guard] = [SecretGuard(store.root, cwd=lambda: ctx.cwd,
+                                       team=TeamWriteCheck(lambda: team_tier(config)))]
+    if config.memory.log_mode:
+        from claude_mini.memory.daylog import LogModeGuard
+
+        guards.append(LogModeGuard(store.root, cwd=lambda: ctx.cwd))
+    return PolicyChain(rules, guards, rules=rules)
+
+
 def make_sandbox(config: Config, policy: PermissionPolicy, notices: NoticeChannel) -> Sandbox | None:
     """The session's Bash sandbox from the `sandbox` settings (None when they turn it off); where
     bwrap cannot run, one line says so and names the package, and Bash runs as before."""
@@ -306,20 +321,16 @@ def build_runtime(
     session = session or Session(config.cwd)
     session.report_to(notices)  # a resume's skipped lines, a failed transcript write
     ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
-    policy = make_policy(config, ctx)
-    rules = policy  # the rules themselves, before any wrapper (MCP's trusted read-only hints go here)
-    for error in policy.errors:  # rules that could not be read: each skipped, said once
+    rules = make_policy(config, ctx)  # the rules themselves (MCP's trusted read-only hints go here)
+    for error in rules.errors:  # rules that could not be read: each skipped, said once
         notices.say(str(error), "warning", once=True)
-    ctx.read_denials = read_denials_of(policy)  # Grep and Glob skip the files Read rules deny
-    sandbox = make_sandbox(config, policy, notices)
-    ctx.sandbox = policy.sandbox = sandbox
+    ctx.read_denials = read_denials_of(rules)  # Grep and Glob skip the files Read rules deny
+    sandbox = make_sandbox(config, rules, notices)
+    ctx.sandbox = rules.sandbox = sandbox
     store = MemoryStore(paths.memory_dir(config.cwd), warn=lambda text: notices.say(text, "warning"))
     if config.auto_memory:
-        policy.allow_edits_in(store.root)  # the main agent saves memories without a prompt
-    if config.memory.log_mode:
-        from claude_mini.memory.daylog import LogModePolicy
-
-        policy = LogModePolicy(policy, store.root, cwd=lambda: ctx.cwd)  # type: ignore[assignment]
+        rules.allow_edits_in(store.root)  # the main agent saves memories without a prompt
+    policy = make_chain(config, rules, store, ctx)
     prompt, instructions = make_prompt(config, store, notices)
     tracker = AttachmentTracker(instructions, config.cwd)
     extractor = Extractor.for_runtime(config, session, store, policy, notices)

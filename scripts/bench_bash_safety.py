@@ -24,12 +24,12 @@ import types
 from collections.abc import Callable
 from pathlib import Path
 
-from claude_mini.agent.bash_safety import (
+from claude_mini.permissions import CommandPattern
+from claude_mini.shell.bash_safety import (
     MAX_COMMAND_CHARS,
     command_candidates,
     is_read_only_command,
 )
-from claude_mini.agent.permissions import CommandPattern
 
 OLD_COMMIT = "ca16225"  # the last commit before the hardening of bash_safety.py
 
@@ -97,7 +97,7 @@ def bench_hostile() -> None:
     import tempfile
     from pathlib import Path
 
-    from claude_mini.agent.permissions import PermissionPolicy
+    from claude_mini.permissions import PermissionPolicy
 
     print("\nwhole decisions on hostile repetition (5,000-file project, Read and Bash deny rules)")
     with tempfile.TemporaryDirectory() as tmp:

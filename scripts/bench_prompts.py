@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from claude_mini.agent.permissions import Allow, Ask, PermissionPolicy  # noqa: E402
+from claude_mini.permissions import Allow, Ask, PermissionPolicy  # noqa: E402
 from claude_mini.sandbox import Sandbox, sandbox_settings  # noqa: E402
 from claude_mini.sandbox.box import RuleSource  # noqa: E402
 from claude_mini.tools.base import ToolContext  # noqa: E402

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from claude_mini import paths, trust
-from claude_mini.agent.permissions import Allow, Ask, Deny
 from claude_mini.config import (
     PERMISSION_KEYS,
     UNTRUSTED_COST_KEYS,
@@ -19,6 +18,7 @@ from claude_mini.config import (
     managed_type_problem,
     untrusted_part,
 )
+from claude_mini.permissions import Allow, Ask, Deny
 from claude_mini.runtime import make_policy
 from claude_mini.tools.base import ToolContext
 

@@ -48,7 +48,7 @@ from claude_mini.tools.base import ToolResult
 if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
     from claude_mini.agent.loop import Agent
-    from claude_mini.agent.permissions import Decision
+    from claude_mini.permissions import Decision
     from claude_mini.session import Session
     from claude_mini.subagents.runner import SubagentRun
 

@@ -36,15 +36,6 @@ from claude_mini.agent.hooks import (
     ToolVerdict,
     system_reminder,
 )
-from claude_mini.agent.permissions import (
-    Allow,
-    Ask,
-    Decision,
-    Deny,
-    RuleError,
-    SessionRules,
-    ToolPolicy,
-)
 from claude_mini.llm.client import ContextTooLong, ModelClient, ResponseDone
 from claude_mini.llm.messages import (
     Message,
@@ -55,6 +46,8 @@ from claude_mini.llm.messages import (
     ToolUseBlock,
     Usage,
 )
+from claude_mini.permissions import Allow, Ask, Decision, Deny, PolicyChain, RuleError, ToolPolicy
+from claude_mini.permissions.decisions import SessionRules
 from claude_mini.session import UNFINISHED_TOOL, Session
 from claude_mini.tools.base import DiskError, Tool, ToolContext, ToolError, ToolResult, tool_spec
 
@@ -111,7 +104,7 @@ class Agent:
         client: ModelClient,
         session: Session,
         tools: Sequence[Tool],
-        policy: ToolPolicy,
+        policy: PolicyChain,
         system: list[str],
         model: str,
         ctx: ToolContext,

@@ -41,11 +41,11 @@ from claude_mini.agent.hooks import (
     ToolVerdict,
 )
 from claude_mini.agent.loop import PromptBlocked, StoppedByHook
-from claude_mini.agent.permissions import Allow, Ask, Deny
 from claude_mini.hooks.config import HookCommand, HookSet
 from claude_mini.hooks.output import HookOutcome, interpret
 from claude_mini.hooks.runner import HookRun, run_hook_commands
 from claude_mini.llm.messages import ToolUseBlock
+from claude_mini.permissions import Allow, Ask, Deny
 from claude_mini.tools.base import ToolResult
 from claude_mini.tools.read import record_read
 

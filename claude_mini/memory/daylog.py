@@ -41,9 +41,9 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from claude_mini.agent.permissions import Decision, Deny, ToolPolicy
 from claude_mini.memory.fileutil import locked
 from claude_mini.memory.store import LOGS_DIR, iso_utc, one_line
+from claude_mini.permissions import Deny, Guard
 
 Clock = Callable[[], float]
 
@@ -196,37 +196,30 @@ def log_mode_prompt(memory_dir: Path) -> str:
     )
 
 
-class LogModePolicy:
-    """Wraps a tool policy: inside the memory folder, only appends to today's log are allowed.
+class LogModeGuard(Guard):
+    """The guard of log mode: inside the memory folder, only appends to today's log are allowed."""
 
-    Attributes it does not define (mode, suggest_rule, ...) are read from and
-    written to the wrapped policy, so it can stand in for the session's policy.
-    """
-
-    def __init__(self, policy: ToolPolicy, memory_dir: Path, clock: Clock = time.time, *,
+    def __init__(self, memory_dir: Path, clock: Clock = time.time, *,
                  tz: tzinfo | None = None, cwd: Path | Callable[[], Path] | None = None) -> None:
-        object.__setattr__(self, "policy", policy)
-        object.__setattr__(self, "memory_dir", Path(os.path.realpath(memory_dir)))
-        object.__setattr__(self, "clock", clock)
-        object.__setattr__(self, "tz", tz)
-        object.__setattr__(self, "_cwd", cwd)
+        self.memory_dir = Path(os.path.realpath(memory_dir))
+        self.clock = clock
+        self.tz = tz
+        self._cwd = cwd
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.policy, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self.policy, name, value)
-
-    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
-        """Deny a memory-folder write that is not an append to today's log; else ask the policy."""
-        input = input if isinstance(input, dict) else {}
+    def before(self, tool_name: str, input: dict[str, Any]) -> Deny | None:
+        """Deny a memory-folder write that is not an append to today's log."""
         if tool_name in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
             target = self._resolve(input.get("file_path"))
             if target is not None and _within(target, str(self.memory_dir)):
                 problem = self._append_problem(tool_name, Path(target), input)
                 if problem:
                     return Deny(problem)
-        return self.policy.can_use_tool(tool_name, input)
+        return None
+
+    def for_fork(self, cwd: Path) -> None:
+        """No fork form: extraction in log mode appends without a fork, and /dream's fork turns
+        the logs into topic files through its own staging policy."""
+        return None
 
     def _resolve(self, raw: Any) -> str | None:
         if not isinstance(raw, str) or not raw.strip():

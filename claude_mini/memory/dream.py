@@ -42,7 +42,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.fork import ForkResult, ForkSnapshot, run_fork
-from claude_mini.agent.permissions import ExtractionPolicy, ToolPolicy
 from claude_mini.config import DreamSettings, ForgetSettings
 from claude_mini.llm.client import ModelError
 from claude_mini.memory.daylog import LogSlice, mark_consumed, unconsumed_logs
@@ -74,6 +73,8 @@ from claude_mini.memory.store import (
     parse_memory_text,
     render_index_for_prompt,
 )
+from claude_mini.permissions import ExtractionPolicy, PolicyChain, ToolPolicy
+from claude_mini.permissions.policy import Restrictions
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
@@ -316,7 +317,7 @@ def _manifest(store: MemoryStore, records: list[MemoryRecord], now: float) -> st
 
 # --- the dream -----------------------------------------------------------------------------
 async def dream(parent: Agent | ForkSnapshot, store: MemoryStore, config: Config | None = None, *,
-                clock: Clock | None = None, base_policy: ToolPolicy | None = None,
+                clock: Clock | None = None, base_policy: Restrictions | None = None,
                 only_if_due: bool = False, run: ForkRunner = run_fork) -> DreamReport | None:
     """Consolidate `store` with a fork of `parent` (an Agent or a ForkSnapshot).
 
@@ -341,7 +342,7 @@ async def dream(parent: Agent | ForkSnapshot, store: MemoryStore, config: Config
 
 async def _dream_locked(parent: Agent | ForkSnapshot, store: MemoryStore, config: Config | None,
                         settings: DreamSettings, staging: Path, clock: Clock,
-                        base_policy: ToolPolicy | None, run: ForkRunner) -> DreamReport:
+                        base_policy: Restrictions | None, run: ForkRunner) -> DreamReport:
     records = store.list()
     seen = {r.filename: (r.mtime, r.size) for r in records}
     logs = unconsumed_logs(store.root)
@@ -387,14 +388,12 @@ def _cwd_of(parent: Agent | ForkSnapshot) -> Path:
     return parent.cwd if isinstance(parent, ForkSnapshot) else Path(parent.ctx.cwd)
 
 
-def _fork_policy(staging: Path, root: Path, base: ToolPolicy | None, cwd: Path | None) -> ToolPolicy:
-    """Extraction's policy with the staging folder as the only writable place (+ secret guard)."""
-    policy: ToolPolicy = ExtractionPolicy(staging, base=base, cwd=cwd)  # type: ignore[arg-type]
-    try:
-        from claude_mini.memory.secrets import SecretGuard
-    except ImportError:  # the guard is optional here; extraction's rules still apply
-        return policy
-    return SecretGuard(policy, root, cwd=cwd)
+def _fork_policy(staging: Path, root: Path, base: Restrictions | None, cwd: Path | None) -> ToolPolicy:
+    """Extraction's policy with the staging folder as the only writable place, bound by the
+    session's deny and ask rules (`base`), under the secret guard of the memory folder."""
+    from claude_mini.memory.secrets import SecretGuard
+
+    return PolicyChain(ExtractionPolicy(staging, base=base, cwd=cwd), [SecretGuard(root, cwd=cwd)])
 
 
 def _failed(store: MemoryStore, clock: Clock, error: str) -> DreamReport:
@@ -587,7 +586,7 @@ def _rel(store: MemoryStore, path: Path) -> str:
 # --- automatic dreaming ------------------------------------------------------------------------
 async def maybe_auto_dream(parent: Agent | ForkSnapshot, store: MemoryStore, config: Config,
                            session_id: str, *,
-                           clock: Clock | None = None, base_policy: ToolPolicy | None = None,
+                           clock: Clock | None = None, base_policy: Restrictions | None = None,
                            run: ForkRunner = run_fork) -> DreamReport | None:
     """At session start: count the session, and dream if the 24 h / 5-session gate allows.
 

@@ -50,13 +50,12 @@ from claude_mini import paths
 from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import WRITING_TOOLS, Fork, ForkResult, ForkSnapshot
 from claude_mini.agent.hooks import AgentHooks, ConversationRewind
-from claude_mini.agent.permissions import Allow, Decision, ExtractionPolicy, ToolPolicy
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
 from claude_mini.memory.extract_gate import GateDecision, assess, count_turns, no_gate
 from claude_mini.memory.fileutil import atomic_write, os_error_text
 from claude_mini.memory.lexical import Candidate, manifest_line
-from claude_mini.memory.secrets import SecretGuard, lands_in
+from claude_mini.memory.secrets import lands_in
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     INDEX_FILENAME,
@@ -71,9 +70,9 @@ from claude_mini.memory.store import (
 )
 from claude_mini.memory.supersede import apply_links, record_links, successor_of
 from claude_mini.memory.team import TeamTier, team_tier
-from claude_mini.memory.team.guard import TeamWriteCheck
 from claude_mini.memory.team.moves import drop_team_flag, propose, proposed_for_team
 from claude_mini.notices import NoticeChannel
+from claude_mini.permissions import Allow, Decision, ExtractionPolicy, Guard, PolicyChain
 from claude_mini.safe_read import Unreadable, read_file
 
 if TYPE_CHECKING:
@@ -261,12 +260,11 @@ def first_user_words(messages: list[Message], limit: int = 80) -> str:
 # ---------------------------------------------------------------- the fork's policy
 
 
-def memory_fork_policy(memory_dir: Path, session_policy: Any, cwd: Path) -> ToolPolicy:
-    """The tool policy of extraction (and /dream): ExtractionPolicy bound by the session's deny
-    and ask rules, inside the secret guard. Relative paths resolve against the fork's `cwd`."""
-    base = session_policy.policy if isinstance(session_policy, SecretGuard) else session_policy
-    rules = base if hasattr(base, "check_restrictions") else None
-    return SecretGuard(ExtractionPolicy(memory_dir, base=rules, cwd=cwd), memory_dir, cwd=cwd)
+def memory_fork_policy(memory_dir: Path, session_policy: PolicyChain, cwd: Path) -> PolicyChain:
+    """The tool policy of extraction: ExtractionPolicy bound by the session's deny and ask rules,
+    under the session chain's fork guards (the secret guard). Relative paths resolve against
+    the fork's `cwd`."""
+    return session_policy.for_fork(ExtractionPolicy(memory_dir, base=session_policy, cwd=cwd), cwd)
 
 
 # ---------------------------------------------------------------- what the messages say
@@ -304,40 +302,38 @@ def unsaved_writes(result: ForkResult, cwd: Path) -> list[str]:
     return [f"{Path(p).name} ({why})" for p, why in failed.items()]
 
 
-class WriteJournal:
-    """Wraps the fork's policy: before an allowed Write/Edit runs, keeps its target's old bytes.
+class WriteJournal(Guard):
+    """The fork's outermost guard: before an allowed Write/Edit runs, keeps its target's old bytes.
 
-    `before` maps each real path the fork was allowed to write to its bytes at
+    `kept` maps each real path the fork was allowed to write to its bytes at
     that moment (None: it did not exist), so a failed run can be rolled back
     and a rewritten memory keeps its `created` time.
     """
 
-    def __init__(self, policy: ToolPolicy, cwd: Path) -> None:
-        self.policy = policy
+    def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
-        self.before: dict[str, bytes | None] = {}
+        self.kept: dict[str, bytes | None] = {}
 
-    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
-        """The wrapped policy's decision; an allowed write is journalled first."""
-        decision = self.policy.can_use_tool(tool_name, input)
-        raw = input.get("file_path") if isinstance(input, dict) else None
+    def after(self, tool_name: str, input: dict[str, Any], decision: Decision) -> Decision:
+        """The decision unchanged; an allowed write is journalled first."""
+        raw = input.get("file_path")
         if isinstance(decision, Allow) and tool_name in WRITING_TOOLS and isinstance(raw, str):
             self._keep(os.path.realpath(os.path.join(self.cwd, os.path.expanduser(raw))))
         return decision
 
     def _keep(self, real: str) -> None:
-        if real in self.before:
+        if real in self.kept:
             return  # the first write of a run is the one to undo
         try:
-            self.before[real] = Path(real).read_bytes()
+            self.kept[real] = Path(real).read_bytes()
         except FileNotFoundError:
-            self.before[real] = None
+            self.kept[real] = None
         except OSError as exc:  # unreadable: the write will most likely fail too
             log.warning("cannot keep a copy of %s before the extraction writes it: %s", real, exc)
 
     def roll_back(self) -> None:
         """Put every journalled file back as it was (one that did not exist is removed)."""
-        for real, old in self.before.items():
+        for real, old in self.kept.items():
             try:
                 if old is None:
                     with contextlib.suppress(FileNotFoundError):
@@ -420,7 +416,7 @@ class Extractor(AgentHooks):
         *,
         store: MemoryStore,
         session: Session,
-        policy: ToolPolicy,
+        policy: PolicyChain,
         project_root: Path,
         notices: NoticeChannel | None = None,
         settings: ExtractionSettings | None = None,
@@ -459,7 +455,7 @@ class Extractor(AgentHooks):
 
     @classmethod
     def for_runtime(cls, config: Config, session: Session, store: MemoryStore,
-                    policy: ToolPolicy, notices: NoticeChannel) -> Extractor:
+                    policy: PolicyChain, notices: NoticeChannel) -> Extractor:
         """The extractor of a session built from `config` (auto memory checked at each turn end).
 
         Not with the in-process local model: its one worker would be busy for tens of seconds
@@ -474,12 +470,6 @@ class Extractor(AgentHooks):
                    team=lambda: team_tier(config))
 
     # -- agent hooks
-
-    async def before_request(self, agent: Agent) -> None:
-        """Keep the secret guard around the agent's policy, even after the UI replaced it."""
-        if not isinstance(agent.policy, SecretGuard):
-            agent.policy = SecretGuard(agent.policy, self.store.root, cwd=lambda: agent.ctx.cwd,
-                                       team=TeamWriteCheck(self.team))
 
     async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
         """Schedule an extraction when the turn ended normally and the pending turns call for
@@ -694,9 +684,9 @@ class Extractor(AgentHooks):
             await self._log_once(snapshot, new, session)
             self._advance(messages, session.id)
             return
-        journal = WriteJournal(memory_fork_policy(self.store.root, self.policy, snapshot.cwd),
-                               snapshot.cwd)
-        fork = Fork(snapshot, purpose="extract", policy=journal, max_turns=MAX_TURNS)
+        journal = WriteJournal(snapshot.cwd)
+        policy = memory_fork_policy(self.store.root, self.policy, snapshot.cwd).with_guards(journal)
+        fork = Fork(snapshot, purpose="extract", policy=policy, max_turns=MAX_TURNS)
         try:
             result = await fork.run(self._prompt(new))
         except asyncio.CancelledError:
@@ -708,7 +698,7 @@ class Extractor(AgentHooks):
             return
         self.runs += 1
         self._advance(messages, session.id)
-        self._finish(result, snapshot, journal.before, session)
+        self._finish(result, snapshot, journal.kept, session)
 
     async def _log_once(self, snapshot: ForkSnapshot, new: list[Message], session: Session) -> None:
         """Log mode: one tool-less fork turn answers with bullets; they are appended to today's log."""

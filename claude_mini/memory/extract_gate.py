@@ -39,8 +39,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from claude_mini.agent.bash_safety import is_read_only_command
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
+from claude_mini.shell.bash_safety import is_read_only_command
 
 LONG_TEXT_CHARS = 2_000  # typed since the last extraction: too much for a word list to vouch for
 SNIPPET_CHARS = 60  # of the matched words, in the reason

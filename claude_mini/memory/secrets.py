@@ -13,12 +13,10 @@ not found, unreadable, over MAX_SCAN_BYTES, not UTF-8), or a Write over that
 size, is refused rather than scanned in part. The Deny names the kind and the
 line, never the value.
 
-`SecretGuard` wraps any tool policy, so it covers both writers: the main
-agent and the extraction fork (around ExtractionPolicy). For the main agent
-the extraction hook (`Extractor.before_request`) puts the guard around
-`agent.policy` before every request, so a policy the UI swaps in (e.g. after
-removing a session rule) is guarded too. The check runs before the wrapped
-policy, so neither bypassPermissions nor an allow rule lets a secret through.
+`SecretGuard` is a guard of the permission chain (permissions/chain.py), so it covers
+both writers: the runtime puts it in the session's chain once, and every fork's chain
+(extraction around ExtractionPolicy, /dream) holds its fork form. It runs before the
+rules, so neither bypassPermissions nor an allow rule lets a secret through.
 `claude-mini memory add` and `/memory add` run the same scan (`refusal_text`).
 It is a best effort on tool input: a secret written by a shell command is not seen.
 """
@@ -30,13 +28,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from claude_mini.agent.permissions import Decision, Deny, ToolPolicy
 from claude_mini.memory.secret_scan import (
     SecretFinding,
     describe_findings,
     find_secret,
     find_secrets,
 )
+from claude_mini.permissions import Deny, Guard
 
 __all__ = ["SecretFinding", "SecretGuard", "UncheckedChange", "describe_findings", "edited_text",
            "find_secret", "find_secrets", "lands_in", "refusal_text", "text_after"]
@@ -148,33 +146,24 @@ class TeamCheck(Protocol):
         """The Deny for a write that must not land there, else None."""
 
 
-class SecretGuard:
-    """A tool policy wrapper that refuses memory writes containing secrets; the rest is delegated.
+class SecretGuard(Guard):
+    """The guard that refuses memory writes containing secrets (and, with `team`, the team
+    folder's stricter check); the session's chain and every fork's hold it (permissions/chain.py)."""
 
-    Attributes it does not define (mode, suggest_rule, add_session_allow, ...)
-    are read from and written to the wrapped policy, so it can stand in for
-    the session's PermissionPolicy.
-    """
+    def __init__(self, memory_dir: Path, cwd: Path | Callable[[], Path] | None = None, *,
+                 team: TeamCheck | None = None) -> None:
+        self.memory_dir = Path(memory_dir)
+        self._cwd = cwd
+        self.team = team  # the team folder's stricter check (memory/team/guard.py)
 
-    def __init__(self, policy: ToolPolicy, memory_dir: Path,
-                 cwd: Path | Callable[[], Path] | None = None, *, team: TeamCheck | None = None) -> None:
-        object.__setattr__(self, "policy", policy)
-        object.__setattr__(self, "memory_dir", Path(memory_dir))
-        object.__setattr__(self, "_cwd", cwd)
-        object.__setattr__(self, "team", team)  # the team folder's stricter check (memory/team/guard.py)
+    def before(self, tool_name: str, input: dict[str, Any]) -> Deny | None:
+        """Deny a memory write that carries a secret, before any rule is consulted."""
+        return self.refusal(tool_name, input)
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("policy", "memory_dir", "_cwd", "team"):
-            raise AttributeError(name)  # not set yet (copy, pickle): never recurse
-        return getattr(self.policy, name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self.policy, name, value)
-
-    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
-        """Deny a memory write that carries a secret, before any other rule is consulted."""
-        refusal = self.refusal(tool_name, input if isinstance(input, dict) else {})
-        return refusal or self.policy.can_use_tool(tool_name, input)
+    def for_fork(self, cwd: Path) -> SecretGuard:
+        """A fork's guard: the same folder, paths resolved from the fork's `cwd`; the team check
+        stays with the session (a fork writes only where its own policy lets it)."""
+        return SecretGuard(self.memory_dir, cwd=cwd)
 
     def refusal(self, tool_name: str, input: dict[str, Any]) -> Deny | None:
         """The Deny for a memory write whose resulting file holds a secret, else None."""

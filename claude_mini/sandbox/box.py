@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from claude_mini.agent.bash_safety import command_candidates
-from claude_mini.agent.permissions import CommandPattern, Rule
 from claude_mini.notices import NoticeChannel
+from claude_mini.permissions import CommandPattern, Rule
 from claude_mini.sandbox import bridge
 from claude_mini.sandbox.bwrap import Availability, command_line, probe
 from claude_mini.sandbox.layout import LayoutReport, build_layout
 from claude_mini.sandbox.proxy import DomainProxy
 from claude_mini.sandbox.settings import SandboxSettings
+from claude_mini.shell.bash_safety import command_candidates
 
 log = logging.getLogger(__name__)
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from claude_mini import paths
-from claude_mini.agent.bash_reads import literal_prefix
-from claude_mini.agent.permissions import PathPattern, Rule
 from claude_mini.credentials import FILE_NAMES, credential_folders, homes
+from claude_mini.permissions import PathPattern, Rule
 from claude_mini.sandbox.bwrap import Layout
 from claude_mini.sandbox.settings import SandboxSettings
+from claude_mini.shell.bash_reads import literal_prefix
 
 # Inside a writable root: files and folders whose change would run code later or widen the
 # rules (git's config and hooks, claude-mini's and Claude Code's settings, hooks, MCP servers).

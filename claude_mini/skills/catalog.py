@@ -239,7 +239,7 @@ class FrontmatterFields:
 
     def _valid_rule(self, rule: str) -> bool:
         """Whether a rule of `allowed-tools` parses (a bad one is a line and grants nothing)."""
-        from claude_mini.agent.permissions import RuleError, parse_rule
+        from claude_mini.permissions import RuleError, parse_rule
 
         try:
             parse_rule(rule, source="skill", project_root=self.root)

@@ -22,8 +22,8 @@ from claude_mini.agent.loop import RUNNING_CALL
 from claude_mini.config import model_named
 from claude_mini.llm.messages import message_to_api
 from claude_mini.subagents.runner import (
+    ChildGuard,
     ChildHooks,
-    ChildPolicy,
     Limits,
     SubagentRun,
     child_context,
@@ -186,8 +186,9 @@ class SubagentHook(AgentHooks):
         if context:
             text += "\n\n" + "\n\n".join(context)
         ctx = child_context(parent)
-        policy = ChildPolicy(parent.policy, lambda: ctx.cwd, lambda: parent.ctx.cwd, read_only=agent_type.read_only,
-                             memory_dir=folder, main_memory=self.main_memory)
+        policy = parent.policy.with_guards(ChildGuard(lambda: ctx.cwd, lambda: parent.ctx.cwd,
+                                                      read_only=agent_type.read_only, memory_dir=folder,
+                                                      main_memory=self.main_memory))
         child = Agent(client=parent.client, session=session, tools=tools, policy=policy,
                       system=system, model=model, ctx=ctx, max_tokens=parent.max_tokens,
                       max_turns=self.limits.max_turns,

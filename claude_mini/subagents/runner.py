@@ -26,19 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.bash_safety import is_read_only_command
 from claude_mini.agent.hooks import AgentHooks, ToolVerdict
 from claude_mini.agent.loop import AgentStop, PermissionAnswer
-from claude_mini.agent.permissions import (
-    EDIT_TOOLS,
-    READ_TOOLS,
-    Allow,
-    Ask,
-    Decision,
-    Deny,
-    ToolPolicy,
-)
 from claude_mini.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
+from claude_mini.permissions import EDIT_TOOLS, READ_TOOLS, Allow, Ask, Decision, Deny, Guard
+from claude_mini.shell.bash_safety import is_read_only_command
 
 if TYPE_CHECKING:
     from claude_mini.agent.events import AgentEvent
@@ -104,22 +96,25 @@ class Limits:
     max_depth: int = 1  # 1: a subagent cannot start subagents
 
 
-class ChildPolicy:
-    """The parent's policy for a child's calls: judged from the child's own working folder (its
-    `cd`s are its own), narrowed for a read-only type, kept out of the main session's memory folder
-    (findings reach memory through the main conversation's turn), and widened to the type's own
-    memory folder (Write/Edit there run without the mode's question; the rules still bind)."""
+class ChildGuard(Guard):
+    """A child's guard, outside the parent's chain: its calls are judged from the child's own working
+    folder (its `cd`s are its own), narrowed for a read-only type, kept out of the main session's
+    memory folder (findings reach memory through the main conversation's turn), and widened to the
+    type's own memory folder (Write/Edit there run without the mode's question; the rules still bind)."""
 
-    def __init__(self, base: ToolPolicy, cwd: Callable[[], Path], parent_cwd: Callable[[], Path], *,
+    def __init__(self, cwd: Callable[[], Path], parent_cwd: Callable[[], Path], *,
                  read_only: bool, memory_dir: Path | None, main_memory: Path | None) -> None:
-        self.base = base
         self.cwd, self.parent_cwd = cwd, parent_cwd
         self.read_only = read_only
         self.memory_dir = memory_dir
         self.main_memory = main_memory
 
-    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
-        input = self._as_parent_sees(tool_name, input)
+    def view(self, tool_name: str, input: dict[str, Any]) -> dict[str, Any]:
+        """The call as the parent's chain must judge it (see `_as_parent_sees`)."""
+        return self._as_parent_sees(tool_name, input)
+
+    def before(self, tool_name: str, input: dict[str, Any]) -> Deny | None:
+        """The main session's memory folder, and anything but reads for a read-only type: denied."""
         own_memory = self._inside(self.memory_dir, tool_name, input)
         if self._inside(self.main_memory, tool_name, input) and not own_memory:
             return Deny("a subagent does not write the session's memory; put what is worth keeping in "
@@ -130,17 +125,13 @@ class ChildPolicy:
             ok, why = is_read_only_command(str(input.get("command", "")))
             if not ok:
                 return Deny(f"This agent is read-only and this command is not ({why}).")
-        decision = self.base.can_use_tool(tool_name, input)
-        if own_memory and isinstance(decision, Ask) and not decision.user_only:
+        return None
+
+    def after(self, tool_name: str, input: dict[str, Any], decision: Decision) -> Decision:
+        """In the type's own memory folder, the mode's question is answered yes (not a user-only one)."""
+        if self._inside(self.memory_dir, tool_name, input) and isinstance(decision, Ask) and not decision.user_only:
             return Allow()
         return decision
-
-    def suggest_rule(self, tool_name: str, input: dict[str, Any]) -> str:
-        return self.base.suggest_rule(tool_name, self._as_parent_sees(tool_name, input))  # type: ignore[attr-defined]
-
-    def add_session_allow(self, rule: str) -> Any:
-        """"Yes, and don't ask again" in a child's question holds for the whole session."""
-        return self.base.add_session_allow(rule)  # type: ignore[attr-defined]
 
     def _as_parent_sees(self, tool_name: str, input: dict[str, Any]) -> dict[str, Any]:
         """The input with the child's folder made explicit: relative paths absolute, and a Bash line

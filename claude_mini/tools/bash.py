@@ -9,7 +9,7 @@ interleaved) is kept to its first and last 15,000 characters while streaming,
 so a command that prints gigabytes costs no memory.
 
 A line the read-only check approves (the ones that run without asking) runs
-with git's program-running configuration switched off; see tools/git_safety.py.
+with git's program-running configuration switched off; see shell/git_safety.py.
 
 With the session's sandbox on (claude_mini/sandbox), the shell runs inside bubblewrap: the
 argv and environment come from `ToolContext.sandbox.prepare`, and the cwd file lives in the
@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from claude_mini.agent.bash_safety import is_read_only_command
 from claude_mini.process_groups import group_gone, signal_group
+from claude_mini.shell.bash_safety import is_read_only_command
+from claude_mini.shell.git_safety import GIT_FUNCTION, safe_git_env
 from claude_mini.signals import tool_group_ended, tool_group_started
 from claude_mini.tools import ToolContext, ToolError, ToolResult, int_arg, str_arg
 from claude_mini.tools.base import ShellSandbox
-from claude_mini.tools.git_safety import GIT_FUNCTION, safe_git_env
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000

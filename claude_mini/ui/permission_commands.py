@@ -20,8 +20,8 @@ if TYPE_CHECKING:
          usage="[allow RULE | remove RULE | mode [NAME]]", aliases=("allowed-tools",))
 def permissions(ctx: CommandContext) -> None:
     """`/permissions` lists; `allow Bash(npm test:*)`, `remove RULE` and `mode acceptEdits` edit."""
-    from claude_mini.agent.permissions import RuleError
     from claude_mini.config import SettingsEditError
+    from claude_mini.permissions import RuleError
 
     verb, _, rule = ctx.args.partition(" ")
     action = {"allow": allow_session_rule, "remove": remove_rule, "mode": set_mode}.get(verb)

@@ -431,7 +431,7 @@ class Repl:
     async def ask_permission(self, call: ToolUseBlock, reason: str) -> PermissionAnswer:
         """Show what the tool will do and ask: yes / yes for this session / no (with a message)."""
         from claude_mini.agent.loop import PermissionAnswer
-        from claude_mini.agent.permissions import exact_command_rule
+        from claude_mini.permissions.policy import exact_command_rule
         from claude_mini.ui.render import one_line, permission_preview, preview_diff
 
         runtime = await self.get_runtime()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from claude_mini.agent.permissions import PermissionPolicy
+from claude_mini.permissions import PermissionPolicy
 
 
 def policy(root: Path, *layers: Any, mode: str | None = None) -> PermissionPolicy:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from claude_mini.agent.bash_safety import (
+from claude_mini.shell.bash_safety import (
     ShellSyntaxError,
     command_candidates,
     is_read_only_command,

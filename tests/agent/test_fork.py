@@ -23,9 +23,9 @@ from claude_mini.agent.fork import (
 )
 from claude_mini.agent.hooks import ToolVerdict
 from claude_mini.agent.loop import Agent
-from claude_mini.agent.permissions import Allow, Deny, PermissionPolicy
 from claude_mini.llm.client import AnthropicClient, InvalidRequest
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock
+from claude_mini.permissions import Allow, Deny, PermissionPolicy
 from claude_mini.session import Session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools

@@ -25,9 +25,9 @@ from claude_mini.agent.loop import (
     TurnCancelled,
     unusable_input,
 )
-from claude_mini.agent.permissions import Allow, Ask, Deny
 from claude_mini.llm.client import AnthropicClient, ContextTooLong
 from claude_mini.llm.messages import TextBlock, ToolResultBlock
+from claude_mini.permissions import Allow, Ask, Deny
 from claude_mini.session import UNFINISHED_TOOL, Session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from claude_mini.agent.permissions import (
+from claude_mini.permissions import (
     Allow,
     Ask,
     Deny,

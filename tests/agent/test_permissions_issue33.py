@@ -11,14 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from claude_mini.agent.hooks import system_reminder
-from claude_mini.agent.permissions import (
-    Allow,
-    Ask,
-    Deny,
-    ExtractionPolicy,
-    exact_command_rule,
-)
 from claude_mini.hooks.config import HookCommand, HookSet, IgnoredHook, named_files
+from claude_mini.permissions import Allow, Ask, Deny, ExtractionPolicy
+from claude_mini.permissions.policy import exact_command_rule
 
 from .policies import bash, edit, policy
 
@@ -78,11 +73,12 @@ def test_a_file_a_hook_command_names_is_protected(root: Path) -> None:
 
 
 def test_a_child_asks_for_a_protected_file_too(root: Path) -> None:
-    from claude_mini.subagents.runner import ChildPolicy
+    from claude_mini.permissions import PolicyChain
+    from claude_mini.subagents.runner import ChildGuard
 
     p = policy(root, mode="acceptEdits")
-    child = ChildPolicy(p, lambda: root, lambda: root, read_only=False, memory_dir=root / ".claude",
-                        main_memory=None)
+    child = PolicyChain(p, rules=p).with_guards(ChildGuard(lambda: root, lambda: root, read_only=False,
+                                                           memory_dir=root / ".claude", main_memory=None))
     decision = child.can_use_tool("Write", edit(root / ".claude/hooks/x.sh"))
     assert isinstance(decision, Ask) and decision.user_only  # even inside the type's own folder
 

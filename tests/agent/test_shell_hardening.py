@@ -10,18 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.agent.bash_safety import (
+from claude_mini.permissions import Allow, Ask, CommandPattern, Deny, ExtractionPolicy
+from claude_mini.shell.bash_safety import (
     MAX_COMMAND_CHARS,
     command_candidates,
     is_read_only_command,
     parse_command,
-)
-from claude_mini.agent.permissions import (
-    Allow,
-    Ask,
-    CommandPattern,
-    Deny,
-    ExtractionPolicy,
 )
 
 from .policies import bash, policy

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.agent.bash_safety import command_candidates, is_read_only_command
-from claude_mini.agent.permissions import Allow, Ask, Deny
+from claude_mini.permissions import Allow, Ask, Deny
+from claude_mini.shell.bash_safety import command_candidates, is_read_only_command
 
 from .policies import bash, policy
 

@@ -8,10 +8,10 @@ import asyncio
 import json
 from pathlib import Path
 
-from claude_mini.agent.permissions import Deny
 from claude_mini.config import load_config
 from claude_mini.hooks.lifecycle import UserHooks
 from claude_mini.llm.messages import ToolUseBlock
+from claude_mini.permissions import Deny
 from claude_mini.runtime import build_runtime
 from tests.ui.conftest import StubClient
 

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 from datetime import UTC
 from pathlib import Path
 
 import pytest
 
-from claude_mini.agent.permissions import Allow, Deny, ExtractionPolicy
 from claude_mini.memory.daylog import (
-    LogModePolicy,
+    LogModeGuard,
     append_log,
     bullets_from_reply,
     format_entry,
@@ -18,6 +18,7 @@ from claude_mini.memory.daylog import (
     mark_consumed,
     unconsumed_logs,
 )
+from claude_mini.permissions import Allow, Deny, ExtractionPolicy, PolicyChain
 
 T0 = 1_790_000_000.0  # 2026-09-21 14:13:20 UTC
 DAY = 86_400.0
@@ -115,15 +116,17 @@ def test_bullets_from_reply():
 
 # --- the log-mode policy -------------------------------------------------------------------
 @pytest.fixture
-def policy(tmp_path: Path) -> LogModePolicy:
+def policy(tmp_path: Path) -> PolicyChain:
     memory = tmp_path / "memory"
     memory.mkdir()
     (memory / "MEMORY.md").write_text("- [A](a.md) — a\n")
     inner = ExtractionPolicy(memory, cwd=tmp_path)
-    return LogModePolicy(inner, memory, clock_at(T0), tz=UTC, cwd=tmp_path)
+    chain = PolicyChain(inner, [LogModeGuard(memory, clock_at(T0), tz=UTC, cwd=tmp_path)])
+    chain.memory_dir = Path(os.path.realpath(memory))  # type: ignore[attr-defined]
+    return chain
 
 
-def test_log_mode_denies_index_and_topic_writes(policy: LogModePolicy):
+def test_log_mode_denies_index_and_topic_writes(policy: PolicyChain):
     memory = policy.memory_dir
     for tool, path in (("Write", "MEMORY.md"), ("Edit", "MEMORY.md"), ("Write", "topic.md"),
                        ("Write", "logs/2026/09/2026-09-20.md")):
@@ -133,7 +136,7 @@ def test_log_mode_denies_index_and_topic_writes(policy: LogModePolicy):
     assert isinstance(policy.can_use_tool("Read", {"file_path": str(memory / "MEMORY.md")}), Allow)
 
 
-def test_log_mode_allows_only_appends_to_todays_log(policy: LogModePolicy, tmp_path: Path):
+def test_log_mode_allows_only_appends_to_todays_log(policy: PolicyChain, tmp_path: Path):
     today = policy.memory_dir / "logs" / "2026" / "09" / "2026-09-21.md"
     new = {"file_path": str(today), "content": "# 2026-09-21\n\n- 14:13 a\n"}
     assert isinstance(policy.can_use_tool("Write", new), Allow)
@@ -152,8 +155,8 @@ def test_log_mode_allows_only_appends_to_todays_log(policy: LogModePolicy, tmp_p
     assert isinstance(policy.can_use_tool("Write", relative), Allow)
 
 
-def test_log_mode_leaves_other_decisions_to_the_wrapped_policy(policy: LogModePolicy,
+def test_log_mode_leaves_other_decisions_to_the_wrapped_policy(policy: PolicyChain,
                                                               tmp_path: Path):
     outside = policy.can_use_tool("Write", {"file_path": str(tmp_path / "src.py"), "content": ""})
     assert isinstance(outside, Deny) and "only write inside" in outside.reason  # ExtractionPolicy
-    assert policy.base is None  # attributes of the wrapped policy pass through
+    assert policy.base.base is None  # the chain's base is the ExtractionPolicy, with no session rules

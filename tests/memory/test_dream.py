@@ -15,7 +15,6 @@ from memclock import DAY, HOUR, T0, Clock
 
 from claude_mini.agent.fork import ForkResult
 from claude_mini.agent.loop import Agent
-from claude_mini.agent.permissions import Allow, Deny, PermissionPolicy
 from claude_mini.config import Config
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock
@@ -34,6 +33,7 @@ from claude_mini.memory.dream import (
 )
 from claude_mini.memory.forget import restore
 from claude_mini.memory.store import MemoryStore, parse_memory_text
+from claude_mini.permissions import Allow, Deny, PermissionPolicy
 from claude_mini.session import Session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools

@@ -575,13 +575,16 @@ def test_secret_guard_refuses_memory_writes_by_the_fork_and_the_main_agent(repo,
     assert not (memdir / "reference_api.md").exists() and not (memdir / "aws.md").exists()
 
 
-def test_secret_guard_stands_in_for_the_policy_it_wraps(repo, memdir, fake_server):
+def test_the_session_chain_holds_the_secret_guard_and_speaks_for_the_rules(repo, memdir, fake_server):
     rt = start(repo, fake_server)
-    guard = SecretGuard(rt.policy, memdir, cwd=repo)
-    guard.mode = "plan"
-    assert rt.policy.mode == "plan" and guard.mode == "plan"
-    assert guard.suggest_rule("Bash", {"command": "git log -1"}) == "Bash(git log:*)"
-    assert guard.targets_memory(str(memdir / "a.md")) and not guard.targets_memory("a.md")
+    assert rt.agent.policy is rt.policy  # built once by the runtime, never re-wrapped
+    guard = next(g for g in rt.policy.guards if isinstance(g, SecretGuard))
+    rt.policy.mode = "plan"
+    assert rt.policy.rules.mode == "plan" and rt.policy.mode == "plan"
+    assert rt.policy.suggest_rule("Bash", {"command": "git log -1"}) == "Bash(git log:*)"
+    assert SecretGuard(memdir, cwd=repo).targets_memory(str(memdir / "a.md"))
+    assert not SecretGuard(memdir, cwd=repo).targets_memory("a.md")
+    assert guard.team is not None
     asyncio.run(rt.client.aclose())
 
 

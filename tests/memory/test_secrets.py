@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.agent.permissions import Allow, Deny
 from claude_mini.memory.secret_scan import find_secret, find_secrets
 from claude_mini.memory.secrets import SecretGuard, UncheckedChange, text_after
+from claude_mini.permissions import Allow, Deny, PolicyChain
 
 FIXTURES = Path(__file__).parent / "secret_fixtures"
 EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
@@ -224,11 +224,19 @@ def test_text_after_an_edit_applies_the_replacement(tmp_path):
         text_after("Edit", {**edit, "old_string": "missing"}, tmp_path)
 
 
+class Guarded(PolicyChain):
+    """The guard in a chain over an allow-all policy (its memory folder at hand for the tests)."""
+
+    def __init__(self, guard: SecretGuard) -> None:
+        super().__init__(AllowAll(), [guard])
+        self.memory_dir = guard.memory_dir
+
+
 @pytest.fixture
 def guard(tmp_path):
     memdir = tmp_path / "memory"
     memdir.mkdir()
-    return SecretGuard(AllowAll(), memdir, cwd=tmp_path)
+    return Guarded(SecretGuard(memdir, cwd=tmp_path))
 
 
 def edit(guard, old, new, *, file="notes.md", replace_all=False):

@@ -11,7 +11,6 @@ import pytest
 import yaml
 
 from claude_mini import trust
-from claude_mini.agent.permissions import Allow, Deny
 from claude_mini.config import load_config
 from claude_mini.memory.lexical import SHORTLIST_SIZE
 from claude_mini.memory.recall import RecallHook
@@ -23,6 +22,7 @@ from claude_mini.memory.team.moves import TeamRefused, demote, promote, propose
 from claude_mini.memory.team.privacy import PersonalContext, find_personal_data, team_refusal
 from claude_mini.memory.team.recall import merge_tiers
 from claude_mini.notices import NoticeChannel
+from claude_mini.permissions import Allow, Deny, PolicyChain
 from claude_mini.runtime import make_prompt
 
 STAGING = "The staging database is reset every Monday at 06:00 UTC; never keep test data there"
@@ -312,8 +312,8 @@ class AllowAll:
 
 def test_the_guard_refuses_team_writes_with_personal_data_or_when_untrusted(repo, tmp_path):
     trusted = tier(repo)
-    guard = SecretGuard(AllowAll(), tmp_path / "private", cwd=repo,
-                        team=TeamWriteCheck(lambda: trusted, lambda t: NOBODY))
+    guard = PolicyChain(AllowAll(), [SecretGuard(tmp_path / "private", cwd=repo,
+                                                 team=TeamWriteCheck(lambda: trusted, lambda t: NOBODY))])
     target = str(trusted.root / "x.md")
     assert isinstance(guard.can_use_tool("Write", {"file_path": target, "content": STAGING}), Allow)
     refused = guard.can_use_tool("Write", {"file_path": ".claude/memory/x.md",
@@ -325,7 +325,7 @@ def test_the_guard_refuses_team_writes_with_personal_data_or_when_untrusted(repo
                                          "content": "ops@corp.io"})
     assert isinstance(other, Allow)  # outside the team folder: not this guard's business
     untrusted = tier(repo, trusted=False)
-    guard = SecretGuard(AllowAll(), tmp_path / "private", cwd=repo,
-                        team=TeamWriteCheck(lambda: untrusted, lambda t: NOBODY))
+    guard = PolicyChain(AllowAll(), [SecretGuard(tmp_path / "private", cwd=repo,
+                                                 team=TeamWriteCheck(lambda: untrusted, lambda t: NOBODY))])
     refused = guard.can_use_tool("Edit", {"file_path": target, "old_string": "", "new_string": "x"})
     assert isinstance(refused, Deny) and "not trusted" in refused.reason

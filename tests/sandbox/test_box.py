@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.agent.permissions import Allow, Ask, PermissionPolicy, parse_rule
+from claude_mini.permissions import Allow, Ask, PermissionPolicy, parse_rule
 from claude_mini.sandbox import Sandbox, sandbox_settings
 from claude_mini.sandbox.box import RuleSource, _domain_listed
 from claude_mini.sandbox.bwrap import Availability

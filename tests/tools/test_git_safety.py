@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.tools import ToolContext
-from claude_mini.tools.bash import BashTool
-from claude_mini.tools.git_safety import (
+from claude_mini.shell.git_safety import (
     NEUTRAL_CONFIG,
     neutral_env,
     untrusted_driver_keys,
     with_config,
 )
+from claude_mini.tools import ToolContext
+from claude_mini.tools.bash import BashTool
 from tests.hostile_git import (
     SUBMODULE_CONFIG,
     fsmonitor_repo,
@@ -352,8 +352,9 @@ def test_the_neutral_environment_names_every_transport() -> None:
 def test_the_products_own_git_runs_no_fsmonitor(tmp_path: Path, marks: Path, call: str) -> None:
     """Staleness, the team tier, the git root and the Read-deny check run git in the repository too."""
     from claude_mini import paths
-    from claude_mini.agent.permissions import _tracked_and_denied, parse_rule
     from claude_mini.gitrun import git_output, run_git
+    from claude_mini.permissions import parse_rule
+    from claude_mini.permissions.policy import _tracked_and_denied
 
     root = fsmonitor_repo(tmp_path / "repo", marks / "fsmonitor")
     _plain(root, "git ls-files -m")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.agent.permissions import PermissionPolicy
+from claude_mini.permissions import PermissionPolicy
 from claude_mini.tools import ToolContext
 from claude_mini.tools.base import NO_READ_DENIALS
 from claude_mini.tools.glob import GlobTool

@@ -51,20 +51,35 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
-import pathspec
+from typing import Any, Protocol
 
 from claude_mini import paths
-from claude_mini.agent.bash_reads import (
+from claude_mini.credentials import (
+    credential_folders,
+    secret_locations_inside,
+    secret_read_location,
+)
+from claude_mini.permissions.decisions import MODES, Allow, Ask, Decision, Deny, RuleError
+from claude_mini.permissions.rules import (
+    EDIT_TOOLS,
+    LEADING_TOOL,
+    READ_TOOLS,
+    Rule,
+    collapse_spaces,
+    known_tool,
+    names_match,
+    parse_rule,
+    within,
+)
+from claude_mini.shell.bash_reads import (
     absolute_path,
     literal_prefix,
     read_targets,
     shows_git_history,
 )
-from claude_mini.agent.bash_safety import (
+from claude_mini.shell.bash_safety import (
     ShellSyntaxError,
     SimpleCommand,
     command_candidates,
@@ -73,33 +88,12 @@ from claude_mini.agent.bash_safety import (
     read_only_problem,
     runs_arbitrary_code,
 )
-from claude_mini.credentials import (
-    credential_folders,
-    secret_locations_inside,
-    secret_read_location,
-)
 
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 INDEX_NAME = "MEMORY.md"  # the memory folder's index (memory/store/folder.py), never a folder
 SOURCES = ("user", "project", "local", "flags", "managed")  # lowest to highest precedence
-READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
-EDIT_TOOLS = frozenset({"Write", "Edit"})
-KNOWN_TOOLS = (
-    "Read", "Write", "Edit", "Bash", "Grep", "Glob",
-    "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch", "Task", "TodoWrite", "Skill", "Agent",
-)
 # Tools that change nothing outside the harness (a todo list), or only start a subagent whose own
 # calls are checked one by one: they run as reads do, in every mode (deny and ask rules still apply).
 HARNESS_TOOLS = frozenset({"TodoWrite", "Agent"})
-_PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Grep", "Glob"})
-# Rule tool names that govern a tool: Edit rules cover Write, Read rules cover the searches.
-# `Task` is the Agent tool's old name, still used in Claude Code's settings.
-_GOVERNED_BY = {"Write": ("Write", "Edit"), "Grep": ("Grep", "Read"), "Glob": ("Glob", "Read"),
-                "Agent": ("Agent", "Task")}
-# Deny and ask rules only: a `Write(...)` deny or ask also binds Edit (an allow does not widen).
-_ALSO_RESTRICTED_BY = {"Edit": ("Write",)}
-_RULE = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_-]*(?:__\*)?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
-_LEADING_TOOL = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)")
 _RISKY_PROGRAMS = frozenset({
     "rm", "rmdir", "mv", "dd", "chmod", "chown", "sudo", "curl", "wget", "kill", "pkill",
     "killall", "shred", "truncate", "mkfs",
@@ -132,316 +126,19 @@ _SUBCOMMAND_PROGRAMS = frozenset({
 _GIT_DIR_PARTS = ("HEAD", "objects", "refs", "config")
 
 
-# ---------------------------------------------------------------- decisions
-
-
-@dataclass(frozen=True)
-class Allow:
-    """Run the tool."""
-
-
-@dataclass(frozen=True)
-class Deny:
-    """Refuse the call; `reason` goes back to the model as the tool result."""
-
-    reason: str
-
-
-@dataclass(frozen=True)
-class Ask:
-    """Ask the user first; `reason` says why a prompt is needed.
-
-    `by_rule`: a rule asks (an ask rule, or Bash reading what a Read deny rule covers), so
-    what the call would find is what the prompt guards: nothing is checked ahead of it.
-    `protected`: a safety question (a file that controls git or claude-mini, a doubtful
-    memory-index command). Neither kind is lifted by a hook's allow: only the user answers them.
-    """
-
-    reason: str = ""
-    by_rule: bool = False
-    protected: bool = False
+class Restrictions(Protocol):
+    """The session's deny and ask rules as a fork's policy honours them (PermissionPolicy, PolicyChain)."""
 
     @property
-    def user_only(self) -> bool:
-        """Whether only the user may answer it (a hook's allow does not)."""
-        return self.by_rule or self.protected
+    def cwd(self) -> Path: ...
 
-
-Decision = Allow | Deny | Ask
-
-
-class ToolPolicy(Protocol):
-    """What the agent loop (and a forked agent) asks before running a tool."""
-
-    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision: ...
+    def check_restrictions(self, tool_name: str, input: dict[str, Any]) -> Deny | Ask | None: ...
 
 
 class SandboxCheck(Protocol):
     """The session's sandbox as the policy sees it (claude_mini/sandbox/box.py)."""
 
     def auto_allows(self, input: dict[str, Any]) -> bool: ...
-
-
-@runtime_checkable
-class SessionRules(Protocol):
-    """A policy the user can extend for the session ("yes, and don't ask again for ..."):
-    the interactive session's rules, not a fork's fixed policy."""
-
-    def suggest_rule(self, tool_name: str, input: dict[str, Any]) -> str: ...
-
-    def add_session_allow(self, rule: str) -> Rule: ...
-
-
-class RuleError(ValueError):
-    """A permission rule or setting that cannot be used; the message names it, its source and the problem."""
-
-    def __init__(self, rule: str, source: str, problem: str, origin: str | None = None) -> None:
-        self.rule, self.source, self.problem, self.origin = rule, source, problem, origin
-        where = f"{source} settings" + (f" ({origin})" if origin else "")
-        super().__init__(f'Bad permission rule "{rule}" in {where}: {problem}')
-
-
-# ---------------------------------------------------------------- rules
-
-
-@dataclass(frozen=True)
-class CommandPattern:
-    """A Bash rule's specifier, matched against one simple command's words joined by spaces.
-
-    Matching is by literal pieces between the `*`s, found left to right with
-    `str.find`: no regular expression, so a rule with many `*` cannot backtrack
-    (time grows with the text times the number of pieces, never exponentially).
-    """
-
-    raw: str  # the specifier with whitespace collapsed, for a whole-command exact match
-    pieces: tuple[str, ...]  # the literal text between `*` wildcards
-    open_tail: bool  # `prefix:*` and a trailing ` *`: the words may stop here or go on
-    exact: bool
-    never: bool = False  # several lines: it can only match a whole command line, never one command
-
-    @classmethod
-    def parse(cls, spec: str) -> CommandPattern:
-        """Compile `cmd`, `prefix:*` or a `*` wildcard pattern; ValueError says what is wrong."""
-        prefix = spec.endswith(":*")
-        body = _normalise_command(spec[:-2] if prefix else spec)
-        if not body:
-            raise ValueError("empty command before :*")
-        open_tail = prefix
-        if body.endswith(" *"):  # `ls *` also covers a bare `ls`
-            body, open_tail = body[:-2], True
-        exact = not prefix and "*" not in body and not open_tail
-        return cls(_collapse(spec), tuple(body.split("*")), open_tail, exact, never="\n" in spec)
-
-    def matches(self, command_text: str) -> bool:
-        """Whether one simple command (words joined by single spaces) matches."""
-        if self.never:
-            return False
-        if _wildcard_match(self.pieces, command_text):
-            return True
-        return self.open_tail and _wildcard_match((*self.pieces[:-1], self.pieces[-1] + " ", ""), command_text)
-
-
-def _wildcard_match(pieces: tuple[str, ...], text: str) -> bool:
-    """Whether `text` is pieces[0] * pieces[1] * ... * pieces[-1], `*` matching any text.
-
-    Greedy leftmost placement of the middle pieces is exact for `*`-only patterns.
-    """
-    first, last = pieces[0], pieces[-1]
-    if len(pieces) == 1:
-        return text == first
-    if len(text) < len(first) + len(last) or not text.startswith(first) or not text.endswith(last):
-        return False
-    position, end = len(first), len(text) - len(last)
-    for piece in pieces[1:-1]:
-        found = text.find(piece, position, end)
-        if found < 0:
-            return False
-        position = found + len(piece)
-    return True
-
-
-def _normalise_command(text: str) -> str:
-    try:
-        return " ".join(shlex.split(text))
-    except ValueError as exc:
-        raise ValueError(f"cannot parse the command ({exc})") from None
-
-
-@dataclass(frozen=True)
-class PathPattern:
-    """A file rule's specifier: a gitignore-style glob anchored at a base folder."""
-
-    base: str
-    spec: pathspec.GitIgnoreSpec = field(compare=False)
-    pattern: str = ""  # the gitignore-style line, relative to `base`
-
-    @classmethod
-    def parse(cls, text: str, project_root: Path) -> PathPattern:
-        """Compile `//abs`, `~/x`, `/x`, `./x` or `x` (see the module docstring); ValueError if bad."""
-        if text.startswith("!"):
-            raise ValueError("negated patterns (!) are not supported; write a deny rule instead")
-        root = os.path.normpath(os.path.abspath(project_root))
-        if text.startswith("//"):
-            base, pattern = "/", "/" + text[2:]
-        elif text == "~" or text.startswith("~/"):
-            base, pattern = os.path.expanduser("~"), "/" + text[2:]
-        elif text.startswith("./"):
-            base, pattern = root, "/" + text[2:]
-        else:
-            base, pattern = root, text
-        while pattern.lstrip("/").startswith("../"):
-            base, pattern = os.path.dirname(base), "/" + pattern.lstrip("/")[3:]
-        if not pattern.strip("/"):
-            pattern = "**"
-        return cls(base, pathspec.GitIgnoreSpec.from_lines([pattern]), pattern)
-
-    def matches(self, path: str, *, is_dir: bool = False) -> bool:
-        """Whether absolute `path` matches; for a searched folder, whether files inside it would."""
-        rel = os.path.relpath(path, self.base)
-        if rel == ".." or rel.startswith("../"):
-            return False
-        if rel != "." and self.spec.match_file(rel):
-            return True
-        # Best effort for Grep/Glob: a probe file stands for "something inside this folder".
-        return is_dir and self.spec.match_file("x" if rel == "." else rel + "/x")
-
-    def may_match_inside(self, folder: str) -> bool:
-        """Whether some file below absolute `folder` could match: for searches that read a whole tree.
-
-        Errs towards yes: a pattern without a slash matches at any depth, and an
-        anchored one matches below its literal leading folders.
-        """
-        rel = os.path.relpath(folder, self.base)
-        if rel == ".." or rel.startswith("../"):
-            return _within(self.base, folder)  # the folder holds everything the rule covers
-        if rel == "." or self.matches(folder, is_dir=True):
-            return True
-        if "/" not in self.pattern.rstrip("/"):
-            return True  # `.env`, `*.key`: at any depth
-        prefix = literal_prefix(self.pattern.strip("/"))
-        return not prefix or _within(rel, prefix) or _within(prefix, rel)
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One parsed rule, `Tool` or `Tool(specifier)`, with where it came from."""
-
-    text: str
-    tool: str
-    specifier: str | None  # None: the whole tool
-    source: str
-    origin: str | None = None
-    command: CommandPattern | None = None
-    path: PathPattern | None = None
-
-    @property
-    def where(self) -> str:
-        """`managed rule Bash(rm:*) in /etc/claude-mini/settings.json`: for messages."""
-        return f"{self.source} rule {self.text}" + (f" in {self.origin}" if self.origin else "")
-
-    def governs(self, tool_name: str, *, server: str | None = None, restricting: bool = False) -> bool:
-        """Whether this rule applies to `tool_name` (Edit rules govern Write, Read rules the searches,
-        `mcp__server` every tool of that server, `server` when the tool list knows it). A deny or ask
-        rule (`restricting`) also binds where it leans that way: `Write(...)` binds Edit, and an MCP
-        tool of unknown server is covered under every way of splitting its name."""
-        names = _GOVERNED_BY.get(tool_name, (tool_name,))
-        if restricting:
-            names = (*names, *_ALSO_RESTRICTED_BY.get(tool_name, ()))
-        return self.tool in names or _covers_server_tool(self.tool, tool_name, server, loose=restricting)
-
-
-def _names_match(rule: Rule, req: _Request) -> bool:
-    """`Skill(name)` and `Agent(type)` (or `Task(type)`) rules: the skill, or the agent type asked for
-    (general-purpose when the call names none)."""
-    if rule.specifier is None:
-        return False
-    if rule.tool == "Skill":
-        return skill_matches(rule.specifier, req.input.get("skill"))
-    if rule.tool in ("Agent", "Task"):
-        return skill_matches(rule.specifier, req.input.get("subagent_type") or "general-purpose")
-    return False
-
-
-def skill_matches(specifier: str, skill: Any) -> bool:
-    """`Skill(pdf)` covers the skill `pdf` (a leading `/` ignored), `Skill(pdf:*)` or `Skill(pdf*)`
-    every skill whose name starts with `pdf` (Claude Code's forms). Names are compared without
-    case, as skills are found."""
-    if not isinstance(skill, str):
-        return False
-    name, specifier = skill.strip().lstrip("/").lower(), specifier.lower()
-    for suffix in (":*", "*"):
-        if specifier.endswith(suffix):
-            return name.startswith(specifier.removesuffix(suffix))
-    return name == specifier
-
-
-def _covers_server_tool(rule_tool: str, tool_name: str, server: str | None, *, loose: bool = False) -> bool:
-    """`mcp__github` and `mcp__github__*` cover `mcp__github__create_issue` of server `github`.
-
-    Server names may hold `__`, so a name alone does not say where the server ends: with the
-    tool list's `server` the rule's server must be exactly it. Without it, a `loose` (deny or
-    ask) rule covers the tool under any split, and an allow rule only when the name has one.
-    """
-    if not rule_tool.startswith(_MCP_PREFIX) or not tool_name.startswith(_MCP_PREFIX):
-        return False
-    wanted = rule_tool.removeprefix(_MCP_PREFIX).removesuffix("__*")
-    if server is not None:
-        return wanted == server and tool_name.startswith(f"{_MCP_PREFIX}{server}__")
-    splits = _server_splits(tool_name)
-    return wanted in splits if loose else splits == [wanted]
-
-
-_MCP_PREFIX = "mcp__"
-
-
-def _server_splits(tool_name: str) -> list[str]:
-    """Every server name `mcp__<server>__<tool>` could be read with (both parts non-empty)."""
-    rest = tool_name.removeprefix(_MCP_PREFIX)
-    return [rest[:i] for i in range(1, len(rest) - 2) if rest[i:i + 2] == "__" and rest[:i] and rest[i + 2:]]
-
-
-def parse_rule(text: Any, *, source: str, project_root: Path, origin: str | None = None) -> Rule:
-    """Parse one rule in Claude Code's syntax; RuleError names the rule, its source and the problem."""
-    if not isinstance(text, str):
-        raise RuleError(repr(text), source, "a rule must be a string", origin)
-    stripped = text.strip()
-    match = _RULE.match(stripped)
-    if not match:
-        raise RuleError(text, source, _shape_problem(stripped), origin)
-    tool, spec = match["tool"], match["spec"]
-    if tool not in KNOWN_TOOLS and (known := _known_tool(tool)):
-        problem = f"unknown tool {tool}; tool names are case-sensitive (did you mean {known}?)"
-        raise RuleError(text, source, problem, origin)
-    if spec is not None:
-        spec = spec.strip()
-        if not spec:
-            raise RuleError(text, source, f"empty parentheses; write {tool} for the whole tool", origin)
-    if spec is None or spec == "*":
-        return Rule(stripped, tool, None, source, origin)
-    try:
-        if tool == "Bash":
-            return Rule(stripped, tool, spec, source, origin, command=CommandPattern.parse(spec))
-        if tool in _PATH_TOOLS:
-            return Rule(stripped, tool, spec, source, origin, path=PathPattern.parse(spec, project_root))
-    except ValueError as exc:
-        raise RuleError(text, source, str(exc), origin) from None
-    return Rule(stripped, tool, spec, source, origin)
-
-
-def _shape_problem(text: str) -> str:
-    if not text:
-        return "the rule is empty"
-    if text.startswith("("):
-        return "missing tool name before '('"
-    if "(" in text and not text.endswith(")"):
-        return "missing closing ')'"
-    if ")" in text and "(" not in text:
-        return "')' without '('"
-    return "expected Tool or Tool(specifier), e.g. Bash(git status:*)"
-
-
-def _known_tool(name: str) -> str | None:
-    return next((known for known in KNOWN_TOOLS if known.lower() == name.lower()), None)
 
 
 # ---------------------------------------------------------------- requests
@@ -507,17 +204,8 @@ def _glob_base(folder: str, pattern: str) -> str:
     return absolute_path(literal, folder) if literal else folder
 
 
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
-
-
 def _cwd_of(source: Path | str | Callable[[], Path]) -> str:
     return os.path.abspath(source() if callable(source) else source)
-
-
-def _collapse(text: str) -> str:
-    # Spaces and tabs only: a newline separates commands and must not become a space.
-    return re.sub(r"[ \t]+", " ", text.strip())
 
 
 # ---------------------------------------------------------------- the policy
@@ -617,8 +305,8 @@ class PermissionPolicy:
 
     def _fail_closed(self, kind: str, text: Any, exc: RuleError) -> Rule | None:
         """Record a bad rule; a bad deny rule denies its whole tool rather than nothing."""
-        match = _LEADING_TOOL.match(text) if isinstance(text, str) else None
-        tool = _known_tool(match.group(1)) if match else None
+        match = LEADING_TOOL.match(text) if isinstance(text, str) else None
+        tool = known_tool(match.group(1)) if match else None
         if kind != "deny" or tool is None:
             self.errors.append(exc)
             return None
@@ -784,7 +472,7 @@ class PermissionPolicy:
         """Deny a Write/Edit, or a Bash line, that would break the memory folder's layout; ask
         when a Bash line names the index after a `cd` (where it lands cannot be known)."""
         if req.tool in EDIT_TOOLS:
-            found = (memory_layout_problem(p, d) for p in req.real_paths for d in self._edit_dirs if _within(p, d))
+            found = (memory_layout_problem(p, d) for p in req.real_paths for d in self._edit_dirs if within(p, d))
         elif req.tool == "Bash" and req.command is not None:
             found = (_index_command_problem(c, req.cwd, d) for c in req.candidates for d in self._edit_dirs)
         else:
@@ -797,7 +485,7 @@ class PermissionPolicy:
 
     def _in_edit_dirs(self, req: _Request) -> bool:
         return bool(req.tool in EDIT_TOOLS and req.real_paths and all(
-            any(_within(p, d) for d in self._edit_dirs) for p in req.real_paths))
+            any(within(p, d) for d in self._edit_dirs) for p in req.real_paths))
 
     def check_restrictions(self, tool_name: str, input: dict[str, Any]) -> Deny | Ask | None:
         """Only the deny and ask rules (no mode, no allows): what a wrapping policy must still honour."""
@@ -842,7 +530,7 @@ class PermissionPolicy:
             )
         if rule.path is not None:
             return any(rule.path.matches(p, is_dir=req.is_dir) for p in req.all_paths)
-        return _names_match(rule, req)
+        return names_match(rule, req.input)
 
     @staticmethod
     def _dynamic_note(rule: Rule, req: _Request) -> str:
@@ -896,7 +584,7 @@ class PermissionPolicy:
             r.specifier is None
             or (r.path is not None and bool(req.paths)
                 and all(r.path.matches(p, is_dir=req.is_dir) for p in req.all_paths))
-            or _names_match(r, req)
+            or names_match(r, req.input)
             for r in rules
         )
 
@@ -926,7 +614,7 @@ class PermissionPolicy:
         return Ask(f"{req.paths[0]} is outside the project")
 
     def _in_workspace(self, path: str) -> bool:
-        return any(_within(path, root) for root in self._roots)
+        return any(within(path, root) for root in self._roots)
 
     def _is_protected(self, req: _Request) -> bool:
         """Files whose edit could switch checks off or run code later (.git/config hooks, settings,
@@ -938,7 +626,7 @@ class PermissionPolicy:
             if parts[-1] in _PROTECTED_NAMES or any(a == ".claude" and b in _PROTECTED_CLAUDE_FOLDERS
                                                     for a, b in zip(parts, parts[1:], strict=False)):
                 return True
-            if any(_within(path, p) for p in self._protected) or completes_git_dir(path):
+            if any(within(path, p) for p in self._protected) or completes_git_dir(path):
                 return True
         return False
 
@@ -1117,7 +805,7 @@ def _bash_allowed(command: str | None, rules: list[Rule]) -> bool:
     patterns = [r.command for r in rules if r.command is not None]
     if not patterns:
         return False
-    if any(p.exact and p.raw == _collapse(command) for p in patterns):
+    if any(p.exact and p.raw == collapse_spaces(command) for p in patterns):
         return True  # a rule that spells out the whole line, even one we cannot parse
     try:
         commands = parse_command(command)
@@ -1272,14 +960,16 @@ class ExtractionPolicy:
         self,
         memory_dir: Path,
         *,
-        base: PermissionPolicy | None = None,
+        base: Restrictions | None = None,
         cwd: Path | Callable[[], Path] | None = None,
     ) -> None:
         self.memory_dir = Path(os.path.realpath(memory_dir))
         self._memory_lexical = os.path.normpath(os.path.abspath(memory_dir))
         self.base = base
         # Relative paths resolve like the tools resolve them; without a cwd they are refused.
-        self._cwd = cwd if cwd is not None else (base._cwd if base is not None else None)
+        self._cwd: Path | Callable[[], Path] | None = cwd
+        if cwd is None and base is not None:
+            self._cwd = lambda: base.cwd
 
     def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
         """Allow or Deny (never Ask: a background agent has nobody to ask)."""
@@ -1316,7 +1006,7 @@ class ExtractionPolicy:
             expanded = os.path.join(_cwd_of(self._cwd), expanded)
         lexical = os.path.normpath(expanded)
         real = os.path.realpath(lexical)
-        if not _within(real, mem) or real == mem:
+        if not within(real, mem) or real == mem:
             how = self._escape_kind(raw, lexical)
             return f"Memory extraction may only write inside {mem}: {raw} {how} (it resolves to {real})"
         if ".git" in Path(os.path.relpath(real, mem)).parts or completes_git_dir(real):
@@ -1325,7 +1015,7 @@ class ExtractionPolicy:
 
     def _escape_kind(self, raw: str, lexical: str) -> str:
         roots = (self._memory_lexical, str(self.memory_dir))
-        if any(_within(lexical, root) and lexical != root for root in roots):
+        if any(within(lexical, root) and lexical != root for root in roots):
             return "follows a symlink out of the memory dir"
         if ".." in Path(raw).parts:
             return "uses .. to leave the memory dir"

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from claude_mini.agent.bash_safety import SimpleCommand, has_option
+from claude_mini.shell.bash_safety import SimpleCommand, has_option
 
 # At most this many paths per wildcard word are checked; more means the whole folder is searched.
 MAX_EXPANSIONS = 2_000
