@@ -39,7 +39,7 @@ from claude_mini.permissions import Guard, PermissionPolicy, PolicyChain
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.rewind.hook import FileHistoryHook
 from claude_mini.sandbox import Sandbox, sandbox_settings
-from claude_mini.sandbox.box import RuleSource
+from claude_mini.sandbox.box import RuleSource, SandboxGuard
 from claude_mini.session import Session, resume_session
 from claude_mini.skills.lifecycle import SkillHook, skill_hook
 from claude_mini.subagents.lifecycle import SubagentHook, subagent_hook
@@ -249,9 +249,11 @@ def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
     return policy
 
 
-def make_chain(config: Config, rules: PermissionPolicy, store: MemoryStore, ctx: ToolContext) -> PolicyChain:
+def make_chain(config: Config, rules: PermissionPolicy, store: MemoryStore, ctx: ToolContext,
+               sandbox: Sandbox | None = None) -> PolicyChain:
     """The session's permission chain, built once: the secret guard (with the team folder's check),
-    the log-mode guard when `memory.mode` is log, then the rules (permissions/chain.py)."""
+    the log-mode guard when `memory.mode` is log, the sandbox's guard (autoAllowBashIfSandboxed),
+    then the rules (permissions/chain.py)."""
     from claude_mini.memory.secrets import SecretGuard
     from claude_mini.memory.team.guard import TeamWriteCheck
 
@@ -261,6 +263,8 @@ def make_chain(config: Config, rules: PermissionPolicy, store: MemoryStore, ctx:
         from claude_mini.memory.daylog import LogModeGuard
 
         guards.append(LogModeGuard(store.root, cwd=lambda: ctx.cwd))
+    if sandbox is not None:
+        guards.append(SandboxGuard(sandbox))
     return PolicyChain(rules, guards, rules=rules)
 
 
@@ -326,11 +330,11 @@ def build_runtime(
         notices.say(str(error), "warning", once=True)
     ctx.read_denials = read_denials_of(rules)  # Grep and Glob skip the files Read rules deny
     sandbox = make_sandbox(config, rules, notices)
-    ctx.sandbox = rules.sandbox = sandbox
+    ctx.sandbox = sandbox
     store = MemoryStore(paths.memory_dir(config.cwd), warn=lambda text: notices.say(text, "warning"))
     if config.auto_memory:
         rules.allow_edits_in(store.root)  # the main agent saves memories without a prompt
-    policy = make_chain(config, rules, store, ctx)
+    policy = make_chain(config, rules, store, ctx, sandbox)
     prompt, instructions = make_prompt(config, store, notices)
     tracker = AttachmentTracker(instructions, config.cwd)
     extractor = Extractor.for_runtime(config, session, store, policy, notices)

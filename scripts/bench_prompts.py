@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from claude_mini.permissions import Allow, Ask, PermissionPolicy  # noqa: E402
+from claude_mini.permissions import Allow, Ask, PermissionPolicy, PolicyChain  # noqa: E402
 from claude_mini.sandbox import Sandbox, sandbox_settings  # noqa: E402
-from claude_mini.sandbox.box import RuleSource  # noqa: E402
+from claude_mini.sandbox.box import RuleSource, SandboxGuard  # noqa: E402
 from claude_mini.tools.base import ToolContext  # noqa: E402
 from claude_mini.tools.bash import BashTool  # noqa: E402
 
@@ -65,11 +65,11 @@ OWN_SESSION = {"name": "own: fix a bug, add a feature, commit (Python)", "calls"
 
 def decisions(calls: list[dict], root: Path, mode: str, sandbox: Sandbox | None) -> tuple[int, int]:
     """(questions, calls) for one session in one mode."""
-    policy = PermissionPolicy(cwd=root, project_root=root, mode=mode)
-    policy.sandbox = sandbox
+    rules = PermissionPolicy(cwd=root, project_root=root, mode=mode)
+    chain = PolicyChain(rules, [SandboxGuard(sandbox)] if sandbox else [], rules=rules)
     asked = 0
     for call in calls:
-        decision = policy.can_use_tool(call["tool"], call["input"])
+        decision = chain.can_use_tool(call["tool"], call["input"])
         asked += isinstance(decision, Ask)
         assert isinstance(decision, Allow | Ask), (call, decision)
     return asked, len(calls)

@@ -12,7 +12,8 @@ comes back out through them (`through_guards`):
                           subagent's own memory folder, extraction keeping a file's old bytes)
 
 The session's chain: secret guard (with the team-write check), then the log-mode guard when
-`memory.mode` is log, over the rules. A fork gets `for_fork(base, cwd)`: each guard's fork
+`memory.mode` is log, then the sandbox's guard (its `after` turns the mode's question for a
+sandboxed Bash call into Allow), over the rules. A fork gets `for_fork(base, cwd)`: each guard's fork
 form (the log-mode guard has none) over the fork's base. A subagent adds its child guard with
 `with_guards`, outside the parent's. What the UI reads and changes of the session's rules is
 an explicit method here, delegated to the `PermissionPolicy`.

@@ -12,9 +12,13 @@ A decision (`PermissionPolicy.can_use_tool`) is taken in this order:
                                            commands/, .mcp.json, .envrc, files hook commands name,
                                            claude-mini settings)
     allow rule, any layer       -> Allow  (session rules included)
-    the mode's default          -> reads and read-only Bash Allow; Bash that runs in the sandbox
-                                   Allow (autoAllowBashIfSandboxed); acceptEdits allows
+    the mode's default          -> reads and read-only Bash Allow; acceptEdits allows
                                    Write/Edit inside the project; anything else Ask
+
+Around this policy, the session's chain (chain.py) holds the guards; the innermost is the
+sandbox's (sandbox/box.py `SandboxGuard`): the mode's question for a Bash call that will run in
+the sandbox becomes Allow (autoAllowBashIfSandboxed). A rule's ask, a protected or credential
+ask, a deny and plan mode's refusal are left as they are.
 
 Rules use Claude Code's syntax: `Tool` (the whole tool; `Tool(*)` too) or
 `Tool(specifier)`.
@@ -135,12 +139,6 @@ class Restrictions(Protocol):
     def check_restrictions(self, tool_name: str, input: dict[str, Any]) -> Deny | Ask | None: ...
 
 
-class SandboxCheck(Protocol):
-    """The session's sandbox as the policy sees it (claude_mini/sandbox/box.py)."""
-
-    def auto_allows(self, input: dict[str, Any]) -> bool: ...
-
-
 # ---------------------------------------------------------------- requests
 
 
@@ -239,7 +237,6 @@ class PermissionPolicy:
         self._bypass_disabled_by: tuple[str, str | None] = ("settings", None)
         self._lockdown: str | None = None  # why every tool is denied (broken managed settings)
         self.errors: list[RuleError] = []  # bad rules and settings, skipped; for the caller to show
-        self.sandbox: SandboxCheck | None = None  # the session's sandbox, for autoAllowBashIfSandboxed
         self.add_directory(self.project_root)
         if protected is None:
             home = paths.home_dir()
@@ -593,9 +590,7 @@ class PermissionPolicy:
             return Allow()
         if req.tool == "Bash":
             ok, why = is_read_only_command(req.command or "")
-            if ok or (self.sandbox is not None and self.sandbox.auto_allows(req.input)):
-                return Allow()
-            return Ask(f"This command needs approval: {why}")
+            return Allow() if ok else Ask(f"This command needs approval: {why}")
         if req.tool in EDIT_TOOLS and self._mode == "acceptEdits":
             return self._accept_edit(req)
         if req.tool in EDIT_TOOLS:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from claude_mini.notices import NoticeChannel
-from claude_mini.permissions import CommandPattern, Rule
+from claude_mini.permissions import Allow, Ask, CommandPattern, Decision, Guard, Rule
 from claude_mini.sandbox import bridge
 from claude_mini.sandbox.bwrap import Availability, command_line, probe
 from claude_mini.sandbox.layout import LayoutReport, build_layout
@@ -226,3 +226,19 @@ def _domain_listed(host: str, patterns: Sequence[str]) -> bool:
         if pattern.startswith("*.") and host.endswith(pattern[1:]):
             return True
     return False
+
+
+class SandboxGuard(Guard):
+    """autoAllowBashIfSandboxed in the permission chain (its innermost guard): the mode's question
+    for a Bash call that will run sandboxed becomes Allow. Asks only the user may answer (an ask
+    rule, a protected file, credentials), denies and plan mode's refusals pass unchanged."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+
+    def after(self, tool_name: str, input: dict[str, Any], decision: Decision) -> Decision:
+        """Allow in place of the mode's Ask when the call runs in the sandbox."""
+        if tool_name == "Bash" and isinstance(decision, Ask) and not decision.user_only \
+                and self.sandbox.auto_allows(input):
+            return Allow()
+        return decision

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.permissions import Allow, Ask, PermissionPolicy, parse_rule
+from claude_mini.permissions import Allow, Ask, PermissionPolicy, PolicyChain, parse_rule
 from claude_mini.sandbox import Sandbox, sandbox_settings
-from claude_mini.sandbox.box import RuleSource, _domain_listed
+from claude_mini.sandbox.box import RuleSource, SandboxGuard, _domain_listed
 from claude_mini.sandbox.bwrap import Availability
 
 
@@ -41,20 +41,25 @@ def test_which_calls_run_inside(root):
     assert not _box(root, works=False).runs_sandboxed({"command": "pytest"})
 
 
+def _chain(policy: PermissionPolicy, box: Sandbox) -> PolicyChain:
+    return PolicyChain(policy, [SandboxGuard(box)], rules=policy)
+
+
 def test_auto_allow_lifts_the_modes_question_only(root):
     policy = PermissionPolicy(cwd=root, project_root=root)
     assert isinstance(policy.can_use_tool("Bash", {"command": "npm test"}), Ask)
-    policy.sandbox = _box(root)
-    assert isinstance(policy.can_use_tool("Bash", {"command": "npm test"}), Allow)
-    assert isinstance(policy.can_use_tool("Bash", {"command": "npm test", "dangerouslyDisableSandbox": True}), Ask)
-    policy.sandbox = _box(root, {"autoAllowBashIfSandboxed": False})
-    assert isinstance(policy.can_use_tool("Bash", {"command": "npm test"}), Ask)
+    chain = _chain(policy, _box(root))
+    assert isinstance(chain.can_use_tool("Bash", {"command": "npm test"}), Allow)
+    assert isinstance(chain.can_use_tool("Bash", {"command": "npm test", "dangerouslyDisableSandbox": True}), Ask)
+    assert isinstance(chain.can_use_tool("Write", {"file_path": "x.txt", "content": ""}), Ask)  # Bash only
+    off = _chain(policy, _box(root, {"autoAllowBashIfSandboxed": False}))
+    assert isinstance(off.can_use_tool("Bash", {"command": "npm test"}), Ask)
     asking = PermissionPolicy.from_layers([("managed", {"ask": ["Bash(npm test)"]})], cwd=root, project_root=root)
-    asking.sandbox = _box(root)
-    assert isinstance(asking.can_use_tool("Bash", {"command": "npm test"}), Ask)  # an ask rule still asks
+    assert isinstance(_chain(asking, _box(root)).can_use_tool("Bash", {"command": "npm test"}), Ask)
     plan = PermissionPolicy(cwd=root, project_root=root, mode="plan")
-    plan.sandbox = _box(root)
-    assert not isinstance(plan.can_use_tool("Bash", {"command": "npm test"}), Allow)
+    assert not isinstance(_chain(plan, _box(root)).can_use_tool("Bash", {"command": "npm test"}), Allow)
+    secret = _chain(policy, _box(root)).can_use_tool("Bash", {"command": "cat ~/.ssh/id_rsa"})
+    assert isinstance(secret, Ask)  # a credential read is the user's to answer, sandbox or not
 
 
 def test_a_required_sandbox_that_cannot_run_says_so(root):
