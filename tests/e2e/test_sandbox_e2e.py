@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import http.server
 import json
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -12,6 +14,8 @@ import pytest
 from fake_anthropic import Reply
 
 from claude_mini.sandbox.bwrap import probe
+from tests.e2e.conftest import cli_env
+from tests.e2e.test_repl import wait_until
 
 pytestmark = pytest.mark.skipif(not probe().works, reason=f"bwrap cannot run here: {probe().problem}")
 
@@ -143,3 +147,30 @@ def test_sandbox_status(run_cli, repo):
     assert "Sandbox: enforced" in result.stdout
     data = json.loads(run_cli("sandbox", "status", "--json").stdout)
     assert data["enforced"] is True and str(Path(repo).resolve()) in data["filesystem"]["writable"]
+
+
+def _sleepers(seconds: str) -> list[int]:
+    """Host pids of the processes running `sleep <seconds>` (a number no other test uses)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if cmdline.read_bytes() == f"sleep\0{seconds}\0".encode():
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_kill_9_of_claude_mini_ends_the_sandboxed_command_and_its_children(isolated_env, fake_server, repo):
+    fake_server.on(Reply.tool("Bash", {"command": "sleep 3301.5 & touch started; sleep 3302.5"}), purpose="main")
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "wait"], cwd=repo, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: (repo / "started").exists() and _sleepers("3302.5"), timeout=60)
+        assert _sleepers("3301.5")
+        proc.kill()
+        proc.wait(timeout=30)
+        wait_until(lambda: not _sleepers("3301.5") and not _sleepers("3302.5"), timeout=30)
+    finally:
+        proc.kill()
