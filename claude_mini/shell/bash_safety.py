@@ -824,7 +824,8 @@ class _CandidateFinder:
         key = (tuple(words), opaque, redirects)
         if len(self.found) < _MAX_CANDIDATES and key not in self._seen:
             self._seen.add(key)
-            expanded = origin.expanded & set(words) if origin else frozenset()
+            # Redirection targets keep theirs too: `f=.env; cat < $f` reads what `$f` holds.
+            expanded = origin.expanded & {*words, *(t for _, t in redirects)} if origin else frozenset()
             self.found.append(SimpleCommand(key[0], opaque=opaque, stdin=stdin, redirects=redirects,
                                             expanded=frozenset(expanded)))
 

@@ -212,7 +212,7 @@ def secrets(root: Path) -> Path:
 
 
 READ_FORMS = [
-    "cat < .env", "cat 0<.env", "cat <> .env", "cat<.env", "wc -c 3<.env <&3", "dd if=.env", "dd if=./.env bs=1",
+    "cat < .env", "f=.env; cat < $f", "f=.e; g=nv; cat < $f$g", "cat < \"${HOME:+.env}\"", "cat 0<.env", "cat <> .env", "cat<.env", "wc -c 3<.env <&3", "dd if=.env", "dd if=./.env bs=1",
     "cd secrets && cat key.txt", "cd secrets; base64 key.txt", "cd ./secrets && od -c key.txt",
     "tar cf - secrets", "tar czf /tmp/a.tgz .", "zip -r /tmp/a.zip secrets", "cp -r secrets /tmp/s",
     "rsync -a secrets/ /tmp/s", "base64 secrets/key.txt", "xxd .env", "od -c .env", "f=.env; cat $f",
