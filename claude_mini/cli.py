@@ -115,8 +115,9 @@ def root(
     claude-code|codex|gemini),
     `claude-mini context [--json] [--lint]` (which instruction files are loaded),
     `claude-mini hooks list [--json]` (the hooks from the settings files),
-    `claude-mini mcp list|get|add|remove` (the MCP servers) and
-    `claude-mini checkpoints list|restore` (/rewind for scripts).
+    `claude-mini mcp list|get|add|remove` (the MCP servers),
+    `claude-mini checkpoints list|restore` (/rewind for scripts) and
+    `claude-mini sandbox status [--json]` (what the Bash sandbox enforces).
     """
     if version:
         print(f"{__version__} (claude-mini)")
