@@ -75,15 +75,18 @@ def decisions(calls: list[dict], root: Path, mode: str, sandbox: Sandbox | None)
     return asked, len(calls)
 
 
-def make_sandbox(root: Path, auto_allow: bool) -> Sandbox:
-    settings = sandbox_settings({"sandbox": {"autoAllowBashIfSandboxed": auto_allow}})
+def make_sandbox(root: Path, auto_allow: bool, domains: tuple[str, ...] = ()) -> Sandbox:
+    settings = sandbox_settings({"sandbox": {"autoAllowBashIfSandboxed": auto_allow,
+                                             "network": {"allowedDomains": list(domains)}}})
     return Sandbox(settings, RuleSource(deny=lambda: (), allow=lambda: (), roots=lambda: (root,)),
                    project_root=root)
 
 
-async def call_times(root: Path, runs: int, command: str) -> tuple[list[float], list[float]]:
-    """Seconds per Bash call of `command`: (unsandboxed, sandboxed), alternating."""
-    box = make_sandbox(root, True)
+async def call_times(root: Path, runs: int, command: str, domains: tuple[str, ...] = ()
+                     ) -> tuple[list[float], list[float]]:
+    """Seconds per Bash call of `command`: (unsandboxed, sandboxed), alternating. With `domains`
+    allowed, the proxy bridge runs inside too (as it always does in the REPL, which can ask)."""
+    box = make_sandbox(root, True, domains)
     tool = BashTool()
     plain, boxed = [], []
     try:
@@ -122,10 +125,12 @@ def main() -> None:
             print("\nNo timing: bwrap cannot run here.")
             return
         print(f"\nWall time per Bash call, median of {args.runs} (alternating):")
-        for command in ("true", "ls -la > /dev/null && git --version > /dev/null"):
-            plain, boxed = asyncio.run(call_times(root, args.runs, command))
+        for command, domains in (("true", ()), ("ls -la > /dev/null && git --version > /dev/null", ()),
+                                 ("true", ("pypi.org",))):
+            plain, boxed = asyncio.run(call_times(root, args.runs, command, domains))
             p, b = statistics.median(plain) * 1000, statistics.median(boxed) * 1000
-            print(f"  {command[:40]:40} unsandboxed {p:6.1f} ms  sandboxed {b:6.1f} ms  "
+            label = command[:28] + (" (+ proxy bridge)" if domains else "")
+            print(f"  {label:45} unsandboxed {p:6.1f} ms  sandboxed {b:6.1f} ms  "
                   f"ratio {b / p:4.2f}x  (+{b - p:.1f} ms)")
 
 
