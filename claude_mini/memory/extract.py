@@ -41,7 +41,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -686,6 +686,8 @@ class Extractor(AgentHooks):
             return
         journal = WriteJournal(snapshot.cwd)
         policy = memory_fork_policy(self.store.root, self.policy, snapshot.cwd).with_guards(journal)
+        if snapshot.sandbox is not None:  # the one fork whose Bash may see (and write) the memory folder
+            snapshot = replace(snapshot, sandbox=snapshot.sandbox.for_fork(self.store.root))
         fork = Fork(snapshot, purpose="extract", policy=policy, max_turns=MAX_TURNS)
         try:
             result = await fork.run(self._prompt(new))

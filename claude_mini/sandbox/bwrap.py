@@ -88,10 +88,13 @@ def command_line(bwrap: str, layout: Layout, cwd: str, argv: list[str]) -> list[
         out += ["--ro-bind", path, path]
     for path in _existing(layout.masked_files):
         out += ["--ro-bind", layout.empty_file, path]
-    for path in _existing(layout.masked_dirs):
-        out += ["--tmpfs", path, "--remount-ro", path]
-    for path in _existing(layout.extra_writable):
+    masked = _existing(layout.masked_dirs)
+    for path in masked:
+        out += ["--tmpfs", path]
+    for path in _existing(layout.extra_writable):  # may lie inside a mask: bound before it turns read-only
         out += ["--bind", path, path]
+    for path in masked:
+        out += ["--remount-ro", path]
     out += ["--chdir", cwd, "--", *argv]
     return out
 

@@ -90,6 +90,8 @@ class ShellSandbox(Protocol):
 
     async def prepare(self, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]: ...
 
+    def for_fork(self, memory_dir: Path | None) -> ShellSandbox: ...
+
 
 @dataclass
 class ToolContext:

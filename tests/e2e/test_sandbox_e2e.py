@@ -54,10 +54,13 @@ def test_a_write_outside_the_project_leaves_no_file(run_cli, fake_server, repo, 
 def test_a_read_deny_rule_masks_the_file_whatever_the_shell_text(run_cli, fake_server, repo, isolated_env):
     (repo / ".env").write_text("API_TOKEN=s3cr3t-value\n")
     (isolated_env.managed / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Read(./.env)"]}}))
-    _bash(fake_server, "f=.e; g=nv; cat < $f$g; cat README.md; echo end")
+    # A script the Bash-line check cannot read (it does not open files a program opens itself):
+    # written by one call, run by the next. Only the kernel stands in the way.
+    _bash(fake_server, "printf '%s\\n' 'cat .e*v' > show.sh", "bash show.sh; cat README.md; echo end")
     result = run_cli("-p", "read", "--permission-mode", "bypassPermissions")
     assert result.returncode == 0, result.stderr
-    assert "# demo" in _text(_results(fake_server)[0])  # only the denied file is hidden, not the project
+    shown = _text(_results(fake_server)[1])
+    assert "# demo" in shown and "end" in shown  # only the denied file is hidden, not the project
     for request in fake_server.requests:
         assert "s3cr3t-value" not in json.dumps(request.body)
 
@@ -174,3 +177,27 @@ def test_kill_9_of_claude_mini_ends_the_sandboxed_command_and_its_children(isola
         wait_until(lambda: not _sleepers("3301.5") and not _sleepers("3302.5"), timeout=30)
     finally:
         proc.kill()
+
+
+def test_the_memory_folder_is_visible_to_the_extraction_fork_only(run_cli, fake_server, repo):
+    from claude_mini import paths
+    from tests.e2e.conftest import trust_folder
+
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}}))
+    trust_folder(paths.home_dir(), repo)
+    memdir = paths.memory_dir(repo)
+    memdir.mkdir(parents=True)
+    (memdir / "MEMORY.md").write_text("- [Old](old.md) — an index line only the fork may read\n")
+    fake_server.on(Reply.tool("Bash", {"command": f"cat {memdir}/MEMORY.md; echo main-end"}), purpose="main")
+    fake_server.on(Reply.text("Always run pytest with -x, noted."), purpose="main")
+    fake_server.on(Reply.tool("Bash", {"command": f"cat {memdir}/MEMORY.md"}), purpose="extract")
+    fake_server.on(Reply.text("Nothing new."), purpose="extract")
+    result = run_cli("-p", "always run pytest with -x")
+    assert result.returncode == 0, result.stderr
+    main = _text(_results(fake_server)[0])
+    assert "main-end" in main and "only the fork may read" not in main
+    extract_results = [b for r in fake_server.requests_for("extract")
+                       for b in (r.body["messages"][-1]["content"] if isinstance(r.body["messages"][-1]["content"], list) else [])
+                       if b.get("type") == "tool_result"]
+    assert extract_results and "only the fork may read" in _text(extract_results[0])
