@@ -85,10 +85,25 @@ def rule_hits(text: str) -> Iterator[RuleHit]:
                 yield hit
 
 
+# Every token format of the catalog is a run of 16 or more token characters, random enough to mix
+# letters and digits (or, rarely, 32 or more without a digit). Text without one (most memories
+# are prose) cannot match, and skipping it spares the catalog's build (about 1.7 s a process,
+# measured) where nothing could be found.
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
+
+
+def may_hold_token(text: str) -> bool:
+    """Whether `text` has a run that a token rule could match (see `_TOKEN_RUN`)."""
+    return any(len(run) >= 32 or (any(c.isdigit() for c in run) and any(c.isalpha() for c in run))
+               for run in _TOKEN_RUN.findall(text))
+
+
 def _scan(text: str) -> Iterator[RuleHit]:
     """The visible, not-doubted matches of the catalog in `text`."""
+    if not text or not may_hold_token(text):
+        return
     scan = scanner()
-    if scan is None or not text:
+    if scan is None:
         return
     data = text.encode("utf-8", "replace")  # a lone surrogate becomes one `?`: offsets still map
     for finding in scan.scan(data):

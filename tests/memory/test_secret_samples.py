@@ -68,3 +68,12 @@ def test_personal_identifiers_are_named_without_their_value(text, kind):
 ])
 def test_numbers_that_fail_their_check_pass(text):
     assert find_personal_data(text, PersonalContext()) == []
+
+
+def test_prose_skips_the_rule_set_and_tokens_do_not():
+    from claude_mini.memory.secret_rules import may_hold_token
+
+    assert not may_hold_token("Always run the whole test suite with pytest -x before a commit; "
+                              "the configuration lives in pyproject.toml (internationalization).")
+    assert may_hold_token("token ghp_Zk3uQ9pLm2Rt7VwX8yB4nC6dE1fG5hJ0kLmN")
+    assert may_hold_token("SG." + "a" * 22 + "." + "b" * 43)  # no digit, but far too long for a word
