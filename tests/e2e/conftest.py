@@ -23,8 +23,10 @@ from tests.e2e.forkserver import ForkServer
 # Variables that are read only after start-up (by claude_mini, which the fork server has not
 # imported, or by the SDK when a client is built): a run may set them differently from the
 # server. Every other variable must be the server's, or the run is a real subprocess.
+# PATH: the interpreter is started by its full path and finds its modules by sys.path, so PATH
+# matters only to the programs claude-mini starts, which read the run's own environment.
 RUNTIME_ONLY_ENV = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "NO_COLOR",
-                    "HOME", "XDG_CONFIG_HOME", "PYTEST_CURRENT_TEST"}
+                    "HOME", "XDG_CONFIG_HOME", "PYTEST_CURRENT_TEST", "PATH"}
 RUNTIME_ONLY_PREFIX = "CLAUDE_MINI_"
 # The environment the worker started with, before any test's monkeypatch.
 _START_ENV = dict(os.environ)
