@@ -26,7 +26,7 @@ from claude_mini.notices import NoticeChannel
 from claude_mini.permissions import Allow, Ask, CommandPattern, Decision, Guard, Rule
 from claude_mini.sandbox import bridge
 from claude_mini.sandbox.bwrap import Availability, command_line, probe
-from claude_mini.sandbox.layout import LayoutReport, build_layout
+from claude_mini.sandbox.layout import LayoutReport, build_layout, protected_paths
 from claude_mini.sandbox.proxy import DomainProxy
 from claude_mini.sandbox.settings import SandboxSettings
 from claude_mini.shell.bash_safety import command_candidates
@@ -142,6 +142,31 @@ class Sandbox:
         env = {k: v for k, v in env.items() if k not in HIDDEN_ENV}
         env.update(TMPDIR=self.temp_dir)
         return full, env
+
+    def absent_protected(self) -> list[str]:
+        """The protected paths (layout.PROTECTED) that do not exist now. A mount can keep an
+        existing file read-only, not stop one being created: `remove_created` looks after."""
+        # A `.git` the command creates (`git init`) is its own: its config is what git wrote.
+        return [p for p in protected_paths([self.project_root, *self.rules.roots()])
+                if not os.path.lexists(p) and (f"{os.sep}.git{os.sep}" not in p or os.path.isdir(p.split(
+                    f"{os.sep}.git{os.sep}")[0] + f"{os.sep}.git"))]
+
+    def remove_created(self, absent: Sequence[str]) -> str:
+        """Delete what a sandboxed command created among `absent` (a new `.claude/settings.local.json`
+        or `.mcp.json` would run code outside the sandbox next session); the note for the model."""
+        made = [p for p in absent if os.path.lexists(p)]
+        for path in made:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+        if not made:
+            return ""
+        names = ", ".join(os.path.relpath(p, self.project_root) for p in made)
+        log.debug("sandbox: removed %s, created by a sandboxed command", names)
+        return (f"[The sandbox removed {names}: files that configure git or claude-mini cannot be "
+                "created from Bash. Use the Write tool; the user is asked.]")
 
     async def _proxy_socket(self) -> str:
         shared = self._shared

@@ -53,8 +53,7 @@ def build_layout(*, project_root: Path, roots: Iterable[Path], temp_dir: str, se
     layout.writable += [root, *(os.path.realpath(r) for r in roots), temp_dir]
     layout.writable += _edit_grants(allow_rules, root)
     layout.writable += [_resolve(p, root) for p in settings.allow_write]
-    for base in [root, *(os.path.realpath(r) for r in roots)]:
-        layout.read_only += [os.path.join(base, p) for p in PROTECTED]
+    layout.read_only += protected_paths([root, *roots])
     write_denied = [p for r in deny_rules if r.tool in ("Edit", "Write") and (p := r.path) is not None]
     write_denied += [_pattern(p, root) for p in settings.deny_write]
     files, dirs = _expand(write_denied, report)
@@ -72,6 +71,12 @@ def build_layout(*, project_root: Path, roots: Iterable[Path], temp_dir: str, se
         os.makedirs(memory_dir, exist_ok=True)
         layout.extra_writable.append(os.path.realpath(memory_dir))
     return report
+
+
+def protected_paths(roots: Iterable[Path | str]) -> list[str]:
+    """PROTECTED under each writable root (real paths, each once), whether or not they exist."""
+    bases = dict.fromkeys(os.path.realpath(r) for r in roots)
+    return [os.path.join(base, p) for base in bases for p in PROTECTED]
 
 
 def _private_places(project_root: str, settings: SandboxSettings) -> list[str]:

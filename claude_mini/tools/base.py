@@ -8,7 +8,7 @@ into `is_error` tool results.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -91,6 +91,10 @@ class ShellSandbox(Protocol):
     async def prepare(self, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]: ...
 
     def for_fork(self, memory_dir: Path | None) -> ShellSandbox: ...
+
+    def absent_protected(self) -> list[str]: ...
+
+    def remove_created(self, absent: Sequence[str]) -> str: ...
 
 
 @dataclass

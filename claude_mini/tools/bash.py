@@ -122,6 +122,7 @@ class BashTool:
             prelude = f"eval {shlex.quote(ctx.shell_prelude)}\n{prelude}"
         fd, cwd_file = tempfile.mkstemp(prefix="claude-mini-cwd-", dir=sandbox.temp_dir if sandbox else None)
         os.close(fd)
+        absent = sandbox.absent_protected() if sandbox else []
         try:
             run = await self._run(_wrap(command, Path(cwd_file), prelude), cwd, env, timeout_ms / 1000,
                                   sandbox)
@@ -129,6 +130,9 @@ class BashTool:
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(cwd_file)
+            if sandbox is not None and absent:
+                run_note = sandbox.remove_created(absent)
+                note = "\n".join(n for n in (note, run_note) if n)
         ctx.cwd = new_cwd or cwd
         return run.to_result(note, timeout_ms, ctx.cwd)
 

@@ -201,3 +201,17 @@ def test_the_memory_folder_is_visible_to_the_extraction_fork_only(run_cli, fake_
                        for b in (r.body["messages"][-1]["content"] if isinstance(r.body["messages"][-1]["content"], list) else [])
                        if b.get("type") == "tool_result"]
     assert extract_results and "only the fork may read" in _text(extract_results[0])
+
+
+def test_a_settings_file_or_mcp_json_a_command_creates_is_removed(run_cli, fake_server, repo):
+    (repo / ".claude").mkdir()
+    hook = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/owned"}]}]}}
+    _bash(fake_server, f"echo '{json.dumps(hook)}' > .claude/settings.local.json; echo '{{}}' > .mcp.json; "
+                       "echo kept > notes.txt; git init -q sub && ls sub/.git/config")
+    result = run_cli("-p", "plant", "--permission-mode", "bypassPermissions")
+    assert result.returncode == 0, result.stderr
+    assert not (repo / ".claude" / "settings.local.json").exists() and not (repo / ".mcp.json").exists()
+    assert (repo / "notes.txt").exists() and (repo / "sub" / ".git" / "config").exists()  # a new repo is its own
+    text = _text(_results(fake_server)[0])
+    assert "The sandbox removed .mcp.json, .claude/settings.local.json" in text or \
+        "The sandbox removed .claude/settings.local.json, .mcp.json" in text
