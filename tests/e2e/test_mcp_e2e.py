@@ -259,7 +259,9 @@ def uvx_time_server() -> dict[str, Any]:
 
 def test_a_real_published_server_from_pypi_answers_with_the_real_time(run_cli, fake_server, repo, isolated_env,
                                                                       uvx_time_server):
-    project(repo, isolated_env.home, {"time": uvx_time_server})
+    # uvx starts a Python process and the server imports its SDK: on a loaded machine that took
+    # longer than the default wait before the first request (the tools were not listed yet).
+    project(repo, isolated_env.home, {"time": uvx_time_server}, mcp={"connectTimeoutMs": 90_000})
     fake_server.on(Reply.tool("mcp__time__get_current_time", {"timezone": "Asia/Tokyo"}), purpose="main", times=1)
     fake_server.on(Reply.text("It is the time above in Tokyo."), purpose="main", times=1)
     before = datetime.now(ZoneInfo("Asia/Tokyo")).replace(microsecond=0)
