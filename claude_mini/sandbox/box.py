@@ -136,6 +136,7 @@ class Sandbox:
         inner = argv
         if self.ask_domain is not None or self._allowed_domains():
             inner = [sys.executable, "-I", "-S", bridge.__file__, await self._proxy_socket(), "--", *argv]
+            report.layout.visible += _bridge_needs()
         assert self.availability.path is not None
         full = command_line(self.availability.path, report.layout, str(cwd), inner)
         log.debug("sandbox: %s", shlex.join(full))
@@ -227,6 +228,13 @@ class Sandbox:
         if self._shared.temp_dir is not None:
             shutil.rmtree(self._shared.temp_dir, ignore_errors=True)
             self._shared.temp_dir = None
+
+
+def _bridge_needs() -> list[str]:
+    """What the bridge needs to start that lies under /tmp (hidden inside): the interpreter's
+    folders (a virtual environment in a checkout under /tmp) and the bridge's own folder."""
+    needed = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.abspath(bridge.__file__))}
+    return sorted({q for p in needed for q in (os.path.abspath(p), os.path.realpath(p)) if q.startswith("/tmp/")})
 
 
 def _exclusion(text: str) -> CommandPattern:

@@ -4,7 +4,8 @@ The layout inside, in mount order (a later mount covers an earlier one):
 
     /                 the host's root, read-only
     /dev, /proc       fresh (a new PID namespace: only the sandbox's own processes are seen)
-    /tmp              an empty tmpfs (other users' sockets and files are not there)
+    /tmp              an empty tmpfs (other users' sockets and files are not there: tmux, X11,
+                      ssh-agent), where only what the bridge needs to start is shown again
     writable roots    the project, additional directories, the session's temp folder, allowWrite
     protected files   read-only again inside a writable root (.git/config, .git/hooks, settings...)
     masks             credential folders, the claude-mini home, what Read deny rules cover:
@@ -70,6 +71,7 @@ def _version(path: str) -> str:
 class Layout:
     """What one sandboxed command may see and write (absolute, real paths)."""
 
+    visible: list[str] = field(default_factory=list)  # read-only again under the empty /tmp
     writable: list[str] = field(default_factory=list)
     read_only: list[str] = field(default_factory=list)  # inside writable roots
     masked_files: list[str] = field(default_factory=list)
@@ -82,6 +84,8 @@ def command_line(bwrap: str, layout: Layout, cwd: str, argv: list[str]) -> list[
     """The full bwrap argv that runs `argv` in `cwd` inside `layout`."""
     out = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc",
            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for path in _existing(layout.visible):
+        out += ["--ro-bind", path, path]
     for path in _existing(layout.writable):
         out += ["--bind", path, path]
     for path in _existing(layout.read_only):
