@@ -142,3 +142,14 @@ def test_deciding_a_host(root):
     assert "the user said no" in asyncio.run(decide("other.test"))
     assert asked == ["example.com", "other.test"]  # each host is asked once a session
     assert box.for_fork(None).ask_domain is None
+
+
+def test_the_bridges_interpreter_under_tmp_is_shown_again(monkeypatch, tmp_path):
+    from claude_mini.sandbox import box as box_module
+
+    venv = tmp_path / "checkout" / ".venv"
+    venv.mkdir(parents=True)
+    monkeypatch.setattr(box_module.sys, "prefix", str(venv))
+    needs = box_module._bridge_needs()
+    assert str(venv) in needs  # a fresh clone under /tmp (CI) must still start the bridge
+    assert all(p.startswith("/tmp/") for p in needs)
