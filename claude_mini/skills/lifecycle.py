@@ -243,7 +243,8 @@ class SkillHook(AgentHooks):
             self._revoke(grants)
             raise
         self._mark_invoked(entry, text)
-        model = model_named(entry.model)
+        # An untrusted repository does not choose what you pay (config.py ignores its `model` too).
+        model = model_named(entry.model) if entry.scope == "user" or self.config.trusted else None
         self._armed = (text, model)
         return text
 

@@ -181,7 +181,8 @@ class SubagentHook(AgentHooks):
                 self.notices.say(f"Agent type {agent_type.name} names tools this session does not have: "
                                  f"{', '.join(missing)}; it runs without them.", "warning", once=True)
             system = self._own_system(parent, agent_type, folder)
-            model = model_named(agent_type.model) or parent.model
+            chosen = agent_type.model if agent_type.source != "project" or self.config.trusted else None
+            model = model_named(chosen) or parent.model  # an untrusted repository does not pick the cost
             text = prompt
         if context:
             text += "\n\n" + "\n\n".join(context)

@@ -402,3 +402,19 @@ def test_a_file_that_would_not_load_is_not_said_to_be_new(project, fake_server):
     said = run(fake_server, project, scenario)
     assert not any("New since this conversation started" in line for line in said)
     assert any("binary" in line and "is binary" in line for line in said)
+
+
+def test_an_untrusted_projects_command_does_not_pick_the_model(repo, fake_server, monkeypatch):
+    """Issue 33 (cost): as an untrusted repository's `model` setting is ignored, so is its
+    command's `model:` frontmatter; the session's model answers."""
+    monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
+    command(repo, "big", "---\ndescription: Think hard\nmodel: opus\n---\nThink about $1.\n")
+    fake_server.queue(Reply.text("Thought."))
+
+    async def scenario(runtime, notices):
+        hook = runtime.skills
+        await turn(runtime, await hook.expand_typed(hook.catalog.find("big"), "it"))
+
+    run(fake_server, repo, scenario)
+    [request] = fake_server.requests_for("main")
+    assert "opus" not in request.body["model"]
