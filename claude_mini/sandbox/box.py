@@ -147,10 +147,8 @@ class Sandbox:
     def absent_protected(self) -> list[str]:
         """The protected paths (layout.PROTECTED) that do not exist now. A mount can keep an
         existing file read-only, not stop one being created: `remove_created` looks after."""
-        # A `.git` the command creates (`git init`) is its own: its config is what git wrote.
         return [p for p in protected_paths([self.project_root, *self.rules.roots()])
-                if not os.path.lexists(p) and (f"{os.sep}.git{os.sep}" not in p or os.path.isdir(p.split(
-                    f"{os.sep}.git{os.sep}")[0] + f"{os.sep}.git"))]
+                if not os.path.lexists(p) and not _in_missing_git(p)]
 
     def remove_created(self, absent: Sequence[str]) -> str:
         """Delete what a sandboxed command created among `absent` (a new `.claude/settings.local.json`
@@ -228,6 +226,13 @@ class Sandbox:
         if self._shared.temp_dir is not None:
             shutil.rmtree(self._shared.temp_dir, ignore_errors=True)
             self._shared.temp_dir = None
+
+
+def _in_missing_git(path: str) -> bool:
+    """Whether `path` lies in a `.git` folder that does not exist: one the command creates
+    (`git init`) is its own, and its config is what git wrote."""
+    head, sep, _ = path.partition(f"{os.sep}.git{os.sep}")
+    return bool(sep) and not os.path.isdir(os.path.join(head, ".git"))
 
 
 def _bridge_needs() -> list[str]:

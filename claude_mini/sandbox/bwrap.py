@@ -84,18 +84,18 @@ def command_line(bwrap: str, layout: Layout, cwd: str, argv: list[str]) -> list[
     """The full bwrap argv that runs `argv` in `cwd` inside `layout`."""
     out = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc",
            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-    for path in _existing(layout.visible):
+    for path in existing(layout.visible):
         out += ["--ro-bind", path, path]
-    for path in _existing(layout.writable):
+    for path in existing(layout.writable):
         out += ["--bind", path, path]
-    for path in _existing(layout.read_only):
+    for path in existing(layout.read_only):
         out += ["--ro-bind", path, path]
-    for path in _existing(layout.masked_files):
+    for path in existing(layout.masked_files):
         out += ["--ro-bind", layout.empty_file, path]
-    masked = _existing(layout.masked_dirs)
+    masked = existing(layout.masked_dirs)
     for path in masked:
         out += ["--tmpfs", path]
-    for path in _existing(layout.extra_writable):  # may lie inside a mask: bound before it turns read-only
+    for path in existing(layout.extra_writable):  # may lie inside a mask: bound before it turns read-only
         out += ["--bind", path, path]
     for path in masked:
         out += ["--remount-ro", path]
@@ -103,6 +103,6 @@ def command_line(bwrap: str, layout: Layout, cwd: str, argv: list[str]) -> list[
     return out
 
 
-def _existing(paths: list[str]) -> list[str]:
+def existing(paths: list[str]) -> list[str]:
     """Each path once, in order, if it exists (bwrap cannot mount over what is not there)."""
     return [p for p in dict.fromkeys(paths) if os.path.lexists(p)]

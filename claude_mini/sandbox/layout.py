@@ -19,6 +19,7 @@ from pathlib import Path
 from claude_mini import paths
 from claude_mini.credentials import FILE_NAMES, credential_folders, homes
 from claude_mini.permissions import PathPattern, Rule
+from claude_mini.permissions.rules import within
 from claude_mini.sandbox.bwrap import Layout
 from claude_mini.sandbox.settings import SandboxSettings
 from claude_mini.shell.bash_reads import literal_prefix
@@ -66,7 +67,7 @@ def build_layout(*, project_root: Path, roots: Iterable[Path], temp_dir: str, se
                             "Bash-line check alone applies it")
     allowed = [_resolve(p, root) for p in settings.allow_read]
     files, dirs = _expand(read_denied, report)
-    _mask(layout, [p for p in files + dirs if not any(_within(p, a) for a in allowed)])
+    _mask(layout, [p for p in files + dirs if not any(within(p, a) for a in allowed)])
     if memory_dir is not None:  # the extraction fork writes its memories there
         os.makedirs(memory_dir, exist_ok=True)
         layout.extra_writable.append(os.path.realpath(memory_dir))
@@ -91,7 +92,7 @@ def _private_places(project_root: str, settings: SandboxSettings) -> list[str]:
         if agent and os.path.isabs(agent):
             out.append(agent)
     # Never one that holds the project the user works in (it would hide the project).
-    return [os.path.realpath(p) for p in out if not _within(project_root, os.path.realpath(p))]
+    return [os.path.realpath(p) for p in out if not within(project_root, os.path.realpath(p))]
 
 
 def _mask(layout: Layout, found: Iterable[str]) -> None:
@@ -176,7 +177,3 @@ def _whole(pattern: PathPattern, folder: str) -> bool:
     """Whether the pattern covers the folder itself, or anything at all inside it."""
     return pattern.matches(folder) or pattern.matches(folder, is_dir=True) and \
         pattern.matches(os.path.join(folder, "x.any"))
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)

@@ -21,6 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from claude_mini.config import settings_problem
+
 _BOOLS = {  # key -> (attribute, default)
     "enabled": ("enabled", True),
     "failIfUnavailable": ("fail_if_unavailable", False),
@@ -67,8 +69,7 @@ def sandbox_settings(settings: Mapping[str, Any],
     group = settings.get("sandbox", {})
     problems: list[str] = []
     if not isinstance(group, Mapping):
-        return SandboxSettings(problems=(f"sandbox must be an object (got {_shown(group)}); "
-                                         "using the defaults.",))
+        return SandboxSettings(problems=(settings_problem("sandbox", "an object", group, "the defaults"),))
     values: dict[str, Any] = {}
     for key, (attr, default) in _BOOLS.items():
         values[attr] = _bool(group, key, default, problems)
@@ -86,8 +87,8 @@ def _bool(group: Mapping[str, Any], key: str, default: bool, problems: list[str]
     value = group.get(key, default)
     if isinstance(value, bool):
         return value
-    problems.append(f"sandbox.{prefix}{key} must be true or false (got {_shown(value)}); "
-                    f"using {'true' if default else 'false'}.")
+    problems.append(settings_problem(f"sandbox.{prefix}{key}", "true or false", value,
+                                     "true" if default else "false"))
     return default
 
 
@@ -99,8 +100,7 @@ def _strings(group: Mapping[str, Any], dotted: str, problems: list[str]) -> tupl
         return ()
     if isinstance(node, list) and all(isinstance(item, str) and item.strip() for item in node):
         return tuple(item.strip() for item in node)
-    problems.append(f"sandbox.{dotted} must be a list of strings (got {_shown(node)}); "
-                    "the entries that are not strings are skipped.")
+    problems.append(settings_problem(f"sandbox.{dotted}", "a list of strings", node, "its string entries only"))
     return tuple(item.strip() for item in node if isinstance(item, str) and item.strip()) \
         if isinstance(node, list) else ()
 
@@ -123,8 +123,3 @@ def _network(data: Mapping[str, Any]) -> Mapping[str, Any]:
     sandbox = data.get("sandbox")
     network = sandbox.get("network") if isinstance(sandbox, Mapping) else None
     return network if isinstance(network, Mapping) else {}
-
-
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:79] + "…"

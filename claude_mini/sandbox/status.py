@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from claude_mini.sandbox.box import Sandbox
-from claude_mini.sandbox.bwrap import PACKAGE_HINT
+from claude_mini.sandbox.bwrap import PACKAGE_HINT, existing
 
 NOT_ENFORCED = (
     "Not enforced by the sandbox: Read, Write, Edit, Grep and Glob (the permission rules decide "
@@ -31,8 +31,8 @@ def status_data(box: Sandbox) -> dict[str, Any]:
     if box.enforced:
         report = box.layout()
         layout = report.layout
-        data["filesystem"] = {"writable": _existing(layout.writable), "readOnly": _existing(layout.read_only),
-                              "masked": _existing(layout.masked_dirs + layout.masked_files),
+        data["filesystem"] = {"writable": existing(layout.writable), "readOnly": existing(layout.read_only),
+                              "masked": existing(layout.masked_dirs + layout.masked_files),
                               "notes": report.notes}
     return data
 
@@ -71,9 +71,3 @@ def status_lines(box: Sandbox) -> list[str]:
     lines += [f"Settings problem: {p}" for p in box.settings.problems]
     lines += NOT_ENFORCED
     return lines
-
-
-def _existing(paths: list[str]) -> list[str]:
-    import os
-
-    return [p for p in dict.fromkeys(paths) if os.path.lexists(p)]
