@@ -91,3 +91,21 @@ def run_cli(isolated_env, fake_server, repo, fork_server) -> Callable[..., subpr
 
 def json_lines(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def tool_results(fake_server) -> list[dict]:
+    """Every tool_result block the main agent was sent, oldest first (its last request holds them all)."""
+    last = fake_server.requests_for("main")[-1].body["messages"]
+    return [block for message in last if message["role"] == "user" and isinstance(message["content"], list)
+            for block in message["content"] if block.get("type") == "tool_result"]
+
+
+def text_of(block: dict) -> str:
+    """A tool_result's text, whether its content is a string or a list of text blocks."""
+    content = block["content"]
+    return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
+
+
+def all_requests_text(fake_server) -> str:
+    """Every request body the fake server received, as one JSON text (to look for a leak)."""
+    return "\n".join(json.dumps(r.body) for r in fake_server.requests)

@@ -20,7 +20,7 @@ import pytest
 from fake_anthropic import Reply
 
 from tests.e2e import test_repl
-from tests.e2e.conftest import trust_folder
+from tests.e2e.conftest import all_requests_text, text_of, tool_results, trust_folder
 from tests.e2e.test_repl import main_replies
 
 SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY----- e2e-ssh-key-0451"
@@ -34,22 +34,6 @@ DEMO = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "demo_server.py
 # These tests judge the permission rules and the Bash-line analysis alone: with the sandbox on,
 # most of what they check would be stopped by the kernel first (tests/e2e/test_sandbox_e2e.py).
 pytestmark = pytest.mark.usefixtures("no_sandbox")
-
-
-def all_requests_text(fake_server) -> str:
-    """Every request body the fake server received, as one string."""
-    return "\n".join(json.dumps(r.body) for r in fake_server.requests)
-
-
-def tool_results(fake_server) -> list[dict]:
-    last = fake_server.requests_for("main")[-1].body["messages"]
-    return [block for message in last if message["role"] == "user" and isinstance(message["content"], list)
-            for block in message["content"] if block.get("type") == "tool_result"]
-
-
-def text_of(block: dict) -> str:
-    content = block["content"]
-    return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
 
 
 @pytest.fixture

@@ -10,19 +10,9 @@ import json
 
 from fake_anthropic import Reply
 
+from tests.e2e.conftest import text_of, tool_results
+
 SECRET = "DB_PASSWORD=hunter2-e2e"
-
-
-def _tool_results(fake_server) -> list[dict]:
-    """Every tool_result block the model was sent, oldest first."""
-    last = fake_server.requests_for("main")[-1].body["messages"]
-    return [block for message in last if message["role"] == "user" and isinstance(message["content"], list)
-            for block in message["content"] if block.get("type") == "tool_result"]
-
-
-def _text(block: dict) -> str:
-    content = block["content"]
-    return content if isinstance(content, str) else "".join(part.get("text", "") for part in content)
 
 
 def _deny_env(repo) -> None:
@@ -45,7 +35,7 @@ def test_grep_in_every_mode_skips_the_denied_file(run_cli, fake_server, repo):
     )
     result = run_cli("-p", "find the database password")
     assert result.returncode == 0, result.stderr
-    results = [_text(block) for block in _tool_results(fake_server)]
+    results = [text_of(block) for block in tool_results(fake_server)]
     assert len(results) == 4
     for text in results:
         assert "hunter2" not in text and ".env" not in text
@@ -62,7 +52,7 @@ def test_glob_lists_no_denied_name(run_cli, fake_server, repo):
         Reply.text("done"),
     )
     assert run_cli("-p", "list the env files").returncode == 0
-    results = [_text(block) for block in _tool_results(fake_server)]
+    results = [text_of(block) for block in tool_results(fake_server)]
     assert len(results) == 3
     assert results[0].startswith("No files found") and "2 files were skipped" in results[0]
     assert "settings.py" in results[1] and ".env" not in "".join(results)
@@ -74,5 +64,5 @@ def test_without_a_deny_rule_the_file_is_found(run_cli, fake_server, repo):
     (repo / ".env").write_text(SECRET + "\n")
     fake_server.queue(Reply.tool("Grep", {"pattern": "hunter2", "glob": "**"}), Reply.text("done"))
     assert run_cli("-p", "find it").returncode == 0
-    [found] = [_text(block) for block in _tool_results(fake_server)]
+    [found] = [text_of(block) for block in tool_results(fake_server)]
     assert found.endswith("/.env") and "Read deny rules" not in found

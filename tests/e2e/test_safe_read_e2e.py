@@ -17,17 +17,12 @@ import os
 import pytest
 from fake_anthropic import Reply
 
-from tests.e2e.conftest import trust_folder
+from tests.e2e.conftest import all_requests_text, trust_folder
 
 CANARY = "planted-canary-7c1e95b04d"
 # A variable only these runs have: its value is in /proc/self/environ of the CLI's process.
 SECRET_ENV = {"CLAUDE_MINI_TEST_CANARY": CANARY, "GITHUB_TOKEN": "ghp_" + CANARY}
 TIMEOUT = 60
-
-
-def sent(fake_server) -> str:
-    """Every request body the fake server received, as one JSON text."""
-    return "\n".join(json.dumps(r.body) for r in fake_server.requests)
 
 
 def link(path, target) -> None:
@@ -44,7 +39,7 @@ def test_a_team_memory_md_linked_to_proc_environ_sends_nothing_of_the_environmen
     fake_server.queue(Reply.text("ok"))
     result = run_cli("-p", "hello", env=SECRET_ENV, timeout=TIMEOUT)
     assert result.returncode == 0, result.stderr
-    assert fake_server.requests and CANARY not in sent(fake_server)
+    assert fake_server.requests and CANARY not in all_requests_text(fake_server)
     assert "Team memory" in fake_server.requests[0].text  # the tier is on; its index was refused
     [line] = [li for li in result.stderr.splitlines() if "MEMORY.md was not read" in li]
     assert "/proc" in line and "taken as empty" in line
@@ -64,7 +59,7 @@ def test_an_agent_types_memory_md_linked_to_proc_environ_stays_out_of_the_childs
     result = run_cli("-p", "go", env={**SECRET_ENV, "CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}, timeout=TIMEOUT)
     assert result.returncode == 0, result.stderr
     [child] = fake_server.requests_for("subagent")
-    assert "KEEPER-PROMPT" in child.text and CANARY not in sent(fake_server)
+    assert "KEEPER-PROMPT" in child.text and CANARY not in all_requests_text(fake_server)
 
 
 def test_an_agent_memory_folder_linked_to_the_repository_root_is_no_way_to_write_it(
@@ -127,7 +122,7 @@ def test_a_fifo_as_the_managed_settings_fails_closed_promptly(run_cli, fake_serv
     fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}), Reply.text("ok"))
     result = run_cli("-p", "read app.py", timeout=TIMEOUT)
     assert "FIFO" in result.stderr and "every tool is denied" in result.stderr
-    assert "def greet" not in sent(fake_server)  # the Read was denied
+    assert "def greet" not in all_requests_text(fake_server)  # the Read was denied
 
 
 def test_a_commands_at_file_of_a_credential_or_a_proc_link_is_not_attached(run_cli, fake_server, repo):
@@ -139,7 +134,7 @@ def test_a_commands_at_file_of_a_credential_or_a_proc_link_is_not_attached(run_c
     fake_server.queue(Reply.text("ok"))
     result = run_cli("-p", "/leak", env=SECRET_ENV, timeout=TIMEOUT)
     assert result.returncode == 0, result.stderr
-    assert "Summarise" in fake_server.requests[0].text and CANARY not in sent(fake_server)
+    assert "Summarise" in fake_server.requests[0].text and CANARY not in all_requests_text(fake_server)
     assert "@.env was not attached" in result.stderr
 
 
@@ -156,6 +151,6 @@ def test_a_memory_policy_linked_to_proc_environ_stays_out_of_the_extraction_prom
     result = run_cli("-p", "always run pytest with -x", env=SECRET_ENV, timeout=TIMEOUT)
     assert result.returncode == 0, result.stderr
     [extract, *_] = fake_server.requests_for("extract")  # the extraction ran, without the policy
-    assert "memory extraction" in extract.text and CANARY not in sent(fake_server)
+    assert "memory extraction" in extract.text and CANARY not in all_requests_text(fake_server)
     [line] = [li for li in result.stderr.splitlines() if "memory-policy.md" in li]
     assert "was not read" in line and "/proc" in line

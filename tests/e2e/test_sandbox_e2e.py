@@ -14,25 +14,10 @@ import pytest
 from fake_anthropic import Reply
 
 from claude_mini.sandbox.bwrap import probe
-from tests.e2e.conftest import cli_env
+from tests.e2e.conftest import cli_env, text_of, tool_results
 from tests.e2e.test_repl import wait_until
 
 pytestmark = pytest.mark.skipif(not probe().works, reason=f"bwrap cannot run here: {probe().problem}")
-
-
-def _results(fake_server) -> list[dict]:
-    """Every tool result the model was sent, in order."""
-    out = []
-    for request in fake_server.requests_for("main"):
-        last = request.body["messages"][-1]
-        if last["role"] == "user" and isinstance(last["content"], list):
-            out += [b for b in last["content"] if b.get("type") == "tool_result"]
-    return out
-
-
-def _text(result: dict) -> str:
-    content = result["content"]
-    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
 
 
 def _bash(fake_server, *commands: str) -> None:
@@ -48,7 +33,7 @@ def test_a_write_outside_the_project_leaves_no_file(run_cli, fake_server, repo, 
     assert not (outside / "escaped.txt").exists()
     assert (repo / "inside.txt").read_text() == "y\n"
     # /tmp inside is the sandbox's own tmpfs: the folder is not even there
-    assert "No such file or directory" in _text(_results(fake_server)[0])
+    assert "No such file or directory" in text_of(tool_results(fake_server)[0])
 
 
 def test_a_read_deny_rule_masks_the_file_whatever_the_shell_text(run_cli, fake_server, repo, isolated_env):
@@ -59,7 +44,7 @@ def test_a_read_deny_rule_masks_the_file_whatever_the_shell_text(run_cli, fake_s
     _bash(fake_server, "printf '%s\\n' 'cat .e*v' > show.sh", "bash show.sh; cat README.md; echo end")
     result = run_cli("-p", "read", "--permission-mode", "bypassPermissions")
     assert result.returncode == 0, result.stderr
-    shown = _text(_results(fake_server)[1])
+    shown = text_of(tool_results(fake_server)[1])
     assert "# demo" in shown and "end" in shown  # only the denied file is hidden, not the project
     for request in fake_server.requests:
         assert "s3cr3t-value" not in json.dumps(request.body)
@@ -83,7 +68,7 @@ def test_a_local_port_no_rule_allows_is_unreachable(run_cli, fake_server, repo, 
     finally:
         server.shutdown()
     assert result.returncode == 0, result.stderr
-    texts = [_text(r) for r in _results(fake_server)]
+    texts = [text_of(r) for r in tool_results(fake_server)]
     assert len(texts) == 2 and all("REACHED" not in t for t in texts)
     if allowed:  # with the proxy in place, the refusal is its own, and the user is told
         assert "403" in texts[0]
@@ -102,7 +87,7 @@ def test_an_allowed_domain_goes_through_the_proxy(run_cli, fake_server, repo):
     finally:
         server.shutdown()
     assert result.returncode == 0, result.stderr
-    assert _text(_results(fake_server)[0]).strip() == "200"
+    assert text_of(tool_results(fake_server)[0]).strip() == "200"
 
 
 def test_sandboxed_commands_run_without_a_question(run_cli, fake_server, repo):
@@ -120,7 +105,7 @@ def test_credentials_and_the_home_are_hidden(run_cli, fake_server, repo, isolate
     _bash(fake_server, f"cat {home}/.ssh/id_ed25519; ls {isolated_env.home}; echo end")
     result = run_cli("-p", "look", "--permission-mode", "bypassPermissions", env={"HOME": str(home)})
     assert result.returncode == 0, result.stderr
-    text = _text(_results(fake_server)[0])
+    text = text_of(tool_results(fake_server)[0])
     assert "PRIVATE-KEY-BYTES" not in text and "settings.json" not in text
 
 
@@ -195,12 +180,12 @@ def test_the_memory_folder_is_visible_to_the_extraction_fork_only(run_cli, fake_
     fake_server.on(Reply.text("Nothing new."), purpose="extract")
     result = run_cli("-p", "always run pytest with -x")
     assert result.returncode == 0, result.stderr
-    main = _text(_results(fake_server)[0])
+    main = text_of(tool_results(fake_server)[0])
     assert "main-end" in main and "only the fork may read" not in main
     extract_results = [b for r in fake_server.requests_for("extract")
                        for b in (r.body["messages"][-1]["content"] if isinstance(r.body["messages"][-1]["content"], list) else [])
                        if b.get("type") == "tool_result"]
-    assert extract_results and "only the fork may read" in _text(extract_results[0])
+    assert extract_results and "only the fork may read" in text_of(extract_results[0])
 
 
 def test_a_settings_file_or_mcp_json_a_command_creates_is_removed(run_cli, fake_server, repo):
@@ -212,6 +197,6 @@ def test_a_settings_file_or_mcp_json_a_command_creates_is_removed(run_cli, fake_
     assert result.returncode == 0, result.stderr
     assert not (repo / ".claude" / "settings.local.json").exists() and not (repo / ".mcp.json").exists()
     assert (repo / "notes.txt").exists() and (repo / "sub" / ".git" / "config").exists()  # a new repo is its own
-    text = _text(_results(fake_server)[0])
+    text = text_of(tool_results(fake_server)[0])
     assert "The sandbox removed .mcp.json, .claude/settings.local.json" in text or \
         "The sandbox removed .claude/settings.local.json, .mcp.json" in text
