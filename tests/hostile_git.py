@@ -49,6 +49,24 @@ SUBMODULE_CONFIG = {
 }
 
 
+def repo_with_driven_file(root: Path) -> Path:
+    """`root` made a repository whose a.txt uses the `evil` filter and diff driver, in two commits."""
+    git(root, "init", "-q", ".")
+    (root / ".gitattributes").write_text("*.txt filter=evil diff=evil\n")
+    (root / "a.txt").write_text("hello\n")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "one")
+    (root / "a.txt").write_text("hellp\n")
+    git(root, "commit", "-qam", "two")
+    return root
+
+
+def make_stat_dirty(path: Path) -> None:
+    """A change of the same size with an old mtime: `git status` must hash the file (running its filter)."""
+    path.write_text("hellq\n")
+    os.utime(path, (1, 1))
+
+
 def superproject_with_hostile_submodule(root: Path, marks: Path, kind: str, *, absorbed: bool = True) -> Path:
     """`root/super` whose submodule `sub` has a dirty a.txt and, in its own config, a `kind` program.
 
@@ -58,13 +76,7 @@ def superproject_with_hostile_submodule(root: Path, marks: Path, kind: str, *, a
     """
     source = root / "subsrc"
     source.mkdir(parents=True)
-    git(source, "init", "-q", ".")
-    (source / ".gitattributes").write_text("*.txt filter=evil diff=evil\n")
-    (source / "a.txt").write_text("hello\n")
-    git(source, "add", ".")
-    git(source, "commit", "-qm", "one")
-    (source / "a.txt").write_text("hellp\n")
-    git(source, "commit", "-qam", "two")
+    repo_with_driven_file(source)
     top = root / "super"
     top.mkdir()
     git(top, "init", "-q", ".")
@@ -82,8 +94,7 @@ def superproject_with_hostile_submodule(root: Path, marks: Path, kind: str, *, a
         git(top, "config", "--file", str(git_dir / "config"), "--unset", "core.worktree")
     with open(git_dir / "config", "a") as f:
         f.write(SUBMODULE_CONFIG[kind].format(m=marks))
-    (top / "sub" / "a.txt").write_text("hellq\n")  # same size, an old mtime: status must hash it
-    os.utime(top / "sub" / "a.txt", (1, 1))
+    make_stat_dirty(top / "sub" / "a.txt")
     return top
 
 

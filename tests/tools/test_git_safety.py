@@ -26,7 +26,9 @@ from claude_mini.tools.bash import BashTool
 from tests.hostile_git import (
     SUBMODULE_CONFIG,
     fsmonitor_repo,
+    make_stat_dirty,
     partial_clone_with_ext_remote,
+    repo_with_driven_file,
     superproject_with_hostile_submodule,
 )
 
@@ -53,17 +55,10 @@ def _touch(marks: Path, name: str) -> str:
 def _hostile_repo(root: Path, config: str) -> Path:
     """A repository whose a.txt has a filter and a diff driver, history, a stat-dirty change."""
     root.mkdir()
-    _git(root, "init", "-q", ".")
+    repo_with_driven_file(root)
     _git(root, "config", "user.email", "a@example.com")
     _git(root, "config", "user.name", "a")
-    (root / ".gitattributes").write_text("*.txt filter=evil diff=evil\n")
-    (root / "a.txt").write_text("hello\n")
-    _git(root, "add", ".")
-    _git(root, "commit", "-qm", "one")
-    (root / "a.txt").write_text("hellp\n")
-    _git(root, "commit", "-qam", "two")
-    (root / "a.txt").write_text("hellq\n")  # same size and an old mtime: status must hash it
-    os.utime(root / "a.txt", (1, 1))
+    make_stat_dirty(root / "a.txt")
     with open(root / ".git" / "config", "a") as f:
         f.write(config)
     return root
