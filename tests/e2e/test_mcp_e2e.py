@@ -27,6 +27,7 @@ DEMO = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "demo_server.py
 DEMO_SERVER = {"command": sys.executable, "args": [DEMO]}
 DEMO_TOOLS = ["add", "big", "echo", "fail", "pid", "slow", "spawn"]
 NO_MEMORY = {"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}
+CONNECT_WAIT_MS = 90_000
 SECRET = "sk-live-do-not-print-4711"
 
 
@@ -39,7 +40,11 @@ def project(repo: Path, home: Path, servers: dict[str, Any], *, approved: list[s
     (repo / ".claude").mkdir(exist_ok=True)
     names = list(servers) if approved is None else approved
     (repo / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": names}))
-    (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}, **settings}))
+    # The first request waits for servers still connecting: the product's 10 s is too short for a
+    # Python server's start on a loaded machine (its tools were missing from the request).
+    mcp = {"connectTimeoutMs": CONNECT_WAIT_MS, **settings.pop("mcp", {})}
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}, "mcp": mcp,
+                                                                **settings}))
 
 
 def tool_names(request) -> list[str]:
@@ -259,9 +264,7 @@ def uvx_time_server() -> dict[str, Any]:
 
 def test_a_real_published_server_from_pypi_answers_with_the_real_time(run_cli, fake_server, repo, isolated_env,
                                                                       uvx_time_server):
-    # uvx starts a Python process and the server imports its SDK: on a loaded machine that took
-    # longer than the default wait before the first request (the tools were not listed yet).
-    project(repo, isolated_env.home, {"time": uvx_time_server}, mcp={"connectTimeoutMs": 90_000})
+    project(repo, isolated_env.home, {"time": uvx_time_server})
     fake_server.on(Reply.tool("mcp__time__get_current_time", {"timezone": "Asia/Tokyo"}), purpose="main", times=1)
     fake_server.on(Reply.text("It is the time above in Tokyo."), purpose="main", times=1)
     before = datetime.now(ZoneInfo("Asia/Tokyo")).replace(microsecond=0)
