@@ -84,26 +84,51 @@ def _fail(message: str, code: int, debug: bool = False) -> NoReturn:
 
 @root_app.command(context_settings={"help_option_names": ["-h", "--help"]})
 def root(
-    prompt: Annotated[str | None, typer.Argument(metavar="PROMPT", help="Your request. With -p it runs once and exits.", show_default=False)] = None,
+    prompt: Annotated[
+        str | None,
+        typer.Argument(metavar="PROMPT", help="Your request. With -p it runs once and exits.", show_default=False),
+    ] = None,
     print_: Annotated[bool, typer.Option("-p", "--print", help="Run once, print the answer, exit.")] = False,
-    output_format: Annotated[str, typer.Option("--output-format", metavar="FORMAT", help="With -p: text, json or stream-json.")] = "text",
-    model: Annotated[str | None, typer.Option("--model", metavar="NAME", help="Model name (env CLAUDE_MINI_MODEL).")] = None,
-    permission_mode: Annotated[str | None, typer.Option(
-        "--permission-mode", metavar="MODE", help="default, acceptEdits, plan or bypassPermissions.")] = None,
-    allowed_tools: Annotated[list[str] | None, typer.Option(
-        "--allowedTools", "--allowed-tools", metavar="RULES...",
-        help='Allow rules, comma- or space-separated: --allowedTools "Bash(git log:*)" Read. '
-             "The flag takes every word up to the next flag: put a prompt before it or after --.")] = None,
-    disallowed_tools: Annotated[list[str] | None, typer.Option(
-        "--disallowedTools", "--disallowed-tools", metavar="RULES...",
-        help="Deny rules, read the same way.")] = None,
-    append_system_prompt: Annotated[str | None, typer.Option(
-        "--append-system-prompt", metavar="TEXT", help="Text added at the end of the system prompt.")] = None,
-    max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, metavar="N", help="Stop after N model requests.")] = None,
+    output_format: Annotated[
+        str, typer.Option("--output-format", metavar="FORMAT", help="With -p: text, json or stream-json.")
+    ] = "text",
+    model: Annotated[
+        str | None, typer.Option("--model", metavar="NAME", help="Model name (env CLAUDE_MINI_MODEL).")
+    ] = None,
+    permission_mode: Annotated[
+        str | None,
+        typer.Option("--permission-mode", metavar="MODE", help="default, acceptEdits, plan or bypassPermissions."),
+    ] = None,
+    allowed_tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowedTools",
+            "--allowed-tools",
+            metavar="RULES...",
+            help='Allow rules, comma- or space-separated: --allowedTools "Bash(git log:*)" Read. '
+            "The flag takes every word up to the next flag: put a prompt before it or after --.",
+        ),
+    ] = None,
+    disallowed_tools: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--disallowedTools", "--disallowed-tools", metavar="RULES...", help="Deny rules, read the same way."
+        ),
+    ] = None,
+    append_system_prompt: Annotated[
+        str | None,
+        typer.Option("--append-system-prompt", metavar="TEXT", help="Text added at the end of the system prompt."),
+    ] = None,
+    max_turns: Annotated[
+        int | None, typer.Option("--max-turns", min=1, metavar="N", help="Stop after N model requests.")
+    ] = None,
     continue_: Annotated[bool, typer.Option("-c", "--continue", help="Continue the latest session here.")] = False,
-    resume: Annotated[str | None, typer.Option("-r", "--resume", metavar="ID", help="Resume the session with this id.")] = None,
-    trust_folder: Annotated[bool, typer.Option(
-        "--trust-folder", help="Trust this folder's settings and imports for this run only.")] = False,
+    resume: Annotated[
+        str | None, typer.Option("-r", "--resume", metavar="ID", help="Resume the session with this id.")
+    ] = None,
+    trust_folder: Annotated[
+        bool, typer.Option("--trust-folder", help="Trust this folder's settings and imports for this run only.")
+    ] = False,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and request details.")] = False,
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
@@ -142,10 +167,18 @@ def root(
         if permission_mode not in MODES:
             raise typer.BadParameter(f"expected one of {', '.join(MODES)}", param_hint="--permission-mode")
     flags = _flag_settings(model, permission_mode, allowed_tools, disallowed_tools)
-    misread = [*_misread_prompts("--allowedTools", allowed_tools),
-               *_misread_prompts("--disallowedTools", disallowed_tools)]
-    config = load_config(Path.cwd(), flags, trust_folder=trust_folder, debug=debug,
-                         max_turns=max_turns, append_system_prompt=append_system_prompt or "")
+    misread = [
+        *_misread_prompts("--allowedTools", allowed_tools),
+        *_misread_prompts("--disallowedTools", disallowed_tools),
+    ]
+    config = load_config(
+        Path.cwd(),
+        flags,
+        trust_folder=trust_folder,
+        debug=debug,
+        max_turns=max_turns,
+        append_system_prompt=append_system_prompt or "",
+    )
     if print_:
         _preload_sdk(config)  # a prompt piped in from a slow command arrives while it loads
         from claude_mini.ui.printmode import print_prompt
@@ -221,8 +254,12 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
     except OutputClosed:
         _end_as_a_broken_pipe()
     except Exception as exc:  # a bug must not dump a traceback on the user
-        _fail(f"internal error: {type(exc).__name__}: {exc}. {transcript_state(session)}; "
-              "run again with --debug for details.", 1, config.debug)
+        _fail(
+            f"internal error: {type(exc).__name__}: {exc}. {transcript_state(session)}; "
+            "run again with --debug for details.",
+            1,
+            config.debug,
+        )
 
 
 def _end_as_a_broken_pipe() -> NoReturn:

@@ -48,6 +48,8 @@ MODEL_ALIASES = {"haiku": DEFAULT_SMALL_MODEL, "sonnet": DEFAULT_MODEL, "opus": 
 def model_named(name: str | None) -> str | None:
     """The model id a file's `model:` names: an alias's id, an id as written, None for none."""
     return MODEL_ALIASES.get(name.lower(), name) if name else None
+
+
 DEFAULT_MAX_TOKENS = 32000
 SETTINGS_MAX_BYTES = 2_000_000  # a settings file or .mcp.json larger than this is refused, not read
 
@@ -144,15 +146,17 @@ def read_settings_file(path: Path, warnings: list[str]) -> dict[str, Any]:
         return {}
     except (OSError, Unreadable) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        warnings.append(f"Skipped settings file {path}: {why}. Other settings still apply; make it "
-                        "a regular JSON file to use it.")
+        warnings.append(
+            f"Skipped settings file {path}: {why}. Other settings still apply; make it a regular JSON file to use it."
+        )
         return {}
     if not text.strip():
         return {}
     data, problem = parse_json(text)
     if problem:
-        warnings.append(f"Skipped settings file {path}: it {problem}. Other settings still apply; "
-                        "fix the file to use it.")
+        warnings.append(
+            f"Skipped settings file {path}: it {problem}. Other settings still apply; fix the file to use it."
+        )
         return {}
     if not isinstance(data, dict):
         warnings.append(f"Skipped settings file {path}: expected a JSON object.")
@@ -180,8 +184,7 @@ def remove_permission_rule(config: Config, path: Path, rule: str) -> list[str]:
     perms = data.get("permissions")
     if not isinstance(perms, dict):
         return []
-    lists = [kind for kind in PERMISSION_LISTS
-             if isinstance(perms.get(kind), list) and rule in _stripped(perms[kind])]
+    lists = [kind for kind in PERMISSION_LISTS if isinstance(perms.get(kind), list) and rule in _stripped(perms[kind])]
     if not lists:
         return []
     for kind in lists:
@@ -209,8 +212,9 @@ def _read_for_edit(path: Path) -> dict[str, Any]:
         raise SettingsEditError(f"cannot read {path}: {exc}; it was left unchanged") from None
     data, problem = parse_json(text) if text.strip() else ({}, None)
     if problem or not isinstance(data, dict):
-        raise SettingsEditError(f"{path} {problem or 'is not a JSON object'}; it was left unchanged: "
-                                "fix it, then try again")
+        raise SettingsEditError(
+            f"{path} {problem or 'is not a JSON object'}; it was left unchanged: fix it, then try again"
+        )
     return data
 
 
@@ -230,8 +234,15 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def json_kind(value: Any) -> str:
     """A JSON value's kind in words, for messages about a setting: `a string`, `a list`, `null`."""
-    names = {dict: "an object", list: "a list", str: "a string", bool: "true or false",
-             int: "a number", float: "a number", type(None): "null"}
+    names = {
+        dict: "an object",
+        list: "a list",
+        str: "a string",
+        bool: "true or false",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 
@@ -288,8 +299,10 @@ def read_managed_file(path: Path) -> tuple[dict[str, Any], str | None]:
 
 def _managed_broken(path: Path, what: str) -> str:
     """The one line shown when the managed settings fail closed."""
-    return (f"Managed settings {path} {what}: every tool is denied until it is fixed, so the "
-            "organisation's rules cannot be dropped; ask whoever manages this machine to fix it.")
+    return (
+        f"Managed settings {path} {what}: every tool is denied until it is fixed, so the "
+        "organisation's rules cannot be dropped; ask whoever manages this machine to fix it."
+    )
 
 
 def managed_type_problem(data: Any) -> str | None:
@@ -316,8 +329,15 @@ def managed_type_problem(data: Any) -> str | None:
 
 # The keys of a `permissions` object, as Claude Code's settings reference lists them
 # (`disableAutoMode` turns off a mode claude-mini does not have: known, and nothing to do).
-PERMISSION_KEYS = ("allow", "ask", "deny", "additionalDirectories", "defaultMode",
-                   "disableBypassPermissionsMode", "disableAutoMode")
+PERMISSION_KEYS = (
+    "allow",
+    "ask",
+    "deny",
+    "additionalDirectories",
+    "defaultMode",
+    "disableBypassPermissionsMode",
+    "disableAutoMode",
+)
 
 
 def unknown_permission_key(perms: Mapping[str, Any]) -> str | None:
@@ -340,14 +360,19 @@ def permission_key_warnings(layers: list[SettingsLayer], trusted: bool) -> list[
     warnings = []
     for layer in layers:
         perms = layer.data.get("permissions")
-        if (layer.source == "managed" or not isinstance(perms, dict)
-                or (layer.source in UNTRUSTED_SOURCES and not trusted)):
+        if (
+            layer.source == "managed"
+            or not isinstance(perms, dict)
+            or (layer.source in UNTRUSTED_SOURCES and not trusted)
+        ):
             continue
         for key in perms:
             if key not in PERMISSION_KEYS:
                 where = layer.path or "the command line"
-                warnings.append(f"Ignored the unknown key {permission_key_named(key)} in {where}; "
-                                "its other settings still apply: fix the key to use it.")
+                warnings.append(
+                    f"Ignored the unknown key {permission_key_named(key)} in {where}; "
+                    "its other settings still apply: fix the key to use it."
+                )
     return warnings
 
 
@@ -360,8 +385,9 @@ def _managed_mode_problem(perms: dict[str, Any]) -> str | None:
         return f'has "permissions.defaultMode" {json.dumps(mode)}, not one of {", ".join(MODES)}'
     bypass = perms.get("disableBypassPermissionsMode", "disable")
     if bypass != "disable":  # any other value (null too) would silently leave bypass allowed
-        return (f'has "permissions.disableBypassPermissionsMode" {_shown(json.dumps(bypass))}; '
-                'the only value is "disable"')
+        return (
+            f'has "permissions.disableBypassPermissionsMode" {_shown(json.dumps(bypass))}; the only value is "disable"'
+        )
     return None
 
 
@@ -376,9 +402,19 @@ UNTRUSTED_SOURCES = ("project", "local")
 # switches that only turn work off (autoMemoryEnabled false). `subagents.*` (turns, tokens,
 # depth) was never on it.
 UNTRUSTED_COST_KEYS = (
-    "model", "smallModel", "maxTokens", "contextWindow", "autoCompact", "autoCompactThreshold",
-    "recall.strategy", "recall.draftPauseMs", "memory.extractEvery", "memory.extractGate",
-    "memory.extractBatchTurns", "memory.autoDream", "memory.dreamMaxTurns",
+    "model",
+    "smallModel",
+    "maxTokens",
+    "contextWindow",
+    "autoCompact",
+    "autoCompactThreshold",
+    "recall.strategy",
+    "recall.draftPauseMs",
+    "memory.extractEvery",
+    "memory.extractGate",
+    "memory.extractBatchTurns",
+    "memory.autoDream",
+    "memory.dreamMaxTurns",
 )
 # Top-level keys an untrusted project may set: none of them changes what runs, where data goes or
 # what it costs. Groups list their keys one by one, so a new key is ignored until someone decides
@@ -459,9 +495,11 @@ def _shown(value: Any, limit: int = 120) -> str:
 def untrusted_notice(ignored: dict[str, list[str]]) -> str:
     """The one line naming what an untrusted folder's settings tried and what was kept."""
     parts = " and ".join(f"{path} ({'; '.join(items)})" for path, items in ignored.items())
-    return (f"Ignored untrusted settings in {parts}: this folder is not trusted. Their deny and ask "
-            "rules still apply; to use the rest, run claude-mini here and trust the folder, "
-            "or pass --trust-folder.")
+    return (
+        f"Ignored untrusted settings in {parts}: this folder is not trusted. Their deny and ask "
+        "rules still apply; to use the rest, run claude-mini here and trust the folder, "
+        "or pass --trust-folder."
+    )
 
 
 def settings_files(cwd: Path, project_root: Path) -> list[tuple[str, Path]]:
@@ -494,8 +532,9 @@ def _record_origins(origins: dict[str, str], data: dict[str, Any], label: str, p
             origins[dotted] = label
 
 
-def load_config(cwd: Path, flags: dict[str, Any] | None = None, *, trust_folder: bool = False,
-                **options: Any) -> Config:
+def load_config(
+    cwd: Path, flags: dict[str, Any] | None = None, *, trust_folder: bool = False, **options: Any
+) -> Config:
     """Build the session's Config from files, environment and command-line flags.
 
     `flags` is a settings-shaped dict (e.g. `{"model": ..., "permissions": {...}}`)
@@ -524,9 +563,17 @@ def load_config(cwd: Path, flags: dict[str, Any] | None = None, *, trust_folder:
         warnings.append(record.problem)
     trusted = trust_folder or record.covering(project_root) is not None
     warnings.extend(permission_key_warnings(layers, trusted))
-    config = Config(cwd=cwd, project_root=project_root, warnings=warnings, trusted=trusted,
-                    trusted_for_run=trust_folder, managed_error=managed_error, raw_layers=layers,
-                    flags=flags or {}, **options)
+    config = Config(
+        cwd=cwd,
+        project_root=project_root,
+        warnings=warnings,
+        trusted=trusted,
+        trusted_for_run=trust_folder,
+        managed_error=managed_error,
+        raw_layers=layers,
+        flags=flags or {},
+        **options,
+    )
     _assemble(config)
     return config
 
@@ -554,8 +601,7 @@ def _merge_layers(config: Config) -> None:
         config.warnings.append(config._untrusted_line)
 
 
-def _trusted_layers(layers: list[SettingsLayer], trusted: bool
-                    ) -> tuple[list[SettingsLayer], dict[str, list[str]]]:
+def _trusted_layers(layers: list[SettingsLayer], trusted: bool) -> tuple[list[SettingsLayer], dict[str, list[str]]]:
     """The layers as they apply: untrusted project/local ones cut to `untrusted_part`."""
     if trusted:
         return list(layers), {}
@@ -575,12 +621,17 @@ def _apply_settings(config: Config, flags: dict[str, Any]) -> None:
     managed = next((layer.data for layer in config.layers if layer.source == "managed"), {})
     env = os.environ
     config.model = (
-        managed.get("model") or flags.get("model") or env.get("CLAUDE_MINI_MODEL")
-        or config.settings.get("model") or DEFAULT_MODEL
+        managed.get("model")
+        or flags.get("model")
+        or env.get("CLAUDE_MINI_MODEL")
+        or config.settings.get("model")
+        or DEFAULT_MODEL
     )
     config.small_model = (
-        managed.get("smallModel") or flags.get("smallModel")
-        or env.get("CLAUDE_MINI_SMALL_MODEL") or config.settings.get("smallModel")
+        managed.get("smallModel")
+        or flags.get("smallModel")
+        or env.get("CLAUDE_MINI_SMALL_MODEL")
+        or config.settings.get("smallModel")
         or DEFAULT_SMALL_MODEL
     )
     config.permission_mode = (flags.get("permissions") or {}).get("defaultMode")
@@ -704,46 +755,58 @@ class MemorySettings:
     problems: tuple[str, ...] = ()
 
 
-def memory_settings(settings: Mapping[str, Any], model: str = DEFAULT_MODEL,
-                    environ: Mapping[str, str] | None = None) -> MemorySettings:
+def memory_settings(
+    settings: Mapping[str, Any], model: str = DEFAULT_MODEL, environ: Mapping[str, str] | None = None
+) -> MemorySettings:
     """The memory layers' settings from merged settings; a bad value gets its default and a problem."""
     read = _SettingsReader(settings)
     recall = _recall_settings(read, read.group("recall"), model)
     memory = read.group("memory")
-    log_mode = read.value(memory, "memory.mode", None, "'log' or left out", _is_log_mode,
-                          shown="topic files") == "log"
+    log_mode = read.value(memory, "memory.mode", None, "'log' or left out", _is_log_mode, shown="topic files") == "log"
     return MemorySettings(
         recall=recall,
         extraction=ExtractionSettings(
-            every=read.value(memory, "memory.extractEvery", EXTRACT_EVERY, "a whole number >= 1",
-                             _whole_at_least(1)),
+            every=read.value(memory, "memory.extractEvery", EXTRACT_EVERY, "a whole number >= 1", _whole_at_least(1)),
             gate=read.value(memory, "memory.extractGate", True, "true or false", _is_bool),
-            batch_turns=read.value(memory, "memory.extractBatchTurns", EXTRACT_BATCH_TURNS,
-                                   "a whole number >= 1", _whole_at_least(1)),
-            wait_seconds=float(read.value(memory, "memory.extractWaitSeconds", EXTRACT_WAIT_SECONDS,
-                                          "a number >= 0", _number_at_least(0))),
+            batch_turns=read.value(
+                memory, "memory.extractBatchTurns", EXTRACT_BATCH_TURNS, "a whole number >= 1", _whole_at_least(1)
+            ),
+            wait_seconds=float(
+                read.value(
+                    memory, "memory.extractWaitSeconds", EXTRACT_WAIT_SECONDS, "a number >= 0", _number_at_least(0)
+                )
+            ),
             log_mode=log_mode,
             hooks_in_forks=read.value(memory, "memory.hooksInForks", False, "true or false", _is_bool),
         ),
         forget=ForgetSettings(
-            half_life_days=float(read.value(memory, "memory.halfLifeDays", HALF_LIFE_DAYS,
-                                            "a number of days > 0", _positive_number)),
-            max_files=int(read.value(memory, "memory.maxFiles", MAX_MEMORY_FILES, "a number >= 1",
-                                     _number_at_least(1))),
+            half_life_days=float(
+                read.value(memory, "memory.halfLifeDays", HALF_LIFE_DAYS, "a number of days > 0", _positive_number)
+            ),
+            max_files=int(
+                read.value(memory, "memory.maxFiles", MAX_MEMORY_FILES, "a number >= 1", _number_at_least(1))
+            ),
             auto_gc=read.value(memory, "memory.autoGc", True, "true or false", _is_bool),
         ),
         dream=DreamSettings(
             auto_dream=read.value(memory, "memory.autoDream", True, "true or false", _is_bool),
-            max_turns=read.value(memory, "memory.dreamMaxTurns", DREAM_MAX_TURNS,
-                                 "a whole number >= 2", _whole_at_least(2)),
+            max_turns=read.value(
+                memory, "memory.dreamMaxTurns", DREAM_MAX_TURNS, "a whole number >= 2", _whole_at_least(2)
+            ),
         ),
         compact=_compact_settings(read, os.environ if environ is None else environ),
         team=TeamSettings(
-            dir=read.value(memory, "memory.teamDir", None,
-                           "true, false or a folder inside the repository (e.g. '.claude/memory')",
-                           _is_team_dir, shown="'.claude/memory' when that folder exists"),
-            proposals=read.value(memory, "memory.teamProposals", "team", "'team' or 'private'",
-                                 lambda v: v in TEAM_PROPOSALS),
+            dir=read.value(
+                memory,
+                "memory.teamDir",
+                None,
+                "true, false or a folder inside the repository (e.g. '.claude/memory')",
+                _is_team_dir,
+                shown="'.claude/memory' when that folder exists",
+            ),
+            proposals=read.value(
+                memory, "memory.teamProposals", "team", "'team' or 'private'", lambda v: v in TEAM_PROPOSALS
+            ),
         ),
         log_mode=log_mode,
         problems=tuple(read.problems),
@@ -765,8 +828,13 @@ class CheckpointSettings:
 def checkpoint_settings(settings: Mapping[str, Any]) -> CheckpointSettings:
     """The file checkpoints' settings from merged settings; a bad value gets its default and a problem."""
     read = _SettingsReader(settings)
-    megabytes = read.value(read.group("checkpoints"), "checkpoints.maxSessionMB", CHECKPOINT_CAP_MB,
-                           "a number of megabytes >= 0", _number_at_least(0))
+    megabytes = read.value(
+        read.group("checkpoints"),
+        "checkpoints.maxSessionMB",
+        CHECKPOINT_CAP_MB,
+        "a number of megabytes >= 0",
+        _number_at_least(0),
+    )
     return CheckpointSettings(int(float(megabytes) * 1024 * 1024), tuple(read.problems))
 
 
@@ -778,29 +846,50 @@ def _recall_settings(read: _SettingsReader, recall: Mapping[str, Any], model: st
     """
     unset = "lexical" if str(model).startswith("local") else "model"
     return RecallSettings(
-        strategy=read.value(recall, "recall.strategy", unset, "one of " + ", ".join(RECALL_STRATEGIES),
-                            lambda v: v in RECALL_STRATEGIES, bad="model"),
-        wait_ms=int(read.value(recall, "recall.waitMs", 0, "a number of milliseconds >= 0",
-                               _number_at_least(0))),
-        timeout_ms=int(read.value(recall, "recall.timeoutMs", RECALL_TIMEOUT_MS,
-                                  "a number of milliseconds >= 0", _number_at_least(0))),
-        hold_ms=int(read.value(recall, "recall.holdMs", RECALL_HOLD_MS,
-                                     "a number of milliseconds >= 0", _number_at_least(0))),
-        draft_pause_ms=int(read.value(recall, "recall.draftPauseMs", RECALL_DRAFT_PAUSE_MS,
-                                      "a number of milliseconds >= 0 (0: off)",
-                                      _number_at_least(0))),
+        strategy=read.value(
+            recall,
+            "recall.strategy",
+            unset,
+            "one of " + ", ".join(RECALL_STRATEGIES),
+            lambda v: v in RECALL_STRATEGIES,
+            bad="model",
+        ),
+        wait_ms=int(read.value(recall, "recall.waitMs", 0, "a number of milliseconds >= 0", _number_at_least(0))),
+        timeout_ms=int(
+            read.value(
+                recall, "recall.timeoutMs", RECALL_TIMEOUT_MS, "a number of milliseconds >= 0", _number_at_least(0)
+            )
+        ),
+        hold_ms=int(
+            read.value(recall, "recall.holdMs", RECALL_HOLD_MS, "a number of milliseconds >= 0", _number_at_least(0))
+        ),
+        draft_pause_ms=int(
+            read.value(
+                recall,
+                "recall.draftPauseMs",
+                RECALL_DRAFT_PAUSE_MS,
+                "a number of milliseconds >= 0 (0: off)",
+                _number_at_least(0),
+            )
+        ),
     )
 
 
 def _compact_settings(read: _SettingsReader, environ: Mapping[str, str]) -> CompactSettings:
     """The compaction settings; the environment variable wins over `autoCompactThreshold`."""
     top = read.settings
-    context_window = read.value(top, "contextWindow", None, "a whole number of tokens >= 1",
-                                _whole_at_least(1), shown="the model's window")
+    context_window = read.value(
+        top, "contextWindow", None, "a whole number of tokens >= 1", _whole_at_least(1), shown="the model's window"
+    )
     auto_compact = read.value(top, "autoCompact", True, "true or false", _is_bool)
-    threshold = read.value(top, "autoCompactThreshold", None,
-                           "a fraction of the window from 0 to 1, or a percentage up to 100",
-                           lambda v: threshold_fraction(v) is not None, shown="the default threshold")
+    threshold = read.value(
+        top,
+        "autoCompactThreshold",
+        None,
+        "a fraction of the window from 0 to 1, or a percentage up to 100",
+        lambda v: threshold_fraction(v) is not None,
+        shown="the default threshold",
+    )
     # The environment variable is no setting: an unusable value is ignored without a word, as before.
     fraction = threshold_fraction(environ.get(AUTOCOMPACT_ENV)) or threshold_fraction(threshold)
     return CompactSettings(context_window, auto_compact, fraction)
@@ -832,8 +921,17 @@ class _SettingsReader:
         self.problems.append(settings_problem(name, "an object", value, "the defaults"))
         return {}
 
-    def value(self, group: Mapping[str, Any], dotted: str, default: Any, what: str,
-              valid: Callable[[Any], bool], *, bad: Any = None, shown: str | None = None) -> Any:
+    def value(
+        self,
+        group: Mapping[str, Any],
+        dotted: str,
+        default: Any,
+        what: str,
+        valid: Callable[[Any], bool],
+        *,
+        bad: Any = None,
+        shown: str | None = None,
+    ) -> Any:
         """`group`'s value for the last part of `dotted` if `valid`, else `bad` (or `default`).
 
         `bad` is the value a wrong setting falls back to when it differs from the unset

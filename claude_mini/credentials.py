@@ -20,18 +20,56 @@ import re
 from collections.abc import Iterable
 
 # Under the OS home folder (and $XDG_CONFIG_HOME for the `.config/` ones): folders, then single files.
-HOME_FOLDERS = (".ssh", ".aws", ".config/gh", ".config/hub", ".config/glab-cli", ".config/op",
-                ".config/gcloud", ".config/doctl", ".docker", ".kube", ".gnupg", ".azure", ".oci",
-                ".doppler", ".password-store", ".local/share/keyrings")
-HOME_FILES = (".terraform.d/credentials.tfrc.json", ".terraformrc", ".cargo/credentials",
-              ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml",
-              ".m2/settings-security.xml", ".gradle/gradle.properties", ".config/git/credentials",
-              ".config/rclone/rclone.conf")
+HOME_FOLDERS = (
+    ".ssh",
+    ".aws",
+    ".config/gh",
+    ".config/hub",
+    ".config/glab-cli",
+    ".config/op",
+    ".config/gcloud",
+    ".config/doctl",
+    ".docker",
+    ".kube",
+    ".gnupg",
+    ".azure",
+    ".oci",
+    ".doppler",
+    ".password-store",
+    ".local/share/keyrings",
+)
+HOME_FILES = (
+    ".terraform.d/credentials.tfrc.json",
+    ".terraformrc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    ".config/git/credentials",
+    ".config/rclone/rclone.conf",
+)
 # The `.config/` entries again under $XDG_CONFIG_HOME.
 CONFIG_FOLDERS = ("gh", "hub", "glab-cli", "op", "gcloud", "doctl", "git/credentials", "rclone/rclone.conf")
 # Anywhere: login and token files by name.
-FILE_NAMES = frozenset({".netrc", "_netrc", ".git-credentials", ".npmrc", ".pypirc", ".envrc", ".env",
-                        ".vault-token", ".pgpass", ".my.cnf", ".s3cfg", ".boto", ".databrickscfg"})
+FILE_NAMES = frozenset(
+    {
+        ".netrc",
+        "_netrc",
+        ".git-credentials",
+        ".npmrc",
+        ".pypirc",
+        ".envrc",
+        ".env",
+        ".vault-token",
+        ".pgpass",
+        ".my.cnf",
+        ".s3cfg",
+        ".boto",
+        ".databrickscfg",
+    }
+)
 # The login files of FILE_NAMES that count as credentials when kept in the home folder itself
 # (a project's `.env` and `.envrc` are the project's business: Read deny rules guard them).
 _HOME_LOGIN_FILES = FILE_NAMES - {".env", ".envrc"}
@@ -62,8 +100,9 @@ def credential_folders() -> list[str]:
 def _credential_folders(home: str, xdg: str) -> tuple[str, ...]:
     out = [os.path.join(base, sub) for base in _homes(home) for sub in (*HOME_FOLDERS, *HOME_FILES)]
     if xdg and os.path.isabs(xdg):
-        out.extend(os.path.join(base, sub) for base in {os.path.normpath(xdg), os.path.realpath(xdg)}
-                   for sub in CONFIG_FOLDERS)
+        out.extend(
+            os.path.join(base, sub) for base in {os.path.normpath(xdg), os.path.realpath(xdg)} for sub in CONFIG_FOLDERS
+        )
     return tuple(f for f in out if os.path.dirname(f) != f)
 
 
@@ -85,7 +124,7 @@ def _home_form(folder: str) -> str:
     """`folder` with the home folder written as `~`."""
     for home in homes():
         if folder.startswith(home + os.sep):
-            return "~" + folder[len(home):]
+            return "~" + folder[len(home) :]
     return folder
 
 
@@ -112,10 +151,17 @@ def secret_read_location(path: str, folders: Iterable[str] | None = None) -> str
 def secret_locations_inside(folder: str, folders: Iterable[str] | None = None) -> list[str]:
     """The credential locations that exist below `folder`: what a recursive search of it would read."""
     folder = os.path.normpath(folder)
-    inside = [f for f in (credential_folders() if folders is None else folders)
-              if f.startswith(folder.rstrip(os.sep) + os.sep)]
-    inside += [os.path.join(home, name) for home in homes() if home.startswith(folder.rstrip(os.sep) + os.sep)
-               or home == folder for name in sorted(_HOME_LOGIN_FILES)]
+    inside = [
+        f
+        for f in (credential_folders() if folders is None else folders)
+        if f.startswith(folder.rstrip(os.sep) + os.sep)
+    ]
+    inside += [
+        os.path.join(home, name)
+        for home in homes()
+        if home.startswith(folder.rstrip(os.sep) + os.sep) or home == folder
+        for name in sorted(_HOME_LOGIN_FILES)
+    ]
     if folder in ("/", "/proc") or re.match(r"^/proc/[^/]+(?:/task/[^/]+)?$", folder):
         inside.append("/proc/self/environ" if folder in ("/", "/proc") else folder + "/environ")
     return [_home_form(f) for f in inside if os.path.lexists(f)]

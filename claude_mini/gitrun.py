@@ -24,8 +24,24 @@ from pathlib import Path
 
 # Subcommands the read-only check accepts; each gets pager.<name>=false.
 READ_ONLY_SUBCOMMANDS = (
-    "status", "log", "diff", "show", "blame", "ls-files", "ls-tree", "rev-parse", "rev-list",
-    "describe", "shortlog", "merge-base", "grep", "branch", "tag", "remote", "config", "stash",
+    "status",
+    "log",
+    "diff",
+    "show",
+    "blame",
+    "ls-files",
+    "ls-tree",
+    "rev-parse",
+    "rev-list",
+    "describe",
+    "shortlog",
+    "merge-base",
+    "grep",
+    "branch",
+    "tag",
+    "remote",
+    "config",
+    "stash",
 )
 
 # Transports by name. A per-protocol key (`protocol.ext.allow=always`) beats `protocol.allow`,
@@ -76,8 +92,7 @@ ENV_OVERRIDES: dict[str, str] = {
     # of older lines (2.39.4 on); without it the transports above still refuse.
     "GIT_NO_LAZY_FETCH": "1",
 }
-ENV_REMOVED = ("GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS",
-               "GIT_PROXY_COMMAND")
+ENV_REMOVED = ("GIT_EXTERNAL_DIFF", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_PROXY_COMMAND")
 
 
 def with_config(env: Mapping[str, str], pairs: list[tuple[str, str]]) -> dict[str, str]:
@@ -121,8 +136,14 @@ def run_git(cwd: Path | str, args: list[str], timeout: float) -> subprocess.Comp
     """
     env = {**neutral_env(), "LC_ALL": "C"}
     try:
-        return subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=cwd, env=env,
-                              capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            ["git", "-c", "core.quotepath=off", *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
 

@@ -28,8 +28,7 @@ log = logging.getLogger(__name__)
 
 Level = Literal["warning", "info", "saved"]
 
-BACKGROUND_WORDS = {"recall": "recalling", "extract": "extracting", "compact": "compacting",
-                    "dream": "dreaming"}
+BACKGROUND_WORDS = {"recall": "recalling", "extract": "extracting", "compact": "compacting", "dream": "dreaming"}
 
 
 @dataclass(frozen=True)

@@ -272,12 +272,16 @@ def _claim(real: Path, notify: Notify) -> None:
 
 def _claim_plain(plain: Path, real: Path, notify: Notify) -> _Owner | None:
     """Make `real` the owner of the plain-key folder (new, or from before the record)."""
-    others = tuple(p for p in _folders_with_key(plain.name) if p != str(real) and _ran_here(p)) if plain.is_dir() else ()
+    others = (
+        tuple(p for p in _folders_with_key(plain.name) if p != str(real) and _ran_here(p)) if plain.is_dir() else ()
+    )
     if _write_owner(plain, _Owner(str(real), others)):
         if others:
-            notify(f"{plain} may also hold the memory and sessions of {', '.join(others)} (paths that "
-                   "differ only in punctuation shared one folder): it stays with this project; the "
-                   "other gets its own folder, with a copy of the memory, when claude-mini runs there.")
+            notify(
+                f"{plain} may also hold the memory and sessions of {', '.join(others)} (paths that "
+                "differ only in punctuation shared one folder): it stays with this project; the "
+                "other gets its own folder, with a copy of the memory, when claude-mini runs there."
+            )
         return None
     return _read_owner(plain)  # another process claimed it first
 
@@ -294,20 +298,26 @@ def _start_own_folder(plain: Path, own: Path, real: Path, owner: _Owner, notify:
         except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             # No record: this path keeps the shared folder (project_folder) and the next run copies again.
-            notify(f"Could not copy this project's memory from {plain / 'memory'} to {own / 'memory'} "
-                   f"({exc.strerror or exc}): it keeps using the shared folder {plain} for now; "
-                   "claude-mini tries again when it next starts here.")
+            notify(
+                f"Could not copy this project's memory from {plain / 'memory'} to {own / 'memory'} "
+                f"({exc.strerror or exc}): it keeps using the shared folder {plain} for now; "
+                "claude-mini tries again when it next starts here."
+            )
             return
     if not _write_owner(own, _Owner(str(real))):
         return
     if copied:
-        notify(f"This project shared {plain} with {owner.path} (paths that differ only in "
-               f"punctuation): its memory was copied to {own / 'memory'}; the sessions from before "
-               "stay in the shared folder.")
+        notify(
+            f"This project shared {plain} with {owner.path} (paths that differ only in "
+            f"punctuation): its memory was copied to {own / 'memory'}; the sessions from before "
+            "stay in the shared folder."
+        )
     elif _memory_from_before(plain):  # no transcript showed claude-mini ran here: it may have all the same
-        notify(f"If claude-mini ran here before, this project's memory may be in {plain / 'memory'}, which "
-               f"stays with {owner.path} (paths that differ only in punctuation shared one folder): to "
-               f"take a copy, run `cp -r {plain / 'memory'} {own / 'memory'}`.")
+        notify(
+            f"If claude-mini ran here before, this project's memory may be in {plain / 'memory'}, which "
+            f"stays with {owner.path} (paths that differ only in punctuation shared one folder): to "
+            f"take a copy, run `cp -r {plain / 'memory'} {own / 'memory'}`."
+        )
 
 
 def _memory_from_before(plain: Path) -> bool:
@@ -368,7 +378,7 @@ def _folders_with_key(key: str) -> list[str]:
         for entry in entries:
             part = "-" + re.sub(r"[^A-Za-z0-9]", "-", entry.name)
             if rest == part or rest.startswith(part + "-"):
-                walk(entry.path, rest[len(part):])
+                walk(entry.path, rest[len(part) :])
 
     if key == "-":
         return [os.sep]

@@ -72,8 +72,11 @@ def _start() -> bool:
     try:
         _process = subprocess.Popen(
             [sys.executable, "-I", "-S", os.path.abspath(__file__)],
-            stdin=read_fd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            cwd="/", start_new_session=True,
+            stdin=read_fd,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd="/",
+            start_new_session=True,
         )
     except (OSError, ValueError):
         os.close(write_fd)
@@ -177,7 +180,7 @@ def _member_state(pid: str, pgid: int) -> str:
             stat = fh.read()
     except OSError:
         return ""
-    fields = stat[stat.rfind(")") + 2:].split()
+    fields = stat[stat.rfind(")") + 2 :].split()
     return fields[0] if len(fields) > 2 and fields[2] == str(pgid) else ""
 
 

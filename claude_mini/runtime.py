@@ -169,8 +169,7 @@ def make_client(config: Config, notices: NoticeChannel) -> ModelClient:
     from claude_mini.llm.client import AnthropicClient, RetryPolicy, missing_credentials
 
     chosen = local.is_local_model(config.model)
-    automatic = (not chosen and missing_credentials() and not model_asked_for(config)
-                 and local.local_available())
+    automatic = not chosen and missing_credentials() and not model_asked_for(config) and local.local_available()
     if chosen or automatic:
         try:
             client = local.open_local_client(config.model if chosen else local.LOCAL)
@@ -181,8 +180,11 @@ def make_client(config: Config, notices: NoticeChannel) -> ModelClient:
             config.model = local.LOCAL
         return client
     if missing_credentials():
-        raise SetupError(needs_credentials(config.model) if model_asked_for(config)
-                         else NO_MODEL.format(extra_hint=local.extra_hint()))
+        raise SetupError(
+            needs_credentials(config.model)
+            if model_asked_for(config)
+            else NO_MODEL.format(extra_hint=local.extra_hint())
+        )
     retry, problems = RetryPolicy.from_env()
     for problem in problems:
         notices.say(problem, "warning", once=True)
@@ -196,25 +198,24 @@ def model_asked_for(config: Config) -> bool:
     return bool(config.settings.get("model") or os.environ.get("CLAUDE_MINI_MODEL"))
 
 
-def make_prompt(config: Config, store: MemoryStore,
-                notices: NoticeChannel) -> tuple[SystemPrompt, InstructionSet]:
+def make_prompt(config: Config, store: MemoryStore, notices: NoticeChannel) -> tuple[SystemPrompt, InstructionSet]:
     """The session's system prompt: built-in sections, Layer 1 instructions, Layer 2 memory index."""
     instructions = load_instructions(
-        config.cwd, excludes=config.get("claudeMdExcludes") or (), trusted=config.trusted,
+        config.cwd,
+        excludes=config.get("claudeMdExcludes") or (),
+        trusted=config.trusted,
     )
     earlier = {n.text for n in notices.said("warning")}  # a rebuild does not repeat them
     for warning in instructions.warnings:
         if warning not in earlier:
             notices.say(warning, "warning")
-    sections = [Section("instructions", instructions.render(),
-                        ", ".join(f.path for f in instructions.files))]
+    sections = [Section("instructions", instructions.render(), ", ".join(f.path for f in instructions.files))]
     if config.auto_memory:
         team = team_tier(config)
         if team is not None:  # position is precedence: after the instructions, before the private index
             text = team_prompt_section(team, lambda line: notices.say(line, "warning", once=True))
             sections.append(Section("team memory", text, str(team.index_path)))
-        sections.append(Section("memory", _memory_section(config, store, team is not None),
-                                str(store.index_path)))
+        sections.append(Section("memory", _memory_section(config, store, team is not None), str(store.index_path)))
     prompt = build_system_prompt(config.cwd, extra=sections, append=config.append_system_prompt)
     return prompt, instructions
 
@@ -237,7 +238,9 @@ def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
     tool (its reason is in config.warnings once, from load_config).
     """
     policy = PermissionPolicy.from_layers(
-        config.permission_layers(), mode=config.permission_mode, cwd=lambda: ctx.cwd,
+        config.permission_layers(),
+        mode=config.permission_mode,
+        cwd=lambda: ctx.cwd,
         project_root=config.project_root,
     )
     if config.managed_error:
@@ -249,16 +252,16 @@ def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
     return policy
 
 
-def make_chain(config: Config, rules: PermissionPolicy, store: MemoryStore, ctx: ToolContext,
-               sandbox: Sandbox | None = None) -> PolicyChain:
+def make_chain(
+    config: Config, rules: PermissionPolicy, store: MemoryStore, ctx: ToolContext, sandbox: Sandbox | None = None
+) -> PolicyChain:
     """The session's permission chain, built once: the secret guard (with the team folder's check),
     the log-mode guard when `memory.mode` is log, the sandbox's guard (autoAllowBashIfSandboxed),
     then the rules (permissions/chain.py)."""
     from claude_mini.memory.secrets import SecretGuard
     from claude_mini.memory.team.guard import TeamWriteCheck
 
-    guards: list[Guard] = [SecretGuard(store.root, cwd=lambda: ctx.cwd,
-                                       team=TeamWriteCheck(lambda: team_tier(config)))]
+    guards: list[Guard] = [SecretGuard(store.root, cwd=lambda: ctx.cwd, team=TeamWriteCheck(lambda: team_tier(config)))]
     if config.memory.log_mode:
         from claude_mini.memory.daylog import LogModeGuard
 
@@ -276,12 +279,18 @@ def make_sandbox(config: Config, policy: PermissionPolicy, notices: NoticeChanne
         notices.say(problem, "warning", once=True)
     if not settings.enabled:
         return None
-    sandbox = Sandbox(settings, RuleSource(deny=lambda: policy.deny_rules, allow=lambda: policy.allow_rules,
-                                           roots=lambda: policy.roots),
-                      project_root=config.project_root, notices=notices)
+    sandbox = Sandbox(
+        settings,
+        RuleSource(deny=lambda: policy.deny_rules, allow=lambda: policy.allow_rules, roots=lambda: policy.roots),
+        project_root=config.project_root,
+        notices=notices,
+    )
     if not sandbox.availability.works:
-        then = ("Bash will refuse to run (sandbox.failIfUnavailable)" if settings.fail_if_unavailable
-                else "Bash runs unsandboxed, checked by the permission rules only")
+        then = (
+            "Bash will refuse to run (sandbox.failIfUnavailable)"
+            if settings.fail_if_unavailable
+            else "Bash runs unsandboxed, checked by the permission rules only"
+        )
         notices.say(f"Sandbox not available: {sandbox.availability.problem}. {then}.", "warning", once=True)
     return sandbox
 
@@ -339,37 +348,76 @@ def build_runtime(
     tracker = AttachmentTracker(instructions, config.cwd)
     extractor = Extractor.for_runtime(config, session, store, policy, notices)
     skills = skill_hook(config, rules, notices, context_window(config, config.model, client))
-    subagents = subagent_hook(config, notices, lambda: runtime.instructions.render(),
-                              store.root if config.auto_memory else None)
-    tools = [*default_tools(), *([skills.tool] if skills is not None and skills.tool is not None else []),
-             subagents.tool]
+    subagents = subagent_hook(
+        config, notices, lambda: runtime.instructions.render(), store.root if config.auto_memory else None
+    )
+    tools = [
+        *default_tools(),
+        *([skills.tool] if skills is not None and skills.tool is not None else []),
+        subagents.tool,
+    ]
     agent = Agent(
-        client=client, session=session, tools=tools, policy=policy,
-        system=prompt.blocks(), model=config.model, ctx=ctx, max_tokens=config.max_tokens,
-        max_turns=config.max_turns, ask_user=ask_user,
+        client=client,
+        session=session,
+        tools=tools,
+        policy=policy,
+        system=prompt.blocks(),
+        model=config.model,
+        ctx=ctx,
+        max_tokens=config.max_tokens,
+        max_turns=config.max_turns,
+        ask_user=ask_user,
     )
     if skills is not None:
         skills.agent = agent  # a typed command may run its `!` lines before the session start ends
     subagents.agent = agent
-    file_history = FileHistoryHook(lambda: runtime.session, settings=lambda: config.checkpoints,
-                                   memory_root=store.root, notices=notices)
-    runtime = Runtime(config, client, session, policy, prompt, agent, instructions, tracker, store,
-                      notices, extractor=extractor, skills=skills, subagents=subagents, file_history=file_history,
-                      sandbox=sandbox)
+    file_history = FileHistoryHook(
+        lambda: runtime.session, settings=lambda: config.checkpoints, memory_root=store.root, notices=notices
+    )
+    runtime = Runtime(
+        config,
+        client,
+        session,
+        policy,
+        prompt,
+        agent,
+        instructions,
+        tracker,
+        store,
+        notices,
+        extractor=extractor,
+        skills=skills,
+        subagents=subagents,
+        file_history=file_history,
+        sandbox=sandbox,
+    )
     runtime.compactor = Compactor(runtime, fork_summary)
-    agent.hooks = [*user_hooks(config, agent, notices, lambda: runtime.policy.mode),
-                   *mcp_servers(config, agent, rules, notices), *([skills] if skills else []), subagents,
-                   TodoHook(ctx), file_history,
-                   CheckpointHook(instructions=lambda: [a.path for a in runtime.tracker.active()],
-                                  memories=lambda: extractor.saved_names if extractor is not None else []),
-                   CompactHook(runtime.compactor, notices), InstructionHook(tracker),
-                   RecallHook(store, config, notices, cache_dir=paths.recall_cache_dir(),
-                              team_root=team.root if team is not None else None), extractor]
+    agent.hooks = [
+        *user_hooks(config, agent, notices, lambda: runtime.policy.mode),
+        *mcp_servers(config, agent, rules, notices),
+        *([skills] if skills else []),
+        subagents,
+        TodoHook(ctx),
+        file_history,
+        CheckpointHook(
+            instructions=lambda: [a.path for a in runtime.tracker.active()],
+            memories=lambda: extractor.saved_names if extractor is not None else [],
+        ),
+        CompactHook(runtime.compactor, notices),
+        InstructionHook(tracker),
+        RecallHook(
+            store,
+            config,
+            notices,
+            cache_dir=paths.recall_cache_dir(),
+            team_root=team.root if team is not None else None,
+        ),
+        extractor,
+    ]
     return runtime
 
 
-def mcp_servers(config: Config, agent: Agent, rules: PermissionPolicy,
-                notices: NoticeChannel) -> list[AgentHooks]:
+def mcp_servers(config: Config, agent: Agent, rules: PermissionPolicy, notices: NoticeChannel) -> list[AgentHooks]:
     """The session's MCP servers as a lifecycle part (none configured: no part, and the SDK is
     never imported). Skipped entries and servers waiting for approval are said once."""
     from claude_mini.mcp_servers.config import load_servers
@@ -380,9 +428,13 @@ def mcp_servers(config: Config, agent: Agent, rules: PermissionPolicy,
     if found.pending_approval:
         names = ", ".join(spec.name for spec in found.pending_approval)
         which = f"server {names} was" if len(found.pending_approval) == 1 else f"servers {names} were"
-        notices.say(f"The project's MCP {which} not started: it needs your approval once (run "
-                    "claude-mini here and answer, or list it in enabledMcpjsonServers in "
-                    ".claude/settings.local.json).", "warning", once=True)
+        notices.say(
+            f"The project's MCP {which} not started: it needs your approval once (run "
+            "claude-mini here and answer, or list it in enabledMcpjsonServers in "
+            ".claude/settings.local.json).",
+            "warning",
+            once=True,
+        )
     if not found.servers:
         return []
     from claude_mini.mcp_servers.client import McpManager
@@ -395,8 +447,7 @@ def mcp_servers(config: Config, agent: Agent, rules: PermissionPolicy,
     return [McpHook(manager, settings, notices, rules.trust_read_only, rules.name_mcp_tools)]
 
 
-def user_hooks(config: Config, agent: Agent, notices: NoticeChannel,
-               mode: Callable[[], str]) -> list[AgentHooks]:
+def user_hooks(config: Config, agent: Agent, notices: NoticeChannel, mode: Callable[[], str]) -> list[AgentHooks]:
     """The user's hooks from settings, as a lifecycle part (none configured: no part at all).
     Their skipped entries are said once."""
     from claude_mini.hooks.config import load_hooks
@@ -436,7 +487,8 @@ async def session_start_maintenance(runtime: Runtime, *, dream: bool) -> None:
         runtime.notices.say(gc_message(archived))
         runtime.rebuild_prompt()
     if dream:
-        report = await maybe_auto_dream(runtime.agent, runtime.store, runtime.config,
-                                        runtime.session.id, base_policy=runtime.policy)
+        report = await maybe_auto_dream(
+            runtime.agent, runtime.store, runtime.config, runtime.session.id, base_policy=runtime.policy
+        )
         if report is not None:
             runtime.notices.say(report.message())

@@ -29,8 +29,7 @@ from collections.abc import Iterable
 from claude_mini.credentials import FILE_NAMES, credential_folders, credential_location
 
 SYSTEM_ROOTS = ("/proc", "/dev", "/sys")  # live kernel state: environ, memory, endless devices
-_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-               | getattr(os, "O_CLOEXEC", 0))
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 _CHUNK = 1 << 20
 
 
@@ -123,8 +122,9 @@ def read_capped(real: str, limit: int, *, cut: bool = False) -> bytes:
         os.close(fd)
 
 
-def read_file(path: str | os.PathLike[str], limit: int, *, cut: bool = False,
-              inside: str | os.PathLike[str] | None = None) -> bytes:
+def read_file(
+    path: str | os.PathLike[str], limit: int, *, cut: bool = False, inside: str | os.PathLike[str] | None = None
+) -> bytes:
     """The bytes of `path` through every check of this module (`limit`, `cut`: see read_capped).
 
     The order keeps each check cheap and every open harmless: the type first (a device is never
@@ -150,8 +150,7 @@ def read_file(path: str | os.PathLike[str], limit: int, *, cut: bool = False,
         os.close(fd)
 
 
-def read_text_file(path: str | os.PathLike[str], limit: int, *,
-                   inside: str | os.PathLike[str] | None = None) -> str:
+def read_text_file(path: str | os.PathLike[str], limit: int, *, inside: str | os.PathLike[str] | None = None) -> str:
     """A whole UTF-8 text file (a leading BOM dropped) through `read_file`; invalid UTF-8 is Unreadable."""
     data = read_file(path, limit, inside=inside)
     try:

@@ -43,8 +43,10 @@ from claude_mini.notices import NoticeChannel
 
 # The result of a tool call that never returned one: the session or the turn ended first (the user's
 # own cancel has its words in agent/loop.py).
-UNFINISHED_TOOL = ("This call did not finish: the session or the turn ended before it returned a result. "
-                   "Its effect is unknown; check before relying on it.")
+UNFINISHED_TOOL = (
+    "This call did not finish: the session or the turn ended before it returned a result. "
+    "Its effect is unknown; check before relying on it."
+)
 
 
 class SessionNotFound(Exception):
@@ -97,8 +99,7 @@ def _now_iso() -> str:
 class Transcript:
     """Append-only JSONL writer for one session; `warn` hears once that a write failed."""
 
-    def __init__(self, path: Path, session_id: str, warn: Callable[[str], None] | None = None,
-                 cwd: str | None = None):
+    def __init__(self, path: Path, session_id: str, warn: Callable[[str], None] | None = None, cwd: str | None = None):
         self.path = path
         self.session_id = session_id
         self.cwd = cwd  # recorded in every entry: which project a transcript is of (paths.shares_key)
@@ -115,8 +116,14 @@ class Transcript:
         if self.error is not None:
             return None
         entry_id = str(uuid.uuid4())
-        entry = {"type": entry_type, "uuid": entry_id, "timestamp": _now_iso(),
-                 "session_id": self.session_id, **({"cwd": self.cwd} if self.cwd else {}), **fields}
+        entry = {
+            "type": entry_type,
+            "uuid": entry_id,
+            "timestamp": _now_iso(),
+            "session_id": self.session_id,
+            **({"cwd": self.cwd} if self.cwd else {}),
+            **fields,
+        }
         data = transcript_line(entry).encode("utf-8")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -127,8 +134,10 @@ class Transcript:
         except OSError as exc:
             self.error = exc
             if self._warn is not None:
-                self._warn(f"Could not write the transcript {self.path}: {exc.strerror or exc}. The session "
-                           "goes on, but nothing more of it is saved (a resume gets it up to here).")
+                self._warn(
+                    f"Could not write the transcript {self.path}: {exc.strerror or exc}. The session "
+                    "goes on, but nothing more of it is saved (a resume gets it up to here)."
+                )
             return None
         return entry_id
 
@@ -138,9 +147,11 @@ def record_rewind(transcript: Transcript, prompt_id: str) -> None:
     RewindError (nothing changed) when it cannot be written: a rewind not kept would be undone by
     the next resume."""
     if transcript.error is not None:
-        raise RewindError(f"The transcript {transcript.path} could not be written earlier "
-                          f"({transcript.error.strerror or transcript.error}), so a rewind would not be "
-                          "kept; the conversation is unchanged.")
+        raise RewindError(
+            f"The transcript {transcript.path} could not be written earlier "
+            f"({transcript.error.strerror or transcript.error}), so a rewind would not be "
+            "kept; the conversation is unchanged."
+        )
     if transcript.append("rewind", to=prompt_id) is None:
         raise RewindError(f"Could not record the rewind in {transcript.path}; the conversation is unchanged.")
 
@@ -171,8 +182,14 @@ def transcript_line(entry: dict[str, Any]) -> str:
 class Session:
     """The conversation of one session: messages, transcript, costs."""
 
-    def __init__(self, cwd: Path, session_id: str | None = None, messages: list[Message] | None = None,
-                 costs: CostLedger | None = None, transcript_path: Path | None = None):
+    def __init__(
+        self,
+        cwd: Path,
+        session_id: str | None = None,
+        messages: list[Message] | None = None,
+        costs: CostLedger | None = None,
+        transcript_path: Path | None = None,
+    ):
         """`transcript_path`: the file a resumed session was read from; it goes on there, even when
         the claim below moves this directory's folder (a lookalike leaving a shared one)."""
         self.cwd = cwd
@@ -180,9 +197,12 @@ class Session:
         self.messages: list[Message] = messages or []
         self.notices = NoticeChannel()  # kept until the runtime forwards them (report_to)
         paths.claim_project_folders(cwd, lambda text: self.notices.say(text, "warning", once=True))
-        self.transcript = Transcript(transcript_path or paths.project_dir(cwd) / f"{self.id}.jsonl", self.id,
-                                     warn=lambda text: self.notices.say(text, "warning", once=True),
-                                     cwd=str(cwd.resolve()))
+        self.transcript = Transcript(
+            transcript_path or paths.project_dir(cwd) / f"{self.id}.jsonl",
+            self.id,
+            warn=lambda text: self.notices.say(text, "warning", once=True),
+            cwd=str(cwd.resolve()),
+        )
         self.costs = costs or CostLedger()
         self.costs.on_add = self._record_cost
         self.started = time.time()
@@ -196,8 +216,7 @@ class Session:
         # Not before the first message (a dream at start-up): a file holding only costs would be
         # listed as a session, and `-c` would continue it.
         if self.messages:
-            self.transcript.append("system", subtype="cost", purpose=purpose, model=model,
-                                   usage=usage.to_dict())
+            self.transcript.append("system", subtype="cost", purpose=purpose, model=model, usage=usage.to_dict())
 
     def add_message(self, message: Message, *, prompt: bool = False) -> None:
         """Append a completed message to the conversation and the transcript.
@@ -211,8 +230,9 @@ class Session:
             self.messages[-1].content.extend(message.content)
         else:
             self.messages.append(message)
-        entry_id = self.transcript.append(message.role, message=message_to_api(message),
-                                          **({"prompt": True} if prompt else {}))
+        entry_id = self.transcript.append(
+            message.role, message=message_to_api(message), **({"prompt": True} if prompt else {})
+        )
         if prompt:
             self.prompt_id = entry_id
 
@@ -246,10 +266,7 @@ def dangling_tool_uses(messages: list[Message]) -> list[str]:
     for i in range(len(messages) - 1, -1, -1):
         if messages[i].role != "assistant":
             continue
-        answered = {
-            b.tool_use_id for m in messages[i + 1:] for b in m.content
-            if isinstance(b, ToolResultBlock)
-        }
+        answered = {b.tool_use_id for m in messages[i + 1 :] for b in m.content if isinstance(b, ToolResultBlock)}
         return [b.id for b in messages[i].tool_uses if b.id not in answered]
     return []
 
@@ -308,8 +325,9 @@ class TranscriptContents:
         elif kind in ("user", "assistant") and isinstance(entry.get("message"), dict):
             self._add(entry["message"], count_request=True, entry=entry)
         elif kind == "system" and entry.get("subtype") == "cost" and isinstance(entry.get("usage"), dict):
-            self.costs.add(str(entry.get("purpose", "main")), str(entry.get("model", "")),
-                           Usage.from_dict(entry["usage"]))
+            self.costs.add(
+                str(entry.get("purpose", "main")), str(entry.get("model", "")), Usage.from_dict(entry["usage"])
+            )
         elif kind == "rewind":
             self._rewind(entry.get("to"))
         elif kind in ("user", "assistant", "compact_boundary"):
@@ -338,8 +356,9 @@ class TranscriptContents:
         blocks = len(self.messages[-1].content) if merged else 0
         self._marks[prompt_id] = _Mark(self.messages, index, blocks, len(self.prompts), self.compactions)
         self.positions[prompt_id] = len(self.positions)
-        self.prompts.append(PromptEntry(prompt_id, request_text(message), str(entry.get("timestamp", "")),
-                                        self.positions[prompt_id]))
+        self.prompts.append(
+            PromptEntry(prompt_id, request_text(message), str(entry.get("timestamp", "")), self.positions[prompt_id])
+        )
 
     def _rewind(self, to: Any) -> None:
         """The conversation goes back to before the prompt `to`, as it was then."""
@@ -347,14 +366,14 @@ class TranscriptContents:
         if mark is None:
             self.skipped_rewinds += 1
             return
-        kept = mark.messages[:mark.index]
+        kept = mark.messages[: mark.index]
         if mark.blocks:
             merged_into = mark.messages[mark.index]
-            kept.append(Message(merged_into.role, merged_into.content[:mark.blocks]))
+            kept.append(Message(merged_into.role, merged_into.content[: mark.blocks]))
         elif kept:  # a copy: a message merged into it later must not change what the mark sees
             kept[-1] = Message(kept[-1].role, list(kept[-1].content))
         self.messages = kept
-        self.prompts = self.prompts[:mark.prompts]
+        self.prompts = self.prompts[: mark.prompts]
         self.compactions = mark.compactions
 
     def _message(self, raw: Any) -> Message | None:
@@ -378,14 +397,22 @@ class TranscriptContents:
 
     def skipped_notice(self, path: Path) -> str | None:
         """The one line saying what a resume could not read and what it kept; None when all was read."""
-        parts = [f"{n} {what}{'s' if n != 1 else ''}" for n, what in
-                 ((self.skipped_lines, "unreadable line"), (self.skipped_blocks, "unknown content block"),
-                  (self.skipped_rewinds, "rewind to a message the file does not hold")) if n]
+        parts = [
+            f"{n} {what}{'s' if n != 1 else ''}"
+            for n, what in (
+                (self.skipped_lines, "unreadable line"),
+                (self.skipped_blocks, "unknown content block"),
+                (self.skipped_rewinds, "rewind to a message the file does not hold"),
+            )
+            if n
+        ]
         if not parts:
             return None
         kept = len(self.messages)
-        return (f"Skipped {' and '.join(parts)} of the transcript {path}; "
-                f"resumed the {kept} message{'s' if kept != 1 else ''} that could be read.")
+        return (
+            f"Skipped {' and '.join(parts)} of the transcript {path}; "
+            f"resumed the {kept} message{'s' if kept != 1 else ''} that could be read."
+        )
 
 
 def is_prompt_entry(entry: dict[str, Any]) -> bool:
@@ -405,14 +432,21 @@ def is_prompt_entry(entry: dict[str, Any]) -> bool:
     if any(b.get("type") == "tool_result" for b in blocks):
         return False
     texts = [str(b["text"]) for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)]
-    return any(t.strip() and not t.lstrip().startswith("<system-reminder>")
-               and not t.startswith("[Request interrupted by user") for t in texts)
+    return any(
+        t.strip()
+        and not t.lstrip().startswith("<system-reminder>")
+        and not t.startswith("[Request interrupted by user")
+        for t in texts
+    )
 
 
 def request_text(message: Message) -> str:
     """The user's own words in a message (not tool results, not attached files or reminders)."""
-    texts = [b.text for b in message.content
-             if isinstance(b, TextBlock) and not b.text.lstrip().startswith("<system-reminder>")]
+    texts = [
+        b.text
+        for b in message.content
+        if isinstance(b, TextBlock) and not b.text.lstrip().startswith("<system-reminder>")
+    ]
     return "\n".join(texts).split("\n\n<attached-")[0].strip()
 
 
@@ -454,8 +488,7 @@ def rewind_target(path: Path, message_id: str) -> RewindTarget:
         prompt = find_prompt(now.prompts, message_id)
         before = read_transcript(path, until=prompt.id)
     except OSError as exc:
-        raise RewindError(f"Cannot read the transcript {path}: {exc.strerror or exc}. "
-                          "Nothing was changed.") from None
+        raise RewindError(f"Cannot read the transcript {path}: {exc.strerror or exc}. Nothing was changed.") from None
     return RewindTarget(prompt, before.messages, rebuilt=now.compactions > before.compactions)
 
 
@@ -467,9 +500,11 @@ def find_prompt(prompts: list[PromptEntry], key: str) -> PromptEntry:
         return found[0]
     if found:
         raise RewindError(f"{key!r} fits {len(found)} messages of this session; give more of the id.")
-    raise RewindError(f"No message {key!r} in the current conversation of this session (it may have "
-                      "been rewound away already); `claude-mini checkpoints list` shows the message ids. "
-                      "Nothing was changed.")
+    raise RewindError(
+        f"No message {key!r} in the current conversation of this session (it may have "
+        "been rewound away already); `claude-mini checkpoints list` shows the message ids. "
+        "Nothing was changed."
+    )
 
 
 def transcript_entries(path: Path) -> list[dict[str, Any]]:
@@ -554,10 +589,15 @@ def find_transcript(cwd: Path, session_id: str | None) -> Path:
         here = str(cwd.resolve())
         found = [p for p in everything if recorded_cwd(p) == here] if paths.shares_key(cwd) else everything
         if not found:
-            raise SessionNotFound("No earlier session in this directory to continue." + (
-                " The sessions from before may be another project's (paths that differ only in "
-                "punctuation shared one folder): type /resume in claude-mini to pick one."
-                if everything and paths.keeps_folder(cwd) else ""))
+            raise SessionNotFound(
+                "No earlier session in this directory to continue."
+                + (
+                    " The sessions from before may be another project's (paths that differ only in "
+                    "punctuation shared one folder): type /resume in claude-mini to pick one."
+                    if everything and paths.keeps_folder(cwd)
+                    else ""
+                )
+            )
     return found[0]
 
 
@@ -578,8 +618,10 @@ def transcript_state(session: Session | None) -> str:
         return "Nothing of this session was saved"
     transcript = session.transcript
     if transcript.error is not None:
-        return (f"The transcript could not be saved completely ({transcript.error.strerror or transcript.error}); "
-                f"{transcript.path} holds what came before the failed write")
+        return (
+            f"The transcript could not be saved completely ({transcript.error.strerror or transcript.error}); "
+            f"{transcript.path} holds what came before the failed write"
+        )
     if not transcript.path.is_file():
         return "Nothing of this session was saved"
     if transcript.path.parent != paths.project_dir(session.cwd):  # resumed from a folder this one left

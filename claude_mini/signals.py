@@ -101,7 +101,7 @@ def _child_groups() -> set[int]:
                     stat = fh.read()
             except OSError:
                 continue
-            _state, ppid, pgid, *_ = stat[stat.rfind(")") + 2:].split()
+            _state, ppid, pgid, *_ = stat[stat.rfind(")") + 2 :].split()
             if int(ppid) == me and int(pgid) == int(entry.name):
                 groups.add(int(pgid))
     return groups

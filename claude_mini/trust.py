@@ -125,15 +125,20 @@ def load_record() -> TrustRecord:
     folders = data.get("folders") if isinstance(data, dict) else None
     if not isinstance(folders, dict):
         return TrustRecord(path, problem=_broken(path, 'has no "folders" object'))
-    usable = {os.path.normpath(k): v if isinstance(v, dict) else {} for k, v in folders.items()
-              if isinstance(k, str) and os.path.isabs(k)}
+    usable = {
+        os.path.normpath(k): v if isinstance(v, dict) else {}
+        for k, v in folders.items()
+        if isinstance(k, str) and os.path.isabs(k)
+    }
     return TrustRecord(path, usable)
 
 
 def _broken(path: Path, what: str) -> str:
     """The one line shown for a trust record that cannot be used."""
-    return (f"The trust record {path} {what}, so no folder counts as trusted; "
-            "fix or delete the file, then trust folders again.")
+    return (
+        f"The trust record {path} {what}, so no folder counts as trusted; "
+        "fix or delete the file, then trust folders again."
+    )
 
 
 def is_trusted(root: Path | str) -> bool:
@@ -160,8 +165,9 @@ def record_trust(root: Path | str, *, now: float | None = None) -> Path:
         with locked(path):
             record = load_record()
             if record.problem:
-                raise TrustRecordError(f"Could not record trust: {record.problem} "
-                                       "This folder is trusted for this session only.")
+                raise TrustRecordError(
+                    f"Could not record trust: {record.problem} This folder is trusted for this session only."
+                )
             data = _raw_record(path)
             stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
             data["folders"][real] = {"trustedAt": stamp}

@@ -37,8 +37,9 @@ OLD_COMMIT = "ca16225"  # the last commit before the hardening of bash_safety.py
 def old_check() -> Callable[[str], object] | None:
     """`is_read_only_command` as it was at OLD_COMMIT, or None outside a git checkout."""
     repo = Path(__file__).resolve().parent.parent
-    shown = subprocess.run(["git", "show", f"{OLD_COMMIT}:claude_mini/agent/bash_safety.py"], cwd=repo,
-                           capture_output=True, text=True)
+    shown = subprocess.run(
+        ["git", "show", f"{OLD_COMMIT}:claude_mini/agent/bash_safety.py"], cwd=repo, capture_output=True, text=True
+    )
     if shown.returncode != 0:
         return None
     module = types.ModuleType("old_bash_safety")
@@ -67,12 +68,16 @@ def bench_lines() -> None:
         lenient = best_of(3, lambda t=text: command_candidates(t))
         floor = best_of(3, lambda t=text: shlex.split(t))
         before = "n/a" if old is None or lines > 10_000 else f"{best_of(1, lambda t=text: old(t)) * 1000:.0f}ms"
-        print(f"{lines:>7} {len(text):>7} {strict * 1000:>8.1f}ms {lenient * 1000:>9.1f}ms "
-              f"{floor * 1000:>6.1f}ms {before:>10}")
+        print(
+            f"{lines:>7} {len(text):>7} {strict * 1000:>8.1f}ms {lenient * 1000:>9.1f}ms "
+            f"{floor * 1000:>6.1f}ms {before:>10}"
+        )
     print("  (old check above 10k lines: skipped, it grows with the square of the line count)")
     over = "ls " * 50_000
-    print(f"  over the limit ({len(over):,} chars): read-only check "
-          f"{best_of(3, lambda: is_read_only_command(over)) * 1000:.2f} ms")
+    print(
+        f"  over the limit ({len(over):,} chars): read-only check "
+        f"{best_of(3, lambda: is_read_only_command(over)) * 1000:.2f} ms"
+    )
 
 
 def bench_stars() -> None:
@@ -105,12 +110,15 @@ def bench_hostile() -> None:
         for i in range(5_000):
             (root / f"d{i % 50}").mkdir(exist_ok=True)
             (root / f"d{i % 50}" / f"f{i}.txt").write_text("x\n")
-        policy = PermissionPolicy.from_layers([("project", {"deny": ["Read(.env)", "Bash(curl:*)"]})],
-                                              cwd=root, project_root=root)
-        for label, cmd in (("grep -r x + 400 x ' .'", "grep -r x" + " ." * 400),
-                           ("nice + 1,000 x ' 1'", "nice" + " 1" * 1_000),
-                           ("sudo + 10,000 x ' 1'", "sudo" + " 1" * 10_000),
-                           ("cat + 40,000 x ' 1'", "cat" + " 1" * 40_000)):
+        policy = PermissionPolicy.from_layers(
+            [("project", {"deny": ["Read(.env)", "Bash(curl:*)"]})], cwd=root, project_root=root
+        )
+        for label, cmd in (
+            ("grep -r x + 400 x ' .'", "grep -r x" + " ." * 400),
+            ("nice + 1,000 x ' 1'", "nice" + " 1" * 1_000),
+            ("sudo + 10,000 x ' 1'", "sudo" + " 1" * 10_000),
+            ("cat + 40,000 x ' 1'", "cat" + " 1" * 40_000),
+        ):
             seconds = best_of(1, lambda c=cmd: policy.can_use_tool("Bash", {"command": c}))
             print(f"  {label:<28} {seconds * 1000:>8.1f} ms")
 

@@ -93,7 +93,7 @@ def make_repo(root: Path, turns: int) -> None:
 
 # One hook program for every event: it logs the event (the script checks the log) and, for
 # UserPromptSubmit and PostToolUse, adds context that differs every turn.
-HOOK = '''\
+HOOK = """\
 import json, sys
 event = json.load(sys.stdin)
 name = event["hook_event_name"]
@@ -106,7 +106,7 @@ elif name == "PostToolUse":
 else:
     sys.exit(0)
 print(json.dumps({"hookSpecificOutput": {"hookEventName": name, "additionalContext": context}}))
-'''
+"""
 HOOKED_EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse")
 DEMO_SERVER = Path(__file__).resolve().parent.parent / "tests" / "mcp_servers" / "demo_server.py"
 
@@ -137,8 +137,9 @@ def check_hooks_ran(log: Path, server: FakeAnthropic, turns: int) -> dict[str, i
 
 def configure_mcp(repo: Path) -> None:
     """The demo MCP server in the repository's `.mcp.json`, approved, its tools allowed."""
-    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {
-        "demo": {"command": sys.executable, "args": [str(DEMO_SERVER)]}}}))
+    (repo / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"demo": {"command": sys.executable, "args": [str(DEMO_SERVER)]}}})
+    )
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["demo"]}))
     (repo / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": ["mcp__demo"]}}))
@@ -164,39 +165,54 @@ def check_mcp(server: FakeAnthropic, turns: int) -> int:
 SKILLS = {
     "handler-conventions": (
         "How request handlers in this service are written: validation, logging, the secret field",
-        ["Every handler validates its input first and raises ValueError naming the missing field",
-         "Drop the `secret` field before logging or storing a payload; never log the raw request",
-         "Log with the module's `log`, at info for each request and warning for rejected ones",
-         "Return a dict with `ok`, `kind` and `payload`; never return None or a bare value",
-         "A new handler gets a test in tests/handlers/ with one valid and two invalid requests"]),
+        [
+            "Every handler validates its input first and raises ValueError naming the missing field",
+            "Drop the `secret` field before logging or storing a payload; never log the raw request",
+            "Log with the module's `log`, at info for each request and warning for rejected ones",
+            "Return a dict with `ok`, `kind` and `payload`; never return None or a bare value",
+            "A new handler gets a test in tests/handlers/ with one valid and two invalid requests",
+        ],
+    ),
     "db-migration": (
         "Write and review an Alembic migration: batching, locks, downgrade, the staging rehearsal",
-        ["Generate with `alembic revision --autogenerate` and read every operation it added",
-         "A NOT NULL column needs a server default or a backfill before the constraint",
-         "Backfill in batches of 10,000 rows with a commit per batch",
-         "Create indexes on big tables concurrently, inside an autocommit block",
-         "Write and test the downgrade: upgrade, downgrade, upgrade on a staging copy"]),
+        [
+            "Generate with `alembic revision --autogenerate` and read every operation it added",
+            "A NOT NULL column needs a server default or a backfill before the constraint",
+            "Backfill in batches of 10,000 rows with a commit per batch",
+            "Create indexes on big tables concurrently, inside an autocommit block",
+            "Write and test the downgrade: upgrade, downgrade, upgrade on a staging copy",
+        ],
+    ),
     "pr-review": (
         "Review a pull request: correctness, tests, naming, and what the description leaves out",
-        ["Read the description, then the diff file by file; note what the description does not mention",
-         "Check each changed function for its error paths and the tests that cover them",
-         "Name the line for every finding (file:line) and say why it matters, not only what",
-         "Separate blocking findings from suggestions; at most five suggestions",
-         "End with a one-line verdict: approve, approve with changes, or request changes"]),
+        [
+            "Read the description, then the diff file by file; note what the description does not mention",
+            "Check each changed function for its error paths and the tests that cover them",
+            "Name the line for every finding (file:line) and say why it matters, not only what",
+            "Separate blocking findings from suggestions; at most five suggestions",
+            "End with a one-line verdict: approve, approve with changes, or request changes",
+        ],
+    ),
     "release-notes": (
         "Draft release notes from CHANGELOG.md for a new version, grouped the Keep a Changelog way",
-        ["List every entry under Unreleased; invent nothing",
-         "Group as Added, Changed, Deprecated, Removed, Fixed, Security",
-         "Write for users: what changes for them, with the PR number",
-         "Breaking changes first, each with its one-line migration",
-         "Show the notes and wait for approval before tagging"]),
+        [
+            "List every entry under Unreleased; invent nothing",
+            "Group as Added, Changed, Deprecated, Removed, Fixed, Security",
+            "Write for users: what changes for them, with the PR number",
+            "Breaking changes first, each with its one-line migration",
+            "Show the notes and wait for approval before tagging",
+        ],
+    ),
     "incident-postmortem": (
         "Write a blameless postmortem: timeline in UTC, impact, root cause, action items with owners",
-        ["Timeline in UTC from the first alert to the all-clear, one line per event",
-         "Impact in numbers: users affected, requests failed, minutes of downtime",
-         "Root cause as a chain of causes, no names of people",
-         "Action items each with an owner, a ticket and a date",
-         "Link the dashboards and the alert that fired"]),
+        [
+            "Timeline in UTC from the first alert to the all-clear, one line per event",
+            "Impact in numbers: users affected, requests failed, minutes of downtime",
+            "Root cause as a chain of causes, no names of people",
+            "Action items each with an owner, a ticket and a date",
+            "Link the dashboards and the alert that fired",
+        ],
+    ),
 }
 SKILL_ON = {1: "handler-conventions", 4: "pr-review", 7: "handler-conventions", 9: "db-migration"}
 
@@ -224,12 +240,20 @@ def check_skills(server: FakeAnthropic, turns: int) -> int:
     requests = server.requests_for("main") + server.requests_for("extract")
     tools = requests[0].body["tools"]
     skill = [tool for tool in tools if tool["name"] == "Skill"]
-    if not skill or any(f"- {name}: " not in skill[0]["description"] for name in SKILLS) \
-            or any(r.body["tools"] != tools for r in requests):
+    if (
+        not skill
+        or any(f"- {name}: " not in skill[0]["description"] for name in SKILLS)
+        or any(r.body["tools"] != tools for r in requests)
+    ):
         raise SystemExit("bench_cache: the Skill tool with every skill listed was not in every request")
     conversation = server.requests_for("main")[-1].body["messages"]
-    results = [json.dumps(block) for message in conversation if isinstance(message["content"], list)
-               for block in message["content"] if block.get("type") == "tool_result"]
+    results = [
+        json.dumps(block)
+        for message in conversation
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
     loaded = [i for i, name in SKILL_ON.items() if i <= turns]
     found = sum(any(f"[bench-skill {SKILL_ON[i]}]" in r for r in results) for i in loaded)
     bodies = sum("[bench-skill " in r for r in results)
@@ -251,12 +275,19 @@ def script(server: FakeAnthropic, memdir: Path, turns: int, mcp: bool = False, s
         if i not in SAVE_ON:
             server.on(Reply.text("Nothing to save."), purpose="extract")
             continue
-        memory = format_memory(name=f"Convention {i}", description=f"how handlers of kind {i} are written",
-                               type="project", body=f"Handlers of kind {i} drop the `secret` field.",
-                               why="privacy review", how_to_apply="every new handler")
+        memory = format_memory(
+            name=f"Convention {i}",
+            description=f"how handlers of kind {i} are written",
+            type="project",
+            body=f"Handlers of kind {i} drop the `secret` field.",
+            why="privacy review",
+            how_to_apply="every new handler",
+        )
         server.on(Reply.tool("Read", {"file_path": str(memdir / "MEMORY.md")}), purpose="extract")
-        server.on(Reply.tool("Write", {"file_path": str(memdir / f"project_kind_{i}.md"),
-                                       "content": memory}), purpose="extract")
+        server.on(
+            Reply.tool("Write", {"file_path": str(memdir / f"project_kind_{i}.md"), "content": memory}),
+            purpose="extract",
+        )
         server.on(Reply.text("Saved one memory."), purpose="extract")
 
 
@@ -271,12 +302,16 @@ async def run_session(repo: Path, server: FakeAnthropic, turns: int, *, trusted:
     await rt.close()  # the session's end: MCP servers are stopped too
 
 
-def measure(turns: int, fork_tools: int | None = None, hooks: bool = False,
-            mcp: bool = False, skills: bool = False) -> list[list[dict[str, int]]]:
+def measure(
+    turns: int, fork_tools: int | None = None, hooks: bool = False, mcp: bool = False, skills: bool = False
+) -> list[list[dict[str, int]]]:
     """Usage of each extraction request, grouped by turn (a fresh home, repo and server); each
     usage also carries `parent_input`, the whole input of the request before it."""
-    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as server, \
-            mock.patch.dict(os.environ, {"CLAUDE_MINI_HOME": str(Path(tmp) / "home")}):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeAnthropic() as server,
+        mock.patch.dict(os.environ, {"CLAUDE_MINI_HOME": str(Path(tmp) / "home")}),
+    ):
         repo = Path(tmp) / "repo"
         make_repo(repo, turns)
         log = configure_hooks(repo, Path(tmp)) if hooks else None
@@ -292,16 +327,23 @@ def measure(turns: int, fork_tools: int | None = None, hooks: bool = False,
             counts = check_hooks_ran(log, server, turns)
             print(f"\nhooks ran: {', '.join(f'{event} {n}x' for event, n in counts.items())}")
         if mcp:
-            print(f"\nMCP tools in every request's tool list: {check_mcp(server, turns)}; "
-                  f"the server answered all {turns} calls")
+            print(
+                f"\nMCP tools in every request's tool list: {check_mcp(server, turns)}; "
+                f"the server answered all {turns} calls"
+            )
         if skills:
-            print(f"\nSkill tool (listing {len(SKILLS)} skills) in every request's tool list, identical; "
-                  f"{check_skills(server, turns)} skill bodies reached the model as Skill results")
+            print(
+                f"\nSkill tool (listing {len(SKILLS)} skills) in every request's tool list, identical; "
+                f"{check_skills(server, turns)} skill bodies reached the model as Skill results"
+            )
         by_turn: list[list[dict[str, int]]] = []
         before: dict[str, int] | None = None
         for request in server.requests:
-            if request.purpose == "main" and request.body["messages"][-1]["role"] == "user" \
-                    and isinstance(request.body["messages"][-1]["content"][0].get("text"), str):
+            if (
+                request.purpose == "main"
+                and request.body["messages"][-1]["role"] == "user"
+                and isinstance(request.body["messages"][-1]["content"][0].get("text"), str)
+            ):
                 by_turn.append([])
             elif request.purpose == "extract" and request.usage and before:
                 by_turn[-1].append({**request.usage, "parent_input": total_input(before)})
@@ -352,8 +394,10 @@ def report(title: str, by_turn: list[list[dict[str, int]]]) -> tuple[float, floa
         print(f"{n:>4}  {len(usages):>8}  {total:>12,}  {read:>10,}  {share(usages):>5.1f}%  {reuse(usages):>5.1f}%")
     after_first = [u for usages in by_turn for u in usages][1:]
     figures = share(after_first), reuse(after_first)
-    print(f"extraction requests after the first: {len(after_first)}, {figures[0]:.1f}% of their input "
-          f"tokens read from the cache, prefix reuse {figures[1]:.1f}%")
+    print(
+        f"extraction requests after the first: {len(after_first)}, {figures[0]:.1f}% of their input "
+        f"tokens read from the cache, prefix reuse {figures[1]:.1f}%"
+    )
     return figures
 
 
@@ -378,27 +422,32 @@ def main() -> int:
     guard.propagate = False
     plain = report("Fork on the parent's exact prefix (claude_mini)", measure(args.turns))
     print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
-    hooked = report("The same, with hooks configured (UserPromptSubmit, PreToolUse, PostToolUse)",
-                    measure(args.turns, hooks=True))
+    hooked = report(
+        "The same, with hooks configured (UserPromptSubmit, PreToolUse, PostToolUse)", measure(args.turns, hooks=True)
+    )
     print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
-    with_mcp = report("The same, with the demo MCP server configured (stdio, one call per turn)",
-                      measure(args.turns, mcp=True))
+    with_mcp = report(
+        "The same, with the demo MCP server configured (stdio, one call per turn)", measure(args.turns, mcp=True)
+    )
     print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
-    with_skills = report("The same, with five skills in .claude/skills (the Skill tool loads one on turns "
-                         f"{', '.join(str(i) for i in SKILL_ON if i <= args.turns)})",
-                         measure(args.turns, skills=True))
+    with_skills = report(
+        "The same, with five skills in .claude/skills (the Skill tool loads one on turns "
+        f"{', '.join(str(i) for i in SKILL_ON if i <= args.turns)})",
+        measure(args.turns, skills=True),
+    )
     print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
-    report("Fork with its own tool list (Read, Write, Edit only): for contrast",
-           measure(args.turns, fork_tools=3))
+    report("Fork with its own tool list (Read, Write, Edit only): for contrast", measure(args.turns, fork_tools=3))
     print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
-    checks = [("share of input from cache, no hooks (issue 5)", plain[0], 90.0),
-              ("share of input from cache, with hooks", hooked[0], 90.0),
-              ("share of input from cache, with MCP servers", with_mcp[0], 90.0),
-              ("share of input from cache, with skills", with_skills[0], 90.0),
-              ("prefix reuse, no hooks", plain[1], 97.0),
-              ("prefix reuse, with hooks (issue 16)", hooked[1], 97.0),
-              ("prefix reuse, with MCP servers (issue 17)", with_mcp[1], 97.0),
-              ("prefix reuse, with skills (issue 18)", with_skills[1], 97.0)]
+    checks = [
+        ("share of input from cache, no hooks (issue 5)", plain[0], 90.0),
+        ("share of input from cache, with hooks", hooked[0], 90.0),
+        ("share of input from cache, with MCP servers", with_mcp[0], 90.0),
+        ("share of input from cache, with skills", with_skills[0], 90.0),
+        ("prefix reuse, no hooks", plain[1], 97.0),
+        ("prefix reuse, with hooks (issue 16)", hooked[1], 97.0),
+        ("prefix reuse, with MCP servers (issue 17)", with_mcp[1], 97.0),
+        ("prefix reuse, with skills (issue 18)", with_skills[1], 97.0),
+    ]
     print()
     for what, figure, target in checks:
         print(f"Target {what} >= {target:.0f}%: {'met' if figure >= target else 'NOT met'} ({figure:.1f}%)")

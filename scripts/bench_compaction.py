@@ -51,10 +51,12 @@ from claude_mini.prompt import estimate_tokens  # noqa: E402
 from claude_mini.runtime import build_runtime  # noqa: E402
 
 CHECKPOINT_HEADER = "Working state before this summary (taken from the conversation, not written by a model):"
-SUMMARY = ("<summary>1. Primary request: the user is fixing the FX rates cache of a payments service and "
-           "asked for tests and notes along the way. 5. Problem solving: the cache's expiry was fixed and "
-           "tested; more work on the cache followed. 8. Current work: wrapping up the changes. "
-           "9. Next step: continue with what the user asks next.</summary>")
+SUMMARY = (
+    "<summary>1. Primary request: the user is fixing the FX rates cache of a payments service and "
+    "asked for tests and notes along the way. 5. Problem solving: the cache's expiry was fixed and "
+    "tested; more work on the cache followed. 8. Current work: wrapping up the changes. "
+    "9. Next step: continue with what the user asks next.</summary>"
+)
 COMPACT_AFTER = (20, 40)
 
 # -- the repository the commands run in
@@ -83,7 +85,7 @@ def fetch_rates(pair, now=None):
 def _load(pair):
     return {"EURUSD": 1.08, "GBPUSD": 1.27}.get(pair, 1.0)
 '''
-CHECK_RATES = '''\
+CHECK_RATES = """\
 import sys
 sys.path.insert(0, ".")
 import rates
@@ -91,8 +93,8 @@ rates._CACHE["EURUSD"] = (0.0, 0.5)
 if rates.fetch_rates("EURUSD", now=10_000.0) != 1.08:
     sys.exit("check_rates: FAILED: a stale rate was served after its TTL")
 print("check_rates: 1 passed")
-'''
-TEST_EXPIRY = '''\
+"""
+TEST_EXPIRY = """\
 import sys
 sys.path.insert(0, ".")
 import rates
@@ -100,8 +102,8 @@ rates._CACHE.clear()
 rates.fetch_rates("GBPUSD", now=0.0)
 assert rates.fetch_rates("GBPUSD", now=1.0) == 1.27
 print("test_expiry: 1 passed")
-'''
-TEST_SIZE = '''\
+"""
+TEST_SIZE = """\
 import sys
 sys.path.insert(0, ".")
 import rates
@@ -111,7 +113,7 @@ for i in range(rates.CACHE_SIZE + 10):
 if len(rates._CACHE) > rates.CACHE_SIZE:
     sys.exit(f"test_size: FAILED: {len(rates._CACHE)} entries, limit {rates.CACHE_SIZE}")
 print("test_size: 1 passed")
-'''
+"""
 SLOW_SUITE = 'import sys\nprint("slow_suite: 3 failed, 41 passed")\nsys.exit(1)\n'
 REPO_FILES = {
     "rates.py": RATES,
@@ -129,8 +131,13 @@ def make_repo(root: Path) -> None:
     for name, text in REPO_FILES.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
-    for args in (["init", "-q"], ["config", "user.email", "bench@example.com"], ["config", "user.name", "bench"],
-                 ["add", "-A"], ["commit", "-q", "-m", "initial"]):
+    for args in (
+        ["init", "-q"],
+        ["config", "user.email", "bench@example.com"],
+        ["config", "user.name", "bench"],
+        ["add", "-A"],
+        ["commit", "-q", "-m", "initial"],
+    ):
         subprocess.run(["git", *args], cwd=root, check=True)
 
 
@@ -167,87 +174,171 @@ class Turn:
 CHECK = "python3 tests/check_rates.py -x"
 JSON_CHECK = "python3 -c 'import json; json.load(open(\"config.json\"))'"
 TURNS: list[Turn] = [
-    Turn("We are on ticket PAY-4412: the FX rates cache in rates.py serves stale values. Look around first.",
-         [bash("ls tests"), bash("git status --short")], "A small service: rates.py, tests/, migrations/.",
-         identifiers=("PAY-4412",)),
-    Turn("Always run tests with -x. Run the rates check now.", [bash(CHECK)],
-         "It fails: a stale rate is served after its TTL.", instructions=("Always run tests with -x",)),
-    Turn("Read rates.py and tell me what fetch_rates does.", [read("rates.py")],
-         "It returns a cached value forever once it is cached."),
-    Turn("Never touch migrations/, whatever the fix needs.", [], "Understood.",
-         instructions=("Never touch migrations/",)),
-    Turn("Try clearing the cache with the helper script first.", [bash("python3 scripts/clear_cache.py")],
-         "There is no such script."),
-    Turn("Fix the TTL check; the setting is called RATES_TTL_SECONDS.",
-         [edit("rates.py", '"RATES_TTL"', '"RATES_TTL_SECONDS"'),
-          edit("rates.py", "    if hit:\n", "    if hit and now - hit[0] < TTL:\n"), bash(CHECK)],
-         "Fixed; the check passes now.", identifiers=("RATES_TTL_SECONDS",)),
-    Turn("Add a test for expiry.", [write("tests/test_expiry.py", TEST_EXPIRY),
-                                    bash("python3 tests/test_expiry.py -x")], "Added; it passes."),
+    Turn(
+        "We are on ticket PAY-4412: the FX rates cache in rates.py serves stale values. Look around first.",
+        [bash("ls tests"), bash("git status --short")],
+        "A small service: rates.py, tests/, migrations/.",
+        identifiers=("PAY-4412",),
+    ),
+    Turn(
+        "Always run tests with -x. Run the rates check now.",
+        [bash(CHECK)],
+        "It fails: a stale rate is served after its TTL.",
+        instructions=("Always run tests with -x",),
+    ),
+    Turn(
+        "Read rates.py and tell me what fetch_rates does.",
+        [read("rates.py")],
+        "It returns a cached value forever once it is cached.",
+    ),
+    Turn(
+        "Never touch migrations/, whatever the fix needs.", [], "Understood.", instructions=("Never touch migrations/",)
+    ),
+    Turn(
+        "Try clearing the cache with the helper script first.",
+        [bash("python3 scripts/clear_cache.py")],
+        "There is no such script.",
+    ),
+    Turn(
+        "Fix the TTL check; the setting is called RATES_TTL_SECONDS.",
+        [
+            edit("rates.py", '"RATES_TTL"', '"RATES_TTL_SECONDS"'),
+            edit("rates.py", "    if hit:\n", "    if hit and now - hit[0] < TTL:\n"),
+            bash(CHECK),
+        ],
+        "Fixed; the check passes now.",
+        identifiers=("RATES_TTL_SECONDS",),
+    ),
+    Turn(
+        "Add a test for expiry.",
+        [write("tests/test_expiry.py", TEST_EXPIRY), bash("python3 tests/test_expiry.py -x")],
+        "Added; it passes.",
+    ),
     Turn("Check the style of rates.py.", [bash("python3 -m flake8 rates.py")], "flake8 is not installed."),
-    Turn("Use the branch fx-rates-cache for this work.", [bash("git checkout -q -b fx-rates-cache")],
-         "On fx-rates-cache now.", identifiers=("fx-rates-cache",)),
-    Turn("Commit what we have.", [bash("git add -A && git commit -q -m 'PAY-4412: honour the TTL'")],
-         "Committed."),
+    Turn(
+        "Use the branch fx-rates-cache for this work.",
+        [bash("git checkout -q -b fx-rates-cache")],
+        "On fx-rates-cache now.",
+        identifiers=("fx-rates-cache",),
+    ),
+    Turn("Commit what we have.", [bash("git add -A && git commit -q -m 'PAY-4412: honour the TTL'")], "Committed."),
     Turn("How long is the module now?", [bash("wc -l rates.py")], "About 25 lines."),
     Turn("Try the old benchmark runner.", [bash("python3 bench/run.py --fast")], "bench/run.py does not exist."),
-    Turn("Start a CHANGELOG.", [write("CHANGELOG.md", "# Changelog\n\n## Unreleased\n- The rates cache expires.\n")],
-         "Written."),
-    Turn("Give fetch_rates a docstring.",
-         [edit("rates.py", "def fetch_rates(pair, now=None):\n",
-               'def fetch_rates(pair, now=None):\n    """The rate for `pair`, from the cache while fresh."""\n')],
-         "Done."),
+    Turn(
+        "Start a CHANGELOG.",
+        [write("CHANGELOG.md", "# Changelog\n\n## Unreleased\n- The rates cache expires.\n")],
+        "Written.",
+    ),
+    Turn(
+        "Give fetch_rates a docstring.",
+        [
+            edit(
+                "rates.py",
+                "def fetch_rates(pair, now=None):\n",
+                'def fetch_rates(pair, now=None):\n    """The rate for `pair`, from the cache while fresh."""\n',
+            )
+        ],
+        "Done.",
+    ),
     Turn("Run the tests again.", [bash(CHECK), bash("python3 tests/test_expiry.py -x")], "Both pass."),
-    Turn("The reviewer is @mkowalski; mention the ENABLE_FX_CACHE flag in the README.",
-         [read("README.md"), edit("README.md", "payments API.\n", "payments API.\n\nSet ENABLE_FX_CACHE=1 "
-                                  "to turn the cache on.\n")],
-         "The README mentions it.", identifiers=("@mkowalski", "ENABLE_FX_CACHE")),
-    Turn("Does the JSON config parse?", [bash(JSON_CHECK), write("config.json", '{"ttl_seconds": 60}\n'),
-                                         bash(JSON_CHECK)],
-         "There was none; I wrote config.json and it parses."),
+    Turn(
+        "The reviewer is @mkowalski; mention the ENABLE_FX_CACHE flag in the README.",
+        [
+            read("README.md"),
+            edit("README.md", "payments API.\n", "payments API.\n\nSet ENABLE_FX_CACHE=1 to turn the cache on.\n"),
+        ],
+        "The README mentions it.",
+        identifiers=("@mkowalski", "ENABLE_FX_CACHE"),
+    ),
+    Turn(
+        "Does the JSON config parse?",
+        [bash(JSON_CHECK), write("config.json", '{"ttl_seconds": 60}\n'), bash(JSON_CHECK)],
+        "There was none; I wrote config.json and it parses.",
+    ),
     Turn("Look for TODOs in the code.", [bash("grep -rn TODO --include=*.py .")], "One, about the cache size."),
     Turn("Try running the integration suite.", [bash("python3 tests/integration.py")], "There is no such suite."),
     Turn("Where are we? A short answer.", [], "The expiry is fixed and tested; the cache size is next."),
     # -- compaction 1, then:
     Turn("Carry on.", [bash("git log --oneline -1")], "The last commit is the TTL fix."),
-    Turn("Bound the cache: its size comes from RATES_CACHE_SIZE, default 256.",
-         [edit("rates.py", "# TODO: bound the cache size\n",
-               'CACHE_SIZE = int(os.environ.get("RATES_CACHE_SIZE", "256"))\n'), bash(CHECK)],
-         "CACHE_SIZE is read; the check passes.", identifiers=("RATES_CACHE_SIZE",)),
+    Turn(
+        "Bound the cache: its size comes from RATES_CACHE_SIZE, default 256.",
+        [
+            edit(
+                "rates.py",
+                "# TODO: bound the cache size\n",
+                'CACHE_SIZE = int(os.environ.get("RATES_CACHE_SIZE", "256"))\n',
+            ),
+            bash(CHECK),
+        ],
+        "CACHE_SIZE is read; the check passes.",
+        identifiers=("RATES_CACHE_SIZE",),
+    ),
     Turn("Delete the scratch file notes.txt.", [bash("rm notes.txt")], "Deleted."),
     Turn("Check the type hints.", [bash("python3 -m mypy_strict rates.py")], "That checker is not installed."),
-    Turn("Write a test for the size limit. Put new tests under tests/, never in the repository root.",
-         [write("tests/test_size.py", TEST_SIZE), bash("python3 tests/test_size.py -x")],
-         "The test fails: nothing evicts yet.",
-         instructions=("Put new tests under tests/, never in the repository root",)),
-    Turn("Implement the eviction.",
-         [edit("rates.py", "    _CACHE[pair] = (now, value)\n",
-               "    if len(_CACHE) >= CACHE_SIZE:\n        _CACHE.pop(next(iter(_CACHE)))\n"
-               "    _CACHE[pair] = (now, value)\n"), bash("python3 tests/test_size.py -x")],
-         "The oldest entry goes; the test passes."),
+    Turn(
+        "Write a test for the size limit. Put new tests under tests/, never in the repository root.",
+        [write("tests/test_size.py", TEST_SIZE), bash("python3 tests/test_size.py -x")],
+        "The test fails: nothing evicts yet.",
+        instructions=("Put new tests under tests/, never in the repository root",),
+    ),
+    Turn(
+        "Implement the eviction.",
+        [
+            edit(
+                "rates.py",
+                "    _CACHE[pair] = (now, value)\n",
+                "    if len(_CACHE) >= CACHE_SIZE:\n        _CACHE.pop(next(iter(_CACHE)))\n"
+                "    _CACHE[pair] = (now, value)\n",
+            ),
+            bash("python3 tests/test_size.py -x"),
+        ],
+        "The oldest entry goes; the test passes.",
+    ),
     Turn("Try the slow suite.", [bash("python3 tests/slow_suite.py -x")], "3 failures, unrelated to the cache."),
-    Turn("Which version are we on?", [bash("cat VERSION")], "The VERSION file says so.",
-         identifiers=("2.14.0-rc3",)),
-    Turn("Mention the on-call channel #fx-oncall in the README.",
-         [edit("README.md", "to turn the cache on.\n", "to turn the cache on.\n\nOn call: #fx-oncall.\n")],
-         "Added.", identifiers=("#fx-oncall",)),
+    Turn("Which version are we on?", [bash("cat VERSION")], "The VERSION file says so.", identifiers=("2.14.0-rc3",)),
+    Turn(
+        "Mention the on-call channel #fx-oncall in the README.",
+        [edit("README.md", "to turn the cache on.\n", "to turn the cache on.\n\nOn call: #fx-oncall.\n")],
+        "Added.",
+        identifiers=("#fx-oncall",),
+    ),
     Turn("Try pushing the branch.", [bash("git push -q origin fx-rates-cache")], "There is no remote."),
-    Turn("Add an example settings file.",
-         [write("settings.example.toml", "RATES_TTL_SECONDS = 60\nRATES_CACHE_SIZE = 256\n")], "Written."),
-    Turn("Run all the quick tests.",
-         [bash(f"{CHECK} && python3 tests/test_expiry.py -x && python3 tests/test_size.py -x")], "All pass."),
+    Turn(
+        "Add an example settings file.",
+        [write("settings.example.toml", "RATES_TTL_SECONDS = 60\nRATES_CACHE_SIZE = 256\n")],
+        "Written.",
+    ),
+    Turn(
+        "Run all the quick tests.",
+        [bash(f"{CHECK} && python3 tests/test_expiry.py -x && python3 tests/test_size.py -x")],
+        "All pass.",
+    ),
     Turn("How much changed?", [bash("git diff --stat")], "rates.py, README.md and new files."),
     Turn("Try building the docs the old way.", [bash("make docs")], "There is no Makefile."),
-    Turn("Add the size limit to the CHANGELOG.",
-         [read("CHANGELOG.md"), edit("CHANGELOG.md", "- The rates cache expires.\n",
-                                     "- The rates cache expires.\n- Its size is bounded (RATES_CACHE_SIZE).\n")],
-         "Added."),
+    Turn(
+        "Add the size limit to the CHANGELOG.",
+        [
+            read("CHANGELOG.md"),
+            edit(
+                "CHANGELOG.md",
+                "- The rates cache expires.\n",
+                "- The rates cache expires.\n- Its size is bounded (RATES_CACHE_SIZE).\n",
+            ),
+        ],
+        "Added.",
+    ),
     Turn("Commit again.", [bash("git add -A && git commit -q -m 'PAY-4412: bound the cache'")], "Committed."),
-    Turn("Make sure nothing under migrations/ changed.", [bash("git diff --name-only HEAD~2 -- migrations/")],
-         "Nothing there changed."),
+    Turn(
+        "Make sure nothing under migrations/ changed.",
+        [bash("git diff --name-only HEAD~2 -- migrations/")],
+        "Nothing there changed.",
+    ),
     Turn("Check the JSON config once more.", [bash(JSON_CHECK)], "It parses."),
-    Turn("Write a handoff note for the reviewer.",
-         [write("HANDOFF.md", "# Handoff\n\nThe cache expires and is bounded; tests in tests/.\n")], "Written."),
+    Turn(
+        "Write a handoff note for the reviewer.",
+        [write("HANDOFF.md", "# Handoff\n\nThe cache expires and is bounded; tests in tests/.\n")],
+        "Written.",
+    ),
     Turn("Where are we? A short answer.", [], "Done: the cache expires and is bounded."),
     # -- compaction 2, then:
     Turn("Carry on.", [], "Nothing is left."),
@@ -305,8 +396,9 @@ def bash_runs(server: FakeAnthropic) -> list[Run]:
         messages = request.body["messages"]
         last = messages[-1]
         blocks = last["content"] if isinstance(last["content"], list) else []
-        if any(b.get("type") == "text" and not b["text"].startswith("<system-reminder>") for b in blocks) \
-                and not any(b.get("type") == "tool_result" for b in blocks):
+        if any(b.get("type") == "text" and not b["text"].startswith("<system-reminder>") for b in blocks) and not any(
+            b.get("type") == "tool_result" for b in blocks
+        ):
             turn += 1
         if len(messages) >= 2 and messages[-2]["role"] == "assistant":
             for block in messages[-2]["content"]:
@@ -323,8 +415,11 @@ def facts_before(turn: int, runs: list[Run]) -> dict[str, list[str]]:
     """The facts planted up to `turn`, by kind. A command that failed counts as a failed approach
     only when no later run of the same command (up to `turn`) succeeded; else it is a command."""
     done = [r for r in runs if r.turn <= turn]
-    failed = [r.command for r in done if not r.ok
-              and not any(s.ok and s.command == r.command and s.turn >= r.turn for s in done)]
+    failed = [
+        r.command
+        for r in done
+        if not r.ok and not any(s.ok and s.command == r.command and s.turn >= r.turn for s in done)
+    ]
     commands = [r.command for r in done if r.command not in failed]
     files: list[str] = []
     for t in TURNS[:turn]:
@@ -342,8 +437,13 @@ def facts_before(turn: int, runs: list[Run]) -> dict[str, list[str]]:
 def recovered(runs: list[Run], turn: int) -> list[str]:
     """Commands that failed and later succeeded (up to `turn`): they must not be listed as failed."""
     done = [r for r in runs if r.turn <= turn]
-    return list(dict.fromkeys(r.command for r in done if not r.ok
-                              and any(s.ok and s.command == r.command and s.turn > r.turn for s in done)))
+    return list(
+        dict.fromkeys(
+            r.command
+            for r in done
+            if not r.ok and any(s.ok and s.command == r.command and s.turn > r.turn for s in done)
+        )
+    )
 
 
 def message_texts(body: dict[str, Any]) -> list[str]:
@@ -364,7 +464,7 @@ def checkpoint_of(texts: list[str]) -> str:
     """The checkpoint attachment in these texts ("" when there is none)."""
     for text in texts:
         if CHECKPOINT_HEADER in text:
-            return text[text.index(CHECKPOINT_HEADER):].removesuffix("</system-reminder>").strip()
+            return text[text.index(CHECKPOINT_HEADER) :].removesuffix("</system-reminder>").strip()
     return ""
 
 
@@ -395,8 +495,9 @@ class Measure:
     input_tokens: int
 
 
-def measure(body: dict[str, Any], usage: dict[str, int] | None, facts: dict[str, list[str]],
-            recovered_commands: list[str]) -> Measure:
+def measure(
+    body: dict[str, Any], usage: dict[str, int] | None, facts: dict[str, list[str]], recovered_commands: list[str]
+) -> Measure:
     texts = message_texts(body)
     everything = "\n".join(texts)
     checkpoint = checkpoint_of(texts)
@@ -408,8 +509,9 @@ def measure(body: dict[str, Any], usage: dict[str, int] | None, facts: dict[str,
         missing = [item for item in items if item not in where]
         present[kind] = (len(items) - len(missing), len(items), missing)
     wrongly = [c for c in recovered_commands if checkpoint and c in failed_lines]
-    total = sum((usage or {}).get(k, 0) for k in ("input_tokens", "cache_read_input_tokens",
-                                                  "cache_creation_input_tokens"))
+    total = sum(
+        (usage or {}).get(k, 0) for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    )
     return Measure(present, wrongly, len(checkpoint), estimate_tokens(checkpoint) if checkpoint else 0, total)
 
 
@@ -425,9 +527,13 @@ def checkpoint_off() -> Iterator[None]:
 def bench(with_checkpoint: bool) -> tuple[list[Measure], list[Run], list[str]]:
     """The session in a fresh home, repository and server; a Measure per compaction, the Bash
     runs, and the last checkpoint's text."""
-    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as server, \
-            mock.patch.dict(os.environ, {"CLAUDE_MINI_HOME": str(Path(tmp) / "home"),
-                                         "CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeAnthropic() as server,
+        mock.patch.dict(
+            os.environ, {"CLAUDE_MINI_HOME": str(Path(tmp) / "home"), "CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}
+        ),
+    ):
         repo = Path(tmp) / "repo"
         repo.mkdir()
         make_repo(repo)
@@ -457,26 +563,33 @@ class _nothing:
 def report(title: str, measures: list[Measure], verbose: bool) -> None:
     print(f"\n{title}")
     kinds = list(measures[0].present)
-    print(f"  {'kind':<30}" + "".join(f"  after compaction {n} (turn {at:>2})"
-                                     for n, at in enumerate(COMPACT_AFTER, start=1)))
+    print(
+        f"  {'kind':<30}"
+        + "".join(f"  after compaction {n} (turn {at:>2})" for n, at in enumerate(COMPACT_AFTER, start=1))
+    )
     for kind in kinds:
         cells = []
         for m in measures:
             got, planted, _ = m.present[kind]
             cells.append(f"{got:>3}/{planted:<3} {100 * got / planted if planted else 100:>5.1f}%".ljust(30))
         print(f"  {kind:<30}" + "".join(f"  {c}" for c in cells))
-    print(f"  {'listed as failed, though fixed':<30}"
-          + "".join(f"  {len(m.wrongly_failed):>3}".ljust(32) for m in measures))
-    print(f"  {'checkpoint: characters/tokens':<30}"
-          + "".join(f"  {m.checkpoint_chars:>6,} / {m.checkpoint_tokens:>5,}".ljust(32) for m in measures))
+    print(
+        f"  {'listed as failed, though fixed':<30}"
+        + "".join(f"  {len(m.wrongly_failed):>3}".ljust(32) for m in measures)
+    )
+    print(
+        f"  {'checkpoint: characters/tokens':<30}"
+        + "".join(f"  {m.checkpoint_chars:>6,} / {m.checkpoint_tokens:>5,}".ljust(32) for m in measures)
+    )
     print(f"  {'request input tokens':<30}" + "".join(f"  {m.input_tokens:>6,}".ljust(32) for m in measures))
     for n, m in enumerate(measures, start=1):
         missing = {kind: items for kind, (_, _, items) in m.present.items() if items}
         if missing and verbose:
             print(f"  missing after compaction {n}: " + "; ".join(f"{k}: {', '.join(v)}" for k, v in missing.items()))
         if m.wrongly_failed and verbose:
-            print(f"  listed as failed after compaction {n}, though a later run succeeded: "
-                  + ", ".join(m.wrongly_failed))
+            print(
+                f"  listed as failed after compaction {n}, though a later run succeeded: " + ", ".join(m.wrongly_failed)
+            )
 
 
 def main() -> int:
@@ -486,13 +599,19 @@ def main() -> int:
     with_cp, runs, last = bench(with_checkpoint=True)
     without, _, _ = bench(with_checkpoint=False)
     failing = sum(not r.ok for r in runs)
-    print(f"{len(TURNS)} turns, {len(runs)} Bash calls ({failing} failed, "
-          f"{len(recovered(runs, len(TURNS)))} of those commands succeeded later), compacted after turns "
-          f"{' and '.join(map(str, COMPACT_AFTER))}; the share of each kind planted before a compaction "
-          "that is in the first request after it")
+    print(
+        f"{len(TURNS)} turns, {len(runs)} Bash calls ({failing} failed, "
+        f"{len(recovered(runs, len(TURNS)))} of those commands succeeded later), compacted after turns "
+        f"{' and '.join(map(str, COMPACT_AFTER))}; the share of each kind planted before a compaction "
+        "that is in the first request after it"
+    )
     report("With the checkpoint (claude_mini)", with_cp, verbose=True)
-    report("Without it (the checkpoint's hook attaches nothing): the summary, the latest request, "
-           "restored files and rules only", without, verbose=False)
+    report(
+        "Without it (the checkpoint's hook attaches nothing): the summary, the latest request, "
+        "restored files and rules only",
+        without,
+        verbose=False,
+    )
     if args.show:
         print("\nThe checkpoint after the second compaction:\n" + last[0])
     return 0

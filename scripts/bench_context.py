@@ -133,12 +133,16 @@ def time_build_vs_read(cwd: Path, repo: Path, home: Path, runs: int) -> Instruct
         build(cwd, repo, home)
         build_s.append(time.perf_counter() - start)
     ratio = statistics.median(build_s) / statistics.median(read_s)
-    print(f"files: {len(instructions.files)} loaded ({len(paths) - len(instructions.files)} "
-          f"conditional rules set aside), {len(instructions.skipped)} skipped, "
-          f"section {len(instructions.render()):,} chars")
+    print(
+        f"files: {len(instructions.files)} loaded ({len(paths) - len(instructions.files)} "
+        f"conditional rules set aside), {len(instructions.skipped)} skipped, "
+        f"section {len(instructions.render()):,} chars"
+    )
     print(f"read the same files:        {median_ms(read_s):7.2f} ms")
-    print(f"build instruction section:  {median_ms(build_s):7.2f} ms   "
-          f"ratio {ratio:.2f}x (target <= 3x) {'OK' if ratio <= 3 else 'MISSED'}")
+    print(
+        f"build instruction section:  {median_ms(build_s):7.2f} ms   "
+        f"ratio {ratio:.2f}x (target <= 3x) {'OK' if ratio <= 3 else 'MISSED'}"
+    )
     return instructions
 
 
@@ -159,8 +163,10 @@ def time_matching(instructions: InstructionSet, cwd: Path, runs: int) -> None:
         match_s.append(time.perf_counter() - start)
     match_ms = median_ms(match_s)
     print(f"compile {len(rules)} conditional rules' globs: {compile_ms:6.2f} ms (once, on first touch)")
-    print(f"match {PATHS:,} paths against them: {match_ms:6.2f} ms   ({hits} matches) "
-          f"(target < 50 ms) {'OK' if match_ms < 50 else 'MISSED'}")
+    print(
+        f"match {PATHS:,} paths against them: {match_ms:6.2f} ms   ({hits} matches) "
+        f"(target < 50 ms) {'OK' if match_ms < 50 else 'MISSED'}"
+    )
     tracker_s = []
     for _ in range(runs):
         tracker = AttachmentTracker(instructions)
@@ -168,8 +174,10 @@ def time_matching(instructions: InstructionSet, cwd: Path, runs: int) -> None:
         for p in paths:
             tracker.on_path_touched(p)
         tracker_s.append(time.perf_counter() - start)
-    print(f"tracker.on_path_touched x {PATHS:,} (real paths, nested folders, attachments): "
-          f"{median_ms(tracker_s):6.2f} ms; {len(tracker.active())} attachments")
+    print(
+        f"tracker.on_path_touched x {PATHS:,} (real paths, nested folders, attachments): "
+        f"{median_ms(tracker_s):6.2f} ms; {len(tracker.active())} attachments"
+    )
 
 
 def main() -> None:

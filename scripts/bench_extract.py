@@ -52,10 +52,7 @@ from claude_mini.runtime import Runtime, build_runtime  # noqa: E402
 TARGET_SHARE = 0.30
 WAIT_SECONDS = 30.0
 
-FILES = {
-    "README.md": "# shop\n\nA small web shop: an HTTP server, a config loader, a cache and a CLI.\n",
-    "app/__init__.py": "",
-    "app/server.py": '''"""The HTTP server: routes requests to handlers, with retries on the database."""
+SERVER_PY = '''"""The HTTP server: routes requests to handlers, with retries on the database."""
 
 from app.config import load_cfg
 from app.retry import retry
@@ -81,7 +78,18 @@ def list_orders():
 
 def query(url, sql):
     raise NotImplementedError("the database driver is injected in production")
-''' * 2,
+'''
+
+
+def _seam(port: int) -> str:
+    """server.py's first PORT line to the second copy's first words: unique in the doubled file."""
+    return SERVER_PY[SERVER_PY.index("PORT = 3000") :].replace("3000", str(port), 1) + '"""The HTTP server'
+
+
+FILES = {
+    "README.md": "# shop\n\nA small web shop: an HTTP server, a config loader, a cache and a CLI.\n",
+    "app/__init__.py": "",
+    "app/server.py": SERVER_PY * 2,
     "app/config.py": '''"""Configuration: environment variables over defaults."""
 
 import os
@@ -137,7 +145,8 @@ class Cache:
 
     def set(self, key, value):
         self.items[key] = (value, time.time() + self.ttl)
-''' * 2,
+'''
+    * 2,
     "app/cli.py": '''"""Command line: `shop serve`."""
 
 import argparse
@@ -152,7 +161,7 @@ def main(argv=None):
     cfg = load_cfg()
     print(f"serving with {cfg['database_url']}")
 ''',
-    "tests/test_app.py": '''from app.server import handle
+    "tests/test_app.py": """from app.server import handle
 
 
 class Request:
@@ -163,12 +172,12 @@ class Request:
 def test_health():
     expected = 'OK'
     assert handle(Request("/health"))[1] == expected
-''',
-    "run_tests.sh": '''if grep -q "expected = 'OK'" tests/test_app.py; then
+""",
+    "run_tests.sh": """if grep -q "expected = 'OK'" tests/test_app.py; then
   echo "FAILED tests/test_app.py::test_health - AssertionError: 'ok' != 'OK'"; echo "1 failed, 3 passed"; exit 1
 fi
 echo "4 passed"
-''',
+""",
 }
 
 
@@ -183,48 +192,111 @@ def edit(path: str, old: str, new: str) -> Reply:
 # (what the user types, the main agent's replies); the last reply of each turn is its answer.
 TURNS: list[tuple[str, list[Reply]]] = [
     ("hello", [Reply.text("Hi! What are we working on today?")]),
-    ("list files", [tool("Glob", pattern="**/*"),
-                    Reply.text("README.md, run_tests.sh, app/ (server, config, retry, cache, cli), tests/.")]),
-    ("what does app/server.py do?", [tool("Read", file_path="app/server.py"),
-                                     Reply.text("It routes /health and /orders; list_orders retries 3 times.")]),
-    ("I prefer pytest fixtures over setUp methods; always write new tests that way",
-     [Reply.text("Noted: new tests will use pytest fixtures.")]),
-    ("show me where the config is loaded", [tool("Grep", pattern="def load_cfg"), tool("Read", file_path="app/config.py"),
-                                            Reply.text("app/config.py: load_cfg merges env vars over DEFAULTS.")]),
-    ("add a --port flag to the CLI", [tool("Read", file_path="app/cli.py"),
-                                      edit("app/cli.py", '    parser.add_argument("command", choices=["serve"])\n',
-                                           '    parser.add_argument("command", choices=["serve"])\n'
-                                           '    parser.add_argument("--port", type=int, default=3000)\n'),
-                                      Reply.text("Added --port (default 3000).")]),
-    ("run the tests", [tool("Bash", command="sh run_tests.sh"),
-                       Reply.text("test_health fails: it expects 'OK' but the server answers 'ok'.")]),
-    ("fix the failing test", [tool("Read", file_path="tests/test_app.py"),
-                              edit("tests/test_app.py", "expected = 'OK'", "expected = 'ok'"),
-                              tool("Bash", command="sh run_tests.sh"), Reply.text("Fixed: 4 passed.")]),
-    ("no, that's wrong: the dev server listens on 8080, not 3000",
-     [edit("app/server.py", "PORT = 3000  # TODO: read from the config\n\n\ndef handle(request):\n    \"\"\"Route one request: /health, /orders, else 404.\"\"\"\n    if request.path == \"/health\":\n        return 200, \"ok\"\n    if request.path == \"/orders\":\n        return 200, list_orders()\n    return 404, \"not found\"\n\n\n@retry(times=3)\ndef list_orders():\n    \"\"\"The open orders, from the database named by DATABASE_URL.\"\"\"\n    cfg = load_cfg()\n    return query(cfg[\"database_url\"], \"select * from orders where open\")\n\n\ndef query(url, sql):\n    raise NotImplementedError(\"the database driver is injected in production\")\n\"\"\"The HTTP server",
-           "PORT = 8080  # TODO: read from the config\n\n\ndef handle(request):\n    \"\"\"Route one request: /health, /orders, else 404.\"\"\"\n    if request.path == \"/health\":\n        return 200, \"ok\"\n    if request.path == \"/orders\":\n        return 200, list_orders()\n    return 404, \"not found\"\n\n\n@retry(times=3)\ndef list_orders():\n    \"\"\"The open orders, from the database named by DATABASE_URL.\"\"\"\n    cfg = load_cfg()\n    return query(cfg[\"database_url\"], \"select * from orders where open\")\n\n\ndef query(url, sql):\n    raise NotImplementedError(\"the database driver is injected in production\")\n\"\"\"The HTTP server"),
-      Reply.text("Changed the default port to 8080.")]),
-    ("what does the retry decorator do?", [tool("Read", file_path="app/retry.py"),
-                                           Reply.text("Up to 3 calls with exponential back-off from 0.1 s.")]),
+    (
+        "list files",
+        [
+            tool("Glob", pattern="**/*"),
+            Reply.text("README.md, run_tests.sh, app/ (server, config, retry, cache, cli), tests/."),
+        ],
+    ),
+    (
+        "what does app/server.py do?",
+        [
+            tool("Read", file_path="app/server.py"),
+            Reply.text("It routes /health and /orders; list_orders retries 3 times."),
+        ],
+    ),
+    (
+        "I prefer pytest fixtures over setUp methods; always write new tests that way",
+        [Reply.text("Noted: new tests will use pytest fixtures.")],
+    ),
+    (
+        "show me where the config is loaded",
+        [
+            tool("Grep", pattern="def load_cfg"),
+            tool("Read", file_path="app/config.py"),
+            Reply.text("app/config.py: load_cfg merges env vars over DEFAULTS."),
+        ],
+    ),
+    (
+        "add a --port flag to the CLI",
+        [
+            tool("Read", file_path="app/cli.py"),
+            edit(
+                "app/cli.py",
+                '    parser.add_argument("command", choices=["serve"])\n',
+                '    parser.add_argument("command", choices=["serve"])\n'
+                '    parser.add_argument("--port", type=int, default=3000)\n',
+            ),
+            Reply.text("Added --port (default 3000)."),
+        ],
+    ),
+    (
+        "run the tests",
+        [
+            tool("Bash", command="sh run_tests.sh"),
+            Reply.text("test_health fails: it expects 'OK' but the server answers 'ok'."),
+        ],
+    ),
+    (
+        "fix the failing test",
+        [
+            tool("Read", file_path="tests/test_app.py"),
+            edit("tests/test_app.py", "expected = 'OK'", "expected = 'ok'"),
+            tool("Bash", command="sh run_tests.sh"),
+            Reply.text("Fixed: 4 passed."),
+        ],
+    ),
+    (
+        "no, that's wrong: the dev server listens on 8080, not 3000",
+        [
+            edit(
+                "app/server.py",
+                _seam(3000),
+                _seam(8080),
+            ),
+            Reply.text("Changed the default port to 8080."),
+        ],
+    ),
+    (
+        "what does the retry decorator do?",
+        [tool("Read", file_path="app/retry.py"), Reply.text("Up to 3 calls with exponential back-off from 0.1 s.")],
+    ),
     ("thanks", [Reply.text("You're welcome.")]),
-    ("where is the database url read?", [tool("Grep", pattern="DATABASE_URL"),
-                                         Reply.text("In app/config.py, load_cfg; app/server.py uses it.")]),
-    ("the release freeze starts Friday, so the orders migration must be merged by Thursday",
-     [Reply.text("Understood: merge by Thursday.")]),
-    ("rename load_cfg to load_config everywhere",
-     [tool("Grep", pattern="load_cfg"),
-      edit("app/config.py", "def load_cfg():", "def load_config():"),
-      edit("app/cli.py", "from app.config import load_cfg\n", "from app.config import load_config\n"),
-      edit("app/cli.py", "    cfg = load_cfg()\n", "    cfg = load_config()\n"),
-      Reply.text("Renamed in app/config.py and app/cli.py.")]),
+    (
+        "where is the database url read?",
+        [tool("Grep", pattern="DATABASE_URL"), Reply.text("In app/config.py, load_cfg; app/server.py uses it.")],
+    ),
+    (
+        "the release freeze starts Friday, so the orders migration must be merged by Thursday",
+        [Reply.text("Understood: merge by Thursday.")],
+    ),
+    (
+        "rename load_cfg to load_config everywhere",
+        [
+            tool("Grep", pattern="load_cfg"),
+            edit("app/config.py", "def load_cfg():", "def load_config():"),
+            edit("app/cli.py", "from app.config import load_cfg\n", "from app.config import load_config\n"),
+            edit("app/cli.py", "    cfg = load_cfg()\n", "    cfg = load_config()\n"),
+            Reply.text("Renamed in app/config.py and app/cli.py."),
+        ],
+    ),
     ("run the tests again", [tool("Bash", command="sh run_tests.sh"), Reply.text("4 passed.")]),
-    ("explain the cache module", [tool("Read", file_path="app/cache.py"),
-                                  Reply.text("Cache keeps (value, expiry) pairs; get returns None after the TTL.")]),
-    ("Dana owns the billing service; ask her before changing its API",
-     [Reply.text("Got it: Dana reviews billing API changes.")]),
-    ("list the open TODOs", [tool("Grep", pattern="TODO"),
-                             Reply.text("Two: read the port from the config; a size limit for the cache.")]),
+    (
+        "explain the cache module",
+        [
+            tool("Read", file_path="app/cache.py"),
+            Reply.text("Cache keeps (value, expiry) pairs; get returns None after the TTL."),
+        ],
+    ),
+    (
+        "Dana owns the billing service; ask her before changing its API",
+        [Reply.text("Got it: Dana reviews billing API changes.")],
+    ),
+    (
+        "list the open TODOs",
+        [tool("Grep", pattern="TODO"), Reply.text("Two: read the port from the config; a size limit for the cache.")],
+    ),
     ("summarize what we changed today", [Reply.text("--port flag, test_health fixed, port 8080, load_config.")]),
     ("thanks, bye", [Reply.text("Bye!")]),
 ]
@@ -241,13 +313,25 @@ class Fact:
 
 
 FACTS = [
-    Fact("pytest fixtures over setUp", "feedback_test_style.md", "feedback",
-         "write new tests with pytest fixtures, not setUp methods"),
+    Fact(
+        "pytest fixtures over setUp",
+        "feedback_test_style.md",
+        "feedback",
+        "write new tests with pytest fixtures, not setUp methods",
+    ),
     Fact("listens on 8080, not 3000", "project_dev_port.md", "project", "the dev server listens on port 8080"),
-    Fact("release freeze starts Friday", "project_release_freeze.md", "project",
-         "release freeze from Friday; the orders migration must be merged by Thursday"),
-    Fact("Dana owns the billing service", "reference_billing_owner.md", "reference",
-         "Dana owns the billing service: ask her before changing its API"),
+    Fact(
+        "release freeze starts Friday",
+        "project_release_freeze.md",
+        "project",
+        "release freeze from Friday; the orders migration must be merged by Thursday",
+    ),
+    Fact(
+        "Dana owns the billing service",
+        "reference_billing_owner.md",
+        "reference",
+        "Dana owns the billing service: ask her before changing its API",
+    ),
 ]
 PROMPT_START = "You are now the memory extraction agent"
 
@@ -264,14 +348,30 @@ def extraction_reply(memdir: Path):
         count = int(re.search(r"the last (\d+) messages", prompt).group(1))
         earlier = messages[:-1] if len(last) == 1 else messages  # the prompt may share a user message
         span = earlier[-count:]
-        said = " ".join(block.get("text", "") for m in span if m["role"] == "user" for block in m["content"]
-                        if block.get("type") == "text" and not block["text"].startswith(PROMPT_START))
+        said = " ".join(
+            block.get("text", "")
+            for m in span
+            if m["role"] == "user"
+            for block in m["content"]
+            if block.get("type") == "text" and not block["text"].startswith(PROMPT_START)
+        )
         new = [f for f in FACTS if f.said in said and f.filename not in prompt]
         if not new:
             return Reply.text("Nothing to save.")
-        return Reply.tools([("Write", {"file_path": str(memdir / f.filename), "content": format_memory(
-            name=f.filename[:-3], description=f.description, type=f.type, body=f.description + ".")})
-            for f in new])
+        return Reply.tools(
+            [
+                (
+                    "Write",
+                    {
+                        "file_path": str(memdir / f.filename),
+                        "content": format_memory(
+                            name=f.filename[:-3], description=f.description, type=f.type, body=f.description + "."
+                        ),
+                    },
+                )
+                for f in new
+            ]
+        )
 
     return reply
 
@@ -309,8 +409,11 @@ async def run_session(rt: Runtime, server: FakeAnthropic) -> list[str]:
         async for _ in rt.agent.run(text):
             pass
         verdict = rt.extractor.last_verdict
-        verdicts.append(f"{'run ' if verdict.ran else 'held'}  {text[:48]!r:<50} {verdict.reason}" if verdict
-                        else f"-     {text[:48]!r}")
+        verdicts.append(
+            f"{'run ' if verdict.ran else 'held'}  {text[:48]!r:<50} {verdict.reason}"
+            if verdict
+            else f"-     {text[:48]!r}"
+        )
         await rt.extractor.wait(WAIT_SECONDS)
     ended = rt.extractor.schedule_final_run(rt.agent)
     verdicts.append(f"{'run ' if ended else 'none'}  (session end)")
@@ -320,26 +423,37 @@ async def run_session(rt: Runtime, server: FakeAnthropic) -> list[str]:
 
 
 def measure(gate: bool) -> Outcome:
-    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as server, \
-            mock.patch.dict(os.environ, {"CLAUDE_MINI_HOME": str(Path(tmp) / "home")}):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeAnthropic() as server,
+        mock.patch.dict(os.environ, {"CLAUDE_MINI_HOME": str(Path(tmp) / "home")}),
+    ):
         repo = Path(tmp) / "repo"
         make_repo(repo)
         memdir = paths.memory_dir(repo)
         server.on(extraction_reply(memdir), purpose="extract", times=None)
         config = load_config(repo)
-        config.settings = merge(config.settings, {"recall": {"strategy": "off"},
-                                                  "memory": {"extractGate": gate}})
+        config.settings = merge(config.settings, {"recall": {"strategy": "off"}, "memory": {"extractGate": gate}})
         rt = build_runtime(config, client=AnthropicClient(base_url=server.base_url, api_key="bench"))
         rt.policy.mode = "bypassPermissions"  # the scripted Bash and Edit calls run unasked
         verdicts = asyncio.run(run_session(rt, server))
         costs = rt.session.costs.by_purpose
-        leftover = [r for r in server.requests_for("main") if r.reply is None or r.reply.kind == "text"
-                    and "(fake model)" in str(r.reply.blocks)]
+        leftover = [
+            r
+            for r in server.requests_for("main")
+            if r.reply is None or r.reply.kind == "text" and "(fake model)" in str(r.reply.blocks)
+        ]
         if leftover:
             raise SystemExit(f"bench_extract: {len(leftover)} main requests got no scripted reply")
         saved = sorted(p.name for p in memdir.glob("*.md") if p.name != INDEX_FILENAME) if memdir.exists() else []
-        return Outcome(costs["main"].cost_usd, costs["extract"].cost_usd if "extract" in costs else 0.0,
-                       rt.extractor.runs, costs["extract"].requests if "extract" in costs else 0, saved, verdicts)
+        return Outcome(
+            costs["main"].cost_usd,
+            costs["extract"].cost_usd if "extract" in costs else 0.0,
+            rt.extractor.runs,
+            costs["extract"].requests if "extract" in costs else 0,
+            saved,
+            verdicts,
+        )
 
 
 def report(title: str, outcome: Outcome) -> None:
@@ -353,18 +467,24 @@ def report(title: str, outcome: Outcome) -> None:
 def main() -> int:
     every = measure(gate=False)
     gated = measure(gate=True)
-    print(f"Scripted session: {len(TURNS)} turns, {len(FACTS)} of them state something durable; "
-          "prices: claude-sonnet-4-6, cache reads 0.1x, writes 1.25x")
+    print(
+        f"Scripted session: {len(TURNS)} turns, {len(FACTS)} of them state something durable; "
+        "prices: claude-sonnet-4-6, cache reads 0.1x, writes 1.25x"
+    )
     report("(a) extraction after every turn (memory.extractGate: false)", every)
     report("(b) the gate and batching (defaults: memory.extractBatchTurns 5)", gated)
     print("\n(b) per turn: whether it started a run, and why")
     for line in gated.verdicts:
         print(f"  {line}")
     same = every.saved == gated.saved
-    print(f"\nTarget: (b) extraction cost <= {100 * TARGET_SHARE:.0f}% of main cost: "
-          f"{'met' if gated.share <= TARGET_SHARE else 'NOT met'} ({100 * gated.share:.1f}%)")
-    print(f"Target: the same memories saved in both modes: {'met' if same else 'NOT met'} "
-          f"({len(gated.saved)} vs {len(every.saved)} files)")
+    print(
+        f"\nTarget: (b) extraction cost <= {100 * TARGET_SHARE:.0f}% of main cost: "
+        f"{'met' if gated.share <= TARGET_SHARE else 'NOT met'} ({100 * gated.share:.1f}%)"
+    )
+    print(
+        f"Target: the same memories saved in both modes: {'met' if same else 'NOT met'} "
+        f"({len(gated.saved)} vs {len(every.saved)} files)"
+    )
     return 0 if gated.share <= TARGET_SHARE and same and len(every.saved) == len(FACTS) else 1
 
 

@@ -167,13 +167,24 @@ def transient(rng: random.Random, taken: set[str]) -> Arrival:
         if f"{comp}-{key}.md" not in taken:
             break
     taken.add(f"{comp}-{key}.md")
-    fill = {"s": comp, "S": comp.capitalize(), "U": comp.upper(),
-            "team": rng.choice(("Core", "Edge", "Growth")), "limit": rng.choice((60, 120))}
+    fill = {
+        "s": comp,
+        "S": comp.capitalize(),
+        "U": comp.upper(),
+        "team": rng.choice(("Core", "Edge", "Growth")),
+        "limit": rng.choice((60, 120)),
+    }
     # Corrections (feedback) are rare in real folders; a stream of them would all be protected.
     kind = "project" if type_ == "feedback" else type_
-    memory = BR.Memory(f"{comp}-{key}.md", kind, name.format(**fill),
-                       rng.choice(descs).format(**fill), body.format(**fill),
-                       why.format(**fill), how.format(**fill))
+    memory = BR.Memory(
+        f"{comp}-{key}.md",
+        kind,
+        name.format(**fill),
+        rng.choice(descs).format(**fill),
+        body.format(**fill),
+        why.format(**fill),
+        how.format(**fill),
+    )
     return Arrival(0, memory, [q.format(**fill) for q in qs])
 
 
@@ -182,12 +193,20 @@ def protected_memory(rng: random.Random, day: int) -> Any:
     tool = rng.choice(("uv", "ruff", "mypy", "pytest", "docker", "make", "tmux", "pnpm"))
     type_ = rng.choice(("user", "feedback"))
     text = f"Preference {day}: the user wants {tool} used with its defaults, no extra flags"
-    return BR.Memory(f"pref-{day}-{tool}.md", type_, f"{tool} preference {day}", text, text,
-                     "said so" if type_ == "feedback" else "", "always" if type_ == "feedback" else "")
+    return BR.Memory(
+        f"pref-{day}-{tool}.md",
+        type_,
+        f"{tool} preference {day}",
+        text,
+        text,
+        "said so" if type_ == "feedback" else "",
+        "always" if type_ == "feedback" else "",
+    )
 
 
-def daily_questions(rng: random.Random, sc: Scenario, lasting: list[Any],
-                    arrivals: dict[int, list[Arrival]]) -> dict[int, list[Question]]:
+def daily_questions(
+    rng: random.Random, sc: Scenario, lasting: list[Any], arrivals: dict[int, list[Arrival]]
+) -> dict[int, list[Question]]:
     """Questions per day: Zipf-popular lasting topics (once written), plus bursts about
     each short-lived memory in the weeks after it was written."""
     written = {a.memory.filename: day for day, items in arrivals.items() for a in items}
@@ -198,10 +217,8 @@ def daily_questions(rng: random.Random, sc: Scenario, lasting: list[Any],
     out: dict[int, list[Question]] = {}
     for day in range(sc.days):
         open_ = [i for i in order if ready[i] <= day]
-        picks = rng.choices(open_, weights=[weight[i] for i in open_],
-                            k=LASTING_QUESTIONS_PER_DAY) if open_ else []
-        out.setdefault(day, []).extend(Question(lasting[i].text, frozenset(lasting[i].relevant))
-                                       for i in picks)
+        picks = rng.choices(open_, weights=[weight[i] for i in open_], k=LASTING_QUESTIONS_PER_DAY) if open_ else []
+        out.setdefault(day, []).extend(Question(lasting[i].text, frozenset(lasting[i].relevant)) for i in picks)
     for day, items in arrivals.items():
         for a in items:
             for later in range(day, min(sc.days, day + sc.life_days)):
@@ -236,8 +253,7 @@ class MonthRow:
 class World:
     """A memory folder, its clock, its recall index, with or without automatic gc."""
 
-    def __init__(self, root: Path, with_gc: bool, usage: str = "model",
-                 archive_recall: bool = True) -> None:
+    def __init__(self, root: Path, with_gc: bool, usage: str = "model", archive_recall: bool = True) -> None:
         self.usage = usage
         self.clock = Clock()
         self.store = MemoryStore(root, clock=self.clock)
@@ -277,15 +293,21 @@ class World:
 
     def write(self, m: Any) -> None:
         """Save a memory as extraction would, with the file time set to the simulated day."""
-        path = self.store.write(m.filename, name=m.name, description=m.description, type=m.type,
-                                body=m.body, why=m.why or None, how_to_apply=m.how or None)
+        path = self.store.write(
+            m.filename,
+            name=m.name,
+            description=m.description,
+            type=m.type,
+            body=m.body,
+            why=m.why or None,
+            how_to_apply=m.how or None,
+        )
         os.utime(path, (self.clock.now, self.clock.now))  # recall's recency prior reads mtimes
 
     def select(self, query: str) -> list[str]:
         """The lexical recall strategy's top 5 for `query` now (archived ones as archive/...)."""
         archive = self.archive.refresh() if self.archive else None
-        return [f for f, _ in select_lexical(query, self.scanner.index, now=self.clock.now,
-                                             archive=archive)]
+        return [f for f, _ in select_lexical(query, self.scanner.index, now=self.clock.now, archive=archive)]
 
     def original(self, name: str) -> str:
         """The memory's live filename, also for an `archive/...` name."""
@@ -294,17 +316,22 @@ class World:
     def month_row(self, eval_queries: list[Any]) -> MonthRow:
         """The folder now, and recall@5 of the fixed queries (not counted as uses)."""
         self.scanner.scan()
-        recalls = [len({self.original(f) for f in self.select(q.text)} & q.relevant)
-                   / len(q.relevant) for q in eval_queries]
+        recalls = [
+            len({self.original(f) for f in self.select(q.text)} & q.relevant) / len(q.relevant) for q in eval_queries
+        ]
         text = self.store.index_text()
         lasting = set().union(*(q.relevant for q in eval_queries))
-        return MonthRow(len(self.scanner.index), len(text.splitlines()), len(text.encode()),
-                        statistics.fmean(recalls), len(self.archived & lasting))
+        return MonthRow(
+            len(self.scanner.index),
+            len(text.splitlines()),
+            len(text.encode()),
+            statistics.fmean(recalls),
+            len(self.archived & lasting),
+        )
 
 
 # --- running and reporting -----------------------------------------------------------------------
-def simulate(year: Year, root: Path, with_gc: bool,
-             on_month: Callable[[int, MonthRow], None]) -> World:
+def simulate(year: Year, root: Path, with_gc: bool, on_month: Callable[[int, MonthRow], None]) -> World:
     """Live through the year; `on_month` gets a row at the end of every 30 days."""
     world = World(root, with_gc, year.scenario.usage, year.scenario.archive_recall)
     for day in range(year.scenario.days):
@@ -316,14 +343,19 @@ def simulate(year: Year, root: Path, with_gc: bool,
 
 def print_table(plain: list[MonthRow], gc: list[MonthRow]) -> None:
     """The month-by-month figures of both folders side by side."""
-    print(f"{'month':>5} | {'live memories':>15} | {'MEMORY.md lines':>16} | "
-          f"{'MEMORY.md bytes':>17} | {'recall@5':>15} | lasting archived")
-    print(f"{'':>5} | {'no gc':>7} {'gc':>7} | {'no gc':>7} {'gc':>8} | {'no gc':>8} {'gc':>8} | "
-          f"{'no gc':>7} {'gc':>7} |")
+    print(
+        f"{'month':>5} | {'live memories':>15} | {'MEMORY.md lines':>16} | "
+        f"{'MEMORY.md bytes':>17} | {'recall@5':>15} | lasting archived"
+    )
+    print(
+        f"{'':>5} | {'no gc':>7} {'gc':>7} | {'no gc':>7} {'gc':>8} | {'no gc':>8} {'gc':>8} | {'no gc':>7} {'gc':>7} |"
+    )
     for month, (a, b) in enumerate(zip(plain, gc, strict=True), start=1):
-        print(f"{month:>5} | {a.live:>7} {b.live:>7} | {a.lines:>7} {b.lines:>8} | "
-              f"{a.bytes:>8,} {b.bytes:>8,} | {a.recall:>7.3f} {b.recall:>7.3f} | "
-              f"{b.lasting_archived:>4}")
+        print(
+            f"{month:>5} | {a.live:>7} {b.live:>7} | {a.lines:>7} {b.lines:>8} | "
+            f"{a.bytes:>8,} {b.bytes:>8,} | {a.recall:>7.3f} {b.recall:>7.3f} | "
+            f"{b.lasting_archived:>4}"
+        )
 
 
 def check_targets(plain: list[MonthRow], gc: list[MonthRow], world: World) -> bool:
@@ -334,18 +366,21 @@ def check_targets(plain: list[MonthRow], gc: list[MonthRow], world: World) -> bo
     mean_gc = statistics.fmean(b.recall for b in gc)
     recall_ok = mean_gc >= mean_plain - 1e-9
     worst = min(b.recall - a.recall for a, b in zip(plain, gc, strict=True))
-    print(f"\nIndex with gc, largest on any day: {world.max_lines} lines, {world.max_bytes:,} "
-          f"bytes (limits {INDEX_MAX_LINES}, {INDEX_MAX_BYTES:,}): {'OK' if index_ok else 'MISSED'}")
-    print(f"recall@5 over the year: {mean_plain:.3f} without gc, {mean_gc:.3f} with gc: "
-          f"{'OK' if recall_ok else 'MISSED'} (worst month: {worst:+.3f} with gc)")
+    print(
+        f"\nIndex with gc, largest on any day: {world.max_lines} lines, {world.max_bytes:,} "
+        f"bytes (limits {INDEX_MAX_LINES}, {INDEX_MAX_BYTES:,}): {'OK' if index_ok else 'MISSED'}"
+    )
+    print(
+        f"recall@5 over the year: {mean_plain:.3f} without gc, {mean_gc:.3f} with gc: "
+        f"{'OK' if recall_ok else 'MISSED'} (worst month: {worst:+.3f} with gc)"
+    )
     return index_ok and recall_ok
 
 
 def run(year: Year) -> tuple[list[MonthRow], list[MonthRow], World]:
     """Both folders through the same year, in a scratch folder (RAM-backed when possible)."""
     shm = Path("/dev/shm")
-    base = Path(tempfile.mkdtemp(prefix="bench-forget-",
-                                 dir=shm if shm.is_dir() and os.access(shm, os.W_OK) else None))
+    base = Path(tempfile.mkdtemp(prefix="bench-forget-", dir=shm if shm.is_dir() and os.access(shm, os.W_OK) else None))
     plain: list[MonthRow] = []
     with_gc: list[MonthRow] = []
     try:
@@ -366,9 +401,11 @@ def summarise_seeds(sc: Scenario, seeds: int) -> int:
         worst = min(y.recall - x.recall for x, y in zip(plain, with_gc, strict=True))
         within = world.max_lines <= INDEX_MAX_LINES and world.max_bytes <= INDEX_MAX_BYTES
         ok_all &= within and b >= a - 1e-9
-        print(f"seed {seed}: recall@5 {a:.3f} without gc, {b:.3f} with gc ({b - a:+.3f}; worst "
-              f"month {worst:+.3f}); lasting answers archived {with_gc[-1].lasting_archived}; "
-              f"index max {world.max_lines} lines, {world.max_bytes:,} bytes")
+        print(
+            f"seed {seed}: recall@5 {a:.3f} without gc, {b:.3f} with gc ({b - a:+.3f}; worst "
+            f"month {worst:+.3f}); lasting answers archived {with_gc[-1].lasting_archived}; "
+            f"index max {world.max_lines} lines, {world.max_bytes:,} bytes"
+        )
     return 0 if ok_all else 1
 
 
@@ -377,34 +414,51 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1234, help="as bench_recall (default 1234)")
     parser.add_argument("--days", type=int, default=360, help="a multiple of 30 (default 360)")
-    parser.add_argument("--lasting", type=int, default=Scenario.lasting_queries,
-                        help="fixed eval queries, whose answers stay relevant (default 40)")
-    parser.add_argument("--idle", type=int, default=Scenario.idle,
-                        help="fixture memories nobody asks about (default 20)")
-    parser.add_argument("--per-day", type=float, default=Scenario.per_day,
-                        help="short-lived memories written a day, on average (default 1)")
-    parser.add_argument("--life", type=int, default=Scenario.life_days,
-                        help="days each short-lived memory is asked about (default 14)")
-    parser.add_argument("--usage", choices=("model", "lexical"), default=Scenario.usage,
-                        help="what recall records as a use (default model)")
-    parser.add_argument("--live-only", action="store_true",
-                        help="recall searches live memories only, not what gc archived")
-    parser.add_argument("--seeds", type=int, default=0,
-                        help="instead of the table, one summary line for each of seeds 1..N")
+    parser.add_argument(
+        "--lasting",
+        type=int,
+        default=Scenario.lasting_queries,
+        help="fixed eval queries, whose answers stay relevant (default 40)",
+    )
+    parser.add_argument(
+        "--idle", type=int, default=Scenario.idle, help="fixture memories nobody asks about (default 20)"
+    )
+    parser.add_argument(
+        "--per-day",
+        type=float,
+        default=Scenario.per_day,
+        help="short-lived memories written a day, on average (default 1)",
+    )
+    parser.add_argument(
+        "--life", type=int, default=Scenario.life_days, help="days each short-lived memory is asked about (default 14)"
+    )
+    parser.add_argument(
+        "--usage",
+        choices=("model", "lexical"),
+        default=Scenario.usage,
+        help="what recall records as a use (default model)",
+    )
+    parser.add_argument(
+        "--live-only", action="store_true", help="recall searches live memories only, not what gc archived"
+    )
+    parser.add_argument(
+        "--seeds", type=int, default=0, help="instead of the table, one summary line for each of seeds 1..N"
+    )
     args = parser.parse_args(argv)
-    sc = Scenario(args.days, args.lasting, args.idle, args.per_day, args.life, args.usage,
-                  not args.live_only)
+    sc = Scenario(args.days, args.lasting, args.idle, args.per_day, args.life, args.usage, not args.live_only)
     if args.seeds:
         return summarise_seeds(sc, args.seeds)
     year = build_year(args.seed, sc)
     n_written = sum(len(v) for v in year.arrivals.values())
     n_asked = sum(len(v) for v in year.questions.values())
     lasting = len(set().union(*(q.relevant for q in year.eval_queries)))
-    print(f"Simulating {sc.days} days (seed {args.seed}): {n_written} memories written "
-          f"({lasting} lasting answers, {sc.idle} never asked about, {sc.per_day} short-lived a "
-          f"day asked about for {sc.life_days} days, a user/feedback one every "
-          f"{PROTECTED_EVERY_DAYS} days); {n_asked} questions; {len(year.eval_queries)} fixed "
-          "eval queries.")
+    print(
+        f"Simulating {sc.days} days (seed {args.seed}): {n_written} memories written "
+        f"({lasting} lasting answers, {sc.idle} never asked about, {sc.per_day} short-lived a "
+        f"day asked about for {sc.life_days} days, a user/feedback one every "
+        f"{PROTECTED_EVERY_DAYS} days); {n_asked} questions; {len(year.eval_queries)} fixed "
+        "eval queries."
+    )
     started = time.perf_counter()
     plain, with_gc, world = run(year)
     print_table(plain, with_gc)

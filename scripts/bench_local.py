@@ -93,8 +93,13 @@ def run_cli(prompt: str, work: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env.update(CLAUDE_MINI_HOME=str(work / "home"), CLAUDE_MINI_DISABLE_AUTO_MEMORY="1", BENCH_OUT=str(out))
     start = time.time()
-    done = subprocess.run([sys.executable, "-c", CLI_PROBE, "-p", prompt, "--model", "local"],
-                          cwd=work / "repo", env=env, capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-c", CLI_PROBE, "-p", prompt, "--model", "local"],
+        cwd=work / "repo",
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         sys.exit(f"claude-mini failed: {done.stderr.strip()}")
     marks = json.loads(out.read_text())
@@ -104,8 +109,17 @@ def run_cli(prompt: str, work: Path) -> dict:
 def run_bare(cli: dict, work: Path) -> dict:
     """The bare script on the CLI's prompt tokens; returns its marks plus the spawn time."""
     job = work / "job.json"
-    job.write_text(json.dumps({"model": str(bundled_model()), "tokens": cli["tokens"], "schema": cli["schema"],
-                               "n": cli["output_tokens"], "out": str(work / "bare.json")}))
+    job.write_text(
+        json.dumps(
+            {
+                "model": str(bundled_model()),
+                "tokens": cli["tokens"],
+                "schema": cli["schema"],
+                "n": cli["output_tokens"],
+                "out": str(work / "bare.json"),
+            }
+        )
+    )
     start = time.time()
     subprocess.run([sys.executable, "-c", BARE, str(job)], check=True)
     return {**json.loads((work / "bare.json").read_text()), "start": start}
@@ -128,13 +142,17 @@ def compare_with_bare(prompt: str, runs: int) -> None:
         ttft = statistics.median(m["pieces"][0] - m["start"] for m in marks)
         tps = statistics.median(rate(m["pieces"], n) for m in marks)
         figures[name] = (ttft, tps)
-    print(f"prompt {prompt!r}: {len(cli['tokens'])} prompt tokens, {n} generated, "
-          f"grammar {'yes' if cli['schema'] else 'no'}, {runs} runs each (median)")
+    print(
+        f"prompt {prompt!r}: {len(cli['tokens'])} prompt tokens, {n} generated, "
+        f"grammar {'yes' if cli['schema'] else 'no'}, {runs} runs each (median)"
+    )
     for name, (ttft, tps) in figures.items():
         print(f"  {name:16} time to first token {ttft:6.2f} s   {tps:6.1f} tokens/s")
     (c_ttft, c_tps), (b_ttft, b_tps) = figures.values()
-    print(f"  ratio            first token {c_ttft / b_ttft:.2f}x   tokens/s {b_tps / c_tps:.2f}x slower"
-          "   (target: within 1.3x)")
+    print(
+        f"  ratio            first token {c_ttft / b_ttft:.2f}x   tokens/s {b_tps / c_tps:.2f}x slower"
+        "   (target: within 1.3x)"
+    )
     same = "yes" if bare["text"] == cli["text"] else f"NO: {bare['text'][:60]!r}"
     print(f"  generated {cli['text'][:70]!r}; bare script generated the same text: {same}")
 
@@ -148,8 +166,13 @@ async def timed(client: LocalClient, request: ModelRequest) -> tuple[float, obje
 def fork_of(parent: ModelRequest, answer: Message) -> ModelRequest:
     """The parent's exact prefix plus one new user message (what a forked agent sends)."""
     extra = Message("user", [TextBlock("Now list what is worth remembering from this conversation.")])
-    return ModelRequest(model=parent.model, system=parent.system, tools=parent.tools, max_tokens=16,
-                        messages=[*parent.messages, answer, extra])
+    return ModelRequest(
+        model=parent.model,
+        system=parent.system,
+        tools=parent.tools,
+        max_tokens=16,
+        messages=[*parent.messages, answer, extra],
+    )
 
 
 def main_request() -> ModelRequest:
@@ -170,21 +193,29 @@ async def prefix_reuse() -> None:
     """Section 3: forked request warm vs cold; main request after an interleaved recall."""
     parent = main_request()
     warm, cold = LocalClient(bundled_model()), LocalClient(bundled_model())
-    recall = ModelRequest(model="x", system=["Pick files."], messages=[Message.user("a.md, b.md")],
-                          max_tokens=8, output_schema={"type": "object", "properties": {"f": {"type": "string"}}})
+    recall = ModelRequest(
+        model="x",
+        system=["Pick files."],
+        messages=[Message.user("a.md, b.md")],
+        max_tokens=8,
+        output_schema={"type": "object", "properties": {"f": {"type": "string"}}},
+    )
     try:
         _, done = await timed(warm, parent)
         fork = fork_of(parent, done.message)
         await timed(cold, recall)  # loads the model, so the cold figure is prefill only
         t_warm, d_warm = await timed(warm, fork)
         t_cold, d_cold = await timed(cold, fork)
-        print(f"forked request: {d_warm.usage.total_input} prompt tokens, "
-              f"{d_warm.usage.cache_read_input_tokens} reused")
+        print(
+            f"forked request: {d_warm.usage.total_input} prompt tokens, {d_warm.usage.cache_read_input_tokens} reused"
+        )
         print(f"  warm (prefix reused) {t_warm:6.2f} s   cold {t_cold:6.2f} s   saved {t_cold - t_warm:6.2f} s")
         await timed(warm, recall)  # displaces the main prefix (saved first)
         t_back, d_back = await timed(warm, fork)
-        print(f"main request after a recall request: {t_back:6.2f} s, "
-              f"{d_back.usage.cache_read_input_tokens} tokens restored from the saved prefix")
+        print(
+            f"main request after a recall request: {t_back:6.2f} s, "
+            f"{d_back.usage.cache_read_input_tokens} tokens restored from the saved prefix"
+        )
     finally:
         await warm.aclose()
         await cold.aclose()

@@ -31,8 +31,11 @@ def texts(size: int) -> dict[str, str]:
     clean = "\n".join(p.read_text() for p in sorted(CLEAN.glob("*.md")))
     accented = "\n".join(f"{line} — café Привет" for line in clean.splitlines())
     hostile = "password" + "=" * 5000 + "\nx:" * 2000 + "\n" + "Rz9Qm4Lk2Pb8Wc6Td1Yf3Hg5" * 40 + "\n"
-    return {"clean ASCII": repeated(clean, size), "non-ASCII": repeated(accented, size),
-            "hostile": repeated(hostile, size)}
+    return {
+        "clean ASCII": repeated(clean, size),
+        "non-ASCII": repeated(accented, size),
+        "hostile": repeated(hostile, size),
+    }
 
 
 def best_of(text: str, runs: int = 3) -> tuple[float, int]:

@@ -28,8 +28,7 @@ from claude_mini.memory.secret_scan import find_secrets  # noqa: E402
 from claude_mini.memory.team.privacy import PersonalContext, find_personal_data  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
-FILES = {"samples": FIXTURES / "secret_samples.json",
-         "held-out": FIXTURES / "secret_samples_heldout.json"}
+FILES = {"samples": FIXTURES / "secret_samples.json", "held-out": FIXTURES / "secret_samples_heldout.json"}
 Finder = Callable[[str], bool]
 
 
@@ -47,13 +46,16 @@ def _load(name: str, source: str, folder: Path) -> ModuleType:
 
 def old_finder(ref: str, folder: Path) -> Finder:
     """The scan as it is at `ref`: its secret_scan and privacy modules, imported from a temp copy."""
+
     def show(path: str) -> str:
-        return subprocess.run(["git", "-C", str(ROOT), "show", f"{ref}:{path}"], check=True,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["git", "-C", str(ROOT), "show", f"{ref}:{path}"], check=True, capture_output=True, text=True
+        ).stdout
 
     scan = _load("old_secret_scan", show("claude_mini/memory/secret_scan.py"), folder)
     privacy_src = show("claude_mini/memory/team/privacy.py").replace(
-        "from claude_mini.memory.secret_scan import", "from old_secret_scan import")
+        "from claude_mini.memory.secret_scan import", "from old_secret_scan import"
+    )
     privacy = _load("old_privacy", privacy_src, folder)
     context = privacy.PersonalContext()
     return lambda text: bool(scan.find_secrets(text) or privacy.find_personal_data(text, context))
@@ -67,8 +69,7 @@ def new_finder() -> Finder:
 
 def figures(data: dict[str, list[dict[str, str]]], found: Finder) -> dict[str, tuple[int, int]]:
     """(caught or flagged, total) per group of the fixture."""
-    return {group: (sum(found(item["text"]) for item in items), len(items))
-            for group, items in data.items()}
+    return {group: (sum(found(item["text"]) for item in items), len(items)) for group, items in data.items()}
 
 
 def main() -> None:

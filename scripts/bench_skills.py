@@ -55,11 +55,13 @@ NOTE_MARK = "Skills loaded earlier in this session"
 # for its text: only the size matters here.
 CC_PER_SKILL_TOKENS = 5_000
 CC_TOTAL_TOKENS = 25_000
-CC_HEADER = ("These skills were loaded earlier in this session, before the conversation was summarised, "
-             "and not in the current turn. Their text is repeated below only as background, so the "
-             "guidance they gave still applies.\n\nDo not run them again and do not act on arguments "
-             "that appear inside them: those belong to the past, they are not requests now. Keep "
-             "following only the guidance that is still relevant.")
+CC_HEADER = (
+    "These skills were loaded earlier in this session, before the conversation was summarised, "
+    "and not in the current turn. Their text is repeated below only as background, so the "
+    "guidance they gave still applies.\n\nDo not run them again and do not act on arguments "
+    "that appear inside them: those belong to the past, they are not requests now. Keep "
+    "following only the guidance that is still relevant."
+)
 CC_CUT_NOTE = "\n\n[... the rest of this skill was cut to fit the compaction budget; Read its file for all of it]"
 
 TERRAFORM_REVIEW = """\
@@ -240,10 +242,14 @@ to fix it the next working day.
 """
 
 BIG_SKILLS = {
-    "terraform-plan-review": ("Review a Terraform plan before apply: destroys, risky resource types, drift, "
-                              "tags and cost", TERRAFORM_REVIEW),
-    "oncall-handoff": ("Write the end-of-shift on-call handoff: open incidents, alerts, deploys, silences, "
-                       "promises", ONCALL_HANDOFF),
+    "terraform-plan-review": (
+        "Review a Terraform plan before apply: destroys, risky resource types, drift, tags and cost",
+        TERRAFORM_REVIEW,
+    ),
+    "oncall-handoff": (
+        "Write the end-of-shift on-call handoff: open incidents, alerts, deploys, silences, promises",
+        ONCALL_HANDOFF,
+    ),
 }
 
 
@@ -285,7 +291,7 @@ def claude_code_attachment(invoked: list[tuple[str, str]]) -> tuple[str, list[st
     parts, left_out, used = [], [], 0
     for name, text in reversed(invoked):
         if len(text) > CC_PER_SKILL_TOKENS * 4:
-            text = text[:CC_PER_SKILL_TOKENS * 4 - len(CC_CUT_NOTE)] + CC_CUT_NOTE
+            text = text[: CC_PER_SKILL_TOKENS * 4 - len(CC_CUT_NOTE)] + CC_CUT_NOTE
         part = f"### Skill: {name}\nPath: projectSettings:{name}\n\n{text}"
         if used + len(part) // 4 > CC_TOTAL_TOKENS:
             left_out.append(name)
@@ -298,8 +304,12 @@ def claude_code_attachment(invoked: list[tuple[str, str]]) -> tuple[str, list[st
 def with_bodies(body: dict[str, Any], attachment: str) -> dict[str, Any]:
     """`body` with claude-mini's note (names only) replaced by `attachment`, in the same place."""
     out = copy.deepcopy(body)
-    blocks = [b for m in out["messages"] for b in (m["content"] if isinstance(m["content"], list) else [])
-              if b.get("type") == "text" and NOTE_MARK in b["text"]]
+    blocks = [
+        b
+        for m in out["messages"]
+        for b in (m["content"] if isinstance(m["content"], list) else [])
+        if b.get("type") == "text" and NOTE_MARK in b["text"]
+    ]
     if len(blocks) != 1:
         raise SystemExit(f"bench_skills: expected one compaction note naming the skills, found {len(blocks)}")
     blocks[0]["text"] = f"<system-reminder>\n{attachment}\n</system-reminder>"
@@ -324,9 +334,13 @@ async def compacting_session(repo: Path, server: FakeAnthropic) -> None:
 
 def bench_compaction() -> None:
     print("(a) Compaction after a session that loaded two ~4 KB skills")
-    with tempfile.TemporaryDirectory() as tmp, FakeAnthropic() as server, \
-            mock.patch.dict(os.environ, {"CLAUDE_MINI_HOME": str(Path(tmp) / "home"),
-                                         "CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeAnthropic() as server,
+        mock.patch.dict(
+            os.environ, {"CLAUDE_MINI_HOME": str(Path(tmp) / "home"), "CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}
+        ),
+    ):
         repo = Path(tmp) / "repo"
         repo.mkdir()
         subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
@@ -336,9 +350,14 @@ def bench_compaction() -> None:
         server.on(Reply.tool("Skill", {"skill": "terraform-plan-review", "args": "infra/envs/prod"}), purpose="main")
         server.on(Reply.tool("Skill", {"skill": "oncall-handoff"}), purpose="main")
         server.on(Reply.text("The plan replaces nothing; the handoff is posted."), purpose="main")
-        server.on(Reply.text("<summary>The user asked for a review of the prod Terraform plan for payments "
-                             "(no destroys, cost +$40/month, approved) and the on-call handoff (posted in "
-                             "#oncall-handoff; one SEV3 open).</summary>"), purpose="compact")
+        server.on(
+            Reply.text(
+                "<summary>The user asked for a review of the prod Terraform plan for payments "
+                "(no destroys, cost +$40/month, approved) and the on-call handoff (posted in "
+                "#oncall-handoff; one SEV3 open).</summary>"
+            ),
+            purpose="compact",
+        )
         server.on(Reply.text("Nothing else: the SEV3 is in the handoff."), purpose="main")
         asyncio.run(compacting_session(repo, server))
 
@@ -352,15 +371,22 @@ def bench_compaction() -> None:
         attachment, left_out = claude_code_attachment(invoked)
         names_only, bodies = count(server, after), count(server, with_bodies(after, attachment))
         usage = mains[-1].usage or {}
-        reported = sum(usage.get(k, 0) for k in ("input_tokens", "cache_read_input_tokens",
-                                                 "cache_creation_input_tokens"))
+        reported = sum(
+            usage.get(k, 0) for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        )
         print(f"  injected when loaded: {', '.join(f'{n} {len(t):,} characters' for n, t in invoked)}")
-        print(f"  request after the compaction, claude-mini (names only):          {names_only:>7,} input tokens "
-              f"(the API usage reported: {reported:,})")
-        print(f"  the same with the bodies re-attached as Claude Code 2.1.332 does: {bodies:>7,} input tokens"
-              f"{f' (left out: {left_out})' if left_out else ''}")
-        print(f"  saved per request after each compaction: {bodies - names_only:,} tokens "
-              f"({100 * (bodies - names_only) / bodies:.1f}% of the Claude Code-style request)")
+        print(
+            f"  request after the compaction, claude-mini (names only):          {names_only:>7,} input tokens "
+            f"(the API usage reported: {reported:,})"
+        )
+        print(
+            f"  the same with the bodies re-attached as Claude Code 2.1.332 does: {bodies:>7,} input tokens"
+            f"{f' (left out: {left_out})' if left_out else ''}"
+        )
+        print(
+            f"  saved per request after each compaction: {bodies - names_only:,} tokens "
+            f"({100 * (bodies - names_only) / bodies:.1f}% of the Claude Code-style request)"
+        )
 
 
 # -- (b) the listing
@@ -368,181 +394,346 @@ def bench_compaction() -> None:
 # Skills like real repositories carry: what the skill does, often when to use it and the phrases
 # that should trigger it. Lengths vary from a few words to a long paragraph, as they do.
 HANDWRITTEN: list[tuple[str, str, str]] = [
-    ("pdf", "Extract text and tables from PDFs, fill PDF forms, merge and split documents, and add "
-            "watermarks. Use when the user mentions a .pdf file, a form to fill, or wants pages combined "
-            "or pulled apart. Handles scanned PDFs through OCR (ocrmypdf) when there is no text layer, keeps "
-            "form field names when filling, and never flattens a form unless asked. For large files, works page "
-            "by page with pypdf and reports which pages failed instead of stopping.", ""),
+    (
+        "pdf",
+        "Extract text and tables from PDFs, fill PDF forms, merge and split documents, and add "
+        "watermarks. Use when the user mentions a .pdf file, a form to fill, or wants pages combined "
+        "or pulled apart. Handles scanned PDFs through OCR (ocrmypdf) when there is no text layer, keeps "
+        "form field names when filling, and never flattens a form unless asked. For large files, works page "
+        "by page with pypdf and reports which pages failed instead of stopping.",
+        "",
+    ),
     ("docx", "Create and edit Word documents with tracked changes, comments and styles preserved", ""),
-    ("xlsx", "Read, write and analyse spreadsheets: formulas, pivot tables, charts, conditional "
-             "formatting. Recalculate formulas with LibreOffice after editing so cached values are right.",
-     "When the user attaches or names an .xlsx/.csv file or asks for a spreadsheet"),
+    (
+        "xlsx",
+        "Read, write and analyse spreadsheets: formulas, pivot tables, charts, conditional "
+        "formatting. Recalculate formulas with LibreOffice after editing so cached values are right.",
+        "When the user attaches or names an .xlsx/.csv file or asks for a spreadsheet",
+    ),
     ("pptx", "Build slide decks from an outline using the company template; speaker notes included", ""),
     ("release-notes", "Draft release notes from CHANGELOG.md for a new version", ""),
     ("changelog-entry", "Add an entry under Unreleased in CHANGELOG.md in Keep a Changelog format", ""),
-    ("db-migration", "Write and review an Alembic migration: batched backfills, concurrent indexes, a tested "
-                     "downgrade, and the lock each statement takes. Use for any change under app/models or "
-                     "migrations/.", ""),
-    ("sql-query-review", "Review SQL for correctness and performance: EXPLAIN ANALYZE, missing indexes, N+1 "
-                         "patterns from the ORM", "When a PR touches raw SQL or a query is reported slow"),
-    ("api-endpoint", "Add a REST endpoint to the FastAPI service: route, schema, service layer, tests and the "
-                     "OpenAPI example", ""),
-    ("openapi-sync", "Regenerate openapi.json from the FastAPI app and check every documented example "
-                     "still validates", ""),
-    ("graphql-schema", "Change the GraphQL schema safely: deprecations instead of removals, schema "
-                       "check against the registry, resolver tests", ""),
-    ("react-component", "Scaffold a React component with its test, story and CSS module, following "
-                        "src/components/Button", ""),
+    (
+        "db-migration",
+        "Write and review an Alembic migration: batched backfills, concurrent indexes, a tested "
+        "downgrade, and the lock each statement takes. Use for any change under app/models or "
+        "migrations/.",
+        "",
+    ),
+    (
+        "sql-query-review",
+        "Review SQL for correctness and performance: EXPLAIN ANALYZE, missing indexes, N+1 patterns from the ORM",
+        "When a PR touches raw SQL or a query is reported slow",
+    ),
+    (
+        "api-endpoint",
+        "Add a REST endpoint to the FastAPI service: route, schema, service layer, tests and the OpenAPI example",
+        "",
+    ),
+    (
+        "openapi-sync",
+        "Regenerate openapi.json from the FastAPI app and check every documented example still validates",
+        "",
+    ),
+    (
+        "graphql-schema",
+        "Change the GraphQL schema safely: deprecations instead of removals, schema "
+        "check against the registry, resolver tests",
+        "",
+    ),
+    (
+        "react-component",
+        "Scaffold a React component with its test, story and CSS module, following src/components/Button",
+        "",
+    ),
     ("storybook-story", "Write Storybook stories with controls and interaction tests", ""),
-    ("accessibility-audit", "Audit a page or component for WCAG 2.2 AA: keyboard navigation, focus order, "
-                            "contrast, ARIA roles and labels, reduced motion. Use when the user asks about "
-                            "a11y, screen readers, or a failing axe check.", ""),
+    (
+        "accessibility-audit",
+        "Audit a page or component for WCAG 2.2 AA: keyboard navigation, focus order, "
+        "contrast, ARIA roles and labels, reduced motion. Use when the user asks about "
+        "a11y, screen readers, or a failing axe check.",
+        "",
+    ),
     ("css-refactor", "Move styles to design tokens and remove dead CSS", ""),
-    ("i18n-strings", "Extract hard-coded UI strings into the translation catalog and add the keys to "
-                     "every locale file with a TODO marker for translators", ""),
-    ("e2e-playwright", "Write and debug Playwright end-to-end tests: stable locators, no fixed waits, "
-                       "traces on failure. Use when a UI test is flaky or a new user flow needs coverage.",
-     ""),
-    ("webapp-testing", "Test the local web app in a real browser: start the dev server, capture screenshots "
-                       "and console logs, and check a flow works end to end", ""),
+    (
+        "i18n-strings",
+        "Extract hard-coded UI strings into the translation catalog and add the keys to "
+        "every locale file with a TODO marker for translators",
+        "",
+    ),
+    (
+        "e2e-playwright",
+        "Write and debug Playwright end-to-end tests: stable locators, no fixed waits, "
+        "traces on failure. Use when a UI test is flaky or a new user flow needs coverage.",
+        "",
+    ),
+    (
+        "webapp-testing",
+        "Test the local web app in a real browser: start the dev server, capture screenshots "
+        "and console logs, and check a flow works end to end",
+        "",
+    ),
     ("unit-test-writer", "Write pytest unit tests for a module: fixtures, parametrize, no network", ""),
-    ("flaky-test-triage", "Find why a test is flaky: rerun it 50 times with random order, look for shared "
-                          "state, time, ordering and network; quarantine with a ticket if it cannot be fixed "
-                          "today", "When CI fails on a test that passes locally or on a retry"),
+    (
+        "flaky-test-triage",
+        "Find why a test is flaky: rerun it 50 times with random order, look for shared "
+        "state, time, ordering and network; quarantine with a ticket if it cannot be fixed "
+        "today",
+        "When CI fails on a test that passes locally or on a retry",
+    ),
     ("coverage-gaps", "Find untested branches with coverage.py and propose the tests that matter most", ""),
     ("mutation-testing", "Run mutmut on a module and report surviving mutants worth a test", ""),
-    ("pr-review", "Review a pull request for correctness, tests, naming and what the description leaves out; "
-                  "cite file:line for each finding and separate blocking from optional",
-     "When the user asks for a review, pastes a PR link or number, or says 'look at my changes' or 'is this "
-     "ready to merge'; not for reviewing prose or designs"),
+    (
+        "pr-review",
+        "Review a pull request for correctness, tests, naming and what the description leaves out; "
+        "cite file:line for each finding and separate blocking from optional",
+        "When the user asks for a review, pastes a PR link or number, or says 'look at my changes' or 'is this "
+        "ready to merge'; not for reviewing prose or designs",
+    ),
     ("commit-message", "Write a conventional commit message for the staged diff", ""),
-    ("git-bisect", "Find the commit that introduced a regression with git bisect run and a minimal check "
-                   "script", ""),
-    ("rebase-helper", "Rebase a branch onto main and resolve conflicts, keeping both sides' intent; never "
-                      "force-push a shared branch", ""),
-    ("dependency-upgrade", "Upgrade a dependency across the monorepo: read its changelog for breaking changes, "
-                           "update lock files, run the affected tests, and note deprecations to fix later. Use "
-                           "for Dependabot or Renovate PRs that fail CI.", ""),
-    ("security-review", "Review a change for security issues: injection, authz checks, secrets, unsafe "
-                        "deserialisation, SSRF", "When a PR touches auth, input parsing, file paths or "
-                                                 "outbound requests"),
-    ("secret-rotation", "Rotate a leaked or expiring credential: issue the new one, deploy it, revoke the "
-                        "old one, and confirm nothing still uses it", ""),
+    ("git-bisect", "Find the commit that introduced a regression with git bisect run and a minimal check script", ""),
+    (
+        "rebase-helper",
+        "Rebase a branch onto main and resolve conflicts, keeping both sides' intent; never force-push a shared branch",
+        "",
+    ),
+    (
+        "dependency-upgrade",
+        "Upgrade a dependency across the monorepo: read its changelog for breaking changes, "
+        "update lock files, run the affected tests, and note deprecations to fix later. Use "
+        "for Dependabot or Renovate PRs that fail CI.",
+        "",
+    ),
+    (
+        "security-review",
+        "Review a change for security issues: injection, authz checks, secrets, unsafe deserialisation, SSRF",
+        "When a PR touches auth, input parsing, file paths or outbound requests",
+    ),
+    (
+        "secret-rotation",
+        "Rotate a leaked or expiring credential: issue the new one, deploy it, revoke the "
+        "old one, and confirm nothing still uses it",
+        "",
+    ),
     ("threat-model", "Write a STRIDE threat model for a new service or feature", ""),
-    ("terraform-plan-review", "Review a Terraform plan before apply: destroys and replacements, risky resource "
-                              "types, drift, tags and cost", ""),
-    ("k8s-manifest", "Write Kubernetes manifests with resource requests, probes, PodDisruptionBudget and "
-                     "NetworkPolicy", ""),
+    (
+        "terraform-plan-review",
+        "Review a Terraform plan before apply: destroys and replacements, risky resource types, drift, tags and cost",
+        "",
+    ),
+    (
+        "k8s-manifest",
+        "Write Kubernetes manifests with resource requests, probes, PodDisruptionBudget and NetworkPolicy",
+        "",
+    ),
     ("helm-chart-bump", "Bump a Helm chart version and check the rendered diff with helm diff", ""),
-    ("dockerfile-optimize", "Make a Dockerfile smaller and faster to build: multi-stage, cache mounts, a "
-                            "non-root user, pinned base image digests", ""),
-    ("ci-pipeline", "Change the GitHub Actions workflows: reusable workflows, caching, required checks, and "
-                    "least-privilege permissions for GITHUB_TOKEN", ""),
-    ("incident-postmortem", "Write a blameless postmortem: a UTC timeline, impact in numbers, root cause as a "
-                            "chain, action items with owners and dates", ""),
+    (
+        "dockerfile-optimize",
+        "Make a Dockerfile smaller and faster to build: multi-stage, cache mounts, a "
+        "non-root user, pinned base image digests",
+        "",
+    ),
+    (
+        "ci-pipeline",
+        "Change the GitHub Actions workflows: reusable workflows, caching, required checks, and "
+        "least-privilege permissions for GITHUB_TOKEN",
+        "",
+    ),
+    (
+        "incident-postmortem",
+        "Write a blameless postmortem: a UTC timeline, impact in numbers, root cause as a "
+        "chain, action items with owners and dates",
+        "",
+    ),
     ("oncall-handoff", "Write the end-of-shift on-call handoff", ""),
     ("runbook-writer", "Turn an incident's fix into a runbook with the alert, the checks and the commands", ""),
-    ("log-query", "Query logs in Loki or CloudWatch Insights for a request id, a user, or an error spike, "
-                  "and summarise what happened", "When the user pastes an error, a request id or a trace id"),
+    (
+        "log-query",
+        "Query logs in Loki or CloudWatch Insights for a request id, a user, or an error spike, "
+        "and summarise what happened",
+        "When the user pastes an error, a request id or a trace id",
+    ),
     ("grafana-dashboard", "Build or change a Grafana dashboard as code (grafonnet)", ""),
     ("slo-report", "Compute SLO burn for a service over a window and say whether the error budget holds", ""),
-    ("data-pipeline-debug", "Debug a failed Airflow DAG run: the task log, upstream data, retries, and "
-                            "whether a backfill is safe", ""),
-    ("dbt-model", "Add or change a dbt model with tests, docs and an exposure; run dbt build for it and its "
-                  "children only", ""),
+    (
+        "data-pipeline-debug",
+        "Debug a failed Airflow DAG run: the task log, upstream data, retries, and whether a backfill is safe",
+        "",
+    ),
+    (
+        "dbt-model",
+        "Add or change a dbt model with tests, docs and an exposure; run dbt build for it and its children only",
+        "",
+    ),
     ("notebook-cleanup", "Turn a Jupyter notebook into a tested Python module", ""),
-    ("csv-analysis", "Analyse a CSV with pandas: profile columns, find outliers, answer the question asked, "
-                     "and show the code used", ""),
+    (
+        "csv-analysis",
+        "Analyse a CSV with pandas: profile columns, find outliers, answer the question asked, and show the code used",
+        "",
+    ),
     ("chart-maker", "Make a clear chart from data: the right chart type, labelled axes, no chartjunk", ""),
     ("ml-experiment", "Set up a reproducible training run: config, seed, data version, metrics to MLflow", ""),
-    ("prompt-eval", "Evaluate a prompt change against the golden set and report regressions per category",
-     ""),
-    ("mcp-builder", "Build an MCP server in Python or TypeScript: tools with clear schemas, errors as "
-                    "results, tested with the inspector. Use when the user wants to connect an API or "
-                    "service to an agent.", ""),
-    ("skill-creator", "Create or improve a skill: a trigger-focused description, a short SKILL.md, details "
-                      "in references/ and scripts/", ""),
+    ("prompt-eval", "Evaluate a prompt change against the golden set and report regressions per category", ""),
+    (
+        "mcp-builder",
+        "Build an MCP server in Python or TypeScript: tools with clear schemas, errors as "
+        "results, tested with the inspector. Use when the user wants to connect an API or "
+        "service to an agent.",
+        "",
+    ),
+    (
+        "skill-creator",
+        "Create or improve a skill: a trigger-focused description, a short SKILL.md, details "
+        "in references/ and scripts/",
+        "",
+    ),
     ("brand-guidelines", "Apply the company's colours, type and tone of voice to documents and slides", ""),
     # Some repositories pack every trigger phrase into the description (this one is over the
     # 1,536-character cap of one entry, so it is cut).
-    ("frontend-design", "Create distinctive, production-grade frontend interfaces with high design quality. "
-                        "Use this skill when the user asks to build web components, pages, dashboards, landing "
-                        "pages, marketing sites, admin panels, settings screens, onboarding flows, pricing "
-                        "tables, forms, modals, navigation bars, sidebars, data tables, charts embedded in "
-                        "pages, empty states, error pages, or to restyle, theme, or beautify an existing UI. "
-                        "Also use it for requests like 'make it look better', 'this looks generic', 'modernise "
-                        "the design', 'add dark mode', 'make it responsive', 'match our brand', or 'turn this "
-                        "Figma into code'. It covers typography pairing, spacing scales, colour systems with "
-                        "accessible contrast, motion that respects prefers-reduced-motion, layout with CSS grid "
-                        "and container queries, and component states (hover, focus, active, disabled, loading, "
-                        "error). It works with React, Vue, Svelte, plain HTML and CSS, Tailwind, CSS modules "
-                        "and styled-components, and it reads the repository's existing tokens and components "
-                        "first so the result fits in. Do not use it for backend work, for pure copy edits, or "
-                        "for changes to build tooling. When the user gives a screenshot, start from its layout "
-                        "and name what you changed and why. Prefer fewer, stronger choices over many small "
-                        "decorations; avoid the purple-gradient-on-white look and default system fonts unless "
-                        "the brand uses them. Always check the result at 320, 768 and 1440 pixels wide, in light and dark "
-                        "mode, with keyboard only, and with the browser zoomed to 200%; list anything that "
-                        "breaks at one of those and fix it before you call the work done.", ""),
-    ("internal-comms", "Write internal announcements, status updates and FAQ pages in the house style: short, "
-                       "plain, what changes for the reader first", ""),
+    (
+        "frontend-design",
+        "Create distinctive, production-grade frontend interfaces with high design quality. "
+        "Use this skill when the user asks to build web components, pages, dashboards, landing "
+        "pages, marketing sites, admin panels, settings screens, onboarding flows, pricing "
+        "tables, forms, modals, navigation bars, sidebars, data tables, charts embedded in "
+        "pages, empty states, error pages, or to restyle, theme, or beautify an existing UI. "
+        "Also use it for requests like 'make it look better', 'this looks generic', 'modernise "
+        "the design', 'add dark mode', 'make it responsive', 'match our brand', or 'turn this "
+        "Figma into code'. It covers typography pairing, spacing scales, colour systems with "
+        "accessible contrast, motion that respects prefers-reduced-motion, layout with CSS grid "
+        "and container queries, and component states (hover, focus, active, disabled, loading, "
+        "error). It works with React, Vue, Svelte, plain HTML and CSS, Tailwind, CSS modules "
+        "and styled-components, and it reads the repository's existing tokens and components "
+        "first so the result fits in. Do not use it for backend work, for pure copy edits, or "
+        "for changes to build tooling. When the user gives a screenshot, start from its layout "
+        "and name what you changed and why. Prefer fewer, stronger choices over many small "
+        "decorations; avoid the purple-gradient-on-white look and default system fonts unless "
+        "the brand uses them. Always check the result at 320, 768 and 1440 pixels wide, in light and dark "
+        "mode, with keyboard only, and with the browser zoomed to 200%; list anything that "
+        "breaks at one of those and fix it before you call the work done.",
+        "",
+    ),
+    (
+        "internal-comms",
+        "Write internal announcements, status updates and FAQ pages in the house style: short, "
+        "plain, what changes for the reader first",
+        "",
+    ),
     ("meeting-notes", "Turn a meeting transcript into decisions, action items and open questions", ""),
-    ("adr", "Write an architecture decision record: context, options considered, decision, consequences",
-     ""),
-    ("design-doc", "Draft a design doc from a problem statement with goals, non-goals, alternatives and a "
-                   "rollout plan", ""),
+    ("adr", "Write an architecture decision record: context, options considered, decision, consequences", ""),
+    (
+        "design-doc",
+        "Draft a design doc from a problem statement with goals, non-goals, alternatives and a rollout plan",
+        "",
+    ),
     ("estimate-breakdown", "Break an epic into tickets with estimates and dependencies", ""),
-    ("customer-reply", "Draft a reply to a customer support ticket: acknowledge, answer, next step, no "
-                       "promises about dates", ""),
-    ("legal-review-prep", "Prepare a contract for legal review: summarise unusual clauses and open points",
-     ""),
+    (
+        "customer-reply",
+        "Draft a reply to a customer support ticket: acknowledge, answer, next step, no promises about dates",
+        "",
+    ),
+    ("legal-review-prep", "Prepare a contract for legal review: summarise unusual clauses and open points", ""),
     ("invoice-reconcile", "Reconcile Stripe payouts against the ledger and list mismatches", ""),
-    ("perf-profile", "Profile a slow endpoint or script with py-spy or cProfile and explain the hot path",
-     "When something is slow and the cause is not known"),
+    (
+        "perf-profile",
+        "Profile a slow endpoint or script with py-spy or cProfile and explain the hot path",
+        "When something is slow and the cause is not known",
+    ),
     ("memory-leak", "Find a memory leak in a long-running Python service with tracemalloc snapshots", ""),
-    ("go-service", "Conventions for Go services here: errors wrapped with %w, context first, table tests, "
-                   "no globals", ""),
-    ("rust-crate", "Work on the Rust crates: clippy clean, no unwrap in library code, errors with thiserror",
-     ""),
+    (
+        "go-service",
+        "Conventions for Go services here: errors wrapped with %w, context first, table tests, no globals",
+        "",
+    ),
+    ("rust-crate", "Work on the Rust crates: clippy clean, no unwrap in library code, errors with thiserror", ""),
     ("ios-release", "Ship the iOS app: bump the build, fastlane beta, TestFlight notes, phased release", ""),
-    ("android-release", "Ship the Android app: versionCode bump, signed bundle, Play Console staged rollout",
-     ""),
+    ("android-release", "Ship the Android app: versionCode bump, signed bundle, Play Console staged rollout", ""),
     ("feature-flag", "Add, roll out or remove a feature flag in LaunchDarkly, with the cleanup ticket", ""),
     ("cron-job", "Add a scheduled job with a lock, a timeout, metrics and an alert when it does not run", ""),
     ("email-template", "Build a transactional email template that renders in Outlook and Gmail", ""),
     ("openapi-client", "Generate the typed API client from openapi.json and fix the call sites it breaks", ""),
-    ("bug-report-triage", "Triage a bug report: reproduce it, find the component, set severity and label, "
-                          "and ask the reporter for what is missing", "When a new issue arrives without labels"),
+    (
+        "bug-report-triage",
+        "Triage a bug report: reproduce it, find the component, set severity and label, "
+        "and ask the reporter for what is missing",
+        "When a new issue arrives without labels",
+    ),
     ("regex-helper", "Write and test a regular expression against examples, and explain it", ""),
     ("shell-script", "Write a POSIX shell script with set -eu, quoting, and shellcheck clean", ""),
     ("makefile", "Add Makefile targets with help text and .PHONY", ""),
     ("monorepo-ownership", "Find who owns a path from CODEOWNERS and the service catalog", ""),
     ("load-test", "Write a k6 load test for an endpoint with realistic traffic shape and thresholds", ""),
-    ("cache-invalidation", "Design cache keys and invalidation for a read-heavy endpoint; measure the hit "
-                           "rate before and after", ""),
+    (
+        "cache-invalidation",
+        "Design cache keys and invalidation for a read-heavy endpoint; measure the hit rate before and after",
+        "",
+    ),
     ("queue-consumer", "Write an idempotent queue consumer with retries, backoff and a dead-letter path", ""),
     ("timezone-bugs", "Fix date and time-zone bugs: store UTC, convert at the edges, test DST changes", ""),
     ("sql-to-orm", "Rewrite raw SQL with the SQLAlchemy 2.0 query API without changing the plan", ""),
-    ("changelog-from-commits", "Summarise commits since the last tag into a draft changelog grouped by "
-                               "conventional-commit type", ""),
-    ("gdpr-request", "Handle a data subject request: find the user's data in every store, export or delete "
-                     "it, and log the request", ""),
+    (
+        "changelog-from-commits",
+        "Summarise commits since the last tag into a draft changelog grouped by conventional-commit type",
+        "",
+    ),
+    (
+        "gdpr-request",
+        "Handle a data subject request: find the user's data in every store, export or delete it, and log the request",
+        "",
+    ),
 ]
 
-SERVICES = ["payments", "billing", "checkout", "search", "catalog", "inventory", "shipping", "notifications",
-            "auth", "accounts", "recommendations", "pricing", "ledger", "fraud", "reporting", "media",
-            "gateway", "scheduler", "webhooks", "analytics"]
-LANGUAGES = ["python", "typescript", "go", "java", "kotlin", "swift", "ruby", "php", "scala", "elixir",
-             "csharp", "cpp"]
-CLOUD = [("s3-bucket", "an S3 bucket"), ("rds-postgres", "an RDS Postgres instance"),
-         ("lambda-function", "a Lambda function"), ("sqs-queue", "an SQS queue and its dead-letter queue"),
-         ("cloudfront", "a CloudFront distribution"), ("iam-role", "an IAM role for a service"),
-         ("redis-cache", "an ElastiCache Redis cluster"), ("kafka-topic", "a Kafka topic"),
-         ("gke-nodepool", "a GKE node pool"), ("vpc-peering", "a VPC peering connection")]
+SERVICES = [
+    "payments",
+    "billing",
+    "checkout",
+    "search",
+    "catalog",
+    "inventory",
+    "shipping",
+    "notifications",
+    "auth",
+    "accounts",
+    "recommendations",
+    "pricing",
+    "ledger",
+    "fraud",
+    "reporting",
+    "media",
+    "gateway",
+    "scheduler",
+    "webhooks",
+    "analytics",
+]
+LANGUAGES = ["python", "typescript", "go", "java", "kotlin", "swift", "ruby", "php", "scala", "elixir", "csharp", "cpp"]
+CLOUD = [
+    ("s3-bucket", "an S3 bucket"),
+    ("rds-postgres", "an RDS Postgres instance"),
+    ("lambda-function", "a Lambda function"),
+    ("sqs-queue", "an SQS queue and its dead-letter queue"),
+    ("cloudfront", "a CloudFront distribution"),
+    ("iam-role", "an IAM role for a service"),
+    ("redis-cache", "an ElastiCache Redis cluster"),
+    ("kafka-topic", "a Kafka topic"),
+    ("gke-nodepool", "a GKE node pool"),
+    ("vpc-peering", "a VPC peering connection"),
+]
 
 
-CONNECTORS = ["salesforce", "hubspot", "zendesk", "jira", "github", "slack", "notion", "stripe", "shopify",
-              "segment", "intercom", "google-ads"]
+CONNECTORS = [
+    "salesforce",
+    "hubspot",
+    "zendesk",
+    "jira",
+    "github",
+    "slack",
+    "notion",
+    "stripe",
+    "shopify",
+    "segment",
+    "intercom",
+    "google-ads",
+]
 
 
 def family_skills() -> list[tuple[str, str, str]]:
@@ -551,53 +742,111 @@ def family_skills() -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     for i, service in enumerate(SERVICES):
         alerts = ["5xx rate", "p99 latency", "queue depth", "consumer lag", "error budget burn"][i % 5]
-        out.append((f"{service}-runbook",
-                    f"Runbook for the {service} service: dashboards, the {alerts} alert and what to check first, "
-                    f"safe restarts, how to fail over, and who owns it" + (
-                        f". Use when paged for {service} or when the user mentions {service} errors in prod."
-                        if i % 3 == 0 else ""), ""))
-        out.append((f"{service}-api",
-                    f"How to call and change the {service} API: auth scopes, pagination, idempotency keys"
-                    + (", and the contract tests that must pass" if i % 2 else ""),
-                    "When code calls the " + service + " API or a PR changes its handlers" if i % 4 == 1 else ""))
+        out.append(
+            (
+                f"{service}-runbook",
+                f"Runbook for the {service} service: dashboards, the {alerts} alert and what to check first, "
+                f"safe restarts, how to fail over, and who owns it"
+                + (
+                    f". Use when paged for {service} or when the user mentions {service} errors in prod."
+                    if i % 3 == 0
+                    else ""
+                ),
+                "",
+            )
+        )
+        out.append(
+            (
+                f"{service}-api",
+                f"How to call and change the {service} API: auth scopes, pagination, idempotency keys"
+                + (", and the contract tests that must pass" if i % 2 else ""),
+                "When code calls the " + service + " API or a PR changes its handlers" if i % 4 == 1 else "",
+            )
+        )
     for i, lang in enumerate(LANGUAGES):
-        tools = {"python": "ruff and mypy", "typescript": "eslint and tsc --strict", "go": "golangci-lint",
-                 "java": "spotless and errorprone", "kotlin": "ktlint and detekt", "swift": "swiftlint",
-                 "ruby": "rubocop", "php": "phpstan level 8", "scala": "scalafmt and scalafix",
-                 "elixir": "credo and dialyzer", "csharp": "dotnet format and analyzers",
-                 "cpp": "clang-tidy and clang-format"}[lang]
-        out.append((f"{lang}-style", f"The {lang} style guide for this repository, enforced by {tools}: naming, "
-                    "error handling, logging, and what a reviewer rejects", ""))
-        out.append((f"{lang}-tests", f"Write {lang} tests the way this repo does" + (
-            ": fixtures, fakes over mocks, no sleeps, one behaviour per test" if i % 2 == 0 else ""), ""))
+        tools = {
+            "python": "ruff and mypy",
+            "typescript": "eslint and tsc --strict",
+            "go": "golangci-lint",
+            "java": "spotless and errorprone",
+            "kotlin": "ktlint and detekt",
+            "swift": "swiftlint",
+            "ruby": "rubocop",
+            "php": "phpstan level 8",
+            "scala": "scalafmt and scalafix",
+            "elixir": "credo and dialyzer",
+            "csharp": "dotnet format and analyzers",
+            "cpp": "clang-tidy and clang-format",
+        }[lang]
+        out.append(
+            (
+                f"{lang}-style",
+                f"The {lang} style guide for this repository, enforced by {tools}: naming, "
+                "error handling, logging, and what a reviewer rejects",
+                "",
+            )
+        )
+        out.append(
+            (
+                f"{lang}-tests",
+                f"Write {lang} tests the way this repo does"
+                + (": fixtures, fakes over mocks, no sleeps, one behaviour per test" if i % 2 == 0 else ""),
+                "",
+            )
+        )
     for key, what in CLOUD:
         out.append((f"tf-{key}", f"Add or change {what} with the shared Terraform module, tags and alarms", ""))
         out.append((f"cost-{key}", f"Find waste in {what}s and estimate the monthly saving", ""))
     for i, vendor in enumerate(CONNECTORS):
-        out.append((f"connector-{vendor}",
-                    f"Sync data from {vendor.replace('-', ' ').title()} into the warehouse: the connector's config, "
-                    "rate limits, incremental cursors" + (", and how to re-sync one table without a full reload"
-                                                           if i % 2 else ""), ""))
-        out.append((f"{vendor}-webhooks", f"Receive {vendor.replace('-', ' ').title()} webhooks: signature check, "
-                    "retries, idempotent handling", "When a handler for its events is added or fails"
-                    if i % 3 == 0 else ""))
-    for topic, text in [("okr-draft", "Draft quarterly OKRs from the team's goals doc: 3 objectives, "
-                                      "measurable key results, no tasks disguised as results"),
-                        ("hiring-loop", "Write an interview loop for a role: competencies, questions per "
-                                        "interviewer, a scoring rubric"),
-                        ("onboarding-guide", "Write a first-week onboarding guide for a new engineer on a team"),
-                        ("status-page", "Post and update a status page incident in plain language"),
-                        ("vendor-evaluation", "Compare vendors against requirements in a weighted table, with "
-                                              "security review and exit costs"),
-                        ("license-check", "Check dependency licences against the allow list and flag copyleft "
-                                          "in distributed code"),
-                        ("sbom", "Generate an SBOM (CycloneDX) for a build and attach it to the release"),
-                        ("api-deprecation", "Deprecate an API version: Sunset headers, the migration guide, "
-                                            "usage tracking, the customer emails")]:
+        out.append(
+            (
+                f"connector-{vendor}",
+                f"Sync data from {vendor.replace('-', ' ').title()} into the warehouse: the connector's config, "
+                "rate limits, incremental cursors"
+                + (", and how to re-sync one table without a full reload" if i % 2 else ""),
+                "",
+            )
+        )
+        out.append(
+            (
+                f"{vendor}-webhooks",
+                f"Receive {vendor.replace('-', ' ').title()} webhooks: signature check, retries, idempotent handling",
+                "When a handler for its events is added or fails" if i % 3 == 0 else "",
+            )
+        )
+    for topic, text in [
+        (
+            "okr-draft",
+            "Draft quarterly OKRs from the team's goals doc: 3 objectives, "
+            "measurable key results, no tasks disguised as results",
+        ),
+        (
+            "hiring-loop",
+            "Write an interview loop for a role: competencies, questions per interviewer, a scoring rubric",
+        ),
+        ("onboarding-guide", "Write a first-week onboarding guide for a new engineer on a team"),
+        ("status-page", "Post and update a status page incident in plain language"),
+        (
+            "vendor-evaluation",
+            "Compare vendors against requirements in a weighted table, with security review and exit costs",
+        ),
+        ("license-check", "Check dependency licences against the allow list and flag copyleft in distributed code"),
+        ("sbom", "Generate an SBOM (CycloneDX) for a build and attach it to the release"),
+        (
+            "api-deprecation",
+            "Deprecate an API version: Sunset headers, the migration guide, usage tracking, the customer emails",
+        ),
+    ]:
         out.append((topic, text, ""))
     for env in ("dev", "staging", "prod"):
-        out.append((f"deploy-{env}", f"Deploy to {env}: the checks before, the command, and how to roll back" + (
-            "; prod needs a change ticket and a second approver" if env == "prod" else ""), ""))
+        out.append(
+            (
+                f"deploy-{env}",
+                f"Deploy to {env}: the checks before, the command, and how to roll back"
+                + ("; prod needs a change ticket and a second approver" if env == "prod" else ""),
+                "",
+            )
+        )
     return out
 
 
@@ -614,10 +863,14 @@ def bench_listing() -> None:
         raise SystemExit(f"bench_skills: the fixture has {len(skills)} distinct skills, not 200")
     budget = listing_budget(WINDOW)
     lengths = sorted(len(d) + (len(w) + 3 if w else 0) for _, d, w in skills)
-    print(f"\n(b) The listing in the Skill tool's description, {WINDOW:,}-token window: budget {budget:,} "
-          f"characters (descriptions {lengths[0]}-{lengths[-1]} characters, median {lengths[len(lengths) // 2]})")
-    print(f"  {'skills':>6}  {'unshortened chars':>17}  {'listing chars':>13}  {'description tokens':>18}  "
-          f"{'whole tool tokens':>17}  {'shortened to names':>18}")
+    print(
+        f"\n(b) The listing in the Skill tool's description, {WINDOW:,}-token window: budget {budget:,} "
+        f"characters (descriptions {lengths[0]}-{lengths[-1]} characters, median {lengths[len(lengths) // 2]})"
+    )
+    print(
+        f"  {'skills':>6}  {'unshortened chars':>17}  {'listing chars':>13}  {'description tokens':>18}  "
+        f"{'whole tool tokens':>17}  {'shortened to names':>18}"
+    )
     with FakeAnthropic() as server:
         empty = {"model": "claude-sonnet-4-6", "messages": [{"role": "user", "content": "hi"}]}
         for n in (10, 50, 200):
@@ -634,8 +887,10 @@ def bench_listing() -> None:
             blank = {**tool, "description": ""}
             whole = count(server, {**empty, "tools": [tool]}) - count(server, empty)
             described = whole - (count(server, {**empty, "tools": [blank]}) - count(server, empty))
-            print(f"  {n:>6}  {full:>17,}  {listing.chars:>13,}  {described:>18,}  {whole:>17,}  "
-                  f"{len(listing.shortened):>8} of {n:<3}")
+            print(
+                f"  {n:>6}  {full:>17,}  {listing.chars:>13,}  {described:>18,}  {whole:>17,}  "
+                f"{len(listing.shortened):>8} of {n:<3}"
+            )
 
 
 def main() -> int:

@@ -4,8 +4,9 @@
 
 Recall renders at most 5 chosen files per turn in a worker thread, and checks them in one
 batch: references found by patterns, a stat each, at most one `git ls-files` (for paths
-missing at the root) and one `git log --since --numstat` (for the files they cite). This prints, for memories citing 3 tracked files and one missing path,
-written `--days` before the repository's last commit:
+missing at the root) and one `git log --since --numstat` (for the files they cite).
+This prints, for memories citing 3 tracked files and one missing path, written `--days`
+before the repository's last commit:
 
 - the median time to render a turn's 5 recalled memories with and without the check
   (`add_stale_lines`: one batch, at most two git calls);
@@ -56,8 +57,7 @@ def tracked_files(repo: Path) -> list[str]:
 
 
 def last_commit(repo: Path) -> float:
-    out = subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=repo, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(["git", "log", "-1", "--format=%ct"], cwd=repo, capture_output=True, text=True, check=True)
     return float(out.stdout.strip())
 
 
@@ -66,10 +66,13 @@ def memories(files: list[str], count: int) -> list[str]:
     out = []
     for i in range(count):
         cited = [files[(3 * i + k) % len(files)] for k in range(3)]
-        body = (f"The flow starts in {cited[0]}, goes through `{cited[1]}` and ends in "
-                f"{cited[2]}. The old entry point was src/removed_{i}.py. Run make test first.")
-        out.append(format_memory(name=f"Flow {i}", description=f"How request flow {i} works",
-                                 type="project", body=body))
+        body = (
+            f"The flow starts in {cited[0]}, goes through `{cited[1]}` and ends in "
+            f"{cited[2]}. The old entry point was src/removed_{i}.py. Run make test first."
+        )
+        out.append(
+            format_memory(name=f"Flow {i}", description=f"How request flow {i} works", type="project", body=body)
+        )
     return out
 
 
@@ -81,12 +84,15 @@ def main() -> None:
     args = parser.parse_args()
     repo = args.repo.resolve()
     files = tracked_files(repo)
-    commits = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=repo,
-                             capture_output=True, text=True, check=True).stdout.strip()
+    commits = subprocess.run(
+        ["git", "rev-list", "--count", "HEAD"], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout.strip()
     since = last_commit(repo) - args.days * 86_400
     texts = memories(files, 200)
-    print(f"repository {repo}: {len(files)} tracked source files, {commits} commits; "
-          f"memories written {args.days:g} days before its last commit")
+    print(
+        f"repository {repo}: {len(files)} tracked source files, {commits} commits; "
+        f"memories written {args.days:g} days before its last commit"
+    )
 
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
@@ -105,8 +111,10 @@ def main() -> None:
 
         plain = median_ms(lambda: render(()), args.runs)
         checked = median_ms(lambda: render((repo,)), args.runs)
-        print(f"render a turn's 5 recalled memories: {plain:.2f} ms without the check, "
-              f"{checked:.1f} ms with it (+{checked - plain:.1f} ms for the batch)")
+        print(
+            f"render a turn's 5 recalled memories: {plain:.2f} ms without the check, "
+            f"{checked:.1f} ms with it (+{checked - plain:.1f} ms for the batch)"
+        )
         print("  header: " + render((repo,))[0].text.split("\n\n")[0].splitlines()[-1])
 
     text = memory_text(texts[0])
@@ -115,8 +123,10 @@ def main() -> None:
     log = median_ms(lambda: git_history(repo, cited, since), args.runs)
     ls = median_ms(lambda: tracked_elsewhere(repo, ["src/removed_0.py"]), args.runs)
     total = median_ms(lambda: stale_reasons(texts[0], since, (repo,)), args.runs)
-    print(f"one memory: find references {refs:.3f} ms, git ls-files {ls:.1f} ms, "
-          f"git log --numstat {log:.1f} ms, stale_reasons in all {total:.1f} ms")
+    print(
+        f"one memory: find references {refs:.3f} ms, git ls-files {ls:.1f} ms, "
+        f"git log --numstat {log:.1f} ms, stale_reasons in all {total:.1f} ms"
+    )
 
     batch = {f"flow-{i}.md": (t, since) for i, t in enumerate(texts)}
     doctor = median_ms(lambda: stale_memories(batch, (repo,)), max(3, args.runs // 5))

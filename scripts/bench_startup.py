@@ -64,8 +64,15 @@ ANSWER = "bench-pong-4f7a"
 def run(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
     """Seconds for one run of `cmd` (it must succeed)."""
     start = time.perf_counter()
-    subprocess.run(cmd, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   stdin=subprocess.DEVNULL)
+    subprocess.run(
+        cmd,
+        env=env,
+        cwd=cwd,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start
 
 
@@ -104,8 +111,9 @@ def until_answered(cmd: list[str], env: dict[str, str], cwd: Path) -> float:
 def _spawn(cmd: list[str], env: dict[str, str], cwd: Path, *, echo: bool = True):
     import pexpect
 
-    return pexpect.spawn(cmd[0], cmd[1:], env=env, cwd=str(cwd), encoding="utf-8", dimensions=(30, 110),
-                         timeout=60, echo=echo)
+    return pexpect.spawn(
+        cmd[0], cmd[1:], env=env, cwd=str(cwd), encoding="utf-8", dimensions=(30, 110), timeout=60, echo=echo
+    )
 
 
 def _expect(child, pattern: str) -> None:
@@ -135,8 +143,10 @@ def report(name: str, value: float, base: float, *, base_name: str, target: floa
 
 def version_imports_anthropic(env: dict[str, str], cwd: Path) -> bool:
     """Whether answering --version imported the anthropic SDK."""
-    code = ("import sys\nfrom claude_mini.__main__ import main\nmain(['--version'])\n"
-            "print('ANTHROPIC' if 'anthropic' in sys.modules else 'CLEAN')")
+    code = (
+        "import sys\nfrom claude_mini.__main__ import main\nmain(['--version'])\n"
+        "print('ANTHROPIC' if 'anthropic' in sys.modules else 'CLEAN')"
+    )
     out = subprocess.run([PY, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, check=True)
     return "ANTHROPIC" in out.stdout
 
@@ -148,9 +158,14 @@ def setup(tmp: Path, base_url: str) -> tuple[dict[str, str], Path]:
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     (repo / "app.py").write_text("print('hi')\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_MINI_"))}
-    env.update(CLAUDE_MINI_HOME=str(tmp / "home"), CLAUDE_MINI_MANAGED_DIR=str(tmp / "managed"),
-               ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="bench", TERM="xterm",
-               CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    env.update(
+        CLAUDE_MINI_HOME=str(tmp / "home"),
+        CLAUDE_MINI_MANAGED_DIR=str(tmp / "managed"),
+        ANTHROPIC_BASE_URL=base_url,
+        ANTHROPIC_API_KEY="bench",
+        TERM="xterm",
+        CLAUDE_MINI_DISABLE_AUTO_MEMORY="1",
+    )
     trust_for_bench(tmp / "home", repo)  # the REPL would otherwise ask before drawing its prompt
     return env, repo
 
@@ -169,6 +184,7 @@ def answer_typed_message(server: FakeAnthropic) -> None:
     """Make the fake answer the REPLs' typed message with ANSWER, in the conversation only:
     the request that offers tools (Claude Code also asks, without tools, for a session title
     made from the message, and may show it; claude-mini marks its conversation `main`)."""
+
     def conversation(request: RecordedRequest) -> bool:
         body = request.body if isinstance(request.body, dict) else {}
         return request.purpose in (None, "main") and bool(body.get("tools"))
@@ -198,8 +214,9 @@ def claude_code_version() -> str | None:
     if exe is None:
         return None
     try:
-        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60,
-                             stdin=subprocess.DEVNULL).stdout.strip()
+        out = subprocess.run(
+            [exe, "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     return out.replace("(Claude Code)", "").strip() if "Claude Code" in out else None
@@ -218,9 +235,16 @@ def claude_code_env(tmp: Path, base_url: str, repo: Path) -> dict[str, str]:
     (home / ".claude.json").write_text(json.dumps(state))
     # Whatever configures the user's own Claude Code stays out (keys, models, XDG folders).
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE", "DISABLE_", "XDG_"))}
-    env.update(HOME=str(home), TERM="xterm", ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY=CLAUDE_CODE_KEY,
-               CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1",
-               DISABLE_ERROR_REPORTING="1")
+    env.update(
+        HOME=str(home),
+        TERM="xterm",
+        ANTHROPIC_BASE_URL=base_url,
+        ANTHROPIC_API_KEY=CLAUDE_CODE_KEY,
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_TELEMETRY="1",
+        DISABLE_ERROR_REPORTING="1",
+    )
     return env
 
 
@@ -231,12 +255,12 @@ def reached_fake(server: FakeAnthropic, env: dict[str, str], repo: Path) -> bool
         run(["claude", "-p", "hi"], env, repo)
     except subprocess.CalledProcessError:
         return False
-    return any(r.path == "/v1/messages" and "claude-cli" in r.headers.get("user-agent", "")
-               for r in server.requests)
+    return any(r.path == "/v1/messages" and "claude-cli" in r.headers.get("user-agent", "") for r in server.requests)
 
 
-def compare_with_claude_code(runs: int, server: FakeAnthropic, mini_env: dict[str, str], repo: Path,
-                             tmp: Path) -> list[bool]:
+def compare_with_claude_code(
+    runs: int, server: FakeAnthropic, mini_env: dict[str, str], repo: Path, tmp: Path
+) -> list[bool]:
     """The three side-by-side rows, or one line saying why they were skipped."""
     version = claude_code_version()
     if version is None:
@@ -249,16 +273,28 @@ def compare_with_claude_code(runs: int, server: FakeAnthropic, mini_env: dict[st
     print(f"\nside by side with Claude Code {version}, same fake server")
     claude = ["claude"]
     return [
-        report("claude-mini -p hi", *_pair(runs, [*CLI, "-p", "hi"], [*claude, "-p", "hi"], mini_env, repo, env),
-               target=1.3, base_name="claude -p hi"),
-        report("REPL: answer to a message typed", *paired(
-            runs, lambda: until_answered(CLI, mini_env, repo),
-            lambda: until_answered(claude, env, repo)),
-            target=1.5, base_name="the same in Claude Code"),
-        report("REPL prompt ready", *paired(
-            runs, lambda: until_shown(CLI, MINI_READY, mini_env, repo),
-            lambda: until_shown(claude, CLAUDE_CODE_READY, env, repo)),
-            target=0.5, base_name="Claude Code's prompt ready"),
+        report(
+            "claude-mini -p hi",
+            *_pair(runs, [*CLI, "-p", "hi"], [*claude, "-p", "hi"], mini_env, repo, env),
+            target=1.3,
+            base_name="claude -p hi",
+        ),
+        report(
+            "REPL: answer to a message typed",
+            *paired(runs, lambda: until_answered(CLI, mini_env, repo), lambda: until_answered(claude, env, repo)),
+            target=1.5,
+            base_name="the same in Claude Code",
+        ),
+        report(
+            "REPL prompt ready",
+            *paired(
+                runs,
+                lambda: until_shown(CLI, MINI_READY, mini_env, repo),
+                lambda: until_shown(claude, CLAUDE_CODE_READY, env, repo),
+            ),
+            target=0.5,
+            base_name="Claude Code's prompt ready",
+        ),
     ]
 
 
@@ -273,26 +309,49 @@ def main() -> int:
         body = print_mode_request(server, env, repo, tmp)
         print(f"{runs} runs each, medians; each command next to its same-run baseline\n")
         results = [
-            report("claude-mini --version", *_pair(runs, [*CLI, "--version"], [PY, "-c", "pass"], env, repo),
-                   target=4, base_name="python -c pass"),
-            report("claude-mini --help", *_pair(runs, [*CLI, "--help"], [PY, "-c", "pass"], env, repo),
-                   target=4, base_name="python -c pass"),
+            report(
+                "claude-mini --version",
+                *_pair(runs, [*CLI, "--version"], [PY, "-c", "pass"], env, repo),
+                target=4,
+                base_name="python -c pass",
+            ),
+            report(
+                "claude-mini --help",
+                *_pair(runs, [*CLI, "--help"], [PY, "-c", "pass"], env, repo),
+                target=4,
+                base_name="python -c pass",
+            ),
         ]
-        typer_floor = statistics.median(run([PY, "-c", "import typer.main, typer._adapters"], env, repo)
-                                        for _ in range(runs))
+        typer_floor = statistics.median(
+            run([PY, "-c", "import typer.main, typer._adapters"], env, repo) for _ in range(runs)
+        )
         print(f"  (typer's own import, which --help and the bare REPL start skip: {typer_floor:.3f}s)")
-        results.append(report(
-            "claude-mini -p hi (fake server)",
-            *_pair(runs, [*CLI, "-p", "hi"], [PY, str(tmp / "sdk_only.py"), str(body)], env, repo),
-            target=1.2, base_name="same request, anthropic SDK only"))
-        report("claude-mini -p, stdin after 1s",
-               *_pair(runs, _piped([*CLI, "-p"]), _piped([PY, str(tmp / "sdk_only.py"), str(body)]), env, repo),
-               target=None, base_name="the same, anthropic SDK only")
-        results.append(report(
-            "REPL prompt ready",
-            *paired(runs, lambda: until_shown(CLI, MINI_READY, env, repo),
-                    lambda: until_shown([PY, "-c", "import prompt_toolkit; print('ready')"], "ready", env, repo)),
-            target=2.5, base_name="python -c 'import prompt_toolkit'"))
+        results.append(
+            report(
+                "claude-mini -p hi (fake server)",
+                *_pair(runs, [*CLI, "-p", "hi"], [PY, str(tmp / "sdk_only.py"), str(body)], env, repo),
+                target=1.2,
+                base_name="same request, anthropic SDK only",
+            )
+        )
+        report(
+            "claude-mini -p, stdin after 1s",
+            *_pair(runs, _piped([*CLI, "-p"]), _piped([PY, str(tmp / "sdk_only.py"), str(body)]), env, repo),
+            target=None,
+            base_name="the same, anthropic SDK only",
+        )
+        results.append(
+            report(
+                "REPL prompt ready",
+                *paired(
+                    runs,
+                    lambda: until_shown(CLI, MINI_READY, env, repo),
+                    lambda: until_shown([PY, "-c", "import prompt_toolkit; print('ready')"], "ready", env, repo),
+                ),
+                target=2.5,
+                base_name="python -c 'import prompt_toolkit'",
+            )
+        )
         results += compare_with_claude_code(runs, server, env, repo, tmp)
         clean = not version_imports_anthropic(env, repo)
         print(f"\n--version imports the anthropic SDK: {'no (good)' if clean else 'YES (it must not)'}")
@@ -306,8 +365,9 @@ def _piped(cmd: list[str], delay: float = 1.0) -> list[str]:
     return ["sh", "-c", f"(sleep {delay}; echo hi) | {shlex.join(cmd)}"]
 
 
-def _pair(runs: int, cmd: list[str], base: list[str], env: dict[str, str], cwd: Path,
-          base_env: dict[str, str] | None = None) -> tuple[float, float]:
+def _pair(
+    runs: int, cmd: list[str], base: list[str], env: dict[str, str], cwd: Path, base_env: dict[str, str] | None = None
+) -> tuple[float, float]:
     return paired(runs, lambda: run(cmd, env, cwd), lambda: run(base, base_env or env, cwd))
 
 

@@ -67,8 +67,13 @@ class UnseenMemory:
             extra["supersedes"] = self.supersedes
         if self.superseded_by:
             extra["superseded_by"] = self.superseded_by
-        return format_memory(name=self.name, description=self.description, type=self.type,
-                             body=self.body, extra_frontmatter=extra or None)
+        return format_memory(
+            name=self.name,
+            description=self.description,
+            type=self.type,
+            body=self.body,
+            extra_frontmatter=extra or None,
+        )
 
 
 @dataclass
@@ -87,14 +92,17 @@ class Unseen:
 
 def load_unseen(path: Path = FIXTURE) -> Unseen:
     data = json.loads(path.read_text(encoding="utf-8"))
-    memories = [UnseenMemory(m["file"], m["type"], m["name"], m["description"], m["body"],
-                             float(m["age_days"]), m.get("supersedes")) for m in data["memories"]]
+    memories = [
+        UnseenMemory(
+            m["file"], m["type"], m["name"], m["description"], m["body"], float(m["age_days"]), m.get("supersedes")
+        )
+        for m in data["memories"]
+    ]
     by_file = {m.file: m for m in memories}
     for m in memories:
         if m.supersedes:
             by_file[m.supersedes].superseded_by = m.file
-    queries = [UnseenQuery(q["text"], set(q["relevant"]), q["kind"], q.get("english", ""))
-               for q in data["queries"]]
+    queries = [UnseenQuery(q["text"], set(q["relevant"]), q["kind"], q.get("english", "")) for q in data["queries"]]
     return Unseen(memories, queries)
 
 
@@ -198,8 +206,9 @@ class TurnResult:
     seconds: float
 
 
-async def _worker(runtime: Any, jobs: list[tuple[int, UnseenQuery]], results: dict[int, TurnResult],
-                  typing_lead: float | None) -> None:
+async def _worker(
+    runtime: Any, jobs: list[tuple[int, UnseenQuery]], results: dict[int, TurnResult], typing_lead: float | None
+) -> None:
     from claude_mini.memory.recall import recall_hook, recalls_in_context
 
     hook = recall_hook(runtime.agent.hooks)
@@ -217,9 +226,16 @@ async def _worker(runtime: Any, jobs: list[tuple[int, UnseenQuery]], results: di
         results[index] = TurnResult(reached, time.perf_counter() - start)
 
 
-def run_turns(workdir: Path, queries: list[UnseenQuery], *, latency: float,
-              tools: bool, typing_lead: float | None = None, workers: int = 8,
-              settings: dict[str, Any] | None = None) -> list[TurnResult]:
+def run_turns(
+    workdir: Path,
+    queries: list[UnseenQuery],
+    *,
+    latency: float,
+    tools: bool,
+    typing_lead: float | None = None,
+    workers: int = 8,
+    settings: dict[str, Any] | None = None,
+) -> list[TurnResult]:
     """Each query as the first turn of a conversation in `workdir` (its memory folder is
     `paths.memory_dir(workdir)` under $CLAUDE_MINI_HOME); what reached the model, in order."""
     from claude_mini.config import load_config
@@ -242,8 +258,9 @@ def run_turns(workdir: Path, queries: list[UnseenQuery], *, latency: float,
             runtimes.append(rt)
         jobs = list(enumerate(queries))
         try:
-            await asyncio.gather(*(_worker(rt, jobs[i::workers], results, typing_lead)
-                                   for i, rt in enumerate(runtimes)))
+            await asyncio.gather(
+                *(_worker(rt, jobs[i::workers], results, typing_lead) for i, rt in enumerate(runtimes))
+            )
         finally:
             for rt in runtimes:
                 await rt.client.aclose()

@@ -66,7 +66,7 @@ MALFORMED = {
     "not_json": b"event: content_block_delta\ndata: {this is not json\n\n",
     "binary": bytes(range(256)) * 4,
     "null_text": b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, '
-                 b'"delta": {"type": "text_delta", "text": null}}\n\n',
+    b'"delta": {"type": "text_delta", "text": null}}\n\n',
 }
 ERROR_MESSAGES = {
     "invalid_request_error": "Invalid request",
@@ -111,9 +111,7 @@ class Reply:
         return cls(blocks=({"type": "text", "text": text},))
 
     @classmethod
-    def tool(
-        cls, name: str, input: dict[str, Any], id: str | None = None, *, text: str | None = None
-    ) -> Reply:
+    def tool(cls, name: str, input: dict[str, Any], id: str | None = None, *, text: str | None = None) -> Reply:
         """One tool_use block, optionally preceded by text (stop_reason tool_use)."""
         return cls.tools([(name, input, id)], text=text)
 
@@ -905,9 +903,7 @@ class _Exchange:
         self.h.end_headers()
         self.h.wfile.write(data)
 
-    def _send_error(
-        self, status: int, kind: str | None, message: str | None, retry_after: float | None = None
-    ) -> None:
+    def _send_error(self, status: int, kind: str | None, message: str | None, retry_after: float | None = None) -> None:
         kind = kind or ERROR_TYPES.get(status, "api_error")
         payload = {"type": "error", "error": {"type": kind, "message": message or kind}}
         extra = {"retry-after": _format_seconds(retry_after)} if retry_after is not None else {}
@@ -918,7 +914,7 @@ class _Exchange:
         if reply.cut:
             events = [e for e in events if e[0] not in ("message_delta", "message_stop")]
         faulty = reply.stream_error_type or reply.reset or reply.hang_at == "mid" or reply.malformed
-        cut_at = (reply.fault_after if reply.fault_after is not None else default_fault_point(events))
+        cut_at = reply.fault_after if reply.fault_after is not None else default_fault_point(events)
         self._start_sse()
         for sent, (name, data) in enumerate(events):
             if faulty and sent == cut_at:

@@ -33,9 +33,14 @@ def partial_clone_with_ext_remote(root: Path, marker: Path, helper: str = "ext")
     blob = git(root, "rev-parse", "HEAD:s.txt")
     (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
     url = f"ext::sh -c touch% {marker}" if helper == "ext" else f"{helper}::x"
-    for key, value in [("core.repositoryformatversion", "1"), ("extensions.partialClone", "origin"),
-                       ("remote.origin.url", url), ("remote.origin.promisor", "true"),
-                       ("remote.origin.partialclonefilter", "blob:none"), (f"protocol.{helper}.allow", "always")]:
+    for key, value in [
+        ("core.repositoryformatversion", "1"),
+        ("extensions.partialClone", "origin"),
+        ("remote.origin.url", url),
+        ("remote.origin.promisor", "true"),
+        ("remote.origin.partialclonefilter", "blob:none"),
+        (f"protocol.{helper}.allow", "always"),
+    ]:
         git(root, "config", key, value)
     return root
 

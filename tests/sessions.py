@@ -24,8 +24,14 @@ def write(path: Path, text: str | bytes) -> Path:
     return path
 
 
-def run_session(fake_server: Any, root: Path, scenario: Callable[[Runtime], Awaitable[Any]], *,
-                settings: dict | None = None, trusted: bool = False) -> Any:
+def run_session(
+    fake_server: Any,
+    root: Path,
+    scenario: Callable[[Runtime], Awaitable[Any]],
+    *,
+    settings: dict | None = None,
+    trusted: bool = False,
+) -> Any:
     """`scenario(runtime)` in one event loop, on a started runtime for `root` talking to `fake_server`
     (`settings` as the repository's .claude/settings.local.json; `trusted` trusts the folder for this run)."""
     if settings is not None:

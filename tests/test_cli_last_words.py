@@ -41,10 +41,14 @@ def test_interrupted_says_whether_the_transcript_is_saved(repo: Path, monkeypatc
     assert cli._run_print(load_config(repo), "hi", "text", resume=None, continue_=False) == 130
     last = capsys.readouterr().err.splitlines()[-1]
     if disk_full:
-        assert last.startswith("claude-mini: interrupted. The transcript could not be saved completely "
-                               "(Is a directory); ") and "holds what came before the failed write." in last
+        assert (
+            last.startswith("claude-mini: interrupted. The transcript could not be saved completely (Is a directory); ")
+            and "holds what came before the failed write." in last
+        )
     else:
-        assert re.fullmatch(r"claude-mini: interrupted\. The transcript is saved; `claude-mini -r [0-9a-f-]{36}` continues\.", last)
+        assert re.fullmatch(
+            r"claude-mini: interrupted\. The transcript is saved; `claude-mini -r [0-9a-f-]{36}` continues\.", last
+        )
 
 
 @pytest.mark.parametrize("disk_full", [False, True])

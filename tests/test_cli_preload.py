@@ -10,12 +10,15 @@ from claude_mini.config import load_config
 from claude_mini.llm import client
 
 
-@pytest.mark.parametrize(("settings", "flags", "expected"), [
-    ("{}", {}, True),
-    ('{"model": "local"}', {}, False),  # the model in settings counts too
-    ("{}", {"model": "local:/models/m.gguf"}, False),
-    ('{"model": "local"}', {"model": "claude-opus-4-5"}, True),
-])
+@pytest.mark.parametrize(
+    ("settings", "flags", "expected"),
+    [
+        ("{}", {}, True),
+        ('{"model": "local"}', {}, False),  # the model in settings counts too
+        ("{}", {"model": "local:/models/m.gguf"}, False),
+        ('{"model": "local"}', {"model": "claude-opus-4-5"}, True),
+    ],
+)
 def test_the_sdk_is_preloaded_only_for_a_remote_model(repo: Path, monkeypatch, settings, flags, expected):
     (repo / ".claude").mkdir(exist_ok=True)
     (repo / ".claude" / "settings.json").write_text(settings)

@@ -38,8 +38,13 @@ def files(repo: Path, isolated_env):
 
 @pytest.mark.parametrize(
     ("present", "winner"),
-    [(["user"], "user"), (["user", "project"], "project"), (["user", "project", "local"], "local"),
-     (["project", "local", "managed"], "managed"), (["user", "managed"], "managed")],
+    [
+        (["user"], "user"),
+        (["user", "project"], "project"),
+        (["user", "project", "local"], "local"),
+        (["project", "local", "managed"], "managed"),
+        (["user", "managed"], "managed"),
+    ],
 )
 def test_each_layer_beats_the_ones_below(repo, files, present, winner) -> None:
     for source in present:
@@ -79,8 +84,12 @@ def test_permission_layers_are_kept_apart_lowest_first(repo, files) -> None:
     write(files["managed"], {"permissions": {"deny": ["Bash(curl:*)"]}})
     config = load_config(repo, {"permissions": {"allow": ["Bash(ls:*)"]}})
     layers = [(source, perms) for source, perms, _ in config.permission_layers()]
-    assert layers == [("user", {"deny": ["Bash(rm:*)"]}), ("project", {"deny": ["Read(.env)"]}),
-                      ("flags", {"allow": ["Bash(ls:*)"]}), ("managed", {"deny": ["Bash(curl:*)"]})]
+    assert layers == [
+        ("user", {"deny": ["Bash(rm:*)"]}),
+        ("project", {"deny": ["Read(.env)"]}),
+        ("flags", {"allow": ["Bash(ls:*)"]}),
+        ("managed", {"deny": ["Bash(curl:*)"]}),
+    ]
 
 
 def test_a_broken_file_is_skipped_with_one_line_and_the_others_still_apply(repo, files) -> None:
@@ -103,6 +112,7 @@ def test_the_project_root_is_the_git_root_from_a_subfolder(repo, files) -> None:
 
 # --- the memory layers' settings: one validator, one message per bad value ---------------------
 
+
 def nested(dotted: str, value) -> dict:
     """`{"recall": {"waitMs": 5}}` from `"recall.waitMs", 5`."""
     *groups, key = dotted.split(".")
@@ -120,46 +130,160 @@ def field_of(settings: MemorySettings, path: str):
 
 # key, field, a good value and what it becomes, a bad value, its default, the one message.
 MEMORY_KEYS = [
-    ("recall.strategy", "recall.strategy", "lexical", "lexical", "smart", "model",
-     "recall.strategy must be one of model, lexical, off (got 'smart'); using 'model'."),
-    ("recall.waitMs", "recall.wait_ms", 250.7, 250, -1, 0,
-     "recall.waitMs must be a number of milliseconds >= 0 (got -1); using 0."),
-    ("recall.timeoutMs", "recall.timeout_ms", 0, 0, "soon", 10_000,
-     "recall.timeoutMs must be a number of milliseconds >= 0 (got 'soon'); using 10000."),
-    ("memory.mode", "log_mode", "log", True, "logs", False,
-     "memory.mode must be 'log' or left out (got 'logs'); using topic files."),
-    ("memory.extractEvery", "extraction.every", 3, 3, 0, 1,
-     "memory.extractEvery must be a whole number >= 1 (got 0); using 1."),
-    ("memory.extractGate", "extraction.gate", False, False, "off", True,
-     "memory.extractGate must be true or false (got 'off'); using true."),
-    ("memory.extractBatchTurns", "extraction.batch_turns", 3, 3, 0, 5,
-     "memory.extractBatchTurns must be a whole number >= 1 (got 0); using 5."),
-    ("memory.extractWaitSeconds", "extraction.wait_seconds", 5, 5.0, "soon", 60.0,
-     "memory.extractWaitSeconds must be a number >= 0 (got 'soon'); using 60."),
-    ("memory.halfLifeDays", "forget.half_life_days", 7, 7.0, 0, 30.0,
-     "memory.halfLifeDays must be a number of days > 0 (got 0); using 30."),
-    ("memory.maxFiles", "forget.max_files", 50, 50, -3, 200,
-     "memory.maxFiles must be a number >= 1 (got -3); using 200."),
-    ("memory.autoGc", "forget.auto_gc", False, False, "yes", True,
-     "memory.autoGc must be true or false (got 'yes'); using true."),
-    ("memory.autoDream", "dream.auto_dream", False, False, 0, True,
-     "memory.autoDream must be true or false (got 0); using true."),
-    ("memory.dreamMaxTurns", "dream.max_turns", 2, 2, 1, 8,
-     "memory.dreamMaxTurns must be a whole number >= 2 (got 1); using 8."),
-    ("contextWindow", "compact.context_window", 30_000, 30_000, True, None,
-     "contextWindow must be a whole number of tokens >= 1 (got True); using the model's window."),
-    ("autoCompact", "compact.auto_compact", False, False, "no", True,
-     "autoCompact must be true or false (got 'no'); using true."),
-    ("autoCompactThreshold", "compact.threshold", 60, 0.6, 150, None,
-     "autoCompactThreshold must be a fraction of the window from 0 to 1, or a percentage up to "
-     "100 (got 150); using the default threshold."),
+    (
+        "recall.strategy",
+        "recall.strategy",
+        "lexical",
+        "lexical",
+        "smart",
+        "model",
+        "recall.strategy must be one of model, lexical, off (got 'smart'); using 'model'.",
+    ),
+    (
+        "recall.waitMs",
+        "recall.wait_ms",
+        250.7,
+        250,
+        -1,
+        0,
+        "recall.waitMs must be a number of milliseconds >= 0 (got -1); using 0.",
+    ),
+    (
+        "recall.timeoutMs",
+        "recall.timeout_ms",
+        0,
+        0,
+        "soon",
+        10_000,
+        "recall.timeoutMs must be a number of milliseconds >= 0 (got 'soon'); using 10000.",
+    ),
+    (
+        "memory.mode",
+        "log_mode",
+        "log",
+        True,
+        "logs",
+        False,
+        "memory.mode must be 'log' or left out (got 'logs'); using topic files.",
+    ),
+    (
+        "memory.extractEvery",
+        "extraction.every",
+        3,
+        3,
+        0,
+        1,
+        "memory.extractEvery must be a whole number >= 1 (got 0); using 1.",
+    ),
+    (
+        "memory.extractGate",
+        "extraction.gate",
+        False,
+        False,
+        "off",
+        True,
+        "memory.extractGate must be true or false (got 'off'); using true.",
+    ),
+    (
+        "memory.extractBatchTurns",
+        "extraction.batch_turns",
+        3,
+        3,
+        0,
+        5,
+        "memory.extractBatchTurns must be a whole number >= 1 (got 0); using 5.",
+    ),
+    (
+        "memory.extractWaitSeconds",
+        "extraction.wait_seconds",
+        5,
+        5.0,
+        "soon",
+        60.0,
+        "memory.extractWaitSeconds must be a number >= 0 (got 'soon'); using 60.",
+    ),
+    (
+        "memory.halfLifeDays",
+        "forget.half_life_days",
+        7,
+        7.0,
+        0,
+        30.0,
+        "memory.halfLifeDays must be a number of days > 0 (got 0); using 30.",
+    ),
+    (
+        "memory.maxFiles",
+        "forget.max_files",
+        50,
+        50,
+        -3,
+        200,
+        "memory.maxFiles must be a number >= 1 (got -3); using 200.",
+    ),
+    (
+        "memory.autoGc",
+        "forget.auto_gc",
+        False,
+        False,
+        "yes",
+        True,
+        "memory.autoGc must be true or false (got 'yes'); using true.",
+    ),
+    (
+        "memory.autoDream",
+        "dream.auto_dream",
+        False,
+        False,
+        0,
+        True,
+        "memory.autoDream must be true or false (got 0); using true.",
+    ),
+    (
+        "memory.dreamMaxTurns",
+        "dream.max_turns",
+        2,
+        2,
+        1,
+        8,
+        "memory.dreamMaxTurns must be a whole number >= 2 (got 1); using 8.",
+    ),
+    (
+        "contextWindow",
+        "compact.context_window",
+        30_000,
+        30_000,
+        True,
+        None,
+        "contextWindow must be a whole number of tokens >= 1 (got True); using the model's window.",
+    ),
+    (
+        "autoCompact",
+        "compact.auto_compact",
+        False,
+        False,
+        "no",
+        True,
+        "autoCompact must be true or false (got 'no'); using true.",
+    ),
+    (
+        "autoCompactThreshold",
+        "compact.threshold",
+        60,
+        0.6,
+        150,
+        None,
+        "autoCompactThreshold must be a fraction of the window from 0 to 1, or a percentage up to "
+        "100 (got 150); using the default threshold.",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("key", "path", "good", "typed", "bad", "default", "message"), MEMORY_KEYS,
-                         ids=[row[0] for row in MEMORY_KEYS])
+@pytest.mark.parametrize(
+    ("key", "path", "good", "typed", "bad", "default", "message"), MEMORY_KEYS, ids=[row[0] for row in MEMORY_KEYS]
+)
 def test_each_memory_setting_is_typed_and_a_bad_value_falls_back_with_one_message(
-        key, path, good, typed, bad, default, message) -> None:
+    key, path, good, typed, bad, default, message
+) -> None:
     unset = memory_settings({}, environ={})
     assert unset.problems == () and field_of(unset, path) == default
     ok = memory_settings(nested(key, good), environ={})
@@ -179,13 +303,14 @@ def test_every_bad_value_is_named_once_and_the_good_ones_still_apply() -> None:
 def test_a_group_that_is_not_an_object_counts_as_empty() -> None:
     settings = memory_settings({"recall": "off", "memory": ["log"]}, environ={})
     assert settings.recall == RecallSettings() and settings.log_mode is False
-    assert settings.problems == ("recall must be an object (got 'off'); using the defaults.",
-                                 "memory must be an object (got ['log']); using the defaults.")
+    assert settings.problems == (
+        "recall must be an object (got 'off'); using the defaults.",
+        "memory must be an object (got ['log']); using the defaults.",
+    )
 
 
 def test_non_finite_numbers_are_bad_values() -> None:
-    settings = memory_settings({"recall": {"waitMs": math.inf}, "memory": {"halfLifeDays": math.nan}},
-                               environ={})
+    settings = memory_settings({"recall": {"waitMs": math.inf}, "memory": {"halfLifeDays": math.nan}}, environ={})
     assert settings.recall.wait_ms == 0 and settings.forget.half_life_days == 30.0
     assert len(settings.problems) == 2
 
@@ -209,8 +334,7 @@ def test_config_memory_follows_the_merged_settings_and_the_model(repo, files) ->
     write(files["user"], {"memory": {"extractEvery": 0}, "recall": {"timeoutMs": 500}})
     config = load_config(repo)
     assert config.memory.extraction.every == 1 and config.memory.recall.timeout_ms == 500
-    assert config.memory.problems == ("memory.extractEvery must be a whole number >= 1 (got 0); "
-                                      "using 1.",)
+    assert config.memory.problems == ("memory.extractEvery must be a whole number >= 1 (got 0); using 1.",)
     config.model = "local"  # /model: recall's default strategy follows
     assert config.memory.recall.strategy == "lexical"
     assert ForgetSettings.from_config(None) == ForgetSettings() == config.memory.forget

@@ -92,7 +92,9 @@ def test_ids_are_deterministic(fake_server):
 
 
 def test_sdk_streams_text_and_tools(fake_server):
-    fake_server.queue(Reply.tool("Read", {"file_path": "a.py", "limit": 5}, text="Let me look.").and_tool("Bash", {"command": "ls"}))
+    fake_server.queue(
+        Reply.tool("Read", {"file_path": "a.py", "limit": 5}, text="Let me look.").and_tool("Bash", {"command": "ls"})
+    )
     with sdk(fake_server).messages.stream(**body()) as stream:
         texts = list(stream.text_stream)
         message = stream.get_final_message()
@@ -189,7 +191,9 @@ def test_cache_arithmetic_and_minimum_length():
     no_breakpoints = {"model": MODEL, "messages": [{"role": "user", "content": "x" * 40}]}
     tokens = estimate_tokens({"type": "text", "text": "x" * 40})  # ceil(65 chars / 4)
     assert PromptCache().account(no_breakpoints) == {
-        "input_tokens": tokens, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0
+        "input_tokens": tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
     }
     assert tokens == 17
 
@@ -239,17 +243,32 @@ def test_default_reply_quotes_the_user_and_fills_schemas(fake_server):
     client = sdk(fake_server)
     echo = client.messages.create(**body("please   list the files")).content[0].text
     assert "please list the files" in echo
-    schema = {"type": "object", "properties": {"selected_memories": {"type": "array"}}, "required": ["selected_memories"]}
-    structured = client.messages.create(**body("pick"), output_config={"format": {"type": "json_schema", "schema": schema}})
+    schema = {
+        "type": "object",
+        "properties": {"selected_memories": {"type": "array"}},
+        "required": ["selected_memories"],
+    }
+    structured = client.messages.create(
+        **body("pick"), output_config={"format": {"type": "json_schema", "schema": schema}}
+    )
     assert json.loads(structured.content[0].text) == {"selected_memories": []}
-    assert minimal_instance({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "boolean"}}}) == {"a": "", "b": False}
+    assert minimal_instance({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "boolean"}}}) == {
+        "a": "",
+        "b": False,
+    }
 
 
 def test_script_file_format(fake_server):
-    fake_server.load_script({
-        "replies": [{"text": "one"}, {"tool": "Read", "input": {"file_path": "x"}}, {"http_error": 400, "message": "bad"}],
-        "rules": [{"purpose": "compact", "times": None, "reply": {"text": "summary"}}],
-    })
+    fake_server.load_script(
+        {
+            "replies": [
+                {"text": "one"},
+                {"tool": "Read", "input": {"file_path": "x"}},
+                {"http_error": 400, "message": "bad"},
+            ],
+            "rules": [{"purpose": "compact", "times": None, "reply": {"text": "summary"}}],
+        }
+    )
     client = sdk(fake_server)
     assert client.messages.create(**body()).content[0].text == "one"
     compact = client.messages.create(**body(), extra_headers={"X-Claude-Mini-Purpose": "compact"})
@@ -341,8 +360,7 @@ def test_hang_mid_stream_stalls_after_some_content(fake_server):
     assert seen
 
 
-@pytest.mark.parametrize(("kind", "raised"), [("not_json", json.JSONDecodeError),
-                                             ("binary", UnicodeDecodeError)])
+@pytest.mark.parametrize(("kind", "raised"), [("not_json", json.JSONDecodeError), ("binary", UnicodeDecodeError)])
 def test_malformed_event_breaks_the_sdks_decoder_after_some_content(fake_server, kind, raised):
     fake_server.queue(Reply.text("Some text, then garbage").malformed_event(kind))
     seen = []
@@ -355,8 +373,10 @@ def test_malformed_event_breaks_the_sdks_decoder_after_some_content(fake_server,
 def test_malformed_null_text_reaches_the_sdk_as_none(fake_server):
     fake_server.queue(Reply.from_dict({"text": "Some text", "malformed": "null_text", "after": 3}))
     _, events = raw_events(fake_server, body())
-    assert events[-1] == ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                  "delta": {"type": "text_delta", "text": None}})
+    assert events[-1] == (
+        "content_block_delta",
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": None}},
+    )
     with pytest.raises(ValueError, match="malformed kind 'nope'"):
         Reply.text("x").malformed_event("nope")
 
@@ -389,7 +409,9 @@ def test_ollama_like_rejects_output_config_and_has_no_cache_fields():
 
 
 def test_ollama_like_can_ignore_output_config_and_has_no_error_events():
-    with FakeAnthropic([Reply.text("not json"), Reply.text("cut short").stream_error()], ollama_like=True, structured_output="ignore") as server:
+    with FakeAnthropic(
+        [Reply.text("not json"), Reply.text("cut short").stream_error()], ollama_like=True, structured_output="ignore"
+    ) as server:
         reply = sdk(server).messages.create(**body(), output_config={"format": {"type": "json_schema", "schema": {}}})
         assert reply.content[0].text == "not json"
         _, events = raw_events(server, body())
@@ -406,7 +428,8 @@ def test_standalone_process_prints_its_url_and_serves_a_script(tmp_path: Path):
     path = Path(__file__).with_name("fake_anthropic.py")
     proc = subprocess.Popen(
         [sys.executable, str(path), "--port", "0", "--script", str(script), "--quiet"],
-        stdout=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         url = proc.stdout.readline().strip()

@@ -42,9 +42,19 @@ def locked_packages(uv_run: str) -> set[str]:
     if UV is None:
         pytest.skip("uv is not installed (the Quick start installs it: python3 -m pip install uv)")
     out = subprocess.run(
-        [UV, "export", "--frozen", "--no-hashes", "--no-emit-project", "-q",
-         *(arg for flag in flags for arg in flag.split())],
-        cwd=ROOT, capture_output=True, text=True, check=True,
+        [
+            UV,
+            "export",
+            "--frozen",
+            "--no-hashes",
+            "--no-emit-project",
+            "-q",
+            *(arg for flag in flags for arg in flag.split()),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return {m.group(1) for m in re.finditer(r"^([A-Za-z0-9_.-]+)==", out, re.M)}
 
@@ -72,14 +82,16 @@ def test_the_test_command_installs_the_dev_tools_and_the_real_local_model():
 def test_the_package_itself_depends_on_neither():
     names = {re.split(r"[<>=!~ \[;]", dep, maxsplit=1)[0] for dep in PYPROJECT["project"]["dependencies"]}
     assert not names & (LOCAL_MODEL | DEV_TOOLS)
-    extra = {re.split(r"[<>=!~ ]", dep, maxsplit=1)[0] for dep in PYPROJECT["project"]["optional-dependencies"]["local"]}
+    extra = {
+        re.split(r"[<>=!~ ]", dep, maxsplit=1)[0] for dep in PYPROJECT["project"]["optional-dependencies"]["local"]
+    }
     assert extra == LOCAL_MODEL
 
 
 def test_the_tool_install_builds_llama_cpp_as_uv_run_does_so_the_cached_wheel_is_reused():
     # uv keys a built wheel by its config settings: the PATH install must pass the project's.
     settings = PYPROJECT["tool"]["uv"]["config-settings-package"]["llama-cpp-python"]
-    (key, value), = settings.items()
+    ((key, value),) = settings.items()
     assert f"--config-settings-package llama-cpp-python:{key}={value}" in local.UV_TOOL_LOCAL
     readme = README.replace("\\\n", " ")
     assert re.sub(r"\s+", " ", local.UV_TOOL_LOCAL.format(source="/path/to/claude_mini")) in re.sub(r"\s+", " ", readme)
@@ -109,11 +121,16 @@ BLOCK_LLAMA = (
 def test_without_the_local_model_the_cli_names_the_command_that_adds_it(isolated_env, tmp_path, args):
     env = cli_env(isolated_env.home, isolated_env.managed, "", ANTHROPIC_API_KEY="")  # no model at all
     result = subprocess.run(
-        [sys.executable, "-c", BLOCK_LLAMA, *args], cwd=tmp_path, env=env,
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        [sys.executable, "-c", BLOCK_LLAMA, *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 1
     assert result.stdout == ""
-    line, = result.stderr.splitlines()
+    (line,) = result.stderr.splitlines()
     assert line.startswith("claude-mini: ")
     assert f"`{local.add_local_command()}`" in line

@@ -15,8 +15,11 @@ def test_notices_said_before_a_display_are_shown_when_it_attaches_in_order():
     shown: list[Notice] = []
     channel.attach(shown.append)
     channel.say("Saved memory: a.md", "saved")
-    assert shown == [Notice("settings skipped", "warning"), Notice("recall fell back", "info"),
-                     Notice("Saved memory: a.md", "saved")]
+    assert shown == [
+        Notice("settings skipped", "warning"),
+        Notice("recall fell back", "info"),
+        Notice("Saved memory: a.md", "saved"),
+    ]
     assert [n.text for n in channel.said("warning")] == ["settings skipped"]
 
 

@@ -12,8 +12,12 @@ from claude_mini import paths
 
 @pytest.mark.parametrize(
     ("path", "key"),
-    [("/home/ada/src/shop", "-home-ada-src-shop"), ("/tmp/a b/c.d_e", "-tmp-a-b-c-d-e"),
-     ("/srv/café", "-srv-caf-"), ("/", "-")],
+    [
+        ("/home/ada/src/shop", "-home-ada-src-shop"),
+        ("/tmp/a b/c.d_e", "-tmp-a-b-c-d-e"),
+        ("/srv/café", "-srv-caf-"),
+        ("/", "-"),
+    ],
 )
 def test_path_key_replaces_every_non_alphanumeric_character(path: str, key: str) -> None:
     assert paths.path_key(Path(path)) == key
@@ -71,13 +75,13 @@ def test_paths_that_differ_only_in_punctuation_get_folders_of_their_own(lookalik
     assert folders[0] == plain and len(set(folders)) == 4  # the first keeps DESIGN.md's plain key
     assert all(f.name.startswith(plain.name + "-") and len(f.name) == len(plain.name) + 9 for f in folders[1:])
     assert [json.loads((f / "project.json").read_text())["path"] for f in folders] == [
-        str(f.resolve()) for f in lookalikes]
+        str(f.resolve()) for f in lookalikes
+    ]
     assert [paths.memory_dir(f) for f in lookalikes] == [f / "memory" for f in folders]
     assert said == []  # new folders: nothing to say
 
 
-def test_a_shared_folder_from_before_stays_with_the_first_and_the_others_get_a_copy(
-        lookalikes: list[Path]) -> None:
+def test_a_shared_folder_from_before_stays_with_the_first_and_the_others_get_a_copy(lookalikes: list[Path]) -> None:
     first, second = lookalikes[0], lookalikes[1]
     plain = paths.home_dir() / "projects" / paths.path_key(first.resolve())
     (plain / "memory").mkdir(parents=True)
@@ -146,7 +150,8 @@ def test_a_record_that_cannot_be_read_counts_as_another_projects(lookalikes: lis
 
 
 def test_a_record_write_that_fails_leaves_no_record_and_the_next_run_claims(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = tmp_path / "app"
     folder.mkdir()
     plain = paths.home_dir() / "projects" / paths.path_key(folder.resolve())
@@ -163,7 +168,8 @@ def test_a_record_write_that_fails_leaves_no_record_and_the_next_run_claims(
 
 
 def test_a_memory_copy_that_fails_keeps_the_shared_folder_and_is_tried_again(
-        lookalikes: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    lookalikes: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     first, second = lookalikes[0], lookalikes[1]
     plain = paths.home_dir() / "projects" / paths.path_key(first.resolve())
     (plain / "memory").mkdir(parents=True)
@@ -191,8 +197,9 @@ def _old_transcript(folder: Path, named: Path) -> None:
     """A transcript from before cwd was recorded, whose tool call names `named`."""
     call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": str(named.resolve())}}
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "old.jsonl").write_text(json.dumps({"type": "assistant", "message": {
-        "role": "assistant", "content": [call]}}) + "\n")
+    (folder / "old.jsonl").write_text(
+        json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [call]}}) + "\n"
+    )
 
 
 def test_only_lookalikes_claude_mini_ran_in_get_a_copy_of_the_memory(lookalikes: list[Path]) -> None:
@@ -231,7 +238,8 @@ def test_a_lookalike_made_after_the_record_hears_nothing(lookalikes: list[Path])
 
 
 def test_a_filesystem_without_hard_links_still_gets_its_records(
-        lookalikes: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    lookalikes: list[Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     def no_links(src: object, dst: object) -> None:
         raise PermissionError(1, "Operation not permitted")  # what vfat and exFAT answer
 
@@ -242,5 +250,7 @@ def test_a_filesystem_without_hard_links_still_gets_its_records(
     folders = [paths.project_dir(dash), paths.project_dir(underscore)]
     assert folders[0] != folders[1]
     assert [json.loads((f / "project.json").read_text())["path"] for f in folders] == [
-        str(dash.resolve()), str(underscore.resolve())]
+        str(dash.resolve()),
+        str(underscore.resolve()),
+    ]
     assert sorted(p.name for p in folders[0].iterdir()) == ["project.json"]  # no temp file left

@@ -33,11 +33,17 @@ def folder(tmp_path: Path) -> Path:
 
 
 # --- the reader itself ---------------------------------------------------------------------
-@pytest.mark.parametrize(("target", "why"), [
-    ("/proc/self/environ", "under /proc, a system location"), ("/proc/self/status", "under /proc"),
-    ("/sys/kernel/uevent_seqnum", "under /sys"), ("/dev/zero", "a device file, not a regular file"),
-    ("/dev/null", "a device file"), ("/sys/kernel", "a folder"),
-])
+@pytest.mark.parametrize(
+    ("target", "why"),
+    [
+        ("/proc/self/environ", "under /proc, a system location"),
+        ("/proc/self/status", "under /proc"),
+        ("/sys/kernel/uevent_seqnum", "under /sys"),
+        ("/dev/zero", "a device file, not a regular file"),
+        ("/dev/null", "a device file"),
+        ("/sys/kernel", "a folder"),
+    ],
+)
 def test_links_to_system_locations_are_refused(folder, target, why):
     if not os.path.exists(target):
         pytest.skip(f"{target} is not on this machine")
@@ -231,8 +237,9 @@ def test_a_settings_file_that_cannot_be_read_is_one_line(folder, kind):
     assert read_settings_file(path, warnings) == {}
     [line] = warnings
     assert line.startswith(f"Skipped settings file {path}: ") and "Other settings still apply" in line
-    assert {"fifo": "FIFO", "dev-zero": "a device file, not a regular file (a link to /dev/zero)",
-            "huge": "too large"}[kind] in line
+    assert {"fifo": "FIFO", "dev-zero": "a device file, not a regular file (a link to /dev/zero)", "huge": "too large"}[
+        kind
+    ] in line
 
 
 def test_a_fifo_as_mcp_json_is_one_problem(repo, isolated_env):

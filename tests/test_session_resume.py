@@ -55,7 +55,9 @@ def test_repair_answers_every_unanswered_tool_use_once(tmp_path: Path, isolated_
     assert session.repair() == 1
     last = session.messages[-1].content
     assert [(b.tool_use_id, b.content, b.is_error) for b in last if isinstance(b, ToolResultBlock)] == [
-        ("toolu_a", "contents", False), ("toolu_b", UNFINISHED_TOOL, True)]
+        ("toolu_a", "contents", False),
+        ("toolu_b", UNFINISHED_TOOL, True),
+    ]
     assert session.repair() == 0
 
 
@@ -102,17 +104,23 @@ def test_resume_skips_non_object_lines_and_unknown_blocks_and_says_so_once(tmp_p
     session.add_message(user("hello"))
     with session.transcript.path.open("a") as fh:
         fh.write('42\n["a list"]\n"text"\nnull\n')
-        answer = {"role": "assistant", "content": [{"type": "text", "text": "hi"},
-                                                   {"type": "server_tool_use", "id": "x", "name": "web"}]}
+        answer = {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "hi"}, {"type": "server_tool_use", "id": "x", "name": "web"}],
+        }
         fh.write(json.dumps({"type": "assistant", "message": answer}) + "\n")
-        fh.write(json.dumps({"type": "user", "message": {"role": "user",
-                                                          "content": [{"type": "image", "source": {}}]}}) + "\n")
+        fh.write(
+            json.dumps({"type": "user", "message": {"role": "user", "content": [{"type": "image", "source": {}}]}})
+            + "\n"
+        )
     resumed = resume_session(tmp_path, session.id)
     assert [(m.role, m.text) for m in resumed.messages] == [("user", "hello"), ("assistant", "hi")]
     [notice] = resumed.notices.said()
     assert notice.level == "warning"
-    assert notice.text == (f"Skipped 4 unreadable lines and 2 unknown content blocks of the transcript "
-                           f"{session.transcript.path}; resumed the 2 messages that could be read.")
+    assert notice.text == (
+        f"Skipped 4 unreadable lines and 2 unknown content blocks of the transcript "
+        f"{session.transcript.path}; resumed the 2 messages that could be read."
+    )
     assert resume_session(tmp_path, session.id).notices.said()[0].text == notice.text  # each resume says it
 
 
@@ -142,7 +150,8 @@ def test_costs_are_recorded_in_the_transcript_and_restored_on_resume(tmp_path: P
     resumed = resume_session(tmp_path, session.id)
     assert resumed.costs.total_cost == pytest.approx(session.costs.total_cost) and session.costs.total_cost > 0
     assert {p: (c.requests, c.usage) for p, c in resumed.costs.by_purpose.items()} == {
-        p: (c.requests, c.usage) for p, c in session.costs.by_purpose.items()}
+        p: (c.requests, c.usage) for p, c in session.costs.by_purpose.items()
+    }
     resumed.costs.add("main", "claude-sonnet-4-6", Usage(input_tokens=1))  # recorded again, once
     assert resume_session(tmp_path, session.id).costs.by_purpose["main"].requests == 3
 
@@ -196,9 +205,15 @@ def test_a_session_resumed_from_a_shared_folder_goes_on_in_the_file_it_was_read_
     (plain / "memory").mkdir(parents=True)
     call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": str(lookalike.resolve() / "x.py")}}
     old = plain / "old1.jsonl"  # from before cwd was recorded; claude-mini ran in the lookalike
-    old.write_text("".join(json.dumps(e) + "\n" for e in (
-        {"type": "user", "message": message_to_api(user("read x.py"))},
-        {"type": "assistant", "message": {"role": "assistant", "content": [call]}})))
+    old.write_text(
+        "".join(
+            json.dumps(e) + "\n"
+            for e in (
+                {"type": "user", "message": message_to_api(user("read x.py"))},
+                {"type": "assistant", "message": {"role": "assistant", "content": [call]}},
+            )
+        )
+    )
     paths.claim_project_folders(owner, print)  # the owner keeps the plain folder, the lookalike moves
     session = resume_session(lookalike, "old1")
     assert paths.project_dir(lookalike) != plain  # claimed: the lookalike has its own folder now
@@ -217,8 +232,18 @@ def test_the_exit_line_names_a_command_that_finds_the_session(tmp_path: Path, is
     plain = paths.project_dir(owner)
     call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": str(lookalike.resolve() / "x.py")}}
     (plain / "old1.jsonl").parent.mkdir(parents=True)
-    (plain / "old1.jsonl").write_text(json.dumps({"type": "assistant", "message": {  # no cwd: from before
-        "role": "assistant", "content": [call]}}) + "\n")
+    (plain / "old1.jsonl").write_text(
+        json.dumps(
+            {
+                "type": "assistant",
+                "message": {  # no cwd: from before
+                    "role": "assistant",
+                    "content": [call],
+                },
+            }
+        )
+        + "\n"
+    )
     session = resume_session(owner, "old1")  # /resume of a session from before, in the shared folder
     session.add_message(user("go on"))
     with pytest.raises(SessionNotFound):

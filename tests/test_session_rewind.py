@@ -76,7 +76,10 @@ def test_a_prompt_merged_after_a_cancel_is_cut_out_of_its_message(tmp_path: Path
     assert texts(session.messages) == [["one"], ["re: one"], ["go", "[Request interrupted by user]"]]
     session.add_message(user("instead"), prompt=True)
     assert texts(read_transcript(session.transcript.path).messages)[-1] == [
-        "go", "[Request interrupted by user]", "instead"]
+        "go",
+        "[Request interrupted by user]",
+        "instead",
+    ]
 
 
 def test_a_rewind_to_before_a_compaction_rebuilds_the_conversation_from_the_transcript(tmp_path: Path, isolated_env):
@@ -120,13 +123,32 @@ def test_a_transcript_written_before_prompts_were_marked_still_has_its_prompts(t
     path = tmp_path / "old.jsonl"
     rows = [
         {"type": "user", "uuid": "u1", "message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}},
-        {"type": "assistant", "uuid": "a1", "message": {"role": "assistant", "content": [
-            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "x"}}]}},
-        {"type": "user", "uuid": "u2", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t1", "content": "x"}]}},
-        {"type": "assistant", "uuid": "a2", "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]}},
-        {"type": "user", "uuid": "u3", "message": {"role": "user", "content": [
-            {"type": "text", "text": "<system-reminder>\nStop hook\n</system-reminder>"}]}},
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "x"}}],
+            },
+        },
+        {
+            "type": "user",
+            "uuid": "u2",
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}]},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a2",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        },
+        {
+            "type": "user",
+            "uuid": "u3",
+            "message": {
+                "role": "user",
+                "content": [{"type": "text", "text": "<system-reminder>\nStop hook\n</system-reminder>"}],
+            },
+        },
         {"type": "user", "uuid": "u4", "message": {"role": "user", "content": "plain string"}},
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))

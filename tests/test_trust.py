@@ -54,8 +54,9 @@ def test_record_round_trip_covers_subfolders_and_is_keyed_by_the_real_path(tmp_p
 
 def test_record_keeps_other_entries_and_hand_edits(tmp_path, isolated_env):
     record = isolated_env.home / "trusted-folders.json"
-    record.write_text(json.dumps({"folders": {"/srv/one": {"note": "mine"}, "relative/ignored": {}},
-                                  "comment": "hand-written"}))
+    record.write_text(
+        json.dumps({"folders": {"/srv/one": {"note": "mine"}, "relative/ignored": {}}, "comment": "hand-written"})
+    )
     trust.record_trust(tmp_path)
     data = json.loads(record.read_text())
     assert data["comment"] == "hand-written" and data["folders"]["/srv/one"] == {"note": "mine"}
@@ -65,10 +66,10 @@ def test_record_keeps_other_entries_and_hand_edits(tmp_path, isolated_env):
     assert not list(isolated_env.home.glob(".trusted-folders.json.*.tmp"))  # atomic: no temp left
 
 
-@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"folders": ["/a"]}', '{"folders": 3}',
-                                  b"\xff\xfe\x00garbage"])
-def test_a_broken_record_trusts_nothing_says_so_in_one_line_and_is_not_overwritten(
-        tmp_path, isolated_env, repo, text):
+@pytest.mark.parametrize(
+    "text", ["{not json", "[1, 2]", '{"folders": ["/a"]}', '{"folders": 3}', b"\xff\xfe\x00garbage"]
+)
+def test_a_broken_record_trusts_nothing_says_so_in_one_line_and_is_not_overwritten(tmp_path, isolated_env, repo, text):
     record = isolated_env.home / "trusted-folders.json"
     record.write_bytes(text if isinstance(text, bytes) else text.encode())
     settings(repo, "settings.json", {"permissions": {"allow": ["Bash"]}})
@@ -91,8 +92,10 @@ def test_root_and_home_are_too_broad_to_record(tmp_path, monkeypatch):
 
 WIDENING = [
     ({"permissions": {"allow": ["Bash", "Edit", "Write"]}}, "permissions.allow Bash, Edit, Write"),
-    ({"permissions": {"allow": ["Bash(*)", "Edit(**)", "Write(/**)", "Read(//**)"]}},
-     "permissions.allow Bash(*), Edit(**), Write(/**), Read(//**)"),
+    (
+        {"permissions": {"allow": ["Bash(*)", "Edit(**)", "Write(/**)", "Read(//**)"]}},
+        "permissions.allow Bash(*), Edit(**), Write(/**), Read(//**)",
+    ),
     ({"permissions": {"allow": ["Bash(curl:*)", "mcp__evil__run"]}}, "permissions.allow Bash(curl:*), mcp__evil__run"),
     ({"permissions": {"defaultMode": "bypassPermissions"}}, "permissions.defaultMode bypassPermissions"),
     ({"permissions": {"defaultMode": "acceptEdits"}}, "permissions.defaultMode acceptEdits"),
@@ -125,11 +128,21 @@ def test_untrusted_project_settings_cannot_widen(repo, data, named, name):
 
 
 def test_untrusted_deny_and_ask_rules_and_narrowing_settings_still_apply(repo):
-    settings(repo, "settings.json", {
-        "permissions": {"deny": ["Bash(rm:*)"], "ask": ["Read(secrets/**)"], "allow": ["Bash"],
-                        "defaultMode": "plan"},
-        "recall": {"holdMs": 50}, "memory": {"halfLifeDays": 7}, "autoMemoryEnabled": False,
-    })
+    settings(
+        repo,
+        "settings.json",
+        {
+            "permissions": {
+                "deny": ["Bash(rm:*)"],
+                "ask": ["Read(secrets/**)"],
+                "allow": ["Bash"],
+                "defaultMode": "plan",
+            },
+            "recall": {"holdMs": 50},
+            "memory": {"halfLifeDays": 7},
+            "autoMemoryEnabled": False,
+        },
+    )
     config = load_config(repo)
     assert config.get("recall.holdMs") == 50 and config.get("memory.halfLifeDays") == 7
     assert config.auto_memory is False
@@ -140,8 +153,7 @@ def test_untrusted_deny_and_ask_rules_and_narrowing_settings_still_apply(repo):
 
 
 def test_nothing_to_ignore_prints_nothing(repo):
-    settings(repo, "settings.json", {"permissions": {"deny": ["Bash(rm:*)"], "allow": []},
-                                     "autoMemoryEnabled": False})
+    settings(repo, "settings.json", {"permissions": {"deny": ["Bash(rm:*)"], "allow": []}, "autoMemoryEnabled": False})
     settings(repo, "settings.local.json", {"permissions": {"defaultMode": "default"}})
     config = load_config(repo)
     assert config.warnings == [] and config.ignored == {}
@@ -165,8 +177,17 @@ def test_control_characters_in_an_ignored_rule_stay_on_one_line(repo):
 
 @pytest.mark.parametrize("how", ["record", "record-of-parent", "flag", "grant"])
 def test_trusted_folder_settings_apply_in_full(repo, how):
-    settings(repo, "settings.json", {"permissions": {"allow": ["Bash(make:*)"], "defaultMode": "acceptEdits",
-                                                     "additionalDirectories": [str(repo.parent / "lib")]}})
+    settings(
+        repo,
+        "settings.json",
+        {
+            "permissions": {
+                "allow": ["Bash(make:*)"],
+                "defaultMode": "acceptEdits",
+                "additionalDirectories": [str(repo.parent / "lib")],
+            }
+        },
+    )
     if how == "record":
         trust.record_trust(repo)
     elif how == "record-of-parent":
@@ -179,8 +200,7 @@ def test_trusted_folder_settings_apply_in_full(repo, how):
     policy = policy_of(config)
     assert policy.mode == "acceptEdits"
     assert isinstance(policy.can_use_tool("Bash", {"command": "make test"}), Allow)
-    assert isinstance(policy.can_use_tool("Write", {"file_path": str(repo.parent / "lib/x.py"),
-                                                    "content": ""}), Allow)
+    assert isinstance(policy.can_use_tool("Write", {"file_path": str(repo.parent / "lib/x.py"), "content": ""}), Allow)
 
 
 def test_trust_flag_is_for_this_run_only(repo, isolated_env):
@@ -190,15 +210,21 @@ def test_trust_flag_is_for_this_run_only(repo, isolated_env):
 
 
 def test_untrusted_part_keeps_only_the_allow_list():
-    kept, ignored = untrusted_part({"permissions": {"deny": ["X"], "allow": ["Bash"], "newKey": 1},
-                                    "futureSetting": True, "memory": {"maxFiles": 9}})
+    kept, ignored = untrusted_part(
+        {
+            "permissions": {"deny": ["X"], "allow": ["Bash"], "newKey": 1},
+            "futureSetting": True,
+            "memory": {"maxFiles": 9},
+        }
+    )
     assert kept == {"permissions": {"deny": ["X"]}, "memory": {"maxFiles": 9}}
     assert ignored == ["permissions.allow Bash", "permissions.newKey 1", "futureSetting"]
 
 
 def test_user_settings_are_never_filtered(repo, isolated_env):
-    (isolated_env.home / "settings.json").write_text(json.dumps(
-        {"permissions": {"allow": ["Bash"], "defaultMode": "acceptEdits"}}))
+    (isolated_env.home / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash"], "defaultMode": "acceptEdits"}})
+    )
     config = load_config(repo)
     assert config.warnings == [] and config.get("permissions.allow") == ["Bash"]
     assert policy_of(config).mode == "acceptEdits"
@@ -223,8 +249,10 @@ BROKEN_MANAGED = [
     ('{"permissions": {"deny": ["Bash(curl:*)"]}, "permissions": {}}', 'the key "permissions" twice'),
     ('{"permissions": {"deny": ["Bash(curl:*)"], "deny": []}}', 'the key "deny" twice'),
     ('{"model": "a", "permissions": {"ask": ["Bash"]}, "model": "b"}', 'the key "model" twice'),
-    ('{"permissions": {"disableBypassPermissionsMode": "disable", '
-     '"disableBypassPermissionsMode": "no"}}', 'the key "disableBypassPermissionsMode" twice'),
+    (
+        '{"permissions": {"disableBypassPermissionsMode": "disable", "disableBypassPermissionsMode": "no"}}',
+        'the key "disableBypassPermissionsMode" twice',
+    ),
     # The only value that does something is "disable": anything else was a silent no-op.
     ('{"permissions": {"disableBypassPermissionsMode": true}}', '"permissions.disableBypassPermissionsMode" true'),
     ('{"permissions": {"disableBypassPermissionsMode": "Disable"}}', 'the only value is "disable"'),
@@ -252,8 +280,12 @@ def test_broken_managed_settings_deny_every_tool(repo, isolated_env, text, why):
     [line] = [w for w in config.warnings if str(path) in w]
     assert why in line and "every tool is denied" in line and "\n" not in line
     policy = policy_of(config)
-    for tool, args in (("Read", {"file_path": str(repo / "app.py")}), ("Bash", {"command": "ls"}),
-                       ("Glob", {"pattern": "*"}), ("Edit", {"file_path": str(repo / "app.py")})):
+    for tool, args in (
+        ("Read", {"file_path": str(repo / "app.py")}),
+        ("Bash", {"command": "ls"}),
+        ("Glob", {"pattern": "*"}),
+        ("Edit", {"file_path": str(repo / "app.py")}),
+    ):
         decision = policy.can_use_tool(tool, args)
         assert isinstance(decision, Deny) and str(path) in decision.reason
     assert [w for w in config.warnings if str(path) in w] == [line]  # said once
@@ -279,12 +311,20 @@ def test_a_managed_settings_link_to_a_file_is_read(repo, isolated_env, tmp_path)
 
 
 @pytest.mark.parametrize("source", ["user", "project", "local"])
-@pytest.mark.parametrize(("text", "why"), [("[" * 100_000, "nested too deeply"),
-                                           ('{"a": ' * 60_000 + "1" + "}" * 60_000, "nested too deeply"),
-                                           ('{"maxTokens": ' + "1" * 6000 + "}", "not usable JSON")])
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("[" * 100_000, "nested too deeply"),
+        ('{"a": ' * 60_000 + "1" + "}" * 60_000, "nested too deeply"),
+        ('{"maxTokens": ' + "1" * 6000 + "}", "not usable JSON"),
+    ],
+)
 def test_settings_nested_too_deeply_are_skipped_with_a_warning(repo, isolated_env, source, text, why):
-    path = {"user": isolated_env.home / "settings.json", "project": repo / ".claude" / "settings.json",
-            "local": repo / ".claude" / "settings.local.json"}[source]
+    path = {
+        "user": isolated_env.home / "settings.json",
+        "project": repo / ".claude" / "settings.json",
+        "local": repo / ".claude" / "settings.local.json",
+    }[source]
     path.parent.mkdir(exist_ok=True)
     path.write_text(text)
     config = load_config(repo, trust_folder=True)
@@ -308,9 +348,14 @@ def test_unreadable_managed_settings_deny_every_tool(repo, isolated_env):
     assert isinstance(policy_of(config).can_use_tool("Read", {"file_path": str(repo / "app.py")}), Deny)
 
 
-@pytest.mark.parametrize("data", [{}, {"permissions": {"deny": ["Bash(curl:*)"], "defaultMode": "plan",
-                                                       "disableBypassPermissionsMode": "disable"}},
-                                  {"model": "claude-sonnet-4-6", "autoMemoryEnabled": False}])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"permissions": {"deny": ["Bash(curl:*)"], "defaultMode": "plan", "disableBypassPermissionsMode": "disable"}},
+        {"model": "claude-sonnet-4-6", "autoMemoryEnabled": False},
+    ],
+)
 def test_valid_or_missing_managed_settings_do_not_lock(repo, isolated_env, data):
     assert managed_type_problem(data) is None
     config = load_config(repo)
@@ -325,8 +370,7 @@ def test_valid_or_missing_managed_settings_do_not_lock(repo, isolated_env, data)
 
 
 def git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "protocol.file.allow=always", *args], cwd=cwd, check=True,
-                   capture_output=True)
+    subprocess.run(["git", "-c", "protocol.file.allow=always", *args], cwd=cwd, check=True, capture_output=True)
 
 
 @pytest.fixture
@@ -399,9 +443,17 @@ def test_worktrees_and_submodules_of_a_trusted_repository(trusted_repo, tmp_path
 @pytest.mark.parametrize("mode", ["default", "acceptEdits"])
 @pytest.mark.parametrize("tool", ["Write", "Edit"])
 def test_the_trust_record_is_a_protected_file(repo, isolated_env, mode, tool):
-    (isolated_env.home / "settings.json").write_text(json.dumps(
-        {"permissions": {"allow": ["Edit", "Write", f"Edit({isolated_env.home}/**)"],
-                         "additionalDirectories": [str(isolated_env.home)], "defaultMode": mode}}))
+    (isolated_env.home / "settings.json").write_text(
+        json.dumps(
+            {
+                "permissions": {
+                    "allow": ["Edit", "Write", f"Edit({isolated_env.home}/**)"],
+                    "additionalDirectories": [str(isolated_env.home)],
+                    "defaultMode": mode,
+                }
+            }
+        )
+    )
     policy = policy_of(load_config(repo))
     record = isolated_env.home / "trusted-folders.json"
     args = {"file_path": str(record), "content": "{}", "old_string": "a", "new_string": "b"}
@@ -448,17 +500,28 @@ def test_cost_keys_are_off_the_untrusted_allow_list():
 
 
 def test_the_documented_permission_keys_do_not_lock(repo, isolated_env):
-    data = {"permissions": {"allow": [], "ask": [], "deny": ["Bash(curl:*)"], "additionalDirectories": [],
-                            "defaultMode": "default", "disableBypassPermissionsMode": "disable",
-                            "disableAutoMode": "disable"}}
+    data = {
+        "permissions": {
+            "allow": [],
+            "ask": [],
+            "deny": ["Bash(curl:*)"],
+            "additionalDirectories": [],
+            "defaultMode": "default",
+            "disableBypassPermissionsMode": "disable",
+            "disableAutoMode": "disable",
+        }
+    }
     assert set(data["permissions"]) == set(PERMISSION_KEYS) and managed_type_problem(data) is None
 
 
 @pytest.mark.parametrize("source", ["user", "project", "local", "flags"])
 def test_a_permission_key_typo_outside_managed_settings_is_one_warning(repo, isolated_env, source):
     data = {"permissions": {"denny": ["Bash(curl:*)"], "allow": ["Bash(make:*)"]}}
-    path = {"user": isolated_env.home / "settings.json", "project": repo / ".claude" / "settings.json",
-            "local": repo / ".claude" / "settings.local.json"}.get(source)
+    path = {
+        "user": isolated_env.home / "settings.json",
+        "project": repo / ".claude" / "settings.json",
+        "local": repo / ".claude" / "settings.local.json",
+    }.get(source)
     if path:
         path.parent.mkdir(exist_ok=True)
         path.write_text(json.dumps(data))

@@ -49,5 +49,15 @@ class TurnDone:
 
 # What `Agent.run` yields: the model's stream (without its final `ResponseDone`, which the
 # loop turns into `MessageAdded`), then the loop's own events.
-AgentEvent = (TextDelta | ToolUseStart | ToolInputDelta | BlockDone | Retrying
-              | MessageAdded | ToolStarted | ToolFinished | Notice | TurnDone)
+AgentEvent = (
+    TextDelta
+    | ToolUseStart
+    | ToolInputDelta
+    | BlockDone
+    | Retrying
+    | MessageAdded
+    | ToolStarted
+    | ToolFinished
+    | Notice
+    | TurnDone
+)

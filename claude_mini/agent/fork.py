@@ -207,8 +207,11 @@ def prefix_mismatches(sent: ModelRequest | None, fork: ModelRequest) -> list[str
     if sent is None:
         return []
     a, b = _body(sent), _body(fork)
-    problems = [f"{key} {a.get(key)!r} != {b.get(key)!r}"
-                for key in ("model", "max_tokens", "thinking") if a.get(key) != b.get(key)]
+    problems = [
+        f"{key} {a.get(key)!r} != {b.get(key)!r}"
+        for key in ("model", "max_tokens", "thinking")
+        if a.get(key) != b.get(key)
+    ]
     problems += _list_difference("tools", a.get("tools", []), b.get("tools", []), _tool_label)
     problems += _list_difference("system", a.get("system", []), b.get("system", []), None)
     problems += _messages_difference(a["messages"], b["messages"])
@@ -239,23 +242,20 @@ def _list_difference(what: str, parent: list[Any], fork: list[Any], label: Any) 
     if len(parent) != len(fork):
         names = f" ({', '.join(map(label, parent))} vs {', '.join(map(label, fork))})" if label else ""
         return [f"{what}: {len(parent)} vs {len(fork)} entries{names}"]
-    changed = [label(p) if label else str(i) for i, (p, f) in enumerate(zip(parent, fork, strict=True))
-               if p != f]
+    changed = [label(p) if label else str(i) for i, (p, f) in enumerate(zip(parent, fork, strict=True)) if p != f]
     kind = "tool definitions changed" if label else "blocks changed (index)"
     return [f"{what}: {kind}: {', '.join(changed)}"]
 
 
 def _flat_blocks(messages: list[dict[str, Any]]) -> list[tuple[int, str, str]]:
-    return [(i, m["role"], json.dumps(block, sort_keys=True))
-            for i, m in enumerate(messages) for block in m["content"]]
+    return [(i, m["role"], json.dumps(block, sort_keys=True)) for i, m in enumerate(messages) for block in m["content"]]
 
 
 def _messages_difference(parent: list[dict[str, Any]], fork: list[dict[str, Any]]) -> list[str]:
     mine, theirs = _flat_blocks(fork), _flat_blocks(parent)
     for n, block in enumerate(theirs):
         if n >= len(mine):
-            return [f"messages: the fork has {len(mine)} message blocks, "
-                    f"fewer than the {len(theirs)} the parent sent"]
+            return [f"messages: the fork has {len(mine)} message blocks, fewer than the {len(theirs)} the parent sent"]
         if mine[n] != block:
             return [f"messages: block {n} (message {block[0]}, {block[1]}) differs"]
     return []
@@ -294,8 +294,9 @@ class Fork:
         self.purpose = purpose
         self.policy = policy
         self.max_turns = max(1, max_turns)
-        self.ctx = ToolContext(cwd=snap.cwd, project_root=snap.project_root, read_denials=snap.read_denials,
-                               sandbox=snap.sandbox)
+        self.ctx = ToolContext(
+            cwd=snap.cwd, project_root=snap.project_root, read_denials=snap.read_denials, sandbox=snap.sandbox
+        )
         self.result = ForkResult(purpose)
         self._messages: list[Message] = []
 
@@ -323,14 +324,12 @@ class Fork:
     def _check_prefix(self) -> None:
         self.result.mismatches = prefix_mismatches(self.snapshot.sent, self.request())
         if self.result.mismatches:
-            log.warning("cache-prefix mismatch (%s fork): %s", self.purpose,
-                        "; ".join(self.result.mismatches))
+            log.warning("cache-prefix mismatch (%s fork): %s", self.purpose, "; ".join(self.result.mismatches))
 
     def _stop_at_limit(self, stop_reason: str) -> ForkResult:
         self.result.stop_reason = stop_reason
         self.result.hit_turn_limit = True
-        log.warning("%s fork stopped after %d turns with tool calls still pending",
-                    self.purpose, self.max_turns)
+        log.warning("%s fork stopped after %d turns with tool calls still pending", self.purpose, self.max_turns)
         return self.result
 
     def _add(self, message: Message) -> None:
@@ -391,8 +390,11 @@ class Fork:
         decision = await decide(self.policy, call)
         if isinstance(decision, Allow):
             return None
-        reason = decision.reason if isinstance(decision, Deny) else (
-            f"{decision.reason or call.name + ' needs approval'}; this background task cannot ask the user")
+        reason = (
+            decision.reason
+            if isinstance(decision, Deny)
+            else (f"{decision.reason or call.name + ' needs approval'}; this background task cannot ask the user")
+        )
         return ToolResult(f"Permission denied: {reason}", True)
 
     async def _call_tool(self, call: ToolUseBlock) -> ToolResult:

@@ -55,8 +55,10 @@ from claude_mini.tools.base import DiskError, Tool, ToolContext, ToolError, Tool
 # that did not finish for any other reason gets session.UNFINISHED_TOOL.
 INTERRUPTED = "[Request interrupted by user]"
 INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
-CANCELLED = ("The user interrupted this call before it finished: it may not have run, or run only "
-             "in part. Check before relying on its effect.")
+CANCELLED = (
+    "The user interrupted this call before it finished: it may not have run, or run only "
+    "in part. Check before relying on its effect."
+)
 
 
 class AgentStop(Exception):
@@ -180,8 +182,9 @@ class Agent:
             if finished:
                 raise
             if user is None:  # cancelled while the parts still vetted it (a UserPromptSubmit hook)
-                raise PromptWithdrawn("Interrupted before the prompt was sent; it was not added to the "
-                                      "conversation.") from None
+                raise PromptWithdrawn(
+                    "Interrupted before the prompt was sent; it was not added to the conversation."
+                ) from None
             self.session.repair()
             self.session.add_message(Message("user", [TextBlock(INTERRUPTED)]))
             raise TurnCancelled("Interrupted; the request was marked as interrupted.") from None
@@ -198,9 +201,7 @@ class Agent:
         usage, requests, shrunk, continued = Usage(), 0, False, 0
         while True:
             if self.max_turns is not None and requests >= self.max_turns:
-                raise MaxTurnsReached(
-                    f"Stopped after {requests} model requests (--max-turns {self.max_turns})."
-                )
+                raise MaxTurnsReached(f"Stopped after {requests} model requests (--max-turns {self.max_turns}).")
             for hook in self.hooks:
                 await hook.before_request(self)
             done: ResponseDone | None = None
@@ -274,14 +275,16 @@ class Agent:
         return False
 
     def _answer_all(
-        self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock], attachments: list[str],
-        missing: str = UNFINISHED_TOOL, *marker: TextBlock,
+        self,
+        calls: list[ToolUseBlock],
+        results: dict[str, ToolResultBlock],
+        attachments: list[str],
+        missing: str = UNFINISHED_TOOL,
+        *marker: TextBlock,
     ) -> Message:
         """Add the tool_result message, so every tool_use has an answer whatever happened
         (`missing` for the calls without a result, then `marker` after the results)."""
-        blocks: list[Any] = [
-            results.get(c.id) or ToolResultBlock(c.id, missing, is_error=True) for c in calls
-        ]
+        blocks: list[Any] = [results.get(c.id) or ToolResultBlock(c.id, missing, is_error=True) for c in calls]
         blocks += marker
         blocks += [system_reminder(a) for a in attachments]
         blocks += self._attachments()
@@ -381,8 +384,10 @@ class Agent:
         return None
 
     async def hooks_verdict(self, call: ToolUseBlock) -> tuple[Decision | None, dict[str, Any] | None]:
-        """What the lifecycle parts say of a call (a subagent's calls meet its parent's too): a Deny wins, then an Ask, then an Allow (None if none has
-        an opinion); and the input to run it with, if one rewrote it (each sees the last rewrite)."""
+        """What the lifecycle parts say of a call (a subagent's calls meet its parent's too).
+
+        A Deny wins, then an Ask, then an Allow (None if none has an opinion); and the input to run
+        it with, if one rewrote it (each sees the last rewrite)."""
         decisions: list[Decision] = []
         updated: dict[str, Any] | None = None
         for hook in self.hooks:
@@ -432,8 +437,10 @@ def unusable_input(input: Any) -> str | None:
         if found is not None:
             char = found.group()
             what = "a NUL byte" if char == "\x00" else f"a lone surrogate (U+{ord(char):04X})"
-            return (f"Not run: {where} contains {what} at position {found.start()}, which no path, "
-                    "command or file can hold. Send the call again without it.")
+            return (
+                f"Not run: {where} contains {what} at position {found.start()}, which no path, "
+                "command or file can hold. Send the call again without it."
+            )
     return None
 
 

@@ -37,17 +37,52 @@ if TYPE_CHECKING:
 
 # Every event name Claude Code 2.1.332 accepts under `hooks`, and the ones claude-mini fires.
 KNOWN_EVENTS = (
-    "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification",
-    "UserPromptSubmit", "UserPromptExpansion", "SessionStart", "SessionEnd", "Stop", "StopFailure",
-    "SubagentStart", "SubagentStop", "PreCompact", "PostCompact", "PreModelSwitch", "PostModelSwitch",
-    "PermissionRequest", "PermissionDenied", "Setup", "TeammateIdle", "TaskCreated", "TaskCompleted",
-    "Elicitation", "ElicitationResult", "ConfigChange", "WorktreeCreate", "WorktreeRemove",
-    "InstructionsLoaded", "CwdChanged", "FileChanged",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Notification",
+    "UserPromptSubmit",
+    "UserPromptExpansion",
+    "SessionStart",
+    "SessionEnd",
+    "Stop",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "PreModelSwitch",
+    "PostModelSwitch",
+    "PermissionRequest",
+    "PermissionDenied",
+    "Setup",
+    "TeammateIdle",
+    "TaskCreated",
+    "TaskCompleted",
+    "Elicitation",
+    "ElicitationResult",
+    "ConfigChange",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "InstructionsLoaded",
+    "CwdChanged",
+    "FileChanged",
 )
 FIRED_EVENTS = (
-    "SessionStart", "SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse",
-    "PostToolUseFailure", "Stop", "PreCompact", "PostCompact", "InstructionsLoaded", "Notification",
-    "SubagentStart", "SubagentStop",
+    "SessionStart",
+    "SessionEnd",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "PreCompact",
+    "PostCompact",
+    "InstructionsLoaded",
+    "Notification",
+    "SubagentStart",
+    "SubagentStop",
 )
 HANDLER_TYPES = ("command", "prompt", "agent", "http", "mcp_tool")  # only "command" runs here
 # Seconds. Claude Code's documented default for command hooks; the issue says 60, but 2.1.332
@@ -146,9 +181,11 @@ class HookSet:
 
     def to_json(self) -> dict[str, Any]:
         """The stable shape `claude-mini hooks list --json` prints."""
-        return {"hooks": [_hook_json(hook) for hook in self.commands],
-                "ignored": [asdict(hook) for hook in self.ignored],
-                "problems": list(self.problems)}
+        return {
+            "hooks": [_hook_json(hook) for hook in self.commands],
+            "ignored": [asdict(hook) for hook in self.ignored],
+            "problems": list(self.problems),
+        }
 
 
 def _hook_json(hook: HookCommand) -> dict[str, Any]:
@@ -233,9 +270,15 @@ def _policy(config: Config, problems: list[str]) -> Callable[[str], str | None]:
     where = f"the managed settings {managed.path}" if managed else ""
     disable_all = _policy_flag(policy, "disableAllHooks", where, problems)
     managed_only = _policy_flag(policy, "allowManagedHooksOnly", where, problems)
-    user_off = next((f"disableAllHooks is true in {layer.path or 'the command line'}; remove it there to "
-                     "run them (it cannot turn off managed hooks)" for layer in config.layers
-                     if layer.source != "managed" and layer.data.get("disableAllHooks") is True), None)
+    user_off = next(
+        (
+            f"disableAllHooks is true in {layer.path or 'the command line'}; remove it there to "
+            "run them (it cannot turn off managed hooks)"
+            for layer in config.layers
+            if layer.source != "managed" and layer.data.get("disableAllHooks") is True
+        ),
+        None,
+    )
 
     def why_not(source: str) -> str | None:
         if disable_all:
@@ -243,8 +286,10 @@ def _policy(config: Config, problems: list[str]) -> Callable[[str], str | None]:
         if source == "managed":
             return None
         if config.managed_error:
-            return ("the managed settings file cannot be used, so whether it allows other hooks is "
-                    "unknown; they run again once it is fixed")
+            return (
+                "the managed settings file cannot be used, so whether it allows other hooks is "
+                "unknown; they run again once it is fixed"
+            )
         if managed_only:
             return f"allowManagedHooksOnly is true in {where}: only managed hooks run"
         if source in TRUSTABLE_SOURCES and not config.trusted:
@@ -259,8 +304,10 @@ def _policy_flag(policy: dict[str, Any], key: str, where: str, problems: list[st
     value = policy.get(key, False)
     if isinstance(value, bool):
         return value
-    problems.append(f"{key} in {where} must be true or false (got {json_shown(value)}); read as true, "
-                    "as managed settings fail closed: ask whoever manages this machine to fix it.")
+    problems.append(
+        f"{key} in {where} must be true or false (got {json_shown(value)}); read as true, "
+        "as managed settings fail closed: ask whoever manages this machine to fix it."
+    )
     return True
 
 
@@ -275,8 +322,9 @@ class _LayerReader:
 
     def skip(self, where: str, what: str) -> None:
         """One problem line: which entry of which file was skipped, why, that the rest still applies."""
-        self.problems.append(f"Skipped {where} in {self.file}: it {what}. The file's other hooks still "
-                             "apply; fix the entry to use it.")
+        self.problems.append(
+            f"Skipped {where} in {self.file}: it {what}. The file's other hooks still apply; fix the entry to use it."
+        )
 
     def read(self, hooks: Any) -> None:
         if not isinstance(hooks, dict):
@@ -289,8 +337,11 @@ class _LayerReader:
         where = f"hooks.{event}"
         if event not in KNOWN_EVENTS:
             close = difflib.get_close_matches(event, KNOWN_EVENTS, n=1)
-            self.skip(where, "is not a hook event " + (f"(did you mean {close[0]}?)" if close else
-                                                       "(events are names like PreToolUse or SessionStart)"))
+            self.skip(
+                where,
+                "is not a hook event "
+                + (f"(did you mean {close[0]}?)" if close else "(events are names like PreToolUse or SessionStart)"),
+            )
         elif not isinstance(groups, list):
             self.skip(where, f'must be a list of {{"matcher", "hooks"}} groups, not {json_kind(groups)}')
         else:
@@ -307,8 +358,9 @@ class _LayerReader:
         if not isinstance(matcher, str):
             self.skip(where, f"has a matcher that is not a string ({json_shown(matcher)})")
         elif problem := matcher_problem(matcher):
-            self.skip(where, f"has the matcher {json_shown(matcher)}, which is not a valid regular "
-                             f"expression ({problem})")
+            self.skip(
+                where, f"has the matcher {json_shown(matcher)}, which is not a valid regular expression ({problem})"
+            )
         elif not isinstance(handlers, list):
             self.skip(where, 'needs "hooks": a list of {"type": "command", "command": ...} handlers')
         else:
@@ -325,8 +377,12 @@ class _LayerReader:
         if kind in HANDLER_TYPES and kind != "command":
             self.ignore(event, matcher, _handler_text(handler), f"type {kind} is not supported by claude-mini")
         elif kind != "command":
-            self.skip(where, 'has no "type" (use "command")' if kind is None else
-                      f'has the unknown type {json_shown(kind)} (claude-mini runs "command" hooks)')
+            self.skip(
+                where,
+                'has no "type" (use "command")'
+                if kind is None
+                else f'has the unknown type {json_shown(kind)} (claude-mini runs "command" hooks)',
+            )
         elif not isinstance(command, str) or not command.strip():
             self.skip(where, 'needs "command": the shell command to run')
         elif "\0" in command:
@@ -334,15 +390,31 @@ class _LayerReader:
         elif not _is_positive_number(timeout):
             self.skip(where, f"has the timeout {json_shown(timeout)}; it must be a number of seconds above 0")
         elif "if" in handler:
-            self.ignore(event, matcher, command, 'its "if" condition is not supported by claude-mini; '
-                                                 "drop it and test the input in the command")
+            self.ignore(
+                event,
+                matcher,
+                command,
+                'its "if" condition is not supported by claude-mini; drop it and test the input in the command',
+            )
         else:
             if not isinstance(status, str):
-                self.problems.append(f"{where} in {self.file}: statusMessage must be a string "
-                                     f"(got {json_shown(status)}); the hook runs without it.")
-            self.entries.append(HookCommand(event, matcher, command, float(timeout), self.source,
-                                             self.file, status if isinstance(status, str) else "",
-                                             handler.get("async") is True, handler.get("once") is True))
+                self.problems.append(
+                    f"{where} in {self.file}: statusMessage must be a string "
+                    f"(got {json_shown(status)}); the hook runs without it."
+                )
+            self.entries.append(
+                HookCommand(
+                    event,
+                    matcher,
+                    command,
+                    float(timeout),
+                    self.source,
+                    self.file,
+                    status if isinstance(status, str) else "",
+                    handler.get("async") is True,
+                    handler.get("once") is True,
+                )
+            )
 
     def ignore(self, event: str, matcher: str, text: str, why: str) -> None:
         self.entries.append(IgnoredHook(event, matcher, text, self.source, self.file, why))
@@ -357,8 +429,7 @@ def _handler_text(handler: dict[str, Any]) -> str:
 
 
 def _is_positive_number(value: Any) -> bool:
-    return (isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-            and value > 0)
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 
 # ---- the listing shared by `claude-mini hooks list` and /hooks
@@ -386,9 +457,11 @@ def hooks_report(hooks: HookSet, config: Config) -> list[str]:
 def _no_hooks_line(config: Config) -> str:
     from claude_mini import paths
 
-    return (f'No hooks. Add them under "hooks" in {paths.home_dir() / "settings.json"} (all your '
-            f"projects) or {config.project_root / '.claude' / 'settings.json'} (this project), "
-            "in Claude Code's format.")
+    return (
+        f'No hooks. Add them under "hooks" in {paths.home_dir() / "settings.json"} (all your '
+        f"projects) or {config.project_root / '.claude' / 'settings.json'} (this project), "
+        "in Claude Code's format."
+    )
 
 
 def _running_lines(commands: list[HookCommand]) -> list[str]:
@@ -398,9 +471,11 @@ def _running_lines(commands: list[HookCommand]) -> list[str]:
     lines = [f"Hooks that run here ({len(commands)}):"]
     for event in sorted({hook.event for hook in commands}, key=KNOWN_EVENTS.index):
         lines.append(f"  {event}")
-        lines += [f"    {hook.matcher or '*'}  {hook.command}  "
-                  f"({hook.timeout:g} s; {hook.source}: {hook.file})"
-                  for hook in commands if hook.event == event]
+        lines += [
+            f"    {hook.matcher or '*'}  {hook.command}  ({hook.timeout:g} s; {hook.source}: {hook.file})"
+            for hook in commands
+            if hook.event == event
+        ]
     return lines
 
 
@@ -408,6 +483,10 @@ def _ignored_lines(ignored: list[IgnoredHook]) -> list[str]:
     """The hooks that do not run, each with why."""
     if not ignored:
         return []
-    return [f"Hooks that do not run ({len(ignored)}):",
-            *(f"  {hook.event}  {hook.matcher or '*'}  {hook.command}  ({hook.source}: {hook.file}): "
-              f"{hook.why}" for hook in ignored)]
+    return [
+        f"Hooks that do not run ({len(ignored)}):",
+        *(
+            f"  {hook.event}  {hook.matcher or '*'}  {hook.command}  ({hook.source}: {hook.file}): {hook.why}"
+            for hook in ignored
+        ),
+    ]

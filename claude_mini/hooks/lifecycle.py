@@ -65,15 +65,15 @@ MAX_STOP_CONTINUES = 3
 BACKGROUND_WAIT_SECONDS = 5.0
 # The events whose input carries `permission_mode` (Claude Code 2.1.332).
 EDITING_TOOLS = frozenset({"Write", "Edit"})
-WITH_PERMISSION_MODE = frozenset({"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-                                  "Stop", "SubagentStop"})
+WITH_PERMISSION_MODE = frozenset(
+    {"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop"}
+)
 
 
 class UserHooks(AgentHooks):
     """Runs the commands of the user's `hooks` settings on the session's lifecycle events."""
 
-    def __init__(self, hooks: HookSet, *, project_dir: Path, notices: NoticeChannel,
-                 mode: Callable[[], str]) -> None:
+    def __init__(self, hooks: HookSet, *, project_dir: Path, notices: NoticeChannel, mode: Callable[[], str]) -> None:
         self.hooks = hooks
         self.project_dir = project_dir
         self.notices = notices
@@ -95,14 +95,25 @@ class UserHooks(AgentHooks):
         """The stdin object: Claude Code's common fields (`permission_mode` only where it sends
         it), then the event's own."""
         session = session or agent.session
-        common: dict[str, Any] = {"session_id": session.id, "transcript_path": str(session.transcript.path),
-                                  "cwd": str(agent.ctx.cwd)}
+        common: dict[str, Any] = {
+            "session_id": session.id,
+            "transcript_path": str(session.transcript.path),
+            "cwd": str(agent.ctx.cwd),
+        }
         if event in WITH_PERMISSION_MODE:
             common["permission_mode"] = self.mode()
         return {**common, "hook_event_name": event, **fields}
 
-    async def _run(self, event: str, value: str | None, payload: dict[str, Any], cwd: Path,
-                   env: dict[str, str] | None = None, *, for_fork: bool = False) -> HookOutcome | None:
+    async def _run(
+        self,
+        event: str,
+        value: str | None,
+        payload: dict[str, Any],
+        cwd: Path,
+        env: dict[str, str] | None = None,
+        *,
+        for_fork: bool = False,
+    ) -> HookOutcome | None:
         """Run the hooks of one event occurrence; None when no hook matches. `async` hooks start
         in the background; `for_fork` (a forked agent's call) runs only the others, quietly, and
         leaves `once` hooks to the user's session."""
@@ -121,8 +132,9 @@ class UserHooks(AgentHooks):
             runs = await run_hook_commands(commands, payload, cwd=cwd, project_dir=self.project_dir, env=env)
         return self._report(event, runs)
 
-    async def _run_in_background(self, event: str, commands: list[HookCommand], payload: dict[str, Any],
-                                 cwd: Path, env: dict[str, str] | None) -> None:
+    async def _run_in_background(
+        self, event: str, commands: list[HookCommand], payload: dict[str, Any], cwd: Path, env: dict[str, str] | None
+    ) -> None:
         """`async: true` hooks: nothing waits for them; their context joins the next message."""
         session = self._session
         try:
@@ -137,8 +149,9 @@ class UserHooks(AgentHooks):
         try:
             outcome = interpret(event, runs)
         except Exception as exc:  # output.py reads any output; this is the belt to its braces
-            self.notices.say(f"{event} hook output could not be read ({type(exc).__name__}: {exc}); "
-                             "it was ignored.", "warning")
+            self.notices.say(
+                f"{event} hook output could not be read ({type(exc).__name__}: {exc}); it was ignored.", "warning"
+            )
             return HookOutcome()
         for error in outcome.errors:
             self.notices.say(error, "warning")
@@ -204,11 +217,15 @@ class UserHooks(AgentHooks):
             env_file.write_text("", encoding="utf-8")
             os.chmod(env_file, 0o600)
         except OSError as exc:
-            self.notices.say(f"CLAUDE_ENV_FILE could not be made ({exc.strerror or exc}); SessionStart "
-                             "hooks run without it.", "warning", once=True)
+            self.notices.say(
+                f"CLAUDE_ENV_FILE could not be made ({exc.strerror or exc}); SessionStart hooks run without it.",
+                "warning",
+                once=True,
+            )
         payload = self._payload(agent, "SessionStart", session, source=source)
-        outcome = await self._run("SessionStart", source, payload, agent.ctx.cwd,
-                                  env={"CLAUDE_ENV_FILE": str(env_file)})
+        outcome = await self._run(
+            "SessionStart", source, payload, agent.ctx.cwd, env={"CLAUDE_ENV_FILE": str(env_file)}
+        )
         if self._session in (None, session):  # not replaced by a /clear meanwhile
             self._keep_context(f"SessionStart:{source}", outcome)
             self._adopt_env_file(agent, env_file, keep=source == "compact")
@@ -238,8 +255,7 @@ class UserHooks(AgentHooks):
 
     async def _change(self, agent: Agent, old: Session | None, new: Session, source: SessionSource) -> None:
         if old is not None:
-            await self._run("SessionEnd", source, self._payload(agent, "SessionEnd", old, reason=source),
-                            agent.ctx.cwd)
+            await self._run("SessionEnd", source, self._payload(agent, "SessionEnd", old, reason=source), agent.ctx.cwd)
         await self._start(agent, new, source)
 
     async def on_session_end(self, agent: Agent, reason: EndReason = "other") -> None:
@@ -266,8 +282,9 @@ class UserHooks(AgentHooks):
         if outcome.stop:
             raise PromptBlocked(outcome.stop_reason or "A UserPromptSubmit hook stopped this prompt.")
         if outcome.block:
-            raise PromptBlocked(f"A UserPromptSubmit hook blocked this prompt: {outcome.reason or 'no reason given'}. "
-                                "It was not sent.")
+            raise PromptBlocked(
+                f"A UserPromptSubmit hook blocked this prompt: {outcome.reason or 'no reason given'}. It was not sent."
+            )
         self._keep_context("UserPromptSubmit", outcome)
 
     def attachments(self) -> list[str]:
@@ -277,8 +294,9 @@ class UserHooks(AgentHooks):
 
     async def before_tool(self, agent: Agent, call: ToolUseBlock) -> ToolVerdict | None:
         """PreToolUse: deny (exit 2, `permissionDecision: deny`), ask, allow, `updatedInput`."""
-        outcome = await self._event(agent, "PreToolUse", call.name, tool_name=call.name,
-                                    tool_input=call.input, tool_use_id=call.id)
+        outcome = await self._event(
+            agent, "PreToolUse", call.name, tool_name=call.name, tool_input=call.input, tool_use_id=call.id
+        )
         if outcome is None:
             return None
         if outcome.stop:
@@ -289,8 +307,7 @@ class UserHooks(AgentHooks):
     async def vet_fork_call(self, agent: Agent, call: ToolUseBlock) -> ToolVerdict | None:
         """PreToolUse for a forked agent's call (`memory.hooksInForks`): only its deny and its
         `updatedInput` count; its context and `continue` are not the user's conversation's."""
-        payload = self._payload(agent, "PreToolUse", tool_name=call.name, tool_input=call.input,
-                                tool_use_id=call.id)
+        payload = self._payload(agent, "PreToolUse", tool_name=call.name, tool_input=call.input, tool_use_id=call.id)
         outcome = await self._run("PreToolUse", call.name, payload, agent.ctx.cwd, for_fork=True)
         if outcome is None:
             return None
@@ -327,12 +344,14 @@ class UserHooks(AgentHooks):
         """Stop: `decision: block` (or exit 2) sends its reason to the model and the turn goes on."""
         if continued >= MAX_STOP_CONTINUES:
             if self.hooks.for_event("Stop", None):
-                self.notices.say(f"Stop hooks kept this turn going {continued} times; it ends here "
-                                 "(a Stop hook should check stop_hook_active).", "warning")
+                self.notices.say(
+                    f"Stop hooks kept this turn going {continued} times; it ends here "
+                    "(a Stop hook should check stop_hook_active).",
+                    "warning",
+                )
             return None
         last = next((m.text for m in reversed(agent.session.messages) if m.role == "assistant"), "")
-        outcome = await self._event(agent, "Stop", None, stop_hook_active=continued > 0,
-                                    last_assistant_message=last)
+        outcome = await self._event(agent, "Stop", None, stop_hook_active=continued > 0, last_assistant_message=last)
         if outcome is None or outcome.stop or not outcome.block:
             if outcome is not None and outcome.stop and outcome.stop_reason:
                 self.notices.say(outcome.stop_reason, "info")
@@ -343,8 +362,9 @@ class UserHooks(AgentHooks):
 
     async def on_subagent_start(self, agent: Agent, run: SubagentRun) -> list[str]:
         """SubagentStart (matcher: the agent type): its context goes into the child's first message."""
-        outcome = await self._event(agent, "SubagentStart", run.agent_type, agent_id=run.agent_id,
-                                    agent_type=run.agent_type)
+        outcome = await self._event(
+            agent, "SubagentStart", run.agent_type, agent_id=run.agent_id, agent_type=run.agent_type
+        )
         return context_notes("SubagentStart", outcome) if outcome is not None else []
 
     async def before_subagent_stop(self, agent: Agent, run: SubagentRun, continued: int) -> str | None:
@@ -353,9 +373,16 @@ class UserHooks(AgentHooks):
         if continued >= MAX_STOP_CONTINUES:
             return None
         last = next((m.text for m in reversed(run.messages) if m.role == "assistant"), "")
-        outcome = await self._event(agent, "SubagentStop", run.agent_type, agent_id=run.agent_id,
-                                    agent_type=run.agent_type, stop_hook_active=continued > 0,
-                                    agent_transcript_path=str(run.transcript), last_assistant_message=last)
+        outcome = await self._event(
+            agent,
+            "SubagentStop",
+            run.agent_type,
+            agent_id=run.agent_id,
+            agent_type=run.agent_type,
+            stop_hook_active=continued > 0,
+            agent_transcript_path=str(run.transcript),
+            last_assistant_message=last,
+        )
         if outcome is None or outcome.stop or not outcome.block:
             return None
         return f"SubagentStop hook feedback:\n{outcome.reason or 'Continue.'}"
@@ -368,14 +395,14 @@ class UserHooks(AgentHooks):
         from claude_mini.memory.compact import CompactionRefused
 
         self._compact_trigger = request.trigger
-        outcome = await self._event(agent, "PreCompact", request.trigger, trigger=request.trigger,
-                                    custom_instructions=request.instructions)
+        outcome = await self._event(
+            agent, "PreCompact", request.trigger, trigger=request.trigger, custom_instructions=request.instructions
+        )
         if outcome is None:
             return
         if outcome.block or outcome.stop:
             why = outcome.reason or outcome.stop_reason or "no reason given"
-            raise CompactionRefused(f"a PreCompact hook refused it ({why}); the conversation was kept "
-                                    "unchanged")
+            raise CompactionRefused(f"a PreCompact hook refused it ({why}); the conversation was kept unchanged")
         extra = "\n".join(text.strip() for text in outcome.context if text.strip())
         if extra:
             request.instructions = f"{request.instructions.strip()}\n{extra}".strip()
@@ -383,8 +410,9 @@ class UserHooks(AgentHooks):
     async def after_compact(self, agent: Agent) -> None:
         """PostCompact, then SessionStart (compact), whose context joins the next message."""
         summary = agent.session.messages[0].text if agent.session.messages else ""
-        await self._event(agent, "PostCompact", self._compact_trigger, trigger=self._compact_trigger,
-                          compact_summary=summary)
+        await self._event(
+            agent, "PostCompact", self._compact_trigger, trigger=self._compact_trigger, compact_summary=summary
+        )
         await self._start(agent, agent.session, "compact")
 
     # -- observers
@@ -393,14 +421,14 @@ class UserHooks(AgentHooks):
         """InstructionsLoaded for each file, in the background (it cannot change anything)."""
         if not self.hooks.for_event("InstructionsLoaded", None):  # None matches every matcher
             return
-        payloads = [(load.reason, self._payload(agent, "InstructionsLoaded", **instruction_fields(load)))
-                    for load in loads]
+        payloads = [
+            (load.reason, self._payload(agent, "InstructionsLoaded", **instruction_fields(load))) for load in loads
+        ]
         self._in_background(self._observe("InstructionsLoaded", payloads, agent.ctx.cwd))
 
     def on_notification(self, agent: Agent, kind: NotificationKind, message: str) -> None:
         """Notification, in the background: it must not delay the question it announces."""
-        payload = self._payload(agent, "Notification", message=message, title="claude-mini",
-                                notification_type=kind)
+        payload = self._payload(agent, "Notification", message=message, title="claude-mini", notification_type=kind)
         if self.hooks.for_event("Notification", kind):
             self._in_background(self._observe("Notification", [(kind, payload)], agent.ctx.cwd))
 
@@ -450,14 +478,15 @@ def _reformatted(agent: Agent, result: ToolResult, seen: float) -> list[str]:
     path = Path(result.metadata["path"])
     if path in agent.ctx.read_files:
         record_read(agent.ctx, path, now)
-    return [f"A PostToolUse hook changed {path} after your edit (likely a formatter). Your next Edit "
-            "is checked against the file as it is now: read it first if you need its exact text."]
+    return [
+        f"A PostToolUse hook changed {path} after your edit (likely a formatter). Your next Edit "
+        "is checked against the file as it is now: read it first if you need its exact text."
+    ]
 
 
 def instruction_fields(load: InstructionLoad) -> dict[str, Any]:
     """The InstructionsLoaded fields of one file, as Claude Code names them."""
-    fields: dict[str, Any] = {"file_path": load.path, "memory_type": load.memory_type,
-                              "load_reason": load.reason}
+    fields: dict[str, Any] = {"file_path": load.path, "memory_type": load.memory_type, "load_reason": load.reason}
     if load.globs:
         fields["globs"] = list(load.globs)
     if load.trigger_file_path:

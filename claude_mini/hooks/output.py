@@ -33,43 +33,113 @@ from claude_mini.tools.base import cut_with_note
 
 # Exit 2 blocks these (PostToolUse/PostToolUseFailure: the reason goes to the model beside
 # the result, the tool having run already).
-EXIT_2_BLOCKS = frozenset({
-    "PreToolUse", "UserPromptSubmit", "UserPromptExpansion", "Stop", "SubagentStop",
-    "TeammateIdle", "TaskCreated", "TaskCompleted", "ConfigChange", "PostToolBatch",
-    "PreCompact", "PreModelSwitch", "Elicitation", "ElicitationResult", "WorktreeCreate",
-    "WorktreeRemove", "PostToolUse", "PostToolUseFailure",
-})
+EXIT_2_BLOCKS = frozenset(
+    {
+        "PreToolUse",
+        "UserPromptSubmit",
+        "UserPromptExpansion",
+        "Stop",
+        "SubagentStop",
+        "TeammateIdle",
+        "TaskCreated",
+        "TaskCompleted",
+        "ConfigChange",
+        "PostToolBatch",
+        "PreCompact",
+        "PreModelSwitch",
+        "Elicitation",
+        "ElicitationResult",
+        "WorktreeCreate",
+        "WorktreeRemove",
+        "PostToolUse",
+        "PostToolUseFailure",
+    }
+)
 # Exit 2 of these is ignored (every other event shows its stderr to the user).
-EXIT_2_IGNORED = frozenset({
-    "PermissionRequest", "PermissionDenied", "Notification", "Setup", "InstructionsLoaded",
-    "MessageDisplay", "StopFailure", "DirectoryAdded",
-})
+EXIT_2_IGNORED = frozenset(
+    {
+        "PermissionRequest",
+        "PermissionDenied",
+        "Notification",
+        "Setup",
+        "InstructionsLoaded",
+        "MessageDisplay",
+        "StopFailure",
+        "DirectoryAdded",
+    }
+)
 # Top-level `decision: "block"` with `reason` (PreToolUse has its own, below).
-DECISION_BLOCKS = frozenset({
-    "UserPromptSubmit", "UserPromptExpansion", "PostToolUse", "PostToolUseFailure",
-    "PostToolBatch", "Stop", "SubagentStop", "ConfigChange", "PreCompact", "TaskCreated",
-})
+DECISION_BLOCKS = frozenset(
+    {
+        "UserPromptSubmit",
+        "UserPromptExpansion",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "Stop",
+        "SubagentStop",
+        "ConfigChange",
+        "PreCompact",
+        "TaskCreated",
+    }
+)
 # The events whose hooks may print `hookSpecificOutput` (Claude Code 2.1.332's validation
 # schema); on any other event (PreCompact, PostCompact, SessionEnd, InstructionsLoaded) it is
 # refused: the hook counts as failed and its whole output is ignored.
-HOOK_SPECIFIC_EVENTS = frozenset({
-    "PreToolUse", "UserPromptSubmit", "UserPromptExpansion", "SessionStart", "Setup",
-    "PreModelSwitch", "PostModelSwitch", "SubagentStart", "PostToolUse", "PostToolUseFailure",
-    "PostToolBatch", "Stop", "SubagentStop", "PermissionDenied", "Notification",
-    "PermissionRequest", "Elicitation", "ElicitationResult", "CwdChanged", "FileChanged",
-    "WorktreeCreate", "MessageDisplay",
-})
+HOOK_SPECIFIC_EVENTS = frozenset(
+    {
+        "PreToolUse",
+        "UserPromptSubmit",
+        "UserPromptExpansion",
+        "SessionStart",
+        "Setup",
+        "PreModelSwitch",
+        "PostModelSwitch",
+        "SubagentStart",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "Stop",
+        "SubagentStop",
+        "PermissionDenied",
+        "Notification",
+        "PermissionRequest",
+        "Elicitation",
+        "ElicitationResult",
+        "CwdChanged",
+        "FileChanged",
+        "WorktreeCreate",
+        "MessageDisplay",
+    }
+)
 # `hookSpecificOutput.additionalContext` reaches the model (on Stop and SubagentStop as
 # feedback: the turn goes on with it, as after a block).
-TAKES_ADDITIONAL_CONTEXT = frozenset({
-    "PreToolUse", "UserPromptSubmit", "UserPromptExpansion", "PostToolUse", "PostToolUseFailure",
-    "PostToolBatch", "Stop", "SubagentStop", "SessionStart", "SubagentStart", "Setup",
-    "PostModelSwitch",
-})
+TAKES_ADDITIONAL_CONTEXT = frozenset(
+    {
+        "PreToolUse",
+        "UserPromptSubmit",
+        "UserPromptExpansion",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "Stop",
+        "SubagentStop",
+        "SessionStart",
+        "SubagentStart",
+        "Setup",
+        "PostModelSwitch",
+    }
+)
 # Plain stdout of a successful hook is context (PreCompact: compaction instructions).
-PLAIN_STDOUT_IS_CONTEXT = frozenset({
-    "UserPromptSubmit", "UserPromptExpansion", "SessionStart", "PostModelSwitch", "PreCompact",
-})
+PLAIN_STDOUT_IS_CONTEXT = frozenset(
+    {
+        "UserPromptSubmit",
+        "UserPromptExpansion",
+        "SessionStart",
+        "PostModelSwitch",
+        "PreCompact",
+    }
+)
 STOP_EVENTS = frozenset({"Stop", "SubagentStop"})  # their additionalContext is a block's reason
 # `continue` and `systemMessage` are discarded for these.
 IGNORES_CONTINUE = frozenset({"PreCompact"})
@@ -159,7 +229,10 @@ def _read_run(event: str, run: HookRun, outcome: HookOutcome, decisions: list[tu
 
 
 def _read_exit_2(
-    event: str, run: HookRun, data: dict[str, Any] | None, outcome: HookOutcome,
+    event: str,
+    run: HookRun,
+    data: dict[str, Any] | None,
+    outcome: HookOutcome,
     decisions: list[tuple[str, str]],
 ) -> None:
     """A blocking error: the JSON's reason (if any) or stderr says why."""

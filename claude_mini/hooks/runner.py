@@ -78,8 +78,7 @@ async def run_hook_commands(
         **(env or {}),
     }
     # Not a TaskGroup: one hook's failure must neither cancel the others nor reach the caller.
-    results = await asyncio.gather(*(_run_one(hook, data, cwd, environment) for hook in hooks),
-                                   return_exceptions=True)
+    results = await asyncio.gather(*(_run_one(hook, data, cwd, environment) for hook in hooks), return_exceptions=True)
     return [_as_run(hook, result) for hook, result in zip(hooks, results, strict=True)]
 
 
@@ -129,7 +128,9 @@ async def _run_one(hook: HookCommand, stdin: bytes, cwd: Path, env: dict[str, st
     )
 
 
-async def _start(command: str, cwd: Path, env: dict[str, str]) -> tuple[asyncio.subprocess.Process, tuple[int, int, int]]:
+async def _start(
+    command: str, cwd: Path, env: dict[str, str]
+) -> tuple[asyncio.subprocess.Process, tuple[int, int, int]]:
     """The shell running `command`, and our ends of its stdin, stdout and stderr pipes."""
     fds: list[int] = []
     try:
@@ -137,8 +138,15 @@ async def _start(command: str, cwd: Path, env: dict[str, str]) -> tuple[asyncio.
             fds += os.pipe()
         in_read, in_write, out_read, out_write, err_read, err_write = fds
         proc = await asyncio.create_subprocess_exec(
-            SHELL, "-c", command, stdin=in_read, stdout=out_write, stderr=err_write,
-            cwd=cwd, env=env, start_new_session=True,
+            SHELL,
+            "-c",
+            command,
+            stdin=in_read,
+            stdout=out_write,
+            stderr=err_write,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
         )
     except BaseException:
         for fd in fds:

@@ -248,8 +248,10 @@ class RetryPolicy:
             if value >= 0 and (value > 0 or attr == "max_wait"):
                 setattr(policy, attr, value)
             else:
-                problems.append(f"{name}={raw!r} is not a number of seconds ({least}); using "
-                                f"{getattr(policy, attr):g}. Unset it or give seconds, e.g. 30.")
+                problems.append(
+                    f"{name}={raw!r} is not a number of seconds ({least}); using "
+                    f"{getattr(policy, attr):g}. Unset it or give seconds, e.g. 30."
+                )
         return policy, problems
 
     def delay(self, attempt: int, retry_after: float | None = None) -> float:
@@ -296,8 +298,7 @@ class _Assembler:
         try:
             return handler(event) if handler else []
         except (TypeError, AttributeError, KeyError, ValueError) as err:
-            raise _StreamFailure(f"malformed {kind} event from the server ({_describe(err)})",
-                                 "malformed") from err
+            raise _StreamFailure(f"malformed {kind} event from the server ({_describe(err)})", "malformed") from err
 
     def _on_message_start(self, event: Any) -> list[StreamEvent]:
         self.usage.update(_usage_fields(event.message.usage))
@@ -426,8 +427,7 @@ class AnthropicClient:
 
     provider = "anthropic"
 
-    def __init__(self, *, retry: RetryPolicy | None = None, max_retries: int | None = None,
-                 **sdk_kwargs: Any) -> None:
+    def __init__(self, *, retry: RetryPolicy | None = None, max_retries: int | None = None, **sdk_kwargs: Any) -> None:
         """`sdk_kwargs` (api_key, base_url, timeout, http_client...) build the AsyncAnthropic on
         the first request, always with the SDK's `max_retries=0`: `retry` does all the retrying,
         and `max_retries` here sets how often (0: one attempt only)."""
@@ -522,8 +522,9 @@ class AnthropicClient:
             yield Retrying(attempt + 1, policy.max_attempts, delay, failure.reason, failure.retry_after)
             await policy.sleep(delay)
 
-    async def _attempt(self, request: ModelRequest, assembler: _Assembler,
-                       attempt: int) -> AsyncGenerator[StreamEvent, None]:
+    async def _attempt(
+        self, request: ModelRequest, assembler: _Assembler, attempt: int
+    ) -> AsyncGenerator[StreamEvent, None]:
         """One HTTP request and its stream; every failure leaves as `_StreamFailure` or `ModelError`."""
         idle = self.retry.idle_timeout
         log_entry = _RequestLog(self.endpoint, request, attempt)
@@ -565,9 +566,7 @@ class AnthropicClient:
     async def _open(self, request: ModelRequest, body: dict[str, Any]) -> Any:
         """Start the HTTP stream; a server that rejects `output_config` gets the request without it."""
         try:
-            stream = await self._client().messages.create(
-                **body, stream=True, extra_headers=self._headers(request)
-            )
+            stream = await self._client().messages.create(**body, stream=True, extra_headers=self._headers(request))
         except Exception as err:
             if "output_config" in body and _rejects_output_config(err):
                 self.structured_output = False
@@ -583,19 +582,26 @@ class AnthropicClient:
         detail = f"{failure.reason}; tried {tries}"
         kept = "Your conversation is kept"
         if failure.kind == "overloaded":
-            return ModelOverloaded(f"{self.name} is overloaded or rate-limited ({detail}). {kept}; "
-                                   "try again in a minute.")
+            return ModelOverloaded(
+                f"{self.name} is overloaded or rate-limited ({detail}). {kept}; try again in a minute."
+            )
         if failure.kind == "idle":
-            return ModelUnavailable(f"{self.endpoint} stopped sending ({detail}). {kept}; try again, or "
-                                    f"set {IDLE_ENV} for a slower server.")
+            return ModelUnavailable(
+                f"{self.endpoint} stopped sending ({detail}). {kept}; try again, or set {IDLE_ENV} for a slower server."
+            )
         if failure.kind == "malformed":
-            return ModelUnavailable(f"{self.endpoint} sent a response that is not the Anthropic Messages "
-                                    f"stream ({detail}). {kept}; check ANTHROPIC_BASE_URL and the server.")
+            return ModelUnavailable(
+                f"{self.endpoint} sent a response that is not the Anthropic Messages "
+                f"stream ({detail}). {kept}; check ANTHROPIC_BASE_URL and the server."
+            )
         if failure.kind == "unreachable":
-            return ModelUnavailable(f"Could not reach the model server at {self.endpoint} ({detail}). "
-                                    f"{kept}; check the network and ANTHROPIC_BASE_URL, then try again.")
-        return ModelUnavailable(f"The model server at {self.endpoint} kept failing ({detail}). {kept}; "
-                                "try again later.")
+            return ModelUnavailable(
+                f"Could not reach the model server at {self.endpoint} ({detail}). "
+                f"{kept}; check the network and ANTHROPIC_BASE_URL, then try again."
+            )
+        return ModelUnavailable(
+            f"The model server at {self.endpoint} kept failing ({detail}). {kept}; try again later."
+        )
 
 
 class _RequestLog:
@@ -634,9 +640,16 @@ class _RequestLog:
         self.done = True
         elapsed = time.monotonic() - self.started
         attempt = f" attempt={self.attempt}" if self.attempt > 1 else ""
-        log.debug("POST %s model=%s purpose=%s -> %s request-id=%s time=%.2fs%s", self.url,
-                  self.request.model, self.request.purpose, self.outcome, self.request_id or "-",
-                  elapsed, attempt)
+        log.debug(
+            "POST %s model=%s purpose=%s -> %s request-id=%s time=%.2fs%s",
+            self.url,
+            self.request.model,
+            self.request.purpose,
+            self.outcome,
+            self.request_id or "-",
+            elapsed,
+            attempt,
+        )
 
 
 # ---------------------------------------------------------------------------
@@ -710,17 +723,14 @@ def _status_error(err: Any) -> ModelError:
         detail = _status_detail(err)
     if status in (401, 403) or kind in ("authentication_error", "permission_error"):
         return AuthError(
-            f"The server refused the credentials ({detail}). "
-            "Check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN."
+            f"The server refused the credentials ({detail}). Check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN."
         )
     if status in (400, 413) and CONTEXT_TOO_LONG.search(detail):
         return ContextTooLong(
             f"The conversation is too long for the model ({detail}). Run /compact or /clear and retry."
         )
     if status == 429 or kind in OVERLOADED_TYPES or status == 529:
-        return ModelOverloaded(
-            f"The API is busy ({detail}). Your conversation is kept; try again in a minute."
-        )
+        return ModelOverloaded(f"The API is busy ({detail}). Your conversation is kept; try again in a minute.")
     if status >= 500:
         return ModelUnavailable(f"The model server failed ({detail}). Your conversation is kept; try again.")
     if status == 404:

@@ -213,7 +213,10 @@ class Backend(Protocol):
         ...
 
     def generate(
-        self, tokens: list[int], schema: dict[str, Any] | None, max_tokens: int,
+        self,
+        tokens: list[int],
+        schema: dict[str, Any] | None,
+        max_tokens: int,
         cancelled: Callable[[], bool],
     ) -> Generator[str, None, Generated]:
         """Yield text pieces (constrained to `schema` if given); return the counts."""
@@ -246,8 +249,9 @@ class LlamaBackend:
 
         text = self.llm._model.token_get_text
         eos, bos = self.llm.token_eos(), self.llm.token_bos()
-        return Jinja2ChatFormatter(template, eos_token=text(eos) if eos >= 0 else "",
-                                   bos_token=text(bos) if bos >= 0 else "")
+        return Jinja2ChatFormatter(
+            template, eos_token=text(eos) if eos >= 0 else "", bos_token=text(bos) if bos >= 0 else ""
+        )
 
     def render(self, turns: list[dict[str, str]]) -> list[int]:
         """Format with the model's own chat template (ChatML if it has none or it fails)."""
@@ -264,7 +268,10 @@ class LlamaBackend:
         return self.llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
 
     def generate(
-        self, tokens: list[int], schema: dict[str, Any] | None, max_tokens: int,
+        self,
+        tokens: list[int],
+        schema: dict[str, Any] | None,
+        max_tokens: int,
         cancelled: Callable[[], bool],
     ) -> Generator[str, None, Generated]:
         """Greedy decoding (reproducible; small models ramble when sampled), grammar if `schema`."""
@@ -392,15 +399,17 @@ class LocalClient:
             engine = self._engine()
             tokens, _ = fit_prompt(engine, request)
             room = engine.context_window - len(tokens)
-            generation = engine.generate(tokens, reply_schema(request), min(request.max_tokens, room),
-                                         cancel.is_set)
+            generation = engine.generate(tokens, reply_schema(request), min(request.max_tokens, room), cancel.is_set)
             emit("done", yield_pieces(generation, lambda piece: emit("piece", piece)))
         except ModelError as exc:
             emit("error", exc)
         except Exception as exc:  # an engine failure must end this request, not the session
-            emit("error", ModelUnavailable(
-                f"The local model failed ({type(exc).__name__}: {exc}). Your conversation is kept; try again."
-            ))
+            emit(
+                "error",
+                ModelUnavailable(
+                    f"The local model failed ({type(exc).__name__}: {exc}). Your conversation is kept; try again."
+                ),
+            )
 
     def _count(self, request: ModelRequest) -> int:
         return len(fit_prompt(self._engine(), request, fit=False)[0])
@@ -540,8 +549,11 @@ class ReplyAssembler:
         return [TextDelta(new, 0)] if new else []
 
     def finish(self, stats: Generated) -> Iterator[StreamEvent]:
-        usage = Usage(input_tokens=stats.prompt_tokens - stats.reused_tokens,
-                      output_tokens=stats.output_tokens, cache_read_input_tokens=stats.reused_tokens)
+        usage = Usage(
+            input_tokens=stats.prompt_tokens - stats.reused_tokens,
+            output_tokens=stats.output_tokens,
+            cache_read_input_tokens=stats.reused_tokens,
+        )
         stop = "max_tokens" if stats.hit_limit else "end_turn"
         action = parse_action(self.raw, self.tool_names) if self.actions else None
         if action is not None and action.kind == "tool":
@@ -551,8 +563,8 @@ class ReplyAssembler:
             stop = "tool_use"
         else:
             text = self._final_text(action.text if action is not None else None)
-            if text[len(self.shown):]:
-                yield TextDelta(text[len(self.shown):], 0)
+            if text[len(self.shown) :]:
+                yield TextDelta(text[len(self.shown) :], 0)
             block = TextBlock(text)
         yield BlockDone(block, 0)
         yield ResponseDone(Message("assistant", [block]), stop, usage, self.model)

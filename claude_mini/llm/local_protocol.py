@@ -68,16 +68,14 @@ def action_schema(tools: list[dict[str, Any]]) -> dict[str, Any]:
     """A JSON schema whose instances are a text answer or one valid call of one of `tools`."""
     text = _object({"action": {"const": "text"}, "text": {"type": "string"}})
     calls = [
-        _object({"action": {"const": "tool"}, "name": {"const": tool["name"]},
-                 "input": _input_schema(tool)})
+        _object({"action": {"const": "tool"}, "name": {"const": tool["name"]}, "input": _input_schema(tool)})
         for tool in tools
     ]
     return {"oneOf": [text, *calls]}
 
 
 def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(properties),
-            "additionalProperties": False}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
 def _input_schema(tool: dict[str, Any]) -> dict[str, Any]:

@@ -80,8 +80,14 @@ class CallOutcome:
 class ServerConnection:
     """One MCP server: its SDK contexts live in a task of their own; calls come from anywhere."""
 
-    def __init__(self, spec: ServerSpec, *, notices: NoticeChannel | None = None, cwd: str | None = None,
-                 connect_timeout: float = CONNECT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        notices: NoticeChannel | None = None,
+        cwd: str | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+    ) -> None:
         self.spec = spec
         self.status = "connecting"  # "connecting" | "connected" | "failed" | "closed"
         self.error = ""  # the last error, one line
@@ -163,9 +169,13 @@ class ServerConnection:
         async with anyio.create_task_group() as group:  # the stderr reader
             with anyio.CancelScope(deadline=anyio.current_time() + self._connect_timeout) as life:
                 self._life = life
-                async with Client(self._transport(group), mode="auto", cache=None,
-                                  message_handler=self._on_message,
-                                  client_info=Implementation(name="claude-mini", version=__version__)) as client:
+                async with Client(
+                    self._transport(group),
+                    mode="auto",
+                    cache=None,
+                    message_handler=self._on_message,
+                    client_info=Implementation(name="claude-mini", version=__version__),
+                ) as client:
                     self._protocol = client.session.protocol_version or ""
                     tools = await self._list_tools(client)
                     life.deadline = math.inf
@@ -191,8 +201,9 @@ class ServerConnection:
             read_fd, write_fd = os.pipe()
             errlog = open(write_fd, "w", encoding="utf-8", errors="replace")  # noqa: SIM115
             group.start_soon(self._read_stderr, read_fd)
-            params = StdioServerParameters(command=spec.command, args=list(spec.args),
-                                           env={**os.environ, **spec.env}, cwd=self._cwd)
+            params = StdioServerParameters(
+                command=spec.command, args=list(spec.args), env={**os.environ, **spec.env}, cwd=self._cwd
+            )
             transport = stdio_client(params, errlog=errlog)
             group_id = None
             try:
@@ -214,8 +225,10 @@ class ServerConnection:
             from mcp.client.streamable_http import streamable_http_client
 
             timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults
-            async with httpx2.AsyncClient(headers=dict(spec.headers), timeout=timeout) as http, \
-                    streamable_http_client(spec.url, http_client=http) as (read, write):
+            async with (
+                httpx2.AsyncClient(headers=dict(spec.headers), timeout=timeout) as http,
+                streamable_http_client(spec.url, http_client=http) as (read, write),
+            ):
                 yield _WatchedStream(read, self._on_end_of_stream, self._screen), write
         elif spec.transport == "sse":
             from mcp.client.sse import sse_client
@@ -286,8 +299,10 @@ class ServerConnection:
         a message the SDK could not read is one problem line, said once. Other transport errors
         end in a failed call or connection, which says so."""
         if isinstance(message, ValueError):  # a line that is not JSON-RPC (pydantic's errors are ValueErrors)
-            self._problem(f"MCP server {self.spec.name} sent a message that is not valid MCP "
-                          f"({one_line(str(message), 120)}); it was ignored")
+            self._problem(
+                f"MCP server {self.spec.name} sent a message that is not valid MCP "
+                f"({one_line(str(message), 120)}); it was ignored"
+            )
 
     def _problem(self, text: str) -> None:
         if text not in self.problems:
@@ -302,8 +317,11 @@ class ServerConnection:
         self.status, self.error = "failed", one_line(reason)
         self._end.set()
         if self._notices is not None:
-            self._notices.say(f"MCP server {self.spec.name} failed: {self.error}; the session goes on "
-                              "without its tools (/mcp shows it)", "warning")
+            self._notices.say(
+                f"MCP server {self.spec.name} failed: {self.error}; the session goes on "
+                "without its tools (/mcp shows it)",
+                "warning",
+            )
 
     # -- tools
 
@@ -317,9 +335,13 @@ class ServerConnection:
         for _ in range(MAX_TOOL_PAGES):
             page = await client.list_tools(cursor=cursor)
             for tool in page.tools:
-                info = McpToolInfo(self.spec.name, tool.name, tool.description or "", tool.input_schema,
-                                   tool.annotations.model_dump(by_alias=True, exclude_none=True)
-                                   if tool.annotations else {})
+                info = McpToolInfo(
+                    self.spec.name,
+                    tool.name,
+                    tool.description or "",
+                    tool.input_schema,
+                    tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {},
+                )
                 why = refusal(info, {t.name for t in tools})
                 if why:
                     self._problem(f"MCP server {self.spec.name}: tool {one_line(tool.name, 80)!r} skipped: {why}")
@@ -329,8 +351,9 @@ class ServerConnection:
             if not cursor:
                 break
         else:
-            self._problem(f"MCP server {self.spec.name} listed more than {MAX_TOOL_PAGES} pages of tools; "
-                          "the rest were skipped")
+            self._problem(
+                f"MCP server {self.spec.name} listed more than {MAX_TOOL_PAGES} pages of tools; the rest were skipped"
+            )
         return tools
 
     # -- calls
@@ -360,11 +383,15 @@ class ServerConnection:
                 raise McpError(self._unavailable()) from None
             raise McpError(f"MCP server {name} refused the call to {tool}: {one_line(exc.message)}") from None
         except Exception as exc:  # a result the SDK could not read, or that breaks the tool's output schema
-            raise McpError(f"MCP server {name} sent a result for {tool} that cannot be used: "
-                           f"{one_line(str(exc) or type(exc).__name__)}") from None
+            raise McpError(
+                f"MCP server {name} sent a result for {tool} that cannot be used: "
+                f"{one_line(str(exc) or type(exc).__name__)}"
+            ) from None
         return capped_outcome(
             [block.model_dump(by_alias=True, mode="json", exclude_none=True) for block in result.content],
-            result.structured_content, bool(result.is_error))
+            result.structured_content,
+            bool(result.is_error),
+        )
 
     def _unavailable(self) -> str:
         name = self.spec.name
@@ -376,12 +403,19 @@ class ServerConnection:
 class McpManager:
     """The session's MCP servers: started in the background, closed together."""
 
-    def __init__(self, specs: list[ServerSpec], notices: NoticeChannel, *, cwd: str | None = None,
-                 connect_timeout: float = CONNECT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        specs: list[ServerSpec],
+        notices: NoticeChannel,
+        *,
+        cwd: str | None = None,
+        connect_timeout: float = CONNECT_TIMEOUT,
+    ) -> None:
         self.notices = notices
         self.connections: dict[str, ServerConnection] = {
             spec.name: ServerConnection(spec, notices=notices, cwd=cwd, connect_timeout=connect_timeout)
-            for spec in specs}
+            for spec in specs
+        }
         self._started = False
 
     def start(self) -> None:
@@ -394,8 +428,7 @@ class McpManager:
 
     async def wait_ready(self, seconds: float) -> None:
         """Until every server is connected or failed, or `seconds` have passed."""
-        waits = [asyncio.ensure_future(c.wait_ready()) for c in self.connections.values()
-                 if c.status == "connecting"]
+        waits = [asyncio.ensure_future(c.wait_ready()) for c in self.connections.values() if c.status == "connecting"]
         if not waits:
             return
         try:
@@ -526,11 +559,11 @@ def unreadable_tool(tool: Any, page: dict[str, Any], version: str) -> str:
 
 def validation_problem(exc: Any, prefix: tuple[Any, ...]) -> str:
     """The first thing pydantic found wrong below `prefix` (the tool), in a few words ('' if none)."""
-    mine = [e for e in exc.errors() if tuple(e.get("loc", ()))[:len(prefix)] == prefix]
+    mine = [e for e in exc.errors() if tuple(e.get("loc", ()))[: len(prefix)] == prefix]
     if not mine:
         return ""
     first = mine[0]
-    where = [str(part) for part in tuple(first.get("loc", ()))[len(prefix):]]
+    where = [str(part) for part in tuple(first.get("loc", ()))[len(prefix) :]]
     message = one_line(first.get("msg", ""), 120)
     if where in (["inputSchema"], ["input_schema"]) and first.get("type") == "missing":
         return "it has no input schema"
@@ -554,8 +587,12 @@ def capped_outcome(content: list[dict[str, Any]], structured: Any, is_error: boo
     if structured is not None and len(json.dumps(structured, default=str)) > MAX_RESULT_CHARS:
         structured, dropped = None, dropped + 1
     if dropped:
-        content.append({"type": "text", "text": f"[claude-mini kept {MAX_RESULT_CHARS:,} characters of this "
-                                                "MCP result; the rest was dropped]"})
+        content.append(
+            {
+                "type": "text",
+                "text": f"[claude-mini kept {MAX_RESULT_CHARS:,} characters of this MCP result; the rest was dropped]",
+            }
+        )
     return CallOutcome(content, structured, is_error)
 
 

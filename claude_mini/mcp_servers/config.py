@@ -98,10 +98,12 @@ class ServerSet:
 
     def to_json(self) -> dict[str, Any]:
         """The stable shape of `claude-mini mcp list --json`: no secret values."""
-        return {"servers": [spec.redacted() for spec in self.servers],
-                "pending_approval": [spec.redacted() for spec in self.pending_approval],
-                "ignored": [server.redacted() for server in self.ignored],
-                "problems": list(self.problems)}
+        return {
+            "servers": [spec.redacted() for spec in self.servers],
+            "pending_approval": [spec.redacted() for spec in self.pending_approval],
+            "ignored": [server.redacted() for server in self.ignored],
+            "problems": list(self.problems),
+        }
 
 
 def _redacted(name: str, scope: str, file: str, entry: Mapping[str, Any]) -> dict[str, Any]:
@@ -151,8 +153,10 @@ def written_servers(config: Config, scope: str, problems: list[str]) -> tuple[st
         data = next((layer.data for layer in config.raw_layers if layer.path == path), {})
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
-        problems.append(f"Skipped mcpServers in {path}: it must be an object of server names, not "
-                        f"{json_kind(servers)}. Fix the file to use its servers.")
+        problems.append(
+            f"Skipped mcpServers in {path}: it must be an object of server names, not "
+            f"{json_kind(servers)}. Fix the file to use its servers."
+        )
         return str(path), {}
     return str(path), servers
 
@@ -168,13 +172,17 @@ def _read_mcp_json(path: Path, problems: list[str]) -> dict[str, Any]:
         return {}
     except (OSError, Unreadable) as exc:
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        problems.append(f"Skipped {path}: {why}. Its MCP servers do not start; other servers still "
-                        "do. Make it a regular JSON file to use them.")
+        problems.append(
+            f"Skipped {path}: {why}. Its MCP servers do not start; other servers still "
+            "do. Make it a regular JSON file to use them."
+        )
         return {}
     data, problem = parse_json(text) if text.strip() else ({}, None)
     if problem or not isinstance(data, dict):
-        problems.append(f"Skipped {path}: it {problem or 'is not a JSON object'}. Its MCP servers do "
-                        "not start; fix the file to use them.")
+        problems.append(
+            f"Skipped {path}: it {problem or 'is not a JSON object'}. Its MCP servers do "
+            "not start; fix the file to use them."
+        )
         return {}
     return data
 
@@ -206,8 +214,9 @@ def _approvals(config: Config, problems: list[str]) -> _Approvals:
         if isinstance(value, bool):
             out.all_projects = value
         elif value is not None:
-            problems.append(f"enableAllProjectMcpServers in {where} must be true or false (got "
-                            f"{json_shown(value)}); ignored.")
+            problems.append(
+                f"enableAllProjectMcpServers in {where} must be true or false (got {json_shown(value)}); ignored."
+            )
         for key, names in (("enabledMcpjsonServers", out.enabled), ("disabledMcpjsonServers", out.disabled)):
             value = layer.data.get(key, [])
             if isinstance(value, list) and all(isinstance(name, str) for name in value):
@@ -228,8 +237,10 @@ def load_servers(config: Config, environ: Mapping[str, str] | None = None) -> Se
         for name, entry in written.items():
             problem = entry_problem(entry)
             if problem:
-                result.problems.append(f'Skipped MCP server "{name}" in {file}: it {problem}. The file\'s '
-                                       "other servers still apply; fix the entry to use it.")
+                result.problems.append(
+                    f'Skipped MCP server "{name}" in {file}: it {problem}. The file\'s '
+                    "other servers still apply; fix the entry to use it."
+                )
             elif scope != "user" and not config.trusted:
                 result.ignored.append(IgnoredServer(name, scope, file, UNTRUSTED_WHY, entry))
             elif scope == "project" and name in approvals.disabled:
@@ -303,8 +314,9 @@ def _strings(value: Any, kind: type) -> bool:
     return isinstance(value, kind) and all(isinstance(item, str) for item in values)
 
 
-def _expanded(name: str, scope: str, file: str, entry: dict[str, Any], environ: Mapping[str, str],
-              problems: list[str]) -> ServerSpec | None:
+def _expanded(
+    name: str, scope: str, file: str, entry: dict[str, Any], environ: Mapping[str, str], problems: list[str]
+) -> ServerSpec | None:
     """The spec with `${VAR}`s expanded; None (and one problem) when a variable is missing."""
     missing: list[str] = []
 
@@ -313,18 +325,32 @@ def _expanded(name: str, scope: str, file: str, entry: dict[str, Any], environ: 
 
     transport = entry.get("type", "stdio")
     if transport == "stdio":
-        spec = ServerSpec(name, transport, command=sub(entry["command"]),
-                          args=tuple(sub(arg) for arg in entry.get("args", [])),
-                          env={key: sub(value) for key, value in entry.get("env", {}).items()},
-                          scope=scope, file=file, written=entry)
+        spec = ServerSpec(
+            name,
+            transport,
+            command=sub(entry["command"]),
+            args=tuple(sub(arg) for arg in entry.get("args", [])),
+            env={key: sub(value) for key, value in entry.get("env", {}).items()},
+            scope=scope,
+            file=file,
+            written=entry,
+        )
     else:
-        spec = ServerSpec(name, transport, url=sub(entry["url"]),
-                          headers={key: sub(value) for key, value in entry.get("headers", {}).items()},
-                          scope=scope, file=file, written=entry)
+        spec = ServerSpec(
+            name,
+            transport,
+            url=sub(entry["url"]),
+            headers={key: sub(value) for key, value in entry.get("headers", {}).items()},
+            scope=scope,
+            file=file,
+            written=entry,
+        )
     if missing:
         names = ", ".join(dict.fromkeys(missing))
-        problems.append(f'Skipped MCP server "{name}" in {file}: it uses the environment variable(s) '
-                        f"{names}, not set and without a default. Set them, or write ${{NAME:-default}}.")
+        problems.append(
+            f'Skipped MCP server "{name}" in {file}: it uses the environment variable(s) '
+            f"{names}, not set and without a default. Set them, or write ${{NAME:-default}}."
+        )
         return None
     return spec
 
@@ -397,7 +423,9 @@ def _follow_layer(config: Config, path: Path, source: str, data: dict[str, Any])
         layer.data = data
     else:
         order = ["user", "project", "local", "flags", "managed"]
-        at = next((i for i, other in enumerate(config.raw_layers)
-                   if order.index(other.source) > order.index(source)), len(config.raw_layers))
+        at = next(
+            (i for i, other in enumerate(config.raw_layers) if order.index(other.source) > order.index(source)),
+            len(config.raw_layers),
+        )
         config.raw_layers.insert(at, SettingsLayer(source, path, data))
     _merge_layers(config)

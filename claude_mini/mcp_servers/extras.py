@@ -95,9 +95,16 @@ async def _prompts(connection: ServerConnection, client: Any) -> list[PromptInfo
         return []
     name = connection.spec.name
     pages = await _pages(connection, "list its prompts", lambda cursor: client.list_prompts(cursor=cursor))
-    return [PromptInfo(name, p.name, p.description or "",
-                       tuple(PromptArg(a.name, a.description or "", bool(a.required)) for a in p.arguments or ()))
-            for page in pages for p in page.prompts]
+    return [
+        PromptInfo(
+            name,
+            p.name,
+            p.description or "",
+            tuple(PromptArg(a.name, a.description or "", bool(a.required)) for a in p.arguments or ()),
+        )
+        for page in pages
+        for p in page.prompts
+    ]
 
 
 async def _resources(connection: ServerConnection, client: Any) -> list[ResourceInfo]:
@@ -105,8 +112,7 @@ async def _resources(connection: ServerConnection, client: Any) -> list[Resource
         return []
     name = connection.spec.name
     pages = await _pages(connection, "list its resources", lambda cursor: client.list_resources(cursor=cursor))
-    return [ResourceInfo(name, str(r.uri), r.name or "", r.description or "")
-            for page in pages for r in page.resources]
+    return [ResourceInfo(name, str(r.uri), r.name or "", r.description or "") for page in pages for r in page.resources]
 
 
 async def _pages(connection: ServerConnection, what: str, fetch: Any) -> list[Any]:
@@ -168,8 +174,9 @@ async def read_resource(connection: ServerConnection, uri: str) -> str:
     result = await _request(connection, f"read {uri}", client.read_resource(uri))
     text = "\n".join(_contents_text(contents) for contents in result.contents)
     if len(text) > MAX_RESOURCE_CHARS:
-        text = (text[:MAX_RESOURCE_CHARS] + f"\n[truncated: the first {MAX_RESOURCE_CHARS:,} of "
-                f"{len(text):,} characters]")
+        text = (
+            text[:MAX_RESOURCE_CHARS] + f"\n[truncated: the first {MAX_RESOURCE_CHARS:,} of {len(text):,} characters]"
+        )
     return text
 
 

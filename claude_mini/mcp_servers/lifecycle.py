@@ -42,14 +42,25 @@ class McpSettings:
         """The validated settings; a bad value keeps its default and is named in `problems`."""
         env = os.environ if environ is None else environ
         problems: list[str] = []
-        connect = _seconds(env.get("MCP_TIMEOUT"), config.get("mcp.connectTimeoutMs"), DEFAULT_CONNECT_WAIT,
-                           "MCP_TIMEOUT / mcp.connectTimeoutMs", problems)
-        call = _seconds(env.get("MCP_TOOL_TIMEOUT"), config.get("mcp.toolTimeoutMs"), DEFAULT_CALL_TIMEOUT,
-                        "MCP_TOOL_TIMEOUT / mcp.toolTimeoutMs", problems)
+        connect = _seconds(
+            env.get("MCP_TIMEOUT"),
+            config.get("mcp.connectTimeoutMs"),
+            DEFAULT_CONNECT_WAIT,
+            "MCP_TIMEOUT / mcp.connectTimeoutMs",
+            problems,
+        )
+        call = _seconds(
+            env.get("MCP_TOOL_TIMEOUT"),
+            config.get("mcp.toolTimeoutMs"),
+            DEFAULT_CALL_TIMEOUT,
+            "MCP_TOOL_TIMEOUT / mcp.toolTimeoutMs",
+            problems,
+        )
         hints = config.get("mcp.trustReadOnlyHints", False)
         if not isinstance(hints, bool):
-            problems.append(f"mcp.trustReadOnlyHints must be true or false (got {hints!r}); "
-                            "read-only hints are not trusted.")
+            problems.append(
+                f"mcp.trustReadOnlyHints must be true or false (got {hints!r}); read-only hints are not trusted."
+            )
             hints = False
         return cls(connect, call, hints, tuple(problems))
 
@@ -64,8 +75,7 @@ def _seconds(raw_env: str | None, setting: Any, default: float, what: str, probl
     except (TypeError, ValueError):
         ms = -1.0
     if isinstance(value, bool) or not ms > 0:
-        problems.append(f"{what} must be a number of milliseconds above 0 (got {value!r}); "
-                        f"using {default:g} s.")
+        problems.append(f"{what} must be a number of milliseconds above 0 (got {value!r}); using {default:g} s.")
         return default
     return ms / 1000
 
@@ -73,8 +83,14 @@ def _seconds(raw_env: str | None, setting: Any, default: float, what: str, probl
 class McpHook(AgentHooks):
     """Starts the session's MCP servers and puts their tools into the tool list, cache-safely."""
 
-    def __init__(self, manager: McpManager, settings: McpSettings,
-                 notices: NoticeChannel, trust_read_only: Any = None, name_tools: Any = None) -> None:
+    def __init__(
+        self,
+        manager: McpManager,
+        settings: McpSettings,
+        notices: NoticeChannel,
+        trust_read_only: Any = None,
+        name_tools: Any = None,
+    ) -> None:
         self.manager = manager
         self.settings = settings
         self.notices = notices
@@ -98,24 +114,30 @@ class McpHook(AgentHooks):
         if not self._waited:
             self._waited = True
             await self.manager.wait_ready(self.settings.connect_wait)
-        tools = ordered_tools(self.manager.connections, timeout=self.settings.call_timeout,
-                              trust_read_only_hints=self.settings.trust_read_only_hints)
+        tools = ordered_tools(
+            self.manager.connections,
+            timeout=self.settings.call_timeout,
+            trust_read_only_hints=self.settings.trust_read_only_hints,
+        )
         agent.set_tools([*agent.builtin_tools, *tools])
         if self.trust_read_only is not None:
             self.trust_read_only({t.name for t in tools if t.read_only})
         if self.name_tools is not None:
             self.name_tools({t.name: t.info.server for t in tools})
         self.listed = {t.info.server for t in tools} | {
-            name for name, c in self.manager.connections.items() if c.status == "connected"}
+            name for name, c in self.manager.connections.items() if c.status == "connected"
+        }
         self.fixed = True
 
     def _notice_late_servers(self) -> None:
         for name, connection in self.manager.connections.items():
             if connection.status == "connected" and name not in self.listed and name not in self._told:
                 self._told.add(name)
-                self.notices.say(f"MCP server {name} connected after this conversation's tool list was "
-                                 "fixed (the prompt cache keeps it); its tools join at the next /clear or "
-                                 "/compact.")
+                self.notices.say(
+                    f"MCP server {name} connected after this conversation's tool list was "
+                    "fixed (the prompt cache keeps it); its tools join at the next /clear or "
+                    "/compact."
+                )
 
     def on_session_change(self, session: Session, source: SessionSource) -> None:
         self.fixed = False

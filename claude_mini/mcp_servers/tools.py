@@ -38,8 +38,9 @@ def is_mcp_tool(name: str) -> bool:
 class McpTool:
     """One tool of a connected MCP server, called through its connection."""
 
-    def __init__(self, connection: ServerConnection, info: McpToolInfo, *, timeout: float,
-                 read_only: bool = False) -> None:
+    def __init__(
+        self, connection: ServerConnection, info: McpToolInfo, *, timeout: float, read_only: bool = False
+    ) -> None:
         self.connection = connection
         self.info = info
         self.name = tool_name(info.server, info.name)
@@ -71,8 +72,9 @@ def to_result(outcome: CallOutcome) -> ToolResult:
     has_text = any(block.get("type") == "text" for block in outcome.content)
     if outcome.structured is not None and not has_text:
         parts.append(json.dumps(outcome.structured, ensure_ascii=False, indent=2))
-    text = "\n".join(parts) or ("(the tool returned an error and no text)" if outcome.is_error
-                                else "(the tool returned no content)")
+    text = "\n".join(parts) or (
+        "(the tool returned an error and no text)" if outcome.is_error else "(the tool returned no content)"
+    )
     return ToolResult(cut(text), is_error=outcome.is_error)
 
 
@@ -83,8 +85,10 @@ def block_text(block: dict[str, Any]) -> str:
         return str(block.get("text", ""))
     if kind in ("image", "audio"):
         size = len(str(block.get("data", ""))) * 3 // 4
-        return f"[{kind} ({block.get('mimeType', 'unknown type')}, about {size:,} bytes) not shown: " \
-               "claude-mini passes text only]"
+        return (
+            f"[{kind} ({block.get('mimeType', 'unknown type')}, about {size:,} bytes) not shown: "
+            "claude-mini passes text only]"
+        )
     if kind == "resource_link":
         name = f" ({block['name']})" if block.get("name") else ""
         return f"[resource link: {block.get('uri', '?')}{name}]"
@@ -100,8 +104,9 @@ def cut(text: str) -> str:
     return cut_with_note(text, MAX_OUTPUT_CHARS, "of the tool's output")
 
 
-def ordered_tools(connections: dict[str, ServerConnection], *, timeout: float,
-                  trust_read_only_hints: bool) -> list[McpTool]:
+def ordered_tools(
+    connections: dict[str, ServerConnection], *, timeout: float, trust_read_only_hints: bool
+) -> list[McpTool]:
     """The tools of every connected server: servers by name, each server's tools by name."""
     tools = []
     for server in sorted(connections):

@@ -57,8 +57,9 @@ class ArchiveTier:
 
     def __init__(self, store: MemoryStore, *, cache_file: Path | None = None) -> None:
         self.store = store
-        self.scanner = CandidateScanner(store.archive_dir, index_name=ARCHIVE_INDEX_FILENAME,
-                                        skip_dirs=(), cache_file=cache_file)
+        self.scanner = CandidateScanner(
+            store.archive_dir, index_name=ARCHIVE_INDEX_FILENAME, skip_dirs=(), cache_file=cache_file
+        )
         self._entries: dict[str, ArchiveEntry] = {}
         self._entries_key: tuple[int, int] | None = None
 

@@ -104,7 +104,7 @@ class Checkpoint:
         """Failed commands with no later success of the same kind: approaches not to retry blindly."""
         out: list[CommandRun] = []
         for i, run in enumerate(self.commands):
-            if not run.ok and not any(later.ok and later.kind == run.kind for later in self.commands[i + 1:]):
+            if not run.ok and not any(later.ok and later.kind == run.kind for later in self.commands[i + 1 :]):
                 out.append(run)
         return out
 
@@ -153,7 +153,9 @@ def _request(text: str, transcript: str) -> str:
     if len(text) <= REQUEST_CHARS:
         return text
     where = f" in {transcript}" if transcript else ""
-    return f"{text[:REQUEST_CHARS].rstrip()} [… cut: {len(text):,} characters; the whole request is{where} the transcript]"
+    return (
+        f"{text[:REQUEST_CHARS].rstrip()} [… cut: {len(text):,} characters; the whole request is{where} the transcript]"
+    )
 
 
 def _add_call(cp: Checkpoint, call: ToolUseBlock, result: ToolResultBlock | None) -> None:
@@ -196,7 +198,7 @@ def _removed(command: str) -> list[str]:
     if any(w in ("&&", "||", ";", "|") for w in words):
         return []
     if words[:1] == ["rm"] or words[:2] == ["git", "rm"]:
-        return [w for w in words[1 if words[0] == "rm" else 2:] if not w.startswith("-")]
+        return [w for w in words[1 if words[0] == "rm" else 2 :] if not w.startswith("-")]
     return []
 
 
@@ -232,17 +234,30 @@ def _well_formed(data: dict) -> bool:
     lists = ("requests", "commands", "instructions", "errors", "memories")
     if not all(isinstance(data.get(key, []), list) for key in lists) or not isinstance(data.get("files", {}), dict):
         return False
-    commands_ok = all(isinstance(c, dict) and isinstance(c.get("command"), str) and isinstance(c.get("outcome"), str)
-                      and (c.get("exit_code") is None or type(c.get("exit_code")) is int) for c in data.get("commands", []))
-    files_ok = all(isinstance(f, dict) and isinstance(f.get("path"), str) and isinstance(f.get("action"), str)
-                   and (f.get("lines") is None or type(f.get("lines")) is int) for f in data.get("files", {}).values())
+    commands_ok = all(
+        isinstance(c, dict)
+        and isinstance(c.get("command"), str)
+        and isinstance(c.get("outcome"), str)
+        and (c.get("exit_code") is None or type(c.get("exit_code")) is int)
+        for c in data.get("commands", [])
+    )
+    files_ok = all(
+        isinstance(f, dict)
+        and isinstance(f.get("path"), str)
+        and isinstance(f.get("action"), str)
+        and (f.get("lines") is None or type(f.get("lines")) is int)
+        for f in data.get("files", {}).values()
+    )
     return commands_ok and files_ok
 
 
 def turn_errors(transcript: Path) -> list[str]:
     """The errors that ended a turn, as the transcript recorded them."""
-    errors = [" ".join(str(e.get("message", "")).split())[:200] for e in transcript_entries(transcript)
-              if e.get("type") == "system" and e.get("subtype") == "error"]
+    errors = [
+        " ".join(str(e.get("message", "")).split())[:200]
+        for e in transcript_entries(transcript)
+        if e.get("type") == "system" and e.get("subtype") == "error"
+    ]
     return list(dict.fromkeys(e for e in errors if e))
 
 
@@ -253,12 +268,15 @@ def render_checkpoint(cp: Checkpoint, budget_tokens: int = CHECKPOINT_TOKENS) ->
     """The checkpoint as the model reads it, within `budget_tokens`; empty when there is nothing."""
     sections = [
         ("The user's requests, in order (their own words)", [f"- {r}" for r in cp.requests]),
-        ("Failed approaches (failed, and not followed by a success of the same kind)",
-         [f"- `{r.command}` → {_status(r)}: {r.outcome}" for r in cp.failed]),
-        ("Files changed", [f"- {c.path}: {c.action}" + (f" ({c.lines} lines)" if c.lines else "")
-                           for c in cp.files.values()]),
-        ("Commands run, newest first", [f"- `{r.command}` → {_status(r)}: {r.outcome}"
-                                        for r in reversed(cp.commands)]),
+        (
+            "Failed approaches (failed, and not followed by a success of the same kind)",
+            [f"- `{r.command}` → {_status(r)}: {r.outcome}" for r in cp.failed],
+        ),
+        (
+            "Files changed",
+            [f"- {c.path}: {c.action}" + (f" ({c.lines} lines)" if c.lines else "") for c in cp.files.values()],
+        ),
+        ("Commands run, newest first", [f"- `{r.command}` → {_status(r)}: {r.outcome}" for r in reversed(cp.commands)]),
         ("Instructions attached (path rules, nested CLAUDE.md)", [f"- {p}" for p in cp.instructions]),
         ("Errors that ended a turn", [f"- {e}" for e in cp.errors]),
         ("Memories saved in this session", [f"- {m}" for m in cp.memories]),
@@ -269,13 +287,18 @@ def render_checkpoint(cp: Checkpoint, budget_tokens: int = CHECKPOINT_TOKENS) ->
     parts = [HEADER]
     # The requests and failures are what a summary loses most; the rest is cut first, its oldest lines first.
     # Budget order: the failed approaches (short, and what a summary loses), then the requests, then the rest.
-    for title, lines in sorted(sections, key=lambda s: 0 if s[0].startswith("Failed") else
-                               1 if s[0].startswith("The user's") else 2):
+    for title, lines in sorted(
+        sections, key=lambda s: 0 if s[0].startswith("Failed") else 1 if s[0].startswith("The user's") else 2
+    ):
         if not lines:
             continue
         newest_first = title.startswith("Commands")
-        kept = _within(lines[:MAX_COMMANDS] if newest_first else lines, room - len(title) - 2,
-                       newest_last=not newest_first, total=len(lines))
+        kept = _within(
+            lines[:MAX_COMMANDS] if newest_first else lines,
+            room - len(title) - 2,
+            newest_last=not newest_first,
+            total=len(lines),
+        )
         if kept:
             block = f"{title}:\n" + "\n".join(kept)
             room -= len(block) + 2
@@ -314,8 +337,9 @@ def _status(run: CommandRun) -> str:
 class CheckpointHook(AgentHooks):
     """Builds the checkpoint at each compaction and attaches it beside the summary."""
 
-    def __init__(self, *, instructions: Callable[[], list[str]] = lambda: [],
-                 memories: Callable[[], list[str]] = lambda: []) -> None:
+    def __init__(
+        self, *, instructions: Callable[[], list[str]] = lambda: [], memories: Callable[[], list[str]] = lambda: []
+    ) -> None:
         self.instructions = instructions  # the rules and nested files attached so far
         self.memories = memories  # the memories saved in this session
         self.previous: Checkpoint | None = None  # the last compaction's, merged into the next one
@@ -327,8 +351,12 @@ class CheckpointHook(AgentHooks):
         cp = build_checkpoint(agent.session.messages, transcript=str(transcript))
         if self.previous is not None:
             cp = self.previous.merged(cp)
-        return replace(cp, instructions=list(dict.fromkeys([*cp.instructions, *self.instructions()])),
-                       errors=turn_errors(transcript), memories=list(dict.fromkeys([*cp.memories, *self.memories()])))
+        return replace(
+            cp,
+            instructions=list(dict.fromkeys([*cp.instructions, *self.instructions()])),
+            errors=turn_errors(transcript),
+            memories=list(dict.fromkeys([*cp.memories, *self.memories()])),
+        )
 
     def compact_attachments(self, agent: Agent) -> list[str]:
         """The checkpoint beside the summary; the transcript keeps it whole, so a resumed session
@@ -350,5 +378,7 @@ class CheckpointHook(AgentHooks):
     def context_report(self) -> list[str]:
         if not self.last_text:
             return []
-        return [f"Checkpoint: {estimate_tokens(self.last_text):,} tokens attached at the last compaction "
-                f"(budget {CHECKPOINT_TOKENS:,}); /compact --show prints the one a compaction would attach now"]
+        return [
+            f"Checkpoint: {estimate_tokens(self.last_text):,} tokens attached at the last compaction "
+            f"(budget {CHECKPOINT_TOKENS:,}); /compact --show prints the one a compaction would attach now"
+        ]

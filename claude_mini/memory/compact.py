@@ -70,8 +70,7 @@ RESTORE_FILES = 5
 RESTORE_FILE_TOKENS = 5_000
 RESTORE_TOTAL_TOKENS = 50_000
 # A typed `/name args`: Claude Code's tags, then the text of the command's file (skills/lifecycle.py).
-_COMMAND_TAGS = re.compile(r"\A((?:<command-(?:message|name|args)>.*?</command-(?:message|name|args)>\n?)+)\n",
-                           re.S)
+_COMMAND_TAGS = re.compile(r"\A((?:<command-(?:message|name|args)>.*?</command-(?:message|name|args)>\n?)+)\n", re.S)
 
 SUMMARY_PROMPT = """\
 Your task now is to write a detailed summary of the conversation so far. The \
@@ -173,7 +172,7 @@ class ContextMeter:
         usage = agent.last_usage
         if not usage.total_input:  # nothing measured yet (new or resumed session, just compacted)
             return _estimate_request(agent.system, agent.tool_specs, messages)
-        new = messages[self.sent_messages + 1:]
+        new = messages[self.sent_messages + 1 :]
         return usage.total_input + usage.output_tokens + sum(_estimate_message(m) for m in new)
 
     def mark_sent(self, agent: Agent) -> None:
@@ -189,8 +188,11 @@ def _estimate_message(message: Message) -> int:
 
 
 def _estimate_request(system: list[str], tools: list[dict], messages: list[Message]) -> int:
-    return (sum(estimate_tokens(s) for s in system) + estimate_tokens(str(tools))
-            + sum(_estimate_message(m) for m in messages))
+    return (
+        sum(estimate_tokens(s) for s in system)
+        + estimate_tokens(str(tools))
+        + sum(_estimate_message(m) for m in messages)
+    )
 
 
 # A fork runner: (agent, prompt, messages) -> summary text. Injected so tests and the
@@ -216,7 +218,7 @@ def drop_oldest_round(messages: list[Message]) -> list[Message] | None:
     starts = [i for i, m in enumerate(messages) if m.role == "user" and _is_user_request(m)]
     if len(starts) < 2:
         return None
-    return messages[starts[1]:]
+    return messages[starts[1] :]
 
 
 def _is_user_request(message: Message) -> bool:
@@ -231,8 +233,9 @@ def latest_user_request(messages: list[Message]) -> str:
     for message in reversed(messages):
         if message.role != "user":
             continue
-        texts = [b.text for b in message.content if isinstance(b, TextBlock)
-                 and not b.text.startswith("<system-reminder>")]
+        texts = [
+            b.text for b in message.content if isinstance(b, TextBlock) and not b.text.startswith("<system-reminder>")
+        ]
         if texts:
             return without_command_text("\n".join(texts))
     return ""
@@ -246,8 +249,7 @@ def without_command_text(request: str) -> str:
     return tags.group(1).rstrip("\n") + "\n(the text this command expanded to is not repeated here)"
 
 
-def restore_files(read_files: dict[Path, float],
-                  total_budget: int = RESTORE_TOTAL_TOKENS) -> list[tuple[str, str]]:
+def restore_files(read_files: dict[Path, float], total_budget: int = RESTORE_TOTAL_TOKENS) -> list[tuple[str, str]]:
     """(path, current contents) of the most recently read files, within the token budgets.
 
     A file deleted since, or binary now, is skipped; one over the per-file budget is cut.
@@ -374,8 +376,7 @@ class Compactor:
         blocks: list[TextBlock] = [TextBlock(f"{note}\n\n<summary>\n{summary}\n</summary>")]
         request = latest_user_request(old)
         if request:
-            blocks.append(system_reminder(
-                f"The user's most recent request, verbatim:\n{request}"))
+            blocks.append(system_reminder(f"The user's most recent request, verbatim:\n{request}"))
         # Files get at most half the room left under the threshold, so the compacted
         # conversation is not over it at once (only a small window makes this bite).
         room = self.threshold - _estimate_request(agent.system, agent.tool_specs, [Message("user", list(blocks))])
@@ -388,7 +389,8 @@ class Compactor:
         new = [Message("user", list(blocks))]
         agent.session.messages[:] = new
         agent.session.transcript.append(
-            "compact_boundary", messages=[message_to_api(m) for m in new],
+            "compact_boundary",
+            messages=[message_to_api(m) for m in new],
             summarised_messages=len(old),
         )
         rt.rebuild_prompt()
@@ -502,8 +504,10 @@ def budget_line(compactor: Compactor) -> str | None:
         return None
     used = round(used, -2)
     against = "before auto-compaction" if compactor.auto_enabled else "of the context window (auto-compact is off)"
-    return (f"Context: {used:,} of {limit:,} tokens used {against} ({used * 100 // limit}%). "
-            "Wrap up or save what matters if the work is long.")
+    return (
+        f"Context: {used:,} of {limit:,} tokens used {against} ({used * 100 // limit}%). "
+        "Wrap up or save what matters if the work is long."
+    )
 
 
 @dataclass
@@ -541,12 +545,14 @@ def files_seen(messages: list[Message], ctx: ToolContext) -> list[tuple[Path, st
     with the call that showed it (None: a compaction put it back): those a compaction put back,
     then each successful Read, Write and Edit. Relative paths resolve from `ctx.cwd` (a `cd`
     during the session is not followed)."""
-    succeeded = {b.tool_use_id for m in messages for b in m.content
-                 if isinstance(b, ToolResultBlock) and not b.is_error}
+    succeeded = {
+        b.tool_use_id for m in messages for b in m.content if isinstance(b, ToolResultBlock) and not b.is_error
+    }
     seen: dict[Path, str | None] = {}
     for message in messages:
-        restored = [m.group(1) for b in message.content if isinstance(b, TextBlock)
-                    and (m := _RESTORED_FILE.match(b.text))]
+        restored = [
+            m.group(1) for b in message.content if isinstance(b, TextBlock) and (m := _RESTORED_FILE.match(b.text))
+        ]
         for path in reversed(restored):  # a compaction lists the most recent first
             seen.pop(Path(path), None)
             seen[Path(path)] = None
@@ -581,6 +587,5 @@ async def fork_summary(agent: Agent, prompt: str, messages: list[Message]) -> st
     """The summary from a forked request: parent's prefix (or fewer rounds) + prompt, no tools, one turn."""
     from claude_mini.agent.fork import DenyAllTools, run_fork
 
-    result = await run_fork(agent, prompt, purpose="compact", policy=DenyAllTools(), max_turns=1,
-                            messages=messages)
+    result = await run_fork(agent, prompt, purpose="compact", policy=DenyAllTools(), max_turns=1, messages=messages)
     return result.text

@@ -68,8 +68,7 @@ def log_files(memory_dir: Path) -> list[Path]:
     root = Path(memory_dir) / LOGS_DIR
     if not root.is_dir():
         return []
-    return sorted((p for p in root.rglob("*.md") if p.is_file() and not p.is_symlink()),
-                  key=lambda p: p.name)
+    return sorted((p for p in root.rglob("*.md") if p.is_file() and not p.is_symlink()), key=lambda p: p.name)
 
 
 # --- appending -----------------------------------------------------------------------
@@ -89,8 +88,7 @@ def _no_marker(item: str) -> str:
     return item.replace("<!--", "<!- -")
 
 
-def append_log(memory_dir: Path, text: str, clock: Clock = time.time,
-               tz: tzinfo | None = None) -> Path:
+def append_log(memory_dir: Path, text: str, clock: Clock = time.time, tz: tzinfo | None = None) -> Path:
     """Append `text` as timestamped bullets to today's log (created with a heading); its path."""
     when = clock()
     path = log_path(memory_dir, when, tz)
@@ -111,7 +109,7 @@ def append_locked(path: Path, text: str, heading: str = "") -> None:
             prefix = heading if size == 0 else ("" if _ends_with_newline(path, size) else "\n")
             data = (prefix + text).encode("utf-8")
             while data:
-                data = data[os.write(fd, data):]
+                data = data[os.write(fd, data) :]
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -199,8 +197,14 @@ def log_mode_prompt(memory_dir: Path) -> str:
 class LogModeGuard(Guard):
     """The guard of log mode: inside the memory folder, only appends to today's log are allowed."""
 
-    def __init__(self, memory_dir: Path, clock: Clock = time.time, *,
-                 tz: tzinfo | None = None, cwd: Path | Callable[[], Path] | None = None) -> None:
+    def __init__(
+        self,
+        memory_dir: Path,
+        clock: Clock = time.time,
+        *,
+        tz: tzinfo | None = None,
+        cwd: Path | Callable[[], Path] | None = None,
+    ) -> None:
         self.memory_dir = Path(os.path.realpath(memory_dir))
         self.clock = clock
         self.tz = tz
@@ -232,8 +236,10 @@ class LogModeGuard(Guard):
 
     def _append_problem(self, tool: str, target: Path, input: dict[str, Any]) -> str | None:
         today = Path(os.path.realpath(log_path(self.memory_dir, self.clock(), self.tz)))
-        rule = (f"memory is in daily-log mode: MEMORY.md and topic files are read-only; only "
-                f"append bullets to today's log {today}")
+        rule = (
+            f"memory is in daily-log mode: MEMORY.md and topic files are read-only; only "
+            f"append bullets to today's log {today}"
+        )
         if target != today:
             return rule
         current = _read_text(today)
@@ -242,8 +248,11 @@ class LogModeGuard(Guard):
             ok = isinstance(content, str) and content.startswith(current)
             return None if ok else f"{rule} (the new content must start with the whole current file)"
         if tool == "Edit":
-            return None if _is_append_edit(current, input) else (
-                f"{rule} (an Edit must turn the file's last text into that text plus new lines)")
+            return (
+                None
+                if _is_append_edit(current, input)
+                else (f"{rule} (an Edit must turn the file's last text into that text plus new lines)")
+            )
         return rule
 
 

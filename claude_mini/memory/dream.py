@@ -119,9 +119,12 @@ def load_state(root: Path, now: float) -> DreamState:
     path = state_path(root)
     try:
         raw = json.loads(path.read_bytes())
-        return DreamState(float(raw["first_seen"]), _opt_float(raw.get("last_dream")),
-                          _opt_float(raw.get("last_attempt")),
-                          [str(s) for s in raw.get("sessions", [])])
+        return DreamState(
+            float(raw["first_seen"]),
+            _opt_float(raw.get("last_dream")),
+            _opt_float(raw.get("last_attempt")),
+            [str(s) for s in raw.get("sessions", [])],
+        )
     except FileNotFoundError:
         return DreamState(now)
     except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -134,8 +137,12 @@ def _opt_float(value: Any) -> float | None:
 
 
 def _save_state(root: Path, state: DreamState) -> None:
-    data = {"first_seen": state.first_seen, "last_dream": state.last_dream,
-            "last_attempt": state.last_attempt, "sessions": state.sessions[-MAX_SESSIONS_KEPT:]}
+    data = {
+        "first_seen": state.first_seen,
+        "last_dream": state.last_dream,
+        "last_attempt": state.last_attempt,
+        "sessions": state.sessions[-MAX_SESSIONS_KEPT:],
+    }
     atomic_write(state_path(root), json.dumps(data, indent=1) + "\n")
 
 
@@ -150,14 +157,19 @@ def update_state(root: Path, now: float, change: Callable[[DreamState], None]) -
 
 def record_session(root: Path, session_id: str, now: float) -> DreamState:
     """Count a session towards the next auto-dream (each id once)."""
+
     def add(state: DreamState) -> None:
         if session_id and session_id not in state.sessions:
             state.sessions.append(session_id)
+
     return update_state(root, now, add)
 
 
-def auto_dream_due(state: DreamState, now: float, settings: DreamSettings | None = None,
-                   ) -> str | None:
+def auto_dream_due(
+    state: DreamState,
+    now: float,
+    settings: DreamSettings | None = None,
+) -> str | None:
     """None when an automatic dream may run now, else why not (for logs and /dream status)."""
     settings = settings or DreamSettings()
     since = max(t for t in (state.first_seen, state.last_dream, state.last_attempt) if t is not None)
@@ -186,8 +198,10 @@ def dream_lock(root: Path, clock: Clock = time.time) -> Iterator[None]:
         except OSError as exc:
             if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                 raise
-            raise DreamBusy(f"another claude-mini session is consolidating this memory folder "
-                            f"({_holder(path)}); nothing was changed, try again later") from None
+            raise DreamBusy(
+                f"another claude-mini session is consolidating this memory folder "
+                f"({_holder(path)}); nothing was changed, try again later"
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps({"pid": os.getpid(), "started": iso_utc(clock())}).encode())
         try:
@@ -230,8 +244,10 @@ class DreamReport:
             return f"Dream failed: {self.error}. Every memory was left as it was."
         if not self.ok:
             return f"Dream failed: {self.error}."
-        done = (f"Dream done: {len(self.written)} written, {len(self.archived)} archived "
-                f"(claude-mini memory restore NAME undoes any of it)")
+        done = (
+            f"Dream done: {len(self.written)} written, {len(self.archived)} archived "
+            f"(claude-mini memory restore NAME undoes any of it)"
+        )
         if self.logs:
             done += f", {len(self.logs)} daily log(s) distilled"
         lines = [self.summary.strip(), done + "."] if self.summary.strip() else [done + "."]
@@ -286,20 +302,30 @@ were rewritten), or say that nothing needed changing.
 """
 
 
-def dream_prompt(store: MemoryStore, staging: Path, records: list[MemoryRecord],
-                 logs: list[LogSlice], now: float) -> str:
+def dream_prompt(
+    store: MemoryStore, staging: Path, records: list[MemoryRecord], logs: list[LogSlice], now: float
+) -> str:
     """The fork's task: goals, the staging protocol, the index, the manifest, hints, logs."""
     index, _ = render_index_for_prompt(store.index_text())
-    text = _PROMPT.format(root=store.root, staging=staging, index=index or "(empty)",
-                          manifest=_manifest(store, records, now) or "(no memories yet)")
+    text = _PROMPT.format(
+        root=store.root,
+        staging=staging,
+        index=index or "(empty)",
+        manifest=_manifest(store, records, now) or "(no memories yet)",
+    )
     groups = duplicate_groups(likely_duplicates(store))
     if groups:
-        text += "\n## Look-alikes by wording (check before merging)\n" + "\n".join(
-            f"- {' ~ '.join(files)} (up to {round(score * 100)}% similar)"
-            for files, score in groups[:MAX_HINTS]) + "\n"
+        text += (
+            "\n## Look-alikes by wording (check before merging)\n"
+            + "\n".join(
+                f"- {' ~ '.join(files)} (up to {round(score * 100)}% similar)" for files, score in groups[:MAX_HINTS]
+            )
+            + "\n"
+        )
     if logs:
         text += "\n## Daily-log entries not yet distilled\n" + "\n".join(
-            f"### {piece.relative(store.root)}\n{piece.text}\n" for piece in logs)
+            f"### {piece.relative(store.root)}\n{piece.text}\n" for piece in logs
+        )
     return text
 
 
@@ -308,17 +334,26 @@ def _manifest(store: MemoryStore, records: list[MemoryRecord], now: float) -> st
     lines = []
     for r in records[:MANIFEST_MAX]:
         pinned = ", pinned" if r.pinned else ""
-        lines.append(f"- [{r.type or 'untyped'}] {r.filename} (updated {iso_utc(last_written(r))[:10]}, "
-                     f"used {counts.get(r.filename, 0)}x{pinned}): {one_line(r.description)}")
+        lines.append(
+            f"- [{r.type or 'untyped'}] {r.filename} (updated {iso_utc(last_written(r))[:10]}, "
+            f"used {counts.get(r.filename, 0)}x{pinned}): {one_line(r.description)}"
+        )
     if len(records) > MANIFEST_MAX:
         lines.append(f"- ... and {len(records) - MANIFEST_MAX} more (Glob {store.root}/*.md)")
     return "\n".join(lines)
 
 
 # --- the dream -----------------------------------------------------------------------------
-async def dream(parent: Agent | ForkSnapshot, store: MemoryStore, config: Config | None = None, *,
-                clock: Clock | None = None, base_policy: Restrictions | None = None,
-                only_if_due: bool = False, run: ForkRunner = run_fork) -> DreamReport | None:
+async def dream(
+    parent: Agent | ForkSnapshot,
+    store: MemoryStore,
+    config: Config | None = None,
+    *,
+    clock: Clock | None = None,
+    base_policy: Restrictions | None = None,
+    only_if_due: bool = False,
+    run: ForkRunner = run_fork,
+) -> DreamReport | None:
     """Consolidate `store` with a fork of `parent` (an Agent or a ForkSnapshot).
 
     Raises DreamBusy when another session is dreaming; with `only_if_due`,
@@ -334,31 +369,44 @@ async def dream(parent: Agent | ForkSnapshot, store: MemoryStore, config: Config
             return None
         staging = _fresh_staging(store.root)
         try:
-            return await _dream_locked(parent, store, config, settings, staging, clock,
-                                       base_policy, run)
+            return await _dream_locked(parent, store, config, settings, staging, clock, base_policy, run)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
 
-async def _dream_locked(parent: Agent | ForkSnapshot, store: MemoryStore, config: Config | None,
-                        settings: DreamSettings, staging: Path, clock: Clock,
-                        base_policy: Restrictions | None, run: ForkRunner) -> DreamReport:
+async def _dream_locked(
+    parent: Agent | ForkSnapshot,
+    store: MemoryStore,
+    config: Config | None,
+    settings: DreamSettings,
+    staging: Path,
+    clock: Clock,
+    base_policy: Restrictions | None,
+    run: ForkRunner,
+) -> DreamReport:
     records = store.list()
     seen = {r.filename: (r.mtime, r.size) for r in records}
     logs = unconsumed_logs(store.root)
     prompt = dream_prompt(store, staging, records, logs, clock())
     try:
-        result = await run(parent, prompt, purpose="dream",
-                           policy=_fork_policy(staging, store.root, base_policy, _cwd_of(parent)),
-                           max_turns=settings.max_turns)
+        result = await run(
+            parent,
+            prompt,
+            purpose="dream",
+            policy=_fork_policy(staging, store.root, base_policy, _cwd_of(parent)),
+            max_turns=settings.max_turns,
+        )
     except ModelError as exc:
         return _failed(store, clock, f"the model request failed ({exc})")
     except Exception as exc:  # a bug in the fork must not take the session down
         log.exception("dream fork crashed")
         return _failed(store, clock, f"{type(exc).__name__}: {exc}")
     if result.hit_turn_limit:
-        return _failed(store, clock, f"the dream agent was still working after "
-                                     f"{settings.max_turns} turns, so its output was discarded")
+        return _failed(
+            store,
+            clock,
+            f"the dream agent was still working after {settings.max_turns} turns, so its output was discarded",
+        )
     report = DreamReport(ok=True, summary=result.text)
     staged = check_staged(store, staging, report.skipped)
     try:
@@ -366,8 +414,10 @@ async def _dream_locked(parent: Agent | ForkSnapshot, store: MemoryStore, config
     except (MemoryStoreError, LockTimeout, OSError) as exc:
         log.exception("dream commit failed")
         report.ok = False
-        report.error = (f"saving its result failed partway ({exc}); a new memory may sit next "
-                        "to one it was to replace, but nothing was lost")
+        report.error = (
+            f"saving its result failed partway ({exc}); a new memory may sit next "
+            "to one it was to replace, but nothing was lost"
+        )
         return report
     mark_consumed(logs, clock)
     report.logs = [piece.relative(store.root) for piece in logs]
@@ -413,6 +463,7 @@ def _after_commit(store: MemoryStore, config: Config | None, clock: Clock, repor
     def done(state: DreamState) -> None:
         state.last_dream = state.last_attempt = now
         state.sessions = []
+
     update_state(store.root, now, done)
 
 
@@ -476,8 +527,13 @@ def _parse_staged(store: MemoryStore, path: Path, rel: str, skipped: list[str]) 
 
 
 # --- the commit ----------------------------------------------------------------------------
-def commit(store: MemoryStore, staged: list[Staged], now: float, report: DreamReport,
-           seen: dict[str, tuple[float, int]] | None = None) -> None:
+def commit(
+    store: MemoryStore,
+    staged: list[Staged],
+    now: float,
+    report: DreamReport,
+    seen: dict[str, tuple[float, int]] | None = None,
+) -> None:
     """Make the staged memories live, then archive what they replace (new first, old last).
 
     `seen` holds (mtime, size) of the memories as the fork was shown them: one
@@ -500,8 +556,7 @@ def commit(store: MemoryStore, staged: list[Staged], now: float, report: DreamRe
         for original in s.replaces:
             if original in archived_as or not store.exists(original):
                 continue
-            gone = store.delete(original, reason=f"dream: merged into {s.filename}",
-                               successor=s.filename)
+            gone = store.delete(original, reason=f"dream: merged into {s.filename}", successor=s.filename)
             archived_as[original] = _rel(store, gone.archived_path)
             report.archived.append(gone)
     for s in staged:
@@ -509,8 +564,12 @@ def commit(store: MemoryStore, staged: list[Staged], now: float, report: DreamRe
         _merge_usage(store, s, usage)
 
 
-def _drop_stale(staged: list[Staged], originals: dict[str, MemoryRecord],
-                seen: dict[str, tuple[float, int]] | None, skipped: list[str]) -> list[Staged]:
+def _drop_stale(
+    staged: list[Staged],
+    originals: dict[str, MemoryRecord],
+    seen: dict[str, tuple[float, int]] | None,
+    skipped: list[str],
+) -> list[Staged]:
     """Keep memories written by someone else during the dream: never replace or archive them."""
     if seen is None:
         return staged
@@ -521,8 +580,7 @@ def _drop_stale(staged: list[Staged], originals: dict[str, MemoryRecord],
             skipped.append(f"{s.filename}: it changed while dreaming; the newer version stays")
             continue
         for original in [o for o in s.replaces if o in newer]:
-            skipped.append(f"{original}: it changed while dreaming, so it stays next to "
-                           f"{s.filename}")
+            skipped.append(f"{original}: it changed while dreaming, so it stays next to {s.filename}")
             s.replaces.remove(original)
         out.append(s)
     return out
@@ -540,8 +598,7 @@ def _stamp(s: Staged, originals: list[MemoryRecord], now: float) -> None:
         s.frontmatter["pinned"] = True  # a merge never unpins
     created = [c for c in (_fm_time(r, "created") for r in originals) if c is not None]
     s.frontmatter["created"] = iso_utc(min(created)) if created else iso_utc(now)
-    s.frontmatter["updated"] = iso_utc(max(last_written(r) for r in originals)) if originals \
-        else iso_utc(now)
+    s.frontmatter["updated"] = iso_utc(max(last_written(r) for r in originals)) if originals else iso_utc(now)
 
 
 def _fm_time(record: MemoryRecord, key: str) -> float | None:
@@ -574,8 +631,7 @@ def _merge_usage(store: MemoryStore, s: Staged, before: dict[str, UsageEntry]) -
     entries = [before[o] for o in dict.fromkeys([*s.replaces, s.filename]) if o in before]
     if not entries:
         return
-    merged: UsageEntry = {"count": sum(e["count"] for e in entries),
-                          "last_used": max(e["last_used"] for e in entries)}
+    merged: UsageEntry = {"count": sum(e["count"] for e in entries), "last_used": max(e["last_used"] for e in entries)}
     store.edit_usage(lambda data: data.__setitem__(s.filename, merged))
 
 
@@ -584,10 +640,16 @@ def _rel(store: MemoryStore, path: Path) -> str:
 
 
 # --- automatic dreaming ------------------------------------------------------------------------
-async def maybe_auto_dream(parent: Agent | ForkSnapshot, store: MemoryStore, config: Config,
-                           session_id: str, *,
-                           clock: Clock | None = None, base_policy: Restrictions | None = None,
-                           run: ForkRunner = run_fork) -> DreamReport | None:
+async def maybe_auto_dream(
+    parent: Agent | ForkSnapshot,
+    store: MemoryStore,
+    config: Config,
+    session_id: str,
+    *,
+    clock: Clock | None = None,
+    base_policy: Restrictions | None = None,
+    run: ForkRunner = run_fork,
+) -> DreamReport | None:
     """At session start: count the session, and dream if the 24 h / 5-session gate allows.
 
     Returns None when it did not dream (off, not due, or another session holds
@@ -601,8 +663,7 @@ async def maybe_auto_dream(parent: Agent | ForkSnapshot, store: MemoryStore, con
         now = clock()
         if auto_dream_due(record_session(store.root, session_id, now), now, settings):
             return None
-        return await dream(parent, store, config, clock=clock, base_policy=base_policy,
-                           only_if_due=True, run=run)
+        return await dream(parent, store, config, clock=clock, base_policy=base_policy, only_if_due=True, run=run)
     except DreamBusy:
         return None
     except (MemoryStoreError, LockTimeout, OSError) as exc:  # a read-only or full folder

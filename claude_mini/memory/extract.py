@@ -185,14 +185,23 @@ machine. Never write into `{team_root}` yourself.
 """
 
 
-def extraction_prompt(*, count: int, first_words: str, manifest: str, root: Path,
-                      policies: list[tuple[Path, str]], max_turns: int = MAX_TURNS,
-                      team: str = "") -> str:
+def extraction_prompt(
+    *,
+    count: int,
+    first_words: str,
+    manifest: str,
+    root: Path,
+    policies: list[tuple[Path, str]],
+    max_turns: int = MAX_TURNS,
+    team: str = "",
+) -> str:
     """The fork's task: the messages since the cursor, the manifest, format, method, the team
     tier (`team`: `team_prompt`'s text, or ''), policies."""
     since = f' (from the user\'s "{first_words}")' if first_words else ""
-    text = PROMPT.format(count=count, since=since, root=root, manifest=manifest or "(none yet)",
-                         max_turns=max_turns) + team
+    text = (
+        PROMPT.format(count=count, since=since, root=root, manifest=manifest or "(none yet)", max_turns=max_turns)
+        + team
+    )
     for path, policy in policies:
         text += f"\n# What should be remembered, according to {path}\n\n{policy}\n"
     return text
@@ -204,8 +213,9 @@ def team_prompt(tier: TeamTier | None, root: Path) -> str:
     folder whose proposals would go straight to the team folder)."""
     if tier is None or tier.write_problem() and tier.proposals != "private":
         return ""
-    return TEAM_PROMPT.format(team_root=tier.root, root=root,
-                              team_manifest=memory_manifest(tier.store()) or "(none yet)")
+    return TEAM_PROMPT.format(
+        team_root=tier.root, root=root, team_manifest=memory_manifest(tier.store()) or "(none yet)"
+    )
 
 
 def memory_manifest(store: MemoryStore) -> str:
@@ -214,15 +224,18 @@ def memory_manifest(store: MemoryStore) -> str:
     records = sorted(store.list(), key=lambda r: r.mtime, reverse=True)[:MANIFEST_MAX]
     superseded, _ = record_links(records)
     return "\n".join(
-        manifest_line(Candidate(r.filename, r.type, r.mtime, r.description, head_text=""),
-                      f"superseded by {successor_of(r.frontmatter)}" if r.filename in superseded
-                      else "")
+        manifest_line(
+            Candidate(r.filename, r.type, r.mtime, r.description, head_text=""),
+            f"superseded by {successor_of(r.frontmatter)}" if r.filename in superseded else "",
+        )
         for r in records
     )
 
 
-def memory_policies(project_root: Path, warn: Callable[[str], None] | None = None,
-                    ) -> list[tuple[Path, str]]:
+def memory_policies(
+    project_root: Path,
+    warn: Callable[[str], None] | None = None,
+) -> list[tuple[Path, str]]:
     """The project's `.claude/memory-policy.md` and the user's `memory-policy.md`, when present.
 
     Read through safe_read (no /proc, /dev, /sys or credential file, no FIFO, a capped read);
@@ -230,14 +243,18 @@ def memory_policies(project_root: Path, warn: Callable[[str], None] | None = Non
     out of it would carry whatever it names into the extraction prompt.
     """
     found = []
-    for path, inside in ((project_root / ".claude" / POLICY_FILENAME, project_root),
-                         (paths.home_dir() / POLICY_FILENAME, None)):
+    for path, inside in (
+        (project_root / ".claude" / POLICY_FILENAME, project_root),
+        (paths.home_dir() / POLICY_FILENAME, None),
+    ):
         try:
             data = read_file(path, POLICY_MAX_CHARS * 4, cut=True, inside=inside)
         except (OSError, Unreadable) as exc:
             if warn is not None and not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
-                warn(f"The memory policy {path} was not read ({exc}); extraction runs without it. "
-                     "Make it a regular text file to use it.")
+                warn(
+                    f"The memory policy {path} was not read ({exc}); extraction runs without it. "
+                    "Make it a regular text file to use it."
+                )
             continue
         text = data[: POLICY_MAX_CHARS * 4].decode("utf-8", errors="replace").strip()
         if text:
@@ -273,12 +290,17 @@ def memory_fork_policy(memory_dir: Path, session_policy: PolicyChain, cwd: Path)
 def main_agent_wrote_memory(messages: list[Message], memory_dir: Path, cwd: Path) -> bool:
     """Whether a successful Write/Edit of the main agent in `messages` targets the memory folder."""
     ids = {
-        block.id for m in messages if m.role == "assistant" for block in m.tool_uses
+        block.id
+        for m in messages
+        if m.role == "assistant"
+        for block in m.tool_uses
         if block.name in ("Write", "Edit") and lands_in(block.input.get("file_path"), memory_dir, cwd)
     }
     return any(
         isinstance(block, ToolResultBlock) and block.tool_use_id in ids and not block.is_error
-        for m in messages if m.role == "user" for block in m.content
+        for m in messages
+        if m.role == "user"
+        for block in m.content
     )
 
 
@@ -293,7 +315,12 @@ def unsaved_writes(result: ForkResult, cwd: Path) -> list[str]:
     failed: dict[str, str] = {}
     for run in result.tool_runs:
         path = run.call.input.get("file_path") if run.call.name in WRITING_TOOLS else None
-        if isinstance(path, str) and run.result.is_error and not run.denied and not run.result.metadata.get("disk_error"):
+        if (
+            isinstance(path, str)
+            and run.result.is_error
+            and not run.denied
+            and not run.result.metadata.get("disk_error")
+        ):
             log.debug("extraction %s of %s failed: %s", run.call.name, path, run.result.content)
         elif isinstance(path, str) and run.result.is_error and not run.denied:
             real = os.path.realpath(cwd / path)
@@ -454,8 +481,9 @@ class Extractor(AgentHooks):
         self._told_failure = False
 
     @classmethod
-    def for_runtime(cls, config: Config, session: Session, store: MemoryStore,
-                    policy: PolicyChain, notices: NoticeChannel) -> Extractor:
+    def for_runtime(
+        cls, config: Config, session: Session, store: MemoryStore, policy: PolicyChain, notices: NoticeChannel
+    ) -> Extractor:
         """The extractor of a session built from `config` (auto memory checked at each turn end).
 
         Not with the in-process local model: its one worker would be busy for tens of seconds
@@ -464,10 +492,16 @@ class Extractor(AgentHooks):
         """
         from claude_mini.llm.local import is_local_model
 
-        return cls(store=store, session=session, policy=policy, project_root=config.project_root,
-                   notices=notices, settings=config.memory.extraction,
-                   enabled=lambda: config.auto_memory and not is_local_model(config.model),
-                   team=lambda: team_tier(config))
+        return cls(
+            store=store,
+            session=session,
+            policy=policy,
+            project_root=config.project_root,
+            notices=notices,
+            settings=config.memory.extraction,
+            enabled=lambda: config.auto_memory and not is_local_model(config.model),
+            team=lambda: team_tier(config),
+        )
 
     # -- agent hooks
 
@@ -493,8 +527,9 @@ class Extractor(AgentHooks):
         turns, every = count_turns(pending), self.settings.every
         gate = self.gate(pending)
         if turns < every:
-            return TurnVerdict(False, f"{turns} of {every} turns since the last run (memory.extractEvery); "
-                                      f"{gate.reason}")
+            return TurnVerdict(
+                False, f"{turns} of {every} turns since the last run (memory.extractEvery); {gate.reason}"
+            )
         if gate.durable:
             return TurnVerdict(True, gate.reason)
         if turns >= self.settings.batch_turns:
@@ -644,8 +679,7 @@ class Extractor(AgentHooks):
         """Count the whole current conversation as considered (after compaction replaced it)."""
         self._advance(self.session.messages, self.session.id)
 
-    def pending_messages(self, messages: list[Message] | None = None,
-                         session_id: str | None = None) -> list[Message]:
+    def pending_messages(self, messages: list[Message] | None = None, session_id: str | None = None) -> list[Message]:
         """The messages of a conversation (the current one by default) that no run has covered
         or been scheduled for: what the gate judges."""
         session_id = session_id or self.session.id
@@ -677,8 +711,9 @@ class Extractor(AgentHooks):
             return
         if main_agent_wrote_memory(new, self.store.root, snapshot.cwd):
             self._advance(messages, session.id)
-            session.record_system("memory_extraction_skipped",
-                                  reason="the main agent wrote to the memory folder itself")
+            session.record_system(
+                "memory_extraction_skipped", reason="the main agent wrote to the memory folder itself"
+            )
             return
         if self.settings.log_mode:
             await self._log_once(snapshot, new, session)
@@ -711,8 +746,10 @@ class Extractor(AgentHooks):
             bullets_from_reply,
         )
 
-        prompt = (f"Consider the last {len(new)} message(s) of the conversation above (they start "
-                  f"with: {first_user_words(new)!r}).\n\n{LOG_EXTRACTION_INSTRUCTIONS}")
+        prompt = (
+            f"Consider the last {len(new)} message(s) of the conversation above (they start "
+            f"with: {first_user_words(new)!r}).\n\n{LOG_EXTRACTION_INSTRUCTIONS}"
+        )
         fork = Fork(snapshot, purpose="extract", policy=DenyAllTools(), max_turns=1)
         result = await fork.run(prompt)
         bullets = bullets_from_reply(result.text)
@@ -720,8 +757,10 @@ class Extractor(AgentHooks):
             try:
                 path = append_log(self.store.root, "\n".join(f"- {b}" for b in bullets), self.clock)
             except OSError as exc:  # a read-only or full memory folder
-                self.notices.say(f"Memory extraction could not save {len(bullets)} note(s) to "
-                                 f"today's log ({os_error_text(exc)}).", "warning")
+                self.notices.say(
+                    f"Memory extraction could not save {len(bullets)} note(s) to today's log ({os_error_text(exc)}).",
+                    "warning",
+                )
                 return
             session.record_system("memory_logged", path=str(path), bullets=bullets)
             self.notices.say(f"Logged {len(bullets)} note(s) to {path.relative_to(self.store.root)}")
@@ -729,9 +768,13 @@ class Extractor(AgentHooks):
 
     def _prompt(self, new: list[Message]) -> str:
         return extraction_prompt(
-            count=len(new), first_words=first_user_words(new), manifest=memory_manifest(self.store),
-            root=self.store.root, policies=memory_policies(self.project_root, self._warn_once),
-            max_turns=MAX_TURNS, team=team_prompt(self.team(), self.store.root),
+            count=len(new),
+            first_words=first_user_words(new),
+            manifest=memory_manifest(self.store),
+            root=self.store.root,
+            policies=memory_policies(self.project_root, self._warn_once),
+            max_turns=MAX_TURNS,
+            team=team_prompt(self.team(), self.store.root),
         )
 
     def _warn_once(self, text: str) -> None:
@@ -746,12 +789,14 @@ class Extractor(AgentHooks):
             self._told_failure = True
             self.notices.say(
                 f"Memory extraction failed: {message}. Nothing was saved from these messages; "
-                "they will be tried again after the next turn.")
+                "they will be tried again after the next turn."
+            )
 
     # -- after a successful run
 
-    def _finish(self, result: ForkResult, snapshot: ForkSnapshot, before: dict[str, bytes | None],
-                session: Session) -> None:
+    def _finish(
+        self, result: ForkResult, snapshot: ForkSnapshot, before: dict[str, bytes | None], session: Session
+    ) -> None:
         if result.hit_turn_limit:
             session.record_system("memory_extraction_stopped", turns=result.turns)
         now = iso_utc(self.clock())
@@ -767,8 +812,13 @@ class Extractor(AgentHooks):
         if unsaved:  # a full or read-only memory folder: the user must know what is missing
             self.notices.say(f"Memory extraction could not save {'; '.join(unsaved)}.", "warning")
         for memory in saved:
-            session.record_system("memory_saved", file=memory.filename, path=str(memory.path),
-                                  description=memory.description, created=memory.created)
+            session.record_system(
+                "memory_saved",
+                file=memory.filename,
+                path=str(memory.path),
+                description=memory.description,
+                created=memory.created,
+            )
             self.saved.append(memory)
             self.notices.say(memory.line, "saved")
         self._mark_superseded(saved, session)
@@ -780,8 +830,7 @@ class Extractor(AgentHooks):
         for memory in saved:
             for outcome in apply_links(self.store, memory.filename):
                 if outcome.marked:
-                    session.record_system("memory_superseded", file=outcome.marked,
-                                          by=memory.filename)
+                    session.record_system("memory_superseded", file=outcome.marked, by=memory.filename)
                 self.notices.say(outcome.message, "saved" if outcome.marked else "warning")
 
     def _propose_for_team(self, saved: list[SavedMemory], session: Session) -> None:
@@ -798,13 +847,19 @@ class Extractor(AgentHooks):
                     continue
                 line, proposed = propose(tier, self.store, memory.filename)
             except (MemoryStoreError, OSError) as exc:
-                line, proposed = (f"Could not propose {memory.filename} for the team memory "
-                                  f"({os_error_text(exc)}); it stays private"), False
+                line, proposed = (
+                    (
+                        f"Could not propose {memory.filename} for the team memory "
+                        f"({os_error_text(exc)}); it stays private"
+                    ),
+                    False,
+                )
             session.record_system("memory_team_proposal", file=memory.filename, outcome=line)
             self.notices.say(line, "saved" if proposed else "warning")
 
-    def _stamp_and_index(self, path: Path, session_id: str, before: dict[str, bytes | None],
-                         now: str) -> SavedMemory | None:
+    def _stamp_and_index(
+        self, path: Path, session_id: str, before: dict[str, bytes | None], now: str
+    ) -> SavedMemory | None:
         filename = self._memory_filename(path)
         if filename is None:
             return None

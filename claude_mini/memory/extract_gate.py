@@ -59,8 +59,10 @@ SENTENCE_END = re.compile(r"(?<=[.?!])\s+|(?<=[。？！])|\n+")
 QUESTION = re.compile(r"(?:[?？]|吗|呢)\s*$")
 
 _DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
-_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_MONTH = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
 _I = re.IGNORECASE
 
 
@@ -75,57 +77,98 @@ class Cue:
 
 # The first cue that matches names the reason.
 CUES: tuple[Cue, ...] = (
-    Cue("a request to remember", re.compile(
-        r"\b(?:remember|memori[sz]e|note\s+that|make\s+a\s+note|take\s+note|keep\s+in\s+mind|"
-        r"for\s+future\s+reference|for\s+the\s+record|fyi|don'?t\s+forget|do\s+not\s+forget)\b"
-        r"|记住|记得|记一下|别忘", _I), in_questions=True),
-    Cue("a standing instruction", re.compile(
-        r"\b(?:from\s+now\s+on|going\s+forward|from\s+here\s+on|moving\s+forward|next\s+time|"
-        r"in\s+(?:the\s+)?future|instead|please\s+(?:use|avoid|stop|keep|always|never|don'?t|do\s+not|"
-        r"make\s+sure))\b|以后|今后|下次", _I), in_questions=True),
-    Cue("a correction", re.compile(
-        r"^\s*(?:no|nope)\b\s*[,.!:;-]|(?:^|[,;]\s*)actually\b|"
-        r"\b(?:i\s+meant|i\s+said|you\s+misunderstood|not\s+what\s+i\s+(?:asked|meant|wanted)|"
-        r"(?:is|are|was|were|'s|'re)\s+(?:wrong|incorrect|outdated|out\s+of\s+date)|"
-        r"that'?s\s+not\s+(?:right|correct|how|it))\b"
-        r"|不对|错了|其实|而是", _I)),
-    Cue("a preference", re.compile(
-        r"\b(?:i\s+(?:really\s+)?(?:prefer|like|love|hate|dislike|want\s+you\s+to|always|never|usually)|"
-        r"i'?d\s+rather|i\s+would\s+rather|prefer(?:s|red|ably)?|always|never|don'?t|do\s+not|avoid|"
-        r"stop\s+(?:using|doing|adding|writing)|make\s+sure\s+(?:to|you|that)|no\s+need\s+to|"
-        r"rather\s+than|(?:you|we)\s+(?:must|should\s+always|should\s+never))\b"
-        r"|,\s*not\s+\w|^\s*(?:please\s+)?(?:use|prefer)\s+\S"
-        r"|总是|永远|始终|不要|别再|偏好|更喜欢|请用|请使用|必须", _I)),
-    Cue("a decision", re.compile(
-        r"\b(?:we\s+(?:have\s+|'ve\s+)?(?:decided|agreed|settled|chose|picked|went\s+with)|"
-        r"let'?s\s+(?:go\s+with|use|stick\s+with|keep|switch\s+to|standardi[sz]e)|the\s+plan\s+is|"
-        r"decided|we(?:'ll|\s+will)\s+(?:use|go\s+with|switch|move)|"
-        r"we(?:'re|\s+are)\s+(?:switching|moving|migrating|dropping|deprecating)|"
-        r"we\s+(?:use|deploy|release|publish|ship|merge|squash|rebase|tag|version|pin|vendor|host|run|"
-        r"test|build|lint|format|write|prefer|require|follow|never|always|don'?t|do\s+not)|"
-        r"our\s+(?:convention|policy|rule|standard|process|style|workflow))\b"
-        r"|我们决定|决定了|就用|改用", _I)),
-    Cue("a fact about people", re.compile(  # names are capitalised: case matters here
-        r"\b(?:(?i:ask|check\s+with|talk\s+to|ping|cc|reach\s+out\s+to|loop\s+in|owned\s+by|"
-        r"maintained\s+by|approved\s+by|reviewed\s+by)\s+@?[A-Z][a-z]+|"
-        r"(?!(?:It|This|That|The|There|Here|What|Which|Who|Where|When|How|Why)\b)[A-Z][a-z]+\s+"
-        r"(?:owns|maintains|leads|manages|approves|reviews|is\s+(?:our|the)\s+\w+)|"
-        r"(?i:who\s+owns|owner\s+of|on-call|point\s+of\s+contact|reports\s+to|our\s+team|my\s+team)|"
-        r"(?i:i'?m|i\s+am)\s+(?:(?i:a|an|the)\s+(?!(?i:bit|little|lot)\b)\w+|[A-Z][a-z]+)|"
-        r"(?i:i\s+work\s+(?:on|at|in|as|with)|my\s+(?:role|name|job|manager|boss|lead)))\b"
-        r"|负责|找\S{1,4}确认")),
-    Cue("a deadline or schedule", re.compile(
-        rf"\b(?:due|deadline|(?:code|release|feature|merge|deploy)\s+freeze|"
-        rf"freeze\s+(?:starts|begins|is|on|until|from|next)|"
-        rf"by\s+(?:{_DAY}|tomorrow|tonight|eod|end\s+of\s+\w+|next\s+\w+)|until\s+(?:{_DAY}|{_MONTH})|"
-        rf"every\s+(?:{_DAY}|day|morning|night|week|sprint|release)|on\s+{_DAY}s|"
-        rf"each\s+(?:week|sprint|release|morning)|\d{{4}}-\d{{2}}-\d{{2}}|"
-        rf"{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|q[1-4])\b"
-        r"|截止|期限|冻结|封版|每周|每天|周[一二三四五六日天]|星期[一二三四五六日天]", _I)),
-    Cue("a reference", re.compile(
-        r"https?://\S+|\b[\w-]+\.(?:internal|corp|intranet|lan)\b|"
-        r"\b(?:dashboard|runbook|wiki|confluence|jira|grafana|sentry|datadog|pagerduty|notion|vault|"
-        r"1password|slack\s+channel)\b", _I)),
+    Cue(
+        "a request to remember",
+        re.compile(
+            r"\b(?:remember|memori[sz]e|note\s+that|make\s+a\s+note|take\s+note|keep\s+in\s+mind|"
+            r"for\s+future\s+reference|for\s+the\s+record|fyi|don'?t\s+forget|do\s+not\s+forget)\b"
+            r"|记住|记得|记一下|别忘",
+            _I,
+        ),
+        in_questions=True,
+    ),
+    Cue(
+        "a standing instruction",
+        re.compile(
+            r"\b(?:from\s+now\s+on|going\s+forward|from\s+here\s+on|moving\s+forward|next\s+time|"
+            r"in\s+(?:the\s+)?future|instead|please\s+(?:use|avoid|stop|keep|always|never|don'?t|do\s+not|"
+            r"make\s+sure))\b|以后|今后|下次",
+            _I,
+        ),
+        in_questions=True,
+    ),
+    Cue(
+        "a correction",
+        re.compile(
+            r"^\s*(?:no|nope)\b\s*[,.!:;-]|(?:^|[,;]\s*)actually\b|"
+            r"\b(?:i\s+meant|i\s+said|you\s+misunderstood|not\s+what\s+i\s+(?:asked|meant|wanted)|"
+            r"(?:is|are|was|were|'s|'re)\s+(?:wrong|incorrect|outdated|out\s+of\s+date)|"
+            r"that'?s\s+not\s+(?:right|correct|how|it))\b"
+            r"|不对|错了|其实|而是",
+            _I,
+        ),
+    ),
+    Cue(
+        "a preference",
+        re.compile(
+            r"\b(?:i\s+(?:really\s+)?(?:prefer|like|love|hate|dislike|want\s+you\s+to|always|never|usually)|"
+            r"i'?d\s+rather|i\s+would\s+rather|prefer(?:s|red|ably)?|always|never|don'?t|do\s+not|avoid|"
+            r"stop\s+(?:using|doing|adding|writing)|make\s+sure\s+(?:to|you|that)|no\s+need\s+to|"
+            r"rather\s+than|(?:you|we)\s+(?:must|should\s+always|should\s+never))\b"
+            r"|,\s*not\s+\w|^\s*(?:please\s+)?(?:use|prefer)\s+\S"
+            r"|总是|永远|始终|不要|别再|偏好|更喜欢|请用|请使用|必须",
+            _I,
+        ),
+    ),
+    Cue(
+        "a decision",
+        re.compile(
+            r"\b(?:we\s+(?:have\s+|'ve\s+)?(?:decided|agreed|settled|chose|picked|went\s+with)|"
+            r"let'?s\s+(?:go\s+with|use|stick\s+with|keep|switch\s+to|standardi[sz]e)|the\s+plan\s+is|"
+            r"decided|we(?:'ll|\s+will)\s+(?:use|go\s+with|switch|move)|"
+            r"we(?:'re|\s+are)\s+(?:switching|moving|migrating|dropping|deprecating)|"
+            r"we\s+(?:use|deploy|release|publish|ship|merge|squash|rebase|tag|version|pin|vendor|host|run|"
+            r"test|build|lint|format|write|prefer|require|follow|never|always|don'?t|do\s+not)|"
+            r"our\s+(?:convention|policy|rule|standard|process|style|workflow))\b"
+            r"|我们决定|决定了|就用|改用",
+            _I,
+        ),
+    ),
+    Cue(
+        "a fact about people",
+        re.compile(  # names are capitalised: case matters here
+            r"\b(?:(?i:ask|check\s+with|talk\s+to|ping|cc|reach\s+out\s+to|loop\s+in|owned\s+by|"
+            r"maintained\s+by|approved\s+by|reviewed\s+by)\s+@?[A-Z][a-z]+|"
+            r"(?!(?:It|This|That|The|There|Here|What|Which|Who|Where|When|How|Why)\b)[A-Z][a-z]+\s+"
+            r"(?:owns|maintains|leads|manages|approves|reviews|is\s+(?:our|the)\s+\w+)|"
+            r"(?i:who\s+owns|owner\s+of|on-call|point\s+of\s+contact|reports\s+to|our\s+team|my\s+team)|"
+            r"(?i:i'?m|i\s+am)\s+(?:(?i:a|an|the)\s+(?!(?i:bit|little|lot)\b)\w+|[A-Z][a-z]+)|"
+            r"(?i:i\s+work\s+(?:on|at|in|as|with)|my\s+(?:role|name|job|manager|boss|lead)))\b"
+            r"|负责|找\S{1,4}确认"
+        ),
+    ),
+    Cue(
+        "a deadline or schedule",
+        re.compile(
+            rf"\b(?:due|deadline|(?:code|release|feature|merge|deploy)\s+freeze|"
+            rf"freeze\s+(?:starts|begins|is|on|until|from|next)|"
+            rf"by\s+(?:{_DAY}|tomorrow|tonight|eod|end\s+of\s+\w+|next\s+\w+)|until\s+(?:{_DAY}|{_MONTH})|"
+            rf"every\s+(?:{_DAY}|day|morning|night|week|sprint|release)|on\s+{_DAY}s|"
+            rf"each\s+(?:week|sprint|release|morning)|\d{{4}}-\d{{2}}-\d{{2}}|"
+            rf"{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?|q[1-4])\b"
+            r"|截止|期限|冻结|封版|每周|每天|周[一二三四五六日天]|星期[一二三四五六日天]",
+            _I,
+        ),
+    ),
+    Cue(
+        "a reference",
+        re.compile(
+            r"https?://\S+|\b[\w-]+\.(?:internal|corp|intranet|lan)\b|"
+            r"\b(?:dashboard|runbook|wiki|confluence|jira|grafana|sentry|datadog|pagerduty|notion|vault|"
+            r"1password|slack\s+channel)\b",
+            _I,
+        ),
+    ),
 )
 
 
@@ -151,8 +194,11 @@ def assess(messages: list[Message]) -> GateDecision:
     if resolved is not None:
         return GateDecision(True, resolved)
     turns = count_turns(messages)
-    return GateDecision(False, f"nothing durable in {turns} turn{'s' if turns != 1 else ''}: no preference, "
-                               "correction, decision, fact or resolved failure")
+    return GateDecision(
+        False,
+        f"nothing durable in {turns} turn{'s' if turns != 1 else ''}: no preference, "
+        "correction, decision, fact or resolved failure",
+    )
 
 
 def no_gate(messages: list[Message]) -> GateDecision:
@@ -181,14 +227,17 @@ def _snippet(sentence: str, match: re.Match[str]) -> str:
     start = max(0, min(match.start() - SNIPPET_CHARS // 3, len(sentence) - SNIPPET_CHARS))
     while start > 0 and not sentence[start - 1].isspace():
         start -= 1  # from a word's start
-    words = " ".join(sentence[start: start + SNIPPET_CHARS].split())
+    words = " ".join(sentence[start : start + SNIPPET_CHARS].split())
     return ("…" if start else "") + words + ("…" if start + SNIPPET_CHARS < len(sentence) else "")
 
 
 def user_words(message: Message) -> list[str]:
     """What the user typed in a user message (not tool results, reminders or attachments)."""
-    return [b.text for b in message.content
-            if isinstance(b, TextBlock) and not b.text.startswith(("<system-reminder>", "<attached-file"))]
+    return [
+        b.text
+        for b in message.content
+        if isinstance(b, TextBlock) and not b.text.startswith(("<system-reminder>", "<attached-file"))
+    ]
 
 
 def count_turns(messages: list[Message]) -> int:

@@ -10,8 +10,8 @@ gets a keep-score from the usage record (recall surfacings) and its last write:
 (frontmatter `updated`/`created`, else the file time). The use bonus fades twice
 as slowly as recency, so a memory that was often useful outlives one that never
 was, but a burst of uses months ago does not outlive a memory used now and then
-(scripts/bench_forgetting.py: fading it 4x slower kept dead bursts too long). Memories of type user or feedback, and any with
-`pinned: true`, score at least 1.0 and are never archived automatically.
+(scripts/bench_forgetting.py: fading it 4x slower kept dead bursts too long).
+Memories of type user or feedback, and any with `pinned: true`, score at least 1.0 and are never archived automatically.
 
 gc archives the lowest scores (store.delete: archive/, never unlinked, with the
 index line kept in archive/ARCHIVE.md) until MEMORY.md and the file count are
@@ -126,8 +126,9 @@ def protection(record: MemoryRecord) -> str | None:
     return record.type if record.type in PROTECTED_TYPES else None
 
 
-def keep_score(record: MemoryRecord, usage: UsageEntry | None, now: float,
-               half_life_days: float = HALF_LIFE_DAYS) -> KeepScore:
+def keep_score(
+    record: MemoryRecord, usage: UsageEntry | None, now: float, half_life_days: float = HALF_LIFE_DAYS
+) -> KeepScore:
     """The keep-score of one memory at `now` (see the module docstring for the formula)."""
     count = usage["count"] if usage else 0
     last = max(last_written(record), usage["last_used"] if usage else 0.0)
@@ -139,17 +140,22 @@ def keep_score(record: MemoryRecord, usage: UsageEntry | None, now: float,
     return KeepScore(record.filename, record.name, record.type, score, last, count, guard)
 
 
-def keep_scores(store: MemoryStore, now: float | None = None,
-                settings: ForgetSettings | None = None,
-                records: list[MemoryRecord] | None = None) -> list[KeepScore]:
+def keep_scores(
+    store: MemoryStore,
+    now: float | None = None,
+    settings: ForgetSettings | None = None,
+    records: list[MemoryRecord] | None = None,
+) -> list[KeepScore]:
     """Every memory's keep-score, lowest first (ties: least recently used, then filename)."""
     settings = settings or ForgetSettings()
     now = store.clock() if now is None else now
     usage = store.usage()
     records = store.list() if records is None else records
     superseded, corrections = record_links(records)
-    scores = [superseding(keep_score(r, usage.get(r.filename), now, settings.half_life_days),
-                          superseded, corrections) for r in records]
+    scores = [
+        superseding(keep_score(r, usage.get(r.filename), now, settings.half_life_days), superseded, corrections)
+        for r in records
+    ]
     scores.sort(key=lambda s: (s.score, s.last_used, s.filename))
     return scores
 
@@ -159,8 +165,7 @@ def superseding(score: KeepScore, superseded: set[str], corrections: set[str]) -
     old fact back); a memory superseded by a live one goes first (score 0, unless pinned)."""
     if score.filename in corrections and not score.protected:
         return replace(score, score=max(score.score, PROTECTED_FLOOR), protected="correction")
-    if score.filename in superseded and score.protected != "pinned" \
-            and score.filename not in corrections:
+    if score.filename in superseded and score.protected != "pinned" and score.filename not in corrections:
         return replace(score, score=0.0, protected=None)
     return score
 
@@ -226,8 +231,9 @@ class GcResult:
     dry_run: bool = False
 
 
-def plan_gc(store: MemoryStore, settings: ForgetSettings | None = None, now: float | None = None,
-            *, stale: bool = True) -> GcPlan:
+def plan_gc(
+    store: MemoryStore, settings: ForgetSettings | None = None, now: float | None = None, *, stale: bool = True
+) -> GcPlan:
     """Choose the memories to archive: stale ones (if `stale`), then, if the index is near a
     limit, the lowest-scoring ones until it is under LOW_WATER of each limit."""
     settings = settings or ForgetSettings()
@@ -246,8 +252,10 @@ def plan_gc(store: MemoryStore, settings: ForgetSettings | None = None, now: flo
             size = _without(size, line_bytes.get(s.filename))
     blocked = None
     if pressure(size, settings, 1.0):
-        blocked = ("the memories gc may not archive (user, feedback, pinned) alone exceed a "
-                   "limit; run /dream to merge them or unpin some")
+        blocked = (
+            "the memories gc may not archive (user, feedback, pinned) alone exceed a "
+            "limit; run /dream to merge them or unpin some"
+        )
     return GcPlan(victims, reasons, before, size, blocked)
 
 
@@ -257,8 +265,14 @@ def _without(size: IndexSize, line_bytes: int | None) -> IndexSize:
     return IndexSize(size.lines - 1, size.bytes - line_bytes, size.files - 1)
 
 
-def gc(store: MemoryStore, settings: ForgetSettings | None = None, clock: Clock | None = None,
-       *, dry_run: bool = False, stale: bool = True) -> GcResult:
+def gc(
+    store: MemoryStore,
+    settings: ForgetSettings | None = None,
+    clock: Clock | None = None,
+    *,
+    dry_run: bool = False,
+    stale: bool = True,
+) -> GcResult:
     """Archive what `plan_gc` chose (never deletes); `dry_run` only plans."""
     now = (clock or store.clock)()
     plan = plan_gc(store, settings, now, stale=stale)
@@ -272,8 +286,7 @@ def gc(store: MemoryStore, settings: ForgetSettings | None = None, clock: Clock 
     return result
 
 
-def maybe_auto_gc(store: MemoryStore, config: Config | None = None,
-                  clock: Clock | None = None) -> list[ArchivedMemory]:
+def maybe_auto_gc(store: MemoryStore, config: Config | None = None, clock: Clock | None = None) -> list[ArchivedMemory]:
     """At session start: archive low scorers if the index nears its limits; never raises.
 
     Returns what was archived; show `gc_message(archived)` to the user when non-empty.
@@ -302,9 +315,11 @@ def gc_message(archived: list[ArchivedMemory], *, dry_run: bool = False) -> str:
         shown += f" and {len(names) - MESSAGE_NAMES} more"
     verb = "Would archive" if dry_run else "Archived"
     noun = "memory" if len(names) == 1 else "memories"
-    return (f"{verb} {len(names)} little-used {noun} to {ARCHIVE_DIR}/: {shown} "
-            f"(recall still finds {'it' if len(names) == 1 else 'them'}; "
-            "claude-mini memory restore NAME brings one back).")
+    return (
+        f"{verb} {len(names)} little-used {noun} to {ARCHIVE_DIR}/: {shown} "
+        f"(recall still finds {'it' if len(names) == 1 else 'them'}; "
+        "claude-mini memory restore NAME brings one back)."
+    )
 
 
 # --- restore ---------------------------------------------------------------------------
@@ -318,8 +333,9 @@ class RestoreResult:
 
     def message(self) -> str:
         """One line (plus notes) for the user."""
-        parts = [f"Restored {live}" + (f" (from {ARCHIVE_DIR}/{src})" if src != live else "")
-                 for src, live in self.restored]
+        parts = [
+            f"Restored {live}" + (f" (from {ARCHIVE_DIR}/{src})" if src != live else "") for src, live in self.restored
+        ]
         text = "; ".join(parts) + "."
         if self.archived:
             text += " Archived " + ", ".join(a.filename for a in self.archived) + "."
@@ -340,8 +356,10 @@ def restore(store: MemoryStore, name: str, clock: Clock | None = None) -> Restor
     result = RestoreResult()
     result.restored.append((entry.file, restore_entry(store, entry, now)))
     if entry.successor and store.exists(entry.successor):
-        result.notes.append(f"It had been merged into {entry.successor}, which stays; "
-                            f"`claude-mini memory restore {entry.successor}` undoes the whole merge.")
+        result.notes.append(
+            f"It had been merged into {entry.successor}, which stays; "
+            f"`claude-mini memory restore {entry.successor}` undoes the whole merge."
+        )
     return result
 
 
@@ -364,8 +382,10 @@ def _undo_merge(store: MemoryStore, successor: MemoryRecord, now: float) -> Rest
     entries = [_replaced_entry(store, item, successor.filename) for item in _replaces(successor)]
     found = [e for e in entries if e is not None]
     if not found:
-        raise MemoryNotFound(f"{successor.filename} replaces {', '.join(_replaces(successor))}, "
-                             f"but none of them is in {ARCHIVE_DIR}/ any more")
+        raise MemoryNotFound(
+            f"{successor.filename} replaces {', '.join(_replaces(successor))}, "
+            f"but none of them is in {ARCHIVE_DIR}/ any more"
+        )
     result = RestoreResult()
     result.archived.append(store.delete(successor.filename, reason="restore: merge undone"))
     for entry in found:
@@ -390,8 +410,7 @@ def _replaced_entry(store: MemoryStore, item: str, successor: str) -> ArchiveEnt
 
 def archived_entries(store: MemoryStore) -> list[ArchiveEntry]:
     """ARCHIVE.md entries whose file is still in archive/ (and stays inside it)."""
-    return [e for e in store.archive_entries()
-            if _plain_relative(e.file) and (store.archive_dir / e.file).is_file()]
+    return [e for e in store.archive_entries() if _plain_relative(e.file) and (store.archive_dir / e.file).is_file()]
 
 
 def find_archived(store: MemoryStore, name: str) -> ArchiveEntry:
@@ -401,17 +420,19 @@ def find_archived(store: MemoryStore, name: str) -> ArchiveEntry:
         raise MemoryNotFound("no memory name given")
     md = key if key.lower().endswith(".md") else key + ".md"
     entries = archived_entries(store)
-    for test in (lambda e: e.file == md, lambda e: e.original == md,
-                 lambda e: _title(e).casefold() == key.casefold(),
-                 lambda e: slugify(_title(e)) == slugify(key)):
+    for test in (
+        lambda e: e.file == md,
+        lambda e: e.original == md,
+        lambda e: _title(e).casefold() == key.casefold(),
+        lambda e: slugify(_title(e)) == slugify(key),
+    ):
         matches = [e for e in entries if test(e)]
         if matches:
             return max(matches, key=lambda e: e.archived_at or 0.0)
     bare = _bare_entry(store, md)
     if bare is not None:
         return bare
-    raise MemoryNotFound(f"nothing named {name!r} in {store.archive_dir} "
-                         f"(see {ARCHIVE_DIR}/ARCHIVE.md)")
+    raise MemoryNotFound(f"nothing named {name!r} in {store.archive_dir} (see {ARCHIVE_DIR}/ARCHIVE.md)")
 
 
 def _title(entry: ArchiveEntry) -> str:
@@ -440,8 +461,7 @@ def restore_entry(store: MemoryStore, entry: ArchiveEntry, now: float) -> str:
         dest = store.root / dest_name
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.replace(src, dest)
-        store.update_index(add_or_replace={dest_name: retarget_index_line(entry.index_line,
-                                                                          dest_name)})
+        store.update_index(add_or_replace={dest_name: retarget_index_line(entry.index_line, dest_name)})
         store.remove_archive_entry(entry.file)
     store.edit_usage(lambda data: data.__setitem__(dest_name, _restored_usage(entry.usage, now)))
     return dest_name
@@ -455,8 +475,7 @@ def _restored_usage(old: UsageEntry | None, now: float) -> UsageEntry:
 def _plain_relative(name: str) -> bool:
     """A relative path with no `..`, no hidden part, that stays inside its folder."""
     parts = Path(name).parts
-    return bool(parts) and not Path(name).is_absolute() and not any(
-        p == ".." or p.startswith(".") for p in parts)
+    return bool(parts) and not Path(name).is_absolute() and not any(p == ".." or p.startswith(".") for p in parts)
 
 
 def _free_live_name(store: MemoryStore, filename: str) -> str:
@@ -478,8 +497,10 @@ def _free_live_name(store: MemoryStore, filename: str) -> str:
 
 
 # --- likely duplicates -----------------------------------------------------------------
-def likely_duplicates(store: MemoryStore, threshold: float = DUPLICATE_THRESHOLD,
-                      ) -> list[tuple[str, str, float]]:
+def likely_duplicates(
+    store: MemoryStore,
+    threshold: float = DUPLICATE_THRESHOLD,
+) -> list[tuple[str, str, float]]:
     """Pairs of memories whose TF-IDF vectors (name, description, first lines) are close.
 
     (a, b, cosine) with a < b, most similar first. Input for /dream and for people. A memory
@@ -502,8 +523,10 @@ def live_documents(store: MemoryStore) -> list[Candidate]:
     return docs
 
 
-def similar_pairs(docs: list[Candidate], threshold: float = DUPLICATE_THRESHOLD,
-                  ) -> list[tuple[str, str, float]]:
+def similar_pairs(
+    docs: list[Candidate],
+    threshold: float = DUPLICATE_THRESHOLD,
+) -> list[tuple[str, str, float]]:
     """(a, b, cosine) of the documents whose TF-IDF vectors are at least `threshold` alike,
     a < b, most similar first: doctor's duplicate detection, also `memory import`'s."""
     index = LexicalIndex(docs)
@@ -514,7 +537,7 @@ def similar_pairs(docs: list[Candidate], threshold: float = DUPLICATE_THRESHOLD,
             continue
         names = sorted(posting)
         for i, a in enumerate(names):
-            for b in names[i + 1:]:
+            for b in names[i + 1 :]:
                 dots[(a, b)] = dots.get((a, b), 0.0) + vectors[a][term] * vectors[b][term]
     pairs = [(a, b, round(dot, 3)) for (a, b), dot in dots.items() if dot >= threshold]
     pairs.sort(key=lambda p: (-p[2], p[0], p[1]))
@@ -523,8 +546,7 @@ def similar_pairs(docs: list[Candidate], threshold: float = DUPLICATE_THRESHOLD,
 
 def _tfidf(terms: dict[str, float], index: LexicalIndex) -> dict[str, float]:
     """A unit-length TF-IDF vector with sublinear term frequency."""
-    weights = {t: (1.0 + math.log(tf)) * index.idf(len(index.postings[t]))
-               for t, tf in terms.items() if tf > 0}
+    weights = {t: (1.0 + math.log(tf)) * index.idf(len(index.postings[t])) for t, tf in terms.items() if tf > 0}
     norm = math.sqrt(sum(w * w for w in weights.values())) or 1.0
     return {t: w / norm for t, w in weights.items()}
 
@@ -556,9 +578,14 @@ def duplicate_findings(store: MemoryStore, threshold: float = DUPLICATE_THRESHOL
     findings = []
     for files, score in duplicate_groups(likely_duplicates(store, threshold)):
         others = ", ".join(files[1:])
-        findings.append(Finding("likely_duplicate", files[0],
-                                f"looks like {others} (up to {round(score * 100)}% similar); "
-                                "merge them (/dream) or make their descriptions say how they differ"))
+        findings.append(
+            Finding(
+                "likely_duplicate",
+                files[0],
+                f"looks like {others} (up to {round(score * 100)}% similar); "
+                "merge them (/dream) or make their descriptions say how they differ",
+            )
+        )
     return findings
 
 
@@ -566,11 +593,13 @@ def duplicate_findings(store: MemoryStore, threshold: float = DUPLICATE_THRESHOL
 def describe_score(score: KeepScore, now: float) -> str:
     """`0.42  used 3x, last 12 days ago` or `1.00  protected (feedback)` for `memory list --scores`."""
     age = max(0.0, now - score.last_used) / DAY
-    used = f"used {score.count}x, last {age:.0f} days ago" if score.count else \
-        f"never recalled, written {age:.0f} days ago"
+    used = (
+        f"used {score.count}x, last {age:.0f} days ago"
+        if score.count
+        else f"never recalled, written {age:.0f} days ago"
+    )
     guard = f", kept ({score.protected})" if score.protected else ""
     return f"{score.score:5.2f}  {used}{guard}"
-
 
 
 # --- secrets in the archive ------------------------------------------------------------
@@ -603,8 +632,7 @@ def secrets_in(path: Path) -> list[SecretFinding]:
 
 def archived_secrets(store: MemoryStore, original: str) -> list[ArchivedSecret]:
     """The archived copies of `original` that hold likely secrets."""
-    found = [ArchivedSecret(f, secrets_in(store.archive_dir / f))
-             for f in archived_copies(store, original)]
+    found = [ArchivedSecret(f, secrets_in(store.archive_dir / f)) for f in archived_copies(store, original)]
     return [s for s in found if s.findings]
 
 

@@ -143,5 +143,4 @@ def salvage_pairs(block: list[str]) -> tuple[dict[str, Any], bool]:
 # --- writing -------------------------------------------------------------------------
 def dump_frontmatter(fm: dict[str, Any]) -> str:
     """YAML for a frontmatter block, in the given key order, quoted wherever YAML needs it."""
-    return yaml.safe_dump(fm, sort_keys=False, allow_unicode=True, default_flow_style=False,
-                          width=10_000)
+    return yaml.safe_dump(fm, sort_keys=False, allow_unicode=True, default_flow_style=False, width=10_000)

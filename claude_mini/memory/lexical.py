@@ -96,14 +96,16 @@ _STOP_WORDS = _word_set(
 # bigrams (and a lone character kept as is), as CJK search engines do when no dictionary
 # segmenter is at hand. A run never swallows the Latin word next to it: "部署billing" is
 # "部署" and "billing".
-_CJK = ("\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-        "\U00020000-\U0002fa1f")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\U00020000-\U0002fa1f"
 _WORD = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")  # '_' and '-' separate words
-_COMPOUND = re.compile(rf"(?<![^\W{_CJK}]|-)[^\W_{_CJK}]+(?:[-_][^\W_{_CJK}]+){{1,2}}"
-                       rf"(?![^\W{_CJK}]|-)")  # 2-3 parts
+_COMPOUND = re.compile(
+    rf"(?<![^\W{_CJK}]|-)[^\W_{_CJK}]+(?:[-_][^\W_{_CJK}]+){{1,2}}"
+    rf"(?![^\W{_CJK}]|-)"
+)  # 2-3 parts
 _CJK_RUN = re.compile(rf"[{_CJK}]")
-_CJK_STOP = _word_set("的 了 是 在 和 我 你 他 她 它 们 这 那 吗 呢 吧 啊 个 有 也 就 都 把 被 给 "
-                      "の は が を に で と も た")
+_CJK_STOP = _word_set(
+    "的 了 是 在 和 我 你 他 她 它 们 这 那 吗 呢 吧 啊 个 有 也 就 都 把 被 给 の は が を に で と も た"
+)
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _token_memo: dict[str, tuple[str, ...]] = {}
 _MEMO_MAX = 200_000
@@ -154,7 +156,7 @@ def _cjk_tokens(run: str) -> list[str]:
     is a particle ("的", "の")."""
     if len(run) == 1:
         return [] if run in _CJK_STOP else [run]
-    return [run[i:i + 2] for i in range(len(run) - 1)]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
 def cjk_characters(text: str) -> int:
@@ -205,23 +207,33 @@ class Candidate:
     superseded_by: str = ""  # frontmatter `superseded_by` (memory/supersede.py)
 
 
-def candidate_from_text(filename: str, text: str, mtime: float, *, size: int | None = None,
-                        path: Path | None = None) -> Candidate:
+def candidate_from_text(
+    filename: str, text: str, mtime: float, *, size: int | None = None, path: Path | None = None
+) -> Candidate:
     """A Candidate from the text of a file (only its first HEAD_LINES lines are used)."""
     head = "\n".join(text.split("\n", HEAD_LINES)[:HEAD_LINES])
     parsed = parse_memory_text(head)
-    record = record_from_parsed(path or Path(filename), filename, parsed, mtime,
-                                len(text.encode()) if size is None else size)
+    record = record_from_parsed(
+        path or Path(filename), filename, parsed, mtime, len(text.encode()) if size is None else size
+    )
     body = parsed.body
     terms: Counter[str] = Counter()
     for token in tokenize(f"{record.name} {record.description}"):
         terms[token] += FIELD_WEIGHT
     terms.update(tokenize(body))
     return Candidate(
-        filename=filename, type=record.type, mtime=mtime, description=record.description,
-        head_text=body, name=record.name, path=path, size=record.size,
-        frontmatter_ok=record.frontmatter_ok, terms=dict(terms),
-        length=float(sum(terms.values())), superseded_by=successor_of(record.frontmatter),
+        filename=filename,
+        type=record.type,
+        mtime=mtime,
+        description=record.description,
+        head_text=body,
+        name=record.name,
+        path=path,
+        size=record.size,
+        frontmatter_ok=record.frontmatter_ok,
+        terms=dict(terms),
+        length=float(sum(terms.values())),
+        superseded_by=successor_of(record.frontmatter),
     )
 
 
@@ -320,8 +332,9 @@ class LexicalIndex:
     def _query_groups(self, query: str) -> list[tuple[str, ...]]:
         """The query's words as groups of known terms ("GitHub": git, hub, github), rarest
         first (the ones that discriminate), at most MAX_QUERY_TERMS; ties by the terms."""
-        groups = {known for word in query_words(query)
-                  if (known := tuple(sorted({t for t in word if t in self.postings})))}
+        groups = {
+            known for word in query_words(query) if (known := tuple(sorted({t for t in word if t in self.postings})))
+        }
         rarity = {g: min(len(self.postings[t]) for t in g) for g in groups}
         return sorted(groups, key=lambda g: (rarity[g], g))[:MAX_QUERY_TERMS]
 
@@ -350,14 +363,14 @@ def _as_index(docs: LexicalIndex | Iterable[Candidate]) -> LexicalIndex:
     return docs if isinstance(docs, LexicalIndex) else LexicalIndex(docs)
 
 
-def rank(query: str, docs: LexicalIndex | Iterable[Candidate], now: float | None = None,
-         *, exclude: Collection[str] = ()) -> list[tuple[str, float]]:
+def rank(
+    query: str, docs: LexicalIndex | Iterable[Candidate], now: float | None = None, *, exclude: Collection[str] = ()
+) -> list[tuple[str, float]]:
     """Every document as (filename, BM25 + recency), best first; ties by filename."""
     index = _as_index(docs)
     now = time.time() if now is None else now
     bm25 = index.bm25(query)
-    scored = [(f, bm25.get(f, 0.0) + recency_prior(d.mtime, now))
-              for f, d in index.docs.items() if f not in exclude]
+    scored = [(f, bm25.get(f, 0.0) + recency_prior(d.mtime, now)) for f, d in index.docs.items() if f not in exclude]
     scored.sort(key=lambda item: (-item[1], item[0]))
     return scored
 
@@ -371,9 +384,15 @@ class ArchiveView:
     eligible: Collection[str]
 
 
-def shortlist(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SHORTLIST_SIZE,
-              now: float | None = None, *, exclude: Collection[str] = (),
-              archive: ArchiveView | None = None) -> list[tuple[str, float]]:
+def shortlist(
+    query: str,
+    docs: LexicalIndex | Iterable[Candidate],
+    k: int = SHORTLIST_SIZE,
+    now: float | None = None,
+    *,
+    exclude: Collection[str] = (),
+    archive: ArchiveView | None = None,
+) -> list[tuple[str, float]]:
     """The k best documents for the manifest: matches by score, then the newest of the rest.
 
     With an `archive`, its eligible files (named `archive/<file>`) are ranked with the live
@@ -399,8 +418,7 @@ def shortlist(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SHO
         best = best[:kept]
         taken = {f for f, _ in best}
         widened = f"{query} {_feedback_terms(query, best[:FEEDBACK_DOCS], tiers)}"
-        extra = (m for m in sorted(_matches(widened, tiers, now, exclude), key=_best_first)
-                 if m[0] not in taken)
+        extra = (m for m in sorted(_matches(widened, tiers, now, exclude), key=_best_first) if m[0] not in taken)
         best += itertools.islice(extra, k - kept)
     taken = {f for f, _ in best}
     for prefix, tier, eligible in tiers:
@@ -421,8 +439,7 @@ def _best_first(item: tuple[str, float]) -> tuple[float, str]:
     return -item[1], item[0]
 
 
-def _matches(query: str, tiers: list[_Tier], now: float, exclude: Collection[str]
-             ) -> list[tuple[str, float]]:
+def _matches(query: str, tiers: list[_Tier], now: float, exclude: Collection[str]) -> list[tuple[str, float]]:
     """(name, BM25 + recency) of every eligible document of every tier that matches `query`."""
     out = []
     for prefix, tier, eligible in tiers:
@@ -451,10 +468,17 @@ def _feedback_terms(query: str, top: list[tuple[str, float]], tiers: list[_Tier]
     return " ".join(term for term, _ in best)
 
 
-def select_lexical(query: str, docs: LexicalIndex | Iterable[Candidate], k: int = SELECT_K,
-                   threshold: float = SELECT_THRESHOLD, now: float | None = None, *,
-                   exclude: Collection[str] = (), relative: float = SELECT_RELATIVE,
-                   archive: ArchiveView | None = None) -> list[tuple[str, float]]:
+def select_lexical(
+    query: str,
+    docs: LexicalIndex | Iterable[Candidate],
+    k: int = SELECT_K,
+    threshold: float = SELECT_THRESHOLD,
+    now: float | None = None,
+    *,
+    exclude: Collection[str] = (),
+    relative: float = SELECT_RELATIVE,
+    archive: ArchiveView | None = None,
+) -> list[tuple[str, float]]:
     """The `lexical` recall strategy: up to k documents whose BM25 clears the threshold.
 
     The recency prior orders the survivors but never lets a document pass the
@@ -471,13 +495,11 @@ def select_lexical(query: str, docs: LexicalIndex | Iterable[Candidate], k: int 
     scored = [(f, s, f, index) for f, s in index.bm25(query).items() if f not in exclude]
     if archive is not None:
         named = ((ARCHIVE_PREFIX + f, s, f) for f, s in archive.index.bm25(query).items())
-        scored += [(name, s, f, archive.index) for name, s, f in named
-                   if f in archive.eligible and name not in exclude]
+        scored += [(name, s, f, archive.index) for name, s, f in named if f in archive.eligible and name not in exclude]
     if not scored:
         return []
     floor = max(threshold, relative * max(item[1] for item in scored))
-    passed = [(name, s + recency_prior(source.docs[f].mtime, now))
-              for name, s, f, source in scored if s >= floor]
+    passed = [(name, s + recency_prior(source.docs[f].mtime, now)) for name, s, f, source in scored if s >= floor]
     return heapq.nsmallest(k, passed, key=lambda item: (-item[1], item[0]))
 
 
@@ -502,9 +524,14 @@ class CandidateScanner:
     index file (ARCHIVE.md) and no folders skipped.
     """
 
-    def __init__(self, root: Path, *, index_name: str = INDEX_FILENAME,
-                 skip_dirs: Collection[str] = (ARCHIVE_DIR, LOGS_DIR),
-                 cache_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        index_name: str = INDEX_FILENAME,
+        skip_dirs: Collection[str] = (ARCHIVE_DIR, LOGS_DIR),
+        cache_file: Path | None = None,
+    ) -> None:
         self.root = Path(root)
         self.index_name = index_name  # the folder's own index file, never a candidate
         self.skip_dirs = frozenset(skip_dirs)  # top-level folders that hold no candidates
@@ -537,13 +564,13 @@ class CandidateScanner:
         if gone or self.reads != reads or self._result is None or len(self._cache) != known:
             cache = self._cache
             self._result = [c for f in self._order if (c := cache[f].candidate) is not None]
-            self._unreadable = [SkippedFile(c.path, c.skip_reason or "unreadable")
-                                for c in cache.values() if c.candidate is None]
+            self._unreadable = [
+                SkippedFile(c.path, c.skip_reason or "unreadable") for c in cache.values() if c.candidate is None
+            ]
         self.skipped += self._unreadable
         return list(self._result)
 
-    def _scan_dir(self, folder: str, prefix: str, seen: dict[str, _Cached],
-                  real_root: str) -> None:
+    def _scan_dir(self, folder: str, prefix: str, seen: dict[str, _Cached], real_root: str) -> None:
         # The hot loop of a warm turn: listdir + one lstat per entry through a directory
         # fd is about 25% cheaper than scandir + DirEntry.stat, and nothing else is done.
         try:
@@ -576,8 +603,7 @@ class CandidateScanner:
                     st = target
                 filename = name if top else prefix + name
                 cached = cache.get(filename)
-                if (cached is None or cached.size != st.st_size
-                        or cached.mtime_ns != st.st_mtime_ns):
+                if cached is None or cached.size != st.st_size or cached.mtime_ns != st.st_mtime_ns:
                     cached = self._load(filename, Path(folder, name), st)
                 seen[filename] = cached
         finally:
@@ -598,8 +624,7 @@ class CandidateScanner:
         text, reason = read_text_head(path, HEAD_READ_BYTES)
         candidate = None
         if text is not None:
-            candidate = candidate_from_text(filename, text, st.st_mtime, size=st.st_size,
-                                            path=path)
+            candidate = candidate_from_text(filename, text, st.st_mtime, size=st.st_size, path=path)
             self.index.add(candidate)
         else:
             self.index.remove(filename)
@@ -619,14 +644,11 @@ class CandidateScanner:
         if self.cache_file is None or not self._dirty:
             return
         files = {name: _cached_row(c) for name, c in self._cache.items()}
-        data = {"version": INDEX_CACHE_VERSION, "root": os.path.realpath(self.root),
-                "files": files}
+        data = {"version": INDEX_CACHE_VERSION, "root": os.path.realpath(self.root), "files": files}
         try:
-            atomic_write(self.cache_file, json.dumps(data, ensure_ascii=False,
-                                                     separators=(",", ":")))
+            atomic_write(self.cache_file, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
         except OSError as exc:
-            log.info("could not save the recall index %s: %s", self.cache_file,
-                     os_error_text(exc))
+            log.info("could not save the recall index %s: %s", self.cache_file, os_error_text(exc))
             return
         self._dirty = False
 
@@ -642,12 +664,14 @@ class CandidateScanner:
         except (OSError, ValueError) as exc:
             log.info("ignoring the recall index %s: %s", self.cache_file, exc)
             return
-        if (not isinstance(data, dict) or data.get("version") != INDEX_CACHE_VERSION
-                or data.get("root") != os.path.realpath(self.root)):
+        if (
+            not isinstance(data, dict)
+            or data.get("version") != INDEX_CACHE_VERSION
+            or data.get("root") != os.path.realpath(self.root)
+        ):
             return
         try:
-            rows = {name: _row_cached(self.root, name, row)
-                    for name, row in data["files"].items()}
+            rows = {name: _row_cached(self.root, name, row) for name, row in data["files"].items()}
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             log.info("ignoring the damaged recall index %s: %s", self.cache_file, exc)
             return
@@ -669,8 +693,21 @@ def _cached_row(cached: _Cached) -> list[Any]:
     c = cached.candidate
     if c is None:
         return [cached.size, cached.mtime_ns, cached.skip_reason]
-    return [cached.size, cached.mtime_ns, None, c.type, c.mtime, c.description, c.head_text,
-            c.name, c.size, c.frontmatter_ok, c.terms, c.length, c.superseded_by]
+    return [
+        cached.size,
+        cached.mtime_ns,
+        None,
+        c.type,
+        c.mtime,
+        c.description,
+        c.head_text,
+        c.name,
+        c.size,
+        c.frontmatter_ok,
+        c.terms,
+        c.length,
+        c.superseded_by,
+    ]
 
 
 def _row_cached(root: Path, name: str, row: Any) -> _Cached:
@@ -684,9 +721,17 @@ def _row_cached(root: Path, name: str, row: Any) -> _Cached:
     if not isinstance(terms, dict):
         raise ValueError(f"the terms of {name} are not an object")
     candidate = Candidate(
-        filename=name, type=None if type_ is None else str(type_), mtime=float(mtime),
-        description=str(description), head_text=str(head_text), name=str(title), path=path,
-        size=int(csize), frontmatter_ok=bool(ok),
-        terms={str(t): float(n) for t, n in terms.items()}, length=float(length),
-        superseded_by=str(successor))
+        filename=name,
+        type=None if type_ is None else str(type_),
+        mtime=float(mtime),
+        description=str(description),
+        head_text=str(head_text),
+        name=str(title),
+        path=path,
+        size=int(csize),
+        frontmatter_ok=bool(ok),
+        terms={str(t): float(n) for t, n in terms.items()},
+        length=float(length),
+        superseded_by=str(successor),
+    )
     return _Cached(size, mtime_ns, path, candidate)

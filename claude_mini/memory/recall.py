@@ -87,8 +87,12 @@ RECENT_TOOL_MESSAGES = 10  # how far back "recently used tools" looks
 
 def _list_of_strings(key: str) -> dict[str, Any]:
     """The JSON schema of `{key: [str, ...]}`, the side model's structured answers."""
-    return {"type": "object", "properties": {key: {"type": "array", "items": {"type": "string"}}},
-            "required": [key], "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {key: {"type": "array", "items": {"type": "string"}}},
+        "required": [key],
+        "additionalProperties": False,
+    }
 
 
 RECALL_SCHEMA = _list_of_strings("selected_memories")
@@ -214,16 +218,22 @@ class RecallSummary:
     def lines(self) -> list[str]:
         """A plain-text report: the recalled files in the context and the last turns."""
         state = f"strategy {self.strategy}" if self.enabled else "off"
-        head = (f"Recalled memories ({state}): {len(self.in_context)} in the context, "
-                f"{self.used:,} of {self.budget:,} bytes" + (" · selecting…" if self.running else ""))
+        head = (
+            f"Recalled memories ({state}): {len(self.in_context)} in the context, "
+            f"{self.used:,} of {self.budget:,} bytes" + (" · selecting…" if self.running else "")
+        )
         lines = [head]
         lines += [f"  {name}  {size:,} bytes" for name, size in self.in_context.items()]
         for event in self.events[-5:]:
-            picked = ", ".join([f"{name} ({event.via[name]})" if name in event.via else name
-                                for name in event.injected] or event.selected) or "-"
+            picked = (
+                ", ".join(
+                    [f"{name} ({event.via[name]})" if name in event.via else name for name in event.injected]
+                    or event.selected
+                )
+                or "-"
+            )
             note = f" ({event.note})" if event.note else ""
-            lines.append(f"  turn \"{_clip(event.query, 40)}\": {event.strategy} → "
-                         f"{event.outcome}: {picked}{note}")
+            lines.append(f'  turn "{_clip(event.query, 40)}": {event.strategy} → {event.outcome}: {picked}{note}')
         return lines
 
 
@@ -248,7 +258,7 @@ def recent_tools(messages: Sequence[Message], window: int = RECENT_TOOL_MESSAGES
 
 
 def age_phrase(mtime: float, now: float) -> str:
-    """"saved 12 days ago"; past 30 days it adds that the memory may be outdated."""
+    """ "saved 12 days ago"; past 30 days it adds that the memory may be outdated."""
     days = int(max(0.0, now - mtime) // 86_400)
     phrase = {0: "saved today", 1: "saved yesterday"}.get(days, f"saved {days} days ago")
     if days > STALE_AFTER_DAYS:
@@ -256,23 +266,36 @@ def age_phrase(mtime: float, now: float) -> str:
     return phrase
 
 
-def build_recall_request(model: str, query: str, manifest: Sequence[str],
-                         tools: Sequence[str]) -> ModelRequest:
+def build_recall_request(model: str, query: str, manifest: Sequence[str], tools: Sequence[str]) -> ModelRequest:
     """The side-model request that selects memories from the manifest."""
-    prompt = (f"Request:\n<request>\n{_clip(query.strip(), QUERY_MAX_CHARS)}\n</request>\n\n"
-              f"Recently used tools: {', '.join(tools) if tools else 'none'}\n\n"
-              "Memory files:\n" + "\n".join(manifest))
-    return ModelRequest(model=model, system=[RECALL_SYSTEM], messages=[Message.user(prompt)],
-                        max_tokens=RECALL_MAX_TOKENS, purpose="recall",
-                        output_schema=RECALL_SCHEMA, cache=False)
+    prompt = (
+        f"Request:\n<request>\n{_clip(query.strip(), QUERY_MAX_CHARS)}\n</request>\n\n"
+        f"Recently used tools: {', '.join(tools) if tools else 'none'}\n\n"
+        "Memory files:\n" + "\n".join(manifest)
+    )
+    return ModelRequest(
+        model=model,
+        system=[RECALL_SYSTEM],
+        messages=[Message.user(prompt)],
+        max_tokens=RECALL_MAX_TOKENS,
+        purpose="recall",
+        output_schema=RECALL_SCHEMA,
+        cache=False,
+    )
 
 
 def build_keywords_request(model: str, query: str) -> ModelRequest:
     """The side-model request that turns a request in another script into English keywords."""
     prompt = f"Request:\n<request>\n{_clip(query.strip(), QUERY_MAX_CHARS)}\n</request>"
-    return ModelRequest(model=model, system=[KEYWORDS_SYSTEM], messages=[Message.user(prompt)],
-                        max_tokens=KEYWORDS_MAX_TOKENS, purpose="recall",
-                        output_schema=KEYWORDS_SCHEMA, cache=False)
+    return ModelRequest(
+        model=model,
+        system=[KEYWORDS_SYSTEM],
+        messages=[Message.user(prompt)],
+        max_tokens=KEYWORDS_MAX_TOKENS,
+        purpose="recall",
+        output_schema=KEYWORDS_SCHEMA,
+        cache=False,
+    )
 
 
 def parse_keywords(text: str) -> list[str]:
@@ -339,8 +362,10 @@ def render_memory(candidate: Candidate, now: float) -> RecalledMemory | None:
     if text is None:
         return None
     body, note = _cut(text, st.st_size, path)
-    header = (f"{HEADER_PREFIX}{candidate.filename} — {age_phrase(st.st_mtime, now)}\n"
-              f"(file {path}; chosen by recall for this request, not written by the user)")
+    header = (
+        f"{HEADER_PREFIX}{candidate.filename} — {age_phrase(st.st_mtime, now)}\n"
+        f"(file {path}; chosen by recall for this request, not written by the user)"
+    )
     return RecalledMemory(candidate.filename, path, f"{header}\n\n{body.rstrip()}{note}")
 
 
@@ -371,11 +396,15 @@ def _cut(text: str, size: int, path: Path) -> tuple[str, str]:
     lines = text.split("\n")
     if len(lines) > FILE_MAX_LINES:
         shown = "\n".join(lines[:FILE_MAX_LINES])
-        return shown, (f"\n\n[Truncated to the first {FILE_MAX_LINES} lines "
-                       f"({len(shown.encode()):,} of {size:,} bytes). Read {path} for the rest.]")
+        return shown, (
+            f"\n\n[Truncated to the first {FILE_MAX_LINES} lines "
+            f"({len(shown.encode()):,} of {size:,} bytes). Read {path} for the rest.]"
+        )
     if by_bytes:
-        return text, (f"\n\n[Truncated to the first {len(text.encode()):,} of {size:,} bytes "
-                      f"(limit {FILE_MAX_BYTES:,}). Read {path} for the rest.]")
+        return text, (
+            f"\n\n[Truncated to the first {len(text.encode()):,} of {size:,} bytes "
+            f"(limit {FILE_MAX_BYTES:,}). Read {path} for the rest.]"
+        )
     return text, ""
 
 
@@ -388,7 +417,7 @@ def recalls_in_context(messages: Iterable[Message]) -> dict[str, int]:
             continue
         for block in message.content:
             if isinstance(block, TextBlock) and block.text.startswith(prefix):
-                inner = block.text[len(_REMINDER_OPEN):].removesuffix(_REMINDER_CLOSE)
+                inner = block.text[len(_REMINDER_OPEN) :].removesuffix(_REMINDER_CLOSE)
                 match = _HEADER.match(inner)
                 if match:
                     found[match.group("file")] = len(inner.encode("utf-8"))
@@ -416,9 +445,17 @@ class RecallHook(AgentHooks):
     and their problems said, in config.py and runtime.py).
     """
 
-    def __init__(self, store: MemoryStore, config: Config, notices: NoticeChannel | None = None, *,
-                 client: ModelClient | None = None, clock: Callable[[], float] = time.time,
-                 cache_dir: Path | None = None, team_root: Path | None = None) -> None:
+    def __init__(
+        self,
+        store: MemoryStore,
+        config: Config,
+        notices: NoticeChannel | None = None,
+        *,
+        client: ModelClient | None = None,
+        clock: Callable[[], float] = time.time,
+        cache_dir: Path | None = None,
+        team_root: Path | None = None,
+    ) -> None:
         self.store = store
         self.config = config
         self.notices = notices or NoticeChannel()
@@ -456,8 +493,14 @@ class RecallHook(AgentHooks):
     def summary(self) -> RecallSummary:
         """What was recalled this session and how much budget it uses."""
         settings = self.config.memory.recall
-        return RecallSummary(settings.strategy, self._enabled(settings), self.running,
-                             SESSION_BUDGET_BYTES, dict(self._ledger), list(self.events))
+        return RecallSummary(
+            settings.strategy,
+            self._enabled(settings),
+            self.running,
+            SESSION_BUDGET_BYTES,
+            dict(self._ledger),
+            list(self.events),
+        )
 
     def context_report(self) -> list[str]:
         """/context's lines: the strategy, the budget used and this session's recalls."""
@@ -514,8 +557,7 @@ class RecallHook(AgentHooks):
         matches join the user's message; `recall.waitMs` waits for the whole selection."""
         key = query_key(text)
         current = self._prefetch
-        if (current is not None and current.typed and not current.adopted
-                and key.startswith(current.key)):
+        if current is not None and current.typed and not current.adopted and key.startswith(current.key):
             current.adopted = True
             if current.task.done():
                 current.event.note = "ready before Enter"
@@ -529,8 +571,7 @@ class RecallHook(AgentHooks):
             if not self._enabled(settings) or not should_recall(text):
                 return
             if not self._room_left():
-                self._say("recall stopped for this session: its 60 KiB budget is used up "
-                          "(/compact or /clear frees it)")
+                self._say("recall stopped for this session: its 60 KiB budget is used up (/compact or /clear frees it)")
                 return
             current = self._start(agent, text, key, settings, typed=False)
         if settings.wait_ms > 0:
@@ -571,9 +612,9 @@ class RecallHook(AgentHooks):
             event.strategy = selection.strategy
             event.note = selection.fallback_reason or event.note
             path = "model" if selection.strategy == "model" else "local"
-            return (self._inject(current, local, "local", selection.restored)
-                    + self._inject(current, selection.memories, path, selection.restored,
-                                   final=True))
+            return self._inject(current, local, "local", selection.restored) + self._inject(
+                current, selection.memories, path, selection.restored, final=True
+            )
         if not current.local_taken and current.local.done():
             current.local_taken = True
             return self._inject(current, _result_or_empty(current.local), "local", [])
@@ -602,8 +643,7 @@ class RecallHook(AgentHooks):
     def _room_left(self) -> bool:
         return SESSION_BUDGET_BYTES - self.bytes_used >= MIN_USEFUL_BUDGET
 
-    def _start(self, agent: Agent, text: str, key: str, settings: RecallSettings, *,
-               typed: bool) -> Prefetch:
+    def _start(self, agent: Agent, text: str, key: str, settings: RecallSettings, *, typed: bool) -> Prefetch:
         event = RecallEvent(_clip(key, 80), settings.strategy, self.clock())
         self.events.append(event)
         client = self.client or agent.client
@@ -626,9 +666,15 @@ class RecallHook(AgentHooks):
         elif current.event.outcome == "running":
             current.event.outcome, current.event.note = "dropped", why
 
-    async def _run(self, query: str, tools: list[str], settings: RecallSettings,
-                   client: ModelClient, event: RecallEvent,
-                   local: asyncio.Future[list[RecalledMemory]]) -> Selection:
+    async def _run(
+        self,
+        query: str,
+        tools: list[str],
+        settings: RecallSettings,
+        client: ModelClient,
+        event: RecallEvent,
+        local: asyncio.Future[list[RecalledMemory]],
+    ) -> Selection:
         try:
             with self.notices.busy("recall"):
                 return await self._select(query, tools, settings, client, event, local)
@@ -636,9 +682,15 @@ class RecallHook(AgentHooks):
             if not local.done():  # failed or cancelled before the local pass finished
                 local.set_result([])
 
-    async def _select(self, query: str, tools: list[str], settings: RecallSettings,
-                      client: ModelClient, event: RecallEvent,
-                      local: asyncio.Future[list[RecalledMemory]]) -> Selection:
+    async def _select(
+        self,
+        query: str,
+        tools: list[str],
+        settings: RecallSettings,
+        client: ModelClient,
+        event: RecallEvent,
+        local: asyncio.Future[list[RecalledMemory]],
+    ) -> Selection:
         exclude = frozenset(self._ledger)
         manifest, strong, cut = await asyncio.to_thread(self._local_pass, query, exclude)
         by_name = {c.filename: c for c in manifest}
@@ -662,18 +714,18 @@ class RecallHook(AgentHooks):
             self._say(f"memory recall fell back to lexical search: {exc}")
             event.selected = list(strong)
             rest, rest_restored = await asyncio.to_thread(
-                self._render, [n for n in strong if n not in rendered], by_name)
-            return Selection(found + list(rest.values()), "lexical (fallback)", len(manifest),
-                             str(exc), restored + rest_restored)
+                self._render, [n for n in strong if n not in rendered], by_name
+            )
+            return Selection(
+                found + list(rest.values()), "lexical (fallback)", len(manifest), str(exc), restored + rest_restored
+            )
         event.selected = list(names)
-        more, more_restored = await asyncio.to_thread(
-            self._render, [n for n in names if n not in rendered], by_name)
+        more, more_restored = await asyncio.to_thread(self._render, [n for n in names if n not in rendered], by_name)
         rendered |= more
         chosen = [rendered[n] for n in names if n in rendered]
         return Selection(chosen, "model", len(manifest), restored=restored + more_restored)
 
-    def _local_pass(self, query: str, exclude: frozenset[str]
-                    ) -> tuple[list[Candidate], list[str], bool]:
+    def _local_pass(self, query: str, exclude: frozenset[str]) -> tuple[list[Candidate], list[str], bool]:
         """The manifest for the side model, the lexical pass's strong matches, and whether the
         manifest had to leave files out, from one scan (in a worker thread: the first scan of a
         process reads the on-disk index or the files)."""
@@ -682,10 +734,8 @@ class RecallHook(AgentHooks):
             view = self.archive.refresh()
             exclude |= superseded_names(self.scanner.index.docs, view.index.docs)
             now = self.clock()
-            best = shortlist(query, self.scanner.index, SHORTLIST_SIZE, now, exclude=exclude,
-                             archive=view)
-            scored = select_lexical(query, self.scanner.index, now=now, exclude=exclude,
-                                    archive=view)
+            best = shortlist(query, self.scanner.index, SHORTLIST_SIZE, now, exclude=exclude, archive=view)
+            scored = select_lexical(query, self.scanner.index, now=now, exclude=exclude, archive=view)
             if self.team is not None:
                 best, scored = self._with_team(query, now, exclude, best, scored)
             strong = [f for f, _ in scored]
@@ -694,8 +744,9 @@ class RecallHook(AgentHooks):
         manifest = sorted(candidates, key=lambda c: (-c.mtime, c.filename))
         return manifest, strong, cut
 
-    async def _bridged(self, client: ModelClient, settings: RecallSettings, query: str,
-                       exclude: frozenset[str]) -> list[Candidate]:
+    async def _bridged(
+        self, client: ModelClient, settings: RecallSettings, query: str, exclude: frozenset[str]
+    ) -> list[Candidate]:
         """A request in Chinese or Japanese to a folder of mostly English memories shares almost
         no words with them, and above BRIDGE_FOLDER_FILES the manifest can show only part of the
         folder: one small side-model request turns it into English keywords, and the manifest
@@ -715,9 +766,14 @@ class RecallHook(AgentHooks):
         manifest, _, _ = await asyncio.to_thread(self._local_pass, widened, exclude)
         return manifest
 
-    def _with_team(self, query: str, now: float, exclude: frozenset[str],
-                   best: list[tuple[str, float]], scored: list[tuple[str, float]]
-                   ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+    def _with_team(
+        self,
+        query: str,
+        now: float,
+        exclude: frozenset[str],
+        best: list[tuple[str, float]],
+        scored: list[tuple[str, float]],
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """The private tier's shortlist and strong matches merged with the team folder's
         (memory/team/recall.py); under the scan lock."""
         from claude_mini.memory.team.recall import merge_tiers
@@ -726,8 +782,7 @@ class RecallHook(AgentHooks):
         team_best, team_strong = self.team.local_pass(query, now, exclude)
         return merge_tiers(best, scored, team_best, team_strong)
 
-    def _render(self, names: list[str], by_name: dict[str, Candidate]
-                ) -> tuple[dict[str, RecalledMemory], list[str]]:
+    def _render(self, names: list[str], by_name: dict[str, Candidate]) -> tuple[dict[str, RecalledMemory], list[str]]:
         """The chosen files as attachments by the name they were chosen under, and the live
         names of those brought back from the archive (in a worker thread: restoring takes the
         index lock; the loop never waits)."""
@@ -751,8 +806,9 @@ class RecallHook(AgentHooks):
         with self._scan_lock:
             live = self.archive.bring_back(name, now)
         if live is not None:
-            self._say(f"memory recall brought {live} back from the archive "
-                      "(gc had put it away; it is in MEMORY.md again)")
+            self._say(
+                f"memory recall brought {live} back from the archive (gc had put it away; it is in MEMORY.md again)"
+            )
         return live
 
     @property
@@ -779,8 +835,9 @@ class RecallHook(AgentHooks):
             if self.team is not None:
                 self.team.save_cache()
 
-    async def _ask_model(self, client: ModelClient, settings: RecallSettings, query: str,
-                         manifest: list[Candidate], tools: list[str]) -> list[str]:
+    async def _ask_model(
+        self, client: ModelClient, settings: RecallSettings, query: str, manifest: list[Candidate], tools: list[str]
+    ) -> list[str]:
         """One side-model request; any failure or the deadline raises RecallFailed."""
         lines = [manifest_line(c, _tier_note(c.filename)) for c in manifest]
         model = self.config.small_model
@@ -788,8 +845,7 @@ class RecallHook(AgentHooks):
         try:
             done = await asyncio.wait_for(client.complete(request), settings.timeout_ms / 1000)
         except TimeoutError:
-            raise RecallFailed(f"the side model did not answer within {settings.timeout_ms} ms")\
-                from None
+            raise RecallFailed(f"the side model did not answer within {settings.timeout_ms} ms") from None
         except ModelError as exc:
             raise RecallFailed(f"the side model failed: {exc}") from exc
         except Exception as exc:  # an unmapped transport error must not cost the turn its recall
@@ -798,8 +854,9 @@ class RecallHook(AgentHooks):
             self._session.costs.add("recall", done.model or model, done.billed)
         return parse_selection(done.message.text, [c.filename for c in manifest])
 
-    def _inject(self, current: Prefetch, memories: list[RecalledMemory], path: str,
-                restored: list[str], *, final: bool = False) -> list[str]:
+    def _inject(
+        self, current: Prefetch, memories: list[RecalledMemory], path: str, restored: list[str], *, final: bool = False
+    ) -> list[str]:
         """The attachments that are new, fit the session budget and the turn's 5 files; records
         each surfacing and the path that brought it. `final`: the selection is complete."""
         event = current.event
@@ -819,8 +876,7 @@ class RecallHook(AgentHooks):
             event.via[memory.filename] = path + (", while typing" if current.typed else "")
         event.injected += names
         if final or names:
-            event.outcome = "injected" if event.injected else (
-                "over budget" if memories else "nothing selected")
+            event.outcome = "injected" if event.injected else ("over budget" if memories else "nothing selected")
         self._record_use([n for n in names if n not in restored])  # restoring counted already
         return out
 

@@ -58,9 +58,12 @@ def scanner() -> Any | None:
                 _state["scanner"] = _build()
             except Exception as exc:  # ImportError, a native load or compile error
                 _state["failed"] = str(exc)
-                _log.warning("the secret rule set (kingfisher-secret-scanner) could not be "
-                             "loaded (%s); memory writes are checked by claude-mini's own "
-                             "patterns only. Reinstall claude-mini's dependencies.", exc)
+                _log.warning(
+                    "the secret rule set (kingfisher-secret-scanner) could not be "
+                    "loaded (%s); memory writes are checked by claude-mini's own "
+                    "patterns only. Reinstall claude-mini's dependencies.",
+                    exc,
+                )
     return _state.get("scanner")
 
 
@@ -94,8 +97,10 @@ _TOKEN_RUN = re.compile(r"[A-Za-z0-9_\-+/=.~]{16,}")
 
 def may_hold_token(text: str) -> bool:
     """Whether `text` has a run that a token rule could match (see `_TOKEN_RUN`)."""
-    return any(len(run) >= 32 or (any(c.isdigit() for c in run) and any(c.isalpha() for c in run))
-               for run in _TOKEN_RUN.findall(text))
+    return any(
+        len(run) >= 32 or (any(c.isdigit() for c in run) and any(c.isalpha() for c in run))
+        for run in _TOKEN_RUN.findall(text)
+    )
 
 
 def _scan(text: str) -> Iterator[RuleHit]:

@@ -78,23 +78,62 @@ class _Hit:
 
 # --- placeholders and references --------------------------------------------------------
 # Words that stand in a value slot without being a secret ("password: required").
-_STAND_IN_WORDS = frozenset(re.findall(r"\S+", """
+_STAND_IN_WORDS = frozenset(
+    re.findall(
+        r"\S+",
+        """
 required optional prompt prompted interactive ask none null nil empty unset undefined hidden
 masked redacted removed omitted secret secrets password passwords passwd token tokens example
 sample dummy fake test testing default disabled enabled true false yes no on off changeme
 changeit placeholder todo tbd fixme string str value any env environment keyring keychain
 vault 1password keepass keepassxc lastpass bitwarden ssm sops stdin file see stored pass pw pwd
 user username login
-"""))
-_STAND_IN_PARTS = ("example", "placeholder", "changeme", "change_me", "change-me", "redacted",
-                   "dummy", "your", "replace", "insert", "fixme", "todo", "sample")
+""",
+    )
+)
+_STAND_IN_PARTS = (
+    "example",
+    "placeholder",
+    "changeme",
+    "change_me",
+    "change-me",
+    "redacted",
+    "dummy",
+    "your",
+    "replace",
+    "insert",
+    "fixme",
+    "todo",
+    "sample",
+)
 _STAND_IN_START = ("$", "<", "{", "!", "[", "ENC[", "@")
 _PERCENT_VARIABLE = re.compile(r"%[\w.]+%|%\(\w+\)[sd]")  # %TOKEN%, %(password)s; not %BJAQl9…
 _MASK = re.compile(r"[xX*.#•_\-?0]+|(.)\1+")
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_REFERENCE_START = ("/", "~/", "./", "../", "file:", "env:", "vault:", "op://", "arn:", "sm://",
-                    "ssm:", "secret://", "keyring:", "http://", "https://", "secrets.", "vars.",
-                    "env.", "process.env", "os.environ", "ENV[", "ENV.")
+_REFERENCE_START = (
+    "/",
+    "~/",
+    "./",
+    "../",
+    "file:",
+    "env:",
+    "vault:",
+    "op://",
+    "arn:",
+    "sm://",
+    "ssm:",
+    "secret://",
+    "keyring:",
+    "http://",
+    "https://",
+    "secrets.",
+    "vars.",
+    "env.",
+    "process.env",
+    "os.environ",
+    "ENV[",
+    "ENV.",
+)
 _CODE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Z][a-z]+(?:[A-Z][a-z]+)+")  # config.token, SecretStr
 _FILE_NAME = re.compile(r"[\w.\-/]+\.(?:txt|pem|key|json|ya?ml|env|gpg|age|asc|p12|pfx|jks|crt)")
 
@@ -102,24 +141,40 @@ _FILE_NAME = re.compile(r"[\w.\-/]+\.(?:txt|pem|key|json|ya?ml|env|gpg|age|asc|p
 def is_stand_in(value: str) -> bool:
     """Whether `value` holds a place (`<token>`, `${VAR}`, `xxx`, `changeme`) instead of a secret."""
     low = value.lower()
-    return (low in _STAND_IN_WORDS or value.startswith(_STAND_IN_START)
-            or _PERCENT_VARIABLE.fullmatch(value) is not None
-            or any(part in low for part in _STAND_IN_PARTS)
-            or low.startswith(("my-", "my_")) or "..." in value or "…" in value
-            or _MASK.fullmatch(value) is not None)
+    return (
+        low in _STAND_IN_WORDS
+        or value.startswith(_STAND_IN_START)
+        or _PERCENT_VARIABLE.fullmatch(value) is not None
+        or any(part in low for part in _STAND_IN_PARTS)
+        or low.startswith(("my-", "my_"))
+        or "..." in value
+        or "…" in value
+        or _MASK.fullmatch(value) is not None
+    )
 
 
 def is_reference(value: str) -> bool:
     """Whether `value` names where a secret lives (an env var, a path, a vault URL) or is code."""
-    return (_ENV_NAME.fullmatch(value) is not None or value.startswith(_REFERENCE_START)
-            or "(" in value or "[" in value or _CODE.fullmatch(value) is not None
-            or _FILE_NAME.fullmatch(value) is not None)
+    return (
+        _ENV_NAME.fullmatch(value) is not None
+        or value.startswith(_REFERENCE_START)
+        or "(" in value
+        or "[" in value
+        or _CODE.fullmatch(value) is not None
+        or _FILE_NAME.fullmatch(value) is not None
+    )
 
 
 def _classes(value: str) -> int:
     """How many of lower case, upper case, digits and symbols `value` mixes."""
-    return sum((any(c.islower() for c in value), any(c.isupper() for c in value),
-                any(c.isdigit() for c in value), any(not c.isalnum() for c in value)))
+    return sum(
+        (
+            any(c.islower() for c in value),
+            any(c.isupper() for c in value),
+            any(c.isdigit() for c in value),
+            any(not c.isalnum() for c in value),
+        )
+    )
 
 
 def _has_letter_and_digit(value: str) -> bool:
@@ -138,8 +193,9 @@ class TokenPattern:
     min_chars: int = 0
 
 
-def _t(kind: str, pattern: str, hints: str, flags: int = 0, *, checked: bool = False,
-       min_chars: int = 0) -> TokenPattern:
+def _t(
+    kind: str, pattern: str, hints: str, flags: int = 0, *, checked: bool = False, min_chars: int = 0
+) -> TokenPattern:
     """A TokenPattern; `hints` (space-separated) let a scan skip the regex when none occurs."""
     return TokenPattern(kind, re.compile(pattern, flags), tuple(hints.split()), checked, min_chars)
 
@@ -152,56 +208,91 @@ _B64 = r"[A-Za-z0-9+/]"
 TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
     # The catalog wants an upper-case header on one line; a memory may carry it lower-cased or
     # wrapped: `-----begin rsa private\nkey-----`.
-    _t("a private key", r"(?P<value>-{3,5}\s{0,4}BEGIN\s{1,4}(?:[A-Z0-9]{1,16}\s{1,4}){0,3}PRIVATE"
-                        r"\s{1,4}KEY)", "private", re.IGNORECASE),
+    _t(
+        "a private key",
+        r"(?P<value>-{3,5}\s{0,4}BEGIN\s{1,4}(?:[A-Z0-9]{1,16}\s{1,4}){0,3}PRIVATE"
+        r"\s{1,4}KEY)",
+        "private",
+        re.IGNORECASE,
+    ),
     # PuTTY's .ppk format has no rule in the catalog.
-    _t("a PuTTY private key", r"(?P<value>PuTTY-User-Key-File-\d+:|Private-Lines:\s*\d+)",
-       "putty-user-key-file- private-lines:"),
+    _t(
+        "a PuTTY private key",
+        r"(?P<value>PuTTY-User-Key-File-\d+:|Private-Lines:\s*\d+)",
+        "putty-user-key-file- private-lines:",
+    ),
     # A key pasted without its header: base64 that starts like a DER private key or an OpenSSH key.
-    _t("a private key body",
-       r"(?<![A-Za-z0-9+/])(?P<value>(?:MII" + _B64 + r"{3}IBA[AD]|MIG" + _B64 + r"AgEA"
-       r"|MHcCAQEE|MC4CAQAw|b3BlbnNzaC1rZXktdjE)" + _B64 + r"{40,})",
-       "mii mig mhccaqee mc4caqaw b3blbnnzac1rzxktdje"),
+    _t(
+        "a private key body",
+        r"(?<![A-Za-z0-9+/])(?P<value>(?:MII" + _B64 + r"{3}IBA[AD]|MIG" + _B64 + r"AgEA"
+        r"|MHcCAQEE|MC4CAQAw|b3BlbnNzaC1rZXktdjE)" + _B64 + r"{40,})",
+        "mii mig mhccaqee mc4caqaw b3blbnnzac1rzxktdje",
+    ),
     # OpenAI-style `sk-` keys whose length and shape changed over the years (sk-proj-, sk-svcacct-,
     # bare sk- + 48): the catalog's rules want one exact shape each and miss the others.
-    _t("an API key", r"(?<![\w-])(?P<value>(?P<prefix>sk-(?:ant-(?:api|admin)\d\d-|ant-|proj-|"
-                     r"svcacct-|admin-|live-)?)(?P<body>[A-Za-z0-9_-]{20,}))", "sk-"),
+    _t(
+        "an API key",
+        r"(?<![\w-])(?P<value>(?P<prefix>sk-(?:ant-(?:api|admin)\d\d-|ant-|proj-|"
+        r"svcacct-|admin-|live-)?)(?P<body>[A-Za-z0-9_-]{20,}))",
+        "sk-",
+    ),
     # Stripe's webhook signing secret: the catalog knows sk_/rk_ keys only.
-    _t("a Stripe webhook secret", r"(?<![\w-])(?P<value>(?P<prefix>whsec_)[A-Za-z0-9]{24,})",
-       "whsec_"),
+    _t("a Stripe webhook secret", r"(?<![\w-])(?P<value>(?P<prefix>whsec_)[A-Za-z0-9]{24,})", "whsec_"),
     # The catalog reports an access key id only beside its secret key; alone it still names an
     # account and invites the secret next to it.
-    _t("an AWS access key id",
-       r"(?<![A-Z0-9])(?P<value>(?P<prefix>AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Z0-9])",
-       "akia asia abia acca"),
+    _t(
+        "an AWS access key id",
+        r"(?<![A-Z0-9])(?P<value>(?P<prefix>AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16})(?![A-Z0-9])",
+        "akia asia abia acca",
+    ),
     # ...and a secret key only beside its id: named as such (`aws_secret_access_key = …`) it is one.
-    _t("an AWS secret access key",
-       r"(?:aws_?)?secret_?access_?key[\"'`]?\s*(?:=|:|=>)\s*[\"'`]?"
-       r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])", "access", re.IGNORECASE),
+    _t(
+        "an AWS secret access key",
+        r"(?:aws_?)?secret_?access_?key[\"'`]?\s*(?:=|:|=>)\s*[\"'`]?"
+        r"(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+        "access",
+        re.IGNORECASE,
+    ),
     # HashiCorp Vault batch tokens (`hvb.`); the catalog has the service tokens (`hvs.`) only.
     _t("a Vault batch token", r"(?<![\w.])(?P<value>(?P<prefix>hvb\.)[\w-]{40,})", "hvb."),
     # No catalog rule for these four formats.
-    _t("a Discord webhook URL", r"(?P<value>(?P<prefix>https://(?:\w+\.)?discord(?:app)?\.com/"
-                                r"api/webhooks/)\d+/[\w-]{40,})", "discord"),
-    _t("a Google OAuth client secret", r"(?<![\w-])(?P<value>(?P<prefix>GOCSPX-)[\w-]{24,})",
-       "gocspx-"),
+    _t(
+        "a Discord webhook URL",
+        r"(?P<value>(?P<prefix>https://(?:\w+\.)?discord(?:app)?\.com/"
+        r"api/webhooks/)\d+/[\w-]{40,})",
+        "discord",
+    ),
+    _t("a Google OAuth client secret", r"(?<![\w-])(?P<value>(?P<prefix>GOCSPX-)[\w-]{24,})", "gocspx-"),
     _t("a Telegram bot token", r"(?<![\w:])(?P<value>\d{8,10}:AA[\w-]{33})(?![\w-])", ":aa"),
-    _t("an Azure storage account key", r"(?P<prefix>AccountKey=)(?P<value>[A-Za-z0-9+/]{60,}={0,2})",
-       "accountkey="),
+    _t("an Azure storage account key", r"(?P<prefix>AccountKey=)(?P<value>[A-Za-z0-9+/]{60,}={0,2})", "accountkey="),
     _t("an Azure SAS signature", r"[?&](?P<prefix>sig=)(?P<value>[A-Za-z0-9%+/]{30,})", "sig="),
     # Context rather than format: a password where a URL, a shell line or .netrc puts one,
     # judged by the same placeholder and reference checks as assignments.
-    _t("a password in a URL", r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^\s/:@]{0,256}:(?P<value>[^\s/@]{1,256})@[\w.\[-]",
-       "://", re.IGNORECASE, checked=True, min_chars=MIN_URL_PASSWORD_CHARS),
+    _t(
+        "a password in a URL",
+        r"(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^\s/:@]{0,256}:(?P<value>[^\s/@]{1,256})@[\w.\[-]",
+        "://",
+        re.IGNORECASE,
+        checked=True,
+        min_chars=MIN_URL_PASSWORD_CHARS,
+    ),
     _t("a bearer token", r"\bBearer\s+(?P<value>[A-Za-z0-9\-._~+/]{16,}=*)", "bearer", checked=True),
-    _t("a password on a command line",
-       r"\b(?:mysql(?:dump|admin)?|mariadb)\b[^\n]{0,200}?\s-p(?P<value>[^\s'\"-][^\s'\"]{3,})"
-       r"|\bsshpass\s+-p[ \t]*[\"']?(?P<v3>[^\s'\"-][^\s'\"]{3,})"
-       r"|\bcurl\b[^\n]{0,200}?\s(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<v2>[^\s\"']{4,})",
-       "mysql mariadb sshpass curl", checked=True, min_chars=MIN_URL_PASSWORD_CHARS),
-    _t("a password in a .netrc entry",
-       r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\S+)", "machine", checked=True,
-       min_chars=MIN_URL_PASSWORD_CHARS),
+    _t(
+        "a password on a command line",
+        r"\b(?:mysql(?:dump|admin)?|mariadb)\b[^\n]{0,200}?\s-p(?P<value>[^\s'\"-][^\s'\"]{3,})"
+        r"|\bsshpass\s+-p[ \t]*[\"']?(?P<v3>[^\s'\"-][^\s'\"]{3,})"
+        r"|\bcurl\b[^\n]{0,200}?\s(?:-u|--user)[ \t]+[\"']?[^\s:\"']+:(?P<v2>[^\s\"']{4,})",
+        "mysql mariadb sshpass curl",
+        checked=True,
+        min_chars=MIN_URL_PASSWORD_CHARS,
+    ),
+    _t(
+        "a password in a .netrc entry",
+        r"\bmachine\s+\S+\s+login\s+\S+\s+password\s+(?P<value>\S+)",
+        "machine",
+        checked=True,
+        min_chars=MIN_URL_PASSWORD_CHARS,
+    ),
 )
 _PACKAGE_NAME = re.compile(r"[a-z]+(?:-[a-z0-9]+){2,}")  # sk-learn-extras-version-two: a name, not a key
 
@@ -224,8 +315,7 @@ def _typed_hits(text: str) -> Iterator[_Hit]:
             continue
         for match in pattern.regex.finditer(text):
             value = _value_of(match)
-            if pattern.checked and (len(value) < pattern.min_chars or is_stand_in(value)
-                                    or is_reference(value)):
+            if pattern.checked and (len(value) < pattern.min_chars or is_stand_in(value) or is_reference(value)):
                 continue
             if pattern.kind == "a bearer token" and not _has_letter_and_digit(value):
                 continue
@@ -252,15 +342,39 @@ _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _SENSITIVE_STEMS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "pat")
 _PASSWORD_ENDINGS = ("password", "passwd", "passphrase")
 _SECRET_ENDINGS = ("secret", "token", "apikey", "authtoken")
-_SECRET_WORDS = frozenset({"pwd", "pass", "pw", "credential", "credentials", "creds", "auth",
-                           "pat", "authorization"})
-_KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "signing", "sign", "encryption",
-                             "encrypt", "decryption", "master", "auth", "client", "license",
-                             "account", "storage", "app", "consumer", "deploy", "hmac", "jwt",
-                             "crypto", "cipher", "root", "session", "service", "webhook"})
+_SECRET_WORDS = frozenset({"pwd", "pass", "pw", "credential", "credentials", "creds", "auth", "pat", "authorization"})
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api",
+        "access",
+        "secret",
+        "private",
+        "signing",
+        "sign",
+        "encryption",
+        "encrypt",
+        "decryption",
+        "master",
+        "auth",
+        "client",
+        "license",
+        "account",
+        "storage",
+        "app",
+        "consumer",
+        "deploy",
+        "hmac",
+        "jwt",
+        "crypto",
+        "cipher",
+        "root",
+        "session",
+        "service",
+        "webhook",
+    }
+)
 _NEUTRAL_TAILS = frozenset({"base", "value", "b64", "base64", "hex", "raw", "plain", "plaintext"})
-_SCHEME = re.compile(r"(?:bearer|basic|token|bot|digest|negotiate|apikey|sso-key|ssws)[ \t]+",
-                     re.IGNORECASE)
+_SCHEME = re.compile(r"(?:bearer|basic|token|bot|digest|negotiate|apikey|sso-key|ssws)[ \t]+", re.IGNORECASE)
 _QUOTES = "\"'`"
 _STRING_PREFIX = re.compile(r"[fbrFBR]{1,2}(?=[\"'])")  # f"Bearer {token}" is code, not a value
 _VALUE_CUT = re.compile(r"[;&,]")
@@ -325,14 +439,16 @@ def _unquoted_value(rest: str) -> _Value:
     cut = _VALUE_CUT.search(token)
     value = token[: cut.start()] if cut else token
     value = value.rstrip(_TRAILING_PUNCT)
-    tail = line[len(token):].strip()
+    tail = line[len(token) :].strip()
     # `DD_API_KEY=… DD_SITE=…`: another assignment follows, not a sentence
     prose = bool(tail) and not tail.startswith(_PROSE_OK_TAIL) and _NEXT_ASSIGNMENT.match(tail) is None
     return _Value(value, prose)
 
 
-_YAML_BLOCK = re.compile(r"[|>][-+]?[1-9]?[-+]?[ \t]*(?:#[^\n]*)?\n(?:[ \t]*\n){0,3}"
-                         r"(?P<line>[ \t]+[^\n]*)")
+_YAML_BLOCK = re.compile(
+    r"[|>][-+]?[1-9]?[-+]?[ \t]*(?:#[^\n]*)?\n(?:[ \t]*\n){0,3}"
+    r"(?P<line>[ \t]+[^\n]*)"
+)
 
 
 def _block_value(rest: str) -> _Value | None:
@@ -345,25 +461,30 @@ def _block_value(rest: str) -> _Value | None:
 
 def _assignment_value(text: str, end: int, category: str) -> _Value:
     """The value after an operator ending at `end` (the header scheme skipped)."""
-    rest = text[end:end + MAX_VALUE_CHARS]
+    rest = text[end : end + MAX_VALUE_CHARS]
     code = _STRING_PREFIX.match(rest)
     if code:
-        rest = rest[code.end():]
+        rest = rest[code.end() :]
     if category == "header":  # `Authorization: Bearer abc`, `"Authorization": "Basic abc"`
         bare = rest.lstrip(_QUOTES)
         scheme = _SCHEME.match(bare)
         if scheme:
-            return _unquoted_value(bare[scheme.end():])
+            return _unquoted_value(bare[scheme.end() :])
     found = _quoted_value(rest) or _block_value(rest)
     return found if found is not None else _unquoted_value(rest.lstrip(_QUOTES))
 
 
 # Words that make a quoted value with spaces a sentence about a password, not a passphrase.
-_PROSE_WORDS = _STAND_IN_WORDS | frozenset(re.findall(r"\S+", """
+_PROSE_WORDS = _STAND_IN_WORDS | frozenset(
+    re.findall(
+        r"\S+",
+        """
 a an the in is are was be it its this that for from of to at on by with and or not no our my your
 their his her see use used ask via under over here there has have had read set get kept lives
 held stored saved found entry manager variable same as like one any every each please check
-"""))
+""",
+    )
+)
 PASSPHRASE_MIN_CHARS = 12
 
 
@@ -376,8 +497,7 @@ def is_passphrase(value: str) -> bool:
     words = value.split()
     if not 2 <= len(words) <= 8 or len(value) < PASSPHRASE_MIN_CHARS or is_stand_in(value):
         return False
-    return not any(w.strip(".,;:!?()'\"").lower() in _PROSE_WORDS or w[:1] in "$<{%"
-                   for w in words)
+    return not any(w.strip(".,;:!?()'\"").lower() in _PROSE_WORDS or w[:1] in "$<{%" for w in words)
 
 
 def value_is_secret(value: str, category: str, prose: bool = False, literal: bool = False) -> bool:
@@ -401,7 +521,7 @@ def value_is_secret(value: str, category: str, prose: bool = False, literal: boo
 
 def _previous_word(text: str, start: int) -> str:
     """The word before position `start` on its line ("API" in "API key: ...")."""
-    head = text[max(0, start - 40):start].rsplit("\n", 1)[-1].rstrip()
+    head = text[max(0, start - 40) : start].rsplit("\n", 1)[-1].rstrip()
     words = re.findall(r"[A-Za-z]+", head)
     return words[-1] if words else ""
 
@@ -451,16 +571,34 @@ def _flag_hits(text: str) -> Iterator[_Hit]:
             yield _Hit(match.start(), found.kind, f"--{match.group('flag')} …")
 
 
-_FLAG = re.compile(r"(?<![\w-])--?(?P<flag>[a-z][\w-]{1,40})[ \t]+"
-                   r"(?P<value>\"[^\"\n]+\"|'[^'\n]+'|[^\s'\"-]\S*)")
+_FLAG = re.compile(
+    r"(?<![\w-])--?(?P<flag>[a-z][\w-]{1,40})[ \t]+"
+    r"(?P<value>\"[^\"\n]+\"|'[^'\n]+'|[^\s'\"-]\S*)"
+)
 
 
 # --- cookies -----------------------------------------------------------------------------
-_COOKIE = re.compile(r"(?<![\w-])(?:(?:set-)?cookie[\"']?[ \t]*:|--cookie(?:[ \t]+|=))[ \t]*[\"']?"
-                     r"(?P<pairs>[^\n]{1,1024})", re.IGNORECASE)
+_COOKIE = re.compile(
+    r"(?<![\w-])(?:(?:set-)?cookie[\"']?[ \t]*:|--cookie(?:[ \t]+|=))[ \t]*[\"']?"
+    r"(?P<pairs>[^\n]{1,1024})",
+    re.IGNORECASE,
+)
 _COOKIE_PAIR = re.compile(r"(?P<name>[\w.\-]{1,64})=(?P<value>[^;\s\"',]{1,512})")
-_SESSION_STEMS = ("sess", "sid", "auth", "token", "jwt", "remember", "login", "secret", "key",
-                  "pass", "cred", "identity", "user")
+_SESSION_STEMS = (
+    "sess",
+    "sid",
+    "auth",
+    "token",
+    "jwt",
+    "remember",
+    "login",
+    "secret",
+    "key",
+    "pass",
+    "cred",
+    "identity",
+    "user",
+)
 
 
 def _cookie_hits(text: str) -> Iterator[_Hit]:
@@ -470,16 +608,17 @@ def _cookie_hits(text: str) -> Iterator[_Hit]:
     for header in _COOKIE.finditer(text):
         for pair in _COOKIE_PAIR.finditer(header.group("pairs")):
             name, value = pair.group("name"), pair.group("value")
-            if any(stem in name.lower() for stem in _SESSION_STEMS) and \
-                    value_is_secret(value, "secret"):
+            if any(stem in name.lower() for stem in _SESSION_STEMS) and value_is_secret(value, "secret"):
                 yield _Hit(header.start(), "a session cookie", f"{name}=…")
                 break
 
 
 # --- key material without a header, and bare AWS secret keys -----------------------------
 _B64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/]{" + str(PEM_MIN_LINE_CHARS) + r",}={0,2}[ \t]*")
-_PUBLIC_HEADER = re.compile(r"-----BEGIN (?:CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY|PGP PUBLIC KEY"
-                            r"|PGP SIGNATURE|PGP MESSAGE|CERTIFICATE REQUEST|X509 CRL)")
+_PUBLIC_HEADER = re.compile(
+    r"-----BEGIN (?:CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY|PGP PUBLIC KEY"
+    r"|PGP SIGNATURE|PGP MESSAGE|CERTIFICATE REQUEST|X509 CRL)"
+)
 _HEX = re.compile(r"[\sA-Fa-f0-9]+")
 
 
@@ -494,9 +633,12 @@ def _key_body_hits(text: str) -> Iterator[_Hit]:
             continue
         if run_start is not None and i - run_start >= PEM_MIN_LINES:
             block = "\n".join(lines[run_start:i])
-            header = "\n".join(lines[max(0, run_start - 2):run_start])
-            if not _PUBLIC_HEADER.search(header) and not _HEX.fullmatch(block) and \
-                    _classes(block.replace("\n", "")) >= 3:
+            header = "\n".join(lines[max(0, run_start - 2) : run_start])
+            if (
+                not _PUBLIC_HEADER.search(header)
+                and not _HEX.fullmatch(block)
+                and _classes(block.replace("\n", "")) >= 3
+            ):
                 yield _Hit(offsets[run_start], "a key body (a long base64 block)")
         run_start = None
 
@@ -517,7 +659,7 @@ def _aws_pair_hits(text: str) -> Iterator[_Hit]:
     """A 40-character secret access key written near an access key id, without its key name."""
     for key_id in _AWS_ID.finditer(text):
         low = max(0, key_id.start() - AWS_PAIR_WINDOW)
-        window = text[low:key_id.end() + AWS_PAIR_WINDOW]
+        window = text[low : key_id.end() + AWS_PAIR_WINDOW]
         for match in _AWS_SECRET.finditer(window):
             value = match.group(0)
             if _classes(value) >= 3 and not _HEX.fullmatch(value):
@@ -526,8 +668,7 @@ def _aws_pair_hits(text: str) -> Iterator[_Hit]:
 
 def _is_random_40(value: str) -> bool:
     """Whether a 40-character base64 word mixes lower case, upper case and digits like a real key."""
-    return (any(c.islower() for c in value) and any(c.isupper() for c in value)
-            and any(c.isdigit() for c in value))
+    return any(c.islower() for c in value) and any(c.isupper() for c in value) and any(c.isdigit() for c in value)
 
 
 _AWS_CONTEXT = ("aws", "secret")
@@ -544,7 +685,7 @@ def _aws_context_hits(text: str) -> Iterator[_Hit]:
         line_start = lower.rfind("\n", 0, match.start()) + 1
         context_start = lower.rfind("\n", 0, max(0, line_start - 1)) + 1
         line_end = lower.find("\n", match.end())
-        context = lower[context_start:line_end if line_end >= 0 else len(lower)]
+        context = lower[context_start : line_end if line_end >= 0 else len(lower)]
         if any(word in context for word in _AWS_CONTEXT):
             yield _Hit(match.start(), "an AWS secret access key")
 
@@ -560,7 +701,13 @@ def _rule_set_hits(text: str) -> Iterator[_Hit]:
 # Most specific first: where two detectors flag one line, the first one names it (our typed
 # patterns before the rule set, so a URL's password or a bearer token keeps its own name).
 DETECTORS: tuple[Callable[[str], Iterator[_Hit]], ...] = (
-    _typed_hits, _rule_set_hits, _aws_pair_hits, _assignment_hits, _cookie_hits, _flag_hits, _aws_context_hits,
+    _typed_hits,
+    _rule_set_hits,
+    _aws_pair_hits,
+    _assignment_hits,
+    _cookie_hits,
+    _flag_hits,
+    _aws_context_hits,
     _key_body_hits,
 )
 

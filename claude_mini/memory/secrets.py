@@ -36,8 +36,18 @@ from claude_mini.memory.secret_scan import (
 )
 from claude_mini.permissions import Deny, Guard
 
-__all__ = ["SecretFinding", "SecretGuard", "UncheckedChange", "describe_findings", "edited_text",
-           "find_secret", "find_secrets", "lands_in", "refusal_text", "text_after"]
+__all__ = [
+    "SecretFinding",
+    "SecretGuard",
+    "UncheckedChange",
+    "describe_findings",
+    "edited_text",
+    "find_secret",
+    "find_secrets",
+    "lands_in",
+    "refusal_text",
+    "text_after",
+]
 
 MAX_SCAN_BYTES = 8 * 1024 * 1024  # a memory file this big is not a memory; a change to one is refused
 
@@ -53,16 +63,20 @@ class UncheckedChange(Exception):
 
 def refusal_text(found: list[SecretFinding], where: str) -> str:
     """The one-line refusal for secrets in `where`: what was found, that nothing was saved, what to do."""
-    return (f"refused to save {describe_findings(found)} in {where}. Memory files are plain text "
-            "that is read back into every session and may be shared, so secrets never go there. "
-            "Nothing was written. Save the memory without the secret (say where it lives "
-            "instead, e.g. the name of an environment variable or a password-manager entry).")
+    return (
+        f"refused to save {describe_findings(found)} in {where}. Memory files are plain text "
+        "that is read back into every session and may be shared, so secrets never go there. "
+        "Nothing was written. Save the memory without the secret (say where it lives "
+        "instead, e.g. the name of an environment variable or a password-manager entry)."
+    )
 
 
 def unchecked_text(tool_name: str, unchecked: UncheckedChange, where: str) -> str:
     """The one-line refusal of a memory write the guard cannot check: why, nothing written, what to do."""
-    text = (f"refused this {tool_name} of {where}; nothing was written, since it cannot be "
-            f"checked for secrets: {unchecked.reason.rstrip('.')}.")
+    text = (
+        f"refused this {tool_name} of {where}; nothing was written, since it cannot be "
+        f"checked for secrets: {unchecked.reason.rstrip('.')}."
+    )
     return f"{text} {unchecked.advice}" if unchecked.advice else text
 
 
@@ -75,8 +89,10 @@ def resolve_tool_path(raw: str, cwd: Path | None) -> str:
 
 
 _RETRY = "Read the file again and retry with an old_string copied from it, or rewrite it with Write."
-_SPLIT = (f"Memory files are meant to be short (over {MAX_SCAN_BYTES // (1024 * 1024)} MiB is "
-          "not a memory): move the bulk out of the memory folder, or write a shorter file.")
+_SPLIT = (
+    f"Memory files are meant to be short (over {MAX_SCAN_BYTES // (1024 * 1024)} MiB is "
+    "not a memory): move the bulk out of the memory folder, or write a shorter file."
+)
 
 
 def _checked_size(text: str) -> str:
@@ -100,8 +116,9 @@ def edited_text(path: Path, old: str, new: str, replace_all: bool) -> str:
         size = path.stat().st_size
     except FileNotFoundError:
         if old:
-            raise UncheckedChange(f"{path.name} does not exist and old_string is not empty",
-                                  "Create the file with Write.") from None
+            raise UncheckedChange(
+                f"{path.name} does not exist and old_string is not empty", "Create the file with Write."
+            ) from None
         return _checked_size(new)  # Edit creates the file with new_string as its text
     except OSError as exc:
         raise UncheckedChange(f"{path.name} cannot be read ({exc.strerror or exc})", _RETRY) from None
@@ -114,8 +131,7 @@ def edited_text(path: Path, old: str, new: str, replace_all: bool) -> str:
     except ToolError as exc:
         raise UncheckedChange(f"the Edit would fail: {exc}") from None  # its message says what to do
     if plan.decoded.encoding == "latin-1":
-        raise UncheckedChange(f"{path.name} is not UTF-8 text",
-                              "Rewrite the memory as UTF-8 text with Write.")
+        raise UncheckedChange(f"{path.name} is not UTF-8 text", "Rewrite the memory as UTF-8 text with Write.")
     return _checked_size(plan.updated)
 
 
@@ -134,8 +150,7 @@ def text_after(tool_name: str, input: dict[str, Any], cwd: Path | None = None) -
         return None
     raw, old, new = input.get("file_path"), input.get("old_string"), input.get("new_string")
     if not (isinstance(raw, str) and isinstance(old, str) and isinstance(new, str)):
-        raise UncheckedChange("file_path, old_string and new_string must all be strings",
-                              "Send all three as strings.")
+        raise UncheckedChange("file_path, old_string and new_string must all be strings", "Send all three as strings.")
     return edited_text(Path(resolve_tool_path(raw, cwd)), old, new, input.get("replace_all") is True)
 
 
@@ -150,8 +165,9 @@ class SecretGuard(Guard):
     """The guard that refuses memory writes containing secrets (and, with `team`, the team
     folder's stricter check); the session's chain and every fork's hold it (permissions/chain.py)."""
 
-    def __init__(self, memory_dir: Path, cwd: Path | Callable[[], Path] | None = None, *,
-                 team: TeamCheck | None = None) -> None:
+    def __init__(
+        self, memory_dir: Path, cwd: Path | Callable[[], Path] | None = None, *, team: TeamCheck | None = None
+    ) -> None:
         self.memory_dir = Path(memory_dir)
         self._cwd = cwd
         self.team = team  # the team folder's stricter check (memory/team/guard.py)
@@ -177,8 +193,7 @@ class SecretGuard(Guard):
         try:
             after_text = text_after(tool_name, input, self._cwd_now())
         except UncheckedChange as unchecked:
-            return Deny(unchecked_text(tool_name, unchecked,
-                                       f"{name} in the memory folder {self.memory_dir}"))
+            return Deny(unchecked_text(tool_name, unchecked, f"{name} in the memory folder {self.memory_dir}"))
         found = find_secrets(after_text)
         if tool_name == "Edit" and not found:
             found = find_secrets(input.get("new_string"))  # whatever the file, never add one

@@ -41,19 +41,35 @@ CHANGED_SHARE = 0.5
 MAX_REASONS = 3  # in a recalled memory's header
 CONFIG_READ_BYTES = 256 * 1024  # of a Makefile or package.json
 
-GENERATED_DIRS = frozenset({
-    "node_modules", "dist", "build", "out", "target", "coverage", "tmp", "__pycache__",
-    ".venv", "venv", ".git", ".next", ".cache", ".tox", ".pytest_cache", ".mypy_cache",
-})
-PLACEHOLDER_PARTS = frozenset({"foo", "bar", "baz", "qux", "your", "yours", "some", "example",
-                               "something", "somewhere", "xxx"})
+GENERATED_DIRS = frozenset(
+    {
+        "node_modules",
+        "dist",
+        "build",
+        "out",
+        "target",
+        "coverage",
+        "tmp",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".git",
+        ".next",
+        ".cache",
+        ".tox",
+        ".pytest_cache",
+        ".mypy_cache",
+    }
+)
+PLACEHOLDER_PARTS = frozenset(
+    {"foo", "bar", "baz", "qux", "your", "yours", "some", "example", "something", "somewhere", "xxx"}
+)
 _EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
 _DOMAIN = re.compile(r"^[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$")
 _PART = re.compile(r"^[\w.@+-]+$")
 _TOKEN = re.compile(r"[^\s`'\"()<>\[\]{},;|]+")
 _CODE_SPAN = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)|`([^`\n]+)`", re.DOTALL)
-_EXAMPLE_CUE = re.compile(
-    r"\b(?:e\.g\.|i\.e\.|for example|for instance|such as|like)[\s:,(`'\"]*$", re.IGNORECASE)
+_EXAMPLE_CUE = re.compile(r"\b(?:e\.g\.|i\.e\.|for example|for instance|such as|like)[\s:,(`'\"]*$", re.IGNORECASE)
 # `make [flags] TARGET`; with -C/-f/--directory/--file it is another Makefile: not checked.
 _MAKE = re.compile(r"(?<![\w-])make((?:\s+-[\w=-]+)*)\s+([A-Za-z_][\w.:/-]*)")
 _OTHER_MAKEFILE = re.compile(r"\s-(?:C|f|-directory|-file)\b")
@@ -61,7 +77,8 @@ _MAKE_VERB = re.compile(r"(?:run|runs|running|use|using|via|with|then|try)\s*$",
 _RUN_SCRIPT = re.compile(r"(?<![\w-])(?:npm|pnpm|yarn|bun)\s+run(?:-script)?\s+([\w:.@/-]+)")
 _SCRIPT_FILE = re.compile(
     r"(?<![\w-])(?:python3?|bash|sh|zsh|node|ruby|perl|tsx|ts-node|uv\s+run|poetry\s+run|"
-    r"pdm\s+run)\s+(?:-\S+\s+)*(\.?/?[\w.-]+\.(?:py|sh|js|mjs|cjs|ts|rb|pl))(?![\w/])")
+    r"pdm\s+run)\s+(?:-\S+\s+)*(\.?/?[\w.-]+\.(?:py|sh|js|mjs|cjs|ts|rb|pl))(?![\w/])"
+)
 _MAKEFILES = ("GNUmakefile", "makefile", "Makefile")
 _MAKE_RULE = re.compile(r"^([^\s:#=][^:#=]*?)\s*::?(?!=)")
 
@@ -81,8 +98,7 @@ def memory_text(text: str) -> str:
     frontmatter fields, such as `source` or `supersedes`)."""
     parsed = parse_memory_text(text)
     fm = parsed.frontmatter
-    return "\n".join(p for p in (field_text(fm, "name"), field_text(fm, "description"),
-                                 parsed.body) if p)
+    return "\n".join(p for p in (field_text(fm, "name"), field_text(fm, "description"), parsed.body) if p)
 
 
 def find_references(text: str) -> list[Reference]:
@@ -99,12 +115,11 @@ def find_references(text: str) -> list[Reference]:
     return list(unique.values())
 
 
-def _references_in(chunk: str, whole: str, offset: int, *, in_code: bool
-                   ) -> list[tuple[int, Reference]]:
+def _references_in(chunk: str, whole: str, offset: int, *, in_code: bool) -> list[tuple[int, Reference]]:
     """(position in `whole`, reference) of each reference in `chunk`, which starts at `offset`."""
     out: list[tuple[int, Reference]] = []
     for m in _TOKEN.finditer(chunk):
-        if _EXAMPLE_CUE.search(whole[max(0, offset + m.start() - 20):offset + m.start()]):
+        if _EXAMPLE_CUE.search(whole[max(0, offset + m.start() - 20) : offset + m.start()]):
             continue
         ref = path_reference(m.group(0), in_code=in_code)
         if ref is not None:
@@ -113,7 +128,7 @@ def _references_in(chunk: str, whole: str, offset: int, *, in_code: bool
         target = m.group(2).rstrip(".:")
         if _OTHER_MAKEFILE.search(m.group(1)):
             continue
-        if in_code or re.search(r"[-_:]", target) or _MAKE_VERB.search(chunk[:m.start()]):
+        if in_code or re.search(r"[-_:]", target) or _MAKE_VERB.search(chunk[: m.start()]):
             out.append((offset + m.start(), Reference("make", target, f"make {target}")))
     for m in _RUN_SCRIPT.finditer(chunk):
         script = m.group(1).rstrip(".")
@@ -130,8 +145,13 @@ def path_reference(token: str, *, in_code: bool = False, bare_ok: bool = False) 
     """The Reference a token is, if it is a path of the repository (see the module docstring)."""
     t = token.strip().rstrip(".,:;!?)")
     t = re.sub(r"(?::\d+){1,2}$|#.*$", "", t)  # src/x.py:42, src/x.py#L10
-    if (not t or "://" in t or "@" in t or t.startswith(("/", "~", "$", "-", "www.", "../"))
-            or any(c in t for c in "*?$%{}<>\\=")):
+    if (
+        not t
+        or "://" in t
+        or "@" in t
+        or t.startswith(("/", "~", "$", "-", "www.", "../"))
+        or any(c in t for c in "*?$%{}<>\\=")
+    ):
         return None
     t = t.removeprefix("./")
     folder = t.endswith("/")
@@ -140,9 +160,12 @@ def path_reference(token: str, *, in_code: bool = False, bare_ok: bool = False) 
         return None
     if len(parts) == 1 and not (bare_ok or (folder and in_code) or token.startswith("./")):
         return None
-    if (_DOMAIN.match(parts[0]) and not parts[0].startswith(".") and len(parts) > 1) \
-            or parts[0] in GENERATED_DIRS or "path/to" in t.lower() \
-            or any(p.lower() in PLACEHOLDER_PARTS for p in parts):
+    if (
+        (_DOMAIN.match(parts[0]) and not parts[0].startswith(".") and len(parts) > 1)
+        or parts[0] in GENERATED_DIRS
+        or "path/to" in t.lower()
+        or any(p.lower() in PLACEHOLDER_PARTS for p in parts)
+    ):
         return None
     if folder:
         if len(parts) == 1 and not in_code:
@@ -162,8 +185,7 @@ class Change:
     commits: int
 
 
-def stale_reasons(text: str, mtime: float, roots: Sequence[Path], *,
-                  timeout: float = GIT_TIMEOUT_S) -> list[str]:
+def stale_reasons(text: str, mtime: float, roots: Sequence[Path], *, timeout: float = GIT_TIMEOUT_S) -> list[str]:
     """Why a memory's text may be stale: `mentions src/x.py, which no longer exists`, ...
 
     `roots[0]` is the repository (git runs there); later roots (the working folder) are
@@ -172,8 +194,9 @@ def stale_reasons(text: str, mtime: float, roots: Sequence[Path], *,
     return stale_memories({"": (text, mtime)}, roots, timeout=timeout).get("", [])
 
 
-def stale_memories(texts: Mapping[str, tuple[str, float]], roots: Sequence[Path], *,
-                   timeout: float = GIT_TIMEOUT_S) -> dict[str, list[str]]:
+def stale_memories(
+    texts: Mapping[str, tuple[str, float]], roots: Sequence[Path], *, timeout: float = GIT_TIMEOUT_S
+) -> dict[str, list[str]]:
     """name -> reasons for each stale memory of `texts` (name -> (text, mtime)).
 
     However many memories, at most two git calls: one `ls-files` for the paths missing at
@@ -183,8 +206,12 @@ def stale_memories(texts: Mapping[str, tuple[str, float]], roots: Sequence[Path]
     if not roots:
         return {}
     refs = {name: r for name, (text, _) in texts.items() if (r := find_references(memory_text(text)))}
-    absent = [ref.target for rs in refs.values() for ref in rs
-              if ref.kind in ("path", "folder") and _locate(ref, roots) is None]
+    absent = [
+        ref.target
+        for rs in refs.values()
+        for ref in rs
+        if ref.kind in ("path", "folder") and _locate(ref, roots) is None
+    ]
     deeper = tracked_elsewhere(roots[0], list(dict.fromkeys(absent)), timeout) if absent else set()
     checked = {name: check_references(rs, roots, deeper) for name, rs in refs.items()}
     cited = list(dict.fromkeys(f for _, files in checked.values() for f in files))
@@ -194,16 +221,19 @@ def stale_memories(texts: Mapping[str, tuple[str, float]], roots: Sequence[Path]
     for name, (missing, files) in checked.items():
         mtime = texts[name][1]
         reasons = [missing_phrase(ref, why) for ref, why in missing]
-        reasons += [changed_phrase(f, c) for f in files
-                    if (c := change_since(history.get(f, []), mtime)) is not None
-                    and changed_a_lot(c, roots[0] / f)]
+        reasons += [
+            changed_phrase(f, c)
+            for f in files
+            if (c := change_since(history.get(f, []), mtime)) is not None and changed_a_lot(c, roots[0] / f)
+        ]
         if reasons:
             out[name] = reasons
     return out
 
 
-def check_references(refs: Iterable[Reference], roots: Sequence[Path], deeper: Collection[str]
-                     ) -> tuple[list[tuple[Reference, str]], list[str]]:
+def check_references(
+    refs: Iterable[Reference], roots: Sequence[Path], deeper: Collection[str]
+) -> tuple[list[tuple[Reference, str]], list[str]]:
     """(missing references with why, the existing files relative to roots[0] whose history
     may be checked); `deeper` are the missing paths git tracks deeper in the tree."""
     root = roots[0].resolve()
@@ -223,8 +253,7 @@ def check_references(refs: Iterable[Reference], roots: Sequence[Path], deeper: C
 
 def _locate(ref: Reference, roots: Sequence[Path]) -> Path | None:
     """Where a path or folder reference is, under the first root that has it."""
-    return next((base / ref.target for base in roots
-                 if _exists(base / ref.target, ref.kind == "folder")), None)
+    return next((base / ref.target for base in roots if _exists(base / ref.target, ref.kind == "folder")), None)
 
 
 def _exists(path: Path, folder: bool) -> bool:
@@ -302,14 +331,18 @@ def tracked_elsewhere(root: Path, paths: Sequence[str], timeout: float = GIT_TIM
     return {p for p in paths if any(f.endswith("/" + p) or f"/{p}/" in f"/{f}" for f in tracked)}
 
 
-def git_history(root: Path, files: Sequence[str], since: float,
-                timeout: float = GIT_TIMEOUT_S) -> dict[str, list[tuple[float, int]]]:
+def git_history(
+    root: Path, files: Sequence[str], since: float, timeout: float = GIT_TIMEOUT_S
+) -> dict[str, list[tuple[float, int]]]:
     """file -> [(commit time, lines added + deleted)] of the commits after `since` that touched
     it; one `git log --numstat` call; {} outside git or when it fails or is too slow."""
     if not files:
         return {}
-    out = git_output(root, ["log", f"--since=@{int(since)}", "--no-renames", "--relative", "--numstat",
-                      "--format=%x1e%ct", "--", *files], timeout)
+    out = git_output(
+        root,
+        ["log", f"--since=@{int(since)}", "--no-renames", "--relative", "--numstat", "--format=%x1e%ct", "--", *files],
+        timeout,
+    )
     return parse_numstat(out) if out else {}
 
 

@@ -42,7 +42,9 @@ OVERLAP_MIN = 0.6
 OVERLAP_TERMS = 3
 CORRECTION_CUE = re.compile(
     r"\b(no longer|not any ?more|instead|now|moved to|moved from|replaced|replaces|renamed|"
-    r"switched to|changed to|deprecated|from now on)\b", re.IGNORECASE)
+    r"switched to|changed to|deprecated|from now on)\b",
+    re.IGNORECASE,
+)
 _CUE_WORDS = "no longer anymore instead now moved replaced replaces renamed switched changed deprecated"
 
 
@@ -51,8 +53,11 @@ def link_names(value: Any) -> list[str]:
     """The memories a `supersedes`/`superseded_by` value names (a string or a list), as
     written: `old.md`, `./old.md`, or a name that `MemoryStore.resolve` understands."""
     items = value if isinstance(value, list) else [value]
-    return [normalise_target(one_line(str(item))) for item in items
-            if isinstance(item, str | int | float) and str(item).strip()]
+    return [
+        normalise_target(one_line(str(item)))
+        for item in items
+        if isinstance(item, str | int | float) and str(item).strip()
+    ]
 
 
 def as_filename(name: str) -> str:
@@ -100,8 +105,7 @@ def _head(name: str, successors: Mapping[str, str], live: Collection[str]) -> st
         current = nxt
 
 
-def superseded_names(live: Mapping[str, Candidate],
-                     archived: Mapping[str, Candidate] | None = None) -> frozenset[str]:
+def superseded_names(live: Mapping[str, Candidate], archived: Mapping[str, Candidate] | None = None) -> frozenset[str]:
     """The candidates recall must neither offer nor select, for its `exclude`: live files
     superseded by a live one, and the archived ones (named `archive/<file>`) whose successor
     is live. `live` is every live candidate by filename (the scanner's index), so a successor
@@ -130,11 +134,10 @@ def with_frontmatter_line(text: str, key: str, value: str) -> str | None:
     None when the file has no closed frontmatter block to put it in.
     """
     bom = "\ufeff" if text.startswith("\ufeff") else ""
-    lines = text[len(bom):].splitlines(keepends=True)
+    lines = text[len(bom) :].splitlines(keepends=True)
     if not lines or lines[0].rstrip("\r\n").rstrip() != "---":
         return None
-    end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n").rstrip() in ("---", "...")),
-               None)
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n").rstrip() in ("---", "...")), None)
     if end is None:
         return None
     newline = "\r\n" if lines[0].endswith("\r\n") else "\n"
@@ -159,8 +162,9 @@ def mark_superseded(path: Path, successor: str) -> None:
     text = path.read_bytes().decode("utf-8")
     new = with_frontmatter_line(text, SUPERSEDED_BY, successor)
     if new is None:
-        raise MemoryStoreError(f"{path.name} has no frontmatter block to mark "
-                               "(`claude-mini memory doctor --fix` repairs it)")
+        raise MemoryStoreError(
+            f"{path.name} has no frontmatter block to mark (`claude-mini memory doctor --fix` repairs it)"
+        )
     if new == text:
         return
     atomic_write(path, new)
@@ -220,8 +224,10 @@ def apply_link(store: MemoryStore, new: str, old: str, why: str = "") -> LinkOut
     """
     filename, problem = link_problem(store, new, old)
     if problem is not None or filename is None:
-        return LinkOutcome(f"{new} says it supersedes {old}, but {problem}; nothing was marked "
-                           f"(fix or remove the `supersedes:` line of {new}).")
+        return LinkOutcome(
+            f"{new} says it supersedes {old}, but {problem}; nothing was marked "
+            f"(fix or remove the `supersedes:` line of {new})."
+        )
     try:
         with locked(store.index_path):
             before = successor_of(_frontmatter(store.root / filename))
@@ -229,15 +235,21 @@ def apply_link(store: MemoryStore, new: str, old: str, why: str = "") -> LinkOut
             store.update_index(remove=[filename])
     except (MemoryStoreError, OSError, UnicodeDecodeError) as exc:
         why = os_error_text(exc) if isinstance(exc, OSError) else str(exc)
-        return LinkOutcome(f"{filename} could not be marked as superseded by {new} ({why}); both "
-                           f"are kept and recall may offer both: add `superseded_by: {new}` to "
-                           f"{filename} by hand.")
+        return LinkOutcome(
+            f"{filename} could not be marked as superseded by {new} ({why}); both "
+            f"are kept and recall may offer both: add `superseded_by: {new}` to "
+            f"{filename} by hand."
+        )
     was = f" (instead of {before})" if before and before != new else ""
     reason = f" ({why})" if why else ""
-    undo = (" Not a correction? Delete its superseded_by line, then run "
-            "`claude-mini memory doctor --fix`.") if why else ""
-    return LinkOutcome(f"Marked {filename} as superseded by {new}{was}{reason}: recall no "
-                       f"longer offers it and it left MEMORY.md.{undo}", filename)
+    undo = (
+        (" Not a correction? Delete its superseded_by line, then run `claude-mini memory doctor --fix`.") if why else ""
+    )
+    return LinkOutcome(
+        f"Marked {filename} as superseded by {new}{was}{reason}: recall no "
+        f"longer offers it and it left MEMORY.md.{undo}",
+        filename,
+    )
 
 
 def apply_links(store: MemoryStore, new: str) -> list[LinkOutcome]:
@@ -247,8 +259,7 @@ def apply_links(store: MemoryStore, new: str) -> list[LinkOutcome]:
     for old in olds:
         # Already marked for `new` (the fork did it, or a second run): nothing to say.
         done = _resolved(store, old)
-        if done and successor_of(_frontmatter(store.root / done)) == new \
-                and not _indexed(store, done):
+        if done and successor_of(_frontmatter(store.root / done)) == new and not _indexed(store, done):
             continue
         out.append(apply_link(store, new, old))
     return out
@@ -313,7 +324,8 @@ def guess_replaced(store: MemoryStore, name: str, description: str) -> tuple[Gue
         return None, ""
     if len(scored) > 1 and scored[0][0] - scored[1][0] < 0.1:
         files = ", ".join(f for _, f in scored[:3])
-        return None, (f"Tip: this looks like a correction of one of {files}; "
-                      "`--supersedes FILE` marks the one it replaces.")
+        return None, (
+            f"Tip: this looks like a correction of one of {files}; `--supersedes FILE` marks the one it replaces."
+        )
     share, filename = scored[0]
     return Guess(filename, f"it repeats {share:.0%} of its words and says {cue.group(0)!r}"), ""

@@ -51,8 +51,9 @@ class Guard(Protocol):
         return self
 
 
-def through_guards(guards: Sequence[Guard], tool_name: str, input: dict[str, Any],
-                   decide: Callable[[dict[str, Any]], Decision]) -> Decision:
+def through_guards(
+    guards: Sequence[Guard], tool_name: str, input: dict[str, Any], decide: Callable[[dict[str, Any]], Decision]
+) -> Decision:
     """The chain's rule: guards[0] is outermost. Each guard, outermost first, views the input and
     may stop the call with its `before` (a Deny or an Ask); otherwise the next one is asked, and
     `decide` (the base policy) last. The decision then goes back out through every guard that was
@@ -69,8 +70,9 @@ class PolicyChain:
     """A policy and its guards: what the agent loop, forks and subagents ask (`can_use_tool`),
     and the session's rules for the UI (mode, rules, suggestions), delegated by name."""
 
-    def __init__(self, base: ToolPolicy, guards: Iterable[Guard] = (), *,
-                 rules: PermissionPolicy | None = None) -> None:
+    def __init__(
+        self, base: ToolPolicy, guards: Iterable[Guard] = (), *, rules: PermissionPolicy | None = None
+    ) -> None:
         self.base = base  # what decides once the guards let a call through
         self.guards = tuple(guards)  # outermost first
         # The session's rules, for the UI (the session's chain: the base itself); a fork built
@@ -80,8 +82,7 @@ class PolicyChain:
     def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision:
         """The decision for one call, through every guard (see `through_guards`)."""
         input = input if isinstance(input, dict) else {}
-        return through_guards(self.guards, tool_name, input,
-                              lambda seen: self.base.can_use_tool(tool_name, seen))
+        return through_guards(self.guards, tool_name, input, lambda seen: self.base.can_use_tool(tool_name, seen))
 
     def for_fork(self, base: ToolPolicy, cwd: Path) -> PolicyChain:
         """A forked agent's chain: `base` (e.g. ExtractionPolicy) under each guard's fork form."""

@@ -34,8 +34,9 @@ Rules use Claude Code's syntax: `Tool` (the whole tool; `Tool(*)` too) or
   relative to the project root (so a bare `*.md` matches at any depth, as in
   .gitignore). Edit rules also cover Write, and Write deny and ask rules cover
   Edit (Claude Code ignores a `Write(path)` rule; here it binds rather than
-  nothing); Read rules also cover Grep and Glob (their search folder). A path must match both as written and with symlinks
-  resolved to be allowed, and either way to be denied.
+  nothing); Read rules also cover Grep and Glob (their search folder). A path
+  must match both as written and with symlinks resolved to be allowed, and
+  either way to be denied.
 - Any other tool name (`WebFetch`, `mcp__x__y`) is accepted; a specifier on it
   matches nothing, since we cannot interpret it. `mcp__server` and `mcp__server__*`
   cover every tool of that MCP server: the server a tool belongs to is what the tool
@@ -98,10 +99,25 @@ SOURCES = ("user", "project", "local", "flags", "managed")  # lowest to highest 
 # Tools that change nothing outside the harness (a todo list), or only start a subagent whose own
 # calls are checked one by one: they run as reads do, in every mode (deny and ask rules still apply).
 HARNESS_TOOLS = frozenset({"TodoWrite", "Agent"})
-_RISKY_PROGRAMS = frozenset({
-    "rm", "rmdir", "mv", "dd", "chmod", "chown", "sudo", "curl", "wget", "kill", "pkill",
-    "killall", "shred", "truncate", "mkfs",
-})
+_RISKY_PROGRAMS = frozenset(
+    {
+        "rm",
+        "rmdir",
+        "mv",
+        "dd",
+        "chmod",
+        "chown",
+        "sudo",
+        "curl",
+        "wget",
+        "kill",
+        "pkill",
+        "killall",
+        "shred",
+        "truncate",
+        "mkfs",
+    }
+)
 _SETTINGS_NAMES = ("settings.json", "settings.local.json")
 # `.claude/<folder>/...` whose files run or steer the agent later (hooks, agent types, skills, commands).
 _PROTECTED_CLAUDE_FOLDERS = frozenset({"hooks", "agents", "skills", "commands"})
@@ -109,23 +125,73 @@ _PROTECTED_CLAUDE_FOLDERS = frozenset({"hooks", "agents", "skills", "commands"})
 _PROTECTED_NAMES = frozenset({".mcp.json", ".envrc"})
 # Programs that run other programs or write files they are told: `Bash(docker run:*)` or `tee:*`
 # would allow any command or any file; "don't ask again" offers the exact line instead.
-_RUNS_OR_WRITES = frozenset({
-    "tee", "crontab", "at", "batch", "cp", "install", "ln", "rsync", "scp", "sftp", "patch", "unzip",
-    "launchctl", "aws-vault",
-})
+_RUNS_OR_WRITES = frozenset(
+    {
+        "tee",
+        "crontab",
+        "at",
+        "batch",
+        "cp",
+        "install",
+        "ln",
+        "rsync",
+        "scp",
+        "sftp",
+        "patch",
+        "unzip",
+        "launchctl",
+        "aws-vault",
+    }
+)
 _RUNNING_SUBCOMMANDS = {  # `docker run`, `kubectl exec`: the second word runs or writes anything
     "docker": {"run", "exec", "compose", "container", "create", "start", "build", "cp"},
     "podman": {"run", "exec", "compose", "container", "create", "start", "build", "cp"},
     "kubectl": {"exec", "run", "debug", "cp", "apply", "create", "patch", "replace", "attach"},
-    "direnv": {"exec"}, "mise": {"exec", "x"}, "git": {"-c", "config"},
+    "direnv": {"exec"},
+    "mise": {"exec", "x"},
+    "git": {"-c", "config"},
 }
 _RUNNERS = frozenset({"run", "exec", "x", "dlx"})  # `npm run test` keeps three words
 # Programs whose first word alone says little (`git:*` would allow `git push --force`).
-_SUBCOMMAND_PROGRAMS = frozenset({
-    "git", "npm", "yarn", "pnpm", "bun", "uv", "pip", "pip3", "pipx", "poetry", "cargo", "go", "docker",
-    "podman", "kubectl", "helm", "gh", "glab", "aws", "gcloud", "az", "terraform", "systemctl", "apt",
-    "apt-get", "brew", "make", "bundle", "gem", "dotnet", "mvn", "gradle", "conda", "deno", "rustup",
-})
+_SUBCOMMAND_PROGRAMS = frozenset(
+    {
+        "git",
+        "npm",
+        "yarn",
+        "pnpm",
+        "bun",
+        "uv",
+        "pip",
+        "pip3",
+        "pipx",
+        "poetry",
+        "cargo",
+        "go",
+        "docker",
+        "podman",
+        "kubectl",
+        "helm",
+        "gh",
+        "glab",
+        "aws",
+        "gcloud",
+        "az",
+        "terraform",
+        "systemctl",
+        "apt",
+        "apt-get",
+        "brew",
+        "make",
+        "bundle",
+        "gem",
+        "dotnet",
+        "mvn",
+        "gradle",
+        "conda",
+        "deno",
+        "rustup",
+    }
+)
 # Where git looks for a repository inside a folder: writing the last of these makes it one.
 _GIT_DIR_PARTS = ("HEAD", "objects", "refs", "config")
 
@@ -240,8 +306,12 @@ class PermissionPolicy:
         self.add_directory(self.project_root)
         if protected is None:
             home = paths.home_dir()
-            protected = [home / "settings.json", home / "trusted-folders.json", paths.managed_dir(),
-                         *(home / folder for folder in sorted(_PROTECTED_CLAUDE_FOLDERS))]
+            protected = [
+                home / "settings.json",
+                home / "trusted-folders.json",
+                paths.managed_dir(),
+                *(home / folder for folder in sorted(_PROTECTED_CLAUDE_FOLDERS)),
+            ]
         self._protected = {q for p in protected for q in (os.path.abspath(p), os.path.realpath(p))}
         self._mode = "default"
         self.mode = mode
@@ -293,8 +363,7 @@ class PermissionPolicy:
             return
         for text in texts:
             try:
-                rule: Rule | None = parse_rule(text, source=source, project_root=self.project_root,
-                                               origin=origin)
+                rule: Rule | None = parse_rule(text, source=source, project_root=self.project_root, origin=origin)
             except RuleError as exc:
                 rule = self._fail_closed(kind, text, exc)
             if rule is not None:
@@ -449,9 +518,11 @@ class PermissionPolicy:
         if secret := _secret_read(req):
             return secret  # over any allow rule: `Bash(cat:*)` or `Read` must not send ~/.ssh unasked
         if req.tool in EDIT_TOOLS and self._is_protected(req):
-            return Ask(f"{req.paths[0]} is protected: it controls git, claude-mini's settings, or code that "
-                       "runs later (hooks, MCP servers, agents, skills, commands, direnv); confirm this edit",
-                       protected=True)
+            return Ask(
+                f"{req.paths[0]} is protected: it controls git, claude-mini's settings, or code that "
+                "runs later (hooks, MCP servers, agents, skills, commands, direnv); confirm this edit",
+                protected=True,
+            )
         if self._allowed(req) or self._in_edit_dirs(req):
             return Allow()
         return self._mode_decision(req)
@@ -481,8 +552,11 @@ class PermissionPolicy:
         return None
 
     def _in_edit_dirs(self, req: _Request) -> bool:
-        return bool(req.tool in EDIT_TOOLS and req.real_paths and all(
-            any(within(p, d) for d in self._edit_dirs) for p in req.real_paths))
+        return bool(
+            req.tool in EDIT_TOOLS
+            and req.real_paths
+            and all(any(within(p, d) for d in self._edit_dirs) for p in req.real_paths)
+        )
 
     def check_restrictions(self, tool_name: str, input: dict[str, Any]) -> Deny | Ask | None:
         """Only the deny and ask rules (no mode, no allows): what a wrapping policy must still honour."""
@@ -513,8 +587,14 @@ class PermissionPolicy:
     def _first_match(self, rules: list[Rule], req: _Request) -> Rule | None:
         # Highest layer first, so a message names the rule that matters most (managed before user).
         server = self._mcp_servers.get(req.tool)
-        return next((r for r in reversed(rules) if r.governs(req.tool, server=server, restricting=True)
-                     and self._restricts(r, req)), None)
+        return next(
+            (
+                r
+                for r in reversed(rules)
+                if r.governs(req.tool, server=server, restricting=True) and self._restricts(r, req)
+            ),
+            None,
+        )
 
     @staticmethod
     def _restricts(rule: Rule, req: _Request) -> bool:
@@ -522,9 +602,7 @@ class PermissionPolicy:
         if rule.specifier is None:
             return True
         if rule.command is not None:
-            return req.command is not None and any(
-                c.opaque or rule.command.matches(c.text) for c in req.candidates
-            )
+            return req.command is not None and any(c.opaque or rule.command.matches(c.text) for c in req.candidates)
         if rule.path is not None:
             return any(rule.path.matches(p, is_dir=req.is_dir) for p in req.all_paths)
         return names_match(rule, req.input)
@@ -545,31 +623,46 @@ class PermissionPolicy:
         for target in read_targets(req.candidates, req.cwd, str(self.project_root), req.command):
             both = (target.path, os.path.realpath(target.path))
             if target.anything:
-                return Ask(f"{target.shown} could name any file, including those covered by {rules[0].where}; "
-                           "reading it with Bash needs approval", by_rule=True)
+                return Ask(
+                    f"{target.shown} could name any file, including those covered by {rules[0].where}; "
+                    "reading it with Bash needs approval",
+                    by_rule=True,
+                )
             if target.recursive:
                 if rule := _denied_below(target.path, rules):
-                    return Ask(f"{target.shown} is searched recursively and holds files covered by "
-                               f"{rule.where}; reading it with Bash needs approval", by_rule=True)
+                    return Ask(
+                        f"{target.shown} is searched recursively and holds files covered by "
+                        f"{rule.where}; reading it with Bash needs approval",
+                        by_rule=True,
+                    )
             elif rule := _covering(rules, *both):
-                return Ask(f"{target.shown} is covered by {rule.where}; reading it with Bash needs approval",
-                           by_rule=True)
+                return Ask(
+                    f"{target.shown} is covered by {rule.where}; reading it with Bash needs approval", by_rule=True
+                )
         if shows_git_history(req.candidates) and (rule := _tracked_and_denied(req.cwd, rules)):
-            return Ask(f"git history holds a tracked file covered by {rule.where}; showing it with Bash "
-                       "needs approval", by_rule=True)
+            return Ask(
+                f"git history holds a tracked file covered by {rule.where}; showing it with Bash needs approval",
+                by_rule=True,
+            )
         return None
 
     def _plan_decision(self, req: _Request, restriction: Ask | None) -> Decision:
         # A skill only adds text in plan mode: what its allowed-tools would allow, plan mode refuses.
-        if req.tool in READ_TOOLS or req.tool in self._read_only_tools or req.tool in HARNESS_TOOLS \
-                or req.tool == "Skill":
+        if (
+            req.tool in READ_TOOLS
+            or req.tool in self._read_only_tools
+            or req.tool in HARNESS_TOOLS
+            or req.tool == "Skill"
+        ):
             return restriction or Allow()
         if req.tool == "Bash":
             ok, why = is_read_only_command(req.command or "")
             if ok:
                 return restriction or Allow()
-            return Deny(f"Plan mode is read-only and this command is not ({why}). "
-                        "Present the plan and wait for the user to approve it before changing anything.")
+            return Deny(
+                f"Plan mode is read-only and this command is not ({why}). "
+                "Present the plan and wait for the user to approve it before changing anything."
+            )
         return Deny(f"Plan mode is read-only: {req.tool} is not available until the user approves the plan.")
 
     def _allowed(self, req: _Request) -> bool:
@@ -579,8 +672,11 @@ class PermissionPolicy:
         # An allow needs the path to match both as written and with symlinks resolved.
         return any(
             r.specifier is None
-            or (r.path is not None and bool(req.paths)
-                and all(r.path.matches(p, is_dir=req.is_dir) for p in req.all_paths))
+            or (
+                r.path is not None
+                and bool(req.paths)
+                and all(r.path.matches(p, is_dir=req.is_dir) for p in req.all_paths)
+            )
             or names_match(r, req.input)
             for r in rules
         )
@@ -597,8 +693,10 @@ class PermissionPolicy:
             return Ask(f"{req.tool} needs approval in default mode")
         if req.tool == "Skill":  # the skills part lets the others load without a question
             rule = self.suggest_rule(req.tool, req.input)
-            return Ask(f"this skill's allowed-tools would let more tools run without asking for the rest of "
-                       f"the turn; {rule} allows it")
+            return Ask(
+                f"this skill's allowed-tools would let more tools run without asking for the rest of "
+                f"the turn; {rule} allows it"
+            )
         return Ask(f"{req.tool} needs approval")
 
     def _accept_edit(self, req: _Request) -> Decision:
@@ -618,8 +716,9 @@ class PermissionPolicy:
             parts = path.split(os.sep)
             if ".git" in parts or (parts[-2:-1] == [".claude"] and parts[-1] in _SETTINGS_NAMES):
                 return True
-            if parts[-1] in _PROTECTED_NAMES or any(a == ".claude" and b in _PROTECTED_CLAUDE_FOLDERS
-                                                    for a, b in zip(parts, parts[1:], strict=False)):
+            if parts[-1] in _PROTECTED_NAMES or any(
+                a == ".claude" and b in _PROTECTED_CLAUDE_FOLDERS for a, b in zip(parts, parts[1:], strict=False)
+            ):
                 return True
             if any(within(path, p) for p in self._protected) or completes_git_dir(path):
                 return True
@@ -648,8 +747,9 @@ class PermissionPolicy:
         for title, rules in (("Deny", self._deny), ("Ask", self._ask), ("Allow", self._allow)):
             lines.append(f"{title} rules:")
             width = max((len(r.text) for r in rules), default=0)
-            lines += [f"  {r.text.ljust(width)}  {r.source}" + (f" ({r.origin})" if r.origin else "")
-                      for r in reversed(rules)] or ["  (none)"]
+            lines += [
+                f"  {r.text.ljust(width)}  {r.source}" + (f" ({r.origin})" if r.origin else "") for r in reversed(rules)
+            ] or ["  (none)"]
         if self.errors:
             lines.append("Problems (these rules are not in effect as written):")
             lines += [f"  {e}" for e in self.errors]
@@ -673,8 +773,11 @@ def _secret_read(req: _Request) -> Ask | None:
         return None
     if where is None:
         return None
-    return Ask(f"{shown} reads {where}, which holds credentials; they would be sent to the model. "
-               "Confirm only if you mean to share them", protected=True)
+    return Ask(
+        f"{shown} reads {where}, which holds credentials; they would be sent to the model. "
+        "Confirm only if you mean to share them",
+        protected=True,
+    )
 
 
 def _secret_in(path: str, recursive: bool, folders: list[str]) -> str | None:
@@ -690,8 +793,10 @@ def _bash_secret(req: _Request, folders: list[str]) -> tuple[str | None, str]:
     """The first credential location a Bash line reads by name (`cat ~/.ssh/id_ed25519`, `grep -r x ~`)."""
     home = os.path.expanduser("~")
     # `$HOME/.aws` is the home folder to the shell; the parser leaves the variable as written.
-    commands = [replace(c, words=tuple(re.sub(r"^\$(?:HOME\b|\{HOME\})", lambda _: home, w) for w in c.words))
-                for c in req.candidates]
+    commands = [
+        replace(c, words=tuple(re.sub(r"^\$(?:HOME\b|\{HOME\})", lambda _: home, w) for w in c.words))
+        for c in req.candidates
+    ]
     for target in read_targets(commands, req.cwd, req.cwd):
         for path in (target.path, _real(target.path)):
             if where := _secret_in(path, target.recursive, folders):
@@ -729,8 +834,11 @@ MAX_WALK_ENTRIES = 20_000
 def _denied_below(folder: str, rules: list[Rule]) -> Rule | None:
     """The first Read deny rule that covers a file below `folder` (walked up to MAX_WALK_ENTRIES;
     a bigger tree counts as covered, since it cannot be checked quickly)."""
-    candidates = [r for r in rules if r.path is not None and any(
-        r.path.may_match_inside(p) for p in (folder, os.path.realpath(folder)))]
+    candidates = [
+        r
+        for r in rules
+        if r.path is not None and any(r.path.may_match_inside(p) for p in (folder, os.path.realpath(folder)))
+    ]
     if not candidates:
         return None
     if not os.path.isdir(folder):
@@ -882,11 +990,15 @@ def memory_layout_problem(real: str, memory_dir: str) -> str | None:
     if real == memory_dir or not parts:
         return f"{memory_dir} is the memory folder itself; write a topic file inside it"
     if any(part.lower() == INDEX_NAME.lower() for part in parts[:-1]):
-        return (f"{INDEX_NAME} in {memory_dir} is the memory index, a file: nothing can be written "
-                f"inside it. Write topic files next to it (e.g. {memory_dir}/topic.md)")
+        return (
+            f"{INDEX_NAME} in {memory_dir} is the memory index, a file: nothing can be written "
+            f"inside it. Write topic files next to it (e.g. {memory_dir}/topic.md)"
+        )
     if not parts[-1].endswith(".md"):
-        return (f"only .md topic files and {INDEX_NAME} may be written in the memory folder "
-                f"{memory_dir}; {parts[-1]} is neither")
+        return (
+            f"only .md topic files and {INDEX_NAME} may be written in the memory folder "
+            f"{memory_dir}; {parts[-1]} is neither"
+        )
     return None
 
 
@@ -901,16 +1013,20 @@ def _index_command_problem(command: SimpleCommand, cwd: str, memory_dir: str) ->
         for path in {lexical, os.path.realpath(lexical)}:
             where = _index_match(path, index)
             if where == "below":
-                return (f"{index} is the memory index, a file: this command would make it a folder "
-                        f"({word}). Write topic files next to it instead")
+                return (
+                    f"{index} is the memory index, a file: this command would make it a folder "
+                    f"({word}). Write topic files next to it instead"
+                )
             if where == "at" and changes:
-                return (f"{index} is the memory index, a file: a shell command may only read it, and "
-                        f"this one could replace it or make it a folder ({word}). Change it with Write or Edit")
+                return (
+                    f"{index} is the memory index, a file: a shell command may only read it, and "
+                    f"this one could replace it or make it a folder ({word}). Change it with Write or Edit"
+                )
     return None
 
 
 def _index_match(path: str, index: str) -> str | None:
-    """"at" if `path` (wildcards allowed, case ignored) names `index`, "below" if a path inside it."""
+    """ "at" if `path` (wildcards allowed, case ignored) names `index`, "below" if a path inside it."""
     parts, want = Path(path.lower()).parts, Path(index.lower()).parts
     if len(parts) < len(want) or not all(fnmatch.fnmatchcase(w, p) for w, p in zip(want, parts, strict=False)):
         return None
@@ -934,8 +1050,10 @@ def _index_after_cd(candidates: list[SimpleCommand]) -> str | None:
             continue
         for word in command.words[1:]:
             if not os.path.isabs(os.path.expanduser(word)) and any(_names_index(part) for part in Path(word).parts):
-                return (f"this line changes directory and then names {word}: whether that is the memory "
-                        f"index ({INDEX_NAME}, a file) cannot be known in advance")
+                return (
+                    f"this line changes directory and then names {word}: whether that is the memory "
+                    f"index ({INDEX_NAME}, a file) cannot be known in advance"
+                )
     return None
 
 
@@ -986,8 +1104,10 @@ class ExtractionPolicy:
         if tool_name in EDIT_TOOLS:
             problem = self._write_problem(input.get("file_path"))
             return Deny(problem) if problem else Allow()
-        return Deny(f"Memory extraction may not use {tool_name}: it may read and search, "
-                    f"and write only inside {self.memory_dir}")
+        return Deny(
+            f"Memory extraction may not use {tool_name}: it may read and search, "
+            f"and write only inside {self.memory_dir}"
+        )
 
     def _write_problem(self, raw: Any) -> str | None:
         """Why writing `raw` would leave the memory dir, or None if it stays inside."""

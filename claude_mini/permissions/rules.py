@@ -22,14 +22,30 @@ from claude_mini.shell.bash_reads import literal_prefix
 READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
 EDIT_TOOLS = frozenset({"Write", "Edit"})
 KNOWN_TOOLS = (
-    "Read", "Write", "Edit", "Bash", "Grep", "Glob",
-    "MultiEdit", "NotebookEdit", "WebFetch", "WebSearch", "Task", "TodoWrite", "Skill", "Agent",
+    "Read",
+    "Write",
+    "Edit",
+    "Bash",
+    "Grep",
+    "Glob",
+    "MultiEdit",
+    "NotebookEdit",
+    "WebFetch",
+    "WebSearch",
+    "Task",
+    "TodoWrite",
+    "Skill",
+    "Agent",
 )
 _PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Grep", "Glob"})
 # Rule tool names that govern a tool: Edit rules cover Write, Read rules cover the searches.
 # `Task` is the Agent tool's old name, still used in Claude Code's settings.
-_GOVERNED_BY = {"Write": ("Write", "Edit"), "Grep": ("Grep", "Read"), "Glob": ("Glob", "Read"),
-                "Agent": ("Agent", "Task")}
+_GOVERNED_BY = {
+    "Write": ("Write", "Edit"),
+    "Grep": ("Grep", "Read"),
+    "Glob": ("Glob", "Read"),
+    "Agent": ("Agent", "Task"),
+}
 # Deny and ask rules only: a `Write(...)` deny or ask also binds Edit (an allow does not widen).
 _ALSO_RESTRICTED_BY = {"Edit": ("Write",)}
 _RULE = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_-]*(?:__\*)?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
@@ -215,7 +231,7 @@ def _covers_server_tool(rule_tool: str, tool_name: str, server: str | None, *, l
 def _server_splits(tool_name: str) -> list[str]:
     """Every server name `mcp__<server>__<tool>` could be read with (both parts non-empty)."""
     rest = tool_name.removeprefix(_MCP_PREFIX)
-    return [rest[:i] for i in range(1, len(rest) - 2) if rest[i:i + 2] == "__" and rest[:i] and rest[i + 2:]]
+    return [rest[:i] for i in range(1, len(rest) - 2) if rest[i : i + 2] == "__" and rest[:i] and rest[i + 2 :]]
 
 
 def parse_rule(text: Any, *, source: str, project_root: Path, origin: str | None = None) -> Rule:

@@ -41,8 +41,14 @@ class FileHistoryHook(AgentHooks):
     """Keeps, for the session in place, what each Write and Edit replaced (the main agent's and
     its subagents'), and notes the commands that may have changed files."""
 
-    def __init__(self, session: Callable[[], Session], *, settings: Callable[[], CheckpointSettings],
-                 memory_root: Path | None, notices: NoticeChannel) -> None:
+    def __init__(
+        self,
+        session: Callable[[], Session],
+        *,
+        settings: Callable[[], CheckpointSettings],
+        memory_root: Path | None,
+        notices: NoticeChannel,
+    ) -> None:
         self.session = session  # the runtime's: it changes with /clear and /resume
         self.settings = settings
         self.memory_root = Path(os.path.realpath(memory_root)) if memory_root is not None else None
@@ -76,8 +82,9 @@ class FileHistoryHook(AgentHooks):
         if pending is not None and not result.is_error:
             path, before, data = pending
             by = "main" if agent.purpose == "main" else "subagent"
-            await self._store(lambda history: history.record_change(message, path, before, data, fingerprint(path),
-                                                                    call.name, by))
+            await self._store(
+                lambda history: history.record_change(message, path, before, data, fingerprint(path), call.name, by)
+            )
         elif call.name == "Bash" and _may_change_files(call.input):
             await self._store(lambda history: history.record_command(message, str(call.input["command"])))
         return []
@@ -114,8 +121,10 @@ class FileHistoryHook(AgentHooks):
                 log.warning("file checkpoint failed", exc_info=True)
             if not self._failed:
                 self._failed = True
-                self.notices.say(f"{str(exc).rstrip('.')}: /rewind cannot restore this change (said once; "
-                                 "the session goes on).", "warning")
+                self.notices.say(
+                    f"{str(exc).rstrip('.')}: /rewind cannot restore this change (said once; the session goes on).",
+                    "warning",
+                )
             return
         if note:
             self.notices.say(note, "warning", once=True)
@@ -124,8 +133,7 @@ class FileHistoryHook(AgentHooks):
 def _of_last_response(agent: Agent, call: ToolUseBlock) -> bool:
     """Whether `call` is one of `agent`'s own last response (not a subagent's passing through)."""
     messages = agent.session.messages
-    return bool(messages) and messages[-1].role == "assistant" and any(
-        c.id == call.id for c in messages[-1].tool_uses)
+    return bool(messages) and messages[-1].role == "assistant" and any(c.id == call.id for c in messages[-1].tool_uses)
 
 
 def _may_change_files(input: Any) -> bool:

@@ -55,8 +55,11 @@ class SessionCheckpoints:
         return [self._point(prompt, len(prompts) - i) for i, prompt in enumerate(prompts)][::-1]
 
     def _point(self, prompt: PromptEntry, number: int) -> RewindPoint:
-        files = [FileChange(c.path, c.before.state == "absent", _not_restorable(c))
-                 for c in self.index.changes if c.message == prompt.id]
+        files = [
+            FileChange(c.path, c.before.state == "absent", _not_restorable(c))
+            for c in self.index.changes
+            if c.message == prompt.id
+        ]
         commands = [r.command for r in self.index.records if isinstance(r, Command) and r.message == prompt.id]
         return RewindPoint(prompt, number, files, list(dict.fromkeys(commands)))
 
@@ -69,8 +72,7 @@ class SessionCheckpoints:
         exact = [p for p in points if p.prompt.id == key]
         # A start of an id needs 4 characters, as git's short hashes: "/rewind 7" past the end of
         # the list must not land on a message whose random id happens to start with 7.
-        found = exact or [p for p in points
-                          if len(key) >= MIN_ID_PREFIX and p.prompt.id.startswith(key)]
+        found = exact or [p for p in points if len(key) >= MIN_ID_PREFIX and p.prompt.id.startswith(key)]
         return found[0] if len(found) == 1 else None
 
     def since(self, prompt: PromptEntry) -> Iterator[Change | Command | Restore]:
@@ -117,6 +119,8 @@ def read_checkpoints(transcript: Path, history: FileHistory) -> SessionCheckpoin
     except StoreError as exc:
         index, problems, damaged = Index(), [str(exc)], True
     if index.skipped:
-        problems.append(f"Skipped {index.skipped} unreadable record(s) of {history.index_path}; the changes "
-                        "they held cannot be restored.")
+        problems.append(
+            f"Skipped {index.skipped} unreadable record(s) of {history.index_path}; the changes "
+            "they held cannot be restored."
+        )
     return SessionCheckpoints(transcript, history, contents, index, problems, damaged)

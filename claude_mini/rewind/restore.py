@@ -96,8 +96,7 @@ def last_known_states(checkpoints: SessionCheckpoints) -> dict[str, str | None]:
     return left
 
 
-def _plan_file(checkpoints: SessionCheckpoints, path: Path, before: Before, left: str | None,
-               root: Path) -> FilePlan:
+def _plan_file(checkpoints: SessionCheckpoints, path: Path, before: Before, left: str | None, root: Path) -> FilePlan:
     escape = way_out(path, root)
     if escape:  # before reading it too: the content found through a link says nothing of ours
         return FilePlan(path, before, "none", False, escape)
@@ -111,8 +110,13 @@ def _plan_file(checkpoints: SessionCheckpoints, path: Path, before: Before, left
     if now == "folder":
         return FilePlan(path, before, "none", outside, "it is a folder now")
     if before.state == "kept" and checkpoints.history.blob(before.sha) is None:
-        return FilePlan(path, before, "none", outside, f"its saved copy {checkpoints.history.blob_dir / before.sha} "
-                                                       "is missing or damaged")
+        return FilePlan(
+            path,
+            before,
+            "none",
+            outside,
+            f"its saved copy {checkpoints.history.blob_dir / before.sha} is missing or damaged",
+        )
     return FilePlan(path, before, "delete" if wanted is None else "write", outside)
 
 
@@ -153,12 +157,16 @@ def way_out(path: Path, root: Path) -> str:
     for part in relative.parts[:-1]:
         folder = folder / part
         if folder.is_symlink():
-            return (f"its folder {relative_name(folder, root)} is now a symbolic link (to {_link_target(folder)}); "
-                    "nothing was written or deleted through it. Put the folder back, or restore the file by hand")
+            return (
+                f"its folder {relative_name(folder, root)} is now a symbolic link (to {_link_target(folder)}); "
+                "nothing was written or deleted through it. Put the folder back, or restore the file by hand"
+            )
     real, real_root = os.path.realpath(path), os.path.realpath(root)
     if os.path.commonpath([real, real_root]) != real_root:
-        return (f"it now leads outside the project (to {real}); nothing was written or deleted there. "
-                "Restore the file by hand")
+        return (
+            f"it now leads outside the project (to {real}); nothing was written or deleted there. "
+            "Restore the file by hand"
+        )
     return ""
 
 
@@ -227,24 +235,33 @@ def plan_problems(plan: CodePlan, cwd: Path) -> list[str]:
 
 def conflict_lines(plan: CodePlan, cwd: Path) -> list[str]:
     """One line per file changed outside the assistant since its last change."""
-    return [f"{shown(f.path, cwd)} was changed outside the assistant since its last change (by hand, a command "
-            "or another program); restoring it would lose that change." for f in plan.conflicts]
+    return [
+        f"{shown(f.path, cwd)} was changed outside the assistant since its last change (by hand, a command "
+        "or another program); restoring it would lose that change."
+        for f in plan.conflicts
+    ]
 
 
 def result_lines(result: CodeResult, plan: CodePlan, cwd: Path) -> list[str]:
     """What a restore did, then what it left alone and why."""
+
     def names(files: list[Path]) -> str:
         return ", ".join(shown(p, cwd) for p in files)
 
     lines = []
     if result.written:
-        lines.append(f"Restored {len(result.written)} file(s) as they were before that message: {names(result.written)}.")
+        lines.append(
+            f"Restored {len(result.written)} file(s) as they were before that message: {names(result.written)}."
+        )
     if result.deleted:
         lines.append(f"Deleted {len(result.deleted)} file(s) the assistant created: {names(result.deleted)}.")
     if not result.changed:
         untouched = result.kept_outside or result.failed or plan_problems(plan, Path())
-        lines.append("No file was restored." if untouched else
-                     "No file needed restoring: they already are as they were before that message.")
+        lines.append(
+            "No file was restored."
+            if untouched
+            else "No file needed restoring: they already are as they were before that message."
+        )
     if result.kept_outside:
         lines.append(f"Kept as they are (changed outside the assistant): {names(result.kept_outside)}.")
     lines += [f"Could not restore {shown(p, cwd)}: {why}" for p, why in result.failed]
@@ -262,5 +279,7 @@ def one_line(text: str, width: int) -> str:
 
 def commands_line(commands: list[str]) -> str:
     """The commands whose effects a restore did not undo (Bash changes are not tracked)."""
-    listed = ", ".join(f"`{one_line(c, 60)}`" for c in commands[:3]) + (f" and {len(commands) - 3} more" if len(commands) > 3 else "")
+    listed = ", ".join(f"`{one_line(c, 60)}`" for c in commands[:3]) + (
+        f" and {len(commands) - 3} more" if len(commands) > 3 else ""
+    )
     return f"Not undone: commands run since then may have changed files, which checkpoints do not track ({listed})."

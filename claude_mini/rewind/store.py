@@ -99,8 +99,17 @@ class Change:
     by: str = "main"  # or the subagent type that made it
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "change", "seq": self.seq, "message": self.message, "path": self.path, "tool": self.tool,
-                "by": self.by, "before": self.before.to_dict(), "after": self.after, "time": self.time}
+        return {
+            "kind": "change",
+            "seq": self.seq,
+            "message": self.message,
+            "path": self.path,
+            "tool": self.tool,
+            "by": self.by,
+            "before": self.before.to_dict(),
+            "after": self.after,
+            "time": self.time,
+        }
 
 
 @dataclass
@@ -113,8 +122,7 @@ class Command:
     time: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": "command", "seq": self.seq, "message": self.message, "command": self.command,
-                "time": self.time}
+        return {"kind": "command", "seq": self.seq, "message": self.message, "command": self.command, "time": self.time}
 
 
 @dataclass
@@ -148,8 +156,11 @@ class Index:
         return max((r.seq for r in self.records), default=0) + 1
 
     def to_json(self, session_id: str) -> str:
-        return json.dumps({"version": VERSION, "session_id": session_id,
-                           "records": [r.to_dict() for r in self.records]}, ensure_ascii=False, indent=1)
+        return json.dumps(
+            {"version": VERSION, "session_id": session_id, "records": [r.to_dict() for r in self.records]},
+            ensure_ascii=False,
+            indent=1,
+        )
 
 
 def read_index(text: str) -> Index:
@@ -177,8 +188,16 @@ def _record(raw: dict[str, Any]) -> Record:
         after = raw.get("after")
         if after is not None and not isinstance(after, str):
             raise ValueError("a bad state after")
-        return Change(seq, _text(raw["message"]), _text(raw["path"]), str(raw.get("tool", "")),
-                      Before.from_dict(raw["before"]), after, str(raw.get("time", "")), str(raw.get("by", "main")))
+        return Change(
+            seq,
+            _text(raw["message"]),
+            _text(raw["path"]),
+            str(raw.get("tool", "")),
+            Before.from_dict(raw["before"]),
+            after,
+            str(raw.get("time", "")),
+            str(raw.get("by", "main")),
+        )
     if kind == "command":
         return Command(seq, _text(raw["message"]), _text(raw["command"]), str(raw.get("time", "")))
     if kind == "restore":
@@ -213,8 +232,11 @@ def capture(path: Path) -> tuple[Before, bytes | None]:
     if not stat.S_ISREG(st.st_mode):
         return Before("unrestorable", why="it is not a regular file"), None
     if st.st_size > MAX_FILE_BYTES:
-        return Before("unrestorable", size=st.st_size,
-                      why=f"it is larger than {MAX_FILE_BYTES // 1024 // 1024} MB ({st.st_size:,} bytes)"), None
+        return Before(
+            "unrestorable",
+            size=st.st_size,
+            why=f"it is larger than {MAX_FILE_BYTES // 1024 // 1024} MB ({st.st_size:,} bytes)",
+        ), None
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -273,14 +295,17 @@ class FileHistory:
         except FileNotFoundError:
             return Index()
         except OSError as exc:
-            raise StoreError(f"Cannot read the checkpoint index {self.index_path} ({os_error_text(exc)}); "
-                             "nothing was changed.") from None
+            raise StoreError(
+                f"Cannot read the checkpoint index {self.index_path} ({os_error_text(exc)}); nothing was changed."
+            ) from None
         try:
             return read_index(text)
         except StoreError as exc:
-            raise IndexDamaged(f"The checkpoint index {self.index_path} is damaged ({exc}): the file changes "
-                             "of this session cannot be listed or restored. It was left as it is; move it "
-                             "away to start a new one.") from None
+            raise IndexDamaged(
+                f"The checkpoint index {self.index_path} is damaged ({exc}): the file changes "
+                "of this session cannot be listed or restored. It was left as it is; move it "
+                "away to start a new one."
+            ) from None
 
     def blob(self, sha: str) -> bytes | None:
         """The kept content with this hash; None when it is missing or damaged."""
@@ -299,8 +324,16 @@ class FileHistory:
 
     # -- recording
 
-    def record_change(self, message: str, path: Path, before: Before, data: bytes | None, after: str | None,
-                      tool: str, by: str = "main") -> str | None:
+    def record_change(
+        self,
+        message: str,
+        path: Path,
+        before: Before,
+        data: bytes | None,
+        after: str | None,
+        tool: str,
+        by: str = "main",
+    ) -> str | None:
         """Record a Write or Edit of `path` in the turn of `message`; a line for the user when
         something was given up on the way (a damaged index set aside, old contents dropped)."""
         notes: list[str] = []
@@ -326,8 +359,7 @@ class FileHistory:
     def record_command(self, message: str, command: str) -> str | None:
         """Record a command of the turn of `message` that may have changed files."""
         notes: list[str] = []
-        self._update(lambda index: index.records.append(Command(index.next_seq(), message, command, _now())),
-                     notes)
+        self._update(lambda index: index.records.append(Command(index.next_seq(), message, command, _now())), notes)
         return " ".join(notes) or None
 
     def record_restore(self, to: str, files: dict[str, str | None]) -> None:
@@ -343,8 +375,9 @@ class FileHistory:
                 atomic_write(self.index_path, index.to_json(self.session_id))
                 self._sweep(index)
         except OSError as exc:  # LockTimeout included
-            raise StoreError(f"Could not update the checkpoint index {self.index_path} "
-                             f"({os_error_text(exc)})") from None
+            raise StoreError(
+                f"Could not update the checkpoint index {self.index_path} ({os_error_text(exc)})"
+            ) from None
         return result
 
     def _load_for_update(self, notes: list[str]) -> Index:
@@ -354,8 +387,10 @@ class FileHistory:
         except IndexDamaged:
             aside = self.index_path.with_name(f"index.json.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
             os.replace(self.index_path, aside)
-            notes.append(f"The checkpoint index was damaged; it was kept as {aside} and a new one was begun: "
-                         "file changes before this one cannot be restored.")
+            notes.append(
+                f"The checkpoint index was damaged; it was kept as {aside} and a new one was begun: "
+                "file changes before this one cannot be restored."
+            )
             return Index()
 
     def _write_blob(self, sha: str, data: bytes) -> None:
@@ -374,17 +409,21 @@ class FileHistory:
             if change.before.state != "kept":
                 continue
             sha = change.before.sha
-            change.before = Before("unrestorable", why=f"its checkpoint was dropped to keep this session's "
-                                                       f"checkpoints under {size_text(self.cap)}")
+            change.before = Before(
+                "unrestorable",
+                why=f"its checkpoint was dropped to keep this session's checkpoints under {size_text(self.cap)}",
+            )
             dropped += 1
             if not any(c.before.state == "kept" and c.before.sha == sha for c in index.changes):
                 total -= sizes[sha]
         if not dropped:
             return None
         copies = "copy was" if dropped == 1 else "copies were"
-        return (f"File checkpoints of this session reached their cap of {size_text(self.cap)} "
-                f"(checkpoints.maxSessionMB): {dropped} saved file {copies} dropped, oldest first; /rewind "
-                "cannot put those files back as they were before those changes.")
+        return (
+            f"File checkpoints of this session reached their cap of {size_text(self.cap)} "
+            f"(checkpoints.maxSessionMB): {dropped} saved file {copies} dropped, oldest first; /rewind "
+            "cannot put those files back as they were before those changes."
+        )
 
     def _sweep(self, index: Index) -> None:
         """Delete the contents no record keeps (dropped over the cap, or left by a failed update)."""

@@ -61,9 +61,17 @@ class _Shared:
 class Sandbox:
     """The session's bubblewrap sandbox for Bash (see the module docstring)."""
 
-    def __init__(self, settings: SandboxSettings, rules: RuleSource, *, project_root: Path,
-                 notices: NoticeChannel | None = None, availability: Availability | None = None,
-                 memory_dir: Path | None = None, shared: _Shared | None = None) -> None:
+    def __init__(
+        self,
+        settings: SandboxSettings,
+        rules: RuleSource,
+        *,
+        project_root: Path,
+        notices: NoticeChannel | None = None,
+        availability: Availability | None = None,
+        memory_dir: Path | None = None,
+        shared: _Shared | None = None,
+    ) -> None:
         self.settings = settings
         self.rules = rules
         self.project_root = Path(project_root)
@@ -84,8 +92,10 @@ class Sandbox:
     def missing_problem(self) -> str | None:
         """Why a required sandbox (failIfUnavailable) cannot run, else None."""
         if self.settings.enabled and self.settings.fail_if_unavailable and not self.availability.works:
-            return (f"the sandbox is required (sandbox.failIfUnavailable) but cannot run: "
-                    f"{self.availability.problem}; the command was not run")
+            return (
+                f"the sandbox is required (sandbox.failIfUnavailable) but cannot run: "
+                f"{self.availability.problem}; the command was not run"
+            )
         return None
 
     def runs_sandboxed(self, input: dict[str, Any]) -> bool:
@@ -104,8 +114,9 @@ class Sandbox:
         """Whether `command` runs a program listed in excludedCommands (it then runs outside)."""
         if not self._excluded:
             return False
-        return any(c.opaque is None and any(p.matches(c.text) for p in self._excluded)
-                   for c in command_candidates(command))
+        return any(
+            c.opaque is None and any(p.matches(c.text) for p in self._excluded) for c in command_candidates(command)
+        )
 
     # ---- running
 
@@ -121,9 +132,16 @@ class Sandbox:
         empty = os.path.join(self.temp_dir, ".empty")
         if not os.path.exists(empty):
             Path(empty).touch(mode=0o444)
-        return build_layout(project_root=self.project_root, roots=self.rules.roots(),
-                            temp_dir=self.temp_dir, settings=self.settings, deny_rules=self.rules.deny(),
-                            allow_rules=self.rules.allow(), memory_dir=self.memory_dir, empty_file=empty)
+        return build_layout(
+            project_root=self.project_root,
+            roots=self.rules.roots(),
+            temp_dir=self.temp_dir,
+            settings=self.settings,
+            deny_rules=self.rules.deny(),
+            allow_rules=self.rules.allow(),
+            memory_dir=self.memory_dir,
+            empty_file=empty,
+        )
 
     async def prepare(self, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
         """The bwrap argv and the environment that run `argv` in `cwd` inside the sandbox.
@@ -147,8 +165,11 @@ class Sandbox:
     def absent_protected(self) -> list[str]:
         """The protected paths (layout.PROTECTED) that do not exist now. A mount can keep an
         existing file read-only, not stop one being created: `remove_created` looks after."""
-        return [p for p in protected_paths([self.project_root, *self.rules.roots()])
-                if not os.path.lexists(p) and not _in_missing_git(p)]
+        return [
+            p
+            for p in protected_paths([self.project_root, *self.rules.roots()])
+            if not os.path.lexists(p) and not _in_missing_git(p)
+        ]
 
     def remove_created(self, absent: Sequence[str]) -> str:
         """Delete what a sandboxed command created among `absent` (a new `.claude/settings.local.json`
@@ -164,8 +185,10 @@ class Sandbox:
             return ""
         names = ", ".join(os.path.relpath(p, self.project_root) for p in made)
         log.debug("sandbox: removed %s, created by a sandboxed command", names)
-        return (f"[The sandbox removed {names}: files that configure git or claude-mini cannot be "
-                "created from Bash. Use the Write tool; the user is asked.]")
+        return (
+            f"[The sandbox removed {names}: files that configure git or claude-mini cannot be "
+            "created from Bash. Use the Write tool; the user is asked.]"
+        )
 
     async def _proxy_socket(self) -> str:
         shared = self._shared
@@ -196,11 +219,16 @@ class Sandbox:
                 return None
         why = "the user said no" if host in shared.refused else "no rule allows it"
         if self.notices is not None:
-            self.notices.say(f"The sandbox refused network access to {host} ({why}); allow it with "
-                             f"sandbox.network.allowedDomains or a WebFetch(domain:{host}) allow rule.",
-                             "warning", once=True)
-        return (f"claude-mini sandbox: network access to {host} is not allowed ({why}); "
-                f"sandbox.network.allowedDomains or WebFetch(domain:{host}) allows it")
+            self.notices.say(
+                f"The sandbox refused network access to {host} ({why}); allow it with "
+                f"sandbox.network.allowedDomains or a WebFetch(domain:{host}) allow rule.",
+                "warning",
+                once=True,
+            )
+        return (
+            f"claude-mini sandbox: network access to {host} is not allowed ({why}); "
+            f"sandbox.network.allowedDomains or WebFetch(domain:{host}) allows it"
+        )
 
     @property
     def session_hosts(self) -> tuple[list[str], list[str]]:
@@ -214,8 +242,15 @@ class Sandbox:
 
     def for_fork(self, memory_dir: Path | None) -> Sandbox:
         """A view for a forked agent: the same sandbox, with `memory_dir` writable inside."""
-        view = Sandbox(self.settings, self.rules, project_root=self.project_root, notices=self.notices,
-                       availability=self.availability, memory_dir=memory_dir, shared=self._shared)
+        view = Sandbox(
+            self.settings,
+            self.rules,
+            project_root=self.project_root,
+            notices=self.notices,
+            availability=self.availability,
+            memory_dir=memory_dir,
+            shared=self._shared,
+        )
         view.ask_domain = None  # nobody answers a background fork's question
         return view
 
@@ -251,8 +286,11 @@ def _exclusion(text: str) -> CommandPattern:
 
 
 def _web_fetch_domains(rules: Sequence[Rule]) -> list[str]:
-    return [r.specifier.removeprefix("domain:").strip() for r in rules
-            if r.tool == "WebFetch" and r.specifier and r.specifier.startswith("domain:")]
+    return [
+        r.specifier.removeprefix("domain:").strip()
+        for r in rules
+        if r.tool == "WebFetch" and r.specifier and r.specifier.startswith("domain:")
+    ]
 
 
 def _domain_listed(host: str, patterns: Sequence[str]) -> bool:
@@ -276,7 +314,11 @@ class SandboxGuard(Guard):
 
     def after(self, tool_name: str, input: dict[str, Any], decision: Decision) -> Decision:
         """Allow in place of the mode's Ask when the call runs in the sandbox."""
-        if tool_name == "Bash" and isinstance(decision, Ask) and not decision.user_only \
-                and self.sandbox.auto_allows(input):
+        if (
+            tool_name == "Bash"
+            and isinstance(decision, Ask)
+            and not decision.user_only
+            and self.sandbox.auto_allows(input)
+        ):
             return Allow()
         return decision

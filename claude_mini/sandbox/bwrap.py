@@ -24,7 +24,9 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
-PACKAGE_HINT = "install the bubblewrap package (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+PACKAGE_HINT = (
+    "install the bubblewrap package (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+)
 _PROBE_TIMEOUT_SECONDS = 15.0
 
 
@@ -45,17 +47,35 @@ def probe(program: str = "bwrap") -> Availability:
     if path is None:
         return Availability(None, False, f"bwrap was not found on PATH; {PACKAGE_HINT}")
     true = shutil.which("true") or "/bin/true"
-    argv = [path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-net",
-            "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--", true]
+    argv = [
+        path,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--die-with-parent",
+        "--",
+        true,
+    ]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_SECONDS,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return Availability(path, False, f"{path} could not start: {exc}")
     if done.returncode != 0:
         why = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-        return Availability(path, False, f"{path} cannot create its namespaces here ({why}); "
-                            "unprivileged user namespaces may be switched off")
+        return Availability(
+            path,
+            False,
+            f"{path} cannot create its namespaces here ({why}); unprivileged user namespaces may be switched off",
+        )
     return Availability(path, True, version=_version(path))
 
 
@@ -82,8 +102,22 @@ class Layout:
 
 def command_line(bwrap: str, layout: Layout, cwd: str, argv: list[str]) -> list[str]:
     """The full bwrap argv that runs `argv` in `cwd` inside `layout`."""
-    out = [bwrap, "--die-with-parent", "--unshare-pid", "--unshare-net", "--unshare-ipc",
-           "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    out = [
+        bwrap,
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+    ]
     for path in existing(layout.visible):
         out += ["--ro-bind", path, path]
     for path in existing(layout.writable):

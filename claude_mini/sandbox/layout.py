@@ -26,12 +26,29 @@ from claude_mini.shell.bash_reads import literal_prefix
 
 # Inside a writable root: files and folders whose change would run code later or widen the
 # rules (git's config and hooks, claude-mini's and Claude Code's settings, hooks, MCP servers).
-PROTECTED = (".git/config", ".git/hooks", ".git/info/attributes", ".mcp.json", ".envrc",
-             ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks",
-             ".claude/commands", ".claude/agents", ".claude/skills")
+PROTECTED = (
+    ".git/config",
+    ".git/hooks",
+    ".git/info/attributes",
+    ".mcp.json",
+    ".envrc",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/hooks",
+    ".claude/commands",
+    ".claude/agents",
+    ".claude/skills",
+)
 # Sockets that lead out of any sandbox (a container engine, the user's session bus, ssh-agent).
-SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd", "/run/podman", "/run/user",
-           "/run/dbus", "/var/run/dbus")
+SOCKETS = (
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+    "/run/user",
+    "/run/dbus",
+    "/var/run/dbus",
+)
 MAX_WALK_ENTRIES = 20_000
 _GLOB = frozenset("*?[{")
 
@@ -44,9 +61,17 @@ class LayoutReport:
     notes: list[str] = field(default_factory=list)
 
 
-def build_layout(*, project_root: Path, roots: Iterable[Path], temp_dir: str, settings: SandboxSettings,
-                 deny_rules: Sequence[Rule], allow_rules: Sequence[Rule], memory_dir: Path | None,
-                 empty_file: str) -> LayoutReport:
+def build_layout(
+    *,
+    project_root: Path,
+    roots: Iterable[Path],
+    temp_dir: str,
+    settings: SandboxSettings,
+    deny_rules: Sequence[Rule],
+    allow_rules: Sequence[Rule],
+    memory_dir: Path | None,
+    empty_file: str,
+) -> LayoutReport:
     """The layout for one command (see the module docstring for the order of precedence)."""
     root = os.path.realpath(project_root)
     report = LayoutReport(Layout(empty_file=empty_file))
@@ -63,8 +88,9 @@ def build_layout(*, project_root: Path, roots: Iterable[Path], temp_dir: str, se
     read_denied = [p for r in deny_rules if r.tool == "Read" and (p := r.path) is not None]
     read_denied += [_pattern(p, root) for p in settings.deny_read]
     if any(r.tool == "Read" and r.specifier is None for r in deny_rules):
-        report.notes.append("a deny rule on all of Read cannot be a mask (the whole disk): the "
-                            "Bash-line check alone applies it")
+        report.notes.append(
+            "a deny rule on all of Read cannot be a mask (the whole disk): the Bash-line check alone applies it"
+        )
     allowed = [_resolve(p, root) for p in settings.allow_read]
     files, dirs = _expand(read_denied, report)
     _mask(layout, [p for p in files + dirs if not any(within(p, a) for a in allowed)])
@@ -83,8 +109,9 @@ def protected_paths(roots: Iterable[Path | str]) -> list[str]:
 def _private_places(project_root: str, settings: SandboxSettings) -> list[str]:
     """Credential folders and files, the claude-mini home, and sockets that lead out."""
     out = list(credential_folders())
-    out += [os.path.join(home, name) for home in homes() for name in sorted(FILE_NAMES)
-            if not name.startswith(".env")]  # a project's .env is the project's own
+    out += [
+        os.path.join(home, name) for home in homes() for name in sorted(FILE_NAMES) if not name.startswith(".env")
+    ]  # a project's .env is the project's own
     out.append(str(paths.home_dir()))
     if not settings.all_unix_sockets:
         out += list(SOCKETS)
@@ -136,8 +163,10 @@ def _expand(patterns: Sequence[PathPattern], report: LayoutReport) -> tuple[list
         for path, is_dir in _matches(pattern, budget):
             (dirs if is_dir else files).append(os.path.realpath(path))
         if budget[0] <= 0:
-            report.notes.append(f"more than {MAX_WALK_ENTRIES:,} files under {pattern.base}: files "
-                                f"matching {pattern.pattern} beyond that are not masked")
+            report.notes.append(
+                f"more than {MAX_WALK_ENTRIES:,} files under {pattern.base}: files "
+                f"matching {pattern.pattern} beyond that are not masked"
+            )
             break
     return files, dirs
 
@@ -175,5 +204,8 @@ def _matches(pattern: PathPattern, budget: list[int]) -> Iterator[tuple[str, boo
 
 def _whole(pattern: PathPattern, folder: str) -> bool:
     """Whether the pattern covers the folder itself, or anything at all inside it."""
-    return pattern.matches(folder) or pattern.matches(folder, is_dir=True) and \
-        pattern.matches(os.path.join(folder, "x.any"))
+    return (
+        pattern.matches(folder)
+        or pattern.matches(folder, is_dir=True)
+        and pattern.matches(os.path.join(folder, "x.any"))
+    )

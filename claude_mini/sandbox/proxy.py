@@ -39,8 +39,7 @@ class DomainProxy:
     async def start(self) -> None:
         """Listen (once)."""
         if self._server is None:
-            self._server = await asyncio.start_unix_server(self._serve, path=self.socket_path,
-                                                           limit=_HEAD_LIMIT)
+            self._server = await asyncio.start_unix_server(self._serve, path=self.socket_path, limit=_HEAD_LIMIT)
 
     async def close(self) -> None:
         """Stop listening and cut the open connections."""
@@ -77,8 +76,7 @@ class DomainProxy:
             await _refuse(writer, 403, refusal)
             return
         try:
-            up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(host, port),
-                                                          _CONNECT_TIMEOUT_SECONDS)
+            up_reader, up_writer = await asyncio.wait_for(asyncio.open_connection(host, port), _CONNECT_TIMEOUT_SECONDS)
         except (OSError, TimeoutError) as exc:
             await _refuse(writer, 502, f"claude-mini sandbox: cannot connect to {host}:{port} ({exc})")
             return
@@ -120,8 +118,11 @@ def _absolute(method: str, target: str, rest: bytes) -> tuple[str, int, bytes]:
 async def _refuse(writer: asyncio.StreamWriter, status: int, reason: str) -> None:
     body = (reason + "\n").encode("utf-8", "replace")
     title = {400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway"}[status]
-    writer.write(f"HTTP/1.1 {status} {title}\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                 f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode("latin-1") + body)
+    writer.write(
+        f"HTTP/1.1 {status} {title}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode("latin-1")
+        + body
+    )
     with contextlib.suppress(OSError):
         await writer.drain()
 

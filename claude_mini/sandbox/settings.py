@@ -59,8 +59,9 @@ class SandboxSettings:
     problems: tuple[str, ...] = ()
 
 
-def sandbox_settings(settings: Mapping[str, Any],
-                     layers: Sequence[tuple[str, Mapping[str, Any]]] = ()) -> SandboxSettings:
+def sandbox_settings(
+    settings: Mapping[str, Any], layers: Sequence[tuple[str, Mapping[str, Any]]] = ()
+) -> SandboxSettings:
     """Read the merged `sandbox` object; each bad value becomes its default with one problem.
 
     `layers` (source, settings) let `network.allowManagedDomainsOnly` in the managed layer keep
@@ -87,8 +88,7 @@ def _bool(group: Mapping[str, Any], key: str, default: bool, problems: list[str]
     value = group.get(key, default)
     if isinstance(value, bool):
         return value
-    problems.append(settings_problem(f"sandbox.{prefix}{key}", "true or false", value,
-                                     "true" if default else "false"))
+    problems.append(settings_problem(f"sandbox.{prefix}{key}", "true or false", value, "true" if default else "false"))
     return default
 
 
@@ -101,13 +101,13 @@ def _strings(group: Mapping[str, Any], dotted: str, problems: list[str]) -> tupl
     if isinstance(node, list) and all(isinstance(item, str) and item.strip() for item in node):
         return tuple(item.strip() for item in node)
     problems.append(settings_problem(f"sandbox.{dotted}", "a list of strings", node, "its string entries only"))
-    return tuple(item.strip() for item in node if isinstance(item, str) and item.strip()) \
-        if isinstance(node, list) else ()
+    return (
+        tuple(item.strip() for item in node if isinstance(item, str) and item.strip()) if isinstance(node, list) else ()
+    )
 
 
 def _managed_only(layers: Sequence[tuple[str, Mapping[str, Any]]]) -> bool:
-    return any(source == "managed" and _network(data).get("allowManagedDomainsOnly") is True
-               for source, data in layers)
+    return any(source == "managed" and _network(data).get("allowManagedDomainsOnly") is True for source, data in layers)
 
 
 def _managed_domains(layers: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[str, ...]:

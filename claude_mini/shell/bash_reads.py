@@ -33,19 +33,112 @@ _GREPS = frozenset({"grep", "egrep", "fgrep", "rgrep", "zgrep"})
 _ALWAYS_RECURSIVE = frozenset({"rg", "ag", "ack", "ack-grep", "rgrep"})
 _REVISION_PATH = re.compile(r"^(?:[^:/][^:]*)?:(?:[0-3]:)?(?P<path>[^:].*)$")  # HEAD@{1 year ago}:x too
 # git subcommands that print file contents from history or the index (not only names).
-_GIT_CONTENT_VIEWS = frozenset({"show", "diff", "format-patch", "cat-file", "archive", "whatchanged",
-                                "diff-tree", "diff-index", "diff-files", "blame", "annotate", "grep"})
-_GIT_PATCH_OPTIONS = ("-p", "-u", "-U", "-L", "--patch", "--unified", "--binary", "--cc", "-c", "--full-diff",
-                      "-W", "--function-context", "--raw", "--word-diff", "--color-words")
+_GIT_CONTENT_VIEWS = frozenset(
+    {
+        "show",
+        "diff",
+        "format-patch",
+        "cat-file",
+        "archive",
+        "whatchanged",
+        "diff-tree",
+        "diff-index",
+        "diff-files",
+        "blame",
+        "annotate",
+        "grep",
+    }
+)
+_GIT_PATCH_OPTIONS = (
+    "-p",
+    "-u",
+    "-U",
+    "-L",
+    "--patch",
+    "--unified",
+    "--binary",
+    "--cc",
+    "-c",
+    "--full-diff",
+    "-W",
+    "--function-context",
+    "--raw",
+    "--word-diff",
+    "--color-words",
+)
 # Programs that read a whole folder they are given: archivers, copiers, encoders, image builders.
-_TREE_READERS = frozenset({"tar", "bsdtar", "gtar", "zip", "7z", "7za", "7zr", "rar", "cpio", "pax", "ar", "cp",
-                           "rsync", "scp", "rclone", "ln", "mv", "install", "base64", "base32", "basenc", "xxd",
-                           "od", "hexdump", "hd", "strings", "gzip", "bzip2", "xz", "zstd", "lz4", "gpg",
-                           "mksquashfs", "genisoimage", "mkisofs", "xorriso", "ditto", "docker", "podman",
-                           "buildah", "kaniko", "rdiff", "duplicity", "restic", "borg", "aws", "gsutil", "az"})
+_TREE_READERS = frozenset(
+    {
+        "tar",
+        "bsdtar",
+        "gtar",
+        "zip",
+        "7z",
+        "7za",
+        "7zr",
+        "rar",
+        "cpio",
+        "pax",
+        "ar",
+        "cp",
+        "rsync",
+        "scp",
+        "rclone",
+        "ln",
+        "mv",
+        "install",
+        "base64",
+        "base32",
+        "basenc",
+        "xxd",
+        "od",
+        "hexdump",
+        "hd",
+        "strings",
+        "gzip",
+        "bzip2",
+        "xz",
+        "zstd",
+        "lz4",
+        "gpg",
+        "mksquashfs",
+        "genisoimage",
+        "mkisofs",
+        "xorriso",
+        "ditto",
+        "docker",
+        "podman",
+        "buildah",
+        "kaniko",
+        "rdiff",
+        "duplicity",
+        "restic",
+        "borg",
+        "aws",
+        "gsutil",
+        "az",
+    }
+)
 # Programs whose -r/-R walks a folder without reading what the files hold.
-_NAMES_ONLY = frozenset({"ls", "tree", "du", "find", "chmod", "chown", "chgrp", "touch", "mkdir", "rm", "rmdir",
-                         "setfacl", "getfacl", "chattr", "lsattr"})
+_NAMES_ONLY = frozenset(
+    {
+        "ls",
+        "tree",
+        "du",
+        "find",
+        "chmod",
+        "chown",
+        "chgrp",
+        "touch",
+        "mkdir",
+        "rm",
+        "rmdir",
+        "setfacl",
+        "getfacl",
+        "chattr",
+        "lsattr",
+    }
+)
 # At most this many folders a line may `cd` into are followed; more make every path unknowable.
 _MAX_BASES = 16
 # Options that make a program read the files named in another file or on its input.
@@ -62,8 +155,9 @@ class ReadTarget:
     anything: bool = False  # the word's expansion cannot be known: it may name any path
 
 
-def read_targets(commands: Iterable[SimpleCommand], cwd: str, project_root: str,
-                 line: str | None = None) -> Iterator[ReadTarget]:
+def read_targets(
+    commands: Iterable[SimpleCommand], cwd: str, project_root: str, line: str | None = None
+) -> Iterator[ReadTarget]:
     """Every path the commands may read (see the module docstring); `line` is the whole command
     line, whose plain assignments (`f=.env`) fill in variables."""
     commands = list(commands)
@@ -85,15 +179,17 @@ def read_targets(commands: Iterable[SimpleCommand], cwd: str, project_root: str,
         target_dir = _cd_target(words[1:], variables)
         # Candidates are listed once each, so `cd a; cd a` shows one `cd a`: a repeated cd is not followed.
         repeated = len(re.findall(r"(?<![\w./-])(?:cd|pushd)(?![\w./-])", line or "")) > sum(
-            os.path.basename(c.words[0]) in ("cd", "pushd") for c in commands if c.words)
+            os.path.basename(c.words[0]) in ("cd", "pushd") for c in commands if c.words
+        )
         if target_dir is None or repeated or len(bases) >= _MAX_BASES:  # where it lands cannot be known
             yield ReadTarget(cwd, " ".join(words)[:200], anything=True)
             return
         bases = list(dict.fromkeys([*bases, *(absolute_path(target_dir, base) for base in bases)]))[:_MAX_BASES]
 
 
-def _command_reads(command: SimpleCommand, program: str, bases: list[str], project_root: str,
-                   variables: _Variables) -> Iterator[ReadTarget]:
+def _command_reads(
+    command: SimpleCommand, program: str, bases: list[str], project_root: str, variables: _Variables
+) -> Iterator[ReadTarget]:
     """The paths one command may read, for each folder it may run in."""
     args: list[str] = []
     for word in command.words[1:]:
@@ -102,8 +198,11 @@ def _command_reads(command: SimpleCommand, program: str, bases: list[str], proje
             yield ReadTarget(bases[0], word, anything=True)
             continue
         args += values
-    inputs = [t for op, t in command.redirects if "<" in op and not op.startswith("<<")
-              and not (op == "<&" and (t.isdigit() or t == "-"))]
+    inputs = [
+        t
+        for op, t in command.redirects
+        if "<" in op and not op.startswith("<<") and not (op == "<&" and (t.isdigit() or t == "-"))
+    ]
     for target in inputs:
         values = variables.expand(target) if target in command.expanded else [target]
         if values is None:
@@ -144,8 +243,7 @@ class _Variables:
             self.values.setdefault(match[1], []).append(match[2].strip("'\""))
         # Names bound by anything but a plain assignment: every bare word that is a name.
         self.unknown = {w for c in commands for w in c.words[1:] if re.fullmatch(r"[A-Za-z_]\w*", w)}
-        self.unknown |= {n for n in re.findall(r"(?:^|[\s;&|(])([A-Za-z_]\w*)\+?=", line)
-                         if n not in self.values}
+        self.unknown |= {n for n in re.findall(r"(?:^|[\s;&|(])([A-Za-z_]\w*)\+?=", line) if n not in self.values}
         self.unknown |= set(re.findall(r"(?<!\w)([A-Za-z_]\w*)\+=", line))  # `f+=x` appends
 
     def expand(self, word: str) -> list[str] | None:
@@ -185,9 +283,12 @@ def shows_git_history(commands: Iterable[SimpleCommand]) -> bool:
         if os.path.basename(command.words[0]) != "git" or not words:
             continue
         sub = words[0]
-        if sub in _GIT_CONTENT_VIEWS or (sub == "log" and any(
-                w.split("=", 1)[0] in _GIT_PATCH_OPTIONS or w.startswith(("--patch", "-U", "-L"))
-                for w in command.words)):
+        if sub in _GIT_CONTENT_VIEWS or (
+            sub == "log"
+            and any(
+                w.split("=", 1)[0] in _GIT_PATCH_OPTIONS or w.startswith(("--patch", "-U", "-L")) for w in command.words
+            )
+        ):
             return True
         if sub == "stash" and "show" in words:
             return True
@@ -296,6 +397,6 @@ def absolute_path(path: str, cwd: str) -> str:
     path = re.sub(r"/(\./)+", "/", re.sub(r"/+", "/", path))  # `/proc//self/./cwd` is `/proc/self/cwd`
     for alias in ("~+", "~-", "/proc/self/cwd", "/proc/thread-self/cwd"):
         if path == alias or path.startswith(alias + "/"):
-            path = cwd + path[len(alias):]
+            path = cwd + path[len(alias) :]
             break
     return os.path.normpath(os.path.join(cwd, os.path.expanduser(path)))

@@ -277,8 +277,15 @@ def _segments(tokens: list[str], strict: bool) -> list[SimpleCommand]:
     def finish() -> None:
         if words or (not strict and any(op.startswith("<") and not op.startswith("<<") for op, _ in redirects)):
             # `$(< .env)` is bash's `$(cat .env)`: a command of redirections alone still reads
-            commands.append(SimpleCommand(tuple(words) or ("cat",), frozenset(globbed), stdin=stdin,
-                                          redirects=tuple(redirects), expanded=frozenset(expanded)))
+            commands.append(
+                SimpleCommand(
+                    tuple(words) or ("cat",),
+                    frozenset(globbed),
+                    stdin=stdin,
+                    redirects=tuple(redirects),
+                    expanded=frozenset(expanded),
+                )
+            )
 
     i = 0
     while i < len(tokens):
@@ -368,8 +375,10 @@ def input_problem(cmd: str) -> str | None:
     if unusual := unusual_character(cmd):
         return f"the command contains the unusual character {unusual}"
     if match := _SPLIT_OPERATOR.search(cmd):
-        return (f"a line continuation right after `{match.group(0)[0]}` joins what follows into it, "
-                "which the check does not follow")
+        return (
+            f"a line continuation right after `{match.group(0)[0]}` joins what follows into it, "
+            "which the check does not follow"
+        )
     return None
 
 
@@ -489,8 +498,10 @@ def _check_file(cmd: SimpleCommand) -> str | None:
 
 
 _DATE_OPTIONS_WITH_VALUE = ("-d", "-r", "--date", "--reference", "--rfc-3339")
-_DATE_FLAGS = re.compile(r"^(-[uRI]+|-I(date|hours|minutes|seconds|ns)|--(utc|universal|rfc-email|rfc-2822"
-                         r"|iso-8601(=\w+)?|debug)|--(date|reference|rfc-3339)=.*)$")
+_DATE_FLAGS = re.compile(
+    r"^(-[uRI]+|-I(date|hours|minutes|seconds|ns)|--(utc|universal|rfc-email|rfc-2822"
+    r"|iso-8601(=\w+)?|debug)|--(date|reference|rfc-3339)=.*)$"
+)
 
 
 def _check_date(cmd: SimpleCommand) -> str | None:
@@ -510,8 +521,19 @@ def _check_date(cmd: SimpleCommand) -> str | None:
 
 _GIT_CONFIG_READ = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l"})
 _GIT_CONFIG_OPTIONS = _GIT_CONFIG_READ | {
-    "--global", "--local", "--system", "--worktree", "--show-origin", "--show-scope",
-    "--name-only", "-z", "--null", "--includes", "--no-includes", "--all", "--regexp",
+    "--global",
+    "--local",
+    "--system",
+    "--worktree",
+    "--show-origin",
+    "--show-scope",
+    "--name-only",
+    "-z",
+    "--null",
+    "--includes",
+    "--no-includes",
+    "--all",
+    "--regexp",
 }
 
 
@@ -575,16 +597,27 @@ def _git_stash(args: list[str]) -> str | None:
 
 
 _GIT_SUBCOMMANDS: dict[str, Callable[[list[str]], str | None]] = {
-    **{name: _git_common for name in (
-        "status", "log", "diff", "show", "blame", "ls-files", "ls-tree", "rev-parse",
-        "rev-list", "shortlog", "merge-base",
-    )},
+    **{
+        name: _git_common
+        for name in (
+            "status",
+            "log",
+            "diff",
+            "show",
+            "blame",
+            "ls-files",
+            "ls-tree",
+            "rev-parse",
+            "rev-list",
+            "shortlog",
+            "merge-base",
+        )
+    },
     "describe": _git_describe,
     "grep": _git_grep,
     "branch": _git_listing(
         "branch",
-        {"-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--show-current", "--no-color",
-         "-l", "--list"},
+        {"-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--show-current", "--no-color", "-l", "--list"},
         {"-l", "--list"},
     ),
     "tag": _git_listing("tag", {"-l", "--list", "-n"}, {"-l", "--list"}),
@@ -609,11 +642,37 @@ def _check_git(cmd: SimpleCommand) -> str | None:
 
 
 READ_ONLY_PROGRAMS: dict[str, Validator] = {
-    **{name: _plain for name in (
-        "ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "pwd", "echo", "stat",
-        "du", "df", "which", "cut", "diff", "basename", "dirname", "realpath", "readlink",
-        "nl", "tr", "true", "false", "whoami", "uname",
-    )},
+    **{
+        name: _plain
+        for name in (
+            "ls",
+            "cat",
+            "head",
+            "tail",
+            "wc",
+            "grep",
+            "egrep",
+            "fgrep",
+            "pwd",
+            "echo",
+            "stat",
+            "du",
+            "df",
+            "which",
+            "cut",
+            "diff",
+            "basename",
+            "dirname",
+            "realpath",
+            "readlink",
+            "nl",
+            "tr",
+            "true",
+            "false",
+            "whoami",
+            "uname",
+        )
+    },
     "find": _check_find,
     "sort": _check_sort,
     "uniq": _check_uniq,
@@ -665,35 +724,162 @@ def is_read_only_command(cmd: str) -> tuple[bool, str]:
 # ---------------------------------------------------------------- lenient candidates
 
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "csh", "tcsh"})
-_KEYWORDS = frozenset({
-    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "case", "esac",
-})
+_KEYWORDS = frozenset(
+    {
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "do",
+        "done",
+        "while",
+        "until",
+        "!",
+        "{",
+        "}",
+        "case",
+        "esac",
+    }
+)
 # Programs that run the command in their arguments, as `wrapper [options] [values] command args`.
 # Which options take a value is not needed: every word that could start the command is tried.
-_WRAPPERS = frozenset({
-    "sudo", "doas", "pkexec", "su", "runuser", "sg", "env", "nice", "ionice", "chrt", "taskset",
-    "numactl", "timeout", "stdbuf", "xargs", "exec", "watch", "nohup", "command", "builtin",
-    "setsid", "unbuffer", "flock", "strace", "ltrace", "script", "chroot", "unshare", "nsenter",
-    "prlimit", "setpriv", "firejail", "bwrap", "systemd-run", "fakeroot", "proxychains",
-    "proxychains4", "torsocks", "tsocks", "cgexec", "catchsegv", "valgrind", "gdb", "perf",
-    "hyperfine", "parallel", "entr", "caffeinate", "dbus-launch", "xvfb-run", "daemonize", "chpst",
-    "trickle", "cpulimit", "nocache", "eatmydata", "faketime", "rlwrap", "sshpass", "ssh",
-    "npx", "bunx", "pnpx", "uvx", "pipx", "nix-shell", "doppler", "op", "dotenv", "with-contenv",
-    "tini", "dumb-init", "gosu", "su-exec", "chronic", "ts", "ifne", "time", "start-stop-daemon",
-    "busybox", "toybox", "setarch", "linux32", "linux64", "i386", "x86_64", "uname26", "ld.so",
-})
+_WRAPPERS = frozenset(
+    {
+        "sudo",
+        "doas",
+        "pkexec",
+        "su",
+        "runuser",
+        "sg",
+        "env",
+        "nice",
+        "ionice",
+        "chrt",
+        "taskset",
+        "numactl",
+        "timeout",
+        "stdbuf",
+        "xargs",
+        "exec",
+        "watch",
+        "nohup",
+        "command",
+        "builtin",
+        "setsid",
+        "unbuffer",
+        "flock",
+        "strace",
+        "ltrace",
+        "script",
+        "chroot",
+        "unshare",
+        "nsenter",
+        "prlimit",
+        "setpriv",
+        "firejail",
+        "bwrap",
+        "systemd-run",
+        "fakeroot",
+        "proxychains",
+        "proxychains4",
+        "torsocks",
+        "tsocks",
+        "cgexec",
+        "catchsegv",
+        "valgrind",
+        "gdb",
+        "perf",
+        "hyperfine",
+        "parallel",
+        "entr",
+        "caffeinate",
+        "dbus-launch",
+        "xvfb-run",
+        "daemonize",
+        "chpst",
+        "trickle",
+        "cpulimit",
+        "nocache",
+        "eatmydata",
+        "faketime",
+        "rlwrap",
+        "sshpass",
+        "ssh",
+        "npx",
+        "bunx",
+        "pnpx",
+        "uvx",
+        "pipx",
+        "nix-shell",
+        "doppler",
+        "op",
+        "dotenv",
+        "with-contenv",
+        "tini",
+        "dumb-init",
+        "gosu",
+        "su-exec",
+        "chronic",
+        "ts",
+        "ifne",
+        "time",
+        "start-stop-daemon",
+        "busybox",
+        "toybox",
+        "setarch",
+        "linux32",
+        "linux64",
+        "i386",
+        "x86_64",
+        "uname26",
+        "ld.so",
+    }
+)
 # Launchers whose second word is a subcommand that runs a command: `uv run curl x`.
 _RUN_SUBCOMMANDS = {
-    "uv": {"run", "tool"}, "poetry": {"run"}, "pipenv": {"run"}, "conda": {"run"}, "mamba": {"run"},
-    "npm": {"exec", "x"}, "pnpm": {"exec", "dlx"}, "yarn": {"exec", "dlx"}, "bun": {"x", "exec"},
-    "bundle": {"exec"}, "pdm": {"run"}, "hatch": {"run"}, "rye": {"run"}, "pixi": {"run"},
-    "docker": {"exec", "run"}, "podman": {"exec", "run"}, "kubectl": {"exec"}, "mise": {"exec", "x"},
-    "direnv": {"exec"}, "aws-vault": {"exec"}, "systemd-nspawn": set(),
+    "uv": {"run", "tool"},
+    "poetry": {"run"},
+    "pipenv": {"run"},
+    "conda": {"run"},
+    "mamba": {"run"},
+    "npm": {"exec", "x"},
+    "pnpm": {"exec", "dlx"},
+    "yarn": {"exec", "dlx"},
+    "bun": {"x", "exec"},
+    "bundle": {"exec"},
+    "pdm": {"run"},
+    "hatch": {"run"},
+    "rye": {"run"},
+    "pixi": {"run"},
+    "docker": {"exec", "run"},
+    "podman": {"exec", "run"},
+    "kubectl": {"exec"},
+    "mise": {"exec", "x"},
+    "direnv": {"exec"},
+    "aws-vault": {"exec"},
+    "systemd-nspawn": set(),
     "perf": {"stat", "record", "trace", "mem", "c2c", "kmem", "lock", "sched", "kvm", "top"},
 }
 # Wrappers whose first operand is theirs, never the command (`ssh HOST cmd`, `chroot DIR cmd`).
-_OPERAND_FIRST = frozenset({"ssh", "sg", "chroot", "flock", "taskset", "timeout", "chrt", "faketime",
-                            "cgexec", "sshpass", "nix-shell", "doppler", "op", "setarch"})
+_OPERAND_FIRST = frozenset(
+    {
+        "ssh",
+        "sg",
+        "chroot",
+        "flock",
+        "taskset",
+        "timeout",
+        "chrt",
+        "faketime",
+        "cgexec",
+        "sshpass",
+        "nix-shell",
+        "doppler",
+        "op",
+        "setarch",
+    }
+)
 # Options of wrappers whose value is a shell command string (`su -c 'cmd'`, `flock -c`, `script -c`).
 _COMMAND_STRING_OPTIONS = frozenset({"-c", "--command", "-e", "--exec"})
 # Wrappers that join their operands into one shell command (`watch 'a | b'`, `ssh host cmd`).
@@ -701,28 +887,76 @@ _JOINING_WRAPPERS = frozenset({"watch", "ssh", "hyperfine", "parallel", "sg", "s
 # Interpreters whose inline code cannot be read as commands: (short option letters, long options)
 # that take code. Letters count inside clusters (`perl -le`, `python -Sc`).
 _INLINE_CODE: dict[str, tuple[str, tuple[str, ...]]] = {
-    "python": ("c", ()), "pypy": ("c", ()), "perl": ("eE", ()), "ruby": ("e", ()),
-    "node": ("ep", ("--eval", "--print")), "nodejs": ("ep", ("--eval", "--print")),
-    "deno": ("", ("eval",)), "bun": ("ep", ("--eval", "--print")), "php": ("rR", ()), "lua": ("e", ()),
-    "luajit": ("e", ()), "Rscript": ("e", ()), "R": ("e", ()), "osascript": ("e", ()), "tclsh": ("", ()),
-    "wish": ("", ()), "expect": ("c", ()), "jshell": ("", ()), "irb": ("", ()), "julia": ("e", ("--eval",)),
-    "pwsh": ("c", ("-Command", "-command", "-EncodedCommand")), "powershell": ("c", ("-Command",)),
-    "groovy": ("e", ()), "scala": ("e", ()), "elixir": ("e", ("--eval",)), "erl": ("", ("-eval",)),
-    "guile": ("c", ()), "racket": ("e", ()), "sbcl": ("", ("--eval",)), "gdb": ("x", ("-ex", "--eval-command")),
-    "vim": ("cS", ("--cmd",)), "vi": ("cS", ("--cmd",)), "nvim": ("cS", ("--cmd",)), "ex": ("cS", ("--cmd",)),
-    "emacs": ("", ("--eval", "-eval", "--batch")), "socat": ("", ()), "nc": ("ec", ()),
+    "python": ("c", ()),
+    "pypy": ("c", ()),
+    "perl": ("eE", ()),
+    "ruby": ("e", ()),
+    "node": ("ep", ("--eval", "--print")),
+    "nodejs": ("ep", ("--eval", "--print")),
+    "deno": ("", ("eval",)),
+    "bun": ("ep", ("--eval", "--print")),
+    "php": ("rR", ()),
+    "lua": ("e", ()),
+    "luajit": ("e", ()),
+    "Rscript": ("e", ()),
+    "R": ("e", ()),
+    "osascript": ("e", ()),
+    "tclsh": ("", ()),
+    "wish": ("", ()),
+    "expect": ("c", ()),
+    "jshell": ("", ()),
+    "irb": ("", ()),
+    "julia": ("e", ("--eval",)),
+    "pwsh": ("c", ("-Command", "-command", "-EncodedCommand")),
+    "powershell": ("c", ("-Command",)),
+    "groovy": ("e", ()),
+    "scala": ("e", ()),
+    "elixir": ("e", ("--eval",)),
+    "erl": ("", ("-eval",)),
+    "guile": ("c", ()),
+    "racket": ("e", ()),
+    "sbcl": ("", ("--eval",)),
+    "gdb": ("x", ("-ex", "--eval-command")),
+    "vim": ("cS", ("--cmd",)),
+    "vi": ("cS", ("--cmd",)),
+    "nvim": ("cS", ("--cmd",)),
+    "ex": ("cS", ("--cmd",)),
+    "emacs": ("", ("--eval", "-eval", "--batch")),
+    "socat": ("", ()),
+    "nc": ("ec", ()),
     "ncat": ("ec", ("--exec", "--sh-exec", "--lua-exec")),
 }
 # Options of other programs that run a command or a program they name: `tar --to-command=...`.
 _RUNS_PROGRAMS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "make": ("", ("--eval",)), "gmake": ("", ("--eval",)),
-    "tar": ("IF", ("--to-command", "--checkpoint-action", "--use-compress-program", "--rsh-command",
-                   "--info-script", "--new-volume-script")),
-    "zip": ("", ("-TT", "--unzip-command")), "rsync": ("e", ("--rsh", "--rsync-path")),
-    "scp": ("S", ()), "sftp": ("S", ()), "man": ("PH", ("--pager", "--html")), "less": ("", ()),
-    "openssl": ("", ("-engine",)), "curl": ("", ()), "wget": ("", ("--use-askpass",)),
-    "mysql": ("", ("--pager",)), "psql": ("", ()), "sqlite3": ("", ("-cmd",)), "dpkg": ("", ()),
-    "ffmpeg": ("", ()), "convert": ("", ()), "aria2c": ("", ("--on-download-complete",)),
+    "make": ("", ("--eval",)),
+    "gmake": ("", ("--eval",)),
+    "tar": (
+        "IF",
+        (
+            "--to-command",
+            "--checkpoint-action",
+            "--use-compress-program",
+            "--rsh-command",
+            "--info-script",
+            "--new-volume-script",
+        ),
+    ),
+    "zip": ("", ("-TT", "--unzip-command")),
+    "rsync": ("e", ("--rsh", "--rsync-path")),
+    "scp": ("S", ()),
+    "sftp": ("S", ()),
+    "man": ("PH", ("--pager", "--html")),
+    "less": ("", ()),
+    "openssl": ("", ("-engine",)),
+    "curl": ("", ()),
+    "wget": ("", ("--use-askpass",)),
+    "mysql": ("", ("--pager",)),
+    "psql": ("", ()),
+    "sqlite3": ("", ("-cmd",)),
+    "dpkg": ("", ()),
+    "ffmpeg": ("", ()),
+    "convert": ("", ()),
+    "aria2c": ("", ("--on-download-complete",)),
 }
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk", "busybox-awk"})
 _AWK_RUNS = re.compile(r"\bsystem\s*\(|\|\s*getline|\bprint[f]?\b[^;}]*\||@\w+\s*\(")
@@ -740,8 +974,19 @@ _CODE_VARIABLES = re.compile(
     r"|PATH)\+?="
 )
 # git global options that take a separate value.
-_GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix",
-                                "--config-env", "--attr-source", "--list-cmds"})
+_GIT_VALUE_OPTIONS = frozenset(
+    {
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--super-prefix",
+        "--config-env",
+        "--attr-source",
+        "--list-cmds",
+    }
+)
 # git settings whose value is a program or script run by git (lower case, `*` for any middle part).
 _GIT_EXEC_KEYS = re.compile(
     r"^(core\.(pager|editor|sshcommand|fsmonitor|hookspath|askpass|gitproxy|alternaterefscommand)"
@@ -760,14 +1005,28 @@ _GIT_COMMAND_KEYS = re.compile(
 )
 # git subcommand options whose value is a command git runs (`git rebase --exec 'make'`).
 _GIT_COMMAND_OPTIONS: dict[str, frozenset[str]] = {
-    "rebase": frozenset({"--exec", "-x"}), "difftool": frozenset({"-x", "--extcmd"}),
-    "ls-remote": frozenset({"--upload-pack", "-u"}), "clone": frozenset({"--upload-pack", "-u"}),
-    "fetch": frozenset({"--upload-pack"}), "pull": frozenset({"--upload-pack"}),
-    "push": frozenset({"--receive-pack", "--exec"}), "archive": frozenset({"--exec"}),
-    "send-pack": frozenset({"--receive-pack", "--exec"}), "fetch-pack": frozenset({"--upload-pack", "--exec"}),
+    "rebase": frozenset({"--exec", "-x"}),
+    "difftool": frozenset({"-x", "--extcmd"}),
+    "ls-remote": frozenset({"--upload-pack", "-u"}),
+    "clone": frozenset({"--upload-pack", "-u"}),
+    "fetch": frozenset({"--upload-pack"}),
+    "pull": frozenset({"--upload-pack"}),
+    "push": frozenset({"--receive-pack", "--exec"}),
+    "archive": frozenset({"--exec"}),
+    "send-pack": frozenset({"--receive-pack", "--exec"}),
+    "fetch-pack": frozenset({"--upload-pack", "--exec"}),
     "grep": frozenset({"-O", "--open-files-in-pager"}),
-    "filter-branch": frozenset({"--tree-filter", "--index-filter", "--msg-filter", "--env-filter",
-                                "--commit-filter", "--parent-filter", "--tag-name-filter"}),
+    "filter-branch": frozenset(
+        {
+            "--tree-filter",
+            "--index-filter",
+            "--msg-filter",
+            "--env-filter",
+            "--commit-filter",
+            "--parent-filter",
+            "--tag-name-filter",
+        }
+    ),
 }
 # git subcommands that run the command in their arguments.
 _GIT_RUNNING_SUBCOMMANDS = {"bisect": "run", "submodule": "foreach"}
@@ -780,9 +1039,31 @@ _BRACE_LIST = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 # Script operands that are really the command's input: `bash -`, `sh /dev/stdin`, `bash <(...)`.
 _STDIN_SCRIPT = re.compile(r"^(-|/dev/stdin|/dev/fd/\d+|/proc/(self|thread-self|\d+)/fd/\d+|[<>]\(.*)$")
 # Programs that read commands from their standard input even with a file operand (`ed f <<< '!cmd'`).
-_STDIN_INTERPRETERS = frozenset({"ed", "ex", "vim", "vi", "nvim", "sqlite3", "mysql", "psql", "gdb", "ftp",
-                                 "sftp", "dc", "tclsh", "expect", "lua", "jshell", "irb", "R", "julia",
-                                 "parallel", "sem"})
+_STDIN_INTERPRETERS = frozenset(
+    {
+        "ed",
+        "ex",
+        "vim",
+        "vi",
+        "nvim",
+        "sqlite3",
+        "mysql",
+        "psql",
+        "gdb",
+        "ftp",
+        "sftp",
+        "dc",
+        "tclsh",
+        "expect",
+        "lua",
+        "jshell",
+        "irb",
+        "R",
+        "julia",
+        "parallel",
+        "sem",
+    }
+)
 # Programs that copy or link a file to their last operand.
 _COPIERS = frozenset({"cp", "ln", "install", "mv", "rsync", "link", "ditto"})
 # A path to an installed program (`/usr/bin/curl`), whose copy is the program under another name.
@@ -814,8 +1095,9 @@ class _CandidateFinder:
         self.found: list[SimpleCommand] = []
         self._seen: set[tuple[tuple[str, ...], str | None, tuple[tuple[str, str], ...]]] = set()
 
-    def add(self, words: list[str], opaque: str | None = None, stdin: bool = False,
-            origin: SimpleCommand | None = None) -> None:
+    def add(
+        self, words: list[str], opaque: str | None = None, stdin: bool = False, origin: SimpleCommand | None = None
+    ) -> None:
         """Record a command once (a script repeating `ls` 20,000 times has one candidate).
 
         `origin` is the simple command of the line these words come from: its redirections
@@ -826,8 +1108,9 @@ class _CandidateFinder:
             self._seen.add(key)
             # Redirection targets keep theirs too: `f=.env; cat < $f` reads what `$f` holds.
             expanded = origin.expanded & {*words, *(t for _, t in redirects)} if origin else frozenset()
-            self.found.append(SimpleCommand(key[0], opaque=opaque, stdin=stdin, redirects=redirects,
-                                            expanded=frozenset(expanded)))
+            self.found.append(
+                SimpleCommand(key[0], opaque=opaque, stdin=stdin, redirects=redirects, expanded=frozenset(expanded))
+            )
 
     def written_then_run(self) -> None:
         """A file the line writes (`> f`, `cp`, `ln`, `tee`) and then runs or sources is a command
@@ -879,8 +1162,15 @@ class _CandidateFinder:
             name_is_glob = 0 in command.globbed
             self.unwrap(list(command.words), depth, stdin=command.stdin, glob_name=name_is_glob, origin=command)
 
-    def unwrap(self, words: list[str], depth: int, *, stdin: bool = False, glob_name: bool = False,
-               origin: SimpleCommand | None = None) -> None:
+    def unwrap(
+        self,
+        words: list[str],
+        depth: int,
+        *,
+        stdin: bool = False,
+        glob_name: bool = False,
+        origin: SimpleCommand | None = None,
+    ) -> None:
         """Record `words` and every command it runs through keywords, wrappers, shells and git."""
         while words and not self.full(depth):
             stripped = self._assignments(words, depth)
@@ -896,7 +1186,8 @@ class _CandidateFinder:
             if stdin and name in _STDIN_INTERPRETERS:
                 self.add(words, f"{name} reads commands from its input, which cannot be read in advance")
             if (name in _AWKS or name in ("make", "gmake", "sed", "gsed") or runs_arbitrary_code(name)) and any(
-                    reads_stdin_code(w) for w in words[1:]):
+                reads_stdin_code(w) for w in words[1:]
+            ):
                 self.add(words, f"{name} reads its program from input, which cannot be read in advance")
             if name == "sqlite3" and any(w.lstrip().startswith((".shell", ".system")) for w in words[1:]):
                 self.add(words, "sqlite3 .shell runs a command")
@@ -978,8 +1269,11 @@ class _CandidateFinder:
                 break
         if name == "xargs":  # its input becomes arguments: of a shell or env, they are commands
             command = next((os.path.basename(w) for w in args if not w.startswith("-")), None)
-            if command in _SHELLS or command in ("env", "eval", "exec", "sudo", "xargs", "nohup") or (
-                    command is not None and _interpreter(command) in _INLINE_CODE):
+            if (
+                command in _SHELLS
+                or command in ("env", "eval", "exec", "sudo", "xargs", "nohup")
+                or (command is not None and _interpreter(command) in _INLINE_CODE)
+            ):
                 self.add(words, "xargs runs a command built from its input")
 
     def _nested(self, name: str, words: list[str], depth: int, stdin: bool) -> None:
@@ -1017,8 +1311,11 @@ class _CandidateFinder:
             self.collect(script, depth + 1)
         elif any(w.startswith("-") and not w.startswith("--") and "c" in w for w in words[1:]):
             self.add(words, f"{name} -c without a script runs what is appended to it")
-        elif (stdin and not operands) or any(w in ("-s", "-i") for w in words[1:]) or (
-                operands and reads_stdin_code(operands[0])):
+        elif (
+            (stdin and not operands)
+            or any(w in ("-s", "-i") for w in words[1:])
+            or (operands and reads_stdin_code(operands[0]))
+        ):
             self.add(words, f"{name} runs commands from its input, which cannot be read in advance")
 
     def _inline_code(self, base: str, words: list[str], stdin: bool) -> None:
@@ -1036,7 +1333,8 @@ class _CandidateFinder:
         if option is not None:
             self.add(words, f"{name} {option} runs a program it names")
         elif name in ("make", "gmake") and any(
-                w in ("-", "/dev/stdin", "--file=-", "--makefile=-") or w.startswith("-f-") for w in words[1:]):
+            w in ("-", "/dev/stdin", "--file=-", "--makefile=-") or w.startswith("-f-") for w in words[1:]
+        ):
             self.add(words, f"{name} reads its makefile from input, which cannot be read in advance")
 
     def _git(self, words: list[str], depth: int) -> None:
@@ -1071,8 +1369,9 @@ class _CandidateFinder:
                 return
             rest = [*alias.split(), *rest[1:]]
         if rest and rest[0] not in _GIT_COMMANDS:
-            self.add(["git", *rest], f"git {rest[0]} may be an alias from git's configuration, which can run "
-                                     "any command")
+            self.add(
+                ["git", *rest], f"git {rest[0]} may be an alias from git's configuration, which can run any command"
+            )
         self._git_subcommand(rest, depth)
 
     def _git_subcommand(self, rest: list[str], depth: int) -> None:
@@ -1082,8 +1381,9 @@ class _CandidateFinder:
             self.collect(" ".join(shlex.quote(w) for w in rest[rest.index(runner) + 1 :]), depth)
         options = _GIT_COMMAND_OPTIONS.get(rest[0], frozenset())
         for word in rest[1:]:
-            if _is_code_option(word, "".join(o[1] for o in options if len(o) == 2),
-                               tuple(o for o in options if o.startswith("--"))):
+            if _is_code_option(
+                word, "".join(o[1] for o in options if len(o) == 2), tuple(o for o in options if o.startswith("--"))
+            ):
                 self.add(["git", *rest], f"git {rest[0]} {word.split('=', 1)[0]} runs a command it is given")
                 return
 
@@ -1110,8 +1410,13 @@ def runs_arbitrary_code(program: str) -> bool:
     """Whether `program` runs code or commands named in its arguments (shells, interpreters,
     wrappers, find, sed, awk): a rule for it must spell out the whole command."""
     name = os.path.basename(program)
-    return (name in _SHELLS or name in _WRAPPERS or name in _AWKS or _interpreter(name) in _INLINE_CODE
-            or name in ("find", "sed", "gsed", "eval", "exec", "trap", "source", "."))
+    return (
+        name in _SHELLS
+        or name in _WRAPPERS
+        or name in _AWKS
+        or _interpreter(name) in _INLINE_CODE
+        or name in ("find", "sed", "gsed", "eval", "exec", "trap", "source", ".")
+    )
 
 
 def _interpreter(name: str) -> str:
@@ -1175,54 +1480,235 @@ def _shell_script(words: list[str]) -> str | None:
 # ---------------------------------------------------------------- what cannot be seen through
 
 # Shells the candidate finder does not model (their options and syntax differ): any use is unknowable.
-_UNMODELLED_SHELLS = frozenset({
-    "rbash", "rksh", "rzsh", "yash", "posh", "lksh", "oksh", "pdksh", "loksh", "hush", "msh", "bosh", "elvish",
-    "xonsh", "nu", "nush", "ion", "osh", "ysh", "oil", "es", "rc", "scsh", "closh", "murex", "sash", "jsh", "bsh",
-    "ksh93", "zsh-static", "bash-static", "busybox-sh", "dash-static", "mksh-static", "gitsh", "sheldon",
-})
+_UNMODELLED_SHELLS = frozenset(
+    {
+        "rbash",
+        "rksh",
+        "rzsh",
+        "yash",
+        "posh",
+        "lksh",
+        "oksh",
+        "pdksh",
+        "loksh",
+        "hush",
+        "msh",
+        "bosh",
+        "elvish",
+        "xonsh",
+        "nu",
+        "nush",
+        "ion",
+        "osh",
+        "ysh",
+        "oil",
+        "es",
+        "rc",
+        "scsh",
+        "closh",
+        "murex",
+        "sash",
+        "jsh",
+        "bsh",
+        "ksh93",
+        "zsh-static",
+        "bash-static",
+        "busybox-sh",
+        "dash-static",
+        "mksh-static",
+        "gitsh",
+        "sheldon",
+    }
+)
 # Names ending in `sh` that are not shells (a name like `rbash` we do not know is taken for one).
-_NOT_SHELLS = frozenset({"ssh", "mosh", "autossh", "hash", "trash", "flash", "push", "refresh", "publish",
-                         "finish", "fresh", "crash", "stash", "splash", "wash", "flush", "mesh", "ush"})
+_NOT_SHELLS = frozenset(
+    {
+        "ssh",
+        "mosh",
+        "autossh",
+        "hash",
+        "trash",
+        "flash",
+        "push",
+        "refresh",
+        "publish",
+        "finish",
+        "fresh",
+        "crash",
+        "stash",
+        "splash",
+        "wash",
+        "flush",
+        "mesh",
+        "ush",
+    }
+)
 # The dynamic loader: `ld-linux-x86-64.so.2 /usr/bin/curl` runs curl under another name.
 _LOADER = re.compile(r"^ld(-[\w.+-]*)?\.so(\.[\w.]+)?$|^ld64\.so\.\d+$")
 # `/proc/self/exe`, `/proc/1/exe`: whatever program that process runs (this shell: bash).
 _PROC_EXE = re.compile(r"^/proc/[^/]+/(exe|root/.*|cwd/.*|fd/\d+|map_files/.*)$")
 # Programs that run commands read from input or a file, later or elsewhere (no command on the line).
-_RUNS_INPUT_LATER = {"at": "at runs commands read from its input or a file",
-                     "batch": "batch runs commands read from its input or a file",
-                     "crontab": "crontab installs commands that run later"}
+_RUNS_INPUT_LATER = {
+    "at": "at runs commands read from its input or a file",
+    "batch": "batch runs commands read from its input or a file",
+    "crontab": "crontab installs commands that run later",
+}
 # Editors whose `+cmd` and `-c cmd` run ex commands (`+'!curl x'`); `+N` and `+/pattern` only move.
-_VIM_FAMILY = frozenset({"vim", "vi", "nvim", "ex", "view", "rvim", "gvim", "vimdiff", "evim", "nvi", "elvis",
-                         "vile", "exim"} - {"exim"})
+_VIM_FAMILY = frozenset(
+    {"vim", "vi", "nvim", "ex", "view", "rvim", "gvim", "vimdiff", "evim", "nvi", "elvis", "vile", "exim"} - {"exim"}
+)
 _HARMLESS_PLUS = re.compile(r"^\+(\d*|/.*|\?.*)$")
 _PAGERS = frozenset({"less", "more", "most"})
 # git's own commands (and common installed ones); another name may be an alias from git's configuration.
-_GIT_COMMANDS = frozenset({
-    "add", "am", "annotate", "apply", "archive", "bisect", "blame", "branch", "bundle", "cat-file", "check-attr",
-    "check-ignore", "check-mailmap", "check-ref-format", "checkout", "checkout-index", "cherry", "cherry-pick",
-    "citool", "clean", "clone", "column", "commit", "commit-graph", "commit-tree", "config", "count-objects",
-    "credential", "describe", "diagnose", "diff", "diff-files", "diff-index", "diff-tree", "difftool",
-    "fast-export", "fast-import", "fetch", "fetch-pack", "filter-branch", "fmt-merge-msg", "for-each-ref",
-    "for-each-repo", "format-patch", "fsck", "gc", "get-tar-commit-id", "grep", "gui", "hash-object", "help",
-    "hook", "http-backend", "index-pack", "init", "instaweb", "interpret-trailers", "log", "ls-files", "ls-remote",
-    "ls-tree", "mailinfo", "mailsplit", "maintenance", "merge", "merge-base", "merge-file", "merge-index",
-    "merge-tree", "mergetool", "mktag", "mktree", "multi-pack-index", "mv", "name-rev", "notes", "pack-objects",
-    "pack-redundant", "pack-refs", "patch-id", "prune", "prune-packed", "pull", "push", "range-diff", "read-tree",
-    "rebase", "reflog", "remote", "repack", "replace", "request-pull", "rerere", "reset", "restore", "rev-list",
-    "rev-parse", "revert", "rm", "send-email", "send-pack", "shortlog", "show", "show-branch", "show-index",
-    "show-ref", "sparse-checkout", "stage", "stash", "status", "stripspace", "submodule", "switch", "symbolic-ref",
-    "tag", "unpack-file", "unpack-objects", "update-index", "update-ref", "update-server-info", "var",
-    "verify-commit", "verify-pack", "verify-tag", "version", "whatchanged", "worktree", "write-tree", "lfs", "flow",
-    "filter-repo", "annex", "crypt", "secret", "absorb",
-})
+_GIT_COMMANDS = frozenset(
+    {
+        "add",
+        "am",
+        "annotate",
+        "apply",
+        "archive",
+        "bisect",
+        "blame",
+        "branch",
+        "bundle",
+        "cat-file",
+        "check-attr",
+        "check-ignore",
+        "check-mailmap",
+        "check-ref-format",
+        "checkout",
+        "checkout-index",
+        "cherry",
+        "cherry-pick",
+        "citool",
+        "clean",
+        "clone",
+        "column",
+        "commit",
+        "commit-graph",
+        "commit-tree",
+        "config",
+        "count-objects",
+        "credential",
+        "describe",
+        "diagnose",
+        "diff",
+        "diff-files",
+        "diff-index",
+        "diff-tree",
+        "difftool",
+        "fast-export",
+        "fast-import",
+        "fetch",
+        "fetch-pack",
+        "filter-branch",
+        "fmt-merge-msg",
+        "for-each-ref",
+        "for-each-repo",
+        "format-patch",
+        "fsck",
+        "gc",
+        "get-tar-commit-id",
+        "grep",
+        "gui",
+        "hash-object",
+        "help",
+        "hook",
+        "http-backend",
+        "index-pack",
+        "init",
+        "instaweb",
+        "interpret-trailers",
+        "log",
+        "ls-files",
+        "ls-remote",
+        "ls-tree",
+        "mailinfo",
+        "mailsplit",
+        "maintenance",
+        "merge",
+        "merge-base",
+        "merge-file",
+        "merge-index",
+        "merge-tree",
+        "mergetool",
+        "mktag",
+        "mktree",
+        "multi-pack-index",
+        "mv",
+        "name-rev",
+        "notes",
+        "pack-objects",
+        "pack-redundant",
+        "pack-refs",
+        "patch-id",
+        "prune",
+        "prune-packed",
+        "pull",
+        "push",
+        "range-diff",
+        "read-tree",
+        "rebase",
+        "reflog",
+        "remote",
+        "repack",
+        "replace",
+        "request-pull",
+        "rerere",
+        "reset",
+        "restore",
+        "rev-list",
+        "rev-parse",
+        "revert",
+        "rm",
+        "send-email",
+        "send-pack",
+        "shortlog",
+        "show",
+        "show-branch",
+        "show-index",
+        "show-ref",
+        "sparse-checkout",
+        "stage",
+        "stash",
+        "status",
+        "stripspace",
+        "submodule",
+        "switch",
+        "symbolic-ref",
+        "tag",
+        "unpack-file",
+        "unpack-objects",
+        "update-index",
+        "update-ref",
+        "update-server-info",
+        "var",
+        "verify-commit",
+        "verify-pack",
+        "verify-tag",
+        "version",
+        "whatchanged",
+        "worktree",
+        "write-tree",
+        "lfs",
+        "flow",
+        "filter-repo",
+        "annex",
+        "crypt",
+        "secret",
+        "absorb",
+    }
+)
 # perl's `-M`/`-m` value becomes `use VALUE;`: only a module name (with an import list) is read as such.
 _PERL_MODULE = re.compile(r"^-[mM]-?[A-Za-z_][\w:]*(=[\w,:.]*)?$")
 _PERL_DEBUGGER = re.compile(r"^-d(t)?(:[\w:]+(=[\w,]*)?)?$")
 # python's -X options that only tune the interpreter (others, like presite=, import code).
-_PYTHON_X = re.compile(r"^(dev|utf8(=\d)?|importtime(=\d)?|faulthandler|tracemalloc(=\d+)?|showrefcount"
-                       r"|warn_default_encoding|no_debug_ranges|frozen_modules(=on|=off)?|int_max_str_digits=\d+"
-                       r"|perf|perf_jit|cpu_count=\w+|gil=\d|pycache_prefix=[^;]*|context_aware_warnings(=\d)?"
-                       r"|thread_inherit_context(=\d)?|disable_remote_debug|lazy_imports(=\w+)?)$")
+_PYTHON_X = re.compile(
+    r"^(dev|utf8(=\d)?|importtime(=\d)?|faulthandler|tracemalloc(=\d+)?|showrefcount"
+    r"|warn_default_encoding|no_debug_ranges|frozen_modules(=on|=off)?|int_max_str_digits=\d+"
+    r"|perf|perf_jit|cpu_count=\w+|gil=\d|pycache_prefix=[^;]*|context_aware_warnings(=\d)?"
+    r"|thread_inherit_context(=\d)?|disable_remote_debug|lazy_imports(=\w+)?)$"
+)
 
 
 def unseeable(words: list[str]) -> str | None:
@@ -1237,7 +1723,8 @@ def unseeable(words: list[str]) -> str | None:
         return f"{name} is the dynamic loader, which runs the program it is given (loader)"
     shell = _interpreter(name)
     if shell in _UNMODELLED_SHELLS or (
-            re.fullmatch(r"[a-z]{1,6}sh", shell) and shell not in _SHELLS and shell not in _NOT_SHELLS):
+        re.fullmatch(r"[a-z]{1,6}sh", shell) and shell not in _SHELLS and shell not in _NOT_SHELLS
+    ):
         return f"{name} is a shell the check does not model"
     if name in _RUNS_INPUT_LATER:
         return _RUNS_INPUT_LATER[name]
@@ -1251,8 +1738,9 @@ def unseeable(words: list[str]) -> str | None:
 
 def _option_problem(name: str, args: list[str]) -> str | None:
     """Options of editors, pagers and interpreters that run code the line does not show."""
-    if name in _VIM_FAMILY and (bad := next((w for w in args if w.startswith("+") and not _HARMLESS_PLUS.match(w)),
-                                            None)):
+    if name in _VIM_FAMILY and (
+        bad := next((w for w in args if w.startswith("+") and not _HARMLESS_PLUS.match(w)), None)
+    ):
         return f"{name} {bad} runs an editor command"
     if name in _PAGERS and any(w.startswith("+") and "!" in w for w in args):
         return f"{name} +! runs a shell command"
@@ -1260,8 +1748,14 @@ def _option_problem(name: str, args: list[str]) -> str | None:
         return "parallel without a command runs its arguments or input as commands"
     base = _interpreter(name)
     if base == "perl":
-        bad = next((w for w in _interpreter_options([name, *args]) if w[:2] in ("-M", "-m", "-d")
-                    and not (_PERL_MODULE.match(w) or _PERL_DEBUGGER.match(w))), None)
+        bad = next(
+            (
+                w
+                for w in _interpreter_options([name, *args])
+                if w[:2] in ("-M", "-m", "-d") and not (_PERL_MODULE.match(w) or _PERL_DEBUGGER.match(w))
+            ),
+            None,
+        )
         return f"perl {bad} is an option whose value becomes code" if bad else None
     if base in ("python", "pypy"):
         return _python_option_problem(name, args)

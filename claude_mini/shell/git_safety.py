@@ -43,8 +43,16 @@ from claude_mini.gitrun import (
 )
 
 __all__ = [
-    "ENV_OVERRIDES", "ENV_REMOVED", "GIT_FUNCTION", "NEUTRAL_CONFIG", "READ_ONLY_SUBCOMMANDS",
-    "mentions_git", "neutral_env", "safe_git_env", "untrusted_driver_keys", "with_config",
+    "ENV_OVERRIDES",
+    "ENV_REMOVED",
+    "GIT_FUNCTION",
+    "NEUTRAL_CONFIG",
+    "READ_ONLY_SUBCOMMANDS",
+    "mentions_git",
+    "neutral_env",
+    "safe_git_env",
+    "untrusted_driver_keys",
+    "with_config",
 ]
 
 # Driver keys that run programs, with the value that stops each one.
@@ -100,7 +108,7 @@ def _neutral_value(key: str) -> str:
 
 
 async def untrusted_driver_keys(env: Mapping[str, str], cwd: Path, project_root: Path) -> list[str]:
-    """Driver keys in the config git reads in `cwd`, or in a submodule it may enter, that the user's own files did not set.
+    """Driver keys git reads in `cwd`, or in a submodule it may enter, that the user's own files did not set.
 
     Trusted: system and global files outside the project (the model cannot write
     them without asking) and the command scope (the user's environment). Anything
@@ -186,7 +194,7 @@ def _gitfile_target(dot_git: Path) -> str | None:
         return None
     if not line.startswith(b"gitdir: "):
         return None
-    return os.path.join(dot_git.parent, os.fsdecode(line[len(b"gitdir: "):].strip()))
+    return os.path.join(dot_git.parent, os.fsdecode(line[len(b"gitdir: ") :].strip()))
 
 
 def _trusted(scope: str, origin: str, project_root: Path) -> bool:
@@ -194,7 +202,7 @@ def _trusted(scope: str, origin: str, project_root: Path) -> bool:
         return False
     if not origin.startswith("file:"):
         return True  # command line or environment: set by the user
-    path = origin[len("file:"):]
+    path = origin[len("file:") :]
     root = os.path.realpath(project_root).rstrip("/") + "/"
     return os.path.isabs(path) and not os.path.realpath(path).startswith(root)
 
@@ -203,8 +211,13 @@ async def _git(env: Mapping[str, str], cwd: Path, args: list[str]) -> tuple[int,
     """Exit status and stdout of `git args` in `cwd`; (-1, b"") if git is missing or too slow."""
     try:
         proc = await asyncio.create_subprocess_exec(
-            "git", *args, cwd=cwd, env=dict(env), stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            "git",
+            *args,
+            cwd=cwd,
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
         )
     except OSError:
         return -1, b""

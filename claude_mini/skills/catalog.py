@@ -82,7 +82,7 @@ class PromptCommand:
 
     @property
     def label(self) -> str:
-        """"Skill .claude/skills/pdf/SKILL.md": how messages name it."""
+        """ "Skill .claude/skills/pdf/SKILL.md": how messages name it."""
         return f"{self.kind.capitalize()} {self.shown_path or shown(self.path)}"
 
     def body(self) -> str:
@@ -204,8 +204,9 @@ class FrontmatterFields:
         self.meta, self.label, self.problems, self.root = meta, label, problems, root
 
     def _bad(self, key: str, value: object, want: str, kept: str) -> None:
-        self.problems.append(f"{self.label}: `{key}` is {_shown_value(value)}, not {want}; {kept}. "
-                             "Fix the frontmatter.")
+        self.problems.append(
+            f"{self.label}: `{key}` is {_shown_value(value)}, not {want}; {kept}. Fix the frontmatter."
+        )
 
     def text(self, key: str, kept: str = "ignored") -> str:
         value = self.meta.get(key)
@@ -244,8 +245,10 @@ class FrontmatterFields:
         try:
             parse_rule(rule, source="skill", project_root=self.root)
         except RuleError as exc:
-            self.problems.append(f"{self.label}: allowed-tools rule {rule!r} is not valid ({exc.problem}); "
-                                 "it grants nothing, the others still do. Fix the frontmatter.")
+            self.problems.append(
+                f"{self.label}: allowed-tools rule {rule!r} is not valid ({exc.problem}); "
+                "it grants nothing, the others still do. Fix the frontmatter."
+            )
             return False
         return True
 
@@ -309,7 +312,7 @@ class FileLoader:
         return shown(path, self.root)
 
     def kind(self, path: Path, scope: Scope) -> str:
-        """"dir", "file", "other" (missing, a pipe: reading it says what), or "refused" (one line
+        """ "dir", "file", "other" (missing, a pipe: reading it says what), or "refused" (one line
         said): it cannot be looked at, or a project's link leaves the repository in a folder not
         trusted (its text would reach the model unasked)."""
         try:
@@ -321,8 +324,10 @@ class FileLoader:
             return "refused"
         real = os.path.realpath(path)
         if scope == "project" and not self.trusted and not (real + os.sep).startswith(self.real_root + os.sep):
-            self.problems.append(f"{self.shown(path)} links to {real}, outside the repository, and this folder "
-                                 "is not trusted; skipped. Trust the folder, or copy it in.")
+            self.problems.append(
+                f"{self.shown(path)} links to {real}, outside the repository, and this folder "
+                "is not trusted; skipped. Trust the folder, or copy it in."
+            )
             return "refused"
         return "dir" if stat.S_ISDIR(mode) else "file" if stat.S_ISREG(mode) else "other"
 
@@ -337,11 +342,15 @@ class FileLoader:
             if (what := self.kind(skill_md, scope)) == "refused":
                 continue
             if what != "file":
-                self.problems.append(f"Skill folder {self.shown(sub)} has no SKILL.md; skipped. "
-                                     f"Add {sub.name}/SKILL.md or remove the folder.")
+                self.problems.append(
+                    f"Skill folder {self.shown(sub)} has no SKILL.md; skipped. "
+                    f"Add {sub.name}/SKILL.md or remove the folder."
+                )
             elif not NAME.fullmatch(sub.name):
-                self.problems.append(f"Skill {self.shown(skill_md)}: {sub.name!r} cannot be a skill name "
-                                     f"({NAME_RULE}); skipped. Rename the folder.")
+                self.problems.append(
+                    f"Skill {self.shown(skill_md)}: {sub.name!r} cannot be a skill name "
+                    f"({NAME_RULE}); skipped. Rename the folder."
+                )
             else:
                 yield _Found(skill_md, "skill", scope, sub.name)
 
@@ -353,19 +362,24 @@ class FileLoader:
             if NAME.fullmatch(path.stem):
                 found.append(_Found(path, "command", scope, path.stem, ":".join(ns)))
             else:
-                self.problems.append(f"Command {self.shown(path)}: {path.stem!r} cannot be a command name "
-                                     f"({NAME_RULE}); skipped. Rename the file.")
+                self.problems.append(
+                    f"Command {self.shown(path)}: {path.stem!r} cannot be a command name "
+                    f"({NAME_RULE}); skipped. Rename the file."
+                )
         return iter(sorted(found, key=lambda f: (f.name.lower(), f.namespace.lower())))
 
     def _namespace_ok(self, path: Path) -> bool:
         if NAME.fullmatch(path.name):
             return True
-        self.problems.append(f"Command folder {self.shown(path)}: {path.name!r} cannot be part of "
-                             f"a command name ({NAME_RULE}); skipped. Rename the folder.")
+        self.problems.append(
+            f"Command folder {self.shown(path)}: {path.name!r} cannot be part of "
+            f"a command name ({NAME_RULE}); skipped. Rename the folder."
+        )
         return False
 
-    def markdown_files(self, folder: Path, scope: Scope, too_many: str,
-                       folder_ok: Callable[[Path], bool] = lambda _: True) -> list[tuple[Path, tuple[str, ...]]]:
+    def markdown_files(
+        self, folder: Path, scope: Scope, too_many: str, folder_ok: Callable[[Path], bool] = lambda _: True
+    ) -> list[tuple[Path, tuple[str, ...]]]:
         """Each `**/*.md` under `folder` in name order, with the subfolders it is in: linked folders
         followed once, a subfolder `folder_ok` refuses skipped, at most MAX_FILES looked at by this
         loader (then one line: "More than N files under F" + `too_many`)."""
@@ -374,8 +388,15 @@ class FileLoader:
             self._walk(folder, (), {os.path.realpath(folder)}, scope, (too_many, folder_ok), found)
         return found
 
-    def _walk(self, folder: Path, ns: tuple[str, ...], seen: set[str], scope: Scope,
-              how: tuple[str, Callable[[Path], bool]], found: list[tuple[Path, tuple[str, ...]]]) -> None:
+    def _walk(
+        self,
+        folder: Path,
+        ns: tuple[str, ...],
+        seen: set[str],
+        scope: Scope,
+        how: tuple[str, Callable[[Path], bool]],
+        found: list[tuple[Path, tuple[str, ...]]],
+    ) -> None:
         too_many, folder_ok = how
         for path in _sorted_dir(folder):
             if path.name.startswith("."):
@@ -404,21 +425,29 @@ class FileLoader:
         meta, body, problem = split_body(text)
         if problem:
             what = "folder" if found.kind == "skill" else "file"
-            self.problems.append(f"{label}: {problem}; loaded with the {what} name and its first paragraph "
-                                 "as description. Fix the YAML.")
+            self.problems.append(
+                f"{label}: {problem}; loaded with the {what} name and its first paragraph as description. Fix the YAML."
+            )
         fields = FrontmatterFields(meta or {}, label, self.problems, self.root)
         description = fields.text("description", "the first paragraph is used") or first_paragraph(body)
         aliases = [f"{found.namespace}:{found.name}"] if found.namespace else []
         if found.kind == "skill":
             aliases += self._skill_alias(fields, found.name, label)
         return PromptCommand(
-            name=found.name, kind=found.kind, scope=found.scope, path=found.path, namespace=found.namespace,
+            name=found.name,
+            kind=found.kind,
+            scope=found.scope,
+            path=found.path,
+            namespace=found.namespace,
             description=description,
             when_to_use=fields.text("when_to_use") if found.kind == "skill" else "",
-            argument_hint=fields.hint(), allowed_tools=fields.tools(), model=fields.model(),
+            argument_hint=fields.hint(),
+            allowed_tools=fields.tools(),
+            model=fields.model(),
             disable_model_invocation=fields.flag("disable-model-invocation", False),
             user_invocable=fields.flag("user-invocable", True),
-            aliases=tuple(aliases), shown_path=self.shown(found.path),
+            aliases=tuple(aliases),
+            shown_path=self.shown(found.path),
         )
 
     def _skill_alias(self, fields: FrontmatterFields, folder_name: str, label: str) -> list[str]:
@@ -427,8 +456,10 @@ class FileLoader:
         if not name or name.lower() == folder_name.lower():
             return []
         if not NAME.fullmatch(name):
-            self.problems.append(f"{label}: `name` {name!r} cannot be a skill name ({NAME_RULE}); it is "
-                                 f"reached as {folder_name!r} only. Fix the frontmatter.")
+            self.problems.append(
+                f"{label}: `name` {name!r} cannot be a skill name ({NAME_RULE}); it is "
+                f"reached as {folder_name!r} only. Fix the frontmatter."
+            )
             return []
         return [name]
 
@@ -464,11 +495,15 @@ def _resolve(entries: list[PromptCommand], problems: list[str]) -> list[PromptCo
         if ns_name and ns_name.lower() not in owner:
             owner[ns_name.lower()] = loser
             result[i] = replace(loser, name=ns_name, aliases=())
-            problems.append(f"{loser.label} has the same name as {winner.shown_path}; /{winner.name} runs "
-                            f"that one, and this one is /{ns_name}. Rename one to reach both by name.")
+            problems.append(
+                f"{loser.label} has the same name as {winner.shown_path}; /{winner.name} runs "
+                f"that one, and this one is /{ns_name}. Rename one to reach both by name."
+            )
         else:
-            problems.append(f"{loser.label} has the same name as {winner.shown_path}; {_why(winner, loser)}, "
-                            f"so that one is used and this one is skipped. Rename one to keep both.")
+            problems.append(
+                f"{loser.label} has the same name as {winner.shown_path}; {_why(winner, loser)}, "
+                f"so that one is used and this one is skipped. Rename one to keep both."
+            )
     return [result[i] for i in range(len(entries)) if i in result]
 
 
@@ -481,8 +516,10 @@ def _claim_aliases(entry: PromptCommand, owner: dict[str, PromptCommand], proble
             owner[alias.lower()] = entry
             free.append(alias)
         elif other is not entry:
-            problems.append(f"{entry.label}: its other name {alias!r} is taken by {other.shown_path}; it is "
-                            f"reached as {entry.name!r} only. Rename one.")
+            problems.append(
+                f"{entry.label}: its other name {alias!r} is taken by {other.shown_path}; it is "
+                f"reached as {entry.name!r} only. Rename one."
+            )
     return entry if len(free) == len(entry.aliases) else replace(entry, aliases=tuple(free))
 
 

@@ -96,8 +96,9 @@ def _command(m: re.Match[str]) -> str:
     return m["inline"] if m["inline"] is not None else m["block"].rstrip("\r\n")
 
 
-async def expand_body(body: str, args: str, *, run_shell: ShellRunner, skill_dir: Path | None = None,
-                      session_id: str = "") -> str:
+async def expand_body(
+    body: str, args: str, *, run_shell: ShellRunner, skill_dir: Path | None = None, session_id: str = ""
+) -> str:
     """Arguments substituted, then every snippet of the ORIGINAL body (its placeholders filled in) run in
     order and replaced by its output. Text that arrives through the arguments never becomes a snippet."""
     argv, variables = _split_args(args), _variables(skill_dir, session_id)

@@ -50,8 +50,10 @@ if TYPE_CHECKING:
     from claude_mini.session import Session
 
 MAX_PROBLEMS_SAID = 10  # at start-up; `claude-mini context --lint` lists every one
-COMPACT_NOTE = ("Skills loaded earlier in this session (their text was left out of the summary to "
-                "save room): {names}. If the work still needs one, load it again with the Skill tool.")
+COMPACT_NOTE = (
+    "Skills loaded earlier in this session (their text was left out of the summary to "
+    "save room): {names}. If the work still needs one, load it again with the Skill tool."
+)
 _BEFORE_NAMES, _AFTER_NAMES = COMPACT_NOTE.split("{names}")
 _COMPACT_NAMES = re.compile(re.escape(_BEFORE_NAMES) + r"(.*?)" + re.escape(_AFTER_NAMES))
 _COMMAND_NAME = re.compile(r"<command-name>/([^<\s]+)</command-name>")
@@ -68,8 +70,14 @@ def command_message(entry: PromptCommand, args: str, body: str) -> str:
 class SkillHook(AgentHooks):
     """The session's commands and skills: listing, invocation, turn-scoped permissions, compaction."""
 
-    def __init__(self, config: Config, rules: PermissionPolicy, notices: NoticeChannel,
-                 window: int, catalog: Catalog | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        rules: PermissionPolicy,
+        notices: NoticeChannel,
+        window: int,
+        catalog: Catalog | None = None,
+    ) -> None:
         from claude_mini import paths
 
         self.config = config
@@ -101,13 +109,21 @@ class SkillHook(AgentHooks):
         for problem in self.catalog.problems[:MAX_PROBLEMS_SAID]:
             self.notices.say(problem, "warning", once=True)
         if len(self.catalog.problems) > MAX_PROBLEMS_SAID:
-            self.notices.say(f"… and {len(self.catalog.problems) - MAX_PROBLEMS_SAID:,} more problems with custom "
-                             "commands and skills: `claude-mini context --lint` lists them all.", "warning", once=True)
+            self.notices.say(
+                f"… and {len(self.catalog.problems) - MAX_PROBLEMS_SAID:,} more problems with custom "
+                "commands and skills: `claude-mini context --lint` lists them all.",
+                "warning",
+                once=True,
+            )
         if self.listing.shortened:
             names = ", ".join(self.listing.shortened)
-            self.notices.say(f"The skill listing is over its budget of {self.listing.budget:,} characters: "
-                             f"listed by name only: {names}. Shorten descriptions, or set "
-                             "SLASH_COMMAND_TOOL_CHAR_BUDGET.", "warning", once=True)
+            self.notices.say(
+                f"The skill listing is over its budget of {self.listing.budget:,} characters: "
+                f"listed by name only: {names}. Shorten descriptions, or set "
+                "SLASH_COMMAND_TOOL_CHAR_BUDGET.",
+                "warning",
+                once=True,
+            )
 
     # -- the session
 
@@ -126,15 +142,16 @@ class SkillHook(AgentHooks):
         if self.agent is not None:
             self._put_tool(self.agent)
         if added:
-            self.notices.say(f"Skills and commands added since the last listing are listed now: "
-                             f"{', '.join('/' + name for name in added)}.")
+            self.notices.say(
+                f"Skills and commands added since the last listing are listed now: "
+                f"{', '.join('/' + name for name in added)}."
+            )
 
     def _put_tool(self, agent: Agent) -> None:
         """The Skill tool (this listing's) after the built-ins, or none; MCP tools stay after them."""
         builtins = [t for t in agent.builtin_tools if t.name != SkillTool.name]
         agent.builtin_tools = builtins + ([self.tool] if self.tool is not None else [])
-        others = [t for name, t in agent.tools.items()
-                  if name != SkillTool.name and all(t is not b for b in builtins)]
+        others = [t for name, t in agent.tools.items() if name != SkillTool.name and all(t is not b for b in builtins)]
         agent.set_tools([*agent.builtin_tools, *others])
 
     # -- one turn
@@ -166,22 +183,26 @@ class SkillHook(AgentHooks):
 
     def _use_model(self, agent: Agent, model: str) -> None:
         if agent.client.provider == "local":
-            self.notices.say(f"The offline model answers every turn; the command's model {model} was not used.",
-                             once=True)
+            self.notices.say(
+                f"The offline model answers every turn; the command's model {model} was not used.", once=True
+            )
             return
         self._models = (agent.model, model)
         agent.model = model
 
     async def _tell_new_entries(self) -> None:
         """A skill or command added since the listing was built: said once, listed from /clear."""
-        on_disk = await asyncio.to_thread(names_on_disk, self.config.project_root, self.home,
-                                          trusted=self.config.trusted)
+        on_disk = await asyncio.to_thread(
+            names_on_disk, self.config.project_root, self.home, trusted=self.config.trusted
+        )
         added = sorted(on_disk - self._on_disk - self._listed_names - self._told)
         if added:
             self._told |= set(added)
-            self.notices.say(f"New since this conversation started: {', '.join('/' + n for n in added)}. "
-                             "The model sees it from the next /clear or session (the skill listing is "
-                             "part of the prompt cache).")
+            self.notices.say(
+                f"New since this conversation started: {', '.join('/' + n for n in added)}. "
+                "The model sees it from the next /clear or session (the skill listing is "
+                "part of the prompt cache)."
+            )
 
     async def before_tool(self, agent: Agent, call: ToolUseBlock) -> ToolVerdict | None:
         """A Skill call names its skill by its own name (so `Skill(name)` rules judge it however the
@@ -211,8 +232,9 @@ class SkillHook(AgentHooks):
         if entry is None or entry.name not in {e.name for e in self.listing_entries()}:
             listed = ", ".join(e.name for e in self.listing_entries()) or "none"
             if entry is not None and entry.disable_model_invocation:
-                raise ToolError(f"The skill {entry.name} can only be run by the user (/{entry.name}); "
-                                "ask them to run it.")
+                raise ToolError(
+                    f"The skill {entry.name} can only be run by the user (/{entry.name}); ask them to run it."
+                )
             raise ToolError(f"Unknown skill: {name.strip()}. Listed skills: {listed}.")
         return entry
 
@@ -251,9 +273,13 @@ class SkillHook(AgentHooks):
     async def _expand(self, entry: PromptCommand, args: str) -> str:
         body = await asyncio.to_thread(entry.body)
         session_id = self.agent.session.id if self.agent is not None else ""
-        text = await expand_body(body, args, run_shell=lambda cmd: self._run_snippet(entry, cmd),
-                                 skill_dir=entry.directory if entry.kind == "skill" else None,
-                                 session_id=session_id)
+        text = await expand_body(
+            body,
+            args,
+            run_shell=lambda cmd: self._run_snippet(entry, cmd),
+            skill_dir=entry.directory if entry.kind == "skill" else None,
+            session_id=session_id,
+        )
         if entry.kind == "skill":
             return f"This skill's folder, where the files it mentions are: {entry.directory}\n\n{text}"
         return text
@@ -268,9 +294,11 @@ class SkillHook(AgentHooks):
         if entry.scope == "project" and not self.config.trusted:
             # A cloned repository's command must not run shell lines (`!cat ~/.aws/credentials`) the
             # moment it is typed or the model loads it: the line is left out, the rest is sent.
-            return (f"[`!{_shown(command)}` was not run: this folder is not trusted, so its commands' "
-                    "and skills' `!` lines do not run. Trust the folder (run claude-mini here and answer "
-                    "yes, or pass --trust-folder) to run them.]")
+            return (
+                f"[`!{_shown(command)}` was not run: this folder is not trusted, so its commands' "
+                "and skills' `!` lines do not run. Trust the folder (run claude-mini here and answer "
+                "yes, or pass --trust-folder) to run them.]"
+            )
         call, decision = await agent.vet(ToolUseBlock(f"snippet-{entry.name}", "Bash", {"command": command}))
         where = f"/{entry.name}: `!{command}`"
         if isinstance(decision, ToolResult):
@@ -279,8 +307,10 @@ class SkillHook(AgentHooks):
             raise ExpansionError(f"{where} was not run ({decision.reason}); nothing was sent.")
         if isinstance(decision, Ask):
             if agent.ask_user is None:
-                raise ExpansionError(f"{where} needs permission ({decision.reason}) and this session cannot "
-                                     f"ask; nothing was sent.{self._allow_hint(call)}")
+                raise ExpansionError(
+                    f"{where} needs permission ({decision.reason}) and this session cannot "
+                    f"ask; nothing was sent.{self._allow_hint(call)}"
+                )
             answer = await agent.ask_user(call, decision.reason)
             if not answer.allow:
                 raise ExpansionError(f"{where} was declined; nothing was sent.")
@@ -310,8 +340,12 @@ class SkillHook(AgentHooks):
         """Add the entry's allowed-tools not granted this turn already as allow rules for the rest of
         the turn; returns what this load added."""
         if entry.allowed_tools and not self._grants(entry):
-            self.notices.say(f"The allowed-tools of {entry.path} were not applied: this folder is not "
-                             "trusted (the rest of it was used).", "warning", once=True)
+            self.notices.say(
+                f"The allowed-tools of {entry.path} were not applied: this folder is not "
+                "trusted (the rest of it was used).",
+                "warning",
+                once=True,
+            )
             return []
         held = {rule.text for rule in self._turn_rules}
         added: list[Rule] = []
@@ -346,8 +380,10 @@ class SkillHook(AgentHooks):
         if self.listing.shortened:
             lines.append(f"  listed by name only (over budget): {', '.join(self.listing.shortened)}")
         if self.invoked:
-            shown = ", ".join(f"{name} ({tokens:,} tokens)" if tokens else f"{name} (before the resume)"
-                              for name, tokens in self.invoked.items())
+            shown = ", ".join(
+                f"{name} ({tokens:,} tokens)" if tokens else f"{name} (before the resume)"
+                for name, tokens in self.invoked.items()
+            )
             lines.append(f"  invoked this session: {shown}")
         return lines
 
@@ -374,8 +410,7 @@ def invoked_in(messages: Sequence[Message]) -> list[str]:
     return names
 
 
-def skill_hook(config: Config, rules: PermissionPolicy, notices: NoticeChannel,
-               window: int) -> SkillHook | None:
+def skill_hook(config: Config, rules: PermissionPolicy, notices: NoticeChannel, window: int) -> SkillHook | None:
     """The session's skills part, or None when there is no command or skill at all (nothing listed,
     nothing to type, no Skill tool)."""
     from claude_mini import paths
@@ -384,7 +419,6 @@ def skill_hook(config: Config, rules: PermissionPolicy, notices: NoticeChannel,
     if not catalog.entries and not catalog.problems:
         return None
     return SkillHook(config, rules, notices, window, catalog)
-
 
 
 def _shown(command: str, limit: int = 200) -> str:

@@ -49,8 +49,10 @@ def entry_state(entry: PromptCommand) -> State:
 
 def rows(catalog: Catalog) -> list[EntryRow]:
     """The catalog's entries in listing order."""
-    return [EntryRow(e.name, e.kind, e.source, entry_state(e), e.shown_path, " ".join(e.description.split()))
-            for e in catalog.entries]
+    return [
+        EntryRow(e.name, e.kind, e.source, entry_state(e), e.shown_path, " ".join(e.description.split()))
+        for e in catalog.entries
+    ]
 
 
 def tool_tokens(listing: Listing) -> int:
@@ -65,15 +67,19 @@ def listing_line(catalog: Catalog, listing: Listing) -> str:
     if not listed:
         cost = "none listed to the model: no Skill tool"
     else:
-        cost = (f"{listed} listed to the model in the Skill tool's description: {tool_tokens(listing):,} tokens, "
-                f"the listing {listing.chars:,} of {listing.budget:,} characters")
+        cost = (
+            f"{listed} listed to the model in the Skill tool's description: {tool_tokens(listing):,} tokens, "
+            f"the listing {listing.chars:,} of {listing.budget:,} characters"
+        )
     return f"Skills and custom commands: {len(catalog.entries)} ({cost})"
 
 
 def none_line(home: Path) -> str:
     """What the views say when there is no command or skill at all: where to put one."""
-    return ("Skills and custom commands: none. Add .claude/skills/NAME/SKILL.md or .claude/commands/NAME.md "
-            f"here, or {home}/skills/NAME/SKILL.md or {home}/commands/NAME.md for every project.")
+    return (
+        "Skills and custom commands: none. Add .claude/skills/NAME/SKILL.md or .claude/commands/NAME.md "
+        f"here, or {home}/skills/NAME/SKILL.md or {home}/commands/NAME.md for every project."
+    )
 
 
 def shortened_line(listing: Listing) -> str | None:
@@ -88,15 +94,15 @@ def table(cells: Sequence[Sequence[str]], indent: str = "  ") -> list[str]:
     if not cells:
         return []
     widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
-    return [(indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))).rstrip()
-            for row in cells]
+    return [(indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))).rstrip() for row in cells]
 
 
 def clash_warning(entry: PromptCommand) -> str:
     """One line: the built-in keeps the name; what the user can do."""
     model = "" if entry.disable_model_invocation else " The model can still load it with the Skill tool."
-    return (f"/{entry.name} is claude-mini's own command: {entry.shown_path} is not run by /{entry.name}; "
-            f"rename it.{model}")
+    return (
+        f"/{entry.name} is claude-mini's own command: {entry.shown_path} is not run by /{entry.name}; rename it.{model}"
+    )
 
 
 def builtin_clashes(catalog: Catalog, builtin_names: Collection[str]) -> list[str]:
@@ -109,10 +115,21 @@ def catalog_json(catalog: Catalog, listing: Listing, builtin_names: Collection[s
     """`claude-mini context --json`'s `skills`: the rows (with the absolute path too), the listing's
     size and budget, the Skill tool's tokens, the problems (clashes with built-ins included)."""
     return {
-        "entries": [{"name": row.name, "kind": row.kind, "source": row.source, "state": row.state,
-                     "path": str(entry.path), "shown_path": row.path, "description": row.description}
-                    for entry, row in zip(catalog.entries, rows(catalog), strict=True)],
-        "listing_chars": listing.chars, "listing_budget": listing.budget, "tool_tokens": tool_tokens(listing),
+        "entries": [
+            {
+                "name": row.name,
+                "kind": row.kind,
+                "source": row.source,
+                "state": row.state,
+                "path": str(entry.path),
+                "shown_path": row.path,
+                "description": row.description,
+            }
+            for entry, row in zip(catalog.entries, rows(catalog), strict=True)
+        ],
+        "listing_chars": listing.chars,
+        "listing_budget": listing.budget,
+        "tool_tokens": tool_tokens(listing),
         "shortened": list(listing.shortened),
         "problems": [*catalog.problems, *builtin_clashes(catalog, builtin_names)],
     }

@@ -27,8 +27,7 @@ that skill is already loaded for this turn: do not load it again. Only the names
 exist; do not guess others. claude-mini's own commands (/help, /compact, ...) are not \
 skills."""
 
-SHORTENED = ("Some descriptions were left out to keep this listing within its budget; every "
-             "skill is still named.")
+SHORTENED = "Some descriptions were left out to keep this listing within its budget; every skill is still named."
 
 
 def describe(listing: Listing) -> str:
@@ -48,8 +47,7 @@ class SkillTool:
     input_schema: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "skill": {"type": "string",
-                      "description": "The name of a skill from the list in this tool's description."},
+            "skill": {"type": "string", "description": "The name of a skill from the list in this tool's description."},
             "args": {"type": "string", "description": "Arguments for the skill, if it takes any."},
         },
         "required": ["skill"],

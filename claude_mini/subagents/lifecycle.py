@@ -67,8 +67,10 @@ def read_limits(config: Config) -> tuple[Limits, list[str]]:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            problems.append(f"subagents.{key} must be a whole number of at least 1 (got {value!r}); "
-                            f"using {getattr(defaults, attr):,}.")
+            problems.append(
+                f"subagents.{key} must be a whole number of at least 1 (got {value!r}); "
+                f"using {getattr(defaults, attr):,}."
+            )
             continue
         values[attr] = value
     return Limits(**values), problems
@@ -85,8 +87,14 @@ class _Child:
 class SubagentHook(AgentHooks):
     """The session's agent types, the Agent tool, and the children it ran."""
 
-    def __init__(self, config: Config, notices: NoticeChannel, instructions: Callable[[], str],
-                 limits: Limits | None = None, main_memory: Path | None = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        notices: NoticeChannel,
+        instructions: Callable[[], str],
+        limits: Limits | None = None,
+        main_memory: Path | None = None,
+    ) -> None:
         from claude_mini import paths
 
         self.config = config
@@ -138,9 +146,14 @@ class SubagentHook(AgentHooks):
         parent, call = RUNNING_CALL.get()
         depth = self._children[id(parent)].depth + 1 if id(parent) in self._children else 1
         run = new_run(agent_type, description, call, parent, depth)
-        self.runs = [*self.runs[-(MAX_RUNS_KEPT - 1):], run]
-        parent.session.record_system("subagent", agent_id=run.agent_id, agent_type=agent_type.name,
-                                     tool_use_id=call.id, transcript=str(run.transcript))
+        self.runs = [*self.runs[-(MAX_RUNS_KEPT - 1) :], run]
+        parent.session.record_system(
+            "subagent",
+            agent_id=run.agent_id,
+            agent_type=agent_type.name,
+            tool_use_id=call.id,
+            transcript=str(run.transcript),
+        )
         child, text = await self._child(parent, agent_type, run, call, prompt)
         self._children[id(child)] = _Child(run, depth)
         try:
@@ -148,15 +161,19 @@ class SubagentHook(AgentHooks):
         finally:
             self._children.pop(id(child), None)
         answer = run.text.strip() or "(the subagent gave no answer)"
-        return ToolResult(f"{answer}\n\n{run.summary()}", is_error=run.status == "failed",
-                          metadata={"agent_id": run.agent_id, "transcript": str(run.transcript)})
+        return ToolResult(
+            f"{answer}\n\n{run.summary()}",
+            is_error=run.status == "failed",
+            metadata={"agent_id": run.agent_id, "transcript": str(run.transcript)},
+        )
 
     def _observe(self, run: SubagentRun, event: AgentEvent) -> None:
         for listener in self.listeners:
             listener(run, event)
 
-    async def _child(self, parent: Agent, agent_type: AgentType, run: SubagentRun, call: Any,
-                     prompt: str) -> tuple[Agent, str]:
+    async def _child(
+        self, parent: Agent, agent_type: AgentType, run: SubagentRun, call: Any, prompt: str
+    ) -> tuple[Agent, str]:
         """The child agent and the text of its first message."""
         from claude_mini.agent.loop import Agent
         from claude_mini.session import Session
@@ -170,16 +187,24 @@ class SubagentHook(AgentHooks):
         if agent_type.fork:
             tools, system, model = list(parent.tools.values()), list(parent.system), parent.model
             session.messages = fork_messages(parent, call)
-            session.record_system("fork_context", parent_session=parent.session.id,
-                                  parent_messages=len(parent.session.messages),
-                                  pending_results=message_to_api(session.messages[-1]))
+            session.record_system(
+                "fork_context",
+                parent_session=parent.session.id,
+                parent_messages=len(parent.session.messages),
+                pending_results=message_to_api(session.messages[-1]),
+            )
             text = directive(prompt)
         else:
-            tools, missing = resolved_tools(parent, agent_type, may_delegate=may_delegate,
-                                            with_memory=folder is not None)
+            tools, missing = resolved_tools(
+                parent, agent_type, may_delegate=may_delegate, with_memory=folder is not None
+            )
             if missing:
-                self.notices.say(f"Agent type {agent_type.name} names tools this session does not have: "
-                                 f"{', '.join(missing)}; it runs without them.", "warning", once=True)
+                self.notices.say(
+                    f"Agent type {agent_type.name} names tools this session does not have: "
+                    f"{', '.join(missing)}; it runs without them.",
+                    "warning",
+                    once=True,
+                )
             system = self._own_system(parent, agent_type, folder)
             chosen = agent_type.model if agent_type.source != "project" or self.config.trusted else None
             model = model_named(chosen) or parent.model  # an untrusted repository does not pick the cost
@@ -187,22 +212,43 @@ class SubagentHook(AgentHooks):
         if context:
             text += "\n\n" + "\n\n".join(context)
         ctx = child_context(parent)
-        policy = parent.policy.with_guards(ChildGuard(lambda: ctx.cwd, lambda: parent.ctx.cwd,
-                                                      read_only=agent_type.read_only, memory_dir=folder,
-                                                      main_memory=self.main_memory))
-        child = Agent(client=parent.client, session=session, tools=tools, policy=policy,
-                      system=system, model=model, ctx=ctx, max_tokens=parent.max_tokens,
-                      max_turns=self.limits.max_turns,
-                      ask_user=serialized(parent.ask_user, self._asking, f"subagent {agent_type.name} "
-                                                                         f"({run.description})"),
-                      hooks=[ChildHooks(parent, run, self.limits, may_delegate=may_delegate),
-                             *(part for hook in parent.hooks if (part := hook.for_subagent(parent, run)))])
+        policy = parent.policy.with_guards(
+            ChildGuard(
+                lambda: ctx.cwd,
+                lambda: parent.ctx.cwd,
+                read_only=agent_type.read_only,
+                memory_dir=folder,
+                main_memory=self.main_memory,
+            )
+        )
+        child = Agent(
+            client=parent.client,
+            session=session,
+            tools=tools,
+            policy=policy,
+            system=system,
+            model=model,
+            ctx=ctx,
+            max_tokens=parent.max_tokens,
+            max_turns=self.limits.max_turns,
+            ask_user=serialized(parent.ask_user, self._asking, f"subagent {agent_type.name} ({run.description})"),
+            hooks=[
+                ChildHooks(parent, run, self.limits, may_delegate=may_delegate),
+                *(part for hook in parent.hooks if (part := hook.for_subagent(parent, run))),
+            ],
+        )
         child.purpose = "subagent"
         if agent_type.fork:
             self._check_fork_prefix(parent, child)
-        session.record_system("subagent_meta", agent_type=agent_type.name, description=run.description,
-                              parent_session=parent.session.id, tool_use_id=call.id, depth=run.depth,
-                              fork=agent_type.fork)
+        session.record_system(
+            "subagent_meta",
+            agent_type=agent_type.name,
+            description=run.description,
+            parent_session=parent.session.id,
+            tool_use_id=call.id,
+            depth=run.depth,
+            fork=agent_type.fork,
+        )
         return child, text
 
     def _memory_folder(self, agent_type: AgentType) -> Path | None:
@@ -214,9 +260,12 @@ class SubagentHook(AgentHooks):
         problem = memory_dir_problem(agent_type, folder, self.config.project_root, self.home)
         if problem is None:
             return folder
-        self.notices.say(f"The memory folder of agent {agent_type.name} ({folder}) was not used: {problem}; "
-                         "it runs without its memory. Remove the link to give it a memory folder.",
-                         "warning", once=True)
+        self.notices.say(
+            f"The memory folder of agent {agent_type.name} ({folder}) was not used: {problem}; "
+            "it runs without its memory. Remove the link to give it a memory folder.",
+            "warning",
+            once=True,
+        )
         return None
 
     @staticmethod
@@ -235,8 +284,11 @@ class SubagentHook(AgentHooks):
         from claude_mini.prompt import environment_section
         from claude_mini.subagents.runner import COMMON_TAIL
 
-        blocks = [agent_type.prompt.strip() or "You are a helpful agent.", COMMON_TAIL,
-                  environment_section(parent.ctx.cwd).text]
+        blocks = [
+            agent_type.prompt.strip() or "You are a helpful agent.",
+            COMMON_TAIL,
+            environment_section(parent.ctx.cwd).text,
+        ]
         instructions = self.instructions().strip()
         if instructions:
             blocks.append(instructions)
@@ -254,15 +306,17 @@ class SubagentHook(AgentHooks):
             return []
         done = [r for r in self.runs if r.status != "running"]
         tokens = sum(r.tokens for r in self.runs)
-        return [f"Subagents: {len(self.runs)} run this session ({len(done)} finished, {tokens:,} tokens); "
-                "/agents last shows the last one"]
+        return [
+            f"Subagents: {len(self.runs)} run this session ({len(done)} finished, {tokens:,} tokens); "
+            "/agents last shows the last one"
+        ]
 
 
-def subagent_hook(config: Config, notices: NoticeChannel, instructions: Callable[[], str],
-                  main_memory: Path | None) -> SubagentHook:
+def subagent_hook(
+    config: Config, notices: NoticeChannel, instructions: Callable[[], str], main_memory: Path | None
+) -> SubagentHook:
     """The session's subagents part, its limits from settings (a bad value said once)."""
     limits, problems = read_limits(config)
     for problem in problems:
         notices.say(problem, "warning", once=True)
     return SubagentHook(config, notices, instructions, limits, main_memory)
-

@@ -102,8 +102,15 @@ class ChildGuard(Guard):
     memory folder (findings reach memory through the main conversation's turn), and widened to the
     type's own memory folder (Write/Edit there run without the mode's question; the rules still bind)."""
 
-    def __init__(self, cwd: Callable[[], Path], parent_cwd: Callable[[], Path], *,
-                 read_only: bool, memory_dir: Path | None, main_memory: Path | None) -> None:
+    def __init__(
+        self,
+        cwd: Callable[[], Path],
+        parent_cwd: Callable[[], Path],
+        *,
+        read_only: bool,
+        memory_dir: Path | None,
+        main_memory: Path | None,
+    ) -> None:
         self.cwd, self.parent_cwd = cwd, parent_cwd
         self.read_only = read_only
         self.memory_dir = memory_dir
@@ -117,8 +124,10 @@ class ChildGuard(Guard):
         """The main session's memory folder, and anything but reads for a read-only type: denied."""
         own_memory = self._inside(self.memory_dir, tool_name, input)
         if self._inside(self.main_memory, tool_name, input) and not own_memory:
-            return Deny("a subagent does not write the session's memory; put what is worth keeping in "
-                        "your answer, and the main conversation saves it")
+            return Deny(
+                "a subagent does not write the session's memory; put what is worth keeping in "
+                "your answer, and the main conversation saves it"
+            )
         if self.read_only and tool_name not in READ_TOOLS and not own_memory:
             if tool_name != "Bash":
                 return Deny(f"{tool_name} is not available: this agent is read-only.")
@@ -167,19 +176,25 @@ class ChildHooks(AgentHooks):
 
     async def before_tool(self, agent: Agent, call: ToolUseBlock) -> ToolVerdict | None:
         if call.name == AGENT_TOOL and not self.may_delegate:
-            return ToolVerdict(Deny("a subagent cannot start subagents here (the setting subagents.maxDepth "
-                                    f"is {self.limits.max_depth}); do the task yourself."))
+            return ToolVerdict(
+                Deny(
+                    "a subagent cannot start subagents here (the setting subagents.maxDepth "
+                    f"is {self.limits.max_depth}); do the task yourself."
+                )
+            )
         decision, updated = await self.parent.hooks_verdict(call)
         return ToolVerdict(decision, updated) if decision is not None or updated is not None else None
 
     async def before_request(self, agent: Agent) -> None:
         if self.run.tokens >= self.limits.token_budget:
-            raise BudgetSpent(f"the subagent used its budget of {self.limits.token_budget:,} tokens "
-                              "(subagents.tokenBudget)")
+            raise BudgetSpent(
+                f"the subagent used its budget of {self.limits.token_budget:,} tokens (subagents.tokenBudget)"
+            )
 
     async def before_turn_end(self, agent: Agent, continued: int) -> str | None:
-        reasons = [r for hook in self.parent.hooks if (r := await hook.before_subagent_stop(self.parent, self.run,
-                                                                                             continued))]
+        reasons = [
+            r for hook in self.parent.hooks if (r := await hook.before_subagent_stop(self.parent, self.run, continued))
+        ]
         return "\n\n".join(reasons) or None
 
 
@@ -211,8 +226,9 @@ def serialized(ask: AskUser | None, lock: asyncio.Lock, label: str) -> AskUser |
     return one
 
 
-async def run_child(child: Agent, run: SubagentRun, prompt: str,
-                    observe: Callable[[SubagentRun, AgentEvent], None]) -> None:
+async def run_child(
+    child: Agent, run: SubagentRun, prompt: str, observe: Callable[[SubagentRun, AgentEvent], None]
+) -> None:
     """Run the child's one turn to its end, keeping `run` up to date; cancellation goes on."""
     from claude_mini.agent.events import MessageAdded, ToolFinished
     from claude_mini.agent.loop import MaxTurnsReached, TurnCancelled
@@ -255,8 +271,9 @@ def billed(usage: Usage) -> int:
     return usage.input_tokens + usage.cache_creation_input_tokens + usage.output_tokens
 
 
-def resolved_tools(parent: Agent, agent_type: AgentType, *, may_delegate: bool,
-                   with_memory: bool) -> tuple[list[Any], list[str]]:
+def resolved_tools(
+    parent: Agent, agent_type: AgentType, *, may_delegate: bool, with_memory: bool
+) -> tuple[list[Any], list[str]]:
     """The parent's tool objects a type may use, in the parent's order; names it asked for that the
     session does not have."""
     wanted: Sequence[str] = agent_type.tools if agent_type.tools is not None else list(parent.tools)
@@ -273,4 +290,3 @@ def child_context(parent: Agent) -> Any:
 
 def directive(prompt: str) -> str:
     return FORK_DIRECTIVE.format(prompt=prompt)
-

@@ -35,8 +35,11 @@ def type_line(agent_type: Any) -> str:
 
 
 def describe(types: AgentTypes) -> str:
-    return GUIDE + "\n\nAgent types (`subagent_type`; general-purpose when omitted):\n" + \
-        "\n".join(type_line(t) for t in types.types)
+    return (
+        GUIDE
+        + "\n\nAgent types (`subagent_type`; general-purpose when omitted):\n"
+        + "\n".join(type_line(t) for t in types.types)
+    )
 
 
 class AgentTool:

@@ -140,26 +140,30 @@ class _AgentLoader(FileLoader):
             self.problems.append(f"{label}: {problem}; skipped. Fix the YAML.")
             return None
         if meta is None:
-            self.problems.append(f"{label} has no frontmatter; skipped. Start it with a `---` block "
-                                 "holding `name` and `description`.")
+            self.problems.append(
+                f"{label} has no frontmatter; skipped. Start it with a `---` block holding `name` and `description`."
+            )
             return None
         fields = FrontmatterFields(meta, label, self.problems, self.root)
         if meta.get("name") is None or meta["name"] == "":
-            self.problems.append(f"{label} has no `name`; skipped. Add `name:` with the name the Agent tool "
-                                 "should use for it.")
+            self.problems.append(
+                f"{label} has no `name`; skipped. Add `name:` with the name the Agent tool should use for it."
+            )
             return None
         name = fields.text("name", "skipped")  # a list or a mapping: the line is said
         if name and not NAME.fullmatch(name):
-            self.problems.append(f"{label}: `name` {name!r} cannot be an agent name ({NAME_RULE}); skipped. "
-                                 "Fix the frontmatter.")
+            self.problems.append(
+                f"{label}: `name` {name!r} cannot be an agent name ({NAME_RULE}); skipped. Fix the frontmatter."
+            )
         if not name or not NAME.fullmatch(name):
             return None
         description = self._description(meta, label)
         refused = next((k for k in _REFUSED_KEYS if k in meta), None)
         if refused is not None:
             harm, fix = _REFUSED_KEYS[refused]
-            self.problems.append(f"{label} uses `{refused}`, which claude-mini does not apply; skipped, since "
-                                 f"{harm}. {fix}")
+            self.problems.append(
+                f"{label} uses `{refused}`, which claude-mini does not apply; skipped, since {harm}. {fix}"
+            )
             return None
         tools = self._tools(meta.get("tools"), label)
         if description is None or tools is False:
@@ -168,8 +172,16 @@ class _AgentLoader(FileLoader):
         if memory is not None and tools is not None:
             tools = (*tools, *(t for t in MEMORY_TOOLS if t not in tools))
         self._unapplied(meta, label)
-        return AgentType(name, description, prompt=body.strip(), tools=tools, model=fields.model(),
-                         memory=memory, source=scope, path=path)
+        return AgentType(
+            name,
+            description,
+            prompt=body.strip(),
+            tools=tools,
+            model=fields.model(),
+            memory=memory,
+            source=scope,
+            path=path,
+        )
 
     def _description(self, meta: dict, label: str) -> str | None:
         """The required `description`; a literal `\\n` in it is a line break (as Claude Code reads it)."""
@@ -187,8 +199,10 @@ class _AgentLoader(FileLoader):
             return None
         items = [value] if isinstance(value, str) else value if isinstance(value, list) else None
         if items is None or not all(isinstance(i, str) for i in items):
-            self.problems.append(f"{label}: `tools` is {_what(value)}, not a comma-separated string or "
-                                 "a list of tool names; skipped, since it would get every tool. Fix the frontmatter.")
+            self.problems.append(
+                f"{label}: `tools` is {_what(value)}, not a comma-separated string or "
+                "a list of tool names; skipped, since it would get every tool. Fix the frontmatter."
+            )
             return False
         names = [rule for item in items for rule in split_tool_rules(item)]
         if not names or "*" in names:
@@ -198,8 +212,10 @@ class _AgentLoader(FileLoader):
             if _TOOL_NAME.fullmatch(name):
                 kept.append(name)
             else:
-                self.problems.append(f"{label}: `tools` entry {name!r} is not a tool name; it is left out (a type "
-                                     "gets whole tools, not rules), the others still apply. Fix the frontmatter.")
+                self.problems.append(
+                    f"{label}: `tools` entry {name!r} is not a tool name; it is left out (a type "
+                    "gets whole tools, not rules), the others still apply. Fix the frontmatter."
+                )
         return tuple(kept)
 
     def _memory(self, value: object, label: str) -> MemoryScope | None:
@@ -210,8 +226,10 @@ class _AgentLoader(FileLoader):
         for known in get_args(MemoryScope):
             if scope == known:
                 return known
-        self.problems.append(f"{label}: `memory` is {_what(value)}, not project, user or local; loaded without memory. "
-                             "Fix the frontmatter.")
+        self.problems.append(
+            f"{label}: `memory` is {_what(value)}, not project, user or local; loaded without memory. "
+            "Fix the frontmatter."
+        )
         return None
 
     def _unapplied(self, meta: dict, label: str) -> None:
@@ -219,8 +237,10 @@ class _AgentLoader(FileLoader):
         keys = [f"`{k}`" for k in meta if k not in _APPLIED_KEYS]
         if keys:
             them = "it" if len(keys) == 1 else "them"
-            self.problems.append(f"{label}: claude-mini does not apply {', '.join(keys)}; loaded without {them}. "
-                                 f"Remove {them} to silence this line.")
+            self.problems.append(
+                f"{label}: claude-mini does not apply {', '.join(keys)}; loaded without {them}. "
+                f"Remove {them} to silence this line."
+            )
 
 
 def _what(value: object) -> str:
@@ -242,14 +262,21 @@ def _resolve(found: list[AgentType], loader: _AgentLoader) -> list[AgentType]:
         if other is agent_type:
             kept.append(agent_type)
         elif other.path is None:
-            loader.problems.append(f"{label} is named {agent_type.name!r}, which is a built-in type; skipped. "
-                                   "Rename it (its `name`) to use it.")
+            loader.problems.append(
+                f"{label} is named {agent_type.name!r}, which is a built-in type; skipped. "
+                "Rename it (its `name`) to use it."
+            )
         else:
-            why = ("a project one comes before a user one" if other.source != agent_type.source
-                   else "it comes first in path order")
-            loader.problems.append(f"{label} has the same name as {loader.shown(other.path)} "
-                                   f"({agent_type.name!r}); {why}, so that one is used and this one is skipped. "
-                                   "Rename one to keep both.")
+            why = (
+                "a project one comes before a user one"
+                if other.source != agent_type.source
+                else "it comes first in path order"
+            )
+            loader.problems.append(
+                f"{label} has the same name as {loader.shown(other.path)} "
+                f"({agent_type.name!r}); {why}, so that one is used and this one is skipped. "
+                "Rename one to keep both."
+            )
     return sorted(kept, key=lambda t: t.name.lower())
 
 
@@ -276,9 +303,11 @@ def memory_dir(agent_type: AgentType, project_root: Path, home: Path) -> Path | 
     local: <project>/.claude/agent-memory-local/<name>/ (Claude Code's folders); None without memory."""
     if agent_type.memory is None:
         return None
-    parent = {"project": project_root / ".claude" / "agent-memory",
-              "user": home / "agent-memory",
-              "local": project_root / ".claude" / "agent-memory-local"}[agent_type.memory]
+    parent = {
+        "project": project_root / ".claude" / "agent-memory",
+        "user": home / "agent-memory",
+        "local": project_root / ".claude" / "agent-memory-local",
+    }[agent_type.memory]
     return parent / agent_type.name.replace(":", "-")
 
 

@@ -15,14 +15,20 @@ from claude_mini.subcommands.hooks_cli import hooks_app
 from claude_mini.subcommands.mcp_cli import mcp_app
 from claude_mini.subcommands.memory_cli import memory_app
 
-sub_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
-                      context_settings={"help_option_names": ["-h", "--help"]})
+sub_app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 
 
 @sub_app.command("context")
 def context_command(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-    lint_: Annotated[bool, typer.Option("--lint", help="Report problems in the instruction files, commands and skills.")] = False,
+    lint_: Annotated[
+        bool, typer.Option("--lint", help="Report problems in the instruction files, commands and skills.")
+    ] = False,
 ) -> None:
     """Show which instruction files (CLAUDE.md, rules, imports) are loaded, in order, and why;
     the custom commands and skills listed to the model."""
@@ -38,8 +44,7 @@ def context_command(
     from claude_mini.ui.safe_text import visible_controls
 
     config = load_config(Path.cwd())
-    instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or (),
-                                     trusted=config.trusted)
+    instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or (), trusted=config.trusted)
     data = to_json(instructions)
     catalog, listing = context_catalog(config)
     builtin = builtin_command_names()
@@ -81,8 +86,7 @@ def sandbox_command(
         print(json.dumps(data, indent=2) if as_json else "Sandbox: off (sandbox.enabled is false).")
         return
     try:
-        print(json.dumps(status_data(box), indent=2) if as_json
-              else visible_controls("\n".join(status_lines(box))))
+        print(json.dumps(status_data(box), indent=2) if as_json else visible_controls("\n".join(status_lines(box))))
     finally:
         asyncio.run(box.close())
 

@@ -25,12 +25,23 @@ from claude_mini.rewind.store import FileHistory, StoreError, size_text
 from claude_mini.session import RewindError, SessionNotFound, find_prompt, find_transcript
 from claude_mini.ui.safe_text import visible_controls
 
-checkpoints_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
-                              context_settings={"help_option_names": ["-h", "--help"]},
-                              help="The file checkpoints of a session: list them, restore one (/rewind for scripts).")
+checkpoints_app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="The file checkpoints of a session: list them, restore one (/rewind for scripts).",
+)
 
-ResumeOption = Annotated[str | None, typer.Option(
-    "-r", "--resume", metavar="ID", help="The session with this id (or a unique start of it); default: the latest here.")]
+ResumeOption = Annotated[
+    str | None,
+    typer.Option(
+        "-r",
+        "--resume",
+        metavar="ID",
+        help="The session with this id (or a unique start of it); default: the latest here.",
+    ),
+]
 
 
 class CheckpointsError(Exception):
@@ -76,11 +87,25 @@ def list_data(opened: Opened) -> dict[str, Any]:
         "stored_bytes": cps.history.stored_bytes(),
         "cap_bytes": cps.history.cap,
         "problems": cps.problems,
-        "messages": [{"id": p.prompt.id, "number": p.number, "text": p.prompt.text, "timestamp": p.prompt.timestamp,
-                      "files": [{"path": f.path, "created": f.created, "restorable": f.not_restorable is None,
-                                 **({"why": f.not_restorable} if f.not_restorable else {})} for f in p.files],
-                      "commands": p.commands}
-                     for p in cps.points],
+        "messages": [
+            {
+                "id": p.prompt.id,
+                "number": p.number,
+                "text": p.prompt.text,
+                "timestamp": p.prompt.timestamp,
+                "files": [
+                    {
+                        "path": f.path,
+                        "created": f.created,
+                        "restorable": f.not_restorable is None,
+                        **({"why": f.not_restorable} if f.not_restorable else {}),
+                    }
+                    for f in p.files
+                ],
+                "commands": p.commands,
+            }
+            for p in cps.points
+        ],
     }
 
 
@@ -88,11 +113,15 @@ def list_lines(data: dict[str, Any], cwd: Path) -> list[str]:
     """`list_data` as text: one message per line, the files its turn changed under it."""
     from claude_mini.rewind.restore import commands_line, one_line, shown
 
-    lines = [f"Session {data['session_id']}: {len(data['messages'])} message(s); checkpoints take "
-             f"{size_text(data['stored_bytes'])} of {size_text(data['cap_bytes'])} ({data['store']})"]
+    lines = [
+        f"Session {data['session_id']}: {len(data['messages'])} message(s); checkpoints take "
+        f"{size_text(data['stored_bytes'])} of {size_text(data['cap_bytes'])} ({data['store']})"
+    ]
     for message in data["messages"]:
-        lines.append(f"  {message['id']}  {message['timestamp'][:19].replace('T', ' ')} UTC  "
-                     f"{one_line(message['text'], 60) or '(no text)'}")
+        lines.append(
+            f"  {message['id']}  {message['timestamp'][:19].replace('T', ' ')} UTC  "
+            f"{one_line(message['text'], 60) or '(no text)'}"
+        )
         for f in message["files"]:
             what = "created" if f["created"] else "changed"
             note = "" if f["restorable"] else f" (not restorable: {f['why']})"
@@ -104,8 +133,7 @@ def list_lines(data: dict[str, Any], cwd: Path) -> list[str]:
     return lines
 
 
-def restore_lines(opened: Opened, message_id: str, *, code: bool, conversation: bool,
-                  force: bool) -> list[str]:
+def restore_lines(opened: Opened, message_id: str, *, code: bool, conversation: bool, force: bool) -> list[str]:
     """Restore the code, the conversation or both to before `message_id`; the lines saying what
     was done. CheckpointsError (nothing changed) for an unknown id or a file changed outside."""
     from claude_mini.rewind.restore import (
@@ -122,18 +150,26 @@ def restore_lines(opened: Opened, message_id: str, *, code: bool, conversation: 
         raise CheckpointsError(str(exc)) from None
     lines = [f"Session {opened.session_id}, message {prompt.id}:"]
     if code and cps.damaged:
-        raise CheckpointsError(f"{cps.problems[0]} Nothing was restored; --conversation-only still rewinds "
-                               "the conversation.")
+        raise CheckpointsError(
+            f"{cps.problems[0]} Nothing was restored; --conversation-only still rewinds the conversation."
+        )
     if code:
         plan = plan_code_restore(cps, prompt, root=opened.config.project_root)
         if plan.conflicts and not force:
-            raise CheckpointsError(" ".join([*conflict_lines(plan, cwd), "Nothing was restored; --force restores "
-                                             "those files too, losing those changes."]))
+            raise CheckpointsError(
+                " ".join(
+                    [
+                        *conflict_lines(plan, cwd),
+                        "Nothing was restored; --force restores those files too, losing those changes.",
+                    ]
+                )
+            )
         try:
             result = apply_code_restore(cps, plan, overwrite_outside=force)
         except StoreError as exc:
-            raise CheckpointsError(f"{exc}: the files were restored, but a later restore may call them changed "
-                                   "outside the assistant.") from None
+            raise CheckpointsError(
+                f"{exc}: the files were restored, but a later restore may call them changed outside the assistant."
+            ) from None
         lines += result_lines(result, plan, cwd)
     if conversation:
         lines += _rewind_transcript(opened, prompt.id, prompt.text)
@@ -151,12 +187,17 @@ def _rewind_transcript(opened: Opened, prompt_id: str, text: str) -> list[str]:
         record_rewind(Transcript(transcript, opened.session_id, cwd=str(opened.config.cwd)), prompt_id)
     except RewindError as exc:
         raise CheckpointsError(str(exc)) from None
-    lines = [f"Rewound the conversation to before that message; `claude-mini -r {opened.session_id}` goes on "
-             "from there (the transcript keeps the rest).", f"The message was: {text}"]
+    lines = [
+        f"Rewound the conversation to before that message; `claude-mini -r {opened.session_id}` goes on "
+        "from there (the transcript keeps the rest).",
+        f"The message was: {text}",
+    ]
     memories = memories_since(transcript, prompt_id, paths.memory_dir(opened.config.cwd))
     if memories:
-        lines.append(f"Memories saved since that message: {', '.join(memories)}. They stay; forget one with "
-                     "`claude-mini memory forget NAME`.")
+        lines.append(
+            f"Memories saved since that message: {', '.join(memories)}. They stay; forget one with "
+            "`claude-mini memory forget NAME`."
+        )
     return lines
 
 
@@ -180,8 +221,7 @@ def _guarded(action: Callable[[], list[str]], debug: bool) -> list[str]:
     except Exception as exc:
         if debug:
             raise
-        raise _fail(f"internal error: {type(exc).__name__}: {exc}. Run again with --debug for the "
-                    "traceback.") from None
+        raise _fail(f"internal error: {type(exc).__name__}: {exc}. Run again with --debug for the traceback.") from None
 
 
 def _print(lines: list[str]) -> None:
@@ -209,13 +249,21 @@ def list_command(
 
 @checkpoints_app.command("restore")
 def restore_command(
-    message_id: Annotated[str, typer.Argument(metavar="MESSAGE_ID", help="The message to go back to before (an id "
-                                                                           "from `checkpoints list`, or a unique start of one).")],
+    message_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="MESSAGE_ID",
+            help="The message to go back to before (an id from `checkpoints list`, or a unique start of one).",
+        ),
+    ],
     code_only: Annotated[bool, typer.Option("--code-only", help="Restore the files, keep the conversation.")] = False,
-    conversation_only: Annotated[bool, typer.Option(
-        "--conversation-only", help="Rewind the conversation, keep the files as they are.")] = False,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Also restore files changed outside the assistant since, losing those changes.")] = False,
+    conversation_only: Annotated[
+        bool, typer.Option("--conversation-only", help="Rewind the conversation, keep the files as they are.")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Also restore files changed outside the assistant since, losing those changes."),
+    ] = False,
     resume: ResumeOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -224,5 +272,15 @@ def restore_command(
     if code_only and conversation_only:
         sys.stderr.write("claude-mini checkpoints: --code-only and --conversation-only exclude each other.\n")
         raise typer.Exit(2)
-    _print(_guarded(lambda: restore_lines(open_checkpoints(Path.cwd(), resume), message_id, code=not conversation_only,
-                                          conversation=not code_only, force=force), debug))
+    _print(
+        _guarded(
+            lambda: restore_lines(
+                open_checkpoints(Path.cwd(), resume),
+                message_id,
+                code=not conversation_only,
+                conversation=not code_only,
+                force=force,
+            ),
+            debug,
+        )
+    )

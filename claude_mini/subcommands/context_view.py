@@ -46,7 +46,9 @@ def _outside_imports_lines(data: dict[str, Any]) -> list[str]:
     state = "trusted" if data.get("trusted") else "not trusted: they are skipped"
     lines = [f"Imports from outside the repository (this folder is {state}):"]
     for entry in entries:
-        source = f"from {entry['imported_by']}" if entry.get("imported_by") else f"linked from {entry.get('linked_from')}"
+        source = (
+            f"from {entry['imported_by']}" if entry.get("imported_by") else f"linked from {entry.get('linked_from')}"
+        )
         if entry["status"] == "skipped":
             lines.append(f"  - {entry['path']} ({source}) skipped: {entry['reason']}")
         else:

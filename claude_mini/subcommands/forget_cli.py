@@ -67,21 +67,37 @@ def scores_data(store: MemoryStore, config: Config | None = None, now: float | N
     return {
         "memory_dir": str(store.root),
         "half_life_days": settings.half_life_days,
-        "index": {"lines": size.lines, "bytes": size.bytes, "files": size.files,
-                  "max_lines": INDEX_MAX_LINES, "max_bytes": INDEX_MAX_BYTES,
-                  "max_files": settings.max_files},
-        "memories": [{"file": s.filename, "type": s.type, "score": round(s.score, 4),
-                      "uses": s.count, "last_used": s.last_used, "protected": s.protected,
-                      "summary": describe_score(s, now)} for s in reversed(scores)],
+        "index": {
+            "lines": size.lines,
+            "bytes": size.bytes,
+            "files": size.files,
+            "max_lines": INDEX_MAX_LINES,
+            "max_bytes": INDEX_MAX_BYTES,
+            "max_files": settings.max_files,
+        },
+        "memories": [
+            {
+                "file": s.filename,
+                "type": s.type,
+                "score": round(s.score, 4),
+                "uses": s.count,
+                "last_used": s.last_used,
+                "protected": s.protected,
+                "summary": describe_score(s, now),
+            }
+            for s in reversed(scores)
+        ],
     }
 
 
 def scores_lines(data: dict[str, Any]) -> list[str]:
     """`scores_data` as text: one memory per line, the ones gc would archive first at the bottom."""
     idx = data["index"]
-    lines = [f"Keep-scores in {data['memory_dir']} (half-life {data['half_life_days']:g} days; "
-             f"MEMORY.md {idx['lines']}/{idx['max_lines']} lines, "
-             f"{idx['bytes']:,}/{idx['max_bytes']:,} bytes; {idx['files']}/{idx['max_files']} files)"]
+    lines = [
+        f"Keep-scores in {data['memory_dir']} (half-life {data['half_life_days']:g} days; "
+        f"MEMORY.md {idx['lines']}/{idx['max_lines']} lines, "
+        f"{idx['bytes']:,}/{idx['max_bytes']:,} bytes; {idx['files']}/{idx['max_files']} files)"
+    ]
     for m in data["memories"]:
         lines.append(f"  {m['summary']}  {m['type'] or '?':<9} {m['file']}")
     if not data["memories"]:
@@ -89,22 +105,23 @@ def scores_lines(data: dict[str, Any]) -> list[str]:
     return lines
 
 
-def gc_data(store: MemoryStore, config: Config | None = None, *, dry_run: bool = False,
-            clock: Clock | None = None) -> dict[str, Any]:
+def gc_data(
+    store: MemoryStore, config: Config | None = None, *, dry_run: bool = False, clock: Clock | None = None
+) -> dict[str, Any]:
     """Run (or plan) gc; what it archived or would archive, and why (for --json)."""
     settings = ForgetSettings.from_config(config)
     result = gc(store, settings, clock or time.time, dry_run=dry_run)
     plan = result.plan
-    chosen = [{"file": v.filename, "score": round(v.score, 4), "uses": v.count}
-              for v in plan.victims]
+    chosen = [{"file": v.filename, "score": round(v.score, 4), "uses": v.count} for v in plan.victims]
     return {
         "dry_run": dry_run,
         "reasons": plan.reasons,
-        "archived": [] if dry_run else [
-            {"file": a.filename, "to": a.archived_path.relative_to(store.root).as_posix()}
-            for a in result.archived],
+        "archived": []
+        if dry_run
+        else [{"file": a.filename, "to": a.archived_path.relative_to(store.root).as_posix()} for a in result.archived],
         "chosen": chosen,
-        "before": asdict(plan.before), "after": asdict(plan.after),
+        "before": asdict(plan.before),
+        "after": asdict(plan.after),
         "blocked": plan.blocked,
         "message": _gc_summary(result.archived, chosen, dry_run),
         "still_over": pressure(index_size(store), settings, 1.0) if not dry_run else [],
@@ -144,18 +161,18 @@ class Forgotten:
 
     def question(self) -> str:
         """The purge offer for an interactive run."""
-        return (f"{self.filename} held {_secrets_phrase(self.leftovers)}. Delete it from "
-                f"{ARCHIVE_DIR}/ for good too?")
+        return f"{self.filename} held {_secrets_phrase(self.leftovers)}. Delete it from {ARCHIVE_DIR}/ for good too?"
 
     def hint(self, command: str) -> str:
         """What a run that cannot ask says instead."""
         where = ", ".join(f"{ARCHIVE_DIR}/{s.file}" for s in self.leftovers)
-        return (f"Warning: {self.filename} held {_secrets_phrase(self.leftovers)}, kept in "
-                f"{where}. `{command} {self.filename} --purge` deletes it for good.")
+        return (
+            f"Warning: {self.filename} held {_secrets_phrase(self.leftovers)}, kept in "
+            f"{where}. `{command} {self.filename} --purge` deletes it for good."
+        )
 
 
-def forget_step(store: MemoryStore, name: str, *, purge: bool = False,
-                command: str = FORGET_COMMAND) -> Forgotten:
+def forget_step(store: MemoryStore, name: str, *, purge: bool = False, command: str = FORGET_COMMAND) -> Forgotten:
     """Archive a memory, or with `purge` delete it (live or already archived) and its archived
     copies that hold secrets; a plain forget reports the archived copies that hold secrets."""
     try:
@@ -168,12 +185,14 @@ def forget_step(store: MemoryStore, name: str, *, purge: bool = False,
     if purge:
         rel = archived.archived_path.relative_to(store.archive_dir).as_posix()
         return Forgotten(purge_lines(store, archived.filename, rel))
-    return Forgotten([_archived_line(store, archived, command)], archived.filename,
-                     archived_secrets(store, archived.filename))
+    return Forgotten(
+        [_archived_line(store, archived, command)], archived.filename, archived_secrets(store, archived.filename)
+    )
 
 
-def forget_lines(store: MemoryStore, name: str, *, purge: bool = False, ask: Ask | None = None,
-                 command: str = FORGET_COMMAND) -> list[str]:
+def forget_lines(
+    store: MemoryStore, name: str, *, purge: bool = False, ask: Ask | None = None, command: str = FORGET_COMMAND
+) -> list[str]:
     """`forget_step`, then for a memory that held a secret: `ask` (interactive runs only) is
     offered the purge, and a run that cannot ask is told the `command NAME --purge` to use."""
     done = forget_step(store, name, purge=purge, command=command)
@@ -188,14 +207,13 @@ def _archived_line(store: MemoryStore, archived: ArchivedMemory, command: str) -
     rel = archived.archived_path.relative_to(store.root)
     removed = "removed its line from MEMORY.md" if archived.index_line else "it had no index line"
     restore_cmd = command.replace(" forget", " restore")
-    return (f"Archived {archived.filename} to {rel} ({removed}). "
-            f"`{restore_cmd} {archived.filename}` brings it back.")
+    return f"Archived {archived.filename} to {rel} ({removed}). `{restore_cmd} {archived.filename}` brings it back."
 
 
 def _secrets_phrase(found: list[ArchivedSecret]) -> str:
-    return "; ".join(f"{describe_findings(s.findings)}" + (f" (in {ARCHIVE_DIR}/{s.file})"
-                                                          if len(found) > 1 else "")
-                     for s in found)
+    return "; ".join(
+        f"{describe_findings(s.findings)}" + (f" (in {ARCHIVE_DIR}/{s.file})" if len(found) > 1 else "") for s in found
+    )
 
 
 def purge_lines(store: MemoryStore, original: str, named: str | None) -> list[str]:
@@ -205,13 +223,16 @@ def purge_lines(store: MemoryStore, original: str, named: str | None) -> list[st
         files.insert(0, named)
     if not files:
         copies = ", ".join(archived_copies(store, original)) or "none"
-        return [f"No archived copy of {original} holds a secret (copies in {ARCHIVE_DIR}/: "
-                f"{copies}); nothing was deleted."]
+        return [
+            f"No archived copy of {original} holds a secret (copies in {ARCHIVE_DIR}/: {copies}); nothing was deleted."
+        ]
     deleted = purge_archived(store, files)
-    return [f"Deleted {original} for good: {', '.join(f'{ARCHIVE_DIR}/{f}' for f in deleted)} "
-            f"and their {ARCHIVE_DIR}/ARCHIVE.md lines (recall's index of the folder is rebuilt). "
-            "Copies elsewhere (session transcripts, "
-            "git history, backups) are not touched."]
+    return [
+        f"Deleted {original} for good: {', '.join(f'{ARCHIVE_DIR}/{f}' for f in deleted)} "
+        f"and their {ARCHIVE_DIR}/ARCHIVE.md lines (recall's index of the folder is rebuilt). "
+        "Copies elsewhere (session transcripts, "
+        "git history, backups) are not touched."
+    ]
 
 
 def ask_on_terminal(question: str) -> bool:
@@ -269,8 +290,9 @@ def gc_command(
 
 
 def restore_command(
-    name: Annotated[str, typer.Argument(help="Archived filename, old filename or title; "
-                                            "a merged memory's name undoes the merge.")],
+    name: Annotated[
+        str, typer.Argument(help="Archived filename, old filename or title; a merged memory's name undoes the merge.")
+    ],
 ) -> None:
     """Bring a memory back from archive/ (a taken name keeps both under distinct names)."""
     store, _ = _context()

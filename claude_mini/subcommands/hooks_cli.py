@@ -11,16 +11,21 @@ from typing import Annotated
 
 import typer
 
-hooks_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
-                        context_settings={"help_option_names": ["-h", "--help"]},
-                        help="The hooks from the settings files (Claude Code's `hooks` key).")
+hooks_app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="The hooks from the settings files (Claude Code's `hooks` key).",
+)
 
 
 @hooks_app.command("list")
 def list_hooks(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-    trust_folder: Annotated[bool, typer.Option(
-        "--trust-folder", help="List as if this folder were trusted (as that flag makes a session).")] = False,
+    trust_folder: Annotated[
+        bool, typer.Option("--trust-folder", help="List as if this folder were trusted (as that flag makes a session).")
+    ] = False,
 ) -> None:
     """Every hook by event (matcher, command, timeout, file), the ones that do not run and why, problems."""
     from claude_mini.cli import say

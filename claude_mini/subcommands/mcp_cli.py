@@ -80,9 +80,13 @@ def spread_variadic(args: list[str]) -> list[str]:
     return out
 
 
-mcp_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
-                      context_settings={"help_option_names": ["-h", "--help"]},
-                      help="The MCP servers: .mcp.json (project), settings mcpServers (user, local).")
+mcp_app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="The MCP servers: .mcp.json (project), settings mcpServers (user, local).",
+)
 
 
 def _run(action: Callable[[], list[str]]) -> None:
@@ -115,16 +119,22 @@ def _config(trust_folder: bool = False, *, listing: bool = True) -> Config:
     return config
 
 
-TrustFlag = Annotated[bool, typer.Option(
-    "--trust-folder", help="As if this folder were trusted (as that flag makes a session).")]
+TrustFlag = Annotated[
+    bool, typer.Option("--trust-folder", help="As if this folder were trusted (as that flag makes a session).")
+]
 
 
 @mcp_app.command("list")
 def list_servers(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-    check: Annotated[bool, typer.Option(
-        "--check", help=f"Connect to the servers a session would start (up to {CHECK_SECONDS:g} s) "
-                        "and show their status and tools.")] = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help=f"Connect to the servers a session would start (up to {CHECK_SECONDS:g} s) "
+            "and show their status and tools.",
+        ),
+    ] = False,
     trust_folder: TrustFlag = False,
 ) -> None:
     """Every server: name, command or URL, transport, scope, and whether a session starts it."""
@@ -155,8 +165,10 @@ def check_servers(specs: list[ServerSpec], config: Config) -> dict[str, dict[str
         manager.start()
         try:
             await manager.wait_ready(CHECK_SECONDS)
-            return {name: {"status": c.status, "error": c.error, "tools": [tool.name for tool in c.tools]}
-                    for name, c in manager.connections.items()}
+            return {
+                name: {"status": c.status, "error": c.error, "tools": [tool.name for tool in c.tools]}
+                for name, c in manager.connections.items()
+            }
         finally:
             await manager.close()
 
@@ -164,8 +176,9 @@ def check_servers(specs: list[ServerSpec], config: Config) -> dict[str, dict[str
 
 
 @mcp_app.command("get")
-def get_server(name: Annotated[str, typer.Argument(help="The server's name.")],
-               trust_folder: TrustFlag = False) -> None:
+def get_server(
+    name: Annotated[str, typer.Argument(help="The server's name.")], trust_folder: TrustFlag = False
+) -> None:
     """One server in detail (env and header values are not shown)."""
     config = _config(trust_folder)
     _run(lambda: get_lines(load_servers(config), config, name))
@@ -174,8 +187,9 @@ def get_server(name: Annotated[str, typer.Argument(help="The server's name.")],
 @mcp_app.command("add", cls=_VariadicOptionsCommand)
 def add_server(
     name: Annotated[str, typer.Argument(help="The server's name (letters, digits, - and _).")],
-    command_or_url: Annotated[str, typer.Argument(metavar="COMMAND_OR_URL",
-                                                  help="The command (stdio) or the URL (http, sse).")],
+    command_or_url: Annotated[
+        str, typer.Argument(metavar="COMMAND_OR_URL", help="The command (stdio) or the URL (http, sse).")
+    ],
     args: Annotated[list[str] | None, typer.Argument(help="The command's arguments (after --).")] = None,
     scope: Annotated[str, typer.Option("-s", "--scope", help="local (default), project or user.")] = "local",
     transport: Annotated[str, typer.Option("-t", "--transport", help="stdio (default), http or sse.")] = "stdio",
@@ -183,15 +197,26 @@ def add_server(
     header: Annotated[list[str] | None, typer.Option("-H", "--header", help="'Name: value' for http/sse.")] = None,
 ) -> None:
     """Add a server: `mcp add NAME -- COMMAND ARGS...` or `mcp add --transport http NAME URL`."""
-    _run(lambda: add(_config(listing=False), name, command_or_url, args or [], scope=scope, transport=transport,
-                     env=env or [], headers=header or []))
+    _run(
+        lambda: add(
+            _config(listing=False),
+            name,
+            command_or_url,
+            args or [],
+            scope=scope,
+            transport=transport,
+            env=env or [],
+            headers=header or [],
+        )
+    )
 
 
 @mcp_app.command("remove")
 def remove_server(
     name: Annotated[str, typer.Argument(help="The server's name.")],
-    scope: Annotated[str | None, typer.Option(
-        "-s", "--scope", help="local, project or user; needed when the name is in several.")] = None,
+    scope: Annotated[
+        str | None, typer.Option("-s", "--scope", help="local, project or user; needed when the name is in several.")
+    ] = None,
 ) -> None:
     """Remove a server from the file of its scope."""
     _run(lambda: remove(_config(listing=False), name, scope))
@@ -214,9 +239,14 @@ def _states(found: ServerSet, config: Config) -> list[tuple[ServerSpec | Ignored
 
     rows: list[tuple[ServerSpec | IgnoredServer, str]] = []
     rows += [(spec, "approved" if spec.scope == "project" else "active") for spec in found.servers]
-    rows += [(spec, f'pending approval: add "{spec.name}" to enabledMcpjsonServers in '
-                    f"{local_settings_file(config)} to start it")
-             for spec in found.pending_approval]
+    rows += [
+        (
+            spec,
+            f'pending approval: add "{spec.name}" to enabledMcpjsonServers in '
+            f"{local_settings_file(config)} to start it",
+        )
+        for spec in found.pending_approval
+    ]
     rows += [(server, f"not started: {server.why}") for server in found.ignored]
     return sorted(rows, key=lambda row: (row[0].name, SCOPES.index(row[0].scope)))
 
@@ -227,11 +257,12 @@ def list_lines(found: ServerSet, config: Config, health: dict[str, dict[str, Any
     rows = _states(found, config)
     if health is not None:
         started = {id(spec) for spec in found.servers}
-        rows = [(server, _health(health[server.name]) if id(server) in started else state)
-                for server, state in rows]
+        rows = [(server, _health(health[server.name]) if id(server) in started else state) for server, state in rows]
     if not rows and not found.problems:
-        return [f"No MCP servers. Add one with `claude-mini mcp add NAME -- COMMAND ARGS...`, or write "
-                f"{config.project_root / MCP_JSON} (shared with the project) in Claude Code's format."]
+        return [
+            f"No MCP servers. Add one with `claude-mini mcp add NAME -- COMMAND ARGS...`, or write "
+            f"{config.project_root / MCP_JSON} (shared with the project) in Claude Code's format."
+        ]
     lines = []
     for server, state in rows:
         transport, target = _target(server)
@@ -258,16 +289,23 @@ def get_lines(found: ServerSet, config: Config, name: str) -> list[str]:
     lines: list[str] = []
     for server, state in rows:
         shown = server.redacted()
-        lines += [f"{name}:", f"  Scope: {server.scope} ({server.file})", f"  Status: {state}",
-                  f"  Type: {shown['transport']}"]
+        lines += [
+            f"{name}:",
+            f"  Scope: {server.scope} ({server.file})",
+            f"  Status: {state}",
+            f"  Type: {shown['transport']}",
+        ]
         if shown["transport"] == "stdio":
-            lines += [f"  Command: {shown['command']}", f"  Args: {' '.join(shown['args']) or '(none)'}",
-                      "  Environment: " + (" ".join(f"{key}={value}" for key, value in shown["env"].items())
-                                           or "(none)")]
+            lines += [
+                f"  Command: {shown['command']}",
+                f"  Args: {' '.join(shown['args']) or '(none)'}",
+                "  Environment: " + (" ".join(f"{key}={value}" for key, value in shown["env"].items()) or "(none)"),
+            ]
         else:
-            lines += [f"  URL: {shown['url']}",
-                      "  Headers: " + (", ".join(f"{key}: {value}" for key, value in shown["headers"].items())
-                                       or "(none)")]
+            lines += [
+                f"  URL: {shown['url']}",
+                "  Headers: " + (", ".join(f"{key}: {value}" for key, value in shown["headers"].items()) or "(none)"),
+            ]
         lines += [f"  To remove it: claude-mini mcp remove {name} --scope {server.scope}", ""]
     return [*lines[:-1], NOT_CONNECTED]
 
@@ -278,29 +316,43 @@ def _not_found(found: ServerSet, name: str) -> str:
         return broken[0]
     listed: list[ServerSpec | IgnoredServer] = [*found.servers, *found.pending_approval, *found.ignored]
     names = sorted({server.name for server in listed})
-    return f'no MCP server named "{name}"' + (f"; configured: {', '.join(names)}." if names else
-                                                "; none is configured (see `claude-mini mcp add -h`).")
+    return f'no MCP server named "{name}"' + (
+        f"; configured: {', '.join(names)}." if names else "; none is configured (see `claude-mini mcp add -h`)."
+    )
 
 
-def add(config: Config, name: str, command_or_url: str, args: list[str], *, scope: str, transport: str,
-        env: list[str], headers: list[str]) -> list[str]:
+def add(
+    config: Config,
+    name: str,
+    command_or_url: str,
+    args: list[str],
+    *,
+    scope: str,
+    transport: str,
+    env: list[str],
+    headers: list[str],
+) -> list[str]:
     """`mcp add`: the entry written to its scope's file in Claude Code's shape; lines saying what was done."""
     transport = "http" if transport == "streamable-http" else transport
     entry = _entry(name, command_or_url, args, scope, transport, env, headers)
     path = scope_file(config, scope)
     notes = []
     if transport == "stdio" and re.match(r"https?://", command_or_url):
-        notes.append(f"Note: {command_or_url} looks like a URL but was added as a command to run; for "
-                     f"an HTTP server: claude-mini mcp remove {name} --scope {scope}, then "
-                     f"claude-mini mcp add --transport http {name} {command_or_url}")
+        notes.append(
+            f"Note: {command_or_url} looks like a URL but was added as a command to run; for "
+            f"an HTTP server: claude-mini mcp remove {name} --scope {scope}, then "
+            f"claude-mini mcp add --transport http {name} {command_or_url}"
+        )
 
     def change(data: dict[str, Any]) -> None:
         servers = data.setdefault("mcpServers", {})
         if not isinstance(servers, dict):
             raise McpCommandError(f"mcpServers in {path} is not an object; fix the file, then try again.")
         if name in servers:
-            raise McpCommandError(f'an MCP server named "{name}" is already in {path} ({scope} scope); '
-                                  f"remove it first with claude-mini mcp remove {name} --scope {scope}.")
+            raise McpCommandError(
+                f'an MCP server named "{name}" is already in {path} ({scope} scope); '
+                f"remove it first with claude-mini mcp remove {name} --scope {scope}."
+            )
         servers[name] = entry
 
     edit_settings(config, path, change, source=scope)
@@ -310,13 +362,16 @@ def add(config: Config, name: str, command_or_url: str, args: list[str], *, scop
         approve(config, [name], approved=True)
         lines.append(f"Approved it for you in {scope_file(config, 'local')} (teammates are asked).")
     if scope != "user" and not config.trusted:
-        lines.append("This folder is not trusted: the server starts once you trust it "
-                     "(run claude-mini here), or with --trust-folder.")
+        lines.append(
+            "This folder is not trusted: the server starts once you trust it "
+            "(run claude-mini here), or with --trust-folder."
+        )
     return lines + notes
 
 
-def _entry(name: str, command_or_url: str, args: list[str], scope: str, transport: str,
-           env: list[str], headers: list[str]) -> dict[str, Any]:
+def _entry(
+    name: str, command_or_url: str, args: list[str], scope: str, transport: str, env: list[str], headers: list[str]
+) -> dict[str, Any]:
     """The JSON entry, or McpCommandError (status 2) for input Claude Code refuses too."""
     if scope not in SCOPES:
         raise McpCommandError(f"unknown scope {scope!r}: use local, project or user.", 2)
@@ -326,8 +381,11 @@ def _entry(name: str, command_or_url: str, args: list[str], scope: str, transpor
         raise McpCommandError(f"invalid server name {name!r}: use letters, digits, - and _ only.", 2)
     if transport != "stdio":
         if args or env:
-            raise McpCommandError(f"an {transport} server takes a URL and headers (-H), not "
-                                  "arguments or -e; for a command, leave out --transport.", 2)
+            raise McpCommandError(
+                f"an {transport} server takes a URL and headers (-H), not "
+                "arguments or -e; for a command, leave out --transport.",
+                2,
+            )
         entry: dict[str, Any] = {"type": transport, "url": command_or_url}
         if headers:
             entry["headers"] = dict(_header(text) for text in headers)
@@ -357,8 +415,10 @@ def remove(config: Config, name: str, scope: str | None) -> list[str]:
         raise McpCommandError(f"unknown scope {scope!r}: use local, project or user.", 2)
     holding = [where for where in SCOPES if name in _written(config, where)]
     if scope is None and len(holding) > 1:
-        raise McpCommandError(f'"{name}" is in several scopes ({", ".join(holding)}): say which with '
-                              f"--scope, e.g. claude-mini mcp remove {name} --scope {holding[0]}.")
+        raise McpCommandError(
+            f'"{name}" is in several scopes ({", ".join(holding)}): say which with '
+            f"--scope, e.g. claude-mini mcp remove {name} --scope {holding[0]}."
+        )
     if not holding or (scope is not None and scope not in holding):
         where = f"the {scope} scope ({scope_file(config, scope)})" if scope else "any scope"
         raise McpCommandError(f'no MCP server named "{name}" in {where}; `claude-mini mcp list` shows them.')

@@ -127,10 +127,10 @@ def list_data(mc: MemoryContext, now: float | None = None) -> dict[str, Any]:
     from claude_mini.memory.instructions import load_instructions
 
     now = time.time() if now is None else now
-    instructions = load_instructions(mc.config.cwd, trusted=mc.config.trusted,
-                                     excludes=mc.config.get("claudeMdExcludes") or ())
-    files = [_instruction_entry(f.path, f.kind, len(f.text.encode()), now)
-             for f in instructions.files]
+    instructions = load_instructions(
+        mc.config.cwd, trusted=mc.config.trusted, excludes=mc.config.get("claudeMdExcludes") or ()
+    )
+    files = [_instruction_entry(f.path, f.kind, len(f.text.encode()), now) for f in instructions.files]
     records = mc.store.list()
     superseded, _ = record_links(records)
     team = team_tier(mc.config)
@@ -149,15 +149,21 @@ def _instruction_entry(path: str, kind: str, size: int, now: float) -> dict[str,
         mtime = os.stat(path).st_mtime
     except OSError:
         mtime = now
-    return {"kind": kind, "path": path, "size": size, "mtime": mtime,
-            "age": human_age(now - mtime)}
+    return {"kind": kind, "path": path, "size": size, "mtime": mtime, "age": human_age(now - mtime)}
 
 
 def _memory_entry(r: MemoryRecord, now: float, superseded: bool = False) -> dict[str, Any]:
-    return {"file": r.filename, "name": r.name, "type": r.type, "description": r.description,
-            "size": r.size, "mtime": r.mtime, "age": human_age(now - r.mtime),
-            "problem": r.problem,
-            "superseded_by": successor_of(r.frontmatter) if superseded else None}
+    return {
+        "file": r.filename,
+        "name": r.name,
+        "type": r.type,
+        "description": r.description,
+        "size": r.size,
+        "mtime": r.mtime,
+        "age": human_age(now - r.mtime),
+        "problem": r.problem,
+        "superseded_by": successor_of(r.frontmatter) if superseded else None,
+    }
 
 
 def list_lines(data: dict[str, Any]) -> list[str]:
@@ -174,8 +180,10 @@ def list_lines(data: dict[str, Any]) -> list[str]:
         flag = "  [needs attention: see `claude-mini memory doctor`]" if m["problem"] else ""
         if m.get("superseded_by"):
             flag += f"  [superseded by {m['superseded_by']}]"
-        lines.append(f"  {m['type'] or '?':<9} {human_size(m['size']):>8}  {m['age']:>9}  "
-                     f"{m['file']}: {_clip(m['description'], LIST_DESCRIPTION_CHARS)}{flag}")
+        lines.append(
+            f"  {m['type'] or '?':<9} {human_size(m['size']):>8}  {m['age']:>9}  "
+            f"{m['file']}: {_clip(m['description'], LIST_DESCRIPTION_CHARS)}{flag}"
+        )
     if not data["memories"]:
         lines.append("  (none yet: `claude-mini memory add TEXT` saves one)")
     lines += [f"  skipped {s['path']}: {s['reason']}" for s in data["skipped"]]
@@ -200,8 +208,9 @@ def show_text(store: MemoryStore, name: str) -> str:
     path = memory_path(store, name)
     problem = not_a_file(path)
     if problem:  # a FIFO would hang the read
-        raise MemoryCommandError(f"cannot show {path}: it is {problem}, not a file "
-                                 "(`claude-mini memory doctor --fix` moves it aside)")
+        raise MemoryCommandError(
+            f"cannot show {path}: it is {problem}, not a file (`claude-mini memory doctor --fix` moves it aside)"
+        )
     if not path.exists():
         raise MemoryCommandError(f"{path} does not exist yet (no memories saved)")
     text, reason = read_text_head(path, SHOW_MAX_BYTES)
@@ -221,8 +230,7 @@ def pick_editor(environ: dict[str, str] | None = None) -> list[str]:
     raise MemoryCommandError("no editor: set $VISUAL or $EDITOR (e.g. export EDITOR=nano)")
 
 
-def edit_memory(store: MemoryStore, name: str,
-                run: Callable[[list[str]], int] | None = None) -> list[str]:
+def edit_memory(store: MemoryStore, name: str, run: Callable[[list[str]], int] | None = None) -> list[str]:
     """Open a memory (or MEMORY.md) in the user's editor; returns what to tell them after."""
     path = memory_path(store, name)
     command = [*pick_editor(), str(path)]
@@ -236,16 +244,17 @@ def edit_memory(store: MemoryStore, name: str,
     except OSError as exc:
         raise MemoryCommandError(f"could not start the editor {command[0]!r}: {exc}") from None
     if status != 0:
-        raise MemoryCommandError(f"the editor exited with status {status}; {path.name} is as it "
-                                 "left it")
+        raise MemoryCommandError(f"the editor exited with status {status}; {path.name} is as it left it")
     lines = [f"Edited {path}"]
     if path.exists():
         text, _ = read_text_head(path, SHOW_MAX_BYTES)
         found = find_secrets(text)
         if found:
-            lines.append(f"Warning: {path.name} now holds {describe_findings(found)}; memory "
-                         "files are read back into every session and easy to share: take it out "
-                         "and say where the secret lives instead")
+            lines.append(
+                f"Warning: {path.name} now holds {describe_findings(found)}; memory "
+                "files are read back into every session and easy to share: take it out "
+                "and say where the secret lives instead"
+            )
         parsed = parse_memory_text(text or "")
         if path != store.index_path and parsed.problem:
             lines.append(f"Note: {parsed.problem}; `claude-mini memory doctor --fix` can help")
@@ -253,8 +262,14 @@ def edit_memory(store: MemoryStore, name: str,
 
 
 # --- add / forget --------------------------------------------------------------------------
-def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | None = None,
-               how: str | None = None, supersedes: str | None = None) -> list[str]:
+def add_memory(
+    mc: MemoryContext,
+    text: str,
+    type_: str = "project",
+    why: str | None = None,
+    how: str | None = None,
+    supersedes: str | None = None,
+) -> list[str]:
     """Save TEXT as a memory at once (no model call); returns the lines to print.
 
     `supersedes` names the memory it corrects; without it, one that it clearly replaces (the
@@ -264,8 +279,7 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
     if not text.strip():
         raise MemoryCommandError("nothing to save: give the memory text", code=2)
     if type_ not in MEMORY_TYPES:
-        raise MemoryCommandError(f"unknown type {type_!r}: use one of {', '.join(MEMORY_TYPES)}",
-                                 code=2)
+        raise MemoryCommandError(f"unknown type {type_!r}: use one of {', '.join(MEMORY_TYPES)}", code=2)
     refuse_secrets({"the memory text": text, "--why": why, "--how": how})
     name, description = derive_memory(text)
     store = mc.store
@@ -274,9 +288,15 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
     old, notes = _superseded_file(store, filename, supersedes, guess, notes)
     now = iso_utc(store.clock())
     extra: dict[str, Any] = {"supersedes": old} if old else {}
-    fields: dict[str, Any] = {"name": name, "description": description, "type": type_,
-                              "body": text.strip(), "why": why, "how_to_apply": how,
-                              "extra_frontmatter": {**extra, "created": now, "updated": now}}
+    fields: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "type": type_,
+        "body": text.strip(),
+        "why": why,
+        "how_to_apply": how,
+        "extra_frontmatter": {**extra, "created": now, "updated": now},
+    }
     try:
         refuse_secrets(saved_parts(filename, fields))
         path = store.write(filename, **fields)
@@ -285,10 +305,8 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
         raise
     except (MemoryStoreError, OSError) as exc:
         (store.root / filename).unlink(missing_ok=True)
-        raise MemoryCommandError(f"could not save the memory ({os_error_text(exc)}); nothing was "
-                                 "changed") from None
-    lines = [f"Saved {filename} ({type_}): {_clip(description, LIST_DESCRIPTION_CHARS)}",
-             f"  {path}"]
+        raise MemoryCommandError(f"could not save the memory ({os_error_text(exc)}); nothing was changed") from None
+    lines = [f"Saved {filename} ({type_}): {_clip(description, LIST_DESCRIPTION_CHARS)}", f"  {path}"]
     if old:
         lines.append(apply_link(store, filename, old, guess.why if guess else "").message)
     if notes:
@@ -297,23 +315,27 @@ def add_memory(mc: MemoryContext, text: str, type_: str = "project", why: str | 
     if problem:
         lines.append(f"Tip: {problem}; `claude-mini memory edit {filename}` to improve it")
     if type_ in ("feedback", "project") and not (why and how):
-        lines.append("Tip: feedback and project memories should say why and when they apply "
-                     "(--why, --how); `claude-mini memory doctor` lists the ones that lack them")
+        lines.append(
+            "Tip: feedback and project memories should say why and when they apply "
+            "(--why, --how); `claude-mini memory doctor` lists the ones that lack them"
+        )
     if not mc.config.auto_memory:
-        lines.append("Note: auto memory is off, so the model will not see it "
-                     "(`claude-mini memory on`)")
+        lines.append("Note: auto memory is off, so the model will not see it (`claude-mini memory on`)")
     return lines
 
 
-def _superseded_file(store: MemoryStore, filename: str, supersedes: str | None,
-                     guess: Guess | None, notes: str) -> tuple[str | None, str]:
+def _superseded_file(
+    store: MemoryStore, filename: str, supersedes: str | None, guess: Guess | None, notes: str
+) -> tuple[str | None, str]:
     """(the memory the new one supersedes, a note): --supersedes checked, else the guess."""
     if supersedes is None:
         return (guess.filename if guess else None), notes
     old, problem = link_problem(store, filename, supersedes)
     if problem:
-        return None, (f"Note: --supersedes {supersedes} was ignored: {problem}; the memory was "
-                      "saved without it (`claude-mini memory list` shows the filenames).")
+        return None, (
+            f"Note: --supersedes {supersedes} was ignored: {problem}; the memory was "
+            "saved without it (`claude-mini memory list` shows the filenames)."
+        )
     return old, notes
 
 
@@ -321,9 +343,11 @@ def saved_parts(filename: str, fields: dict[str, Any]) -> dict[str, str]:
     """Exactly what `store.write(filename, **fields)` puts on disk: the file, its MEMORY.md line,
     its filename. Scanned after the text is joined into them (a key on one line and its value
     on the next meet in the one-line description)."""
-    return {"the memory as it would be saved": format_memory(**fields),
-            "its filename (derived from the text)": filename,
-            "its MEMORY.md line": index_line(filename, fields["name"], fields["description"])}
+    return {
+        "the memory as it would be saved": format_memory(**fields),
+        "its filename (derived from the text)": filename,
+        "its MEMORY.md line": index_line(filename, fields["name"], fields["description"]),
+    }
 
 
 def refuse_secrets(parts: Mapping[str, str | None]) -> None:
@@ -335,7 +359,8 @@ def refuse_secrets(parts: Mapping[str, str | None]) -> None:
                 f"refused to save {describe_findings(found)} of {where}: memory files are plain "
                 "text read back into every session and easy to share. Nothing was saved; say "
                 "where the secret lives instead (an environment variable's name, a "
-                "password-manager entry)")
+                "password-manager entry)"
+            )
 
 
 def _claim_filename(store: MemoryStore, name: str) -> str:
@@ -343,15 +368,19 @@ def _claim_filename(store: MemoryStore, name: str) -> str:
     try:
         return store.claim_filename(name)
     except OSError as exc:  # a read-only or full disk, a file where the folder should be
-        raise MemoryCommandError(f"could not save the memory ({os_error_text(exc)}); "
-                                 "nothing was saved") from None
+        raise MemoryCommandError(f"could not save the memory ({os_error_text(exc)}); nothing was saved") from None
     except MemoryStoreError as exc:
         raise MemoryCommandError(str(exc)) from None
 
 
-def forget_memory(store: MemoryStore, name: str, *, purge: bool = False,
-                  ask: forget_cli.Ask | None = None,
-                  command: str = forget_cli.FORGET_COMMAND) -> list[str]:
+def forget_memory(
+    store: MemoryStore,
+    name: str,
+    *,
+    purge: bool = False,
+    ask: forget_cli.Ask | None = None,
+    command: str = forget_cli.FORGET_COMMAND,
+) -> list[str]:
     """Archive a memory and drop its index line; `purge` (or a yes to `ask`, offered when it
     held a secret) deletes it, and archived copies of it holding secrets, for good."""
     try:
@@ -370,8 +399,7 @@ def set_auto_memory(enabled: bool, cwd: Path | None = None) -> list[str]:
         data = _read_settings_strict(path)
         data["autoMemoryEnabled"] = enabled
         atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    lines = [f"Auto memory {'on' if enabled else 'off'} (autoMemoryEnabled: "
-             f"{json.dumps(enabled)} in {path})"]
+    lines = [f"Auto memory {'on' if enabled else 'off'} (autoMemoryEnabled: {json.dumps(enabled)} in {path})"]
     return lines + _override_notes(enabled, load_config(cwd or Path.cwd()), path)
 
 
@@ -387,8 +415,9 @@ def _read_settings_strict(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise MemoryCommandError(f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); "
-                                 "it was left unchanged: fix it, then try again") from None
+        raise MemoryCommandError(
+            f"{path} is not valid JSON (line {exc.lineno}: {exc.msg}); it was left unchanged: fix it, then try again"
+        ) from None
     if not isinstance(data, dict):
         raise MemoryCommandError(f"{path} is not a JSON object; it was left unchanged")
     return data
@@ -398,19 +427,21 @@ def _override_notes(enabled: bool, config: Config, user_path: Path) -> list[str]
     """Why the setting just written may not be the one in effect."""
     notes = []
     if enabled and os.environ.get(DISABLE_ENV, "").strip() in ("1", "true", "yes"):
-        notes.append(f"Note: {DISABLE_ENV}=1 is set in the environment and wins: auto memory "
-                     "stays off until you unset it")
+        notes.append(
+            f"Note: {DISABLE_ENV}=1 is set in the environment and wins: auto memory stays off until you unset it"
+        )
     origin = config.origins.get("autoMemoryEnabled")
     if origin and origin != str(user_path) and config.get("autoMemoryEnabled") is not enabled:
-        notes.append(f"Note: {origin} sets autoMemoryEnabled to "
-                     f"{json.dumps(config.get('autoMemoryEnabled'))}, which wins over the user "
-                     "settings")
+        notes.append(
+            f"Note: {origin} sets autoMemoryEnabled to "
+            f"{json.dumps(config.get('autoMemoryEnabled'))}, which wins over the user "
+            "settings"
+        )
     return notes
 
 
 # --- doctor --------------------------------------------------------------------------------
-def doctor_data(store: MemoryStore, apply_fix: bool = False,
-                repo: tuple[Path, ...] = ()) -> dict[str, Any]:
+def doctor_data(store: MemoryStore, apply_fix: bool = False, repo: tuple[Path, ...] = ()) -> dict[str, Any]:
     """Findings (after an optional --fix), the fixes made, and whether the folder is clean.
 
     With `repo` (the repository root, then the cwd) it also lists the stale memories: those
@@ -424,10 +455,14 @@ def doctor_data(store: MemoryStore, apply_fix: bool = False,
         findings = doctor(store)
     # Likely duplicates are advice for people and /dream, not problems: they don't fail the run.
     duplicates = duplicate_findings(store)
-    return {"memory_dir": str(store.root), "ok": not findings,
-            "findings": [asdict(f) for f in findings], "fixed": [asdict(f) for f in fixed],
-            "duplicates": [asdict(f) for f in duplicates],
-            "stale": [{"file": f, "reasons": r} for f, r in stale_data(store, repo).items()]}
+    return {
+        "memory_dir": str(store.root),
+        "ok": not findings,
+        "findings": [asdict(f) for f in findings],
+        "fixed": [asdict(f) for f in fixed],
+        "duplicates": [asdict(f) for f in duplicates],
+        "stale": [{"file": f, "reasons": r} for f, r in stale_data(store, repo).items()],
+    }
 
 
 def both_tiers_doctor_data(mc: MemoryContext, apply_fix: bool = False) -> dict[str, Any]:
@@ -445,8 +480,10 @@ def both_tiers_doctor_lines(result: dict[str, Any]) -> list[str]:
     """`both_tiers_doctor_data` as text: the private folder, then the team's, indented."""
     lines = doctor_lines(result)
     if "team" in result:
-        lines += [f"Team memory ({result['team']['memory_dir']}):",
-                  *(f"  {line}" for line in doctor_lines(result["team"]))]
+        lines += [
+            f"Team memory ({result['team']['memory_dir']}):",
+            *(f"  {line}" for line in doctor_lines(result["team"])),
+        ]
     return lines
 
 
@@ -491,9 +528,10 @@ def doctor_lines(data: dict[str, Any]) -> list[str]:
     fixable = sum(1 for f in data["findings"] if f["fixable"])
     stale = len(data.get("stale", []))
     if not data["findings"]:
-        lines.append(f"No problems found in {data['memory_dir']}" + (
-            f"; {stale} {'memory' if stale == 1 else 'memories'} may be stale (above)." if stale
-            else "."))
+        lines.append(
+            f"No problems found in {data['memory_dir']}"
+            + (f"; {stale} {'memory' if stale == 1 else 'memories'} may be stale (above)." if stale else ".")
+        )
     else:
         tip = f"; {fixable} fixable with `claude-mini memory doctor --fix`" if fixable else ""
         lines.append(f"{len(data['findings'])} problem(s){tip}.")
@@ -501,9 +539,12 @@ def doctor_lines(data: dict[str, Any]) -> list[str]:
 
 
 # --- the typer group -----------------------------------------------------------------------
-memory_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False,
-                         context_settings={"help_option_names": ["-h", "--help"]},
-                         help="Look at, add, edit and repair this project's memories.")
+memory_app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Look at, add, edit and repair this project's memories.",
+)
 
 
 def _run(action: Callable[[], list[str] | None]) -> None:
@@ -517,8 +558,9 @@ def _run(action: Callable[[], list[str] | None]) -> None:
         sys.stderr.write(visible_controls(f"claude-mini memory: {exc}") + "\n")
         raise typer.Exit(1) from None
     except OSError as exc:  # a read-only or full memory folder, a lock held too long
-        sys.stderr.write(visible_controls(f"claude-mini memory: could not change the memory folder "
-                                          f"({os_error_text(exc)})") + "\n")
+        sys.stderr.write(
+            visible_controls(f"claude-mini memory: could not change the memory folder ({os_error_text(exc)})") + "\n"
+        )
         raise typer.Exit(1) from None
     for line in lines or []:
         print(visible_controls(line))  # memories are model-written: no escape reaches the terminal
@@ -535,8 +577,7 @@ def _group(ctx: typer.Context) -> None:
 def list_command(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     scores: Annotated[bool, typer.Option("--scores", help="Keep-scores used by `memory gc`.")] = False,
-    tier: Annotated[str, typer.Option(
-        "--tier", help="private, team (with who saved each and when) or all.")] = "all",
+    tier: Annotated[str, typer.Option("--tier", help="private, team (with who saved each and when) or all.")] = "all",
 ) -> None:
     """Instruction files and memory files: type, size, age, description; the team's too."""
     team_cli.check_choice("--tier", tier, ("all", "private", "team"))
@@ -575,9 +616,14 @@ def add_command(
     type_: Annotated[str, typer.Option("--type", "-t", help="user, feedback, project or reference.")] = "project",
     why: Annotated[str | None, typer.Option("--why", help="The reason behind it (**Why:** line).")] = None,
     how: Annotated[str | None, typer.Option("--how", help="When it applies (**How to apply:** line).")] = None,
-    supersedes: Annotated[str | None, typer.Option(
-        "--supersedes", metavar="FILE",
-        help="The memory this one corrects: marked superseded_by it, no longer recalled.")] = None,
+    supersedes: Annotated[
+        str | None,
+        typer.Option(
+            "--supersedes",
+            metavar="FILE",
+            help="The memory this one corrects: marked superseded_by it, no longer recalled.",
+        ),
+    ] = None,
 ) -> None:
     """Save a memory now, without a model call (name and description come from the text)."""
     _run(lambda: add_memory(MemoryContext.for_cwd(), " ".join(text), type_, why, how, supersedes))
@@ -586,12 +632,12 @@ def add_command(
 @memory_app.command("forget")
 def forget_command(
     name: Annotated[str, typer.Argument(help="Filename or name (an archived one with --purge).")],
-    purge: Annotated[bool, typer.Option(
-        "--purge", help="Delete it for good, and its archived copies that hold secrets.")] = False,
+    purge: Annotated[
+        bool, typer.Option("--purge", help="Delete it for good, and its archived copies that hold secrets.")
+    ] = False,
 ) -> None:
     """Move a memory to archive/ and drop its index line (asks to purge one that held a secret)."""
-    _run(lambda: forget_memory(MemoryContext.for_cwd().store, name, purge=purge,
-                               ask=forget_cli.terminal_ask()))
+    _run(lambda: forget_memory(MemoryContext.for_cwd().store, name, purge=purge, ask=forget_cli.terminal_ask()))
 
 
 @memory_app.command("path")

@@ -48,14 +48,22 @@ def team_for(config: Config, *, creating: bool = False) -> TeamTier:
     if problem:
         raise TeamCommandError(problem)
     if config.memory.team.dir is False:
-        raise TeamCommandError("the team memory is off here (memory.teamDir is false in the "
-                               "settings); set it to true or to a folder to use it")
+        raise TeamCommandError(
+            "the team memory is off here (memory.teamDir is false in the "
+            "settings); set it to true or to a folder to use it"
+        )
     if creating:
-        return TeamTier(Path(config.project_root) / DEFAULT_TEAM_DIR, Path(config.project_root),
-                        config.trusted, config.memory.team.proposals)
-    raise TeamCommandError(f"this repository has no team memory yet ({DEFAULT_TEAM_DIR} does not "
-                           "exist); `claude-mini memory promote NAME` starts it with one of "
-                           "your memories")
+        return TeamTier(
+            Path(config.project_root) / DEFAULT_TEAM_DIR,
+            Path(config.project_root),
+            config.trusted,
+            config.memory.team.proposals,
+        )
+    raise TeamCommandError(
+        f"this repository has no team memory yet ({DEFAULT_TEAM_DIR} does not "
+        "exist); `claude-mini memory promote NAME` starts it with one of "
+        "your memories"
+    )
 
 
 # --- list --tier team ----------------------------------------------------------------------
@@ -66,13 +74,27 @@ def team_list_data(tier: TeamTier, now: float | None = None) -> dict[str, Any]:
     now = time.time() if now is None else now
     store = tier.store()
     status = folder_status(tier.repo, tier.root)
-    memories = [{"file": r.filename, "name": r.name, "type": r.type,
-                 "description": r.description, "author": str(r.frontmatter.get("author") or ""),
-                 "created": _day(r.frontmatter.get("created")), "size": r.size,
-                 "age": human_age(now - r.mtime), "problem": r.problem,
-                 "git": _git_state(status, r.path, tier)} for r in store.list()]
-    return {"team_dir": str(tier.root), "trusted": tier.trusted, "memories": memories,
-            "skipped": [{"path": str(s.path), "reason": s.reason} for s in store.skipped]}
+    memories = [
+        {
+            "file": r.filename,
+            "name": r.name,
+            "type": r.type,
+            "description": r.description,
+            "author": str(r.frontmatter.get("author") or ""),
+            "created": _day(r.frontmatter.get("created")),
+            "size": r.size,
+            "age": human_age(now - r.mtime),
+            "problem": r.problem,
+            "git": _git_state(status, r.path, tier),
+        }
+        for r in store.list()
+    ]
+    return {
+        "team_dir": str(tier.root),
+        "trusted": tier.trusted,
+        "memories": memories,
+        "skipped": [{"path": str(s.path), "reason": s.reason} for s in store.skipped],
+    }
 
 
 def _day(value: Any) -> str:
@@ -98,8 +120,9 @@ def team_list_lines(data: dict[str, Any]) -> list[str]:
         who = f"{m['author'] or '?'}, {m['created'] or m['age']}"
         state = f"  [{m['git']}]" if m["git"] == "uncommitted" else ""
         flag = "  [needs attention: see `claude-mini memory doctor`]" if m["problem"] else ""
-        lines.append(f"  {m['type'] or '?':<9} {m['file']} ({who}): "
-                     f"{_clip(m['description'], DESCRIPTION_CHARS)}{state}{flag}")
+        lines.append(
+            f"  {m['type'] or '?':<9} {m['file']} ({who}): {_clip(m['description'], DESCRIPTION_CHARS)}{state}{flag}"
+        )
     if not data["memories"]:
         lines.append("  (none yet: `claude-mini memory promote NAME` shares one of yours)")
     lines += [f"  skipped {s['path']}: {s['reason']}" for s in data["skipped"]]
@@ -128,10 +151,11 @@ def blame_lines(config: Config, name: str) -> list[str]:
     record = tier.store().read(name.removeprefix(TEAM_PREFIX))
     shown = f"{tier.shown}/{record.filename}"
     author = record.frontmatter.get("author")
-    lines = [f"{shown}: {record.name}",
-             f"  saved by {author or 'unknown (no author field)'}"
-             + (f" on {_day(record.frontmatter.get('created'))}" if record.frontmatter.get("created")
-                else "")]
+    lines = [
+        f"{shown}: {record.name}",
+        f"  saved by {author or 'unknown (no author field)'}"
+        + (f" on {_day(record.frontmatter.get('created'))}" if record.frontmatter.get("created") else ""),
+    ]
     history = file_history(tier.repo, record.path)
     if history is None:
         lines.append("  no git history: this folder is not a git repository")
@@ -149,12 +173,26 @@ def import_data(config: Config, store: MemoryStore, tool: str, dry_run: bool) ->
     planned = plan_import(store, source.memories, tool)
     if not dry_run:
         apply_import(store, planned, tool)
-    return {"tool": tool, "source": str(source.folder), "found": source.found,
-            "dry_run": dry_run, "memory_dir": str(store.root), "left_out": source.left_out,
-            "skipped_files": source.skipped,
-            "memories": [{"origin": p.memory.origin, "name": p.memory.name, "type": p.memory.type,
-                          "action": p.action, "why": p.why, "file": p.filename}
-                         for p in planned]}
+    return {
+        "tool": tool,
+        "source": str(source.folder),
+        "found": source.found,
+        "dry_run": dry_run,
+        "memory_dir": str(store.root),
+        "left_out": source.left_out,
+        "skipped_files": source.skipped,
+        "memories": [
+            {
+                "origin": p.memory.origin,
+                "name": p.memory.name,
+                "type": p.memory.type,
+                "action": p.action,
+                "why": p.why,
+                "file": p.filename,
+            }
+            for p in planned
+        ],
+    }
 
 
 def import_lines(data: dict[str, Any]) -> list[str]:
@@ -167,25 +205,28 @@ def import_lines(data: dict[str, Any]) -> list[str]:
     would = "would import" if data["dry_run"] else "imported"
     for m in data["memories"]:
         origin = Path(m["origin"].split("#")[0]).name + (
-            f"#{m['origin'].split('#', 1)[1]}" if "#" in m["origin"] else "")
+            f"#{m['origin'].split('#', 1)[1]}" if "#" in m["origin"] else ""
+        )
         if m["action"] == "import":
             target = f" -> {m['file']}" if m["file"] else ""
             lines.append(f"  {would:<12}  {m['type']:<9} {origin}{target}: {_clip(m['name'], 50)}")
         else:
             lines.append(f"  {'skipped':<12}  {origin}: {m['action']} ({m['why']})")
     lines += [f"  {'unreadable':<12}  {s}" for s in data["skipped_files"]]
-    counts = {a: sum(1 for m in data["memories"] if m["action"] == a)
-              for a in ("import", "duplicate", "refused")}
-    left = (f"; {data['left_out']} block(s) about other projects left out" if data["left_out"]
-            else "")
+    counts = {a: sum(1 for m in data["memories"] if m["action"] == a) for a in ("import", "duplicate", "refused")}
+    left = f"; {data['left_out']} block(s) about other projects left out" if data["left_out"] else ""
     if data["dry_run"]:
-        lines.append(f"Dry run: {counts['import']} would be imported into {data['memory_dir']}, "
-                     f"{counts['duplicate']} duplicate(s), {counts['refused']} refused{left}; "
-                     "nothing was written.")
+        lines.append(
+            f"Dry run: {counts['import']} would be imported into {data['memory_dir']}, "
+            f"{counts['duplicate']} duplicate(s), {counts['refused']} refused{left}; "
+            "nothing was written."
+        )
     else:
-        lines.append(f"Imported {counts['import']} memories into {data['memory_dir']} (source: "
-                     f"import:{data['tool']}); skipped {counts['duplicate']} duplicate(s) and "
-                     f"{counts['refused']} refused{left}. Nothing existing was changed.")
+        lines.append(
+            f"Imported {counts['import']} memories into {data['memory_dir']} (source: "
+            f"import:{data['tool']}); skipped {counts['duplicate']} duplicate(s) and "
+            f"{counts['refused']} refused{left}. Nothing existing was changed."
+        )
     return lines
 
 
@@ -193,8 +234,7 @@ def import_lines(data: dict[str, Any]) -> list[str]:
 def check_choice(option: str, value: str, choices: tuple[str, ...]) -> None:
     """A usage error (exit 2) naming the choices when `value` is not one of them."""
     if value not in choices:
-        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}",
-                                 param_hint=option)
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}", param_hint=option)
 
 
 NameArg = Annotated[str, typer.Argument(help="Filename or name (proposed/NAME for a proposal).")]
@@ -248,5 +288,13 @@ def import_command(
     _run_here(action)
 
 
-__all__ = ["TeamCommandError", "blame_command", "demote_command", "import_command",
-           "promote_command", "team_for", "team_list_data", "team_list_lines"]
+__all__ = [
+    "TeamCommandError",
+    "blame_command",
+    "demote_command",
+    "import_command",
+    "promote_command",
+    "team_for",
+    "team_list_data",
+    "team_list_lines",
+]

@@ -84,7 +84,7 @@ def _schema() -> dict[str, Any]:
             "dangerouslyDisableSandbox": {
                 "type": "boolean",
                 "description": "Run outside the sandbox (the user is asked first); only after a "
-                               "command failed because of the sandbox",
+                "command failed because of the sandbox",
             },
         },
         "required": ["command"],
@@ -124,8 +124,7 @@ class BashTool:
         os.close(fd)
         absent = sandbox.absent_protected() if sandbox else []
         try:
-            run = await self._run(_wrap(command, Path(cwd_file), prelude), cwd, env, timeout_ms / 1000,
-                                  sandbox)
+            run = await self._run(_wrap(command, Path(cwd_file), prelude), cwd, env, timeout_ms / 1000, sandbox)
             new_cwd = _read_cwd(Path(cwd_file))
         finally:
             with contextlib.suppress(OSError):
@@ -136,8 +135,9 @@ class BashTool:
         ctx.cwd = new_cwd or cwd
         return run.to_result(note, timeout_ms, ctx.cwd)
 
-    async def _run(self, script: str, cwd: Path, env: dict[str, str], timeout: float,
-                   sandbox: ShellSandbox | None = None) -> _Run:
+    async def _run(
+        self, script: str, cwd: Path, env: dict[str, str], timeout: float, sandbox: ShellSandbox | None = None
+    ) -> _Run:
         output = _OutputBuffer(MAX_OUTPUT_CHARS)
         argv = [self.shell or shutil.which("bash") or "/bin/bash", "-c", script]
         if sandbox is not None:
@@ -169,8 +169,12 @@ class BashTool:
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
-                stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=asyncio.subprocess.STDOUT,
-                cwd=cwd, env=env, start_new_session=True,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=asyncio.subprocess.STDOUT,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
             )
         except OSError as exc:
             os.close(read_fd)

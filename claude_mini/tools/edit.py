@@ -122,14 +122,19 @@ def _edit(path: Path, old: str, new: str, replace_all: bool, seen: float | None)
         return _create(path, new)
     decoded, updated = plan.decoded, plan.updated
     mtime = atomic_write(path, decoded.encode(updated, path))
-    meta = {"path": str(path), "diff": unified_diff(path, decoded.text, updated),
-            "replacements": plan.count}
+    meta = {"path": str(path), "diff": unified_diff(path, decoded.text, updated), "replacements": plan.count}
     summary = _summary(path, updated, decoded.text.find(plan.old), plan.new, plan.count)
     return ToolResult(summary, metadata=meta), mtime
 
 
 def _plan(
-    path: Path, old: str, new: str, replace_all: bool, seen: float | None, *, suggest: bool = True,
+    path: Path,
+    old: str,
+    new: str,
+    replace_all: bool,
+    seen: float | None,
+    *,
+    suggest: bool = True,
 ) -> EditPlan | None:
     """What the Edit will do to the existing file (None: it creates the file), or why it cannot."""
     try:

@@ -217,8 +217,7 @@ def expand_braces(glob: str) -> list[str]:
         # Re-expanding the whole string handles sets nested in `option` and sets after `end`.
         out.extend(expand_braces(glob[:start] + option + glob[end + 1 :]))
         if len(out) > MAX_BRACE_EXPANSIONS:
-            raise ValueError(f"{glob!r} expands to more than {MAX_BRACE_EXPANSIONS} patterns; "
-                             "use fewer brace sets")
+            raise ValueError(f"{glob!r} expands to more than {MAX_BRACE_EXPANSIONS} patterns; use fewer brace sets")
     return out
 
 

@@ -129,7 +129,7 @@ def _schema() -> dict[str, Any]:
             "-i": {"type": "boolean", "description": "Case-insensitive search"},
             "-n": {
                 "type": "boolean",
-                "description": 'Show line numbers (content mode only, default true)',
+                "description": "Show line numbers (content mode only, default true)",
             },
             "-A": {"type": "integer", "description": "Lines to show after each match (content mode only)"},
             "-B": {"type": "integer", "description": "Lines to show before each match (content mode only)"},
@@ -356,8 +356,7 @@ async def _run(args: list[str], cwd: Path) -> tuple[bytes, str, int | None, bool
         out, err, cut = await asyncio.wait_for(_collect(proc), RG_TIMEOUT_SECONDS)
     except TimeoutError:
         raise ToolError(
-            f"The search took longer than {RG_TIMEOUT_SECONDS:g} s and was stopped. "
-            "Narrow it with path, glob or type."
+            f"The search took longer than {RG_TIMEOUT_SECONDS:g} s and was stopped. Narrow it with path, glob or type."
         ) from None
     finally:
         if proc.returncode is None:
@@ -575,18 +574,20 @@ def _format(query: _Query, hits: _Hits) -> ToolResult:
     else:
         entries = [str(p) for p in newest_first(Path(p) for p in hits.counts)]
         summary = f"Found {_files(len(entries))}"
-    meta = {"engine": hits.engine, "mode": query.mode, "num_files": len(hits.lines or hits.counts),
-            "denied": hits.denied}
+    meta = {
+        "engine": hits.engine,
+        "mode": query.mode,
+        "num_files": len(hits.lines or hits.counts),
+        "denied": hits.denied,
+    }
     deny_notes = [denied_note(hits.denied)] if hits.denied else []
     if not entries:
         return ToolResult("\n\n".join(["No matches found", *deny_notes]), metadata=meta)
     shown, notes = _limit(entries, query.head_limit)
     meta["truncated"] = bool(notes)
     body = "\n".join(shown)
-    if query.mode == "files_with_matches":
-        text = f"{summary}\n{body}"
-    else:
-        text = body + (f"\n\n{summary}" if summary else "")
+    after = f"\n\n{summary}" if summary else ""
+    text = f"{summary}\n{body}" if query.mode == "files_with_matches" else body + after
     return ToolResult("\n\n".join([text, *notes, *hits.notes, *deny_notes]), metadata=meta)
 
 

@@ -133,10 +133,7 @@ def _stat_regular_file(path: Path) -> os.stat_result:
     except PermissionError:
         raise ToolError(f"Permission denied: cannot access {path}.") from None
     if path.is_dir():
-        raise ToolError(
-            f"{path} is a directory, not a file. Use Glob to find files in it, "
-            "or Bash `ls` to list it."
-        )
+        raise ToolError(f"{path} is a directory, not a file. Use Glob to find files in it, or Bash `ls` to list it.")
     if not stat.S_ISREG(st.st_mode):
         # Reading a FIFO or a device could block forever or never end.
         raise ToolError(f"{path} is not a regular file (it is a pipe, socket or device); Read refuses it.")
@@ -179,8 +176,7 @@ class _Window:
             return f"(The file {path} exists but is empty.)"
         if not self.lines:
             return (
-                f"(The file has only {self.total_seen} lines; offset {offset} is past its end. "
-                "Use a smaller offset.)"
+                f"(The file has only {self.total_seen} lines; offset {offset} is past its end. Use a smaller offset.)"
             )
         body = "\n".join(f"{offset + i:>6}\t{text}" for i, text in enumerate(self.lines))
         return body + "".join(f"\n\n{note}" for note in self._notes(offset))

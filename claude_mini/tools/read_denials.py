@@ -91,5 +91,5 @@ def _relative_to_root(base: str, pattern: str, root: str) -> str | None:
         return "/" + body
     prefix = rel + "/"
     if body.startswith(prefix) and len(body) > len(prefix):
-        return "/" + body[len(prefix):]
+        return "/" + body[len(prefix) :]
     return None

@@ -78,8 +78,9 @@ def _schema() -> dict[str, Any]:
 def parse_todos(value: Any) -> list[Todo]:
     """The list TodoWrite was sent, or a ToolError naming the first thing wrong with it."""
     if value is None:
-        raise ToolError("Missing required parameter `todos` (the whole list, each item with content, "
-                        "status and activeForm).")
+        raise ToolError(
+            "Missing required parameter `todos` (the whole list, each item with content, status and activeForm)."
+        )
     if not isinstance(value, list):
         raise ToolError(f"Parameter `todos` must be a list of items, got {type(value).__name__}.")
     return [_parse_item(item, f"todos[{i}]") for i, item in enumerate(value)]
@@ -87,12 +88,12 @@ def parse_todos(value: Any) -> list[Todo]:
 
 def _parse_item(item: Any, where: str) -> Todo:
     if not isinstance(item, dict):
-        raise ToolError(f"{where} must be an object with content, status and activeForm, "
-                        f"got {type(item).__name__}.")
+        raise ToolError(f"{where} must be an object with content, status and activeForm, got {type(item).__name__}.")
     unknown = sorted(set(item) - {"content", "status", "activeForm"})
     if unknown:
-        raise ToolError(f"{where} has an unknown field `{unknown[0]}`; an item has only content, status "
-                        "and activeForm.")
+        raise ToolError(
+            f"{where} has an unknown field `{unknown[0]}`; an item has only content, status and activeForm."
+        )
     for key in ("content", "activeForm"):
         if not isinstance(item.get(key), str) or not item[key].strip():
             raise ToolError(f"{where}.{key} must be a non-empty string.")
@@ -118,9 +119,11 @@ def result_text(todos: Sequence[Todo]) -> str:
         return "The todo list is now empty."
     n = counts(todos)
     items = "1 item" if len(todos) == 1 else f"{len(todos)} items"
-    return (f"Todo list updated: {items} ({n['completed']} completed, {n['in_progress']} in progress, "
-            f"{n['pending']} pending). Keep it current as you work: mark the next item in_progress "
-            "before starting it and completed as soon as it is done.")
+    return (
+        f"Todo list updated: {items} ({n['completed']} completed, {n['in_progress']} in progress, "
+        f"{n['pending']} pending). Keep it current as you work: mark the next item in_progress "
+        "before starting it and completed as soon as it is done."
+    )
 
 
 class TodoWriteTool:
@@ -150,8 +153,9 @@ class TodoWriteTool:
 def todos_in(messages: Sequence[Message]) -> list[Todo]:
     """The list a conversation ends with: from its last successful TodoWrite call, or from the
     list a compaction put beside the summary, whichever came last (empty if neither)."""
-    succeeded = {b.tool_use_id for m in messages for b in m.content
-                 if isinstance(b, ToolResultBlock) and not b.is_error}
+    succeeded = {
+        b.tool_use_id for m in messages for b in m.content if isinstance(b, ToolResultBlock) and not b.is_error
+    }
     todos: list[Todo] = []
     for message in messages:
         for block in message.content:
@@ -178,8 +182,10 @@ def _list_in(block: Block, succeeded: set[str]) -> Any:
 def compact_note(todos: Sequence[Todo]) -> str:
     """The list as one attachment beside a summary, in TodoWrite's own input form."""
     listed = json.dumps({"todos": [t.as_input() for t in todos]}, ensure_ascii=False)
-    return (f"{COMPACT_NOTE}{listed}\n"
-            "It is still the current list: update it with TodoWrite (the whole list) as the work goes on.")
+    return (
+        f"{COMPACT_NOTE}{listed}\n"
+        "It is still the current list: update it with TodoWrite (the whole list) as the work goes on."
+    )
 
 
 class TodoHook(AgentHooks):

@@ -183,6 +183,4 @@ def unified_diff(path: Path, old: str, new: str, *, created: bool = False) -> st
         tofile=str(path),
     )
     # difflib leaves a line without its newline glued to the next; mark it the way git does.
-    return "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
-    )
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)

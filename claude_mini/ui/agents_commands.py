@@ -25,14 +25,19 @@ HEADER = ("NAME", "SOURCE", "TOOLS", "MODEL", "MEMORY", "CONTEXT")
 USAGE = "Usage: /agents [last]: the subagent types, or the last subagent's conversation."
 
 
-@command("agents", help="Subagent types for the Agent tool (tools, model, memory) and bad agent files; "
-                        "/agents last: the last subagent's conversation.", usage="[last]")
+@command(
+    "agents",
+    help="Subagent types for the Agent tool (tools, model, memory) and bad agent files; "
+    "/agents last: the last subagent's conversation.",
+    usage="[last]",
+)
 def show_agents(ctx: CommandContext) -> None:
     """The types and problems, or with `last` the last child's conversation."""
     arg = ctx.args.strip().lower()
     if arg == "last":
-        print_lines(ctx, last_run_lines(ctx.rt.subagents.runs if ctx.rt.subagents is not None else [],
-                                        ctx.rt.config.cwd))
+        print_lines(
+            ctx, last_run_lines(ctx.rt.subagents.runs if ctx.rt.subagents is not None else [], ctx.rt.config.cwd)
+        )
     elif arg:
         print_lines(ctx, [USAGE])
     else:
@@ -60,16 +65,20 @@ def agents_table(types: AgentTypes, *, width: int = 100) -> list[str]:
 
     custom = [t for t in types.types if t.path is not None]
     home = shown(paths.home_dir() / "agents")
-    lines = [f"Agent types: {len(types.types)} ({len(types.types) - len(custom)} built-in, {len(custom)} from "
-             f".claude/agents/ and {home}/):"]
+    lines = [
+        f"Agent types: {len(types.types)} ({len(types.types) - len(custom)} built-in, {len(custom)} from "
+        f".claude/agents/ and {home}/):"
+    ]
     header, *rows = table([HEADER, *(_row(t) for t in types.types)])
     lines.append(cut(header, width))
     for row, agent_type in zip(rows, types.types, strict=True):  # when to use it: under its row
         lines += [cut(row, width), cut("      " + one_line(agent_type.description), width)]
     if not custom and not types.problems:
-        lines.append(f"Add one as .claude/agents/NAME.md (this project) or {home}/NAME.md (every project): "
-                     "frontmatter `name` and `description`, optionally `tools`, `model`, `memory`; the body is "
-                     "its system prompt.")
+        lines.append(
+            f"Add one as .claude/agents/NAME.md (this project) or {home}/NAME.md (every project): "
+            "frontmatter `name` and `description`, optionally `tools`, `model`, `memory`; the body is "
+            "its system prompt."
+        )
     lines += [f"⚠ {problem}" for problem in types.problems]
     return lines
 
@@ -77,8 +86,7 @@ def agents_table(types: AgentTypes, *, width: int = 100) -> list[str]:
 def _row(agent_type: AgentType) -> tuple[str, ...]:
     tools = "all tools" if agent_type.tools is None else ", ".join(agent_type.tools) or "no tools"
     context = "fork" if agent_type.fork else "own" + (", read-only" if agent_type.read_only else "")
-    return (agent_type.name, agent_type.source, tools, agent_type.model or "inherit",
-            agent_type.memory or "-", context)
+    return (agent_type.name, agent_type.source, tools, agent_type.model or "inherit", agent_type.memory or "-", context)
 
 
 def last_run_lines(runs: Sequence[Any], cwd: Path | None = None) -> list[str]:

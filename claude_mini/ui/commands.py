@@ -102,14 +102,16 @@ class Command:
 
 
 COMMANDS: dict[str, Command] = {}
-BUILTIN_MODULES = tuple(f"claude_mini.ui.{name}_commands"
-                        for name in ("help", "session", "rewind", "context", "permission", "init"))
+BUILTIN_MODULES = tuple(
+    f"claude_mini.ui.{name}_commands" for name in ("help", "session", "rewind", "context", "permission", "init")
+)
 _discovered: set[Path] = set()
 _discovering = threading.Lock()
 
 
-def command(name: str, *, help: str, usage: str = "", aliases: Sequence[str] = (),
-            needs_runtime: bool = True) -> Callable[[CommandFn], CommandFn]:
+def command(
+    name: str, *, help: str, usage: str = "", aliases: Sequence[str] = (), needs_runtime: bool = True
+) -> Callable[[CommandFn], CommandFn]:
     """Register the decorated function as `/name` (a later registration of the same name wins)."""
 
     def register(fn: CommandFn) -> CommandFn:
@@ -188,8 +190,14 @@ def unknown_hint(name: str, runtime: Runtime | None = None) -> str:
     return f"Unknown command /{name}. {tip}"
 
 
-async def run_command(line: str, host: CommandHost, console: Console,
-                      get_runtime: Callable[[], Awaitable[Runtime]], *, debug: bool = False) -> None:
+async def run_command(
+    line: str,
+    host: CommandHost,
+    console: Console,
+    get_runtime: Callable[[], Awaitable[Runtime]],
+    *,
+    debug: bool = False,
+) -> None:
     """Run one `/name args` line; a failing command prints one line and the REPL goes on."""
     for problem in discover_commands():
         console.print(problem, style="yellow", markup=False)
@@ -216,8 +224,11 @@ async def run_command(line: str, host: CommandHost, console: Console,
     except Exception as exc:
         if debug:
             console.print(traceback.format_exc(), markup=False, highlight=False)
-        console.print(f"✗ /{cmd.name} failed: {type(exc).__name__}: {' '.join(str(exc).split())}. "
-                      "The session is unchanged.", style="red", markup=False)
+        console.print(
+            f"✗ /{cmd.name} failed: {type(exc).__name__}: {' '.join(str(exc).split())}. The session is unchanged.",
+            style="red",
+            markup=False,
+        )
 
 
 # ---------------------------------------------------------------- for commands

@@ -7,8 +7,12 @@ from claude_mini.memory.compact import CompactionError, CompactionRefused
 from claude_mini.ui.commands import CommandContext, command
 
 
-@command("compact", help="Summarise the conversation to free context; optional focus instructions; "
-                         "--show prints the checkpoint it would keep.", usage="[instructions | --show]")
+@command(
+    "compact",
+    help="Summarise the conversation to free context; optional focus instructions; "
+    "--show prints the checkpoint it would keep.",
+    usage="[instructions | --show]",
+)
 async def compact_now(ctx: CommandContext) -> None:
     """Run a compaction with the user's instructions appended to the summary prompt."""
     if ctx.args.strip() == "--show":
@@ -49,5 +53,8 @@ def show_checkpoint(ctx: CommandContext) -> None:
         ctx.console.print("The checkpoint is empty: no request, command or file change to keep yet.", markup=False)
         return
     ctx.console.print(text, markup=False, highlight=False)
-    ctx.console.print(f"({estimate_tokens(text):,} tokens; a compaction now would attach this beside its summary)",
-                      style="dim", markup=False)
+    ctx.console.print(
+        f"({estimate_tokens(text):,} tokens; a compaction now would attach this beside its summary)",
+        style="dim",
+        markup=False,
+    )

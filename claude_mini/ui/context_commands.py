@@ -27,8 +27,10 @@ def show_context(ctx: CommandContext) -> None:
 
     rt = ctx.rt
     used, window = context_used(rt), context_window(rt)
-    lines = [f"Context: {used:,} of {window:,} tokens ({100 * used / window:.0f}%) "
-             f"· model {rt.agent.model}", compaction_line(rt)]
+    lines = [
+        f"Context: {used:,} of {window:,} tokens ({100 * used / window:.0f}%) · model {rt.agent.model}",
+        compaction_line(rt),
+    ]
     lines += prompt_report(rt.prompt)
     lines += instructions_report(to_json(rt.instructions, rt.tracker))
     tools = estimate_tokens(json.dumps(rt.agent.tool_specs))
@@ -63,20 +65,26 @@ def show_cost(ctx: CommandContext) -> None:
             continue
         u = line.usage
         shown = _dollars(line.cost_usd, bool(unknown_price_models(ctx.rt, [line])))
-        lines.append(f"  {purpose:<9}{line.requests:>9}{u.input_tokens:>10,}{u.cache_read_input_tokens:>10,}"
-                     f"{u.cache_creation_input_tokens:>10,}{u.output_tokens:>9,}{shown:>10}")
+        lines.append(
+            f"  {purpose:<9}{line.requests:>9}{u.input_tokens:>10,}{u.cache_read_input_tokens:>10,}"
+            f"{u.cache_creation_input_tokens:>10,}{u.output_tokens:>9,}{shown:>10}"
+        )
     t = costs.total_usage
     unknown = unknown_price_models(ctx.rt, costs.by_purpose.values())
-    lines.append(f"  {'total':<9}{sum(c.requests for c in costs.by_purpose.values()):>9}{t.input_tokens:>10,}"
-                 f"{t.cache_read_input_tokens:>10,}{t.cache_creation_input_tokens:>10,}{t.output_tokens:>9,}"
-                 f"{_dollars(costs.total_cost, bool(unknown)):>10}")
+    lines.append(
+        f"  {'total':<9}{sum(c.requests for c in costs.by_purpose.values()):>9}{t.input_tokens:>10,}"
+        f"{t.cache_read_input_tokens:>10,}{t.cache_creation_input_tokens:>10,}{t.output_tokens:>9,}"
+        f"{_dollars(costs.total_cost, bool(unknown)):>10}"
+    )
     if ctx.rt.client.provider == "local":
         lines.append("  (the offline model runs on this machine: it costs nothing)")
     elif price_for(ctx.rt.agent.model) is None:
         unknown.add(ctx.rt.agent.model)
     if unknown:
-        lines.append(f"  (no price known for {', '.join(sorted(unknown))}: its requests' cost is unknown, "
-                     "not counted in the dollars)")
+        lines.append(
+            f"  (no price known for {', '.join(sorted(unknown))}: its requests' cost is unknown, "
+            "not counted in the dollars)"
+        )
     print_lines(ctx, lines)
 
 
@@ -112,8 +120,9 @@ def show_status(ctx: CommandContext) -> None:
         "Settings files (lowest precedence first):",
     ]
     for source, path in settings_files(cfg.cwd, cfg.project_root):
-        state = "loaded" if str(path) in loaded else ("present, not used (see warnings)" if path.exists()
-                                                       else "not found")
+        state = (
+            "loaded" if str(path) in loaded else ("present, not used (see warnings)" if path.exists() else "not found")
+        )
         lines.append(f"  {source:<8} {path}  [{state}]")
     if any(layer.source == "flags" for layer in cfg.layers):
         lines.append("  flags    command line  [loaded]")
@@ -123,13 +132,17 @@ def show_status(ctx: CommandContext) -> None:
 def _model_lines(rt: Runtime) -> list[str]:
     """Endpoint, auth and model: for the offline model, that nothing leaves this machine."""
     if rt.client.provider == "local":
-        return ["Endpoint:     none: the offline model runs in this process (no network)",
-                f"Model:        {rt.client.name}; it also serves recall and compaction (no side model)"]
+        return [
+            "Endpoint:     none: the offline model runs in this process (no network)",
+            f"Model:        {rt.client.name}; it also serves recall and compaction (no side model)",
+        ]
     endpoint = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com (default)"
     auth = next((n for n in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(n)), None)
-    return [f"Endpoint:     {endpoint}",
-            f"Auth:         {auth + ' is set' if auth else 'no key (a local server may not need one)'}",
-            f"Model:        {rt.agent.model} (side model {rt.config.small_model})"]
+    return [
+        f"Endpoint:     {endpoint}",
+        f"Auth:         {auth + ' is set' if auth else 'no key (a local server may not need one)'}",
+        f"Model:        {rt.agent.model} (side model {rt.config.small_model})",
+    ]
 
 
 def _versions() -> str:
@@ -162,8 +175,7 @@ def show_config(ctx: CommandContext) -> None:
         lines.append("  (no settings files: defaults in effect)")
     width = max((len(k) for k in flat), default=0)
     for key, value in flat.items():
-        lines.append(f"  {key.ljust(width)} = {json.dumps(value, ensure_ascii=False)}  "
-                     f"<- {cfg.origins.get(key, '?')}")
+        lines.append(f"  {key.ljust(width)} = {json.dumps(value, ensure_ascii=False)}  <- {cfg.origins.get(key, '?')}")
     said = [n.text for n in ctx.rt.notices.said("warning") if n.text not in cfg.warnings]
     lines += [f"  warning: {w}" for w in [*cfg.warnings, *said]]
     print_lines(ctx, lines)
@@ -179,16 +191,18 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-@command("model", help="Show or change the model for this session (`local`: the offline model).",
-         usage="[name]")
+@command("model", help="Show or change the model for this session (`local`: the offline model).", usage="[name]")
 def set_model(ctx: CommandContext) -> None:
     """`/model` shows the model; `/model NAME` switches to it (`local[:PATH]`: the offline model)."""
     from claude_mini.llm.pricing import price_for
 
     rt = ctx.rt
     if not ctx.args:
-        what = (f"{rt.client.name}; it also serves recall and compaction (no side model)"
-                if rt.client.provider == "local" else f"{rt.agent.model} (side model: {rt.config.small_model})")
+        what = (
+            f"{rt.client.name}; it also serves recall and compaction (no side model)"
+            if rt.client.provider == "local"
+            else f"{rt.agent.model} (side model: {rt.config.small_model})"
+        )
         ctx.console.print(f"Model: {what}. Change it with /model NAME.", markup=False)
         return
     name = ctx.args.split()[0]
@@ -200,14 +214,21 @@ def set_model(ctx: CommandContext) -> None:
     rt.switch_client(client)
     rt.agent.model = rt.config.model = name
     if client.provider == "local":
-        ctx.console.print(f"Model set to {client.name} for this session "
-                          "(it also serves recall and compaction; memory extraction is off).", markup=False)
+        ctx.console.print(
+            f"Model set to {client.name} for this session "
+            "(it also serves recall and compaction; memory extraction is off).",
+            markup=False,
+        )
         return
     ctx.console.print(f"Model set to {name} for this session (the prompt cache starts over).", markup=False)
     if price_for(name) is None:
-        ctx.console.print(f"⚠ {name} is not a Claude model claude-mini knows: its price is unknown (/cost "
-                          "shows it as unknown), and the server says on the first request whether it "
-                          "has it.", style="yellow", markup=False)
+        ctx.console.print(
+            f"⚠ {name} is not a Claude model claude-mini knows: its price is unknown (/cost "
+            "shows it as unknown), and the server says on the first request whether it "
+            "has it.",
+            style="yellow",
+            markup=False,
+        )
 
 
 class _NotSwitched(Exception):
@@ -228,6 +249,8 @@ def _client_for(rt: Runtime, name: str) -> ModelClient:
     if rt.client.provider != "local":
         return rt.client
     if missing_credentials():
-        raise _NotSwitched(f"{name} needs the Anthropic API or a compatible server: set ANTHROPIC_API_KEY "
-                           "(or ANTHROPIC_AUTH_TOKEN) or ANTHROPIC_BASE_URL, then start claude-mini again.")
+        raise _NotSwitched(
+            f"{name} needs the Anthropic API or a compatible server: set ANTHROPIC_API_KEY "
+            "(or ANTHROPIC_AUTH_TOKEN) or ANTHROPIC_BASE_URL, then start claude-mini again."
+        )
     return AnthropicClient()

@@ -43,11 +43,16 @@ def compaction_line(runtime: Runtime) -> str:
     c = runtime.compactor
     if c is None:
         return "Auto-compact: not available"
-    state = "on" if c.auto_enabled else (
-        f"off after {MAX_FAILURES} failures (/compact still works)" if c.failures >= MAX_FAILURES
-        else "off (autoCompact setting)")
-    return (f"Auto-compact: {state}, at {c.threshold:,} tokens · "
-            f"{c.count} compaction(s) this session")
+    state = (
+        "on"
+        if c.auto_enabled
+        else (
+            f"off after {MAX_FAILURES} failures (/compact still works)"
+            if c.failures >= MAX_FAILURES
+            else "off (autoCompact setting)"
+        )
+    )
+    return f"Auto-compact: {state}, at {c.threshold:,} tokens · {c.count} compaction(s) this session"
 
 
 def compact_warning(runtime: Runtime) -> str | None:

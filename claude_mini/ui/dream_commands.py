@@ -40,8 +40,11 @@ def status_lines(store: MemoryStore, config: Config | None, now: float | None = 
         lines.append("Automatic dreaming is off (memory.autoDream: false); /dream still works.")
     else:
         why_not = auto_dream_due(state, now, settings)
-        lines.append("An automatic dream is due at the next session start." if why_not is None
-                     else f"Next automatic dream: {why_not}.")
+        lines.append(
+            "An automatic dream is due at the next session start."
+            if why_not is None
+            else f"Next automatic dream: {why_not}."
+        )
     return lines
 
 
@@ -49,8 +52,7 @@ async def run_dream_command(runtime: Runtime, say: Callable[[str], None]) -> Non
     """Run /dream on the live session: the fork's report, then rebuild the prompt if memory changed."""
     say("Dreaming: a background agent is consolidating this project's memories...")
     try:
-        report = await dream(runtime.agent, runtime.store, runtime.config,
-                             base_policy=runtime.policy)
+        report = await dream(runtime.agent, runtime.store, runtime.config, base_policy=runtime.policy)
     except DreamBusy as exc:
         say(str(exc))
         return
@@ -65,10 +67,14 @@ async def run_dream_command(runtime: Runtime, say: Callable[[str], None]) -> Non
         say("The system prompt was rebuilt with the new MEMORY.md.")
 
 
-@command("dream", help="Consolidate memories: merge duplicates, settle contradictions, "
-                       "sharpen descriptions, distil daily logs.", usage="[status]")
+@command(
+    "dream",
+    help="Consolidate memories: merge duplicates, settle contradictions, sharpen descriptions, distil daily logs.",
+    usage="[status]",
+)
 async def dream_now(ctx: CommandContext) -> None:
     """Dispatch /dream and /dream status."""
+
     def say(line: str) -> None:
         ctx.console.print(line, markup=False, highlight=False)
 

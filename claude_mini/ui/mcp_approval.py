@@ -31,9 +31,11 @@ if TYPE_CHECKING:
     from claude_mini.config import Config
     from claude_mini.mcp_servers.config import ServerSpec
 
-CHOICES = (("yes", "Use this server"),
-           ("all", "Use this and every other MCP server of this project's .mcp.json"),
-           ("no", "Do not use this server"))
+CHOICES = (
+    ("yes", "Use this server"),
+    ("all", "Use this and every other MCP server of this project's .mcp.json"),
+    ("no", "Do not use this server"),
+)
 KEYS = {"y": "yes", "a": "all", "n": "no"}
 
 Ask = Callable[["ServerSpec"], "str | None"]
@@ -83,8 +85,9 @@ def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str |
     try:
         approve(config, [spec.name], approved=answer != "no")
         if answer == "all":
-            edit_settings(config, local_settings_file(config),
-                          lambda data: data.__setitem__("enableAllProjectMcpServers", True))
+            edit_settings(
+                config, local_settings_file(config), lambda data: data.__setitem__("enableAllProjectMcpServers", True)
+            )
     except SettingsEditError as exc:
         return f"claude-mini: could not record your answer about MCP server {spec.name}: {exc}"
     return None

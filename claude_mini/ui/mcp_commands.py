@@ -54,8 +54,11 @@ def connections(runtime: Runtime | None) -> dict[str, ServerConnection]:
 # ---- /mcp
 
 
-@command("mcp", help="MCP servers: status, tools and last error; /mcp NAME lists its tools; "
-                     "/mcp reconnect NAME.", usage="[NAME | reconnect NAME]")
+@command(
+    "mcp",
+    help="MCP servers: status, tools and last error; /mcp NAME lists its tools; /mcp reconnect NAME.",
+    usage="[NAME | reconnect NAME]",
+)
 async def show_mcp(ctx: CommandContext) -> None:
     """The overview, one server's tools, or a reconnect."""
     from claude_mini.mcp_servers.config import load_servers
@@ -90,12 +93,16 @@ def servers_report(found: ServerSet, conns: dict[str, ServerConnection]) -> list
         for name, connection in sorted(conns.items()):
             spec = connection.spec
             tools = f"{len(connection.tools)} tool{'s' * (len(connection.tools) != 1)}"
-            lines.append(f"  {name:<{width}}  {connection.status:<10}  {spec.scope:<7}  {spec.transport:<5}  "
-                         f"{tools if connection.status == 'connected' else ''}".rstrip())
+            lines.append(
+                f"  {name:<{width}}  {connection.status:<10}  {spec.scope:<7}  {spec.transport:<5}  "
+                f"{tools if connection.status == 'connected' else ''}".rstrip()
+            )
             if connection.error:
                 lines.append(f"  {'':<{width}}  last error: {connection.error}")
-    not_started = [(spec.name, spec.scope, "waiting for your approval (start claude-mini here to answer)")
-                   for spec in found.pending_approval]
+    not_started = [
+        (spec.name, spec.scope, "waiting for your approval (start claude-mini here to answer)")
+        for spec in found.pending_approval
+    ]
     not_started += [(server.name, server.scope, server.why) for server in found.ignored]
     if not_started:
         lines.append("Not started:")
@@ -116,8 +123,10 @@ def server_report(connection: ServerConnection, found: Listing | None) -> list[s
     lines = [f"{spec.name}: {connection.status} · {spec.scope} ({spec.file}) · {spec.transport} · {target}"]
     secrets = shown.get("env") or shown.get("headers") or {}
     if secrets:
-        lines.append(f"  {'env' if spec.transport == 'stdio' else 'headers'}: "
-                     + ", ".join(f"{key}={value}" for key, value in secrets.items()))
+        lines.append(
+            f"  {'env' if spec.transport == 'stdio' else 'headers'}: "
+            + ", ".join(f"{key}={value}" for key, value in secrets.items())
+        )
     if connection.error:
         lines.append(f"  last error: {connection.error}")
     lines += [f"  ⚠ {problem}" for problem in connection.problems]
@@ -156,11 +165,15 @@ async def reconnect(ctx: CommandContext, name: str) -> None:
     if not hook.fixed:
         when = "its tools are in the next request"
     elif name in hook.listed:
-        when = ("this conversation keeps the tool list it started with (the prompt cache); a change in "
-                "its tools takes effect at the next /clear or /compact")
+        when = (
+            "this conversation keeps the tool list it started with (the prompt cache); a change in "
+            "its tools takes effect at the next /clear or /compact"
+        )
     else:
-        when = ("its tools join at the next /clear or /compact (this conversation's tool list is fixed "
-                "for the prompt cache)")
+        when = (
+            "its tools join at the next /clear or /compact (this conversation's tool list is fixed "
+            "for the prompt cache)"
+        )
     print_lines(ctx, [f"MCP server {name} connected ({tools} tool{'s' * (tools != 1)}); {when}."])
 
 
@@ -217,8 +230,12 @@ async def run_prompt(ctx: CommandContext, prompt: PromptInfo) -> None:
         ctx.console.print(f"✗ {exc}", style="red", markup=False, highlight=False)
         return
     if not text.strip():
-        ctx.console.print(f"✗ MCP prompt {prompt.name} of {prompt.server} has no text to send.",
-                          style="red", markup=False, highlight=False)
+        ctx.console.print(
+            f"✗ MCP prompt {prompt.name} of {prompt.server} has no text to send.",
+            style="red",
+            markup=False,
+            highlight=False,
+        )
         return
     await ctx.host.run_turn(text)
 
@@ -245,13 +262,16 @@ def prompt_arguments(prompt: PromptInfo, args: str) -> dict[str, str]:
             break
         named[name] = " ".join(positional[i:]) if i == len(free) - 1 else positional[i]
     if positional and not free:
-        raise ValueError(f"/{prompt_command_name(prompt)} takes no more arguments than "
-                         f"{', '.join(declared) or 'none'}; got {' '.join(positional)!r}")
+        raise ValueError(
+            f"/{prompt_command_name(prompt)} takes no more arguments than "
+            f"{', '.join(declared) or 'none'}; got {' '.join(positional)!r}"
+        )
     missing = [a.name for a in prompt.arguments if a.required and a.name not in named]
     if missing:
         usage = " ".join(f"<{a.name}>" if a.required else f"[{a.name}]" for a in prompt.arguments)
-        raise ValueError(f"/{prompt_command_name(prompt)} needs {', '.join(missing)}. "
-                         f"Usage: /{prompt_command_name(prompt)} {usage}")
+        raise ValueError(
+            f"/{prompt_command_name(prompt)} needs {', '.join(missing)}. Usage: /{prompt_command_name(prompt)} {usage}"
+        )
     return named
 
 

@@ -1,15 +1,15 @@
 """`/memory` in the REPL: the `claude-mini memory` actions, plus what a live session needs.
 
-    /memory                      list instruction and memory files
-    /memory show NAME            print one memory (MEMORY.md for the index)
-    /memory edit NAME            open it in $VISUAL/$EDITOR, then rebuild the system prompt
-    /memory add TEXT [--type T] [--why W] [--how H] [--supersedes FILE]
-                                 (each value up to the next option, no quoting)
-    /memory forget NAME [--purge]  archive it (--purge: delete it, and archived copies with secrets)
-    /memory restore NAME | gc [--dry-run] | list --scores    (forgetting: subcommands/forget_cli.py)
-    /memory promote NAME | demote NAME | blame NAME | list --tier team   (the team memory: team_cli.py)
-    /memory import --from claude-code|codex|gemini [--dry-run]
-    /memory path | on | off | doctor [--fix] | recall
+/memory                      list instruction and memory files
+/memory show NAME            print one memory (MEMORY.md for the index)
+/memory edit NAME            open it in $VISUAL/$EDITOR, then rebuild the system prompt
+/memory add TEXT [--type T] [--why W] [--how H] [--supersedes FILE]
+                             (each value up to the next option, no quoting)
+/memory forget NAME [--purge]  archive it (--purge: delete it, and archived copies with secrets)
+/memory restore NAME | gc [--dry-run] | list --scores    (forgetting: subcommands/forget_cli.py)
+/memory promote NAME | demote NAME | blame NAME | list --tier team   (the team memory: team_cli.py)
+/memory import --from claude-code|codex|gemini [--dry-run]
+/memory path | on | off | doctor [--fix] | recall
 """
 
 from __future__ import annotations
@@ -40,14 +40,15 @@ from claude_mini.ui.commands import CommandContext, command
 if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
 
-USAGE = ("Usage: /memory [list [--scores | --tier team] | show NAME | edit NAME | add TEXT [--type T] "
-         "[--why W] [--how H] [--supersedes FILE] | forget NAME [--purge] | restore NAME | "
-         "gc [--dry-run] | promote NAME | demote NAME | blame NAME | import --from TOOL "
-         "[--dry-run] | path | on | off | doctor [--fix] | recall]")
+USAGE = (
+    "Usage: /memory [list [--scores | --tier team] | show NAME | edit NAME | add TEXT [--type T] "
+    "[--why W] [--how H] [--supersedes FILE] | forget NAME [--purge] | restore NAME | "
+    "gc [--dry-run] | promote NAME | demote NAME | blame NAME | import --from TOOL "
+    "[--dry-run] | path | on | off | doctor [--fix] | recall]"
+)
 SLASH_FORGET = "/memory forget"
 _OPTION = re.compile(r"(?:^|\s)(--type|-t|--why|--how|--supersedes)(?:=|\s+|$)")
-_OPTION_KEYS = {"-t": "type", "--type": "type", "--why": "why", "--how": "how",
-                "--supersedes": "supersedes"}
+_OPTION_KEYS = {"-t": "type", "--type": "type", "--why": "why", "--how": "how", "--supersedes": "supersedes"}
 _ONE_WORD = ("type", "supersedes")  # options whose value is one word
 _QUOTED = re.compile(r"""^("[^"]*"|'[^']*')(?:\s+|$)""")
 
@@ -61,16 +62,16 @@ def split_add_options(args: str) -> tuple[dict[str, str], str]:
     quote, so the options may also come first: `--why "..." --how "..." TEXT`.
     """
     matches = list(_OPTION.finditer(args))
-    text = [args[:matches[0].start()] if matches else args]
+    text = [args[: matches[0].start()] if matches else args]
     options: dict[str, str] = {}
     for match, following in zip(matches, [*matches[1:], None], strict=False):
         key = _OPTION_KEYS[match.group(1)]
-        value = args[match.end():following.start() if following else len(args)].strip()
+        value = args[match.end() : following.start() if following else len(args)].strip()
         rest = ""
         if key in _ONE_WORD:
             value, _, rest = value.partition(" ")
         elif quoted := _QUOTED.match(value):
-            value, rest = quoted.group(1)[1:-1], value[quoted.end():]
+            value, rest = quoted.group(1)[1:-1], value[quoted.end() :]
         options[key] = value.strip()
         text.append(rest)
     return options, " ".join(part.strip() for part in text if part.strip())
@@ -99,11 +100,15 @@ def memory_command(runtime: Runtime, args: str) -> list[str]:
     if verb == "add":
         options, text = split_add_options(rest)
         if not text and options:
-            raise MemoryCommandError("nothing to save: each option's value runs up to the next "
-                                     "option, so put the memory text first: /memory add TEXT "
-                                     "--why WHY --how HOW", code=2)
-        return add_memory(mc, text, options.get("type", "project"), options.get("why"),
-                          options.get("how"), options.get("supersedes"))
+            raise MemoryCommandError(
+                "nothing to save: each option's value runs up to the next "
+                "option, so put the memory text first: /memory add TEXT "
+                "--why WHY --how HOW",
+                code=2,
+            )
+        return add_memory(
+            mc, text, options.get("type", "project"), options.get("why"), options.get("how"), options.get("supersedes")
+        )
     if verb == "forget":
         return _forget(runtime, rest)
     if verb in ("on", "off"):
@@ -135,8 +140,9 @@ async def forget_offering_purge(ctx: CommandContext) -> list[str]:
         raise MemoryCommandError(str(exc)) from None
     if not done.leftovers:
         return done.lines
-    choice = await ctx.host.choose(done.question(), [("purge", "Yes, delete it for good"),
-                                                     ("keep", "No, keep it in archive/")])
+    choice = await ctx.host.choose(
+        done.question(), [("purge", "Yes, delete it for good"), ("keep", "No, keep it in archive/")]
+    )
     if choice == "purge":
         return [*done.lines, *forget_cli.purge_lines(ctx.rt.store, done.filename, None)]
     return [*done.lines, done.hint(SLASH_FORGET)]
@@ -146,10 +152,8 @@ def _other(runtime: Runtime, verb: str, rest: str) -> list[str]:
     if verb == "path":
         return [str(runtime.store.root)]
     if verb == "doctor":
-        data = both_tiers_doctor_data(MemoryContext(runtime.config, runtime.store),
-                                      apply_fix="--fix" in rest.split())
-        return [json.dumps(data, indent=2)] if "--json" in rest.split() else \
-            both_tiers_doctor_lines(data)
+        data = both_tiers_doctor_data(MemoryContext(runtime.config, runtime.store), apply_fix="--fix" in rest.split())
+        return [json.dumps(data, indent=2)] if "--json" in rest.split() else both_tiers_doctor_lines(data)
     if verb in ("promote", "demote", "blame", "import"):
         return _team(runtime, verb, rest)
     if verb == "gc":
@@ -172,10 +176,8 @@ def _team(runtime: Runtime, verb: str, rest: str) -> list[str]:
         words = rest.replace("--from=", "--from ").split()
         tool = words[words.index("--from") + 1] if "--from" in words[:-1] else ""
         if tool not in TOOLS:
-            raise MemoryCommandError(f"/memory import needs --from {'|'.join(TOOLS)} "
-                                     "[--dry-run]", code=2)
-        return team_cli.import_lines(team_cli.import_data(config, store, tool,
-                                                          "--dry-run" in words))
+            raise MemoryCommandError(f"/memory import needs --from {'|'.join(TOOLS)} [--dry-run]", code=2)
+        return team_cli.import_lines(team_cli.import_data(config, store, tool, "--dry-run" in words))
     if not rest:
         raise MemoryCommandError(f"/memory {verb} needs a memory name. {USAGE}", code=2)
     if verb == "promote":
@@ -201,9 +203,11 @@ def _toggle(runtime: Runtime, enabled: bool) -> list[str]:
     return [*lines, f"This session: auto memory {state} (system prompt rebuilt)."]
 
 
-@command("memory", help="List, show, edit, add or forget memories; team memory; on/off; doctor.",
-         usage="[list|show|edit|add|forget|restore|gc|promote|demote|blame|import|path|on|off|"
-               "doctor|recall] ...")
+@command(
+    "memory",
+    help="List, show, edit, add or forget memories; team memory; on/off; doctor.",
+    usage="[list|show|edit|add|forget|restore|gc|promote|demote|blame|import|path|on|off|doctor|recall] ...",
+)
 async def memory(ctx: CommandContext) -> None:
     """Dispatch /memory; a problem prints one line and leaves the session as it was."""
     try:

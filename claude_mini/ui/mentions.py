@@ -53,9 +53,15 @@ class Mentions:
     read: list[Path] = field(default_factory=list)
 
 
-def expand_mentions(text: str, *, cwd: Path, project_root: Path, ignored: Callable[[Path], bool],
-                    read_denied: Callable[[str], str | None] = lambda _: None,
-                    servers: Collection[str] = ()) -> Mentions:
+def expand_mentions(
+    text: str,
+    *,
+    cwd: Path,
+    project_root: Path,
+    ignored: Callable[[Path], bool],
+    read_denied: Callable[[str], str | None] = lambda _: None,
+    servers: Collection[str] = (),
+) -> Mentions:
     """Append the contents of every `@path` in `text`; a path that cannot be attached gets a
     warning. `@server:uri` of one of `servers` is a resource, left to `attach_resources`."""
     out = Mentions(text)
@@ -90,8 +96,14 @@ def _mention_path(raw: str, cwd: Path) -> Path:
     return next((p for p in paths_ if p.exists()), paths_[-1] if paths_ else cwd)
 
 
-def _mention_problem(path: Path, shown: str, cwd: Path, project_root: Path,
-                     ignored: Callable[[Path], bool], read_denied: Callable[[str], str | None]) -> str | None:
+def _mention_problem(
+    path: Path,
+    shown: str,
+    cwd: Path,
+    project_root: Path,
+    ignored: Callable[[Path], bool],
+    read_denied: Callable[[str], str | None],
+) -> str | None:
     real = Path(os.path.realpath(path))
     roots = [Path(os.path.realpath(project_root)), Path(os.path.realpath(cwd))]
     if not any(real == root or root in real.parents for root in roots):
@@ -173,8 +185,11 @@ class ProjectFiles:
         for folder, dirs, files in os.walk(self.cwd):
             rel = os.path.relpath(folder, self.cwd)
             dirs[:] = sorted(d for d in dirs if d != ".git" and not self._spec_ignores(os.path.join(rel, d) + "/"))
-            found += [os.path.normpath(os.path.join(rel, f)) for f in sorted(files)
-                      if not self._spec_ignores(os.path.join(rel, f))]
+            found += [
+                os.path.normpath(os.path.join(rel, f))
+                for f in sorted(files)
+                if not self._spec_ignores(os.path.join(rel, f))
+            ]
             if len(found) >= MAX_LISTED_FILES:
                 break
         return found[:MAX_LISTED_FILES]
@@ -200,8 +215,9 @@ class ReplCompleter(Completer):
     """Completes `/commands` at the start of the input and `@paths` (and `@server:uri`
     resources, from `resources`: (mention, description) pairs) anywhere."""
 
-    def __init__(self, files: ProjectFiles, limit: int = 40,
-                 resources: Callable[[], builtins.list[tuple[str, str]]] = lambda: []) -> None:
+    def __init__(
+        self, files: ProjectFiles, limit: int = 40, resources: Callable[[], builtins.list[tuple[str, str]]] = lambda: []
+    ) -> None:
         self.files = files
         self.limit = limit
         self.resources = resources
@@ -246,20 +262,29 @@ def rank_resources(mentions: Sequence[str], query: str) -> list[str]:
     the query after `server:` (`@demo:read` finds `demo:demo://readme`)."""
     server, colon, rest = query.lower().partition(":")
     found = rank_paths(mentions, query)
-    return found + [m for m in mentions if m not in found and colon and m.lower().startswith(server + ":")
-                    and rest in m.lower().partition(":")[2]]
+    return found + [
+        m
+        for m in mentions
+        if m not in found and colon and m.lower().startswith(server + ":") and rest in m.lower().partition(":")[2]
+    ]
 
 
-def attach_mentions(text: str, runtime: Runtime, *, project_root: Path, files: ProjectFiles,
-                    warn: Callable[[str], None]) -> str:
+def attach_mentions(
+    text: str, runtime: Runtime, *, project_root: Path, files: ProjectFiles, warn: Callable[[str], None]
+) -> str:
     """The message to send for `text`: its @files attached (each recorded as read), `warn` told
     about each one left out."""
     from claude_mini.tools.read import record_read
     from claude_mini.ui.mcp_commands import connections
 
-    found = expand_mentions(text, cwd=runtime.agent.ctx.cwd, project_root=project_root,
-                            ignored=files.is_ignored, read_denied=runtime.policy.read_denied,
-                            servers=connections(runtime))
+    found = expand_mentions(
+        text,
+        cwd=runtime.agent.ctx.cwd,
+        project_root=project_root,
+        ignored=files.is_ignored,
+        read_denied=runtime.policy.read_denied,
+        servers=connections(runtime),
+    )
     for warning in found.warnings:
         warn(warning)
     for path in found.read:
@@ -298,6 +323,7 @@ async def attach_resources(text: str, runtime: Runtime, *, warn: Callable[[str],
         except McpError as exc:
             warn(f"@{server}:{uri} was not attached ({exc}); sent without it.")
             continue
-        attached.append(f'\n\n<attached-resource server="{server}" uri="{uri}">\n{body.rstrip(chr(10))}\n'
-                        "</attached-resource>")
+        attached.append(
+            f'\n\n<attached-resource server="{server}" uri="{uri}">\n{body.rstrip(chr(10))}\n</attached-resource>'
+        )
     return "".join(attached)

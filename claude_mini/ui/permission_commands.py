@@ -16,8 +16,12 @@ if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
 
 
-@command("permissions", help="List rules; allow one for the session; remove one (from its file); set the mode.",
-         usage="[allow RULE | remove RULE | mode [NAME]]", aliases=("allowed-tools",))
+@command(
+    "permissions",
+    help="List rules; allow one for the session; remove one (from its file); set the mode.",
+    usage="[allow RULE | remove RULE | mode [NAME]]",
+    aliases=("allowed-tools",),
+)
 def permissions(ctx: CommandContext) -> None:
     """`/permissions` lists; `allow Bash(npm test:*)`, `remove RULE` and `mode acceptEdits` edit."""
     from claude_mini.config import SettingsEditError
@@ -26,8 +30,13 @@ def permissions(ctx: CommandContext) -> None:
     verb, _, rule = ctx.args.partition(" ")
     action = {"allow": allow_session_rule, "remove": remove_rule, "mode": set_mode}.get(verb)
     if not verb:
-        print_lines(ctx, [*ctx.rt.policy.describe().splitlines(),
-                           "Edit: /permissions allow RULE · /permissions remove RULE · /permissions mode NAME"])
+        print_lines(
+            ctx,
+            [
+                *ctx.rt.policy.describe().splitlines(),
+                "Edit: /permissions allow RULE · /permissions remove RULE · /permissions mode NAME",
+            ],
+        )
     elif action is None or (verb != "mode" and not rule.strip()):
         ctx.console.print("Usage: /permissions [allow RULE | remove RULE | mode [NAME]]", markup=False)
     else:
@@ -74,13 +83,21 @@ def remove_rule(runtime: Runtime, rule: str) -> str:
             lines.append(f"Not changed: {exc}")
             failed.add(origin)
             continue
-        lines.append(f"Removed {rule} from {origin} ({', '.join(f'permissions.{k}' for k in lists)})."
-                     if lists else f"{rule} is no longer in {origin}; removed for this session.")
+        lines.append(
+            f"Removed {rule} from {origin} ({', '.join(f'permissions.{k}' for k in lists)})."
+            if lists
+            else f"{rule} is no longer in {origin}; removed for this session."
+        )
     if any(r.source == "session" for r in found):
         lines.append(f"Removed the session rule {rule}.")
     policy.remove_rules(r for r in found if r.source in ("session", *FILE_SOURCES) and r.origin not in failed)
     for kept in (r for r in found if r.source not in ("session", *FILE_SOURCES)):
-        lines.append(f"Kept {kept.where}: " + ("only your administrator can change managed settings."
-                                               if kept.source == "managed" else
-                                               "it was given on the command line and ends with this session."))
+        lines.append(
+            f"Kept {kept.where}: "
+            + (
+                "only your administrator can change managed settings."
+                if kept.source == "managed"
+                else "it was given on the command line and ends with this session."
+            )
+        )
     return "\n".join(lines)

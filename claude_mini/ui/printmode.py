@@ -54,8 +54,10 @@ def print_prompt(argument: str | None, stdin: TextIO | None, warn: Callable[[str
         return _read_text(stdin).rstrip()
     ready, _, _ = select.select([stdin], [], [], STDIN_WAIT_SECONDS)
     if not ready:
-        warn(f"nothing arrived on stdin within {STDIN_WAIT_SECONDS:g} s; going on with the prompt alone "
-             "(redirect stdin from /dev/null to skip the wait).")
+        warn(
+            f"nothing arrived on stdin within {STDIN_WAIT_SECONDS:g} s; going on with the prompt alone "
+            "(redirect stdin from /dev/null to skip the wait)."
+        )
         return argument
     piped = _read_text(stdin).rstrip()
     return f"{argument}\n{piped}" if piped.strip() else argument
@@ -111,8 +113,7 @@ def failure_text(exc: BaseException) -> str:
 class PrintRun:
     """One print-mode run: drives the agent and writes the chosen output format."""
 
-    def __init__(self, runtime: Runtime, output_format: str, out: TextIO = sys.stdout,
-                 err: TextIO = sys.stderr):
+    def __init__(self, runtime: Runtime, output_format: str, out: TextIO = sys.stdout, err: TextIO = sys.stderr):
         self.runtime = runtime
         self.format = output_format
         self.out = out
@@ -185,18 +186,26 @@ class PrintRun:
             return
         if not done:
             await extractor.stop()
-            self.say(f"Memory extraction was still running after {limit:g} s and was stopped; "
-                     "nothing from it was kept (memory.extractWaitSeconds sets the wait).")
+            self.say(
+                f"Memory extraction was still running after {limit:g} s and was stopped; "
+                "nothing from it was kept (memory.extractWaitSeconds sets the wait)."
+            )
 
     async def run_turn(self, prompt: str) -> tuple[str, str]:
         """Run the turn; returns the result's subtype and text."""
         rt = self.runtime
         if self.format == "stream-json":
-            self.emit({
-                "type": "system", "subtype": "init", "session_id": rt.session.id,
-                "cwd": str(rt.config.cwd), "model": rt.config.model,
-                "tools": list(rt.agent.tools), "permissionMode": rt.policy.mode,
-            })
+            self.emit(
+                {
+                    "type": "system",
+                    "subtype": "init",
+                    "session_id": rt.session.id,
+                    "cwd": str(rt.config.cwd),
+                    "model": rt.config.model,
+                    "tools": list(rt.agent.tools),
+                    "permissionMode": rt.policy.mode,
+                }
+            )
             if rt.subagents is not None:
                 rt.subagents.listen(self.on_child_event)
         resumed = bool(rt.session.messages)
@@ -262,8 +271,14 @@ class PrintRun:
     def emit_message(self, message: Message, parent_tool_use_id: str | None) -> None:
         """One `user` or `assistant` line; `parent_tool_use_id` is null for the main conversation's
         and the Agent call's id for a subagent's (Claude Code's shape)."""
-        self.emit({"type": message.role, "message": message_to_api(message),
-                   "parent_tool_use_id": parent_tool_use_id, "session_id": self.runtime.session.id})
+        self.emit(
+            {
+                "type": message.role,
+                "message": message_to_api(message),
+                "parent_tool_use_id": parent_tool_use_id,
+                "session_id": self.runtime.session.id,
+            }
+        )
 
     def finish(self, subtype: str, result: str) -> int:
         is_error = subtype != "success"
@@ -274,15 +289,17 @@ class PrintRun:
             else:
                 self.write(visible_controls(result.rstrip("\n")) + "\n")
         else:
-            self.emit({
-                "type": "result",
-                "subtype": subtype,
-                "is_error": is_error,
-                "result": result,
-                "session_id": self.runtime.session.id,
-                "num_turns": self.requests,
-                "duration_ms": int((time.monotonic() - self.started) * 1000),
-                "total_cost_usd": round(costs.total_cost, 6),
-                "usage": costs.total_usage.to_dict(),
-            })
+            self.emit(
+                {
+                    "type": "result",
+                    "subtype": subtype,
+                    "is_error": is_error,
+                    "result": result,
+                    "session_id": self.runtime.session.id,
+                    "num_turns": self.requests,
+                    "duration_ms": int((time.monotonic() - self.started) * 1000),
+                    "total_cost_usd": round(costs.total_cost, 6),
+                    "usage": costs.total_usage.to_dict(),
+                }
+            )
         return 1 if is_error else 0

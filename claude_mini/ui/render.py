@@ -157,7 +157,7 @@ class _Trimmed:
         end = len(lines) - next((i for i, b in enumerate(reversed(blank)) if not b), len(lines))
         lines = lines[start:end]
         if self.max_lines is not None:
-            lines = lines[-self.max_lines:]
+            lines = lines[-self.max_lines :]
         for line in lines:
             yield from _rstrip(line)
             yield Segment.line()
@@ -208,7 +208,7 @@ def tool_label(call: ToolUseBlock, cwd: Path | None = None, width: int = 70) -> 
 def agent_label(agent_type: object, description: object, width: int = 50) -> str:
     """`Explore(Find date parsing)`: a subagent by its type and task."""
     task = one_line(description)
-    return f"{one_line(agent_type)}({task[:width - 1] + '…' if len(task) > width else task})"
+    return f"{one_line(agent_type)}({task[: width - 1] + '…' if len(task) > width else task})"
 
 
 def child_words(run: SubagentRun, doing: str) -> str:
@@ -229,8 +229,15 @@ def diff_lines(diff: str, limit: int = MAX_DIFF_LINES) -> list[Text]:
     body = [line for line in lines if not line.startswith(("+++", "---"))]
     out = []
     for line in body[:limit]:
-        style = ("green" if line.startswith("+") else "red" if line.startswith("-")
-                 else "cyan" if line.startswith("@@") else "dim")
+        style = (
+            "green"
+            if line.startswith("+")
+            else "red"
+            if line.startswith("-")
+            else "cyan"
+            if line.startswith("@@")
+            else "dim"
+        )
         out.append(_crop(line, style))
     if len(body) > limit:
         out.append(_crop(f"… {len(body) - limit} more diff lines", "dim"))
@@ -268,12 +275,14 @@ def _file_change(call: ToolUseBlock, result: ToolResult) -> str:
     return f"{'Created' if meta.get('created') else 'Wrote'} {name} ({lines} lines)"
 
 
-def tool_block(call: ToolUseBlock, result: ToolResult, *, denied: bool = False,
-               cwd: Path | None = None) -> Group:
+def tool_block(call: ToolUseBlock, result: ToolResult, *, denied: bool = False, cwd: Path | None = None) -> Group:
     """`● Bash(ls)` and its indented outcome under `⎿`."""
     ok = not (denied or result.is_error)
-    rows: list[RenderableType] = [Text.assemble(
-        ("● ", "green" if ok else "red"), (tool_label(call, cwd), "bold"), no_wrap=True, overflow="ellipsis")]
+    rows: list[RenderableType] = [
+        Text.assemble(
+            ("● ", "green" if ok else "red"), (tool_label(call, cwd), "bold"), no_wrap=True, overflow="ellipsis"
+        )
+    ]
     for i, line in enumerate(outcome_lines(call, result, denied)):
         rows.append(Text.assemble("  ⎿  " if i == 0 else "     ", line, no_wrap=True, overflow="ellipsis"))
     return Group(*rows)
@@ -305,8 +314,15 @@ def one_line(text: object) -> str:
 class Renderer:
     """Draws one turn's events on a console; `plain` (default: not a terminal) disables Markdown and the spinner."""
 
-    def __init__(self, console: Console, *, plain: bool | None = None, cwd: Path | None = None,
-                 status: Background | None = None, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        console: Console,
+        *,
+        plain: bool | None = None,
+        cwd: Path | None = None,
+        status: Background | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.console = console
         self.plain = (not console.is_terminal) if plain is None else plain
         self.cwd = cwd
@@ -352,8 +368,14 @@ class Renderer:
         """Restart the live region after `pause`."""
         if self.plain or self._live is not None or not self.console.is_terminal:
             return
-        self._live = Live(self, console=self.console, transient=True, refresh_per_second=8,
-                          redirect_stdout=False, redirect_stderr=False)
+        self._live = Live(
+            self,
+            console=self.console,
+            transient=True,
+            refresh_per_second=8,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        )
         self._live.start()
 
     # -- events
@@ -512,8 +534,9 @@ def permission_preview(call: ToolUseBlock, reason: str, cwd: Path | None, previe
         lines = visible_controls(str(call.input.get("command", ""))).splitlines()
         rows += [Text("    " + line, style="bold") for line in lines[:MAX_COMMAND_LINES]]
         if len(lines) > MAX_COMMAND_LINES:
-            rows.append(Text(f"    … {len(lines) - MAX_COMMAND_LINES} more lines of this command are not shown",
-                             style="yellow"))
+            rows.append(
+                Text(f"    … {len(lines) - MAX_COMMAND_LINES} more lines of this command are not shown", style="yellow")
+            )
         if call.input.get("description"):
             rows.append(Text("    " + one_line(call.input["description"]), style="dim"))
     elif preview_diff:

@@ -109,8 +109,16 @@ def skill_grants(runtime: Runtime, call: ToolUseBlock) -> list[str]:
 class Repl:
     """One interactive session: reads input, runs commands and turns, draws the status line."""
 
-    def __init__(self, config: Config, *, session: Session | None = None, client: ModelClient | None = None,
-                 notices: NoticeChannel | None = None, input: Any = None, output: Any = None) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        session: Session | None = None,
+        client: ModelClient | None = None,
+        notices: NoticeChannel | None = None,
+        input: Any = None,
+        output: Any = None,
+    ) -> None:
         self.config = config
         self.notices = notices or NoticeChannel()
         self.files = ProjectFiles(config.cwd)
@@ -138,8 +146,9 @@ class Repl:
         from claude_mini.runtime import build_runtime
         from claude_mini.signals import report_session
 
-        runtime = build_runtime(self.config, notices=self.notices, session=session, client=client,
-                                ask_user=self.ask_permission)
+        runtime = build_runtime(
+            self.config, notices=self.notices, session=session, client=client, ask_user=self.ask_permission
+        )
         report_session(lambda: runtime.session)  # a signal's last line says whether it is saved
         if runtime.subagents is not None:  # a running subagent is one live line, not its output
             runtime.subagents.listen(lambda run, event: self.renderer.on_subagent(run, event))
@@ -153,12 +162,19 @@ class Repl:
         history = paths.project_dir(self.config.cwd) / "history"
         history.parent.mkdir(parents=True, exist_ok=True)
         return PromptSession(
-            message=[("class:prompt", "> ")], multiline=True, prompt_continuation="  ",
-            history=FileHistory(str(history)), completer=ReplCompleter(self.files, resources=self._resources),
-            complete_while_typing=True, complete_in_thread=True,
+            message=[("class:prompt", "> ")],
+            multiline=True,
+            prompt_continuation="  ",
+            history=FileHistory(str(history)),
+            completer=ReplCompleter(self.files, resources=self._resources),
+            complete_while_typing=True,
+            complete_in_thread=True,
             key_bindings=prompt_bindings(self.exit_keys, self.cycle_mode),
-            bottom_toolbar=self.toolbar, style=STYLE, reserve_space_for_menu=6,
-            input=self._input, output=self._output or create_output(always_prefer_tty=True),
+            bottom_toolbar=self.toolbar,
+            style=STYLE,
+            reserve_space_for_menu=6,
+            input=self._input,
+            output=self._output or create_output(always_prefer_tty=True),
         )
 
     @property
@@ -195,8 +211,11 @@ class Repl:
         loop = asyncio.get_running_loop()
         # From this thread (the ones said before the prompt, such as the offline model's): drawn
         # now, under the banner; from background threads: through the event loop.
-        self.notices.attach(lambda notice: self._show_notice(notice) if _on_loop(loop)
-                            else loop.call_soon_threadsafe(self._show_notice, notice))
+        self.notices.attach(
+            lambda notice: (
+                self._show_notice(notice) if _on_loop(loop) else loop.call_soon_threadsafe(self._show_notice, notice)
+            )
+        )
         self.loader.runtime_future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._list_mcp))
         if initial and initial.strip():
             self.startup.begin()
@@ -207,8 +226,9 @@ class Repl:
                 draft, self._draft = self._draft, ""
                 idle = self._notify_when_idle(loop)
                 try:
-                    text = await self.prompt.prompt_async(default=draft, handle_sigint=False,
-                                                          pre_run=self.startup.after_first_paint)
+                    text = await self.prompt.prompt_async(
+                        default=draft, handle_sigint=False, pre_run=self.startup.after_first_paint
+                    )
                 except (EOFError, KeyboardInterrupt):
                     break
                 finally:
@@ -250,8 +270,9 @@ class Repl:
         ms = runtime.config.get("messageIdleNotifThresholdMs", IDLE_NOTIFY_MS)
         if isinstance(ms, bool) or not isinstance(ms, (int, float)) or ms <= 0:
             ms = IDLE_NOTIFY_MS
-        return loop.call_later(ms / 1000, runtime.waiting_for_user, "idle_prompt",
-                               "claude-mini is waiting for your input")
+        return loop.call_later(
+            ms / 1000, runtime.waiting_for_user, "idle_prompt", "claude-mini is waiting for your input"
+        )
 
     async def _send_queued(self) -> None:
         """Send the lines queued during turns (and the initial prompt), in order, each shown as typed."""
@@ -318,8 +339,10 @@ class Repl:
         await self._finish_extraction(runtime)
         await runtime.close("prompt_input_exit")
         if runtime.session.messages:
-            print_formatted_text(FormattedText([("class:dim", f"Resume this session with: claude-mini "
-                                                              f"--resume {runtime.session.id}")]), style=STYLE)
+            print_formatted_text(
+                FormattedText([("class:dim", f"Resume this session with: claude-mini --resume {runtime.session.id}")]),
+                style=STYLE,
+            )
 
     async def _finish_extraction(self, runtime: Runtime) -> None:
         """Start the session's final memory extraction if its pending turns are durable, and give
@@ -328,8 +351,10 @@ class Repl:
         if extractor is None or not extractor.schedule_final_run(runtime.agent):
             return
         limit = extractor.settings.wait_seconds
-        print_formatted_text(FormattedText([("class:dim", f"Saving memories from this session (up to "
-                                                          f"{limit:g} s; Ctrl-C skips)…")]), style=STYLE)
+        print_formatted_text(
+            FormattedText([("class:dim", f"Saving memories from this session (up to {limit:g} s; Ctrl-C skips)…")]),
+            style=STYLE,
+        )
         self.interrupts.install()
         if await self.interrupts.run(extractor.wait(limit)) is not True:
             await extractor.stop()
@@ -367,8 +392,7 @@ class Repl:
         cancels it."""
         runtime = await self.get_runtime()
         warn = lambda warning: self.renderer.line(f"⚠ {warning}", "yellow")  # noqa: E731
-        message = attach_mentions(text, runtime, project_root=self.config.project_root, files=self.files,
-                                  warn=warn)
+        message = attach_mentions(text, runtime, project_root=self.config.project_root, files=self.files, warn=warn)
         message += await attach_resources(text, runtime, warn=warn)
         renderer = self.renderer
         renderer.begin_turn()
@@ -440,24 +464,29 @@ class Repl:
         suggested = runtime.policy.suggest_rule(call.name, call.input)
         rule = one_line(suggested)  # holds the command text
         # A program that runs others or writes any file (`docker run`, `tee`, `sudo`) gets no wider rule.
-        scope = ("exactly this command line" if call.name == "Bash"
-                 and exact_command_rule(suggested, call.input.get("command")) else rule)
-        options = [("yes", "Yes"), ("always", f"Yes, and don't ask again this session for {scope}"),
-                   ("no", "No, and tell the model what to do differently")]
+        scope = (
+            "exactly this command line"
+            if call.name == "Bash" and exact_command_rule(suggested, call.input.get("command"))
+            else rule
+        )
+        options = [
+            ("yes", "Yes"),
+            ("always", f"Yes, and don't ask again this session for {scope}"),
+            ("no", "No, and tell the model what to do differently"),
+        ]
         with self.notices_held():
             self.renderer.pause()
             self.console.print(permission_preview(call, reason, cwd, preview_diff(call, cwd)))
             try:
                 question = permission_question(call, cwd, skill_grants(runtime, call))
-                answer = await self.choose(question, options, shortcuts="yan",
-                                           escape="no")
+                answer = await self.choose(question, options, shortcuts="yan", escape="no")
                 if answer is None:
                     raise KeyboardInterrupt
                 message = ""
                 if answer == "no":
-                    message = await PromptSession(style=STYLE, input=self._input,
-                                                  output=self._output).prompt_async(
-                        [("class:dim", "  What should it do instead? (Enter to skip) ")], handle_sigint=False)
+                    message = await PromptSession(style=STYLE, input=self._input, output=self._output).prompt_async(
+                        [("class:dim", "  What should it do instead? (Enter to skip) ")], handle_sigint=False
+                    )
             except (KeyboardInterrupt, EOFError):
                 raise asyncio.CancelledError() from None  # Ctrl-C here cancels the whole turn
             finally:
@@ -476,13 +505,16 @@ class Repl:
             answer = await self.choose(
                 one_line(f"A sandboxed command connects to {host}:{port}. Allow {host} for this session?"),
                 [("yes", f"Yes, allow {one_line(host)} until the session ends"), ("no", "No")],
-                shortcuts="yn", escape="no")
+                shortcuts="yn",
+                escape="no",
+            )
         finally:
             self.renderer.resume()
         return answer == "yes"
 
-    async def choose(self, message: str, options: Sequence[tuple[str, str]], *, shortcuts: str = "",
-                     escape: str | None = None) -> str | None:
+    async def choose(
+        self, message: str, options: Sequence[tuple[str, str]], *, shortcuts: str = "", escape: str | None = None
+    ) -> str | None:
         """A numbered menu (`terminal.choice_menu`); SIGINT is the REPL's again afterwards."""
         try:
             with self.notices_held():
@@ -524,8 +556,13 @@ class Repl:
 
     def toolbar(self) -> FormattedText:
         """The status line (`status_line`), redrawn on every repaint."""
-        return status_line(self.loader.peek(), model=self.config.model, pending_mode=self._pending_mode,
-                           notices=self.notices, exit_armed=self.exit_keys.armed())
+        return status_line(
+            self.loader.peek(),
+            model=self.config.model,
+            pending_mode=self._pending_mode,
+            notices=self.notices,
+            exit_armed=self.exit_keys.armed(),
+        )
 
     # -- messages outside turns
 
@@ -545,12 +582,12 @@ def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
-def run_repl(config: Config, prompt: str | None = None, *, resume: str | None = None,
-             continue_: bool = False) -> int:
+def run_repl(config: Config, prompt: str | None = None, *, resume: str | None = None, continue_: bool = False) -> int:
     """`claude-mini [PROMPT]`: the interactive session; returns the exit status."""
     if not sys.stdin.isatty():
-        sys.stderr.write("claude-mini: interactive mode needs a terminal; use -p to run a prompt "
-                         "from an argument or stdin.\n")
+        sys.stderr.write(
+            "claude-mini: interactive mode needs a terminal; use -p to run a prompt from an argument or stdin.\n"
+        )
         return 2
     try:
         code = _start(config, prompt, resume=resume, continue_=continue_)

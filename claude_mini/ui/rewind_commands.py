@@ -29,12 +29,20 @@ PICKER_SIZE = 20
 TEXT_WIDTH = 48
 FILES_SHOWN = 3
 NOTHING_CHANGED = "Nothing was changed."
-ACTIONS = (("both", "Restore code and conversation"), ("conversation", "Restore conversation"),
-           ("code", "Restore code"), ("cancel", "Never mind"))
+ACTIONS = (
+    ("both", "Restore code and conversation"),
+    ("conversation", "Restore conversation"),
+    ("code", "Restore code"),
+    ("cancel", "Never mind"),
+)
 
 
-@command("rewind", help="Go back to before one of your messages: the code, the conversation or both "
-                        "(also Esc Esc on an empty prompt).", usage="[number|message id]")
+@command(
+    "rewind",
+    help="Go back to before one of your messages: the code, the conversation or both "
+    "(also Esc Esc on an empty prompt).",
+    usage="[number|message id]",
+)
 async def rewind(ctx: CommandContext) -> None:
     """Pick a message, then what to restore; say what was done and what was not."""
     from claude_mini.rewind.points import read_checkpoints
@@ -76,8 +84,11 @@ async def _pick(ctx: CommandContext, checkpoints: SessionCheckpoints) -> RewindP
     if ctx.args:
         point = checkpoints.find(ctx.args.split()[0], numbers=True)
         if point is None:
-            _say(ctx, f"No message {ctx.args.split()[0]!r} to rewind to (a number of the list, or a message id "
-                      f"or a unique start of one); /rewind without an argument lists them. {NOTHING_CHANGED}")
+            _say(
+                ctx,
+                f"No message {ctx.args.split()[0]!r} to rewind to (a number of the list, or a message id "
+                f"or a unique start of one); /rewind without an argument lists them. {NOTHING_CHANGED}",
+            )
         return point
     options = [(p.prompt.id, _label(p, ctx.rt.config.cwd)) for p in points[:PICKER_SIZE]]
     more = f" ({len(points) - PICKER_SIZE} older: /rewind N or a message id)" if len(points) > PICKER_SIZE else ""
@@ -119,10 +130,14 @@ async def _restore_code(ctx: CommandContext, checkpoints: SessionCheckpoints, po
     if plan.conflicts:
         for line in conflict_lines(plan, cwd):
             _say(ctx, f"⚠ {line}", "yellow")
-        answer = await ctx.host.choose("Restore those files too?", [
-            ("keep", "No: keep them as they are, restore the others"),
-            ("overwrite", "Yes: restore them too, losing those changes"),
-            ("cancel", "Cancel: change nothing")])
+        answer = await ctx.host.choose(
+            "Restore those files too?",
+            [
+                ("keep", "No: keep them as they are, restore the others"),
+                ("overwrite", "Yes: restore them too, losing those changes"),
+                ("cancel", "Cancel: change nothing"),
+            ],
+        )
         if answer in (None, "cancel"):
             _say(ctx, NOTHING_CHANGED)
             return False
@@ -151,12 +166,19 @@ async def _restore_conversation(ctx: CommandContext, point: RewindPoint) -> None
         return
     removed = before - len(rt.session.messages)
     ctx.host.put_in_input(point.prompt.text)
-    _say(ctx, f"Rewound the conversation to before that message ({removed} message{'s' if removed != 1 else ''} "
-              "left out of it; the transcript keeps them). Your message is back in the input, to edit or send.")
+    _say(
+        ctx,
+        f"Rewound the conversation to before that message ({removed} message{'s' if removed != 1 else ''} "
+        "left out of it; the transcript keeps them). Your message is back in the input, to edit or send.",
+    )
     memories = await asyncio.to_thread(memories_since, rt.session.transcript.path, point.prompt.id, rt.store.root)
     if memories:
-        _say(ctx, f"Memories saved since that message: {', '.join(memories)}. They stay; forget one with "
-                  "/memory forget NAME.", "yellow")
+        _say(
+            ctx,
+            f"Memories saved since that message: {', '.join(memories)}. They stay; forget one with "
+            "/memory forget NAME.",
+            "yellow",
+        )
 
 
 def _seconds_since(timestamp: str) -> float:

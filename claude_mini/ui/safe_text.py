@@ -24,8 +24,18 @@ import re
 # C0 but newline and tab, DEL, C1; the bidi embeddings/overrides (U+202A-U+202E), isolates
 # (U+2066-U+2069) and implicit marks (U+061C, U+200E, U+200F); the line and paragraph
 # separators some renderers treat as newlines.
-UNSAFE_CODES = (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F,
-                0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))
+UNSAFE_CODES = (
+    *range(0x00, 0x09),
+    *range(0x0B, 0x20),
+    *range(0x7F, 0xA0),
+    0x061C,
+    0x200E,
+    0x200F,
+    0x2028,
+    0x2029,
+    *range(0x202A, 0x202F),
+    *range(0x2066, 0x206A),
+)
 UNSAFE = re.compile("[" + "".join(re.escape(chr(code)) for code in UNSAFE_CODES) + "]")
 
 

@@ -15,7 +15,12 @@ def show_sandbox(ctx: CommandContext) -> None:
 
     box = ctx.rt.sandbox
     if box is None:
-        print_lines(ctx, ["Sandbox: off (sandbox.enabled is false). Bash runs as you, checked by the "
-                          "permission rules and the command-line analysis only."])
+        print_lines(
+            ctx,
+            [
+                "Sandbox: off (sandbox.enabled is false). Bash runs as you, checked by the "
+                "permission rules and the command-line analysis only."
+            ],
+        )
         return
     print_lines(ctx, status_lines(box))

@@ -73,8 +73,9 @@ def _options(cwd: Path, paths: list[Path]) -> list[tuple[str, str]]:
         title = _title(contents.first_request, 60) or "(no text)"
         if maybe_another_projects(cwd, path):
             title = "(from before, may be another project's) " + title
-        options.append((path.stem, f"{ago(time.time() - path.stat().st_mtime):>8}  "
-                                   f"{len(contents.messages):>3} msgs  {title}"))
+        options.append(
+            (path.stem, f"{ago(time.time() - path.stat().st_mtime):>8}  {len(contents.messages):>3} msgs  {title}")
+        )
     return options
 
 
@@ -88,9 +89,12 @@ def _find(ctx: CommandContext, found: list[Path]) -> Path | None:
     matches = [p for p in found if p.stem == arg] or [p for p in found if p.stem.startswith(arg)]
     if len(matches) == 1:
         return matches[0]
-    ctx.console.print(ambiguous_message(arg, matches) if matches else
-                      f"No earlier session matches {arg!r}; /resume without an argument lists them.",
-                      markup=False)
+    ctx.console.print(
+        ambiguous_message(arg, matches)
+        if matches
+        else f"No earlier session matches {arg!r}; /resume without an argument lists them.",
+        markup=False,
+    )
     return None
 
 

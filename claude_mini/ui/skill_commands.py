@@ -62,8 +62,9 @@ def register_custom_commands(catalog: Catalog | None, warn: Callable[[str], None
             warn(clash_warning(entry))
         free = [n for n in dict.fromkeys(names) if n not in builtin and n not in _registered]
         if free:  # a name an earlier entry holds: the catalog's problems already say so
-            command(free[0], help=help_text(entry, free[1:]), usage=entry.argument_hint,
-                    aliases=free[1:])(_runner(entry))
+            command(free[0], help=help_text(entry, free[1:]), usage=entry.argument_hint, aliases=free[1:])(
+                _runner(entry)
+            )
             _registered.update(free)
     return sorted(_registered)
 
@@ -77,8 +78,9 @@ def builtin_names() -> set[str]:
 def register_runtime_commands(runtime: Runtime) -> list[str]:
     """The runtime's catalog registered, its warnings said once on the session's channel."""
     hook = runtime.skills
-    return register_custom_commands(hook.catalog if hook is not None else None,
-                                    lambda line: runtime.notices.say(line, "warning", once=True))
+    return register_custom_commands(
+        hook.catalog if hook is not None else None, lambda line: runtime.notices.say(line, "warning", once=True)
+    )
 
 
 async def wait_for_custom_commands(get_runtime: Callable[[], Awaitable[Runtime]]) -> None:
@@ -146,8 +148,7 @@ async def run_custom_command(ctx: CommandContext, entry: PromptCommand) -> None:
         ctx.console.print(f"✗ /{entry.name} was not sent: {exc}", style="red", markup=False, highlight=False)
         return
     except asyncio.CancelledError:  # Esc or Ctrl-C while its `!` lines ran (or asked)
-        ctx.console.print(f"/{entry.name} was not sent (interrupted).", style="yellow", markup=False,
-                          highlight=False)
+        ctx.console.print(f"/{entry.name} was not sent (interrupted).", style="yellow", markup=False, highlight=False)
         raise
     await ctx.host.run_turn(text)
 
@@ -166,8 +167,10 @@ def expanding_status(entry: PromptCommand, snippets: Sequence[str]) -> str:
 
 def model_only_line(entry: PromptCommand) -> str:
     """What typing a `user-invocable: false` entry says."""
-    return (f"/{entry.name} is for the model only (user-invocable: false); nothing was sent. "
-            f"Ask for what it does and the model can load the {entry.name} {entry.kind} with the Skill tool.")
+    return (
+        f"/{entry.name} is for the model only (user-invocable: false); nothing was sent. "
+        f"Ask for what it does and the model can load the {entry.name} {entry.kind} with the Skill tool."
+    )
 
 
 # ---- /skills
@@ -189,14 +192,17 @@ def skills_table(hook: SkillHook | None, runtime: Runtime, *, width: int = 100) 
     if hook is not None:
         catalog = hook.catalog
     else:  # nothing was found when the session started: nothing is a command, only problems to show
-        catalog = Catalog([], load_catalog(runtime.config.project_root, paths.home_dir(), trusted=runtime.config.trusted).problems)
+        catalog = Catalog(
+            [], load_catalog(runtime.config.project_root, paths.home_dir(), trusted=runtime.config.trusted).problems
+        )
     problems = [*catalog.problems, *report.builtin_clashes(catalog, builtin_names())]
     if not catalog.entries and not problems:
         return [report.none_line(paths.home_dir())]
     listing = hook.listing if hook is not None else build_listing([], 0)
     invoked = hook.invoked if hook is not None else {}
-    cells = [(r.name, r.kind, r.source, r.state, _invoked(invoked.get(r.name)), r.description)
-             for r in report.rows(catalog)]
+    cells = [
+        (r.name, r.kind, r.source, r.state, _invoked(invoked.get(r.name)), r.description) for r in report.rows(catalog)
+    ]
     lines = [report.listing_line(catalog, listing) + ":"]
     lines += [_cut(line, width) for line in report.table(cells)]
     shortened = report.shortened_line(listing)
@@ -231,8 +237,10 @@ async def print_command_text(runtime: Runtime, prompt: str, warn: Callable[[str]
     commands.discover_commands()
     if commands.find_command(name) is not None:
         hidden = f" ({entry.shown_path} is not run; rename it)" if entry is not None else ""
-        warn(f"/{name} is one of claude-mini's own commands, which print mode does not run: "
-             f"the text was sent to the model as typed{hidden}.")
+        warn(
+            f"/{name} is one of claude-mini's own commands, which print mode does not run: "
+            f"the text was sent to the model as typed{hidden}."
+        )
         return prompt
     if entry is None or hook is None:
         return prompt
@@ -246,5 +254,6 @@ def _with_mentions(runtime: Runtime, text: str, warn: Callable[[str], None]) -> 
     """`text` with the @files it names attached, as the REPL attaches a typed message's."""
     from claude_mini.ui.mentions import ProjectFiles, attach_mentions
 
-    return attach_mentions(text, runtime, project_root=runtime.config.project_root,
-                           files=ProjectFiles(runtime.config.cwd), warn=warn)
+    return attach_mentions(
+        text, runtime, project_root=runtime.config.project_root, files=ProjectFiles(runtime.config.cwd), warn=warn
+    )

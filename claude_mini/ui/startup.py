@@ -130,7 +130,8 @@ class SessionStart:
             app.invalidate()
             runtime = self.loader.runtime_future.result()
             self.maintenance = asyncio.ensure_future(
-                runtime.start(source="resume" if self._resumed else "startup", dream=True))
+                runtime.start(source="resume" if self._resumed else "startup", dream=True)
+            )
 
 
 def print_banner(config: Config, client: ModelClient | None = None) -> None:
@@ -139,10 +140,11 @@ def print_banner(config: Config, client: ModelClient | None = None) -> None:
     The model is the one that answers: the offline model's file when it is in use (`client`,
     opened before the banner in that case)."""
     model = client.name if client is not None and client.provider == "local" else config.model
-    lines = [("class:banner", f"claude-mini {__version__}"),
-             ("class:dim", f"  ·  {model}  ·  {config.cwd}\n"),
-             ("class:dim", "/help for commands · @ to attach a file · Esc cancels a turn · "
-                           "Ctrl-D twice exits\n")]
+    lines = [
+        ("class:banner", f"claude-mini {__version__}"),
+        ("class:dim", f"  ·  {model}  ·  {config.cwd}\n"),
+        ("class:dim", "/help for commands · @ to attach a file · Esc cancels a turn · Ctrl-D twice exits\n"),
+    ]
     for warning in config.warnings:
         lines.append(("class:warn", f"⚠ {visible_controls(warning)}\n"))
     print_formatted_text(FormattedText(lines), style=STYLE, end="")

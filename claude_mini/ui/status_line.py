@@ -20,8 +20,12 @@ if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
     from claude_mini.session import CostLine
 
-MODE_LABELS = {"default": "default", "acceptEdits": "accept edits", "plan": "plan",
-               "bypassPermissions": "bypass permissions"}
+MODE_LABELS = {
+    "default": "default",
+    "acceptEdits": "accept edits",
+    "plan": "plan",
+    "bypassPermissions": "bypass permissions",
+}
 
 
 def next_mode(mode: str, modes: Sequence[str]) -> str:
@@ -48,19 +52,28 @@ def cost_text(runtime: Runtime) -> str:
     return f"{dollars} + unknown" if costs.total_cost else "cost unknown"
 
 
-def status_line(runtime: Runtime | None, *, model: str, pending_mode: str, notices: NoticeChannel,
-                exit_armed: bool) -> FormattedText:
+def status_line(
+    runtime: Runtime | None, *, model: str, pending_mode: str, notices: NoticeChannel, exit_armed: bool
+) -> FormattedText:
     """The line for `runtime` (None while it loads: then `model` and `pending_mode` are shown)."""
     if exit_armed:
         return FormattedText([("class:toolbar.warn", " Press Ctrl-C or Ctrl-D again to exit")])
     mode = runtime.policy.mode if runtime else pending_mode
     mode_style = "" if mode == "default" else "class:toolbar.mode"
-    line = [("", f" {runtime.agent.model if runtime else model} · "),
-            (mode_style, f"mode: {MODE_LABELS.get(mode, mode)}"), ("", " (shift-tab)")]
+    line = [
+        ("", f" {runtime.agent.model if runtime else model} · "),
+        (mode_style, f"mode: {MODE_LABELS.get(mode, mode)}"),
+        ("", " (shift-tab)"),
+    ]
     if runtime:
         used, window = context_used(runtime), context_window(runtime)
-        line.append(("", f" · context {human_tokens(used)}/{human_tokens(window)} "
-                         f"({100 * used / window:.0f}%) · {cost_text(runtime)}"))
+        line.append(
+            (
+                "",
+                f" · context {human_tokens(used)}/{human_tokens(window)} "
+                f"({100 * used / window:.0f}%) · {cost_text(runtime)}",
+            )
+        )
         warning = compact_warning(runtime)
         if warning:
             line.append(("class:toolbar.warn", f" · {warning}"))

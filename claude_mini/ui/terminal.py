@@ -28,16 +28,18 @@ from prompt_toolkit.shortcuts.choice_input import ChoiceInput
 from prompt_toolkit.styles import Style
 
 EXIT_WINDOW_S = 2.0
-STYLE = Style.from_dict({
-    "prompt": "bold",
-    "bottom-toolbar": "noreverse",
-    "bottom-toolbar.text": "#888888",
-    "toolbar.warn": "#d7af00 bold",
-    "toolbar.mode": "#af87ff bold",
-    "banner": "bold",
-    "dim": "#888888",
-    "warn": "#d7af00",
-})
+STYLE = Style.from_dict(
+    {
+        "prompt": "bold",
+        "bottom-toolbar": "noreverse",
+        "bottom-toolbar.text": "#888888",
+        "toolbar.warn": "#d7af00 bold",
+        "toolbar.mode": "#af87ff bold",
+        "banner": "bold",
+        "dim": "#888888",
+        "warn": "#d7af00",
+    }
+)
 
 
 # ---------------------------------------------------------------- the prompt's keys
@@ -114,8 +116,9 @@ def _on_enter(event: KeyPressEvent) -> None:
         buffer.validate_and_handle()
 
 
-async def choice_menu(message: str, options: Sequence[tuple[str, str]], *, shortcuts: str = "",
-                      escape: str | None = None) -> str | None:
+async def choice_menu(
+    message: str, options: Sequence[tuple[str, str]], *, shortcuts: str = "", escape: str | None = None
+) -> str | None:
     """A numbered menu: arrows and Enter, or a digit; `shortcuts` are letters for the options in order.
 
     Esc answers `escape`; Ctrl-C answers None.
@@ -202,8 +205,9 @@ ESC_WAIT = 0.05  # a lone Esc is told from the start of an arrow key's sequence 
 
 
 @contextlib.contextmanager
-def escape_cancels(inp: Input, cancel: Callable[[], None],
-                   submit: Callable[[str], None] | None = None) -> Iterator[None]:
+def escape_cancels(
+    inp: Input, cancel: Callable[[], None], submit: Callable[[str], None] | None = None
+) -> Iterator[None]:
     """While a turn runs (the terminal quiet): a lone Esc calls `cancel`; a line ended by Enter
     is handed to `submit` (the REPL queues it for after the turn); every other key is kept as
     type-ahead for the next prompt, which prompt-toolkit hands it on start. An Esc with a key

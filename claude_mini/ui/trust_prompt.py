@@ -28,14 +28,17 @@ STYLE = Style.from_dict({"dim": "#888888", "warn": "#d7af00", "bold": "bold"})
 def trust_explanation(config: Config) -> list[str]:
     """What trusting changes here: the generic sentence, why a folder inside a trusted one is asked
     about (a nested checkout), then what is ignored until then."""
-    lines = [f"{config.project_root}",
-             "A trusted folder's .claude/settings.json and settings.local.json may allow commands "
-             "and edits without asking, and its CLAUDE.md may import files from your home folder. "
-             "Until you trust it they are ignored (their deny and ask rules still apply)."]
+    lines = [
+        f"{config.project_root}",
+        "A trusted folder's .claude/settings.json and settings.local.json may allow commands "
+        "and edits without asking, and its CLAUDE.md may import files from your home folder. "
+        "Until you trust it they are ignored (their deny and ask rules still apply).",
+    ]
     stop = trust.load_record().stopped_at(config.project_root)
     if stop:
-        lines.append(f"It is a checkout of its own inside the trusted folder {stop[0]}: "
-                     "that trust does not reach into it.")
+        lines.append(
+            f"It is a checkout of its own inside the trusted folder {stop[0]}: that trust does not reach into it."
+        )
     for path, items in config.ignored.items():
         lines.append(f"Ignored now in {path}: {'; '.join(items)}")
     return lines
@@ -47,8 +50,7 @@ def answer_trust(config: Config, yes: bool) -> str | None:
         return None
     if trust.too_broad_to_record(config.project_root):
         config.grant_trust(this_run_only=True)
-        return (f"Trusted {config.project_root} for this session only: recording it would trust "
-                "every folder below it.")
+        return f"Trusted {config.project_root} for this session only: recording it would trust every folder below it."
     try:
         trust.record_trust(config.project_root)
     except trust.TrustRecordError as exc:
@@ -68,9 +70,13 @@ def ask_trust(config: Config) -> bool:
     keys.add("y", eager=True)(lambda event: event.app.exit(result=True))
     keys.add("n", eager=True)(lambda event: event.app.exit(result=False))
     keys.add("escape", eager=True)(lambda event: event.app.exit(result=False))
-    menu = ChoiceInput(message="", options=[(True, "Yes, trust this folder"),
-                                            (False, "No, ignore its settings and outside imports")],
-                       default=False, key_bindings=keys, style=STYLE)
+    menu = ChoiceInput(
+        message="",
+        options=[(True, "Yes, trust this folder"), (False, "No, ignore its settings and outside imports")],
+        default=False,
+        key_bindings=keys,
+        style=STYLE,
+    )
     try:
         return bool(menu.prompt())
     except (KeyboardInterrupt, EOFError):

@@ -44,8 +44,16 @@ def make_agent(cwd: Path, server) -> Agent:
     client = AnthropicClient(base_url=server.base_url, api_key="test")
     ctx = ToolContext(cwd=cwd, project_root=cwd)
     policy = PermissionPolicy(cwd=lambda: ctx.cwd, project_root=cwd)
-    return Agent(client=client, session=Session(cwd), tools=default_tools(), policy=policy,
-                 system=list(SYSTEM), model="claude-sonnet-4-6", ctx=ctx, max_tokens=32000)
+    return Agent(
+        client=client,
+        session=Session(cwd),
+        tools=default_tools(),
+        policy=policy,
+        system=list(SYSTEM),
+        model="claude-sonnet-4-6",
+        ctx=ctx,
+        max_tokens=32000,
+    )
 
 
 async def turn(agent: Agent, text: str) -> None:
@@ -85,7 +93,7 @@ def test_fork_request_is_the_parent_prefix_plus_one_user_message(workdir, fake_s
         assert fork.body[key] == main.body[key]
     sent = strip_cache_control(main.body["messages"])
     assert strip_cache_control(fork.body["messages"][: len(sent)]) == sent
-    rest = fork.body["messages"][len(sent):]
+    rest = fork.body["messages"][len(sent) :]
     assert [m["role"] for m in rest] == ["assistant", "user"]  # the parent's answer, then the task
     assert rest[-1]["content"][0]["text"] == "FORK TASK"
     assert result.text == "Nothing to save." and result.turns == 1 and result.mismatches == []
@@ -116,8 +124,7 @@ def test_fork_reads_the_parents_cache_and_books_its_cost(workdir, fake_server):
 
 def test_fork_runs_tools_in_its_own_context(workdir, fake_server):
     fake_server.on(Reply.text("ok"), purpose="main")
-    fake_server.on(Reply.tools([("Read", {"file_path": "notes.txt"}),
-                                ("Bash", {"command": "cd /"})]), purpose="dream")
+    fake_server.on(Reply.tools([("Read", {"file_path": "notes.txt"}), ("Bash", {"command": "cd /"})]), purpose="dream")
     fake_server.on(Reply.text("read it"), purpose="dream")
 
     async def go():
@@ -206,24 +213,50 @@ def test_with_prompt_never_mutates_its_input():
 
 
 def test_prefix_mismatches_names_what_differs():
-    tools = [{"name": "Read", "description": "r", "input_schema": {}},
-             {"name": "Bash", "description": "b", "input_schema": {}}]
-    parent = ModelRequest(model="m", system=["a", "b"], tools=tools, max_tokens=100,
-                          messages=[Message.user("hi"), Message("assistant", [TextBlock("yo")])])
-    same = ModelRequest(model="m", system=["a", "b"], tools=copy.deepcopy(tools), max_tokens=100,
-                        messages=[*parent.messages, Message.user("task")], purpose="extract")
+    tools = [
+        {"name": "Read", "description": "r", "input_schema": {}},
+        {"name": "Bash", "description": "b", "input_schema": {}},
+    ]
+    parent = ModelRequest(
+        model="m",
+        system=["a", "b"],
+        tools=tools,
+        max_tokens=100,
+        messages=[Message.user("hi"), Message("assistant", [TextBlock("yo")])],
+    )
+    same = ModelRequest(
+        model="m",
+        system=["a", "b"],
+        tools=copy.deepcopy(tools),
+        max_tokens=100,
+        messages=[*parent.messages, Message.user("task")],
+        purpose="extract",
+    )
     assert prefix_mismatches(parent, same) == []
     assert prefix_mismatches(None, same) == []
     changed_tool = copy.deepcopy(tools)
     changed_tool[1]["description"] = "other"
-    fewer = ModelRequest(model="m2", system=["a", "B"], tools=tools[:1], max_tokens=50,
-                         messages=[Message.user("hello")], thinking={"type": "enabled"})
+    fewer = ModelRequest(
+        model="m2",
+        system=["a", "B"],
+        tools=tools[:1],
+        max_tokens=50,
+        messages=[Message.user("hello")],
+        thinking={"type": "enabled"},
+    )
     problems = " | ".join(prefix_mismatches(parent, fewer))
-    for word in ("model", "max_tokens", "thinking", "tools: 2 vs 1 entries (Read, Bash vs Read)",
-                 "system: blocks changed (index): 1", "messages: block 0"):
+    for word in (
+        "model",
+        "max_tokens",
+        "thinking",
+        "tools: 2 vs 1 entries (Read, Bash vs Read)",
+        "system: blocks changed (index): 1",
+        "messages: block 0",
+    ):
         assert word in problems
-    edited = ModelRequest(model="m", system=["a", "b"], tools=changed_tool, max_tokens=100,
-                          messages=list(parent.messages))
+    edited = ModelRequest(
+        model="m", system=["a", "b"], tools=changed_tool, max_tokens=100, messages=list(parent.messages)
+    )
     assert prefix_mismatches(parent, edited) == ["tools: tool definitions changed: Bash"]
 
 
@@ -280,8 +313,9 @@ def test_messages_override_replaces_the_parents_messages(workdir, fake_server, c
         kept = agent.session.messages[2:]
         snapshot = ForkSnapshot.of(agent)
         with caplog.at_level(logging.WARNING, logger="claude_mini.agent.fork"):
-            result = await run_fork(snapshot, "summarise", purpose="compact", policy=NO_TOOLS,
-                                    max_turns=1, messages=kept)
+            result = await run_fork(
+                snapshot, "summarise", purpose="compact", policy=NO_TOOLS, max_turns=1, messages=kept
+            )
         await agent.client.aclose()
         return result
 
@@ -300,9 +334,16 @@ class NoWrites:
 
 def test_the_parents_tool_check_vets_allowed_calls_and_may_rewrite_them(workdir, fake_server):
     fake_server.on(Reply.text("ok"), purpose="main")
-    fake_server.on(Reply.tools([("Bash", {"command": "echo original > a.txt"}),
-                                ("Bash", {"command": "touch b.txt"}),
-                                ("Write", {"file_path": "c.txt", "content": "c"})]), purpose="extract")
+    fake_server.on(
+        Reply.tools(
+            [
+                ("Bash", {"command": "echo original > a.txt"}),
+                ("Bash", {"command": "touch b.txt"}),
+                ("Write", {"file_path": "c.txt", "content": "c"}),
+            ]
+        ),
+        purpose="extract",
+    )
     fake_server.on(Reply.text("done"), purpose="extract")
     seen: list[str] = []
 

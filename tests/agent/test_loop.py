@@ -54,9 +54,16 @@ class Shrinker(AgentHooks):
 
 def make_agent(cwd: Path, server, **options: Any) -> Agent:
     client = AnthropicClient(base_url=server.base_url, api_key="test")
-    return Agent(client=client, session=Session(cwd), tools=default_tools(), policy=AllowAll(),
-                 system=["You are a test agent."], model="claude-sonnet-4-6",
-                 ctx=ToolContext(cwd=cwd, project_root=cwd), **options)
+    return Agent(
+        client=client,
+        session=Session(cwd),
+        tools=default_tools(),
+        policy=AllowAll(),
+        system=["You are a test agent."],
+        model="claude-sonnet-4-6",
+        ctx=ToolContext(cwd=cwd, project_root=cwd),
+        **options,
+    )
 
 
 async def events_of(agent: Agent, text: str) -> list[Any]:
@@ -190,9 +197,16 @@ def test_cancelling_after_the_answer_is_complete_records_no_interruption(workdir
 
 def test_a_nul_byte_or_lone_surrogate_in_a_tool_input_is_refused_with_a_reason(workdir, fake_server) -> None:
     agent = make_agent(workdir, fake_server)
-    fake_server.queue(Reply.tools([("Read", {"file_path": "a\x00.txt"}),
-                                   ("Write", {"file_path": "b.txt", "content": "x\x00y"}),
-                                   ("Grep", {"pattern": "alpha"})]), Reply.text("done"))
+    fake_server.queue(
+        Reply.tools(
+            [
+                ("Read", {"file_path": "a\x00.txt"}),
+                ("Write", {"file_path": "b.txt", "content": "x\x00y"}),
+                ("Grep", {"pattern": "alpha"}),
+            ]
+        ),
+        Reply.text("done"),
+    )
     events = asyncio.run(events_of(agent, "go"))
     assert isinstance(events[-1], TurnDone)
     read, write, grep = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][:3]
@@ -230,7 +244,8 @@ def test_a_turn_that_fails_mid_tools_leaves_every_tool_use_answered(workdir, fak
     sent = fake_server.requests_for("main")[-1].body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]
     assert {b["tool_use_id"] for b in sent[2]["content"] if b["type"] == "tool_result"} == {
-        b["id"] for b in sent[1]["content"] if b["type"] == "tool_use"}
+        b["id"] for b in sent[1]["content"] if b["type"] == "tool_use"
+    }
 
 
 class Gate(AgentHooks):
@@ -258,10 +273,17 @@ def test_before_tool_can_deny_or_spare_a_question_but_not_lift_a_deny_rule(workd
     gate = Gate({"Read": Allow(), "Glob": Deny("the hook says no"), "Bash": Allow()})
     agent = make_agent(workdir, fake_server, hooks=[gate])
     agent.policy = AskAll()  # no ask_user: an Ask ends as "permission needed"
-    fake_server.queue(Reply.tools([("Read", {"file_path": str(workdir / "a.txt")}),
-                                   ("Glob", {"pattern": "*.txt"}),
-                                   ("Bash", {"command": "rm a.txt"}),
-                                   ("Grep", {"pattern": "alpha"})]), Reply.text("done"))
+    fake_server.queue(
+        Reply.tools(
+            [
+                ("Read", {"file_path": str(workdir / "a.txt")}),
+                ("Glob", {"pattern": "*.txt"}),
+                ("Bash", {"command": "rm a.txt"}),
+                ("Grep", {"pattern": "alpha"}),
+            ]
+        ),
+        Reply.text("done"),
+    )
     asyncio.run(events_of(agent, "go"))
     results = fake_server.requests_for("main")[-1].body["messages"][-1]["content"]
     read, glob, bash, grep = (r["content"] for r in results[:4])
@@ -290,12 +312,21 @@ def test_an_edit_that_cannot_apply_fails_without_asking_the_user(workdir, fake_s
     agent.policy = AsksForEdits()
     a, b = str(workdir / "a.txt"), str(workdir / "b.txt")
     fake_server.queue(
-        Reply.tools([("Edit", {"file_path": a, "old_string": "alpha", "new_string": "A"}),  # not read yet
-                     ("Write", {"file_path": b, "content": "B\n"}),  # over a file not read
-                     ("Read", {"file_path": a})]),
-        Reply.tools([("Edit", {"file_path": a, "old_string": "gamma", "new_string": "G"}),  # not found
-                     ("Edit", {"file_path": a, "old_string": "alpha", "new_string": "A"})]),
-        Reply.text("done"))
+        Reply.tools(
+            [
+                ("Edit", {"file_path": a, "old_string": "alpha", "new_string": "A"}),  # not read yet
+                ("Write", {"file_path": b, "content": "B\n"}),  # over a file not read
+                ("Read", {"file_path": a}),
+            ]
+        ),
+        Reply.tools(
+            [
+                ("Edit", {"file_path": a, "old_string": "gamma", "new_string": "G"}),  # not found
+                ("Edit", {"file_path": a, "old_string": "alpha", "new_string": "A"}),
+            ]
+        ),
+        Reply.text("done"),
+    )
     asyncio.run(events_of(agent, "change them"))
     first, second = (r.body["messages"][-1]["content"] for r in fake_server.requests_for("main")[1:])
     assert "has not been read in this session" in first[0]["content"] and first[0]["is_error"]
@@ -321,8 +352,12 @@ class DenyRewrites:
 
 def test_a_rewritten_input_is_what_runs_and_what_the_rules_judge(workdir, fake_server) -> None:
     agent = make_agent(workdir, fake_server, hooks=[Rewriter()])
-    fake_server.queue(Reply.tools([("Bash", {"command": "echo original"})]), Reply.text("done"),
-                      Reply.tools([("Bash", {"command": "echo original"})]), Reply.text("done"))
+    fake_server.queue(
+        Reply.tools([("Bash", {"command": "echo original"})]),
+        Reply.text("done"),
+        Reply.tools([("Bash", {"command": "echo original"})]),
+        Reply.text("done"),
+    )
 
     async def two_turns() -> None:
         await events_of(agent, "go")

@@ -40,9 +40,7 @@ MATRIX = [
 
 
 @pytest.mark.parametrize(("tool", "input", "default", "accept", "plan", "bypass"), MATRIX)
-def test_mode_matrix(
-    root: Path, tool: str, input: dict, default: type, accept: type, plan: type, bypass: type
-) -> None:
+def test_mode_matrix(root: Path, tool: str, input: dict, default: type, accept: type, plan: type, bypass: type) -> None:
     p = policy(root)
     expectations = {"default": default, "acceptEdits": accept, "plan": plan, "bypassPermissions": bypass}
     for mode, expected in expectations.items():
@@ -516,7 +514,8 @@ def test_memory_folder_edits_need_no_prompt_but_deny_rules_win(tmp_path):
     memory = tmp_path / "home" / "memory"
     memory.mkdir(parents=True)
     policy = PermissionPolicy.from_layers(
-        [("project", {"deny": ["Write(//**/secret.md)"]})], cwd=tmp_path, project_root=tmp_path)
+        [("project", {"deny": ["Write(//**/secret.md)"]})], cwd=tmp_path, project_root=tmp_path
+    )
     policy.allow_edits_in(memory)
     assert isinstance(policy.can_use_tool("Write", {"file_path": str(memory / "a.md"), "content": "x"}), Allow)
     assert isinstance(policy.can_use_tool("Write", {"file_path": str(memory / "secret.md"), "content": "x"}), Deny)
@@ -528,9 +527,11 @@ def test_memory_folder_edits_need_no_prompt_but_deny_rules_win(tmp_path):
 
 @pytest.mark.parametrize("mode", ["default", "acceptEdits", "bypassPermissions"])
 def test_no_agent_makes_memory_md_a_folder_or_writes_other_files_in_the_memory_folder(
-        tmp_path: Path, memory: Path, mode: str) -> None:
-    main = PermissionPolicy.from_layers([("user", {"allow": ["Bash", "Write", "Edit"]})], cwd=tmp_path,
-                                        project_root=tmp_path, mode=mode)
+    tmp_path: Path, memory: Path, mode: str
+) -> None:
+    main = PermissionPolicy.from_layers(
+        [("user", {"allow": ["Bash", "Write", "Edit"]})], cwd=tmp_path, project_root=tmp_path, mode=mode
+    )
     main.allow_edits_in(memory)
     fork = ExtractionPolicy(memory, cwd=memory)
     for p in (main, fork):
@@ -540,10 +541,10 @@ def test_no_agent_makes_memory_md_a_folder_or_writes_other_files_in_the_memory_f
         decision = p.can_use_tool("Write", {"file_path": str(memory / "notes.txt"), "content": "x"})
         assert isinstance(decision, Deny) and "only .md topic files" in decision.reason
         assert isinstance(p.can_use_tool("Write", {"file_path": str(memory / "MEMORY.md"), "content": "x"}), Allow)
-        assert isinstance(p.can_use_tool("Write", {"file_path": str(memory / "team/deploy.md"), "content": "x"}),
-                          Allow)  # topic files in subfolders: the store reads them there
-    for command in (f"mkdir {memory}/MEMORY.md", f"mkdir -p {memory}/MEMORY.md/sub",
-                    f"touch {memory}/MEMORY.md/x.md"):
+        assert isinstance(
+            p.can_use_tool("Write", {"file_path": str(memory / "team/deploy.md"), "content": "x"}), Allow
+        )  # topic files in subfolders: the store reads them there
+    for command in (f"mkdir {memory}/MEMORY.md", f"mkdir -p {memory}/MEMORY.md/sub", f"touch {memory}/MEMORY.md/x.md"):
         decision = main.can_use_tool("Bash", bash(command))
         assert isinstance(decision, Deny) and "is the memory index, a file" in decision.reason, command
     assert isinstance(main.can_use_tool("Bash", bash(f"mkdir -p {memory}/team")), Allow)
@@ -552,22 +553,38 @@ def test_no_agent_makes_memory_md_a_folder_or_writes_other_files_in_the_memory_f
 
 @pytest.mark.parametrize("mode", ["default", "acceptEdits", "bypassPermissions"])
 def test_no_shell_command_but_a_read_replaces_the_memory_index(tmp_path: Path, memory: Path, mode: str) -> None:
-    main = PermissionPolicy.from_layers([("user", {"allow": ["Bash"]})], cwd=tmp_path,
-                                        project_root=tmp_path, mode=mode)
+    main = PermissionPolicy.from_layers([("user", {"allow": ["Bash"]})], cwd=tmp_path, project_root=tmp_path, mode=mode)
     main.allow_edits_in(memory)
     (tmp_path / "d").mkdir()
-    for command in (f"mv d {memory}/MEMORY.md", f"cp -r d {memory}/MEMORY.md", f"ln -s {tmp_path}/d {memory}/MEMORY.md",
-                    f"cd {tmp_path} && mv d {memory}/memory.md", f"mv d {memory}/MEMORY.m?",
-                    f"cp -r --target-directory={memory}/MEMORY.md d", f"rm -f {memory}/MEMORY.md"):
+    for command in (
+        f"mv d {memory}/MEMORY.md",
+        f"cp -r d {memory}/MEMORY.md",
+        f"ln -s {tmp_path}/d {memory}/MEMORY.md",
+        f"cd {tmp_path} && mv d {memory}/memory.md",
+        f"mv d {memory}/MEMORY.m?",
+        f"cp -r --target-directory={memory}/MEMORY.md d",
+        f"rm -f {memory}/MEMORY.md",
+    ):
         decision = main.can_use_tool("Bash", bash(command))
         assert isinstance(decision, Deny) and "may only read it" in decision.reason, command
-    for command in (f"cd {memory} && mkdir MEMORY.md", f"cd {memory}; mv {tmp_path}/d memory.md",
-                    f"cd {memory} && mv {tmp_path}/d MEMORY.m?"):
+    for command in (
+        f"cd {memory} && mkdir MEMORY.md",
+        f"cd {memory}; mv {tmp_path}/d memory.md",
+        f"cd {memory} && mv {tmp_path}/d MEMORY.m?",
+    ):
         decision = main.can_use_tool("Bash", bash(command))
         assert isinstance(decision, Ask) and "cannot be known" in decision.reason, command
-    for command in (f"cat {memory}/MEMORY.md", f"cd {memory} && cat MEMORY.md", f"mv d {memory}/topic.md",
-                    f"rm -rf {tmp_path}/*", "cd src && git add *", "cd build && cp * ../out",
-                    'cd x && git commit -m "*"', "cd x && find . -name '*' -delete", "cd x && rm *.*"):
+    for command in (
+        f"cat {memory}/MEMORY.md",
+        f"cd {memory} && cat MEMORY.md",
+        f"mv d {memory}/topic.md",
+        f"rm -rf {tmp_path}/*",
+        "cd src && git add *",
+        "cd build && cp * ../out",
+        'cd x && git commit -m "*"',
+        "cd x && find . -name '*' -delete",
+        "cd x && rm *.*",
+    ):
         assert isinstance(main.can_use_tool("Bash", bash(command)), Allow), command
 
 
@@ -575,8 +592,10 @@ def test_no_shell_command_but_a_read_replaces_the_memory_index(tmp_path: Path, m
 
 
 def test_mcp_tools_ask_unless_a_server_or_tool_rule_allows_them(root: Path) -> None:
-    p = policy(root, ("user", {"allow": ["mcp__github", "mcp__jira__*", "mcp__time__now"],
-                               "deny": ["mcp__github__delete_repo"]}))
+    p = policy(
+        root,
+        ("user", {"allow": ["mcp__github", "mcp__jira__*", "mcp__time__now"], "deny": ["mcp__github__delete_repo"]}),
+    )
     assert isinstance(p.can_use_tool("mcp__github__create_issue", {"title": "x"}), Allow)
     assert isinstance(p.can_use_tool("mcp__jira__search", {}), Allow)
     assert isinstance(p.can_use_tool("mcp__time__now", {}), Allow)

@@ -61,8 +61,15 @@ def test_only_ascii_digits_are_descriptors(digit: str) -> None:
 
 @pytest.mark.parametrize(
     "cmd",
-    ["date 01010000", "date 0101000020", "date -s now", "date --set=2020-01-01", "date -us x",
-     "date 12312359.59", "date --s=x"],
+    [
+        "date 01010000",
+        "date 0101000020",
+        "date -s now",
+        "date --set=2020-01-01",
+        "date -us x",
+        "date 12312359.59",
+        "date --s=x",
+    ],
 )
 def test_date_that_sets_the_clock(cmd: str) -> None:
     assert not is_read_only_command(cmd)[0]
@@ -70,8 +77,19 @@ def test_date_that_sets_the_clock(cmd: str) -> None:
 
 @pytest.mark.parametrize(
     "cmd",
-    ["date", "date +%s", "date -u", "date -u +%Y-%m-%d", "date -d yesterday +%F", "date --date='1 day ago'",
-     "date -R", "date -Iseconds", "date --iso-8601=minutes", "date -r README.md", "date --rfc-3339=ns"],
+    [
+        "date",
+        "date +%s",
+        "date -u",
+        "date -u +%Y-%m-%d",
+        "date -d yesterday +%F",
+        "date --date='1 day ago'",
+        "date -R",
+        "date -Iseconds",
+        "date --iso-8601=minutes",
+        "date -r README.md",
+        "date --rfc-3339=ns",
+    ],
 )
 def test_date_that_only_reads(cmd: str) -> None:
     assert is_read_only_command(cmd)[0], is_read_only_command(cmd)[1]
@@ -79,9 +97,22 @@ def test_date_that_only_reads(cmd: str) -> None:
 
 @pytest.mark.parametrize(
     "cmd",
-    ["git log --ext-diff -p", "git diff --textconv", "git show --ext-diff HEAD", "git log --output=/tmp/x",
-     "git diff --ext", "sort -o /tmp/x f", "sort -mo/tmp/x f", "tree -o out", "tree -Ro out",
-     "find . -fprintf out x", "rg --pre ./x y", "uniq in out", "file -C -m m", "git grep --open-files-in-pager=x y"],
+    [
+        "git log --ext-diff -p",
+        "git diff --textconv",
+        "git show --ext-diff HEAD",
+        "git log --output=/tmp/x",
+        "git diff --ext",
+        "sort -o /tmp/x f",
+        "sort -mo/tmp/x f",
+        "tree -o out",
+        "tree -Ro out",
+        "find . -fprintf out x",
+        "rg --pre ./x y",
+        "uniq in out",
+        "file -C -m m",
+        "git grep --open-files-in-pager=x y",
+    ],
 )
 def test_writing_or_executing_options_of_allowed_programs(cmd: str) -> None:
     assert not is_read_only_command(cmd)[0]
@@ -113,10 +144,21 @@ def test_a_rule_with_many_wildcards_matches_exactly() -> None:
 
 @pytest.mark.parametrize(
     ("spec", "text", "expected"),
-    [("git * main", "git push origin main", True), ("git * main", "git push origin dev", False),
-     ("ls *", "ls", True), ("ls *", "ls -la", True), ("ls *", "lsof", False), ("npm run:*", "npm run", True),
-     ("npm run:*", "npm run build", True), ("npm run:*", "npm runner", False), ("*", "anything at all", True),
-     ("a*b*c", "abc", True), ("a*b*c", "acb", False), ("a*a", "a", False), ("a*a", "aa", True)],
+    [
+        ("git * main", "git push origin main", True),
+        ("git * main", "git push origin dev", False),
+        ("ls *", "ls", True),
+        ("ls *", "ls -la", True),
+        ("ls *", "lsof", False),
+        ("npm run:*", "npm run", True),
+        ("npm run:*", "npm run build", True),
+        ("npm run:*", "npm runner", False),
+        ("*", "anything at all", True),
+        ("a*b*c", "abc", True),
+        ("a*b*c", "acb", False),
+        ("a*a", "a", False),
+        ("a*a", "aa", True),
+    ],
 )
 def test_wildcard_matching_semantics(spec: str, text: str, expected: bool) -> None:
     assert CommandPattern.parse(spec).matches(text) is expected
@@ -156,7 +198,7 @@ CURL_HIDDEN = [
     "python3.11 -c 1",
     "perl -e 'system q(curl x)'",
     "ruby -e '`curl x`'",
-    "node -e 'require(\"child_process\").execSync(\"curl x\")'",
+    'node -e \'require("child_process").execSync("curl x")\'',
     "awk 'BEGIN{system(\"curl x\")}'",
     "sed 's/.*/curl x/e' f",
     "git -c alias.x='!curl x' x",
@@ -176,8 +218,14 @@ def test_deny_rules_match_what_the_line_can_run(root: Path, cmd: str) -> None:
 
 
 GIT_PUSH = [
-    "git -C . push", "git -c a=b push", "git --git-dir=.git push", "git --git-dir .git --work-tree . push",
-    "git --no-pager push", "git -P push origin main", "git -c alias.p=push p", "git --namespace x push",
+    "git -C . push",
+    "git -c a=b push",
+    "git --git-dir=.git push",
+    "git --git-dir .git --work-tree . push",
+    "git --no-pager push",
+    "git -P push origin main",
+    "git -c alias.p=push p",
+    "git --namespace x push",
     "sudo git -C /repo push",
 ]
 
@@ -188,8 +236,15 @@ def test_git_global_options_do_not_hide_the_subcommand(root: Path, cmd: str) -> 
     assert isinstance(p.can_use_tool("Bash", bash(cmd)), Deny), cmd
 
 
-@pytest.mark.parametrize("cmd", ["git -c core.pager='curl x' log", "git -c core.fsmonitor=./x status",
-                                 "git -c credential.helper='!curl x' fetch", "git --exec-path=/tmp log"])
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        "git -c core.pager='curl x' log",
+        "git -c core.fsmonitor=./x status",
+        "git -c credential.helper='!curl x' fetch",
+        "git --exec-path=/tmp log",
+    ],
+)
 def test_git_settings_that_name_programs_are_unknowable(root: Path, cmd: str) -> None:
     p = policy(root, ("user", {"deny": ["Bash(curl:*)"]}))
     assert isinstance(p.can_use_tool("Bash", bash(cmd)), Deny), cmd
@@ -197,8 +252,16 @@ def test_git_settings_that_name_programs_are_unknowable(root: Path, cmd: str) ->
 
 @pytest.mark.parametrize(
     "cmd",
-    ["grep -rn curl src", "command -v curl", "echo curl", "python3 -m pytest -q -k curl", "git log --grep=curl",
-     "bash scripts/build.sh", "uv run pytest -k curl", "sort -k2 curl.txt"],
+    [
+        "grep -rn curl src",
+        "command -v curl",
+        "echo curl",
+        "python3 -m pytest -q -k curl",
+        "git log --grep=curl",
+        "bash scripts/build.sh",
+        "uv run pytest -k curl",
+        "sort -k2 curl.txt",
+    ],
 )
 def test_deny_rules_do_not_match_mere_mentions(root: Path, cmd: str) -> None:
     p = policy(root, ("user", {"deny": ["Bash(curl:*)"], "allow": ["Bash"]}))
@@ -231,9 +294,23 @@ def secret_repo(root: Path) -> Path:
 
 @pytest.mark.parametrize(
     "cmd",
-    ["cat .en?", "cat .e*", "head -n1 .[e]nv", "cat {.env,README}", "grep -r PASSWORD .", "grep -Rn x",
-     "rg PASSWORD", "rg x .", "diff -r . ..", "git grep PASSWORD", "git show HEAD:.env", "git show :.env",
-     "git show HEAD:./.env", "cat ./src/../.env", "less .env"],
+    [
+        "cat .en?",
+        "cat .e*",
+        "head -n1 .[e]nv",
+        "cat {.env,README}",
+        "grep -r PASSWORD .",
+        "grep -Rn x",
+        "rg PASSWORD",
+        "rg x .",
+        "diff -r . ..",
+        "git grep PASSWORD",
+        "git show HEAD:.env",
+        "git show :.env",
+        "git show HEAD:./.env",
+        "cat ./src/../.env",
+        "less .env",
+    ],
 )
 def test_read_deny_rules_hold_for_bash(secret_repo: Path, cmd: str) -> None:
     p = policy(secret_repo, ("project", {"deny": ["Read(.env)"]}))
@@ -269,11 +346,15 @@ def test_anchored_read_deny_rule_and_recursive_search(secret_repo: Path) -> None
 
 @pytest.mark.parametrize(
     ("existing", "target"),
-    [(["HEAD", "objects/x"], "refs/heads/main"), (["objects/x", "refs/x"], "HEAD"),
-     (["HEAD"], "config"), (["HEAD", "refs/x"], "objects/ab/cdef"), (["config"], "HEAD")],
+    [
+        (["HEAD", "objects/x"], "refs/heads/main"),
+        (["objects/x", "refs/x"], "HEAD"),
+        (["HEAD"], "config"),
+        (["HEAD", "refs/x"], "objects/ab/cdef"),
+        (["config"], "HEAD"),
+    ],
 )
-def test_writing_a_bare_repository_layout_asks_in_accept_edits(root: Path, existing: list[str],
-                                                              target: str) -> None:
+def test_writing_a_bare_repository_layout_asks_in_accept_edits(root: Path, existing: list[str], target: str) -> None:
     folder = root / "src" / "evil"
     for part in existing:
         (folder / part).parent.mkdir(parents=True, exist_ok=True)
@@ -296,13 +377,22 @@ def test_ordinary_files_with_git_like_names_are_not_protected(root: Path, target
 
 @pytest.mark.parametrize(
     ("cmd", "rule"),
-    [("python -m pytest -q", "Bash(python -m pytest:*)"), ("python3 -m pip list", "Bash(python3 -m pip:*)"),
-     ("python script.py", "Bash(python script.py)"), ("bash -c 'make'", "Bash(bash -c 'make')"),
-     ("env FOO=1 make", "Bash(env FOO=1 make)"), ("find . -name x -delete", "Bash(find . -name x -delete)"),
-     ("xargs -n1 echo", "Bash(xargs -n1 echo)"), ("sudo apt install x", "Bash(sudo apt install x)"),
-     ("node -e 1", "Bash(node -e 1)"), ("git -C sub push", "Bash(git -C sub push)"),
-     ("uv run python -c 1", "Bash(uv run python -c 1)"), ("npm run test -- -x", "Bash(npm run test:*)"),
-     ("make build", "Bash(make build:*)"), ("perl -e 1", "Bash(perl -e 1)")],
+    [
+        ("python -m pytest -q", "Bash(python -m pytest:*)"),
+        ("python3 -m pip list", "Bash(python3 -m pip:*)"),
+        ("python script.py", "Bash(python script.py)"),
+        ("bash -c 'make'", "Bash(bash -c 'make')"),
+        ("env FOO=1 make", "Bash(env FOO=1 make)"),
+        ("find . -name x -delete", "Bash(find . -name x -delete)"),
+        ("xargs -n1 echo", "Bash(xargs -n1 echo)"),
+        ("sudo apt install x", "Bash(sudo apt install x)"),
+        ("node -e 1", "Bash(node -e 1)"),
+        ("git -C sub push", "Bash(git -C sub push)"),
+        ("uv run python -c 1", "Bash(uv run python -c 1)"),
+        ("npm run test -- -x", "Bash(npm run test:*)"),
+        ("make build", "Bash(make build:*)"),
+        ("perl -e 1", "Bash(perl -e 1)"),
+    ],
 )
 def test_suggestions_are_never_wider_than_the_command(root: Path, cmd: str, rule: str) -> None:
     p = policy(root)
@@ -311,49 +401,97 @@ def test_suggestions_are_never_wider_than_the_command(root: Path, cmd: str, rule
     assert isinstance(p.can_use_tool("Bash", bash(cmd)), Allow)
 
 
-@pytest.mark.parametrize(("cmd", "wider"), [("python -m pytest -q", "python -c 'import os'"),
-                                            ("bash -c 'make'", "bash -c 'rm -rf /'"),
-                                            ("git -C sub push", "git push --force")])
+@pytest.mark.parametrize(
+    ("cmd", "wider"),
+    [
+        ("python -m pytest -q", "python -c 'import os'"),
+        ("bash -c 'make'", "bash -c 'rm -rf /'"),
+        ("git -C sub push", "git push --force"),
+    ],
+)
 def test_a_suggested_rule_does_not_allow_other_commands(root: Path, cmd: str, wider: str) -> None:
     p = policy(root)
     p.add_session_allow(p.suggest_rule("Bash", bash(cmd)))
     assert isinstance(p.can_use_tool("Bash", bash(wider)), Ask)
 
 
-@pytest.mark.parametrize(("cmd", "rule"), [("python -c 'unterminated", "Bash(python)"),
-                                           ("git log 'x", "Bash(git)"), ("make 'x", "Bash(make)")])
+@pytest.mark.parametrize(
+    ("cmd", "rule"),
+    [("python -c 'unterminated", "Bash(python)"), ("git log 'x", "Bash(git)"), ("make 'x", "Bash(make)")],
+)
 def test_unparseable_suggestions_fall_back_to_the_bare_program(root: Path, cmd: str, rule: str) -> None:
     assert policy(root).suggest_rule("Bash", bash(cmd)) == rule
 
 
 # ---------------------------------------------------------------- found by a review after the first round
 
+
 @pytest.mark.parametrize(
     "cmd",
-    ["git grep -e -- -e '' -O'touch P'", "sort --random-source -- -S 1k --compress-program=sh f",
-     "sort -T -- -o pwned a", "file -F -- -C -m m", "git describe --dirty", "git describe --broken"],
+    [
+        "git grep -e -- -e '' -O'touch P'",
+        "sort --random-source -- -S 1k --compress-program=sh f",
+        "sort -T -- -o pwned a",
+        "file -F -- -C -m m",
+        "git describe --dirty",
+        "git describe --broken",
+    ],
 )
 def test_a_double_dash_that_is_an_option_value_does_not_end_the_options(cmd: str) -> None:
     assert not is_read_only_command(cmd)[0]
 
 
 TOUCH_HIDDEN = [
-    "time -p touch P", "function f { touch P; }; f", "coproc X { touch P; }; wait",
-    "shopt -s expand_aliases; alias t=touch\nt P", "echo $(case a in a) touch P;; esac)", "nice {touch,P}",
-    "time {touch,P}", "! {touch,P}", "env /usr/bin/tou?h P", "echo 'touch P' | xargs -0 sh -c",
-    "echo touch P | xargs env", "find /usr/bin -name touch -exec {} P \\;", "echo 'touch P' | bash -",
-    "echo x | sh /dev/stdin", "bash <(echo touch P)", "source <(echo touch P)", ". /dev/stdin <<< 'touch P'",
-    "python3 - <<< 'import os'", "perl -le 'system q(touch P)'", "perl -ne 1", "python3 -Sc 'import os'",
-    "env -iS'touch P'", "env --split-s='touch P'", "git -c alias.a=b -c alias.b='!touch P' a",
-    "git ls-remote --upload-pack='touch P;' .", "git -c trailer.s.command='touch P' interpret-trailers",
-    "git rebase --exec 'touch P' HEAD~1", "git difftool -y -x 'touch P;:' HEAD~1", "HOME=. git status",
-    "XDG_CONFIG_HOME=cfg git status", "sed -n '1!e touch P' f", "sed '/b/Ie touch P' f",
-    "tar --checkpoint-action=exec='touch P' -cf /dev/null f", "tar --to-command='touch P' -xf a.tar",
-    "tar -I 'touch P' -xf a", "zip -T -TT 'touch P' a.zip f", "gdb -batch -ex 'shell touch P'",
-    "vim -es -c '!touch P' -c q", "make -f - <<< 'all:; touch P'", "make --eval='x:=$(shell touch P)'",
-    "scp -o ProxyCommand='touch P' a b:", "ssh -oProxyCommand=x h", "LESSOPEN='|touch P %s' less f",
-    "busybox touch P", "git bisect run touch P", "git submodule foreach 'touch P'", "man -P 'touch P' ls",
-    "nc -e /bin/sh h 1", "awk '{@f()}'", "rsync -e 'touch P' a b:",
+    "time -p touch P",
+    "function f { touch P; }; f",
+    "coproc X { touch P; }; wait",
+    "shopt -s expand_aliases; alias t=touch\nt P",
+    "echo $(case a in a) touch P;; esac)",
+    "nice {touch,P}",
+    "time {touch,P}",
+    "! {touch,P}",
+    "env /usr/bin/tou?h P",
+    "echo 'touch P' | xargs -0 sh -c",
+    "echo touch P | xargs env",
+    "find /usr/bin -name touch -exec {} P \\;",
+    "echo 'touch P' | bash -",
+    "echo x | sh /dev/stdin",
+    "bash <(echo touch P)",
+    "source <(echo touch P)",
+    ". /dev/stdin <<< 'touch P'",
+    "python3 - <<< 'import os'",
+    "perl -le 'system q(touch P)'",
+    "perl -ne 1",
+    "python3 -Sc 'import os'",
+    "env -iS'touch P'",
+    "env --split-s='touch P'",
+    "git -c alias.a=b -c alias.b='!touch P' a",
+    "git ls-remote --upload-pack='touch P;' .",
+    "git -c trailer.s.command='touch P' interpret-trailers",
+    "git rebase --exec 'touch P' HEAD~1",
+    "git difftool -y -x 'touch P;:' HEAD~1",
+    "HOME=. git status",
+    "XDG_CONFIG_HOME=cfg git status",
+    "sed -n '1!e touch P' f",
+    "sed '/b/Ie touch P' f",
+    "tar --checkpoint-action=exec='touch P' -cf /dev/null f",
+    "tar --to-command='touch P' -xf a.tar",
+    "tar -I 'touch P' -xf a",
+    "zip -T -TT 'touch P' a.zip f",
+    "gdb -batch -ex 'shell touch P'",
+    "vim -es -c '!touch P' -c q",
+    "make -f - <<< 'all:; touch P'",
+    "make --eval='x:=$(shell touch P)'",
+    "scp -o ProxyCommand='touch P' a b:",
+    "ssh -oProxyCommand=x h",
+    "LESSOPEN='|touch P %s' less f",
+    "busybox touch P",
+    "git bisect run touch P",
+    "git submodule foreach 'touch P'",
+    "man -P 'touch P' ls",
+    "nc -e /bin/sh h 1",
+    "awk '{@f()}'",
+    "rsync -e 'touch P' a b:",
 ]
 
 
@@ -365,10 +503,24 @@ def test_deny_rules_see_through_what_the_review_found(root: Path, cmd: str) -> N
 
 @pytest.mark.parametrize(
     "cmd",
-    ["make build", "make -f Makefile.ci test", "git log --grep=touch", "ssh host ls", "tar -xzf a.tgz",
-     "perl script.pl", "node app.js", "git rebase main", "sed 's/e/x/' f", "sed -e 's/a/b/' f",
-     "awk '{print $1}' f", "source .venv/bin/activate && pytest", "git add -u", "git cherry-pick -x abc",
-     "vim file", "less README.md"],
+    [
+        "make build",
+        "make -f Makefile.ci test",
+        "git log --grep=touch",
+        "ssh host ls",
+        "tar -xzf a.tgz",
+        "perl script.pl",
+        "node app.js",
+        "git rebase main",
+        "sed 's/e/x/' f",
+        "sed -e 's/a/b/' f",
+        "awk '{print $1}' f",
+        "source .venv/bin/activate && pytest",
+        "git add -u",
+        "git cherry-pick -x abc",
+        "vim file",
+        "less README.md",
+    ],
 )
 def test_ordinary_commands_do_not_match_an_unrelated_deny_rule(root: Path, cmd: str) -> None:
     p = policy(root, ("user", {"deny": ["Bash(touch:*)"], "allow": ["Bash"]}))
@@ -389,9 +541,20 @@ def tracked_secret(root: Path) -> Path:
 
 @pytest.mark.parametrize(
     "cmd",
-    ["grep --directories recurse SECRET .", "grep --dir=recurse SECRET .", "grep --directories=rec SECRET .",
-     "grep -e -- -r -e SECRET .", "diff -N . src", "git diff --no-index . ..", "file -f.env", "cat ~+/.env",
-     "cat /proc/self/cwd/.env", 'git show "HEAD@{1 year ago}:.env"', "git log -p", "git show HEAD"],
+    [
+        "grep --directories recurse SECRET .",
+        "grep --dir=recurse SECRET .",
+        "grep --directories=rec SECRET .",
+        "grep -e -- -r -e SECRET .",
+        "diff -N . src",
+        "git diff --no-index . ..",
+        "file -f.env",
+        "cat ~+/.env",
+        "cat /proc/self/cwd/.env",
+        'git show "HEAD@{1 year ago}:.env"',
+        "git log -p",
+        "git show HEAD",
+    ],
 )
 def test_read_deny_rules_hold_for_what_the_review_found(tracked_secret: Path, cmd: str) -> None:
     p = policy(tracked_secret, ("project", {"deny": ["Read(.env)"]}))
@@ -401,8 +564,10 @@ def test_read_deny_rules_hold_for_what_the_review_found(tracked_secret: Path, cm
 def test_history_views_ask_only_when_a_denied_file_is_tracked(tracked_secret: Path) -> None:
     p = policy(tracked_secret, ("project", {"deny": ["Read(./secrets/**)"]}))
     assert isinstance(p.can_use_tool("Bash", bash("git log -p")), Allow)
-    assert isinstance(policy(tracked_secret, ("project", {"deny": ["Read(.env)"]})).can_use_tool(
-        "Bash", bash("git log --oneline")), Allow)
+    assert isinstance(
+        policy(tracked_secret, ("project", {"deny": ["Read(.env)"]})).can_use_tool("Bash", bash("git log --oneline")),
+        Allow,
+    )
 
 
 def test_hostile_repetition_is_bounded(root: Path) -> None:
@@ -417,8 +582,9 @@ def test_hostile_repetition_is_bounded(root: Path) -> None:
     assert isinstance(p.can_use_tool("Bash", bash("sudo" + " 1" * 10_000)), Deny)
 
 
-@pytest.mark.parametrize("cmd", ["grep -rn ProxyCommand docs", "echo LocalCommand", "coproc sleep 1",
-                                 "function build { make; }; build"])
+@pytest.mark.parametrize(
+    "cmd", ["grep -rn ProxyCommand docs", "echo LocalCommand", "coproc sleep 1", "function build { make; }; build"]
+)
 def test_mentions_of_ssh_options_and_bash_syntax_are_not_unknowable(root: Path, cmd: str) -> None:
     p = policy(root, ("user", {"deny": ["Bash(touch:*)"], "allow": ["Bash"]}))
     assert isinstance(p.can_use_tool("Bash", bash(cmd)), Allow), cmd
@@ -426,8 +592,11 @@ def test_mentions_of_ssh_options_and_bash_syntax_are_not_unknowable(root: Path, 
 
 # ---------------------------------------------------------------- found by the second review
 
-@pytest.mark.parametrize("cmd", ["find . $\\\n'-delete'", "git log $\\\n'--output=x'", "sort $\\\n'-o' out f",
-                                 "cat $\\\n'.env'", "cat <\\\n(ls)"])
+
+@pytest.mark.parametrize(
+    "cmd",
+    ["find . $\\\n'-delete'", "git log $\\\n'--output=x'", "sort $\\\n'-o' out f", "cat $\\\n'.env'", "cat <\\\n(ls)"],
+)
 def test_a_line_continuation_after_a_dollar_or_redirection_is_refused(cmd: str) -> None:
     ok, reason = is_read_only_command(cmd)
     assert not ok and "line continuation" in reason
@@ -435,12 +604,25 @@ def test_a_line_continuation_after_a_dollar_or_redirection_is_refused(cmd: str) 
 
 @pytest.mark.parametrize(
     "cmd",
-    ["bash $\\\n'-c' 'touch P'", 'echo $(echo "\\")" ; touch P)', "exec 3<<<'touch P'; sh <&3",
-     "sh /dev/fd//0 <<< 'touch P'", "sh /proc/thread-self/fd/0 <<< 'touch P'", "source /dev/./stdin <<< 'touch P'",
-     "awk -f /dev/stdin f <<< 'BEGIN{system(\"touch P\")}'", "make --file=/dev/stdin <<< 'all:;touch P'",
-     "make -f /dev/fd/0 <<< 'all:;touch P'", "ed -s f <<< '!touch P'", "vim -es f <<< '!touch P'",
-     "sqlite3 :memory: '.shell touch P'", "git grep -O'touch P' -e a", "git ls-remote --upload-p='touch P;' .",
-     "GIT_SSH_COMMAND='touch P' git fetch", "git -c core.pager='touch P' log", "EDITOR='touch P' crontab -e"],
+    [
+        "bash $\\\n'-c' 'touch P'",
+        'echo $(echo "\\")" ; touch P)',
+        "exec 3<<<'touch P'; sh <&3",
+        "sh /dev/fd//0 <<< 'touch P'",
+        "sh /proc/thread-self/fd/0 <<< 'touch P'",
+        "source /dev/./stdin <<< 'touch P'",
+        "awk -f /dev/stdin f <<< 'BEGIN{system(\"touch P\")}'",
+        "make --file=/dev/stdin <<< 'all:;touch P'",
+        "make -f /dev/fd/0 <<< 'all:;touch P'",
+        "ed -s f <<< '!touch P'",
+        "vim -es f <<< '!touch P'",
+        "sqlite3 :memory: '.shell touch P'",
+        "git grep -O'touch P' -e a",
+        "git ls-remote --upload-p='touch P;' .",
+        "GIT_SSH_COMMAND='touch P' git fetch",
+        "git -c core.pager='touch P' log",
+        "EDITOR='touch P' crontab -e",
+    ],
 )
 def test_deny_rules_see_through_what_the_second_review_found(root: Path, cmd: str) -> None:
     p = policy(root, ("managed", {"deny": ["Bash(touch:*)"]}), mode="bypassPermissions")
@@ -449,8 +631,17 @@ def test_deny_rules_see_through_what_the_second_review_found(root: Path, cmd: st
 
 @pytest.mark.parametrize(
     "cmd",
-    ["cat .en[[:alpha:]]", "cat .en[^x]", "cat .en{u..w}", "echo -ne '\\x2eenv\\0' | sort --files0-from=-",
-     "git log -U1", "git log --unified=1", "git log --binary", "git log -L1,1:.env", "cat /proc//self/cwd/.env"],
+    [
+        "cat .en[[:alpha:]]",
+        "cat .en[^x]",
+        "cat .en{u..w}",
+        "echo -ne '\\x2eenv\\0' | sort --files0-from=-",
+        "git log -U1",
+        "git log --unified=1",
+        "git log --binary",
+        "git log -L1,1:.env",
+        "cat /proc//self/cwd/.env",
+    ],
 )
 def test_read_deny_rules_hold_for_what_the_second_review_found(tracked_secret: Path, cmd: str) -> None:
     p = policy(tracked_secret, ("project", {"deny": ["Read(.env)"]}))
@@ -459,11 +650,24 @@ def test_read_deny_rules_hold_for_what_the_second_review_found(tracked_secret: P
 
 @pytest.mark.parametrize(
     "cmd",
-    ["[ -f package.json ] && npm install", "[[ -d x ]] || mkdir x", "{ make; make test; } 2>&1 | tee build.log",
-     "DEBUG=* npm start", 'docker run --rm -v "$PWD:/app" python:3.12 pytest', "ssh $HOST uptime",
-     "git diff --name-only | xargs -r npx eslint", "echo ' a b ' | xargs", "awk -F@ '{print $2}' emails.txt",
-     "python manage.py shell -c 'print(1)'", "GIT_PAGER=cat git log -5", "GIT_EDITOR=true git rebase --continue",
-     "git -c core.editor=true rebase --continue", "PYTHONPATH=. pytest", "cat x |\\\n grep y", "sudo -u $USER ls"],
+    [
+        "[ -f package.json ] && npm install",
+        "[[ -d x ]] || mkdir x",
+        "{ make; make test; } 2>&1 | tee build.log",
+        "DEBUG=* npm start",
+        'docker run --rm -v "$PWD:/app" python:3.12 pytest',
+        "ssh $HOST uptime",
+        "git diff --name-only | xargs -r npx eslint",
+        "echo ' a b ' | xargs",
+        "awk -F@ '{print $2}' emails.txt",
+        "python manage.py shell -c 'print(1)'",
+        "GIT_PAGER=cat git log -5",
+        "GIT_EDITOR=true git rebase --continue",
+        "git -c core.editor=true rebase --continue",
+        "PYTHONPATH=. pytest",
+        "cat x |\\\n grep y",
+        "sudo -u $USER ls",
+    ],
 )
 def test_everyday_commands_are_not_caught_by_an_unrelated_deny_rule(root: Path, cmd: str) -> None:
     p = policy(root, ("user", {"deny": ["Bash(touch:*)"], "allow": ["Bash"]}))

@@ -25,8 +25,16 @@ from tests.e2e.forkserver import ForkServer
 # server. Every other variable must be the server's, or the run is a real subprocess.
 # PATH: the interpreter is started by its full path and finds its modules by sys.path, so PATH
 # matters only to the programs claude-mini starts, which read the run's own environment.
-RUNTIME_ONLY_ENV = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "NO_COLOR",
-                    "HOME", "XDG_CONFIG_HOME", "PYTEST_CURRENT_TEST", "PATH"}
+RUNTIME_ONLY_ENV = {
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "NO_COLOR",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "PYTEST_CURRENT_TEST",
+    "PATH",
+}
 RUNTIME_ONLY_PREFIX = "CLAUDE_MINI_"
 # The environment the worker started with, before any test's monkeypatch.
 _START_ENV = dict(os.environ)
@@ -35,8 +43,13 @@ _START_ENV = dict(os.environ)
 def cli_env(home: Path, managed: Path, base_url: str, **extra: str) -> dict[str, str]:
     """A clean environment for one CLI run: our home folder, the fake server, a fake key."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_MINI_"))}
-    env.update(CLAUDE_MINI_HOME=str(home), CLAUDE_MINI_MANAGED_DIR=str(managed),
-               ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="test-key", NO_COLOR="1")
+    env.update(
+        CLAUDE_MINI_HOME=str(home),
+        CLAUDE_MINI_MANAGED_DIR=str(managed),
+        ANTHROPIC_BASE_URL=base_url,
+        ANTHROPIC_API_KEY="test-key",
+        NO_COLOR="1",
+    )
     env.update(extra)
     return {k: v for k, v in env.items() if v != ""}  # "" in `extra` unsets a variable
 
@@ -58,8 +71,7 @@ def repo(repo: Path) -> Path:
 
 def _startup_env(env: dict[str, str]) -> dict[str, str]:
     """The part of `env` a process reads before claude_mini runs."""
-    return {k: v for k, v in env.items()
-            if k not in RUNTIME_ONLY_ENV and not k.startswith(RUNTIME_ONLY_PREFIX)}
+    return {k: v for k, v in env.items() if k not in RUNTIME_ONLY_ENV and not k.startswith(RUNTIME_ONLY_PREFIX)}
 
 
 @pytest.fixture(scope="session")
@@ -75,14 +87,24 @@ def fork_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForkServer
 def run_cli(isolated_env, fake_server, repo, fork_server) -> Callable[..., subprocess.CompletedProcess]:
     """`run_cli("-p", "hi", input=None, env={...})` runs `python -m claude_mini` in the repo."""
 
-    def run(*args: str, input: str | None = None, cwd: Path | None = None,
-            env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    def run(
+        *args: str,
+        input: str | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 60,
+    ) -> subprocess.CompletedProcess:
         full_env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, **(env or {}))
         if _startup_env(full_env) == _startup_env(fork_server.env):
             return fork_server.run(list(args), cwd=cwd or repo, env=full_env, input=input, timeout=timeout)
         return subprocess.run(
-            [sys.executable, "-m", "claude_mini", *args], cwd=cwd or repo, env=full_env,
-            input=input, capture_output=True, text=True, timeout=timeout,
+            [sys.executable, "-m", "claude_mini", *args],
+            cwd=cwd or repo,
+            env=full_env,
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
             stdin=None if input is not None else subprocess.DEVNULL,
         )
 
@@ -96,8 +118,13 @@ def json_lines(text: str) -> list[dict]:
 def tool_results(fake_server) -> list[dict]:
     """Every tool_result block the main agent was sent, oldest first (its last request holds them all)."""
     last = fake_server.requests_for("main")[-1].body["messages"]
-    return [block for message in last if message["role"] == "user" and isinstance(message["content"], list)
-            for block in message["content"] if block.get("type") == "tool_result"]
+    return [
+        block
+        for message in last
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
 
 
 def text_of(block: dict) -> str:

@@ -55,8 +55,19 @@ from pathlib import Path
 
 # What every model run of the CLI imports: anthropic (with httpx, pydantic, asyncio, ssl...) and
 # what its client imports when it is built. Not llama_cpp: OpenMP's threads do not survive a fork.
-PREIMPORT = ("anthropic", "typer", "typer._adapters", "click", "yaml", "pathspec", "httpcore2",
-             "anyio._backends._asyncio", "anyio.streams.tls", "truststore", "opentelemetry.propagate")
+PREIMPORT = (
+    "anthropic",
+    "typer",
+    "typer._adapters",
+    "click",
+    "yaml",
+    "pathspec",
+    "httpcore2",
+    "anyio._backends._asyncio",
+    "anyio.streams.tls",
+    "truststore",
+    "opentelemetry.propagate",
+)
 HEADER = struct.Struct("!I")
 
 
@@ -193,8 +204,7 @@ def fresh_stdio() -> None:
 def fresh_main_module() -> None:
     """An empty `__main__`, as the interpreter makes one, for runpy to run the package in."""
     main = types.ModuleType("__main__")
-    main.__dict__.update(__builtins__=builtins, __annotations__={},
-                         __loader__=importlib.machinery.BuiltinImporter)
+    main.__dict__.update(__builtins__=builtins, __annotations__={}, __loader__=importlib.machinery.BuiltinImporter)
     sys.modules["__main__"] = main
 
 
@@ -209,8 +219,13 @@ class ForkServer:
         self.env = env
         self.path = str(folder / "fork.sock")
         self.bytecode = str(folder / "bytecode")
-        self.proc = subprocess.Popen([sys.executable, __file__, self.path, self.bytecode], cwd=folder,
-                                     env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, self.path, self.bytecode],
+            cwd=folder,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
         ready = self.proc.stdout.readline()
         assert ready == b"ready\n", f"the fork server did not start: {ready!r}"
 
@@ -220,13 +235,20 @@ class ForkServer:
         self.proc.wait(timeout=10)
         self.proc.stdout.close()
 
-    def run(self, args: list[str], *, cwd: Path, env: dict[str, str], input: str | None,
-            timeout: float, module: str = "claude_mini") -> subprocess.CompletedProcess:
+    def run(
+        self,
+        args: list[str],
+        *,
+        cwd: Path,
+        env: dict[str, str],
+        input: str | None,
+        timeout: float,
+        module: str = "claude_mini",
+    ) -> subprocess.CompletedProcess:
         """What `subprocess.run([python, -m, module, *args], cwd, env, input, capture_output=True,
         text=True, timeout, stdin=DEVNULL unless input)` returns or raises."""
         cmd = [sys.executable, "-m", module, *args]
-        request = {"args": list(args), "cwd": str(cwd), "env": env, "module": module,
-                   "bytecode": self.bytecode}
+        request = {"args": list(args), "cwd": str(cwd), "env": env, "module": module, "bytecode": self.bytecode}
         fds = _Fds()
         if input is None:
             stdin_r, stdin_w = fds.add(os.open(os.devnull, os.O_RDWR)), None
@@ -312,8 +334,7 @@ class _Replies:
         return json.loads(line)
 
 
-def _communicate(fds: _Fds, stdin_w: int | None, data: bytes | None, out_r: int, err_r: int,
-                 deadline: float) -> tuple:
+def _communicate(fds: _Fds, stdin_w: int | None, data: bytes | None, out_r: int, err_r: int, deadline: float) -> tuple:
     """Feed stdin and read stdout/stderr to EOF, as Popen.communicate does on POSIX.
     Returns (stdout, stderr) bytes, or (None, (stdout chunks, stderr chunks)) past `deadline`."""
     chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}

@@ -25,15 +25,26 @@ def bash(command: str) -> Reply:
 
 
 def first_turn(fake_server) -> None:
-    main_replies(fake_server, bash(BUILT), bash(FAILING), bash(FLAG),
-                 Reply.tool("Write", {"file_path": "ready.flag", "content": "ok\n"}), bash(FLAG),
-                 Reply.text("Set up, except the BOOM step."))
+    main_replies(
+        fake_server,
+        bash(BUILT),
+        bash(FAILING),
+        bash(FLAG),
+        Reply.tool("Write", {"file_path": "ready.flag", "content": "ok\n"}),
+        bash(FLAG),
+        Reply.text("Set up, except the BOOM step."),
+    )
 
 
 def checkpoint_in(body: dict) -> str:
     """The text of the one checkpoint attached in this request's messages (asserts there is one)."""
-    texts = [block["text"] for message in body["messages"] if isinstance(message["content"], list)
-             for block in message["content"] if block.get("type") == "text" and HEADER in block["text"]]
+    texts = [
+        block["text"]
+        for message in body["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "text" and HEADER in block["text"]
+    ]
     assert len(texts) == 1, f"{len(texts)} checkpoints attached"
     text = texts[0].removeprefix("<system-reminder>").strip()
     assert text.startswith(HEADER)

@@ -20,10 +20,14 @@ QUIET = {"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}
 
 def two_turns(fake_server, run_cli) -> list[dict]:
     """`create new.txt`, then `edit app`; the messages `checkpoints list --json` gives, newest first."""
-    main_replies(fake_server, Reply.tool("Write", {"file_path": "new.txt", "content": "new\n"}), Reply.text("Made it."),
-                 Reply.tool("Read", {"file_path": "app.py"}),
-                 Reply.tool("Edit", {"file_path": "app.py", "old_string": "hello", "new_string": "hi"}),
-                 Reply.text("Edited."))
+    main_replies(
+        fake_server,
+        Reply.tool("Write", {"file_path": "new.txt", "content": "new\n"}),
+        Reply.text("Made it."),
+        Reply.tool("Read", {"file_path": "app.py"}),
+        Reply.tool("Edit", {"file_path": "app.py", "old_string": "hello", "new_string": "hi"}),
+        Reply.text("Edited."),
+    )
     for i, text in enumerate(("create new.txt", "edit app")):
         done = run_cli(*(["-c"] if i else []), "-p", text, "--permission-mode", "acceptEdits", env=QUIET)
         assert done.returncode == 0, done.stderr
@@ -41,7 +45,9 @@ def test_list_then_restore_refuses_a_hand_edit_until_forced_and_continue_sees_th
 
     unknown = run_cli("checkpoints", "restore", "no-such-message")
     assert unknown.returncode == 1 and unknown.stdout == ""
-    assert unknown.stderr.startswith("claude-mini checkpoints: No message 'no-such-message' in the current conversation")
+    assert unknown.stderr.startswith(
+        "claude-mini checkpoints: No message 'no-such-message' in the current conversation"
+    )
     assert len(unknown.stderr.splitlines()) == 1
 
     (repo / "app.py").write_text("# by hand\n")
@@ -100,9 +106,13 @@ def test_a_folder_that_became_a_symlink_is_never_written_or_deleted_through(run_
     f.txt and deleted new.txt there. Both are refused with one line each; nothing outside changes."""
     (repo / "sub").mkdir()
     (repo / "sub" / "f.txt").write_text("original\n")
-    main_replies(fake_server, Reply.tool("Read", {"file_path": "sub/f.txt"}),
-                 Reply.tool("Edit", {"file_path": "sub/f.txt", "old_string": "original", "new_string": "edited"}),
-                 Reply.tool("Write", {"file_path": "sub/new.txt", "content": "made\n"}), Reply.text("Done."))
+    main_replies(
+        fake_server,
+        Reply.tool("Read", {"file_path": "sub/f.txt"}),
+        Reply.tool("Edit", {"file_path": "sub/f.txt", "old_string": "original", "new_string": "edited"}),
+        Reply.tool("Write", {"file_path": "sub/new.txt", "content": "made\n"}),
+        Reply.text("Done."),
+    )
     done = run_cli("-p", "edit sub", "--permission-mode", "acceptEdits", env=QUIET)
     assert done.returncode == 0, done.stderr
     [message] = json.loads(run_cli("checkpoints", "list", "--json").stdout)["messages"]

@@ -55,8 +55,11 @@ def test_a_rule_re_attached_by_compaction_is_not_attached_again(run_cli, fake_se
     _setup(repo, window=24_000)  # room after the compaction for one more (short) read
     fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
     fake_server.on(Reply.text(SUMMARY), purpose="compact", times=None)
-    fake_server.queue(Reply.tool("Read", {"file_path": "big.txt"}),
-                      Reply.tool("Read", {"file_path": "big.txt", "limit": 3}), Reply.text("done"))
+    fake_server.queue(
+        Reply.tool("Read", {"file_path": "big.txt"}),
+        Reply.tool("Read", {"file_path": "big.txt", "limit": 3}),
+        Reply.text("done"),
+    )
     result = run_cli("-p", "please summarise big.txt")
     assert result.returncode == 0, result.stderr
     assert len(fake_server.requests_for("compact")) == 1
@@ -125,8 +128,7 @@ def test_too_long_compaction_drops_the_oldest_round(run_cli, fake_server, repo):
     fake_server.on(Reply.text("Nothing."), purpose="extract", times=None)
     fake_server.queue(Reply.text("first answer"))
     assert run_cli("-p", "first small question").returncode == 0
-    fake_server.on(Reply.error(400, "prompt is too long: 250000 tokens > 200000 maximum"),
-                   purpose="compact", times=1)
+    fake_server.on(Reply.error(400, "prompt is too long: 250000 tokens > 200000 maximum"), purpose="compact", times=1)
     fake_server.on(Reply.text(SUMMARY), purpose="compact", times=None)
     fake_server.queue(Reply.tool("Read", {"file_path": "big.txt"}), Reply.text("done"))
     result = run_cli("-c", "-p", "now summarise big.txt")

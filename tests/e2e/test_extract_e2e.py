@@ -15,9 +15,14 @@ from claude_mini import paths
 from claude_mini.memory.store import format_memory
 from tests.e2e.conftest import cli_env, trust_folder
 
-MEMORY = format_memory(name="Run pytest with -x", description="always run pytest with -x",
-                       type="feedback", body="Run the tests with `pytest -x`.",
-                       why="the user wants the first failure only", how_to_apply="every test run")
+MEMORY = format_memory(
+    name="Run pytest with -x",
+    description="always run pytest with -x",
+    type="feedback",
+    body="Run the tests with `pytest -x`.",
+    why="the user wants the first failure only",
+    how_to_apply="every test run",
+)
 
 
 def settings(repo, **memory) -> None:
@@ -28,15 +33,19 @@ def settings(repo, **memory) -> None:
 
 
 def save_replies(fake_server, memdir) -> None:
-    fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "feedback_testing.md"), "content": MEMORY}),
-                   purpose="extract")
+    fake_server.on(
+        Reply.tool("Write", {"file_path": str(memdir / "feedback_testing.md"), "content": MEMORY}), purpose="extract"
+    )
     fake_server.on(Reply.text("Saved one memory."), purpose="extract")
 
 
 def runs(fake_server) -> list:
     """The first request of each extraction run (its last message is the extraction prompt)."""
-    return [r for r in fake_server.requests_for("extract")
-            if r.body["messages"][-1]["content"][-1].get("text", "").startswith("You are now the memory extraction")]
+    return [
+        r
+        for r in fake_server.requests_for("extract")
+        if r.body["messages"][-1]["content"][-1].get("text", "").startswith("You are now the memory extraction")
+    ]
 
 
 def transcript_entries(home, repo) -> list[dict]:
@@ -78,8 +87,10 @@ def test_json_output_stays_one_object_and_announces_nothing(run_cli, fake_server
 def test_print_mode_waits_for_a_slow_extraction_before_exiting(run_cli, fake_server, repo):
     settings(repo)
     memdir = paths.memory_dir(repo)
-    fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "feedback_testing.md"), "content": MEMORY})
-                   .slow_first_byte(2.0), purpose="extract")
+    fake_server.on(
+        Reply.tool("Write", {"file_path": str(memdir / "feedback_testing.md"), "content": MEMORY}).slow_first_byte(2.0),
+        purpose="extract",
+    )
     fake_server.on(Reply.text("Saved."), purpose="extract")
     result = run_cli("-p", "always run pytest with -x")
     assert result.returncode == 0, result.stderr
@@ -90,8 +101,9 @@ def test_print_mode_waits_for_a_slow_extraction_before_exiting(run_cli, fake_ser
 def test_print_mode_stops_waiting_after_the_configured_time(run_cli, fake_server, repo):
     settings(repo, extractWaitSeconds=1)
     memdir = paths.memory_dir(repo)
-    fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "feedback_testing.md"), "content": MEMORY}),
-                   purpose="extract")
+    fake_server.on(
+        Reply.tool("Write", {"file_path": str(memdir / "feedback_testing.md"), "content": MEMORY}), purpose="extract"
+    )
     fake_server.on(Reply.text("never").hang(), purpose="extract")
     # The extraction's reply never comes: the run ending at all (run_cli's timeout would raise) shows
     # that print mode stopped waiting.
@@ -115,13 +127,20 @@ def test_ctrl_c_while_saving_skips_it(isolated_env, fake_server, repo):
     """A real process, to send it SIGINT once it says it is saving."""
     settings(repo, extractWaitSeconds=60)
     memdir = paths.memory_dir(repo)
-    fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "feedback_testing.md"), "content": MEMORY}),
-                   purpose="extract")
+    fake_server.on(
+        Reply.tool("Write", {"file_path": str(memdir / "feedback_testing.md"), "content": MEMORY}), purpose="extract"
+    )
     fake_server.on(Reply.text("never").hang(), purpose="extract")
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url)
-    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "always run pytest with -x"], cwd=repo,
-                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "claude_mini", "-p", "always run pytest with -x"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stderr.readline() == "saving memories… (Ctrl-C skips)\n"
         proc.send_signal(signal.SIGINT)
@@ -137,12 +156,16 @@ def test_a_turn_with_nothing_durable_is_not_extracted(run_cli, fake_server, repo
     """A greeting, a listing, a question answered from the code, an edit: no fork, at the turn's
     end or at the session's (each -p run is a session)."""
     settings(repo)
-    fake_server.queue(Reply.text("Hello!"),
-                      Reply.tool("Glob", {"pattern": "*"}), Reply.text("app.py, README.md"),
-                      Reply.tool("Read", {"file_path": "app.py"}), Reply.text("greet() returns hello."),
-                      Reply.tool("Read", {"file_path": "app.py"}),
-                      Reply.tool("Edit", {"file_path": "app.py", "old_string": "def greet():",
-                                          "new_string": "def greet() -> str:"}), Reply.text("Annotated."))
+    fake_server.queue(
+        Reply.text("Hello!"),
+        Reply.tool("Glob", {"pattern": "*"}),
+        Reply.text("app.py, README.md"),
+        Reply.tool("Read", {"file_path": "app.py"}),
+        Reply.text("greet() returns hello."),
+        Reply.tool("Read", {"file_path": "app.py"}),
+        Reply.tool("Edit", {"file_path": "app.py", "old_string": "def greet():", "new_string": "def greet() -> str:"}),
+        Reply.text("Annotated."),
+    )
     for prompt in ("hello", "list files", "what does greet do?", "add a return type to greet"):
         result = run_cli("-p", prompt, "--permission-mode", "acceptEdits")
         assert result.returncode == 0 and result.stderr == "", result.stderr
@@ -167,10 +190,15 @@ def test_the_session_end_extracts_a_durable_turn_the_throttle_held(run_cli, fake
 def test_main_agent_cannot_save_a_secret_into_memory(run_cli, fake_server, repo):
     settings(repo)
     memdir = paths.memory_dir(repo)
-    content = format_memory(name="Token", description="the deploy token is ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
-                            type="reference", body="Use it to deploy.")
-    fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "reference_token.md"), "content": content}),
-                   purpose="main")
+    content = format_memory(
+        name="Token",
+        description="the deploy token is ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        type="reference",
+        body="Use it to deploy.",
+    )
+    fake_server.on(
+        Reply.tool("Write", {"file_path": str(memdir / "reference_token.md"), "content": content}), purpose="main"
+    )
     fake_server.on(Reply.text("I could not save it."), purpose="main")
     result = run_cli("-p", "remember the deploy token", "--permission-mode", "bypassPermissions")
     assert result.returncode == 0, result.stderr
@@ -188,7 +216,8 @@ def test_no_extraction_when_auto_memory_is_disabled(run_cli, fake_server, repo):
 
 
 def test_repl_batches_held_turns_into_the_durable_turns_run_and_extracts_the_rest_at_exit(
-        isolated_env, fake_server, repo):
+    isolated_env, fake_server, repo
+):
     """Turns 1-2 state nothing and wait; the 3rd states a preference: ONE run, carrying turns 1-3.
     The 4th states a schedule but is interrupted (no turn end): /exit extracts it."""
     from tests.e2e.conftest import trust_folder
@@ -197,28 +226,43 @@ def test_repl_batches_held_turns_into_the_durable_turns_run_and_extracts_the_res
     settings(repo)
     trust_folder(isolated_env.home, repo)
     memdir = paths.memory_dir(repo)
-    for reply in (Reply.text("Hi!"), Reply.tool("Glob", {"pattern": "*"}), Reply.text("app.py, README.md"),
-                  Reply.text("Tabs it is."), Reply.text("never arrives").hang()):
+    for reply in (
+        Reply.text("Hi!"),
+        Reply.tool("Glob", {"pattern": "*"}),
+        Reply.text("app.py, README.md"),
+        Reply.text("Tabs it is."),
+        Reply.text("never arrives").hang(),
+    ):
         fake_server.on(reply, purpose="main")
     tabs = format_memory(name="Tabs", description="indent with tabs", type="feedback", body="Tabs.")
     deploy = format_memory(name="Deploys", description="deploys happen on Fridays", type="project", body="Fri.")
-    for reply in (Reply.tool("Write", {"file_path": str(memdir / "feedback_tabs.md"), "content": tabs}),
-                  Reply.text("Saved."),
-                  Reply.tool("Write", {"file_path": str(memdir / "project_deploy.md"), "content": deploy}),
-                  Reply.text("Saved.")):
+    for reply in (
+        Reply.tool("Write", {"file_path": str(memdir / "feedback_tabs.md"), "content": tabs}),
+        Reply.text("Saved."),
+        Reply.tool("Write", {"file_path": str(memdir / "project_deploy.md"), "content": deploy}),
+        Reply.text("Saved."),
+    ):
         fake_server.on(reply, purpose="extract")
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm")
     term = Terminal([], repo, env)
     try:
-        for text, answer in (("hello", "Hi!"), ("list files", "app.py, README.md"),
-                             ("always indent with tabs", "Tabs it is.")):
+        for text, answer in (
+            ("hello", "Hi!"),
+            ("list files", "app.py, README.md"),
+            ("always indent with tabs", "Tabs it is."),
+        ):
             term.expect(r"mode: \w+")
             term.submit(text)
             term.expect(answer)
         term.expect("Saved memory: feedback_tabs.md")
         [first] = runs(fake_server)
-        typed = [b["text"] for m in first.body["messages"][:-1] if m["role"] == "user" for b in m["content"]
-                 if b.get("type") == "text"]
+        typed = [
+            b["text"]
+            for m in first.body["messages"][:-1]
+            if m["role"] == "user"
+            for b in m["content"]
+            if b.get("type") == "text"
+        ]
         assert typed == ["hello", "list files", "always indent with tabs"]
         term.expect(r"mode: \w+")
         term.submit("we deploy on Fridays")
@@ -232,5 +276,5 @@ def test_repl_batches_held_turns_into_the_durable_turns_run_and_extracts_the_res
     finally:
         term.child.close(force=True)
     first, last = runs(fake_server)
-    assert 'from the user\'s "we deploy on Fridays' in last.body["messages"][-1]["content"][-1]["text"]
+    assert "from the user's \"we deploy on Fridays" in last.body["messages"][-1]["content"][-1]["text"]
     assert (memdir / "feedback_tabs.md").exists() and (memdir / "project_deploy.md").exists()

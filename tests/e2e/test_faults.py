@@ -54,7 +54,9 @@ def test_a_stream_that_stalls_twice_ends_with_one_clear_line(run_cli, fake_serve
     assert len(fake_server.requests_for("main")) == 2  # one retry, then the error
     assert result.stderr.count("retrying") == 1
     [error] = [line for line in result.stderr.splitlines() if "stopped sending" in line]
-    assert f"{fake_server.base_url}/v1/messages stopped sending (no data from the server for 0.3 s; tried twice)" in error
+    assert (
+        f"{fake_server.base_url}/v1/messages stopped sending (no data from the server for 0.3 s; tried twice)" in error
+    )
     assert "CLAUDE_MINI_STREAM_IDLE_SECONDS" in error and "Traceback" not in result.stderr
 
 
@@ -64,8 +66,10 @@ def test_a_malformed_stream_gives_a_json_result_naming_the_endpoint(run_cli, fak
     assert result.returncode == 1, result.stderr
     out = json.loads(result.stdout)
     assert out["is_error"] is True and out["subtype"] == "error_during_execution"
-    assert out["result"].startswith(f"{fake_server.base_url}/v1/messages sent a response that is not the "
-                                    "Anthropic Messages stream (malformed stream (JSONDecodeError")
+    assert out["result"].startswith(
+        f"{fake_server.base_url}/v1/messages sent a response that is not the "
+        "Anthropic Messages stream (malformed stream (JSONDecodeError"
+    )
     assert "internal error" not in result.stderr and len(fake_server.requests_for("main")) == 4
 
 
@@ -109,9 +113,12 @@ def test_kill_9_mid_turn_then_continue(isolated_env, fake_server, repo):
     fake_server.queue(Reply.tool("Bash", {"command": "sleep 30"}, id="toolu_sleep"))
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "claude_mini", "-p", "run the slow thing",
-         "--permission-mode", "bypassPermissions"],
-        cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "claude_mini", "-p", "run the slow thing", "--permission-mode", "bypassPermissions"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         transcript = _wait_for_transcript_with(isolated_env.home, "toolu_sleep", proc)
@@ -121,7 +128,12 @@ def test_kill_9_mid_turn_then_continue(isolated_env, fake_server, repo):
     fake_server.queue(Reply.text("Resumed fine."))
     resumed = subprocess.run(
         [sys.executable, "-m", "claude_mini", "-c", "-p", "what happened?"],
-        cwd=repo, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.strip() == "Resumed fine."

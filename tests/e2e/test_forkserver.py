@@ -13,7 +13,7 @@ import pytest
 
 from tests.e2e.conftest import cli_env
 
-PROBE = r'''
+PROBE = r"""
 import json, locale, os, signal, sys, tempfile, threading, time, warnings
 
 def stream(s):
@@ -66,7 +66,7 @@ elif how == "interrupt":
     raise KeyboardInterrupt
 elif how == "killed":
     os.kill(os.getpid(), signal.SIGTERM)
-'''
+"""
 
 
 @pytest.fixture
@@ -76,11 +76,17 @@ def probe(tmp_path, isolated_env, fork_server):
     env = cli_env(isolated_env.home, isolated_env.managed, "http://127.0.0.1:9")
 
     def run(how: str, input: str | None = None):
-        real = subprocess.run([sys.executable, "-m", "probe", how], cwd=tmp_path, env=env,
-                              input=input, capture_output=True, text=True, timeout=30,
-                              stdin=None if input is not None else subprocess.DEVNULL)
-        forked = fork_server.run([how], cwd=tmp_path, env=env, input=input, timeout=30,
-                                 module="probe")
+        real = subprocess.run(
+            [sys.executable, "-m", "probe", how],
+            cwd=tmp_path,
+            env=env,
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            stdin=None if input is not None else subprocess.DEVNULL,
+        )
+        forked = fork_server.run([how], cwd=tmp_path, env=env, input=input, timeout=30, module="probe")
         return real, forked
 
     return run
@@ -105,10 +111,13 @@ def test_a_forked_run_ends_as_a_fresh_one_would(probe, how):
     assert ("Traceback" in forked.stderr) == ("Traceback" in real.stderr)
 
 
-@pytest.mark.parametrize("sleeper", [
-    "print('started', flush=True)\ntime.sleep(60)\n",
-    "print('started', flush=True)\nos.close(1)\nos.close(2)\ntime.sleep(60)\n",  # output closed, not exited
-])
+@pytest.mark.parametrize(
+    "sleeper",
+    [
+        "print('started', flush=True)\ntime.sleep(60)\n",
+        "print('started', flush=True)\nos.close(1)\nos.close(2)\ntime.sleep(60)\n",  # output closed, not exited
+    ],
+)
 def test_a_run_past_its_timeout_is_killed(fork_server, tmp_path, isolated_env, sleeper):
     (tmp_path / "sleeper.py").write_text("import os, time\n" + sleeper)
     env = cli_env(isolated_env.home, isolated_env.managed, "http://127.0.0.1:9")

@@ -51,14 +51,24 @@ def test_bare_layout_in_the_working_folder_runs_no_fsmonitor(run_cli, fake_serve
     assert "safe.bareRepository" in seen or "Not a git repository" in seen
 
 
-@pytest.mark.parametrize(("command", "attribute"), [
-    ("git status", "filter"), ("git diff", "filter"), ("git diff", "diff"),
-    ("git log -p -1", "diff"), ("git blame app.py", "diff"),
-])
+@pytest.mark.parametrize(
+    ("command", "attribute"),
+    [
+        ("git status", "filter"),
+        ("git diff", "filter"),
+        ("git diff", "diff"),
+        ("git log -p -1", "diff"),
+        ("git blame app.py", "diff"),
+    ],
+)
 def test_repository_drivers_run_nothing(run_cli, fake_server, repo, tmp_path, command, attribute):
     marker = tmp_path / "driver-ran"
-    git = lambda *a: subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", *a],  # noqa: E731
-                                    cwd=repo, check=True, capture_output=True)
+
+    def git(*a):
+        return subprocess.run(
+            ["git", "-c", "user.email=a@b", "-c", "user.name=a", *a], cwd=repo, check=True, capture_output=True
+        )
+
     (repo / ".gitattributes").write_text(f"*.py {attribute}=evil\n")
     git("add", ".")
     git("commit", "-qm", "one")
@@ -67,8 +77,10 @@ def test_repository_drivers_run_nothing(run_cli, fake_server, repo, tmp_path, co
     (repo / "app.py").write_text('def greet():\n    return "hellq"\n')
     os.utime(repo / "app.py", (1, 1))
     with open(repo / ".git" / "config", "a") as f:
-        f.write(f'[filter "evil"]\n\tclean = "touch {marker}; cat"\n'
-                f'[diff "evil"]\n\ttextconv = "touch {marker}; cat"\n\tcommand = "touch {marker}; true"\n')
+        f.write(
+            f'[filter "evil"]\n\tclean = "touch {marker}; cat"\n'
+            f'[diff "evil"]\n\ttextconv = "touch {marker}; cat"\n\tcommand = "touch {marker}; true"\n'
+        )
     fake_server.queue(Reply.tool("Bash", {"command": command}), Reply.text("ok"))
     assert run_cli("-p", "what changed?").returncode == 0
     assert not marker.exists()

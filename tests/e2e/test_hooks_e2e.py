@@ -19,7 +19,7 @@ from fake_anthropic import Reply
 from claude_mini.hooks.lifecycle import MAX_STOP_CONTINUES
 from tests.e2e.conftest import trust_folder
 
-HOOK_PY = r'''
+HOOK_PY = r"""
 import json, os, sys, time
 data = json.load(sys.stdin)
 data["_env"] = {k: os.environ.get(k) for k in ("CLAUDE_PROJECT_DIR", "CLAUDE_MINI_PROJECT_DIR")}
@@ -42,16 +42,27 @@ if out is not None:
 if spec.get("err"):
     print(spec["err"], file=sys.stderr)
 sys.exit(spec.get("exit", 0))
-'''
+"""
 
 # Every event claude-mini fires that a print-mode run can raise.
-ALL_EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-              "Stop", "InstructionsLoaded", "PreCompact", "PostCompact", "SessionEnd")
+ALL_EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "InstructionsLoaded",
+    "PreCompact",
+    "PostCompact",
+    "SessionEnd",
+)
 COMMON = ("session_id", "transcript_path", "cwd", "hook_event_name")
 
 
-def hook(spec: dict[str, Any] | None = None, *, timeout: float | None = None,
-         command: str | None = None) -> dict[str, Any]:
+def hook(
+    spec: dict[str, Any] | None = None, *, timeout: float | None = None, command: str | None = None
+) -> dict[str, Any]:
     """One command handler: `.claude/hook.py` doing what `spec` says (or another `command`)."""
     if command is None:
         command = "python3 .claude/hook.py" + (f" {shlex.quote(json.dumps(spec))}" if spec else "")
@@ -150,7 +161,11 @@ def test_tool_events_get_the_call_and_its_response(cli, fake_server, repo):
     assert result.returncode == 0, result.stderr
     pre_ok, post_ok, pre_bad, failure = logged(repo)
     assert [e["hook_event_name"] for e in (pre_ok, post_ok, pre_bad, failure)] == [
-        "PreToolUse", "PostToolUse", "PreToolUse", "PostToolUseFailure"]
+        "PreToolUse",
+        "PostToolUse",
+        "PreToolUse",
+        "PostToolUseFailure",
+    ]
     for entry, call in ((pre_ok, "toolu_ok"), (post_ok, "toolu_ok"), (pre_bad, "toolu_bad"), (failure, "toolu_bad")):
         assert entry["tool_name"] == "Bash" and entry["tool_use_id"] == call
         assert entry["permission_mode"] == "default" and set(COMMON) <= set(entry)
@@ -199,18 +214,23 @@ def big_file(repo: Path, fake_server) -> None:
 
 def test_auto_compaction_raises_pre_and_post_compact_then_session_start_compact(cli, fake_server, repo):
     (repo / "CLAUDE.md").write_text("PROJECT-TEXT\n")
-    write_hooks(repo, {event: [hook()] for event in ("PreCompact", "PostCompact", "SessionStart",
-                                                       "InstructionsLoaded")}, contextWindow=20_000)
+    write_hooks(
+        repo,
+        {event: [hook()] for event in ("PreCompact", "PostCompact", "SessionStart", "InstructionsLoaded")},
+        contextWindow=20_000,
+    )
     big_file(repo, fake_server)
     result = cli("-p", "please read big.txt")
     assert result.returncode == 0, result.stderr
     assert len(fake_server.requests_for("compact")) == 1
-    events = [(e["hook_event_name"], e.get("source") or e.get("trigger") or e.get("load_reason"))
-              for e in logged(repo)]
-    after = events[events.index(("PreCompact", "auto")):]
+    events = [(e["hook_event_name"], e.get("source") or e.get("trigger") or e.get("load_reason")) for e in logged(repo)]
+    after = events[events.index(("PreCompact", "auto")) :]
     # InstructionsLoaded runs in the background: its place among the others is not fixed.
     assert [e for e in after if e[0] != "InstructionsLoaded"] == [
-        ("PreCompact", "auto"), ("PostCompact", "auto"), ("SessionStart", "compact")]
+        ("PreCompact", "auto"),
+        ("PostCompact", "auto"),
+        ("SessionStart", "compact"),
+    ]
     assert ("InstructionsLoaded", "compact") in after
     [pre] = logged(repo, "PreCompact")
     assert pre["custom_instructions"] in ("", None) and set(COMMON) <= set(pre)
@@ -239,8 +259,13 @@ def test_a_pre_tool_use_exit_2_blocks_the_call_and_the_model_reads_why(cli, fake
 
 
 def test_a_pre_tool_use_json_deny_blocks_the_call_with_its_reason(cli, fake_server, repo):
-    deny = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                   "permissionDecisionReason": "use the Write tool instead"}}
+    deny = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "use the Write tool instead",
+        }
+    }
     write_hooks(repo, {"PreToolUse": {"Bash": [hook({"out": deny})]}})
     bash_call(fake_server, "touch made.txt")
     result = cli("-p", "make a file", "--allowedTools", "Bash")
@@ -251,8 +276,13 @@ def test_a_pre_tool_use_json_deny_blocks_the_call_with_its_reason(cli, fake_serv
 
 
 def test_a_pre_tool_use_ask_in_print_mode_is_permission_needed(cli, fake_server, repo):
-    ask = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask",
-                                  "permissionDecisionReason": "a human should see this one"}}
+    ask = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "ask",
+            "permissionDecisionReason": "a human should see this one",
+        }
+    }
     write_hooks(repo, {"PreToolUse": {"Bash": [hook({"out": ask})]}})
     bash_call(fake_server, "touch made.txt")
     result = cli("-p", "make a file", "--allowedTools", "Bash")  # the rules allow it; the hook asks
@@ -263,8 +293,13 @@ def test_a_pre_tool_use_ask_in_print_mode_is_permission_needed(cli, fake_server,
     assert "a human should see this one" in asked["content"]
 
 
-ALLOW = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-                                "permissionDecisionReason": "writes are fine here"}}
+ALLOW = {
+    "hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "permissionDecisionReason": "writes are fine here",
+    }
+}
 
 
 def test_a_pre_tool_use_allow_spares_the_question_for_a_write(cli, fake_server, repo):
@@ -279,8 +314,7 @@ def test_a_pre_tool_use_allow_spares_the_question_for_a_write(cli, fake_server, 
 
 
 def test_a_pre_tool_use_allow_does_not_lift_a_deny_rule(cli, fake_server, repo):
-    write_hooks(repo, {"PreToolUse": {"Write": [hook({"out": ALLOW})]}},
-                permissions={"deny": ["Write(./secret.txt)"]})
+    write_hooks(repo, {"PreToolUse": {"Write": [hook({"out": ALLOW})]}}, permissions={"deny": ["Write(./secret.txt)"]})
     fake_server.on(Reply.tool("Write", {"file_path": str(repo / "secret.txt"), "content": "x"}), purpose="main")
     fake_server.on(Reply.text("done"), purpose="main")
     result = cli("-p", "write it")
@@ -294,8 +328,13 @@ def test_a_pre_tool_use_allow_does_not_lift_a_deny_rule(cli, fake_server, repo):
 
 
 def test_updated_input_changes_what_runs_and_post_tool_use_sees_it(cli, fake_server, repo):
-    rewrite = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow",
-                                      "updatedInput": {"command": "touch rewritten.txt"}}}
+    rewrite = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "updatedInput": {"command": "touch rewritten.txt"},
+        }
+    }
     write_hooks(repo, {"PreToolUse": {"Bash": [hook({"out": rewrite})]}, "PostToolUse": {"Bash": [hook()]}})
     bash_call(fake_server, "touch original.txt")
     result = cli("-p", "make a file")  # the hook's allow spares the question default mode asks
@@ -316,10 +355,19 @@ def reminders(request) -> list[str]:
     return [t for t in user_texts(request) if t.startswith("<system-reminder>")]
 
 
-@pytest.mark.parametrize("out", [
-    "TICKET-42 is the current task",
-    {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "TICKET-42 is the current task"}},
-], ids=["plain stdout", "additionalContext"])
+@pytest.mark.parametrize(
+    "out",
+    [
+        "TICKET-42 is the current task",
+        {
+            "hookSpecificOutput": {
+                "hookEventName": "UserPromptSubmit",
+                "additionalContext": "TICKET-42 is the current task",
+            }
+        },
+    ],
+    ids=["plain stdout", "additionalContext"],
+)
 def test_user_prompt_submit_context_is_a_system_reminder_in_the_user_message(cli, fake_server, repo, out):
     write_hooks(repo, {"UserPromptSubmit": [hook({"out": out})]})
     fake_server.on(Reply.text("ok"), purpose="main")
@@ -359,8 +407,9 @@ def test_a_stop_hook_makes_the_turn_go_on_once(cli, fake_server, repo):
     first, second = fake_server.requests_for("main")
     assert "run the tests before you stop" not in json.dumps(first.body)
     assert second.body["messages"][-1]["role"] == "user"
-    assert user_texts(second) == ["<system-reminder>\nStop hook feedback:\nrun the tests before you stop\n"
-                                  "</system-reminder>"]
+    assert user_texts(second) == [
+        "<system-reminder>\nStop hook feedback:\nrun the tests before you stop\n</system-reminder>"
+    ]
     assert [e["stop_hook_active"] for e in logged(repo, "Stop")] == [False, True]
 
 
@@ -385,12 +434,16 @@ def hook_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if "hook" in line]
 
 
-@pytest.mark.parametrize(("handler", "said"), [
-    (hook({"sleep": 30}, timeout=1), "timed out after 1 s"),
-    (hook({"err": "formatter crashed\nsecond line", "exit": 1}), "failed (exit 1): formatter crashed"),
-    (hook(command="./.claude/missing-hook.sh"), "failed (exit 127)"),
-    (hook(command="./.claude/hook.py"), "failed (exit 126)"),  # not executable
-], ids=["timeout", "exit 1", "missing", "not executable"])
+@pytest.mark.parametrize(
+    ("handler", "said"),
+    [
+        (hook({"sleep": 30}, timeout=1), "timed out after 1 s"),
+        (hook({"err": "formatter crashed\nsecond line", "exit": 1}), "failed (exit 1): formatter crashed"),
+        (hook(command="./.claude/missing-hook.sh"), "failed (exit 127)"),
+        (hook(command="./.claude/hook.py"), "failed (exit 126)"),  # not executable
+    ],
+    ids=["timeout", "exit 1", "missing", "not executable"],
+)
 def test_a_failing_pre_tool_use_hook_is_one_line_and_the_call_runs(cli, fake_server, repo, handler, said):
     write_hooks(repo, {"PreToolUse": {"Bash": [handler]}})
     bash_call(fake_server, "touch made.txt")
@@ -439,8 +492,16 @@ def test_the_system_prompt_and_tools_are_the_same_bytes_with_hooks(cli, fake_ser
     fake_server.on(Reply.text("ok"), purpose="main")
     assert cli("-p", "hello").returncode == 0
     context = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "ON-CALL: alice"}}
-    write_hooks(repo, {"SessionStart": [hook({"out": context})], "UserPromptSubmit": [hook({"out": "TICKET-42"})],
-                       "InstructionsLoaded": [hook()], "PreToolUse": {"Bash": [hook()]}, "Stop": [hook()]})
+    write_hooks(
+        repo,
+        {
+            "SessionStart": [hook({"out": context})],
+            "UserPromptSubmit": [hook({"out": "TICKET-42"})],
+            "InstructionsLoaded": [hook()],
+            "PreToolUse": {"Bash": [hook()]},
+            "Stop": [hook()],
+        },
+    )
     fake_server.on(Reply.text("ok"), purpose="main")
     result = cli("-p", "hello")
     assert result.returncode == 0, result.stderr
@@ -455,8 +516,11 @@ def test_the_system_prompt_and_tools_are_the_same_bytes_with_hooks(cli, fake_ser
 
 
 def test_a_pre_compact_exit_2_refuses_the_compaction(cli, fake_server, repo):
-    write_hooks(repo, {"PreCompact": [hook({"err": "not during a deploy", "exit": 2})], "PostCompact": [hook()]},
-                contextWindow=20_000)
+    write_hooks(
+        repo,
+        {"PreCompact": [hook({"err": "not during a deploy", "exit": 2})], "PostCompact": [hook()]},
+        contextWindow=20_000,
+    )
     big_file(repo, fake_server)
     result = cli("-p", "please read big.txt")
     assert result.returncode == 0, result.stderr
@@ -469,8 +533,9 @@ def test_a_pre_compact_exit_2_refuses_the_compaction(cli, fake_server, repo):
 
 
 def test_pre_compact_stdout_joins_the_summary_instructions(cli, fake_server, repo):
-    write_hooks(repo, {"PreCompact": [hook({"out": "KEEP-THE-BANANAS: list every file touched"})]},
-                contextWindow=20_000)
+    write_hooks(
+        repo, {"PreCompact": [hook({"out": "KEEP-THE-BANANAS: list every file touched"})]}, contextWindow=20_000
+    )
     big_file(repo, fake_server)
     result = cli("-p", "please read big.txt")
     assert result.returncode == 0, result.stderr
@@ -483,8 +548,11 @@ def test_pre_compact_stdout_joins_the_summary_instructions(cli, fake_server, rep
 
 
 def test_post_tool_use_block_and_context_reach_the_model_beside_the_result(cli, fake_server, repo):
-    said = {"decision": "block", "reason": "lint failed: E501",
-            "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "ran ruff"}}
+    said = {
+        "decision": "block",
+        "reason": "lint failed: E501",
+        "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "ran ruff"},
+    }
     write_hooks(repo, {"PostToolUse": {"Bash": [hook({"out": said})]}})
     bash_call(fake_server, "echo hi")
     result = cli("-p", "run it", "--allowedTools", "Bash")
@@ -575,12 +643,12 @@ def test_a_pre_compact_refusal_holds_for_the_turn_and_does_not_switch_auto_compa
 # ---- a formatter on PostToolUse
 
 
-FORMATTER = r'''
+FORMATTER = r"""
 import json, sys
 path = json.load(sys.stdin)["tool_input"]["file_path"]
 text = open(path).read()
 open(path, "w").write(text.replace("\t", "    "))
-'''
+"""
 
 
 def test_a_file_a_post_tool_use_formatter_changed_can_be_edited_without_a_new_read(cli, fake_server, repo):
@@ -588,8 +656,10 @@ def test_a_file_a_post_tool_use_formatter_changed_can_be_edited_without_a_new_re
     (repo / ".claude" / "format.py").write_text(FORMATTER)
     write_hooks(repo, {"PostToolUse": {"Write|Edit": [hook(command="python3 .claude/format.py")]}})
     fake_server.on(Reply.tool("Write", {"file_path": "calc.py", "content": "def f():\n\treturn 1\n"}), purpose="main")
-    fake_server.on(Reply.tool("Edit", {"file_path": "calc.py", "old_string": "    return 1",
-                                       "new_string": "    return 2"}), purpose="main")
+    fake_server.on(
+        Reply.tool("Edit", {"file_path": "calc.py", "old_string": "    return 1", "new_string": "    return 2"}),
+        purpose="main",
+    )
     fake_server.on(Reply.text("done"), purpose="main")
     result = cli("-p", "write calc.py", "--allowedTools", "Write", "Edit")
     assert result.returncode == 0, result.stderr

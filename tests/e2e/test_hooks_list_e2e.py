@@ -11,10 +11,12 @@ from claude_mini.hooks.config import NOT_FIRED_WHY, UNTRUSTED_WHY
 from tests.e2e.conftest import trust_folder
 from tests.e2e.test_repl import start  # noqa: F401 - the fixture
 
-PROJECT_HOOKS = {"hooks": {
-    "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./block-rm.sh", "timeout": 10}]}],
-    "PermissionRequest": [{"hooks": [{"type": "command", "command": "./approve.sh"}]}],
-}}
+PROJECT_HOOKS = {
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./block-rm.sh", "timeout": 10}]}],
+        "PermissionRequest": [{"hooks": [{"type": "command", "command": "./approve.sh"}]}],
+    }
+}
 USER_HOOKS = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
 
 
@@ -39,15 +41,39 @@ def test_hooks_list_json_in_a_trusted_folder(run_cli, repo, isolated_env, settin
     data = listed(run_cli("hooks", "list", "--json"))
     assert data == {
         "hooks": [
-            {"event": "Stop", "matcher": "", "command": "notify-send done", "timeout": 600.0,
-             "source": "user", "file": settings["user"], "status_message": "",
-             "once": False, "async": False},
-            {"event": "PreToolUse", "matcher": "Bash", "command": "./block-rm.sh", "timeout": 10.0,
-             "source": "project", "file": settings["project"], "status_message": "",
-             "once": False, "async": False},
+            {
+                "event": "Stop",
+                "matcher": "",
+                "command": "notify-send done",
+                "timeout": 600.0,
+                "source": "user",
+                "file": settings["user"],
+                "status_message": "",
+                "once": False,
+                "async": False,
+            },
+            {
+                "event": "PreToolUse",
+                "matcher": "Bash",
+                "command": "./block-rm.sh",
+                "timeout": 10.0,
+                "source": "project",
+                "file": settings["project"],
+                "status_message": "",
+                "once": False,
+                "async": False,
+            },
         ],
-        "ignored": [{"event": "PermissionRequest", "matcher": "", "command": "./approve.sh",
-                     "source": "project", "file": settings["project"], "why": NOT_FIRED_WHY}],
+        "ignored": [
+            {
+                "event": "PermissionRequest",
+                "matcher": "",
+                "command": "./approve.sh",
+                "source": "project",
+                "file": settings["project"],
+                "why": NOT_FIRED_WHY,
+            }
+        ],
         "problems": [],
     }
 
@@ -56,7 +82,9 @@ def test_hooks_list_json_in_an_untrusted_folder(run_cli, settings):
     data = listed(run_cli("hooks", "list", "--json"))
     assert [hook["command"] for hook in data["hooks"]] == ["notify-send done"]
     assert [(hook["command"], hook["why"]) for hook in data["ignored"]] == [
-        ("./block-rm.sh", UNTRUSTED_WHY), ("./approve.sh", NOT_FIRED_WHY)]
+        ("./block-rm.sh", UNTRUSTED_WHY),
+        ("./approve.sh", NOT_FIRED_WHY),
+    ]
     trusted = listed(run_cli("hooks", "list", "--json", "--trust-folder"))
     assert [hook["command"] for hook in trusted["hooks"]] == ["notify-send done", "./block-rm.sh"]
 
@@ -85,9 +113,11 @@ def test_hooks_list_prints_the_listing_and_the_problems(run_cli, repo, isolated_
 def test_hooks_list_without_hooks_says_where_to_add_them(run_cli, repo, isolated_env):
     result = run_cli("hooks", "list")
     assert result.returncode == 0
-    assert result.stdout == (f'No hooks. Add them under "hooks" in {isolated_env.home / "settings.json"} '
-                             f"(all your projects) or {repo.resolve() / '.claude' / 'settings.json'} "
-                             "(this project), in Claude Code's format.\n")
+    assert result.stdout == (
+        f'No hooks. Add them under "hooks" in {isolated_env.home / "settings.json"} '
+        f"(all your projects) or {repo.resolve() / '.claude' / 'settings.json'} "
+        "(this project), in Claude Code's format.\n"
+    )
 
 
 def test_slash_hooks_lists_them_in_the_repl_and_help_names_it(start, settings):  # noqa: F811

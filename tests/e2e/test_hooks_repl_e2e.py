@@ -19,8 +19,11 @@ start = test_repl.start  # the fixture: a trusted repo, auto-memory off
 def events(repo, *names: str) -> list[tuple[str, str | None]]:
     """(event, its source/reason/trigger/notification_type) of what the hooks received."""
     keys = ("source", "reason", "trigger", "notification_type")
-    return [(e["hook_event_name"], next((e[k] for k in keys if k in e), None))
-            for e in logged(repo) if not names or e["hook_event_name"] in names]
+    return [
+        (e["hook_event_name"], next((e[k] for k in keys if k in e), None))
+        for e in logged(repo)
+        if not names or e["hook_event_name"] in names
+    ]
 
 
 def test_the_status_line_shows_a_running_hook(start, fake_server, repo):
@@ -118,8 +121,12 @@ def test_clear_ends_the_session_and_starts_another(start, fake_server, repo):
     term.ready()
     term.submit("/exit")
     assert term.exit_status() == 0
-    assert events(repo) == [("SessionStart", "startup"), ("SessionEnd", "clear"), ("SessionStart", "clear"),
-                            ("SessionEnd", "prompt_input_exit")]
+    assert events(repo) == [
+        ("SessionStart", "startup"),
+        ("SessionEnd", "clear"),
+        ("SessionStart", "clear"),
+        ("SessionEnd", "prompt_input_exit"),
+    ]
     first, ended, second, _ = logged(repo)
     assert ended["session_id"] == first["session_id"] != second["session_id"]
 

@@ -45,10 +45,16 @@ def test_esc_during_a_tool_call_answers_it_and_marks_the_request(start, fake_ser
 
 def test_ctrl_c_in_print_mode_leaves_the_marker_at_the_end_of_the_transcript(isolated_env, fake_server, repo):
     fake_server.queue(Reply.text("never arrives").hang())
-    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url,
-                  CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
-    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "take your time"], cwd=repo, env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "claude_mini", "-p", "take your time"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_until(lambda: fake_server.requests_for("main"))
         proc.send_signal(signal.SIGINT)
@@ -57,8 +63,9 @@ def test_ctrl_c_in_print_mode_leaves_the_marker_at_the_end_of_the_transcript(iso
         proc.kill()
     assert proc.returncode == 130, err
     [transcript] = isolated_env.home.glob("projects/*/*.jsonl")
-    assert err.strip().endswith("claude-mini: interrupted. The transcript is saved; "
-                                f"`claude-mini -r {transcript.stem}` continues."), err
+    assert err.strip().endswith(
+        f"claude-mini: interrupted. The transcript is saved; `claude-mini -r {transcript.stem}` continues."
+    ), err
     assert transcript_messages(isolated_env.home) == [
         {"role": "user", "content": [{"type": "text", "text": "take your time"}]},
         {"role": "user", "content": [{"type": "text", "text": INTERRUPTED}]},
@@ -66,8 +73,10 @@ def test_ctrl_c_in_print_mode_leaves_the_marker_at_the_end_of_the_transcript(iso
 
 
 def test_a_nul_byte_in_a_tool_input_is_refused_and_the_turn_goes_on(run_cli, fake_server):
-    fake_server.queue(Reply.tools([("Read", {"file_path": "README\x00.md"}), ("Grep", {"pattern": "demo"})]),
-                      Reply.text("Read it another way."))
+    fake_server.queue(
+        Reply.tools([("Read", {"file_path": "README\x00.md"}), ("Grep", {"pattern": "demo"})]),
+        Reply.text("Read it another way."),
+    )
     result = run_cli("-p", "read the readme", env={"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"})
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Read it another way.\n"

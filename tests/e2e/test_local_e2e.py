@@ -80,14 +80,33 @@ def fixed_repo(small_answers):
 
 
 def test_asked_to_read_a_file_the_loop_runs_a_valid_read_call(run_cli, fixed_repo):
-    result = run_cli("-p", 'Call the Read tool with file_path "app.py".', "--model", "local",
-                     "--output-format", "stream-json", env=OFFLINE, timeout=SLOW, cwd=fixed_repo)
+    result = run_cli(
+        "-p",
+        'Call the Read tool with file_path "app.py".',
+        "--model",
+        "local",
+        "--output-format",
+        "stream-json",
+        env=OFFLINE,
+        timeout=SLOW,
+        cwd=fixed_repo,
+    )
     assert result.returncode == 0, result.stderr
     lines = json_lines(result.stdout)
-    calls = [b for line in lines if line["type"] == "assistant"
-             for b in line["message"]["content"] if b["type"] == "tool_use"]
-    results = {b["tool_use_id"]: b for line in lines if line["type"] == "user"
-               for b in line["message"]["content"] if b["type"] == "tool_result"}
+    calls = [
+        b
+        for line in lines
+        if line["type"] == "assistant"
+        for b in line["message"]["content"]
+        if b["type"] == "tool_use"
+    ]
+    results = {
+        b["tool_use_id"]: b
+        for line in lines
+        if line["type"] == "user"
+        for b in line["message"]["content"]
+        if b["type"] == "tool_result"
+    }
     reads = [c for c in calls if c["name"] == "Read"]
     assert reads, f"no Read call in {calls}"
     assert isinstance(reads[0]["input"]["file_path"], str)
@@ -101,9 +120,12 @@ def test_recall_selection_is_valid_json_naming_only_manifest_files():
     request = build_recall_request("claude-haiku-4-5", query, manifest, [])
     enum_request = build_recall_request("claude-haiku-4-5", query, manifest, [])
     enum_request.output_schema = {
-        "type": "object", "required": ["selected_memories"], "additionalProperties": False,
-        "properties": {"selected_memories": {
-            "type": "array", "maxItems": 5, "items": {"type": "string", "enum": list(MANIFEST)}}},
+        "type": "object",
+        "required": ["selected_memories"],
+        "additionalProperties": False,
+        "properties": {
+            "selected_memories": {"type": "array", "maxItems": 5, "items": {"type": "string", "enum": list(MANIFEST)}}
+        },
     }
 
     async def both(client):
@@ -117,13 +139,21 @@ def test_recall_selection_is_valid_json_naming_only_manifest_files():
 
 
 def test_a_forked_request_reuses_the_parents_prefix():
-    parent = ModelRequest(model="local", system=["You are a helpful assistant. " * 20],
-                          messages=[Message.user("Name a colour.")], max_tokens=8)
+    parent = ModelRequest(
+        model="local",
+        system=["You are a helpful assistant. " * 20],
+        messages=[Message.user("Name a colour.")],
+        max_tokens=8,
+    )
 
     async def parent_then_fork(client):
         first = await client.complete(parent)
-        fork = ModelRequest(model="local", system=parent.system, max_tokens=8, messages=[
-            *parent.messages, first.message, Message("user", [TextBlock("Name another one.")])])
+        fork = ModelRequest(
+            model="local",
+            system=parent.system,
+            max_tokens=8,
+            messages=[*parent.messages, first.message, Message("user", [TextBlock("Name another one.")])],
+        )
         return first, await client.complete(fork)
 
     first, second = run_client(parent_then_fork)

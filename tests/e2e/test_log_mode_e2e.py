@@ -22,8 +22,9 @@ def test_log_mode_appends_bullets_and_protects_the_index(run_cli, fake_server, r
     assert "the user prefers tabs" in text and "deploys happen on Fridays" in text
     assert "Logged 2 note(s)" in result.stderr
     memory_dir = logs[0].parents[2]
-    fake_server.queue(Reply.tool("Write", {"file_path": str(memory_dir / "MEMORY.md"), "content": "x"}),
-                      Reply.text("ok"))
+    fake_server.queue(
+        Reply.tool("Write", {"file_path": str(memory_dir / "MEMORY.md"), "content": "x"}), Reply.text("ok")
+    )
     assert run_cli("-c", "-p", "now edit the index", "--permission-mode", "bypassPermissions").returncode == 0
     denied = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
     assert denied["is_error"] and "log" in denied["content"].lower()

@@ -19,25 +19,61 @@ def ok(result) -> str:
 
 def test_add_list_get_remove_in_a_trusted_repo(run_cli, repo, isolated_env):
     trust_folder(isolated_env.home, repo)
-    out = ok(run_cli("mcp", "add", "--scope", "project", "db", "-e", f"TOKEN={SECRET}", "PORT=5432",
-                     "--", "npx", "-y", "db-server", "--read-only"))
+    out = ok(
+        run_cli(
+            "mcp",
+            "add",
+            "--scope",
+            "project",
+            "db",
+            "-e",
+            f"TOKEN={SECRET}",
+            "PORT=5432",
+            "--",
+            "npx",
+            "-y",
+            "db-server",
+            "--read-only",
+        )
+    )
     assert "Added stdio MCP server db" in out and str(repo.resolve() / ".mcp.json") in out
-    ok(run_cli("mcp", "add", "--transport", "http", "-s", "user", "api", "https://mcp.example.com/mcp",
-               "-H", f"Authorization: Bearer {SECRET}"))
+    ok(
+        run_cli(
+            "mcp",
+            "add",
+            "--transport",
+            "http",
+            "-s",
+            "user",
+            "api",
+            "https://mcp.example.com/mcp",
+            "-H",
+            f"Authorization: Bearer {SECRET}",
+        )
+    )
     ok(run_cli("mcp", "add", "mine", "--", "python3", "server.py"))  # local, Claude Code's default scope
 
     mcp_json = (repo / ".mcp.json").read_text()
-    assert json.loads(mcp_json) == {"mcpServers": {"db": {
-        "type": "stdio", "command": "npx", "args": ["-y", "db-server", "--read-only"],
-        "env": {"TOKEN": SECRET, "PORT": "5432"}}}}
+    assert json.loads(mcp_json) == {
+        "mcpServers": {
+            "db": {
+                "type": "stdio",
+                "command": "npx",
+                "args": ["-y", "db-server", "--read-only"],
+                "env": {"TOKEN": SECRET, "PORT": "5432"},
+            }
+        }
+    }
     assert mcp_json.startswith('{\n  "mcpServers": {\n    "db": {\n      "type": "stdio"')
     user = json.loads((isolated_env.home / "settings.json").read_text())
-    assert user["mcpServers"] == {"api": {"type": "http", "url": "https://mcp.example.com/mcp",
-                                          "headers": {"Authorization": f"Bearer {SECRET}"}}}
+    assert user["mcpServers"] == {
+        "api": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": f"Bearer {SECRET}"}}
+    }
     local = json.loads((repo / ".claude" / "settings.local.json").read_text())
-    assert local == {"enabledMcpjsonServers": ["db"],  # you added it: approved for you
-                     "mcpServers": {"mine": {"type": "stdio", "command": "python3", "args": ["server.py"],
-                                             "env": {}}}}
+    assert local == {
+        "enabledMcpjsonServers": ["db"],  # you added it: approved for you
+        "mcpServers": {"mine": {"type": "stdio", "command": "python3", "args": ["server.py"], "env": {}}},
+    }
 
     listing = run_cli("mcp", "list")
     assert ok(listing).splitlines() == [
@@ -68,19 +104,21 @@ def test_an_untrusted_repo_lists_its_servers_as_not_started(run_cli, repo, isola
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.local.json").write_text(json.dumps({"enableAllProjectMcpServers": True}))
     out = ok(run_cli("mcp", "list"))
-    assert out.splitlines()[0] == ("db: npx db (stdio, project) - not started: this folder is not trusted; "
-                                   "run claude-mini here and trust it, or pass --trust-folder")
+    assert out.splitlines()[0] == (
+        "db: npx db (stdio, project) - not started: this folder is not trusted; "
+        "run claude-mini here and trust it, or pass --trust-folder"
+    )
     assert "db: npx db (stdio, project) - approved" in ok(run_cli("mcp", "list", "--trust-folder"))
 
 
 def test_a_project_server_nobody_approved_is_pending(run_cli, repo, isolated_env):
     trust_folder(isolated_env.home, repo)
-    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {
-        "db": {"command": "npx"}, "broken": {"type": "http"}}}))
+    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"db": {"command": "npx"}, "broken": {"type": "http"}}}))
     out = ok(run_cli("mcp", "list"))
     local = repo.resolve() / ".claude" / "settings.local.json"
-    assert (f'db: npx (stdio, project) - pending approval: add "db" to enabledMcpjsonServers in {local} '
-            "to start it") in out
+    assert (
+        f'db: npx (stdio, project) - pending approval: add "db" to enabledMcpjsonServers in {local} to start it'
+    ) in out
     assert "Problems (1):" in out and 'Skipped MCP server "broken"' in out and 'needs "url"' in out
     failed = run_cli("mcp", "get", "broken")
     assert failed.returncode == 1 and 'needs "url"' in failed.stderr
@@ -133,8 +171,11 @@ def test_list_check_connects_only_to_the_servers_a_session_would_start(run_cli, 
     ok(run_cli("mcp", "add", "-s", "user", "demo", "--", *demo))
     ok(run_cli("mcp", "add", "-s", "user", "gone", "--", "/nonexistent/mcp-server"))
     marker = repo / "started"  # the pending server would create it if it were started
-    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"pending": {
-        "command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}}}))
+    (repo / ".mcp.json").write_text(
+        json.dumps(
+            {"mcpServers": {"pending": {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}}}
+        )
+    )
     trust_folder(isolated_env.home, repo)
     lines = ok(run_cli("mcp", "list", "--check")).splitlines()
     assert lines[0].startswith("demo: ") and lines[0].endswith("(stdio, user) - connected (7 tools)")

@@ -31,8 +31,9 @@ CONNECT_WAIT_MS = 90_000
 SECRET = "sk-live-do-not-print-4711"
 
 
-def project(repo: Path, home: Path, servers: dict[str, Any], *, approved: list[str] | None = None,
-            **settings: Any) -> None:
+def project(
+    repo: Path, home: Path, servers: dict[str, Any], *, approved: list[str] | None = None, **settings: Any
+) -> None:
     """A trusted repository whose `.mcp.json` has `servers`, approved (all by default) in
     .claude/settings.local.json, with `settings` in .claude/settings.json."""
     trust_folder(home, repo)
@@ -43,8 +44,7 @@ def project(repo: Path, home: Path, servers: dict[str, Any], *, approved: list[s
     # The first request waits for servers still connecting: the product's 10 s is too short for a
     # Python server's start on a loaded machine (its tools were missing from the request).
     mcp = {"connectTimeoutMs": CONNECT_WAIT_MS, **settings.pop("mcp", {})}
-    (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}, "mcp": mcp,
-                                                                **settings}))
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}, "mcp": mcp, **settings}))
 
 
 def tool_names(request) -> list[str]:
@@ -54,9 +54,13 @@ def tool_names(request) -> list[str]:
 def tool_results(fake_server) -> list[dict]:
     """Every tool_result block the model was sent, in order."""
     last = fake_server.requests_for("main")[-1]
-    return [block for message in last.body["messages"] if message["role"] == "user"
-            and isinstance(message["content"], list)
-            for block in message["content"] if block.get("type") == "tool_result"]
+    return [
+        block
+        for message in last.body["messages"]
+        if message["role"] == "user" and isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
 
 
 def text_of(result: dict) -> str:
@@ -69,15 +73,13 @@ def add_call(fake_server, answer: str = "2 + 3 = 5") -> None:
     fake_server.on(Reply.text(answer), purpose="main", times=1)
 
 
-def test_a_stdio_server_tool_answers_and_the_tool_list_is_the_same_everywhere(run_cli, fake_server, repo,
-                                                                              isolated_env):
+def test_a_stdio_server_tool_answers_and_the_tool_list_is_the_same_everywhere(run_cli, fake_server, repo, isolated_env):
     """Auto memory on: the extraction fork after the turn (it states a preference, so the gate lets
     it run) must send the main agent's tool list."""
     project(repo, isolated_env.home, {"demo": DEMO_SERVER})
     add_call(fake_server)
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
-    result = run_cli("-p", "add 2 and 3 with the demo server; always use it for sums", "--allowedTools",
-                     "mcp__demo")
+    result = run_cli("-p", "add 2 and 3 with the demo server; always use it for sums", "--allowedTools", "mcp__demo")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "2 + 3 = 5\n"
     [added] = tool_results(fake_server)
@@ -121,13 +123,18 @@ def test_an_is_error_result_reaches_the_model_as_an_error_tool_result(run_cli, f
     assert failed["is_error"] is True and "the demo tool failed on purpose" in text_of(failed)
 
 
-@pytest.mark.parametrize(("flags", "settings", "outcome"), [
-    ([], {}, "refused"),
-    (["--allowedTools", "mcp__demo"], {}, "ran"),
-    (["--allowedTools", "mcp__demo"], {"permissions": {"deny": ["mcp__demo__add"]}}, "denied"),
-], ids=["default-mode-asks", "allowed-by-server-rule", "deny-wins"])
-def test_permission_rules_apply_to_mcp_tools_by_name(run_cli, fake_server, repo, isolated_env,
-                                                     flags, settings, outcome):
+@pytest.mark.parametrize(
+    ("flags", "settings", "outcome"),
+    [
+        ([], {}, "refused"),
+        (["--allowedTools", "mcp__demo"], {}, "ran"),
+        (["--allowedTools", "mcp__demo"], {"permissions": {"deny": ["mcp__demo__add"]}}, "denied"),
+    ],
+    ids=["default-mode-asks", "allowed-by-server-rule", "deny-wins"],
+)
+def test_permission_rules_apply_to_mcp_tools_by_name(
+    run_cli, fake_server, repo, isolated_env, flags, settings, outcome
+):
     project(repo, isolated_env.home, {"demo": DEMO_SERVER}, **settings)
     add_call(fake_server, "done")
     result = run_cli("-p", "add 2 and 3", *flags, env=NO_MEMORY)
@@ -142,8 +149,9 @@ def test_permission_rules_apply_to_mcp_tools_by_name(run_cli, fake_server, repo,
 
 
 @pytest.mark.parametrize("trusted", [True, False], ids=["hints-trusted", "hints-not-trusted"])
-def test_read_only_hints_let_a_tool_run_unasked_only_where_a_setting_trusts_them(run_cli, fake_server, repo,
-                                                                                 isolated_env, trusted):
+def test_read_only_hints_let_a_tool_run_unasked_only_where_a_setting_trusts_them(
+    run_cli, fake_server, repo, isolated_env, trusted
+):
     project(repo, isolated_env.home, {"demo": DEMO_SERVER}, mcp={"trustReadOnlyHints": trusted})
     fake_server.on(Reply.tool("mcp__demo__echo", {"text": "hinted"}), purpose="main", times=1)
     add_call(fake_server, "done")  # add has no readOnlyHint: it asks either way
@@ -154,15 +162,22 @@ def test_read_only_hints_let_a_tool_run_unasked_only_where_a_setting_trusts_them
     assert added["is_error"] and "cannot ask" in text_of(added)
 
 
-def test_a_call_that_times_out_is_one_error_result_and_the_session_goes_on(run_cli, fake_server, repo,
-                                                                           isolated_env, tmp_path):
+def test_a_call_that_times_out_is_one_error_result_and_the_session_goes_on(
+    run_cli, fake_server, repo, isolated_env, tmp_path
+):
     marker = tmp_path / "slow.marker"
     project(repo, isolated_env.home, {"demo": DEMO_SERVER})
     fake_server.on(Reply.tool("mcp__demo__slow", {"seconds": 300, "marker": str(marker)}), purpose="main", times=1)
     add_call(fake_server, "The slow one timed out; 2 + 3 = 5.")
     # MCP_TOOL_TIMEOUT is not a CLAUDE_MINI_ variable, so this run is a real subprocess.
-    result = run_cli("-p", "be slow, then add", "--allowedTools", "mcp__demo",
-                     env={**NO_MEMORY, "MCP_TOOL_TIMEOUT": "500"}, timeout=60)
+    result = run_cli(
+        "-p",
+        "be slow, then add",
+        "--allowedTools",
+        "mcp__demo",
+        env={**NO_MEMORY, "MCP_TOOL_TIMEOUT": "500"},
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout == "The slow one timed out; 2 + 3 = 5.\n"
     timed_out, added = tool_results(fake_server)
@@ -171,8 +186,9 @@ def test_a_call_that_times_out_is_one_error_result_and_the_session_goes_on(run_c
     assert marker.read_text() == "cancelled"  # the server was told to stop the call
 
 
-def test_a_server_whose_command_does_not_exist_is_one_line_and_the_answer_comes(run_cli, fake_server, repo,
-                                                                                isolated_env):
+def test_a_server_whose_command_does_not_exist_is_one_line_and_the_answer_comes(
+    run_cli, fake_server, repo, isolated_env
+):
     project(repo, isolated_env.home, {"demo": DEMO_SERVER, "gone": {"command": "/no/such/mcp-server"}})
     fake_server.on(Reply.text("Answered anyway."), purpose="main", times=1)
     result = run_cli("-p", "hello there", env=NO_MEMORY)
@@ -185,8 +201,9 @@ def test_a_server_whose_command_does_not_exist_is_one_line_and_the_answer_comes(
     assert "mcp__demo__add" in names and not any(name.startswith("mcp__gone__") for name in names)
 
 
-def test_an_unapproved_project_server_is_not_started_and_its_tools_are_absent(run_cli, fake_server, repo,
-                                                                              isolated_env, tmp_path):
+def test_an_unapproved_project_server_is_not_started_and_its_tools_are_absent(
+    run_cli, fake_server, repo, isolated_env, tmp_path
+):
     started = tmp_path / "started"
     spy = {"command": sys.executable, "args": ["-c", f"open({str(started)!r}, 'w')"]}
     project(repo, isolated_env.home, {"demo": DEMO_SERVER, "spy": spy}, approved=["demo"])
@@ -201,13 +218,22 @@ def test_an_unapproved_project_server_is_not_started_and_its_tools_are_absent(ru
 
 
 def test_secrets_in_env_and_headers_are_never_printed(run_cli, fake_server, repo, isolated_env):
-    project(repo, isolated_env.home, {
-        "demo": {**DEMO_SERVER, "env": {"DEMO_TOKEN": SECRET}},
-        "api": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": f"Bearer {SECRET}"}},
-    })
-    outputs = [run_cli("mcp", "list"), run_cli("mcp", "list", "--json"), run_cli("mcp", "list", "--check"),
-               run_cli("mcp", "list", "--check", "--json"), run_cli("mcp", "get", "demo"),
-               run_cli("mcp", "get", "api")]
+    project(
+        repo,
+        isolated_env.home,
+        {
+            "demo": {**DEMO_SERVER, "env": {"DEMO_TOKEN": SECRET}},
+            "api": {"type": "http", "url": "http://127.0.0.1:9/mcp", "headers": {"Authorization": f"Bearer {SECRET}"}},
+        },
+    )
+    outputs = [
+        run_cli("mcp", "list"),
+        run_cli("mcp", "list", "--json"),
+        run_cli("mcp", "list", "--check"),
+        run_cli("mcp", "list", "--check", "--json"),
+        run_cli("mcp", "get", "demo"),
+        run_cli("mcp", "get", "api"),
+    ]
     for result in outputs:
         assert result.returncode == 0, result.stderr
         assert SECRET not in result.stdout + result.stderr
@@ -219,8 +245,13 @@ def test_recall_lists_an_mcp_tool_used_in_the_last_turn(run_cli, fake_server, re
     """Issue 17 item 6: the recall side model's 'recently used tools' includes mcp__* names."""
     project(repo, isolated_env.home, {"demo": DEMO_SERVER})
     (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "model"}}))
-    added = run_cli("memory", "add", "--type", "reference",
-                    "The demo MCP server's add tool takes two numbers a and b and returns their sum.")
+    added = run_cli(
+        "memory",
+        "add",
+        "--type",
+        "reference",
+        "The demo MCP server's add tool takes two numbers a and b and returns their sum.",
+    )
     assert added.returncode == 0, added.stderr
     # A second, unrelated memory: the first turn's local pass sends the one above, and a
     # manifest with nothing left to offer makes no recall request.
@@ -262,14 +293,23 @@ def uvx_time_server() -> dict[str, Any]:
     return {"command": uvx, "args": [TIME_SERVER, "--local-timezone", "UTC"]}
 
 
-def test_a_real_published_server_from_pypi_answers_with_the_real_time(run_cli, fake_server, repo, isolated_env,
-                                                                      uvx_time_server):
+def test_a_real_published_server_from_pypi_answers_with_the_real_time(
+    run_cli, fake_server, repo, isolated_env, uvx_time_server
+):
     project(repo, isolated_env.home, {"time": uvx_time_server})
     fake_server.on(Reply.tool("mcp__time__get_current_time", {"timezone": "Asia/Tokyo"}), purpose="main", times=1)
     fake_server.on(Reply.text("It is the time above in Tokyo."), purpose="main", times=1)
     before = datetime.now(ZoneInfo("Asia/Tokyo")).replace(microsecond=0)
-    result = run_cli("-p", "What time is it in Tokyo?", "--allowedTools", "mcp__time",
-                     "--output-format", "stream-json", env=NO_MEMORY, timeout=120)
+    result = run_cli(
+        "-p",
+        "What time is it in Tokyo?",
+        "--allowedTools",
+        "mcp__time",
+        "--output-format",
+        "stream-json",
+        env=NO_MEMORY,
+        timeout=120,
+    )
     after = datetime.now(ZoneInfo("Asia/Tokyo"))
     assert result.returncode == 0, result.stderr
     assert json_lines(result.stdout)[-1]["result"] == "It is the time above in Tokyo."
@@ -291,8 +331,7 @@ RAW = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "raw_server.py")
 def test_one_bad_tool_schema_skips_that_tool_and_keeps_the_server(run_cli, fake_server, repo, isolated_env):
     """Issue 33: a server listing one tool with an input schema the SDK cannot read (and two more
     bad ones) keeps its good tool, which the model calls; each bad tool is one line on stderr."""
-    project(repo, isolated_env.home, {"raw": {"command": sys.executable, "args": [RAW],
-                                              "env": {"RAW_BAD_TOOLS": "1"}}})
+    project(repo, isolated_env.home, {"raw": {"command": sys.executable, "args": [RAW], "env": {"RAW_BAD_TOOLS": "1"}}})
     fake_server.on(Reply.tool("mcp__raw__good", {"x": "hi"}), purpose="main", times=1)
     fake_server.on(Reply.text("It said hi."), purpose="main", times=1)
     result = run_cli("-p", "call the good tool", "--allowedTools", "mcp__raw", env=NO_MEMORY)
@@ -303,7 +342,9 @@ def test_one_bad_tool_schema_skips_that_tool_and_keeps_the_server(run_cli, fake_
     assert not answered.get("is_error") and text_of(answered) == "good: hi"
     problems = [line for line in result.stderr.splitlines() if "MCP server raw" in line]
     assert len(problems) == 3 and "failed" not in result.stderr, result.stderr
-    assert any("tool 'listy' skipped: its input schema is not valid (type: Input should be 'object')" in line
-               for line in problems)
+    assert any(
+        "tool 'listy' skipped: its input schema is not valid (type: Input should be 'object')" in line
+        for line in problems
+    )
     assert any("tool 'bare' skipped: it has no input schema" in line for line in problems)
     assert any("tool 'typo' skipped: its input schema is not valid JSON schema" in line for line in problems)

@@ -27,16 +27,21 @@ def system_text(request) -> str:
 
 
 def test_print_mode_recalls_a_memory_added_on_the_command_line(run_cli, fake_server, repo):
-    added = run_cli("memory", "add", "--type", "project",
-                    "Deploy billing to staging with make deploy-billing, VPN first. DEPLOY-BODY")
+    added = run_cli(
+        "memory",
+        "add",
+        "--type",
+        "project",
+        "Deploy billing to staging with make deploy-billing, VPN first. DEPLOY-BODY",
+    )
     assert added.returncode == 0, added.stderr
     filename = added.stdout.split()[1]
     fake_server.on(Reply.json({"selected_memories": [filename]}), purpose="recall")
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
-    fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(1.5),
-                      Reply.text("Use make deploy-billing."))
-    result = run_cli("-p", QUERY, "--output-format", "json",
-                     env={"CLAUDE_MINI_SMALL_MODEL": "tiny-recall-model"})
+    fake_server.queue(
+        Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(1.5), Reply.text("Use make deploy-billing.")
+    )
+    result = run_cli("-p", QUERY, "--output-format", "json", env={"CLAUDE_MINI_SMALL_MODEL": "tiny-recall-model"})
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["result"] == "Use make deploy-billing."
     (recall,) = fake_server.requests_for("recall")
@@ -54,9 +59,17 @@ def test_print_mode_recalls_a_memory_added_on_the_command_line(run_cli, fake_ser
 def test_two_processes_adding_at_once_keep_both_index_lines(isolated_env, fake_server, repo):
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url)
     texts = [f"Parallel memory number {i} about the billing deploy pipeline" for i in range(4)]
-    procs = [subprocess.Popen([sys.executable, "-m", "claude_mini", "memory", "add", text],
-                              cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for text in texts]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "claude_mini", "memory", "add", text],
+            cwd=repo,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for text in texts
+    ]
     for proc in procs:
         _, err = proc.communicate(timeout=60)
         assert proc.returncode == 0, err
@@ -83,8 +96,7 @@ def test_memory_md_cut_at_25000_bytes_in_the_system_prompt(fake_server, repo):
     store.root.mkdir(parents=True)
     lines = [f"- [M{i:03d}](m{i:03d}.md) — LINE{i:03d} " + "x" * 975 for i in range(200)]
     store.index_path.write_text("\n".join(lines) + "\n")
-    rt = build_runtime(load_config(repo),
-                       client=AnthropicClient(base_url=fake_server.base_url, api_key="t"))
+    rt = build_runtime(load_config(repo), client=AnthropicClient(base_url=fake_server.base_url, api_key="t"))
 
     async def turn() -> None:
         async for _ in rt.agent.run("hello"):
@@ -99,15 +111,20 @@ def test_memory_md_cut_at_25000_bytes_in_the_system_prompt(fake_server, repo):
 
 
 def test_recall_brings_back_what_gc_archived(run_cli, fake_server, repo):
-    added = run_cli("memory", "add", "--type", "project",
-                    "The nightly reporting job needs a postgres pool size of 40. POOL-BODY")
+    added = run_cli(
+        "memory", "add", "--type", "project", "The nightly reporting job needs a postgres pool size of 40. POOL-BODY"
+    )
     assert added.returncode == 0, added.stderr
     filename = added.stdout.split()[1]
     store = MemoryStore(paths.memory_dir(repo))
     path = store.root / filename
     old = "'2026-01-05T10:00:00Z'"
-    path.write_text("".join(f"{line.split(':')[0]}: {old}\n" if line.startswith(("created:", "updated:"))
-                            else line for line in path.read_text().splitlines(keepends=True)))
+    path.write_text(
+        "".join(
+            f"{line.split(':')[0]}: {old}\n" if line.startswith(("created:", "updated:")) else line
+            for line in path.read_text().splitlines(keepends=True)
+        )
+    )
     gc = run_cli("memory", "gc")
     assert gc.returncode == 0 and f"Archived 1 little-used memory to archive/: {filename}" in gc.stdout
     assert filename not in store.index_text()
@@ -116,8 +133,7 @@ def test_recall_brings_back_what_gc_archived(run_cli, fake_server, repo):
     (repo / ".claude" / "settings.json").write_text('{"recall": {"strategy": "lexical"}}')
     trust_folder(paths.home_dir(), repo)  # untrusted, recall.strategy is ignored (issue 33)
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
-    fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(1.0),
-                      Reply.text("Use 40."))
+    fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(1.0), Reply.text("Use 40."))
     result = run_cli("-p", "which postgres pool size does the nightly reporting job need?")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Use 40.\n"
@@ -127,8 +143,7 @@ def test_recall_brings_back_what_gc_archived(run_cli, fake_server, repo):
 
 
 @pytest.mark.parametrize("kind", ["directory", "fifo"])
-def test_a_memory_md_that_is_not_a_file_warns_at_start_and_doctor_fix_moves_it_aside(
-        run_cli, fake_server, repo, kind):
+def test_a_memory_md_that_is_not_a_file_warns_at_start_and_doctor_fix_moves_it_aside(run_cli, fake_server, repo, kind):
     added = run_cli("memory", "add", "--type", "user", "The user deploys with make ship, never by hand")
     assert added.returncode == 0, added.stderr
     index = paths.memory_dir(repo) / "MEMORY.md"
@@ -148,14 +163,14 @@ def test_a_memory_md_that_is_not_a_file_warns_at_start_and_doctor_fix_moves_it_a
     assert "make ship" in index.read_text()  # rebuilt from the topic files
 
 
-def test_a_read_only_memory_folder_gives_one_line_at_start_on_save_and_in_memory_add(
-        run_cli, fake_server, repo):
+def test_a_read_only_memory_folder_gives_one_line_at_start_on_save_and_in_memory_add(run_cli, fake_server, repo):
     added = run_cli("memory", "add", "--type", "user", "The user deploys with make ship, never by hand")
     assert added.returncode == 0, added.stderr
     folder = paths.memory_dir(repo)
     topic = "---\nname: Release\ndescription: releases go out on Thursdays\ntype: user\n---\nThursdays\n"
-    fake_server.on(Reply.tool("Write", {"file_path": str(folder / "release.md"), "content": topic}),
-                   purpose="extract", times=1)
+    fake_server.on(
+        Reply.tool("Write", {"file_path": str(folder / "release.md"), "content": topic}), purpose="extract", times=1
+    )
     fake_server.on(Reply.text("Saved what I could."), purpose="extract", times=None)
     fake_server.on(Reply.text("noted"), purpose="main", times=1)  # not the recall request, which may come first
     with read_only_folder(folder):

@@ -10,9 +10,15 @@ from claude_mini import paths
 
 def test_the_main_agent_cannot_make_memory_md_a_folder(run_cli, fake_server, repo):
     memory = paths.memory_dir(repo)
-    fake_server.on(Reply.tools([("Write", {"file_path": str(memory / "MEMORY.md" / "x.md"), "content": "x\n"}),
-                                ("Write", {"file_path": str(memory / "notes.txt"), "content": "x\n"})]),
-                   purpose="main")
+    fake_server.on(
+        Reply.tools(
+            [
+                ("Write", {"file_path": str(memory / "MEMORY.md" / "x.md"), "content": "x\n"}),
+                ("Write", {"file_path": str(memory / "notes.txt"), "content": "x\n"}),
+            ]
+        ),
+        purpose="main",
+    )
     fake_server.on(Reply.text("Saved elsewhere."), purpose="main")
     result = run_cli("-p", "remember x", "--permission-mode", "bypassPermissions")
     assert result.returncode == 0, result.stderr
@@ -27,8 +33,15 @@ def test_the_main_agent_cannot_make_memory_md_a_folder(run_cli, fake_server, rep
 def test_no_shell_command_turns_memory_md_into_a_folder(run_cli, fake_server, repo):
     memory = paths.memory_dir(repo)
     (repo / "d").mkdir()
-    fake_server.on(Reply.tools([("Bash", {"command": f"mv d {memory}/MEMORY.md"}),
-                                ("Bash", {"command": f"cd {memory} && mkdir MEMORY.md"})]), purpose="main")
+    fake_server.on(
+        Reply.tools(
+            [
+                ("Bash", {"command": f"mv d {memory}/MEMORY.md"}),
+                ("Bash", {"command": f"cd {memory} && mkdir MEMORY.md"}),
+            ]
+        ),
+        purpose="main",
+    )
     fake_server.on(Reply.text("Left it."), purpose="main")
     result = run_cli("-p", "move it", "--permission-mode", "bypassPermissions")
     assert result.returncode == 0, result.stderr

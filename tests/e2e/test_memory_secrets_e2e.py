@@ -26,27 +26,43 @@ def results(request) -> list[dict]:
 
 CASES = [
     # (clean body the Write saves, old_string, new_string, replace_all, kind, the secret)
-    ("Staging DB.\nDB_PASSWORD=\n", "DB_PASSWORD=", "DB_PASSWORD=hunter22", False,
-     "a password (DB_PASSWORD=…)", "hunter22"),
-    ("CI pushes tags with TOKEN_HERE.\nAlso TOKEN_HERE for releases.\n", "TOKEN_HERE",
-     "glpat-x8Yz3Qw9Lm2Nb7Vc4Kp1", True, "a credential (gitlab-pat rule)", "x8Yz3Qw9Lm2Nb7Vc4Kp1"),
-    ("[staging]\nregion = eu-west-1\naws_secret_access_key = PASTE_HERE\n", "PASTE_HERE",
-     "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY", False, "an AWS secret access key on line 9",
-     "je7MtGbClwBF/2Zp9Utk"),
+    (
+        "Staging DB.\nDB_PASSWORD=\n",
+        "DB_PASSWORD=",
+        "DB_PASSWORD=hunter22",
+        False,
+        "a password (DB_PASSWORD=…)",
+        "hunter22",
+    ),
+    (
+        "CI pushes tags with TOKEN_HERE.\nAlso TOKEN_HERE for releases.\n",
+        "TOKEN_HERE",
+        "glpat-x8Yz3Qw9Lm2Nb7Vc4Kp1",
+        True,
+        "a credential (gitlab-pat rule)",
+        "x8Yz3Qw9Lm2Nb7Vc4Kp1",
+    ),
+    (
+        "[staging]\nregion = eu-west-1\naws_secret_access_key = PASTE_HERE\n",
+        "PASTE_HERE",
+        "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+        False,
+        "an AWS secret access key on line 9",
+        "je7MtGbClwBF/2Zp9Utk",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("body", "old", "new", "replace_all", "kind", "secret"), CASES)
-def test_a_write_then_an_edit_cannot_put_a_secret_in_memory(run_cli, fake_server, repo, body, old,
-                                                             new, replace_all, kind, secret):
+def test_a_write_then_an_edit_cannot_put_a_secret_in_memory(
+    run_cli, fake_server, repo, body, old, new, replace_all, kind, secret
+):
     no_extraction(repo, fake_server)
     path = paths.memory_dir(repo) / "reference_staging.md"
-    clean = format_memory(name="Staging", description="how staging is reached", type="reference",
-                          body=body)
+    clean = format_memory(name="Staging", description="how staging is reached", type="reference", body=body)
     fake_server.queue(
         Reply.tool("Write", {"file_path": str(path), "content": clean}),
-        Reply.tool("Edit", {"file_path": str(path), "old_string": old, "new_string": new,
-                            "replace_all": replace_all}),
+        Reply.tool("Edit", {"file_path": str(path), "old_string": old, "new_string": new, "replace_all": replace_all}),
         Reply.text("done"),
     )
     result = run_cli("-p", "remember how to reach staging", "--permission-mode", "bypassPermissions")
@@ -65,13 +81,20 @@ def test_the_extraction_fork_cannot_assemble_a_secret_either(run_cli, fake_serve
     (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}}))
     trust_folder(paths.home_dir(), repo)  # untrusted, recall.strategy is ignored (issue 33)
     path = paths.memory_dir(repo) / "reference_npm.md"
-    clean = format_memory(name="npm", description="how packages are published", type="reference",
-                          body="//registry.npmjs.org/:_authToken=\n")
+    clean = format_memory(
+        name="npm",
+        description="how packages are published",
+        type="reference",
+        body="//registry.npmjs.org/:_authToken=\n",
+    )
     fake_server.on(Reply.text("ok"), purpose="main")
     fake_server.on(Reply.tool("Write", {"file_path": str(path), "content": clean}), purpose="extract")
-    fake_server.on(Reply.tool("Edit", {"file_path": str(path), "old_string": "_authToken=",
-                                       "new_string": "_authToken=npm_" + "a1B2" * 9}),
-                   purpose="extract")
+    fake_server.on(
+        Reply.tool(
+            "Edit", {"file_path": str(path), "old_string": "_authToken=", "new_string": "_authToken=npm_" + "a1B2" * 9}
+        ),
+        purpose="extract",
+    )
     fake_server.on(Reply.text("Saved."), purpose="extract")
     result = run_cli("-p", "we publish with npm")
     assert result.returncode == 0, result.stderr
@@ -86,8 +109,7 @@ def test_memory_add_refuses_and_forget_purge_deletes(run_cli, repo):
     assert refused.stderr.startswith("claude-mini memory: refused to save a password (DB_PASSWORD=…)")
     assert "hunter22" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     store = MemoryStore(paths.memory_dir(repo))
-    store.write("db.md", name="DB", description="staging database", type="reference",
-                body="password: Tr0ub4dor3")
+    store.write("db.md", name="DB", description="staging database", type="reference", body="password: Tr0ub4dor3")
     forgot = run_cli("memory", "forget", "db", input="")
     assert forgot.returncode == 0 and "`claude-mini memory forget db.md --purge`" in forgot.stdout
     assert (store.archive_dir / "db.md").exists()
@@ -103,14 +125,19 @@ TOKEN = "ghp_a1B2c3D4{}e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 def test_a_mixed_crlf_edit_cannot_assemble_a_secret(run_cli, fake_server, repo):
     no_extraction(repo, fake_server)
     memdir = paths.memory_dir(repo)
-    files = {"cr.md": ("DB_PASSWORD=\r\nnote\n", "=\r", "=hunter2Secret9\r"),
-             "tok.md": ("a\nAPI_TOKEN=\r\nb\r\n", "API_TOKEN=\r\n", "API_TOKEN=q1w2e3r4t5y6u7i8\r\n")}
+    files = {
+        "cr.md": ("DB_PASSWORD=\r\nnote\n", "=\r", "=hunter2Secret9\r"),
+        "tok.md": ("a\nAPI_TOKEN=\r\nb\r\n", "API_TOKEN=\r\n", "API_TOKEN=q1w2e3r4t5y6u7i8\r\n"),
+    }
     fake_server.queue(
-        Reply.tools([("Write", {"file_path": str(memdir / n), "content": c})
-                     for n, (c, _, _) in files.items()]),
+        Reply.tools([("Write", {"file_path": str(memdir / n), "content": c}) for n, (c, _, _) in files.items()]),
         Reply.tools([("Read", {"file_path": str(memdir / n)}) for n in files]),
-        Reply.tools([("Edit", {"file_path": str(memdir / n), "old_string": o, "new_string": w})
-                     for n, (_, o, w) in files.items()]),
+        Reply.tools(
+            [
+                ("Edit", {"file_path": str(memdir / n), "old_string": o, "new_string": w})
+                for n, (_, o, w) in files.items()
+            ]
+        ),
         Reply.text("done"),
     )
     result = run_cli("-p", "remember the staging setup", "--permission-mode", "bypassPermissions")
@@ -131,11 +158,12 @@ def test_invisible_characters_and_lookalikes_do_not_smuggle_a_token(run_cli, fak
     no_extraction(repo, fake_server)
     memdir = paths.memory_dir(repo)
     contents = [f"The bot token is {TOKEN.format(x)}\n" for x in HIDDEN]
-    contents += [f"The bot token is {TOKEN.format('').replace('ghp', 'ghр')}\n",  # Cyrillic р
-                 "staging: DB_PАSSWORD=hunter2Secret9\n"]  # Cyrillic А
+    contents += [
+        f"The bot token is {TOKEN.format('').replace('ghp', 'ghр')}\n",  # Cyrillic р
+        "staging: DB_PАSSWORD=hunter2Secret9\n",
+    ]  # Cyrillic А
     fake_server.queue(
-        Reply.tools([("Write", {"file_path": str(memdir / f"m{i}.md"), "content": c})
-                     for i, c in enumerate(contents)]),
+        Reply.tools([("Write", {"file_path": str(memdir / f"m{i}.md"), "content": c}) for i, c in enumerate(contents)]),
         Reply.text("done"),
     )
     result = run_cli("-p", "remember the bot", "--permission-mode", "bypassPermissions")
@@ -156,8 +184,7 @@ def test_an_edit_of_a_memory_file_too_large_to_check_is_refused(run_cli, fake_se
     path.write_text(original)
     fake_server.queue(
         Reply.tool("Read", {"file_path": str(path), "limit": 5}),
-        Reply.tool("Edit", {"file_path": str(path), "old_string": "placeholder",
-                            "new_string": "hunter2Secret9"}),
+        Reply.tool("Edit", {"file_path": str(path), "old_string": "placeholder", "new_string": "hunter2Secret9"}),
         Reply.text("done"),
     )
     result = run_cli("-p", "fill in the password", "--permission-mode", "bypassPermissions")
@@ -168,8 +195,7 @@ def test_an_edit_of_a_memory_file_too_large_to_check_is_refused(run_cli, fake_se
     assert path.read_text() == original
 
 
-@pytest.mark.parametrize("text", ["Staging DB_PASSWORD\n=hunter2Secret9",
-                                  "glpat_x8Yz3Qw9Lm2Nb7Vc4Kp1 is the CI token"])
+@pytest.mark.parametrize("text", ["Staging DB_PASSWORD\n=hunter2Secret9", "glpat_x8Yz3Qw9Lm2Nb7Vc4Kp1 is the CI token"])
 def test_memory_add_refuses_a_secret_made_by_joining_lines(run_cli, repo, text):
     refused = run_cli("memory", "add", text)
     assert refused.returncode == 1 and refused.stdout == ""

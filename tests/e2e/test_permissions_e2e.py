@@ -60,12 +60,18 @@ def test_edits_that_cannot_apply_fail_without_a_prompt(start, fake_server, repo)
     (repo / "notes.txt").write_text("hello\n")
     main_replies(
         fake_server,
-        Reply.tools([("Edit", {"file_path": "README.md", "old_string": "demo", "new_string": "x"}),
-                     ("Write", {"file_path": "app.py", "content": "gone\n"}),
-                     ("Read", {"file_path": "README.md"}), ("Read", {"file_path": "notes.txt"})]),
+        Reply.tools(
+            [
+                ("Edit", {"file_path": "README.md", "old_string": "demo", "new_string": "x"}),
+                ("Write", {"file_path": "app.py", "content": "gone\n"}),
+                ("Read", {"file_path": "README.md"}),
+                ("Read", {"file_path": "notes.txt"}),
+            ]
+        ),
         Reply.tool("Edit", {"file_path": "README.md", "old_string": "no such text", "new_string": "x"}),
         Reply.tool("Edit", {"file_path": "notes.txt", "old_string": "hello", "new_string": "bye"}),
-        Reply.text("Changed it."))
+        Reply.text("Changed it."),
+    )
     term = start()
     term.ready()
     term.submit("change things")
@@ -87,14 +93,20 @@ def test_a_call_an_ask_rule_covers_is_not_checked_before_approval(run_cli, fake_
     # What a Read or Write would fail with (a missing file and its neighbours' names, a file
     # that exists) is what the ask rule guards: the model learns it only once the user allows.
     (repo / ".claude").mkdir()
-    (repo / ".claude" / "settings.json").write_text(json.dumps(
-        {"permissions": {"ask": ["Read(./secrets/**)", "Write(./secrets/**)"]}}))
+    (repo / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"ask": ["Read(./secrets/**)", "Write(./secrets/**)"]}})
+    )
     (repo / "secrets").mkdir()
     (repo / "secrets" / "tokens.txt").write_text("t0ken\n")
     fake_server.queue(
-        Reply.tools([("Read", {"file_path": "secrets/token.txt"}),
-                     ("Write", {"file_path": "secrets/tokens.txt", "content": "x"})]),
-        Reply.text("ok"))
+        Reply.tools(
+            [
+                ("Read", {"file_path": "secrets/token.txt"}),
+                ("Write", {"file_path": "secrets/tokens.txt", "content": "x"}),
+            ]
+        ),
+        Reply.text("ok"),
+    )
     assert run_cli("-p", "look", "--permission-mode", "acceptEdits").returncode == 0
     read, write = fake_server.requests_for("main")[-1].body["messages"][-1]["content"]
     for result in (read, write):

@@ -17,8 +17,9 @@ def test_multi_tool_turn_changes_files_on_disk(run_cli, fake_server, repo):
         Reply.tool("Bash", {"command": "python -c 'import app; print(app.greet())'"}),
         Reply.text("Changed the greeting; it now prints hello, world."),
     )
-    result = run_cli("-p", "change the greeting", "--permission-mode", "acceptEdits",
-                     "--allowedTools", "Bash(python:*)")
+    result = run_cli(
+        "-p", "change the greeting", "--permission-mode", "acceptEdits", "--allowedTools", "Bash(python:*)"
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Changed the greeting; it now prints hello, world."
     assert (repo / "app.py").read_text() == 'def greet():\n    return "hello, world"\n'
@@ -115,8 +116,7 @@ sys.meta_path.insert(0, _NoLocalModel())
 def test_no_credentials_names_the_ways(run_cli, tmp_path):
     """No key, no base URL and no local model (llama_cpp hidden from the process)."""
     (tmp_path / "sitecustomize.py").write_text(BLOCK_LLAMA)
-    result = run_cli("-p", "hi", env={"ANTHROPIC_BASE_URL": "", "ANTHROPIC_API_KEY": "",
-                                      "PYTHONPATH": str(tmp_path)})
+    result = run_cli("-p", "hi", env={"ANTHROPIC_BASE_URL": "", "ANTHROPIC_API_KEY": "", "PYTHONPATH": str(tmp_path)})
     assert result.returncode == 1
     assert "ANTHROPIC_API_KEY" in result.stderr and "ANTHROPIC_BASE_URL" in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -12,7 +12,7 @@ from fake_anthropic import Reply
 
 from tests.e2e.conftest import cli_env
 
-DIFF = "diff --git a/app.py b/app.py\n-    return \"hello\"\n+    return \"hi\"\n"
+DIFF = 'diff --git a/app.py b/app.py\n-    return "hello"\n+    return "hi"\n'
 
 
 def user_texts(request) -> list[str]:
@@ -40,8 +40,15 @@ def test_a_silent_open_pipe_is_not_waited_for(isolated_env, fake_server, repo):
     """Stdin is a pipe that stays open and never sends (a CI runner's): the run goes on alone.
     A real process: the fork server gives a run /dev/null or a pipe it closes after the input."""
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url)
-    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "hello"], cwd=repo, env=env,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "claude_mini", "-p", "hello"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:  # not communicate(): it would close stdin
         proc.wait(timeout=60)  # the output is short: no pipe fills up before the exit
     finally:
@@ -58,12 +65,28 @@ def bash_result(fake_server) -> dict:
 
 
 def test_several_rules_follow_one_allowed_tools_flag(run_cli, fake_server, repo):
-    subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "first commit"], cwd=repo, check=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"})
-    fake_server.queue(Reply.tools([("Bash", {"command": "git log --oneline"}),
-                                   ("Bash", {"command": "git diff"}), ("Read", {"file_path": "app.py"})]),
-                      Reply.text("done"))
+    subprocess.run(
+        ["git", "commit", "-q", "--allow-empty", "-m", "first commit"],
+        cwd=repo,
+        check=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+            "PATH": "/usr/bin:/bin",
+        },
+    )
+    fake_server.queue(
+        Reply.tools(
+            [
+                ("Bash", {"command": "git log --oneline"}),
+                ("Bash", {"command": "git diff"}),
+                ("Read", {"file_path": "app.py"}),
+            ]
+        ),
+        Reply.text("done"),
+    )
     result = run_cli("-p", "what changed?", "--allowedTools", "Bash(git log:*)", "Bash(git diff:*)", "Read")
     assert result.returncode == 0, result.stderr
     log, diff, read = fake_server.requests_for("main")[-1].body["messages"][-1]["content"]
@@ -83,8 +106,10 @@ def test_a_prompt_after_the_rules_follows_a_double_dash(run_cli, fake_server):
 def test_a_prompt_taken_as_a_rule_is_named(run_cli, fake_server):
     result = run_cli("-p", "--allowedTools", "Read", "fix the bug")
     assert result.returncode == 2 and fake_server.requests_for("main") == []
-    assert result.stderr == ('claude-mini: "fix the bug" was read as a rule of --allowedTools, not as the '
-                             "prompt: put the prompt before --allowedTools or after --.\n")
+    assert result.stderr == (
+        'claude-mini: "fix the bug" was read as a rule of --allowedTools, not as the '
+        "prompt: put the prompt before --allowedTools or after --.\n"
+    )
     fake_server.queue(Reply.text("ok"))
     result = run_cli("-p", "--allowedTools", "Edit Write", "fix the bug", input="it is in app.py")
     assert result.returncode == 0 and "was read as a rule" in result.stderr  # said, and stdin is the prompt
@@ -97,7 +122,13 @@ def test_a_prompt_taken_as_a_rule_is_named(run_cli, fake_server):
 def test_text_that_is_not_utf8_is_sent_with_replacement_characters(isolated_env, fake_server, repo, io_env):
     """Piped bytes and an argument that are not UTF-8 (a Latin-1 file, a mangled argv)."""
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, **io_env)
-    result = subprocess.run([sys.executable, "-m", "claude_mini", "-p", os.fsdecode(b"review caf\xe9")],
-                            cwd=repo, env=env, input=b"caf\xe9 cr\xe8me\n", capture_output=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "claude_mini", "-p", os.fsdecode(b"review caf\xe9")],
+        cwd=repo,
+        env=env,
+        input=b"caf\xe9 cr\xe8me\n",
+        capture_output=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr.decode()
     assert user_texts(fake_server.requests_for("main")[0]) == ["review caf\ufffd\ncaf\ufffd cr\ufffdme"]

@@ -31,9 +31,15 @@ def test_a_closed_stdout_ends_the_run_quietly(isolated_env, fake_server, repo, o
     """`claude-mini -p ... | head -N` once head has gone: no message, the status of a broken pipe
     (for stream-json, in the middle of the turn). A real process, as `| head` gives it."""
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url)
-    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "hi",
-                             "--output-format", output_format], cwd=repo, env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "claude_mini", "-p", "hi", "--output-format", output_format],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         for _ in range(lines_read):
             assert proc.stdout.readline()
@@ -62,9 +68,15 @@ def test_an_internal_error_still_ends_with_the_result_object(run_cli, repo, tmp_
 def test_ctrl_c_during_the_turn_still_prints_the_result_object(isolated_env, fake_server, repo):
     fake_server.queue(Reply.text("never sent").hang())
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url)
-    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "hi", "--output-format", "json"],
-                            cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "claude_mini", "-p", "hi", "--output-format", "json"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while not fake_server.requests_for("main"):  # the turn is under way

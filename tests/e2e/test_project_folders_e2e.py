@@ -31,14 +31,16 @@ def test_continue_in_a_lookalike_folder_does_not_resume_the_other_project(run_cl
 
 
 def test_a_folder_shared_before_stays_with_the_first_and_the_other_gets_a_copy(
-        run_cli, fake_server, tmp_path, isolated_env):
+    run_cli, fake_server, tmp_path, isolated_env
+):
     dash, underscore = tmp_path / "my-app", tmp_path / "my_app"
     dash.mkdir(), underscore.mkdir()
     old = isolated_env.home / "projects" / paths.path_key(dash.resolve())  # the folder both used before
     (old / "memory").mkdir(parents=True)
     (old / "memory" / "MEMORY.md").write_text("- [Ship](ship.md) — SHARED-MEMORY: ship with make ship\n")
-    (old / "memory" / "ship.md").write_text("---\nname: Ship\ndescription: ship with make ship\n"
-                                            "type: project\n---\nmake ship\n")
+    (old / "memory" / "ship.md").write_text(
+        "---\nname: Ship\ndescription: ship with make ship\ntype: project\n---\nmake ship\n"
+    )
     _old_transcript(old, "OLD-TALK", underscore / "Makefile")  # claude-mini ran in my_app before
     fake_server.on(Reply.text("Nothing worth saving."), purpose="extract", times=None)
     fake_server.on(Reply.text("one"), purpose="main", times=1)
@@ -65,16 +67,25 @@ def _old_transcript(folder, text: str, named) -> None:
     """A session saved before transcripts recorded their cwd, whose tool call names `named`."""
     folder.mkdir(parents=True, exist_ok=True)
     call = {"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": str(named.resolve())}}
-    entries = [{"type": "user", "session_id": "old", "message": {"role": "user", "content": text}},
-               {"type": "assistant", "session_id": "old", "message": {"role": "assistant", "content": [call]}},
-               {"type": "user", "session_id": "old", "message": {"role": "user", "content": [
-                   {"type": "tool_result", "tool_use_id": "toolu_1", "content": "all: ship"}]}},
-               {"type": "assistant", "session_id": "old", "message": {"role": "assistant", "content": "ok"}}]
+    entries = [
+        {"type": "user", "session_id": "old", "message": {"role": "user", "content": text}},
+        {"type": "assistant", "session_id": "old", "message": {"role": "assistant", "content": [call]}},
+        {
+            "type": "user",
+            "session_id": "old",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "all: ship"}],
+            },
+        },
+        {"type": "assistant", "session_id": "old", "message": {"role": "assistant", "content": "ok"}},
+    ]
     (folder / "00000000-old.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
 
 
-def test_continue_in_a_folder_shared_before_skips_the_sessions_from_before(run_cli, fake_server, tmp_path,
-                                                                          isolated_env):
+def test_continue_in_a_folder_shared_before_skips_the_sessions_from_before(
+    run_cli, fake_server, tmp_path, isolated_env
+):
     dash, underscore = tmp_path / "my-app", tmp_path / "my_app"
     dash.mkdir(), underscore.mkdir()
     old = isolated_env.home / "projects" / paths.path_key(dash.resolve())

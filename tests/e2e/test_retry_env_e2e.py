@@ -8,8 +8,9 @@ from fake_anthropic import Reply
 
 def test_a_bad_wait_setting_is_said_once_and_the_default_kept(run_cli, fake_server):
     fake_server.queue(Reply.text("ok"))
-    result = run_cli("-p", "hi", env={"CLAUDE_MINI_STREAM_IDLE_SECONDS": "soon",
-                                      "CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS": "-1"})
+    result = run_cli(
+        "-p", "hi", env={"CLAUDE_MINI_STREAM_IDLE_SECONDS": "soon", "CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS": "-1"}
+    )
     assert result.returncode == 0 and result.stdout == "ok\n"
     lines = result.stderr.splitlines()
     assert lines == [

@@ -61,13 +61,20 @@ CAP_MB = 0.0625  # 64 KB
 
 def edit_turn(fake_server, name: str) -> None:
     """One print-mode turn: read `name`, edit its first line."""
-    main_replies(fake_server, Reply.tool("Read", {"file_path": name}),
-                 Reply.tool("Edit", {"file_path": name, "old_string": "TOP", "new_string": "EDITED"}),
-                 Reply.text(f"Edited {name}."))
+    main_replies(
+        fake_server,
+        Reply.tool("Read", {"file_path": name}),
+        Reply.tool("Edit", {"file_path": name, "old_string": "TOP", "new_string": "EDITED"}),
+        Reply.text(f"Edited {name}."),
+    )
 
 
 def test_after_continue_a_hand_edit_is_refused_unless_confirmed_and_the_store_keeps_its_cap(
-        start, fake_server, repo, run_cli):  # noqa: F811
+    start,  # noqa: F811 (the fixture imported above)
+    fake_server,
+    repo,
+    run_cli,
+):
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text(json.dumps({"checkpoints": {"maxSessionMB": CAP_MB}}))
     for name in ("a.txt", "b.txt", "c.txt"):

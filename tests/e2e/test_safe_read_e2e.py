@@ -32,7 +32,8 @@ def link(path, target) -> None:
 
 @pytest.mark.parametrize("trusted", [False, True])
 def test_a_team_memory_md_linked_to_proc_environ_sends_nothing_of_the_environment(
-        run_cli, fake_server, repo, isolated_env, trusted):
+    run_cli, fake_server, repo, isolated_env, trusted
+):
     link(repo / ".claude" / "memory" / "MEMORY.md", "/proc/self/environ")
     if trusted:
         trust_folder(isolated_env.home, repo)
@@ -45,15 +46,16 @@ def test_a_team_memory_md_linked_to_proc_environ_sends_nothing_of_the_environmen
     assert "/proc" in line and "taken as empty" in line
 
 
-def test_an_agent_types_memory_md_linked_to_proc_environ_stays_out_of_the_childs_prompt(
-        run_cli, fake_server, repo):
+def test_an_agent_types_memory_md_linked_to_proc_environ_stays_out_of_the_childs_prompt(run_cli, fake_server, repo):
     agents = repo / ".claude" / "agents"
     agents.mkdir(parents=True)
-    (agents / "keeper.md").write_text("---\nname: keeper\ndescription: Keeps notes\nmemory: project\n---\n"
-                                      "KEEPER-PROMPT\n")
+    (agents / "keeper.md").write_text(
+        "---\nname: keeper\ndescription: Keeps notes\nmemory: project\n---\nKEEPER-PROMPT\n"
+    )
     link(repo / ".claude" / "agent-memory" / "keeper" / "MEMORY.md", "/proc/self/environ")
-    fake_server.on(Reply.tool("Agent", {"description": "x", "prompt": "Note it.", "subagent_type": "keeper"}),
-                   purpose="main")
+    fake_server.on(
+        Reply.tool("Agent", {"description": "x", "prompt": "Note it.", "subagent_type": "keeper"}), purpose="main"
+    )
     fake_server.on(Reply.text("done"), purpose="subagent")
     fake_server.on(Reply.text("ok"), purpose="main")
     result = run_cli("-p", "go", env={**SECRET_ENV, "CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}, timeout=TIMEOUT)
@@ -62,16 +64,17 @@ def test_an_agent_types_memory_md_linked_to_proc_environ_stays_out_of_the_childs
     assert "KEEPER-PROMPT" in child.text and CANARY not in all_requests_text(fake_server)
 
 
-def test_an_agent_memory_folder_linked_to_the_repository_root_is_no_way_to_write_it(
-        run_cli, fake_server, repo):
+def test_an_agent_memory_folder_linked_to_the_repository_root_is_no_way_to_write_it(run_cli, fake_server, repo):
     agents = repo / ".claude" / "agents"
     agents.mkdir(parents=True)
-    (agents / "keeper.md").write_text("---\nname: keeper\ndescription: Keeps notes\nmemory: project\n---\n"
-                                      "Keep notes.\n")
+    (agents / "keeper.md").write_text(
+        "---\nname: keeper\ndescription: Keeps notes\nmemory: project\n---\nKeep notes.\n"
+    )
     link(repo / ".claude" / "agent-memory" / "keeper", "../..")  # the repository itself
     before = (repo / "app.py").read_text()
-    fake_server.on(Reply.tool("Agent", {"description": "x", "prompt": "Note it.", "subagent_type": "keeper"}),
-                   purpose="main")
+    fake_server.on(
+        Reply.tool("Agent", {"description": "x", "prompt": "Note it.", "subagent_type": "keeper"}), purpose="main"
+    )
     target = repo / ".claude" / "agent-memory" / "keeper" / "app.py"
     fake_server.on(Reply.tool("Write", {"file_path": str(target), "content": "PWNED\n"}), purpose="subagent")
     fake_server.on(Reply.text("done"), purpose="subagent")
@@ -93,7 +96,8 @@ def _fifo(path) -> None:
 @pytest.mark.parametrize("name", [".claude/settings.json", ".claude/settings.local.json", ".mcp.json"])
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
 def test_a_fifo_or_dev_zero_as_a_settings_file_is_one_line_and_the_run_goes_on(
-        run_cli, fake_server, repo, isolated_env, name, kind):
+    run_cli, fake_server, repo, isolated_env, name, kind
+):
     trust_folder(isolated_env.home, repo)  # trusted: every one of these files is read
     path = repo / name
     _fifo(path) if kind == "fifo" else link(path, "/dev/zero")
@@ -140,7 +144,8 @@ def test_a_commands_at_file_of_a_credential_or_a_proc_link_is_not_attached(run_c
 
 @pytest.mark.parametrize("trusted", [False, True])
 def test_a_memory_policy_linked_to_proc_environ_stays_out_of_the_extraction_prompt(
-        run_cli, fake_server, repo, isolated_env, trusted):
+    run_cli, fake_server, repo, isolated_env, trusted
+):
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}}))
     link(repo / ".claude" / "memory-policy.md", "/proc/self/environ")

@@ -62,8 +62,11 @@ def test_a_local_port_no_rule_allows_is_unreachable(run_cli, fake_server, repo, 
     server = _local_server()
     port = server.server_address[1]
     try:
-        _bash(fake_server, f"curl -sSf -m 5 http://127.0.0.1:{port}/ && echo REACHED",
-              f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 3)\" && echo REACHED")
+        _bash(
+            fake_server,
+            f"curl -sSf -m 5 http://127.0.0.1:{port}/ && echo REACHED",
+            f"python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 3)\" && echo REACHED",
+        )
         result = run_cli("-p", "connect", "--permission-mode", "bypassPermissions")
     finally:
         server.shutdown()
@@ -79,8 +82,9 @@ def test_an_allowed_domain_goes_through_the_proxy(run_cli, fake_server, repo):
     server = _local_server()
     port = server.server_address[1]
     (repo / ".claude").mkdir()
-    (repo / ".claude" / "settings.local.json").write_text(json.dumps({"permissions": {
-        "allow": ["WebFetch(domain:127.0.0.1)"]}}))
+    (repo / ".claude" / "settings.local.json").write_text(
+        json.dumps({"permissions": {"allow": ["WebFetch(domain:127.0.0.1)"]}})
+    )
     try:
         _bash(fake_server, f"curl -sS -m 10 -o /dev/null -w '%{{http_code}}' http://127.0.0.1:{port}/README.md")
         result = run_cli("-p", "fetch", "--trust-folder")
@@ -152,8 +156,14 @@ def _sleepers(seconds: str) -> list[int]:
 def test_kill_9_of_claude_mini_ends_the_sandboxed_command_and_its_children(isolated_env, fake_server, repo):
     fake_server.on(Reply.tool("Bash", {"command": "sleep 3301.5 & touch started; sleep 3302.5"}), purpose="main")
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
-    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "wait"], cwd=repo, env=env,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "claude_mini", "-p", "wait"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         wait_until(lambda: (repo / "started").exists() and _sleepers("3302.5"), timeout=60)
         assert _sleepers("3301.5")
@@ -182,21 +192,29 @@ def test_the_memory_folder_is_visible_to_the_extraction_fork_only(run_cli, fake_
     assert result.returncode == 0, result.stderr
     main = text_of(tool_results(fake_server)[0])
     assert "main-end" in main and "only the fork may read" not in main
-    extract_results = [b for r in fake_server.requests_for("extract")
-                       for b in (r.body["messages"][-1]["content"] if isinstance(r.body["messages"][-1]["content"], list) else [])
-                       if b.get("type") == "tool_result"]
+    extract_results = [
+        b
+        for r in fake_server.requests_for("extract")
+        for b in (r.body["messages"][-1]["content"] if isinstance(r.body["messages"][-1]["content"], list) else [])
+        if b.get("type") == "tool_result"
+    ]
     assert extract_results and "only the fork may read" in text_of(extract_results[0])
 
 
 def test_a_settings_file_or_mcp_json_a_command_creates_is_removed(run_cli, fake_server, repo):
     (repo / ".claude").mkdir()
     hook = {"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/owned"}]}]}}
-    _bash(fake_server, f"echo '{json.dumps(hook)}' > .claude/settings.local.json; echo '{{}}' > .mcp.json; "
-                       "echo kept > notes.txt; git init -q sub && ls sub/.git/config")
+    _bash(
+        fake_server,
+        f"echo '{json.dumps(hook)}' > .claude/settings.local.json; echo '{{}}' > .mcp.json; "
+        "echo kept > notes.txt; git init -q sub && ls sub/.git/config",
+    )
     result = run_cli("-p", "plant", "--permission-mode", "bypassPermissions")
     assert result.returncode == 0, result.stderr
     assert not (repo / ".claude" / "settings.local.json").exists() and not (repo / ".mcp.json").exists()
     assert (repo / "notes.txt").exists() and (repo / "sub" / ".git" / "config").exists()  # a new repo is its own
     text = text_of(tool_results(fake_server)[0])
-    assert "The sandbox removed .mcp.json, .claude/settings.local.json" in text or \
-        "The sandbox removed .claude/settings.local.json, .mcp.json" in text
+    assert (
+        "The sandbox removed .mcp.json, .claude/settings.local.json" in text
+        or "The sandbox removed .claude/settings.local.json, .mcp.json" in text
+    )

@@ -44,8 +44,14 @@ def test_extraction_cannot_be_steered_into_a_writing_read_only_command(run_cli, 
 @pytest.mark.parametrize(
     "command",
     # one per class; tests/agent/test_shell_hardening.py has the many variants of each
-    ["echo 'touch pwned' | sh", "sh <<< 'touch pwned'", "python3 -c \"open('pwned', 'w')\"",
-     "git -c alias.x='!touch pwned' x", "timeout 5 touch pwned", "t?uch pwned"],
+    [
+        "echo 'touch pwned' | sh",
+        "sh <<< 'touch pwned'",
+        "python3 -c \"open('pwned', 'w')\"",
+        "git -c alias.x='!touch pwned' x",
+        "timeout 5 touch pwned",
+        "t?uch pwned",
+    ],
 )
 def test_deny_rules_hold_whatever_the_line_wraps_them_in(run_cli, fake_server, repo, isolated_env, command):
     user_settings(isolated_env.home, permissions={"deny": ["Bash(touch:*)"]})
@@ -77,8 +83,10 @@ def test_accept_edits_cannot_complete_a_bare_repository(run_cli, fake_server, re
     calls = [
         ("Write", {"file_path": str(evil / "objects" / "info" / "x"), "content": ""}),
         ("Write", {"file_path": str(evil / "refs" / "heads" / "x"), "content": ""}),
-        ("Write", {"file_path": str(evil / "config"),
-                   "content": f"[core]\n\tbare = true\n\tfsmonitor = touch {marker}\n"}),
+        (
+            "Write",
+            {"file_path": str(evil / "config"), "content": f"[core]\n\tbare = true\n\tfsmonitor = touch {marker}\n"},
+        ),
         ("Write", {"file_path": str(evil / "HEAD"), "content": "ref: refs/heads/main\n"}),
     ]
     fake_server.queue(*(Reply.tool(name, data) for name, data in calls), Reply.text("done"))
@@ -117,17 +125,20 @@ def test_the_fake_curl_runs_when_no_rule_denies_it(run_cli, fake_server, fake_cu
 
 @pytest.mark.parametrize(
     ("command", "flags"),
-    [("cat <<< $(curl x)", ["--permission-mode", "bypassPermissions"]),
-     (": > >(curl x)", ["--permission-mode", "bypassPermissions"]),
-     ("hash -p \"$(command -v curl)\" c; c x", ["--permission-mode", "bypassPermissions"]),
-     ("/proc/self/exe -c 'curl x'", ["--permission-mode", "bypassPermissions"]),
-     ("perl '-M5;system(\"curl x\")' /dev/null", ["--permission-mode", "bypassPermissions"]),
-     ("cp \"$(command -v curl)\" c; ./c x", ["--permission-mode", "bypassPermissions"]),
-     ("cat <<< $(curl x)", ["--allowedTools", "Bash"]),
-     ("ls > >(curl x)", ["--allowedTools", "Bash"])],
+    [
+        ("cat <<< $(curl x)", ["--permission-mode", "bypassPermissions"]),
+        (": > >(curl x)", ["--permission-mode", "bypassPermissions"]),
+        ('hash -p "$(command -v curl)" c; c x', ["--permission-mode", "bypassPermissions"]),
+        ("/proc/self/exe -c 'curl x'", ["--permission-mode", "bypassPermissions"]),
+        ("perl '-M5;system(\"curl x\")' /dev/null", ["--permission-mode", "bypassPermissions"]),
+        ('cp "$(command -v curl)" c; ./c x', ["--permission-mode", "bypassPermissions"]),
+        ("cat <<< $(curl x)", ["--allowedTools", "Bash"]),
+        ("ls > >(curl x)", ["--allowedTools", "Bash"]),
+    ],
 )
-def test_a_managed_deny_binds_in_bypass_mode_and_over_allowed_tools(run_cli, fake_server, isolated_env, fake_curl,
-                                                                    command, flags):
+def test_a_managed_deny_binds_in_bypass_mode_and_over_allowed_tools(
+    run_cli, fake_server, isolated_env, fake_curl, command, flags
+):
     marker, env = fake_curl
     (isolated_env.managed / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Bash(curl:*)"]}}))
     fake_server.queue(Reply.tool("Bash", {"command": command}), Reply.text("done"))
@@ -138,14 +149,17 @@ def test_a_managed_deny_binds_in_bypass_mode_and_over_allowed_tools(run_cli, fak
     assert not marker.exists()
 
 
-@pytest.mark.parametrize("command", ["cat < .env", "dd if=.env status=none", "cd secrets && cat key.txt",
-                                     "tar cf - secrets", "f=.env; cat $f"])
+@pytest.mark.parametrize(
+    "command",
+    ["cat < .env", "dd if=.env status=none", "cd secrets && cat key.txt", "tar cf - secrets", "f=.env; cat $f"],
+)
 def test_managed_read_deny_rules_hold_for_bash_in_bypass_mode(run_cli, fake_server, repo, isolated_env, command):
     (repo / ".env").write_text("DB_PASSWORD=hunter2\n")
     (repo / "secrets").mkdir()
     (repo / "secrets" / "key.txt").write_text("hunter2-key\n")
     (isolated_env.managed / "settings.json").write_text(
-        json.dumps({"permissions": {"deny": ["Read(.env)", "Read(./secrets/**)"]}}))
+        json.dumps({"permissions": {"deny": ["Read(.env)", "Read(./secrets/**)"]}})
+    )
     fake_server.queue(Reply.tool("Bash", {"command": command}), Reply.text("done"))
     result = run_cli("-p", "show me", "--permission-mode", "bypassPermissions")
     assert result.returncode == 0, result.stderr

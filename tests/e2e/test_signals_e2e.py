@@ -22,12 +22,16 @@ from tests.processes import gone
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_to_claude_mini_ends_the_running_tool(isolated_env, fake_server, repo, run_cli, sig):
     fake_server.queue(Reply.tool("Bash", {"command": "sleep 300 & echo $! > sleep.pid; wait"}))
-    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url,
-                  CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
-    proc = subprocess.Popen([sys.executable, "-m", "claude_mini", "-p", "sleep a while",
-                             "--permission-mode", "bypassPermissions"],
-                            cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "claude_mini", "-p", "sleep a while", "--permission-mode", "bypassPermissions"],
+        cwd=repo,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         pid_file = repo / "sleep.pid"
         wait_until(lambda: pid_file.exists() and pid_file.read_text().strip())
@@ -39,8 +43,10 @@ def test_a_signal_to_claude_mini_ends_the_running_tool(isolated_env, fake_server
     assert proc.returncode == 128 + sig, stderr
     wait_until(lambda: gone(sleep_pid))  # SIGKILL is delivered at once, the exit may take a moment
     [transcript] = isolated_env.home.glob("projects/*/*.jsonl")
-    assert stderr.splitlines()[-1] == (f"claude-mini: ended by {sig.name} with the command it was running. "
-                                       f"The transcript is saved; `claude-mini -r {transcript.stem}` continues.")
+    assert stderr.splitlines()[-1] == (
+        f"claude-mini: ended by {sig.name} with the command it was running. "
+        f"The transcript is saved; `claude-mini -r {transcript.stem}` continues."
+    )
     assert all(json.loads(line) for line in transcript.read_text().splitlines())  # no line cut short
     fake_server.queue(Reply.text("Going on."))
     resumed = run_cli("-c", "-p", "go on", env={"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"})

@@ -74,18 +74,26 @@ MIGRATION_STEPS = [
 ]
 
 SKILLS = {
-    "release-notes": ("Draft release notes from CHANGELOG.md for a new version",
-                      rules("Release notes", "RELEASE-NOTES-BODY", RELEASE_STEPS)),
-    "db-migration": ("Write and review an Alembic database migration safely",
-                     rules("Database migrations", "DB-MIGRATION-BODY", MIGRATION_STEPS)),
-    "api-docs": ("Regenerate the OpenAPI reference and check the examples still run",
-                 "# API docs\n\nAPI-DOCS-BODY: run `make openapi`, then `pytest docs/examples`.\n"),
+    "release-notes": (
+        "Draft release notes from CHANGELOG.md for a new version",
+        rules("Release notes", "RELEASE-NOTES-BODY", RELEASE_STEPS),
+    ),
+    "db-migration": (
+        "Write and review an Alembic database migration safely",
+        rules("Database migrations", "DB-MIGRATION-BODY", MIGRATION_STEPS),
+    ),
+    "api-docs": (
+        "Regenerate the OpenAPI reference and check the examples still run",
+        "# API docs\n\nAPI-DOCS-BODY: run `make openapi`, then `pytest docs/examples`.\n",
+    ),
 }
 COMMANDS = {
     "review.md": "Review the staged diff for bugs, missing tests and unclear names.\n\nBe specific: cite file:line.\n",
-    "frontend/component.md": ("---\ndescription: Scaffold a React component with a test and a story\n"
-                              "argument-hint: <ComponentName>\n---\nCreate src/components/$1/ with $1.tsx, "
-                              "$1.test.tsx and $1.stories.tsx, following src/components/Button.\n"),
+    "frontend/component.md": (
+        "---\ndescription: Scaffold a React component with a test and a story\n"
+        "argument-hint: <ComponentName>\n---\nCreate src/components/$1/ with $1.tsx, "
+        "$1.test.tsx and $1.stories.tsx, following src/components/Button.\n"
+    ),
 }
 BODY_MARKERS = ("RELEASE-NOTES-BODY", "DB-MIGRATION-BODY", "API-DOCS-BODY", "Be specific: cite", "Button.")
 
@@ -135,10 +143,12 @@ def test_the_listing_is_one_cached_prefix_for_every_request_and_the_fork(run_cli
     mains, [extract, *_] = fake_server.requests_for("main"), fake_server.requests_for("extract")
     assert len(mains) == 3
     listing = skill_tool(mains[0].body)["description"]
-    for entry in ("- release-notes: Draft release notes from CHANGELOG.md for a new version",
-                  "- db-migration: Write and review an Alembic database migration safely",
-                  "- review: Review the staged diff for bugs, missing tests and unclear names.",
-                  "- component: Scaffold a React component with a test and a story"):
+    for entry in (
+        "- release-notes: Draft release notes from CHANGELOG.md for a new version",
+        "- db-migration: Write and review an Alembic database migration safely",
+        "- review: Review the staged diff for bugs, missing tests and unclear names.",
+        "- component: Scaffold a React component with a test and a story",
+    ):
         assert entry in listing
     for request in [*mains, extract]:  # byte-identical tools and system: one cached prefix
         assert request.body["tools"] == mains[0].body["tools"]
@@ -149,19 +159,25 @@ def test_the_listing_is_one_cached_prefix_for_every_request_and_the_fork(run_cli
     assert bodies_in(mains[1].body) == bodies_in(mains[2].body) == ["RELEASE-NOTES-BODY"]
     result_block = mains[1].body["messages"][-1]["content"][0]
     assert result_block["type"] == "tool_result" and not result_block.get("is_error")
-    assert "This skill's folder, where the files it mentions are:" in json.dumps(result_block) and "ARGUMENTS: 2.3.0" in json.dumps(result_block)
+    assert "This skill's folder, where the files it mentions are:" in json.dumps(
+        result_block
+    ) and "ARGUMENTS: 2.3.0" in json.dumps(result_block)
 
     # The fork's first request reads back, from the cache, everything the last main request sent.
     parent = mains[-1].body["messages"]
-    assert strip_cache_control(extract.body["messages"][:len(parent)]) == strip_cache_control(parent)
+    assert strip_cache_control(extract.body["messages"][: len(parent)]) == strip_cache_control(parent)
     assert extract.usage["cache_read_input_tokens"] == total_input(mains[-1].usage) > 0
 
 
 def test_repl_compact_names_the_invoked_skills_and_drops_their_bodies(start, fake_server, repo):
     write_layout(repo)
-    main_replies(fake_server, Reply.tool("Skill", {"skill": "release-notes"}),
-                 Reply.tool("Skill", {"skill": "db-migration"}), Reply.text("Both skills loaded."),
-                 Reply.text("Going on from the summary."))
+    main_replies(
+        fake_server,
+        Reply.tool("Skill", {"skill": "release-notes"}),
+        Reply.tool("Skill", {"skill": "db-migration"}),
+        Reply.text("Both skills loaded."),
+        Reply.text("Going on from the summary."),
+    )
     fake_server.on(Reply.text(SUMMARY), purpose="compact", times=None)
     term = start()
     term.ready()
@@ -193,8 +209,7 @@ def assert_names_not_bodies(after: dict, before: dict, names: list[str]) -> None
 
 def test_resume_then_compact_still_names_the_skill_invoked_before_the_resume(run_cli, start, fake_server, repo):
     write_layout(repo)
-    fake_server.on(Reply.tool("Skill", {"skill": "db-migration", "args": "add users.locale"}),
-                   purpose="main", times=1)
+    fake_server.on(Reply.tool("Skill", {"skill": "db-migration", "args": "add users.locale"}), purpose="main", times=1)
     fake_server.on(Reply.text("Migration written."), purpose="main", times=1)
     first = run_cli("-p", "write the migration for users.locale", env=NO_MEMORY)
     assert first.returncode == 0, first.stderr

@@ -37,7 +37,9 @@ def last_user_text(request) -> str:
     return content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content)
 
 
-def test_print_mode_sends_the_expanded_command_with_its_snippet_output_and_files(run_cli, fake_server, repo, isolated_env):
+def test_print_mode_sends_the_expanded_command_with_its_snippet_output_and_files(
+    run_cli, fake_server, repo, isolated_env
+):
     trust_folder(isolated_env.home, repo)  # an untrusted folder's `!` lines never run
     write(repo, ".claude/commands/greet.md", GREET)
     write(repo, "notes.txt", "NOTES-CONTENT\n")
@@ -47,8 +49,10 @@ def test_print_mode_sends_the_expanded_command_with_its_snippet_output_and_files
     assert result.stdout.strip() == "Hello, Alice!"
     [request] = fake_server.requests_for("main")
     sent = last_user_text(request)
-    assert sent.startswith("<command-message>greet</command-message>\n<command-name>/greet</command-name>\n"
-                           "<command-args>Alice</command-args>\n\nSay hello to Alice warmly. Today is SNIPPET-RAN.")
+    assert sent.startswith(
+        "<command-message>greet</command-message>\n<command-name>/greet</command-name>\n"
+        "<command-args>Alice</command-args>\n\nSay hello to Alice warmly. Today is SNIPPET-RAN."
+    )
     assert "!`" not in sent and "NOTES-CONTENT" in sent  # the snippet ran; @notes.txt was attached
 
 
@@ -87,7 +91,7 @@ def test_context_lint_reports_a_broken_skill_and_a_builtin_clash(run_cli, repo):
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert re.search(r"^  fine +skill +project +listed +\.claude/skills/fine/SKILL\.md$", out, re.M)
-    lint = out[out.index("Lint:"):]
+    lint = out[out.index("Lint:") :]
     assert "Skill .claude/skills/broken/SKILL.md: frontmatter is not valid YAML" in lint
     assert "/help is claude-mini's own command: .claude/commands/help.md is not run by /help" in lint
     data = json.loads(run_cli("context", "--json", "--lint").stdout)
@@ -96,8 +100,11 @@ def test_context_lint_reports_a_broken_skill_and_a_builtin_clash(run_cli, repo):
 
 
 def test_repl_runs_a_custom_command_and_help_lists_it_with_its_source(start, fake_server, repo):
-    write(repo, ".claude/commands/frontend/component.md",
-          "---\ndescription: Make a React component\nargument-hint: <name>\n---\nCreate the $1 component.\n")
+    write(
+        repo,
+        ".claude/commands/frontend/component.md",
+        "---\ndescription: Make a React component\nargument-hint: <name>\n---\nCreate the $1 component.\n",
+    )
     write(repo, ".claude/commands/help.md", "My own help\n")
     main_replies(fake_server, Reply.text("Component made."))
     term = start()
@@ -117,7 +124,8 @@ def test_repl_runs_a_custom_command_and_help_lists_it_with_its_source(start, fak
     term.submit("/exit")
     assert term.exit_status() == 0
     assert "/help is claude-mini's own command: .claude/commands/help.md is not run by /help" in " ".join(
-        term.output.getvalue().split())
+        term.output.getvalue().split()
+    )
 
 
 def test_after_clear_the_commands_are_the_new_catalogs(start, fake_server, repo):
@@ -194,8 +202,9 @@ def test_tab_completes_an_alias_and_a_late_command_says_when_it_becomes_one(star
 
 
 def test_a_skill_calls_question_names_the_skill_its_args_and_the_rules_it_grants(start, fake_server, repo):
-    write(repo, ".claude/skills/gl/SKILL.md", "---\ndescription: Git log\nallowed-tools: Bash(git log:*)\n---\n"
-                                              "GL BODY\n")
+    write(
+        repo, ".claude/skills/gl/SKILL.md", "---\ndescription: Git log\nallowed-tools: Bash(git log:*)\n---\nGL BODY\n"
+    )
     main_replies(fake_server, Reply.tool("Skill", {"skill": "gl", "args": "--output=/tmp/x"}), Reply.text("done"))
     term = start()
     term.ready()

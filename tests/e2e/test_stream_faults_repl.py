@@ -18,8 +18,13 @@ RETRIED = "Second try says something else."
 
 
 def test_a_retry_says_its_wait_and_a_cut_answer_starts_again(start, fake_server):
-    main_replies(fake_server, Reply.error(429, retry_after=3600), Reply.text("Fine now."),
-                 Reply.text(CUT).stream_error("overloaded_error", after=7), Reply.text(RETRIED))
+    main_replies(
+        fake_server,
+        Reply.error(429, retry_after=3600),
+        Reply.text("Fine now."),
+        Reply.text(CUT).stream_error("overloaded_error", after=7),
+        Reply.text(RETRIED),
+    )
     term = start(CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS="0.01")
     term.ready()
     term.submit("first")
@@ -38,8 +43,9 @@ def test_a_retry_says_its_wait_and_a_cut_answer_starts_again(start, fake_server)
 
 
 def test_esc_keeps_the_text_that_had_arrived(start, fake_server):
-    main_replies(fake_server, Reply.text("Partial words arrive first, then the model stalls for good.")
-                 .hang(mid_stream=True))
+    main_replies(
+        fake_server, Reply.text("Partial words arrive first, then the model stalls for good.").hang(mid_stream=True)
+    )
     term = start()
     term.ready()
     term.submit("take your time")

@@ -34,9 +34,12 @@ def explore_scenario(fake_server, repo: Path) -> None:
     """The parent starts an Explore child, which greps, reads dates.py and answers."""
     (repo / "dates.py").write_text("import datetime\n\ndef parse(s):\n    return datetime.date.fromisoformat(s)\n")
     main_replies(fake_server, Reply.tool("Agent", EXPLORE), Reply.text("Dates are parsed in dates.py."))
-    child_replies(fake_server, Reply.tool("Grep", {"pattern": "fromisoformat"}),
-                  Reply.tool("Read", {"file_path": "dates.py"}),
-                  Reply.text("dates.py:4 parses ISO dates with date.fromisoformat."))
+    child_replies(
+        fake_server,
+        Reply.tool("Grep", {"pattern": "fromisoformat"}),
+        Reply.tool("Read", {"file_path": "dates.py"}),
+        Reply.text("dates.py:4 parses ISO dates with date.fromisoformat."),
+    )
 
 
 def tool_results(request) -> list[dict]:
@@ -94,8 +97,11 @@ def test_json_cost_counts_the_childs_requests(run_cli, fake_server, repo):
 
 @pytest.mark.usefixtures("no_sandbox")
 def test_the_permission_rules_bind_a_child_in_print_mode(run_cli, fake_server, repo):
-    main_replies(fake_server, Reply.tool("Agent", {"description": "Make a marker", "prompt": "Create the file made."}),
-                 Reply.text("The subagent could not."))
+    main_replies(
+        fake_server,
+        Reply.tool("Agent", {"description": "Make a marker", "prompt": "Create the file made."}),
+        Reply.text("The subagent could not."),
+    )
     child_replies(fake_server, Reply.tool("Bash", {"command": f"touch {repo}/made"}), Reply.text("Not allowed."))
     result = run_cli("-p", "make a marker with a subagent", env=NO_MEMORY)
     assert result.returncode == 0, result.stderr
@@ -106,8 +112,11 @@ def test_the_permission_rules_bind_a_child_in_print_mode(run_cli, fake_server, r
     assert answer["content"].startswith("Not allowed.\n\n[subagent general-purpose · 1 tool call · ")
 
     fake_server.clear_requests()
-    main_replies(fake_server, Reply.tool("Agent", {"description": "Make a marker", "prompt": "Create the file made."}),
-                 Reply.text("Done."))
+    main_replies(
+        fake_server,
+        Reply.tool("Agent", {"description": "Make a marker", "prompt": "Create the file made."}),
+        Reply.text("Done."),
+    )
     child_replies(fake_server, Reply.tool("Bash", {"command": f"touch {repo}/made"}), Reply.text("Made it."))
     allowed = run_cli("-p", "make a marker with a subagent", "--allowedTools", "Bash(touch:*)", env=NO_MEMORY)
     assert allowed.returncode == 0, allowed.stderr
@@ -117,15 +126,26 @@ def test_the_permission_rules_bind_a_child_in_print_mode(run_cli, fake_server, r
 def test_two_agent_calls_of_one_response_run_together(run_cli, fake_server, repo):
     (repo / "a.txt").write_text("alpha\n")
     (repo / "b.txt").write_text("beta\n")
-    main_replies(fake_server, Reply.tools([
-        ("Agent", {"description": "Read a", "prompt": "TASK-A: read a.txt", "subagent_type": "Explore"}),
-        ("Agent", {"description": "Read b", "prompt": "TASK-B: read b.txt", "subagent_type": "Explore"})]),
-        Reply.text("Both done."))
+    main_replies(
+        fake_server,
+        Reply.tools(
+            [
+                ("Agent", {"description": "Read a", "prompt": "TASK-A: read a.txt", "subagent_type": "Explore"}),
+                ("Agent", {"description": "Read b", "prompt": "TASK-B: read b.txt", "subagent_type": "Explore"}),
+            ]
+        ),
+        Reply.text("Both done."),
+    )
     # A's first answer comes late: run one after the other, B could not ask before A finished.
-    child_replies(fake_server, Reply.tool("Read", {"file_path": "a.txt"}).slow_first_byte(2),
-                  Reply.text("a.txt says alpha."), contains="TASK-A")
-    child_replies(fake_server, Reply.tool("Read", {"file_path": "b.txt"}), Reply.text("b.txt says beta."),
-                  contains="TASK-B")
+    child_replies(
+        fake_server,
+        Reply.tool("Read", {"file_path": "a.txt"}).slow_first_byte(2),
+        Reply.text("a.txt says alpha."),
+        contains="TASK-A",
+    )
+    child_replies(
+        fake_server, Reply.tool("Read", {"file_path": "b.txt"}), Reply.text("b.txt says beta."), contains="TASK-B"
+    )
     result = run_cli("-p", "read both with two subagents", env=NO_MEMORY)
     assert result.returncode == 0, result.stderr
     order = ["A" if "TASK-A" in r.text else "B" for r in fake_server.requests_for("subagent")]
@@ -134,8 +154,9 @@ def test_two_agent_calls_of_one_response_run_together(run_cli, fake_server, repo
     assert a["content"].startswith("a.txt says alpha.") and b["content"].startswith("b.txt says beta.")
 
 
-def test_the_sidechain_is_in_the_sessions_folder_and_c_resumes_the_parent_alone(run_cli, fake_server, repo,
-                                                                                 isolated_env):
+def test_the_sidechain_is_in_the_sessions_folder_and_c_resumes_the_parent_alone(
+    run_cli, fake_server, repo, isolated_env
+):
     explore_scenario(fake_server, repo)
     first = run_cli("-p", "where do we parse dates?", env=NO_MEMORY)
     assert first.returncode == 0, first.stderr
@@ -172,14 +193,25 @@ def running(command: str) -> bool:
 
 
 def test_the_repl_shows_a_child_as_one_live_line_then_its_summary_and_esc_cancels_it(start, fake_server):
-    main_replies(fake_server, Reply.tool("Agent", EXPLORE), Reply.text("FIRST-ANSWER from the parent."),
-                 Reply.tool("Agent", {**EXPLORE, "description": "Look again"}), Reply.text("Fine, stopping."))
-    child_replies(fake_server, Reply.text("CHILD-REPORT: dates.py:4."),
-                  Reply.tool("Grep", {"pattern": "fromisoformat"}), Reply.text("never arrives").hang())
+    main_replies(
+        fake_server,
+        Reply.tool("Agent", EXPLORE),
+        Reply.text("FIRST-ANSWER from the parent."),
+        Reply.tool("Agent", {**EXPLORE, "description": "Look again"}),
+        Reply.text("Fine, stopping."),
+    )
+    child_replies(
+        fake_server,
+        Reply.text("CHILD-REPORT: dates.py:4."),
+        Reply.tool("Grep", {"pattern": "fromisoformat"}),
+        Reply.text("never arrives").hang(),
+    )
     term = start()
     term.ready()
     term.submit("where do we parse dates?")
-    term.expect(r"Explore\(Find date parsing\)\S*\s+⎿  \S*\[subagent Explore · 0 tool calls · [\d,]+ tokens · [\d.]+ s\]")
+    term.expect(
+        r"Explore\(Find date parsing\)\S*\s+⎿  \S*\[subagent Explore · 0 tool calls · [\d,]+ tokens · [\d.]+ s\]"
+    )
     term.expect("FIRST-ANSWER from the parent.")
     assert "CHILD-REPORT" not in term.output.getvalue()  # the child's answer is the parent's to read
     term.ready()
@@ -201,8 +233,11 @@ def test_the_repl_shows_a_child_as_one_live_line_then_its_summary_and_esc_cancel
 
 def test_esc_during_a_childs_bash_command_ends_the_command(start, fake_server, repo):
     command = "touch started && sleep 31.7"
-    main_replies(fake_server, Reply.tool("Agent", {"description": "Wait a bit", "prompt": "Run the slow command."}),
-                 Reply.text("Understood."))
+    main_replies(
+        fake_server,
+        Reply.tool("Agent", {"description": "Wait a bit", "prompt": "Run the slow command."}),
+        Reply.text("Understood."),
+    )
     child_replies(fake_server, Reply.tool("Bash", {"command": command}), Reply.text("never needed"))
     term = start("--allowedTools", "Bash(touch:*)", "Bash(sleep:*)")
     term.ready()

@@ -23,8 +23,7 @@ from claude_mini import paths
 from claude_mini.memory.store import format_memory
 from tests.e2e.conftest import trust_folder
 
-STAGING = ("The staging database is reset every Monday at 06:00 UTC, so never keep test data "
-           "there")
+STAGING = "The staging database is reset every Monday at 06:00 UTC, so never keep test data there"
 STAGING_FILE = "the-staging-database-is-reset-every-monday.md"
 QUESTION = "when is the staging database reset? I want to keep my fixtures there"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -65,8 +64,19 @@ def people(tmp_path: Path, isolated_env) -> dict[str, tuple[Path, dict[str, str]
 
 def promote_and_commit(run_cli, folder: Path, env: dict, text: str) -> str:
     """`memory add TEXT`, `memory promote` it, commit the team folder; the file's name."""
-    added = run_cli("memory", "add", text, "--type", "project", "--why", "ops said so",
-                    "--how", "before using staging", cwd=folder, env=env)
+    added = run_cli(
+        "memory",
+        "add",
+        text,
+        "--type",
+        "project",
+        "--why",
+        "ops said so",
+        "--how",
+        "before using staging",
+        cwd=folder,
+        env=env,
+    )
     assert added.returncode == 0, added.stderr
     filename = added.stdout.split()[1]  # "Saved <file> (project): ..."
     promoted = run_cli("memory", "promote", filename.removesuffix(".md"), cwd=folder, env=env)
@@ -118,15 +128,16 @@ def test_additions_on_two_branches_merge_without_a_conflict(run_cli, people):
     git(a, "push", "-q", "origin", "HEAD")
     git(b, "pull", "-q")
     git(a, "checkout", "-qb", "a-topic")  # two additions next to each other in sorted order
-    retries = promote_and_commit(run_cli, a, env_a, "Payments retries back off for 30 seconds "
-                                 "before the second attempt")
+    retries = promote_and_commit(
+        run_cli, a, env_a, "Payments retries back off for 30 seconds before the second attempt"
+    )
     git(b, "checkout", "-qb", "b-topic")
-    refunds = promote_and_commit(run_cli, b, env_b, "Payments refunds over 500 EUR need a second "
-                                 "reviewer in the pull request")
+    refunds = promote_and_commit(
+        run_cli, b, env_b, "Payments refunds over 500 EUR need a second reviewer in the pull request"
+    )
     git(a, "push", "-q", "origin", "a-topic")
     git(b, "fetch", "-q", "origin")
-    merged = subprocess.run(["git", "merge", "--no-edit", "origin/a-topic"], cwd=b,
-                            capture_output=True, text=True)
+    merged = subprocess.run(["git", "merge", "--no-edit", "origin/a-topic"], cwd=b, capture_output=True, text=True)
     assert merged.returncode == 0, merged.stdout + merged.stderr
     index = b / ".claude" / "memory" / "MEMORY.md"
     assert "<<<<<<<" not in index.read_text()
@@ -146,8 +157,7 @@ def test_a_merge_that_still_conflicts_is_repaired_by_doctor_fix(run_cli, people)
     refunds = promote_and_commit(run_cli, b, env_b, "Payments refunds need a second reviewer")
     git(a, "push", "-q", "origin", "HEAD")
     git(b, "fetch", "-q", "origin")
-    merged = subprocess.run(["git", "merge", "--no-edit", "origin/HEAD"], cwd=b,
-                            capture_output=True, text=True)
+    merged = subprocess.run(["git", "merge", "--no-edit", "origin/HEAD"], cwd=b, capture_output=True, text=True)
     assert merged.returncode != 0 and "CONFLICT" in merged.stdout
     index = b / ".claude" / "memory" / "MEMORY.md"
     assert "<<<<<<<" in index.read_text()
@@ -172,17 +182,22 @@ def write_private(memdir: Path, filename: str, body: str) -> Path:
     """A private memory as if edited by hand (`memory add` refuses secrets at once)."""
     memdir.mkdir(parents=True, exist_ok=True)
     path = memdir / filename
-    path.write_text(format_memory(name="CI releases", description="How the CI job publishes a "
-                                  "release to GitHub", type="project", body=body))
+    path.write_text(
+        format_memory(
+            name="CI releases", description="How the CI job publishes a release to GitHub", type="project", body=body
+        )
+    )
     return path
 
 
-@pytest.mark.parametrize(("body", "said"), [
-    (f"The CI publishes with the token {GITHUB_TOKEN}.", "a credential"),
-    ("Ask release-team@corp.io before publishing.", "an e-mail address (…@corp.io)"),
-])
-def test_secrets_and_personal_data_are_refused_for_the_team_tier(run_cli, people, body, said,
-                                                                 monkeypatch):
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (f"The CI publishes with the token {GITHUB_TOKEN}.", "a credential"),
+        ("Ask release-team@corp.io before publishing.", "an e-mail address (…@corp.io)"),
+    ],
+)
+def test_secrets_and_personal_data_are_refused_for_the_team_tier(run_cli, people, body, said, monkeypatch):
     folder, env = people["a"]
     path = write_private(memdir_of(folder, env, monkeypatch), "ci-releases.md", body)
     before = path.read_text()
@@ -197,39 +212,40 @@ def test_secrets_and_personal_data_are_refused_for_the_team_tier(run_cli, people
 
 
 def extraction_proposes(fake_server, memdir: Path) -> None:
-    memory = format_memory(name="Staging resets on Mondays", type="project",
-                           description="The staging database is reset every Monday at 06:00 UTC",
-                           body=STAGING, why="an ops cron job", how_to_apply="before seeding staging",
-                           extra_frontmatter={"team": True})
-    fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "project_staging.md"),
-                                        "content": memory}), purpose="extract")
+    memory = format_memory(
+        name="Staging resets on Mondays",
+        type="project",
+        description="The staging database is reset every Monday at 06:00 UTC",
+        body=STAGING,
+        why="an ops cron job",
+        how_to_apply="before seeding staging",
+        extra_frontmatter={"team": True},
+    )
+    fake_server.on(
+        Reply.tool("Write", {"file_path": str(memdir / "project_staging.md"), "content": memory}), purpose="extract"
+    )
     fake_server.on(Reply.text("Saved one memory."), purpose="extract")
 
 
-def test_extraction_proposes_a_team_memory_as_an_uncommitted_file(run_cli, fake_server, people,
-                                                                   monkeypatch):
+def test_extraction_proposes_a_team_memory_as_an_uncommitted_file(run_cli, fake_server, people, monkeypatch):
     folder, env = people["a"]
     (folder / ".claude" / "memory").mkdir(parents=True)
     memdir = memdir_of(folder, env, monkeypatch)
     extraction_proposes(fake_server, memdir)
     fake_server.on(Reply.text("Noted: staging resets on Mondays."), purpose="main")
-    result = run_cli("-p", "remember: the staging database is reset every Monday", cwd=folder,
-                     env=env)
+    result = run_cli("-p", "remember: the staging database is reset every Monday", cwd=folder, env=env)
     assert result.returncode == 0, result.stderr
     prompt = fake_server.requests_for("extract")[0].last_user_text
     assert "# The team memory" in prompt and "`team: true`" in prompt
-    assert "Proposed project_staging.md to the team memory: .claude/memory/project_staging.md" \
-        in result.stderr
+    assert "Proposed project_staging.md to the team memory: .claude/memory/project_staging.md" in result.stderr
     team_file = folder / ".claude" / "memory" / "project_staging.md"
     fm = yaml.safe_load(team_file.read_text().split("---\n")[1])
     assert fm["author"] == "Ada Lovelace" and "team" not in fm and "source" not in fm
-    assert "?? .claude/memory/project_staging.md" in git(folder, "status", "--porcelain",
-                                                         "--untracked-files=all")
+    assert "?? .claude/memory/project_staging.md" in git(folder, "status", "--porcelain", "--untracked-files=all")
     assert not (memdir / "project_staging.md").exists()
 
 
-def test_an_untrusted_clone_writes_nothing_to_its_team_folder(run_cli, fake_server, people,
-                                                              monkeypatch):
+def test_an_untrusted_clone_writes_nothing_to_its_team_folder(run_cli, fake_server, people, monkeypatch):
     folder, env = people["b"]
     (folder / ".claude" / "memory").mkdir(parents=True)
     (folder / ".claude" / "memory" / "MEMORY.md").write_text("")
@@ -245,11 +261,16 @@ def test_an_untrusted_clone_writes_nothing_to_its_team_folder(run_cli, fake_serv
     # extraction's proposal stays private, and the model's own Write into the folder is denied
     memdir = memdir_of(folder, env, monkeypatch)
     extraction_proposes(fake_server, memdir)
-    fake_server.on(Reply.tool("Write", {"file_path": ".claude/memory/ops.md",
-                                        "content": STAGING}), purpose="main")
+    fake_server.on(Reply.tool("Write", {"file_path": ".claude/memory/ops.md", "content": STAGING}), purpose="main")
     fake_server.on(Reply.text("Noted: staging resets on Mondays."), purpose="main")
-    result = run_cli("-p", "remember: the staging database is reset every Monday",
-                     "--permission-mode", "bypassPermissions", cwd=folder, env=env)
+    result = run_cli(
+        "-p",
+        "remember: the staging database is reset every Monday",
+        "--permission-mode",
+        "bypassPermissions",
+        cwd=folder,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr
     denied = json.dumps(fake_server.requests_for("main")[1].body["messages"][-1])
     assert "refused this Write of ops.md: this folder is not trusted" in denied

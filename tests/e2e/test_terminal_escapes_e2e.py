@@ -14,8 +14,10 @@ from tests.e2e.conftest import cli_env, json_lines
 from tests.e2e.test_repl import Terminal
 
 RAW = ("\x1b", "\x9b", "\x9d", "\u202e", "\x07", "\x08")
-ANSWER = ("Done.\x1b[2J\x1b[H Copied \x1b]52;c;cm0gLXJmIH4=\x07 and titled \x1b]0;PWNED\x1b\\ "
-          "with \x9b2J and \u202eevil\u2069 and a\bb.")
+ANSWER = (
+    "Done.\x1b[2J\x1b[H Copied \x1b]52;c;cm0gLXJmIH4=\x07 and titled \x1b]0;PWNED\x1b\\ "
+    "with \x9b2J and \u202eevil\u2069 and a\bb."
+)
 FILE = "line one\n\x1b]52;c;ZXZpbA==\x07\x1b[1A\x1b[2Kline two\n\x9b31mred\n"
 
 
@@ -66,8 +68,12 @@ def test_json_outputs_escape_controls_and_keep_the_exact_text(run_cli, fake_serv
         assert lines[-1]["result"] == ANSWER
         if output_format == "stream-json":
             users = [line for line in lines if line["type"] == "user"]
-            contents = [block.get("content") for line in users for block in line["message"]["content"]
-                        if isinstance(block, dict) and block.get("type") == "tool_result"]
+            contents = [
+                block.get("content")
+                for line in users
+                for block in line["message"]["content"]
+                if isinstance(block, dict) and block.get("type") == "tool_result"
+            ]
             assert any("\x9b31mred" in str(c) for c in contents)  # escaped in JSON, exact once parsed
 
 
@@ -76,8 +82,9 @@ def test_the_repl_approval_prompt_shows_the_real_command(isolated_env, fake_serv
     hostile = "rm -f README.md #\r\x1b[2K\x1b]0;PWNED\x07ls -la \x1b]52;c;eA==\x07\x9b1A"
     fake_server.on(Reply.tool("Bash", {"command": hostile}), purpose="main")
     fake_server.on(Reply.text("Not run."), purpose="main")
-    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm",
-                  CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    env = cli_env(
+        isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm", CLAUDE_MINI_DISABLE_AUTO_MEMORY="1"
+    )
     term = Terminal(["--trust-folder"], repo, env)
     try:
         term.ready()

@@ -29,8 +29,13 @@ def test_the_todo_list_survives_continue_and_shows_under_the_answer(run_cli, sta
     term.ready()
     term.submit("finish it")
     term.expect("Updated the todo list: 3 of 3 completed")
-    for line in ("All three are done.", "Todos · 3 of 3 completed", "☒ Read the parser", "☒ Write the tests",
-                 "☒ Update the README"):  # in this order, under the answer (the spinner redraws between)
+    for line in (
+        "All three are done.",
+        "Todos · 3 of 3 completed",
+        "☒ Read the parser",
+        "☒ Write the tests",
+        "☒ Update the README",
+    ):  # in this order, under the answer (the spinner redraws between)
         term.expect(re.escape(line))
     term.ready()
     term.submit("/context")

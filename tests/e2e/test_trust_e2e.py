@@ -31,17 +31,22 @@ def hostile_repo(repo) -> None:
 def hostile_calls(repo, outside) -> Reply:
     """One reply asking for a command, an edit in the repo and a write outside it (after a Read,
     which the Edit tool needs)."""
-    return Reply.tools([
-        ("Read", {"file_path": str(repo / "app.py")}),
-        ("Bash", {"command": f"touch {repo / 'pwned'}"}),
-        ("Edit", {"file_path": str(repo / "app.py"), "old_string": "hello", "new_string": "owned"}),
-        ("Write", {"file_path": str(outside / "planted.txt"), "content": "x"}),
-    ])
+    return Reply.tools(
+        [
+            ("Read", {"file_path": str(repo / "app.py")}),
+            ("Bash", {"command": f"touch {repo / 'pwned'}"}),
+            ("Edit", {"file_path": str(repo / "app.py"), "old_string": "hello", "new_string": "owned"}),
+            ("Write", {"file_path": str(outside / "planted.txt"), "content": "x"}),
+        ]
+    )
 
 
 def tool_results(fake_server) -> list[dict]:
-    return [b for b in fake_server.requests_for("main")[-1].body["messages"][-1]["content"]
-            if b.get("type") == "tool_result"]
+    return [
+        b
+        for b in fake_server.requests_for("main")[-1].body["messages"][-1]["content"]
+        if b.get("type") == "tool_result"
+    ]
 
 
 def untrusted_lines(stderr: str) -> list[str]:
@@ -85,8 +90,7 @@ def test_a_trusted_folder_uses_its_settings(run_cli, fake_server, repo, tmp_path
 def test_broken_managed_settings_deny_every_tool(run_cli, fake_server, repo, isolated_env):
     managed = isolated_env.managed / "settings.json"
     managed.write_text('{"permissions": {"deny": ["Bash(curl:*)"],}')  # a trailing comma
-    fake_server.queue(Reply.tools([("Read", {"file_path": "app.py"}), ("Bash", {"command": "ls"})]),
-                      Reply.text("ok"))
+    fake_server.queue(Reply.tools([("Read", {"file_path": "app.py"}), ("Bash", {"command": "ls"})]), Reply.text("ok"))
     result = run_cli("-p", "look", "--permission-mode", "bypassPermissions", "--trust-folder")
     assert result.returncode == 0
     lines = [line for line in result.stderr.splitlines() if str(managed) in line]
@@ -130,8 +134,9 @@ def untrusted_terminal(isolated_env, fake_server, repo):
     """A REPL started in an untrusted repo whose settings ask for acceptEdits."""
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"defaultMode": "acceptEdits"}}))
-    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm",
-                  CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    env = cli_env(
+        isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm", CLAUDE_MINI_DISABLE_AUTO_MEMORY="1"
+    )
     terminal = Terminal([], repo, env)
     yield terminal
     terminal.child.close(force=True)
@@ -160,7 +165,8 @@ def test_repl_asks_once_and_applies_the_answer(untrusted_terminal, isolated_env,
 
 @pytest.mark.usefixtures("no_sandbox")
 def test_a_git_file_does_not_borrow_a_trusted_repositorys_trust_or_memory(
-        run_cli, fake_server, repo, tmp_path, isolated_env):
+    run_cli, fake_server, repo, tmp_path, isolated_env
+):
     """The reviewer's folder: `.git` says `gitdir: <trusted>/.git`; settings, imports and memory
     of the trusted repository must not apply in it."""
     trust_folder(isolated_env.home, repo)
@@ -244,8 +250,9 @@ def test_untrusted_excludes_do_not_drop_the_users_instructions(run_cli, fake_ser
 def test_warnings_on_stderr_carry_no_terminal_escapes(run_cli, fake_server, repo):
     (repo / "CLAUDE.md").write_text("Rules.\n@docs/a\x1b]52;c;SGVsbG8=\x07b.md\n@docs/\x1b[2Jgone.md\n")
     (repo / ".claude").mkdir()
-    (repo / ".claude" / "settings.local.json").write_text(json.dumps(
-        {"permissions": {"allow": ["Bash(\x1b]0;title\x07x)"]}, "hooks\x1b[31m": {}}))
+    (repo / ".claude" / "settings.local.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash(\x1b]0;title\x07x)"]}, "hooks\x1b[31m": {}})
+    )
     fake_server.queue(Reply.text("ok"))
     result = run_cli("-p", "hi")
     assert result.returncode == 0
@@ -272,7 +279,8 @@ def test_a_reply_with_a_lone_surrogate_is_saved(run_cli, fake_server, repo, isol
 
 @pytest.mark.parametrize("managed_text", [None, '{"permissions": {"deny": ["Read"]}, "permissions": {}}'])
 def test_a_managed_link_to_nothing_or_a_duplicate_key_denies_every_tool(
-        run_cli, fake_server, repo, isolated_env, managed_text):
+    run_cli, fake_server, repo, isolated_env, managed_text
+):
     managed = isolated_env.managed / "settings.json"
     if managed_text is None:
         os.symlink(isolated_env.managed / "org.json", managed)  # the file it names is gone
@@ -287,7 +295,6 @@ def test_a_managed_link_to_nothing_or_a_duplicate_key_denies_every_tool(
     assert read.get("is_error") and 'return "hello"' not in json.dumps(read)
 
 
-
 # ------------------------------------------------- issue 33: trust stops at a nested checkout
 
 
@@ -298,8 +305,9 @@ def vendored_clone(repo: Path) -> Path:
     subprocess.run(["git", "init", "-q"], cwd=clone, check=True)
     (clone / ".claude").mkdir()
     hook = [{"matcher": "", "hooks": [{"type": "command", "command": f"touch {clone / 'hooked'}"}]}]
-    (clone / ".claude" / "settings.json").write_text(json.dumps(
-        {"hooks": {"SessionStart": hook, "UserPromptSubmit": hook}, "permissions": {"allow": ["Bash"]}}))
+    (clone / ".claude" / "settings.json").write_text(
+        json.dumps({"hooks": {"SessionStart": hook, "UserPromptSubmit": hook}, "permissions": {"allow": ["Bash"]}})
+    )
     return clone.resolve()
 
 
@@ -327,8 +335,9 @@ def test_trust_stops_at_a_checkout_nested_in_a_trusted_repository(run_cli, fake_
 def test_the_repl_asks_again_in_a_nested_checkout(isolated_env, fake_server, repo):
     trust_folder(isolated_env.home, repo)
     clone = vendored_clone(repo)
-    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm",
-                  CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
+    env = cli_env(
+        isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm", CLAUDE_MINI_DISABLE_AUTO_MEMORY="1"
+    )
     term = Terminal([], clone, env)
     try:
         term.expect("Do you trust the files in this folder")
@@ -347,10 +356,16 @@ def test_the_repl_asks_again_in_a_nested_checkout(isolated_env, fake_server, rep
 
 # ------------------------------------------------- issue 33: what an untrusted repository may cost
 
-COSTLY = {"model": "claude-opus-4-6", "smallModel": "claude-opus-4-6", "maxTokens": 64000,
-          "contextWindow": 4000, "autoCompactThreshold": 0.1, "autoCompact": True,
-          "memory": {"extractEvery": 1, "extractGate": False, "extractBatchTurns": 1},
-          "recall": {"strategy": "model", "draftPauseMs": 1}}
+COSTLY = {
+    "model": "claude-opus-4-6",
+    "smallModel": "claude-opus-4-6",
+    "maxTokens": 64000,
+    "contextWindow": 4000,
+    "autoCompactThreshold": 0.1,
+    "autoCompact": True,
+    "memory": {"extractEvery": 1, "extractGate": False, "extractBatchTurns": 1},
+    "recall": {"strategy": "model", "draftPauseMs": 1},
+}
 
 
 def test_an_untrusted_repository_cannot_choose_the_model_or_the_budgets(run_cli, fake_server, repo):
@@ -361,13 +376,23 @@ def test_an_untrusted_repository_cannot_choose_the_model_or_the_budgets(run_cli,
     result = run_cli("-p", "hello")
     assert result.returncode == 0
     [line] = untrusted_lines(result.stderr)
-    for named in ("model claude-opus-4-6", "smallModel claude-opus-4-6", "maxTokens 64000", "contextWindow 4000",
-                  "autoCompactThreshold 0.1", "autoCompact true", "memory.extractEvery 1",
-                  "memory.extractGate false", "memory.extractBatchTurns 1", "recall.strategy model",
-                  "recall.draftPauseMs 1"):
+    for named in (
+        "model claude-opus-4-6",
+        "smallModel claude-opus-4-6",
+        "maxTokens 64000",
+        "contextWindow 4000",
+        "autoCompactThreshold 0.1",
+        "autoCompact true",
+        "memory.extractEvery 1",
+        "memory.extractGate false",
+        "memory.extractBatchTurns 1",
+        "recall.strategy model",
+        "recall.draftPauseMs 1",
+    ):
         assert named in line
     assert [(r.purpose, r.body["model"], r.body["max_tokens"]) for r in fake_server.requests] == [
-        ("main", "claude-sonnet-4-6", 32000)]
+        ("main", "claude-sonnet-4-6", 32000)
+    ]
     fake_server.clear_requests()
     assert run_cli("-p", "hello", "--trust-folder").returncode == 0  # trusted, the repository may choose
     sent = fake_server.requests
@@ -382,8 +407,10 @@ def test_a_misspelt_managed_permissions_key_fails_closed(run_cli, fake_server, r
     """`denny` instead of `deny`: the organisation's curl ban was silently gone. Now nothing runs."""
     managed = isolated_env.managed / "settings.json"
     managed.write_text(json.dumps({"permissions": {"denny": ["Bash(curl:*)"], "allow": ["Bash"]}}))
-    fake_server.queue(Reply.tools([("Bash", {"command": f"touch {repo / 'ran'}"}),
-                                   ("Read", {"file_path": str(repo / "app.py")})]), Reply.text("ok"))
+    fake_server.queue(
+        Reply.tools([("Bash", {"command": f"touch {repo / 'ran'}"}), ("Read", {"file_path": str(repo / "app.py")})]),
+        Reply.text("ok"),
+    )
     result = run_cli("-p", "go", "--permission-mode", mode, "--trust-folder")
     assert result.returncode == 0
     [line] = [line for line in result.stderr.splitlines() if str(managed) in line]

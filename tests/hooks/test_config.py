@@ -42,10 +42,12 @@ def write(path: Path, data: dict) -> Path:
 @pytest.fixture
 def files(isolated_env, repo):
     """Writers for the user, project, local and managed settings of the repo."""
-    where = {"user": isolated_env.home / "settings.json",
-             "project": repo / ".claude" / "settings.json",
-             "local": repo / ".claude" / "settings.local.json",
-             "managed": isolated_env.managed / "settings.json"}
+    where = {
+        "user": isolated_env.home / "settings.json",
+        "project": repo / ".claude" / "settings.json",
+        "local": repo / ".claude" / "settings.local.json",
+        "managed": isolated_env.managed / "settings.json",
+    }
     return lambda source, data: write(where[source], data)
 
 
@@ -54,8 +56,9 @@ def hooks_in(repo, *, trusted: bool = True):
 
 
 def test_every_layer_is_read_with_its_file_timeout_and_status_message(files, repo):
-    user = files("user", {"hooks": on("PreToolUse", command("fmt", timeout=5, statusMessage="Formatting"),
-                                      matcher="Edit|Write")})
+    user = files(
+        "user", {"hooks": on("PreToolUse", command("fmt", timeout=5, statusMessage="Formatting"), matcher="Edit|Write")}
+    )
     project = files("project", {"hooks": on("SessionStart", command("echo hi"))})
     local = files("local", {"hooks": on("Stop", command("notify"))})
     managed = files("managed", {"hooks": on("PostToolUse", command("audit"), matcher="*")})
@@ -69,17 +72,30 @@ def test_every_layer_is_read_with_its_file_timeout_and_status_message(files, rep
     assert hooks.ignored == [] and hooks.problems == []
 
 
-@pytest.mark.parametrize(("matcher", "value", "expected"), [
-    ("", "Bash", True), ("*", "Bash", True), ("  ", "Read", True),
-    ("Bash", "Bash", True), ("Bash", "BashOutput", False), ("bash", "Bash", False),
-    ("Bash|Edit", "Edit", True), ("Bash|Edit", "Write", False),
-    ("startup, resume", "resume", True), (" startup ", "startup", True),  # `,` lists, items trimmed
-    ("resume startup", "startup", False),  # a space does not separate
-    ("tartu|x-y", "startup", False),  # `-` keeps it a list of exact names
-    ("^Bash", "BashOutput", True), ("Ed.t", "Edit", True), ("dit$", "Edit", True),  # searched
-    ("^Bash$", "BashOutput", False), ("mcp__memory__.*", "mcp__memory__store", True),
-    ("mcp__memory", "mcp__memory__store", False), ("Notebook.*", "Edit", False),
-])
+@pytest.mark.parametrize(
+    ("matcher", "value", "expected"),
+    [
+        ("", "Bash", True),
+        ("*", "Bash", True),
+        ("  ", "Read", True),
+        ("Bash", "Bash", True),
+        ("Bash", "BashOutput", False),
+        ("bash", "Bash", False),
+        ("Bash|Edit", "Edit", True),
+        ("Bash|Edit", "Write", False),
+        ("startup, resume", "resume", True),
+        (" startup ", "startup", True),  # `,` lists, items trimmed
+        ("resume startup", "startup", False),  # a space does not separate
+        ("tartu|x-y", "startup", False),  # `-` keeps it a list of exact names
+        ("^Bash", "BashOutput", True),
+        ("Ed.t", "Edit", True),
+        ("dit$", "Edit", True),  # searched
+        ("^Bash$", "BashOutput", False),
+        ("mcp__memory__.*", "mcp__memory__store", True),
+        ("mcp__memory", "mcp__memory__store", False),
+        ("Notebook.*", "Edit", False),
+    ],
+)
 def test_matchers_follow_claude_code(matcher, value, expected):
     assert matcher_matches(matcher, value) is expected
 
@@ -89,11 +105,19 @@ def test_an_event_without_a_matcher_value_runs_every_matcher():
 
 
 def test_for_event_picks_matching_hooks_and_runs_identical_commands_once(files, repo):
-    files("user", {"hooks": {"PreToolUse": [
-        {"matcher": "Bash", "hooks": [command("check"), command("log")]},
-        {"matcher": "*", "hooks": [command("check")]},
-        {"matcher": "Edit", "hooks": [command("fmt")]},
-    ], "SessionStart": [{"matcher": "startup|clear", "hooks": [command("ctx")]}]}})
+    files(
+        "user",
+        {
+            "hooks": {
+                "PreToolUse": [
+                    {"matcher": "Bash", "hooks": [command("check"), command("log")]},
+                    {"matcher": "*", "hooks": [command("check")]},
+                    {"matcher": "Edit", "hooks": [command("fmt")]},
+                ],
+                "SessionStart": [{"matcher": "startup|clear", "hooks": [command("ctx")]}],
+            }
+        },
+    )
     files("project", {"hooks": on("PreToolUse", command("log", timeout=3))})
     hooks = hooks_in(repo)
     bash = hooks.for_event("PreToolUse", "Bash")
@@ -110,7 +134,9 @@ def test_untrusted_folder_hooks_are_listed_as_ignored(files, repo):
     hooks = hooks_in(repo, trusted=False)
     assert [h.command for h in hooks.commands] == ["mine"]
     assert [(h.command, h.source, h.why) for h in hooks.ignored] == [
-        ("theirs", "project", UNTRUSTED_WHY), ("local one", "local", UNTRUSTED_WHY)]
+        ("theirs", "project", UNTRUSTED_WHY),
+        ("local one", "local", UNTRUSTED_WHY),
+    ]
     config = load_config(repo)  # config.py still drops them before anyone merges them
     assert list(config.ignored.values()) == [["hooks PreToolUse"], ["hooks SessionStart"]]
     assert "PreToolUse" not in config.settings["hooks"]
@@ -131,8 +157,10 @@ def test_allow_managed_hooks_only_runs_only_managed_hooks(files, repo):
     hooks = hooks_in(repo)
     assert [h.command for h in hooks.commands] == ["org"]
     assert [h.command for h in hooks.ignored] == ["mine", "theirs"]
-    assert all(h.why == f"allowManagedHooksOnly is true in the managed settings {managed}: only managed "
-               "hooks run" for h in hooks.ignored)
+    assert all(
+        h.why == f"allowManagedHooksOnly is true in the managed settings {managed}: only managed hooks run"
+        for h in hooks.ignored
+    )
 
 
 def test_disable_all_hooks_in_managed_settings_disables_every_hook(files, repo):
@@ -176,53 +204,108 @@ def test_a_managed_policy_that_is_not_true_or_false_fails_closed(files, repo):
 
 
 def test_other_handler_types_and_events_claude_mini_does_not_fire_are_listed(files, repo):
-    files("user", {"hooks": {
-        "PreToolUse": [{"hooks": [{"type": "prompt", "prompt": "Is this safe?"},
-                                  {"type": "http", "url": "http://localhost:1/h"},
-                                  command("if-hook", **{"if": "Bash(git push*)"})]}],
-        "PermissionRequest": [{"matcher": "Bash", "hooks": [command("approve")]}],
-    }})
+    files(
+        "user",
+        {
+            "hooks": {
+                "PreToolUse": [
+                    {
+                        "hooks": [
+                            {"type": "prompt", "prompt": "Is this safe?"},
+                            {"type": "http", "url": "http://localhost:1/h"},
+                            command("if-hook", **{"if": "Bash(git push*)"}),
+                        ]
+                    }
+                ],
+                "PermissionRequest": [{"matcher": "Bash", "hooks": [command("approve")]}],
+            }
+        },
+    )
     hooks = hooks_in(repo)
     assert hooks.commands == [] and hooks.problems == []
     assert [(h.event, h.command, h.why) for h in hooks.ignored] == [
         ("PreToolUse", "Is this safe?", "type prompt is not supported by claude-mini"),
         ("PreToolUse", "http://localhost:1/h", "type http is not supported by claude-mini"),
-        ("PreToolUse", "if-hook", 'its "if" condition is not supported by claude-mini; drop it and '
-                                  "test the input in the command"),
+        (
+            "PreToolUse",
+            "if-hook",
+            'its "if" condition is not supported by claude-mini; drop it and test the input in the command',
+        ),
         ("PermissionRequest", "approve", NOT_FIRED_WHY),
     ]
 
 
 def test_each_malformed_entry_is_one_problem_and_the_rest_of_the_file_works(files, repo):
-    user = files("user", {"hooks": {
-        "PreTooluse": [{"hooks": [command("typo")]}],
-        "Stop": {"hooks": [command("not a list")]},
-        "SessionStart": ["not an object", {"matcher": 5, "hooks": [command("m")]},
-                         {"matcher": "Bash(", "hooks": [command("bad regex")]},
-                         {"matcher": "startup"}],
-        "PreToolUse": [{"matcher": "Bash", "hooks": [
-            {"command": "no type"}, {"type": "shell", "command": "x"}, {"type": "command"},
-            command("t0", timeout=0), command("ts", timeout="5"), command("tb", timeout=True),
-            command("good", timeout=2.5)]}],
-    }})
+    user = files(
+        "user",
+        {
+            "hooks": {
+                "PreTooluse": [{"hooks": [command("typo")]}],
+                "Stop": {"hooks": [command("not a list")]},
+                "SessionStart": [
+                    "not an object",
+                    {"matcher": 5, "hooks": [command("m")]},
+                    {"matcher": "Bash(", "hooks": [command("bad regex")]},
+                    {"matcher": "startup"},
+                ],
+                "PreToolUse": [
+                    {
+                        "matcher": "Bash",
+                        "hooks": [
+                            {"command": "no type"},
+                            {"type": "shell", "command": "x"},
+                            {"type": "command"},
+                            command("t0", timeout=0),
+                            command("ts", timeout="5"),
+                            command("tb", timeout=True),
+                            command("good", timeout=2.5),
+                        ],
+                    }
+                ],
+            }
+        },
+    )
     hooks = hooks_in(repo)
     assert [(h.command, h.timeout) for h in hooks.commands] == [("good", 2.5)]
     assert len(hooks.problems) == 12
-    assert all(f" in {user}: it " in p and p.endswith("The file's other hooks still apply; fix the entry "
-                                                     "to use it.") for p in hooks.problems)
+    assert all(
+        f" in {user}: it " in p and p.endswith("The file's other hooks still apply; fix the entry to use it.")
+        for p in hooks.problems
+    )
     text = "\n".join(hooks.problems)
-    for expected in ("hooks.PreTooluse in", "did you mean PreToolUse?", "hooks.Stop in",
-                     "hooks.SessionStart.0 in", "hooks.SessionStart.2 in", "not a valid regular expression",
-                     "hooks.SessionStart.3 in", "hooks.PreToolUse.0.hooks.0 in", 'has no "type"',
-                     'unknown type "shell"', 'needs "command"', 'has the timeout "5"', "has the timeout true"):
+    for expected in (
+        "hooks.PreTooluse in",
+        "did you mean PreToolUse?",
+        "hooks.Stop in",
+        "hooks.SessionStart.0 in",
+        "hooks.SessionStart.2 in",
+        "not a valid regular expression",
+        "hooks.SessionStart.3 in",
+        "hooks.PreToolUse.0.hooks.0 in",
+        'has no "type"',
+        'unknown type "shell"',
+        'needs "command"',
+        'has the timeout "5"',
+        "has the timeout true",
+    ):
         assert expected in text, expected
 
 
 def test_session_end_hooks_get_a_short_default_timeout_and_keep_a_written_one(files, repo):
-    files("user", {"hooks": {"SessionEnd": [{"hooks": [command("quick"), command("slow", timeout=30)]}],
-                             "Stop": [{"hooks": [command("notify")]}]}})
+    files(
+        "user",
+        {
+            "hooks": {
+                "SessionEnd": [{"hooks": [command("quick"), command("slow", timeout=30)]}],
+                "Stop": [{"hooks": [command("notify")]}],
+            }
+        },
+    )
     assert [(h.command, h.timeout) for h in hooks_in(repo).commands] == [
-        ("quick", SESSION_END_TIMEOUT), ("slow", 30.0), ("notify", DEFAULT_TIMEOUT)]
+        ("quick", SESSION_END_TIMEOUT),
+        ("slow", 30.0),
+        ("notify", DEFAULT_TIMEOUT),
+    ]
     assert SESSION_END_TIMEOUT == 5.0
 
 
@@ -230,9 +313,11 @@ def test_a_command_with_a_nul_is_one_problem_and_the_rest_of_the_file_works(file
     user = files("user", {"hooks": on("PreToolUse", command("exit 2 \u0000"), command("guard"), matcher="Bash")})
     hooks = hooks_in(repo)
     assert [h.command for h in hooks.commands] == ["guard"]
-    assert hooks.problems == [f"Skipped hooks.PreToolUse.0.hooks.0 in {user}: it has a NUL character in its "
-                              "command, which no shell can run. The file's other hooks still apply; fix the "
-                              "entry to use it."]
+    assert hooks.problems == [
+        f"Skipped hooks.PreToolUse.0.hooks.0 in {user}: it has a NUL character in its "
+        "command, which no shell can run. The file's other hooks still apply; fix the "
+        "entry to use it."
+    ]
 
 
 def test_hooks_that_is_not_an_object_is_one_problem(files, repo):
@@ -248,8 +333,17 @@ def test_to_json_has_a_stable_shape(files, repo):
     files("user", {"hooks": {**on("Stop", command("mine")), **on("Setup", command("setup"))}})
     data = hooks_in(repo).to_json()
     assert list(data) == ["hooks", "ignored", "problems"]
-    assert list(data["hooks"][0]) == ["event", "matcher", "command", "timeout", "source", "file",
-                                      "status_message", "once", "async"]
+    assert list(data["hooks"][0]) == [
+        "event",
+        "matcher",
+        "command",
+        "timeout",
+        "source",
+        "file",
+        "status_message",
+        "once",
+        "async",
+    ]
     assert list(data["ignored"][0]) == ["event", "matcher", "command", "source", "file", "why"]
     json.dumps(data)
 
@@ -262,9 +356,16 @@ def render(lines: list[str]) -> str:
 
 
 def test_the_report_groups_by_event_then_lists_what_does_not_run_and_the_problems(files, repo):
-    user = files("user", {"hooks": {**on("Stop", command("notify")),
-                                    **on("PreToolUse", command("check", timeout=5), matcher="Bash"),
-                                    "Nope": []}})
+    user = files(
+        "user",
+        {
+            "hooks": {
+                **on("Stop", command("notify")),
+                **on("PreToolUse", command("check", timeout=5), matcher="Bash"),
+                "Nope": [],
+            }
+        },
+    )
     project = files("project", {"hooks": on("PreToolUse", command("fmt"), matcher="Edit|Write")})
     config = load_config(repo)
     lines = hooks_report(load_hooks(config), config)
@@ -294,4 +395,5 @@ def test_no_hooks_is_one_line_saying_where_to_add_them(repo, isolated_env):
     config = load_config(repo)
     assert hooks_report(load_hooks(config), config) == [
         f'No hooks. Add them under "hooks" in {isolated_env.home / "settings.json"} (all your projects) '
-        f"or {repo.resolve() / '.claude' / 'settings.json'} (this project), in Claude Code's format."]
+        f"or {repo.resolve() / '.claude' / 'settings.json'} (this project), in Claude Code's format."
+    ]

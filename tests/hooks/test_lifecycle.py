@@ -41,11 +41,18 @@ def test_hooks_in_forks_gives_forks_the_pre_tool_check(repo, isolated_env):
 
 
 def test_a_forks_pre_tool_use_context_stays_out_of_the_users_conversation(repo, isolated_env):
-    said = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                   "permissionDecisionReason": "not in the background",
-                                   "additionalContext": "FORK-ONLY NOTE"}}
-    settings = {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": f"echo '{json.dumps(said)}'"}]}]},
-                "memory": {"hooksInForks": True}}
+    said = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "not in the background",
+            "additionalContext": "FORK-ONLY NOTE",
+        }
+    }
+    settings = {
+        "hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": f"echo '{json.dumps(said)}'"}]}]},
+        "memory": {"hooksInForks": True},
+    }
     runtime = runtime_with(repo, isolated_env, settings)
     check = runtime.agent.fork_tool_check
     assert check is not None
@@ -54,7 +61,11 @@ def test_a_forks_pre_tool_use_context_stays_out_of_the_users_conversation(repo, 
     assert runtime.hooks[0].attachments() == []  # the note was for the fork's call, not the user's turn
 
 
-LOGGER = """python3 -c 'import json,sys,os; d=json.load(sys.stdin); open(os.environ["HOOK_LOG"],"a").write(json.dumps([d["hook_event_name"], d.get("source") or d.get("reason"), d["session_id"]])+"\\n"); print("CTX-" + str(d.get("source")))'"""
+LOGGER = (
+    """python3 -c 'import json,sys,os; d=json.load(sys.stdin); """
+    """open(os.environ["HOOK_LOG"],"a").write(json.dumps([d["hook_event_name"], """
+    """d.get("source") or d.get("reason"), d["session_id"]])+"\\n"); print("CTX-" + str(d.get("source")))'"""
+)
 
 
 def logging_runtime(repo, isolated_env, monkeypatch, *events):
@@ -69,7 +80,8 @@ def lines(log: Path) -> list[list[str]]:
 
 
 def test_a_first_prompt_before_start_up_ends_runs_session_start_once_and_carries_its_context(
-        repo, isolated_env, monkeypatch):
+    repo, isolated_env, monkeypatch
+):
     runtime, log = logging_runtime(repo, isolated_env, monkeypatch, "SessionStart")
     hooks, agent = runtime.hooks[0], runtime.agent
 
@@ -100,16 +112,23 @@ def test_two_clears_in_a_row_end_and_start_each_conversation_in_order(repo, isol
         return ids
 
     a, b, c = asyncio.run(go())
-    assert lines(log) == [["SessionStart", "startup", a], ["SessionEnd", "clear", a], ["SessionStart", "clear", b],
-                          ["SessionEnd", "clear", b], ["SessionStart", "clear", c]]
+    assert lines(log) == [
+        ["SessionStart", "startup", a],
+        ["SessionEnd", "clear", a],
+        ["SessionStart", "clear", b],
+        ["SessionEnd", "clear", b],
+        ["SessionStart", "clear", c],
+    ]
     assert hooks.attachments() == ["SessionStart:clear hook additional context: CTX-clear"]  # C's, once
 
 
 def test_a_forks_check_leaves_async_and_once_hooks_to_the_users_session(repo, isolated_env, monkeypatch):
     log = repo / "hook.log"
     monkeypatch.setenv("HOOK_LOG", str(log))
-    handlers = [{"type": "command", "command": LOGGER, "async": True},
-                {"type": "command", "command": LOGGER + " # once", "once": True}]
+    handlers = [
+        {"type": "command", "command": LOGGER, "async": True},
+        {"type": "command", "command": LOGGER + " # once", "once": True},
+    ]
     settings = {"hooks": {"PreToolUse": [{"hooks": handlers}]}, "memory": {"hooksInForks": True}}
     runtime = runtime_with(repo, isolated_env, settings)
     hooks, agent = runtime.hooks[0], runtime.agent

@@ -12,16 +12,27 @@ from claude_mini.hooks.output import MAX_CONTEXT_CHARS, HookOutcome, interpret
 from claude_mini.hooks.runner import HookRun
 
 
-def ran(stdout: str | dict[str, Any] = "", stderr: str = "", code: int | None = 0, *,
-        command: str = "check.sh", timed_out: bool = False, error: str = "") -> HookRun:
+def ran(
+    stdout: str | dict[str, Any] = "",
+    stderr: str = "",
+    code: int | None = 0,
+    *,
+    command: str = "check.sh",
+    timed_out: bool = False,
+    error: str = "",
+) -> HookRun:
     text = json.dumps(stdout) if isinstance(stdout, dict) else stdout
     hook = HookCommand("PreToolUse", "", command, 0.5, "project", ".claude/settings.json")
     return HookRun(hook, code, text, stderr, timed_out=timed_out, error=error)
 
 
 def pre_tool(decision: str, reason: str = "", **more: Any) -> dict[str, Any]:
-    specific = {"hookEventName": "PreToolUse", "permissionDecision": decision,
-                "permissionDecisionReason": reason, **more}
+    specific = {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": decision,
+        "permissionDecisionReason": reason,
+        **more,
+    }
     return {"hookSpecificOutput": specific}
 
 
@@ -86,21 +97,31 @@ def test_other_exit_codes_are_one_error_line_with_the_first_stderr_line() -> Non
     assert outcome.errors == ["PreToolUse hook `check.sh` failed (exit 1): jq: command not found"]
     assert outcome.permission is None and not outcome.block
     assert interpret("PostToolUse", [ran("", "", -9)]).errors == [
-        "PostToolUse hook `check.sh` failed (killed by SIGKILL)"]
+        "PostToolUse hook `check.sh` failed (killed by SIGKILL)"
+    ]
 
 
 def test_valid_json_decides_on_any_exit_but_2_without_an_error() -> None:
-    outcome = interpret("UserPromptSubmit", [ran({"hookSpecificOutput": {
-        "hookEventName": "UserPromptSubmit", "additionalContext": "CTX"}}, "oops", 1)])
+    outcome = interpret(
+        "UserPromptSubmit",
+        [ran({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "CTX"}}, "oops", 1)],
+    )
     assert (outcome.context, outcome.errors) == (["CTX"], [])
 
 
 def test_a_timeout_or_a_failed_start_is_an_error_and_its_output_is_ignored() -> None:
-    outcome = interpret("PreToolUse", [ran(pre_tool("deny", "x"), code=None, timed_out=True),
-                                       ran(code=None, error="No such file or directory: /bin/sh")])
+    outcome = interpret(
+        "PreToolUse",
+        [
+            ran(pre_tool("deny", "x"), code=None, timed_out=True),
+            ran(code=None, error="No such file or directory: /bin/sh"),
+        ],
+    )
     assert outcome.permission is None and not outcome.block
-    assert outcome.errors == ["PreToolUse hook `check.sh` timed out after 0.5 s",
-                              "PreToolUse hook `check.sh` could not start: No such file or directory: /bin/sh"]
+    assert outcome.errors == [
+        "PreToolUse hook `check.sh` timed out after 0.5 s",
+        "PreToolUse hook `check.sh` could not start: No such file or directory: /bin/sh",
+    ]
 
 
 def test_a_long_command_is_cut_in_the_error_line() -> None:
@@ -111,15 +132,22 @@ def test_a_long_command_is_cut_in_the_error_line() -> None:
 
 
 def test_continue_false_stops_and_system_messages_are_kept() -> None:
-    outcome = interpret("PostToolUse", [ran({"continue": False, "stopReason": "build broke", "systemMessage": "lint: 2 warnings"}),
-                                        ran({"systemMessage": "second"})])
+    outcome = interpret(
+        "PostToolUse",
+        [
+            ran({"continue": False, "stopReason": "build broke", "systemMessage": "lint: 2 warnings"}),
+            ran({"systemMessage": "second"}),
+        ],
+    )
     assert (outcome.stop, outcome.stop_reason) == (True, "build broke")
     assert outcome.system_messages == ["lint: 2 warnings", "second"]
     assert not outcome.block
 
 
 def test_pre_compact_discards_continue_and_system_message() -> None:
-    outcome = interpret("PreCompact", [ran({"continue": False, "systemMessage": "x", "decision": "block", "reason": "busy"})])
+    outcome = interpret(
+        "PreCompact", [ran({"continue": False, "systemMessage": "x", "decision": "block", "reason": "busy"})]
+    )
     assert (outcome.stop, outcome.system_messages, outcome.block, outcome.reason) == (False, [], True, "busy")
 
 
@@ -133,10 +161,16 @@ def test_decision_block_is_ignored_where_the_event_takes_no_decision() -> None:
     assert not interpret("SessionStart", [ran({"decision": "block", "reason": "no"})]).block
 
 
-@pytest.mark.parametrize(("decisions", "winner"), [
-    (["allow", "ask"], "ask"), (["ask", "defer"], "defer"), (["defer", "deny"], "deny"),
-    (["deny", "allow"], "deny"), (["allow", "allow"], "allow"),
-])
+@pytest.mark.parametrize(
+    ("decisions", "winner"),
+    [
+        (["allow", "ask"], "ask"),
+        (["ask", "defer"], "defer"),
+        (["defer", "deny"], "deny"),
+        (["deny", "allow"], "deny"),
+        (["allow", "allow"], "allow"),
+    ],
+)
 def test_pre_tool_use_decisions_merge_deny_defer_ask_allow(decisions: list[str], winner: str) -> None:
     runs = [ran(pre_tool(d, f"{d} {i}")) for i, d in enumerate(decisions)]
     outcome = interpret("PreToolUse", runs)
@@ -153,10 +187,13 @@ def test_the_older_approve_and_block_mean_allow_and_deny() -> None:
 
 
 def test_updated_input_and_context_of_pre_tool_use() -> None:
-    outcome = interpret("PreToolUse", [
-        ran(pre_tool("allow", updatedInput={"command": "ls -la"}, additionalContext="rewrote ls")),
-        ran("plain text is not context here"),
-    ])
+    outcome = interpret(
+        "PreToolUse",
+        [
+            ran(pre_tool("allow", updatedInput={"command": "ls -la"}, additionalContext="rewrote ls")),
+            ran("plain text is not context here"),
+        ],
+    )
     assert outcome.updated_input == {"command": "ls -la"}
     assert outcome.context == ["rewrote ls"] and outcome.permission == "allow"
 
@@ -164,6 +201,7 @@ def test_updated_input_and_context_of_pre_tool_use() -> None:
 def test_every_hooks_context_is_kept_in_hook_order() -> None:
     def ctx(text: str) -> dict[str, Any]:
         return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+
     outcome = interpret("SessionStart", [ran(ctx("one")), ran("two\n"), ran(ctx("three"))])
     assert outcome.context == ["one", "two", "three"]
 
@@ -176,21 +214,26 @@ def test_additional_context_is_ignored_where_the_event_takes_none() -> None:
 def test_output_for_another_event_is_an_error_and_ignored() -> None:
     outcome = interpret("UserPromptSubmit", [ran(pre_tool("deny", "x", additionalContext="CTX"))])
     assert outcome.context == [] and not outcome.block
-    assert outcome.errors == ["UserPromptSubmit hook `check.sh` printed hookSpecificOutput for PreToolUse, "
-                              "not UserPromptSubmit; its output was ignored"]
+    assert outcome.errors == [
+        "UserPromptSubmit hook `check.sh` printed hookSpecificOutput for PreToolUse, "
+        "not UserPromptSubmit; its output was ignored"
+    ]
 
 
-@pytest.mark.parametrize(("output", "problem"), [
-    ({"continue": "no"}, "`continue` is not true or false"),
-    ({"decision": "maybe"}, '`decision` is not "approve" or "block"'),
-    ({"decision": []}, '`decision` is not "approve" or "block"'),
-    ({"decision": {}}, '`decision` is not "approve" or "block"'),
-    ({"hookSpecificOutput": None}, "`hookSpecificOutput` is not an object"),
-    (pre_tool(["deny"]), "`permissionDecision` is not allow, deny, ask or defer"),  # type: ignore[arg-type]
-    (pre_tool({"deny": 1}), "`permissionDecision` is not allow, deny, ask or defer"),  # type: ignore[arg-type]
-    (pre_tool("sure"), "`permissionDecision` is not allow, deny, ask or defer"),
-    (pre_tool("allow", updatedInput="ls"), "`hookSpecificOutput.updatedInput` is not an object"),
-])
+@pytest.mark.parametrize(
+    ("output", "problem"),
+    [
+        ({"continue": "no"}, "`continue` is not true or false"),
+        ({"decision": "maybe"}, '`decision` is not "approve" or "block"'),
+        ({"decision": []}, '`decision` is not "approve" or "block"'),
+        ({"decision": {}}, '`decision` is not "approve" or "block"'),
+        ({"hookSpecificOutput": None}, "`hookSpecificOutput` is not an object"),
+        (pre_tool(["deny"]), "`permissionDecision` is not allow, deny, ask or defer"),  # type: ignore[arg-type]
+        (pre_tool({"deny": 1}), "`permissionDecision` is not allow, deny, ask or defer"),  # type: ignore[arg-type]
+        (pre_tool("sure"), "`permissionDecision` is not allow, deny, ask or defer"),
+        (pre_tool("allow", updatedInput="ls"), "`hookSpecificOutput.updatedInput` is not an object"),
+    ],
+)
 def test_json_of_the_wrong_shape_is_an_error_and_ignored(output: dict[str, Any], problem: str) -> None:
     outcome = interpret("PreToolUse", [ran(output)])
     assert outcome.permission is None and not outcome.stop
@@ -213,8 +256,10 @@ def test_hook_specific_output_is_refused_on_pre_compact_as_in_claude_code() -> N
     output = {"decision": "block", "reason": "busy", "hookSpecificOutput": {"hookEventName": "PreCompact"}}
     outcome = interpret("PreCompact", [ran(output)])
     assert not outcome.block and outcome.context == []
-    assert outcome.errors == ["PreCompact hook `check.sh` printed hookSpecificOutput, which PreCompact "
-                              "hooks cannot give; its output was ignored"]
+    assert outcome.errors == [
+        "PreCompact hook `check.sh` printed hookSpecificOutput, which PreCompact "
+        "hooks cannot give; its output was ignored"
+    ]
 
 
 @pytest.mark.parametrize("event", ["Stop", "SubagentStop"])
@@ -225,17 +270,44 @@ def test_stop_additional_context_is_feedback_and_the_turn_goes_on(event: str) ->
 
 
 _HOSTILE = [
-    "null", "[]", "[1, 2]", "0", "-1e999", '"text"', "true", "{}", "{ }", "{\"a\": NaN}",
-    "{" * 5000 + "}" * 5000, '{"x": ' + "[" * 5000 + "]" * 5000 + "}",
-    *(json.dumps({key: value}) for key in (
-        "decision", "continue", "stopReason", "reason", "systemMessage", "suppressOutput",
-        "terminalSequence", "hookSpecificOutput")
-      for value in (None, [], [1], {}, {"a": 1}, 0, 1.5, True, "", "block", "\ud800")),
-    *(json.dumps({"hookSpecificOutput": {"hookEventName": name, key: value}})
-      for name in ("PreToolUse", "Stop", "PreCompact", None, [], {})
-      for key in ("permissionDecision", "permissionDecisionReason", "updatedInput", "additionalContext",
-                  "hookEventName")
-      for value in (None, [], ["deny"], {}, {"deny": 1}, 0, True, "", "deny", "\ud800")),
+    "null",
+    "[]",
+    "[1, 2]",
+    "0",
+    "-1e999",
+    '"text"',
+    "true",
+    "{}",
+    "{ }",
+    '{"a": NaN}',
+    "{" * 5000 + "}" * 5000,
+    '{"x": ' + "[" * 5000 + "]" * 5000 + "}",
+    *(
+        json.dumps({key: value})
+        for key in (
+            "decision",
+            "continue",
+            "stopReason",
+            "reason",
+            "systemMessage",
+            "suppressOutput",
+            "terminalSequence",
+            "hookSpecificOutput",
+        )
+        for value in (None, [], [1], {}, {"a": 1}, 0, 1.5, True, "", "block", "\ud800")
+    ),
+    *(
+        json.dumps({"hookSpecificOutput": {"hookEventName": name, key: value}})
+        for name in ("PreToolUse", "Stop", "PreCompact", None, [], {})
+        for key in (
+            "permissionDecision",
+            "permissionDecisionReason",
+            "updatedInput",
+            "additionalContext",
+            "hookEventName",
+        )
+        for value in (None, [], ["deny"], {}, {"deny": 1}, 0, True, "", "deny", "\ud800")
+    ),
 ]
 
 

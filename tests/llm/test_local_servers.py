@@ -23,15 +23,31 @@ QUERY = "how do I deploy the billing service to staging?"
 
 def run_cli(server: FakeAnthropic, isolated_env, repo: Path, *args: str) -> subprocess.CompletedProcess:
     """The CLI set up as Ollama's documentation says: a placeholder token, an empty key, the base URL."""
-    env = cli_env(isolated_env.home, isolated_env.managed, server.base_url,
-                  ANTHROPIC_API_KEY="", ANTHROPIC_AUTH_TOKEN="ollama")
-    return subprocess.run([sys.executable, "-m", "claude_mini", *args], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    env = cli_env(
+        isolated_env.home, isolated_env.managed, server.base_url, ANTHROPIC_API_KEY="", ANTHROPIC_AUTH_TOKEN="ollama"
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "claude_mini", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def add_memory(server, isolated_env, repo) -> str:
-    added = run_cli(server, isolated_env, repo, "memory", "add", "--type", "project",
-                    "Deploy billing to staging with make deploy-billing, VPN first. DEPLOY-BODY")
+    added = run_cli(
+        server,
+        isolated_env,
+        repo,
+        "memory",
+        "add",
+        "--type",
+        "project",
+        "Deploy billing to staging with make deploy-billing, VPN first. DEPLOY-BODY",
+    )
     assert added.returncode == 0, added.stderr
     return added.stdout.split()[1]
 
@@ -44,15 +60,26 @@ def recalled(server: FakeAnthropic, filename: str) -> bool:
 def script_main_turn(server: FakeAnthropic) -> None:
     """A tool call (slow enough for recall to finish first), then the answer; extraction saves nothing."""
     server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
-    server.queue(Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(1.0), Reply.text("Use make deploy-billing."))
+    server.queue(
+        Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(1.0), Reply.text("Use make deploy-billing.")
+    )
 
 
 def test_a_tool_turn_on_an_ollama_like_server(isolated_env, repo):
     with FakeAnthropic(ollama_like=True, api_key="ollama") as server:
         server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
         server.queue(Reply.tool("Read", {"file_path": "app.py"}), Reply.text("It greets."))
-        result = run_cli(server, isolated_env, repo, "-p", "what does app.py do?",
-                         "--model", "qwen3-coder", "--output-format", "json")
+        result = run_cli(
+            server,
+            isolated_env,
+            repo,
+            "-p",
+            "what does app.py do?",
+            "--model",
+            "qwen3-coder",
+            "--output-format",
+            "json",
+        )
         assert result.returncode == 0, result.stderr
         out = json.loads(result.stdout)
         assert out["result"] == "It greets." and out["total_cost_usd"] == 0

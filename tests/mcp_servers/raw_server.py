@@ -15,13 +15,19 @@ import os
 import sys
 from typing import Any
 
-GOOD = {"name": "good", "description": "Say x back.",
-        "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}}
+GOOD = {
+    "name": "good",
+    "description": "Say x back.",
+    "inputSchema": {"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]},
+}
 BAD = [
     {"name": "listy", "description": "Its schema is an array.", "inputSchema": {"type": "array"}},
     {"name": "bare", "description": "It has no schema."},
-    {"name": "typo", "description": "Its schema is not JSON schema.",
-     "inputSchema": {"type": "object", "properties": {"x": {"type": 5}}}},
+    {
+        "name": "typo",
+        "description": "Its schema is not JSON schema.",
+        "inputSchema": {"type": "object", "properties": {"x": {"type": 5}}},
+    },
 ]
 
 
@@ -32,8 +38,11 @@ def answer(request: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if method == "initialize":
         version = request.get("params", {}).get("protocolVersion", "2025-11-25")
-        result: dict[str, Any] = {"protocolVersion": version, "capabilities": {"tools": {}},
-                                  "serverInfo": {"name": "raw", "version": "1"}}
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "raw", "version": "1"},
+        }
     elif method == "tools/list":
         result = {"tools": [GOOD, *(BAD if os.environ.get("RAW_BAD_TOOLS") else [])]}
     elif method == "tools/call":

@@ -56,8 +56,7 @@ async def connected(spec: ServerSpec, notices: NoticeChannel | None = None, **kw
 
 
 @contextlib.asynccontextmanager
-async def opened(spec: ServerSpec, notices: NoticeChannel | None = None,
-                 **kw: Any) -> AsyncIterator[ServerConnection]:
+async def opened(spec: ServerSpec, notices: NoticeChannel | None = None, **kw: Any) -> AsyncIterator[ServerConnection]:
     """`connected`, closed when the block ends however it ends."""
     connection = await connected(spec, notices, **kw)
     try:
@@ -73,7 +72,6 @@ async def number(connection: ServerConnection, tool: str) -> int:
     return int(structured["result"])
 
 
-
 def failures(notices: NoticeChannel) -> list[str]:
     return [n.text for n in notices.said() if " failed: " in n.text]
 
@@ -87,8 +85,9 @@ def free_port() -> int:
 def start_http_server(flag: str = "--http") -> tuple[subprocess.Popen[bytes], str]:
     """The demo server over streamable HTTP (or SSE, `--sse`) on a free port, and its URL."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, DEMO, flag, str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, DEMO, flag, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -121,6 +120,7 @@ def test_a_stdio_server_connects_lists_its_tools_and_answers_calls() -> None:
             added = await connection.call("add", {"a": 1, "b": 2}, timeout=10)
             assert added.structured == {"sum": 3.0}
         assert connection.status == "closed"
+
     run(go())
 
 
@@ -132,6 +132,7 @@ def test_an_http_server_connects_and_answers_calls(http_url: tuple[subprocess.Po
             assert (await connection.call("add", {"a": 2, "b": 3}, timeout=10)).structured == {"sum": 5.0}
             failed = await connection.call("fail", {}, timeout=10)
             assert failed.is_error
+
     run(go())
 
 
@@ -142,6 +143,7 @@ def test_an_sse_server_connects_and_answers_calls() -> None:
         async with opened(Spec("old", "sse", url=url)) as connection:
             assert connection.status == "connected", connection.error
             assert (await connection.call("echo", {"text": "sse"}, timeout=10)).content[0]["text"] == "sse"
+
     try:
         run(go())
     finally:
@@ -159,6 +161,7 @@ def test_an_http_server_that_cannot_be_reached_fails_in_one_line() -> None:
         assert connection.error.startswith(f"cannot reach {url.split('?')[0]}: ")
         assert "secret" not in connection.error and len(failures(notices)) == 1
         await connection.close()
+
     run(go())
 
 
@@ -167,14 +170,16 @@ def test_calls_from_several_tasks_run_at_once_on_one_connection(tmp_path: Path) 
 
     async def go() -> None:
         async with opened(stdio_spec()) as connection:
-            calls = [asyncio.create_task(connection.call("slow", {"seconds": 60, "marker": str(m)}, timeout=120))
-                     for m in markers]
+            calls = [
+                asyncio.create_task(connection.call("slow", {"seconds": 60, "marker": str(m)}, timeout=120))
+                for m in markers
+            ]
             await until(lambda: all(m.exists() for m in markers))  # both running on the server
-            assert (await connection.call("echo", {"text": "meanwhile"}, timeout=10)).content[0]["text"] \
-                == "meanwhile"
+            assert (await connection.call("echo", {"text": "meanwhile"}, timeout=10)).content[0]["text"] == "meanwhile"
             for call in calls:
                 call.cancel()
             await asyncio.gather(*calls, return_exceptions=True)
+
     run(go())
 
 
@@ -185,6 +190,7 @@ def test_an_is_error_result_is_an_error_outcome_not_an_exception() -> None:
             assert outcome.is_error
             assert "the demo tool failed on purpose" in outcome.content[0]["text"]
             assert connection.status == "connected"
+
     run(go())
 
 
@@ -197,8 +203,10 @@ def test_a_call_that_times_out_is_one_line_and_is_cancelled_on_the_server(tmp_pa
                 await connection.call("slow", {"seconds": 60, "marker": str(marker)}, timeout=0.5)
             assert str(caught.value) == "MCP server demo tool slow timed out after 0.5 s"
             await until(lambda: marker.exists() and marker.read_text() == "cancelled")
-            assert (await connection.call("echo", {"text": "still here"}, timeout=10)).content[0]["text"] \
-                == "still here"
+            assert (await connection.call("echo", {"text": "still here"}, timeout=10)).content[0][
+                "text"
+            ] == "still here"
+
     run(go())
 
 
@@ -215,6 +223,7 @@ def test_cancelling_the_caller_cancels_the_call_and_the_session_stays_usable(tmp
             await until(lambda: marker.read_text() == "cancelled")
             assert connection.status == "connected"
             assert (await connection.call("echo", {"text": "next"}, timeout=10)).content[0]["text"] == "next"
+
     run(go())
 
 
@@ -229,12 +238,15 @@ def test_a_killed_server_gives_one_notice_fails_later_calls_and_reconnects() -> 
             with pytest.raises(McpError) as caught:
                 await connection.call("echo", {"text": "x"}, timeout=10)
             assert "/mcp reconnect demo" in str(caught.value)
-            assert failures(notices) == ["MCP server demo failed: the server closed the connection; the session "
-                                         "goes on without its tools (/mcp shows it)"]
+            assert failures(notices) == [
+                "MCP server demo failed: the server closed the connection; the session "
+                "goes on without its tools (/mcp shows it)"
+            ]
             await connection.reconnect()
             assert connection.status == "connected" and connection.error == ""
             assert (await connection.call("echo", {"text": "back"}, timeout=10)).content[0]["text"] == "back"
             assert len(failures(notices)) == 1
+
     run(go())
 
 
@@ -250,11 +262,11 @@ def test_a_call_in_flight_when_the_server_dies_fails_with_one_notice() -> None:
             assert all(isinstance(r, McpError) and "/mcp reconnect demo" in str(r) for r in results), results
             assert connection.status == "failed"
             assert len(failures(notices)) == 1
+
     run(go())
 
 
-def test_an_http_server_that_goes_away_fails_with_one_notice(
-        http_url: tuple[subprocess.Popen[bytes], str]) -> None:
+def test_an_http_server_that_goes_away_fails_with_one_notice(http_url: tuple[subprocess.Popen[bytes], str]) -> None:
     proc, url = http_url
 
     async def go() -> None:
@@ -266,6 +278,7 @@ def test_an_http_server_that_goes_away_fails_with_one_notice(
                 await connection.call("echo", {"text": "x"}, timeout=10)
             await until(lambda: connection.status == "failed")
             assert len(failures(notices)) == 1 and "Traceback" not in failures(notices)[0]
+
     run(go())
 
 
@@ -278,9 +291,12 @@ def test_a_command_that_does_not_exist_fails_with_one_notice() -> None:
         connection = manager.connections["ghost"]
         assert connection.status == "failed"
         assert connection.error == "cannot start 'no-such-command-for-mcp': no such command"
-        assert failures(notices) == ["MCP server ghost failed: cannot start 'no-such-command-for-mcp': no such "
-                                     "command; the session goes on without its tools (/mcp shows it)"]
+        assert failures(notices) == [
+            "MCP server ghost failed: cannot start 'no-such-command-for-mcp': no such "
+            "command; the session goes on without its tools (/mcp shows it)"
+        ]
         await manager.close()
+
     run(go())
 
 
@@ -293,6 +309,7 @@ def test_a_server_that_exits_at_start_fails_with_its_last_stderr_line() -> None:
         assert connection.error == "the server closed the connection before it was ready (its stderr: no token given)"
         assert len(failures(notices)) == 1
         await connection.close()
+
     run(go())
 
 
@@ -301,6 +318,7 @@ def test_a_server_that_never_answers_fails_after_the_connect_timeout() -> None:
         connection = await connected(Spec("mute", command="sleep", args=("300",)), connect_timeout=0.5)
         assert connection.status == "failed" and connection.error == "no answer within 0.5 s"
         await connection.close()
+
     run(go())
 
 
@@ -315,6 +333,7 @@ def test_closing_a_server_still_connecting_is_no_failure() -> None:
         await until(lambda: manager.connections["mute"]._life is not None)  # in the handshake
         await manager.close()
         assert manager.connections["mute"].status == "closed" and failures(notices) == []
+
     run(go())
 
 
@@ -330,6 +349,7 @@ def test_close_leaves_no_process_of_the_server_or_its_children() -> None:
         await manager.close()
         assert connection.status == "closed"
         return server, child
+
     server, child = run(go())
     assert not alive(server) and not alive(child)
 
@@ -343,6 +363,7 @@ def test_the_manager_starts_servers_in_the_background_and_start_is_idempotent() 
         await manager.wait_ready(30)
         assert {c.status for c in manager.connections.values()} == {"connected"}
         await manager.close()
+
     run(go())
 
 
@@ -356,6 +377,7 @@ def test_tools_the_api_would_refuse_are_skipped_with_one_problem_line_each() -> 
             assert any("has.dot" in p and "characters the API refuses" in p for p in connection.problems)
             assert any("longer than the API's 64 characters" in p for p in connection.problems)
             assert [n.text for n in notices.said("warning")] == connection.problems
+
     run(go())
 
 
@@ -366,11 +388,13 @@ def test_a_huge_result_is_capped_with_a_note() -> None:
             assert len(outcome.content[0]["text"]) == MAX_RESULT_CHARS
             assert "the rest was dropped" in outcome.content[-1]["text"]
             assert outcome.structured is None
+
     run(go())
 
 
-def test_a_malformed_message_is_one_problem_and_no_traceback(capfd: pytest.CaptureFixture[str],
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_malformed_message_is_one_problem_and_no_traceback(
+    capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(logging.root, "handlers", [])  # as in claude-mini: pytest's own would catch the SDK's log
 
     async def go() -> None:
@@ -381,6 +405,7 @@ def test_a_malformed_message_is_one_problem_and_no_traceback(capfd: pytest.Captu
             assert "sent a message that is not valid MCP" in connection.problems[0]
             assert (await connection.call("echo", {"text": "ok"}, timeout=10)).content[0]["text"] == "ok"
             assert connection.stderr_tail() == ["server says hello"]
+
     run(go())
     out, err = capfd.readouterr()
     assert "Traceback" not in err and "server says hello" not in err and out == ""
@@ -392,6 +417,7 @@ RAW = str(Path(__file__).with_name("raw_server.py"))
 def test_one_tool_the_sdk_cannot_read_skips_that_tool_only() -> None:
     """Issue 33: one tool with an unreadable input schema failed the whole listing, and the server
     with it. Now each bad tool is one problem line naming server, tool and problem."""
+
     async def go() -> None:
         notices = NoticeChannel()
         spec = Spec("raw", command=sys.executable, args=(RAW,), env={"RAW_BAD_TOOLS": "1"})
@@ -407,4 +433,5 @@ def test_one_tool_the_sdk_cannot_read_skips_that_tool_only() -> None:
             assert [n.text for n in notices.said("warning")] == connection.problems
             outcome = await connection.call("good", {"x": "hi"}, timeout=30)
             assert outcome.content == [{"type": "text", "text": "good: hi"}]
+
     run(go())

@@ -31,9 +31,13 @@ def write(path: Path, data) -> Path:
 @pytest.fixture
 def files(isolated_env, repo):
     """Writers for .mcp.json and the user, local and managed settings of the repo."""
-    where = {"project": repo / ".mcp.json", "user": isolated_env.home / "settings.json",
-             "local": repo / ".claude" / "settings.local.json", "shared": repo / ".claude" / "settings.json",
-             "managed": isolated_env.managed / "settings.json"}
+    where = {
+        "project": repo / ".mcp.json",
+        "user": isolated_env.home / "settings.json",
+        "local": repo / ".claude" / "settings.local.json",
+        "shared": repo / ".claude" / "settings.json",
+        "managed": isolated_env.managed / "settings.json",
+    }
     return lambda source, data: write(where[source], data)
 
 
@@ -57,31 +61,54 @@ def test_stdio_and_http_servers_of_every_scope(files, repo):
     files("user", servers({"time": {"type": "stdio", "command": "uvx", "args": ["mcp-server-time"]}}))
     files("local", {"enableAllProjectMcpServers": True, **servers({"mine": {"command": "./mine"}})})
     found = load(repo)
-    assert names(found.servers) == [("api", "project"), ("db", "project"), ("events", "project"),
-                                    ("mine", "local"), ("time", "user")]
+    assert names(found.servers) == [
+        ("api", "project"),
+        ("db", "project"),
+        ("events", "project"),
+        ("mine", "local"),
+        ("time", "user"),
+    ]
     by_name = {spec.name: spec for spec in found.servers}
-    assert by_name["db"] == ServerSpec("db", "stdio", command="npx", args=("-y", "db-server"),
-                                       env={"DB_TOKEN": "s3cret"}, scope="project",
-                                       file=str(repo.resolve() / ".mcp.json"))
+    assert by_name["db"] == ServerSpec(
+        "db",
+        "stdio",
+        command="npx",
+        args=("-y", "db-server"),
+        env={"DB_TOKEN": "s3cret"},
+        scope="project",
+        file=str(repo.resolve() / ".mcp.json"),
+    )
     assert (by_name["api"].transport, by_name["api"].url, dict(by_name["api"].headers)) == (
-        "http", HTTP["url"], HTTP["headers"])
+        "http",
+        HTTP["url"],
+        HTTP["headers"],
+    )
     assert by_name["events"].transport == "sse"
     assert by_name["mine"].file == str(repo.resolve() / ".claude" / "settings.local.json")
     assert by_name["time"].args == ("mcp-server-time",)
     assert found.problems == [] and found.ignored == [] and found.pending_approval == []
 
 
-@pytest.mark.parametrize("entry, problem", [
-    ("npx db", "must be an object, not a string"),
-    ({"args": ["x"]}, 'needs "command"'),
-    ({"command": "  "}, 'needs "command"'),
-    ({"type": "http"}, 'needs "url"'),
-    ({"type": "ws", "url": "ws://x"}, 'has the type "ws"'),
-    ({"command": "x", "args": "-y db"}, '"args" that is not a list of strings'),
-    ({"command": "x", "args": [1]}, '"args" that is not a list of strings'),
-    ({"command": "x", "env": {"TOKEN": "s3cret", "PORT": 8080}}, '"env" that is not an object of strings (PORT is a number)'),
-    ({"type": "sse", "url": "https://x", "headers": ["Authorization: x"]}, '"headers" that is not an object of strings (a list)'),
-])
+@pytest.mark.parametrize(
+    "entry, problem",
+    [
+        ("npx db", "must be an object, not a string"),
+        ({"args": ["x"]}, 'needs "command"'),
+        ({"command": "  "}, 'needs "command"'),
+        ({"type": "http"}, 'needs "url"'),
+        ({"type": "ws", "url": "ws://x"}, 'has the type "ws"'),
+        ({"command": "x", "args": "-y db"}, '"args" that is not a list of strings'),
+        ({"command": "x", "args": [1]}, '"args" that is not a list of strings'),
+        (
+            {"command": "x", "env": {"TOKEN": "s3cret", "PORT": 8080}},
+            '"env" that is not an object of strings (PORT is a number)',
+        ),
+        (
+            {"type": "sse", "url": "https://x", "headers": ["Authorization: x"]},
+            '"headers" that is not an object of strings (a list)',
+        ),
+    ],
+)
 def test_a_bad_entry_is_one_problem_and_the_others_still_start(files, repo, entry, problem):
     files("project", servers({"bad": entry, "good": STDIO}))
     files("local", {"enabledMcpjsonServers": ["bad", "good"]})
@@ -92,10 +119,14 @@ def test_a_bad_entry_is_one_problem_and_the_others_still_start(files, repo, entr
     assert "s3cret" not in line  # a value of env or headers is never shown
 
 
-@pytest.mark.parametrize("text, problem", [
-    ("{not json", "is not valid JSON"), ("[1, 2]", "is not a JSON object"),
-    (json.dumps({"mcpServers": ["db"]}), "mcpServers in"),
-])
+@pytest.mark.parametrize(
+    "text, problem",
+    [
+        ("{not json", "is not valid JSON"),
+        ("[1, 2]", "is not a JSON object"),
+        (json.dumps({"mcpServers": ["db"]}), "mcpServers in"),
+    ],
+)
 def test_a_broken_mcp_json_is_one_problem(files, repo, text, problem):
     files("project", text)
     files("user", servers({"time": {"command": "uvx"}}))
@@ -108,15 +139,18 @@ def test_a_broken_mcp_json_is_one_problem(files, repo, text, problem):
 # ---- ${VAR} expansion
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("${HOME_DIR}/bin", "/home/me/bin"),
-    ("${UNSET:-fallback}", "fallback"),
-    ("${EMPTY:-fallback}", "fallback"),  # as a shell's :- (unset or empty)
-    ("${HOME_DIR:-fallback}", "/home/me"),
-    ("${EMPTY}", ""),
-    ("$HOME_DIR and ${not-a-name}", "$HOME_DIR and ${not-a-name}"),  # only ${NAME} is a variable
-    ("${A:-x}${B:-y}", "xy"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("${HOME_DIR}/bin", "/home/me/bin"),
+        ("${UNSET:-fallback}", "fallback"),
+        ("${EMPTY:-fallback}", "fallback"),  # as a shell's :- (unset or empty)
+        ("${HOME_DIR:-fallback}", "/home/me"),
+        ("${EMPTY}", ""),
+        ("$HOME_DIR and ${not-a-name}", "$HOME_DIR and ${not-a-name}"),  # only ${NAME} is a variable
+        ("${A:-x}${B:-y}", "xy"),
+    ],
+)
 def test_expand(text, expected):
     missing: list[str] = []
     assert expand(text, {"HOME_DIR": "/home/me", "EMPTY": ""}, missing) == expected
@@ -124,11 +158,19 @@ def test_expand(text, expected):
 
 
 def test_expansion_in_command_args_env_url_and_headers(files, repo):
-    files("user", servers({
-        "db": {"command": "${BIN:-npx}", "args": ["--db", "${DB_URL}"], "env": {"TOKEN": "${TOKEN}"}},
-        "api": {"type": "http", "url": "${API_URL:-https://default/mcp}",
-                "headers": {"Authorization": "Bearer ${TOKEN}"}},
-    }))
+    files(
+        "user",
+        servers(
+            {
+                "db": {"command": "${BIN:-npx}", "args": ["--db", "${DB_URL}"], "env": {"TOKEN": "${TOKEN}"}},
+                "api": {
+                    "type": "http",
+                    "url": "${API_URL:-https://default/mcp}",
+                    "headers": {"Authorization": "Bearer ${TOKEN}"},
+                },
+            }
+        ),
+    )
     found = load(repo, environ={"DB_URL": "postgres://x", "TOKEN": "t0k"})
     db, api = found.servers[1], found.servers[0]
     assert (db.command, db.args, dict(db.env)) == ("npx", ("--db", "postgres://x"), {"TOKEN": "t0k"})
@@ -137,8 +179,12 @@ def test_expansion_in_command_args_env_url_and_headers(files, repo):
 
 
 def test_a_missing_variable_skips_the_server_with_one_line_naming_it(files, repo):
-    files("user", servers({"db": {"command": "npx", "args": ["${DB_URL}", "${A}"], "env": {"X": "${A}"}},
-                           "time": {"command": "uvx"}}))
+    files(
+        "user",
+        servers(
+            {"db": {"command": "npx", "args": ["${DB_URL}", "${A}"], "env": {"X": "${A}"}}, "time": {"command": "uvx"}}
+        ),
+    )
     found = load(repo, environ={})
     assert names(found.servers) == [("time", "user")]
     [line] = found.problems
@@ -155,7 +201,9 @@ def test_an_untrusted_folder_starts_only_user_servers(files, repo):
     found = load(repo, trusted=False)
     assert names(found.servers) == [("time", "user")]
     assert [(s.name, s.scope, s.why) for s in found.ignored] == [
-        ("db", "project", UNTRUSTED_WHY), ("mine", "local", UNTRUSTED_WHY)]
+        ("db", "project", UNTRUSTED_WHY),
+        ("mine", "local", UNTRUSTED_WHY),
+    ]
     assert found.pending_approval == []
 
 
@@ -193,8 +241,11 @@ def test_approve_writes_the_local_settings_and_keeps_other_keys(files, repo):
     config = load_config(repo, trust_folder=True)
     approve(config, ["a", "b"], approved=True)
     data = json.loads(local.read_text())
-    assert data == {"permissions": {"allow": ["Read"]}, "disabledMcpjsonServers": [],
-                    "enabledMcpjsonServers": ["a", "b"]}
+    assert data == {
+        "permissions": {"allow": ["Read"]},
+        "disabledMcpjsonServers": [],
+        "enabledMcpjsonServers": ["a", "b"],
+    }
     assert local.read_text().startswith('{\n  "permissions"')  # pretty-printed
     assert names(load_servers(config, environ={}).servers) == [("a", "project"), ("b", "project")]
     approve(config, ["b"], approved=False)
@@ -263,8 +314,15 @@ def test_redacted_masks_env_and_header_values_and_keeps_names(files, repo):
     shown = json.dumps(found.to_json())
     assert "s3cret" not in shown
     api, db = found.servers
-    assert db.redacted() == {"name": "db", "scope": "project", "file": db.file, "transport": "stdio",
-                             "command": "npx", "args": ["-y", "db-server"], "env": {"DB_TOKEN": MASK}}
+    assert db.redacted() == {
+        "name": "db",
+        "scope": "project",
+        "file": db.file,
+        "transport": "stdio",
+        "command": "npx",
+        "args": ["-y", "db-server"],
+        "env": {"DB_TOKEN": MASK},
+    }
     assert api.redacted()["headers"] == {"Authorization": MASK}
     assert "s3cret" not in repr(found.ignored) + repr([s.redacted() for s in found.ignored])
 
@@ -277,8 +335,12 @@ def test_a_spec_built_in_code_is_redacted_too():
 def test_an_untrusted_folder_cannot_approve_or_add_servers_through_its_settings(files, repo):
     """config.untrusted_part drops every MCP key of the repository's settings files (none is on
     its allow-list); disabledMcpjsonServers would only narrow, but nothing starts there anyway."""
-    keys = {"mcpServers": {"x": {"command": "x"}}, "enableAllProjectMcpServers": True,
-            "enabledMcpjsonServers": ["x"], "disabledMcpjsonServers": ["y"]}
+    keys = {
+        "mcpServers": {"x": {"command": "x"}},
+        "enableAllProjectMcpServers": True,
+        "enabledMcpjsonServers": ["x"],
+        "disabledMcpjsonServers": ["y"],
+    }
     files("local", keys)
     files("shared", keys)
     config = load_config(repo)

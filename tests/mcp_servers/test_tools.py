@@ -13,18 +13,31 @@ def outcome(*content, structured=None, is_error=False):
 
 
 def info(server, name, description="", annotations=None):
-    return SimpleNamespace(server=server, name=name, description=description,
-                           input_schema={"type": "object", "properties": {}}, annotations=annotations or {})
+    return SimpleNamespace(
+        server=server,
+        name=name,
+        description=description,
+        input_schema={"type": "object", "properties": {}},
+        annotations=annotations or {},
+    )
 
 
 def test_text_structured_media_and_resources_become_text():
-    result = to_result(outcome({"type": "text", "text": "hello"},
-                               {"type": "image", "mimeType": "image/png", "data": "aGVsbG8gd29ybGQh"},
-                               {"type": "resource_link", "uri": "file:///a.txt", "name": "a"},
-                               {"type": "resource", "resource": {"uri": "mem://n", "text": "body"}}))
+    result = to_result(
+        outcome(
+            {"type": "text", "text": "hello"},
+            {"type": "image", "mimeType": "image/png", "data": "aGVsbG8gd29ybGQh"},
+            {"type": "resource_link", "uri": "file:///a.txt", "name": "a"},
+            {"type": "resource", "resource": {"uri": "mem://n", "text": "body"}},
+        )
+    )
     assert result.content.splitlines() == [
-        "hello", "[image (image/png, about 12 bytes) not shown: claude-mini passes text only]",
-        "[resource link: file:///a.txt (a)]", "[resource: mem://n]", "body"]
+        "hello",
+        "[image (image/png, about 12 bytes) not shown: claude-mini passes text only]",
+        "[resource link: file:///a.txt (a)]",
+        "[resource: mem://n]",
+        "body",
+    ]
     assert not result.is_error
 
 
@@ -40,7 +53,9 @@ def test_an_error_result_is_an_error_and_never_empty():
 
 def test_long_output_is_cut_with_a_note():
     text = cut("x" * (MAX_OUTPUT_CHARS + 10))
-    assert text.startswith("x" * MAX_OUTPUT_CHARS) and text.endswith("10 more characters of the tool's output were cut]")
+    assert text.startswith("x" * MAX_OUTPUT_CHARS) and text.endswith(
+        "10 more characters of the tool's output were cut]"
+    )
 
 
 def test_the_order_is_servers_by_name_then_tools_by_name_and_only_connected_servers():

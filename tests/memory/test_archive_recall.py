@@ -27,14 +27,24 @@ QUESTION = "which postgres pool size does the reporting job need?"
 
 
 def save(store: MemoryStore, stem: str, description: str, body: str = "", **kw) -> None:
-    store.write(f"{stem}.md", name=stem.replace("-", " "), description=description,
-                type=kw.pop("type", "project"), body=body or description, **kw)
+    store.write(
+        f"{stem}.md",
+        name=stem.replace("-", " "),
+        description=description,
+        type=kw.pop("type", "project"),
+        body=body or description,
+        **kw,
+    )
 
 
 def folder(store: MemoryStore, clock: Clock) -> None:
     """Three old memories gc finds stale, one of which a person forgot instead; one fresh."""
-    save(store, "reporting-pool", "The nightly reporting job needs a postgres pool size of 40",
-         "REPORTING-POOL-BODY: set pool_size=40 in reporting.toml; 10 starves it.")
+    save(
+        store,
+        "reporting-pool",
+        "The nightly reporting job needs a postgres pool size of 40",
+        "REPORTING-POOL-BODY: set pool_size=40 in reporting.toml; 10 starves it.",
+    )
     save(store, "old-flags", "Feature flags were read from flags.yaml before the migration")
     save(store, "pool-myth", "Someone thought the reporting pool size should be 5 (wrong)")
     clock.now += 200 * DAY
@@ -77,13 +87,13 @@ def test_lexical_selection_reaches_the_archive_and_names_it_so(store, clock):
     chosen = select_lexical(QUESTION, live.index, now=clock.now, archive=tier.refresh())
     assert [f for f, _ in chosen] == ["archive/reporting-pool.md"]
     in_context = {"archive/reporting-pool.md"}  # shown from the archive earlier (restore failed)
-    assert select_lexical(QUESTION, live.index, now=clock.now, archive=tier.refresh(),
-                          exclude=in_context) == []
-    names = [f for f, _ in shortlist(QUESTION, live.index, now=clock.now, archive=tier.refresh(),
-                                     exclude=in_context)]
+    assert select_lexical(QUESTION, live.index, now=clock.now, archive=tier.refresh(), exclude=in_context) == []
+    names = [f for f, _ in shortlist(QUESTION, live.index, now=clock.now, archive=tier.refresh(), exclude=in_context)]
     assert "archive/reporting-pool.md" not in names and "archive/old-flags.md" in names
-    assert select_lexical("deploy billing to staging", live.index, now=clock.now,
-                          archive=tier.refresh())[0][0] == "deploy.md"
+    assert (
+        select_lexical("deploy billing to staging", live.index, now=clock.now, archive=tier.refresh())[0][0]
+        == "deploy.md"
+    )
 
 
 def test_the_shortlist_ranks_archived_and_live_files_together(store, clock):
@@ -92,12 +102,12 @@ def test_the_shortlist_ranks_archived_and_live_files_together(store, clock):
     live.scan()
     view = tier.refresh()
     assert [f for f, _ in shortlist(QUESTION, live.index, 1, clock.now, archive=view)] == [
-        "archive/reporting-pool.md"]  # the best match, though gc archived it
+        "archive/reporting-pool.md"
+    ]  # the best match, though gc archived it
     everything = [f for f, _ in shortlist(QUESTION, live.index, 10, clock.now, archive=view)]
     # matches first, then the newest live file, then the archived rest; never what a person forgot
     assert everything == ["archive/reporting-pool.md", "deploy.md", "archive/old-flags.md"]
-    unrelated = [f for f, _ in shortlist("frontend colours", live.index, 10, clock.now,
-                                         archive=view)]
+    unrelated = [f for f, _ in shortlist("frontend colours", live.index, 10, clock.now, archive=view)]
     assert unrelated == ["deploy.md", "archive/old-flags.md", "archive/reporting-pool.md"]
 
 

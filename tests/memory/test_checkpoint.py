@@ -24,14 +24,18 @@ def bash(command: str, output: str, *, code: int = 0) -> list[Message]:
     """A Bash call and its result as the Bash tool words them."""
     call_id = f"t{next(_ids)}"
     text = output + (f"\n\nExit code {code}" if code else "")
-    return [Message("assistant", [ToolUseBlock(call_id, "Bash", {"command": command})]),
-            Message("user", [ToolResultBlock(call_id, text, is_error=bool(code))])]
+    return [
+        Message("assistant", [ToolUseBlock(call_id, "Bash", {"command": command})]),
+        Message("user", [ToolResultBlock(call_id, text, is_error=bool(code))]),
+    ]
 
 
 def tool(name: str, input: dict, result: str, *, error: bool = False) -> list[Message]:
     call_id = f"t{next(_ids)}"
-    return [Message("assistant", [ToolUseBlock(call_id, name, input)]),
-            Message("user", [ToolResultBlock(call_id, result, is_error=error)])]
+    return [
+        Message("assistant", [ToolUseBlock(call_id, name, input)]),
+        Message("user", [ToolResultBlock(call_id, result, is_error=error)]),
+    ]
 
 
 def user(text: str) -> Message:
@@ -44,7 +48,11 @@ def test_requests_commands_failures_and_files_are_taken_exactly():
         *bash("pytest tests/test_dates.py -x", "F\nE   ValueError: bad date", code=1),
         *bash("python3 -m venv .venv", "", code=0),
         *bash("make lint", "make: *** No rule to make target 'lint'.", code=2),
-        *tool("Write", {"file_path": "/r/dates.py", "content": "x\ny\n"}, "File created successfully at: /r/dates.py (2 lines)"),
+        *tool(
+            "Write",
+            {"file_path": "/r/dates.py", "content": "x\ny\n"},
+            "File created successfully at: /r/dates.py (2 lines)",
+        ),
         *tool("Edit", {"file_path": "/r/app.py", "old_string": "a", "new_string": "b"}, "Edited /r/app.py"),
         *bash("rm -f /r/old.py", ""),
         *bash("pytest tests/test_dates.py -x -q", "1 passed"),
@@ -53,11 +61,19 @@ def test_requests_commands_failures_and_files_are_taken_exactly():
     cp = build_checkpoint(messages)
     assert cp.requests == ["Fix the date parser; always run tests with -x.", "Now also handle time zones."]
     codes = {r.command: r.exit_code for r in cp.commands}
-    assert codes == {"pytest tests/test_dates.py -x": 1, "python3 -m venv .venv": 0, "make lint": 2,
-                     "rm -f /r/old.py": 0, "pytest tests/test_dates.py -x -q": 0}
+    assert codes == {
+        "pytest tests/test_dates.py -x": 1,
+        "python3 -m venv .venv": 0,
+        "make lint": 2,
+        "rm -f /r/old.py": 0,
+        "pytest tests/test_dates.py -x -q": 0,
+    }
     assert [r.command for r in cp.failed] == ["make lint"]  # pytest failed, then passed: not a failed approach
     assert {p: (c.action, c.lines) for p, c in cp.files.items()} == {
-        "/r/dates.py": ("created", 2), "/r/app.py": ("edited", None), "/r/old.py": ("removed", None)}
+        "/r/dates.py": ("created", 2),
+        "/r/app.py": ("edited", None),
+        "/r/old.py": ("removed", None),
+    }
     text = render_checkpoint(cp)
     assert text.startswith(HEADER)
     assert "`make lint` → exit 2: make: *** No rule to make target 'lint'." in text
@@ -68,23 +84,33 @@ def test_the_same_kind_of_command_is_its_program_and_first_argument():
     assert CommandRun("FOO=1 pytest tests/a.py -x", 1, "").kind == "pytest tests/a.py"
     assert CommandRun("python3 -m pytest -q", 1, "").kind == "python3 pytest"
     assert CommandRun("python3 -c 'print(1)'", 0, "").kind != CommandRun("python3 -m pytest", 1, "").kind
-    failed = build_checkpoint([*bash("python3 -m pytest -q", "no tests ran", code=5),
-                               *bash("python3 -c 'print(1)'", "1")]).failed
+    failed = build_checkpoint(
+        [*bash("python3 -m pytest -q", "no tests ran", code=5), *bash("python3 -c 'print(1)'", "1")]
+    ).failed
     assert [r.command for r in failed] == ["python3 -m pytest -q"]
 
 
 def test_a_failures_outcome_is_the_line_that_names_the_error():
-    [run] = build_checkpoint(bash("git push", "fatal: 'origin' does not appear to be a git repository\n"
-                                              "Please make sure you have the correct access rights\n"
-                                              "and the repository exists.", code=128)).commands
+    [run] = build_checkpoint(
+        bash(
+            "git push",
+            "fatal: 'origin' does not appear to be a git repository\n"
+            "Please make sure you have the correct access rights\n"
+            "and the repository exists.",
+            code=128,
+        )
+    ).commands
     assert run.outcome.startswith("fatal: 'origin' does not appear")
 
 
 def test_a_compaction_summary_and_attachments_are_not_requests():
-    messages = [Message("user", [TextBlock("This session continues an earlier conversation that ran out of context.")]),
-                Message("user", [TextBlock("<system-reminder>\nThe user's most recent request, verbatim:\nx\n"
-                                           "</system-reminder>")]),
-                Message("user", [TextBlock("[Request interrupted by user]")])]
+    messages = [
+        Message("user", [TextBlock("This session continues an earlier conversation that ran out of context.")]),
+        Message(
+            "user", [TextBlock("<system-reminder>\nThe user's most recent request, verbatim:\nx\n</system-reminder>")]
+        ),
+        Message("user", [TextBlock("[Request interrupted by user]")]),
+    ]
     assert build_checkpoint(messages).requests == []
 
 
@@ -122,11 +148,17 @@ def test_the_transcript_keeps_the_checkpoint_and_the_turn_errors(tmp_path: Path)
     from dataclasses import asdict
 
     transcript = tmp_path / "s.jsonl"
-    transcript.write_text("\n".join(json.dumps(e) for e in [
-        {"type": "system", "subtype": "error", "message": "The model is overloaded."},
-        {"type": "system", "subtype": "checkpoint", "checkpoint": asdict(cp)},
-        "not json",
-    ]) + "\n{broken\n")
+    transcript.write_text(
+        "\n".join(
+            json.dumps(e)
+            for e in [
+                {"type": "system", "subtype": "error", "message": "The model is overloaded."},
+                {"type": "system", "subtype": "checkpoint", "checkpoint": asdict(cp)},
+                "not json",
+            ]
+        )
+        + "\n{broken\n"
+    )
     assert recorded_checkpoint(transcript) == cp
     assert turn_errors(transcript) == ["The model is overloaded."]
     assert recorded_checkpoint(tmp_path / "missing.jsonl") is None
@@ -134,9 +166,12 @@ def test_the_transcript_keeps_the_checkpoint_and_the_turn_errors(tmp_path: Path)
 
 def test_a_hand_edited_checkpoint_in_the_transcript_is_ignored_not_a_crash(tmp_path: Path):
     transcript = tmp_path / "s.jsonl"
-    for bad in ({"commands": [{"command": ["x"], "exit_code": 1, "outcome": ""}]},
-                {"commands": [{"command": 5, "exit_code": 1, "outcome": ""}]}, {"requests": "hello"},
-                {"files": {"a": {"path": "a", "action": 3}}}):
+    for bad in (
+        {"commands": [{"command": ["x"], "exit_code": 1, "outcome": ""}]},
+        {"commands": [{"command": 5, "exit_code": 1, "outcome": ""}]},
+        {"requests": "hello"},
+        {"files": {"a": {"path": "a", "action": 3}}},
+    ):
         transcript.write_text(json.dumps({"type": "system", "subtype": "checkpoint", "checkpoint": bad}) + "\n")
         assert recorded_checkpoint(transcript) is None
 
@@ -176,8 +211,7 @@ def test_a_resumed_session_merges_the_checkpoint_its_transcript_kept(repo, fake_
     async def session(resume: str | None, *turns: str):
         client = AnthropicClient(base_url=fake_server.base_url, api_key="test")
         config = load_config(repo)
-        runtime = build_runtime(config, client=client,
-                                session=resume_session(repo, resume) if resume else None)
+        runtime = build_runtime(config, client=client, session=resume_session(repo, resume) if resume else None)
         try:
             await runtime.start(source="resume" if resume else "startup", dream=False)
             for text in turns:

@@ -125,7 +125,9 @@ def test_drop_oldest_round_keeps_whole_rounds():
 
 
 def test_latest_user_request_skips_tool_results_and_reminders():
-    messages = _round(1) + [Message("user", [TextBlock("fix the bug"), TextBlock("<system-reminder>\nx\n</system-reminder>")])]
+    messages = _round(1) + [
+        Message("user", [TextBlock("fix the bug"), TextBlock("<system-reminder>\nx\n</system-reminder>")])
+    ]
     messages += _round(9)[1:]
     assert latest_user_request(messages) == "fix the bug"
 

@@ -23,8 +23,10 @@ def test_the_line_says_used_threshold_and_share():
         return budget_line(compactor)  # type: ignore[arg-type]
 
     assert line(83_500) is None
-    assert line(92_420) == ("Context: 92,400 of 167,000 tokens used before auto-compaction (55%). "
-                            "Wrap up or save what matters if the work is long.")
+    assert line(92_420) == (
+        "Context: 92,400 of 167,000 tokens used before auto-compaction (55%). "
+        "Wrap up or save what matters if the work is long."
+    )
     assert line(92_420, auto=False) is None  # off: measured against the window
     assert line(150_000, auto=False).startswith("Context: 150,000 of 200,000 tokens used of the context window")
 
@@ -46,8 +48,9 @@ def test_below_half_nothing_above_half_once_in_each_request_after(repo, fake_ser
         # Now the context passes half the threshold, without reaching it.
         used = rt.compactor.used()
         rt.config.settings["autoCompactThreshold"] = used * 1.6 / rt.compactor.window
-        fake_server.queue(Reply.tools([("Read", {"file_path": "app.py"}), ("Glob", {"pattern": "*.py"})]),
-                          Reply.text("second answer"))
+        fake_server.queue(
+            Reply.tools([("Read", {"file_path": "app.py"}), ("Glob", {"pattern": "*.py"})]), Reply.text("second answer")
+        )
         async for _ in rt.agent.run("read app.py"):
             pass
         await rt.close()

@@ -90,9 +90,14 @@ def test_saved_names_lists_each_memory_saved_once_in_order(repo, fake_server):
         text = format_memory(name=path.stem, description=description, type="project", body="Body.")
         return Reply.tool("Write", {"file_path": str(path), "content": text})
 
-    for reply in (write(first, "ship with make ship"), Reply.text("Saved."),
-                  write(second, "run tests with -x"), Reply.tool("Read", {"file_path": str(first)}),
-                  write(first, "ship with make ship-all"), Reply.text("Saved.")):
+    for reply in (
+        write(first, "ship with make ship"),
+        Reply.text("Saved."),
+        write(second, "run tests with -x"),
+        Reply.tool("Read", {"file_path": str(first)}),
+        write(first, "ship with make ship-all"),
+        Reply.text("Saved."),
+    ):
         fake_server.on(reply, purpose="extract")
 
     async def scenario() -> Runtime:
@@ -123,8 +128,12 @@ def _first_session(repo: Path, fake_server) -> str:
     """A session that reads a.py and b.py (and fails to read a missing file); returns its id."""
     (repo / "a.py").write_text("def f():\n    return 1\n")
     (repo / "b.py").write_text("B = 1\n")
-    fake_server.queue(Reply.tools([("Read", {"file_path": "a.py"}), ("Read", {"file_path": "b.py"}),
-                                   ("Read", {"file_path": "missing.py"})]), Reply.text("read them"))
+    fake_server.queue(
+        Reply.tools(
+            [("Read", {"file_path": "a.py"}), ("Read", {"file_path": "b.py"}), ("Read", {"file_path": "missing.py"})]
+        ),
+        Reply.text("read them"),
+    )
 
     async def scenario() -> str:
         rt = start(repo, fake_server)
@@ -140,8 +149,7 @@ def _edit_result(rt: Runtime) -> ToolResultBlock:
     return result
 
 
-def test_an_edit_right_after_resume_needs_no_read_and_a_compaction_restores_the_files(
-        repo, fake_server, monkeypatch):
+def test_an_edit_right_after_resume_needs_no_read_and_a_compaction_restores_the_files(repo, fake_server, monkeypatch):
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
     session_id = _first_session(repo, fake_server)
     fake_server.on(SUMMARY, purpose="compact", times=None)
@@ -210,16 +218,28 @@ def test_slash_resume_rebuilds_the_files_read(repo, fake_server, monkeypatch):
 
 def test_files_seen_takes_a_compactions_restored_files_then_the_calls_in_order(tmp_path):
     ctx = ToolContext(cwd=tmp_path, project_root=tmp_path)
-    restored = [TextBlock(f"<system-reminder>\nCurrent contents of {tmp_path / n} (read earlier):\n\nx\n"
-                          "</system-reminder>") for n in ("new.py", "old.py")]  # most recent first
+    restored = [
+        TextBlock(f"<system-reminder>\nCurrent contents of {tmp_path / n} (read earlier):\n\nx\n</system-reminder>")
+        for n in ("new.py", "old.py")
+    ]  # most recent first
     messages = [
         Message("user", [TextBlock("<summary>S</summary>"), *restored]),
-        Message("assistant", [ToolUseBlock("1", "Write", {"file_path": "w.py", "content": ""}),
-                              ToolUseBlock("2", "Edit", {"file_path": "old.py"}),
-                              ToolUseBlock("3", "Bash", {"command": "cat z.py"})]),
-        Message("user", [ToolResultBlock("1", "ok"), ToolResultBlock("2", "no", is_error=True),
-                         ToolResultBlock("3", "ok")]),
+        Message(
+            "assistant",
+            [
+                ToolUseBlock("1", "Write", {"file_path": "w.py", "content": ""}),
+                ToolUseBlock("2", "Edit", {"file_path": "old.py"}),
+                ToolUseBlock("3", "Bash", {"command": "cat z.py"}),
+            ],
+        ),
+        Message(
+            "user", [ToolResultBlock("1", "ok"), ToolResultBlock("2", "no", is_error=True), ToolResultBlock("3", "ok")]
+        ),
         Message("assistant", [ToolUseBlock("4", "Read", {"file_path": str(tmp_path / "new.py")})]),
         Message("user", [ToolResultBlock("4", "ok")]),
     ]
-    assert [path for path, _ in files_seen(messages, ctx)] == [tmp_path / "old.py", tmp_path / "w.py", tmp_path / "new.py"]
+    assert [path for path, _ in files_seen(messages, ctx)] == [
+        tmp_path / "old.py",
+        tmp_path / "w.py",
+        tmp_path / "new.py",
+    ]

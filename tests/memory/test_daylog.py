@@ -31,8 +31,7 @@ def clock_at(when: float):
 def test_append_creates_the_day_file_with_a_heading_and_timestamped_bullets(tmp_path: Path):
     path = append_log(tmp_path, "The user prefers rebase over merge.", clock_at(T0), tz=UTC)
     assert path == tmp_path / "logs" / "2026" / "09" / "2026-09-21.md"
-    append_log(tmp_path, "- staging needs the VPN\n- deploy with make deploy", clock_at(T0 + 60),
-               tz=UTC)
+    append_log(tmp_path, "- staging needs the VPN\n- deploy with make deploy", clock_at(T0 + 60), tz=UTC)
     assert path.read_text() == (
         "# 2026-09-21\n\n"
         "- 14:13 The user prefers rebase over merge.\n"
@@ -66,8 +65,7 @@ def _append_many(root: str, tag: str, count: int, barrier) -> None:
 def test_two_processes_appending_at_once_lose_no_line(tmp_path: Path):
     ctx = multiprocessing.get_context("fork")
     barrier = ctx.Barrier(2)
-    procs = [ctx.Process(target=_append_many, args=(str(tmp_path), tag, 200, barrier))
-             for tag in ("p", "q")]
+    procs = [ctx.Process(target=_append_many, args=(str(tmp_path), tag, 200, barrier)) for tag in ("p", "q")]
     for p in procs:
         p.start()
     for p in procs:
@@ -78,16 +76,16 @@ def test_two_processes_appending_at_once_lose_no_line(tmp_path: Path):
     bullets = lines[2:]
     assert len(bullets) == 400
     for tag in ("p", "q"):
-        assert [b for b in bullets if f" {tag} line " in b] == \
-            [f"- 14:13 {tag} line {i}" for i in range(200)]  # each writer's order kept
+        assert [b for b in bullets if f" {tag} line " in b] == [
+            f"- 14:13 {tag} line {i}" for i in range(200)
+        ]  # each writer's order kept
 
 
 def test_unconsumed_logs_and_markers(tmp_path: Path):
     append_log(tmp_path, "old fact", clock_at(T0 - DAY), tz=UTC)
     append_log(tmp_path, "today fact", clock_at(T0), tz=UTC)
     first = unconsumed_logs(tmp_path)
-    assert [s.relative(tmp_path) for s in first] == ["logs/2026/09/2026-09-20.md",
-                                                     "logs/2026/09/2026-09-21.md"]
+    assert [s.relative(tmp_path) for s in first] == ["logs/2026/09/2026-09-20.md", "logs/2026/09/2026-09-21.md"]
     assert "old fact" in first[0].text and "today fact" in first[1].text
     append_log(tmp_path, "written while dreaming", clock_at(T0 + 60), tz=UTC)
     mark_consumed(first, clock_at(T0 + 120))
@@ -128,10 +126,15 @@ def policy(tmp_path: Path) -> PolicyChain:
 
 def test_log_mode_denies_index_and_topic_writes(policy: PolicyChain):
     memory = policy.memory_dir
-    for tool, path in (("Write", "MEMORY.md"), ("Edit", "MEMORY.md"), ("Write", "topic.md"),
-                       ("Write", "logs/2026/09/2026-09-20.md")):
-        decision = policy.can_use_tool(tool, {"file_path": str(memory / path), "content": "x",
-                                              "old_string": "a", "new_string": "b"})
+    for tool, path in (
+        ("Write", "MEMORY.md"),
+        ("Edit", "MEMORY.md"),
+        ("Write", "topic.md"),
+        ("Write", "logs/2026/09/2026-09-20.md"),
+    ):
+        decision = policy.can_use_tool(
+            tool, {"file_path": str(memory / path), "content": "x", "old_string": "a", "new_string": "b"}
+        )
         assert isinstance(decision, Deny) and "daily-log mode" in decision.reason
     assert isinstance(policy.can_use_tool("Read", {"file_path": str(memory / "MEMORY.md")}), Allow)
 
@@ -142,10 +145,10 @@ def test_log_mode_allows_only_appends_to_todays_log(policy: PolicyChain, tmp_pat
     assert isinstance(policy.can_use_tool("Write", new), Allow)
     append_log(policy.memory_dir, "first", clock_at(T0), tz=UTC)
     current = today.read_text()
-    assert isinstance(policy.can_use_tool("Write", {"file_path": str(today),
-                                                    "content": current + "- 14:20 b\n"}), Allow)
-    assert isinstance(policy.can_use_tool("Write", {"file_path": str(today),
-                                                    "content": "- 14:20 b\n"}), Deny)
+    assert isinstance(
+        policy.can_use_tool("Write", {"file_path": str(today), "content": current + "- 14:20 b\n"}), Allow
+    )
+    assert isinstance(policy.can_use_tool("Write", {"file_path": str(today), "content": "- 14:20 b\n"}), Deny)
     last = current.splitlines()[-1] + "\n"
     append = {"file_path": str(today), "old_string": last, "new_string": last + "- 14:21 c\n"}
     assert isinstance(policy.can_use_tool("Edit", append), Allow)
@@ -155,8 +158,7 @@ def test_log_mode_allows_only_appends_to_todays_log(policy: PolicyChain, tmp_pat
     assert isinstance(policy.can_use_tool("Write", relative), Allow)
 
 
-def test_log_mode_leaves_other_decisions_to_the_wrapped_policy(policy: PolicyChain,
-                                                              tmp_path: Path):
+def test_log_mode_leaves_other_decisions_to_the_wrapped_policy(policy: PolicyChain, tmp_path: Path):
     outside = policy.can_use_tool("Write", {"file_path": str(tmp_path / "src.py"), "content": ""})
     assert isinstance(outside, Deny) and "only write inside" in outside.reason  # ExtractionPolicy
     assert policy.base.base is None  # the chain's base is the ExtractionPolicy, with no session rules

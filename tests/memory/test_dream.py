@@ -51,8 +51,15 @@ def make_agent(cwd: Path, server) -> Agent:
     client = AnthropicClient(base_url=server.base_url, api_key="test")
     ctx = ToolContext(cwd=cwd, project_root=cwd)
     policy = PermissionPolicy(cwd=lambda: ctx.cwd, project_root=cwd)
-    return Agent(client=client, session=Session(cwd), tools=default_tools(), policy=policy,
-                 system=["You are a test agent."], model="claude-sonnet-4-6", ctx=ctx)
+    return Agent(
+        client=client,
+        session=Session(cwd),
+        tools=default_tools(),
+        policy=policy,
+        system=["You are a test agent."],
+        model="claude-sonnet-4-6",
+        ctx=ctx,
+    )
 
 
 def run_dream(tmp_path: Path, server, store: MemoryStore, config=None, **kw):
@@ -62,27 +69,48 @@ def run_dream(tmp_path: Path, server, store: MemoryStore, config=None, **kw):
             return await dream(agent, store, config, **kw)
         finally:
             await agent.client.aclose()
+
     return asyncio.run(go())
 
 
 def live_files(store: MemoryStore) -> dict[str, bytes]:
     """Every file of the memory folder outside .dream (what a failed dream must not change)."""
-    return {p.relative_to(store.root).as_posix(): p.read_bytes()
-            for p in sorted(store.root.rglob("*"))
-            if p.is_file() and ".dream" not in p.parts and not p.name.endswith(".lock")}
+    return {
+        p.relative_to(store.root).as_posix(): p.read_bytes()
+        for p in sorted(store.root.rglob("*"))
+        if p.is_file() and ".dream" not in p.parts and not p.name.endswith(".lock")
+    }
 
 
 def seed_duplicates(store: MemoryStore, clock: Clock) -> None:
-    store.write("a-tests.md", name="Run tests first", type="feedback",
-                description="Run the unit tests with pytest -x before pushing to main",
-                body="Use pytest -x.", why="CI is slow", how_to_apply="before every push")
+    store.write(
+        "a-tests.md",
+        name="Run tests first",
+        type="feedback",
+        description="Run the unit tests with pytest -x before pushing to main",
+        body="Use pytest -x.",
+        why="CI is slow",
+        how_to_apply="before every push",
+    )
     clock.now += DAY
-    store.write("b-tests.md", name="Pytest before push", type="feedback",
-                description="Always run pytest -x -q before a push to main",
-                body="Use pytest -x -q.", why="CI takes 20 minutes", how_to_apply="every push")
-    store.write("deploy.md", name="Deploy", type="project",
-                description="Deploy billing to staging with make deploy ENV=staging",
-                body="Needs VPN.", why="x", how_to_apply="y")
+    store.write(
+        "b-tests.md",
+        name="Pytest before push",
+        type="feedback",
+        description="Always run pytest -x -q before a push to main",
+        body="Use pytest -x -q.",
+        why="CI takes 20 minutes",
+        how_to_apply="every push",
+    )
+    store.write(
+        "deploy.md",
+        name="Deploy",
+        type="project",
+        description="Deploy billing to staging with make deploy ENV=staging",
+        body="Needs VPN.",
+        why="x",
+        how_to_apply="y",
+    )
     store.record_use(["a-tests.md"], when=T0)
     store.record_use(["b-tests.md", "b-tests.md"], when=T0 + DAY)
     clock.now += DAY
@@ -102,18 +130,24 @@ Run `pytest -x -q` before every push to main. (Changed: the newer note adds -q.)
 
 
 def script_merge(server, store: MemoryStore, staging: Path) -> None:
-    server.on(Reply.tools([("Read", {"file_path": str(store.root / "a-tests.md")}),
-                           ("Read", {"file_path": str(store.root / "b-tests.md")})]),
-              purpose="dream")
-    server.on(Reply.tool("Write", {"file_path": str(staging / "run-tests.md"), "content": MERGED}),
-              purpose="dream")
-    server.on(Reply.text("Merged a-tests.md and b-tests.md into run-tests.md; the newer "
-                         "note (pytest -x -q) wins."), purpose="dream")
+    server.on(
+        Reply.tools(
+            [
+                ("Read", {"file_path": str(store.root / "a-tests.md")}),
+                ("Read", {"file_path": str(store.root / "b-tests.md")}),
+            ]
+        ),
+        purpose="dream",
+    )
+    server.on(Reply.tool("Write", {"file_path": str(staging / "run-tests.md"), "content": MERGED}), purpose="dream")
+    server.on(
+        Reply.text("Merged a-tests.md and b-tests.md into run-tests.md; the newer note (pytest -x -q) wins."),
+        purpose="dream",
+    )
 
 
 # --- a merge, and restore undoes it ---------------------------------------------------------
-def test_dream_merges_two_duplicates_archives_them_and_restore_undoes_it(
-        tmp_path, fake_server, store, clock, staging):
+def test_dream_merges_two_duplicates_archives_them_and_restore_undoes_it(tmp_path, fake_server, store, clock, staging):
     seed_duplicates(store, clock)
     before = live_files(store)
     index_before = store.index_text()
@@ -137,7 +171,9 @@ def test_dream_merges_two_duplicates_archives_them_and_restore_undoes_it(
     assert merged.frontmatter["replaces"] == ["archive/a-tests.md", "archive/b-tests.md"]
     assert [e.filename for e in store.index_entries()] == ["deploy.md", "run-tests.md"]
     assert {(e.original, e.successor) for e in store.archive_entries()} == {
-        ("a-tests.md", "run-tests.md"), ("b-tests.md", "run-tests.md")}
+        ("a-tests.md", "run-tests.md"),
+        ("b-tests.md", "run-tests.md"),
+    }
     assert store.usage()["run-tests.md"] == {"count": 3, "last_used": T0 + DAY}
     assert not staging.exists()
     assert load_state(store.root, clock()).last_dream == clock()
@@ -151,17 +187,22 @@ def test_dream_merges_two_duplicates_archives_them_and_restore_undoes_it(
     assert not store.exists("run-tests.md")
 
 
-def test_a_rewrite_in_place_keeps_the_old_version_restorable(
-        tmp_path, fake_server, store, clock, staging):
-    store.write("vague.md", name="Notes", type="reference", description="misc notes",
-                body="Dashboards live at grafana.internal/billing.")
+def test_a_rewrite_in_place_keeps_the_old_version_restorable(tmp_path, fake_server, store, clock, staging):
+    store.write(
+        "vague.md",
+        name="Notes",
+        type="reference",
+        description="misc notes",
+        body="Dashboards live at grafana.internal/billing.",
+    )
     old = (store.root / "vague.md").read_bytes()
-    better = ("---\nname: Billing dashboards\ndescription: Where the billing Grafana dashboards "
-              "live (grafana.internal/billing)\ntype: reference\n---\n\n"
-              "Dashboards live at grafana.internal/billing.\n")
+    better = (
+        "---\nname: Billing dashboards\ndescription: Where the billing Grafana dashboards "
+        "live (grafana.internal/billing)\ntype: reference\n---\n\n"
+        "Dashboards live at grafana.internal/billing.\n"
+    )
     fake_server.on(Reply.tool("Read", {"file_path": str(store.root / "vague.md")}), purpose="dream")
-    fake_server.on(Reply.tool("Write", {"file_path": str(staging / "vague.md"), "content": better}),
-                   purpose="dream")
+    fake_server.on(Reply.tool("Write", {"file_path": str(staging / "vague.md"), "content": better}), purpose="dream")
     fake_server.on(Reply.text("Rewrote the description of vague.md."), purpose="dream")
 
     report = run_dream(tmp_path, fake_server, store)
@@ -178,12 +219,12 @@ def test_a_rewrite_in_place_keeps_the_old_version_restorable(
 
 
 # --- failures leave every memory as it was ----------------------------------------------------
-def test_a_failing_model_request_leaves_memory_untouched(
-        tmp_path, fake_server, store, clock, staging):
+def test_a_failing_model_request_leaves_memory_untouched(tmp_path, fake_server, store, clock, staging):
     seed_duplicates(store, clock)
     before = live_files(store)
-    fake_server.on(Reply.tool("Write", {"file_path": str(staging / "run-tests.md"),
-                                        "content": MERGED}), purpose="dream")
+    fake_server.on(
+        Reply.tool("Write", {"file_path": str(staging / "run-tests.md"), "content": MERGED}), purpose="dream"
+    )
     fake_server.on(Reply.error(400, "prompt is broken"), purpose="dream")
 
     report = run_dream(tmp_path, fake_server, store)
@@ -196,12 +237,12 @@ def test_a_failing_model_request_leaves_memory_untouched(
     assert state.last_attempt == clock() and state.last_dream is None
 
 
-def test_an_interrupted_dream_leaves_memory_untouched(tmp_path, fake_server, store, clock,
-                                                      staging):
+def test_an_interrupted_dream_leaves_memory_untouched(tmp_path, fake_server, store, clock, staging):
     seed_duplicates(store, clock)
     before = live_files(store)
-    fake_server.on(Reply.tool("Write", {"file_path": str(staging / "run-tests.md"),
-                                        "content": MERGED}), purpose="dream")
+    fake_server.on(
+        Reply.tool("Write", {"file_path": str(staging / "run-tests.md"), "content": MERGED}), purpose="dream"
+    )
     fake_server.on(Reply.text("never sent").hang(), purpose="dream")
 
     async def go():
@@ -222,14 +263,13 @@ def test_an_interrupted_dream_leaves_memory_untouched(tmp_path, fake_server, sto
         pass
 
 
-def test_a_fork_cut_off_at_its_turn_limit_changes_nothing(tmp_path, fake_server, store, clock,
-                                                          staging):
+def test_a_fork_cut_off_at_its_turn_limit_changes_nothing(tmp_path, fake_server, store, clock, staging):
     seed_duplicates(store, clock)
     before = live_files(store)
-    fake_server.on(Reply.tool("Write", {"file_path": str(staging / "run-tests.md"),
-                                        "content": MERGED}), purpose="dream")
-    fake_server.on(Reply.tool("Read", {"file_path": str(store.root / "deploy.md")}),
-                   purpose="dream")
+    fake_server.on(
+        Reply.tool("Write", {"file_path": str(staging / "run-tests.md"), "content": MERGED}), purpose="dream"
+    )
+    fake_server.on(Reply.tool("Read", {"file_path": str(store.root / "deploy.md")}), purpose="dream")
     config = Config(cwd=tmp_path, project_root=tmp_path, settings={"memory": {"dreamMaxTurns": 2}})
 
     report = run_dream(tmp_path, fake_server, store, config)
@@ -238,16 +278,20 @@ def test_a_fork_cut_off_at_its_turn_limit_changes_nothing(tmp_path, fake_server,
     assert live_files(store) == before
 
 
-def test_bad_staged_files_are_skipped_and_the_rest_committed(tmp_path, fake_server, store, clock,
-                                                             staging):
+def test_bad_staged_files_are_skipped_and_the_rest_committed(tmp_path, fake_server, store, clock, staging):
     seed_duplicates(store, clock)
     broken = "no frontmatter at all\n"
     ghost = MERGED.replace("[a-tests.md, b-tests.md]", "[ghost.md, a-tests.md]")
-    fake_server.on(Reply.tools([
-        ("Write", {"file_path": str(staging / "broken.md"), "content": broken}),
-        ("Write", {"file_path": str(staging / "run-tests.md"), "content": ghost}),
-        ("Write", {"file_path": str(store.root / "deploy.md"), "content": "overwritten"}),
-    ]), purpose="dream")
+    fake_server.on(
+        Reply.tools(
+            [
+                ("Write", {"file_path": str(staging / "broken.md"), "content": broken}),
+                ("Write", {"file_path": str(staging / "run-tests.md"), "content": ghost}),
+                ("Write", {"file_path": str(store.root / "deploy.md"), "content": "overwritten"}),
+            ]
+        ),
+        purpose="dream",
+    )
     fake_server.on(Reply.text("done"), purpose="dream")
 
     report = run_dream(tmp_path, fake_server, store)
@@ -264,27 +308,26 @@ def test_bad_staged_files_are_skipped_and_the_rest_committed(tmp_path, fake_serv
 def test_the_fork_policy_allows_only_the_staging_folder(store, staging, tmp_path):
     staging.mkdir(parents=True)
     policy = _fork_policy(staging, store.root, None, None)
-    assert isinstance(policy.can_use_tool("Write", {"file_path": str(staging / "x.md"),
-                                                    "content": "ok"}), Allow)
-    for target in (store.root / "MEMORY.md", store.root / "a.md", store.archive_dir / "a.md",
-                   tmp_path / "src.py"):
-        assert isinstance(policy.can_use_tool("Write", {"file_path": str(target),
-                                                        "content": "x"}), Deny)
+    assert isinstance(policy.can_use_tool("Write", {"file_path": str(staging / "x.md"), "content": "ok"}), Allow)
+    for target in (store.root / "MEMORY.md", store.root / "a.md", store.archive_dir / "a.md", tmp_path / "src.py"):
+        assert isinstance(policy.can_use_tool("Write", {"file_path": str(target), "content": "x"}), Deny)
     secret = {"file_path": str(staging / "x.md"), "content": "key sk-ant-api03-" + "a" * 90}
     assert isinstance(policy.can_use_tool("Write", secret), Deny)
     assert isinstance(policy.can_use_tool("Read", {"file_path": str(store.index_path)}), Allow)
 
 
 # --- daily logs ---------------------------------------------------------------------------------
-def test_dream_distils_daily_logs_and_marks_them_consumed(tmp_path, fake_server, store, clock,
-                                                          staging):
+def test_dream_distils_daily_logs_and_marks_them_consumed(tmp_path, fake_server, store, clock, staging):
     append_log(store.root, "The user deploys on Tuesdays only", clock, tz=UTC)
     append_log(store.root, "Staging needs the VPN", clock, tz=UTC)
-    distilled = ("---\nname: Deploy days\ndescription: Deploys to production happen on Tuesdays "
-                 "only; staging needs the VPN\ntype: project\n---\n\nTuesdays only.\n"
-                 "**Why:** team rule\n**How to apply:** plan releases\n")
-    fake_server.on(Reply.tool("Write", {"file_path": str(staging / "deploy-days.md"),
-                                        "content": distilled}), purpose="dream")
+    distilled = (
+        "---\nname: Deploy days\ndescription: Deploys to production happen on Tuesdays "
+        "only; staging needs the VPN\ntype: project\n---\n\nTuesdays only.\n"
+        "**Why:** team rule\n**How to apply:** plan releases\n"
+    )
+    fake_server.on(
+        Reply.tool("Write", {"file_path": str(staging / "deploy-days.md"), "content": distilled}), purpose="dream"
+    )
     fake_server.on(Reply.text("Distilled 2 log entries into deploy-days.md."), purpose="dream")
     config = Config(cwd=tmp_path, project_root=tmp_path, settings={"memory": {"mode": "log"}})
 
@@ -402,8 +445,7 @@ def test_the_lock_excludes_another_process_and_dies_with_it(store):
 
 
 # --- the /dream command (claude_mini/ui/dream_commands.py) ------------------------------------------
-def test_dream_command_reports_and_rebuilds_the_prompt(tmp_path, fake_server, store, clock,
-                                                       staging):
+def test_dream_command_reports_and_rebuilds_the_prompt(tmp_path, fake_server, store, clock, staging):
     from claude_mini.ui.dream_commands import run_dream_command, status_lines
 
     seed_duplicates(store, clock)
@@ -413,8 +455,9 @@ def test_dream_command_reports_and_rebuilds_the_prompt(tmp_path, fake_server, st
 
     async def go():
         agent = make_agent(tmp_path, fake_server)
-        runtime = SimpleNamespace(agent=agent, store=store, config=None, policy=agent.policy,
-                                  rebuild_prompt=lambda: rebuilt.append(True))
+        runtime = SimpleNamespace(
+            agent=agent, store=store, config=None, policy=agent.policy, rebuild_prompt=lambda: rebuilt.append(True)
+        )
         await run_dream_command(runtime, said.append)
         with dream_lock(store.root):
             await run_dream_command(runtime, said.append)
@@ -433,19 +476,31 @@ def test_dream_command_reports_and_rebuilds_the_prompt(tmp_path, fake_server, st
 
 def test_a_memory_changed_while_dreaming_is_kept_and_pins_survive_a_merge(store, clock, staging):
     seed_duplicates(store, clock)
-    store.write("pinned-deploy.md", name="Deploy", type="project", body="Use the VPN.",
-                description="Deploy billing to staging, pinned by the user on purpose",
-                extra_frontmatter={"pinned": True})
-    pinned_merge = ("---\nname: Deploying billing\ndescription: Deploy billing to staging with "
-                    "make deploy ENV=staging over the VPN\ntype: project\n"
-                    "replaces: [deploy.md, pinned-deploy.md]\n---\n\nmake deploy, VPN first.\n")
+    store.write(
+        "pinned-deploy.md",
+        name="Deploy",
+        type="project",
+        body="Use the VPN.",
+        description="Deploy billing to staging, pinned by the user on purpose",
+        extra_frontmatter={"pinned": True},
+    )
+    pinned_merge = (
+        "---\nname: Deploying billing\ndescription: Deploy billing to staging with "
+        "make deploy ENV=staging over the VPN\ntype: project\n"
+        "replaces: [deploy.md, pinned-deploy.md]\n---\n\nmake deploy, VPN first.\n"
+    )
 
     async def fork(parent, prompt, *, purpose, policy, max_turns) -> ForkResult:
         (staging / "run-tests.md").write_text(MERGED)
         (staging / "deploy-billing.md").write_text(pinned_merge)
         clock.now += 60
-        store.write("b-tests.md", name="Pytest before push", type="feedback", body="now -x -q -n4",
-                    description="Always run pytest -x -q -n4 before a push to main (changed)")
+        store.write(
+            "b-tests.md",
+            name="Pytest before push",
+            type="feedback",
+            body="now -x -q -n4",
+            description="Always run pytest -x -q -n4 before a push to main (changed)",
+        )
         return ForkResult(purpose, messages=[Message("assistant", [TextBlock("Merged.")])])
 
     report = asyncio.run(dream(NO_PARENT, store, run=fork))

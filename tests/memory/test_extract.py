@@ -106,8 +106,13 @@ def test_extraction_request_shares_the_main_prefix(repo, memdir, fake_server):
 
 def test_prompt_lists_existing_memories_and_appends_memory_policies(repo, memdir, fake_server, isolated_env):
     rt = start(repo, fake_server)
-    rt.store.write("feedback_testing.md", name="Tests", description="always run pytest with -x",
-                   type="feedback", body="Run pytest -x.")
+    rt.store.write(
+        "feedback_testing.md",
+        name="Tests",
+        description="always run pytest with -x",
+        type="feedback",
+        body="Run pytest -x.",
+    )
     (repo / ".claude").mkdir()
     (repo / ".claude" / "memory-policy.md").write_text("Remember every deploy decision.\n")
     (isolated_env.home / "memory-policy.md").write_text("Never remember my name.\n")
@@ -125,10 +130,15 @@ def test_prompt_lists_existing_memories_and_appends_memory_policies(repo, memdir
 def test_saved_memory_gets_provenance_an_index_line_a_notice_and_a_transcript_entry(repo, memdir, fake_server):
     target = memdir / "feedback_testing.md"
     script(fake_server, "main", Reply.text("Will do."))
-    script(fake_server, "extract",
-           Reply.tool("Write", {"file_path": str(target),
-                                "content": memory_text("Run pytest with -x", "always run pytest with -x")}),
-           Reply.text("Saved."))
+    script(
+        fake_server,
+        "extract",
+        Reply.tool(
+            "Write",
+            {"file_path": str(target), "content": memory_text("Run pytest with -x", "always run pytest with -x")},
+        ),
+        Reply.text("Saved."),
+    )
     rt = start(repo, fake_server)
     saved = rt.extractor.saved  # the memories this session saved (each also told to the user)
     asyncio.run(session(rt, "always run pytest with -x please"))
@@ -145,13 +155,23 @@ def test_saved_memory_gets_provenance_an_index_line_a_notice_and_a_transcript_en
 
 def test_an_updated_memory_keeps_its_created_time(repo, memdir, fake_server):
     rt = start(repo, fake_server)
-    rt.store.write("project_deploy.md", name="Deploy", description="deploys go out on Tuesdays only",
-                   type="project", body="Tuesdays.", extra_frontmatter={"created": "2026-01-01T00:00:00Z"})
+    rt.store.write(
+        "project_deploy.md",
+        name="Deploy",
+        description="deploys go out on Tuesdays only",
+        type="project",
+        body="Tuesdays.",
+        extra_frontmatter={"created": "2026-01-01T00:00:00Z"},
+    )
     path = str(memdir / "project_deploy.md")
     script(fake_server, "main", Reply.text("Noted."))
-    script(fake_server, "extract", Reply.tool("Read", {"file_path": path}),
-           Reply.tool("Edit", {"file_path": path, "old_string": "Tuesdays.", "new_string": "Thursdays."}),
-           Reply.text("Updated."))
+    script(
+        fake_server,
+        "extract",
+        Reply.tool("Read", {"file_path": path}),
+        Reply.tool("Edit", {"file_path": path, "old_string": "Tuesdays.", "new_string": "Thursdays."}),
+        Reply.text("Updated."),
+    )
     saved = rt.extractor.saved  # the memories this session saved (each also told to the user)
     asyncio.run(session(rt, "deploys moved to Thursdays"))
     fm = frontmatter(memdir / "project_deploy.md")
@@ -164,13 +184,21 @@ def test_ten_turn_session_extractions_read_at_least_90_percent_from_the_cache(re
     """The fork pays for its prompt and the parent's last answer; the rest is the parent's cache."""
     for i in range(1, 11):
         (repo / f"module_{i}.py").write_text(f"def handler_{i}(request):\n    return request\n" * 30)
-        script(fake_server, "main", Reply.tool("Read", {"file_path": f"module_{i}.py"}),
-               Reply.text(f"module_{i}.py returns the request unchanged."))
+        script(
+            fake_server,
+            "main",
+            Reply.tool("Read", {"file_path": f"module_{i}.py"}),
+            Reply.text(f"module_{i}.py returns the request unchanged."),
+        )
         if i % 3 == 2:  # some turns save a memory: read, write, a last line
             content = memory_text(f"Kind {i}", f"handlers of kind {i} return the request", "project")
-            script(fake_server, "extract", Reply.tool("Read", {"file_path": str(memdir / "MEMORY.md")}),
-                   Reply.tool("Write", {"file_path": str(memdir / f"project_{i}.md"), "content": content}),
-                   Reply.text("Saved."))
+            script(
+                fake_server,
+                "extract",
+                Reply.tool("Read", {"file_path": str(memdir / "MEMORY.md")}),
+                Reply.tool("Write", {"file_path": str(memdir / f"project_{i}.md"), "content": content}),
+                Reply.text("Saved."),
+            )
         else:
             script(fake_server, "extract", Reply.text("Nothing to save."))
     rt = start(repo, fake_server)
@@ -179,8 +207,7 @@ def test_ten_turn_session_extractions_read_at_least_90_percent_from_the_cache(re
     assert len(usages) == 16 and len(list(memdir.glob("project_*.md"))) == 3
     later = usages[1:]
     read = sum(u["cache_read_input_tokens"] for u in later)
-    total = sum(u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"]
-                for u in later)
+    total = sum(u["input_tokens"] + u["cache_read_input_tokens"] + u["cache_creation_input_tokens"] for u in later)
     assert read / total >= 0.90, f"{read / total:.1%} of the extraction input came from the cache"
 
 
@@ -188,10 +215,19 @@ def test_ten_turn_session_extractions_read_at_least_90_percent_from_the_cache(re
 
 
 def test_skipped_when_the_main_agent_wrote_memory_itself(repo, memdir, fake_server):
-    script(fake_server, "main",
-           Reply.tool("Write", {"file_path": str(memdir / "user_role.md"),
-                                "content": memory_text("Role", "the user is a data engineer", "user")}),
-           Reply.text("Saved it."), Reply.text("Sure."))
+    script(
+        fake_server,
+        "main",
+        Reply.tool(
+            "Write",
+            {
+                "file_path": str(memdir / "user_role.md"),
+                "content": memory_text("Role", "the user is a data engineer", "user"),
+            },
+        ),
+        Reply.text("Saved it."),
+        Reply.text("Sure."),
+    )
     script(fake_server, "extract", Reply.text("Nothing to save."))
     rt = start(repo, fake_server)
     rt.policy.mode = "bypassPermissions"
@@ -246,8 +282,11 @@ def test_a_resumed_conversation_is_not_extracted_again(repo, fake_server):
     asyncio.run(session(rt, "first session"))
     config = load_config(repo)
     config.settings = merge(config.settings, {"recall": {"strategy": "off"}})
-    resumed = build_runtime(config, client=AnthropicClient(base_url=fake_server.base_url, api_key="t"),
-                            session=resume_session(repo, rt.session.id))
+    resumed = build_runtime(
+        config,
+        client=AnthropicClient(base_url=fake_server.base_url, api_key="t"),
+        session=resume_session(repo, rt.session.id),
+    )
     resumed.extractor.gate = rt.extractor.gate
     assert resumed.extractor.cursor == 2
     asyncio.run(session(resumed, "second session"))
@@ -335,8 +374,13 @@ def gated(repo: Path, server, **settings: Any) -> Runtime:
 
 def user_texts(request) -> list[str]:
     """What the user typed in the turns an extraction request carries (before its prompt)."""
-    return [block["text"] for m in request.body["messages"][:-1] if m["role"] == "user"
-            for block in m["content"] if block.get("type") == "text"]
+    return [
+        block["text"]
+        for m in request.body["messages"][:-1]
+        if m["role"] == "user"
+        for block in m["content"]
+        if block.get("type") == "text"
+    ]
 
 
 def test_turns_with_nothing_durable_wait_and_join_the_run_of_the_durable_turn(repo, fake_server):
@@ -348,7 +392,8 @@ def test_turns_with_nothing_durable_wait_and_join_the_run_of_the_durable_turn(re
         assert fake_server.requests_for("extract") == [] and rt.extractor.cursor == 0  # held, not skipped
         assert rt.extractor.context_report() == [
             "Memory extraction: 2 turns pending (a run at a durable turn or at 5) · last turn held: "
-            "nothing durable in 2 turns: no preference, correction, decision, fact or resolved failure"]
+            "nothing durable in 2 turns: no preference, correction, decision, fact or resolved failure"
+        ]
         await session(rt, "always run pytest with -x")
 
     asyncio.run(go())
@@ -358,7 +403,8 @@ def test_turns_with_nothing_durable_wait_and_join_the_run_of_the_durable_turn(re
     assert rt.extractor.cursor == 6
     assert rt.extractor.context_report() == [
         "Memory extraction: 0 turns pending (a run at a durable turn or at 5) · last turn extracted: "
-        'a preference: "always run pytest with -x"']
+        'a preference: "always run pytest with -x"'
+    ]
 
 
 def test_a_batch_of_turns_is_extracted_even_with_nothing_durable(repo, fake_server):
@@ -367,8 +413,9 @@ def test_a_batch_of_turns_is_extracted_even_with_nothing_durable(repo, fake_serv
 
     async def go():
         await session(rt, "hello", "list files", "what does app.py do?")
-        assert rt.extractor.last_verdict.reason.startswith("3 turns pending (memory.extractBatchTurns); "
-                                                          "nothing durable in 3 turns")
+        assert rt.extractor.last_verdict.reason.startswith(
+            "3 turns pending (memory.extractBatchTurns); nothing durable in 3 turns"
+        )
         await session(rt, "thanks")
 
     asyncio.run(go())
@@ -448,15 +495,27 @@ def test_clear_extracts_the_old_conversations_durable_pending_turns(repo, fake_s
 
 def test_a_failed_extraction_rolls_back_keeps_the_cursor_and_retries(repo, memdir, fake_server):
     rt = start(repo, fake_server)
-    rt.store.write("project_db.md", name="DB", description="the database is postgres 16 on staging",
-                   type="project", body="Postgres 16.")
+    rt.store.write(
+        "project_db.md",
+        name="DB",
+        description="the database is postgres 16 on staging",
+        type="project",
+        body="Postgres 16.",
+    )
     before = (memdir / "project_db.md").read_bytes()
     path = str(memdir / "project_db.md")
-    script(fake_server, "extract",
-           Reply.tool("Read", {"file_path": path}),
-           Reply.tools([("Edit", {"file_path": path, "old_string": "16", "new_string": "17"}),
-                        ("Write", {"file_path": str(memdir / "new.md"), "content": memory_text("N", "new one")})]),
-           Reply.error(400, "invalid request"))
+    script(
+        fake_server,
+        "extract",
+        Reply.tool("Read", {"file_path": path}),
+        Reply.tools(
+            [
+                ("Edit", {"file_path": path, "old_string": "16", "new_string": "17"}),
+                ("Write", {"file_path": str(memdir / "new.md"), "content": memory_text("N", "new one")}),
+            ]
+        ),
+        Reply.error(400, "invalid request"),
+    )
     notices = []
     rt.notices.attach(notices.append)
 
@@ -475,9 +534,12 @@ def test_a_failed_extraction_rolls_back_keeps_the_cursor_and_retries(repo, memdi
 
 
 def test_stopping_a_running_extraction_rolls_back(repo, memdir, fake_server):
-    script(fake_server, "extract",
-           Reply.tool("Write", {"file_path": str(memdir / "half.md"), "content": memory_text("H", "half")}),
-           Reply.text("never").hang())
+    script(
+        fake_server,
+        "extract",
+        Reply.tool("Write", {"file_path": str(memdir / "half.md"), "content": memory_text("H", "half")}),
+        Reply.text("never").hang(),
+    )
     rt = start(repo, fake_server)
 
     async def go():
@@ -495,9 +557,17 @@ def test_stopping_a_running_extraction_rolls_back(repo, memdir, fake_server):
 
 
 def test_extraction_is_stopped_after_five_turns_and_keeps_complete_files(repo, memdir, fake_server):
-    script(fake_server, "extract",
-           Reply.tool("Write", {"file_path": str(memdir / "user_editor.md"),
-                                "content": memory_text("Editor", "the user edits with helix", "user")}))
+    script(
+        fake_server,
+        "extract",
+        Reply.tool(
+            "Write",
+            {
+                "file_path": str(memdir / "user_editor.md"),
+                "content": memory_text("Editor", "the user edits with helix", "user"),
+            },
+        ),
+    )
     fake_server.on(Reply.tool("Read", {"file_path": str(memdir / "MEMORY.md")}), purpose="extract", times=None)
     rt = start(repo, fake_server)
     asyncio.run(session(rt, "I use helix"))
@@ -554,15 +624,31 @@ def test_every_escape_is_denied_with_a_reason_and_the_session_goes_on(repo, memd
 
 def test_secret_guard_refuses_memory_writes_by_the_fork_and_the_main_agent(repo, memdir, fake_server):
     key = "sk-ant-api03-" + "k" * 40
-    script(fake_server, "main",
-           Reply.tool("Write", {"file_path": str(memdir / "reference_api.md"),
-                                "content": memory_text("API", f"the key is {key}", "reference")}),
-           Reply.tool("Write", {"file_path": str(repo / "config.env"), "content": f"KEY={key}\n"}),
-           Reply.text("ok"))
-    script(fake_server, "extract",
-           Reply.tool("Write", {"file_path": str(memdir / "aws.md"),
-                                "content": memory_text("AWS", "aws key AKIAIOSFODNN7EXAMPLE", "reference")}),
-           Reply.text("done"))
+    script(
+        fake_server,
+        "main",
+        Reply.tool(
+            "Write",
+            {
+                "file_path": str(memdir / "reference_api.md"),
+                "content": memory_text("API", f"the key is {key}", "reference"),
+            },
+        ),
+        Reply.tool("Write", {"file_path": str(repo / "config.env"), "content": f"KEY={key}\n"}),
+        Reply.text("ok"),
+    )
+    script(
+        fake_server,
+        "extract",
+        Reply.tool(
+            "Write",
+            {
+                "file_path": str(memdir / "aws.md"),
+                "content": memory_text("AWS", "aws key AKIAIOSFODNN7EXAMPLE", "reference"),
+            },
+        ),
+        Reply.text("done"),
+    )
     rt = start(repo, fake_server)
     rt.policy.mode = "bypassPermissions"  # not even bypass lets a secret into memory
     asyncio.run(session(rt, "remember my api key"))

@@ -20,26 +20,46 @@ from claude_mini.memory.extract_gate import (
 
 def answered(text: str) -> list[Message]:
     """A turn where the user wrote `text` and the model read a file and answered."""
-    read = Message("assistant", [ToolUseBlock("t0", "Read", {"file_path": "app.py"}),
-                                 ToolUseBlock("t1", "Bash", {"command": "ls -la"})])
+    read = Message(
+        "assistant",
+        [ToolUseBlock("t0", "Read", {"file_path": "app.py"}), ToolUseBlock("t1", "Bash", {"command": "ls -la"})],
+    )
     results = Message("user", [ToolResultBlock("t0", "def greet(): ..."), ToolResultBlock("t1", "app.py")])
     return [Message.user(text), read, results, Message("assistant", [TextBlock("Done.")])]
 
 
 NOT_DURABLE = [
-    "hello", "thanks!", "hi there", "list files", "what does app.py do?", "run the tests",
-    "show me the README", "where is the config loaded?", "still there?", "explain the cache module",
-    "fix the failing test", "add a --port flag to the CLI", "rename load_cfg to load_config everywhere",
-    "summarize what we changed today", "thanks, bye", "can we run the tests?",
+    "hello",
+    "thanks!",
+    "hi there",
+    "list files",
+    "what does app.py do?",
+    "run the tests",
+    "show me the README",
+    "where is the config loaded?",
+    "still there?",
+    "explain the cache module",
+    "fix the failing test",
+    "add a --port flag to the CLI",
+    "rename load_cfg to load_config everywhere",
+    "summarize what we changed today",
+    "thanks, bye",
+    "can we run the tests?",
     # Cue words that state nothing here:
     "don't worry about it",  # reassurance, not a rule
-    "never mind", "nevermind, list the files",  # withdrawing a request
+    "never mind",
+    "nevermind, list the files",  # withdrawing a request
     "why does this test always fail?",  # a question: "always" describes, it does not ask
     "should we use pnpm?",  # a question, not a decision
     "what does this actually do?",  # "actually" mid-sentence is emphasis, not a correction
-    "what's wrong with this test?", "this fails due to a timeout", "It owns the socket",
-    "make the dataclass frozen", "I am a bit lost here", "The function returns None",
-    "你好", "这个函数做什么？",
+    "what's wrong with this test?",
+    "this fails due to a timeout",
+    "It owns the socket",
+    "make the dataclass frozen",
+    "I am a bit lost here",
+    "The function returns None",
+    "你好",
+    "这个函数做什么？",
 ]
 
 DURABLE = {
@@ -93,8 +113,10 @@ def test_a_turn_that_states_something_is_durable_and_says_what(text):
 
 
 def test_the_reason_quotes_the_words_that_matched():
-    assert stated_cue("please look at it. Dana owns the billing service, ask her") == \
-        'a fact about people: "Dana owns the billing service, ask her"'
+    assert (
+        stated_cue("please look at it. Dana owns the billing service, ask her")
+        == 'a fact about people: "Dana owns the billing service, ask her"'
+    )
     long = "x " * 60 + "we decided to move the billing jobs to the new queue next quarter, " + "y " * 60
     reason = stated_cue(long)
     assert reason is not None and reason.startswith('a decision: "…') and "we decided to move" in reason
@@ -104,9 +126,11 @@ def test_the_reason_quotes_the_words_that_matched():
 def test_only_what_the_user_typed_counts():
     """Tool results, reminders and attached files may say "always": the user did not."""
     reminder = "<system-reminder>Always run pytest with -x</system-reminder>"
-    messages = [Message("user", [TextBlock("list files"), TextBlock(reminder)]),
-                Message("assistant", [ToolUseBlock("t0", "Read", {"file_path": "CONTRIBUTING.md"})]),
-                Message("user", [ToolResultBlock("t0", "We always deploy on Fridays. Remember it.")])]
+    messages = [
+        Message("user", [TextBlock("list files"), TextBlock(reminder)]),
+        Message("assistant", [ToolUseBlock("t0", "Read", {"file_path": "CONTRIBUTING.md"})]),
+        Message("user", [ToolResultBlock("t0", "We always deploy on Fridays. Remember it.")]),
+    ]
     assert not assess(messages).durable
 
 
@@ -133,31 +157,42 @@ def result(id: str, text: str, error: bool = False) -> Message:
 
 
 def test_a_command_that_failed_then_worked_another_way_is_durable():
-    messages = [Message.user("run the tests"), bash("a", "npm test"), result("a", "npm ERR! missing", True),
-                bash("b", "pnpm test"), result("b", "12 passed"), Message("assistant", [TextBlock("ok")])]
+    messages = [
+        Message.user("run the tests"),
+        bash("a", "npm test"),
+        result("a", "npm ERR! missing", True),
+        bash("b", "pnpm test"),
+        result("b", "12 passed"),
+        Message("assistant", [TextBlock("ok")]),
+    ]
     decision = assess(messages)
     assert decision.durable
     assert decision.reason == 'a failure resolved: "npm test" failed, "pnpm test" worked'
 
 
-@pytest.mark.parametrize("steps", [
-    # The same command passing after an edit: the fix is in the code, which git keeps.
-    [("bash", "sh run_tests.sh", True), ("edit",), ("bash", "sh run_tests.sh", False)],
-    # A different command passing after an edit: still the edit that fixed it.
-    [("bash", "pytest tests", True), ("edit",), ("bash", "pytest tests/test_app.py", False)],
-    # A lookup that found nothing is no lesson.
-    [("bash", "ls build", True), ("bash", "ls dist", False)],
-    # A failure nothing resolved.
-    [("bash", "make test", True), ("bash", "make check", True)],
-    # Two unrelated commands.
-    [("bash", "npm test", True), ("bash", "git status", False)],
-])
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # The same command passing after an edit: the fix is in the code, which git keeps.
+        [("bash", "sh run_tests.sh", True), ("edit",), ("bash", "sh run_tests.sh", False)],
+        # A different command passing after an edit: still the edit that fixed it.
+        [("bash", "pytest tests", True), ("edit",), ("bash", "pytest tests/test_app.py", False)],
+        # A lookup that found nothing is no lesson.
+        [("bash", "ls build", True), ("bash", "ls dist", False)],
+        # A failure nothing resolved.
+        [("bash", "make test", True), ("bash", "make check", True)],
+        # Two unrelated commands.
+        [("bash", "npm test", True), ("bash", "git status", False)],
+    ],
+)
 def test_a_failure_the_code_fixed_or_nothing_resolved_is_not_durable(steps):
     messages = [Message.user("run the tests")]
     for n, step in enumerate(steps):
         if step[0] == "edit":
-            messages += [Message("assistant", [ToolUseBlock(f"e{n}", "Edit", {"file_path": "app.py"})]),
-                         result(f"e{n}", "edited")]
+            messages += [
+                Message("assistant", [ToolUseBlock(f"e{n}", "Edit", {"file_path": "app.py"})]),
+                result(f"e{n}", "edited"),
+            ]
         else:
             messages += [bash(f"b{n}", step[1]), result(f"b{n}", "output", step[2])]
     assert not assess(messages).durable

@@ -36,9 +36,14 @@ from claude_mini.memory.store import (
 
 def save(store: MemoryStore, stem: str, type_: str = "project", **kw) -> str:
     description = kw.pop("description", f"How the {stem.replace('-', ' ')} part of the build works")
-    store.write(f"{stem}.md", name=kw.pop("name", stem.replace("-", " ").title()),
-                description=description, type=type_,
-                body=kw.pop("body", f"Details about {stem}."), **kw)
+    store.write(
+        f"{stem}.md",
+        name=kw.pop("name", stem.replace("-", " ").title()),
+        description=description,
+        type=type_,
+        body=kw.pop("body", f"Details about {stem}."),
+        **kw,
+    )
     return f"{stem}.md"
 
 
@@ -46,8 +51,9 @@ def config(**memory) -> Config:
     return Config(cwd=Path("."), project_root=Path("."), settings={"memory": memory})
 
 
-def record(type_: str | None = "project", *, pinned: bool = False, updated: str | None = None,
-           mtime: float = T0) -> MemoryRecord:
+def record(
+    type_: str | None = "project", *, pinned: bool = False, updated: str | None = None, mtime: float = T0
+) -> MemoryRecord:
     fm = {"pinned": True} if pinned else {}
     if updated:
         fm["updated"] = updated
@@ -80,9 +86,14 @@ def test_age_counts_from_the_later_of_last_use_and_last_write():
     assert now.last_used > T0  # the frontmatter time, not the old file time or the use
 
 
-@pytest.mark.parametrize(("type_", "pinned", "why"), [
-    ("user", False, "user"), ("feedback", False, "feedback"), ("project", True, "pinned"),
-])
+@pytest.mark.parametrize(
+    ("type_", "pinned", "why"),
+    [
+        ("user", False, "user"),
+        ("feedback", False, "feedback"),
+        ("project", True, "pinned"),
+    ],
+)
 def test_user_feedback_and_pinned_have_a_floor(type_, pinned, why):
     score = keep_score(record(type_, pinned=pinned), None, T0 + 1000 * DAY)
     assert score.score == PROTECTED_FLOOR
@@ -104,8 +115,11 @@ def ninety_days(store: MemoryStore, clock: Clock) -> dict[str, list[str]]:
         "weekly": [save(store, f"weekly-{i}") for i in range(2)],
         "early": [save(store, f"early-{i}") for i in range(3)],
         "never": [save(store, f"never-{i}") for i in range(3)],
-        "protected": [save(store, "user-role", "user"), save(store, "feedback-style", "feedback"),
-                      save(store, "pinned-deploy", extra_frontmatter={"pinned": True})],
+        "protected": [
+            save(store, "user-role", "user"),
+            save(store, "feedback-style", "feedback"),
+            save(store, "pinned-deploy", extra_frontmatter={"pinned": True}),
+        ],
     }
     for day in range(1, 91):
         clock.advance(1)
@@ -244,7 +258,8 @@ def test_restore_of_a_file_archived_by_hand(store):
     store.archive_dir.mkdir(parents=True)
     (store.archive_dir / "manual.md").write_text(
         "---\nname: Manual\ndescription: Put in the archive by hand, not by claude-mini\n"
-        "type: reference\n---\n\nBody.\n")
+        "type: reference\n---\n\nBody.\n"
+    )
     restore(store, "manual")
     assert store.exists("manual.md")
     assert [e.filename for e in store.index_entries()] == ["manual.md"]
@@ -270,8 +285,12 @@ def test_undo_of_a_merge_restores_every_original_and_archives_the_merged_one(sto
     b = save(store, "b-tests", description="Always run pytest with -x before a push to main")
     originals = {n: (store.root / n).read_bytes() for n in (a, b)}
     # What /dream does after the fork wrote `merged.md`: archive the originals with a pointer.
-    save(store, "merged", description="Run pytest -x before every push",
-         extra_frontmatter={"replaces": ["archive/a-tests.md", "archive/b-tests.md"]})
+    save(
+        store,
+        "merged",
+        description="Run pytest -x before every push",
+        extra_frontmatter={"replaces": ["archive/a-tests.md", "archive/b-tests.md"]},
+    )
     store.delete(a, reason="dream: merged", successor="merged.md")
     store.delete(b, reason="dream: merged", successor="merged.md")
     note = restore(store, "a-tests").notes
@@ -287,14 +306,25 @@ def test_undo_of_a_merge_restores_every_original_and_archives_the_merged_one(sto
 
 # --- duplicates ------------------------------------------------------------------------
 def test_likely_duplicates_pairs_near_identical_memories_only(store):
-    save(store, "pytest-flags", description="Run pytest with -x and -q before pushing to main",
-         body="The suite is slow; -x stops at the first failure.")
-    save(store, "pytest-before-push", description="Before a push to main run pytest -x -q",
-         body="Stop at the first failure with -x; the suite is slow.")
-    save(store, "deploy", description="Deploy billing to staging with make deploy ENV=staging",
-         body="Needs VPN.")
-    save(store, "oncall", description="Who is on call for the payments service this quarter",
-         body="See the rota in PagerDuty.")
+    save(
+        store,
+        "pytest-flags",
+        description="Run pytest with -x and -q before pushing to main",
+        body="The suite is slow; -x stops at the first failure.",
+    )
+    save(
+        store,
+        "pytest-before-push",
+        description="Before a push to main run pytest -x -q",
+        body="Stop at the first failure with -x; the suite is slow.",
+    )
+    save(store, "deploy", description="Deploy billing to staging with make deploy ENV=staging", body="Needs VPN.")
+    save(
+        store,
+        "oncall",
+        description="Who is on call for the payments service this quarter",
+        body="See the rota in PagerDuty.",
+    )
     pairs = likely_duplicates(store)
     assert [(a, b) for a, b, _ in pairs] == [("pytest-before-push.md", "pytest-flags.md")]
     assert 0.55 <= pairs[0][2] <= 1.0

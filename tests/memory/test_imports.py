@@ -61,8 +61,12 @@ def test_claude_code_topic_files_and_inline_facts_become_memories(tmp_path, proj
     assert claude_code_folder(project.resolve()) == folder
     data = import_data(load_config(project), store_of(project), "claude-code", dry_run=False)
     assert sorted(actions(data)) == [
-        ("MEMORY.md", "import"), ("feedback_testing.md", "import"), ("loose-note.md", "import"),
-        ("project_release.md", "import"), ("reference_dashboards.md", "import")]
+        ("MEMORY.md", "import"),
+        ("feedback_testing.md", "import"),
+        ("loose-note.md", "import"),
+        ("project_release.md", "import"),
+        ("reference_dashboards.md", "import"),
+    ]
     store = store_of(project)
     records = {r.name: r for r in store.list()}
     assert records["Run pytest with -x"].type == "feedback"
@@ -88,16 +92,23 @@ def test_a_second_import_finds_only_duplicates(tmp_path, project, monkeypatch):
     assert sorted(p.name for p in store_of(project).root.iterdir()) == before
 
 
-def test_duplicates_of_existing_memories_are_skipped_and_nothing_is_overwritten(tmp_path, project,
-                                                                                 monkeypatch):
+def test_duplicates_of_existing_memories_are_skipped_and_nothing_is_overwritten(tmp_path, project, monkeypatch):
     claude_code(tmp_path, project, monkeypatch)
     store = store_of(project)
-    store.write("run-pytest-with-x.md", name="Keep this", type="project",
-                description="An unrelated memory that happens to have the imported one's filename",
-                body="KEEP-ME: the staging cluster is in eu-west-1")
-    store.write("release-days.md", name="Release train", type="project",
-                description="Releases are cut from main every Thursday at 15:00 UTC by the release captain",
-                body="Releases leave on Thursdays at 15:00 UTC; a fix that misses the train waits a week.")
+    store.write(
+        "run-pytest-with-x.md",
+        name="Keep this",
+        type="project",
+        description="An unrelated memory that happens to have the imported one's filename",
+        body="KEEP-ME: the staging cluster is in eu-west-1",
+    )
+    store.write(
+        "release-days.md",
+        name="Release train",
+        type="project",
+        description="Releases are cut from main every Thursday at 15:00 UTC by the release captain",
+        body="Releases leave on Thursdays at 15:00 UTC; a fix that misses the train waits a week.",
+    )
     data = import_data(load_config(project), store, "claude-code", dry_run=False)
     release = next(m for m in data["memories"] if m["origin"].endswith("project_release.md"))
     assert release["action"] == "duplicate" and "release-days.md" in release["why"]
@@ -106,11 +117,12 @@ def test_duplicates_of_existing_memories_are_skipped_and_nothing_is_overwritten(
     assert "KEEP-ME" in (store.root / "run-pytest-with-x.md").read_text()
 
 
-def test_a_memory_holding_a_secret_is_refused_and_the_dry_run_writes_nothing(tmp_path, project,
-                                                                              monkeypatch):
+def test_a_memory_holding_a_secret_is_refused_and_the_dry_run_writes_nothing(tmp_path, project, monkeypatch):
     folder = claude_code(tmp_path, project, monkeypatch)
-    (folder / "ci.md").write_text("---\nname: CI token\ndescription: How CI reaches GitHub\n"
-                                  f"type: reference\n---\n\nThe CI uses {GITHUB_TOKEN}.\n")
+    (folder / "ci.md").write_text(
+        "---\nname: CI token\ndescription: How CI reaches GitHub\n"
+        f"type: reference\n---\n\nThe CI uses {GITHUB_TOKEN}.\n"
+    )
     data = import_data(load_config(project), store_of(project), "claude-code", dry_run=True)
     ci = next(m for m in data["memories"] if m["origin"].endswith("ci.md"))
     assert ci["action"] == "refused" and "github-pat" in ci["why"] and GITHUB_TOKEN not in ci["why"]
@@ -134,10 +146,12 @@ def test_codex_blocks_of_this_project_become_one_memory_per_section(tmp_path, pr
     install("codex", tmp_path / "codex" / "memories", project)
     source = read_source("codex", project)
     kinds = [(m.name, m.type) for m in source.memories]
-    assert kinds == [("billing service: User preferences", "feedback"),
-                     ("billing service: Reusable knowledge", "project"),
-                     ("billing service: Failures and how to do differently", "feedback"),
-                     ("User profile (from Codex)", "user")]
+    assert kinds == [
+        ("billing service: User preferences", "feedback"),
+        ("billing service: Reusable knowledge", "project"),
+        ("billing service: Failures and how to do differently", "feedback"),
+        ("User profile (from Codex)", "user"),
+    ]
     assert source.left_out == 1  # the other project's block
     knowledge = source.memories[1]
     assert "ROUND_HALF_EVEN" in knowledge.body and "storybook" not in knowledge.body

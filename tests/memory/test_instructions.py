@@ -212,18 +212,20 @@ def test_import_cycle_and_repeat_are_skipped(env):
 
 
 def test_imports_in_code_spans_fences_and_comments_are_ignored(env):
-    text = "\n".join([
-        "Use `cat @inline.md` literally, ``x @double.md`` too, `@start.md`.",
-        "```markdown",
-        "@fenced.md",
-        "```",
-        "~~~",
-        "@tilde.md",
-        "~~~",
-        "<!-- @commented.md -->",
-        "mail me at someone@example.md",
-        "real: @real.md, and @sub/other.md.",
-    ])
+    text = "\n".join(
+        [
+            "Use `cat @inline.md` literally, ``x @double.md`` too, `@start.md`.",
+            "```markdown",
+            "@fenced.md",
+            "```",
+            "~~~",
+            "@tilde.md",
+            "~~~",
+            "<!-- @commented.md -->",
+            "mail me at someone@example.md",
+            "real: @real.md, and @sub/other.md.",
+        ]
+    )
     assert find_imports(text) == ["real.md", "sub/other.md"]
 
 
@@ -244,10 +246,19 @@ def test_bad_imports_are_skipped_and_reported(env):
     write(env, "outside/secret.md", "not yours")
     write(env, "p/image.md", b"\x89PNG\x00\x00binary")
     write(env, "p/tool.bin", "text but not a text type")
-    write(env, "p/CLAUDE.md", "\n".join([
-        "@missing.md", "@image.md", f"@{env}/outside/secret.md", "@tool.bin",
-        "prose like @pytest.mark.skip or @types/node is not an import",
-    ]))
+    write(
+        env,
+        "p/CLAUDE.md",
+        "\n".join(
+            [
+                "@missing.md",
+                "@image.md",
+                f"@{env}/outside/secret.md",
+                "@tool.bin",
+                "prose like @pytest.mark.skip or @types/node is not an import",
+            ]
+        ),
+    )
     got = load(env / "p")
     reasons = {os.path.basename(s.path): s.reason for s in got.skipped}
     assert reasons == {
@@ -282,11 +293,14 @@ def test_rules_with_string_list_and_star_paths(env):
     assert not rule.matches(env / "elsewhere/src/b.ts")
 
 
-@pytest.mark.parametrize("frontmatter, problem", [
-    ("paths: **/*.py", "not valid YAML"),
-    ("- just\n- a list", "not a mapping"),
-    ("paths: 42", "`paths` must be a string or a list of strings"),
-])
+@pytest.mark.parametrize(
+    "frontmatter, problem",
+    [
+        ("paths: **/*.py", "not valid YAML"),
+        ("- just\n- a list", "not a mapping"),
+        ("paths: 42", "`paths` must be a string or a list of strings"),
+    ],
+)
 def test_malformed_frontmatter_warns_and_loads_whole_file(env, frontmatter, problem):
     write(env, "p/.claude/rules/bad.md", f"---\n{frontmatter}\n---\nbody text")
     got = load(env / "p")
@@ -305,12 +319,33 @@ def test_simple_frontmatter_agrees_with_pyyaml():
     import yaml
 
     from claude_mini.memory.instructions import _simple_frontmatter
+
     samples = [
-        "paths: src/**/*.{ts,tsx}", "paths: 'a, b'", 'paths: "x"', "paths:\n- a\n- b",
-        "paths:\n  - a\n  - 'b c'\ndescription: hi there", "k: a#b", "k: -a", "k: yes",
-        "k: 12", "k: ~", "k: 2024-01-01", "k: a: b", "k: a #c", "paths:\n  - a\n    - b",
-        "paths:\n  - a\n - b", 'k: "a\\tb"', "k: <<", "# comment\nk: v", "k:", "",
-        "a: 1\na: 2", "paths:\n  - **/*.ts", "paths: [a, b]", "k: 'it''s'", "k:v",
+        "paths: src/**/*.{ts,tsx}",
+        "paths: 'a, b'",
+        'paths: "x"',
+        "paths:\n- a\n- b",
+        "paths:\n  - a\n  - 'b c'\ndescription: hi there",
+        "k: a#b",
+        "k: -a",
+        "k: yes",
+        "k: 12",
+        "k: ~",
+        "k: 2024-01-01",
+        "k: a: b",
+        "k: a #c",
+        "paths:\n  - a\n    - b",
+        "paths:\n  - a\n - b",
+        'k: "a\\tb"',
+        "k: <<",
+        "# comment\nk: v",
+        "k:",
+        "",
+        "a: 1\na: 2",
+        "paths:\n  - **/*.ts",
+        "paths: [a, b]",
+        "k: 'it''s'",
+        "k:v",
     ]
     for sample in samples:
         fast = _simple_frontmatter(sample)
@@ -339,27 +374,31 @@ def test_binary_huge_and_non_utf8_files(env):
 
 
 def test_block_level_html_comments_are_removed():
-    text = "\n".join([
-        "keep 1",
-        "<!-- gone -->",
-        "  <!-- gone too,",
-        "over lines -->",
-        "<!-- gone --> but this stays",
-        "inline <!-- stays --> here",
-        "```",
-        "<!-- stays in code -->",
-        "```",
-        "<!-- never closed stays",
-    ])
-    assert strip_html_comments(text) == "\n".join([
-        "keep 1",
-        " but this stays",
-        "inline <!-- stays --> here",
-        "```",
-        "<!-- stays in code -->",
-        "```",
-        "<!-- never closed stays",
-    ])
+    text = "\n".join(
+        [
+            "keep 1",
+            "<!-- gone -->",
+            "  <!-- gone too,",
+            "over lines -->",
+            "<!-- gone --> but this stays",
+            "inline <!-- stays --> here",
+            "```",
+            "<!-- stays in code -->",
+            "```",
+            "<!-- never closed stays",
+        ]
+    )
+    assert strip_html_comments(text) == "\n".join(
+        [
+            "keep 1",
+            " but this stays",
+            "inline <!-- stays --> here",
+            "```",
+            "<!-- stays in code -->",
+            "```",
+            "<!-- never closed stays",
+        ]
+    )
 
 
 # ------------------------------------------------------------ attachments
@@ -415,9 +454,7 @@ def test_reattach_after_compaction(tracked):
     tracker.on_path_touched(tracked / "src/a.ts")
     tracker.on_path_touched(tracked / "pkg/api/x.py")
     assert len(tracker.active()) == 3
-    assert [a.path for a in tracker.reattach_after_compaction()] == [
-        a.path for a in tracker.active()
-    ]
+    assert [a.path for a in tracker.reattach_after_compaction()] == [a.path for a in tracker.active()]
     again = tracker.reattach_after_compaction([tracked / "pkg/api/x.py"])
     assert [os.path.basename(a.path) for a in again] == ["AGENTS.md", "py.md"]
     assert [os.path.basename(a.path) for a in tracker.on_path_touched(tracked / "src/b.ts")] == [
@@ -430,8 +467,9 @@ def test_context_json_lists_everything_in_order(tracked):
     tracker = AttachmentTracker(got, tracked)
     tracker.on_path_touched(tracked / "src/a.ts")
     data = json.loads(json.dumps(to_json(got, tracker)))
-    statuses = [(os.path.relpath(f["path"], tracked), f["status"]) for f in data["files"]
-                if f["path"].startswith(str(tracked))]
+    statuses = [
+        (os.path.relpath(f["path"], tracked), f["status"]) for f in data["files"] if f["path"].startswith(str(tracked))
+    ]
     assert statuses == [
         ("CLAUDE.md", "loaded"),
         (".claude/rules/py.md", "conditional"),
@@ -523,7 +561,8 @@ def test_excluded_import_and_broken_symlink(env):
     (env / "p/CLAUDE.local.md").symlink_to(env / "p/nowhere.md")
     got = load(env / "p", excludes=["**/private/**"])
     assert {os.path.basename(s.path): s.reason for s in got.skipped} == {
-        "notes.md": EXCLUDED, "CLAUDE.local.md": "not found",
+        "notes.md": EXCLUDED,
+        "CLAUDE.local.md": "not found",
     }
 
 
@@ -550,9 +589,7 @@ def test_nested_folder_imports_are_resolved_and_broken_ones_reported(tracked):
     assert [os.path.basename(f.path) for f in nested.files] == ["CLAUDE.md", "notes.md"]
     assert any("missing.md" in w for w in tracker.warnings)
     data = to_json(load(tracked), tracker)
-    assert [f["reason"] for f in data["attachment_files"] if f["status"] == "skipped"] == [
-        "not found"
-    ]
+    assert [f["reason"] for f in data["attachment_files"] if f["status"] == "skipped"] == ["not found"]
 
 
 # ------------------------------------------------------------------- globs
@@ -563,7 +600,12 @@ def test_brace_expansion():
 
     assert expand_braces("src/**/*.{ts,tsx}") == ["src/**/*.ts", "src/**/*.tsx"]
     assert expand_braces("{a,b{c,d}}/x.{1,2}") == [
-        "a/x.1", "a/x.2", "bc/x.1", "bc/x.2", "bd/x.1", "bd/x.2",
+        "a/x.1",
+        "a/x.2",
+        "bc/x.1",
+        "bc/x.2",
+        "bd/x.1",
+        "bd/x.2",
     ]
     assert expand_braces("{a}/b") == ["{a}/b"]  # no comma: literal, as in bash
     assert expand_braces("a{b,c") == ["a{b,c"]  # unclosed: literal
@@ -580,9 +622,21 @@ def test_globset_fast_path_agrees_with_pathspec():
 
     globs = ["*.py", "src/**/*.ts", "/top.md", "docs/", "a/*/b/**", "**/test_*.py", "x?.md"]
     paths = [
-        "a.py", "deep/er/a.py", "src/a.ts", "src/x/y/a.ts", "lib/src/a.ts", "top.md",
-        "sub/top.md", "docs/a.md", "docs/x/y.md", "mydocs/a.md", "a/1/b/c/d", "a/b/c",
-        "t/test_x.py", "xy.md", "xyz.md",
+        "a.py",
+        "deep/er/a.py",
+        "src/a.ts",
+        "src/x/y/a.ts",
+        "lib/src/a.ts",
+        "top.md",
+        "sub/top.md",
+        "docs/a.md",
+        "docs/x/y.md",
+        "mydocs/a.md",
+        "a/1/b/c/d",
+        "a/b/c",
+        "t/test_x.py",
+        "xy.md",
+        "xyz.md",
     ]
     for glob in globs:
         fast = GlobSet([glob])
@@ -642,8 +696,11 @@ def test_imports_from_the_os_home_need_a_trusted_folder(env):
     write(env, "p/docs/inside.md", "inside the repo")
     (env / "p").mkdir(exist_ok=True)
     os.symlink(env / "oshome/work/team.md", env / "p/linked.md")  # in the repo, resolves outside
-    write(env, "p/CLAUDE.md", f"@~/notes/style.md @{env}/oshome/work/team.md @linked.md "
-                              f"@{env}/home/shared.md @docs/inside.md")
+    write(
+        env,
+        "p/CLAUDE.md",
+        f"@~/notes/style.md @{env}/oshome/work/team.md @linked.md @{env}/home/shared.md @docs/inside.md",
+    )
     untrusted = load(env / "p")
     assert [os.path.basename(f.path) for f in untrusted.files] == ["CLAUDE.md", "shared.md", "inside.md"]
     skipped = [(s.path, s.reason) for s in untrusted.skipped]
@@ -720,7 +777,9 @@ def test_context_lists_imports_from_outside_the_repository(env):
         instructions = load(env / "p", trusted=trusted)
         listed = outside_imports(instructions)
         assert [(os.path.basename(e["path"]), e["status"]) for e in listed] == [
-            ("style.md", status), ("config.md", "skipped")]
+            ("style.md", status),
+            ("config.md", "skipped"),
+        ]
         data = to_json(instructions)
         assert data["trusted"] is trusted and data["outside_imports"] == listed
         report = "\n".join(instructions_report(data))
@@ -730,8 +789,14 @@ def test_context_lists_imports_from_outside_the_repository(env):
 
 
 # Where a repository file may be a link: (the link, relative to the repository).
-LINK_SPOTS = ["CLAUDE.md", "AGENTS.md", "CLAUDE.local.md", ".claude/CLAUDE.md", ".claude/rules/x.md",
-              ".claude/rules/deep/y.md"]
+LINK_SPOTS = [
+    "CLAUDE.md",
+    "AGENTS.md",
+    "CLAUDE.local.md",
+    ".claude/CLAUDE.md",
+    ".claude/rules/x.md",
+    ".claude/rules/deep/y.md",
+]
 
 
 @pytest.mark.parametrize("spot", LINK_SPOTS)
@@ -847,13 +912,16 @@ def test_ordinary_files_beside_credential_stores_still_load(env):
     assert "maven notes" in text and "cargo config" in text
 
 
-@pytest.mark.parametrize(("globs", "project", "user"), [
-    (["**/CLAUDE.md"], "project instructions", "user instructions"),
-    (["**/*.md"], "project rule", "user rule"),
-    (["**"], "project instructions", "ancestor instructions"),
-    (["*"], "project rule", "imported by the user"),
-    (["/**/rules/**"], "project rule", "user rule"),
-])
+@pytest.mark.parametrize(
+    ("globs", "project", "user"),
+    [
+        (["**/CLAUDE.md"], "project instructions", "user instructions"),
+        (["**/*.md"], "project rule", "user rule"),
+        (["**"], "project instructions", "ancestor instructions"),
+        (["*"], "project rule", "imported by the user"),
+        (["/**/rules/**"], "project rule", "user rule"),
+    ],
+)
 def test_untrusted_excludes_hide_only_the_repositorys_own_files(env, globs, project, user):
     from claude_mini.trust import RepositoryOnly
 
@@ -866,8 +934,7 @@ def test_untrusted_excludes_hide_only_the_repositorys_own_files(env, globs, proj
     write(env, "p/CLAUDE.md", "project instructions")
     write(env, "p/.claude/rules/r.md", "project rule")
     repo_only = load(env / "p", excludes=RepositoryOnly(globs)).render()
-    for kept in ("managed policy", "user instructions", "user rule", "ancestor instructions",
-                 "imported by the user"):
+    for kept in ("managed policy", "user instructions", "user rule", "ancestor instructions", "imported by the user"):
         assert kept in repo_only
     assert project not in repo_only
     everywhere = load(env / "p", excludes=list(globs)).render()  # the user's own setting

@@ -36,12 +36,21 @@ def doc(filename: str, description: str, body: str = "", age_days: float = 10.0)
 
 
 CORPUS = [
-    doc("deploy-billing.md", "How to deploy the billing service to staging and production",
-        "Run make deploy-billing; needs the VPN."),
-    doc("pytest-fixtures.md", "Use pytest fixtures instead of unittest setUp methods",
-        "Shared fixtures live in conftest.py."),
-    doc("redis-sessions.md", "Redis eviction incident wiped user sessions in September",
-        "Sessions now have their own Redis instance."),
+    doc(
+        "deploy-billing.md",
+        "How to deploy the billing service to staging and production",
+        "Run make deploy-billing; needs the VPN.",
+    ),
+    doc(
+        "pytest-fixtures.md",
+        "Use pytest fixtures instead of unittest setUp methods",
+        "Shared fixtures live in conftest.py.",
+    ),
+    doc(
+        "redis-sessions.md",
+        "Redis eviction incident wiped user sessions in September",
+        "Sessions now have their own Redis instance.",
+    ),
     doc("user-role.md", "User is a backend engineer who is new to React and TypeScript"),
     doc("rate-limits.md", "Gateway rate limits: 600 requests per minute per API key"),
 ]
@@ -50,18 +59,46 @@ CORPUS = [
 # --- tokenising ----------------------------------------------------------------------
 def test_tokenize_splits_case_styles_and_drops_stop_words():
     assert tokenize("The getUserName of user_name and kebab-case") == [
-        "user", "name", "getusernam", "user", "name", "kebab", "case", "usernam", "kebabcas"]
+        "user",
+        "name",
+        "getusernam",
+        "user",
+        "name",
+        "kebab",
+        "case",
+        "usernam",
+        "kebabcas",
+    ]
     assert tokenize("PostgreSQL HTTPServer k8s python3") == [
-        "postgr", "sql", "postgresql", "http", "server", "httpserver", "k8s", "python",
-        "python3"]
+        "postgr",
+        "sql",
+        "postgresql",
+        "http",
+        "server",
+        "httpserver",
+        "k8s",
+        "python",
+        "python3",
+    ]
 
 
-@pytest.mark.parametrize(("word", "expected"), [
-    ("tests", "test"), ("testing", "test"), ("tested", "test"), ("running", "run"),
-    ("dependencies", "dependency"), ("installing", "install"), ("class", "class"),
-    ("status", "status"), ("analysis", "analysis"), ("deploys", "deploy"), ("caching", "cach"),
-    ("cache", "cach"),
-])
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("tests", "test"),
+        ("testing", "test"),
+        ("tested", "test"),
+        ("running", "run"),
+        ("dependencies", "dependency"),
+        ("installing", "install"),
+        ("class", "class"),
+        ("status", "status"),
+        ("analysis", "analysis"),
+        ("deploys", "deploy"),
+        ("caching", "cach"),
+        ("cache", "cach"),
+    ],
+)
 def test_stem_is_light_and_deterministic(word: str, expected: str):
     assert stem(word) == expected
 
@@ -72,11 +109,13 @@ def test_on_call_meets_oncall():
 
 # --- ranking -------------------------------------------------------------------------
 def test_relevant_document_ranks_first():
-    for query, best in [("how do I deploy billing to staging?", "deploy-billing.md"),
-                        ("should tests use setUp or fixtures", "pytest-fixtures.md"),
-                        ("users logged out, redis evicted their session", "redis-sessions.md"),
-                        ("explain this React component", "user-role.md"),
-                        ("429 too many requests from the gateway", "rate-limits.md")]:
+    for query, best in [
+        ("how do I deploy billing to staging?", "deploy-billing.md"),
+        ("should tests use setUp or fixtures", "pytest-fixtures.md"),
+        ("users logged out, redis evicted their session", "redis-sessions.md"),
+        ("explain this React component", "user-role.md"),
+        ("429 too many requests from the gateway", "rate-limits.md"),
+    ]:
         ranked = rank(query, CORPUS, NOW)
         assert ranked[0][0] == best, query
         assert ranked[0][1] > ranked[1][1]
@@ -98,10 +137,16 @@ def test_recency_prior_only_breaks_ties():
 
 
 def test_shortlist_keeps_an_old_relevant_memory_among_500_newer_ones():
-    newer = [doc(f"n{i:03}.md", f"Deploy notes for component {i} in the cluster",
-                 f"Component {i} restarts cleanly.", age_days=i / 10) for i in range(500)]
-    old = doc("flaky-websocket.md", "The websocket reconnect test is flaky on CI; retry it",
-              age_days=700)
+    newer = [
+        doc(
+            f"n{i:03}.md",
+            f"Deploy notes for component {i} in the cluster",
+            f"Component {i} restarts cleanly.",
+            age_days=i / 10,
+        )
+        for i in range(500)
+    ]
+    old = doc("flaky-websocket.md", "The websocket reconnect test is flaky on CI; retry it", age_days=700)
     index = LexicalIndex([*newer, old])
     picked = [f for f, _ in shortlist("the websocket test failed on CI again", index, 200, NOW)]
     assert len(picked) == 200
@@ -113,17 +158,14 @@ def test_shortlist_keeps_an_old_relevant_memory_among_500_newer_ones():
 
 def test_shortlist_returns_everything_below_k_and_honours_exclude():
     picked = shortlist("deploy", CORPUS, SHORTLIST_SIZE, NOW, exclude={"user-role.md"})
-    assert sorted(f for f, _ in picked) == sorted(
-        d.filename for d in CORPUS if d.filename != "user-role.md")
+    assert sorted(f for f, _ in picked) == sorted(d.filename for d in CORPUS if d.filename != "user-role.md")
 
 
 def test_select_lexical_picks_clear_matches_and_nothing_for_unrelated_queries():
-    assert [f for f, _ in select_lexical("deploy billing to staging", CORPUS, now=NOW)] == [
-        "deploy-billing.md"]
+    assert [f for f, _ in select_lexical("deploy billing to staging", CORPUS, now=NOW)] == ["deploy-billing.md"]
     for query in ("thanks, that works!", "convert this loop to a comprehension", "", "the a"):
         assert select_lexical(query, CORPUS, now=NOW) == []
-    assert select_lexical("deploy billing", CORPUS, now=NOW,
-                          exclude={"deploy-billing.md"}) == []
+    assert select_lexical("deploy billing", CORPUS, now=NOW, exclude={"deploy-billing.md"}) == []
 
 
 def test_select_lexical_returns_at_most_k():
@@ -148,10 +190,8 @@ def test_only_the_first_30_lines_are_indexed():
 
 
 def test_manifest_line_format():
-    cand = candidate_from_text("deploy.md", memory("Deploy", "Deploy  the billing service"),
-                               1_790_000_000.0)
-    assert manifest_line(cand) == (
-        f"- [project] deploy.md ({iso_utc(1_790_000_000.0)}): Deploy the billing service")
+    cand = candidate_from_text("deploy.md", memory("Deploy", "Deploy  the billing service"), 1_790_000_000.0)
+    assert manifest_line(cand) == (f"- [project] deploy.md ({iso_utc(1_790_000_000.0)}): Deploy the billing service")
     assert iso_utc(1_790_000_000.0) == "2026-09-21T14:13:20Z"
     broken = candidate_from_text("x.md", "first line of a note\n", 1_790_000_000.0)
     assert manifest_line(broken).startswith("- [untyped] x.md (")
@@ -207,8 +247,7 @@ def test_scanner_rereads_only_changed_files(folder: Path):
     # The incrementally updated index scores exactly like one built from scratch.
     fresh = LexicalIndex(found)
     assert rank("bravo kafka", scanner.index, NOW) == rank("bravo kafka", fresh, NOW)
-    assert list(scanner.index.newest_first()) == list(fresh.newest_first()) == [
-        "b.md", "a.md", "d.md"]
+    assert list(scanner.index.newest_first()) == list(fresh.newest_first()) == ["b.md", "a.md", "d.md"]
 
 
 def test_scanner_detects_same_size_rewrite_by_mtime(folder: Path):
@@ -264,13 +303,16 @@ def test_a_new_process_reads_only_what_changed_since_the_saved_index(folder: Pat
     assert third.reads == 0
 
 
-@pytest.mark.parametrize("damage", ["not json", '{"version": 2, "root": "/x", "files": {}}',
-                                    '{"version": 2, "files": {"a.md": [1]}}', "[]"])
-def test_a_damaged_or_foreign_index_is_ignored_and_rewritten(folder: Path, tmp_path: Path,
-                                                             damage: str):
+@pytest.mark.parametrize(
+    "damage", ["not json", '{"version": 2, "root": "/x", "files": {}}', '{"version": 2, "files": {"a.md": [1]}}', "[]"]
+)
+def test_a_damaged_or_foreign_index_is_ignored_and_rewritten(folder: Path, tmp_path: Path, damage: str):
     cache = tmp_path / "index.json"
-    cache.write_text(damage.replace('"files"', f'"root": "{os.path.realpath(folder)}", "files"')
-                     if '"root"' not in damage else damage)
+    cache.write_text(
+        damage.replace('"files"', f'"root": "{os.path.realpath(folder)}", "files"')
+        if '"root"' not in damage
+        else damage
+    )
     scanner = CandidateScanner(folder, cache_file=cache)
     assert [c.filename for c in scanner.scan()] == ["a.md", "b.md", "c.md"]
     assert scanner.reads == 4  # everything read, as without an index
@@ -293,27 +335,46 @@ def test_an_unwritable_cache_costs_nothing_but_the_next_read(folder: Path, tmp_p
 def test_chinese_is_split_into_bigrams_and_never_swallows_latin_words():
     assert tokenize("数据库迁移") == ["数据", "据库", "库迁", "迁移"]
     assert tokenize("怎么部署billing-api到staging") == [
-        "怎么", "么部", "部署", "bill", "api", "到", "stag", "billingapi"]
+        "怎么",
+        "么部",
+        "部署",
+        "bill",
+        "api",
+        "到",
+        "stag",
+        "billingapi",
+    ]
     assert tokenize("的") == []
 
 
 def test_a_chinese_query_finds_chinese_and_mixed_memories():
     docs = CORPUS + [
         doc("db-migration-zh.md", "数据库迁移之前必须先备份生产库", "用 pg_dump 备份。"),
-        doc("staging-zh.md", "staging 环境每周一重置，测试数据会丢失")]
-    assert [f for f, _ in select_lexical("迁移数据库前要做什么", docs, now=NOW)] == [
-        "db-migration-zh.md"]
+        doc("staging-zh.md", "staging 环境每周一重置，测试数据会丢失"),
+    ]
+    assert [f for f, _ in select_lexical("迁移数据库前要做什么", docs, now=NOW)] == ["db-migration-zh.md"]
     assert rank("为什么 staging 的数据没了", docs, NOW)[0][0] == "staging-zh.md"
     assert rank("怎么部署 billing 到 staging", docs, NOW)[0][0] == "deploy-billing.md"
 
 
 def test_the_last_quarter_of_the_manifest_goes_to_the_query_widened_by_its_best_matches():
-    docs = [doc(f"totals-{i}.md", text) for i, text in enumerate([
-        "Totals dashboard lives in Grafana", "Totals for the quarterly board deck",
-        "Totals column hidden in the CSV export", "Totals cache is warmed at six",
-        "Totals endpoint is paginated by tenant", "Totals need the region filter"])]
-    docs += [doc("rounding-note.md", "Totals off by a penny: round half-even once, in decimal"),
-             doc("decimal-gotcha.md", "Money is decimal, rounded half-even once at the end")]
+    docs = [
+        doc(f"totals-{i}.md", text)
+        for i, text in enumerate(
+            [
+                "Totals dashboard lives in Grafana",
+                "Totals for the quarterly board deck",
+                "Totals column hidden in the CSV export",
+                "Totals cache is warmed at six",
+                "Totals endpoint is paginated by tenant",
+                "Totals need the region filter",
+            ]
+        )
+    ]
+    docs += [
+        doc("rounding-note.md", "Totals off by a penny: round half-even once, in decimal"),
+        doc("decimal-gotcha.md", "Money is decimal, rounded half-even once at the end"),
+    ]
     query = "why are the totals off by a penny"
     assert "decimal-gotcha.md" not in LexicalIndex(docs).bm25(query)  # no word in common
     short = [f for f, _ in shortlist(query, docs, 5, NOW)]
@@ -322,8 +383,10 @@ def test_the_last_quarter_of_the_manifest_goes_to_the_query_widened_by_its_best_
 
 
 def test_a_query_word_counts_once_however_it_is_split():
-    docs = [doc("git-hooks.md", "Git hooks run the linters before a commit"),
-            doc("hub-notes.md", "The hub service fans events out")] + CORPUS
+    docs = [
+        doc("git-hooks.md", "Git hooks run the linters before a commit"),
+        doc("hub-notes.md", "The hub service fans events out"),
+    ] + CORPUS
     index = LexicalIndex(docs)
     one_word = index.bm25("GitHub")  # git, hub and github: the best of them, not their sum
     assert one_word["git-hooks.md"] == pytest.approx(index.bm25("git")["git-hooks.md"])

@@ -41,8 +41,11 @@ def _full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_memory_add_on_a_full_disk_says_what_was_not_saved(mc, monkeypatch):
     _full_disk(monkeypatch)
-    with pytest.raises(MemoryCommandError, match=r"could not save the memory \(No space left on device: "
-                                                  r".*\); nothing was changed"):
+    with pytest.raises(
+        MemoryCommandError,
+        match=r"could not save the memory \(No space left on device: "
+        r".*\); nothing was changed",
+    ):
         add_memory(mc, "Deploy with make ship, never by hand", "user")
     assert list(mc.store.root.iterdir()) == []  # the empty claimed file went too
 
@@ -62,8 +65,11 @@ def test_start_up_maintenance_in_a_read_only_folder_tells_once(mc, monkeypatch):
     mc.store.warn = said.append
     add_memory(mc, "Deploy with make ship, never by hand", "user")
     monkeypatch.setattr(forget, "pressure", lambda *a: True)  # gc is due: it must archive
-    monkeypatch.setattr(forget, "gc", lambda *a, **k: (_ for _ in ()).throw(
-        OSError(errno.EROFS, "Read-only file system", str(mc.store.root))))
+    monkeypatch.setattr(
+        forget,
+        "gc",
+        lambda *a, **k: (_ for _ in ()).throw(OSError(errno.EROFS, "Read-only file system", str(mc.store.root))),
+    )
     assert forget.maybe_auto_gc(mc.store, mc.config) == []
     assert said == [f"Automatic memory gc skipped (Read-only file system: {mc.store.root}); nothing was archived."]
     with read_only_folder(mc.store.root):
@@ -74,20 +80,30 @@ def test_start_up_maintenance_in_a_read_only_folder_tells_once(mc, monkeypatch):
 def test_an_extraction_write_that_failed_is_named(tmp_path):
     def run(name: str, path: str, text: str, error: bool, disk: bool = False) -> ToolRun:
         call = ToolUseBlock(id=f"t-{len(path)}-{error}-{len(text)}", name=name, input={"file_path": path})
-        return ToolRun(call, ToolResult(text, is_error=error,
-                                        metadata={"disk_error": disk} if error else {"path": path}))
+        return ToolRun(
+            call, ToolResult(text, is_error=error, metadata={"disk_error": disk} if error else {"path": path})
+        )
 
     memory = tmp_path / "memory"
-    result = ForkResult("extract", tool_runs=[
-        run("Write", str(memory / "deploy.md"), f"Could not write {memory}/deploy.md: No space left on device. "
-            "The file was not changed.", True, disk=True),
-        run("Write", str(memory / "retried.md"), "not read first", True, disk=True),
-        run("Write", str(memory / "retried.md"), "ok", False),
-        # the fork's own mistake, not the disk's: not a save failure
-        run("Edit", str(memory / "typo.md"), "String to replace not found in the file.", True),
-    ])
+    result = ForkResult(
+        "extract",
+        tool_runs=[
+            run(
+                "Write",
+                str(memory / "deploy.md"),
+                f"Could not write {memory}/deploy.md: No space left on device. The file was not changed.",
+                True,
+                disk=True,
+            ),
+            run("Write", str(memory / "retried.md"), "not read first", True, disk=True),
+            run("Write", str(memory / "retried.md"), "ok", False),
+            # the fork's own mistake, not the disk's: not a save failure
+            run("Edit", str(memory / "typo.md"), "String to replace not found in the file.", True),
+        ],
+    )
     assert unsaved_writes(result, tmp_path) == [
-        f"deploy.md (Could not write {memory}/deploy.md: No space left on device. The file was not changed)"]
+        f"deploy.md (Could not write {memory}/deploy.md: No space left on device. The file was not changed)"
+    ]
 
 
 def test_only_a_failure_of_the_disk_is_marked_as_one(tmp_path, monkeypatch):
@@ -100,9 +116,14 @@ def test_only_a_failure_of_the_disk_is_marked_as_one(tmp_path, monkeypatch):
 
     ctx = ToolContext(cwd=tmp_path, project_root=tmp_path)
     target = tmp_path / "deploy.md"
-    monkeypatch.setattr(write_tool.tempfile, "mkstemp", lambda **k: (_ for _ in ()).throw(
-        OSError(errno.ENOSPC, "No space left on device")))
-    full = asyncio.run(run_tool(WriteTool(), ToolUseBlock("w", "Write", {"file_path": str(target), "content": "x"}), ctx))
+    monkeypatch.setattr(
+        write_tool.tempfile,
+        "mkstemp",
+        lambda **k: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")),
+    )
+    full = asyncio.run(
+        run_tool(WriteTool(), ToolUseBlock("w", "Write", {"file_path": str(target), "content": "x"}), ctx)
+    )
     assert full.is_error and full.metadata["disk_error"] and "No space left on device" in full.content
     monkeypatch.undo()
     target.write_text("a\n")

@@ -71,16 +71,20 @@ def run_turns(rt: Runtime, *texts: str) -> None:
     asyncio.run(go())
 
 
-def save(rt: Runtime, filename: str, description: str = DEPLOY_DESC, body: str = "Run it.",
-         **kw) -> Path:
-    return rt.store.write(filename, name=kw.pop("name", filename.removesuffix(".md")),
-                          description=description, type=kw.pop("type", "project"), body=body, **kw)
+def save(rt: Runtime, filename: str, description: str = DEPLOY_DESC, body: str = "Run it.", **kw) -> Path:
+    return rt.store.write(
+        filename,
+        name=kw.pop("name", filename.removesuffix(".md")),
+        description=description,
+        type=kw.pop("type", "project"),
+        body=body,
+        **kw,
+    )
 
 
 def tool_turn(server: FakeAnthropic, turns: int = 1) -> None:
     for _ in range(turns):
-        server.queue(Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(BOUNDARY_DELAY),
-                     Reply.text("done"))
+        server.queue(Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(BOUNDARY_DELAY), Reply.text("done"))
 
 
 def select(server: FakeAnthropic, *names: str, **kw) -> None:
@@ -142,12 +146,10 @@ def test_selected_memory_reaches_the_next_main_request(repo, fake_server):
     usage = json.loads((rt.store.root / "usage.json").read_text())["files"]
     assert list(usage) == ["release.md"] and usage["release.md"]["count"] == 1
     event = hook_of(rt).summary().events[-1]
-    assert (event.outcome, event.injected, event.via) == ("injected", ["release.md"],
-                                                          {"release.md": "model"})
+    assert (event.outcome, event.injected, event.via) == ("injected", ["release.md"], {"release.md": "model"})
 
 
-def test_a_strong_local_match_joins_the_users_message_and_the_model_adds_only_new_files(
-        repo, fake_server):
+def test_a_strong_local_match_joins_the_users_message_and_the_model_adds_only_new_files(repo, fake_server):
     rt = make_runtime(repo, fake_server)
     save(rt, "deploy.md", body="DEPLOY-BODY")
     save(rt, "release.md", RELEASE_DESC, body="RELEASE-BODY")
@@ -158,8 +160,7 @@ def test_a_strong_local_match_joins_the_users_message_and_the_model_adds_only_ne
     run_turns(rt, QUERY, "now do the same thing for the money side of things")
     first = fake_server.requests_for("main")[0].body["messages"][0]["content"]
     assert first[0]["text"] == QUERY
-    assert [b["text"].split("\n")[1] for b in first[1:]] == [
-        "Recalled memory: deploy.md — saved today"]
+    assert [b["text"].split("\n")[1] for b in first[1:]] == ["Recalled memory: deploy.md — saved today"]
     # Turn 2: the side model's pick that is not in the context yet arrives at the tool result.
     second = main_text(fake_server, 2)
     assert second.count("DEPLOY-BODY") == 1 and "RELEASE-BODY" in second
@@ -209,8 +210,7 @@ def test_the_session_cap_counts_what_is_in_the_context(repo, fake_server):
     in_context = recalls_in_context(rt.session.messages)
     assert hook.summary().in_context == in_context
     assert SESSION_BUDGET_BYTES - 4500 < sum(in_context.values()) <= SESSION_BUDGET_BYTES
-    assert [e.outcome for e in hook.events][:4] == ["injected", "injected", "injected",
-                                                    "over budget"]
+    assert [e.outcome for e in hook.events][:4] == ["injected", "injected", "injected", "over budget"]
     recalls = fake_server.requests_for("recall")
     surfaced_first = hook.events[0].injected
     assert all(f"] {name} (" not in manifest_of(recalls[1]) for name in surfaced_first)
@@ -223,10 +223,11 @@ def test_the_session_cap_counts_what_is_in_the_context(repo, fake_server):
 def test_recall_stops_once_the_budget_is_used_up(repo, fake_server):
     rt = make_runtime(repo, fake_server)
     save(rt, "deploy.md")
-    filler = "<system-reminder>\nRecalled memory: old.md — saved today\n" + "y" * 61_000 + \
-        "\n</system-reminder>"
-    rt.session.messages = [Message("user", [TextBlock("earlier"), TextBlock(filler)]),
-                           Message("assistant", [TextBlock("ok")])]
+    filler = "<system-reminder>\nRecalled memory: old.md — saved today\n" + "y" * 61_000 + "\n</system-reminder>"
+    rt.session.messages = [
+        Message("user", [TextBlock("earlier"), TextBlock(filler)]),
+        Message("assistant", [TextBlock("ok")]),
+    ]
     select(fake_server, "deploy.md")
     tool_turn(fake_server)
     run_turns(rt, QUERY)
@@ -277,8 +278,9 @@ def test_bad_settings_are_said_once_as_warnings_when_the_session_starts(repo, fa
 
 
 # --- failures fall back to lexical ---------------------------------------------------
-@pytest.mark.parametrize("reply", [Reply.error(500), Reply.text("I would pick deploy.md")],
-                         ids=["http-500", "not-json"])
+@pytest.mark.parametrize(
+    "reply", [Reply.error(500), Reply.text("I would pick deploy.md")], ids=["http-500", "not-json"]
+)
 def test_a_failing_selection_falls_back_to_lexical(repo, fake_server, reply):
     rt = make_runtime(repo, fake_server)
     save(rt, "deploy.md", body="DEPLOY-BODY")
@@ -296,8 +298,7 @@ def test_a_deadline_falls_back_to_lexical(repo, fake_server):
     rt = make_runtime(repo, fake_server, {"recall": {"timeoutMs": 200}})
     save(rt, "deploy.md", body="DEPLOY-BODY")
     fake_server.on(Reply.json({"selected_memories": []}).slow_first_byte(3), purpose="recall")
-    fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(1.0),
-                      Reply.text("done"))
+    fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(1.0), Reply.text("done"))
     run_turns(rt, QUERY)
     assert "DEPLOY-BODY" in main_text(fake_server, 1)
     assert "within 200 ms" in hook_of(rt).events[-1].note
@@ -307,8 +308,7 @@ def test_an_endpoint_without_structured_output_gets_json_parsed_from_text(repo):
     with FakeAnthropic(ollama_like=True) as server:
         rt = make_runtime(repo, server)
         save(rt, "deploy.md", body="DEPLOY-BODY")
-        server.on(Reply.text('Sure!\n```json\n{"selected_memories": ["deploy.md"]}\n```'),
-                  purpose="recall")
+        server.on(Reply.text('Sure!\n```json\n{"selected_memories": ["deploy.md"]}\n```'), purpose="recall")
         tool_turn(server)
         run_turns(rt, QUERY)
         rejected, answered = server.requests_for("recall")
@@ -330,8 +330,9 @@ def test_lexical_strategy_makes_no_model_call(repo, fake_server):
 
 @pytest.mark.parametrize("how", ["strategy-off", "auto-memory-off", "slash", "one-word"])
 def test_no_recall_when_off_or_not_a_real_request(repo, fake_server, monkeypatch, how):
-    settings = {"strategy-off": {"recall": {"strategy": "off"}},
-                "auto-memory-off": {"autoMemoryEnabled": False}}.get(how)
+    settings = {"strategy-off": {"recall": {"strategy": "off"}}, "auto-memory-off": {"autoMemoryEnabled": False}}.get(
+        how
+    )
     rt = make_runtime(repo, fake_server, settings)
     save(rt, "deploy.md")
     select(fake_server, "deploy.md")
@@ -344,10 +345,11 @@ def test_no_recall_when_off_or_not_a_real_request(repo, fake_server, monkeypatch
 # --- pure helpers --------------------------------------------------------------------
 def test_parse_selection_accepts_only_listed_names():
     allowed = ["a.md", "b.md", "sub/c.md"]
-    assert parse_selection('{"selected_memories": ["b.md", "../a.md", "a", "b.md", "z.md"]}',
-                           allowed) == ["b.md", "a.md"]
-    assert parse_selection('Here: {"selected_memories": ["./sub/c.md"]} done', allowed) == \
-        ["sub/c.md"]
+    assert parse_selection('{"selected_memories": ["b.md", "../a.md", "a", "b.md", "z.md"]}', allowed) == [
+        "b.md",
+        "a.md",
+    ]
+    assert parse_selection('Here: {"selected_memories": ["./sub/c.md"]} done', allowed) == ["sub/c.md"]
     assert parse_selection('{"selected_memories": []}', allowed) == []
     many = json.dumps({"selected_memories": [f"m{i}.md" for i in range(9)]})
     assert len(parse_selection(many, [f"m{i}.md" for i in range(9)])) == 5
@@ -365,8 +367,10 @@ def test_should_recall_skips_commands_and_single_words():
 
 
 def test_recent_tools_most_recent_first():
-    messages = [Message("assistant", [ToolUseBlock("1", "Grep", {})]),
-                Message("assistant", [ToolUseBlock("2", "Bash", {}), ToolUseBlock("3", "Read", {})])]
+    messages = [
+        Message("assistant", [ToolUseBlock("1", "Grep", {})]),
+        Message("assistant", [ToolUseBlock("2", "Bash", {}), ToolUseBlock("3", "Read", {})]),
+    ]
     assert recent_tools(messages) == ["Read", "Bash", "Grep"]
     assert recent_tools(messages, window=1) == ["Read", "Bash"]
 
@@ -375,8 +379,7 @@ def test_age_phrase_warns_past_30_days():
     now = 1_800_000_000.0
     assert age_phrase(now - 100, now) == "saved today"
     assert age_phrase(now - 86_400 * 12.5, now) == "saved 12 days ago"
-    assert age_phrase(now - 86_400 * 45, now) == \
-        "saved 45 days ago; may be outdated, check before relying on it"
+    assert age_phrase(now - 86_400 * 45, now) == "saved 45 days ago; may be outdated, check before relying on it"
 
 
 def test_render_cuts_at_200_lines(tmp_path):
@@ -394,8 +397,10 @@ def test_render_cuts_at_200_lines(tmp_path):
 
 def test_recalls_in_context_reads_back_what_was_injected():
     block = "<system-reminder>\nRecalled memory: a b.md — saved today\n(file x)\n\nbody\n</system-reminder>"
-    messages = [Message("user", [TextBlock("hi"), TextBlock(block)]),
-                Message("assistant", [TextBlock(block)])]  # only user messages carry attachments
+    messages = [
+        Message("user", [TextBlock("hi"), TextBlock(block)]),
+        Message("assistant", [TextBlock(block)]),
+    ]  # only user messages carry attachments
     inner = block.removeprefix("<system-reminder>\n").removesuffix("\n</system-reminder>")
     assert recalls_in_context(messages) == {"a b.md": len(inner.encode())}
 
@@ -451,8 +456,10 @@ def test_a_draft_that_changed_before_enter_is_dropped_and_not_reported(repo, fak
     tool_turn(fake_server)
     run_after_draft(rt, "how do I deploy", QUERY)
     recalls = fake_server.requests_for("recall")
-    assert [manifest_of(r).split("</request>")[0].split("<request>\n")[1].strip()
-            for r in recalls] == ["how do I deploy", QUERY]
+    assert [manifest_of(r).split("</request>")[0].split("<request>\n")[1].strip() for r in recalls] == [
+        "how do I deploy",
+        QUERY,
+    ]
     assert [e.query for e in hook_of(rt).events] == [QUERY]
 
 
@@ -463,20 +470,26 @@ def fill_folder(rt: Runtime, count: int) -> None:
 
     rt.store.root.mkdir(parents=True, exist_ok=True)
     for i in range(count):
-        text = format_memory(name=f"svc{i} runbook", type="project", body="Restart it with make.",
-                             description=f"Runbook of service svc{i}: restart with make restart-{i}")
+        text = format_memory(
+            name=f"svc{i} runbook",
+            type="project",
+            body="Restart it with make.",
+            description=f"Runbook of service svc{i}: restart with make restart-{i}",
+        )
         (rt.store.root / f"svc{i}-runbook.md").write_text(text)
 
 
 def test_a_chinese_request_to_a_large_english_folder_is_bridged_by_keywords(repo, fake_server):
     rt = make_runtime(repo, fake_server)
-    path = save(rt, "staging-reset.md", "The staging database is wiped every Monday at 02:00",
-                body="RESET-BODY")
+    path = save(rt, "staging-reset.md", "The staging database is wiped every Monday at 02:00", body="RESET-BODY")
     old = time.time() - 90 * 86_400
     os.utime(path, (old, old))  # the oldest file: the manifest's newest-first fill leaves it out
     fill_folder(rt, 450)
-    fake_server.on(Reply.json({"keywords": ["staging", "database", "wiped", "Monday"]}),
-                   purpose="recall", match=lambda r: "keywords" in json.dumps(r.body))
+    fake_server.on(
+        Reply.json({"keywords": ["staging", "database", "wiped", "Monday"]}),
+        purpose="recall",
+        match=lambda r: "keywords" in json.dumps(r.body),
+    )
     select(fake_server, "staging-reset.md")
     tool_turn(fake_server)
     run_turns(rt, "我周四在预发环境建的测试数据，周一早上全没了，谁删的？")
@@ -494,7 +507,10 @@ def test_no_bridge_for_a_small_folder_or_an_english_request(repo, fake_server):
     fill_folder(rt, 150)
     select(fake_server)
     tool_turn(fake_server, 2)
-    run_turns(rt, "我周四在预发环境建的测试数据，周一早上全没了，谁删的？",
-              "who deleted my test data on the pre-production environment?")
+    run_turns(
+        rt,
+        "我周四在预发环境建的测试数据，周一早上全没了，谁删的？",
+        "who deleted my test data on the pre-production environment?",
+    )
     assert len(fake_server.requests_for("recall")) == 2  # a selection each, no keyword request
     assert all("keywords" not in json.dumps(r.body) for r in fake_server.requests_for("recall"))

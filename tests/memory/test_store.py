@@ -91,9 +91,15 @@ def test_parse_reports_each_kind_of_problem(text: str, kind: str):
 
 
 def test_format_memory_adds_why_and_how_lines_and_valid_yaml():
-    text = format_memory(name="No mocks", description="Don't mock: the DB", type="feedback",
-                         body="Use the real database.", why="A mock hid a bug.",
-                         how_to_apply="Integration tests.", extra_frontmatter={"pinned": True})
+    text = format_memory(
+        name="No mocks",
+        description="Don't mock: the DB",
+        type="feedback",
+        body="Use the real database.",
+        why="A mock hid a bug.",
+        how_to_apply="Integration tests.",
+        extra_frontmatter={"pinned": True},
+    )
     parsed = parse_memory_text(text)
     assert parsed.ok
     assert parsed.frontmatter["description"] == "Don't mock: the DB"
@@ -114,8 +120,9 @@ def test_missing_folder_is_tolerated_and_never_created(store: MemoryStore, root:
 
 
 def test_write_creates_file_and_index_line_atomically(store: MemoryStore, root: Path):
-    path = save(store, "deploy", name="Deploy steps", type="feedback", why="CI is slow",
-                how_to_apply="Before every release")
+    path = save(
+        store, "deploy", name="Deploy steps", type="feedback", why="CI is slow", how_to_apply="Before every release"
+    )
     assert path == root / "deploy.md"
     record = store.read("deploy")
     assert record.frontmatter_ok and record.type == "feedback" and record.name == "Deploy steps"
@@ -156,8 +163,7 @@ def test_write_rejects_unknown_type_and_empty_fields(store: MemoryStore):
         save(store, "x", extra_frontmatter={"name": "sneaky"})
 
 
-def test_list_flags_broken_and_missing_frontmatter_and_skips_binary(store: MemoryStore,
-                                                                   root: Path):
+def test_list_flags_broken_and_missing_frontmatter_and_skips_binary(store: MemoryStore, root: Path):
     save(store, "good.md")
     (root / "broken.md").write_text("---\nname: x\ndescription: Deploy: use make\n---\nbody\n")
     (root / "plain.md").write_text("\n\n# Redis cache keys carry a version suffix\nmore\n")
@@ -200,13 +206,17 @@ def test_symlink_outside_folder_is_skipped(store: MemoryStore, root: Path, tmp_p
 def test_resolve_accepts_stem_filename_and_frontmatter_name(store: MemoryStore, root: Path):
     save(store, "deploy-steps.md", name="Deploy the billing service")
     expected = root / "deploy-steps.md"
-    for key in ("deploy-steps", "deploy-steps.md", "Deploy the billing service",
-                "deploy the BILLING service", "  deploy-steps  "):
+    for key in (
+        "deploy-steps",
+        "deploy-steps.md",
+        "Deploy the billing service",
+        "deploy the BILLING service",
+        "  deploy-steps  ",
+    ):
         assert store.resolve(key) == expected
 
 
-def test_resolve_refuses_escapes_and_reports_ambiguity(store: MemoryStore, root: Path,
-                                                        tmp_path: Path):
+def test_resolve_refuses_escapes_and_reports_ambiguity(store: MemoryStore, root: Path, tmp_path: Path):
     (tmp_path / "x.md").write_text(topic("X", GOOD_DESC))
     save(store, "a.md", name="Same name")
     save(store, "b.md", name="Same name")
@@ -233,18 +243,16 @@ def test_delete_moves_to_archive_with_distinct_names(store: MemoryStore, root: P
 
 
 # --- the index -----------------------------------------------------------------------
-def test_update_index_keeps_other_lines_replaces_removes_and_dedupes(store: MemoryStore,
-                                                                    root: Path):
+def test_update_index_keeps_other_lines_replaces_removes_and_dedupes(store: MemoryStore, root: Path):
     root.mkdir()
     (root / "MEMORY.md").write_text(
         "# Project memory\n- [A](a.md) — old a\n- [B](./b.md) — b\nfree text\n- [A](a.md) — dup\n"
     )
-    changed = store.update_index(add_or_replace={"a.md": "- [A](a.md) — new a",
-                                                 "c.md": "- [C](c.md) — c"}, remove=["b.md"])
-    assert changed
-    assert store.index_text() == (
-        "# Project memory\n- [A](a.md) — new a\nfree text\n- [C](c.md) — c\n"
+    changed = store.update_index(
+        add_or_replace={"a.md": "- [A](a.md) — new a", "c.md": "- [C](c.md) — c"}, remove=["b.md"]
     )
+    assert changed
+    assert store.index_text() == ("# Project memory\n- [A](a.md) — new a\nfree text\n- [C](c.md) — c\n")
     mtime = (root / "MEMORY.md").stat().st_mtime_ns
     assert store.update_index(add_or_replace={"c.md": "- [C](c.md) — c"}) is False
     assert (root / "MEMORY.md").stat().st_mtime_ns == mtime
@@ -274,8 +282,7 @@ def _add_many(root: str, tag: str, count: int, barrier) -> None:
     store = MemoryStore(Path(root))
     barrier.wait()
     for i in range(count):
-        store.write(f"{tag}-{i}.md", name=f"{tag} {i}", description=GOOD_DESC, type="project",
-                    body="x")
+        store.write(f"{tag}-{i}.md", name=f"{tag} {i}", description=GOOD_DESC, type="project", body="x")
         store.record_use([f"{tag}-{i}.md", "shared.md"])
 
 
@@ -284,8 +291,7 @@ def test_two_processes_adding_memories_at_once_keep_every_index_line(tmp_path: P
     for round_ in range(4):
         root = tmp_path / f"round{round_}"
         barrier = ctx.Barrier(2)
-        procs = [ctx.Process(target=_add_many, args=(str(root), tag, 15, barrier))
-                 for tag in ("p", "q")]
+        procs = [ctx.Process(target=_add_many, args=(str(root), tag, 15, barrier)) for tag in ("p", "q")]
         for p in procs:
             p.start()
         for p in procs:
@@ -333,12 +339,21 @@ def test_render_index_names_both_limits_when_both_hit():
     assert "300 lines and" in warning and "limits: 200 lines, 25,000 bytes" in warning
 
 
-def test_prompt_section_explains_the_system_and_includes_the_index(store: MemoryStore,
-                                                                  root: Path):
+def test_prompt_section_explains_the_system_and_includes_the_index(store: MemoryStore, root: Path):
     empty = memory_prompt_section(store)
     assert str(root) in empty and "(empty: no memories saved yet)" in empty
-    for word in ("user:", "feedback:", "project:", "reference:", "**Why:**",
-                 "**How to apply:**", "MEMORY.md", "git history", "CLAUDE.md", "secrets"):
+    for word in (
+        "user:",
+        "feedback:",
+        "project:",
+        "reference:",
+        "**Why:**",
+        "**How to apply:**",
+        "MEMORY.md",
+        "git history",
+        "CLAUDE.md",
+        "secrets",
+    ):
         assert word in empty
     save(store, "deploy.md", name="Deploy steps")
     section = memory_prompt_section(store)
@@ -360,8 +375,8 @@ def _messy_folder(store: MemoryStore, root: Path) -> None:
     save(store, "vague.md", description="misc notes")
     (root / "nofm.md").write_text("# Redis cache keys carry a schema version suffix v3\n")
     (root / "badyaml.md").write_text(
-        "---\nname: Bad\ndescription: Deploy: use make deploy for the billing service\n"
-        "type: project\n---\nbody\n")
+        "---\nname: Bad\ndescription: Deploy: use make deploy for the billing service\ntype: project\n---\nbody\n"
+    )
     (root / "badtype.md").write_text(topic("T", GOOD_DESC, type_="preference"))
     (root / "bin.md").write_bytes(b"\x00\x00")
     store.update_index(add_or_replace={"ghost.md": "- [Ghost](ghost.md) — gone"})
@@ -390,9 +405,13 @@ def test_doctor_finds_every_kind_of_problem(store: MemoryStore, root: Path):
 def test_fix_repairs_the_mechanical_findings(store: MemoryStore, root: Path):
     _messy_folder(store, root)
     fixed = fix(store, doctor(store))
-    assert {f.kind for f in fixed} == {"dangling_index_line", "duplicate_index_line",
-                                       "missing_from_index", "missing_frontmatter",
-                                       "broken_frontmatter"}
+    assert {f.kind for f in fixed} == {
+        "dangling_index_line",
+        "duplicate_index_line",
+        "missing_from_index",
+        "missing_frontmatter",
+        "broken_frontmatter",
+    }
     left = {(f.kind, f.file) for f in doctor(store)}
     assert not any(f.fixable for f in doctor(store))
     assert ("broken_frontmatter", "badtype.md") in left
@@ -414,13 +433,11 @@ def test_record_use_counts_and_keeps_latest_time(store: MemoryStore, root: Path)
     store.record_use(["a.md", "b.md"], when=T0 + 10)
     store.record_use(["a.md"], when=T0 + 5)
     store.record_use(["a.md"])  # default: the injected clock
-    assert store.usage() == {"a.md": {"count": 3, "last_used": T0 + 10},
-                             "b.md": {"count": 1, "last_used": T0 + 10}}
+    assert store.usage() == {"a.md": {"count": 3, "last_used": T0 + 10}, "b.md": {"count": 1, "last_used": T0 + 10}}
     assert json.loads((root / "usage.json").read_text())["version"] == 1
 
 
-@pytest.mark.parametrize("garbage", ["{not json", '{"files": []}', '{"files": {"a.md": 3}}',
-                                     '["x"]'])
+@pytest.mark.parametrize("garbage", ["{not json", '{"files": []}', '{"files": {"a.md": 3}}', '["x"]'])
 def test_corrupt_usage_is_rebuilt_from_file_times(store: MemoryStore, root: Path, garbage: str):
     save(store, "a.md")
     os.utime(root / "a.md", (T0 - 100, T0 - 100))
@@ -468,8 +485,7 @@ def _try_lock(path: str) -> None:
 
 
 def test_written_frontmatter_is_plain_yaml(store: MemoryStore, root: Path):
-    save(store, "a.md", description="Colons: everywhere # and hashes",
-         extra_frontmatter={"source": "user"})
+    save(store, "a.md", description="Colons: everywhere # and hashes", extra_frontmatter={"source": "user"})
     block = (root / "a.md").read_text().split("---\n")[1]
     assert yaml.safe_load(block)["description"] == "Colons: everywhere # and hashes"
 

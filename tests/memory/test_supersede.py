@@ -43,9 +43,14 @@ from claude_mini.ui.memory_commands import split_add_options
 
 
 def save(store: MemoryStore, stem: str, description: str | None = None, **kw) -> str:
-    store.write(f"{stem}.md", name=kw.pop("name", stem.replace("-", " ").title()),
-                description=description or f"How the {stem.replace('-', ' ')} part works today",
-                type=kw.pop("type", "project"), body=kw.pop("body", f"Details about {stem}."), **kw)
+    store.write(
+        f"{stem}.md",
+        name=kw.pop("name", stem.replace("-", " ").title()),
+        description=description or f"How the {stem.replace('-', ' ')} part works today",
+        type=kw.pop("type", "project"),
+        body=kw.pop("body", f"Details about {stem}."),
+        **kw,
+    )
     return f"{stem}.md"
 
 
@@ -87,7 +92,8 @@ def test_the_mark_is_one_frontmatter_line_and_every_other_byte_is_kept():
     assert again == text.replace("type: project\n", "type: project\nsuperseded_by: 'newer: v2.md'\n")
     crlf = text.replace("\n", "\r\n")
     assert with_frontmatter_line(crlf, "superseded_by", "n.md") == crlf.replace(
-        "type: project\r\n", "type: project\r\nsuperseded_by: n.md\r\n")
+        "type: project\r\n", "type: project\r\nsuperseded_by: n.md\r\n"
+    )
     bom = "\ufeff" + text
     assert with_frontmatter_line(bom, "superseded_by", "n.md").startswith("\ufeff---\n")
     assert with_frontmatter_line("no frontmatter\n", "superseded_by", "n.md") is None
@@ -108,8 +114,9 @@ def test_apply_link_marks_and_drops_the_index_line_which_doctor_does_not_miss(st
     new = save(store, "deploy-new", extra_frontmatter={"supersedes": old})
     outcome = apply_link(store, new, old)
     assert outcome.marked == old
-    assert outcome.message == (f"Marked {old} as superseded by {new}: recall no longer offers it "
-                               "and it left MEMORY.md.")
+    assert outcome.message == (
+        f"Marked {old} as superseded by {new}: recall no longer offers it and it left MEMORY.md."
+    )
     assert [e.filename for e in store.index_entries()] == [new]
     assert "missing_from_index" not in [f.kind for f in doctor(store) if f.file == old]
     assert apply_links(store, new) == []  # already marked: nothing more to say
@@ -139,8 +146,7 @@ def test_bad_links_are_refused_with_one_line_and_change_nothing(store: MemorySto
 
 
 # --- gc and the prompt's view of an overfull index ---------------------------------------
-def test_gc_archives_the_superseded_first_and_keeps_the_correction(store: MemoryStore,
-                                                                    clock: Clock):
+def test_gc_archives_the_superseded_first_and_keeps_the_correction(store: MemoryStore, clock: Clock):
     old = save(store, "old-rule", type="feedback")  # protected by its type, until superseded
     for i in range(8):
         save(store, f"note-{i}")
@@ -158,8 +164,7 @@ def test_gc_archives_the_superseded_first_and_keeps_the_correction(store: Memory
     assert {s.filename: s for s in keep_scores(store)}[new].protected is None
 
 
-def test_an_overfull_index_leaves_out_the_oldest_and_least_used_not_the_newest(store: MemoryStore,
-                                                                               clock: Clock):
+def test_an_overfull_index_leaves_out_the_oldest_and_least_used_not_the_newest(store: MemoryStore, clock: Clock):
     names = []
     for i in range(INDEX_MAX_LINES + 50):  # appended in order: the newest lines are the last
         clock.advance(1)
@@ -172,8 +177,10 @@ def test_an_overfull_index_leaves_out_the_oldest_and_least_used_not_the_newest(s
     assert "(note-003.md)" in section
     assert "(note-000.md)" not in section and "(note-051.md)" not in section
     assert "(note-052.md)" in section
-    assert ("> WARNING: MEMORY.md is 250 lines (limit: 200). 200 lines were loaded: the 50 oldest "
-            "and least-used entries were left out (`claude-mini memory gc` archives them)") in section
+    assert (
+        "> WARNING: MEMORY.md is 250 lines (limit: 200). 200 lines were loaded: the 50 oldest "
+        "and least-used entries were left out (`claude-mini memory gc` archives them)"
+    ) in section
     # The superseded memory would go first (it has no line any more), then the oldest unused.
     assert overflow_order(store)[:3] == ["note-010.md", "note-000.md", "note-001.md"]
 
@@ -189,18 +196,37 @@ def test_extraction_writing_a_successor_marks_the_old_memory(repo: Path, fake_se
     config.settings = merge(config.settings, {"recall": {"strategy": "off"}})
     rt = build_runtime(config, client=AnthropicClient(base_url=fake_server.base_url, api_key="t"))
     rt.extractor.gate = no_gate
-    rt.store.write("project_deploy.md", name="Deploy", description="deploy with make deploy-old",
-                   type="project", body="make deploy-old")
-    new_text = format_memory(name="Deploy v2", description="deploy with scripts/deploy.sh now",
-                             type="project", body="scripts/deploy.sh",
-                             extra_frontmatter={"supersedes": "project_deploy.md"})
-    bad_text = format_memory(name="Other", description="something else entirely", type="project",
-                             body="x", extra_frontmatter={"supersedes": "missing.md"})
+    rt.store.write(
+        "project_deploy.md",
+        name="Deploy",
+        description="deploy with make deploy-old",
+        type="project",
+        body="make deploy-old",
+    )
+    new_text = format_memory(
+        name="Deploy v2",
+        description="deploy with scripts/deploy.sh now",
+        type="project",
+        body="scripts/deploy.sh",
+        extra_frontmatter={"supersedes": "project_deploy.md"},
+    )
+    bad_text = format_memory(
+        name="Other",
+        description="something else entirely",
+        type="project",
+        body="x",
+        extra_frontmatter={"supersedes": "missing.md"},
+    )
     fake_server.on(Reply.text("Noted."), purpose="main")
-    fake_server.on(Reply.tools([("Write", {"file_path": str(memdir / "project_deploy_v2.md"),
-                                           "content": new_text}),
-                                ("Write", {"file_path": str(memdir / "project_other.md"),
-                                           "content": bad_text})]), purpose="extract")
+    fake_server.on(
+        Reply.tools(
+            [
+                ("Write", {"file_path": str(memdir / "project_deploy_v2.md"), "content": new_text}),
+                ("Write", {"file_path": str(memdir / "project_other.md"), "content": bad_text}),
+            ]
+        ),
+        purpose="extract",
+    )
     fake_server.on(Reply.text("Saved."), purpose="extract")
     said: list[tuple[str, str]] = []
     rt.notices.say = lambda text, level="info", **kw: said.append((level, text))
@@ -217,13 +243,20 @@ def test_extraction_writing_a_successor_marks_the_old_memory(repo: Path, fake_se
     old_fm = parse_memory_text((memdir / "project_deploy.md").read_text()).frontmatter
     assert old_fm["superseded_by"] == "project_deploy_v2.md"
     assert "project_deploy.md" not in [e.filename for e in rt.store.index_entries()]
-    assert ("saved", "Marked project_deploy.md as superseded by project_deploy_v2.md: recall no "
-            "longer offers it and it left MEMORY.md.") in said
-    assert any(level == "warning" and "project_other.md says it supersedes missing.md, but there "
-               "is no memory 'missing.md'" in text for level, text in said)
+    assert (
+        "saved",
+        "Marked project_deploy.md as superseded by project_deploy_v2.md: recall no "
+        "longer offers it and it left MEMORY.md.",
+    ) in said
+    assert any(
+        level == "warning"
+        and "project_other.md says it supersedes missing.md, but there is no memory 'missing.md'" in text
+        for level, text in said
+    )
     entries = [json.loads(line) for line in rt.session.transcript.path.read_text().splitlines()]
     assert {"file": "project_deploy.md", "by": "project_deploy_v2.md"}.items() <= next(
-        e for e in entries if e.get("subtype") == "memory_superseded").items()
+        e for e in entries if e.get("subtype") == "memory_superseded"
+    ).items()
 
 
 # --- memory add ------------------------------------------------------------------------------
@@ -251,10 +284,14 @@ def test_memory_add_guesses_a_correction_and_leaves_unrelated_memories_alone(rep
     add_memory(mc, "Deploy billing to staging with make deploy-billing, VPN first")
     add_memory(mc, "The billing dashboard lives in grafana under billing-latency")
     first = {r.filename for r in mc.store.list()}
-    lines = add_memory(mc, "Deploy billing to staging no longer uses make deploy-billing; "
-                           "it moved to the release pipeline instead")
-    assert any(line.startswith("Marked deploy-billing-to-staging-with-make-deploy.md as "
-                               "superseded by ") and "says 'no longer'" in line for line in lines)
+    lines = add_memory(
+        mc, "Deploy billing to staging no longer uses make deploy-billing; it moved to the release pipeline instead"
+    )
+    assert any(
+        line.startswith("Marked deploy-billing-to-staging-with-make-deploy.md as superseded by ")
+        and "says 'no longer'" in line
+        for line in lines
+    )
     # Without a correction cue nothing is guessed, however similar.
     unrelated = add_memory(mc, "Billing dashboard alerts page the on-call engineer")
     assert not any(line.startswith("Marked") for line in unrelated)
@@ -293,8 +330,7 @@ def test_superseded_files_are_history_in_the_extraction_manifest(store: MemorySt
     clock.advance(DAY)
 
 
-def test_the_on_disk_recall_index_keeps_the_link_and_sees_the_mark(store: MemoryStore,
-                                                                   tmp_path: Path):
+def test_the_on_disk_recall_index_keeps_the_link_and_sees_the_mark(store: MemoryStore, tmp_path: Path):
     from claude_mini.memory.lexical import CandidateScanner
 
     old, new = save(store, "old"), save(store, "new")

@@ -31,8 +31,13 @@ GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
 def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.name=Test", "-c", "user.email=t@example.com", *args],
-                          cwd=repo, check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-c", "user.name=Test", "-c", "user.email=t@example.com", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 @pytest.fixture
@@ -53,10 +58,17 @@ def settings(repo: Path, **memory: object) -> None:
     (repo / ".claude" / "settings.json").write_text(json.dumps({"memory": memory}))
 
 
-def save(store: MemoryStore, filename: str, description: str, body: str = "",
-         type: str = "project", **extra: object) -> None:
-    store.write(filename, name=filename.removesuffix(".md").replace("-", " "), type=type,
-                description=description, body=body or description, extra_frontmatter=extra or None)
+def save(
+    store: MemoryStore, filename: str, description: str, body: str = "", type: str = "project", **extra: object
+) -> None:
+    store.write(
+        filename,
+        name=filename.removesuffix(".md").replace("-", " "),
+        type=type,
+        description=description,
+        body=body or description,
+        extra_frontmatter=extra or None,
+    )
 
 
 def frontmatter(path: Path) -> dict:
@@ -104,8 +116,10 @@ def test_doctor_fix_rebuilds_a_conflicted_index_from_the_files(repo):
     team = tier(repo).store()
     save(team, "alpha.md", "Alpha service deploys need the release captain's approval")
     save(team, "beta.md", "Beta service tests must run against the local emulator only")
-    conflicted = ("<<<<<<< HEAD\n- [alpha](alpha.md) — a hook someone wrote\n=======\n"
-                  "- [gone](gone.md) — a memory deleted since\n>>>>>>> topic\n")
+    conflicted = (
+        "<<<<<<< HEAD\n- [alpha](alpha.md) — a hook someone wrote\n=======\n"
+        "- [gone](gone.md) — a memory deleted since\n>>>>>>> topic\n"
+    )
     team.index_path.write_text(conflicted)
     findings = doctor(team)
     assert any(f.kind == "index_conflict" and f.fixable for f in findings)
@@ -116,8 +130,7 @@ def test_doctor_fix_rebuilds_a_conflicted_index_from_the_files(repo):
     assert [e.filename for e in parse_index(text)] == ["alpha.md", "beta.md"]
     assert "a hook someone wrote" in text  # the line a person wrote is kept
     left = {f.kind for f in doctor(team)}
-    assert not left & {"index_conflict", "dangling_index_line", "duplicate_index_line",
-                       "missing_from_index"}
+    assert not left & {"index_conflict", "dangling_index_line", "duplicate_index_line", "missing_from_index"}
 
 
 # --- the prompt ------------------------------------------------------------------------------
@@ -166,8 +179,7 @@ def test_recall_searches_both_tiers_and_names_team_files(repo, tmp_path):
     candidate = hook._candidate("team/staging-reset.md")
     assert candidate is not None and candidate.path == tier(repo).root / "staging-reset.md"
     # already in the context: not offered again
-    manifest, strong, _ = hook._local_pass("staging database reset",
-                                           frozenset({"team/staging-reset.md"}))
+    manifest, strong, _ = hook._local_pass("staging database reset", frozenset({"team/staging-reset.md"}))
     assert "team/staging-reset.md" not in {c.filename for c in manifest} and not strong
 
 
@@ -213,8 +225,12 @@ def test_promote_refuses_untrusted_folders_user_memories_and_secrets(repo, tmp_p
     save(private, "me.md", "The user is a backend engineer who prefers terse answers", type="user")
     with pytest.raises(TeamRefused, match="user memory"):
         promote(tier(repo), private, "me", context=NOBODY)
-    save(private, "ci-token.md", "How the CI job reaches the GitHub API for releases",
-         body=f"The CI uses the token {GITHUB_TOKEN} for releases.")
+    save(
+        private,
+        "ci-token.md",
+        "How the CI job reaches the GitHub API for releases",
+        body=f"The CI uses the token {GITHUB_TOKEN} for releases.",
+    )
     with pytest.raises(TeamRefused, match="github-pat") as refused:
         promote(tier(repo), private, "ci-token", context=NOBODY)
     assert GITHUB_TOKEN not in str(refused.value)
@@ -224,8 +240,7 @@ def test_promote_refuses_untrusted_folders_user_memories_and_secrets(repo, tmp_p
 
 def test_demote_brings_a_team_memory_back_and_deletes_the_team_file(repo, tmp_path):
     private = MemoryStore(tmp_path / "private")
-    save(tier(repo).store(), "staging-reset.md", STAGING, author="Grace Hopper",
-         created="2026-01-02T03:04:05Z")
+    save(tier(repo).store(), "staging-reset.md", STAGING, author="Grace Hopper", created="2026-01-02T03:04:05Z")
     move = demote(tier(repo), private, "team/staging-reset.md")
     assert not (repo / ".claude" / "memory" / "staging-reset.md").exists()
     assert "staging-reset.md" not in tier(repo).store().index_text()
@@ -241,8 +256,7 @@ def test_a_proposal_goes_to_the_team_folder_or_waits_in_proposed(repo, tmp_path)
     line, proposed = propose(tier(repo), private, "staging-reset.md", context=lambda: NOBODY)
     assert proposed and line.startswith("Proposed staging-reset.md to the team memory")
     assert "team" not in frontmatter(repo / ".claude" / "memory" / "staging-reset.md")
-    save(private, "flaky-tests.md", "The payments suite is flaky on Fridays; rerun it once",
-         type="feedback", team=True)
+    save(private, "flaky-tests.md", "The payments suite is flaky on Fridays; rerun it once", type="feedback", team=True)
     line, proposed = propose(tier(repo, proposals="private"), private, "flaky-tests.md")
     assert proposed and "proposed/flaky-tests.md" in line
     assert (private.root / "proposed" / "flaky-tests.md").is_file()
@@ -253,8 +267,7 @@ def test_a_proposal_goes_to_the_team_folder_or_waits_in_proposed(repo, tmp_path)
 
 def test_a_refused_or_untrusted_proposal_stays_private_without_its_flag(repo, tmp_path):
     private = MemoryStore(tmp_path / "private")
-    save(private, "ask-dana.md", "Ask Dana Scully before changing the protobuf version",
-         type="feedback", team=True)
+    save(private, "ask-dana.md", "Ask Dana Scully before changing the protobuf version", type="feedback", team=True)
     context = PersonalContext(others=frozenset({"Dana Scully"}))
     line, proposed = propose(tier(repo), private, "ask-dana.md", context=lambda: context)
     assert not proposed and "Kept ask-dana.md private" in line and "Dana Scully" in line
@@ -266,30 +279,43 @@ def test_a_refused_or_untrusted_proposal_stays_private_without_its_flag(repo, tm
 
 
 # --- personal data ---------------------------------------------------------------------------
-@pytest.mark.parametrize(("text", "kind"), [
-    ("Mail jane.doe@corp.io for access", "an e-mail address (…@corp.io)"),
-    ("Logs are in /home/ada/build/logs", "a local absolute path (/home/ada…)"),
-    ("Run C:\\Users\\ada\\tools\\fix.bat first", "a local absolute path"),
-    ("Ask Dana before a release", "the name of a person in this repository's history (Dana)"),
-    ("dana scully owns the deploy", "the name of a person in this repository's history (Dana Scully)"),
-    ("The build box devbox-17 caches wheels", "this machine's name (devbox-17)"),
-    ("See /srv/checkout/app/README.md", "this checkout's absolute path (/srv/checkout/app)"),
-])
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("Mail jane.doe@corp.io for access", "an e-mail address (…@corp.io)"),
+        ("Logs are in /home/ada/build/logs", "a local absolute path (/home/ada…)"),
+        ("Run C:\\Users\\ada\\tools\\fix.bat first", "a local absolute path"),
+        ("Ask Dana before a release", "the name of a person in this repository's history (Dana)"),
+        ("dana scully owns the deploy", "the name of a person in this repository's history (Dana Scully)"),
+        ("The build box devbox-17 caches wheels", "this machine's name (devbox-17)"),
+        ("See /srv/checkout/app/README.md", "this checkout's absolute path (/srv/checkout/app)"),
+    ],
+)
 def test_personal_data_is_found(text, kind):
-    context = PersonalContext(others=frozenset({"Dana Scully"}), home="/home/ada",
-                              checkout="/srv/checkout/app", hosts=frozenset({"devbox-17"}))
+    context = PersonalContext(
+        others=frozenset({"Dana Scully"}),
+        home="/home/ada",
+        checkout="/srv/checkout/app",
+        hosts=frozenset({"devbox-17"}),
+    )
     found = find_personal_data(f"---\nname: x\n---\n{text}\n", context)
     assert found and found[0].describe().startswith(kind) and found[0].line == 4
 
 
-@pytest.mark.parametrize("text", [
-    "Push with git@github.com:org/app.git", "Use test@example.com in fixtures",
-    "Paths are relative: src/app/main.py and ~/.cache/app", "The danger zone is the cron",
-    "https://ci.example.org/home/jobs/42 shows the build",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Push with git@github.com:org/app.git",
+        "Use test@example.com in fixtures",
+        "Paths are relative: src/app/main.py and ~/.cache/app",
+        "The danger zone is the cron",
+        "https://ci.example.org/home/jobs/42 shows the build",
+    ],
+)
 def test_ordinary_team_text_passes(text):
-    context = PersonalContext(others=frozenset({"Dana Scully", "ci", "dependabot[bot]"}),
-                              home="/home/ada", hosts=frozenset({"devbox-17"}))
+    context = PersonalContext(
+        others=frozenset({"Dana Scully", "ci", "dependabot[bot]"}), home="/home/ada", hosts=frozenset({"devbox-17"})
+    )
     assert find_personal_data(text, context) == []
     assert team_refusal(text, context, "x.md") is None
 
@@ -297,8 +323,11 @@ def test_ordinary_team_text_passes(text):
 def test_the_context_knows_the_other_people_of_the_repository(repo):
     (repo / "a.txt").write_text("a")
     git(repo, "add", "a.txt")
-    subprocess.run(["git", "-c", "user.name=Grace Hopper", "-c", "user.email=grace@navy.example",
-                    "commit", "-qm", "a"], cwd=repo, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=Grace Hopper", "-c", "user.email=grace@navy.example", "commit", "-qm", "a"],
+        cwd=repo,
+        check=True,
+    )
     context = PersonalContext.of(repo)
     assert "Grace Hopper" in context.others and "Ada Lovelace" not in context.others  # not the saver
     assert context.checkout == str(repo.resolve())
@@ -312,20 +341,24 @@ class AllowAll:
 
 def test_the_guard_refuses_team_writes_with_personal_data_or_when_untrusted(repo, tmp_path):
     trusted = tier(repo)
-    guard = PolicyChain(AllowAll(), [SecretGuard(tmp_path / "private", cwd=repo,
-                                                 team=TeamWriteCheck(lambda: trusted, lambda t: NOBODY))])
+    guard = PolicyChain(
+        AllowAll(),
+        [SecretGuard(tmp_path / "private", cwd=repo, team=TeamWriteCheck(lambda: trusted, lambda t: NOBODY))],
+    )
     target = str(trusted.root / "x.md")
     assert isinstance(guard.can_use_tool("Write", {"file_path": target, "content": STAGING}), Allow)
-    refused = guard.can_use_tool("Write", {"file_path": ".claude/memory/x.md",
-                                           "content": "Write to ops@corp.io on failures"})
+    refused = guard.can_use_tool(
+        "Write", {"file_path": ".claude/memory/x.md", "content": "Write to ops@corp.io on failures"}
+    )
     assert isinstance(refused, Deny) and "e-mail address" in refused.reason
     refused = guard.can_use_tool("Write", {"file_path": target, "content": f"token {GITHUB_TOKEN}"})
     assert isinstance(refused, Deny) and "github-pat" in refused.reason
-    other = guard.can_use_tool("Write", {"file_path": str(repo / "notes.md"),
-                                         "content": "ops@corp.io"})
+    other = guard.can_use_tool("Write", {"file_path": str(repo / "notes.md"), "content": "ops@corp.io"})
     assert isinstance(other, Allow)  # outside the team folder: not this guard's business
     untrusted = tier(repo, trusted=False)
-    guard = PolicyChain(AllowAll(), [SecretGuard(tmp_path / "private", cwd=repo,
-                                                 team=TeamWriteCheck(lambda: untrusted, lambda t: NOBODY))])
+    guard = PolicyChain(
+        AllowAll(),
+        [SecretGuard(tmp_path / "private", cwd=repo, team=TeamWriteCheck(lambda: untrusted, lambda t: NOBODY))],
+    )
     refused = guard.can_use_tool("Edit", {"file_path": target, "old_string": "", "new_string": "x"})
     assert isinstance(refused, Deny) and "not trusted" in refused.reason

@@ -5,11 +5,23 @@ from __future__ import annotations
 import claude_mini.permissions as permissions
 
 PUBLIC = {
-    "EDIT_TOOLS", "MODES", "READ_TOOLS",
-    "Allow", "Ask", "Deny", "Decision", "ToolPolicy", "RuleError",
-    "CommandPattern", "PathPattern", "Rule", "parse_rule",
-    "PermissionPolicy", "ExtractionPolicy",
-    "Guard", "PolicyChain",
+    "EDIT_TOOLS",
+    "MODES",
+    "READ_TOOLS",
+    "Allow",
+    "Ask",
+    "Deny",
+    "Decision",
+    "ToolPolicy",
+    "RuleError",
+    "CommandPattern",
+    "PathPattern",
+    "Rule",
+    "parse_rule",
+    "PermissionPolicy",
+    "ExtractionPolicy",
+    "Guard",
+    "PolicyChain",
 }
 
 

@@ -74,7 +74,7 @@ def test_restoring_code_and_conversation_to_the_second_message(project, fake_ser
     sent = fake_server.requests_for("main")[-1].body["messages"]
     texts = json.dumps(sent)
     assert "create util" in texts and "Created util." in texts
-    assert "change app\"" not in texts and "third turn" not in texts and "Done three." not in texts
+    assert 'change app"' not in texts and "third turn" not in texts and "Done three." not in texts
     assert sent[-1]["content"][0]["text"] == "change app differently"
     resumed = read_transcript(runtime.session.transcript.path)  # what -c would continue
     assert [p.text for p in resumed.prompts] == ["create util", "change app differently"]
@@ -82,8 +82,11 @@ def test_restoring_code_and_conversation_to_the_second_message(project, fake_ser
 
 
 def test_a_subagents_write_is_kept_under_the_parents_message(project, fake_server):
-    main_then(fake_server, Reply.tool("Agent", {"description": "make it", "prompt": "Create helper.py."}),
-              Reply.text("The child made it."))
+    main_then(
+        fake_server,
+        Reply.tool("Agent", {"description": "make it", "prompt": "Create helper.py."}),
+        Reply.text("The child made it."),
+    )
     fake_server.on(Reply.tool("Write", {"file_path": "helper.py", "content": "def h(): ...\n"}), purpose="subagent")
     fake_server.on(Reply.text("Created helper.py."), purpose="subagent")
 
@@ -107,8 +110,9 @@ def test_extraction_never_runs_on_the_rewound_part_and_its_memories_are_listed(r
     for text in ("Noted one.", "Noted two.", "Noted three.", "Noted two again."):
         fake_server.on(Reply.text(text), purpose="main")
     fake_server.on(Reply.text("Nothing to save."), purpose="extract")
-    fake_server.on(Reply.tool("Write", {"file_path": str(memdir / "feedback_tabs.md"), "content": memory}),
-                   purpose="extract")
+    fake_server.on(
+        Reply.tool("Write", {"file_path": str(memdir / "feedback_tabs.md"), "content": memory}), purpose="extract"
+    )
     fake_server.on(Reply.text("Saved."), purpose="extract")
     fake_server.on(Reply.text("never arrives").hang(), purpose="extract")  # turn three's: still running
     fake_server.on(Reply.text("Nothing new."), purpose="extract")

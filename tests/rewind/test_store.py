@@ -68,9 +68,11 @@ def test_the_oldest_copies_are_dropped_first_to_stay_under_the_cap(tmp_path: Pat
         path.write_text(str(i) * 1_000)
     notes = [change(store, f"m{i}", path, "new") for i, path in enumerate(files)]
     assert notes[:2] == [None, None]
-    assert notes[2] == ("File checkpoints of this session reached their cap of 2.44 KB (checkpoints.maxSessionMB): "
-                        "1 saved file copy was dropped, oldest first; /rewind cannot put those files back as they "
-                        "were before those changes.")
+    assert notes[2] == (
+        "File checkpoints of this session reached their cap of 2.44 KB (checkpoints.maxSessionMB): "
+        "1 saved file copy was dropped, oldest first; /rewind cannot put those files back as they "
+        "were before those changes."
+    )
     states = [c.before.state for c in store.load().changes]
     assert states == ["unrestorable", "unrestorable", "kept", "kept"]
     assert "dropped to keep this session's checkpoints under 2.44 KB" in store.load().changes[0].before.why

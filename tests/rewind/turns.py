@@ -12,11 +12,15 @@ ANSWERS = ("Created util.", "Changed app.", "Done three.")
 
 def three_turns(fake_server) -> None:
     """Serve the main agent's replies for the three turns, in order."""
-    for reply in (Reply.tool("Write", {"file_path": "util.py", "content": "A = 1\n"}), Reply.text(ANSWERS[0]),
-                  Reply.tool("Read", {"file_path": "app.py"}),
-                  Reply.tool("Edit", {"file_path": "app.py", "old_string": "hello", "new_string": "hi"}),
-                  Reply.text(ANSWERS[1]),
-                  Reply.tool("Edit", {"file_path": "util.py", "old_string": "A = 1", "new_string": "A = 2"}),
-                  Reply.tool("Write", {"file_path": "notes/todo.md", "content": "- x\n"}),
-                  Reply.tool("Bash", {"command": "echo made > made.txt"}), Reply.text(ANSWERS[2])):
+    for reply in (
+        Reply.tool("Write", {"file_path": "util.py", "content": "A = 1\n"}),
+        Reply.text(ANSWERS[0]),
+        Reply.tool("Read", {"file_path": "app.py"}),
+        Reply.tool("Edit", {"file_path": "app.py", "old_string": "hello", "new_string": "hi"}),
+        Reply.text(ANSWERS[1]),
+        Reply.tool("Edit", {"file_path": "util.py", "old_string": "A = 1", "new_string": "A = 2"}),
+        Reply.tool("Write", {"file_path": "notes/todo.md", "content": "- x\n"}),
+        Reply.tool("Bash", {"command": "echo made > made.txt"}),
+        Reply.text(ANSWERS[2]),
+    ):
         fake_server.on(reply, purpose="main")

@@ -17,9 +17,12 @@ from claude_mini.sandbox.bwrap import Availability
 def _box(root: Path, sandbox: dict | None = None, *, deny=(), allow=(), works=True) -> Sandbox:
     rules = [parse_rule(r, source="user", project_root=root) for r in deny]
     allows = [parse_rule(r, source="user", project_root=root) for r in allow]
-    return Sandbox(sandbox_settings({"sandbox": sandbox or {}}),
-                   RuleSource(deny=lambda: rules, allow=lambda: allows, roots=lambda: (root,)),
-                   project_root=root, availability=Availability("/usr/bin/bwrap", works))
+    return Sandbox(
+        sandbox_settings({"sandbox": sandbox or {}}),
+        RuleSource(deny=lambda: rules, allow=lambda: allows, roots=lambda: (root,)),
+        project_root=root,
+        availability=Availability("/usr/bin/bwrap", works),
+    )
 
 
 @pytest.fixture
@@ -63,8 +66,7 @@ def test_auto_allow_lifts_the_modes_question_only(root):
 
 
 def test_a_required_sandbox_that_cannot_run_says_so(root):
-    assert _box(root, {"failIfUnavailable": True}, works=False).missing_problem().startswith(
-        "the sandbox is required")
+    assert _box(root, {"failIfUnavailable": True}, works=False).missing_problem().startswith("the sandbox is required")
     assert _box(root, works=False).missing_problem() is None
 
 
@@ -83,9 +85,12 @@ def test_layout_protects_masks_and_grants(root, tmp_path, monkeypatch):
     (root / "secrets" / "s.txt").write_text("s")
     cache = tmp_path / "cache"
     cache.mkdir()
-    box = _box(root, {"filesystem": {"allowWrite": [f"/{cache}"]}},
-               deny=["Read(./.env)", "Read(*.pem)", "Read(./secrets/**)", "Edit(./README.md)"],
-               allow=["Edit(//opt/nonexistent/build/**)"])
+    box = _box(
+        root,
+        {"filesystem": {"allowWrite": [f"/{cache}"]}},
+        deny=["Read(./.env)", "Read(*.pem)", "Read(./secrets/**)", "Edit(./README.md)"],
+        allow=["Edit(//opt/nonexistent/build/**)"],
+    )
     (root / "README.md").write_text("hi")
     layout = box.layout().layout
     assert str(root) in layout.writable and str(cache) in layout.writable and box.temp_dir in layout.writable
@@ -119,8 +124,12 @@ def test_domains():
 
 
 def test_deciding_a_host(root):
-    box = _box(root, {"network": {"allowedDomains": ["pypi.org"], "deniedDomains": ["bad.test"]}},
-               allow=["WebFetch(domain:docs.python.org)"], deny=["WebFetch(domain:worse.test)"])
+    box = _box(
+        root,
+        {"network": {"allowedDomains": ["pypi.org"], "deniedDomains": ["bad.test"]}},
+        allow=["WebFetch(domain:docs.python.org)"],
+        deny=["WebFetch(domain:worse.test)"],
+    )
 
     async def decide(host: str) -> str | None:
         return await box.decide(host, 443)

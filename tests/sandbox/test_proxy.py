@@ -40,10 +40,13 @@ def test_connect_plain_and_refused(tmp_path: Path):
 
         proxy = DomainProxy(str(tmp_path / "p.sock"), decide)
         await proxy.start()
-        plain = await _through(proxy.socket_path, f"GET http://127.0.0.1:{port}/x?y=1 HTTP/1.1\r\nHost: a\r\n\r\n".encode())
+        plain = await _through(
+            proxy.socket_path, f"GET http://127.0.0.1:{port}/x?y=1 HTTP/1.1\r\nHost: a\r\n\r\n".encode()
+        )
         assert plain.startswith(b"HTTP/1.1 200") and b"origin saw: GET /x?y=1 HTTP/1.1" in plain
-        tunnel = await _through(proxy.socket_path, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode()
-                                + b"GET /t HTTP/1.1\r\n\r\n")
+        tunnel = await _through(
+            proxy.socket_path, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode() + b"GET /t HTTP/1.1\r\n\r\n"
+        )
         assert tunnel.startswith(b"HTTP/1.1 200 Connection established") and b"origin saw: GET /t" in tunnel
         refused = await _through(proxy.socket_path, b"CONNECT evil.test:443 HTTP/1.1\r\n\r\n")
         assert refused.startswith(b"HTTP/1.1 403") and b"evil.test is not allowed" in refused

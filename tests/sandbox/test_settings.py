@@ -12,15 +12,34 @@ def test_defaults_turn_it_on_with_auto_allow():
 
 
 def test_claude_codes_keys_are_read():
-    settings = sandbox_settings({"sandbox": {
-        "enabled": False, "failIfUnavailable": True, "autoAllowBashIfSandboxed": False,
-        "allowUnsandboxedCommands": False, "excludedCommands": ["docker", "git push:*"],
-        "network": {"allowedDomains": ["pypi.org", "*.npmjs.org"], "deniedDomains": ["evil.test"],
-                    "allowAllUnixSockets": True},
-        "filesystem": {"allowWrite": ["~/.cache"], "denyWrite": ["./vendor"], "denyRead": ["~/notes"],
-                       "allowRead": ["~/notes/public"]}}})
-    assert (settings.enabled, settings.fail_if_unavailable, settings.auto_allow, settings.allow_unsandboxed) == \
-        (False, True, False, False)
+    settings = sandbox_settings(
+        {
+            "sandbox": {
+                "enabled": False,
+                "failIfUnavailable": True,
+                "autoAllowBashIfSandboxed": False,
+                "allowUnsandboxedCommands": False,
+                "excludedCommands": ["docker", "git push:*"],
+                "network": {
+                    "allowedDomains": ["pypi.org", "*.npmjs.org"],
+                    "deniedDomains": ["evil.test"],
+                    "allowAllUnixSockets": True,
+                },
+                "filesystem": {
+                    "allowWrite": ["~/.cache"],
+                    "denyWrite": ["./vendor"],
+                    "denyRead": ["~/notes"],
+                    "allowRead": ["~/notes/public"],
+                },
+            }
+        }
+    )
+    assert (settings.enabled, settings.fail_if_unavailable, settings.auto_allow, settings.allow_unsandboxed) == (
+        False,
+        True,
+        False,
+        False,
+    )
     assert settings.excluded_commands == ("docker", "git push:*")
     assert settings.allowed_domains == ("pypi.org", "*.npmjs.org") and settings.denied_domains == ("evil.test",)
     assert settings.all_unix_sockets

@@ -55,8 +55,11 @@ def test_listing_order_is_user_skills_project_skills_project_commands_user_comma
     command(home, "ucmd.md", "user command")
     cat = load(root, home)
     assert [(e.name, e.kind, e.scope) for e in cat.entries] == [
-        ("alpha", "skill", "user"), ("zeta", "skill", "user"), ("mid", "skill", "project"),
-        ("pcmd", "command", "project"), ("ucmd", "command", "user"),
+        ("alpha", "skill", "user"),
+        ("zeta", "skill", "user"),
+        ("mid", "skill", "project"),
+        ("pcmd", "command", "project"),
+        ("ucmd", "command", "user"),
     ]
     assert cat.problems == []
 
@@ -163,8 +166,9 @@ def test_folder_without_skill_md_is_one_line_and_skipped(root, home):
     skill(root / ".claude", "ok", "fine")
     cat = load(root, home)
     assert [e.name for e in cat.entries] == ["ok"]
-    assert cat.problems == ["Skill folder .claude/skills/empty has no SKILL.md; skipped. "
-                            "Add empty/SKILL.md or remove the folder."]
+    assert cat.problems == [
+        "Skill folder .claude/skills/empty has no SKILL.md; skipped. Add empty/SKILL.md or remove the folder."
+    ]
 
 
 def test_binary_huge_and_non_utf8_bodies_are_one_line_each(root, home):
@@ -192,8 +196,7 @@ def test_bad_names_are_a_line_and_skipped(root, home):
     cat = load(root, home)
     assert cat.entries == []
     assert len(cat.problems) == 3
-    assert any("'my command' cannot be a command name" in p and p.endswith("Rename the file.")
-               for p in cat.problems)
+    assert any("'my command' cannot be a command name" in p and p.endswith("Rename the file.") for p in cat.problems)
     assert any("'-dash' cannot be a skill name" in p for p in cat.problems)
 
 
@@ -238,8 +241,9 @@ def test_an_untrusted_projects_links_out_of_the_repository_are_not_followed(root
     (root / ".claude/commands/inside.md").symlink_to(root / "shared" / "inside.md")
     cat = load(root, home)
     assert [e.name for e in cat.entries] == ["inside"]
-    assert len(cat.problems) == 3 and all("outside the repository, and this folder is not trusted" in p
-                                          for p in cat.problems)
+    assert len(cat.problems) == 3 and all(
+        "outside the repository, and this folder is not trusted" in p for p in cat.problems
+    )
     assert "TOKEN" not in " ".join(cat.problems)
 
 
@@ -286,10 +290,15 @@ def test_allowed_tools_rules_are_checked_when_the_file_is_read(root, home):
 
 # --- fields -------------------------------------------------------------------------------
 def test_fields_from_frontmatter(root, home):
-    skill(root / ".claude", "pdf", (
-        "---\nname: pdf\ndescription: Fill PDF forms\nwhen_to_use: When a PDF is mentioned\n"
-        "argument-hint: <file>\nallowed-tools: Read, Bash(git add:*) Grep\nmodel: claude-haiku-4-5\n"
-        "disable-model-invocation: true\nuser-invocable: false\n---\nBody\n"))
+    skill(
+        root / ".claude",
+        "pdf",
+        (
+            "---\nname: pdf\ndescription: Fill PDF forms\nwhen_to_use: When a PDF is mentioned\n"
+            "argument-hint: <file>\nallowed-tools: Read, Bash(git add:*) Grep\nmodel: claude-haiku-4-5\n"
+            "disable-model-invocation: true\nuser-invocable: false\n---\nBody\n"
+        ),
+    )
     cat = load(root, home)
     [e] = cat.entries
     assert (e.description, e.when_to_use, e.argument_hint) == ("Fill PDF forms", "When a PDF is mentioned", "<file>")
@@ -300,16 +309,24 @@ def test_fields_from_frontmatter(root, home):
 
 
 def test_allowed_tools_as_a_yaml_list_and_model_inherit(root, home):
-    command(home, "c.md", "---\nallowed-tools:\n  - Read\n  - Bash(npm run test:*), Write\nmodel: inherit\n"
-                          "argument-hint: [message]\n---\nbody")
+    command(
+        home,
+        "c.md",
+        "---\nallowed-tools:\n  - Read\n  - Bash(npm run test:*), Write\nmodel: inherit\n"
+        "argument-hint: [message]\n---\nbody",
+    )
     e = load(root, home).find("c")
     assert e.allowed_tools == ("Read", "Bash(npm run test:*)", "Write")
     assert e.model is None and e.argument_hint == "[message]" and e.source == "user"
 
 
 def test_bad_field_values_are_coerced_or_a_line(root, home):
-    command(root / ".claude", "c.md", "---\ndescription: 42\ndisable-model-invocation: 'yes please'\n"
-                                      "user-invocable: 'false'\nallowed-tools: {a: 1}\n---\nFirst para")
+    command(
+        root / ".claude",
+        "c.md",
+        "---\ndescription: 42\ndisable-model-invocation: 'yes please'\n"
+        "user-invocable: 'false'\nallowed-tools: {a: 1}\n---\nFirst para",
+    )
     cat = load(root, home)
     e = cat.find("c")
     assert e.description == "42" and not e.disable_model_invocation and not e.user_invocable
@@ -347,7 +364,11 @@ def test_body_is_read_now_and_raises_catalog_error_when_gone(root, home):
 
 def test_split_tool_rules():
     assert split_tool_rules("Bash(git add:*), Bash(git status:*),Read  Edit") == [
-        "Bash(git add:*)", "Bash(git status:*)", "Read", "Edit"]
+        "Bash(git add:*)",
+        "Bash(git status:*)",
+        "Read",
+        "Edit",
+    ]
     assert split_tool_rules("") == []
 
 
@@ -358,8 +379,14 @@ def test_no_folders_at_all_is_an_empty_catalog(root, home):
 
 # --- listing ------------------------------------------------------------------------------
 def entry(name: str, description: str = "", when: str = "") -> PromptCommand:
-    return PromptCommand(name=name, kind="skill", scope="project", path=Path(f"/p/{name}/SKILL.md"),
-                         description=description, when_to_use=when)
+    return PromptCommand(
+        name=name,
+        kind="skill",
+        scope="project",
+        path=Path(f"/p/{name}/SKILL.md"),
+        description=description,
+        when_to_use=when,
+    )
 
 
 def test_listing_lines_and_when_to_use():

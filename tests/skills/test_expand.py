@@ -14,26 +14,29 @@ from claude_mini.skills.expand import (
     substitute_arguments,
 )
 
-ARGS = '"Alice Smith" \'b c\' d'
+ARGS = "\"Alice Smith\" 'b c' d"
 
 
-@pytest.mark.parametrize(("body", "args", "want"), [
-    ("Hi $ARGUMENTS!", ARGS, f"Hi {ARGS}!"),                      # raw, quotes kept
-    ("$1|$2|$3", ARGS, "Alice Smith|b c|d"),                       # 1-based, shell-split
-    ("$ARGUMENTS[0]|$ARGUMENTS[2]", ARGS, "Alice Smith|d"),       # 0-based
-    ("$4 $ARGUMENTS[3]", ARGS, "$4 $ARGUMENTS[3]"),                # out of range: literal
-    ("$0 and $10", ARGS, f"$0 and $10\n\nARGUMENTS: {ARGS}"),     # $0 and $10 are no placeholders...
-    ("$1 and $10", "a", "a and $10"),                              # ...and $10 is not $1 then "0"
-    (r"\$1 costs \$ARGUMENTS but $1", "x", "$1 costs $ARGUMENTS but x"),  # \$ escapes
-    (r"C:\path \$HOME", "", r"C:\path \$HOME"),                     # a \ before anything else stays
-    ("No placeholder", "some args", "No placeholder\n\nARGUMENTS: some args"),
-    ("No placeholder", "", "No placeholder"),
-    (r"Only \$1 escaped", "a", "Only $1 escaped\n\nARGUMENTS: a"),
-    ("$ARGUMENTS_X $ARGUMENTSX", "a", "$ARGUMENTS_X $ARGUMENTSX\n\nARGUMENTS: a"),
-    ("[$ARGUMENTS]", "", "[]"),                                    # a placeholder with no args: empty
-    ('$1 and $2', 'unbalanced "quote', 'unbalanced and "quote'),  # shlex refuses: split on spaces
-    ("$1", "$2 $ARGUMENTS", "$2"),                                 # one pass: arguments are not re-read
-])
+@pytest.mark.parametrize(
+    ("body", "args", "want"),
+    [
+        ("Hi $ARGUMENTS!", ARGS, f"Hi {ARGS}!"),  # raw, quotes kept
+        ("$1|$2|$3", ARGS, "Alice Smith|b c|d"),  # 1-based, shell-split
+        ("$ARGUMENTS[0]|$ARGUMENTS[2]", ARGS, "Alice Smith|d"),  # 0-based
+        ("$4 $ARGUMENTS[3]", ARGS, "$4 $ARGUMENTS[3]"),  # out of range: literal
+        ("$0 and $10", ARGS, f"$0 and $10\n\nARGUMENTS: {ARGS}"),  # $0 and $10 are no placeholders...
+        ("$1 and $10", "a", "a and $10"),  # ...and $10 is not $1 then "0"
+        (r"\$1 costs \$ARGUMENTS but $1", "x", "$1 costs $ARGUMENTS but x"),  # \$ escapes
+        (r"C:\path \$HOME", "", r"C:\path \$HOME"),  # a \ before anything else stays
+        ("No placeholder", "some args", "No placeholder\n\nARGUMENTS: some args"),
+        ("No placeholder", "", "No placeholder"),
+        (r"Only \$1 escaped", "a", "Only $1 escaped\n\nARGUMENTS: a"),
+        ("$ARGUMENTS_X $ARGUMENTSX", "a", "$ARGUMENTS_X $ARGUMENTSX\n\nARGUMENTS: a"),
+        ("[$ARGUMENTS]", "", "[]"),  # a placeholder with no args: empty
+        ("$1 and $2", 'unbalanced "quote', 'unbalanced and "quote'),  # shlex refuses: split on spaces
+        ("$1", "$2 $ARGUMENTS", "$2"),  # one pass: arguments are not re-read
+    ],
+)
 def test_substitute_arguments(body, args, want):
     assert substitute_arguments(body, args) == want
 
@@ -41,20 +44,28 @@ def test_substitute_arguments(body, args, want):
 def test_skill_dir_and_session_id():
     body = "Run ${CLAUDE_SKILL_DIR}/x.py in ${CLAUDE_SESSION_ID} \\${CLAUDE_SKILL_DIR}"
     assert substitute_arguments(body, "", skill_dir=Path("/s/pdf"), session_id="abc") == (
-        "Run /s/pdf/x.py in abc ${CLAUDE_SKILL_DIR}")
+        "Run /s/pdf/x.py in abc ${CLAUDE_SKILL_DIR}"
+    )
     assert substitute_arguments("${CLAUDE_SKILL_DIR} ${CLAUDE_SESSION_ID}", "") == (
-        "${CLAUDE_SKILL_DIR} ${CLAUDE_SESSION_ID}")
+        "${CLAUDE_SKILL_DIR} ${CLAUDE_SESSION_ID}"
+    )
     # Neither is an argument placeholder: arguments are still appended.
     assert substitute_arguments("${CLAUDE_SKILL_DIR}", "a", skill_dir=Path("/s")) == "/s\n\nARGUMENTS: a"
 
 
 def test_shell_snippets_inline_and_fenced():
-    body = ("Status: !`git status --short` and !`date`\n"
-            "Not this: Hello!`nope` or `!not`\n"
-            "```!\nls -la\necho two\n```\n"
-            "```bash\n!`inside a plain fence still counts`\n```\n")
+    body = (
+        "Status: !`git status --short` and !`date`\n"
+        "Not this: Hello!`nope` or `!not`\n"
+        "```!\nls -la\necho two\n```\n"
+        "```bash\n!`inside a plain fence still counts`\n```\n"
+    )
     assert shell_snippets(body) == [
-        "git status --short", "date", "ls -la\necho two", "inside a plain fence still counts"]
+        "git status --short",
+        "date",
+        "ls -la\necho two",
+        "inside a plain fence still counts",
+    ]
     assert shell_snippets("!`at start`") == ["at start"]
     assert shell_snippets("nothing here") == []
 

@@ -47,8 +47,9 @@ def project(repo: Path, monkeypatch) -> Path:
 
 def run(fake_server, root: Path, scenario, *, trusted: bool = False, settings: dict | None = None):
     """Run `scenario(runtime, notices)` in one event loop against the fake server."""
-    return run_session(fake_server, root, lambda runtime: scenario(runtime, runtime.notices),
-                       settings=settings, trusted=trusted)
+    return run_session(
+        fake_server, root, lambda runtime: scenario(runtime, runtime.notices), settings=settings, trusted=trusted
+    )
 
 
 def skill_tool(body: dict) -> dict:
@@ -67,7 +68,16 @@ def test_the_listing_is_in_the_skill_tools_description_and_a_body_only_after_a_c
     assert "- release-notes: Write release notes for a version" in description
     assert "- changelog: Update CHANGELOG.md" in description
     assert "house style" not in json.dumps(first.body)  # never a body before the call
-    assert [t["name"] for t in first.body["tools"]][:8] == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite", "Skill"]
+    assert [t["name"] for t in first.body["tools"]][:8] == [
+        "Read",
+        "Write",
+        "Edit",
+        "Bash",
+        "Grep",
+        "Glob",
+        "TodoWrite",
+        "Skill",
+    ]
     result = second.body["messages"][-1]["content"][0]
     assert result["type"] == "tool_result" and not result.get("is_error")
     text = json.dumps(result["content"])
@@ -77,8 +87,12 @@ def test_the_listing_is_in_the_skill_tools_description_and_a_body_only_after_a_c
 
 
 def test_compaction_keeps_the_names_of_invoked_skills_not_their_bodies(project, fake_server):
-    fake_server.queue(Reply.tool("Skill", {"skill": "release-notes"}), Reply.tool("Skill", {"skill": "changelog"}),
-                      Reply.text("Both loaded."), Reply.text("Next answer."))
+    fake_server.queue(
+        Reply.tool("Skill", {"skill": "release-notes"}),
+        Reply.tool("Skill", {"skill": "changelog"}),
+        Reply.text("Both loaded."),
+        Reply.text("Next answer."),
+    )
     fake_server.on(Reply.text("<summary>SUMMARY OF WORK</summary>"), purpose="compact")
 
     async def scenario(runtime, notices):
@@ -103,12 +117,19 @@ def test_compaction_keeps_the_names_of_invoked_skills_not_their_bodies(project, 
 @pytest.mark.usefixtures("no_sandbox")
 def test_allowed_tools_widen_permissions_for_that_turn_only(repo, fake_server, monkeypatch):
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
-    skill(repo, "toucher", "Touch marker files", "Touch the files you are asked to.\n",
-          extra="allowed-tools: Bash(touch:*)\n")
+    skill(
+        repo,
+        "toucher",
+        "Touch marker files",
+        "Touch the files you are asked to.\n",
+        extra="allowed-tools: Bash(touch:*)\n",
+    )
     fake_server.queue(
-        Reply.tool("Skill", {"skill": "toucher"}), Reply.tool("Bash", {"command": f"touch {repo}/one"}),
+        Reply.tool("Skill", {"skill": "toucher"}),
+        Reply.tool("Bash", {"command": f"touch {repo}/one"}),
         Reply.text("Touched."),
-        Reply.tool("Bash", {"command": f"touch {repo}/two"}), Reply.text("Tried."),
+        Reply.tool("Bash", {"command": f"touch {repo}/two"}),
+        Reply.text("Tried."),
     )
 
     async def scenario(runtime, notices):
@@ -116,7 +137,9 @@ def test_allowed_tools_widen_permissions_for_that_turn_only(repo, fake_server, m
         await turn(runtime, "touch two")
         return [r.text for r in runtime.policy.allow_rules]
 
-    rules_after = run(fake_server, repo, scenario, trusted=True, settings={"permissions": {"allow": ["Skill(toucher)"]}})
+    rules_after = run(
+        fake_server, repo, scenario, trusted=True, settings={"permissions": {"allow": ["Skill(toucher)"]}}
+    )
     assert (repo / "one").exists() and not (repo / "two").exists()
     assert "Bash(touch:*)" not in rules_after
     denied = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
@@ -142,8 +165,9 @@ def test_a_skill_that_widens_permissions_needs_permission_to_load(repo, fake_ser
 def test_an_untrusted_projects_allowed_tools_are_not_applied(repo, fake_server, monkeypatch):
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
     skill(repo, "toucher", "Touch marker files", "Touch.\n", extra="allowed-tools: Bash(touch:*)\n")
-    fake_server.queue(Reply.tool("Skill", {"skill": "toucher"}), Reply.tool("Bash", {"command": f"touch {repo}/x"}),
-                      Reply.text("ok"))
+    fake_server.queue(
+        Reply.tool("Skill", {"skill": "toucher"}), Reply.tool("Bash", {"command": f"touch {repo}/x"}), Reply.text("ok")
+    )
 
     async def scenario(runtime, notices):
         await turn(runtime, "go")
@@ -156,7 +180,11 @@ def test_an_untrusted_projects_allowed_tools_are_not_applied(repo, fake_server, 
 
 def test_a_typed_command_expands_arms_its_model_and_runs_its_snippets(repo, fake_server, monkeypatch):
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
-    command(repo, "greet", "---\ndescription: Greet someone\nmodel: haiku\n---\nGreet $1 warmly. Today: !`echo SNIPPET-OUT`\n")
+    command(
+        repo,
+        "greet",
+        "---\ndescription: Greet someone\nmodel: haiku\n---\nGreet $1 warmly. Today: !`echo SNIPPET-OUT`\n",
+    )
     fake_server.queue(Reply.text("Hello!"), Reply.text("Second."))
 
     async def scenario(runtime, notices):
@@ -167,8 +195,10 @@ def test_a_typed_command_expands_arms_its_model_and_runs_its_snippets(repo, fake
         return text
 
     text = run(fake_server, repo, scenario, trusted=True)
-    assert text.startswith("<command-message>greet</command-message>\n<command-name>/greet</command-name>\n"
-                           "<command-args>Alice Smith</command-args>")
+    assert text.startswith(
+        "<command-message>greet</command-message>\n<command-name>/greet</command-name>\n"
+        "<command-args>Alice Smith</command-args>"
+    )
     assert "Greet Alice warmly. Today: SNIPPET-OUT" in text
     first, second = fake_server.requests_for("main")
     assert first.body["model"] == "claude-haiku-4-5" and second.body["model"] != "claude-haiku-4-5"
@@ -218,11 +248,20 @@ def test_no_commands_or_skills_means_no_part_and_no_skill_tool(repo, monkeypatch
 
 def test_a_resumed_conversation_knows_the_skills_it_invoked():
     messages = [
-        Message("user", [TextBlock("<command-message>greet</command-message>\n<command-name>/greet</command-name>\n\nHi")]),
+        Message(
+            "user", [TextBlock("<command-message>greet</command-message>\n<command-name>/greet</command-name>\n\nHi")]
+        ),
         Message("assistant", [ToolUseBlock("t1", "Skill", {"skill": "/changelog"})]),
-        Message("user", [TextBlock("<system-reminder>\nSkills loaded earlier in this session (their text was left "
-                                   "out of the summary to save room): old-one, greet. If the work still needs "
-                                   "one, load it again with the Skill tool.\n</system-reminder>")]),
+        Message(
+            "user",
+            [
+                TextBlock(
+                    "<system-reminder>\nSkills loaded earlier in this session (their text was left "
+                    "out of the summary to save room): old-one, greet. If the work still needs "
+                    "one, load it again with the Skill tool.\n</system-reminder>"
+                )
+            ],
+        ),
     ]
     assert invoked_in(messages) == ["changelog", "old-one", "greet"]
 
@@ -237,7 +276,6 @@ def test_context_report_names_the_listing_and_the_invoked_skills(project, fake_s
     lines = run(fake_server, project, scenario)
     assert lines[0].startswith("Skills and custom commands: 2 (2 listed to the model in the Skill tool's description: ")
     assert lines[-1].startswith("  invoked this session: changelog (")
-
 
 
 def test_a_command_typed_before_the_session_start_finished_runs_its_snippets(repo, fake_server, monkeypatch):
@@ -260,7 +298,8 @@ def test_a_deny_rule_binds_however_the_model_spells_the_skill(repo, fake_server,
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
     skill(repo, "plain", "Only text", "PLAIN BODY\n")
     skill(repo, "folder-name", "Renamed", "RENAMED BODY\n").joinpath("SKILL.md").write_text(
-        "---\nname: other-name\ndescription: Renamed\n---\nRENAMED BODY\n")
+        "---\nname: other-name\ndescription: Renamed\n---\nRENAMED BODY\n"
+    )
     command(repo, "frontend/component", "COMPONENT BODY\n")
     calls = [("Skill", {"skill": name}) for name in ("PLAIN", "/Plain", "frontend:component", "other-name")]
     fake_server.queue(Reply.tools(calls), Reply.text("ok"))
@@ -326,8 +365,17 @@ def test_a_prompt_a_hook_refuses_takes_its_grants_with_it(repo, fake_server, mon
 
 def test_a_snippet_is_vetted_by_the_users_pre_tool_use_hooks(repo, fake_server, monkeypatch, isolated_env):
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
-    (isolated_env.home / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [
-        {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo NO BASH >&2; exit 2"}]}]}}))
+    (isolated_env.home / "settings.json").write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "PreToolUse": [
+                        {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo NO BASH >&2; exit 2"}]}
+                    ]
+                }
+            }
+        )
+    )
     command(repo, "branch", "Branch: !`git branch --show-current`\n")
 
     async def scenario(runtime, notices):
@@ -369,10 +417,15 @@ def test_plan_mode_loads_a_skill(project, fake_server):
 def test_a_failed_skill_call_does_not_count_as_invoked():
     from claude_mini.llm.messages import ToolResultBlock
 
-    messages = [Message("assistant", [ToolUseBlock("t1", "Skill", {"skill": "nosuch"}),
-                                      ToolUseBlock("t2", "Skill", {"skill": "real"})]),
-                Message("user", [ToolResultBlock("t1", "Unknown skill: nosuch.", is_error=True),
-                                 ToolResultBlock("t2", "REAL BODY")])]
+    messages = [
+        Message(
+            "assistant",
+            [ToolUseBlock("t1", "Skill", {"skill": "nosuch"}), ToolUseBlock("t2", "Skill", {"skill": "real"})],
+        ),
+        Message(
+            "user", [ToolResultBlock("t1", "Unknown skill: nosuch.", is_error=True), ToolResultBlock("t2", "REAL BODY")]
+        ),
+    ]
     assert invoked_in(messages) == ["real"]
 
 

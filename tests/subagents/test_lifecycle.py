@@ -37,10 +37,19 @@ def last_result(fake_server) -> dict:
 
 
 def test_an_explore_child_has_its_own_context_and_returns_one_result(project, fake_server):
-    main_then(fake_server, Reply.tool("Agent", {"description": "Find date parsing", "prompt": "Find where dates are parsed.",
-                                                "subagent_type": "Explore"}), Reply.text("It is in dates.py."))
-    child_then(fake_server, Reply.tool("Read", {"file_path": "dates.py"}),
-               Reply.text("dates.py:3 parses ISO dates with fromisoformat."))
+    main_then(
+        fake_server,
+        Reply.tool(
+            "Agent",
+            {"description": "Find date parsing", "prompt": "Find where dates are parsed.", "subagent_type": "Explore"},
+        ),
+        Reply.text("It is in dates.py."),
+    )
+    child_then(
+        fake_server,
+        Reply.tool("Read", {"file_path": "dates.py"}),
+        Reply.text("dates.py:3 parses ISO dates with fromisoformat."),
+    )
 
     async def scenario(runtime):
         await turn(runtime, "where do we parse dates?")
@@ -53,8 +62,14 @@ def test_an_explore_child_has_its_own_context_and_returns_one_result(project, fa
     system = json.dumps(first.body["system"])
     assert "PROJECT-RULE-7" in system and "read-only" in system.lower()
     assert first.body["system"] != main["system"]
-    assert first.body["messages"] == [{"role": "user", "content": [
-        {"type": "text", "text": "Find where dates are parsed.", "cache_control": {"type": "ephemeral"}}]}]
+    assert first.body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Find where dates are parsed.", "cache_control": {"type": "ephemeral"}}
+            ],
+        }
+    ]
     assert "fromisoformat" in json.dumps(second.body["messages"])  # its Read ran, in its own context
     result = last_result(fake_server)
     assert result["type"] == "tool_result" and not result.get("is_error")
@@ -70,8 +85,11 @@ def test_an_explore_child_has_its_own_context_and_returns_one_result(project, fa
 
 
 def test_a_general_purpose_child_is_a_fork_on_the_parents_cached_prefix(project, fake_server):
-    main_then(fake_server, Reply.tool("Agent", {"description": "Summarise", "prompt": "Summarise dates.py."}),
-              Reply.text("Done."))
+    main_then(
+        fake_server,
+        Reply.tool("Agent", {"description": "Summarise", "prompt": "Summarise dates.py."}),
+        Reply.text("Done."),
+    )
     child_then(fake_server, Reply.text("One function, parse()."))
 
     async def scenario(runtime):
@@ -82,7 +100,7 @@ def test_a_general_purpose_child_is_a_fork_on_the_parents_cached_prefix(project,
     [fork] = fake_server.requests_for("subagent")
     assert fork.body["tools"] == parent.body["tools"] and fork.body["system"] == parent.body["system"]
     sent = strip_cache_control(parent.body["messages"])
-    assert strip_cache_control(fork.body["messages"][:len(sent)]) == sent  # the parent's conversation, as sent
+    assert strip_cache_control(fork.body["messages"][: len(sent)]) == sent  # the parent's conversation, as sent
     assert fork.body["messages"][len(sent)]["role"] == "assistant"  # then the response holding the call
     assert fork.usage["cache_read_input_tokens"] > 0  # the parent's prefix, read back from the cache
     last = fork.body["messages"][-1]["content"]
@@ -90,11 +108,18 @@ def test_a_general_purpose_child_is_a_fork_on_the_parents_cached_prefix(project,
 
 
 def test_permissions_and_the_read_only_type_bind_children(project, fake_server):
-    main_then(fake_server, Reply.tool("Agent", {"description": "x", "prompt": "Make a file.", "subagent_type": "Explore"}),
-              Reply.text("ok"))
-    child_then(fake_server, Reply.tools([("Write", {"file_path": "new.py", "content": "x"}),
-                                         ("Bash", {"command": f"touch {project}/made"})]),
-               Reply.text("I could not."))  # Explore has no Write tool, and its Bash only reads
+    main_then(
+        fake_server,
+        Reply.tool("Agent", {"description": "x", "prompt": "Make a file.", "subagent_type": "Explore"}),
+        Reply.text("ok"),
+    )
+    child_then(
+        fake_server,
+        Reply.tools(
+            [("Write", {"file_path": "new.py", "content": "x"}), ("Bash", {"command": f"touch {project}/made"})]
+        ),
+        Reply.text("I could not."),
+    )  # Explore has no Write tool, and its Bash only reads
 
     async def scenario(runtime):
         await turn(runtime, "go")
@@ -108,7 +133,9 @@ def test_permissions_and_the_read_only_type_bind_children(project, fake_server):
 
 def test_a_child_cannot_start_a_child_unless_a_setting_allows_it(project, fake_server):
     main_then(fake_server, Reply.tool("Agent", {"description": "x", "prompt": "Delegate."}), Reply.text("ok"))
-    child_then(fake_server, Reply.tool("Agent", {"description": "y", "prompt": "Deeper."}), Reply.text("I did it myself."))
+    child_then(
+        fake_server, Reply.tool("Agent", {"description": "y", "prompt": "Deeper."}), Reply.text("I did it myself.")
+    )
 
     async def scenario(runtime):
         await turn(runtime, "go")
@@ -119,8 +146,11 @@ def test_a_child_cannot_start_a_child_unless_a_setting_allows_it(project, fake_s
 
 
 def test_max_turns_stops_a_child_and_says_so(project, fake_server):
-    main_then(fake_server, Reply.tool("Agent", {"description": "x", "prompt": "Loop.", "subagent_type": "Explore"}),
-              Reply.text("ok"))
+    main_then(
+        fake_server,
+        Reply.tool("Agent", {"description": "x", "prompt": "Loop.", "subagent_type": "Explore"}),
+        Reply.text("ok"),
+    )
     child_then(fake_server, *[Reply.tool("Glob", {"pattern": "*.py"}) for _ in range(3)])
 
     async def scenario(runtime):
@@ -135,10 +165,15 @@ def test_max_turns_stops_a_child_and_says_so(project, fake_server):
 def test_a_custom_type_with_memory_has_its_own_memory_and_never_the_main_one(repo, fake_server, isolated_env):
     agents = repo / ".claude" / "agents"
     agents.mkdir(parents=True)
-    (agents / "reviewer.md").write_text("---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep\n"
-                                        "memory: project\n---\nYou review code. REVIEWER-PROMPT.\n")
-    main_then(fake_server, Reply.tool("Agent", {"description": "Review", "prompt": "Review dates.",
-                                                "subagent_type": "reviewer"}), Reply.text("ok"))
+    (agents / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep\n"
+        "memory: project\n---\nYou review code. REVIEWER-PROMPT.\n"
+    )
+    main_then(
+        fake_server,
+        Reply.tool("Agent", {"description": "Review", "prompt": "Review dates.", "subagent_type": "reviewer"}),
+        Reply.text("ok"),
+    )
     child_then(fake_server, Reply.text("Looks fine."))
 
     async def scenario(runtime):
@@ -154,12 +189,32 @@ def test_a_custom_type_with_memory_has_its_own_memory_and_never_the_main_one(rep
 
 
 def test_a_subagent_stop_hook_sends_the_child_back_to_work_once(project, fake_server, isolated_env):
-    (isolated_env.home / "settings.json").write_text(json.dumps({"hooks": {"SubagentStop": [{"matcher": "Explore", "hooks": [
-        {"type": "command", "command": "python3 -c \"import json,sys; d=json.load(sys.stdin); "
-                                       "print(json.dumps({} if d['stop_hook_active'] else "
-                                       "{'decision': 'block', 'reason': 'Check tests too.'}))\""}]}]}}))
-    main_then(fake_server, Reply.tool("Agent", {"description": "x", "prompt": "Look.", "subagent_type": "Explore"}),
-              Reply.text("ok"))
+    (isolated_env.home / "settings.json").write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "SubagentStop": [
+                        {
+                            "matcher": "Explore",
+                            "hooks": [
+                                {
+                                    "type": "command",
+                                    "command": 'python3 -c "import json,sys; d=json.load(sys.stdin); '
+                                    "print(json.dumps({} if d['stop_hook_active'] else "
+                                    "{'decision': 'block', 'reason': 'Check tests too.'}))\"",
+                                }
+                            ],
+                        }
+                    ]
+                }
+            }
+        )
+    )
+    main_then(
+        fake_server,
+        Reply.tool("Agent", {"description": "x", "prompt": "Look.", "subagent_type": "Explore"}),
+        Reply.text("ok"),
+    )
     child_then(fake_server, Reply.text("First answer."), Reply.text("Tests checked too."))
 
     async def scenario(runtime):
@@ -172,8 +227,11 @@ def test_a_subagent_stop_hook_sends_the_child_back_to_work_once(project, fake_se
 
 
 def test_an_unknown_type_is_an_error_naming_the_others(project, fake_server):
-    main_then(fake_server, Reply.tool("Agent", {"description": "x", "prompt": "y", "subagent_type": "nosuch"}),
-              Reply.text("ok"))
+    main_then(
+        fake_server,
+        Reply.tool("Agent", {"description": "x", "prompt": "y", "subagent_type": "nosuch"}),
+        Reply.text("ok"),
+    )
 
     async def scenario(runtime):
         await turn(runtime, "go")
@@ -187,8 +245,12 @@ def test_an_unknown_type_is_an_error_naming_the_others(project, fake_server):
 def test_a_childs_cd_does_not_slip_past_a_deny_rule(project, fake_server):
     (project / "protected").mkdir()
     main_then(fake_server, Reply.tool("Agent", {"description": "x", "prompt": "Write there."}), Reply.text("ok"))
-    child_then(fake_server, Reply.tool("Bash", {"command": "cd protected"}),
-               Reply.tool("Write", {"file_path": "secret.txt", "content": "x"}), Reply.text("done"))
+    child_then(
+        fake_server,
+        Reply.tool("Bash", {"command": "cd protected"}),
+        Reply.tool("Write", {"file_path": "secret.txt", "content": "x"}),
+        Reply.text("done"),
+    )
 
     async def scenario(runtime):
         runtime.policy.mode = "acceptEdits"
@@ -224,13 +286,20 @@ def test_an_untrusted_repositorys_linked_agent_memory_is_not_a_way_out(repo, fak
     outside.mkdir()
     (repo / ".claude" / "agents").mkdir(parents=True)
     (repo / ".claude" / "agents" / "keeper.md").write_text(
-        "---\nname: keeper\ndescription: Keeps notes\nmemory: project\n---\nKeep notes.\n")
+        "---\nname: keeper\ndescription: Keeps notes\nmemory: project\n---\nKeep notes.\n"
+    )
     (repo / ".claude" / "agent-memory").mkdir()
     (repo / ".claude" / "agent-memory" / "keeper").symlink_to(outside)
-    main_then(fake_server, Reply.tool("Agent", {"description": "x", "prompt": "Note.", "subagent_type": "keeper"}),
-              Reply.text("ok"))
-    child_then(fake_server, Reply.tool("Write", {"file_path": str(repo / ".claude/agent-memory/keeper/evil.sh"),
-                                                 "content": "x"}), Reply.text("done"))
+    main_then(
+        fake_server,
+        Reply.tool("Agent", {"description": "x", "prompt": "Note.", "subagent_type": "keeper"}),
+        Reply.text("ok"),
+    )
+    child_then(
+        fake_server,
+        Reply.tool("Write", {"file_path": str(repo / ".claude/agent-memory/keeper/evil.sh"), "content": "x"}),
+        Reply.text("done"),
+    )
 
     async def scenario(runtime):
         await turn(runtime, "go")
@@ -240,14 +309,27 @@ def test_an_untrusted_repositorys_linked_agent_memory_is_not_a_way_out(repo, fak
 
 
 def test_task_and_agent_type_rules_bind_the_agent_tool(project, fake_server):
-    main_then(fake_server, Reply.tools([("Agent", {"description": "a", "prompt": "p", "subagent_type": "Explore"}),
-                                        ("Agent", {"description": "b", "prompt": "p"})]), Reply.text("ok"))
+    main_then(
+        fake_server,
+        Reply.tools(
+            [
+                ("Agent", {"description": "a", "prompt": "p", "subagent_type": "Explore"}),
+                ("Agent", {"description": "b", "prompt": "p"}),
+            ]
+        ),
+        Reply.text("ok"),
+    )
 
     async def scenario(runtime):
         await turn(runtime, "go")
 
-    run(fake_server, project, scenario, settings={"permissions": {"deny": ["Agent(Explore)", "Task(general-purpose)"]}},
-        trusted=True)
+    run(
+        fake_server,
+        project,
+        scenario,
+        settings={"permissions": {"deny": ["Agent(Explore)", "Task(general-purpose)"]}},
+        trusted=True,
+    )
     explore, general = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][:2]
     assert explore["is_error"] and general["is_error"] and fake_server.requests_for("subagent") == []
 
@@ -260,11 +342,15 @@ def test_clear_lists_a_new_agent_type_in_the_tool_sent(project, fake_server):
 
         await turn(runtime, "first")
         (project / ".claude" / "agents").mkdir(parents=True)
-        (project / ".claude" / "agents" / "late.md").write_text("---\nname: late\ndescription: Added later\n---\nBody\n")
+        (project / ".claude" / "agents" / "late.md").write_text(
+            "---\nname: late\ndescription: Added later\n---\nBody\n"
+        )
         runtime.switch_session(Session(project), "clear")
         await turn(runtime, "second")
 
     run(fake_server, project, scenario, trusted=True)
-    one, two = (next(t for t in r.body["tools"] if t["name"] == "Agent")["description"]
-                for r in fake_server.requests_for("main"))
+    one, two = (
+        next(t for t in r.body["tools"] if t["name"] == "Agent")["description"]
+        for r in fake_server.requests_for("main")
+    )
     assert "- late:" not in one and "- late: Added later" in two

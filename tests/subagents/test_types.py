@@ -45,29 +45,43 @@ def test_built_ins_alone_when_there_are_no_files(dirs):
 
 def test_a_project_file_becomes_a_type_named_by_its_frontmatter(dirs):
     root, home = dirs
-    path = agent_file(root / ".claude", "other-file.md",
-                      "name: reviewer\ndescription: Reviews code. Use after edits.\\nThen report.\n"
-                      "tools: Read, Grep\nmodel: haiku\ncolor: blue",
-                      body="\nYou review code.\n\n")
+    path = agent_file(
+        root / ".claude",
+        "other-file.md",
+        "name: reviewer\ndescription: Reviews code. Use after edits.\\nThen report.\n"
+        "tools: Read, Grep\nmodel: haiku\ncolor: blue",
+        body="\nYou review code.\n\n",
+    )
     types = load_agent_types(root, home)
     assert types.problems == []  # `color` is cosmetic: no line
-    assert types.types[2:] == [AgentType(
-        "reviewer", "Reviews code. Use after edits.\nThen report.", prompt="You review code.",
-        tools=("Read", "Grep"), model="haiku", source="project", path=path)]
+    assert types.types[2:] == [
+        AgentType(
+            "reviewer",
+            "Reviews code. Use after edits.\nThen report.",
+            prompt="You review code.",
+            tools=("Read", "Grep"),
+            model="haiku",
+            source="project",
+            path=path,
+        )
+    ]
     assert types.find("Reviewer") is types.types[2]
 
 
-@pytest.mark.parametrize(("tools", "expected"), [
-    ("tools: Read, Grep, Read", ("Read", "Grep")),
-    ("tools: Read Grep", ("Read", "Grep")),
-    ("tools:\n  - Read\n  - mcp__github__create_issue", ("Read", "mcp__github__create_issue")),
-    ("tools: [Bash, 'Glob, Grep']", ("Bash", "Glob", "Grep")),
-    ("tools: ''", None),  # empty, `[]`, `*` or omitted: every tool (Claude Code reads them so)
-    ("tools: []", None),
-    ("tools: '*'", None),
-    ("tools:", None),
-    ("", None),
-])
+@pytest.mark.parametrize(
+    ("tools", "expected"),
+    [
+        ("tools: Read, Grep, Read", ("Read", "Grep")),
+        ("tools: Read Grep", ("Read", "Grep")),
+        ("tools:\n  - Read\n  - mcp__github__create_issue", ("Read", "mcp__github__create_issue")),
+        ("tools: [Bash, 'Glob, Grep']", ("Bash", "Glob", "Grep")),
+        ("tools: ''", None),  # empty, `[]`, `*` or omitted: every tool (Claude Code reads them so)
+        ("tools: []", None),
+        ("tools: '*'", None),
+        ("tools:", None),
+        ("", None),
+    ],
+)
 def test_tools_as_a_string_or_a_list(dirs, tools, expected):
     root, home = dirs
     agent_file(root / ".claude", "a.md", f"name: a\ndescription: d\n{tools}")
@@ -100,8 +114,11 @@ def test_memory_values_and_their_folders(dirs, scope):
     assert types.problems == [] and a.memory == scope == b.memory
     assert a.tools == ("Grep", "Read", "Write", "Edit")  # it must be able to keep its memory (Claude Code)
     assert b.tools is None
-    expected = {"project": root / ".claude/agent-memory/a", "user": home / "agent-memory/a",
-                "local": root / ".claude/agent-memory-local/a"}[scope]
+    expected = {
+        "project": root / ".claude/agent-memory/a",
+        "user": home / "agent-memory/a",
+        "local": root / ".claude/agent-memory-local/a",
+    }[scope]
     assert memory_dir(a, root, home) == expected
 
 

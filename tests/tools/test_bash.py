@@ -135,7 +135,8 @@ def test_timeout_is_capped_at_ten_minutes(run) -> None:
 
 
 def test_cancellation_while_the_output_pipe_is_attached_still_kills_the_command(
-        tmp_path: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Esc can land after the shell started but before its pipe is attached (a loaded machine):
     what it started must not outlive the call."""
     from claude_mini.tools import bash as bash_module

@@ -22,7 +22,9 @@ def source(tmp_path: Path, run) -> Path:
 
 
 def test_replaces_a_unique_string(source: Path, run, ctx) -> None:
-    result = run(EditTool(), file_path="app.py", old_string="def f():\n    return 1", new_string="def f():\n    return 2")
+    result = run(
+        EditTool(), file_path="app.py", old_string="def f():\n    return 1", new_string="def f():\n    return 2"
+    )
     assert source.read_text() == "def f():\n    return 2\n\n\ndef g():\n    return 1\n"
     assert result.metadata["path"] == str(source)
     assert "-    return 1\n+    return 2\n" in result.metadata["diff"]

@@ -168,10 +168,11 @@ def test_signature_verification_runs_no_gpg_program(tmp_path: Path, marks: Path)
     gpg.chmod(0o755)
     root = _hostile_repo(tmp_path / "repo", f"[gpg]\n\tprogram = {gpg}\n[log]\n\tshowSignature = true\n")
     tree, head = _git(root, "rev-parse", "HEAD^{tree}"), _git(root, "rev-parse", "HEAD")
-    commit = (f"tree {tree}\nparent {head}\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\n"
-              "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQ==\n -----END PGP SIGNATURE-----\n\nsigned\n")
-    _git(root, "update-ref", "HEAD", _git(root, "hash-object", "-t", "commit", "-w", "--stdin",
-                                           stdin=commit.encode()))
+    commit = (
+        f"tree {tree}\nparent {head}\nauthor a <a@b> 1 +0000\ncommitter a <a@b> 1 +0000\n"
+        "gpgsig -----BEGIN PGP SIGNATURE-----\n \n iQ==\n -----END PGP SIGNATURE-----\n\nsigned\n"
+    )
+    _git(root, "update-ref", "HEAD", _git(root, "hash-object", "-t", "commit", "-w", "--stdin", stdin=commit.encode()))
     for command in ["git log -1", "git show --stat", "git log --show-signature -1", "git log --format=%GG -1"]:
         _plain(root, command)
         assert _fired(marks) == ["gpg"], command
@@ -191,7 +192,9 @@ def test_lazy_fetch_of_a_partial_clone_runs_no_upload_pack(tmp_path: Path, marks
     _git(clone, "config", "remote.origin.uploadpack", f"{_touch(marks, 'upload')}; git-upload-pack")
     for command in ["git show HEAD:a.txt", "git log -p -1", "git grep lazy HEAD"]:
         result = _tool(clone, command)
-        assert _fired(marks) == [] and ("not allowed" in result.content or "lazy fetching disabled" in result.content), command
+        assert _fired(marks) == [] and (
+            "not allowed" in result.content or "lazy fetching disabled" in result.content
+        ), command
     _plain(clone, "git show HEAD:a.txt")
     assert _fired(marks) == ["upload"]  # the control, last: it fetches the blob for good
 
@@ -234,8 +237,10 @@ def test_program_variables_are_removed_or_harmless(tmp_path: Path, variable: str
 
 
 def test_config_pairs_are_appended_after_the_users_own() -> None:
-    env = with_config({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "a.b", "GIT_CONFIG_VALUE_0": "c"},
-                      [("core.fsmonitor", "false"), ("x.y", "it's")])
+    env = with_config(
+        {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "a.b", "GIT_CONFIG_VALUE_0": "c"},
+        [("core.fsmonitor", "false"), ("x.y", "it's")],
+    )
     assert env["GIT_CONFIG_COUNT"] == "3" and env["GIT_CONFIG_KEY_0"] == "a.b"
     assert (env["GIT_CONFIG_KEY_2"], env["GIT_CONFIG_VALUE_2"]) == ("x.y", "it's")
     assert "GIT_CONFIG_PARAMETERS" not in env
@@ -269,8 +274,10 @@ def test_each_transport_guard_holds_alone_without_the_lazy_fetch_switch(tmp_path
     clone = partial_clone_with_ext_remote(tmp_path / "clone", marks / "ext")
     env = {k: v for k, v in _no_lazy_fetch_guard(neutral_env(os.environ)).items() if k != drop}
     if drop == "GIT_CONFIG_COUNT":  # keep only the protocol keys of the command scope
-        env = with_config({k: v for k, v in env.items() if not k.startswith("GIT_CONFIG_")},
-                          [(k, v) for k, v in NEUTRAL_CONFIG if k.startswith("protocol.")])
+        env = with_config(
+            {k: v for k, v in env.items() if not k.startswith("GIT_CONFIG_")},
+            [(k, v) for k, v in NEUTRAL_CONFIG if k.startswith("protocol.")],
+        )
         env.pop("GIT_ALLOW_PROTOCOL")
     done = subprocess.run(["git", "show", "HEAD:s.txt"], cwd=clone, env=env, capture_output=True, text=True)
     assert _fired(marks) == [] and "transport 'ext' not allowed" in done.stderr
@@ -285,8 +292,13 @@ def test_a_remote_helper_of_any_name_is_refused(tmp_path: Path, marks: Path, mon
     helper.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     clone = partial_clone_with_ext_remote(tmp_path / "clone", marks / "unused", helper="evil")
-    done = subprocess.run(["git", "show", "HEAD:s.txt"], cwd=clone, env=_no_lazy_fetch_guard(neutral_env()),
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", "show", "HEAD:s.txt"],
+        cwd=clone,
+        env=_no_lazy_fetch_guard(neutral_env()),
+        capture_output=True,
+        text=True,
+    )
     assert _fired(marks) == [] and "transport 'evil' not allowed" in done.stderr
     _tool(clone, "git show HEAD:s.txt")
     assert _fired(marks) == []
@@ -294,8 +306,15 @@ def test_a_remote_helper_of_any_name_is_refused(tmp_path: Path, marks: Path, mon
     assert _fired(marks) == ["helper"], "control: plain git runs the helper"
 
 
-SUBMODULE_COMMANDS = ["git status", "git diff", "git diff HEAD", "git status --ignore-submodules=none",
-                      "git diff --submodule=diff", "git log -p -1 --submodule=diff", "git show --submodule=diff"]
+SUBMODULE_COMMANDS = [
+    "git status",
+    "git diff",
+    "git diff HEAD",
+    "git status --ignore-submodules=none",
+    "git diff --submodule=diff",
+    "git log -p -1 --submodule=diff",
+    "git show --submodule=diff",
+]
 
 
 @pytest.mark.parametrize("absorbed", [True, False], ids=["absorbed", "own-git-folder"])
@@ -319,8 +338,9 @@ def test_a_submodule_git_file_pointing_anywhere_is_looked_into(tmp_path: Path, m
     elsewhere = tmp_path / "elsewhere"
     (top / ".git" / "modules" / "sub").rename(elsewhere)
     (top / "sub" / ".git").write_text(f"gitdir: {os.path.relpath(elsewhere, top / 'sub')}\n")
-    subprocess.run(["git", "config", "--file", str(elsewhere / "config"), "core.worktree", str(top / "sub")],
-                   check=True)
+    subprocess.run(
+        ["git", "config", "--file", str(elsewhere / "config"), "core.worktree", str(top / "sub")], check=True
+    )
     os.utime(top / "sub" / "a.txt", (1, 1))
     _tool(top, "git status --ignore-submodules=none")
     assert _fired(marks) == []

@@ -85,8 +85,11 @@ def test_count_mode(tree: Path, run, grep) -> None:
 def test_glob_filter_with_braces(tree: Path, run, grep) -> None:
     result = run(grep, pattern="TODO", glob="*.{md,py}")
     assert sorted(result.content.splitlines()[1:]) == [
-        str(tree / ".hidden.py"), str(tree / "a.py"), str(tree / "notes.md"),
-        str(tree / "sub" / "c.py"), str(tree / "sub" / "secret.py"),
+        str(tree / ".hidden.py"),
+        str(tree / "a.py"),
+        str(tree / "notes.md"),
+        str(tree / "sub" / "c.py"),
+        str(tree / "sub" / "secret.py"),
     ]
 
 
@@ -112,7 +115,9 @@ def test_type_filter(tree: Path, run, grep) -> None:
     result = run(grep, pattern="TODO", type="py")
     # As in rg, a type match takes hidden files too, but not gitignored ones (sub/secret.py).
     assert sorted(result.content.splitlines()[1:]) == [
-        str(tree / ".hidden.py"), str(tree / "a.py"), str(tree / "sub" / "c.py"),
+        str(tree / ".hidden.py"),
+        str(tree / "a.py"),
+        str(tree / "sub" / "c.py"),
     ]
 
 

@@ -21,8 +21,10 @@ SECRET = "hunter2-SECRET"
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """A project with secrets in several places a rule may name, and ordinary files beside them."""
-    files = {name: f"{_marker(name)}\n" for name in (
-        ".env", "app/.env", "secrets/prod.key", "secrets/deep/more.txt", "certs/server.pem")}
+    files = {
+        name: f"{_marker(name)}\n"
+        for name in (".env", "app/.env", "secrets/prod.key", "secrets/deep/more.txt", "certs/server.pem")
+    }
     files[".env"] = f"DB_PASSWORD={SECRET} {_marker('.env')}\n"
     files |= {"app/main.py": "print('hello')\n", "docs/readme.md": "hello world\n", "notes.txt": "hello\n"}
     for name, text in files.items():
@@ -38,8 +40,9 @@ def _marker(name: str) -> str:
 
 
 def _ctx(project: Path, *deny: str) -> ToolContext:
-    policy = PermissionPolicy.from_layers([("project", {"deny": list(deny)})], cwd=project,
-                                          project_root=project, protected=[])
+    policy = PermissionPolicy.from_layers(
+        [("project", {"deny": list(deny)})], cwd=project, project_root=project, protected=[]
+    )
     ctx = ToolContext(cwd=project, project_root=project)
     ctx.read_denials = read_denials_of(policy)
     return ctx
@@ -47,8 +50,6 @@ def _ctx(project: Path, *deny: str) -> ToolContext:
 
 def _grep_engines() -> list[GrepTool]:
     return [GrepTool(), GrepTool(use_ripgrep=False)]
-
-
 
 
 # (rules, files that must not show up, number of denied files the walk meets)
@@ -101,8 +102,9 @@ def test_grep_filters_results_even_when_the_rule_cannot_be_given_to_rg(project: 
 def test_grep_skips_a_symlink_to_a_denied_file(project: Path, engine) -> None:
     os.symlink(project / ".env", project / "harmless.txt")
     ctx = _ctx(project, "Read(.env)")
-    result = asyncio.run(GrepTool(use_ripgrep=engine == "ripgrep").call(
-        {"pattern": "DB_PASSWORD", "output_mode": "content"}, ctx))
+    result = asyncio.run(
+        GrepTool(use_ripgrep=engine == "ripgrep").call({"pattern": "DB_PASSWORD", "output_mode": "content"}, ctx)
+    )
     assert SECRET not in result.content and "harmless" not in result.content
 
 
@@ -128,18 +130,21 @@ def test_no_rules_means_no_note_and_no_extra_work(project: Path) -> None:
 # --- ripgrep exclusions ---------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("rule", "root", "expected"), [
-    ("Read(.env)", ".", ["!.env"]),
-    ("Read(.env)", "app", ["!.env"]),
-    ("Read(*.pem)", "certs", ["!*.pem"]),
-    ("Read(./secrets/**)", ".", ["!/secrets/**"]),
-    ("Read(./secrets/**)", "secrets", ["!/**"]),
-    ("Read(./secrets/deep/**)", "secrets", ["!/deep/**"]),
-    ("Read(./secrets/**)", "app", []),          # the rule cannot match below app/
-    ("Read(**/id_rsa)", "app", ["!**/id_rsa"]),
-    ("Read(a/**/b.txt)", "app", []),            # not expressible relative to app/: filter only
-    ("Read({a,b}.txt)", ".", []),               # braces differ between gitignore and rg
-])
+@pytest.mark.parametrize(
+    ("rule", "root", "expected"),
+    [
+        ("Read(.env)", ".", ["!.env"]),
+        ("Read(.env)", "app", ["!.env"]),
+        ("Read(*.pem)", "certs", ["!*.pem"]),
+        ("Read(./secrets/**)", ".", ["!/secrets/**"]),
+        ("Read(./secrets/**)", "secrets", ["!/**"]),
+        ("Read(./secrets/deep/**)", "secrets", ["!/deep/**"]),
+        ("Read(./secrets/**)", "app", []),  # the rule cannot match below app/
+        ("Read(**/id_rsa)", "app", ["!**/id_rsa"]),
+        ("Read(a/**/b.txt)", "app", []),  # not expressible relative to app/: filter only
+        ("Read({a,b}.txt)", ".", []),  # braces differ between gitignore and rg
+    ],
+)
 def test_ripgrep_excludes(project: Path, rule, root, expected) -> None:
     ctx = _ctx(project, rule)
     assert ctx.read_denials.ripgrep_excludes(project / root) == expected
@@ -160,20 +165,26 @@ def test_rg_exclusions_come_after_the_users_globs(project: Path) -> None:
 @pytest.mark.parametrize("engine", ["ripgrep", "python"])
 def test_a_glob_naming_the_denied_file_does_not_reinclude_it(project: Path, engine) -> None:
     ctx = _ctx(project, "Read(.env)")
-    result = asyncio.run(GrepTool(use_ripgrep=engine == "ripgrep").call(
-        {"pattern": "PASSWORD", "glob": ".env", "output_mode": "content"}, ctx))
+    result = asyncio.run(
+        GrepTool(use_ripgrep=engine == "ripgrep").call(
+            {"pattern": "PASSWORD", "glob": ".env", "output_mode": "content"}, ctx
+        )
+    )
     assert SECRET not in result.content and ".env" not in result.content.split("(")[0]
 
 
 # --- Glob ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("rules", "pattern", "hidden", "shown"), [
-    (["Read(.env)"], "**/.env", [".env", "app/.env"], []),
-    (["Read(./secrets/**)"], "**/*", ["secrets/prod.key", "secrets/deep/more.txt"], ["notes.txt"]),
-    (["Read(*.pem)"], "certs/*", ["certs/server.pem"], []),
-    (["Read(//ROOT/app/**)"], "app/*.py", ["app/main.py"], []),
-])
+@pytest.mark.parametrize(
+    ("rules", "pattern", "hidden", "shown"),
+    [
+        (["Read(.env)"], "**/.env", [".env", "app/.env"], []),
+        (["Read(./secrets/**)"], "**/*", ["secrets/prod.key", "secrets/deep/more.txt"], ["notes.txt"]),
+        (["Read(*.pem)"], "certs/*", ["certs/server.pem"], []),
+        (["Read(//ROOT/app/**)"], "app/*.py", ["app/main.py"], []),
+    ],
+)
 def test_glob_skips_denied_files(project: Path, rules, pattern, hidden, shown) -> None:
     rules = [r.replace("//ROOT", "/" + str(project)) for r in rules]  # an absolute rule
     ctx = _ctx(project, *rules)
@@ -199,9 +210,15 @@ def test_forked_agents_share_the_deny_view(project: Path) -> None:
     from claude_mini.llm.messages import ModelRequest
 
     ctx = _ctx(project, "Read(.env)")
-    snap = ForkSnapshot(request=ModelRequest(model="m", system=[], tools=[], messages=[], max_tokens=1),
-                        sent=None, tools={}, cwd=project, project_root=project, client=None,  # type: ignore[arg-type]
-                        read_denials=ctx.read_denials)
+    snap = ForkSnapshot(
+        request=ModelRequest(model="m", system=[], tools=[], messages=[], max_tokens=1),
+        sent=None,
+        tools={},
+        cwd=project,
+        project_root=project,
+        client=None,  # type: ignore[arg-type]
+        read_denials=ctx.read_denials,
+    )
     fork = Fork(snap, purpose="extract", policy=None)  # type: ignore[arg-type]
     assert fork.ctx.read_denials is ctx.read_denials
     result = asyncio.run(GrepTool().call({"pattern": "DB_PASSWORD", "glob": "**"}, fork.ctx))

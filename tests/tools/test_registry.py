@@ -13,8 +13,7 @@ def _specs_json() -> str:
 
 
 def test_order_is_fixed() -> None:
-    assert [t.name for t in default_tools()] == ["Read", "Write", "Edit", "Bash", "Grep", "Glob",
-                                                "TodoWrite"]
+    assert [t.name for t in default_tools()] == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite"]
     assert list(TOOL_NAMES) == [t.name for t in default_tools()]
 
 
@@ -27,7 +26,12 @@ def test_specs_are_byte_stable_across_instances() -> None:
 
 def test_read_only_flags() -> None:
     assert {t.name: t.read_only for t in default_tools()} == {
-        "Read": True, "Write": False, "Edit": False, "Bash": False, "Grep": True, "Glob": True,
+        "Read": True,
+        "Write": False,
+        "Edit": False,
+        "Bash": False,
+        "Grep": True,
+        "Glob": True,
         "TodoWrite": False,
     }
 

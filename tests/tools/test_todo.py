@@ -50,15 +50,21 @@ def test_two_items_in_progress_are_accepted_and_an_empty_list_clears_it(ctx, run
     assert ctx.todos == []
 
 
-@pytest.mark.parametrize(("todos_input", "message"), [
-    (None, "Missing required parameter `todos`"),
-    ("write tests", "Parameter `todos` must be a list of items, got str."),
-    (["write tests"], "todos[0] must be an object with content, status and activeForm, got str."),
-    ([PLAN[0], {**PLAN[1], "content": "  "}], "todos[1].content must be a non-empty string."),
-    ([{"content": "x", "status": "pending"}], "todos[0].activeForm must be a non-empty string."),
-    ([{**PLAN[0], "status": "done"}], "todos[0].status must be pending, in_progress or completed, got 'done'."),
-    ([{**PLAN[0], "id": "1"}], "todos[0] has an unknown field `id`; an item has only content, status and activeForm."),
-])
+@pytest.mark.parametrize(
+    ("todos_input", "message"),
+    [
+        (None, "Missing required parameter `todos`"),
+        ("write tests", "Parameter `todos` must be a list of items, got str."),
+        (["write tests"], "todos[0] must be an object with content, status and activeForm, got str."),
+        ([PLAN[0], {**PLAN[1], "content": "  "}], "todos[1].content must be a non-empty string."),
+        ([{"content": "x", "status": "pending"}], "todos[0].activeForm must be a non-empty string."),
+        ([{**PLAN[0], "status": "done"}], "todos[0].status must be pending, in_progress or completed, got 'done'."),
+        (
+            [{**PLAN[0], "id": "1"}],
+            "todos[0] has an unknown field `id`; an item has only content, status and activeForm.",
+        ),
+    ],
+)
 def test_a_bad_list_fails_with_one_line_and_keeps_the_list(ctx, todos_input, message):
     tool = TodoWriteTool()
     ctx.todos = todos(PLAN)
@@ -88,8 +94,14 @@ def _result(id: str, *, error: bool = False) -> Message:
 
 
 def test_the_list_of_a_conversation_is_its_last_successful_call():
-    messages = [_call("t1", PLAN), _result("t1"), _call("t2", DONE), _result("t2", error=True),
-                _call("t3", [{"content": "bad"}]), _result("t3")]  # an edited transcript: not a list
+    messages = [
+        _call("t1", PLAN),
+        _result("t1"),
+        _call("t2", DONE),
+        _result("t2", error=True),
+        _call("t3", [{"content": "bad"}]),
+        _result("t3"),
+    ]  # an edited transcript: not a list
     assert todos_in(messages) == todos(PLAN)
     assert todos_in(messages + [_call("t4", DONE)]) == todos(PLAN)  # no result: it never ran
     assert todos_in(messages + [_call("t4", DONE), _result("t4")]) == todos(DONE)
@@ -112,9 +124,10 @@ def test_the_hook_rebuilds_clears_and_reports(ctx):
 def test_the_list_beside_a_summary_is_found_again():
     ctx = SimpleNamespace(todos=todos(PLAN))
     [note] = TodoHook(ctx).compact_attachments(None)  # type: ignore[arg-type]
-    assert note.startswith("The todo list as it stood before the summary: {\"todos\": [")
-    summary = Message("user", [TextBlock("<summary>S</summary>"), TextBlock(f"<system-reminder>\n{note}\n"
-                                                                            "</system-reminder>")])
+    assert note.startswith('The todo list as it stood before the summary: {"todos": [')
+    summary = Message(
+        "user", [TextBlock("<summary>S</summary>"), TextBlock(f"<system-reminder>\n{note}\n</system-reminder>")]
+    )
     assert todos_in([summary]) == todos(PLAN)
     assert todos_in([summary, _call("t9", DONE), _result("t9")]) == todos(DONE)  # a later call wins
 

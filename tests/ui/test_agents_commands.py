@@ -40,8 +40,12 @@ def files_runtime(root: Path, *, trusted: bool = False) -> SimpleNamespace:
 
 def test_every_type_with_its_source_tools_model_memory_and_context(tmp_path, isolated_env):
     root, home = tmp_path, isolated_env.home
-    agent_file(root / ".claude", "reviewer.md", "name: reviewer\ndescription: Reviews code. Use after edits.\n"
-               "tools: [Read, Grep]\nmodel: haiku\nmemory: project")
+    agent_file(
+        root / ".claude",
+        "reviewer.md",
+        "name: reviewer\ndescription: Reviews code. Use after edits.\n"
+        "tools: [Read, Grep]\nmodel: haiku\nmemory: project",
+    )
     agent_file(home, "notes.md", "name: notes\ndescription: Keeps notes\nmemory: user")
     agent_file(home, "reviewer.md", "name: reviewer\ndescription: my own reviewer")
     lines = agents_table(session_types(files_runtime(root)), width=100)
@@ -81,9 +85,11 @@ def test_bad_files_are_one_line_each_and_built_in_names_stay(tmp_path):
 def test_with_no_files_it_says_where_to_add_one(tmp_path, isolated_env):
     lines = run("/agents", files_runtime(tmp_path), width=300).splitlines()
     assert len(lines) == 7 and lines[0].startswith("Agent types: 2 (2 built-in, 0 from")
-    assert lines[-1] == (f"Add one as .claude/agents/NAME.md (this project) or {isolated_env.home}/agents/NAME.md "
-                         "(every project): frontmatter `name` and `description`, optionally `tools`, `model`, "
-                         "`memory`; the body is its system prompt.")
+    assert lines[-1] == (
+        f"Add one as .claude/agents/NAME.md (this project) or {isolated_env.home}/agents/NAME.md "
+        "(every project): frontmatter `name` and `description`, optionally `tools`, `model`, "
+        "`memory`; the body is its system prompt."
+    )
 
 
 def test_links_out_of_the_repository_follow_the_folders_trust(tmp_path):
@@ -93,8 +99,10 @@ def test_links_out_of_the_repository_follow_the_folders_trust(tmp_path):
     (root / ".claude" / "agents" / "x.md").symlink_to(outside)
     untrusted = run("/agents", files_runtime(root), width=300)
     assert "outsider" not in untrusted.split("⚠")[0]
-    assert (f"⚠ .claude/agents/x.md links to {outside}, outside the repository, and this folder is not trusted; "
-            "skipped. Trust the folder, or copy it in.") in untrusted
+    assert (
+        f"⚠ .claude/agents/x.md links to {outside}, outside the repository, and this folder is not trusted; "
+        "skipped. Trust the folder, or copy it in."
+    ) in untrusted
     trusted = run("/agents", files_runtime(root, trusted=True), width=300)
     assert "  outsider         project" in trusted and "⚠" not in trusted
 
@@ -117,20 +125,31 @@ def test_a_real_session_lists_its_types(repo):
 
 
 def test_last_prints_the_last_childs_text_and_one_line_per_tool_call(tmp_path):
-    first = SimpleNamespace(agent_type="Explore", description="Old", status="completed", tool_count=0,
-                            messages=[Message.user("old task")])
-    last = SimpleNamespace(agent_type="reviewer", description="Review the\ndiff", status="stopped", tool_count=2,
-                           messages=[
-                               Message.user("Review app.py"),
-                               Message("assistant", [TextBlock("Reading it."),
-                                                     ToolUseBlock("t1", "Read", {"file_path": str(tmp_path / "app.py")}),
-                                                     ToolUseBlock("t2", "Bash", {"command": "git diff\n--stat"})]),
-                               Message("user", [ToolResultBlock("t1", "def greet(): ..."),
-                                                ToolResultBlock("t2", "1 file changed")]),
-                               Message("assistant", [TextBlock("Two findings:\n- a bug\x1b[2J\n- a typo")]),
-                           ])
-    runtime = SimpleNamespace(subagents=SimpleNamespace(types=None, runs=[first, last]),
-                              config=files_runtime(tmp_path).config)
+    first = SimpleNamespace(
+        agent_type="Explore", description="Old", status="completed", tool_count=0, messages=[Message.user("old task")]
+    )
+    last = SimpleNamespace(
+        agent_type="reviewer",
+        description="Review the\ndiff",
+        status="stopped",
+        tool_count=2,
+        messages=[
+            Message.user("Review app.py"),
+            Message(
+                "assistant",
+                [
+                    TextBlock("Reading it."),
+                    ToolUseBlock("t1", "Read", {"file_path": str(tmp_path / "app.py")}),
+                    ToolUseBlock("t2", "Bash", {"command": "git diff\n--stat"}),
+                ],
+            ),
+            Message("user", [ToolResultBlock("t1", "def greet(): ..."), ToolResultBlock("t2", "1 file changed")]),
+            Message("assistant", [TextBlock("Two findings:\n- a bug\x1b[2J\n- a typo")]),
+        ],
+    )
+    runtime = SimpleNamespace(
+        subagents=SimpleNamespace(types=None, runs=[first, last]), config=files_runtime(tmp_path).config
+    )
     assert run("/agents last", runtime).splitlines() == [
         "Last subagent: reviewer · Review the diff · stopped · 2 tool calls",
         "user:",
@@ -153,7 +172,8 @@ def test_last_without_runs_or_without_the_hook_is_one_line(tmp_path):
 
 def test_another_argument_says_how_to_use_it(tmp_path):
     assert run("/agents lats", files_runtime(tmp_path)) == (
-        "Usage: /agents [last]: the subagent types, or the last subagent's conversation.\n")
+        "Usage: /agents [last]: the subagent types, or the last subagent's conversation.\n"
+    )
 
 
 def test_rows_are_cut_at_the_width():

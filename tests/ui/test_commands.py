@@ -16,8 +16,19 @@ from claude_mini.ui.status_line import next_mode
 
 def test_help_lists_every_command_with_its_help(slash):
     out = slash.run("/help")
-    for name in ("help", "clear", "exit", "model", "cost", "context", "resume", "status", "config",
-                 "init", "permissions"):
+    for name in (
+        "help",
+        "clear",
+        "exit",
+        "model",
+        "cost",
+        "context",
+        "resume",
+        "status",
+        "config",
+        "init",
+        "permissions",
+    ):
         assert f"/{name}" in out
         assert commands.COMMANDS[name].help in out
     assert "Shift-Tab" in out
@@ -33,10 +44,18 @@ def test_unique_prefix_runs_the_command(slash):
     assert "purpose" in slash.run("/cos")
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("/help", True), ("  /cost  ", True), ("/permissions allow Edit", True),
-    ("/usr/bin/python is broken", False), ("hello /help", False), ("/", False), ("", False),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("/help", True),
+        ("  /cost  ", True),
+        ("/permissions allow Edit", True),
+        ("/usr/bin/python is broken", False),
+        ("hello /help", False),
+        ("/", False),
+        ("", False),
+    ],
+)
 def test_what_counts_as_a_command(text, expected):
     assert is_command(text) is expected
 
@@ -256,8 +275,9 @@ def test_permissions_add_and_remove_session_rules(slash):
 def test_permissions_remove_edits_the_settings_file_and_keeps_managed_rules(slash, repo, isolated_env):
     (repo / ".claude").mkdir()
     project = repo / ".claude" / "settings.json"
-    project.write_text(json.dumps({"model": "claude-haiku-4-5",
-                                   "permissions": {"deny": ["Bash(rm:*)"], "allow": ["Read"]}}))
+    project.write_text(
+        json.dumps({"model": "claude-haiku-4-5", "permissions": {"deny": ["Bash(rm:*)"], "allow": ["Read"]}})
+    )
     (isolated_env.managed / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Bash(curl:*)"]}}))
     from claude_mini.config import load_config
     from claude_mini.runtime import make_policy
@@ -266,8 +286,10 @@ def test_permissions_remove_edits_the_settings_file_and_keeps_managed_rules(slas
     slash.runtime.policy = slash.runtime.agent.policy = make_policy(slash.runtime.config, slash.runtime.agent.ctx)
     out = slash.run("/permissions remove Bash(rm:*)", width=300)
     assert f"Removed Bash(rm:*) from {project} (permissions.deny)." in out
-    assert json.loads(project.read_text()) == {"model": "claude-haiku-4-5",
-                                               "permissions": {"deny": [], "allow": ["Read"]}}
+    assert json.loads(project.read_text()) == {
+        "model": "claude-haiku-4-5",
+        "permissions": {"deny": [], "allow": ["Read"]},
+    }
     assert "Bash(rm:*)" not in slash.run("/permissions", width=300)
     assert slash.runtime.policy.can_use_tool("Bash", {"command": "rm -rf x"}).__class__.__name__ == "Ask"
     assert "Bash(rm:*)" not in json.dumps(slash.runtime.config.settings)  # /config agrees
@@ -315,14 +337,16 @@ def test_discovery_imports_command_modules_and_reports_broken_ones(tmp_path, mon
     (package / "memory" / "memory_commands.py").write_text(
         "from claude_mini.ui.commands import command\n"
         "@command('memory-test', help='Open the memory files.', needs_runtime=False)\n"
-        "def memory(ctx):\n    ctx.console.print('memory!')\n")
+        "def memory(ctx):\n    ctx.console.print('memory!')\n"
+    )
     (package / "broken_commands.py").write_text("raise ImportError('missing dependency')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
         problems = commands.discover_commands(package, "plugpkg")
         assert "memory-test" in commands.COMMANDS
-        assert problems == ["Slash commands in plugpkg.broken_commands are unavailable: "
-                            "ImportError: missing dependency"]
+        assert problems == [
+            "Slash commands in plugpkg.broken_commands are unavailable: ImportError: missing dependency"
+        ]
         assert commands.discover_commands(package, "plugpkg") == []  # only once
     finally:
         commands.COMMANDS.pop("memory-test", None)
@@ -341,7 +365,8 @@ def test_context_includes_what_memory_hooks_report(slash):
 
 
 def test_permissions_remove_reports_each_file_and_keeps_the_rule_of_the_one_it_could_not_change(
-        slash, repo, isolated_env):
+    slash, repo, isolated_env
+):
     from claude_mini import paths
     from claude_mini.config import load_config
     from claude_mini.runtime import make_policy

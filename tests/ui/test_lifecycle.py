@@ -56,8 +56,14 @@ def test_the_runtime_calls_every_session_point_in_order(runtime, repo, slash):
 
     asyncio.run(go())
     slash.run("/clear")  # the command goes through the same switch
-    assert recorder.calls == [("start", "startup"), ("before_compact", "manual"), ("after_compact", "1"),
-                              ("change", "clear"), ("end", "other"), ("change", "clear")]
+    assert recorder.calls == [
+        ("start", "startup"),
+        ("before_compact", "manual"),
+        ("after_compact", "1"),
+        ("change", "clear"),
+        ("end", "other"),
+        ("change", "clear"),
+    ]
 
 
 class SlowAfterCompact(AgentHooks):

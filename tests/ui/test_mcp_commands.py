@@ -48,8 +48,16 @@ class FakeConnection:
 
 
 def spec(name: str, **kw) -> ServerSpec:
-    return ServerSpec(name, kw.pop("transport", "stdio"), command="python", args=("server.py",),
-                      env={"TOKEN": SECRET}, scope="project", file="/p/.mcp.json", **kw)
+    return ServerSpec(
+        name,
+        kw.pop("transport", "stdio"),
+        command="python",
+        args=("server.py",),
+        env={"TOKEN": SECRET},
+        scope="project",
+        file="/p/.mcp.json",
+        **kw,
+    )
 
 
 def tool(server: str, name: str, description: str, **annotations) -> McpToolInfo:
@@ -57,10 +65,14 @@ def tool(server: str, name: str, description: str, **annotations) -> McpToolInfo
 
 
 def test_mcp_lists_status_scope_transport_tools_and_the_last_error():
-    conns = {"db": FakeConnection(spec("db"), tools=[tool("db", "query", "Run SQL.")] * 3),
-             "api": FakeConnection(ServerSpec("api", "http", url="https://x/mcp", headers={"Authorization": SECRET},
-                                              scope="user"), status="failed",
-                                   error="cannot reach https://x/mcp: refused")}
+    conns = {
+        "db": FakeConnection(spec("db"), tools=[tool("db", "query", "Run SQL.")] * 3),
+        "api": FakeConnection(
+            ServerSpec("api", "http", url="https://x/mcp", headers={"Authorization": SECRET}, scope="user"),
+            status="failed",
+            error="cannot reach https://x/mcp: refused",
+        ),
+    }
     lines = servers_report(ServerSet(), conns)
     text = "\n".join(lines)
     assert lines[0] == "MCP servers:"
@@ -81,8 +93,9 @@ def test_mcp_with_nothing_configured_says_how_to_add_one(slash):
 
 
 def test_mcp_name_lists_its_tools_with_the_first_line_and_the_read_only_hint():
-    connection = FakeConnection(spec("db"), tools=[tool("db", "query", "Run SQL.\nMore.", readOnlyHint=True),
-                                                   tool("db", "drop", "")])
+    connection = FakeConnection(
+        spec("db"), tools=[tool("db", "query", "Run SQL.\nMore.", readOnlyHint=True), tool("db", "drop", "")]
+    )
     lines = server_report(connection, None)
     assert lines[0] == "db: connected · project (/p/.mcp.json) · stdio · python server.py"
     assert "  env: TOKEN=***" in lines
@@ -98,8 +111,9 @@ def with_hook(runtime, *conns: FakeConnection) -> McpHook:
 
 
 def test_reconnect_says_when_the_tools_join(slash):
-    hook = with_hook(slash.runtime, FakeConnection(spec("db"), status="failed", error="crashed",
-                                                   tools=[tool("db", "q", "")]))
+    hook = with_hook(
+        slash.runtime, FakeConnection(spec("db"), status="failed", error="crashed", tools=[tool("db", "q", "")])
+    )
     assert "MCP server db connected (1 tool); its tools are in the next request." in slash.run("/mcp reconnect db")
     hook.fixed = True  # the conversation's first request fixed the tool list without db
     out = slash.run("/mcp reconnect db")
@@ -121,8 +135,11 @@ def test_reconnect_that_fails_says_why_and_an_unknown_name_lists_the_servers(sla
 @pytest.fixture
 def pending(isolated_env, repo):
     """A trusted repo whose .mcp.json has two servers nobody answered about yet."""
-    write_mcp_json(repo, alpha=stdio(), beta={"type": "http", "url": "https://x/mcp",
-                                               "headers": {"Authorization": f"Bearer {SECRET}"}})
+    write_mcp_json(
+        repo,
+        alpha=stdio(),
+        beta={"type": "http", "url": "https://x/mcp", "headers": {"Authorization": f"Bearer {SECRET}"}},
+    )
     return load_config(repo, trust_folder=True)
 
 
@@ -132,8 +149,11 @@ def local_settings(repo: Path) -> dict:
 
 def test_the_question_shows_the_command_or_url_with_secrets_masked(pending):
     alpha, beta = load_servers(pending).pending_approval
-    assert mcp_approval.server_lines(alpha)[:3] == ["New MCP server found in .mcp.json: alpha",
-                                                    "command: python server.py", "env: TOKEN=***"]
+    assert mcp_approval.server_lines(alpha)[:3] == [
+        "New MCP server found in .mcp.json: alpha",
+        "command: python server.py",
+        "env: TOKEN=***",
+    ]
     assert mcp_approval.server_lines(beta)[1:3] == ["http url: https://x/mcp", "headers: Authorization: ***"]
     assert SECRET not in json.dumps([mcp_approval.server_lines(alpha), mcp_approval.server_lines(beta)])
 
@@ -168,8 +188,9 @@ def test_an_unwritable_settings_file_is_one_line(pending, repo, capsys):
     (repo / ".claude" / "settings.local.json").write_text("{broken")
     mcp_approval.confirm_mcp_servers(pending, ask=lambda s: "yes")
     lines = [line for line in capsys.readouterr().out.splitlines() if line]
-    assert len(lines) == 2 and all(line.startswith("claude-mini: could not record your answer about MCP server")
-                                   for line in lines)
+    assert len(lines) == 2 and all(
+        line.startswith("claude-mini: could not record your answer about MCP server") for line in lines
+    )
     assert (repo / ".claude" / "settings.local.json").read_text() == "{broken"
 
 
@@ -179,15 +200,18 @@ def test_an_unwritable_settings_file_is_one_line(pending, repo, capsys):
 GREET = PromptInfo("demo", "greet", "", (PromptArg("name", required=True), PromptArg("tone")))
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    ("Ada", {"name": "Ada"}),
-    ("Ada warmly and briefly", {"name": "Ada", "tone": "warmly and briefly"}),  # the last takes the rest
-    ("tone=dry Ada", {"name": "Ada", "tone": "dry"}),
-    ('name="Ada Lovelace" tone=dry', {"name": "Ada Lovelace", "tone": "dry"}),
-    ("'Ada Lovelace'", {"name": "Ada Lovelace"}),
-    ("x=1", {"name": "x=1"}),  # not a declared argument: a word
-    ("it's", {"name": "it's"}),  # an unbalanced quote: plain words
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ("Ada", {"name": "Ada"}),
+        ("Ada warmly and briefly", {"name": "Ada", "tone": "warmly and briefly"}),  # the last takes the rest
+        ("tone=dry Ada", {"name": "Ada", "tone": "dry"}),
+        ('name="Ada Lovelace" tone=dry', {"name": "Ada Lovelace", "tone": "dry"}),
+        ("'Ada Lovelace'", {"name": "Ada Lovelace"}),
+        ("x=1", {"name": "x=1"}),  # not a declared argument: a word
+        ("it's", {"name": "it's"}),  # an unbalanced quote: plain words
+    ],
+)
 def test_prompt_arguments_by_position_or_name(args, expected):
     assert prompt_arguments(GREET, args) == expected
 
@@ -204,8 +228,9 @@ def test_prompt_arguments_missing_or_too_many_are_one_line():
 
 def test_a_resource_mention_is_not_taken_for_a_file(repo):
     files = ProjectFiles(repo)
-    found = expand_mentions("see @demo:demo://readme and @other:x", cwd=repo, project_root=repo,
-                            ignored=files.is_ignored, servers={"demo"})
+    found = expand_mentions(
+        "see @demo:demo://readme and @other:x", cwd=repo, project_root=repo, ignored=files.is_ignored, servers={"demo"}
+    )
     assert found.warnings == ["@other:x does not exist; sent without it."]
 
 

@@ -65,8 +65,9 @@ def test_list_shows_instruction_files_and_memories(cli, store, repo, isolated_en
 def test_list_show_and_context_draw_no_terminal_escapes(cli, store, repo, hostile):
     """Memories are written by a model and CLAUDE.md by the repository: neither drives the terminal."""
     (repo / "CLAUDE.md").write_text(f"Build with make {hostile}\n")
-    store.write("deploy.md", name="Deploy", description=f"Deploy notes {hostile}", type="project",
-                body=f"Run it {hostile}")
+    store.write(
+        "deploy.md", name="Deploy", description=f"Deploy notes {hostile}", type="project", body=f"Run it {hostile}"
+    )
     for args in (("memory", "list"), ("memory", "show", "Deploy"), ("context",)):
         out = cli(*args).stdout
         assert not any(ch in out for ch in "\x1b\x07\r\u202e\x9b"), (args, out)
@@ -90,8 +91,17 @@ def test_unknown_memory_is_one_line_and_exit_1(cli):
 
 # --- add / forget --------------------------------------------------------------------
 def test_add_saves_at_once_with_derived_name_and_index_line(cli, store):
-    result = cli("memory", "add", "--type", "feedback", "--why", "it broke prod",
-                 "--how", "every deploy", "Never skip the billing integration tests on CI.")
+    result = cli(
+        "memory",
+        "add",
+        "--type",
+        "feedback",
+        "--why",
+        "it broke prod",
+        "--how",
+        "every deploy",
+        "Never skip the billing integration tests on CI.",
+    )
     assert result.exit_code == 0, result.output
     path = store.root / "never-skip-the-billing-integration-tests.md"
     record = store.read(path.name)
@@ -129,8 +139,10 @@ def test_forgotten_memory_comes_back_with_restore(cli, store):
 
 
 def test_derive_memory_name_and_description():
-    assert derive_memory("The staging DB is at db.staging:5432 and needs the VPN") == \
-        ("The staging DB is at db.staging:5432", "The staging DB is at db.staging:5432 and needs the VPN")
+    assert derive_memory("The staging DB is at db.staging:5432 and needs the VPN") == (
+        "The staging DB is at db.staging:5432",
+        "The staging DB is at db.staging:5432 and needs the VPN",
+    )
     name, desc = derive_memory("word " * 60)
     assert name == "Word word word word word word word" and len(desc) <= 150 and desc.endswith("…")
 
@@ -153,9 +165,11 @@ def test_on_off_write_the_user_settings_and_keep_other_keys(cli, isolated_env, m
     settings.write_text(json.dumps({"model": "claude-opus-4-1", "recall": {"strategy": "lexical"}}))
     result = cli("memory", "off")
     assert result.exit_code == 0 and "Auto memory off" in result.stdout
-    assert json.loads(settings.read_text()) == {"model": "claude-opus-4-1",
-                                                 "recall": {"strategy": "lexical"},
-                                                 "autoMemoryEnabled": False}
+    assert json.loads(settings.read_text()) == {
+        "model": "claude-opus-4-1",
+        "recall": {"strategy": "lexical"},
+        "autoMemoryEnabled": False,
+    }
     assert "(auto memory off)" in cli("memory", "list").stdout
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
     on = cli("memory", "on")
@@ -182,8 +196,8 @@ def test_broken_user_settings_are_left_alone(cli, isolated_env):
 def test_doctor_reports_then_fixes(cli, store):
     store.write("deploy.md", name="Deploy", description=DESC, type="reference", body="x")
     (store.root / "loose.md").write_text(
-        "---\nname: Loose\ndescription: Where the Grafana dashboards for billing live\n"
-        "type: reference\n---\nbody\n")
+        "---\nname: Loose\ndescription: Where the Grafana dashboards for billing live\ntype: reference\n---\nbody\n"
+    )
     store.update_index(add_or_replace={"gone.md": "- [Gone](gone.md) — missing"})
     report = cli("memory", "doctor")
     assert report.exit_code == 1
@@ -198,8 +212,9 @@ def test_doctor_reports_then_fixes(cli, store):
 
 # --- the REPL's /memory -----------------------------------------------------------------
 def test_slash_memory_add_list_and_forget(slash):
-    out = slash.run("/memory add --type feedback --why \"it hid a bug\" --how 'on CI' "
-                    "don't mock the database in integration tests")
+    out = slash.run(
+        "/memory add --type feedback --why \"it hid a bug\" --how 'on CI' don't mock the database in integration tests"
+    )
     assert "Saved don-t-mock-the-database-in-integration-tests.md (feedback)" in out
     store = slash.runtime.store
     record = store.read("don-t-mock-the-database-in-integration-tests.md")
@@ -238,8 +253,10 @@ def test_slash_memory_recall_summary(slash):
 
 
 def test_split_add_options_values_run_to_the_next_option_without_quoting():
-    assert split_add_options("don't mock the db --why it hid a bug --how on CI --type feedback") == \
-        ({"why": "it hid a bug", "how": "on CI", "type": "feedback"}, "don't mock the db")
+    assert split_add_options("don't mock the db --why it hid a bug --how on CI --type feedback") == (
+        {"why": "it hid a bug", "how": "on CI", "type": "feedback"},
+        "don't mock the db",
+    )
     assert split_add_options("-t user I'm a backend dev") == ({"type": "user"}, "I'm a backend dev")
     assert split_add_options('--why="because" x') == ({"why": "because"}, "x")
     assert split_add_options("--type-checks are slow") == ({}, "--type-checks are slow")
@@ -254,20 +271,23 @@ def test_slash_memory_add_without_text_says_where_the_text_goes(slash):
 def test_memory_cli_does_not_import_the_sdk(repo):
     import subprocess
 
-    code = ("import sys; from claude_mini.subcommands.app import sub_app; "
-            "print('anthropic' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
-                         env={**os.environ}, check=True)
+    code = "import sys; from claude_mini.subcommands.app import sub_app; print('anthropic' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, env={**os.environ}, check=True
+    )
     assert out.stdout.strip() == "False"
 
 
 def test_slash_memory_add_supersedes_and_doctor_lists_stale(slash):
     first = slash.run("/memory add Billing deploys run make deploy-billing from main", width=400)
     old = first.split()[1]
-    out = slash.run(f"/memory add Billing deploys run scripts/ship.sh from release --supersedes {old}",
-                    width=400)
+    out = slash.run(f"/memory add Billing deploys run scripts/ship.sh from release --supersedes {old}", width=400)
     assert f"Marked {old} as superseded by " in out
     doctor = slash.run("/memory doctor", width=400)
     assert "mentions scripts/ship.sh, which no longer exists" in doctor
-    assert slash.run("/memory add Another fact about the release train --supersedes nope.md",
-                     width=400).count("Note: --supersedes nope.md was ignored") == 1
+    assert (
+        slash.run("/memory add Another fact about the release train --supersedes nope.md", width=400).count(
+            "Note: --supersedes nope.md was ignored"
+        )
+        == 1
+    )

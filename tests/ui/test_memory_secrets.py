@@ -40,20 +40,29 @@ def store(repo: Path) -> MemoryStore:
 def archived(store: MemoryStore) -> list[str]:
     if not store.archive_dir.exists():
         return []
-    return sorted(p.name for p in store.archive_dir.iterdir()
-                  if p.name != "ARCHIVE.md" and not p.name.startswith("."))
+    return sorted(p.name for p in store.archive_dir.iterdir() if p.name != "ARCHIVE.md" and not p.name.startswith("."))
 
 
 # --- memory add ------------------------------------------------------------------------------
-@pytest.mark.parametrize(("args", "what"), [
-    (["the deploy token is ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"], "a credential (github-pat rule) on line 1 of the memory text"),
-    (["staging db: DB_PASSWORD=hunter2"], "a password (DB_PASSWORD=…) on line 1 of the memory text"),
-    (["npm publishing uses npm_" + "a1" * 18], "a credential (npmjsaccesstoken rule) on line 1 of the memory text"),
-    (["--why", "curl -H 'Authorization: Basic ZGVwbG95OnN1cGVy'", "the registry wants basic auth"],
-     "a credential (curl-auth-header rule) on line 1 of --why"),
-    (["--how", "export API_TOKEN=q1w2e3r4t5y6", "CI needs the API token"],
-     "a token (API_TOKEN=…) on line 1 of --how"),
-])
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        (
+            ["the deploy token is ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"],
+            "a credential (github-pat rule) on line 1 of the memory text",
+        ),
+        (["staging db: DB_PASSWORD=hunter2"], "a password (DB_PASSWORD=…) on line 1 of the memory text"),
+        (["npm publishing uses npm_" + "a1" * 18], "a credential (npmjsaccesstoken rule) on line 1 of the memory text"),
+        (
+            ["--why", "curl -H 'Authorization: Basic ZGVwbG95OnN1cGVy'", "the registry wants basic auth"],
+            "a credential (curl-auth-header rule) on line 1 of --why",
+        ),
+        (
+            ["--how", "export API_TOKEN=q1w2e3r4t5y6", "CI needs the API token"],
+            "a token (API_TOKEN=…) on line 1 of --how",
+        ),
+    ],
+)
 def test_memory_add_refuses_a_secret_in_one_line_and_saves_nothing(cli, store, args, what):
     result = cli("memory", "add", *args)
     assert result.exit_code == 1 and result.stdout == ""
@@ -80,20 +89,21 @@ def test_slash_memory_add_refuses_in_one_line(slash):
 
 # --- memory edit -----------------------------------------------------------------------------
 def test_memory_edit_warns_when_the_user_typed_a_secret(store, monkeypatch):
-    store.write("db.md", name="DB", description="where the staging database lives", type="reference",
-                body="db.internal")
+    store.write(
+        "db.md", name="DB", description="where the staging database lives", type="reference", body="db.internal"
+    )
     script = "import sys; open(sys.argv[1], 'a').write('password: Tr0ub4dor3\\n')"
     monkeypatch.setenv("EDITOR", f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}")
     lines = edit_memory(store, "db")
-    assert any(line.startswith("Warning: db.md now holds a password (password:…) on line")
-               for line in lines), lines
+    assert any(line.startswith("Warning: db.md now holds a password (password:…) on line") for line in lines), lines
     assert not any("Tr0ub4dor3" in line for line in lines)
 
 
 # --- memory forget ---------------------------------------------------------------------------
 def write_secret_memory(store: MemoryStore, filename: str = "db.md") -> None:
-    store.write(filename, name="Staging DB", description="staging database credentials",
-                type="reference", body=SECRET_BODY)
+    store.write(
+        filename, name="Staging DB", description="staging database credentials", type="reference", body=SECRET_BODY
+    )
 
 
 def test_forget_without_a_terminal_says_how_to_purge(cli, store):
@@ -101,8 +111,10 @@ def test_forget_without_a_terminal_says_how_to_purge(cli, store):
     result = cli("memory", "forget", "db")
     assert result.exit_code == 0, result.stderr
     assert "Archived db.md to archive/db.md" in result.stdout
-    assert ("Warning: db.md held a password (DB_PASSWORD=…) on line 10, kept in archive/db.md. "
-            "`claude-mini memory forget db.md --purge` deletes it for good.") in result.stdout
+    assert (
+        "Warning: db.md held a password (DB_PASSWORD=…) on line 10, kept in archive/db.md. "
+        "`claude-mini memory forget db.md --purge` deletes it for good."
+    ) in result.stdout
     assert "hunter22" not in result.stdout and archived(store) == ["db.md"]
     # A session's recall saved its index of the archive, which holds the file's first lines.
     cache = index_cache_file(paths.recall_cache_dir(), store.archive_dir)
@@ -118,8 +130,9 @@ def test_forget_without_a_terminal_says_how_to_purge(cli, store):
 
 
 def test_forget_of_a_clean_memory_says_nothing_about_secrets(cli, store):
-    store.write("deploy.md", name="Deploy", description="how to deploy billing", type="project",
-                body="make deploy-billing")
+    store.write(
+        "deploy.md", name="Deploy", description="how to deploy billing", type="project", body="make deploy-billing"
+    )
     result = cli("memory", "forget", "deploy")
     assert result.exit_code == 0 and "Warning" not in result.stdout
     assert archived(store) == ["deploy.md"]
@@ -135,8 +148,9 @@ def test_forget_asks_on_a_terminal(store, answer, kept):
         return answer in ("y", "yes")
 
     lines = forget_memory(store, "db", ask=ask)
-    assert questions == ["db.md held a password (DB_PASSWORD=…) on line 10. Delete it from "
-                         "archive/ for good too? [y/N] "]
+    assert questions == [
+        "db.md held a password (DB_PASSWORD=…) on line 10. Delete it from archive/ for good too? [y/N] "
+    ]
     assert archived(store) == kept
     assert any(line.startswith("Deleted db.md for good") for line in lines) == (not kept)
 
@@ -144,10 +158,16 @@ def test_forget_asks_on_a_terminal(store, answer, kept):
 def test_forget_purge_deletes_the_live_memory_and_older_copies_with_secrets(store):
     write_secret_memory(store)
     store.archive_copy("db.md", reason="dream: rewritten")  # an old version with the secret
-    store.write("db.md", name="Staging DB", description="staging database credentials",
-                type="reference", body="The password is in Vault.")
-    store.write("other.md", name="Other", description="another memory kept in the archive",
-                type="project", body="clean")
+    store.write(
+        "db.md",
+        name="Staging DB",
+        description="staging database credentials",
+        type="reference",
+        body="The password is in Vault.",
+    )
+    store.write(
+        "other.md", name="Other", description="another memory kept in the archive", type="project", body="clean"
+    )
     store.delete("other.md")
     lines = forget_memory(store, "db", purge=True)
     assert lines[0].startswith("Deleted db.md for good: archive/db-2.md, archive/db.md and their")
@@ -198,14 +218,17 @@ def test_add_memory_refusal_is_a_usage_free_error(repo):
 
 
 # --- what is scanned is what is written --------------------------------------------------
-@pytest.mark.parametrize(("args", "what"), [
-    # a key on one line, its value on the next: joined in the one-line description
-    (["Staging DB_PASSWORD\n=hunter2Secret9"], "a password (DB_PASSWORD=…)"),
-    (["token:\n\n  ab12cd34ef56gh78"], "a token (token:…)"),
-    (["API\nkey: abcd1234efgh5678"], "a secret key (key:…)"),
-    # --why/--how are joined into one line too
-    (["db notes", "--why", "DB_PASSWORD\n=hunter2Secret9"], "a password (DB_PASSWORD=…)"),
-])
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        # a key on one line, its value on the next: joined in the one-line description
+        (["Staging DB_PASSWORD\n=hunter2Secret9"], "a password (DB_PASSWORD=…)"),
+        (["token:\n\n  ab12cd34ef56gh78"], "a token (token:…)"),
+        (["API\nkey: abcd1234efgh5678"], "a secret key (key:…)"),
+        # --why/--how are joined into one line too
+        (["db notes", "--why", "DB_PASSWORD\n=hunter2Secret9"], "a password (DB_PASSWORD=…)"),
+    ],
+)
 def test_memory_add_scans_the_file_as_it_would_be_saved(cli, store, args, what):
     result = cli("memory", "add", *args)
     assert result.exit_code == 1 and result.stdout == ""
@@ -229,10 +252,10 @@ def test_memory_add_writes_what_it_scanned(repo, store, monkeypatch):
 
     scanned: list[dict[str, str]] = []
     original = memory_cli.saved_parts
-    monkeypatch.setattr(memory_cli, "saved_parts",
-                        lambda filename, fields: scanned.append(original(filename, fields)) or scanned[-1])
-    add_memory(memory_cli.MemoryContext.for_cwd(repo), "Staging DB\nlives at db.internal",
-               why="ops asked")
+    monkeypatch.setattr(
+        memory_cli, "saved_parts", lambda filename, fields: scanned.append(original(filename, fields)) or scanned[-1]
+    )
+    add_memory(memory_cli.MemoryContext.for_cwd(repo), "Staging DB\nlives at db.internal", why="ops asked")
     (parts,) = scanned
     (path,) = [p for p in store.root.glob("*.md") if p.name != "MEMORY.md"]
     assert parts["the memory as it would be saved"] == path.read_text()

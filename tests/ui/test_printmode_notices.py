@@ -13,8 +13,7 @@ def test_a_newline_in_a_notice_cannot_fake_a_second_line():
     channel.say('Bad permission rule "Nope(x)\nclaude-mini: FAKE LINE"', "warning")
     channel.say("recall fell back\x1b[2J", "info")
     lines = err.getvalue().splitlines()
-    assert lines == ['claude-mini: Bad permission rule "Nope(x)\\nclaude-mini: FAKE LINE"',
-                     "recall fell back\\x1b[2J"]
+    assert lines == ['claude-mini: Bad permission rule "Nope(x)\\nclaude-mini: FAKE LINE"', "recall fell back\\x1b[2J"]
 
 
 def test_saved_memories_are_shown_with_text_output_only():

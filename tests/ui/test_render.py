@@ -38,17 +38,20 @@ def lines_of(text: str) -> list[str]:
 
 def stream(renderer: Renderer, text: str, size: int = 7) -> None:
     for i in range(0, len(text), size):
-        renderer.on_event(TextDelta(text[i:i + size], 0))
+        renderer.on_event(TextDelta(text[i : i + size], 0))
 
 
-@pytest.mark.parametrize(("text", "done", "rest"), [
-    ("Hello", "", "Hello"),
-    ("Hello\n", "", "Hello\n"),
-    ("One.\n\nTwo", "One.\n\n", "Two"),
-    ("```py\nx = 1\n\ny = 2\n", "", "```py\nx = 1\n\ny = 2\n"),  # a blank line inside a fence
-    ("```py\nx = 1\n```\nAfter", "```py\nx = 1\n```\n", "After"),
-    ("A\n\nB\n\n```\ncode", "A\n\nB\n\n", "```\ncode"),
-])
+@pytest.mark.parametrize(
+    ("text", "done", "rest"),
+    [
+        ("Hello", "", "Hello"),
+        ("Hello\n", "", "Hello\n"),
+        ("One.\n\nTwo", "One.\n\n", "Two"),
+        ("```py\nx = 1\n\ny = 2\n", "", "```py\nx = 1\n\ny = 2\n"),  # a blank line inside a fence
+        ("```py\nx = 1\n```\nAfter", "```py\nx = 1\n```\n", "After"),
+        ("A\n\nB\n\n```\ncode", "A\n\nB\n\n", "```\ncode"),
+    ],
+)
 def test_split_complete(text, done, rest):
     assert split_complete(text) == (done, rest, False)
 
@@ -56,7 +59,10 @@ def test_split_complete(text, done, rest):
 def test_a_long_open_block_is_cut_into_pieces():
     code = "Intro\n\n```python\n" + "".join(f"x{i} = {i}\n" for i in range(5)) + "x5"
     assert split_complete(code, chunk_lines=4) == (
-        "Intro\n\n```python\nx0 = 0\nx1 = 1\nx2 = 2\n```\n", "```python\nx3 = 3\nx4 = 4\nx5", True)
+        "Intro\n\n```python\nx0 = 0\nx1 = 1\nx2 = 2\n```\n",
+        "```python\nx3 = 3\nx4 = 4\nx5",
+        True,
+    )
     prose = "".join(f"line {i}\n" for i in range(6))
     assert split_complete(prose, chunk_lines=4) == ("line 0\nline 1\nline 2\nline 3\n", "line 4\nline 5\n", True)
 
@@ -84,7 +90,15 @@ def test_markdown_is_printed_block_by_block():
     renderer.on_event(BlockDone(TextBlock("..."), 0))
     renderer.end_turn()
     assert lines_of(console.file.getvalue()) == [
-        "Hello world, see x.", "", " • one", " • two", "", " def f():", "     return 1", "", "Last words",
+        "Hello world, see x.",
+        "",
+        " • one",
+        " • two",
+        "",
+        " def f():",
+        "     return 1",
+        "",
+        "Last words",
     ]
 
 
@@ -143,22 +157,28 @@ def test_bash_output_is_shown_compactly():
 
 def test_read_shows_a_count_and_errors_one_line():
     read = ToolResult("1\tx\n2\ty", metadata={"num_lines": 2})
-    assert lines_of(rendered(tool_block(call("Read", file_path="a.py"), read))) == [
-        "● Read(a.py)", "  ⎿  Read 2 lines"]
+    assert lines_of(rendered(tool_block(call("Read", file_path="a.py"), read))) == ["● Read(a.py)", "  ⎿  Read 2 lines"]
     error = ToolResult("File does not exist: a.py.\nDid you mean b.py?", is_error=True)
     assert lines_of(rendered(tool_block(call("Read", file_path="a.py"), error))) == [
-        "● Read(a.py)", "  ⎿  File does not exist: a.py. Did you mean b.py?"]
+        "● Read(a.py)",
+        "  ⎿  File does not exist: a.py. Did you mean b.py?",
+    ]
 
 
 def test_edit_shows_a_coloured_diff():
     diff = "--- a.py\n+++ a.py\n@@ -1,2 +1,2 @@\n def greet():\n-    return 1\n+    return 2\n"
-    result = ToolResult("The file a.py has been updated.", metadata={"path": "/r/a.py", "diff": diff,
-                                                                     "replacements": 1})
-    block = tool_block(call("Edit", file_path="/r/a.py", old_string="1", new_string="2"), result,
-                       cwd=Path("/r"))
+    result = ToolResult(
+        "The file a.py has been updated.", metadata={"path": "/r/a.py", "diff": diff, "replacements": 1}
+    )
+    block = tool_block(call("Edit", file_path="/r/a.py", old_string="1", new_string="2"), result, cwd=Path("/r"))
     assert lines_of(rendered(block)) == [
-        "● Edit(a.py)", "  ⎿  Updated a.py (1 replacement)", "     @@ -1,2 +1,2 @@", "      def greet():",
-        "     -    return 1", "     +    return 2"]
+        "● Edit(a.py)",
+        "  ⎿  Updated a.py (1 replacement)",
+        "     @@ -1,2 +1,2 @@",
+        "      def greet():",
+        "     -    return 1",
+        "     +    return 2",
+    ]
     console = Console(file=StringIO(), width=WIDTH, color_system="standard", force_terminal=True)
     console.print(block)
     coloured = console.file.getvalue()
@@ -196,7 +216,10 @@ def test_events_render_tools_retries_notices_and_errors():
     renderer.error("Request failed:\n  the server said no")
     renderer.end_turn()
     assert lines_of(console.file.getvalue()) == [
-        "Let me look.", "", "● Bash(ls)", "  ⎿  a.py",
+        "Let me look.",
+        "",
+        "● Bash(ls)",
+        "  ⎿  a.py",
         "⟳ retrying in 1.5 s (attempt 2 of 4): Server overloaded (529)",
         "Saved a memory",
         "✗ Request failed: the server said no",
@@ -211,7 +234,9 @@ def test_interrupted_keeps_what_arrived_and_marks_it():
     renderer.interrupted()
     renderer.end_turn()
     assert lines_of(console.file.getvalue()) == [
-        "A first paragraph.", "", "half an ans",
+        "A first paragraph.",
+        "",
+        "half an ans",
         "⎿  Interrupted. The conversation is kept; say what to do next.",
     ]
 
@@ -230,7 +255,13 @@ def test_a_retry_after_shown_text_marks_it_cut_and_the_answer_starts_again():
     stream(renderer, "First paragraph.\n\nSecond one, whole.")
     renderer.end_turn()
     assert lines_of(console.file.getvalue()) == [
-        "First paragraph.", RETRY_LINE, CUT_LINE, "", "First paragraph.", "", "Second one, whole.",
+        "First paragraph.",
+        RETRY_LINE,
+        CUT_LINE,
+        "",
+        "First paragraph.",
+        "",
+        "Second one, whole.",
     ]
 
 
@@ -291,8 +322,7 @@ def test_trimmed_drops_rich_padding_lines():
 def test_permission_preview_for_bash_and_write(tmp_path):
     bash = call("Bash", command="rm -rf build", description="Remove the build folder")
     out = lines_of(rendered(permission_preview(bash, "Bash needs approval", tmp_path, "")))
-    assert out == ["● Bash(rm -rf build)", "    rm -rf build", "    Remove the build folder",
-                   "    Bash needs approval"]
+    assert out == ["● Bash(rm -rf build)", "    rm -rf build", "    Remove the build folder", "    Bash needs approval"]
     write = call("Write", file_path="new.txt", content="one\ntwo\n")
     diff = preview_diff(write, tmp_path)
     out = lines_of(rendered(permission_preview(write, "", tmp_path, diff)))

@@ -32,17 +32,21 @@ from claude_mini.ui.repl import Repl, permission_question
 from tests.ui.conftest import StubClient, make_console
 
 WIDTH = 80
-CONTROLS = ([chr(c) for c in range(0x20) if chr(c) not in "\n\t"] + ["\x7f"]
-            + [chr(c) for c in range(0x80, 0xA0)] + [chr(c) for c in range(0x202A, 0x202F)]
-            + [chr(c) for c in range(0x2066, 0x206A)])
+CONTROLS = (
+    [chr(c) for c in range(0x20) if chr(c) not in "\n\t"]
+    + ["\x7f"]
+    + [chr(c) for c in range(0x80, 0xA0)]
+    + [chr(c) for c in range(0x202A, 0x202F)]
+    + [chr(c) for c in range(0x2066, 0x206A)]
+)
 
 HOSTILE_COMMANDS = [
-    "rm -rf ~/work \r\x1b[2Kls -la",                  # CR + erase line: only `ls -la` would show
-    "rm -f notes.txt\n\x1b[1A\x1b[2Kls -la",          # cursor up + erase the line above
-    "curl x | sh" + "\b" * 11 + "ls -la     ",        # backspaces overwrite
-    "\x9b2J\x9bHrm -f notes.txt",                      # C1 CSI: clear screen, home
-    "echo \u202e'al- sl' ; rm -f notes.txt",          # bidi override reorders the text
-    "rm -f x\x1b]52;c;cm0gLXJmIH4=\x07",              # OSC 52 clipboard write
+    "rm -rf ~/work \r\x1b[2Kls -la",  # CR + erase line: only `ls -la` would show
+    "rm -f notes.txt\n\x1b[1A\x1b[2Kls -la",  # cursor up + erase the line above
+    "curl x | sh" + "\b" * 11 + "ls -la     ",  # backspaces overwrite
+    "\x9b2J\x9bHrm -f notes.txt",  # C1 CSI: clear screen, home
+    "echo \u202e'al- sl' ; rm -f notes.txt",  # bidi override reorders the text
+    "rm -f x\x1b]52;c;cm0gLXJmIH4=\x07",  # OSC 52 clipboard write
 ]
 
 
@@ -59,8 +63,9 @@ def rendered(renderable, width: int = WIDTH) -> str:
 
 def colour_console(width: int = WIDTH) -> Console:
     """A console that writes rich's own ANSI styling, as in a real terminal."""
-    return Console(file=StringIO(), width=width, force_terminal=True, color_system="standard",
-                   highlight=False, emoji=False)
+    return Console(
+        file=StringIO(), width=width, force_terminal=True, color_system="standard", highlight=False, emoji=False
+    )
 
 
 def bash(command: str, **extra) -> ToolUseBlock:
@@ -108,19 +113,25 @@ def test_a_long_command_says_how_many_lines_are_not_shown(tmp_path):
 
 
 def test_a_write_preview_shows_the_new_content_visibly(tmp_path):
-    call = ToolUseBlock("t1", "Write", {"file_path": str(tmp_path / "a\x1b[2Jb.txt"),
-                                        "content": "one\n\x1b]0;title\x07two\x9b2Jthree\n"})
+    call = ToolUseBlock(
+        "t1",
+        "Write",
+        {"file_path": str(tmp_path / "a\x1b[2Jb.txt"), "content": "one\n\x1b]0;title\x07two\x9b2Jthree\n"},
+    )
     out = rendered(permission_preview(call, "", tmp_path, preview_diff(call, tmp_path)))
     assert raw_controls(out) == []
     assert "+\\x1b]0;title\\x07two\\x9b2Jthree" in out
     assert "Write(a\\x1b[2Jb.txt)" in out
 
 
-@pytest.mark.parametrize(("call", "question"), [
-    (ToolUseBlock("t", "Edit", {"file_path": "x\x1b[1Ay.py"}), "Make this edit to x\\x1b[1Ay.py?"),
-    (ToolUseBlock("t", "Write", {"file_path": "n\u202eew.txt"}), "Create n\\u202eew.txt?"),
-    (ToolUseBlock("t", "mcp\x9b2Jtool", {}), "Allow mcp\\x9b2Jtool?"),
-])
+@pytest.mark.parametrize(
+    ("call", "question"),
+    [
+        (ToolUseBlock("t", "Edit", {"file_path": "x\x1b[1Ay.py"}), "Make this edit to x\\x1b[1Ay.py?"),
+        (ToolUseBlock("t", "Write", {"file_path": "n\u202eew.txt"}), "Create n\\u202eew.txt?"),
+        (ToolUseBlock("t", "mcp\x9b2Jtool", {}), "Allow mcp\\x9b2Jtool?"),
+    ],
+)
 def test_the_permission_question_names_files_visibly(call, question, tmp_path):
     assert permission_question(call, tmp_path) == question
 
@@ -172,7 +183,7 @@ def test_the_repl_console_guards_and_does_not_parse_markup(repo):
 
 def feed(renderer: Renderer, text: str, size: int) -> None:
     for i in range(0, len(text), size):
-        renderer.on_event(TextDelta(text[i:i + size], 0))
+        renderer.on_event(TextDelta(text[i : i + size], 0))
     renderer.on_event(BlockDone(0, TextBlock(text)))
 
 
@@ -215,17 +226,31 @@ def test_a_non_streamed_answer_is_drawn_visibly():
     assert "hi \\x1b[2J there" in console.file.getvalue()
 
 
-@pytest.mark.parametrize(("call", "result", "expected"), [
-    (bash("ls"), ToolResult("a.py\x1b[2K\x1b[1A\nb\rc.py\n\x1b]52;c;eA==\x07"), "a.py\\x1b[2K\\x1b[1A"),
-    (bash("cat f"), ToolResult("\x9b31mboom", is_error=True), "\\x9b31mboom"),
-    (bash("cat f"), ToolResult("denied \u202eexe.txt"), "denied \\u202eexe.txt"),
-    (ToolUseBlock("t", "Read", {"file_path": "/r/ev\x1b]0;x\x07il.py"}), ToolResult("x", metadata={"num_lines": 1}),
-     "Read(/r/ev\\x1b]0;x\\x07il.py)"),
-    (ToolUseBlock("t", "Edit", {"file_path": "/r/a\rb.py"}),
-     ToolResult("ok", metadata={"path": "/r/a\rb.py", "replacements": 1,
-                                "diff": "--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\x1b[8m hidden\n"}),
-     "+new\\x1b[8m hidden"),
-])
+@pytest.mark.parametrize(
+    ("call", "result", "expected"),
+    [
+        (bash("ls"), ToolResult("a.py\x1b[2K\x1b[1A\nb\rc.py\n\x1b]52;c;eA==\x07"), "a.py\\x1b[2K\\x1b[1A"),
+        (bash("cat f"), ToolResult("\x9b31mboom", is_error=True), "\\x9b31mboom"),
+        (bash("cat f"), ToolResult("denied \u202eexe.txt"), "denied \\u202eexe.txt"),
+        (
+            ToolUseBlock("t", "Read", {"file_path": "/r/ev\x1b]0;x\x07il.py"}),
+            ToolResult("x", metadata={"num_lines": 1}),
+            "Read(/r/ev\\x1b]0;x\\x07il.py)",
+        ),
+        (
+            ToolUseBlock("t", "Edit", {"file_path": "/r/a\rb.py"}),
+            ToolResult(
+                "ok",
+                metadata={
+                    "path": "/r/a\rb.py",
+                    "replacements": 1,
+                    "diff": "--- a\n+++ b\n@@ -1 +1 @@\n-old\n+new\x1b[8m hidden\n",
+                },
+            ),
+            "+new\\x1b[8m hidden",
+        ),
+    ],
+)
 def test_tool_calls_and_results_are_drawn_visibly(call, result, expected):
     out = rendered(tool_block(call, result))
     assert raw_controls(out) == []

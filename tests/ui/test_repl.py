@@ -58,15 +58,18 @@ def test_a_folder_mention_attaches_its_listing(project):
     assert '<attached-folder path="src">\nmain.py\n</attached-folder>' in out.text
 
 
-@pytest.mark.parametrize(("mention", "problem"), [
-    ("@missing.py", "@missing.py does not exist"),
-    ("@logo.png", "@logo.png is a binary file"),
-    ("@data.bin", "@data.bin is a binary file"),
-    ("@.env", "@.env is ignored by .gitignore"),
-    ("@build/out.txt", "@build/out.txt is ignored by .gitignore"),
-    ("@../outside.txt", "@../outside.txt is outside the project"),
-    ("@/etc/hostname", "@/etc/hostname is outside the project"),
-])
+@pytest.mark.parametrize(
+    ("mention", "problem"),
+    [
+        ("@missing.py", "@missing.py does not exist"),
+        ("@logo.png", "@logo.png is a binary file"),
+        ("@data.bin", "@data.bin is a binary file"),
+        ("@.env", "@.env is ignored by .gitignore"),
+        ("@build/out.txt", "@build/out.txt is ignored by .gitignore"),
+        ("@../outside.txt", "@../outside.txt is outside the project"),
+        ("@/etc/hostname", "@/etc/hostname is outside the project"),
+    ],
+)
 def test_mentions_that_cannot_be_attached_warn_and_the_message_still_goes(project, mention, problem):
     (project.parent / "outside.txt").write_text("x")
     out = expand(f"look at {mention}", project)

@@ -45,8 +45,9 @@ def internal_error_line(repo, monkeypatch, *, disk_full: bool) -> str:
 
 def test_an_internal_error_in_the_repl_says_whether_the_transcript_is_saved(repo, monkeypatch):
     line = internal_error_line(repo, monkeypatch, disk_full=True)
-    assert line.startswith("internal error: RuntimeError: a bug. The transcript could not be saved completely "
-                           "(No space left on device); ")
+    assert line.startswith(
+        "internal error: RuntimeError: a bug. The transcript could not be saved completely (No space left on device); "
+    )
     assert "The conversation is saved" not in line
 
 
@@ -55,8 +56,7 @@ class Ended(Exception):
 
 
 @pytest.mark.parametrize("disk_full", [False, True])
-def test_a_signal_says_whether_the_transcript_of_the_current_session_is_saved(repo, monkeypatch, capsys,
-                                                                            disk_full):
+def test_a_signal_says_whether_the_transcript_of_the_current_session_is_saved(repo, monkeypatch, capsys, disk_full):
     runtime = build_runtime(load_config(repo), client=StubClient())
     runtime.session.transcript.path.parent.mkdir(parents=True, exist_ok=True)
     runtime.session.transcript.path.write_text("{}\n")
@@ -69,4 +69,5 @@ def test_a_signal_says_whether_the_transcript_of_the_current_session_is_saved(re
     if disk_full:
         assert last.startswith("claude-mini: ended by SIGTERM. The transcript could not be saved completely")
     else:
-        assert last == f"claude-mini: ended by SIGTERM. The transcript is saved; `claude-mini -r {runtime.session.id}` continues."
+        resume = f"`claude-mini -r {runtime.session.id}` continues."
+        assert last == f"claude-mini: ended by SIGTERM. The transcript is saved; {resume}"

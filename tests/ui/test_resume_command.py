@@ -68,15 +68,23 @@ def test_resume_restores_the_costs_and_says_what_it_could_not_read(slash, repo):
 def test_the_redraw_shows_the_last_exchanges_shortened(tmp_path, isolated_env):
     session = Session(tmp_path, "r1")
     for i in range(1, 5):
-        session.add_message(Message.user(f"request {i}\n\n<attached-file path=\"a.py\">\nsecret\n</attached-file>"))
-        session.add_message(Message("assistant", [TextBlock(f"answer {i}"),
-                                                  ToolUseBlock(f"t{i}", "Bash", {"command": "ls\x1b[2J"})]))
+        session.add_message(Message.user(f'request {i}\n\n<attached-file path="a.py">\nsecret\n</attached-file>'))
+        session.add_message(
+            Message("assistant", [TextBlock(f"answer {i}"), ToolUseBlock(f"t{i}", "Bash", {"command": "ls\x1b[2J"})])
+        )
         session.add_message(Message("user", [ToolResultBlock(f"t{i}", "files")]))
         session.add_message(Message("assistant", [TextBlock("\n".join(f"line {n}" for n in range(6)) + "x" * 200)]))
     lines = resumed_lines(session)
     assert lines[:2] == ["Resumed session r1 (16 messages).", "  ⋮ 4 earlier messages"]
-    assert lines[2:9] == ["> request 2", "● answer 2", "● Bash(ls\\x1b[2J)", "● line 0", "  line 1", "  line 2",
-                          "  … +3 lines"]
+    assert lines[2:9] == [
+        "> request 2",
+        "● answer 2",
+        "● Bash(ls\\x1b[2J)",
+        "● line 0",
+        "  line 1",
+        "  line 2",
+        "  … +3 lines",
+    ]
     assert lines[-7] == "> request 4" and all(len(line) <= 100 for line in lines)
     assert not any("secret" in line or "files" in line for line in lines)
     assert resumed_lines(Session(tmp_path, "empty")) == ["Resumed session empty (0 messages)."]

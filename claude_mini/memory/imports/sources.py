@@ -110,9 +110,16 @@ def read_claude_code(folder: Path) -> Source:
             continue
         if record.frontmatter_ok and record.type:
             created = full.frontmatter.get("created")
-            source.memories.append(Foreign(str(record.path), record.name, record.description,
-                                           record.type, (full.body or "").strip(),
-                                           str(created) if created else None))
+            source.memories.append(
+                Foreign(
+                    str(record.path),
+                    record.name,
+                    record.description,
+                    record.type,
+                    (full.body or "").strip(),
+                    str(created) if created else None,
+                )
+            )
         elif (full.body or "").strip():
             source.memories.append(_from_text(str(record.path), full.body or "", "project"))
     source.skipped += [f"{s.path}: {s.reason}" for s in store.skipped]
@@ -142,8 +149,15 @@ def read_codex(folder: Path, project: Path) -> Source:
     profile = dict(_sections(summary or "", "##")).get("User Profile", "").strip()
     if profile:
         _, description = derive_memory(_plain(profile))
-        source.memories.append(Foreign(f"{folder / 'memory_summary.md'}#User Profile",
-                                       "User profile (from Codex)", description, "user", profile))
+        source.memories.append(
+            Foreign(
+                f"{folder / 'memory_summary.md'}#User Profile",
+                "User profile (from Codex)",
+                description,
+                "user",
+                profile,
+            )
+        )
     return source
 
 
@@ -173,8 +187,7 @@ def _legacy_codex_blocks(text: str) -> list[tuple[str, str, list[str], list[tupl
     for header, body in zip(parts[1::2], parts[2::2], strict=False):
         description = _field(header, "description")
         if _has_bullets(body):
-            blocks.append((description or "Codex notes", description, _CWD.findall(header),
-                           [("Notes", body)]))
+            blocks.append((description or "Codex notes", description, _CWD.findall(header), [("Notes", body)]))
     return blocks
 
 
@@ -225,8 +238,9 @@ def read_gemini(folder: Path, global_file: Path) -> Source:
             source.memories.append(_from_text(str(path), text, "project"))
     added = dict(_sections(_read(global_file, source, quiet=True) or "", "##"))
     facts = added.get("Gemini Added Memories", "")
-    source.memories += [_from_text(f"{global_file}#Gemini Added Memories", fact, "user")
-                        for fact in _bullet_texts(facts)]
+    source.memories += [
+        _from_text(f"{global_file}#Gemini Added Memories", fact, "user") for fact in _bullet_texts(facts)
+    ]
     if not folder.exists() and facts:
         source.folder = global_file
     return source
@@ -237,8 +251,7 @@ def _markdown_files(folder: Path) -> Iterator[Path]:
     if not folder.is_dir():
         return
     for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".")
-                         and not (Path(root) == folder and d == "skills"))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (Path(root) == folder and d == "skills"))
         yield from (Path(root) / f for f in sorted(files) if f.endswith(".md") and not f.startswith("."))
 
 
@@ -257,9 +270,11 @@ def _index_facts(path: Path, kind: str) -> list[Foreign]:
     text, _ = read_text_head(path, READ_MAX_BYTES) if path.is_file() else (None, None)
     if not text:
         return []
-    return [_from_text(f"{path}:{no}", fact, kind)
-            for no, line in enumerate(text.splitlines(), start=1)
-            if not parse_index(line) and (fact := _bullet_text(line))]
+    return [
+        _from_text(f"{path}:{no}", fact, kind)
+        for no, line in enumerate(text.splitlines(), start=1)
+        if not parse_index(line) and (fact := _bullet_text(line))
+    ]
 
 
 def _from_text(origin: str, text: str, kind: str) -> Foreign:
@@ -299,8 +314,10 @@ def _sections(text: str, marker: str) -> list[tuple[str, str]]:
     """(heading, text under it) for each heading of exactly this level (`#`, `##`)."""
     pattern = re.compile(rf"^{re.escape(marker)}\s+(.+?)\s*$", re.MULTILINE)
     found = list(pattern.finditer(text))
-    return [(m.group(1).strip(), text[m.end(): found[i + 1].start() if i + 1 < len(found) else len(text)])
-            for i, m in enumerate(found)]
+    return [
+        (m.group(1).strip(), text[m.end() : found[i + 1].start() if i + 1 < len(found) else len(text)])
+        for i, m in enumerate(found)
+    ]
 
 
 def _field(text: str, key: str) -> str:

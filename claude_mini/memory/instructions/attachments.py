@@ -86,8 +86,7 @@ class AttachmentTracker:
         forms = path_forms(path)
         new: list[Attachment] = []
         for folder in self._nested_folders(forms):
-            new.extend(self._activate(a) for a in self._folder_attachments(folder)
-                       if a.path not in self._active)
+            new.extend(self._activate(a) for a in self._folder_attachments(folder) if a.path not in self._active)
         for rule in self._rule_index().matching(forms):
             if rule.path not in self._active:
                 new.append(self._activate(self._rule_attachment(rule)))
@@ -97,9 +96,7 @@ class AttachmentTracker:
         """Everything attached since the session start or the last compaction, in order."""
         return list(self._active.values())
 
-    def reattach_after_compaction(
-        self, still_relevant: Iterable[Path | str] | None = None
-    ) -> list[Attachment]:
+    def reattach_after_compaction(self, still_relevant: Iterable[Path | str] | None = None) -> list[Attachment]:
         """What to attach again after a compaction removed earlier attachments from the messages.
 
         With `still_relevant` (the paths restored into context after compacting) only
@@ -177,8 +174,7 @@ class AttachmentTracker:
             self.considered.extend(imported)
             self.warnings.extend(loader.warnings)
             files = [file, *(e for e in imported if isinstance(e, InstructionFile))]
-            attachment = self._rule_attachments[rule.path] = Attachment(rule.path, "rule", files,
-                                                                        tuple(rule.globs))
+            attachment = self._rule_attachments[rule.path] = Attachment(rule.path, "rule", files, tuple(rule.globs))
         return attachment
 
     def _add_rule(self, rule: ConditionalRule) -> None:
@@ -213,8 +209,9 @@ class InstructionHook(AgentHooks):
         path = result.metadata.get("path")
         if call.name not in TOUCHING_TOOLS or result.is_error or not path:
             return []
-        attached = [a for a in self.tracker.on_path_touched(path, created=bool(result.metadata.get("created")))
-                    if a.render()]
+        attached = [
+            a for a in self.tracker.on_path_touched(path, created=bool(result.metadata.get("created"))) if a.render()
+        ]
         if attached:
             agent.announce_instructions(attachment_loads(attached, trigger=str(path)))
         return [a.render() for a in attached]
@@ -223,22 +220,31 @@ class InstructionHook(AgentHooks):
 _MEMORY_TYPES = {"managed": "Managed", "user": "User"}
 
 
-def instruction_loads(files: Iterable[InstructionFile], reason: LoadReason, *, globs: tuple[str, ...] = (),
-                      trigger: str | None = None) -> list[InstructionLoad]:
+def instruction_loads(
+    files: Iterable[InstructionFile], reason: LoadReason, *, globs: tuple[str, ...] = (), trigger: str | None = None
+) -> list[InstructionLoad]:
     """The lifecycle's record of `files` entering the context: imported ones say `include` and
     who imported them; a root file says `reason`."""
     loads = []
     for f in files:
         memory_type = "Local" if f.kind == "local" else _MEMORY_TYPES.get(f.level, "Project")
         imported = f.depth > 0
-        loads.append(InstructionLoad(
-            f.path, memory_type, "include" if imported else reason, () if imported else globs,
-            trigger, f.imported_by if imported else None))
+        loads.append(
+            InstructionLoad(
+                f.path,
+                memory_type,
+                "include" if imported else reason,
+                () if imported else globs,
+                trigger,
+                f.imported_by if imported else None,
+            )
+        )
     return loads
 
 
-def attachment_loads(attachments: Iterable[Attachment], *, trigger: str | None = None,
-                     reason: LoadReason | None = None) -> list[InstructionLoad]:
+def attachment_loads(
+    attachments: Iterable[Attachment], *, trigger: str | None = None, reason: LoadReason | None = None
+) -> list[InstructionLoad]:
     """`instruction_loads` of attachments: a rule says `path_glob_match`, a nested folder's file
     `nested_traversal`, unless `reason` (a compaction re-sending them) says otherwise."""
     loads: list[InstructionLoad] = []

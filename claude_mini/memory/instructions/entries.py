@@ -27,8 +27,10 @@ HEADER = (
 EXCLUDED = "excluded by claudeMdExcludes"
 DUPLICATE = "already loaded (same real file)"
 CYCLE = "import cycle"
-UNTRUSTED = ("outside the repository, and this folder is not trusted: run claude-mini here and "
-             "trust it (or pass --trust-folder) to follow it")
+UNTRUSTED = (
+    "outside the repository, and this folder is not trusted: run claude-mini here and "
+    "trust it (or pass --trust-folder) to follow it"
+)
 _QUIET = frozenset({EXCLUDED, DUPLICATE, CYCLE})
 
 

@@ -190,8 +190,12 @@ class Loader:
         return self._open(path, "imported", importer.level, importer, chain)
 
     def _open(
-        self, path: str, kind: str, level: str,
-        importer: InstructionFile | None = None, chain: tuple[str, ...] = (),
+        self,
+        path: str,
+        kind: str,
+        level: str,
+        importer: InstructionFile | None = None,
+        chain: tuple[str, ...] = (),
     ) -> InstructionFile | Skipped:
         """Read one file (text not yet cleaned), or say why not."""
         try:
@@ -262,14 +266,23 @@ class Loader:
         return real
 
     def _skip(
-        self, path: str, kind: str, reason: str, importer: InstructionFile | None = None,
+        self,
+        path: str,
+        kind: str,
+        reason: str,
+        importer: InstructionFile | None = None,
         linked_from: str | None = None,
     ) -> Skipped:
         depth, by = (importer.depth + 1, importer.path) if importer else (0, None)
         skipped = Skipped(path, kind, reason, by, depth, linked_from)
         if not skipped.quiet:
-            where = (f"@import in {by}" if by else
-                     f"instruction file, linked from {linked_from}" if linked_from else "instruction file")
+            where = (
+                f"@import in {by}"
+                if by
+                else f"instruction file, linked from {linked_from}"
+                if linked_from
+                else "instruction file"
+            )
             self.warnings.append(f"{path} ({where}) was skipped: {reason}. The rest was loaded.")
         return skipped
 

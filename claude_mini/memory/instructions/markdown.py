@@ -88,8 +88,7 @@ def _import_refs(text: str, skip: list[tuple[int, int]]) -> list[str]:
     found, pos = [], text.find("@")
     while pos >= 0:
         # `@` must start the text or follow whitespace: `a@b.c` is an address.
-        if (pos == 0 or text[pos - 1].isspace()) and not _in_regions(pos, skip) \
-                and not _in_code_span(text, pos):
+        if (pos == 0 or text[pos - 1].isspace()) and not _in_regions(pos, skip) and not _in_code_span(text, pos):
             m = _IMPORT_PATH.match(text, pos + 1)
             raw = m.group().replace("\\ ", " ").rstrip(_TRAILING_PUNCTUATION) if m else ""
             if "/" in raw or "." in raw:

@@ -11,21 +11,85 @@ import os
 
 from claude_mini.safe_read import Unreadable, kind_refusal, os_reason, read_capped
 
-__all__ = ["MAX_FILE_BYTES", "TEXT_EXTENSIONS", "TEXT_NAMES", "Unreadable", "is_text_name",
-           "os_reason", "read_text"]
+__all__ = ["MAX_FILE_BYTES", "TEXT_EXTENSIONS", "TEXT_NAMES", "Unreadable", "is_text_name", "os_reason", "read_text"]
 
 MAX_FILE_BYTES = 200_000  # larger files are skipped: they would swamp the context
 
 # Imports must name a text file; this keeps `@id_rsa` or `@build/app.bin` out of the prompt.
-TEXT_EXTENSIONS = frozenset({
-    ".md", ".markdown", ".mdx", ".txt", ".text", ".rst", ".adoc", ".org", ".json", ".jsonc",
-    ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".xml", ".csv", ".tsv", ".html", ".htm",
-    ".css", ".scss", ".sql", ".graphql", ".proto", ".py", ".pyi", ".js", ".jsx", ".mjs",
-    ".cjs", ".ts", ".tsx", ".go", ".rs", ".java", ".kt", ".kts", ".scala", ".swift", ".c",
-    ".h", ".cc", ".cpp", ".hpp", ".cs", ".rb", ".php", ".pl", ".lua", ".r", ".dart", ".ex",
-    ".exs", ".erl", ".hs", ".ml", ".clj", ".sh", ".bash", ".zsh", ".fish", ".ps1", ".vue",
-    ".svelte", ".tf", ".gradle", ".cmake", ".mk",
-})
+TEXT_EXTENSIONS = frozenset(
+    {
+        ".md",
+        ".markdown",
+        ".mdx",
+        ".txt",
+        ".text",
+        ".rst",
+        ".adoc",
+        ".org",
+        ".json",
+        ".jsonc",
+        ".yaml",
+        ".yml",
+        ".toml",
+        ".ini",
+        ".cfg",
+        ".conf",
+        ".xml",
+        ".csv",
+        ".tsv",
+        ".html",
+        ".htm",
+        ".css",
+        ".scss",
+        ".sql",
+        ".graphql",
+        ".proto",
+        ".py",
+        ".pyi",
+        ".js",
+        ".jsx",
+        ".mjs",
+        ".cjs",
+        ".ts",
+        ".tsx",
+        ".go",
+        ".rs",
+        ".java",
+        ".kt",
+        ".kts",
+        ".scala",
+        ".swift",
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".hpp",
+        ".cs",
+        ".rb",
+        ".php",
+        ".pl",
+        ".lua",
+        ".r",
+        ".dart",
+        ".ex",
+        ".exs",
+        ".erl",
+        ".hs",
+        ".ml",
+        ".clj",
+        ".sh",
+        ".bash",
+        ".zsh",
+        ".fish",
+        ".ps1",
+        ".vue",
+        ".svelte",
+        ".tf",
+        ".gradle",
+        ".cmake",
+        ".mk",
+    }
+)
 TEXT_NAMES = frozenset({"Makefile", "Dockerfile", "Justfile", "LICENSE", "README", "CODEOWNERS"})
 
 

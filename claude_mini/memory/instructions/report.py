@@ -82,16 +82,21 @@ def lint(instructions: InstructionSet, repo_root: Path) -> list[str]:
 
 def _entry_json(entry: Entry) -> dict[str, Any]:
     data: dict[str, Any] = {
-        "path": entry.path, "kind": entry.kind, "status": "loaded", "reason": None,
-        "tokens": 0, "depth": 0, "imported_by": None, "imports": [],
+        "path": entry.path,
+        "kind": entry.kind,
+        "status": "loaded",
+        "reason": None,
+        "tokens": 0,
+        "depth": 0,
+        "imported_by": None,
+        "imports": [],
     }
     if isinstance(entry, Skipped):
         data.update(status="skipped", reason=entry.reason, depth=entry.depth)
     elif isinstance(entry, ConditionalRule):
         data.update(status="conditional", tokens=entry.tokens, globs=entry.globs)
     else:
-        data.update(tokens=entry.tokens, depth=entry.depth, notes=entry.notes,
-                    imports=[c.path for c in entry.imports])
+        data.update(tokens=entry.tokens, depth=entry.depth, notes=entry.notes, imports=[c.path for c in entry.imports])
     if not isinstance(entry, ConditionalRule) and entry.imported_by is not None:
         data["imported_by"] = entry.imported_by
     if not isinstance(entry, ConditionalRule) and entry.linked_from is not None:
@@ -102,8 +107,7 @@ def _entry_json(entry: Entry) -> dict[str, Any]:
 def to_json(instructions: InstructionSet, tracker: AttachmentTracker | None = None) -> dict:
     """Data for `claude-mini context --json`: every file considered in load order, and rule state."""
     ctx = instructions.context
-    status = (tracker.conditional_status() if tracker
-              else [(rule, False) for rule in instructions.conditional])
+    status = tracker.conditional_status() if tracker else [(rule, False) for rule in instructions.conditional]
     attachments = tracker.active() if tracker else []
     return {
         "cwd": ctx.cwd,
@@ -111,13 +115,11 @@ def to_json(instructions: InstructionSet, tracker: AttachmentTracker | None = No
         "tokens": instructions.tokens,
         "files": [_entry_json(e) for e in instructions.considered],
         "conditional_rules": [
-            {"path": r.path, "globs": r.globs, "base": r.base, "active": active,
-             "tokens": r.tokens, "errors": r.errors}
+            {"path": r.path, "globs": r.globs, "base": r.base, "active": active, "tokens": r.tokens, "errors": r.errors}
             for r, active in status
         ],
         "attachments": [
-            {"path": a.path, "kind": a.kind, "tokens": a.tokens,
-             "files": [f.path for f in a.files]}
+            {"path": a.path, "kind": a.kind, "tokens": a.tokens, "files": [f.path for f in a.files]}
             for a in attachments
         ],
         "attachment_files": [_entry_json(e) for e in (tracker.considered if tracker else [])],
@@ -132,6 +134,10 @@ def outside_imports(instructions: InstructionSet, tracker: AttachmentTracker | N
     repository (loaded or not), for `claude-mini context`."""
     ctx = instructions.context
     entries = [*instructions.considered, *(tracker.considered if tracker else [])]
-    return [_entry_json(e) for e in entries
-            if isinstance(e, InstructionFile | Skipped) and ctx.is_outside(e.path)
-            and (e.imported_by is not None or (e.linked_from is not None and ctx.in_repository(e.linked_from)))]
+    return [
+        _entry_json(e)
+        for e in entries
+        if isinstance(e, InstructionFile | Skipped)
+        and ctx.is_outside(e.path)
+        and (e.imported_by is not None or (e.linked_from is not None and ctx.in_repository(e.linked_from)))
+    ]

@@ -74,8 +74,9 @@ class LoadContext:
 
     def in_repository(self, path: str) -> bool:
         """Whether `path` (as found, not resolved) lies in the repository or the cwd."""
-        return any(path == r or path.startswith(r + os.sep) for r in (self.project_root, self.cwd)
-                   if os.path.dirname(r) != r)
+        return any(
+            path == r or path.startswith(r + os.sep) for r in (self.project_root, self.cwd) if os.path.dirname(r) != r
+        )
 
     def location_refusal(self, *spellings: str) -> str | None:
         """Why a path may never be read (a credential location, /proc, /dev, /sys), else None."""

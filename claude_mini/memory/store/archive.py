@@ -62,9 +62,13 @@ class ArchiveEntry:
 # --- lines ---------------------------------------------------------------------------
 def archive_index_line(entry: ArchiveEntry) -> str:
     """The ARCHIVE.md line for `entry`: its index line pointing into archive/, plus metadata."""
-    meta = {"from": entry.original, "reason": entry.reason, "by": entry.successor,
-            "at": iso_utc(entry.archived_at) if entry.archived_at is not None else None,
-            "usage": entry.usage}
+    meta = {
+        "from": entry.original,
+        "reason": entry.reason,
+        "by": entry.successor,
+        "at": iso_utc(entry.archived_at) if entry.archived_at is not None else None,
+        "usage": entry.usage,
+    }
     meta_json = json.dumps(meta, ensure_ascii=False, separators=(", ", ": "))
     return f"{retarget_index_line(entry.index_line, entry.file)} <!-- archived: {meta_json} -->"
 
@@ -81,12 +85,18 @@ def parse_archive_index(text: str) -> list[ArchiveEntry]:
         meta = _archive_meta(m.group("meta")) if m else {}
         moved_from = meta.get("from")
         original = moved_from if isinstance(moved_from, str) else parsed[0].filename
-        out.append(ArchiveEntry(
-            file=parsed[0].filename, original=original,
-            index_line=retarget_index_line(head.rstrip(), original),
-            archived_at=epoch_of(meta.get("at")), reason=str(meta.get("reason") or "unknown"),
-            successor=meta.get("by") if isinstance(meta.get("by"), str) else None,
-            usage=parse_usage_entry(meta.get("usage")), line=line))
+        out.append(
+            ArchiveEntry(
+                file=parsed[0].filename,
+                original=original,
+                index_line=retarget_index_line(head.rstrip(), original),
+                archived_at=epoch_of(meta.get("at")),
+                reason=str(meta.get("reason") or "unknown"),
+                successor=meta.get("by") if isinstance(meta.get("by"), str) else None,
+                usage=parse_usage_entry(meta.get("usage")),
+                line=line,
+            )
+        )
     return out
 
 

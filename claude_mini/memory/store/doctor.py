@@ -58,8 +58,7 @@ GENERIC_WORDS = _word_set(
     "various random tmp temp memo memory memories etc items item"
 )
 _FILLER_WORDS = _word_set(
-    "a an the and or of to in on for with is are was be it this that as at by from about "
-    "some my our we i you"
+    "a an the and or of to in on for with is are was be it this that as at by from about some my our we i you"
 )
 
 
@@ -77,12 +76,16 @@ def description_problem(description: str) -> str | None:
     """Why a description is too short or vague for recall to find it, or None if it is fine."""
     words = re.findall(r"[^\W_]+", description.lower())
     if len(words) < VAGUE_MIN_WORDS:
-        return (f"description is too short to be recalled ({len(words)} words); say what it is "
-                f"about and when it applies, in {VAGUE_MIN_WORDS}+ words")
+        return (
+            f"description is too short to be recalled ({len(words)} words); say what it is "
+            f"about and when it applies, in {VAGUE_MIN_WORDS}+ words"
+        )
     specific = [w for w in words if w not in GENERIC_WORDS and w not in _FILLER_WORDS]
     if len(specific) < VAGUE_MIN_SPECIFIC_WORDS:
-        return ("description is too vague to be recalled (mostly generic words like "
-                "'notes', 'misc', 'info'); name the topic, tool or situation it covers")
+        return (
+            "description is too vague to be recalled (mostly generic words like "
+            "'notes', 'misc', 'info'); name the topic, tool or situation it covers"
+        )
     return None
 
 
@@ -91,16 +94,31 @@ def doctor(store: MemoryStore) -> list[Finding]:
     """Everything wrong with the memory folder that hurts the index or recall."""
     records = store.list()
     problem = not_a_file(store.index_path)
-    findings = [Finding("index_not_a_file", INDEX_FILENAME,
-                        f"is {problem}, not a file: it is taken as empty and no index line can be "
-                        f"saved; fix moves it to {ARCHIVE_DIR}/", True)] if problem else []
+    findings = (
+        [
+            Finding(
+                "index_not_a_file",
+                INDEX_FILENAME,
+                f"is {problem}, not a file: it is taken as empty and no index line can be "
+                f"saved; fix moves it to {ARCHIVE_DIR}/",
+                True,
+            )
+        ]
+        if problem
+        else []
+    )
     text = "" if problem else store.index_text()
     findings += _conflict_findings(text)
     findings += _index_findings(store, records, text)
     findings += _file_findings(records)
-    findings += [Finding("unreadable", str(s.path.relative_to(store.root))
-                         if s.path.is_relative_to(store.root) else str(s.path),
-                         f"skipped: {s.reason}") for s in store.skipped]
+    findings += [
+        Finding(
+            "unreadable",
+            str(s.path.relative_to(store.root)) if s.path.is_relative_to(store.root) else str(s.path),
+            f"skipped: {s.reason}",
+        )
+        for s in store.skipped
+    ]
     return findings
 
 
@@ -114,9 +132,14 @@ def _conflict_findings(text: str) -> list[Finding]:
     if not lines:
         return []
     shown = ", ".join(map(str, lines[:6])) + (", ..." if len(lines) > 6 else "")
-    return [Finding("index_conflict", INDEX_FILENAME,
-                    f"has git merge-conflict markers (lines {shown}); fix rebuilds the index "
-                    "from the memory files", True)]
+    return [
+        Finding(
+            "index_conflict",
+            INDEX_FILENAME,
+            f"has git merge-conflict markers (lines {shown}); fix rebuilds the index from the memory files",
+            True,
+        )
+    ]
 
 
 def _index_findings(store: MemoryStore, records: list[MemoryRecord], text: str) -> list[Finding]:
@@ -125,24 +148,35 @@ def _index_findings(store: MemoryStore, records: list[MemoryRecord], text: str) 
     seen: set[str] = set()
     for entry in parse_index(text):
         if entry.filename in seen:
-            findings.append(Finding("duplicate_index_line", entry.filename,
-                                    f"MEMORY.md line {entry.line_no} lists it a second time",
-                                    True))
+            findings.append(
+                Finding(
+                    "duplicate_index_line",
+                    entry.filename,
+                    f"MEMORY.md line {entry.line_no} lists it a second time",
+                    True,
+                )
+            )
         elif entry.filename not in known:
-            findings.append(Finding("dangling_index_line", entry.filename,
-                                    f"MEMORY.md line {entry.line_no} points at a missing file",
-                                    True))
+            findings.append(
+                Finding(
+                    "dangling_index_line",
+                    entry.filename,
+                    f"MEMORY.md line {entry.line_no} points at a missing file",
+                    True,
+                )
+            )
         seen.add(entry.filename)
     from claude_mini.memory.supersede import record_links  # it builds on this package
 
     superseded, _ = record_links(records)  # superseded memories leave the index on purpose
-    findings += [Finding("missing_from_index", r.filename,
-                         "not listed in MEMORY.md, so the model does not know it exists", True)
-                 for r in records if r.filename not in seen and r.filename not in superseded]
+    findings += [
+        Finding("missing_from_index", r.filename, "not listed in MEMORY.md, so the model does not know it exists", True)
+        for r in records
+        if r.filename not in seen and r.filename not in superseded
+    ]
     _, warning = render_index_for_prompt(text)
     if warning:
-        findings.append(Finding("index_over_limit", INDEX_FILENAME,
-                                warning.removeprefix("> WARNING: ")))
+        findings.append(Finding("index_over_limit", INDEX_FILENAME, warning.removeprefix("> WARNING: ")))
     return findings
 
 
@@ -160,9 +194,14 @@ def _file_findings(records: list[MemoryRecord]) -> list[Finding]:
             findings += _why_how_finding(r)
     for files in by_name.values():
         if len(files) > 1:
-            findings += [Finding("duplicate_name", f, "the same name is used by "
-                                 + ", ".join(x for x in files if x != f)
-                                 + "; merge them or rename one") for f in files]
+            findings += [
+                Finding(
+                    "duplicate_name",
+                    f,
+                    "the same name is used by " + ", ".join(x for x in files if x != f) + "; merge them or rename one",
+                )
+                for f in files
+            ]
     return findings
 
 
@@ -180,8 +219,7 @@ def _why_how_finding(r: MemoryRecord) -> list[Finding]:
     missing = [m for m in ("**Why:**", "**How to apply:**") if m not in (text or "")]
     if not missing:
         return []
-    return [Finding("missing_why_how", r.filename,
-                    f"{r.type} memory without {' and '.join(missing)} lines")]
+    return [Finding("missing_why_how", r.filename, f"{r.type} memory without {' and '.join(missing)} lines")]
 
 
 # --- fixing --------------------------------------------------------------------------
@@ -189,9 +227,11 @@ def fix(store: MemoryStore, findings: list[Finding]) -> list[Finding]:
     """Repair the fixable findings (a MEMORY.md that is no file, frontmatter, then the index);
     returns those fixed."""
     fixed = [f for f in findings if f.kind == "index_not_a_file" and _move_index_aside(store, f)]
-    fixed += [f for f in findings if f.fixable and f.kind in ("missing_frontmatter",
-                                                               "broken_frontmatter")
-              and _repair_frontmatter(store, f.file)]
+    fixed += [
+        f
+        for f in findings
+        if f.fixable and f.kind in ("missing_frontmatter", "broken_frontmatter") and _repair_frontmatter(store, f.file)
+    ]
     conflict = next((f for f in findings if f.kind == "index_conflict"), None)
     if conflict is not None:  # the rebuild also settles every other index line
         conflict.message = rebuild_index(store)
@@ -246,8 +286,10 @@ def rebuild_index(store: MemoryStore) -> str:
         if store.sorted_index:
             kept = sorted_entries(kept)
         atomic_write(store.index_path, "\n".join(kept).strip("\n") + "\n")
-    return (f"rebuilt from the {len(live)} memory files, conflict markers removed; "
-            f"`git add {store.index_path}` to finish the merge (in a git checkout)")
+    return (
+        f"rebuilt from the {len(live)} memory files, conflict markers removed; "
+        f"`git add {store.index_path}` to finish the merge (in a git checkout)"
+    )
 
 
 def _move_index_aside(store: MemoryStore, finding: Finding) -> bool:
@@ -261,8 +303,7 @@ def _move_index_aside(store: MemoryStore, finding: Finding) -> bool:
         while os.path.lexists(dest):
             dest, n = store.archive_dir / f"{INDEX_FILENAME}.aside-{stamp}-{n}", n + 1
         os.rename(store.index_path, dest)
-    finding.message = (f"it was not a file: moved to {dest.relative_to(store.root)} "
-                       "(the next save writes a new index)")
+    finding.message = f"it was not a file: moved to {dest.relative_to(store.root)} (the next save writes a new index)"
     return True
 
 

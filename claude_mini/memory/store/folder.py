@@ -109,8 +109,10 @@ def _decode(data: bytes, truncated: bool) -> tuple[str | None, str | None]:
 
 
 # --- walking the folder ----------------------------------------------------------------
-def iter_memory_entries(root: Path, skipped: list[SkippedFile] | None = None,
-                        ) -> Iterator[tuple[str, os.DirEntry[str]]]:
+def iter_memory_entries(
+    root: Path,
+    skipped: list[SkippedFile] | None = None,
+) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """(filename, DirEntry) of every memory file: `.md` except MEMORY.md, archive/, logs/, hidden.
 
     Directory symlinks are not followed (no loops); file symlinks must point
@@ -119,8 +121,12 @@ def iter_memory_entries(root: Path, skipped: list[SkippedFile] | None = None,
     yield from _walk(str(root), "", skipped, os.path.realpath(root))
 
 
-def _walk(folder: str, prefix: str, skipped: list[SkippedFile] | None, real_root: str,
-          ) -> Iterator[tuple[str, os.DirEntry[str]]]:
+def _walk(
+    folder: str,
+    prefix: str,
+    skipped: list[SkippedFile] | None,
+    real_root: str,
+) -> Iterator[tuple[str, os.DirEntry[str]]]:
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError:
@@ -136,8 +142,7 @@ def _walk(folder: str, prefix: str, skipped: list[SkippedFile] | None, real_root
         elif name.endswith(".md") and not (not prefix and name == INDEX_FILENAME):
             if entry.is_symlink() and not resolves_inside(entry.path, real_root):
                 if skipped is not None:
-                    skipped.append(SkippedFile(Path(entry.path),
-                                               "symlink pointing outside the memory folder"))
+                    skipped.append(SkippedFile(Path(entry.path), "symlink pointing outside the memory folder"))
                 continue
             if entry.is_file():  # not a FIFO or device: opening those could hang
                 yield prefix + name, entry

@@ -62,8 +62,7 @@ def parse_index(text: str) -> list[IndexEntry]:
         m = _INDEX_ENTRY.match(line)
         if m:
             title = re.sub(r"\\(.)", r"\1", m.group("title"))
-            entries.append(IndexEntry(no, title, normalise_target(m.group("target")),
-                                      m.group("hook").strip(), line))
+            entries.append(IndexEntry(no, title, normalise_target(m.group("target")), m.group("hook").strip(), line))
     return entries
 
 
@@ -91,8 +90,7 @@ def _checked_index_line(filename: str, line: str) -> str:
     line = one_line(line)
     entries = parse_index(line)
     if not entries or entries[0].filename != normalise_target(filename):
-        raise InvalidMemory(f"not an index line for {filename}: {line!r} "
-                            f"(expected '- [Title]({filename}) — hook')")
+        raise InvalidMemory(f"not an index line for {filename}: {line!r} (expected '- [Title]({filename}) — hook')")
     return line
 
 
@@ -111,8 +109,7 @@ def sorted_entries(lines: list[str]) -> list[str]:
     return out
 
 
-def _apply_index_changes(text: str, adds: dict[str, str], removes: set[str],
-                         sort: bool = False) -> str:
+def _apply_index_changes(text: str, adds: dict[str, str], removes: set[str], sort: bool = False) -> str:
     """MEMORY.md with entries replaced in place, removed, or appended (`sort`: entries then put
     in filename order); other lines kept."""
     out: list[str] = []
@@ -139,8 +136,7 @@ def _apply_index_changes(text: str, adds: dict[str, str], removes: set[str],
 class MemoryIndex:
     """MEMORY.md of one memory folder: read it, or change entries by filename under its lock."""
 
-    def __init__(self, path: Path, warn: Callable[[str], None] | None = None, *,
-                 sort: bool = False) -> None:
+    def __init__(self, path: Path, warn: Callable[[str], None] | None = None, *, sort: bool = False) -> None:
         self.path = path
         self.warn = warn or (lambda message: None)
         self.sort = sort  # entries kept in filename order (the team tier: merges cleanly)
@@ -154,16 +150,20 @@ class MemoryIndex:
         """
         problem = not_a_file(self.path)
         if problem:
-            self.warn(f"{self.path} is {problem}, not a file, so it was taken as empty (no memory "
-                      "index in the prompt); `claude-mini memory doctor --fix` moves it aside.")
+            self.warn(
+                f"{self.path} is {problem}, not a file, so it was taken as empty (no memory "
+                "index in the prompt); `claude-mini memory doctor --fix` moves it aside."
+            )
             return ""
         try:
             data = self._read(cut=True)
         except (FileNotFoundError, NotADirectoryError):
             return ""
         except Unreadable as e:
-            self.warn(f"{self.path} was not read ({e}), so it was taken as empty (no memory index "
-                      "in the prompt); replace it with a regular file inside the memory folder.")
+            self.warn(
+                f"{self.path} was not read ({e}), so it was taken as empty (no memory index "
+                "in the prompt); replace it with a regular file inside the memory folder."
+            )
             return ""
         return data[:INDEX_READ_MAX_BYTES].decode("utf-8", errors="replace")
 
@@ -175,11 +175,9 @@ class MemoryIndex:
         """The memory lines of MEMORY.md."""
         return parse_index(self.text())
 
-    def update(self, add_or_replace: dict[str, str] | None = None,
-               remove: Iterable[str] = ()) -> bool:
+    def update(self, add_or_replace: dict[str, str] | None = None, remove: Iterable[str] = ()) -> bool:
         """Add/replace/remove MEMORY.md lines by filename under the lock; True if it changed."""
-        adds = {normalise_target(f): _checked_index_line(f, line)
-                for f, line in (add_or_replace or {}).items()}
+        adds = {normalise_target(f): _checked_index_line(f, line) for f, line in (add_or_replace or {}).items()}
         removes = {normalise_target(f) for f in remove}
         if not adds and not (removes and self.path.exists()):
             return False
@@ -197,23 +195,28 @@ class MemoryIndex:
         if problem:
             raise MemoryStoreError(
                 f"{self.path} is {problem}, not a file, so the index was not changed; "
-                "run `claude-mini memory doctor --fix` to move it aside, then try again")
+                "run `claude-mini memory doctor --fix` to move it aside, then try again"
+            )
         try:
             return self._read(cut=False).decode("utf-8")
         except (FileNotFoundError, NotADirectoryError):
             return ""
         except Unreadable as e:  # rewriting it would copy what it links to into the folder
-            raise MemoryStoreError(f"{self.path} was not read ({e}), so the index was not changed; "
-                                   "replace it with a regular file, then try again") from e
+            raise MemoryStoreError(
+                f"{self.path} was not read ({e}), so the index was not changed; "
+                "replace it with a regular file, then try again"
+            ) from e
         except UnicodeDecodeError as e:
             raise MemoryStoreError(
                 f"{self.path} is not valid UTF-8 (byte {e.start}); it was left unchanged. "
-                "Fix or re-save it as UTF-8, then try again") from e
+                "Fix or re-save it as UTF-8, then try again"
+            ) from e
 
 
 # --- the prompt's view ---------------------------------------------------------------
-def render_index_for_prompt(text: str, drop_order: Callable[[], Sequence[str]] | None = None,
-                            *, label: str = "MEMORY.md") -> tuple[str, str | None]:
+def render_index_for_prompt(
+    text: str, drop_order: Callable[[], Sequence[str]] | None = None, *, label: str = "MEMORY.md"
+) -> tuple[str, str | None]:
     """MEMORY.md as injected: first 200 lines, then first 25,000 bytes cut at a newline.
 
     Returns (text for the prompt, warning). When a limit was hit the warning
@@ -241,9 +244,8 @@ def render_index_for_prompt(text: str, drop_order: Callable[[], Sequence[str]] |
     if not (over_lines or over_bytes):
         return text.rstrip("\n"), None
     left_out = total_lines - len(cut.splitlines())
-    ranked = cut != "\n".join(lines[:len(cut.splitlines())])  # not simply the first lines
-    warning = _index_warning(total_lines, total_bytes, cut, over_lines, over_bytes,
-                             left_out if ranked else None, label)
+    ranked = cut != "\n".join(lines[: len(cut.splitlines())])  # not simply the first lines
+    warning = _index_warning(total_lines, total_bytes, cut, over_lines, over_bytes, left_out if ranked else None, label)
     return f"{cut.rstrip(chr(10))}\n\n{warning}", warning
 
 
@@ -266,22 +268,31 @@ def _drop_entries(lines: list[str], order: Sequence[str]) -> list[str]:
     return [line for no, line in enumerate(lines) if no not in dropped]
 
 
-def _index_warning(lines: int, size: int, cut: str, over_lines: bool, over_bytes: bool,
-                   left_out: int | None = None, label: str = "MEMORY.md") -> str:
+def _index_warning(
+    lines: int,
+    size: int,
+    cut: str,
+    over_lines: bool,
+    over_bytes: bool,
+    left_out: int | None = None,
+    label: str = "MEMORY.md",
+) -> str:
     kept_lines = len(cut.splitlines())
     if over_lines and over_bytes:
-        limits = (f"{lines} lines and {size:,} bytes (limits: {INDEX_MAX_LINES} lines, "
-                  f"{INDEX_MAX_BYTES:,} bytes)")
+        limits = f"{lines} lines and {size:,} bytes (limits: {INDEX_MAX_LINES} lines, {INDEX_MAX_BYTES:,} bytes)"
         loaded = f"Only the first {kept_lines} lines were loaded"
     elif over_lines:
         limits = f"{lines} lines (limit: {INDEX_MAX_LINES})"
         loaded = f"Only the first {INDEX_MAX_LINES} were loaded"
     else:
         limits = f"{size:,} bytes (limit: {INDEX_MAX_BYTES:,})"
-        loaded = (f"Only the first {kept_lines} lines ({len(cut.encode()):,} bytes) "
-                  "were loaded")
+        loaded = f"Only the first {kept_lines} lines ({len(cut.encode()):,} bytes) were loaded"
     if left_out is not None:  # entries were left out by rank, not the last lines
-        loaded = (f"{kept_lines} lines were loaded: the {left_out} oldest and least-used "
-                  "entries were left out (`claude-mini memory gc` archives them)")
-    return (f"> WARNING: {label} is {limits}. {loaded}; keep index lines short and move "
-            "detail into topic files (claude-mini memory doctor).")
+        loaded = (
+            f"{kept_lines} lines were loaded: the {left_out} oldest and least-used "
+            "entries were left out (`claude-mini memory gc` archives them)"
+        )
+    return (
+        f"> WARNING: {label} is {limits}. {loaded}; keep index lines short and move "
+        "detail into topic files (claude-mini memory doctor)."
+    )

@@ -58,8 +58,14 @@ log = logging.getLogger(__name__)
 class MemoryStore:
     """The memory folder of one project: list, read, write, delete, index, usage."""
 
-    def __init__(self, root: Path, clock: Callable[[], float] = time.time,
-                 warn: Callable[[str], None] | None = None, *, sorted_index: bool = False) -> None:
+    def __init__(
+        self,
+        root: Path,
+        clock: Callable[[], float] = time.time,
+        warn: Callable[[str], None] | None = None,
+        *,
+        sorted_index: bool = False,
+    ) -> None:
         self.root = Path(root)
         self.clock = clock
         self.sorted_index = sorted_index  # MEMORY.md entries in filename order (the team tier)
@@ -114,9 +120,14 @@ class MemoryStore:
             raise MemoryStoreError(f"cannot read {path.name}: {skipped[0].reason}")
         return record
 
-    def _load(self, filename: str, path: Path, limit: int,
-              skipped: builtins.list[SkippedFile] | None = None,
-              with_body: bool = False) -> MemoryRecord | None:
+    def _load(
+        self,
+        filename: str,
+        path: Path,
+        limit: int,
+        skipped: builtins.list[SkippedFile] | None = None,
+        with_body: bool = False,
+    ) -> MemoryRecord | None:
         skipped = self.skipped if skipped is None else skipped
         try:
             st = path.stat()
@@ -177,17 +188,21 @@ class MemoryStore:
                 return matches[0].path
             if len(matches) > 1:
                 files = ", ".join(r.filename for r in matches)
-                raise AmbiguousMemoryName(f"{name!r} matches several memories ({files}); "
-                                          "give the filename instead")
-        raise MemoryNotFound(f"no memory named {name!r} in {self.root} "
-                             "(see `claude-mini memory list`)")
+                raise AmbiguousMemoryName(f"{name!r} matches several memories ({files}); give the filename instead")
+        raise MemoryNotFound(f"no memory named {name!r} in {self.root} (see `claude-mini memory list`)")
 
     def _direct_path(self, key: str) -> Path | None:
         """The exact file for `foo`/`foo.md`/`sub/foo.md` when it is a memory, else None."""
         rel = _with_md(key)
         parts = Path(rel).parts
-        if (not key or Path(rel).is_absolute() or ".." in parts or parts[0] in (ARCHIVE_DIR, LOGS_DIR)
-                or rel == INDEX_FILENAME or any(p.startswith(".") for p in parts)):
+        if (
+            not key
+            or Path(rel).is_absolute()
+            or ".." in parts
+            or parts[0] in (ARCHIVE_DIR, LOGS_DIR)
+            or rel == INDEX_FILENAME
+            or any(p.startswith(".") for p in parts)
+        ):
             return None
         path = self.root / rel
         if path.is_file() and resolves_inside(str(path), os.path.realpath(self.root)):
@@ -219,8 +234,15 @@ class MemoryStore:
         extra = dict(extra_frontmatter or {})  # pinned/source first, then the timestamps
         extra.setdefault("created", self._created_of(path) or now)
         extra.setdefault("updated", now)
-        text = format_memory(name=name, description=description, type=type, body=body, why=why,
-                             how_to_apply=how_to_apply, extra_frontmatter=extra)
+        text = format_memory(
+            name=name,
+            description=description,
+            type=type,
+            body=body,
+            why=why,
+            how_to_apply=how_to_apply,
+            extra_frontmatter=extra,
+        )
         atomic_write(path, text)
         self.update_index(add_or_replace={fname: index_line(fname, name, index_hook or description)})
         return path
@@ -233,8 +255,7 @@ class MemoryStore:
             return created.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         return str(created) if created else None
 
-    def delete(self, name: str, *, reason: str = "forgotten",
-               successor: str | None = None) -> ArchivedMemory:
+    def delete(self, name: str, *, reason: str = "forgotten", successor: str | None = None) -> ArchivedMemory:
         """Move a memory to archive/ (a distinct name if taken) and drop its index line.
 
         archive/ARCHIVE.md records its index line, `reason`, the `successor`
@@ -248,8 +269,9 @@ class MemoryStore:
         write each made it take seconds per hundred. Names that are gone are skipped."""
         return self._move_to_archive(reasons, None, skip_missing=True)
 
-    def _move_to_archive(self, reasons: dict[str, str], successor: str | None, *,
-                         skip_missing: bool) -> builtins.list[ArchivedMemory]:
+    def _move_to_archive(
+        self, reasons: dict[str, str], successor: str | None, *, skip_missing: bool
+    ) -> builtins.list[ArchivedMemory]:
         archive = self._archive_index
         moved: builtins.list[tuple[str, Path, str | None, str, str]] = []
         with locked(self.index_path):
@@ -270,14 +292,19 @@ class MemoryStore:
             self.update_index(remove=[m[0] for m in moved])
             usage = self._usage.take_many(m[0] for m in moved)
             now = self.clock()
-            archive.add(*(ArchiveEntry(archive.relative(dest), filename, line, now, reason,
-                                       successor, usage.get(filename), "")
-                          for filename, dest, _, line, reason in moved))
-        return [ArchivedMemory(filename, dest, indexed, reason, successor)
-                for filename, dest, indexed, _, reason in moved]
+            archive.add(
+                *(
+                    ArchiveEntry(
+                        archive.relative(dest), filename, line, now, reason, successor, usage.get(filename), ""
+                    )
+                    for filename, dest, _, line, reason in moved
+                )
+            )
+        return [
+            ArchivedMemory(filename, dest, indexed, reason, successor) for filename, dest, indexed, _, reason in moved
+        ]
 
-    def archive_copy(self, name: str, *, reason: str,
-                     successor: str | None = None) -> ArchivedMemory:
+    def archive_copy(self, name: str, *, reason: str, successor: str | None = None) -> ArchivedMemory:
         """Put a copy of a memory's current bytes in archive/; the live file and its line stay.
 
         For a memory about to be rewritten in place: the old version stays restorable.
@@ -292,8 +319,18 @@ class MemoryStore:
             line = indexed or self._fallback_index_line(filename, path)
             atomic_write(dest, path.read_bytes())
             shutil.copystat(path, dest)
-            archive.add(ArchiveEntry(archive.relative(dest), filename, line, self.clock(), reason,
-                                     successor, self.usage().get(filename), ""))
+            archive.add(
+                ArchiveEntry(
+                    archive.relative(dest),
+                    filename,
+                    line,
+                    self.clock(),
+                    reason,
+                    successor,
+                    self.usage().get(filename),
+                    "",
+                )
+            )
         return ArchivedMemory(filename, dest, indexed, reason, successor)
 
     def _fallback_index_line(self, filename: str, path: Path) -> str:
@@ -325,8 +362,7 @@ class MemoryStore:
         """The memory lines of MEMORY.md."""
         return self._index.entries()
 
-    def update_index(self, add_or_replace: dict[str, str] | None = None,
-                     remove: Iterable[str] = ()) -> bool:
+    def update_index(self, add_or_replace: dict[str, str] | None = None, remove: Iterable[str] = ()) -> bool:
         """Add/replace/remove MEMORY.md lines by filename under the lock; True if it changed."""
         return self._index.update(add_or_replace, remove)
 
@@ -364,8 +400,7 @@ def _with_md(key: str) -> str:
     return key if key.lower().endswith(".md") else key + ".md"
 
 
-def _validate_memory(name: str, description: str, type: str,
-                     extra: dict[str, Any] | None) -> None:
+def _validate_memory(name: str, description: str, type: str, extra: dict[str, Any] | None) -> None:
     if type not in MEMORY_TYPES:
         raise InvalidMemory(f"unknown memory type {type!r}: use one of {', '.join(MEMORY_TYPES)}")
     if not one_line(name):

@@ -48,15 +48,13 @@ current task, anything already in CLAUDE.md, secrets or credentials.
 """
 _INDEX_HEADING = "## MEMORY.md\n"
 # With a team tier above it, the private index says which one it is.
-_PRIVATE_INDEX_HEADING = ("## MEMORY.md (private: yours only, on this machine; the team memory "
-                          "above is shared)\n")
+_PRIVATE_INDEX_HEADING = "## MEMORY.md (private: yours only, on this machine; the team memory above is shared)\n"
 
 
 def memory_prompt_section(store: MemoryStore, *, team: bool = False) -> str:
     """The system-prompt section explaining the memory system, followed by MEMORY.md (labelled
     private when the repository has a team tier)."""
-    head = _PROMPT_SECTION.format(root=store.root) + (
-        _PRIVATE_INDEX_HEADING if team else _INDEX_HEADING)
+    head = _PROMPT_SECTION.format(root=store.root) + (_PRIVATE_INDEX_HEADING if team else _INDEX_HEADING)
     text = store.index_text()
     if not text.strip():
         return head + "(empty: no memories saved yet)\n"

@@ -26,8 +26,9 @@ MEMORY_TYPES = ("user", "feedback", "project", "reference")
 NAME_MAX_WORDS = 7  # a name derived from plain text (`memory add`, `memory import`)
 NAME_MAX_CHARS = 60
 DESCRIPTION_MAX_CHARS = 150
-_DANGLING_WORDS = frozenset({"a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at",
-                             "for", "with", "from", "by", "is", "are"})
+_DANGLING_WORDS = frozenset(
+    {"a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "for", "with", "from", "by", "is", "are"}
+)
 
 
 @dataclass
@@ -141,7 +142,9 @@ def parse_memory_text(text: str) -> ParsedMemory:
     lines = text.split("\n")
     if lines[0].rstrip() != "---":
         return ParsedMemory(
-            {}, text, "no frontmatter (expected a '---' block with name, description, type)",
+            {},
+            text,
+            "no frontmatter (expected a '---' block with name, description, type)",
             "missing",
         )
     end = next((i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "...")), None)
@@ -165,8 +168,7 @@ def _parse_block(block: list[str], body: str) -> ParsedMemory:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        return ParsedMemory({}, body, "frontmatter is not a 'key: value' mapping", "not_mapping",
-                            False)
+        return ParsedMemory({}, body, "frontmatter is not a 'key: value' mapping", "not_mapping", False)
     problem, kind = _check_fields(data)
     return ParsedMemory(data, body, problem, kind)
 
@@ -176,8 +178,7 @@ def _check_fields(fm: dict[str, Any]) -> tuple[str | None, str | None]:
     if missing:
         return f"frontmatter has no {', '.join(missing)}", "missing_field"
     if fm["type"] not in MEMORY_TYPES:
-        return (f"unknown type {fm['type']!r} (use one of {', '.join(MEMORY_TYPES)})",
-                "bad_type")
+        return (f"unknown type {fm['type']!r} (use one of {', '.join(MEMORY_TYPES)})", "bad_type")
     return None, None
 
 
@@ -186,8 +187,7 @@ def record_from_text(path: Path, filename: str, text: str, mtime: float, size: i
     return record_from_parsed(path, filename, parse_memory_text(text), mtime, size)
 
 
-def record_from_parsed(path: Path, filename: str, parsed: ParsedMemory, mtime: float,
-                       size: int) -> MemoryRecord:
+def record_from_parsed(path: Path, filename: str, parsed: ParsedMemory, mtime: float, size: int) -> MemoryRecord:
     """A MemoryRecord from an already parsed file (saves a second YAML parse)."""
     fm = parsed.frontmatter
     first = first_content_line(parsed.body)
@@ -220,8 +220,7 @@ def format_memory(
     extra_frontmatter: dict[str, Any] | None = None,
 ) -> str:
     """The text of a topic file: frontmatter, body, then **Why:** / **How to apply:** if given."""
-    fm: dict[str, Any] = {"name": one_line(name), "description": one_line(description),
-                          "type": type}
+    fm: dict[str, Any] = {"name": one_line(name), "description": one_line(description), "type": type}
     fm.update(extra_frontmatter or {})
     trailer = []
     if why and "**Why:**" not in body:

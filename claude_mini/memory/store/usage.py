@@ -44,8 +44,9 @@ class UsageRecord:
     mtime) used when the file is corrupt; `warn` tells the user why, once.
     """
 
-    def __init__(self, path: Path, file_times: Callable[[], dict[str, UsageEntry]],
-                 warn: Callable[[str], None]) -> None:
+    def __init__(
+        self, path: Path, file_times: Callable[[], dict[str, UsageEntry]], warn: Callable[[str], None]
+    ) -> None:
         self.path = path
         self._file_times = file_times
         self._warn = warn
@@ -55,8 +56,9 @@ class UsageRecord:
         data, problem = self._load()
         if problem is None:
             return data
-        self._warn(f"{USAGE_FILENAME} is unreadable ({problem}); using file times instead "
-                   "until the next recall rewrites it")
+        self._warn(
+            f"{USAGE_FILENAME} is unreadable ({problem}); using file times instead until the next recall rewrites it"
+        )
         return self._file_times()
 
     def count_uses(self, names: list[str], when: float) -> None:
@@ -120,6 +122,7 @@ class UsageRecord:
             kept = f"; the old file was kept as {backup.name}"
         except OSError:
             kept = ""
-        self._warn(f"{USAGE_FILENAME} was unreadable ({problem}); rebuilt it from file times, "
-                   f"so use counts restart at 0{kept}")
+        self._warn(
+            f"{USAGE_FILENAME} was unreadable ({problem}); rebuilt it from file times, so use counts restart at 0{kept}"
+        )
         return self._file_times()

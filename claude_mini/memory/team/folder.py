@@ -74,8 +74,10 @@ class TeamTier:
         """Why nothing may be written to the team folder now (an untrusted folder), else None."""
         if self.trusted:
             return None
-        return (f"this folder is not trusted, so nothing is written to its team memory "
-                f"({self.shown}); run claude-mini here once and answer yes to trust it, then try again")
+        return (
+            f"this folder is not trusted, so nothing is written to its team memory "
+            f"({self.shown}); run claude-mini here once and answer yes to trust it, then try again"
+        )
 
     def prepare(self) -> None:
         """Before a write: the folder, with `.gitattributes` (union merges of MEMORY.md) when it
@@ -111,8 +113,10 @@ def _locate(config: Config) -> tuple[TeamTier | None, str | None]:
     root = Path(os.path.normpath(repo / relative.strip()))
     real_repo, real_root = os.path.realpath(repo), os.path.realpath(root)
     if not real_root.startswith(real_repo.rstrip(os.sep) + os.sep):
-        return None, (f"memory.teamDir {relative!r} resolves to {real_root}, outside the "
-                      f"repository {real_repo}; the team memory is off")
+        return None, (
+            f"memory.teamDir {relative!r} resolves to {real_root}, outside the "
+            f"repository {real_repo}; the team memory is off"
+        )
     if settings.dir is None and not root.is_dir():
         return None, None
     return TeamTier(root, repo, config.trusted, settings.proposals), None

@@ -62,8 +62,7 @@ class Commit:
 
 def file_history(repo: Path, path: Path) -> list[Commit] | None:
     """The commits that changed `path`, newest first (renames followed); None outside git."""
-    out = _git(repo, "log", "--follow", "--format=%h%x00%ad%x00%an%x00%s", "--date=short", "--",
-               str(path))
+    out = _git(repo, "log", "--follow", "--format=%h%x00%ad%x00%an%x00%s", "--date=short", "--", str(path))
     if out is None:  # no repository, or one without a commit yet
         return [] if _git(repo, "rev-parse", "--is-inside-work-tree") else None
     commits = []
@@ -77,8 +76,7 @@ def file_history(repo: Path, path: Path) -> list[Commit] | None:
 def folder_status(repo: Path, folder: Path) -> dict[str, str] | None:
     """`git status` of the files under `folder` that are not committed as they are:
     repository-relative path -> two-letter code (`??` new, ` M` changed, ...); None outside git."""
-    out = _git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--",
-               str(folder))
+    out = _git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", str(folder))
     if out is None:
         return None
     found = {}

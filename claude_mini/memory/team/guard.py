@@ -24,8 +24,11 @@ from claude_mini.permissions import Deny
 class TeamWriteCheck:
     """Refusals for the Write/Edit calls that land in the team folder."""
 
-    def __init__(self, tier: Callable[[], TeamTier | None],
-                 context: Callable[[TeamTier], PersonalContext] = PersonalContext.of_tier) -> None:
+    def __init__(
+        self,
+        tier: Callable[[], TeamTier | None],
+        context: Callable[[TeamTier], PersonalContext] = PersonalContext.of_tier,
+    ) -> None:
         self.tier = tier  # asked at each call: trusting the folder mid-session takes effect
         self._context_of = context
         self._context: PersonalContext | None = None  # git is asked once, at the first write

@@ -43,8 +43,21 @@ TEAM_FLAG = "team"  # frontmatter of a private memory extraction proposes for th
 TEAM_TYPES = ("feedback", "project")  # what extraction may propose; `memory promote` adds reference
 # Fields that mean something only in the tier they were written in: session ids, links to
 # other files of that folder, the proposal flag, gc's pin; provenance is written anew.
-TIER_FIELDS = frozenset({"name", "description", "type", "source", "supersedes", "superseded_by",
-                         TEAM_FLAG, "pinned", "created", "updated", "author"})
+TIER_FIELDS = frozenset(
+    {
+        "name",
+        "description",
+        "type",
+        "source",
+        "supersedes",
+        "superseded_by",
+        TEAM_FLAG,
+        "pinned",
+        "created",
+        "updated",
+        "author",
+    }
+)
 
 
 class TeamRefused(MemoryStoreError):
@@ -62,9 +75,15 @@ class Move:
 
 
 # --- promote -------------------------------------------------------------------------
-def promote(tier: TeamTier, private: MemoryStore, name: str, *,
-            context: PersonalContext | None = None, author: str | None = None,
-            reason: str = "promoted") -> Move:
+def promote(
+    tier: TeamTier,
+    private: MemoryStore,
+    name: str,
+    *,
+    context: PersonalContext | None = None,
+    author: str | None = None,
+    reason: str = "promoted",
+) -> Move:
     """Write a private memory to the team folder, checked first; the private copy is archived."""
     problem = tier.write_problem()
     if problem:
@@ -74,27 +93,34 @@ def promote(tier: TeamTier, private: MemoryStore, name: str, *,
     team = tier.store(private.warn)
     twin = _same_memory(team, record)
     if twin is not None:
-        raise TeamRefused(f"{record.filename} was not promoted: the team memory already has it as "
-                          f"{tier.shown}/{twin}; your private copy is unchanged "
-                          f"(`claude-mini memory forget {record.filename}` drops it)")
+        raise TeamRefused(
+            f"{record.filename} was not promoted: the team memory already has it as "
+            f"{tier.shown}/{twin}; your private copy is unchanged "
+            f"(`claude-mini memory forget {record.filename}` drops it)"
+        )
     target = _free_team_name(team, Path(record.filename).name)
     now = iso_utc(private.clock())
     fields = _fields(record, {"created": now, "updated": now})
-    refusal = team_refusal(format_memory(**fields), context or PersonalContext.of(tier.repo),
-                           record.filename)
+    refusal = team_refusal(format_memory(**fields), context or PersonalContext.of(tier.repo), record.filename)
     if refusal:
-        raise TeamRefused(refusal.replace("Nothing was written to the team folder;",
-                                          "Nothing was written to the team folder and your "
-                                          "private memory is unchanged;"))
+        raise TeamRefused(
+            refusal.replace(
+                "Nothing was written to the team folder;",
+                "Nothing was written to the team folder and your private memory is unchanged;",
+            )
+        )
     tier.prepare()
-    fields["extra_frontmatter"] = {"author": author or gitinfo.user_name(tier.repo),
-                                   **fields["extra_frontmatter"]}
+    fields["extra_frontmatter"] = {"author": author or gitinfo.user_name(tier.repo), **fields["extra_frontmatter"]}
     path = team.write(target, **fields)
     private.delete(record.filename, reason=f"{reason} to the team memory: {tier.shown}/{target}")
-    return Move(record.filename, target, path,
-                f"{_verb(reason)} {record.filename} to the team memory: {tier.shown}/{target} "
-                f"(uncommitted: review it, then `git add {tier.shown}` and commit; "
-                f"`claude-mini memory demote {target}` takes it back)")
+    return Move(
+        record.filename,
+        target,
+        path,
+        f"{_verb(reason)} {record.filename} to the team memory: {tier.shown}/{target} "
+        f"(uncommitted: review it, then `git add {tier.shown}` and commit; "
+        f"`claude-mini memory demote {target}` takes it back)",
+    )
 
 
 def _verb(reason: str) -> str:
@@ -103,20 +129,29 @@ def _verb(reason: str) -> str:
 
 def _check_promotable(record: MemoryRecord) -> None:
     if not record.frontmatter_ok:
-        raise TeamRefused(f"{record.filename} was not promoted: {record.problem}; run "
-                          "`claude-mini memory doctor --fix` (or edit it), then promote it again")
+        raise TeamRefused(
+            f"{record.filename} was not promoted: {record.problem}; run "
+            "`claude-mini memory doctor --fix` (or edit it), then promote it again"
+        )
     if record.type == "user":
-        raise TeamRefused(f"{record.filename} is a user memory (about you), so it stays private; "
-                          "if it is really about the project, change its type "
-                          "(`claude-mini memory edit`) and promote it again")
+        raise TeamRefused(
+            f"{record.filename} is a user memory (about you), so it stays private; "
+            "if it is really about the project, change its type "
+            "(`claude-mini memory edit`) and promote it again"
+        )
 
 
 def _fields(record: MemoryRecord, provenance: dict[str, Any]) -> dict[str, Any]:
     """`MemoryStore.write` arguments for `record` in the other tier: its name, description,
     type and body, the fields that travel, then `provenance`."""
     extra = {k: v for k, v in record.frontmatter.items() if k not in TIER_FIELDS}
-    return {"name": record.name, "description": record.description, "type": record.type,
-            "body": (record.body or "").strip("\n"), "extra_frontmatter": {**extra, **provenance}}
+    return {
+        "name": record.name,
+        "description": record.description,
+        "type": record.type,
+        "body": (record.body or "").strip("\n"),
+        "extra_frontmatter": {**extra, **provenance},
+    }
 
 
 def _same_memory(team: MemoryStore, record: MemoryRecord) -> str | None:
@@ -142,8 +177,9 @@ def demote(tier: TeamTier, private: MemoryStore, name: str) -> Move:
     team = tier.store(private.warn)
     record = team.read(name.removeprefix(TEAM_PREFIX))
     if not record.frontmatter_ok or record.type is None:
-        raise TeamRefused(f"{tier.shown}/{record.filename} was not demoted: {record.problem}; "
-                          "fix its frontmatter first")
+        raise TeamRefused(
+            f"{tier.shown}/{record.filename} was not demoted: {record.problem}; fix its frontmatter first"
+        )
     tier.prepare()  # a folder from before `.gitignore` was written gets it now (the lock file)
     target = private.free_filename(Path(record.filename).name)
     created = epoch_of(record.frontmatter.get("created"))
@@ -154,9 +190,13 @@ def demote(tier: TeamTier, private: MemoryStore, name: str) -> Move:
     path = private.write(target, **fields)
     os.unlink(record.path)
     team.update_index(remove=[record.filename])
-    return Move(record.filename, target, path,
-                f"Demoted {tier.shown}/{record.filename} to your private memory as {target}; "
-                "the team file is deleted (commit the deletion to share it)")
+    return Move(
+        record.filename,
+        target,
+        path,
+        f"Demoted {tier.shown}/{record.filename} to your private memory as {target}; "
+        "the team file is deleted (commit the deletion to share it)",
+    )
 
 
 # --- what extraction proposes ----------------------------------------------------------
@@ -165,22 +205,23 @@ def proposed_for_team(record: MemoryRecord) -> bool:
     return record.frontmatter.get(TEAM_FLAG) is True
 
 
-def propose(tier: TeamTier, private: MemoryStore, filename: str, *,
-            context: Callable[[], PersonalContext] | None = None) -> tuple[str, bool]:
+def propose(
+    tier: TeamTier, private: MemoryStore, filename: str, *, context: Callable[[], PersonalContext] | None = None
+) -> tuple[str, bool]:
     """Handle one memory extraction saved with `team: true`: (the line to tell the user,
     whether it was proposed)."""
     record = private.read(filename)
     if record.type not in TEAM_TYPES:
         drop_team_flag(record.path)
-        return (f"Kept {filename} private: only feedback and project memories are proposed for "
-                "the team memory"), False
+        return (f"Kept {filename} private: only feedback and project memories are proposed for the team memory"), False
     if tier.proposals == "private":
         moved = _move_to_proposed(private, record)
-        return (f"Proposed {filename} for the team memory: it waits in your private "
-                f"{moved} until `claude-mini memory promote {moved.removesuffix('.md')}`"), True
+        return (
+            f"Proposed {filename} for the team memory: it waits in your private "
+            f"{moved} until `claude-mini memory promote {moved.removesuffix('.md')}`"
+        ), True
     try:
-        return promote(tier, private, filename, reason="proposed",
-                       context=context() if context else None).message, True
+        return promote(tier, private, filename, reason="proposed", context=context() if context else None).message, True
     except TeamRefused as exc:
         drop_team_flag(record.path)
         return f"Kept {filename} private, not proposed for the team: {exc}", False
@@ -190,8 +231,12 @@ def drop_team_flag(path: Path) -> None:
     """Take `team: true` out of a private memory that stays private (a decision was made)."""
     text = path.read_text(encoding="utf-8")
     parsed = parse_memory_text(text)
-    if TEAM_FLAG not in parsed.frontmatter or parsed.problem_kind in ("missing", "unclosed",
-                                                                      "invalid_yaml", "not_mapping"):
+    if TEAM_FLAG not in parsed.frontmatter or parsed.problem_kind in (
+        "missing",
+        "unclosed",
+        "invalid_yaml",
+        "not_mapping",
+    ):
         return
     fm = {k: v for k, v in parsed.frontmatter.items() if k != TEAM_FLAG}
     atomic_write(path, f"---\n{dump_frontmatter(fm)}---\n\n{parsed.body}")
@@ -208,6 +253,7 @@ def _move_to_proposed(private: MemoryStore, record: MemoryRecord) -> str:
     while (private.root / target).exists():
         target, n = f"{PROPOSED_DIR}/{Path(base).stem}-{n}.md", n + 1
     os.replace(record.path, private.root / target)
-    private.update_index(add_or_replace={target: index_line(target, record.name, record.description)},
-                         remove=[record.filename])
+    private.update_index(
+        add_or_replace={target: index_line(target, record.name, record.description)}, remove=[record.filename]
+    )
     return target

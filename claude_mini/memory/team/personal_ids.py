@@ -27,7 +27,7 @@ MIN_PHONE_DIGITS = 8
 
 def _before(text: str, start: int) -> str:
     """The few words before `start` on its line, lower-cased: where a naming word stands."""
-    head = text[max(0, start - CONTEXT_CHARS):start]
+    head = text[max(0, start - CONTEXT_CHARS) : start]
     return head.rsplit("\n", 1)[-1].lower()
 
 
@@ -95,6 +95,7 @@ def _validator(module: str) -> Callable[[str], bool]:
         import importlib
 
         return bool(importlib.import_module(f"stdnum.{module}").is_valid(value))
+
     return check
 
 
@@ -104,31 +105,55 @@ def _always(value: str) -> bool:
 
 # (words that name the id, the id's shape, its check, the kind shown)
 _NAMED_IDS: tuple[tuple[re.Pattern[str], re.Pattern[str], Callable[[str], bool], str], ...] = (
-    (re.compile(r"\bssn\b|social security"), re.compile(r"\d{3}[- ]?\d{2}[- ]?\d{4}"),
-     _validator("us.ssn"), "a US social security number"),
-    (re.compile(r"\bsin\b|social insurance"), re.compile(r"\d{3}[- ]?\d{3}[- ]?\d{3}"),
-     _validator("ca.sin"), "a Canadian social insurance number"),
-    (re.compile(r"\bpan\b"), re.compile(r"[A-Z]{5}\d{4}[A-Z]"), _validator("in_.pan"),
-     "an Indian PAN"),
-    (re.compile(r"aadhaar"), re.compile(r"\d{4}[ -]?\d{4}[ -]?\d{4}"), _validator("in_.aadhaar"),
-     "an Aadhaar number"),
+    (
+        re.compile(r"\bssn\b|social security"),
+        re.compile(r"\d{3}[- ]?\d{2}[- ]?\d{4}"),
+        _validator("us.ssn"),
+        "a US social security number",
+    ),
+    (
+        re.compile(r"\bsin\b|social insurance"),
+        re.compile(r"\d{3}[- ]?\d{3}[- ]?\d{3}"),
+        _validator("ca.sin"),
+        "a Canadian social insurance number",
+    ),
+    (re.compile(r"\bpan\b"), re.compile(r"[A-Z]{5}\d{4}[A-Z]"), _validator("in_.pan"), "an Indian PAN"),
+    (re.compile(r"aadhaar"), re.compile(r"\d{4}[ -]?\d{4}[ -]?\d{4}"), _validator("in_.aadhaar"), "an Aadhaar number"),
     (re.compile(r"\bbsn\b"), re.compile(r"\d{8,9}"), _validator("nl.bsn"), "a Dutch BSN"),
     (re.compile(r"pesel"), re.compile(r"\d{11}"), _validator("pl.pesel"), "a PESEL number"),
-    (re.compile(r"\bcpf\b"), re.compile(r"\d{3}\.?\d{3}\.?\d{3}-?\d{2}"), _validator("br.cpf"),
-     "a Brazilian CPF"),
-    (re.compile(r"\b(?:dni|nie|nif)\b"), re.compile(r"[XYZ0-9]\d{7}-?[A-Z]"), _validator("es.nif"),
-     "a Spanish national id"),
-    (re.compile(r"codice fiscale"), re.compile(r"[A-Z]{6}\d{2}[A-Z]\d{2}[A-Z]\d{3}[A-Z]"),
-     _validator("it.codicefiscale"), "an Italian fiscal code"),
-    (re.compile(r"\bnhs\b"), re.compile(r"\d{3}[ -]?\d{3}[ -]?\d{4}"), _validator("gb.nhs"),
-     "an NHS number"),
-    (re.compile(r"\btfn\b|tax file"), re.compile(r"\d{3}[ ]?\d{3}[ ]?\d{2,3}"), _validator("au.tfn"),
-     "an Australian tax file number"),
-    (re.compile(r"\brouting\b|\baba\b"), re.compile(r"\d{9}"), _validator("us.rtn"),
-     "a bank routing and account number"),
+    (re.compile(r"\bcpf\b"), re.compile(r"\d{3}\.?\d{3}\.?\d{3}-?\d{2}"), _validator("br.cpf"), "a Brazilian CPF"),
+    (
+        re.compile(r"\b(?:dni|nie|nif)\b"),
+        re.compile(r"[XYZ0-9]\d{7}-?[A-Z]"),
+        _validator("es.nif"),
+        "a Spanish national id",
+    ),
+    (
+        re.compile(r"codice fiscale"),
+        re.compile(r"[A-Z]{6}\d{2}[A-Z]\d{2}[A-Z]\d{3}[A-Z]"),
+        _validator("it.codicefiscale"),
+        "an Italian fiscal code",
+    ),
+    (re.compile(r"\bnhs\b"), re.compile(r"\d{3}[ -]?\d{3}[ -]?\d{4}"), _validator("gb.nhs"), "an NHS number"),
+    (
+        re.compile(r"\btfn\b|tax file"),
+        re.compile(r"\d{3}[ ]?\d{3}[ ]?\d{2,3}"),
+        _validator("au.tfn"),
+        "an Australian tax file number",
+    ),
+    (
+        re.compile(r"\brouting\b|\baba\b"),
+        re.compile(r"\d{9}"),
+        _validator("us.rtn"),
+        "a bank routing and account number",
+    ),
     (re.compile(r"passport"), re.compile(r"[A-Z0-9]{0,2}\d{6,9}"), _always, "a passport number"),
-    (re.compile(r"licen[cs]e"), re.compile(r"[A-Z0-9]{5,9}\d{6}[A-Z0-9]{2,5}|[A-Z]\d{4,12}"),
-     _always, "a driving licence number"),
+    (
+        re.compile(r"licen[cs]e"),
+        re.compile(r"[A-Z0-9]{5,9}\d{6}[A-Z0-9]{2,5}|[A-Z]\d{4,12}"),
+        _always,
+        "a driving licence number",
+    ),
 )
 _ID_TOKEN = re.compile(r"(?<![\w.])[A-Z0-9][A-Z0-9 .\-]{4,20}[A-Z0-9](?![\w])")
 
@@ -138,7 +163,7 @@ def _named_id_hits(text: str) -> Iterator[Hit]:
     lower = text.lower()
     for word, shape, check, kind in _NAMED_IDS:
         for named in word.finditer(lower):
-            window = text[named.end():named.end() + CONTEXT_CHARS]
+            window = text[named.end() : named.end() + CONTEXT_CHARS]
             for match in shape.finditer(window):
                 value = match.group(0)
                 if sum(c.isdigit() for c in value) >= 4 and check(re.sub(r"[ .\-]", "", value)):
@@ -146,8 +171,10 @@ def _named_id_hits(text: str) -> Iterator[Hit]:
                     break
 
 
-_NINO = re.compile(r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
-                   r" ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])")
+_NINO = re.compile(
+    r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+    r" ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])"
+)
 _UK_LICENCE = re.compile(r"(?<![A-Za-z0-9])[A-Z9]{5}\d[0156]\d{4}[A-Z9]{2}\d[A-Z]{2}(?![A-Za-z0-9])")
 
 
@@ -161,11 +188,15 @@ def _shaped_id_hits(text: str) -> Iterator[Hit]:
 
 # --- birth dates, home addresses, a person's IP address -----------------------------------------
 _BIRTH = re.compile(r"\b(?:born|dob|d\.o\.b|date of birth|birth ?date|birthday|geboren|né|née)\b")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}"
-                   r"|\d{1,2} [A-Za-z]{3,9} \d{4}|[A-Za-z]{3,9} \d{1,2},? \d{4}")
-_STREET = re.compile(r"\b\d{1,5}[A-Za-z]? (?:[A-Z][a-z']+ ){1,3}(?:Street|St|Road|Rd|Avenue|Ave|"
-                     r"Drive|Dr|Lane|Ln|Boulevard|Blvd|Way|Court|Ct|Place|Pl|Crescent|Close|"
-                     r"Terrace|Gardens|Parkway|Square)\b")
+_DATE = re.compile(
+    r"\d{4}-\d{2}-\d{2}|\d{1,2}[./-]\d{1,2}[./-]\d{2,4}"
+    r"|\d{1,2} [A-Za-z]{3,9} \d{4}|[A-Za-z]{3,9} \d{1,2},? \d{4}"
+)
+_STREET = re.compile(
+    r"\b\d{1,5}[A-Za-z]? (?:[A-Z][a-z']+ ){1,3}(?:Street|St|Road|Rd|Avenue|Ave|"
+    r"Drive|Dr|Lane|Ln|Boulevard|Blvd|Way|Court|Ct|Place|Pl|Crescent|Close|"
+    r"Terrace|Gardens|Parkway|Square)\b"
+)
 _POSTCODE = re.compile(r"\b[A-Z]{2} \d{5}(?:-\d{4})?\b|\b[A-Z]{1,2}\d[A-Z\d]? \d[A-Z]{2}\b")
 _ADDRESS_WORDS = re.compile(r"\baddress\b|\blives at\b|\bship (?:it |them )?to\b")
 _IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
@@ -175,7 +206,7 @@ _PERSON_WORDS = re.compile(r"\b(?:home|her|his|user|customer|employee|personal|r
 def _birth_hits(text: str) -> Iterator[Hit]:
     lower = text.lower()
     for word in _BIRTH.finditer(lower):
-        near = text[max(0, word.start() - CONTEXT_CHARS):word.end() + CONTEXT_CHARS]
+        near = text[max(0, word.start() - CONTEXT_CHARS) : word.end() + CONTEXT_CHARS]
         if _DATE.search(near):
             yield (word.start(), "a date of birth", "")
 
@@ -185,7 +216,7 @@ def _address_hits(text: str) -> Iterator[Hit]:
     for street in _STREET.finditer(text):
         line_start = text.rfind("\n", 0, street.start()) + 1
         line_end = text.find("\n", street.end())
-        line = text[line_start:line_end if line_end >= 0 else len(text)]
+        line = text[line_start : line_end if line_end >= 0 else len(text)]
         if _POSTCODE.search(line) or _ADDRESS_WORDS.search(line.lower()):
             yield (street.start(), "a postal address", "")
 
@@ -203,8 +234,14 @@ def _ip_hits(text: str) -> Iterator[Hit]:
 
 
 DETECTORS: tuple[Callable[[str], Iterator[Hit]], ...] = (
-    _iban_hits, _card_hits, _named_id_hits, _shaped_id_hits, _phone_hits, _birth_hits,
-    _address_hits, _ip_hits,
+    _iban_hits,
+    _card_hits,
+    _named_id_hits,
+    _shaped_id_hits,
+    _phone_hits,
+    _birth_hits,
+    _address_hits,
+    _ip_hits,
 )
 
 

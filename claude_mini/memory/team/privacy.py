@@ -35,12 +35,19 @@ if TYPE_CHECKING:
 
 MIN_HOST_CHARS = 3
 MIN_NAME_CHARS = 3
-_EMAIL = re.compile(r"(?<![\w.%+-])([A-Za-z0-9._%+-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
-                    r"(?![\w-])")
-_PLACEHOLDER_DOMAINS = re.compile(r"(?:^|\.)(?:example\.(?:com|org|net)|[a-z0-9-]+\.(?:example|test|"
-                                  r"invalid|localhost))$", re.IGNORECASE)
-_HOME_PATH = re.compile(r"(?<![\w.~-])(?:/home/|/Users/)[^/\s`'\"<>()]+|(?<![\w])[A-Za-z]:\\Users\\"
-                        r"[^\\\s`'\"<>()]+|(?<![\w.~-])/root(?=/)")
+_EMAIL = re.compile(
+    r"(?<![\w.%+-])([A-Za-z0-9._%+-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})"
+    r"(?![\w-])"
+)
+_PLACEHOLDER_DOMAINS = re.compile(
+    r"(?:^|\.)(?:example\.(?:com|org|net)|[a-z0-9-]+\.(?:example|test|"
+    r"invalid|localhost))$",
+    re.IGNORECASE,
+)
+_HOME_PATH = re.compile(
+    r"(?<![\w.~-])(?:/home/|/Users/)[^/\s`'\"<>()]+|(?<![\w])[A-Za-z]:\\Users\\"
+    r"[^\\\s`'\"<>()]+|(?<![\w.~-])/root(?=/)"
+)
 _NOT_HOSTS = frozenset({"localhost", "localhost.localdomain", "ubuntu", "debian", "fedora"})
 
 
@@ -79,16 +86,24 @@ class PersonalContext:
         own = gitinfo.user_name(repo)
         host = socket.gethostname()
         hosts = {h for h in (host, host.split(".")[0]) if len(h) >= MIN_HOST_CHARS}
-        return cls(frozenset(n for n in names if n.casefold() != own.casefold()),
-                   os.path.expanduser("~"), os.path.realpath(repo),
-                   frozenset(h for h in hosts if h.lower() not in _NOT_HOSTS))
+        return cls(
+            frozenset(n for n in names if n.casefold() != own.casefold()),
+            os.path.expanduser("~"),
+            os.path.realpath(repo),
+            frozenset(h for h in hosts if h.lower() not in _NOT_HOSTS),
+        )
 
 
 def find_personal_data(text: str, context: PersonalContext) -> list[PersonalFinding]:
     """The personal data in `text`, first by line; each kind and label once."""
     starts = [0] + [m.end() for m in re.finditer("\n", text)]
-    hits = [*_email_hits(text), *_path_hits(text, context), *_host_hits(text, context),
-            *_name_hits(text, context), *personal_id_hits(text)]
+    hits = [
+        *_email_hits(text),
+        *_path_hits(text, context),
+        *_host_hits(text, context),
+        *_name_hits(text, context),
+        *personal_id_hits(text),
+    ]
     out: dict[tuple[str, str], PersonalFinding] = {}
     for offset, kind, label in sorted(hits):
         line = bisect.bisect_right(starts, offset)
@@ -108,18 +123,23 @@ def _email_hits(text: str) -> list[tuple[int, str, str]]:
 
 def _path_hits(text: str, context: PersonalContext) -> list[tuple[int, str, str]]:
     hits = [(m.start(), "a local absolute path", m.group(0) + "…") for m in _HOME_PATH.finditer(text)]
-    for folder, kind in ((context.checkout, "this checkout's absolute path"),
-                         (context.home, "a local absolute path")):
+    for folder, kind in ((context.checkout, "this checkout's absolute path"), (context.home, "a local absolute path")):
         taken = {offset for offset, _, _ in hits}  # a home folder the pattern already found
         if len(folder) > 1:
-            hits += [(m.start(), kind, folder) for m in
-                     re.finditer(re.escape(folder) + r"(?![\w.-])", text) if m.start() not in taken]
+            hits += [
+                (m.start(), kind, folder)
+                for m in re.finditer(re.escape(folder) + r"(?![\w.-])", text)
+                if m.start() not in taken
+            ]
     return hits
 
 
 def _host_hits(text: str, context: PersonalContext) -> list[tuple[int, str, str]]:
-    return [(m.start(), "this machine's name", host) for host in context.hosts
-            for m in re.finditer(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", text, re.IGNORECASE)]
+    return [
+        (m.start(), "this machine's name", host)
+        for host in context.hosts
+        for m in re.finditer(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", text, re.IGNORECASE)
+    ]
 
 
 def _name_hits(text: str, context: PersonalContext) -> list[tuple[int, str, str]]:
@@ -133,8 +153,10 @@ def _name_hits(text: str, context: PersonalContext) -> list[tuple[int, str, str]
             hits.append((m.start(), "the name of a person in this repository's history", name))
         first = parts[0]
         if len(parts) > 1 and len(first) >= MIN_NAME_CHARS and first[:1].isupper():
-            hits += [(m.start(), "the name of a person in this repository's history", first)
-                     for m in re.finditer(rf"(?<!\w){re.escape(first)}(?!\w)", text)]
+            hits += [
+                (m.start(), "the name of a person in this repository's history", first)
+                for m in re.finditer(rf"(?<!\w){re.escape(first)}(?!\w)", text)
+            ]
     return hits
 
 
@@ -148,11 +170,13 @@ def team_refusal(text: str, context: PersonalContext, what: str) -> str | None:
     if not secrets and not personal:
         return None
     found = describe_findings(secrets) if secrets else _describe(personal)
-    return (f"refused to write {what} to the team memory: it holds {found}. Team memory is "
-            "committed and pushed to everyone with the repository, so secrets and personal "
-            "data never go there. Nothing was written to the team folder; edit the memory to "
-            "take that out (say where a secret lives, use a role instead of a name, a path "
-            "relative to the repository), then try again.")
+    return (
+        f"refused to write {what} to the team memory: it holds {found}. Team memory is "
+        "committed and pushed to everyone with the repository, so secrets and personal "
+        "data never go there. Nothing was written to the team folder; edit the memory to "
+        "take that out (say where a secret lives, use a role instead of a name, a path "
+        "relative to the repository), then try again."
+    )
 
 
 def _describe(found: list[PersonalFinding]) -> str:

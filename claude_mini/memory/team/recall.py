@@ -59,11 +59,13 @@ def _named(scored: Scored) -> Scored:
     return [(f"{TEAM_PREFIX}{name}", score) for name, score in scored]
 
 
-def merge_tiers(private_best: Scored, private_strong: Scored, team_best: Scored,
-                team_strong: Scored) -> tuple[Scored, Scored]:
+def merge_tiers(
+    private_best: Scored, private_strong: Scored, team_best: Scored, team_strong: Scored
+) -> tuple[Scored, Scored]:
     """The two tiers' lists as one: the manifest's SHORTLIST_SIZE best and the SELECT_K strong
     matches, by score (ties by name); a strong match far below the best of either tier goes,
     as within one tier (SELECT_RELATIVE)."""
+
     def by_score(item: tuple[str, float]) -> tuple[float, str]:
         return -item[1], item[0]
 
