@@ -21,9 +21,9 @@ from claude_mini.agent.hooks import (
 from claude_mini.agent.loop import Agent, AskUser
 from claude_mini.config import Config
 from claude_mini.llm.client import ModelClient
-from claude_mini.memory.checkpoint import CheckpointHook
-from claude_mini.memory.compact import CompactHook, Compactor, context_window, fork_summary
-from claude_mini.memory.extract import Extractor
+from claude_mini.memory.compact.compactor import CompactHook, Compactor, context_window, fork_summary
+from claude_mini.memory.compact.working_state import CheckpointHook
+from claude_mini.memory.extract.part import Extractor
 from claude_mini.memory.instructions import (
     AttachmentTracker,
     InstructionHook,
@@ -31,7 +31,7 @@ from claude_mini.memory.instructions import (
     instruction_loads,
     load_instructions,
 )
-from claude_mini.memory.recall import RecallHook
+from claude_mini.memory.recall.part import RecallHook
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.memory.team import team_problem, team_prompt_section, team_tier
 from claude_mini.notices import NoticeChannel
@@ -224,7 +224,7 @@ def _memory_section(config: Config, store: MemoryStore, team: bool = False) -> s
     """Layer 2's prompt section; in daily-log mode the index is read-only and saving means appending."""
     if not config.memory.log_mode:
         return memory_prompt_section(store, team=team)
-    from claude_mini.memory.daylog import log_mode_prompt
+    from claude_mini.memory.maintenance.daylog import log_mode_prompt
     from claude_mini.memory.store import render_index_for_prompt
 
     index, _ = render_index_for_prompt(store.index_text())
@@ -258,12 +258,12 @@ def make_chain(
     """The session's permission chain, built once: the secret guard (with the team folder's check),
     the log-mode guard when `memory.mode` is log, the sandbox's guard (autoAllowBashIfSandboxed),
     then the rules (permissions/chain.py)."""
-    from claude_mini.memory.secrets import SecretGuard
+    from claude_mini.memory.secrets.guard import SecretGuard
     from claude_mini.memory.team.guard import TeamWriteCheck
 
     guards: list[Guard] = [SecretGuard(store.root, cwd=lambda: ctx.cwd, team=TeamWriteCheck(lambda: team_tier(config)))]
     if config.memory.log_mode:
-        from claude_mini.memory.daylog import LogModeGuard
+        from claude_mini.memory.maintenance.daylog import LogModeGuard
 
         guards.append(LogModeGuard(store.root, cwd=lambda: ctx.cwd))
     if sandbox is not None:
@@ -477,8 +477,8 @@ async def session_start_maintenance(runtime: Runtime, *, dream: bool) -> None:
     """
     import asyncio
 
-    from claude_mini.memory.dream import maybe_auto_dream
-    from claude_mini.memory.forget import gc_message, maybe_auto_gc
+    from claude_mini.memory.maintenance.dream import maybe_auto_dream
+    from claude_mini.memory.maintenance.forget import gc_message, maybe_auto_gc
 
     if not runtime.config.auto_memory:
         return

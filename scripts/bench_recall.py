@@ -36,7 +36,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.lexical import (
+from claude_mini.memory.recall.lexical import (
     CandidateScanner,
     LexicalIndex,
     candidate_from_text,
@@ -1318,7 +1318,7 @@ async def _time_plumbing(root: Path, base_url: str, queries: list[str]) -> dict[
 
     from claude_mini.config import DEFAULT_SMALL_MODEL, Config
     from claude_mini.llm.client import AnthropicClient
-    from claude_mini.memory.recall import RecallHook
+    from claude_mini.memory.recall.part import RecallHook
     from claude_mini.memory.store import MemoryStore
     from claude_mini.session import CostLedger
 
@@ -1369,7 +1369,7 @@ def report_unseen(seed: int, tmp: Path, quick: bool) -> None:
         "generated fixture above"
     )
     from claude_mini.config import Config
-    from claude_mini.memory.recall import RecallHook
+    from claude_mini.memory.recall.part import RecallHook
     from claude_mini.memory.store import MemoryStore
 
     root = tmp / "unseen" / "memory"
@@ -1414,8 +1414,8 @@ def report_unseen_turns(unseen, tmp: Path, quick: bool) -> None:
 def report_unseen_reach(unseen, seed: int, tmp: Path, quick: bool) -> None:
     """Share of relevant files in the side model's manifest after gc, at 2,000 and 10,000."""
     from claude_mini.config import Config
-    from claude_mini.memory.forget import gc
-    from claude_mini.memory.recall import RecallHook
+    from claude_mini.memory.maintenance.forget import gc
+    from claude_mini.memory.recall.part import RecallHook
     from claude_mini.memory.store import MemoryStore
 
     answerable = [q for q in unseen.queries if q.relevant]
@@ -1447,7 +1447,7 @@ def _manifest_names(hook, query) -> list[str]:
     """The live names of the files recall's manifest offers for `query` (an UnseenQuery); for
     one in Chinese, as recall's bridge widens it, with the fixture's human translation standing
     in for the side model's keywords."""
-    from claude_mini.memory.lexical import crosses_scripts
+    from claude_mini.memory.recall.lexical import crosses_scripts
 
     manifest, _, cut = hook._local_pass(query.text, frozenset())
     if query.english and cut and crosses_scripts(query.text, hook.scanner.index):

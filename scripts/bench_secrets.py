@@ -24,7 +24,7 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from claude_mini.memory.secret_scan import find_secrets  # noqa: E402
+from claude_mini.memory.secrets.scan import find_secrets  # noqa: E402
 from claude_mini.memory.team.privacy import PersonalContext, find_personal_data  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -209,7 +209,7 @@ class TurnResult:
 async def _worker(
     runtime: Any, jobs: list[tuple[int, UnseenQuery]], results: dict[int, TurnResult], typing_lead: float | None
 ) -> None:
-    from claude_mini.memory.recall import recall_hook, recalls_in_context
+    from claude_mini.memory.recall.part import recall_hook, recalls_in_context
 
     hook = recall_hook(runtime.agent.hooks)
     for index, query in jobs:
@@ -240,7 +240,7 @@ def run_turns(
     `paths.memory_dir(workdir)` under $CLAUDE_MINI_HOME); what reached the model, in order."""
     from claude_mini.config import load_config
     from claude_mini.llm.client import AnthropicClient
-    from claude_mini.memory.extract import Extractor
+    from claude_mini.memory.extract.part import Extractor
     from claude_mini.runtime import build_runtime
 
     (workdir / ".claude").mkdir(parents=True, exist_ok=True)

@@ -24,10 +24,9 @@ from typing import Annotated, Any
 
 import typer
 
-from claude_mini.config import Config
-from claude_mini.memory.forget import (
+from claude_mini.config import Config, ForgetSettings
+from claude_mini.memory.maintenance.forget import (
     ArchivedSecret,
-    ForgetSettings,
     archived_copies,
     archived_secrets,
     describe_score,
@@ -40,7 +39,7 @@ from claude_mini.memory.forget import (
     purge_archived,
     restore,
 )
-from claude_mini.memory.secret_scan import describe_findings
+from claude_mini.memory.secrets.scan import describe_findings
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     INDEX_MAX_BYTES,

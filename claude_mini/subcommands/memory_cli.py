@@ -24,10 +24,19 @@ import typer
 
 from claude_mini import paths
 from claude_mini.config import Config, load_config
+from claude_mini.memory.extract.supersede import (
+    Guess,
+    apply_link,
+    guess_replaced,
+    link_problem,
+    record_links,
+    successor_of,
+)
 from claude_mini.memory.fileutil import atomic_write, locked, os_error_text
-from claude_mini.memory.forget import duplicate_findings
-from claude_mini.memory.secret_scan import describe_findings, find_secrets
-from claude_mini.memory.staleness import stale_memories
+from claude_mini.memory.maintenance.doctor import description_problem, doctor, fix
+from claude_mini.memory.maintenance.forget import duplicate_findings
+from claude_mini.memory.recall.staleness import stale_memories
+from claude_mini.memory.secrets.scan import describe_findings, find_secrets
 from claude_mini.memory.store import (
     INDEX_FILENAME,
     MEMORY_TYPES,
@@ -35,23 +44,12 @@ from claude_mini.memory.store import (
     MemoryStore,
     MemoryStoreError,
     derive_memory,
-    description_problem,
-    doctor,
-    fix,
     format_memory,
     index_line,
     iso_utc,
     not_a_file,
     parse_memory_text,
     read_text_head,
-)
-from claude_mini.memory.supersede import (
-    Guess,
-    apply_link,
-    guess_replaced,
-    link_problem,
-    record_links,
-    successor_of,
 )
 from claude_mini.memory.team import TeamTier, team_tier
 from claude_mini.subcommands import forget_cli, team_cli

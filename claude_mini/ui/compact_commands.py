@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from claude_mini.memory.compact import CompactionError, CompactionRefused
+from claude_mini.memory.compact.compactor import CompactionError, CompactionRefused
 from claude_mini.ui.commands import CommandContext, command
 
 
@@ -44,7 +44,7 @@ async def compact_now(ctx: CommandContext) -> None:
 
 def show_checkpoint(ctx: CommandContext) -> None:
     """The checkpoint a compaction now would put beside the summary (nothing is compacted)."""
-    from claude_mini.memory.checkpoint import CheckpointHook, render_checkpoint
+    from claude_mini.memory.compact.working_state import CheckpointHook, render_checkpoint
     from claude_mini.prompt import estimate_tokens
 
     hook = next((h for h in ctx.rt.hooks if isinstance(h, CheckpointHook)), None)

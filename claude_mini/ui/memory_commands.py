@@ -19,7 +19,7 @@ import re
 from typing import TYPE_CHECKING
 
 from claude_mini.memory.imports import TOOLS
-from claude_mini.memory.recall import recall_hook
+from claude_mini.memory.recall.part import recall_hook
 from claude_mini.memory.store import MemoryStoreError
 from claude_mini.subcommands import forget_cli, team_cli
 from claude_mini.subcommands.memory_cli import (

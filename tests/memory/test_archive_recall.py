@@ -12,15 +12,10 @@ import pytest
 from memclock import DAY, Clock
 from test_recall import main_text, make_runtime, manifest_of, run_turns, select, tool_turn
 
-from claude_mini.memory.archive_recall import ArchiveTier
-from claude_mini.memory.forget import gc
-from claude_mini.memory.lexical import (
-    SHORTLIST_SIZE,
-    CandidateScanner,
-    select_lexical,
-    shortlist,
-)
-from claude_mini.memory.recall import RecallHook
+from claude_mini.memory.maintenance.forget import gc
+from claude_mini.memory.recall.archive import ArchiveTier
+from claude_mini.memory.recall.lexical import SHORTLIST_SIZE, CandidateScanner, select_lexical, shortlist
+from claude_mini.memory.recall.part import RecallHook
 from claude_mini.memory.store import MemoryStore
 
 QUESTION = "which postgres pool size does the reporting job need?"

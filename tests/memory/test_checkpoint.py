@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from claude_mini.memory.checkpoint import (
+from claude_mini.memory.compact.working_state import (
     HEADER,
     Checkpoint,
     CommandRun,

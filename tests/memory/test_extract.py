@@ -16,11 +16,10 @@ from fake_anthropic import Reply
 
 from claude_mini import paths
 from claude_mini.agent.fork import strip_cache_control
-from claude_mini.config import load_config, merge
+from claude_mini.config import ExtractionSettings, load_config, merge
 from claude_mini.llm.client import AnthropicClient
-from claude_mini.memory.extract import ExtractionSettings
-from claude_mini.memory.extract_gate import assess, no_gate
-from claude_mini.memory.secrets import SecretGuard
+from claude_mini.memory.extract.gate import assess, no_gate
+from claude_mini.memory.secrets.guard import SecretGuard
 from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime
 from claude_mini.session import resume_session

@@ -9,13 +9,7 @@ from __future__ import annotations
 import pytest
 
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from claude_mini.memory.extract_gate import (
-    LONG_TEXT_CHARS,
-    assess,
-    count_turns,
-    no_gate,
-    stated_cue,
-)
+from claude_mini.memory.extract.gate import LONG_TEXT_CHARS, assess, count_turns, no_gate, stated_cue
 
 
 def answered(text: str) -> list[Message]:

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from memclock import DAY, T0, Clock
 
-from claude_mini.config import Config
-from claude_mini.memory.forget import (
+from claude_mini.config import Config, ForgetSettings
+from claude_mini.memory.maintenance.forget import (
     LOW_WATER,
     PROTECTED_FLOOR,
-    ForgetSettings,
     duplicate_findings,
     find_archived,
     gc,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.memory.lexical import (
+from claude_mini.memory.recall.lexical import (
     HEAD_LINES,
     SHORTLIST_SIZE,
     CandidateScanner,

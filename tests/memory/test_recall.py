@@ -20,8 +20,8 @@ from fake_anthropic import FakeAnthropic, Reply
 from claude_mini.config import load_config
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
-from claude_mini.memory.lexical import Candidate
-from claude_mini.memory.recall import (
+from claude_mini.memory.recall.lexical import Candidate
+from claude_mini.memory.recall.part import (
     FILE_MAX_BYTES,
     RECALL_SCHEMA,
     RECALL_SYSTEM,

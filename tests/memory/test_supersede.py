@@ -12,24 +12,9 @@ from fake_anthropic import Reply
 from memclock import DAY, Clock
 
 from claude_mini import paths
-from claude_mini.memory.extract_gate import no_gate
-from claude_mini.memory.forget import (
-    ForgetSettings,
-    gc,
-    keep_scores,
-    likely_duplicates,
-    overflow_order,
-)
-from claude_mini.memory.lexical import candidate_from_text
-from claude_mini.memory.store import (
-    INDEX_MAX_LINES,
-    MemoryStore,
-    doctor,
-    format_memory,
-    memory_prompt_section,
-    parse_memory_text,
-)
-from claude_mini.memory.supersede import (
+from claude_mini.config import ForgetSettings
+from claude_mini.memory.extract.gate import no_gate
+from claude_mini.memory.extract.supersede import (
     apply_link,
     apply_links,
     guess_replaced,
@@ -37,6 +22,16 @@ from claude_mini.memory.supersede import (
     mark_superseded,
     superseded_names,
     with_frontmatter_line,
+)
+from claude_mini.memory.maintenance.doctor import doctor
+from claude_mini.memory.maintenance.forget import gc, keep_scores, likely_duplicates, overflow_order
+from claude_mini.memory.recall.lexical import candidate_from_text
+from claude_mini.memory.store import (
+    INDEX_MAX_LINES,
+    MemoryStore,
+    format_memory,
+    memory_prompt_section,
+    parse_memory_text,
 )
 from claude_mini.subcommands.memory_cli import MemoryContext, add_memory, list_data, list_lines
 from claude_mini.ui.memory_commands import split_add_options
@@ -318,7 +313,7 @@ def test_slash_memory_add_takes_supersedes_as_one_word():
 
 
 def test_superseded_files_are_history_in_the_extraction_manifest(store: MemoryStore, clock: Clock):
-    from claude_mini.memory.extract import memory_manifest
+    from claude_mini.memory.extract.part import memory_manifest
 
     old = save(store, "old")
     clock.advance(1)
@@ -331,7 +326,7 @@ def test_superseded_files_are_history_in_the_extraction_manifest(store: MemorySt
 
 
 def test_the_on_disk_recall_index_keeps_the_link_and_sees_the_mark(store: MemoryStore, tmp_path: Path):
-    from claude_mini.memory.lexical import CandidateScanner
+    from claude_mini.memory.recall.lexical import CandidateScanner
 
     old, new = save(store, "old"), save(store, "new")
     cache = tmp_path / "cache" / "index.json"

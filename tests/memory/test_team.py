@@ -12,15 +12,16 @@ import yaml
 
 from claude_mini import trust
 from claude_mini.config import load_config
-from claude_mini.memory.lexical import SHORTLIST_SIZE
-from claude_mini.memory.recall import RecallHook
-from claude_mini.memory.secrets import SecretGuard
-from claude_mini.memory.store import MemoryStore, doctor, fix, parse_index
+from claude_mini.memory.maintenance.doctor import doctor, fix
+from claude_mini.memory.recall.lexical import SHORTLIST_SIZE
+from claude_mini.memory.recall.part import RecallHook
+from claude_mini.memory.recall.team import merge_tiers
+from claude_mini.memory.secrets.guard import SecretGuard
+from claude_mini.memory.store import MemoryStore, parse_index
 from claude_mini.memory.team import TeamTier, team_problem, team_prompt_section, team_tier
 from claude_mini.memory.team.guard import TeamWriteCheck
 from claude_mini.memory.team.moves import TeamRefused, demote, promote, propose
 from claude_mini.memory.team.privacy import PersonalContext, find_personal_data, team_refusal
-from claude_mini.memory.team.recall import merge_tiers
 from claude_mini.notices import NoticeChannel
 from claude_mini.permissions import Allow, Deny, PolicyChain
 from claude_mini.runtime import make_prompt

@@ -158,7 +158,7 @@ def test_clear_starts_a_new_session_and_rebuilds_the_prompt(slash, repo):
 
 
 def test_clear_gives_the_memory_layers_the_new_session(slash):
-    from claude_mini.memory.recall import recall_hook
+    from claude_mini.memory.recall.part import recall_hook
 
     rt = slash.runtime
     rt.session.add_message(Message.user("first"))

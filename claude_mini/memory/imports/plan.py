@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from claude_mini.memory.forget import live_documents, similar_pairs
 from claude_mini.memory.imports.sources import Foreign
-from claude_mini.memory.lexical import candidate_from_text
-from claude_mini.memory.secret_scan import describe_findings, find_secrets
+from claude_mini.memory.maintenance.forget import live_documents, similar_pairs
+from claude_mini.memory.recall.lexical import candidate_from_text
+from claude_mini.memory.secrets.scan import describe_findings, find_secrets
 from claude_mini.memory.store import (
     MEMORY_TYPES,
     MemoryStore,

@@ -23,7 +23,6 @@ from claude_mini.agent.hooks import (
     system_reminder,
 )
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
-from claude_mini.memory.globs import RuleIndex, relative_to
 from claude_mini.memory.instructions.entries import (
     ConditionalRule,
     Entry,
@@ -32,6 +31,7 @@ from claude_mini.memory.instructions.entries import (
     estimate_tokens,
     path_forms,
 )
+from claude_mini.memory.instructions.globs import RuleIndex, relative_to
 from claude_mini.memory.instructions.loader import Loader
 from claude_mini.tools.base import ToolResult
 

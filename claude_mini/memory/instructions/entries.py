@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from claude_mini.memory.globs import GlobSet, relative_to
+from claude_mini.memory.instructions.globs import GlobSet, relative_to
 from claude_mini.memory.instructions.markdown import scan_markdown
 from claude_mini.memory.instructions.scope import LoadContext
 

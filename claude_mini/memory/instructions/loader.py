@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from claude_mini.memory.frontmatter import parse_frontmatter
-from claude_mini.memory.globs import split_globs
 from claude_mini.memory.instructions.entries import (
     CYCLE,
     DUPLICATE,
@@ -27,6 +26,7 @@ from claude_mini.memory.instructions.entries import (
     InstructionSet,
     Skipped,
 )
+from claude_mini.memory.instructions.globs import split_globs
 from claude_mini.memory.instructions.markdown import scan_markdown
 from claude_mini.memory.instructions.reading import (
     Unreadable,

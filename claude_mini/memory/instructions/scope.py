@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 
 from claude_mini.credentials import credential_folders
-from claude_mini.memory.globs import GlobSet
+from claude_mini.memory.instructions.globs import GlobSet
 from claude_mini.safe_read import location_refusal
 
 

@@ -17,7 +17,6 @@ One module per part:
     archive.py       archive/ and ARCHIVE.md
     usage.py         usage.json
     memory_store.py  MemoryStore: list, read, write, delete, using the four above
-    doctor.py        `memory doctor` findings and `fix` (a conflicted MEMORY.md is rebuilt)
     prompt.py        the system-prompt section
     errors.py        MemoryStoreError and its kinds
 
@@ -37,16 +36,6 @@ from claude_mini.memory.store.archive import (
     ArchiveIndex,
     archive_index_line,
     parse_archive_index,
-)
-from claude_mini.memory.store.doctor import (
-    GENERIC_WORDS,
-    VAGUE_MIN_SPECIFIC_WORDS,
-    VAGUE_MIN_WORDS,
-    Finding,
-    description_problem,
-    doctor,
-    fix,
-    repaired_text,
 )
 from claude_mini.memory.store.errors import (
     AmbiguousMemoryName,
@@ -102,7 +91,6 @@ __all__ = [
     "ARCHIVE_DIR",
     "ARCHIVE_HEADER",
     "ARCHIVE_INDEX_FILENAME",
-    "GENERIC_WORDS",
     "INDEX_FILENAME",
     "INDEX_HOOK_MAX_CHARS",
     "INDEX_MAX_BYTES",
@@ -112,13 +100,10 @@ __all__ = [
     "MEMORY_TYPES",
     "READ_MAX_BYTES",
     "USAGE_FILENAME",
-    "VAGUE_MIN_SPECIFIC_WORDS",
-    "VAGUE_MIN_WORDS",
     "AmbiguousMemoryName",
     "ArchiveEntry",
     "ArchiveIndex",
     "ArchivedMemory",
-    "Finding",
     "IndexEntry",
     "InvalidMemory",
     "MemoryIndex",
@@ -132,11 +117,8 @@ __all__ = [
     "UsageRecord",
     "archive_index_line",
     "derive_memory",
-    "description_problem",
-    "doctor",
     "dump_frontmatter",
     "epoch_of",
-    "fix",
     "format_memory",
     "index_line",
     "iso_utc",
@@ -152,7 +134,6 @@ __all__ = [
     "record_from_parsed",
     "record_from_text",
     "render_index_for_prompt",
-    "repaired_text",
     "retarget_index_line",
     "safe_filename",
     "slugify",

@@ -64,6 +64,6 @@ def memory_prompt_section(store: MemoryStore, *, team: bool = False) -> str:
 
 def _overflow_order(store: MemoryStore) -> list[str]:
     """What the prompt leaves out first when MEMORY.md is over its limits (forget.py ranks it)."""
-    from claude_mini.memory.forget import overflow_order  # forget builds on the store package
+    from claude_mini.memory.maintenance.forget import overflow_order  # forget builds on the store package
 
     return overflow_order(store)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.secrets import UncheckedChange, lands_in, text_after, unchecked_text
+from claude_mini.memory.secrets.guard import UncheckedChange, lands_in, text_after, unchecked_text
 from claude_mini.memory.team.folder import TeamTier
 from claude_mini.memory.team.privacy import PersonalContext, team_refusal
 from claude_mini.permissions import Deny

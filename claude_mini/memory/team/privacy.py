@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.memory.secret_scan import describe_findings, find_secrets
+from claude_mini.memory.secrets.scan import describe_findings, find_secrets
 from claude_mini.memory.team import gitinfo
 from claude_mini.memory.team.personal_ids import personal_id_hits
 

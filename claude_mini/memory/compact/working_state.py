@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from claude_mini.memory.compact import without_command_text
+from claude_mini.memory.compact.compactor import without_command_text
 from claude_mini.prompt import estimate_tokens
 from claude_mini.session import transcript_entries
 

@@ -52,10 +52,11 @@ from claude_mini.agent.fork import WRITING_TOOLS, Fork, ForkResult, ForkSnapshot
 from claude_mini.agent.hooks import AgentHooks, ConversationRewind
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
-from claude_mini.memory.extract_gate import GateDecision, assess, count_turns, no_gate
+from claude_mini.memory.extract.gate import GateDecision, assess, count_turns, no_gate
+from claude_mini.memory.extract.supersede import apply_links, record_links, successor_of
 from claude_mini.memory.fileutil import atomic_write, os_error_text
-from claude_mini.memory.lexical import Candidate, manifest_line
-from claude_mini.memory.secrets import lands_in
+from claude_mini.memory.recall.lexical import Candidate, manifest_line
+from claude_mini.memory.secrets.guard import lands_in
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     INDEX_FILENAME,
@@ -68,7 +69,6 @@ from claude_mini.memory.store import (
     one_line,
     parse_memory_text,
 )
-from claude_mini.memory.supersede import apply_links, record_links, successor_of
 from claude_mini.memory.team import TeamTier, team_tier
 from claude_mini.memory.team.moves import drop_team_flag, propose, proposed_for_team
 from claude_mini.notices import NoticeChannel
@@ -740,11 +740,7 @@ class Extractor(AgentHooks):
     async def _log_once(self, snapshot: ForkSnapshot, new: list[Message], session: Session) -> None:
         """Log mode: one tool-less fork turn answers with bullets; they are appended to today's log."""
         from claude_mini.agent.fork import DenyAllTools
-        from claude_mini.memory.daylog import (
-            LOG_EXTRACTION_INSTRUCTIONS,
-            append_log,
-            bullets_from_reply,
-        )
+        from claude_mini.memory.maintenance.daylog import LOG_EXTRACTION_INSTRUCTIONS, append_log, bullets_from_reply
 
         prompt = (
             f"Consider the last {len(new)} message(s) of the conversation above (they start "

@@ -28,12 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from claude_mini.memory.secret_scan import (
-    SecretFinding,
-    describe_findings,
-    find_secret,
-    find_secrets,
-)
+from claude_mini.memory.secrets.scan import SecretFinding, describe_findings, find_secret, find_secrets
 from claude_mini.permissions import Deny, Guard
 
 __all__ = [

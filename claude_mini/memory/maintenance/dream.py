@@ -44,9 +44,9 @@ from typing import TYPE_CHECKING, Any
 from claude_mini.agent.fork import ForkResult, ForkSnapshot, run_fork
 from claude_mini.config import DreamSettings, ForgetSettings
 from claude_mini.llm.client import ModelError
-from claude_mini.memory.daylog import LogSlice, mark_consumed, unconsumed_logs
 from claude_mini.memory.fileutil import LockTimeout, atomic_write, locked, os_error_text
-from claude_mini.memory.forget import (
+from claude_mini.memory.maintenance.daylog import LogSlice, mark_consumed, unconsumed_logs
+from claude_mini.memory.maintenance.forget import (
     duplicate_groups,
     gc,
     index_size,
@@ -441,7 +441,7 @@ def _cwd_of(parent: Agent | ForkSnapshot) -> Path:
 def _fork_policy(staging: Path, root: Path, base: Restrictions | None, cwd: Path | None) -> ToolPolicy:
     """Extraction's policy with the staging folder as the only writable place, bound by the
     session's deny and ask rules (`base`), under the secret guard of the memory folder."""
-    from claude_mini.memory.secrets import SecretGuard
+    from claude_mini.memory.secrets.guard import SecretGuard
 
     return PolicyChain(ExtractionPolicy(staging, base=base, cwd=cwd), [SecretGuard(root, cwd=cwd)])
 

@@ -41,8 +41,9 @@ from typing import TYPE_CHECKING, Any
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.llm.client import ModelError
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolUseBlock
-from claude_mini.memory.archive_recall import ArchiveTier, is_archived_name
-from claude_mini.memory.lexical import (
+from claude_mini.memory.extract.supersede import superseded_names
+from claude_mini.memory.recall.archive import ArchiveTier, is_archived_name
+from claude_mini.memory.recall.lexical import (
     SHORTLIST_SIZE,
     Candidate,
     CandidateScanner,
@@ -53,9 +54,8 @@ from claude_mini.memory.lexical import (
     select_lexical,
     shortlist,
 )
-from claude_mini.memory.staleness import header_line, stale_memories
+from claude_mini.memory.recall.staleness import header_line, stale_memories
 from claude_mini.memory.store import MemoryStore, read_text_head
-from claude_mini.memory.supersede import superseded_names
 from claude_mini.memory.team.folder import is_team_name
 from claude_mini.notices import NoticeChannel
 
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config, RecallSettings
     from claude_mini.llm.client import ModelClient
-    from claude_mini.memory.team.recall import TeamRecall
+    from claude_mini.memory.recall.team import TeamRecall
     from claude_mini.session import Session
     from claude_mini.tools.base import ToolResult
 
@@ -776,7 +776,7 @@ class RecallHook(AgentHooks):
     ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """The private tier's shortlist and strong matches merged with the team folder's
         (memory/team/recall.py); under the scan lock."""
-        from claude_mini.memory.team.recall import merge_tiers
+        from claude_mini.memory.recall.team import merge_tiers
 
         assert self.team is not None
         team_best, team_strong = self.team.local_pass(query, now, exclude)
@@ -905,7 +905,7 @@ class RecallHook(AgentHooks):
 
 
 def _team_recall(root: Path, cache_dir: Path | None) -> TeamRecall:
-    from claude_mini.memory.team.recall import TeamRecall
+    from claude_mini.memory.recall.team import TeamRecall
 
     return TeamRecall(root, cache_file=_cache_file(cache_dir, root))
 

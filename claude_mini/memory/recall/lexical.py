@@ -35,6 +35,7 @@ from pathlib import Path
 from stat import S_IFDIR, S_IFREG
 from typing import Any
 
+from claude_mini.memory.extract.supersede import successor_of
 from claude_mini.memory.fileutil import atomic_write, os_error_text
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
@@ -47,7 +48,6 @@ from claude_mini.memory.store import (
     read_text_head,
     record_from_parsed,
 )
-from claude_mini.memory.supersede import successor_of
 
 log = logging.getLogger(__name__)
 

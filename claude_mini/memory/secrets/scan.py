@@ -38,8 +38,8 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from claude_mini.memory.scan_fold import fold_for_scan
-from claude_mini.memory.secret_rules import rule_hits
+from claude_mini.memory.secrets.fold import fold_for_scan
+from claude_mini.memory.secrets.rules import rule_hits
 
 MIN_PASSWORD_CHARS = 6
 MIN_TOKEN_CHARS = 8

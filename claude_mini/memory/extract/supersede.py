@@ -30,7 +30,7 @@ from claude_mini.memory.store.index import normalise_target
 from claude_mini.memory.store.topic import one_line, parse_memory_text
 
 if TYPE_CHECKING:
-    from claude_mini.memory.lexical import Candidate
+    from claude_mini.memory.recall.lexical import Candidate
     from claude_mini.memory.store import MemoryRecord, MemoryStore
 
 SUPERSEDES = "supersedes"
@@ -299,7 +299,7 @@ def guess_replaced(store: MemoryStore, name: str, description: str) -> tuple[Gue
     "instead", "now", "moved to", "replaced"...) and share at least OVERLAP_MIN of the
     smaller set of name+description terms with exactly one current memory.
     """
-    from claude_mini.memory.lexical import tokenize
+    from claude_mini.memory.recall.lexical import tokenize
 
     records = store.list()
     gone, _ = record_links(records)

@@ -41,15 +41,17 @@ from typing import TYPE_CHECKING
 
 from claude_mini import paths
 from claude_mini.config import HALF_LIFE_DAYS, ForgetSettings
+from claude_mini.memory.extract.supersede import record_links
 from claude_mini.memory.fileutil import LockTimeout, locked, os_error_text
-from claude_mini.memory.lexical import (
+from claude_mini.memory.maintenance.doctor import Finding
+from claude_mini.memory.recall.lexical import (
     HEAD_READ_BYTES,
     Candidate,
     LexicalIndex,
     candidate_from_text,
     index_cache_file,
 )
-from claude_mini.memory.secret_scan import SecretFinding, find_secrets
+from claude_mini.memory.secrets.scan import SecretFinding, find_secrets
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     INDEX_MAX_BYTES,
@@ -57,7 +59,6 @@ from claude_mini.memory.store import (
     LOGS_DIR,
     ArchivedMemory,
     ArchiveEntry,
-    Finding,
     MemoryNotFound,
     MemoryRecord,
     MemoryStore,
@@ -71,7 +72,6 @@ from claude_mini.memory.store import (
     retarget_index_line,
     slugify,
 )
-from claude_mini.memory.supersede import record_links
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
