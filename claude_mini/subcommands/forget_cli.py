@@ -29,15 +29,11 @@ from claude_mini.memory.maintenance.forget import (
     ArchivedSecret,
     archived_copies,
     archived_secrets,
-    describe_score,
-    find_archived,
     gc,
     gc_message,
     index_size,
-    keep_scores,
     pressure,
     purge_archived,
-    restore,
 )
 from claude_mini.memory.secrets.scan import describe_findings
 from claude_mini.memory.store import (
@@ -49,6 +45,8 @@ from claude_mini.memory.store import (
     MemoryStore,
     MemoryStoreError,
 )
+from claude_mini.memory.store.keep import describe_score, keep_scores
+from claude_mini.memory.store.restore import find_archived, restore
 from claude_mini.ui.safe_text import visible_controls
 
 Clock = Callable[[], float]

@@ -24,14 +24,7 @@ import typer
 
 from claude_mini import paths
 from claude_mini.config import Config, load_config
-from claude_mini.memory.extract.supersede import (
-    Guess,
-    apply_link,
-    guess_replaced,
-    link_problem,
-    record_links,
-    successor_of,
-)
+from claude_mini.memory.extract.supersede import Guess, apply_link, guess_replaced, link_problem
 from claude_mini.memory.fileutil import atomic_write, locked, os_error_text
 from claude_mini.memory.maintenance.doctor import description_problem, doctor, fix
 from claude_mini.memory.maintenance.forget import duplicate_findings
@@ -51,6 +44,7 @@ from claude_mini.memory.store import (
     parse_memory_text,
     read_text_head,
 )
+from claude_mini.memory.store.links import record_links, successor_of
 from claude_mini.memory.team import TeamTier, team_tier
 from claude_mini.subcommands import forget_cli, team_cli
 from claude_mini.ui.safe_text import visible_controls

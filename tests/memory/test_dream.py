@@ -30,8 +30,8 @@ from claude_mini.memory.maintenance.dream import (
     maybe_auto_dream,
     record_session,
 )
-from claude_mini.memory.maintenance.forget import restore
 from claude_mini.memory.store import MemoryStore, parse_memory_text
+from claude_mini.memory.store.restore import restore
 from claude_mini.permissions import Allow, Deny, PermissionPolicy
 from claude_mini.session import Session
 from claude_mini.tools.base import ToolContext

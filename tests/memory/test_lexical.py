@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from claude_mini.memory.recall.lexical import (
-    HEAD_LINES,
     SHORTLIST_SIZE,
     CandidateScanner,
     LexicalIndex,
@@ -21,6 +20,7 @@ from claude_mini.memory.recall.lexical import (
     tokenize,
 )
 from claude_mini.memory.store import iso_utc
+from claude_mini.memory.store.folder import HEAD_LINES
 
 NOW = 1_796_000_000.0
 DAY = 86_400.0

@@ -18,13 +18,11 @@ from claude_mini.memory.extract.supersede import (
     apply_link,
     apply_links,
     guess_replaced,
-    hidden,
     mark_superseded,
-    superseded_names,
     with_frontmatter_line,
 )
 from claude_mini.memory.maintenance.doctor import doctor
-from claude_mini.memory.maintenance.forget import gc, keep_scores, likely_duplicates, overflow_order
+from claude_mini.memory.maintenance.forget import gc, likely_duplicates
 from claude_mini.memory.recall.lexical import candidate_from_text
 from claude_mini.memory.store import (
     INDEX_MAX_LINES,
@@ -33,6 +31,8 @@ from claude_mini.memory.store import (
     memory_prompt_section,
     parse_memory_text,
 )
+from claude_mini.memory.store.keep import keep_scores, overflow_order
+from claude_mini.memory.store.links import hidden, superseded_names
 from claude_mini.subcommands.memory_cli import MemoryContext, add_memory, list_data, list_lines
 from claude_mini.ui.memory_commands import split_add_options
 

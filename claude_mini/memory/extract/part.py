@@ -53,7 +53,7 @@ from claude_mini.agent.hooks import AgentHooks, ConversationRewind
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
 from claude_mini.memory.extract.gate import GateDecision, assess, count_turns, no_gate
-from claude_mini.memory.extract.supersede import apply_links, record_links, successor_of
+from claude_mini.memory.extract.supersede import apply_links
 from claude_mini.memory.fileutil import atomic_write, os_error_text
 from claude_mini.memory.recall.lexical import Candidate, manifest_line
 from claude_mini.memory.secrets.guard import lands_in
@@ -69,6 +69,7 @@ from claude_mini.memory.store import (
     one_line,
     parse_memory_text,
 )
+from claude_mini.memory.store.links import record_links, successor_of
 from claude_mini.memory.team import TeamTier, team_tier
 from claude_mini.memory.team.moves import drop_team_flag, propose, proposed_for_team
 from claude_mini.notices import NoticeChannel

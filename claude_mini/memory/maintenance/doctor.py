@@ -33,6 +33,7 @@ from claude_mini.memory.store.index import (
     render_index_for_prompt,
     sorted_entries,
 )
+from claude_mini.memory.store.links import record_links
 from claude_mini.memory.store.topic import (
     MEMORY_TYPES,
     MemoryRecord,
@@ -165,7 +166,6 @@ def _index_findings(store: MemoryStore, records: list[MemoryRecord], text: str) 
                 )
             )
         seen.add(entry.filename)
-    from claude_mini.memory.extract.supersede import record_links  # it builds on this package
 
     superseded, _ = record_links(records)  # superseded memories leave the index on purpose
     findings += [
@@ -265,7 +265,6 @@ def rebuild_index(store: MemoryStore) -> str:
     wrote is kept), else one made from its name and description. Conflict markers and lines
     of missing or superseded memories go; other lines (headings) stay. Under the index lock.
     """
-    from claude_mini.memory.extract.supersede import record_links  # it builds on this package
 
     records = store.list()
     superseded, _ = record_links(records)

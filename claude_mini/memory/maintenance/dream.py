@@ -46,15 +46,7 @@ from claude_mini.config import DreamSettings, ForgetSettings
 from claude_mini.llm.client import ModelError
 from claude_mini.memory.fileutil import LockTimeout, atomic_write, locked, os_error_text
 from claude_mini.memory.maintenance.daylog import LogSlice, mark_consumed, unconsumed_logs
-from claude_mini.memory.maintenance.forget import (
-    duplicate_groups,
-    gc,
-    index_size,
-    keep_scores,
-    last_written,
-    likely_duplicates,
-    pressure,
-)
+from claude_mini.memory.maintenance.forget import duplicate_groups, gc, index_size, likely_duplicates, pressure
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     INDEX_FILENAME,
@@ -73,6 +65,7 @@ from claude_mini.memory.store import (
     parse_memory_text,
     render_index_for_prompt,
 )
+from claude_mini.memory.store.keep import keep_scores, last_written
 from claude_mini.permissions import ExtractionPolicy, PolicyChain, ToolPolicy
 from claude_mini.permissions.policy import Restrictions
 

@@ -28,7 +28,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from claude_mini.memory.fileutil import LockTimeout
-from claude_mini.memory.maintenance.forget import GC_REASON_PREFIX, archived_entries, restore_entry
 from claude_mini.memory.recall.lexical import ARCHIVE_PREFIX, ArchiveView, Candidate, CandidateScanner
 from claude_mini.memory.store import (
     ARCHIVE_INDEX_FILENAME,
@@ -36,6 +35,7 @@ from claude_mini.memory.store import (
     MemoryStore,
     MemoryStoreError,
 )
+from claude_mini.memory.store.restore import GC_REASON_PREFIX, archived_entries, restore_entry
 
 log = logging.getLogger(__name__)
 

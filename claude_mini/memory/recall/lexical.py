@@ -35,10 +35,11 @@ from pathlib import Path
 from stat import S_IFDIR, S_IFREG
 from typing import Any
 
-from claude_mini.memory.extract.supersede import successor_of
 from claude_mini.memory.fileutil import atomic_write, os_error_text
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
+    HEAD_LINES,
+    HEAD_READ_BYTES,
     INDEX_FILENAME,
     LOGS_DIR,
     SkippedFile,
@@ -48,13 +49,12 @@ from claude_mini.memory.store import (
     read_text_head,
     record_from_parsed,
 )
+from claude_mini.memory.store.links import successor_of
 
 log = logging.getLogger(__name__)
 
 # --- constants -----------------------------------------------------------------------
 INDEX_CACHE_VERSION = 3  # bump when tokenize() or Candidate changes: older caches are rebuilt
-HEAD_LINES = 30  # DESIGN.md section 5: first 30 lines of each candidate
-HEAD_READ_BYTES = 16 * 1024  # enough for 30 normal lines; a huge first line is cut here
 SHORTLIST_SIZE = 200
 K1 = 1.2
 B = 0.75

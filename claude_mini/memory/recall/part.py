@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Any
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.llm.client import ModelError
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolUseBlock
-from claude_mini.memory.extract.supersede import superseded_names
 from claude_mini.memory.recall.archive import ArchiveTier, is_archived_name
 from claude_mini.memory.recall.lexical import (
     SHORTLIST_SIZE,
@@ -56,6 +55,7 @@ from claude_mini.memory.recall.lexical import (
 )
 from claude_mini.memory.recall.staleness import header_line, stale_memories
 from claude_mini.memory.store import MemoryStore, read_text_head
+from claude_mini.memory.store.links import superseded_names
 from claude_mini.memory.team.folder import is_team_name
 from claude_mini.notices import NoticeChannel
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from claude_mini.memory.extract.supersede import superseded_names
 from claude_mini.memory.recall.lexical import (
     SELECT_K,
     SELECT_RELATIVE,
@@ -23,6 +22,7 @@ from claude_mini.memory.recall.lexical import (
     select_lexical,
     shortlist,
 )
+from claude_mini.memory.store.links import superseded_names
 from claude_mini.memory.team.folder import TEAM_PREFIX, is_team_name
 
 Scored = list[tuple[str, float]]

@@ -46,6 +46,8 @@ from claude_mini.memory.store.errors import (
 from claude_mini.memory.store.folder import (
     ARCHIVE_DIR,
     ARCHIVE_INDEX_FILENAME,
+    HEAD_LINES,
+    HEAD_READ_BYTES,
     INDEX_FILENAME,
     LIST_READ_BYTES,
     LOGS_DIR,
@@ -91,6 +93,8 @@ __all__ = [
     "ARCHIVE_DIR",
     "ARCHIVE_HEADER",
     "ARCHIVE_INDEX_FILENAME",
+    "HEAD_LINES",
+    "HEAD_READ_BYTES",
     "INDEX_FILENAME",
     "INDEX_HOOK_MAX_CHARS",
     "INDEX_MAX_BYTES",
