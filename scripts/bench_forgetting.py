@@ -61,7 +61,8 @@ from typing import Any
 from claude_mini.config import Config
 from claude_mini.memory.maintenance.forget import maybe_auto_gc
 from claude_mini.memory.recall.archive import ArchiveTier, is_archived_name
-from claude_mini.memory.recall.lexical import CandidateScanner, select_lexical
+from claude_mini.memory.recall.lexical import select_lexical
+from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store import INDEX_MAX_BYTES, INDEX_MAX_LINES, MemoryStore
 
 START = 1_767_225_600.0  # 2026-01-01 00:00 UTC

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from claude_mini.memory.recall.lexical import candidate_from_text
-from claude_mini.memory.recall.part import add_stale_lines, render_memory
+from claude_mini.memory.recall.selection import add_stale_lines, render_memory
 from claude_mini.memory.recall.staleness import (
     find_references,
     git_history,

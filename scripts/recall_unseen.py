@@ -209,7 +209,8 @@ class TurnResult:
 async def _worker(
     runtime: Any, jobs: list[tuple[int, UnseenQuery]], results: dict[int, TurnResult], typing_lead: float | None
 ) -> None:
-    from claude_mini.memory.recall.part import recall_hook, recalls_in_context
+    from claude_mini.memory.recall.part import recall_hook
+    from claude_mini.memory.recall.selection import recalls_in_context
 
     hook = recall_hook(runtime.agent.hooks)
     for index, query in jobs:

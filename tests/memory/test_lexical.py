@@ -9,7 +9,6 @@ import pytest
 
 from claude_mini.memory.recall.lexical import (
     SHORTLIST_SIZE,
-    CandidateScanner,
     LexicalIndex,
     candidate_from_text,
     manifest_line,
@@ -19,6 +18,7 @@ from claude_mini.memory.recall.lexical import (
     stem,
     tokenize,
 )
+from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store import iso_utc
 from claude_mini.memory.store.folder import HEAD_LINES
 

@@ -21,13 +21,13 @@ from claude_mini.config import load_config
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.memory.recall.lexical import Candidate
-from claude_mini.memory.recall.part import (
+from claude_mini.memory.recall.part import RecallHook
+from claude_mini.memory.recall.selection import (
     FILE_MAX_BYTES,
     RECALL_SCHEMA,
     RECALL_SYSTEM,
     SESSION_BUDGET_BYTES,
     RecallFailed,
-    RecallHook,
     age_phrase,
     parse_selection,
     recalls_in_context,

@@ -13,7 +13,7 @@ from test_recall import main_text, make_runtime, manifest_of, run_turns, save, s
 
 from claude_mini.memory.extract.supersede import apply_link
 from claude_mini.memory.recall.lexical import candidate_from_text
-from claude_mini.memory.recall.part import add_stale_lines, render_memory
+from claude_mini.memory.recall.selection import add_stale_lines, render_memory
 from claude_mini.memory.recall.staleness import (
     Change,
     changed_a_lot,

@@ -326,7 +326,7 @@ def test_superseded_files_are_history_in_the_extraction_manifest(store: MemorySt
 
 
 def test_the_on_disk_recall_index_keeps_the_link_and_sees_the_mark(store: MemoryStore, tmp_path: Path):
-    from claude_mini.memory.recall.lexical import CandidateScanner
+    from claude_mini.memory.recall.scan import CandidateScanner
 
     old, new = save(store, "old"), save(store, "new")
     cache = tmp_path / "cache" / "index.json"

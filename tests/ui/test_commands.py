@@ -165,11 +165,11 @@ def test_clear_gives_the_memory_layers_the_new_session(slash):
     rt.compactor.count, rt.compactor.failures = 2, 3  # the breaker is open
     assert not rt.compactor.auto_enabled
     recall = recall_hook(rt.hooks)
-    recall._said.add("memory recall fell back to lexical search")
+    recall.engine._said.add("memory recall fell back to lexical search")
     slash.run("/clear")
     assert (rt.compactor.count, rt.compactor.failures) == (0, 0) and rt.compactor.auto_enabled
     assert rt.extractor.session is rt.session and rt.extractor.cursor == 0
-    assert recall._session is rt.session and recall._said == set() and recall.events == []
+    assert recall.engine.session is rt.session and recall.engine._said == set() and recall.events == []
 
 
 def test_model_shows_and_switches(slash):

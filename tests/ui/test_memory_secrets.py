@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from claude_mini import paths
-from claude_mini.memory.recall.lexical import CandidateScanner, index_cache_file
+from claude_mini.memory.recall.scan import CandidateScanner, index_cache_file
 from claude_mini.memory.store import MemoryStore
 from claude_mini.subcommands import forget_cli
 from claude_mini.subcommands.app import sub_app

@@ -42,7 +42,8 @@ from claude_mini import paths
 from claude_mini.config import ForgetSettings
 from claude_mini.memory.fileutil import LockTimeout, os_error_text
 from claude_mini.memory.maintenance.doctor import Finding
-from claude_mini.memory.recall.lexical import Candidate, LexicalIndex, candidate_from_text, index_cache_file
+from claude_mini.memory.recall.lexical import Candidate, LexicalIndex, candidate_from_text
+from claude_mini.memory.recall.scan import index_cache_file
 from claude_mini.memory.secrets.scan import SecretFinding, find_secrets
 from claude_mini.memory.store import (
     ARCHIVE_DIR,

@@ -18,10 +18,10 @@ from claude_mini.memory.recall.lexical import (
     SELECT_RELATIVE,
     SHORTLIST_SIZE,
     Candidate,
-    CandidateScanner,
     select_lexical,
     shortlist,
 )
+from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store.links import superseded_names
 from claude_mini.memory.team.folder import TEAM_PREFIX, is_team_name
 
