@@ -449,7 +449,7 @@ def measure(gate: bool) -> Outcome:
         return Outcome(
             costs["main"].cost_usd,
             costs["extract"].cost_usd if "extract" in costs else 0.0,
-            rt.extractor.runs,
+            rt.extractor.engine.runs,
             costs["extract"].requests if "extract" in costs else 0,
             saved,
             verdicts,

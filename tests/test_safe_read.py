@@ -15,7 +15,7 @@ import pytest
 from claude_mini import safe_read
 from claude_mini.config import SETTINGS_MAX_BYTES, load_config, read_settings_file
 from claude_mini.mcp_servers.config import written_servers
-from claude_mini.memory.extract.part import memory_policies
+from claude_mini.memory.extract.prompt import memory_policies
 from claude_mini.memory.instructions import load_instructions
 from claude_mini.memory.store import MemoryStore, MemoryStoreError, index_line, read_text_head
 from claude_mini.safe_read import Unreadable, read_capped, read_file

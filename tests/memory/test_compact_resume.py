@@ -112,7 +112,11 @@ def test_saved_names_lists_each_memory_saved_once_in_order(repo, fake_server):
         return rt
 
     rt = asyncio.run(scenario())
-    assert [m.filename for m in rt.extractor.saved] == ["project_ship.md", "feedback_tests.md", "project_ship.md"]
+    assert [m.filename for m in rt.extractor.engine.saved] == [
+        "project_ship.md",
+        "feedback_tests.md",
+        "project_ship.md",
+    ]
     assert rt.extractor.saved_names == ["project_ship.md", "feedback_tests.md"]
     rt.extractor.saved_names.append("x")  # a copy: the checkpoint cannot change what was saved
     assert rt.extractor.saved_names == ["project_ship.md", "feedback_tests.md"]

@@ -12,7 +12,7 @@ from claude_mini.agent.fork import ForkResult, ToolRun
 from claude_mini.config import load_config
 from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.memory import fileutil
-from claude_mini.memory.extract.part import unsaved_writes
+from claude_mini.memory.extract.journal import unsaved_writes
 from claude_mini.memory.maintenance import forget
 from claude_mini.memory.maintenance.dream import maybe_auto_dream
 from claude_mini.memory.store import MemoryStore

@@ -313,7 +313,7 @@ def test_slash_memory_add_takes_supersedes_as_one_word():
 
 
 def test_superseded_files_are_history_in_the_extraction_manifest(store: MemoryStore, clock: Clock):
-    from claude_mini.memory.extract.part import memory_manifest
+    from claude_mini.memory.extract.prompt import memory_manifest
 
     old = save(store, "old")
     clock.advance(1)

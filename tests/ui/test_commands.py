@@ -168,7 +168,7 @@ def test_clear_gives_the_memory_layers_the_new_session(slash):
     recall.engine._said.add("memory recall fell back to lexical search")
     slash.run("/clear")
     assert (rt.compactor.count, rt.compactor.failures) == (0, 0) and rt.compactor.auto_enabled
-    assert rt.extractor.session is rt.session and rt.extractor.cursor == 0
+    assert rt.extractor.engine.session is rt.session and rt.extractor.cursor == 0
     assert recall.engine.session is rt.session and recall.engine._said == set() and recall.events == []
 
 
