@@ -21,8 +21,10 @@ from claude_mini.agent.hooks import (
 from claude_mini.agent.loop import Agent, AskUser
 from claude_mini.config import Config
 from claude_mini.llm.client import ModelClient
-from claude_mini.memory.compact.compactor import CompactHook, Compactor, context_window, fork_summary
-from claude_mini.memory.compact.working_state import CheckpointHook
+from claude_mini.memory.compact.budget import context_window
+from claude_mini.memory.compact.compactor import Compactor, fork_summary
+from claude_mini.memory.compact.part import CompactHook
+from claude_mini.memory.compact.working_state import WorkingStateHook
 from claude_mini.memory.extract.part import Extractor
 from claude_mini.memory.instructions import (
     AttachmentTracker,
@@ -399,7 +401,7 @@ def build_runtime(
         subagents,
         TodoHook(ctx),
         file_history,
-        CheckpointHook(
+        WorkingStateHook(
             instructions=lambda: [a.path for a in runtime.tracker.active()],
             memories=lambda: extractor.saved_names if extractor is not None else [],
         ),

@@ -1,5 +1,5 @@
 """`/compact [instructions]`: summarise the conversation now (Layer 5; DESIGN.md section 5);
-`/compact --show`: print the working-state checkpoint a compaction would attach now (issue 21)."""
+`/compact --show`: print the working state a compaction would attach now."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from claude_mini.ui.commands import CommandContext, command
 async def compact_now(ctx: CommandContext) -> None:
     """Run a compaction with the user's instructions appended to the summary prompt."""
     if ctx.args.strip() == "--show":
-        show_checkpoint(ctx)
+        show_working_state(ctx)
         return
     compactor = ctx.rt.compactor
     if compactor is None:
@@ -42,13 +42,13 @@ async def compact_now(ctx: CommandContext) -> None:
     )
 
 
-def show_checkpoint(ctx: CommandContext) -> None:
-    """The checkpoint a compaction now would put beside the summary (nothing is compacted)."""
-    from claude_mini.memory.compact.working_state import CheckpointHook, render_checkpoint
+def show_working_state(ctx: CommandContext) -> None:
+    """The working state a compaction now would put beside the summary (nothing is compacted)."""
+    from claude_mini.memory.compact.working_state import WorkingStateHook, render_working_state
     from claude_mini.prompt import estimate_tokens
 
-    hook = next((h for h in ctx.rt.hooks if isinstance(h, CheckpointHook)), None)
-    text = render_checkpoint(hook.current(ctx.rt.agent)) if hook is not None else ""
+    hook = next((h for h in ctx.rt.hooks if isinstance(h, WorkingStateHook)), None)
+    text = render_working_state(hook.current(ctx.rt.agent)) if hook is not None else ""
     if not text:
         ctx.console.print("The checkpoint is empty: no request, command or file change to keep yet.", markup=False)
         return

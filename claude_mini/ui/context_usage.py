@@ -23,7 +23,7 @@ def human_tokens(n: int) -> str:
 
 def context_window(runtime: Runtime) -> int:
     """The model's context window (the `contextWindow` setting, the client's, or the table)."""
-    from claude_mini.memory.compact.compactor import context_window as window_of
+    from claude_mini.memory.compact.budget import context_window as window_of
 
     return window_of(runtime.config, runtime.agent.model, runtime.client)
 
@@ -57,7 +57,7 @@ def compaction_line(runtime: Runtime) -> str:
 
 def compact_warning(runtime: Runtime) -> str | None:
     """A short warning once the context is near the auto-compact threshold (memory/compact.py's margin)."""
-    from claude_mini.memory.compact.compactor import warning_margin
+    from claude_mini.memory.compact.budget import warning_margin
 
     c = runtime.compactor
     if c is None or not c.auto_enabled:

@@ -9,14 +9,8 @@ import pytest
 from claude_mini.config import load_config
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.memory.compact import compactor
-from claude_mini.memory.compact.compactor import (
-    clean_summary,
-    compact_threshold,
-    context_window,
-    drop_oldest_round,
-    latest_user_request,
-    restore_files,
-)
+from claude_mini.memory.compact.budget import compact_threshold, context_window
+from claude_mini.memory.compact.compactor import clean_summary, drop_oldest_round, latest_user_request, restore_files
 
 
 @pytest.fixture

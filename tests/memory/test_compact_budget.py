@@ -11,7 +11,7 @@ from fake_anthropic import Reply
 
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
-from claude_mini.memory.compact.compactor import budget_line
+from claude_mini.memory.compact.budget import budget_line
 from claude_mini.runtime import Runtime, build_runtime
 
 LINE = "tokens used before auto-compaction"

@@ -16,7 +16,7 @@ from claude_mini import paths
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from claude_mini.memory.compact.compactor import files_seen
+from claude_mini.memory.compact.part import files_seen
 from claude_mini.memory.extract.gate import GateDecision, no_gate
 from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime

@@ -1,24 +1,17 @@
 """Layer 5: compaction — when the context is nearly full, replace the conversation by a summary
 and put back what the model needs right after.
 
-    ContextMeter          how full the context is: last response's input + cache + output,
-                          plus an estimate of what was added since
-    compact_threshold()   window - min(max output, 20,000) - 13,000, at most 3/8 of the
-                          window (monotonic, >= half of it), or a configured fraction
     Compactor.compact()   `before_compact` to every hook (extraction flushes), then a forked
                           summary request (purpose `compact`, parent's prefix, no tools), then
                           summary + restored attachments, then `after_compact` (recall's budget,
                           extraction's cursor)
-    CompactHook           auto-compacts before a request that would cross the threshold,
-                          and once when the API says the prompt is too long; past half the
-                          threshold, a line on the context used joins the next user message;
-                          on resume, rebuilds the files read from the conversation
 
-After compacting, the conversation is one user message: a note that earlier
-messages were summarised (and where the transcript is), the summary, the user's
-latest request verbatim, the most recently read files (current contents, within
-budget) and the path-scoped rules and nested CLAUDE.md files that were active.
-Three consecutive failed auto-compactions switch auto-compact off for the session.
+When to compact is the part's decision (compact/part.py); how full the context is, the
+budget's (compact/budget.py). After compacting, the conversation is one user message: a note
+that earlier messages were summarised (and where the transcript is), the summary, the user's
+latest request verbatim, the most recently read files (current contents, within budget) and the
+path-scoped rules and nested CLAUDE.md files that were active. Three consecutive failed
+auto-compactions switch auto-compact off for the session.
 """
 
 from __future__ import annotations
@@ -27,43 +20,30 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
-from claude_mini.agent.hooks import AgentHooks, CompactRequest, ConversationRewind, system_reminder
+from claude_mini.agent.hooks import CompactRequest, system_reminder
 from claude_mini.llm.messages import (
     Message,
     TextBlock,
     ToolResultBlock,
-    ToolUseBlock,
-    Usage,
     message_to_api,
+)
+from claude_mini.memory.compact.budget import (
+    ContextMeter,
+    compact_threshold,
+    context_window,
+    estimate_request,
 )
 from claude_mini.memory.instructions import attachment_loads
 from claude_mini.prompt import estimate_tokens
 from claude_mini.safe_read import Unreadable, read_file
 
 if TYPE_CHECKING:
-    from claude_mini.agent.hooks import CompactTrigger, SessionSource
+    from claude_mini.agent.hooks import CompactTrigger
     from claude_mini.agent.loop import Agent
-    from claude_mini.config import Config
-    from claude_mini.llm.client import ModelClient
-    from claude_mini.notices import NoticeChannel
     from claude_mini.runtime import Runtime
-    from claude_mini.session import Session
-    from claude_mini.tools.base import ToolContext
 
-DEFAULT_CONTEXT_WINDOW = 200_000
-# Longest matching prefix wins; unknown models get the default.
-CONTEXT_WINDOWS: dict[str, int] = {
-    "claude-": 200_000,
-    "claude-sonnet-4": 200_000,
-    "claude-opus-4": 200_000,
-    "claude-haiku-4": 200_000,
-    "claude-3": 200_000,
-}
-OUTPUT_RESERVE_CAP = 20_000
-SAFETY_MARGIN = 13_000
-WARNING_MARGIN = 20_000
 MAX_FAILURES = 3
 MAX_TOO_LONG_RETRIES = 3
 RESTORE_FILES = 5
@@ -108,91 +88,6 @@ class CompactionError(Exception):
 class CompactionRefused(CompactionError):
     """A lifecycle part (the user's PreCompact hook) refused this compaction. Not a failure:
     it does not count toward the auto-compact circuit breaker; the part is asked again next time."""
-
-
-@runtime_checkable
-class KnowsContextWindow(Protocol):
-    """A client that knows its context window (the local model: what it allocated)."""
-
-    context_window: int
-
-
-def context_window(config: Config, model: str, client: ModelClient | None = None) -> int:
-    """The model's context window in tokens: the `contextWindow` setting, else what the client
-    knows (the local model's allocated context), else the per-model table."""
-    configured = config.memory.compact.context_window
-    if configured is not None:
-        return configured
-    if isinstance(client, KnowsContextWindow):
-        known = client.context_window
-        if isinstance(known, int) and not isinstance(known, bool) and known > 0:
-            return known
-    name = model.lower()
-    matches = [prefix for prefix in CONTEXT_WINDOWS if name.startswith(prefix)]
-    return CONTEXT_WINDOWS[max(matches, key=len)] if matches else DEFAULT_CONTEXT_WINDOW
-
-
-def compact_threshold(config: Config, window: int, max_tokens: int) -> int:
-    """Tokens above which a request triggers auto-compaction.
-
-    The default leaves room for the answer and a margin: min(max output, 20,000) +
-    13,000, but never more than 3/8 of the window (a quarter for the answer, an eighth
-    as margin), so a small window compacts at 5/8 of it rather than before every
-    request. Either way the threshold never falls as the window grows, and never below
-    half of it. `autoCompactThreshold` (or CLAUDE_MINI_AUTOCOMPACT_PCT) moves it down or
-    up as a fraction of the window, but never above what still leaves room for the answer.
-    """
-    fraction = config.memory.compact.threshold
-    if fraction is None:
-        reserves = min(max_tokens, OUTPUT_RESERVE_CAP) + SAFETY_MARGIN
-        return max(window - min(reserves, window * 3 // 8), 1)
-    answer = min(max_tokens, OUTPUT_RESERVE_CAP, window // 4)
-    return max(min(int(window * fraction), window - answer), 1)
-
-
-def warning_margin(window: int) -> int:
-    """How close to the threshold the status line starts warning: 20,000 tokens, or a tenth
-    of a smaller window (a 16k window is not "nearly full" as soon as it starts)."""
-    return min(WARNING_MARGIN, window // 10)
-
-
-@dataclass
-class ContextMeter:
-    """How full the context is: the API's usage of the last response plus an estimate of what is new.
-
-    `sent_messages` is len(messages) when the last request was sent; the response
-    to it is counted as output, so only messages after it are estimated.
-    """
-
-    sent_messages: int = 0
-
-    def estimate(self, agent: Agent) -> int:
-        """Tokens the next request would carry."""
-        messages = agent.session.messages
-        usage = agent.last_usage
-        if not usage.total_input:  # nothing measured yet (new or resumed session, just compacted)
-            return _estimate_request(agent.system, agent.tool_specs, messages)
-        new = messages[self.sent_messages + 1 :]
-        return usage.total_input + usage.output_tokens + sum(_estimate_message(m) for m in new)
-
-    def mark_sent(self, agent: Agent) -> None:
-        self.sent_messages = len(agent.session.messages)
-
-    def reset(self, agent: Agent) -> None:
-        agent.last_usage = Usage()
-        self.mark_sent(agent)
-
-
-def _estimate_message(message: Message) -> int:
-    return estimate_tokens(str(message_to_api(message)["content"]))
-
-
-def _estimate_request(system: list[str], tools: list[dict], messages: list[Message]) -> int:
-    return (
-        sum(estimate_tokens(s) for s in system)
-        + estimate_tokens(str(tools))
-        + sum(_estimate_message(m) for m in messages)
-    )
 
 
 # A fork runner: (agent, prompt, messages) -> summary text. Injected so tests and the
@@ -379,7 +274,7 @@ class Compactor:
             blocks.append(system_reminder(f"The user's most recent request, verbatim:\n{request}"))
         # Files get at most half the room left under the threshold, so the compacted
         # conversation is not over it at once (only a small window makes this bite).
-        room = self.threshold - _estimate_request(agent.system, agent.tool_specs, [Message("user", list(blocks))])
+        room = self.threshold - estimate_request(agent.system, agent.tool_specs, [Message("user", list(blocks))])
         restored = restore_files(agent.ctx.read_files, max(room // 2, 0))
         for path, text in restored:
             blocks.append(system_reminder(f"Current contents of {path} (read earlier):\n\n{text}"))
@@ -398,189 +293,8 @@ class Compactor:
         rt.announce_instructions("compact")
         agent.announce_instructions(attachment_loads(reattached, reason="compact"))
         self.meter.reset(agent)
-        after = _estimate_request(agent.system, agent.tool_specs, new)
+        after = estimate_request(agent.system, agent.tool_specs, new)
         return CompactResult(0, after, [p for p, _ in restored], len(reattached))
-
-
-class CompactHook(AgentHooks):
-    """Auto-compaction before a request that would cross the threshold, with a circuit breaker;
-    the budget line past half the threshold; the files read, rebuilt when a session is resumed."""
-
-    def __init__(self, compactor: Compactor, notices: NoticeChannel) -> None:
-        self.compactor = compactor
-        self.notices = notices
-        self.refused = False  # a hook refused an auto-compaction this turn: not asked again until the next
-        self.budget_due = True  # the budget line goes with the next user message at most once per request
-        # Read now, before this run writes to it: when the resumed conversation saw each file.
-        self.seen_times = seen_times(compactor.runtime.session)
-
-    async def on_session_start(self, agent: Agent, source: SessionSource) -> None:
-        """-c / -r: the files the resumed conversation read count as read again (unless changed since)."""
-        if source == "resume":
-            rebuild_read_files(agent.ctx, agent.session.messages, self.seen_times)
-
-    async def on_turn_start(self, agent: Agent, text: str) -> None:
-        self.refused = False
-
-    def attachments(self) -> list[str]:
-        """One line on the context used, once past half the auto-compact threshold (or of the
-        window when auto-compact is off), so the model can wrap up or save state in time."""
-        if not self.budget_due or not self.compactor.runtime.agent.session.messages:
-            return []
-        self.budget_due = False
-        line = budget_line(self.compactor)
-        return [line] if line else []
-
-    async def before_request(self, agent: Agent) -> None:
-        c = self.compactor
-        if c.auto_enabled and not self.refused and agent.session.messages and c.used() > c.threshold:
-            await self.auto_compact(f"over the auto-compact threshold of {c.threshold:,}")
-        c.meter.mark_sent(agent)
-        self.budget_due = True
-
-    def on_session_change(self, session: Session, source: SessionSource) -> None:
-        """/clear or /resume: a new conversation starts with no compactions and no failures
-        (the breaker's message tells the user that /clear turns auto-compact back on); /resume
-        gets back the files its conversation read."""
-        c = self.compactor
-        c.count = c.failures = 0
-        c.meter.sent_messages = len(session.messages)
-        if source == "resume":
-            self.seen_times = seen_times(session)
-            rebuild_read_files(c.runtime.agent.ctx, session.messages, self.seen_times)
-
-    async def on_rewind(self, agent: Agent, rewind: ConversationRewind) -> None:
-        """/rewind: the files the kept conversation read count as read again, as on a resume (one
-        restored or changed since must be read afresh before an edit); nothing the rewound-away part
-        read does."""
-        rebuild_read_files(agent.ctx, agent.session.messages, seen_times(agent.session))
-
-    async def on_context_too_long(self, agent: Agent) -> bool:
-        """The API refused the request as too long: compact once, unless the breaker is open."""
-        if self.compactor.failures >= MAX_FAILURES:
-            return False
-        return await self.auto_compact("the model said the prompt is too long")
-
-    async def auto_compact(self, why: str) -> bool:
-        """One automatic compaction; True when it worked. Failures count toward the breaker."""
-        c = self.compactor
-        self.notices.say(f"Compacting the conversation ({why}: {c.used():,} of {c.window:,} tokens)…")
-        try:
-            result = await c.compact(trigger="auto")
-        except CompactionRefused as exc:
-            self.refused = True
-            self.notices.say(f"Compaction skipped: {exc}.", once=True)
-            return False
-        except CompactionError as exc:
-            c.failures += 1
-            self.notices.say(f"Compaction failed: {exc}")
-            if c.failures >= MAX_FAILURES:
-                self.notices.say(
-                    f"Auto-compact is off for this session after {MAX_FAILURES} failures. "
-                    "Run /compact to try again, or /clear to start a fresh conversation."
-                )
-            return False
-        c.failures = 0
-        self.notices.say(
-            f"Compacted: {result.tokens_before:,} → {result.tokens_after:,} tokens; "
-            f"restored {len(result.restored_files)} file(s) and the latest request."
-        )
-        return True
-
-
-BUDGET_SHARE = 0.5  # the budget line appears once the context passes this share of the threshold
-# The header of a file a compaction put back (Compactor._replace_conversation).
-_RESTORED_FILE = re.compile(r"\A<system-reminder>\nCurrent contents of (.+?) \(read earlier\):\n")
-# The tools whose success leaves the model knowing a file's current contents.
-_FILE_TOOLS = ("Read", "Write", "Edit")
-
-
-def budget_line(compactor: Compactor) -> str | None:
-    """The context used against the auto-compact threshold (or the window when auto-compact is
-    off), once past half of it; None below."""
-    used = compactor.used()
-    limit = compactor.threshold if compactor.auto_enabled else compactor.window
-    if used <= limit * BUDGET_SHARE:
-        return None
-    used = round(used, -2)
-    against = "before auto-compaction" if compactor.auto_enabled else "of the context window (auto-compact is off)"
-    return (
-        f"Context: {used:,} of {limit:,} tokens used {against} ({used * 100 // limit}%). "
-        "Wrap up or save what matters if the work is long."
-    )
-
-
-@dataclass
-class SeenTimes:
-    """When a resumed conversation saw its files, from its transcript's entries: each tool
-    result's entry time, and the last compaction's (for the files it put back)."""
-
-    results: dict[str, float] = field(default_factory=dict)
-    compacted: float = 0.0
-
-
-def seen_times(session: Session) -> SeenTimes:
-    """The times of the session's transcript entries (nothing when it has none or cannot be read)."""
-    from datetime import datetime
-
-    from claude_mini.session import transcript_entries
-
-    times = SeenTimes()
-    for entry in transcript_entries(session.transcript.path):
-        try:
-            when = datetime.fromisoformat(str(entry["timestamp"]).replace("Z", "+00:00")).timestamp()
-        except (ValueError, KeyError):
-            continue
-        if entry.get("type") == "compact_boundary":
-            times.compacted = when
-        content = entry.get("message", {}).get("content") if isinstance(entry.get("message"), dict) else None
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, dict) and block.get("type") == "tool_result":
-                times.results[str(block.get("tool_use_id"))] = when
-    return times
-
-
-def files_seen(messages: list[Message], ctx: ToolContext) -> list[tuple[Path, str | None]]:
-    """The files a conversation showed the model, oldest first, each once at its latest place,
-    with the call that showed it (None: a compaction put it back): those a compaction put back,
-    then each successful Read, Write and Edit. Relative paths resolve from `ctx.cwd` (a `cd`
-    during the session is not followed)."""
-    succeeded = {
-        b.tool_use_id for m in messages for b in m.content if isinstance(b, ToolResultBlock) and not b.is_error
-    }
-    seen: dict[Path, str | None] = {}
-    for message in messages:
-        restored = [
-            m.group(1) for b in message.content if isinstance(b, TextBlock) and (m := _RESTORED_FILE.match(b.text))
-        ]
-        for path in reversed(restored):  # a compaction lists the most recent first
-            seen.pop(Path(path), None)
-            seen[Path(path)] = None
-        for block in message.content:
-            if isinstance(block, ToolUseBlock) and block.name in _FILE_TOOLS and block.id in succeeded:
-                name = block.input.get("file_path") if isinstance(block.input, dict) else None
-                if isinstance(name, str) and name:
-                    path = ctx.resolve(name)
-                    seen.pop(path, None)
-                    seen[path] = block.id
-    return list(seen.items())
-
-
-def rebuild_read_files(ctx: ToolContext, messages: list[Message], times: SeenTimes) -> None:
-    """The read-before-write state of a resumed conversation, in reading order (for the
-    post-compact restore). A file unchanged since the conversation saw it counts as read as it
-    is now; one changed since (by the user, during or after the session) as read before that,
-    so Write and Edit ask for a fresh Read; a deleted one, or one whose time is unknown, is left
-    out."""
-    ctx.read_files.clear()
-    for path, call_id in files_seen(messages, ctx):
-        seen = times.results.get(call_id, 0.0) if call_id is not None else times.compacted
-        try:
-            mtime = path.stat().st_mtime
-        except OSError:
-            continue
-        if seen:
-            ctx.read_files[path] = mtime if mtime <= seen else seen
 
 
 async def fork_summary(agent: Agent, prompt: str, messages: list[Message]) -> str:
