@@ -24,14 +24,8 @@ if TYPE_CHECKING:
 
 MAX_TURNS = 5  # DESIGN.md section 5: the fork's turns
 MANIFEST_MAX = 200  # as many as recall offers
-
-
 POLICY_FILENAME = "memory-policy.md"
-
-
 POLICY_MAX_CHARS = 8_000  # a policy is guidance, not a second CLAUDE.md
-
-
 PROMPT = """\
 You are now the memory extraction agent: a background helper of the main assistant. \
 Nobody reads this reply; it never joins the conversation.

@@ -28,35 +28,15 @@ if TYPE_CHECKING:
 
 
 MAX_SELECTED = 5
-
-
 LOCAL_MAX_SELECTED = 3  # of them, what the local pass may send before the side model answers
-
-
 RECALL_MAX_TOKENS = 256
-
-
 FILE_MAX_BYTES = 4096
-
-
 FILE_MAX_LINES = 200
-
-
 SESSION_BUDGET_BYTES = 60 * 1024
-
-
 MIN_USEFUL_BUDGET = 1024  # below this a prefetch could not inject anything worth its cost
-
-
 STALE_AFTER_DAYS = 30
-
-
 CJK_SENTENCE_CHARS = 4  # a request written without spaces: this many characters or more
-
-
 QUERY_MAX_CHARS = 4_000  # a pasted log is cut before it goes into the recall prompt
-
-
 RECENT_TOOL_MESSAGES = 10  # how far back "recently used tools" looks
 
 
@@ -71,34 +51,18 @@ def _list_of_strings(key: str) -> dict[str, Any]:
 
 
 RECALL_SCHEMA = _list_of_strings("selected_memories")
-
-
 KEYWORDS_SCHEMA = _list_of_strings("keywords")
-
-
 KEYWORDS_MAX_TOKENS = 128
 
 
 # Above this many files (live and archived) the manifest of 200 shows less than half of the
 # folder: a request in another script is then worth one keyword request before the selection.
 BRIDGE_FOLDER_FILES = 400
-
-
 HEADER_PREFIX = "Recalled memory: "
-
-
 _REMINDER_OPEN = "<system-reminder>\n"
-
-
 _REMINDER_CLOSE = "\n</system-reminder>"
-
-
 _HEADER = re.compile(r"^Recalled memory: (?P<file>.+?) — saved ")
-
-
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
-
-
 RECALL_SYSTEM = """\
 You choose which saved memory files a coding assistant should read before it answers \
 the user's request. Each memory file is listed on one line as \

@@ -21,12 +21,8 @@ if TYPE_CHECKING:
 
 FREQUENCY_WEIGHT = 0.5
 FREQUENCY_FADE = 2.0  # the use bonus halves every 2 half-lives
-
-
 PROTECTED_TYPES = ("user", "feedback")
 PROTECTED_FLOOR = 1.0  # as if used just now
-
-
 DAY = 86_400.0
 
 
