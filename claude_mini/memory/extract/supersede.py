@@ -45,12 +45,6 @@ CORRECTION_CUE = re.compile(
 _CUE_WORDS = "no longer anymore instead now moved replaced replaces renamed switched changed deprecated"
 
 
-# --- the frontmatter fields ----------------------------------------------------------
-
-
-# --- who is current (pure) -----------------------------------------------------------
-
-
 # --- marking the old file ------------------------------------------------------------
 def with_frontmatter_line(text: str, key: str, value: str) -> str | None:
     """`text` with `key: value` set in its frontmatter block, every other byte unchanged.

@@ -78,9 +78,6 @@ DUPLICATE_THRESHOLD = 0.3
 MESSAGE_NAMES = 5
 
 
-# --- keep-scores ---------------------------------------------------------------------
-
-
 # --- how full the index is -------------------------------------------------------------
 @dataclass(frozen=True)
 class IndexSize:
@@ -223,9 +220,6 @@ def gc_message(archived: list[ArchivedMemory], *, dry_run: bool = False) -> str:
     )
 
 
-# --- restore ---------------------------------------------------------------------------
-
-
 # --- likely duplicates -----------------------------------------------------------------
 def likely_duplicates(
     store: MemoryStore,
@@ -317,9 +311,6 @@ def duplicate_findings(store: MemoryStore, threshold: float = DUPLICATE_THRESHOL
             )
         )
     return findings
-
-
-# --- display ---------------------------------------------------------------------------
 
 
 # --- secrets in the archive ------------------------------------------------------------

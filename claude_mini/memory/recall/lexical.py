@@ -485,6 +485,3 @@ def select_lexical(
     floor = max(threshold, relative * max(item[1] for item in scored))
     passed = [(name, s + recency_prior(source.docs[f].mtime, now)) for name, s, f, source in scored if s >= floor]
     return heapq.nsmallest(k, passed, key=lambda item: (-item[1], item[0]))
-
-
-# --- scanning ------------------------------------------------------------------------

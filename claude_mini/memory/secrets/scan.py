@@ -84,9 +84,6 @@ class _Hit:
     label: str = ""
 
 
-# --- placeholders and references --------------------------------------------------------
-
-
 # --- typed tokens -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TokenPattern:
