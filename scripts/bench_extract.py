@@ -7,7 +7,7 @@ The same 20 turns run twice in-process against the fake Anthropic server (real S
 its deterministic prompt-cache simulation), each time with a fresh home, repository and server:
 
   (a) every turn: `memory.extractGate: false`, the behaviour before the gate;
-  (b) the gate and batching: the defaults (memory/extract_gate.py, memory/extract.py).
+  (b) the gate and batching: the defaults (memory/extract/gate.py, memory/extract/).
 
 The turns are what a working session holds: greetings, a listing, questions answered by
 reading code, edits, a failing test made to pass, and four turns that state something a

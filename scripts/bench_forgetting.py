@@ -18,7 +18,7 @@ session a day):
   every month or two, with gaps of 100 days now and then), plus the questions
   about recent short-lived memories. Recall is the `lexical` strategy
   (memory/lexical.select_lexical, top 5), which also searches what gc
-  archived (memory/archive_recall.py) and restores an archived answer it
+  archived (memory/recall/archive.py) and restores an archived answer it
   finds, as a session does. What it records as a use follows the default
   `model` strategy: of the lexical top 5, the memories that answer the
   question (`--usage lexical` records all five);

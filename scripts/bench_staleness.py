@@ -1,4 +1,4 @@
-"""Benchmark the staleness check (memory/staleness.py): what it adds to a recalled memory.
+"""Benchmark the staleness check (memory/recall/staleness.py): what it adds to a recalled memory.
 
     uv run python scripts/bench_staleness.py [--repo PATH] [--days N] [--runs N]
 

@@ -3,7 +3,7 @@
     app.py           the typer group `cli.py` hands `memory`, `context`, `hooks`, `mcp` and `checkpoints` to;
                      `claude-mini context`
     memory_cli.py    `claude-mini memory ...`: list, show, add, edit, forget, path, on/off, doctor
-    forget_cli.py    `memory list --scores`, `memory gc`, `memory restore` (memory/forget.py)
+    forget_cli.py    `memory list --scores`, `memory gc`, `memory restore` (memory/maintenance/forget.py)
     context_view.py  plain-text reports of the instruction files and prompt sections
     hooks_cli.py     `claude-mini hooks list [--json]` (hooks/config.py's report)
     mcp_cli.py       `claude-mini mcp list|get|add|remove` (mcp_servers/config.py)

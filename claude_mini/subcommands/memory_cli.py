@@ -265,7 +265,7 @@ def add_memory(
     """Save TEXT as a memory at once (no model call); returns the lines to print.
 
     `supersedes` names the memory it corrects; without it, one that it clearly replaces (the
-    same name, or a correction repeating most of its words) is found (memory/supersede.py).
+    same name, or a correction repeating most of its words) is found (memory/extract/supersede.py).
     That memory is marked `superseded_by` the new one, which records `supersedes`.
     """
     if not text.strip():
@@ -668,7 +668,7 @@ def doctor_command(
         raise typer.Exit(1)
 
 
-# Forgetting (memory/forget.py) brings its own actions in subcommands/forget_cli.py.
+# Forgetting (memory/maintenance/forget.py) brings its own actions in subcommands/forget_cli.py.
 memory_app.command("gc")(forget_cli.gc_command)
 memory_app.command("restore")(forget_cli.restore_command)
 # The team tier (memory/team/) and imports from other assistants: subcommands/team_cli.py.

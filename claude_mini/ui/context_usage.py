@@ -1,6 +1,6 @@
 """How full the context is, in the words the status line, /context and /config use.
 
-The numbers come from the compactor's meter (Layer 5, memory/compact.py) when
+The numbers come from the compactor's meter (Layer 5, memory/compact/) when
 the session has one, else from the last response's usage.
 """
 
@@ -56,7 +56,7 @@ def compaction_line(runtime: Runtime) -> str:
 
 
 def compact_warning(runtime: Runtime) -> str | None:
-    """A short warning once the context is near the auto-compact threshold (memory/compact.py's margin)."""
+    """A short warning once the context is near the auto-compact threshold (memory/compact/'s margin)."""
     from claude_mini.memory.compact.budget import warning_margin
 
     c = runtime.compactor

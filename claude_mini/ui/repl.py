@@ -335,7 +335,7 @@ class Repl:
         if runtime is None:
             return
         if self.startup.maintenance is not None:
-            self.startup.maintenance.cancel()  # a dream cut short changes nothing (memory/dream.py)
+            self.startup.maintenance.cancel()  # a dream cut short changes nothing (memory/maintenance/dream.py)
         await self._finish_extraction(runtime)
         await runtime.close("prompt_input_exit")
         if runtime.session.messages:

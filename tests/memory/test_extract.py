@@ -1,4 +1,4 @@
-"""Layer 4 (memory/extract.py, memory/secrets.py) in-process through the fake server: the request,
+"""Layer 4 (memory/extract/, memory/secrets/guard.py) in-process through the fake server: the request,
 saving with provenance, skip, throttle, coalescing, the gate's batching and final run, failures,
 denials, the secret guard. The gate's own rules: test_extract_gate.py."""
 
@@ -365,7 +365,7 @@ def test_flush_extracts_now_and_reset_cursor_follows_a_rewritten_conversation(re
 
 
 def gated(repo: Path, server, **settings: Any) -> Runtime:
-    """A runtime with the real gate (memory/extract_gate.py)."""
+    """A runtime with the real gate (memory/extract/gate.py)."""
     rt = start(repo, server, **settings)
     rt.extractor.gate = assess
     return rt

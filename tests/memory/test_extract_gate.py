@@ -1,4 +1,4 @@
-"""Layer 4's gate (memory/extract_gate.py): which pending turns may hold something durable.
+"""Layer 4's gate (memory/extract/gate.py): which pending turns may hold something durable.
 
 Pure functions over messages: no server, no files. How the extractor batches what the gate
 holds: test_extract.py; through the real CLI: tests/e2e/test_extract_e2e.py.

@@ -1,4 +1,4 @@
-"""The memory secret guard (memory/secret_scan.py, memory/secrets.py): what counts as a secret,
+"""The memory secret guard (memory/secrets/scan.py, memory/secrets/guard.py): what counts as a secret,
 what passes, and Writes/Edits judged by the file as it will be after the change."""
 
 from __future__ import annotations

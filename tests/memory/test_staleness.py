@@ -1,4 +1,4 @@
-"""Stale memories say so (memory/staleness.py): what counts as a reference to the repository,
+"""Stale memories say so (memory/recall/staleness.py): what counts as a reference to the repository,
 how it is checked (disk, Makefile, package.json, git), and what recall and doctor show."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Corrections supersede (memory/supersede.py): the links, what recall offers, gc's order, the
+"""Corrections supersede (memory/extract/supersede.py): the links, what recall offers, gc's order, the
 prompt's view of an overfull MEMORY.md, extraction's and `memory add`'s marking."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The working-state checkpoint (memory/checkpoint.py): built exactly from the conversation, merged
+"""The working state (memory/compact/working_state.py): built exactly from the conversation, merged
 across compactions, cut within its budget, kept in the transcript for a resume."""
 
 from __future__ import annotations

@@ -4,7 +4,7 @@
         auto memory off, or the in-process local model ──► nothing
         the pending turns (since the cursor, or since the newest run scheduled):
             fewer than memory.extractEvery ──► held
-            the gate (memory/extract_gate.py) finds something durable ──► run
+            the gate (memory/extract/gate.py) finds something durable ──► run
             memory.extractBatchTurns of them (5) ──► run, durable or not (the gate's safety net)
             else ──► held: the cursor stays, the next run reads them too
     before a compaction ──► whatever is new runs, gate aside, and is waited for (`flush`)
@@ -29,7 +29,7 @@ compaction replaces the conversation, whatever is new is extracted (`before_comp
 it, the cursor moves to the end (`after_compact`). After a /rewind (`on_rewind`) a run in
 flight or waiting is cancelled (its writes rolled back) and the cursor is no later than the
 rewind point: the part rewound away is never extracted again.
-The hook also keeps the secret guard (memory/secrets.py) around the main
+The hook also keeps the secret guard (memory/secrets/guard.py) around the main
 agent's policy. The cache-friendly prefix is the fork's business (agent/fork.py).
 """
 

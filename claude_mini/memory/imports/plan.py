@@ -2,7 +2,7 @@
 
 `plan_import` decides for each memory found: import it, skip it as a duplicate (of one that
 exists, or of one found earlier in the same import: the doctor's TF-IDF duplicate detection,
-memory/forget.py, at a stricter threshold, plus identical bodies), or refuse it (the secret
+memory/maintenance/forget.py, at a stricter threshold, plus identical bodies), or refuse it (the secret
 guard's scan). `apply_import` writes the planned ones, each to a filename claimed with O_EXCL,
 so nothing is ever overwritten; each carries `source: import:<tool>` and `imported_from`.
 """

@@ -20,7 +20,7 @@ start of a session) once the index passes 90% of its 200-line / 25,000-byte
 limits or the file count passes 90% of `memory.maxFiles`; the gap between the
 two is about a week of new memories, so gc runs now and then, not every session.
 What gc archived stays findable: recall searches it as a second tier and restores
-what it picks (memory/archive_recall.py). A manual `memory gc` also archives stale
+what it picks (memory/recall/archive.py). A manual `memory gc` also archives stale
 memories (score under 0.05: roughly four half-lives without a use). `restore`
 brings an archived memory back under its old name, or a distinct one when that
 name is taken again; restoring a memory that /dream wrote (`replaces:` in its

@@ -209,7 +209,7 @@ class RecallEngine:
         scored: list[tuple[str, float]],
     ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """The private tier's shortlist and strong matches merged with the team folder's
-        (memory/team/recall.py); under the scan lock."""
+        (memory/recall/team.py); under the scan lock."""
         assert self.team is not None
         team_best, team_strong = self.team.local_pass(query, now, exclude)
         return merge_tiers(best, scored, team_best, team_strong)

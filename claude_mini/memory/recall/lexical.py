@@ -188,7 +188,7 @@ class Candidate:
     frontmatter_ok: bool = True
     terms: dict[str, float] = field(default_factory=dict, repr=False)
     length: float = 0.0
-    superseded_by: str = ""  # frontmatter `superseded_by` (memory/supersede.py)
+    superseded_by: str = ""  # frontmatter `superseded_by` (memory/extract/supersede.py)
 
 
 def candidate_from_text(

@@ -326,7 +326,7 @@ def render_memory(candidate: Candidate, now: float) -> RecalledMemory | None:
 def add_stale_lines(memories: Sequence[RecalledMemory], repo: Sequence[Path]) -> None:
     """Put `Possibly stale: it mentions src/x.py, which no longer exists...` under the header
     of each memory that names what is gone or was rewritten since in `repo` (the repository
-    root, then the working folder). One batch for all (memory/staleness.py: no model call,
+    root, then the working folder). One batch for all (memory/recall/staleness.py: no model call,
     at most two git calls)."""
     texts = {}
     for memory in memories:

@@ -4,7 +4,7 @@ Four families:
 
 - typed tokens, recognisable by a fixed prefix or shape (`ghp_`, `glpat-`,
   `npm_`, `hvs.`, `sk-ant-`, JWTs, Slack webhooks, PEM headers, ...): first the
-  well-kept rule set (memory/secret_rules.py: gitleaks'/Betterleaks' rules and
+  well-kept rule set (memory/secrets/rules.py: gitleaks'/Betterleaks' rules and
   Google's Veles detectors, about 490), then our few documented extras for what
   it lacks (TOKEN_PATTERNS);
 - key/value assignments whose key names a secret (`.env`, `export`, YAML,
@@ -22,7 +22,7 @@ Four families:
   block values (`password: |` and the next line); quoted passphrases
   (`PASSWORD="correct horse battery staple"`, not "see the vault entry").
 
-The text is folded first (memory/scan_fold.py): invisible characters and
+The text is folded first (memory/secrets/fold.py): invisible characters and
 Cyrillic/Greek lookalike letters hide nothing.
 
 Findings say what was found and on which line, never the value: the kind,
@@ -104,7 +104,7 @@ def _t(
 
 
 _B64 = r"[A-Za-z0-9+/]"
-# Our own typed patterns: only what the rule set (memory/secret_rules.py) lacks, each saying why.
+# Our own typed patterns: only what the rule set (memory/secrets/rules.py) lacks, each saying why.
 # Everything with a fixed provider prefix it knows (GitHub, GitLab, npm, PyPI, Slack, Google,
 # SendGrid, Shopify, DigitalOcean, Databricks, Twilio, Stripe sk_/rk_, JWT, age, Vault hvs.,
 # Anthropic, ...) is the rule set's job and is not repeated here.
@@ -416,7 +416,7 @@ def _aws_context_hits(text: str) -> Iterator[_Hit]:
 
 # --- the rule set ------------------------------------------------------------------------
 def _rule_set_hits(text: str) -> Iterator[_Hit]:
-    """Tokens the well-kept rule set recognises (memory/secret_rules.py), named by its rule id."""
+    """Tokens the well-kept rule set recognises (memory/secrets/rules.py), named by its rule id."""
     for hit in rule_hits(text):
         yield _Hit(hit.start, "a credential", f"{hit.rule} rule")
 

@@ -1,7 +1,7 @@
 """The team tier's stricter check: no secret and no personal data goes where it is pushed.
 
 A team memory is committed and pushed to everyone with the repository, so on top of the
-secret guard (memory/secret_scan.py) it must not carry:
+secret guard (memory/secrets/scan.py) it must not carry:
 
 - e-mail addresses (placeholders such as `@example.com` and `git@host:` remotes pass);
 - names of the other people in this repository's git history (authors and committers);
