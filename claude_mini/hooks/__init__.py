@@ -6,5 +6,5 @@
     output.py     interpret(event, runs) -> HookOutcome: exit codes and JSON output, merged
     lifecycle.py  UserHooksPart: the lifecycle part (agent/lifecycle.py) that raises each event
 
-runtime.user_hooks() adds a UserHooksPart part only when at least one hook would run.
+lifecycle.part(ctx) builds a UserHooksPart only when at least one hook would run.
 """

@@ -5,7 +5,7 @@ and put back what the model needs right after.
                           plus an estimate of what was added since
     compact_threshold()   window - min(max output, 20,000) - 13,000, at most 3/8 of the
                           window (monotonic, >= half of it), or a configured fraction
-    Compactor.compact()   `before_compact` to every hook (extraction flushes), then a forked
+    Compactor.compact()   `before_compact` to every part (extraction flushes), then a forked
                           summary request (purpose `compact`, parent's prefix, no tools), then
                           summary + restored attachments, then `after_compact` (recall's budget,
                           extraction's cursor)

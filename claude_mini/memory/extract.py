@@ -503,7 +503,7 @@ class Extractor(Part):
             team=lambda: team_tier(config),
         )
 
-    # -- agent hooks
+    # -- lifecycle events
 
     async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
         """Schedule an extraction when the turn ended normally and the pending turns call for

@@ -168,7 +168,7 @@ def test_cancelling_while_the_model_answers_marks_the_request_as_interrupted(wor
 
 
 class SlowTurnEnd(Part):
-    """A lifecycle hook that takes its time once the answer is complete."""
+    """A lifecycle part that takes its time once the answer is complete."""
 
     def __init__(self) -> None:
         self.reached = asyncio.Event()

@@ -1,4 +1,4 @@
-"""The user's hooks as the runtime wires them (runtime.user_hooks): a lifecycle part only when a
+"""The user's hooks as the runtime wires them (hooks.lifecycle.part): a lifecycle part only when a
 hook is configured, first in the order, and the forks' tool check only when
 `memory.hooksInForks` asks for it."""
 
