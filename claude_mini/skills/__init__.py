@@ -7,5 +7,5 @@
     lifecycle.py  SkillHook: the session's catalog and listing, invoked skills, turn-scoped
                   allowed-tools and model, the attachment after a compaction, /context lines
 
-The design, and where it differs from Claude Code 2.1.332, is in README's skills section.
+The design, and where it differs from Claude Code 2.1.332, is in docs/extensions.md "Custom commands and skills".
 """
