@@ -1,4 +1,4 @@
-"""Benchmark compaction (issue 21): what the model still knows in the first request after a
+"""Benchmark compaction: what the model still knows in the first request after a
 compaction, with the deterministic checkpoint beside the summary and without it.
 
 Runs a scripted session of 40 turns in-process against the fake Anthropic server (real SDK,

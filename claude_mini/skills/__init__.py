@@ -1,4 +1,4 @@
-"""Custom slash commands and skills in Claude Code's file formats (issue 18).
+"""Custom slash commands and skills in Claude Code's file formats.
 
     catalog.py    find and parse `.claude/commands/**/*.md` and `.claude/skills/<name>/SKILL.md`
                   (project and `$CLAUDE_MINI_HOME`) into a Catalog; the model's listing within a budget

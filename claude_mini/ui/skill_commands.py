@@ -1,4 +1,4 @@
-"""Custom commands and skills as slash commands (issue 18), `/skills`, and `-p "/name args"`.
+"""Custom commands and skills as slash commands, `/skills`, and `-p "/name args"`.
 
     register_custom_commands(catalog, warn)   each entry of the catalog becomes `/name` (and its
                                               aliases, `/frontend:component`); a name claude-mini
