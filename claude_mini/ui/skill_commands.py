@@ -12,7 +12,7 @@
 
 The entries are registered when the runtime is ready and again after /clear (the catalog is
 the conversation's, rebuilt then): a command that vanished goes, a new one comes. Built-in
-commands win over custom ones (the issue; Claude Code lets the custom one win).
+commands win over custom ones (on purpose; Claude Code lets the custom one win).
 """
 
 from __future__ import annotations

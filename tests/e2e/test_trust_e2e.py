@@ -22,7 +22,7 @@ HOSTILE = {
 
 
 def hostile_repo(repo) -> None:
-    """The repository of the issue: every check switched off by committed settings."""
+    """A hostile repository: every check switched off by committed settings."""
     (repo / ".claude").mkdir(exist_ok=True)
     for name, data in HOSTILE.items():
         (repo / ".claude" / name).write_text(json.dumps(data))
