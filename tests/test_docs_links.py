@@ -71,17 +71,17 @@ def broken(page: Path, target: str) -> str | None:
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_relative_link_resolves(page: Path):
+def test_every_relative_link_resolves(page: Path) -> None:
     problems = [why for target in relative_links(page) if (why := broken(page, target))]
     assert problems == []
 
 
-def test_the_readme_links_every_docs_page():
+def test_the_readme_links_every_docs_page() -> None:
     linked = {(ROOT / target.partition("#")[0]).resolve() for target in relative_links(ROOT / "README.md")}
     assert set(PAGES[1:]) <= linked
 
 
-def test_anchors_follow_githubs_rules():
+def test_anchors_follow_githubs_rules() -> None:
     assert anchor("Checkpoints and /rewind") == "checkpoints-and-rewind"
     assert anchor("Managing memories: `claude-mini memory` and `/memory`") == (
         "managing-memories-claude-mini-memory-and-memory"
@@ -90,7 +90,7 @@ def test_anchors_follow_githubs_rules():
     assert anchor("Instructions (layer 1)") == "instructions-layer-1"
 
 
-def test_a_link_to_a_missing_heading_or_file_is_caught(tmp_path: Path):
+def test_a_link_to_a_missing_heading_or_file_is_caught(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text("# Title\n\n## Two words\n\n```\n## not a heading\n```\n")
     assert anchors(page) == {"title", "two-words"}
