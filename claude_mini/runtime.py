@@ -68,8 +68,8 @@ PARTS: tuple[PartFactory, ...] = (
     recall_part,
     extraction_part,
 )
-"""The lifecycle order, which is the order every event reaches the parts (`after_compact`: reversed):
-the user's hooks first (they may refuse a prompt before recall starts, or a compaction before
+"""The lifecycle order, in which every event reaches the parts (`after_compact` in reverse): the
+user's hooks first (they may refuse a prompt before recall starts, or a compaction before
 extraction flushes), MCP servers (the tool list is fixed before compaction measures the request),
 skills, subagents, the todo list, file checkpoints (after every part that may rewrite a tool's
 input), compaction's working state and compaction (it may replace the conversation before anyone
