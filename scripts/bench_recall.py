@@ -18,7 +18,7 @@ are written (dropping it needs root). The model strategy's quality needs a real
 model (`evaluate()` takes any `select(query) -> list[filename]`); this script
 prints its plumbing instead: how long a turn is held (not at all), how long until
 a selection is ready with an instant side model, and the tokens and dollars of
-one recall request, using `RecallHook` against the loopback fake server.
+one recall request, using `RecallPart` against the loopback fake server.
 """
 
 from __future__ import annotations
@@ -1313,12 +1313,12 @@ async def _time_plumbing(root: Path, base_url: str, queries: list[str]) -> dict[
 
     from claude_mini.config import DEFAULT_SMALL_MODEL, Config
     from claude_mini.llm.client import AnthropicClient
-    from claude_mini.memory.recall.part import RecallHook
+    from claude_mini.memory.recall.part import RecallPart
     from claude_mini.memory.store import MemoryStore
     from claude_mini.session import CostLedger
 
     client = AnthropicClient(base_url=base_url, api_key="bench", max_retries=0)
-    hook = RecallHook(MemoryStore(root), Config(cwd=root, project_root=root), client=client)
+    hook = RecallPart(MemoryStore(root), Config(cwd=root, project_root=root), client=client)
     session = SimpleNamespace(messages=[], costs=CostLedger())
     agent = SimpleNamespace(session=session, client=client)
     held, ready, lines = [], [], 0

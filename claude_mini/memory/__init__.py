@@ -3,13 +3,13 @@
 One package per layer; each package's `__init__` lists its modules.
 
     ┌─ Layer 5  compaction ─────── when the context is nearly full, what survives?
-    │     compact/        CompactHook (part) over Compactor; the context budget; the working state
+    │     compact/        CompactPart over Compactor; the context budget; the working state
     │                     a summary must not lose (not /rewind's file checkpoints)
     ├─ Layer 4  extraction ─────── what from this turn is worth remembering?
-    │     extract/        Extractor (part) over ExtractionEngine: a forked agent saves memories
+    │     extract/        Extractor (the part) over ExtractionEngine: a forked agent saves memories
     │                     after a turn; the gate, the prompt, the write journal, corrections
     ├─ Layer 3  recall ─────────── which stored memories does this query need?
-    │     recall/         RecallHook (part) over RecallEngine: per-turn prefetch, side-model or
+    │     recall/         RecallPart over RecallEngine: per-turn prefetch, side-model or
     │                     lexical selection, the archive and team tiers, staleness
     ├─ Layer 2  MEMORY.md index ── what memories exist at all?
     │     store/          the memory folder: topic files, MEMORY.md, archive/, usage.json, who is
@@ -23,6 +23,7 @@ Beside the layers:
     secrets/        the secret guard: no credential is written into the memory folder
     team/           the team tier: `.claude/memory/` in the repository, shared by git
     imports/        `memory import --from claude-code|codex|gemini`
+    parts.py        the layers' lifecycle parts, each built by a part(ctx) factory (runtime.PARTS)
     frontmatter.py  YAML frontmatter of rules (Layer 1) and memories (Layer 2)
     fileutil.py     atomic_write and the cross-process lock
 

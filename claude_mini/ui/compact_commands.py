@@ -43,11 +43,11 @@ async def compact_now(ctx: CommandContext) -> None:
 
 
 def show_working_state(ctx: CommandContext) -> None:
-    """The working state a compaction now would put beside the summary (nothing is compacted)."""
-    from claude_mini.memory.compact.working_state import WorkingStateHook, render_working_state
+    """The checkpoint a compaction now would put beside the summary (nothing is compacted)."""
+    from claude_mini.memory.compact.working_state import WorkingStatePart, render_working_state
     from claude_mini.prompt import estimate_tokens
 
-    hook = next((h for h in ctx.rt.hooks if isinstance(h, WorkingStateHook)), None)
+    hook = ctx.rt.lifecycle.find(WorkingStatePart)
     text = render_working_state(hook.current(ctx.rt.agent)) if hook is not None else ""
     if not text:
         ctx.console.print("The checkpoint is empty: no request, command or file change to keep yet.", markup=False)

@@ -1,6 +1,6 @@
 """Layer 5: compaction. When the context is nearly full, what survives?
 
-    part.py           CompactHook: the lifecycle side (auto-compact before a request that would
+    part.py           CompactPart: the lifecycle side (auto-compact before a request that would
                       cross the threshold, once on "prompt too long", the budget line, resume)
     compactor.py      Compactor: the summary fork, then the conversation replaced and the recent
                       files restored

@@ -1,7 +1,7 @@
 """Layer 5: compaction — when the context is nearly full, replace the conversation by a summary
 and put back what the model needs right after.
 
-    Compactor.compact()   `before_compact` to every hook (extraction flushes), then a forked
+    Compactor.compact()   `before_compact` to every part (extraction flushes), then a forked
                           summary request (purpose `compact`, parent's prefix, no tools), then
                           summary + restored attachments, then `after_compact` (recall's budget,
                           extraction's cursor)
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.agent.hooks import CompactRequest, system_reminder
+from claude_mini.agent.lifecycle import CompactRequest, system_reminder
 from claude_mini.llm.messages import (
     Message,
     TextBlock,
@@ -40,7 +40,7 @@ from claude_mini.prompt import estimate_tokens
 from claude_mini.safe_read import Unreadable, read_file
 
 if TYPE_CHECKING:
-    from claude_mini.agent.hooks import CompactTrigger
+    from claude_mini.agent.lifecycle import CompactTrigger
     from claude_mini.agent.loop import Agent
     from claude_mini.runtime import Runtime
 
@@ -224,17 +224,13 @@ class Compactor:
         request = CompactRequest(trigger, instructions)
         try:
             with self.runtime.notices.busy("compact"):
-                for hook in agent.hooks:  # the user's hooks may refuse; then extraction flushes
-                    await hook.before_compact(agent, request)
+                await agent.lifecycle.before_compact(agent, request)  # the user's hooks may refuse; extraction flushes
                 before = self.used()
                 summary = await self._summarise(agent, request.instructions, messages)
                 result = self._replace_conversation(agent, summary, messages)
                 result.tokens_before = before
                 self.count += 1
-                # In reverse order, as a stack unwinds: the memory layers' bookkeeping first, the
-                # user's hooks (slow, cancellable) last, when the compaction is already complete.
-                for hook in reversed(agent.hooks):
-                    await hook.after_compact(agent)
+                await agent.lifecycle.after_compact(agent)  # in reverse order, as a stack unwinds
         finally:
             self.running = False
         return result
@@ -280,7 +276,7 @@ class Compactor:
             blocks.append(system_reminder(f"Current contents of {path} (read earlier):\n\n{text}"))
         reattached = rt.tracker.reattach_after_compaction()
         blocks += [system_reminder(a.render()) for a in reattached if a.render()]
-        blocks += [system_reminder(text) for hook in agent.hooks for text in hook.compact_attachments(agent)]
+        blocks += [system_reminder(text) for text in agent.lifecycle.compact_attachments(agent)]
         new = [Message("user", list(blocks))]
         agent.session.messages[:] = new
         agent.session.transcript.append(

@@ -1,4 +1,4 @@
-"""Layer 5 in the agent loop: CompactHook decides when to compact; the Compactor (compact/compactor.py)
+"""Layer 5 in the agent loop: CompactPart decides when to compact; the Compactor (compact/compactor.py)
 does it.
 
     before_request        auto-compacts before a request that would cross the threshold
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.agent.hooks import AgentHooks, ConversationRewind
+from claude_mini.agent.lifecycle import ConversationRewind, Part
 from claude_mini.llm.messages import (
     Message,
     TextBlock,
@@ -25,7 +25,7 @@ from claude_mini.memory.compact.budget import (
 )
 
 if TYPE_CHECKING:
-    from claude_mini.agent.hooks import SessionSource
+    from claude_mini.agent.lifecycle import SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.notices import NoticeChannel
     from claude_mini.session import Session
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 from claude_mini.memory.compact.compactor import MAX_FAILURES, CompactionError, CompactionRefused, Compactor
 
 
-class CompactHook(AgentHooks):
+class CompactPart(Part):
     """Auto-compaction before a request that would cross the threshold, with a circuit breaker;
     the budget line past half the threshold; the files read, rebuilt when a session is resumed."""
 

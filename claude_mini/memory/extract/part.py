@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 
 from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import ForkSnapshot
-from claude_mini.agent.hooks import AgentHooks, ConversationRewind
+from claude_mini.agent.lifecycle import ConversationRewind, Part
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message
 from claude_mini.memory.extract.engine import ExtractionEngine
@@ -56,7 +56,7 @@ from claude_mini.notices import NoticeChannel
 from claude_mini.permissions import PolicyChain
 
 if TYPE_CHECKING:
-    from claude_mini.agent.hooks import CompactRequest, EndReason, SessionSource
+    from claude_mini.agent.lifecycle import CompactRequest, EndReason, SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
     from claude_mini.session import Session
@@ -74,7 +74,7 @@ class TurnVerdict:
     reason: str
 
 
-class Extractor(AgentHooks):
+class Extractor(Part):
     """Layer 4 in the agent loop: decides when the pending turns are extracted; the runs are
     the engine's (extract/engine.py).
 

@@ -1,6 +1,6 @@
 """Layer 3: recall. Each user turn, bring back the few stored memories that this query needs.
 
-    part.py       RecallHook: the lifecycle side (prefetch at turn start or while the user types,
+    part.py       RecallPart: the lifecycle side (prefetch at turn start or while the user types,
                   what is injected and when, the 5-file and 60 KiB budgets)
     engine.py     RecallEngine: one selection (scan, side-model or lexical pick, rendering)
     selection.py  pure: the side model's request and answer, rendered attachments, the records

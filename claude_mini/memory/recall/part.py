@@ -29,11 +29,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.agent.hooks import AgentHooks
+from claude_mini.agent.lifecycle import Part
 from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.memory.recall.engine import RecallEngine
 from claude_mini.memory.recall.selection import (
@@ -57,7 +57,7 @@ from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
-    from claude_mini.agent.hooks import EndReason, SessionSource
+    from claude_mini.agent.lifecycle import EndReason, SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config, RecallSettings
     from claude_mini.llm.client import ModelClient
@@ -69,7 +69,7 @@ log = logging.getLogger(__name__)
 # --- the hook ------------------------------------------------------------------------
 
 
-class RecallHook(AgentHooks):
+class RecallPart(Part):
     """Layer 3 in the agent loop: prefetch at turn start (or while the user types), inject the
     local pass's strong matches into the user's message and the side model's picks at the next
     tool-result boundary after they are ready.
@@ -321,8 +321,3 @@ def _enabled(config: Config) -> bool:
 
 def _room_left(used: int) -> bool:
     return SESSION_BUDGET_BYTES - used >= MIN_USEFUL_BUDGET
-
-
-def recall_hook(hooks: Iterable[AgentHooks]) -> RecallHook | None:
-    """The session's RecallHook among the runtime's hooks (for the REPL's status and /context)."""
-    return next((h for h in hooks if isinstance(h, RecallHook)), None)
