@@ -45,7 +45,8 @@ def _load(name: str, source: str, folder: Path) -> ModuleType:
 
 
 def old_finder(ref: str, folder: Path) -> Finder:
-    """The scan as it is at `ref`: its secret_scan and privacy modules, imported from a temp copy."""
+    """The scan as it is at `ref`: its secret_scan and privacy modules, imported from a temp copy
+    (a ref from before the scan became the memory/secrets/ package)."""
 
     def show(path: str) -> str:
         return subprocess.run(
