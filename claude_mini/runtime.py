@@ -19,6 +19,7 @@ from claude_mini.agent.hooks import (
     SessionSource,
 )
 from claude_mini.agent.loop import Agent, AskUser
+from claude_mini.command_table import CommandTable
 from claude_mini.config import Config
 from claude_mini.llm.client import ModelClient
 from claude_mini.memory.checkpoint import CheckpointHook
@@ -91,6 +92,9 @@ class Runtime:
     file_history: FileHistoryHook | None = None  # the file checkpoints /rewind restores
     sandbox: Sandbox | None = None  # Bash's bubblewrap sandbox (None: off in the settings)
     retired_clients: list[ModelClient] = field(default_factory=list)  # replaced by /model; closed in close()
+    commands: CommandTable = field(
+        default_factory=CommandTable
+    )  # the session's slash commands (the front end fills it)
 
     @property
     def hooks(self) -> list[AgentHooks]:

@@ -7,7 +7,7 @@ prompts as slash commands, `/mcp__<server>__<prompt> args` (issue 17).
     /mcp reconnect NAME    close and connect again
 
 A connected server's prompts are listed once per connection (`mcp_servers.extras`) and
-registered as commands then, so /help and completion show them and a prompt command is a
+put in the session's command table then, so /help and completion show them and a prompt command is a
 lookup. Its arguments are the words after it: `key=value` for a declared argument, the other
 words in the declared order, the last argument taking the rest. Its messages' text is sent as
 the user's message. Env and header values are never shown (`ServerSpec.redacted`).
@@ -22,7 +22,8 @@ import shlex
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from claude_mini.ui.commands import COMMANDS, Command, CommandContext, command, print_lines
+from claude_mini.command_table import Command, CommandTable
+from claude_mini.ui.commands import CommandContext, command, print_lines, session_table
 
 if TYPE_CHECKING:
     from claude_mini.mcp_servers.client import ServerConnection
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 PROMPT_PREFIX = "mcp__"
 _NOT_A_NAME = re.compile(r"[^\w-]")
-_prompt_commands: dict[str, set[str]] = {}  # server -> the command names registered for its prompts
+PROMPT_SOURCE = "mcp:"  # a server's prompts are the table's source `mcp:<server>`
 
 
 def mcp_hook(runtime: Runtime | None) -> McpHook | None:
@@ -160,7 +161,7 @@ async def reconnect(ctx: CommandContext, name: str) -> None:
     if connection.status != "connected":
         print_lines(ctx, [f"✗ MCP server {name} {connection.status}: {connection.error or 'no reason given'}"])
         return
-    register_prompts(connection, await _listed(connection))
+    register_prompts(ctx.commands, connection, await _listed(connection))
     tools = len(connection.tools)
     if not hook.fixed:
         when = "its tools are in the next request"
@@ -191,21 +192,23 @@ def prompt_command_name(prompt: PromptInfo) -> str:
     return _NOT_A_NAME.sub("_", f"{PROMPT_PREFIX}{prompt.server}__{prompt.name}")
 
 
-def register_prompts(connection: ServerConnection, found: Listing | None) -> None:
-    """Make the connection's prompts slash commands (those of its previous connection go)."""
+def register_prompts(table: CommandTable, connection: ServerConnection, found: Listing | None) -> None:
+    """Make the connection's prompts slash commands of the session's `table` (those of its previous
+    connection go)."""
     server = connection.spec.name
-    for name in _prompt_commands.pop(server, set()):
-        COMMANDS.pop(name, None)
-    names: set[str] = set()
+    source = f"{PROMPT_SOURCE}{server}"
+    made: dict[str, Command] = {}
     for prompt in found.prompts if found is not None else []:
-        name = prompt_command_name(prompt).lower()  # find_command looks names up in lower case
-        if name in COMMANDS and name not in names:
+        name = prompt_command_name(prompt).lower()  # the table looks names up in lower case
+        if table.owner(name) not in (None, source):
             continue  # never replace a command of the program's own
         summary = prompt.description.strip().splitlines()[0] if prompt.description.strip() else "A prompt"
         usage = " ".join(f"<{a.name}>" if a.required else f"[{a.name}]" for a in prompt.arguments)
-        command(name, help=f"{summary.rstrip('.')}. (MCP prompt of {server})", usage=usage)(_prompt_runner(prompt))
-        names.add(name)
-    _prompt_commands[server] = names
+        made[name] = Command(name, f"{summary.rstrip('.')}. (MCP prompt of {server})", _prompt_runner(prompt), usage)
+    if made:
+        table.put(source, made.values())
+    else:
+        table.drop(source)
 
 
 def _prompt_runner(prompt: PromptInfo) -> Callable[[CommandContext], Awaitable[None]]:
@@ -290,7 +293,7 @@ async def warm_listings(runtime: Runtime) -> None:
         except Exception as exc:  # background work: a bug here must not reach the terminal as a traceback
             log.debug("listing MCP server %s failed: %r", connection.spec.name, exc)
             return
-        register_prompts(connection, found)
+        register_prompts(session_table(runtime), connection, found)
         if found is not None and found.problem:
             runtime.notices.say(found.problem, "warning", once=True)
 
@@ -301,7 +304,7 @@ async def find_prompt_command(name: str, runtime: Runtime) -> Command | None:
     """The prompt command `/name`, once the servers still connecting are ready (a prompt
     command typed before they are registered waits for them rather than being unknown)."""
     await warm_listings(runtime)
-    return COMMANDS.get(name.lower())
+    return session_table(runtime).find(name)
 
 
 def resource_mentions(runtime: Runtime | None) -> list[tuple[str, str]]:
