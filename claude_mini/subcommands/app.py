@@ -32,15 +32,15 @@ def context_command(
 ) -> None:
     """Show which instruction files (CLAUDE.md, rules, imports) are loaded, in order, and why;
     the custom commands and skills listed to the model."""
-    from claude_mini.config import load_config
-    from claude_mini.memory.instructions import lint, load_instructions, to_json
-    from claude_mini.skills.report import catalog_json
-    from claude_mini.subcommands.context_view import (
+    from claude_mini.commands.context import (
         builtin_command_names,
         catalog_lines,
         context_catalog,
         instructions_report,
     )
+    from claude_mini.config import load_config
+    from claude_mini.memory.instructions import lint, load_instructions, to_json
+    from claude_mini.skills.report import catalog_json
     from claude_mini.ui.safe_text import visible_controls
 
     config = load_config(Path.cwd())
