@@ -13,12 +13,12 @@ import pytest
 from prompt_toolkit.document import Document
 
 from claude_mini.command_table import CommandTable, builtin_table
+from claude_mini.commands.context import catalog_lines
 from claude_mini.prompt import estimate_tokens
 from claude_mini.skills.catalog import Catalog, CatalogError, Listing, PromptCommand, build_listing
 from claude_mini.skills.expand import ExpansionError
 from claude_mini.skills.report import catalog_json, clash_warning, listing_line
 from claude_mini.skills.tool import describe
-from claude_mini.subcommands.context_view import catalog_lines
 from claude_mini.ui import commands
 from claude_mini.ui.commands import CommandContext
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter
