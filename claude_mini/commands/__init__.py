@@ -10,9 +10,10 @@ parsed arguments) and return lines or JSON-able data; the front ends only parse 
     checkpoints.py   file checkpoints: list, restore (/rewind for scripts)
     context.py       reports of the instruction files, prompt sections and the skills catalog
     hooks.py         the hooks of the settings files
+    sandbox.py       what the Bash sandbox enforces (here, or in the session)
     skills.py        /skills' table of custom commands and skills
-    agents.py        /agents' table of subagent types and a child's last run
 
-No typer, prompt-toolkit or rich console in here. Importing this package has no side effects
+The slash-command table a session owns is claude_mini/command_table.py (the runtime holds it, so
+it sits below this package). No typer, prompt-toolkit or rich console in here. Importing this package has no side effects
 and imports nothing.
 """

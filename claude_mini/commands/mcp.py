@@ -3,7 +3,8 @@ in Claude Code's formats.
 
 Listings never show env or header values, and connect to nothing unless asked: `check_servers`
 starts the servers a session would start (never an unapproved one) and reports each one's status
-and tools. subcommands/mcp_cli.py parses arguments and prints.
+and tools. subcommands/mcp_cli.py parses arguments and prints. The REPL's /mcp reports a live
+session's connections with `servers_report` and `server_report`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from claude_mini.mcp_servers.config import (
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
+    from claude_mini.mcp_servers.client import ServerConnection
+    from claude_mini.mcp_servers.extras import Listing, PromptInfo
 
 NAME_SHAPE = re.compile(r"[A-Za-z0-9_-]+")  # Claude Code's rule for `mcp add`
 NOT_CONNECTED = "(Configuration only: this command does not connect; a session starts the servers.)"
@@ -272,3 +275,84 @@ def remove(config: Config, name: str, scope: str | None) -> list[str]:
 def _written(config: Config, scope: str) -> dict[str, Any]:
     """A scope's `mcpServers` as written (malformed entries included: they may be removed too)."""
     return written_servers(config, scope, [])[1]
+
+
+PROMPT_PREFIX = "mcp__"
+_NOT_A_NAME = re.compile(r"[^\w-]")
+
+
+def unknown_server(name: str, conns: dict[str, ServerConnection]) -> str:
+    """One line for a name that is not one of the session's servers."""
+    known = ", ".join(sorted(conns)) or "none"
+    return f"No MCP server {name!r} in this session (servers: {known}). Usage: /mcp [NAME | reconnect NAME]"
+
+
+def servers_report(found: ServerSet, conns: dict[str, ServerConnection]) -> list[str]:
+    """/mcp: the servers started (status, scope, transport, tools, last error), then the others."""
+    lines: list[str] = []
+    if conns:
+        lines.append("MCP servers:")
+        width = max(len(name) for name in conns)
+        for name, connection in sorted(conns.items()):
+            spec = connection.spec
+            tools = f"{len(connection.tools)} tool{'s' * (len(connection.tools) != 1)}"
+            lines.append(
+                f"  {name:<{width}}  {connection.status:<10}  {spec.scope:<7}  {spec.transport:<5}  "
+                f"{tools if connection.status == 'connected' else ''}".rstrip()
+            )
+            if connection.error:
+                lines.append(f"  {'':<{width}}  last error: {connection.error}")
+    not_started = [
+        (spec.name, spec.scope, "waiting for your approval (start claude-mini here to answer)")
+        for spec in found.pending_approval
+    ]
+    not_started += [(server.name, server.scope, server.why) for server in found.ignored]
+    if not_started:
+        lines.append("Not started:")
+        lines += [f"  {name}  ({scope}): {why}" for name, scope, why in not_started]
+    lines += [f"⚠ {problem}" for problem in found.problems]
+    if not lines:
+        return ["No MCP servers are configured. Add one with `claude-mini mcp add` or in .mcp.json."]
+    if conns:
+        lines.append("/mcp NAME lists a server's tools; /mcp reconnect NAME connects it again.")
+    return lines
+
+
+def server_report(connection: ServerConnection, found: Listing | None) -> list[str]:
+    """/mcp NAME: what the server runs (secrets masked), its status, tools, prompts and resources."""
+    spec = connection.spec
+    shown = spec.redacted()
+    target = " ".join([shown["command"], *shown["args"]]) if spec.transport == "stdio" else shown["url"]
+    lines = [f"{spec.name}: {connection.status} · {spec.scope} ({spec.file}) · {spec.transport} · {target}"]
+    secrets = shown.get("env") or shown.get("headers") or {}
+    if secrets:
+        lines.append(
+            f"  {'env' if spec.transport == 'stdio' else 'headers'}: "
+            + ", ".join(f"{key}={value}" for key, value in secrets.items())
+        )
+    if connection.error:
+        lines.append(f"  last error: {connection.error}")
+    lines += [f"  ⚠ {problem}" for problem in connection.problems]
+    if connection.status != "connected":
+        return lines
+    lines.append(f"Tools ({len(connection.tools)}):" if connection.tools else "Tools: none")
+    for tool in connection.tools:
+        description = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
+        hint = "  (read-only)" if tool.annotations.get("readOnlyHint") else ""
+        lines.append(f"  mcp__{spec.name}__{tool.name}  {description}{hint}".rstrip())
+    if found is not None:
+        if found.prompts:
+            lines.append("Prompts: " + ", ".join(f"/{prompt_command_name(p)}" for p in found.prompts))
+        if found.resources:
+            lines.append("Resources: " + ", ".join(f"@{r.server}:{r.uri}" for r in found.resources))
+        if found.problem:
+            lines.append(f"  ⚠ {found.problem}")
+    return lines
+
+
+# ---- prompts as slash commands
+
+
+def prompt_command_name(prompt: PromptInfo) -> str:
+    """`mcp__server__prompt`, with characters a command word cannot hold as `_`."""
+    return _NOT_A_NAME.sub("_", f"{PROMPT_PREFIX}{prompt.server}__{prompt.name}")

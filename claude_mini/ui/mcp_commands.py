@@ -17,24 +17,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import shlex
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from claude_mini.command_table import Command, CommandTable
+from claude_mini.commands.mcp import prompt_command_name, server_report, servers_report, unknown_server
 from claude_mini.ui.commands import CommandContext, command, print_lines, session_table
 
 if TYPE_CHECKING:
     from claude_mini.mcp_servers.client import ServerConnection
-    from claude_mini.mcp_servers.config import ServerSet
     from claude_mini.mcp_servers.extras import Listing, PromptInfo
     from claude_mini.mcp_servers.lifecycle import McpHook
     from claude_mini.runtime import Runtime
 
 log = logging.getLogger(__name__)
-PROMPT_PREFIX = "mcp__"
-_NOT_A_NAME = re.compile(r"[^\w-]")
 PROMPT_SOURCE = "mcp:"  # a server's prompts are the table's source `mcp:<server>`
 
 
@@ -79,75 +76,6 @@ async def show_mcp(ctx: CommandContext) -> None:
         print_lines(ctx, [unknown_server(name, conns)])
 
 
-def unknown_server(name: str, conns: dict[str, ServerConnection]) -> str:
-    """One line for a name that is not one of the session's servers."""
-    known = ", ".join(sorted(conns)) or "none"
-    return f"No MCP server {name!r} in this session (servers: {known}). Usage: /mcp [NAME | reconnect NAME]"
-
-
-def servers_report(found: ServerSet, conns: dict[str, ServerConnection]) -> list[str]:
-    """/mcp: the servers started (status, scope, transport, tools, last error), then the others."""
-    lines: list[str] = []
-    if conns:
-        lines.append("MCP servers:")
-        width = max(len(name) for name in conns)
-        for name, connection in sorted(conns.items()):
-            spec = connection.spec
-            tools = f"{len(connection.tools)} tool{'s' * (len(connection.tools) != 1)}"
-            lines.append(
-                f"  {name:<{width}}  {connection.status:<10}  {spec.scope:<7}  {spec.transport:<5}  "
-                f"{tools if connection.status == 'connected' else ''}".rstrip()
-            )
-            if connection.error:
-                lines.append(f"  {'':<{width}}  last error: {connection.error}")
-    not_started = [
-        (spec.name, spec.scope, "waiting for your approval (start claude-mini here to answer)")
-        for spec in found.pending_approval
-    ]
-    not_started += [(server.name, server.scope, server.why) for server in found.ignored]
-    if not_started:
-        lines.append("Not started:")
-        lines += [f"  {name}  ({scope}): {why}" for name, scope, why in not_started]
-    lines += [f"⚠ {problem}" for problem in found.problems]
-    if not lines:
-        return ["No MCP servers are configured. Add one with `claude-mini mcp add` or in .mcp.json."]
-    if conns:
-        lines.append("/mcp NAME lists a server's tools; /mcp reconnect NAME connects it again.")
-    return lines
-
-
-def server_report(connection: ServerConnection, found: Listing | None) -> list[str]:
-    """/mcp NAME: what the server runs (secrets masked), its status, tools, prompts and resources."""
-    spec = connection.spec
-    shown = spec.redacted()
-    target = " ".join([shown["command"], *shown["args"]]) if spec.transport == "stdio" else shown["url"]
-    lines = [f"{spec.name}: {connection.status} · {spec.scope} ({spec.file}) · {spec.transport} · {target}"]
-    secrets = shown.get("env") or shown.get("headers") or {}
-    if secrets:
-        lines.append(
-            f"  {'env' if spec.transport == 'stdio' else 'headers'}: "
-            + ", ".join(f"{key}={value}" for key, value in secrets.items())
-        )
-    if connection.error:
-        lines.append(f"  last error: {connection.error}")
-    lines += [f"  ⚠ {problem}" for problem in connection.problems]
-    if connection.status != "connected":
-        return lines
-    lines.append(f"Tools ({len(connection.tools)}):" if connection.tools else "Tools: none")
-    for tool in connection.tools:
-        description = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
-        hint = "  (read-only)" if tool.annotations.get("readOnlyHint") else ""
-        lines.append(f"  mcp__{spec.name}__{tool.name}  {description}{hint}".rstrip())
-    if found is not None:
-        if found.prompts:
-            lines.append("Prompts: " + ", ".join(f"/{prompt_command_name(p)}" for p in found.prompts))
-        if found.resources:
-            lines.append("Resources: " + ", ".join(f"@{r.server}:{r.uri}" for r in found.resources))
-        if found.problem:
-            lines.append(f"  ⚠ {found.problem}")
-    return lines
-
-
 async def reconnect(ctx: CommandContext, name: str) -> None:
     """/mcp reconnect NAME: close, connect, say the outcome and when its tools join."""
     hook = mcp_hook(ctx.rt)
@@ -182,14 +110,6 @@ async def _listed(connection: ServerConnection) -> Listing | None:
     from claude_mini.mcp_servers import extras
 
     return await extras.listing(connection)
-
-
-# ---- prompts as slash commands
-
-
-def prompt_command_name(prompt: PromptInfo) -> str:
-    """`mcp__server__prompt`, with characters a command word cannot hold as `_`."""
-    return _NOT_A_NAME.sub("_", f"{PROMPT_PREFIX}{prompt.server}__{prompt.name}")
 
 
 def register_prompts(table: CommandTable, connection: ServerConnection, found: Listing | None) -> None:

@@ -25,12 +25,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from claude_mini.command_table import BUILTIN, SKILLS, Command, CommandTable, builtin_table
+from claude_mini.commands.skills import skills_table
 from claude_mini.ui.commands import CommandContext, command, print_lines, session_table
 
 if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
     from claude_mini.skills.catalog import Catalog, PromptCommand
-    from claude_mini.skills.lifecycle import SkillHook
 
 SNIPPET_CHARS = 60  # of a `!` line in the status shown while it runs
 HELP_CHARS = 90  # a description in /help is cut to this (the listing keeps up to 1,536)
@@ -180,43 +180,6 @@ def model_only_line(entry: PromptCommand) -> str:
 def show_skills(ctx: CommandContext) -> None:
     """Every entry with its kind, source and state; the catalog's problems; the listing's size."""
     print_lines(ctx, skills_table(ctx.rt.skills, ctx.rt, width=ctx.console.width))
-
-
-def skills_table(hook: SkillHook | None, runtime: Runtime, *, width: int = 100) -> list[str]:
-    """/skills' lines: `skills.report`'s first line and rows, with what this session invoked and
-    each description (the catalog read from disk when the session has none: only its problems)."""
-    from claude_mini import paths
-    from claude_mini.skills import report
-    from claude_mini.skills.catalog import Catalog, build_listing, load_catalog
-
-    if hook is not None:
-        catalog = hook.catalog
-    else:  # nothing was found when the session started: nothing is a command, only problems to show
-        catalog = Catalog(
-            [], load_catalog(runtime.config.project_root, paths.home_dir(), trusted=runtime.config.trusted).problems
-        )
-    problems = [*catalog.problems, *report.builtin_clashes(catalog, builtin_names())]
-    if not catalog.entries and not problems:
-        return [report.none_line(paths.home_dir())]
-    listing = hook.listing if hook is not None else build_listing([], 0)
-    invoked = hook.invoked if hook is not None else {}
-    cells = [
-        (r.name, r.kind, r.source, r.state, _invoked(invoked.get(r.name)), r.description) for r in report.rows(catalog)
-    ]
-    lines = [report.listing_line(catalog, listing) + ":"]
-    lines += [_cut(line, width) for line in report.table(cells)]
-    shortened = report.shortened_line(listing)
-    lines += [shortened] if shortened else []
-    lines += [f"⚠ {problem}" for problem in problems]
-    return lines
-
-
-def _invoked(tokens: int | None) -> str:
-    return f"invoked ({tokens:,} tokens)" if tokens is not None else ""
-
-
-def _cut(line: str, width: int) -> str:
-    return line if len(line) <= width else line[: max(width - 1, 0)].rstrip() + "…"
 
 
 # ---- print mode
