@@ -14,6 +14,6 @@ parsed arguments) and return lines or JSON-able data; the front ends only parse 
     skills.py        /skills' table of custom commands and skills
 
 The slash-command table a session owns is claude_mini/command_table.py (the runtime holds it, so
-it sits below this package). No typer, prompt-toolkit or rich console in here. Importing this package has no side effects
-and imports nothing.
+it sits below this package). No typer, prompt-toolkit or rich console in here. Importing this
+package has no side effects and imports nothing.
 """

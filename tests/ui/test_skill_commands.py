@@ -14,6 +14,7 @@ from prompt_toolkit.document import Document
 
 from claude_mini.command_table import CommandTable, builtin_table
 from claude_mini.commands.context import catalog_lines
+from claude_mini.commands.skills import skills_table
 from claude_mini.prompt import estimate_tokens
 from claude_mini.skills.catalog import Catalog, CatalogError, Listing, PromptCommand, build_listing
 from claude_mini.skills.expand import ExpansionError
@@ -27,7 +28,6 @@ from claude_mini.ui.skill_commands import (
     print_command_text,
     register_custom_commands,
     run_custom_command,
-    skills_table,
 )
 from tests.ui.conftest import FakeHost, make_console
 
