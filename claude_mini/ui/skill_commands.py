@@ -1,19 +1,21 @@
 """Custom commands and skills as slash commands (issue 18), `/skills`, and `-p "/name args"`.
 
-    register_custom_commands(catalog, warn)   each entry of the catalog becomes `/name` (and its
-                                              aliases, `/frontend:component`); a name claude-mini
-                                              already uses is not taken: one warning line
+    register_custom_commands(table, catalog, warn)
+                                              each entry of the catalog becomes `/name` (and its
+                                              aliases, `/frontend:component`) in the session's
+                                              table; a name claude-mini already uses is not taken:
+                                              one warning line
     /name args                                the entry expanded (SkillHook.expand_typed: arguments,
                                               `!` lines through the permission check) and sent as
                                               the user's turn, @files in it attached by the REPL
     /skills                                   every entry: kind, source, listed or not, invoked, and
                                               the catalog's problems and the listing's budget
+                                              (commands/skills.py)
     print_command_text(runtime, prompt, warn) the same expansion for `claude-mini -p "/name args"`
 
 The entries are registered in the session's command table when the runtime is ready and again
 after /clear (the catalog is the conversation's, rebuilt then): a command that vanished goes, a
-new one comes. Built-in
-commands win over custom ones (the issue; Claude Code lets the custom one win).
+new one comes. Built-in commands win over custom ones (the issue; Claude Code lets the custom one win).
 """
 
 from __future__ import annotations
