@@ -1,4 +1,4 @@
-"""Custom commands and skills as slash commands (issue 18), `/skills`, and `-p "/name args"`.
+"""Custom commands and skills as slash commands, `/skills`, and `-p "/name args"`.
 
     register_custom_commands(table, catalog, warn)
                                               each entry of the catalog becomes `/name` (and its
@@ -15,7 +15,7 @@
 
 The entries are registered in the session's command table when the runtime is ready and again
 after /clear (the catalog is the conversation's, rebuilt then): a command that vanished goes, a
-new one comes. Built-in commands win over custom ones (the issue; Claude Code lets the custom one win).
+new one comes. Built-in commands win over custom ones (on purpose; Claude Code lets the custom one win).
 """
 
 from __future__ import annotations
