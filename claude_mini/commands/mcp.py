@@ -277,6 +277,8 @@ def _written(config: Config, scope: str) -> dict[str, Any]:
     return written_servers(config, scope, [])[1]
 
 
+# ---- the REPL's /mcp: a live session's servers
+
 PROMPT_PREFIX = "mcp__"
 _NOT_A_NAME = re.compile(r"[^\w-]")
 
@@ -348,9 +350,6 @@ def server_report(connection: ServerConnection, found: Listing | None) -> list[s
         if found.problem:
             lines.append(f"  ⚠ {found.problem}")
     return lines
-
-
-# ---- prompts as slash commands
 
 
 def prompt_command_name(prompt: PromptInfo) -> str:

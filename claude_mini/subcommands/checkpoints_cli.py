@@ -4,8 +4,8 @@ directory (or the one `-r ID` names).
 
 Without `--force` a restore that would overwrite a file changed outside the assistant changes
 nothing and exits 1, naming the files. A conversation restore appends a `rewind` entry to the
-transcript: the next `claude-mini -c` (or `-r`) goes on from before that message. Actions return
-lines (or data for --json); the typer commands at the bottom only parse arguments and print.
+transcript: the next `claude-mini -c` (or `-r`) goes on from before that message. The actions
+are commands/checkpoints.py's; the typer commands here only parse arguments and print.
 """
 
 from __future__ import annotations

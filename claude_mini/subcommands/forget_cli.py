@@ -1,9 +1,8 @@
 """`claude-mini memory list --scores`, `memory gc [--dry-run]`, `memory restore NAME`, and
 what `memory forget NAME [--purge]` says and does about secrets left in archive/.
 
-Actions are plain functions returning lines (or data for `--json`); the
-typer commands at the bottom only parse arguments and print. Mount them on the
-`memory` group:
+The actions are commands/forget.py's (the REPL's /memory runs the same ones); the typer
+commands here parse arguments, ask on the terminal and print. Mount them on the `memory` group:
 
     from claude_mini.subcommands import forget_cli
     memory_app.command("gc")(forget_cli.gc_command)

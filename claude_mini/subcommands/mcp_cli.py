@@ -10,6 +10,7 @@ pretty-printed. Listings never show env or header values, and connect to nothing
 shows each one's status and tools.
 One difference: `add --scope project` also records your approval of the server in
 `.claude/settings.local.json` (you wrote it); Claude Code leaves it pending until you start it.
+The actions are commands/mcp.py's; the typer commands here parse arguments and print.
 """
 
 from __future__ import annotations

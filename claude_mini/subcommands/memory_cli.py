@@ -1,9 +1,8 @@
-"""`claude-mini memory ...` (and the REPL's /memory): look at, add, edit and repair memories.
+"""`claude-mini memory ...`: look at, add, edit and repair memories.
 
-The actions are plain functions that return lines or data and raise
-`MemoryCommandError` with a one-line message; the typer group below and
-`ui/memory_commands.py` only parse arguments and print. Nothing here calls a
-model or imports the anthropic SDK, so every command answers at once.
+The typer group parses arguments and prints; the actions are commands/memory.py's (the REPL's
+/memory runs the same ones). A `MemoryCommandError` becomes one line on stderr and its exit status.
+Nothing here calls a model or imports the anthropic SDK, so every command answers at once.
 """
 
 from __future__ import annotations

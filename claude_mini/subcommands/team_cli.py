@@ -1,8 +1,8 @@
 """`claude-mini memory promote|demote|blame NAME`, `memory list --tier team`, and
 `memory import --from claude-code|codex|gemini [--dry-run]`.
 
-Actions are plain functions returning lines (or data for `--json`); the typer commands at
-the bottom parse arguments and print through memory_cli's `_run`. memory_cli mounts them:
+The actions are commands/team.py's (the REPL's /memory runs the same ones); the typer commands
+here parse arguments and print through memory_cli's `_run`. memory_cli mounts them:
 
     memory_app.command("promote")(team_cli.promote_command)   # and demote, blame, import
 
