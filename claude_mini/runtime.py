@@ -21,6 +21,7 @@ from claude_mini.agent.lifecycle import (
 )
 from claude_mini.agent.loop import Agent, AskUser
 from claude_mini.agent.todos import part as todo_part
+from claude_mini.command_table import CommandTable
 from claude_mini.config import Config
 from claude_mini.hooks.lifecycle import part as user_hooks_part
 from claude_mini.llm.client import ModelClient
@@ -113,6 +114,9 @@ class Runtime:
     notices: NoticeChannel
     sandbox: Sandbox | None = None  # Bash's bubblewrap sandbox (None: off in the settings)
     retired_clients: list[ModelClient] = field(default_factory=list)  # replaced by /model; closed in close()
+    commands: CommandTable = field(
+        default_factory=CommandTable
+    )  # the session's slash commands (the front end fills it)
 
     @property
     def lifecycle(self) -> Lifecycle:

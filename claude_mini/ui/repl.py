@@ -32,6 +32,7 @@ from prompt_toolkit.history import FileHistory
 from prompt_toolkit.output import create_output
 
 from claude_mini import paths
+from claude_mini.command_table import CommandTable, discover
 from claude_mini.notices import Notice, NoticeChannel
 from claude_mini.ui import commands
 from claude_mini.ui.draft_recall import DraftRecall
@@ -118,6 +119,7 @@ class Repl:
         notices: NoticeChannel | None = None,
         input: Any = None,
         output: Any = None,
+        console: Console | None = None,
     ) -> None:
         self.config = config
         self.notices = notices or NoticeChannel()
@@ -129,7 +131,8 @@ class Repl:
         self.exit_keys = ExitKeys()
         self.interrupts = Interrupts()
         self._pending_mode = config.permission_mode or config.get("permissions.defaultMode") or "default"
-        self._console: Console | None = None
+        self._console = _guarded(console) if console is not None else None  # None: made on first use
+        self._told_discovery = False  # the command modules that failed to import are said once
         self._renderer: Renderer | None = None
         self._input, self._output = input, output
         self._held: list[tuple[str, str]] | None = None  # notices kept back while a menu is open
@@ -166,7 +169,7 @@ class Repl:
             multiline=True,
             prompt_continuation="  ",
             history=FileHistory(str(history)),
-            completer=ReplCompleter(self.files, resources=self._resources),
+            completer=ReplCompleter(self.files, resources=self._resources, table=self.command_table),
             complete_while_typing=True,
             complete_in_thread=True,
             key_bindings=prompt_bindings(self.exit_keys, self.cycle_mode),
@@ -179,7 +182,8 @@ class Repl:
 
     @property
     def console(self) -> Console:
-        """The rich console for conversation output (created on first use: rich is slow to import)."""
+        """The rich console for conversation output: the injected one, else a terminal console
+        created on first use (rich is slow to import)."""
         if self._console is None:
             from rich.console import Console
 
@@ -255,6 +259,10 @@ class Repl:
             register_runtime_commands(runtime)
             self._mcp_listing = asyncio.ensure_future(warm_listings(runtime))
 
+    def command_table(self) -> CommandTable:
+        """The session's slash commands (only the built-ins before the runtime is built)."""
+        return commands.session_table(self.loader.peek())
+
     def _resources(self) -> list[tuple[str, str]]:
         """@server:uri completions (the listed resources; none before the runtime is built)."""
         from claude_mini.ui.mcp_commands import resource_mentions
@@ -287,10 +295,10 @@ class Repl:
         if not text.strip():
             return
         try:
-            if text.lstrip().startswith("/") and not commands.is_command(text):
+            if text.lstrip().startswith("/") and not commands.is_command(text, self.command_table()):
                 # A custom command's name with a dot or a leading digit is known once registered.
                 await wait_for_custom_commands(self.get_runtime)
-            if commands.is_command(text):
+            if commands.is_command(text, self.command_table()):
                 if await self.interrupts.run(self._run_command(text)) is CANCELLED:
                     self._unqueue()  # lines queued while a command's `!` lines ran
             else:
@@ -307,7 +315,13 @@ class Repl:
     async def _run_command(self, text: str) -> None:
         """A slash command (typed before the runtime registered the custom ones, it waits for them)."""
         await wait_for_custom_commands(self.get_runtime)
-        await commands.run_command(text, self, self.console, self.get_runtime, debug=self.config.debug)
+        if not self._told_discovery:
+            self._told_discovery = True
+            for problem in discover().problems:
+                self.console.print(problem, style="yellow", markup=False)
+        await commands.run_command(
+            text, self, self.console, self.get_runtime, self.command_table(), debug=self.config.debug
+        )
 
     def _transcript_state(self) -> str:
         """What is true of this session's transcript, after an internal error."""
@@ -572,6 +586,13 @@ class Repl:
             self.notify(f"⚠ {notice.text}", "yellow")
         else:
             self.notify(notice.text, "dim" if notice.level == "saved" else "yellow")
+
+
+def _guarded(console: Console) -> Console:
+    """An injected console, drawing no raw control characters (as the REPL's own)."""
+    from claude_mini.ui.render import guard_console
+
+    return guard_console(console)
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

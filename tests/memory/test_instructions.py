@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from claude_mini.commands.context import instructions_report
 from claude_mini.memory.instructions import (
     CYCLE,
     DUPLICATE,
@@ -30,7 +31,6 @@ from claude_mini.memory.instructions import (
     strip_html_comments,
     to_json,
 )
-from claude_mini.subcommands.context_view import instructions_report
 
 
 def write(root: Path, rel: str, text: str | bytes) -> Path:

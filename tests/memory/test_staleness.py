@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from test_recall import main_text, make_runtime, manifest_of, run_turns, save, select, tool_turn
 
+from claude_mini.commands.memory import MemoryContext, doctor_data, doctor_lines
 from claude_mini.memory.lexical import candidate_from_text
 from claude_mini.memory.recall import add_stale_lines, render_memory
 from claude_mini.memory.staleness import (
@@ -23,7 +24,6 @@ from claude_mini.memory.staleness import (
 )
 from claude_mini.memory.store import format_memory
 from claude_mini.memory.supersede import apply_link
-from claude_mini.subcommands.memory_cli import MemoryContext, doctor_data, doctor_lines
 
 DAY = 86_400.0
 

@@ -12,6 +12,7 @@ from fake_anthropic import Reply
 from memclock import DAY, Clock
 
 from claude_mini import paths
+from claude_mini.commands.memory import MemoryContext, add_memory, list_data, list_lines
 from claude_mini.memory.extract_gate import no_gate
 from claude_mini.memory.forget import (
     ForgetSettings,
@@ -38,7 +39,6 @@ from claude_mini.memory.supersede import (
     superseded_names,
     with_frontmatter_line,
 )
-from claude_mini.subcommands.memory_cli import MemoryContext, add_memory, list_data, list_lines
 from claude_mini.ui.memory_commands import split_add_options
 
 

@@ -89,10 +89,9 @@ def context_catalog(config: Config) -> tuple[Catalog, Listing]:
 def builtin_command_names() -> set[str]:
     """claude-mini's own slash commands and their aliases, lower case (the registry has no heavy
     imports; discovery adds the plug-in modules' commands)."""
-    from claude_mini.ui import commands
+    from claude_mini.command_table import BUILTIN, builtin_table
 
-    commands.discover_commands()
-    return {n.lower() for c in commands.all_commands() for n in (c.name, *c.aliases)}
+    return builtin_table().names_of(BUILTIN)
 
 
 def catalog_lines(catalog: Catalog, listing: Listing, builtin_names: Collection[str]) -> list[str]:
