@@ -66,7 +66,7 @@ def say(message: str) -> None:
     Warnings carry paths, setting values and import targets from the repository: an
     escape sequence in them must not reach the terminal, nor a newline fake a line.
     """
-    from claude_mini.ui.safe_text import visible_controls
+    from claude_mini.base.text import visible_controls
 
     line = visible_controls(message).replace("\n", "\\n")
     sys.stderr.write(f"claude-mini: {line}\n")
@@ -219,7 +219,7 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
     """Start a runtime and run one print-mode turn; setup problems exit 1 with one line."""
     import asyncio
 
-    from claude_mini.notices import NoticeChannel
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.runtime import SetupError, build_runtime, open_session
     from claude_mini.session import Session, transcript_state
     from claude_mini.signals import report_session

@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from claude_mini import paths, trust
-from claude_mini.safe_read import Unreadable, read_text_file
+from claude_mini import trust
+from claude_mini.base import paths
+from claude_mini.base.safe_read import Unreadable, read_text_file
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_SMALL_MODEL = "claude-haiku-4-5"
@@ -177,7 +178,7 @@ def remove_permission_rule(config: Config, path: Path, rule: str) -> list[str]:
     with its other keys kept (its formatting is not), and this session's settings follow it;
     the typed fields the session may have changed since it started (the model of /model or
     of the offline fallback) are left alone."""
-    from claude_mini.memory.fileutil import atomic_write
+    from claude_mini.base.fileutil import atomic_write
 
     target = path.resolve()  # a linked settings file stays linked
     data = _read_for_edit(target)

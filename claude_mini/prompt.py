@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from claude_mini import paths
+from claude_mini.base import paths
 
 IDENTITY = """\
 You are claude_mini, an interactive coding assistant that works in the user's \

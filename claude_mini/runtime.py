@@ -10,7 +10,6 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from claude_mini import paths
 from claude_mini.agent.hooks import (
     AgentHooks,
     EndReason,
@@ -19,6 +18,8 @@ from claude_mini.agent.hooks import (
     SessionSource,
 )
 from claude_mini.agent.loop import Agent, AskUser
+from claude_mini.base import paths
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.config import Config
 from claude_mini.llm.client import ModelClient
 from claude_mini.memory.checkpoint import CheckpointHook
@@ -34,7 +35,6 @@ from claude_mini.memory.instructions import (
 from claude_mini.memory.recall import RecallHook
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.memory.team import team_problem, team_prompt_section, team_tier
-from claude_mini.notices import NoticeChannel
 from claude_mini.permissions import Guard, PermissionPolicy, PolicyChain
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.rewind.hook import FileHistoryHook

@@ -32,7 +32,7 @@ overrides only the points it cares about. In the order a session meets them:
 A part refuses what is about to happen by raising: `agent.loop.PromptBlocked` (a prompt),
 `agent.loop.StoppedByHook` (the rest of the turn), `memory.compact.CompactionRefused` (a
 compaction). Parts tell the user things through the `NoticeChannel` they were built with
-(`claude_mini.notices`), never through attributes a UI polls.
+(`claude_mini.base.notices`), never through attributes a UI polls.
 """
 
 from __future__ import annotations

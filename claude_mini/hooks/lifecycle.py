@@ -30,7 +30,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini import paths
 from claude_mini.agent.hooks import (
     AgentHooks,
     CompactRequest,
@@ -41,6 +40,7 @@ from claude_mini.agent.hooks import (
     ToolVerdict,
 )
 from claude_mini.agent.loop import PromptBlocked, StoppedByHook
+from claude_mini.base import paths
 from claude_mini.hooks.config import HookCommand, HookSet
 from claude_mini.hooks.output import HookOutcome, interpret
 from claude_mini.hooks.runner import HookRun, run_hook_commands
@@ -51,7 +51,7 @@ from claude_mini.tools.read import record_read
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
-    from claude_mini.notices import NoticeChannel
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.session import Session
     from claude_mini.subagents.runner import SubagentRun
 

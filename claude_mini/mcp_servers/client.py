@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.process_groups import group_gone, signal_group
+from claude_mini.base.process_groups import group_gone, signal_group
 from claude_mini.signals import tool_group_ended, tool_group_started
 
 if TYPE_CHECKING:
@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp.client._transport import TransportStreams
 
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.mcp_servers.config import ServerSpec
-    from claude_mini.notices import NoticeChannel
 
 log = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.fileutil import locked
+from claude_mini.base.fileutil import locked
 from claude_mini.memory.store import LOGS_DIR, iso_utc, one_line
 from claude_mini.permissions import Deny, Guard
 

@@ -42,10 +42,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.fork import ForkResult, ForkSnapshot, run_fork
+from claude_mini.base.fileutil import LockTimeout, atomic_write, locked, os_error_text
 from claude_mini.config import DreamSettings, ForgetSettings
 from claude_mini.llm.client import ModelError
 from claude_mini.memory.daylog import LogSlice, mark_consumed, unconsumed_logs
-from claude_mini.memory.fileutil import LockTimeout, atomic_write, locked, os_error_text
 from claude_mini.memory.forget import (
     duplicate_groups,
     gc,

@@ -39,9 +39,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.base.fileutil import LockTimeout, locked, os_error_text
 from claude_mini.config import HALF_LIFE_DAYS, ForgetSettings
-from claude_mini.memory.fileutil import LockTimeout, locked, os_error_text
 from claude_mini.memory.lexical import (
     HEAD_READ_BYTES,
     Candidate,

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.hooks import AgentHooks
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.llm.client import ModelError
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolUseBlock
 from claude_mini.memory.archive_recall import ArchiveTier, is_archived_name
@@ -57,7 +58,6 @@ from claude_mini.memory.staleness import header_line, stale_memories
 from claude_mini.memory.store import MemoryStore, read_text_head
 from claude_mini.memory.supersede import superseded_names
 from claude_mini.memory.team.folder import is_team_name
-from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone

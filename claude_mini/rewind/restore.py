@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from claude_mini.memory.fileutil import os_error_text
+from claude_mini.base.fileutil import os_error_text
 from claude_mini.rewind.points import SessionCheckpoints
 from claude_mini.rewind.store import Before, Change, Command, Restore, fingerprint
 from claude_mini.session import PromptEntry

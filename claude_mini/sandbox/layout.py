@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claude_mini import paths
-from claude_mini.credentials import FILE_NAMES, credential_folders, homes
+from claude_mini.base import paths
+from claude_mini.base.credentials import FILE_NAMES, credential_folders, homes
 from claude_mini.permissions import PathPattern, Rule
 from claude_mini.permissions.rules import within
 from claude_mini.sandbox.bwrap import Layout

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from claude_mini.memory.frontmatter import parse_frontmatter
-from claude_mini.safe_read import Unreadable, os_reason, read_file
+from claude_mini.base.frontmatter import parse_frontmatter
+from claude_mini.base.safe_read import Unreadable, os_reason, read_file
 
 Kind = Literal["skill", "command"]
 Scope = Literal["project", "user"]

@@ -45,8 +45,8 @@ from claude_mini.tools.base import ToolError, ToolResult
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
-    from claude_mini.notices import NoticeChannel
     from claude_mini.session import Session
 
 MAX_PROBLEMS_SAID = 10  # at start-up; `claude-mini context --lint` lists every one
@@ -78,7 +78,7 @@ class SkillHook(AgentHooks):
         window: int,
         catalog: Catalog | None = None,
     ) -> None:
-        from claude_mini import paths
+        from claude_mini.base import paths
 
         self.config = config
         self.rules = rules  # the rules themselves (allowed-tools are added here for one turn)
@@ -413,7 +413,7 @@ def invoked_in(messages: Sequence[Message]) -> list[str]:
 def skill_hook(config: Config, rules: PermissionPolicy, notices: NoticeChannel, window: int) -> SkillHook | None:
     """The session's skills part, or None when there is no command or skill at all (nothing listed,
     nothing to type, no Skill tool)."""
-    from claude_mini import paths
+    from claude_mini.base import paths
 
     catalog = load_catalog(config.project_root, paths.home_dir(), trusted=config.trusted)
     if not catalog.entries and not catalog.problems:

@@ -19,11 +19,11 @@ from typing import Annotated, Any
 
 import typer
 
+from claude_mini.base.text import visible_controls
 from claude_mini.config import Config, load_config
 from claude_mini.rewind.points import SessionCheckpoints, read_checkpoints
 from claude_mini.rewind.store import FileHistory, StoreError, size_text
 from claude_mini.session import RewindError, SessionNotFound, find_prompt, find_transcript
-from claude_mini.ui.safe_text import visible_controls
 
 checkpoints_app = typer.Typer(
     add_completion=False,
@@ -178,7 +178,7 @@ def restore_lines(opened: Opened, message_id: str, *, code: bool, conversation: 
 
 def _rewind_transcript(opened: Opened, prompt_id: str, text: str) -> list[str]:
     """Append the `rewind` entry; the lines saying so, the message, and the memories saved since."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.rewind.conversation import memories_since
     from claude_mini.session import Transcript, record_rewind
 

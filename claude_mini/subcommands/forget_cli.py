@@ -24,6 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
+from claude_mini.base.text import visible_controls
 from claude_mini.config import Config
 from claude_mini.memory.forget import (
     ArchivedSecret,
@@ -50,7 +51,6 @@ from claude_mini.memory.store import (
     MemoryStore,
     MemoryStoreError,
 )
-from claude_mini.ui.safe_text import visible_controls
 
 Clock = Callable[[], float]
 Ask = Callable[[str], bool]  # a yes/no question to the user; None where nobody can answer

@@ -91,9 +91,9 @@ mcp_app = typer.Typer(
 
 def _run(action: Callable[[], list[str]]) -> None:
     """Print an action's lines; an McpCommandError or SettingsEditError becomes one line and its status."""
+    from claude_mini.base.text import visible_controls
     from claude_mini.cli import say
     from claude_mini.config import SettingsEditError
-    from claude_mini.ui.safe_text import visible_controls
 
     try:
         lines = action()
@@ -157,8 +157,8 @@ def check_servers(specs: list[ServerSpec], config: Config) -> dict[str, dict[str
     one), then close them: name -> {"status", "error", "tools"}."""
     import asyncio
 
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.mcp_servers.client import McpManager
-    from claude_mini.notices import NoticeChannel
 
     async def go() -> dict[str, dict[str, Any]]:
         manager = McpManager(list(specs), NoticeChannel(), cwd=str(config.cwd), connect_timeout=CHECK_SECONDS)

@@ -22,9 +22,10 @@ from typing import Annotated, Any
 
 import typer
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.base.fileutil import atomic_write, locked, os_error_text
+from claude_mini.base.text import visible_controls
 from claude_mini.config import Config, load_config
-from claude_mini.memory.fileutil import atomic_write, locked, os_error_text
 from claude_mini.memory.forget import duplicate_findings
 from claude_mini.memory.secret_scan import describe_findings, find_secrets
 from claude_mini.memory.staleness import stale_memories
@@ -55,7 +56,6 @@ from claude_mini.memory.supersede import (
 )
 from claude_mini.memory.team import TeamTier, team_tier
 from claude_mini.subcommands import forget_cli, team_cli
-from claude_mini.ui.safe_text import visible_controls
 
 LIST_DESCRIPTION_CHARS = 70
 SHOW_MAX_BYTES = 1024 * 1024

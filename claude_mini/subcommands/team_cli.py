@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.memory.imports import TOOL_NAMES, TOOLS, apply_import, plan_import, read_source
 from claude_mini.memory.store import MemoryStore, MemoryStoreError
 from claude_mini.memory.team import TEAM_PREFIX, TeamTier, team_problem, team_tier

@@ -46,7 +46,7 @@ def show_agents(ctx: CommandContext) -> None:
 
 def session_types(runtime: Runtime) -> AgentTypes:
     """The session's types, or (a runtime without the Agent tool) the files as they are now."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.subagents.types import load_agent_types
 
     if runtime.subagents is not None:
@@ -58,7 +58,7 @@ def session_types(runtime: Runtime) -> AgentTypes:
 def agents_table(types: AgentTypes, *, width: int = 100) -> list[str]:
     """/agents' lines: a count, a row per type and its description under it (both cut at `width`),
     a line per problem."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.skills.catalog import cut, shown
     from claude_mini.skills.report import table
     from claude_mini.ui.render import one_line
@@ -92,9 +92,9 @@ def _row(agent_type: AgentType) -> tuple[str, ...]:
 def last_run_lines(runs: Sequence[Any], cwd: Path | None = None) -> list[str]:
     """The last child's type, task, status and tool count, then its messages: text as it was
     written (controls made visible), each tool call on one line."""
+    from claude_mini.base.text import visible_controls
     from claude_mini.llm.messages import TextBlock, ToolUseBlock
     from claude_mini.ui.render import one_line, tool_label
-    from claude_mini.ui.safe_text import visible_controls
 
     if not runs:
         return ["No subagent ran in this session."]

@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, Notice
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached, StoppedByHook, TurnCancelled
+from claude_mini.base.notices import Display
+from claude_mini.base.text import json_safe, visible_controls
 from claude_mini.llm.client import ModelError, Retrying, encodable
 from claude_mini.llm.messages import Message, message_to_api
-from claude_mini.notices import Display
 from claude_mini.runtime import Runtime
-from claude_mini.ui.safe_text import json_safe, visible_controls
 
 if TYPE_CHECKING:
     from claude_mini.subagents.runner import SubagentRun

@@ -11,7 +11,7 @@ The parts it is made of, each in its own module:
     mentions.py     @path completion and attachment
     render.py       rich rendering of the agent's events
 
-The REPL owns the session's `NoticeChannel` (claude_mini.notices) and gives it
+The REPL owns the session's `NoticeChannel` (claude_mini.base.notices) and gives it
 to the runtime: the memory layers' notices are drawn above the prompt, and
 their background work shows in the status line and the spinner.
 """
@@ -31,12 +31,12 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.output import create_output
 
-from claude_mini import paths
-from claude_mini.notices import Notice, NoticeChannel
+from claude_mini.base import paths
+from claude_mini.base.notices import Notice, NoticeChannel
+from claude_mini.base.text import visible_controls
 from claude_mini.ui import commands
 from claude_mini.ui.draft_recall import DraftRecall
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, attach_mentions, attach_resources
-from claude_mini.ui.safe_text import visible_controls
 from claude_mini.ui.skill_commands import wait_for_custom_commands
 from claude_mini.ui.startup import (
     RuntimeLoader,

@@ -19,8 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from claude_mini.base.text import visible_controls
 from claude_mini.ui.commands import CommandContext, command
-from claude_mini.ui.safe_text import visible_controls
 
 if TYPE_CHECKING:
     from claude_mini.rewind.points import RewindPoint, SessionCheckpoints

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from claude_mini.base.text import visible_controls
 from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.ui.commands import CommandContext, command
-from claude_mini.ui.safe_text import visible_controls
 
 if TYPE_CHECKING:
     from claude_mini.session import Session

@@ -98,7 +98,7 @@ async def wait_for_custom_commands(get_runtime: Callable[[], Awaitable[Runtime]]
 def late_hint(runtime: Runtime, name: str) -> str | None:
     """What typing `/name` says when it is no command yet but a command or skill on disk: one added
     after the conversation started (the catalog is the conversation's, read again at /clear)."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.skills.catalog import load_catalog
 
     hook = runtime.skills
@@ -185,7 +185,7 @@ def show_skills(ctx: CommandContext) -> None:
 def skills_table(hook: SkillHook | None, runtime: Runtime, *, width: int = 100) -> list[str]:
     """/skills' lines: `skills.report`'s first line and rows, with what this session invoked and
     each description (the catalog read from disk when the session has none: only its problems)."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.skills import report
     from claude_mini.skills.catalog import Catalog, build_listing, load_catalog
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.config import load_config
 from claude_mini.memory.imports import read_source
 from claude_mini.memory.imports.sources import claude_code_folder, gemini_folder

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from claude_mini.agent.fork import ForkResult, ToolRun
+from claude_mini.base import fileutil
 from claude_mini.config import load_config
 from claude_mini.llm.messages import ToolUseBlock
-from claude_mini.memory import fileutil, forget
+from claude_mini.memory import forget
 from claude_mini.memory.dream import maybe_auto_dream
 from claude_mini.memory.extract import unsaved_writes
 from claude_mini.memory.store import MemoryStore

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.memory.store import (
     INDEX_FILENAME,
     MemoryStore,

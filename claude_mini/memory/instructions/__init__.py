@@ -15,7 +15,7 @@ One module per part:
     attachments.py   AttachmentTracker and InstructionHook: lazy rules and nested files
     report.py        lint() and to_json() for `claude-mini context`
 
-Frontmatter (a rule's `paths:`) is read by `claude_mini.memory.frontmatter`, shared with Layer 2.
+Frontmatter (a rule's `paths:`) is read by `claude_mini.base.frontmatter`, shared with Layer 2.
 
 Load order, lowest priority first (position is priority, so nothing is merged):
 managed CLAUDE.md, managed rules/ -> user CLAUDE.md, user rules/ -> for each
@@ -64,7 +64,7 @@ Decisions the design leaves open:
   the prompt and JSON, and building ~300 Path objects cost a third of the read time.
 """
 
-from claude_mini.memory.frontmatter import _simple_frontmatter, parse_frontmatter
+from claude_mini.base.frontmatter import _simple_frontmatter, parse_frontmatter
 from claude_mini.memory.instructions.attachments import (
     TOUCHING_TOOLS,
     Attachment,

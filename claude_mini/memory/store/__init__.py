@@ -21,7 +21,7 @@ One module per part:
     prompt.py        the system-prompt section
     errors.py        MemoryStoreError and its kinds
 
-Frontmatter YAML is read by `claude_mini.memory.frontmatter`, shared with Layer 1.
+Frontmatter YAML is read by `claude_mini.base.frontmatter`, shared with Layer 1.
 The folder is created on the first write, never on construction or import.
 Every write is atomic and every read-modify-write of a shared file (MEMORY.md,
 usage.json) holds a cross-process lock, so two sessions saving at once lose
@@ -29,7 +29,7 @@ nothing. Bad files (broken frontmatter, binary, non-UTF-8) are listed with a
 flag or skipped with a reason; they never raise out of `list()`.
 """
 
-from claude_mini.memory.frontmatter import dump_frontmatter
+from claude_mini.base.frontmatter import dump_frontmatter
 from claude_mini.memory.store.archive import (
     ARCHIVE_HEADER,
     ArchivedMemory,

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.fileutil import atomic_write, locked
+from claude_mini.base.fileutil import atomic_write, locked
 from claude_mini.memory.store.archive import ArchivedMemory, ArchiveEntry, ArchiveIndex
 from claude_mini.memory.store.errors import (
     AmbiguousMemoryName,

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.frontmatter import FM_LINE, dump_frontmatter, load_yaml, salvage_pairs
+from claude_mini.base.frontmatter import FM_LINE, dump_frontmatter, load_yaml, salvage_pairs
 
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 NAME_MAX_WORDS = 7  # a name derived from plain text (`memory add`, `memory import`)

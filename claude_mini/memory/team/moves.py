@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.fileutil import atomic_write
-from claude_mini.memory.frontmatter import dump_frontmatter
+from claude_mini.base.fileutil import atomic_write
+from claude_mini.base.frontmatter import dump_frontmatter
 from claude_mini.memory.store import (
     MemoryRecord,
     MemoryStore,

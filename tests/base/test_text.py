@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from claude_mini.ui.safe_text import UNSAFE, VISIBLE, json_safe, visible_controls
+from claude_mini.base.text import UNSAFE, VISIBLE, json_safe, visible_controls
 
 BIDI = [*(chr(c) for c in range(0x202A, 0x202F)), *(chr(c) for c in range(0x2066, 0x206A))]
 ALL_UNSAFE = (

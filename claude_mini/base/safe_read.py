@@ -26,7 +26,7 @@ import os
 import stat
 from collections.abc import Iterable
 
-from claude_mini.credentials import FILE_NAMES, credential_folders, credential_location
+from claude_mini.base.credentials import FILE_NAMES, credential_folders, credential_location
 
 SYSTEM_ROOTS = ("/proc", "/dev", "/sys")  # live kernel state: environ, memory, endless devices
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
