@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from claude_mini.agent.hooks import AgentHooks, CompactRequest, ConversationRewind, system_reminder
 from claude_mini.base.safe_read import Unreadable, read_file
+from claude_mini.base.text import estimate_tokens
 from claude_mini.llm.messages import (
     Message,
     TextBlock,
@@ -40,7 +41,6 @@ from claude_mini.llm.messages import (
     message_to_api,
 )
 from claude_mini.memory.instructions import attachment_loads
-from claude_mini.prompt import estimate_tokens
 
 if TYPE_CHECKING:
     from claude_mini.agent.hooks import CompactTrigger, SessionSource

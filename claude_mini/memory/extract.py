@@ -53,6 +53,7 @@ from claude_mini.base import paths
 from claude_mini.base.fileutil import atomic_write, os_error_text
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.base.safe_read import Unreadable, read_file
+from claude_mini.base.text import one_line
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
 from claude_mini.memory.extract_gate import GateDecision, assess, count_turns, no_gate
@@ -67,7 +68,6 @@ from claude_mini.memory.store import (
     dump_frontmatter,
     index_line,
     iso_utc,
-    one_line,
     parse_memory_text,
 )
 from claude_mini.memory.supersede import apply_links, record_links, successor_of

@@ -66,6 +66,7 @@ from claude_mini.base.credentials import (
     secret_locations_inside,
     secret_read_location,
 )
+from claude_mini.base.text import within
 from claude_mini.permissions.decisions import MODES, Allow, Ask, Decision, Deny, RuleError
 from claude_mini.permissions.rules import (
     EDIT_TOOLS,
@@ -76,7 +77,6 @@ from claude_mini.permissions.rules import (
     known_tool,
     names_match,
     parse_rule,
-    within,
 )
 from claude_mini.shell.bash_reads import (
     absolute_path,

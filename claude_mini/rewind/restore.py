@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from claude_mini.base.fileutil import os_error_text
+from claude_mini.base.text import one_line
 from claude_mini.rewind.points import SessionCheckpoints
 from claude_mini.rewind.store import Before, Change, Command, Restore, fingerprint
 from claude_mini.session import PromptEntry
@@ -269,12 +270,6 @@ def result_lines(result: CodeResult, plan: CodePlan, cwd: Path) -> list[str]:
     if plan.commands:
         lines.append(commands_line(plan.commands))
     return lines
-
-
-def one_line(text: str, width: int) -> str:
-    """`text` on one line, cut to `width` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def commands_line(commands: list[str]) -> str:

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.hooks import AgentHooks, SessionSource, ToolVerdict
+from claude_mini.base.text import estimate_tokens
 from claude_mini.config import model_named
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.permissions import Allow, Ask, Deny, PermissionPolicy, Rule, RuleError
-from claude_mini.prompt import estimate_tokens
 from claude_mini.skills.catalog import (
     Catalog,
     CatalogError,

@@ -78,10 +78,11 @@ T = TypeVar("T")
 def permission_question(call: ToolUseBlock, cwd: Path, grants: Sequence[str] = ()) -> str:
     """`Run this command?`, `Make this edit to app.py?` ... (controls in a name made visible);
     a skill's question says the rules its allowed-tools would add (`grants`)."""
-    from claude_mini.ui.render import one_line, short_path
+    from claude_mini.base.text import one_line
+    from claude_mini.ui.render import short_path
 
     raw = short_path(str(call.input.get("file_path", "")), cwd)
-    target = one_line(raw)
+    target = one_line(raw, terminal=True)
     if call.name == "Bash":
         return "Run this command?"
     if call.name == "Edit":
@@ -90,8 +91,8 @@ def permission_question(call: ToolUseBlock, cwd: Path, grants: Sequence[str] = (
         return f"{'Overwrite' if (cwd / raw).exists() else 'Create'} {target}?"
     if call.name == "Skill":
         rules = f" It would allow {', '.join(grants)} without asking for the rest of this turn." if grants else ""
-        return one_line(f"Load the skill {call.input.get('skill', '')}?{rules}")
-    return f"Allow {one_line(call.name)}?"
+        return one_line(f"Load the skill {call.input.get('skill', '')}?{rules}", terminal=True)
+    return f"Allow {one_line(call.name, terminal=True)}?"
 
 
 def skill_grants(runtime: Runtime, call: ToolUseBlock) -> list[str]:
@@ -455,14 +456,15 @@ class Repl:
     async def ask_permission(self, call: ToolUseBlock, reason: str) -> PermissionAnswer:
         """Show what the tool will do and ask: yes / yes for this session / no (with a message)."""
         from claude_mini.agent.loop import PermissionAnswer
+        from claude_mini.base.text import one_line
         from claude_mini.permissions.policy import exact_command_rule
-        from claude_mini.ui.render import one_line, permission_preview, preview_diff
+        from claude_mini.ui.render import permission_preview, preview_diff
 
         runtime = await self.get_runtime()
         runtime.waiting_for_user("permission_prompt", f"claude-mini needs your permission to use {call.name}")
         cwd = runtime.agent.ctx.cwd
         suggested = runtime.policy.suggest_rule(call.name, call.input)
-        rule = one_line(suggested)  # holds the command text
+        rule = one_line(suggested, terminal=True)  # holds the command text
         # A program that runs others or writes any file (`docker run`, `tee`, `sudo`) gets no wider rule.
         scope = (
             "exactly this command line"
@@ -496,15 +498,17 @@ class Repl:
 
     async def ask_domain(self, host: str, port: int) -> bool:
         """A sandboxed command connects to a host no rule allows: allow it for the session?"""
-        from claude_mini.ui.render import one_line
+        from claude_mini.base.text import one_line
 
         runtime = await self.get_runtime()
         runtime.waiting_for_user("permission_prompt", f"claude-mini needs your permission to reach {host}")
         self.renderer.pause()
         try:
             answer = await self.choose(
-                one_line(f"A sandboxed command connects to {host}:{port}. Allow {host} for this session?"),
-                [("yes", f"Yes, allow {one_line(host)} until the session ends"), ("no", "No")],
+                one_line(
+                    f"A sandboxed command connects to {host}:{port}. Allow {host} for this session?", terminal=True
+                ),
+                [("yes", f"Yes, allow {one_line(host, terminal=True)} until the session ends"), ("no", "No")],
                 shortcuts="yn",
                 escape="no",
             )

@@ -23,6 +23,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
+from claude_mini.base.text import clip
 from claude_mini.ui import commands
 from claude_mini.ui.commands import COMMANDS, CommandContext, command, print_lines
 
@@ -155,12 +156,11 @@ async def run_custom_command(ctx: CommandContext, entry: PromptCommand) -> None:
 
 def expanding_status(entry: PromptCommand, snippets: Sequence[str]) -> str:
     """What the spinner says while a typed command is expanded: `Running !`make test` for /check`."""
-    from claude_mini.ui.render import one_line
+    from claude_mini.base.text import one_line
 
     if not snippets:
         return f"Reading /{entry.name}"
-    first = one_line(snippets[0])
-    first = first if len(first) <= SNIPPET_CHARS else first[: SNIPPET_CHARS - 1] + "…"
+    first = one_line(snippets[0], SNIPPET_CHARS, terminal=True)
     more = f" and {len(snippets) - 1} more" if len(snippets) > 1 else ""
     return f"Running !`{first}`{more} for /{entry.name}"
 
@@ -204,7 +204,7 @@ def skills_table(hook: SkillHook | None, runtime: Runtime, *, width: int = 100) 
         (r.name, r.kind, r.source, r.state, _invoked(invoked.get(r.name)), r.description) for r in report.rows(catalog)
     ]
     lines = [report.listing_line(catalog, listing) + ":"]
-    lines += [_cut(line, width) for line in report.table(cells)]
+    lines += [clip(line, width, strip=True) for line in report.table(cells)]
     shortened = report.shortened_line(listing)
     lines += [shortened] if shortened else []
     lines += [f"⚠ {problem}" for problem in problems]
@@ -213,10 +213,6 @@ def skills_table(hook: SkillHook | None, runtime: Runtime, *, width: int = 100) 
 
 def _invoked(tokens: int | None) -> str:
     return f"invoked ({tokens:,} tokens)" if tokens is not None else ""
-
-
-def _cut(line: str, width: int) -> str:
-    return line if len(line) <= width else line[: max(width - 1, 0)].rstrip() + "…"
 
 
 # ---- print mode

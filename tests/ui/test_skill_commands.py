@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 from prompt_toolkit.document import Document
 
-from claude_mini.prompt import estimate_tokens
+from claude_mini.base.text import estimate_tokens
 from claude_mini.skills.catalog import Catalog, CatalogError, Listing, PromptCommand, build_listing
 from claude_mini.skills.expand import ExpansionError
 from claude_mini.skills.report import catalog_json, clash_warning, listing_line

@@ -84,7 +84,6 @@ from claude_mini.memory.instructions.entries import (
     InstructionFile,
     InstructionSet,
     Skipped,
-    estimate_tokens,
     path_forms,
 )
 from claude_mini.memory.instructions.loader import MAX_IMPORT_DEPTH, load_instructions, rule_globs
@@ -122,7 +121,6 @@ __all__ = [
     "attachment_loads",
     "instruction_loads",
     "_simple_frontmatter",  # tests pin the fast YAML path to PyYAML's answers
-    "estimate_tokens",
     "fenced_regions",
     "find_imports",
     "lint",
