@@ -197,7 +197,7 @@ def relative_name(path: Path, root: Path) -> str:
 
 def _restore_file(checkpoints: SessionCheckpoints, item: FilePlan) -> str:
     """Put one file back ('' when done, else why not)."""
-    from claude_mini.tools.write import atomic_write
+    from claude_mini.tools.write import write_file
 
     try:
         if item.action == "delete":
@@ -208,7 +208,7 @@ def _restore_file(checkpoints: SessionCheckpoints, item: FilePlan) -> str:
             return "its saved copy is missing or damaged"
         existed = item.path.exists()
         item.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(item.path, data)
+        write_file(item.path, data)
         if not existed:  # deleted since: it gets its mode back (an existing file keeps its own)
             os.chmod(item.path, item.before.mode)
     except ToolError as exc:

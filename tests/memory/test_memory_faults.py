@@ -110,7 +110,6 @@ def test_an_extraction_write_that_failed_is_named(tmp_path):
 def test_only_a_failure_of_the_disk_is_marked_as_one(tmp_path, monkeypatch):
     """run_tool marks a DiskError (the folder cannot be written), not a wrong Edit."""
     from claude_mini.agent.loop import run_tool
-    from claude_mini.tools import write as write_tool
     from claude_mini.tools.base import ToolContext
     from claude_mini.tools.edit import EditTool
     from claude_mini.tools.write import WriteTool
@@ -118,7 +117,7 @@ def test_only_a_failure_of_the_disk_is_marked_as_one(tmp_path, monkeypatch):
     ctx = ToolContext(cwd=tmp_path, project_root=tmp_path)
     target = tmp_path / "deploy.md"
     monkeypatch.setattr(
-        write_tool.tempfile,
+        fileutil.tempfile,
         "mkstemp",
         lambda **k: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")),
     )
