@@ -15,7 +15,7 @@ file, command and skill files, `@file` attachments, the files compaction restore
 
 Missing files raise FileNotFoundError (or NotADirectoryError), so callers can keep treating
 "not there" as "empty"; every other problem is `Unreadable`, whose message is the reason shown.
-This module imports nothing of claude_mini but credentials.py, so any layer may use it.
+It is in the base layer (it imports nothing of claude_mini outside it), so any layer may use it.
 """
 
 from __future__ import annotations

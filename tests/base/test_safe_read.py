@@ -114,7 +114,7 @@ def test_a_missing_file_is_file_not_found(folder):
 def test_the_reader_imports_nothing_above_the_base_layer():
     source = Path(safe_read.__file__).read_text()
     imports = [line for line in source.splitlines() if line.startswith(("from claude_mini", "import claude_mini"))]
-    assert imports == ["from claude_mini.base.credentials import FILE_NAMES, credential_folders, credential_location"]
+    assert imports and all(line.startswith("from claude_mini.base.") for line in imports)
 
 
 # --- instruction files, skills, commands -----------------------------------------------------

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from claude_mini.base.braces import expand_braces
 from claude_mini.tools import ToolError
-from claude_mini.tools.glob import GlobTool, compile_glob, expand_braces
+from claude_mini.tools.glob import GlobTool, compile_glob
 
 
 def _paths(content: str) -> list[str]:
