@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from claude_mini import __version__
+from claude_mini.base.notices import say
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
@@ -58,18 +59,6 @@ def _flag_settings(model, permission_mode, allowed, disallowed) -> dict:
     if perms:
         flags["permissions"] = perms
     return flags
-
-
-def say(message: str) -> None:
-    """One `claude-mini: ...` line on stderr, its control characters (newlines too) made visible.
-
-    Warnings carry paths, setting values and import targets from the repository: an
-    escape sequence in them must not reach the terminal, nor a newline fake a line.
-    """
-    from claude_mini.base.text import visible_controls
-
-    line = visible_controls(message).replace("\n", "\\n")
-    sys.stderr.write(f"claude-mini: {line}\n")
 
 
 def _fail(message: str, code: int, debug: bool = False) -> NoReturn:

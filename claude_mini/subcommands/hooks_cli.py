@@ -28,7 +28,7 @@ def list_hooks(
     ] = False,
 ) -> None:
     """Every hook by event (matcher, command, timeout, file), the ones that do not run and why, problems."""
-    from claude_mini.cli import say
+    from claude_mini.base.notices import say
     from claude_mini.config import load_config
     from claude_mini.hooks.config import hooks_report, load_hooks
 

@@ -91,8 +91,8 @@ mcp_app = typer.Typer(
 
 def _run(action: Callable[[], list[str]]) -> None:
     """Print an action's lines; an McpCommandError or SettingsEditError becomes one line and its status."""
+    from claude_mini.base.notices import say
     from claude_mini.base.text import visible_controls
-    from claude_mini.cli import say
     from claude_mini.config import SettingsEditError
 
     try:
@@ -110,7 +110,7 @@ def _run(action: Callable[[], list[str]]) -> None:
 def _config(trust_folder: bool = False, *, listing: bool = True) -> Config:
     """This folder's settings; a listing says their warnings (a file that could not be read has no
     servers to list), an edit does not: it reads its file again and says what stops it."""
-    from claude_mini.cli import say
+    from claude_mini.base.notices import say
     from claude_mini.config import load_config
 
     config = load_config(Path.cwd(), trust_folder=trust_folder)
