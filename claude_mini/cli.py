@@ -211,7 +211,7 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
     from claude_mini.base.notices import NoticeChannel
     from claude_mini.runtime import SetupError, build_runtime, open_session
     from claude_mini.session import Session, transcript_state
-    from claude_mini.signals import report_session
+    from claude_mini.signals import report_last_words
     from claude_mini.ui.printmode import OutputClosed, PrintRun, stderr_display
 
     session: Session | None = None  # the last words say whether its transcript really is saved
@@ -224,7 +224,7 @@ def _run_print(config, text: str, output_format: str, *, resume, continue_) -> i
         try:
             session = open_session(config, resume=resume, continue_=continue_)
             runtime = build_runtime(config, notices=notices, session=session)
-            report_session(lambda: runtime.session)
+            report_last_words(lambda: transcript_state(runtime.session))
         except SetupError as exc:
             _fail(str(exc), 1, config.debug)
         notices.attach(stderr_display(output_format))

@@ -5,7 +5,7 @@ does not: which packages import each other once every import in a function body 
 arrows a reader of a module's top never sees. A "package" is a subpackage of claude_mini
 (`memory`, `ui`, ...) or a top-level module (`config`, `runtime`, ...).
 
-    python scripts/package_cycles.py            # the cycles, each with one import per arrow
+    python scripts/package_cycles.py            # the cycles (one import per arrow), the mutual pairs
     python scripts/package_cycles.py --edges    # every package arrow with its count of imports
 """
 
@@ -33,7 +33,8 @@ def package_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "claude_mini" or len(parts) < 2:
         return None
-    return parts[1]
+    exists = (ROOT / parts[1]).is_dir() or (ROOT / f"{parts[1]}.py").is_file()
+    return parts[1] if exists else None  # `from claude_mini import __version__` is no module
 
 
 def imported_modules(path: Path, module: str) -> list[tuple[str, int]]:
@@ -45,7 +46,10 @@ def imported_modules(path: Path, module: str) -> list[tuple[str, int]]:
         if isinstance(node, ast.Import):
             found += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            found.append((_absolute(node, module, is_package), node.lineno))
+            source = _absolute(node, module, is_package)
+            # `from claude_mini import trust` imports the module claude_mini.trust.
+            names = [f"{source}.{alias.name}" for alias in node.names] if source == "claude_mini" else [source]
+            found += [(name, node.lineno) for name in names]
     return [(name, line) for name, line in found if name.startswith("claude_mini")]
 
 
@@ -120,8 +124,16 @@ def main() -> int:
             for target in group:
                 if target in edges.get(source, {}):
                     print(f"    {source} -> {target}: {edges[source][target][0]}")
-    print(f"{len(found)} package cycle(s)")
+    pairs = mutual_pairs(edges)
+    for a, b in pairs:
+        print(f"pair: {a} <-> {b}: {edges[a][b][0]} / {edges[b][a][0]}")
+    print(f"{len(found)} package cycle(s) (strongly connected groups), {len(pairs)} pair(s) importing each other")
     return 1 if found else 0
+
+
+def mutual_pairs(edges: Edges) -> list[tuple[str, str]]:
+    """The pairs of packages that import each other (the shortest cycles, each a place to cut)."""
+    return sorted((a, b) for a in edges for b in edges[a] if a < b and a in edges.get(b, {}))
 
 
 if __name__ == "__main__":

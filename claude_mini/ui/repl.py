@@ -145,12 +145,13 @@ class Repl:
 
     def _build_runtime(self, session: Session | None, client: ModelClient | None) -> Runtime:
         from claude_mini.runtime import build_runtime
-        from claude_mini.signals import report_session
+        from claude_mini.session import transcript_state
+        from claude_mini.signals import report_last_words
 
         runtime = build_runtime(
             self.config, notices=self.notices, session=session, client=client, ask_user=self.ask_permission
         )
-        report_session(lambda: runtime.session)  # a signal's last line says whether it is saved
+        report_last_words(lambda: transcript_state(runtime.session))  # a signal's last line says whether it is saved
         if runtime.subagents is not None:  # a running subagent is one live line, not its output
             runtime.subagents.listen(lambda run, event: self.renderer.on_subagent(run, event))
         with contextlib.suppress(ValueError):
