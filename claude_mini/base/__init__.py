@@ -7,6 +7,7 @@
     frontmatter.py     the YAML header of a Markdown file (memories, rules, skills, agents)
     text.py            terminal-safe text (visible_controls), one_line, clip, within, estimate_tokens
     braces.py          brace expansion of globs (`*.{ts,tsx}`)
+    clock.py           Clock: the wall clock a part is given (`time.time` outside tests)
     gitrun.py          git run with no repository config able to run code
     process_groups.py  a child's process group, ended as a whole
     notices.py         NoticeChannel: the one way anything tells the user something; say()

@@ -41,12 +41,11 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
+from claude_mini.base.clock import Clock
 from claude_mini.base.fileutil import locked
 from claude_mini.base.text import one_line, within
 from claude_mini.memory.store import LOGS_DIR, iso_utc
 from claude_mini.permissions import Deny, Guard
-
-Clock = Callable[[], float]
 
 LOG_BUDGET_BYTES = 60 * 1024  # at most this much log text goes into one /dream
 _MARKER = re.compile(r"^<!-- dreamed through byte (\d+) at [^>]*-->$", re.MULTILINE)

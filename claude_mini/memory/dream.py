@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.fork import ForkResult, ForkSnapshot, run_fork
+from claude_mini.base.clock import Clock
 from claude_mini.base.fileutil import LockTimeout, atomic_write, locked, os_error_text
 from claude_mini.base.text import one_line
 from claude_mini.config import DreamSettings, ForgetSettings
@@ -82,7 +83,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
 ForkRunner = Callable[..., Awaitable[ForkResult]]
 
 DREAM_DIR = ".dream"  # hidden: recall and list() never see it

@@ -24,6 +24,7 @@ from typing import Annotated, Any
 
 import typer
 
+from claude_mini.base.clock import Clock
 from claude_mini.base.text import visible_controls
 from claude_mini.config import Config
 from claude_mini.memory.forget import (
@@ -52,7 +53,6 @@ from claude_mini.memory.store import (
     MemoryStoreError,
 )
 
-Clock = Callable[[], float]
 Ask = Callable[[str], bool]  # a yes/no question to the user; None where nobody can answer
 FORGET_COMMAND = "claude-mini memory forget"
 
