@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.hooks import AgentHooks, SessionSource, ToolVerdict
-from claude_mini.base.text import estimate_tokens
+from claude_mini.base.text import estimate_tokens, one_line
 from claude_mini.config import model_named
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.permissions import Allow, Ask, Deny, PermissionPolicy, Rule, RuleError
@@ -295,7 +295,7 @@ class SkillHook(AgentHooks):
             # A cloned repository's command must not run shell lines (`!cat ~/.aws/credentials`) the
             # moment it is typed or the model loads it: the line is left out, the rest is sent.
             return (
-                f"[`!{_shown(command)}` was not run: this folder is not trusted, so its commands' "
+                f"[`!{one_line(command, 200)}` was not run: this folder is not trusted, so its commands' "
                 "and skills' `!` lines do not run. Trust the folder (run claude-mini here and answer "
                 "yes, or pass --trust-folder) to run them.]"
             )
@@ -419,9 +419,3 @@ def skill_hook(config: Config, rules: PermissionPolicy, notices: NoticeChannel, 
     if not catalog.entries and not catalog.problems:
         return None
     return SkillHook(config, rules, notices, window, catalog)
-
-
-def _shown(command: str, limit: int = 200) -> str:
-    """A `!` line on one line, cut to `limit` characters, for a refusal inside the expanded text."""
-    text = " ".join(command.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

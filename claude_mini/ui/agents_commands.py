@@ -59,8 +59,8 @@ def agents_table(types: AgentTypes, *, width: int = 100) -> list[str]:
     """/agents' lines: a count, a row per type and its description under it (both cut at `width`),
     a line per problem."""
     from claude_mini.base import paths
-    from claude_mini.base.text import one_line
-    from claude_mini.skills.catalog import cut, shown
+    from claude_mini.base.text import clip, one_line
+    from claude_mini.skills.catalog import shown
     from claude_mini.skills.report import table
 
     custom = [t for t in types.types if t.path is not None]
@@ -70,9 +70,9 @@ def agents_table(types: AgentTypes, *, width: int = 100) -> list[str]:
         f".claude/agents/ and {home}/):"
     ]
     header, *rows = table([HEADER, *(_row(t) for t in types.types)])
-    lines.append(cut(header, width))
+    lines.append(clip(header, width))
     for row, agent_type in zip(rows, types.types, strict=True):  # when to use it: under its row
-        lines += [cut(row, width), cut("      " + one_line(agent_type.description, terminal=True), width)]
+        lines += [clip(row, width), clip("      " + one_line(agent_type.description, terminal=True), width)]
     if not custom and not types.problems:
         lines.append(
             f"Add one as .claude/agents/NAME.md (this project) or {home}/NAME.md (every project): "

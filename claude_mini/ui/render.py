@@ -200,9 +200,7 @@ def tool_label(call: ToolUseBlock, cwd: Path | None = None, width: int = 70) -> 
         key = one_line(" ".join(str(call.input[k]) for k in ("skill", "args") if call.input.get(k)), terminal=True)
     if name in ("file_path", "path"):
         key = short_path(key, cwd)
-    if len(key) > width:
-        key = key[: width - 1] + "…"
-    return f"{one_line(call.name, terminal=True)}({key})"
+    return f"{one_line(call.name, terminal=True)}({clip(key, width)})"
 
 
 def agent_label(agent_type: object, description: object, width: int = 50) -> str:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
-from claude_mini.base.text import clip
+from claude_mini.base.text import clip, one_line
 from claude_mini.ui import commands
 from claude_mini.ui.commands import COMMANDS, CommandContext, command, print_lines
 
@@ -113,9 +113,7 @@ def late_hint(runtime: Runtime, name: str) -> str | None:
 
 def help_text(entry: PromptCommand, aliases: Sequence[str] = ()) -> str:
     """/help's line: the description (one line, cut), then the source label `(project:frontend)`."""
-    description = " ".join(entry.description.split()) or f"A custom {entry.kind}"
-    if len(description) > HELP_CHARS:
-        description = description[: HELP_CHARS - 1].rstrip() + "…"
+    description = clip(one_line(entry.description) or f"A custom {entry.kind}", HELP_CHARS, strip=True)
     label = entry.source + ("".join(f", also /{a}" for a in aliases))
     if not entry.user_invocable:
         label += ", for the model only"
@@ -156,8 +154,6 @@ async def run_custom_command(ctx: CommandContext, entry: PromptCommand) -> None:
 
 def expanding_status(entry: PromptCommand, snippets: Sequence[str]) -> str:
     """What the spinner says while a typed command is expanded: `Running !`make test` for /check`."""
-    from claude_mini.base.text import one_line
-
     if not snippets:
         return f"Reading /{entry.name}"
     first = one_line(snippets[0], SNIPPET_CHARS, terminal=True)
