@@ -16,7 +16,6 @@ modules (help, session, context, permission, init, and the memory layers'
 compact, dream, memory).
 
     printmode.py      `claude-mini -p`: one turn printed as text, json or stream-json
-    safe_text.py      control characters made visible before anything reaches a terminal
 
 Print mode stays here, not with the scriptable subcommands (claude_mini/subcommands/):
 like the REPL it runs the agent loop and shows its events; the subcommands need no model.

@@ -4,7 +4,7 @@ The json and stream-json shapes are a contract (DESIGN.md section 4).
 Exit status: 0 success, 1 failed run (usage errors, 2, are the CLI's).
 
 Nothing model- or tool-derived reaches the terminal raw: text output and every
-stderr line have their control characters made visible (`safe_text`), and
+stderr line have their control characters made visible (`base.text`), and
 json lines escape the DEL, C1 and bidi characters `json.dumps` would leave raw
 (the parsed values are unchanged).
 """

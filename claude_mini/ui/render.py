@@ -12,7 +12,7 @@ Everything is drawn on an injected `rich.console.Console`, so tests print to a
 `StringIO` at a fixed width.
 
 Text from the model or from tools never reaches the terminal raw: every string
-drawn here goes through `safe_text.visible_controls` first (escape sequences,
+drawn here goes through `base.text.visible_controls` first (escape sequences,
 carriage returns, bidi overrides become visible `\\x1b`, `\\r`, `\\u202e`), and
 is wrapped in `rich.text.Text` or `Markdown`, never parsed as rich markup.
 `guard_console` adds the same conversion as a last line of defence to
