@@ -1,5 +1,5 @@
 """Layer 5's working-state checkpoint: what a compaction must not lose, taken from the conversation
-itself (no model call) and attached beside the model's summary (issue 21). (The file checkpoints
+itself (no model call) and attached beside the model's summary. (The file checkpoints
 that /rewind restores are another thing: claude_mini/rewind/.)
 
 A summary keeps decisions but loses the exact things: the commands that were run, the ones that

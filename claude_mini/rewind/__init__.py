@@ -1,4 +1,4 @@
-"""File checkpoints and /rewind (issue 23): go back to before one of the user's messages.
+"""File checkpoints and /rewind: go back to before one of the user's messages.
 
     store.py         one session's checkpoint store: $CLAUDE_MINI_HOME/file-history/<session-id>/
                      (index.json + content-addressed blobs, capped by checkpoints.maxSessionMB)

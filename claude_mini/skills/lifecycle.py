@@ -11,7 +11,7 @@ turn. `!` snippets in a body go through the permission check like any Bash call.
 
 After a compaction the bodies are not put back (they cost thousands of tokens each, and
 most are done with): one attachment names the skills invoked so far, so the model can load
-one again with the Skill tool (issue 18). A skill added mid-session is said once and
+one again with the Skill tool. A skill added mid-session is said once and
 listed from the next /clear or session: the listing is part of the cached prefix.
 """
 

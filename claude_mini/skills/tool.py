@@ -1,6 +1,6 @@
 """The Skill tool: the model loads one skill's (or custom command's) text into the conversation.
 
-Progressive disclosure (issue 18): the tool's description lists every skill the model may
+Progressive disclosure: the tool's description lists every skill the model may
 invoke, names and descriptions only, within a character budget (`catalog.build_listing`);
 a body reaches the conversation only as the result of a call. The description is part of
 the tool list, the first part of the cached prefix: it is built once per conversation

@@ -1,4 +1,4 @@
-"""Subagents: the Agent tool runs a task in a child agent with its own context (issue 19).
+"""Subagents: the Agent tool runs a task in a child agent with its own context.
 
 types.py       the built-in types (general-purpose, Explore) and `.claude/agents/*.md`
 tool.py        the Agent tool: {description, prompt, subagent_type}; its description lists the types

@@ -1,4 +1,4 @@
-"""TodoWrite: the model's own checklist for a task of several steps (issue 19).
+"""TodoWrite: the model's own checklist for a task of several steps.
 
 The list lives in memory on `ToolContext.todos` (a subagent's context has its own), as in
 Claude Code; each call sends the whole list, which replaces the previous one. Nothing is

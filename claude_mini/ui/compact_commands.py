@@ -1,5 +1,5 @@
 """`/compact [instructions]`: summarise the conversation now (Layer 5; DESIGN.md section 5);
-`/compact --show`: print the working-state checkpoint a compaction would attach now (issue 21)."""
+`/compact --show`: print the working-state checkpoint a compaction would attach now."""
 
 from __future__ import annotations
 

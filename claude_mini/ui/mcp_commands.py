@@ -1,5 +1,5 @@
 """`/mcp` (the session's MCP servers: status, tools, last error; reconnect one) and the servers'
-prompts as slash commands, `/mcp__<server>__<prompt> args` (issue 17).
+prompts as slash commands, `/mcp__<server>__<prompt> args`.
 
     /mcp                   every configured server: status, scope, transport, tools, last error;
                            the servers not started and why

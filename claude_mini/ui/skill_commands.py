@@ -1,4 +1,4 @@
-"""Custom commands and skills as slash commands (issue 18), `/skills`, and `-p "/name args"`.
+"""Custom commands and skills as slash commands, `/skills`, and `-p "/name args"`.
 
     register_custom_commands(catalog, warn)   each entry of the catalog becomes `/name` (and its
                                               aliases, `/frontend:component`); a name claude-mini
@@ -12,7 +12,7 @@
 
 The entries are registered when the runtime is ready and again after /clear (the catalog is
 the conversation's, rebuilt then): a command that vanished goes, a new one comes. Built-in
-commands win over custom ones (the issue; Claude Code lets the custom one win).
+commands win over custom ones (on purpose; Claude Code lets the custom one win).
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ def make_runtime(repo: Path, server: FakeAnthropic, settings: dict | None = None
     # Extraction (Layer 4) runs after each turn; it must not take the main replies queued here.
     server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
     client = AnthropicClient(base_url=server.base_url, api_key="test", max_retries=0)
-    # Trusted for the run: an untrusted repository may not choose recall.* (it costs requests, issue 33).
+    # Trusted for the run: an untrusted repository may not choose recall.* (it costs requests).
     return build_runtime(load_config(repo, trust_folder=bool(settings)), client=client)
 
 

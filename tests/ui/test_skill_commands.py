@@ -1,4 +1,4 @@
-"""Custom commands and skills as slash commands (issue 18): registration, clashes with built-ins,
+"""Custom commands and skills as slash commands: registration, clashes with built-ins,
 /help and completion, running one, /skills, and `-p "/name args"` (the CLI end to end is
 tests/e2e/test_skills_e2e.py)."""
 
@@ -337,7 +337,7 @@ def test_registering_from_the_real_catalog(tmp_path):
     ]
 
 
-# ---- the REPL's details (review of issue 18, findings 8, 11, 12)
+# ---- the REPL's details
 
 
 def test_tab_completes_an_alias(tmp_path):

@@ -41,7 +41,7 @@ Decisions the design leaves open:
   a rule, a rules folder, a nested file) that is a link to there. Files found in
   folders above the repository are the user's and need no trust. `to_json` lists
   every such file for `claude-mini context`.
-- Known credential locations (`credentials.py`: ~/.ssh, ~/.aws, .env files, ...)
+- Known credential locations (`base/credentials.py`: ~/.ssh, ~/.aws, .env files, ...)
   are never loaded, trusted or not, whatever kind of file, checked on the path as
   found and resolved.
 - `@token` is an import only if it contains `/` or `.`; a missing target without

@@ -1,4 +1,4 @@
-"""Issue 33's permission holes (parts 5 and 6, and the Low findings about rules): protected files,
+"""Permission holes closed: protected files,
 credential reads, "don't ask again" for programs that run others, Write rules binding Edit, MCP
 rules matched on the real server, and attachments that cannot close their `<system-reminder>`."""
 
