@@ -518,9 +518,9 @@ def measure(
 @contextmanager
 def checkpoint_off() -> Iterator[None]:
     """The checkpoint's hook attaches nothing beside the summary (everything else as usual)."""
-    from claude_mini.memory.checkpoint import CheckpointHook
+    from claude_mini.memory.checkpoint import CheckpointPart
 
-    with mock.patch.object(CheckpointHook, "compact_attachments", lambda self, agent: []):
+    with mock.patch.object(CheckpointPart, "compact_attachments", lambda self, agent: []):
         yield
 
 

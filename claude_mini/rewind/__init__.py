@@ -2,7 +2,7 @@
 
     store.py         one session's checkpoint store: $CLAUDE_MINI_HOME/file-history/<session-id>/
                      (index.json + content-addressed blobs, capped by checkpoints.maxSessionMB)
-    hook.py          FileHistoryHook: the lifecycle part that fills it (before_tool/after_tool,
+    hook.py          FileHistoryPart: the lifecycle part that fills it (before_tool/after_tool,
                      subagents included through for_subagent)
     points.py        the points to go back to: the transcript's prompts with their turns' changes
     restore.py       putting the files back (refusing a file changed outside the assistant)

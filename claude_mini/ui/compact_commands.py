@@ -45,9 +45,9 @@ async def compact_now(ctx: CommandContext) -> None:
 def show_checkpoint(ctx: CommandContext) -> None:
     """The checkpoint a compaction now would put beside the summary (nothing is compacted)."""
     from claude_mini.base.text import estimate_tokens
-    from claude_mini.memory.checkpoint import CheckpointHook, render_checkpoint
+    from claude_mini.memory.checkpoint import CheckpointPart, render_checkpoint
 
-    hook = next((h for h in ctx.rt.hooks if isinstance(h, CheckpointHook)), None)
+    hook = ctx.rt.lifecycle.find(CheckpointPart)
     text = render_checkpoint(hook.current(ctx.rt.agent)) if hook is not None else ""
     if not text:
         ctx.console.print("The checkpoint is empty: no request, command or file change to keep yet.", markup=False)

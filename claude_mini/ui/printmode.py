@@ -29,7 +29,7 @@ from claude_mini.llm.messages import Message, message_to_api
 from claude_mini.runtime import Runtime
 
 if TYPE_CHECKING:
-    from claude_mini.subagents.runner import SubagentRun
+    from claude_mini.agent.subagent_run import SubagentRun
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 # How long text output waits for the memory extraction after the answer, unless

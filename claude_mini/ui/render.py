@@ -49,7 +49,7 @@ from claude_mini.tools.base import ToolResult
 from claude_mini.tools.todo import Status, Todo, progress
 
 if TYPE_CHECKING:
-    from claude_mini.subagents.runner import SubagentRun
+    from claude_mini.agent.subagent_run import SubagentRun
 
 MAX_DIFF_LINES = 40
 MAX_OUTPUT_LINES = 3

@@ -27,7 +27,7 @@ from claude_mini.memory.recall import (
     RECALL_SYSTEM,
     SESSION_BUDGET_BYTES,
     RecallFailed,
-    RecallHook,
+    RecallPart,
     age_phrase,
     parse_selection,
     recalls_in_context,
@@ -53,8 +53,8 @@ def make_runtime(repo: Path, server: FakeAnthropic, settings: dict | None = None
     return build_runtime(load_config(repo, trust_folder=bool(settings)), client=client)
 
 
-def hook_of(rt: Runtime) -> RecallHook:
-    return next(h for h in rt.hooks if isinstance(h, RecallHook))
+def hook_of(rt: Runtime) -> RecallPart:
+    return next(h for h in rt.lifecycle.parts if isinstance(h, RecallPart))
 
 
 def run_turns(rt: Runtime, *texts: str) -> None:

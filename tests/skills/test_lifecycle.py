@@ -100,7 +100,7 @@ def test_compaction_keeps_the_names_of_invoked_skills_not_their_bodies(project, 
         before = runtime.compactor.used()
         result = await runtime.compactor.compact()
         await turn(runtime, "go on")
-        return before, result, runtime.agent.hooks
+        return before, result, runtime.lifecycle.parts
 
     before, result, hooks = run(fake_server, project, scenario)
     [compact] = fake_server.requests_for("compact")
