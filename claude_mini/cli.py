@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from claude_mini import __version__
-from claude_mini.subcommands.output import say
+from claude_mini.base.notices import say
 
 if TYPE_CHECKING:
     from claude_mini.config import Config

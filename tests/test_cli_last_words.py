@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from claude_mini.base.notices import say
 from claude_mini.config import load_config
 from claude_mini.llm.messages import Message
-from claude_mini.subcommands.output import say
 from claude_mini.ui import printmode
 from claude_mini.ui.printmode import PrintRun
 

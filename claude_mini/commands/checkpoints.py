@@ -153,7 +153,7 @@ def restore_lines(opened: Opened, message_id: str, *, code: bool, conversation: 
 
 def _rewind_transcript(opened: Opened, prompt_id: str, text: str) -> list[str]:
     """Append the `rewind` entry; the lines saying so, the message, and the memories saved since."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.rewind.conversation import memories_since
     from claude_mini.session import Transcript, record_rewind
 

@@ -78,7 +78,7 @@ def prompt_report(prompt: SystemPrompt) -> list[str]:
 def context_catalog(config: Config) -> tuple[Catalog, Listing]:
     """The catalog on disk and the listing a session started now would send (its budget from the
     configured model's context window)."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.memory.compact import context_window
     from claude_mini.skills.catalog import build_listing, listing_budget, load_catalog
 
@@ -97,7 +97,7 @@ def builtin_command_names() -> set[str]:
 def catalog_lines(catalog: Catalog, listing: Listing, builtin_names: Collection[str]) -> list[str]:
     """The Skills section: the line /skills and /context start with, every entry with its state
     and file, what the budget shortened, the problems (clashes with built-in commands included)."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.skills import report
 
     problems = [*catalog.problems, *report.builtin_clashes(catalog, builtin_names)]

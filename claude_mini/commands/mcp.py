@@ -48,8 +48,8 @@ def check_servers(specs: list[ServerSpec], config: Config) -> dict[str, dict[str
     one), then close them: name -> {"status", "error", "tools"}."""
     import asyncio
 
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.mcp_servers.client import McpManager
-    from claude_mini.notices import NoticeChannel
 
     async def go() -> dict[str, dict[str, Any]]:
         manager = McpManager(list(specs), NoticeChannel(), cwd=str(config.cwd), connect_timeout=CHECK_SECONDS)

@@ -19,11 +19,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.base.fileutil import atomic_write, locked, os_error_text
+from claude_mini.base.text import clip, visible_controls
 from claude_mini.commands import forget as forgetting
 from claude_mini.commands import team as team_memory
 from claude_mini.config import Config, load_config
-from claude_mini.memory.fileutil import atomic_write, locked, os_error_text
 from claude_mini.memory.forget import duplicate_findings
 from claude_mini.memory.secret_scan import describe_findings, find_secrets
 from claude_mini.memory.staleness import stale_memories
@@ -53,7 +54,6 @@ from claude_mini.memory.supersede import (
     successor_of,
 )
 from claude_mini.memory.team import TeamTier, team_tier
-from claude_mini.ui.safe_text import visible_controls
 
 LIST_DESCRIPTION_CHARS = 70
 SHOW_MAX_BYTES = 1024 * 1024
@@ -113,10 +113,6 @@ def human_size(size: int) -> str:
     if size < 1024 * 1024:
         return f"{size / 1024:.1f} KB"
     return f"{size / (1024 * 1024):.1f} MB"
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # --- list ----------------------------------------------------------------------------------
@@ -180,7 +176,7 @@ def list_lines(data: dict[str, Any]) -> list[str]:
             flag += f"  [superseded by {m['superseded_by']}]"
         lines.append(
             f"  {m['type'] or '?':<9} {human_size(m['size']):>8}  {m['age']:>9}  "
-            f"{m['file']}: {_clip(m['description'], LIST_DESCRIPTION_CHARS)}{flag}"
+            f"{m['file']}: {clip(m['description'], LIST_DESCRIPTION_CHARS)}{flag}"
         )
     if not data["memories"]:
         lines.append("  (none yet: `claude-mini memory add TEXT` saves one)")
@@ -304,7 +300,7 @@ def add_memory(
     except (MemoryStoreError, OSError) as exc:
         (store.root / filename).unlink(missing_ok=True)
         raise MemoryCommandError(f"could not save the memory ({os_error_text(exc)}); nothing was changed") from None
-    lines = [f"Saved {filename} ({type_}): {_clip(description, LIST_DESCRIPTION_CHARS)}", f"  {path}"]
+    lines = [f"Saved {filename} ({type_}): {clip(description, LIST_DESCRIPTION_CHARS)}", f"  {path}"]
     if old:
         lines.append(apply_link(store, filename, old, guess.why if guess else "").message)
     if notes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from claude_mini.notices import NoticeChannel
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.runtime import make_policy, make_sandbox
 from claude_mini.sandbox.status import status_lines
 from claude_mini.tools.base import ToolContext

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from claude_mini.base.text import clip
 from claude_mini.command_table import BUILTIN, builtin_table
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 def skills_table(hook: SkillPart | None, runtime: Runtime, *, width: int = 100) -> list[str]:
     """/skills' lines: `skills.report`'s first line and rows, with what this session invoked and
     each description (the catalog read from disk when the session has none: only its problems)."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.skills import report
     from claude_mini.skills.catalog import Catalog, build_listing, load_catalog
 
@@ -35,7 +36,7 @@ def skills_table(hook: SkillPart | None, runtime: Runtime, *, width: int = 100) 
         (r.name, r.kind, r.source, r.state, _invoked(invoked.get(r.name)), r.description) for r in report.rows(catalog)
     ]
     lines = [report.listing_line(catalog, listing) + ":"]
-    lines += [_cut(line, width) for line in report.table(cells)]
+    lines += [clip(line, width, strip=True) for line in report.table(cells)]
     shortened = report.shortened_line(listing)
     lines += [shortened] if shortened else []
     lines += [f"⚠ {problem}" for problem in problems]
@@ -44,7 +45,3 @@ def skills_table(hook: SkillPart | None, runtime: Runtime, *, width: int = 100) 
 
 def _invoked(tokens: int | None) -> str:
     return f"invoked ({tokens:,} tokens)" if tokens is not None else ""
-
-
-def _cut(line: str, width: int) -> str:
-    return line if len(line) <= width else line[: max(width - 1, 0)].rstrip() + "…"

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.base.text import clip
 from claude_mini.memory.imports import TOOL_NAMES, apply_import, plan_import, read_source
 from claude_mini.memory.store import MemoryStore, MemoryStoreError
 from claude_mini.memory.team import TEAM_PREFIX, TeamTier, team_problem, team_tier
@@ -113,16 +114,12 @@ def team_list_lines(data: dict[str, Any]) -> list[str]:
         state = f"  [{m['git']}]" if m["git"] == "uncommitted" else ""
         flag = "  [needs attention: see `claude-mini memory doctor`]" if m["problem"] else ""
         lines.append(
-            f"  {m['type'] or '?':<9} {m['file']} ({who}): {_clip(m['description'], DESCRIPTION_CHARS)}{state}{flag}"
+            f"  {m['type'] or '?':<9} {m['file']} ({who}): {clip(m['description'], DESCRIPTION_CHARS)}{state}{flag}"
         )
     if not data["memories"]:
         lines.append("  (none yet: `claude-mini memory promote NAME` shares one of yours)")
     lines += [f"  skipped {s['path']}: {s['reason']}" for s in data["skipped"]]
     return lines
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # --- promote / demote / blame ----------------------------------------------------------------
@@ -201,7 +198,7 @@ def import_lines(data: dict[str, Any]) -> list[str]:
         )
         if m["action"] == "import":
             target = f" -> {m['file']}" if m["file"] else ""
-            lines.append(f"  {would:<12}  {m['type']:<9} {origin}{target}: {_clip(m['name'], 50)}")
+            lines.append(f"  {would:<12}  {m['type']:<9} {origin}{target}: {clip(m['name'], 50)}")
         else:
             lines.append(f"  {'skipped':<12}  {origin}: {m['action']} ({m['why']})")
     lines += [f"  {'unreadable':<12}  {s}" for s in data["skipped_files"]]

@@ -32,6 +32,7 @@ def context_command(
 ) -> None:
     """Show which instruction files (CLAUDE.md, rules, imports) are loaded, in order, and why;
     the custom commands and skills listed to the model."""
+    from claude_mini.base.text import visible_controls
     from claude_mini.commands.context import (
         builtin_command_names,
         catalog_lines,
@@ -41,7 +42,6 @@ def context_command(
     from claude_mini.config import load_config
     from claude_mini.memory.instructions import lint, load_instructions, to_json
     from claude_mini.skills.report import catalog_json
-    from claude_mini.ui.safe_text import visible_controls
 
     config = load_config(Path.cwd())
     instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or (), trusted=config.trusted)
@@ -68,10 +68,10 @@ def sandbox_command(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show what the Bash sandbox (bubblewrap) enforces here, what is missing and why."""
+    from claude_mini.base.text import visible_controls
     from claude_mini.commands.sandbox import OFF_LINE, sandbox_for
     from claude_mini.config import load_config
     from claude_mini.sandbox.status import status_data, status_lines
-    from claude_mini.ui.safe_text import visible_controls
 
     if action != "status":
         print(f"claude-mini sandbox: unknown action {action!r}; use status.", file=sys.stderr)

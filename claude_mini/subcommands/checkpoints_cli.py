@@ -18,6 +18,7 @@ from typing import Annotated
 
 import typer
 
+from claude_mini.base.text import visible_controls
 from claude_mini.commands.checkpoints import (
     CheckpointsError,
     list_data,
@@ -25,7 +26,6 @@ from claude_mini.commands.checkpoints import (
     open_checkpoints,
     restore_lines,
 )
-from claude_mini.ui.safe_text import visible_controls
 
 checkpoints_app = typer.Typer(
     add_completion=False,

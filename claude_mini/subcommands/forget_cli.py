@@ -21,6 +21,7 @@ from typing import Annotated, Any
 
 import typer
 
+from claude_mini.base.text import visible_controls
 from claude_mini.commands.forget import (
     Ask,
     gc_data,
@@ -33,7 +34,6 @@ from claude_mini.memory.store import (
     MemoryStore,
     MemoryStoreError,
 )
-from claude_mini.ui.safe_text import visible_controls
 
 
 def ask_on_terminal(question: str) -> bool:

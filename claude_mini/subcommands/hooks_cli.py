@@ -28,9 +28,9 @@ def list_hooks(
     ] = False,
 ) -> None:
     """Every hook by event (matcher, command, timeout, file), the ones that do not run and why, problems."""
+    from claude_mini.base.notices import say
     from claude_mini.commands.hooks import hooks_data, hooks_lines
     from claude_mini.config import load_config
-    from claude_mini.subcommands.output import say
 
     config = load_config(Path.cwd(), trust_folder=trust_folder)
     for warning in config.warnings:  # a settings file that could not be read has no hooks to list

@@ -79,9 +79,9 @@ mcp_app = typer.Typer(
 
 def _run(action: Callable[[], list[str]]) -> None:
     """Print an action's lines; an McpCommandError or SettingsEditError becomes one line and its status."""
+    from claude_mini.base.notices import say
+    from claude_mini.base.text import visible_controls
     from claude_mini.config import SettingsEditError
-    from claude_mini.subcommands.output import say
-    from claude_mini.ui.safe_text import visible_controls
 
     try:
         lines = action()
@@ -98,8 +98,8 @@ def _run(action: Callable[[], list[str]]) -> None:
 def _config(trust_folder: bool = False, *, listing: bool = True) -> Config:
     """This folder's settings; a listing says their warnings (a file that could not be read has no
     servers to list), an edit does not: it reads its file again and says what stops it."""
+    from claude_mini.base.notices import say
     from claude_mini.config import load_config
-    from claude_mini.subcommands.output import say
 
     config = load_config(Path.cwd(), trust_folder=trust_folder)
     for warning in config.warnings if listing else ():

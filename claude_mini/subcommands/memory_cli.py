@@ -14,6 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
+from claude_mini.base.fileutil import os_error_text
+from claude_mini.base.text import visible_controls
 from claude_mini.commands import team as team_memory
 from claude_mini.commands.memory import (
     MemoryCommandError,
@@ -28,12 +30,10 @@ from claude_mini.commands.memory import (
     set_auto_memory,
     show_text,
 )
-from claude_mini.memory.fileutil import os_error_text
 from claude_mini.memory.store import (
     MemoryStoreError,
 )
 from claude_mini.subcommands import forget_cli, team_cli
-from claude_mini.ui.safe_text import visible_controls
 
 # --- the typer group -----------------------------------------------------------------------
 memory_app = typer.Typer(

@@ -103,7 +103,8 @@ def _duration(seconds: float) -> str:
 @command("status", help="Versions, endpoint, home folder and the settings files in effect.")
 def show_status(ctx: CommandContext) -> None:
     """Where this session runs and what it talks to."""
-    from claude_mini import __version__, paths
+    from claude_mini import __version__
+    from claude_mini.base import paths
     from claude_mini.config import settings_files
 
     rt, cfg = ctx.rt, ctx.rt.config

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.document import Document
 
+from claude_mini.base.gitrun import run_git
+from claude_mini.base.safe_read import Unreadable, location_refusal, read_file
 from claude_mini.command_table import CommandTable, builtin_table
-from claude_mini.gitrun import run_git
-from claude_mini.safe_read import Unreadable, location_refusal, read_file
 
 if TYPE_CHECKING:
     from claude_mini.runtime import Runtime

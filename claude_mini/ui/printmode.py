@@ -7,7 +7,7 @@ The json and stream-json shapes are a contract (DESIGN.md section 4).
 Exit status: 0 success, 1 failed run (usage errors, 2, are the CLI's).
 
 Nothing model- or tool-derived reaches the terminal raw: text output and every
-stderr line have their control characters made visible (`safe_text`), and
+stderr line have their control characters made visible (`base.text`), and
 json lines escape the DEL, C1 and bidi characters `json.dumps` would leave raw
 (the parsed values are unchanged).
 """
@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, Notice
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached, StoppedByHook, TurnCancelled
+from claude_mini.base.notices import Display, NoticeChannel
+from claude_mini.base.text import json_safe, visible_controls
 from claude_mini.llm.client import ModelError, Retrying, encodable
 from claude_mini.llm.messages import Message, message_to_api
-from claude_mini.notices import Display, NoticeChannel
 from claude_mini.runtime import Runtime, SetupError, build_runtime, open_session
 from claude_mini.session import Session, transcript_state
-from claude_mini.signals import report_session
-from claude_mini.ui.safe_text import json_safe, visible_controls
+from claude_mini.signals import report_last_words
 
 if TYPE_CHECKING:
     from claude_mini.agent.subagent_run import SubagentRun
@@ -67,7 +67,7 @@ def run_print(
         try:
             session = open_session(config, resume=resume, continue_=continue_)
             runtime = build_runtime(config, notices=notices, session=session)
-            report_session(lambda: runtime.session)
+            report_last_words(lambda: transcript_state(runtime.session))
         except SetupError as exc:
             return _failed(say, str(exc), config.debug)
         notices.attach(stderr_display(output_format))

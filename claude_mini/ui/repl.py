@@ -11,7 +11,7 @@ The parts it is made of, each in its own module:
     mentions.py     @path completion and attachment
     render.py       rich rendering of the agent's events
 
-The REPL owns the session's `NoticeChannel` (claude_mini.notices) and gives it
+The REPL owns the session's `NoticeChannel` (claude_mini.base.notices) and gives it
 to the runtime: the memory layers' notices are drawn above the prompt, and
 their background work shows in the status line and the spinner.
 """
@@ -31,13 +31,13 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.output import create_output
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.base.notices import Notice, NoticeChannel
+from claude_mini.base.text import visible_controls
 from claude_mini.command_table import CommandTable, discover
-from claude_mini.notices import Notice, NoticeChannel
 from claude_mini.ui import commands
 from claude_mini.ui.draft_recall import DraftRecall
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, attach_mentions, attach_resources
-from claude_mini.ui.safe_text import visible_controls
 from claude_mini.ui.skill_commands import wait_for_custom_commands
 from claude_mini.ui.startup import (
     RuntimeLoader,
@@ -79,10 +79,11 @@ T = TypeVar("T")
 def permission_question(call: ToolUseBlock, cwd: Path, grants: Sequence[str] = ()) -> str:
     """`Run this command?`, `Make this edit to app.py?` ... (controls in a name made visible);
     a skill's question says the rules its allowed-tools would add (`grants`)."""
-    from claude_mini.ui.render import one_line, short_path
+    from claude_mini.base.text import one_line
+    from claude_mini.ui.render import short_path
 
     raw = short_path(str(call.input.get("file_path", "")), cwd)
-    target = one_line(raw)
+    target = one_line(raw, terminal=True)
     if call.name == "Bash":
         return "Run this command?"
     if call.name == "Edit":
@@ -91,8 +92,8 @@ def permission_question(call: ToolUseBlock, cwd: Path, grants: Sequence[str] = (
         return f"{'Overwrite' if (cwd / raw).exists() else 'Create'} {target}?"
     if call.name == "Skill":
         rules = f" It would allow {', '.join(grants)} without asking for the rest of this turn." if grants else ""
-        return one_line(f"Load the skill {call.input.get('skill', '')}?{rules}")
-    return f"Allow {one_line(call.name)}?"
+        return one_line(f"Load the skill {call.input.get('skill', '')}?{rules}", terminal=True)
+    return f"Allow {one_line(call.name, terminal=True)}?"
 
 
 def skill_grants(runtime: Runtime, call: ToolUseBlock) -> list[str]:
@@ -147,12 +148,13 @@ class Repl:
 
     def _build_runtime(self, session: Session | None, client: ModelClient | None) -> Runtime:
         from claude_mini.runtime import build_runtime
-        from claude_mini.signals import report_session
+        from claude_mini.session import transcript_state
+        from claude_mini.signals import report_last_words
 
         runtime = build_runtime(
             self.config, notices=self.notices, session=session, client=client, ask_user=self.ask_permission
         )
-        report_session(lambda: runtime.session)  # a signal's last line says whether it is saved
+        report_last_words(lambda: transcript_state(runtime.session))  # a signal's last line says whether it is saved
         if runtime.subagents is not None:  # a running subagent is one live line, not its output
             runtime.subagents.listen(lambda run, event: self.renderer.on_subagent(run, event))
         with contextlib.suppress(ValueError):
@@ -469,14 +471,15 @@ class Repl:
     async def ask_permission(self, call: ToolUseBlock, reason: str) -> PermissionAnswer:
         """Show what the tool will do and ask: yes / yes for this session / no (with a message)."""
         from claude_mini.agent.loop import PermissionAnswer
+        from claude_mini.base.text import one_line
         from claude_mini.permissions.policy import exact_command_rule
-        from claude_mini.ui.render import one_line, permission_preview, preview_diff
+        from claude_mini.ui.render import permission_preview, preview_diff
 
         runtime = await self.get_runtime()
         runtime.waiting_for_user("permission_prompt", f"claude-mini needs your permission to use {call.name}")
         cwd = runtime.agent.ctx.cwd
         suggested = runtime.policy.suggest_rule(call.name, call.input)
-        rule = one_line(suggested)  # holds the command text
+        rule = one_line(suggested, terminal=True)  # holds the command text
         # A program that runs others or writes any file (`docker run`, `tee`, `sudo`) gets no wider rule.
         scope = (
             "exactly this command line"
@@ -510,15 +513,17 @@ class Repl:
 
     async def ask_domain(self, host: str, port: int) -> bool:
         """A sandboxed command connects to a host no rule allows: allow it for the session?"""
-        from claude_mini.ui.render import one_line
+        from claude_mini.base.text import one_line
 
         runtime = await self.get_runtime()
         runtime.waiting_for_user("permission_prompt", f"claude-mini needs your permission to reach {host}")
         self.renderer.pause()
         try:
             answer = await self.choose(
-                one_line(f"A sandboxed command connects to {host}:{port}. Allow {host} for this session?"),
-                [("yes", f"Yes, allow {one_line(host)} until the session ends"), ("no", "No")],
+                one_line(
+                    f"A sandboxed command connects to {host}:{port}. Allow {host} for this session?", terminal=True
+                ),
+                [("yes", f"Yes, allow {one_line(host, terminal=True)} until the session ends"), ("no", "No")],
                 shortcuts="yn",
                 escape="no",
             )

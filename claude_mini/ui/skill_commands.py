@@ -26,6 +26,7 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
+from claude_mini.base.text import clip, one_line
 from claude_mini.command_table import BUILTIN, SKILLS, Command, CommandTable, builtin_table
 from claude_mini.commands.skills import skills_table
 from claude_mini.ui.commands import CommandContext, command, print_lines, session_table
@@ -100,7 +101,7 @@ async def wait_for_custom_commands(get_runtime: Callable[[], Awaitable[Runtime]]
 def late_hint(runtime: Runtime, name: str) -> str | None:
     """What typing `/name` says when it is no command yet but a command or skill on disk: one added
     after the conversation started (the catalog is the conversation's, read again at /clear)."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.skills.catalog import load_catalog
 
     hook = runtime.skills
@@ -114,9 +115,7 @@ def late_hint(runtime: Runtime, name: str) -> str | None:
 
 def help_text(entry: PromptCommand, aliases: Sequence[str] = ()) -> str:
     """/help's line: the description (one line, cut), then the source label `(project:frontend)`."""
-    description = " ".join(entry.description.split()) or f"A custom {entry.kind}"
-    if len(description) > HELP_CHARS:
-        description = description[: HELP_CHARS - 1].rstrip() + "…"
+    description = clip(one_line(entry.description) or f"A custom {entry.kind}", HELP_CHARS, strip=True)
     label = entry.source + ("".join(f", also /{a}" for a in aliases))
     if not entry.user_invocable:
         label += ", for the model only"
@@ -157,12 +156,9 @@ async def run_custom_command(ctx: CommandContext, entry: PromptCommand) -> None:
 
 def expanding_status(entry: PromptCommand, snippets: Sequence[str]) -> str:
     """What the spinner says while a typed command is expanded: `Running !`make test` for /check`."""
-    from claude_mini.ui.render import one_line
-
     if not snippets:
         return f"Reading /{entry.name}"
-    first = one_line(snippets[0])
-    first = first if len(first) <= SNIPPET_CHARS else first[: SNIPPET_CHARS - 1] + "…"
+    first = one_line(snippets[0], SNIPPET_CHARS, terminal=True)
     more = f" and {len(snippets) - 1} more" if len(snippets) > 1 else ""
     return f"Running !`{first}`{more} for /{entry.name}"
 

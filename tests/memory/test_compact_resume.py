@@ -12,7 +12,7 @@ import pytest
 from fake_anthropic import Reply
 from rich.console import Console
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.command_table import builtin_table
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient

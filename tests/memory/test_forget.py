@@ -355,7 +355,7 @@ def test_cli_commands_mounted_on_a_typer_group(tmp_path, monkeypatch):
     import typer
     from typer.testing import CliRunner
 
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.subcommands import forget_cli
 
     app = typer.Typer()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.commands.team import import_data, import_lines
 from claude_mini.config import load_config
 from claude_mini.memory.imports import read_source

@@ -11,7 +11,7 @@ from pathlib import Path
 from fake_anthropic import Reply
 from memclock import DAY, Clock
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.commands.memory import MemoryContext, add_memory, list_data, list_lines
 from claude_mini.memory.extract_gate import no_gate
 from claude_mini.memory.forget import (

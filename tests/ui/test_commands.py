@@ -364,7 +364,7 @@ def test_context_includes_what_memory_hooks_report(slash):
 def test_permissions_remove_reports_each_file_and_keeps_the_rule_of_the_one_it_could_not_change(
     slash, repo, isolated_env
 ):
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.config import load_config
     from claude_mini.runtime import make_policy
 

@@ -11,13 +11,13 @@ import pytest
 from prompt_toolkit.document import Document
 
 from claude_mini.agent.lifecycle import Lifecycle
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.commands.mcp import server_report, servers_report
 from claude_mini.config import load_config
 from claude_mini.mcp_servers.client import McpToolInfo
 from claude_mini.mcp_servers.config import ServerSet, ServerSpec, load_servers
 from claude_mini.mcp_servers.extras import PromptArg, PromptInfo
 from claude_mini.mcp_servers.lifecycle import McpPart, McpSettings
-from claude_mini.notices import NoticeChannel
 from claude_mini.ui import commands, mcp_approval
 from claude_mini.ui.mcp_commands import prompt_arguments
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, expand_mentions

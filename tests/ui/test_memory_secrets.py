@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.commands.memory import MemoryCommandError, add_memory, edit_memory, forget_memory
 from claude_mini.memory.lexical import CandidateScanner, index_cache_file
 from claude_mini.memory.store import MemoryStore

@@ -12,9 +12,9 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.config import load_config
 from claude_mini.llm.messages import Usage
-from claude_mini.notices import NoticeChannel
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, expand_mentions, rank_paths
 from claude_mini.ui.repl import Repl
 from claude_mini.ui.terminal import quiet_tty
