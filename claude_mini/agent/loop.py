@@ -31,7 +31,8 @@ from typing import Any
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, ToolStarted, TurnDone
 from claude_mini.agent.lifecycle import ForkToolCheck, InstructionLoad, Lifecycle, system_reminder
-from claude_mini.llm.client import ContextTooLong, ModelClient, ResponseDone
+from claude_mini.llm.client import ContextTooLong, ModelClient
+from claude_mini.llm.events import ResponseDone
 from claude_mini.llm.messages import (
     Message,
     ModelRequest,

@@ -24,8 +24,9 @@ Beside the layers:
     team/           the team tier: `.claude/memory/` in the repository, shared by git
     imports/        `memory import --from claude-code|codex|gemini`
     parts.py        the layers' lifecycle parts, each built by a part(ctx) factory (runtime.PARTS)
-    frontmatter.py  YAML frontmatter of rules (Layer 1) and memories (Layer 2)
-    fileutil.py     atomic_write and the cross-process lock
+
+The layers share the base layer's frontmatter (base/frontmatter.py), atomic_write
+and lock (base/fileutil.py).
 
 Imports go down only (pyproject.toml's `memory layers` contract): store at the bottom; then
 instructions and secrets; team; recall; maintenance; extract; compact and imports on top.

@@ -11,8 +11,8 @@ The runtime lists them, with the other features' parts, in `runtime.PARTS`.
 
 from __future__ import annotations
 
-from claude_mini import paths
 from claude_mini.agent.lifecycle import PartContext
+from claude_mini.base import paths
 from claude_mini.memory.compact.compactor import Compactor, fork_summary
 from claude_mini.memory.compact.part import CompactPart
 from claude_mini.memory.compact.working_state import WorkingStatePart

@@ -44,8 +44,8 @@ async def compact_now(ctx: CommandContext) -> None:
 
 def show_working_state(ctx: CommandContext) -> None:
     """The checkpoint a compaction now would put beside the summary (nothing is compacted)."""
+    from claude_mini.base.text import estimate_tokens
     from claude_mini.memory.compact.working_state import WorkingStatePart, render_working_state
-    from claude_mini.prompt import estimate_tokens
 
     hook = ctx.rt.lifecycle.find(WorkingStatePart)
     text = render_working_state(hook.current(ctx.rt.agent)) if hook is not None else ""

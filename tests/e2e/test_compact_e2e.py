@@ -7,8 +7,8 @@ import re
 
 from fake_anthropic import Reply
 
-from claude_mini import paths
 from claude_mini.agent.fork import strip_cache_control
+from claude_mini.base import paths
 from tests.e2e.conftest import trust_folder
 
 SUMMARY = "<analysis>private thinking</analysis>\n<summary>SUMMARY-TEXT: the user wants big.txt summarised.</summary>"

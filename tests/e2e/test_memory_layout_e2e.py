@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fake_anthropic import Reply
 
-from claude_mini import paths
+from claude_mini.base import paths
 
 
 def test_the_main_agent_cannot_make_memory_md_a_folder(run_cli, fake_server, repo):

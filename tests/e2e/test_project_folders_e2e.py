@@ -6,7 +6,7 @@ import json
 
 from fake_anthropic import Reply
 
-from claude_mini import paths
+from claude_mini.base import paths
 
 
 def _system(request) -> str:

@@ -12,7 +12,7 @@ import time
 
 from fake_anthropic import Reply
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.memory.store import MemoryStore
 from tests.e2e.conftest import cli_env, trust_folder
 from tests.e2e.test_repl import Terminal, wait_until

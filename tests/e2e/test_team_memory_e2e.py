@@ -19,7 +19,7 @@ import pytest
 import yaml
 from fake_anthropic import Reply
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.memory.store import format_memory
 from tests.e2e.conftest import trust_folder
 

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from fake_anthropic import Reply
 
-from claude_mini import paths
 from claude_mini.agent.fork import strip_cache_control
+from claude_mini.base import paths
 from claude_mini.config import ExtractionSettings, load_config, merge
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.memory.extract.gate import assess, no_gate

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from test_recall import main_text, make_runtime, manifest_of, run_turns, save, select, tool_turn
 
+from claude_mini.commands.memory import MemoryContext, doctor_data, doctor_lines
 from claude_mini.memory.extract.supersede import apply_link
 from claude_mini.memory.recall.lexical import candidate_from_text
 from claude_mini.memory.recall.selection import add_stale_lines, render_memory
@@ -23,7 +24,6 @@ from claude_mini.memory.recall.staleness import (
     stale_reasons,
 )
 from claude_mini.memory.store import format_memory
-from claude_mini.subcommands.memory_cli import MemoryContext, doctor_data, doctor_lines
 
 DAY = 86_400.0
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from claude_mini.memory import fileutil
+from claude_mini.base import fileutil
 from claude_mini.memory.maintenance.doctor import description_problem, doctor, fix
 from claude_mini.memory.store import (
     INDEX_MAX_BYTES,

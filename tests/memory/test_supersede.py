@@ -11,7 +11,8 @@ from pathlib import Path
 from fake_anthropic import Reply
 from memclock import DAY, Clock
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.commands.memory import MemoryContext, add_memory, list_data, list_lines
 from claude_mini.config import ForgetSettings
 from claude_mini.memory.extract.gate import no_gate
 from claude_mini.memory.extract.supersede import (
@@ -33,7 +34,6 @@ from claude_mini.memory.store import (
 )
 from claude_mini.memory.store.keep import keep_scores, overflow_order
 from claude_mini.memory.store.links import hidden, superseded_names
-from claude_mini.subcommands.memory_cli import MemoryContext, add_memory, list_data, list_lines
 from claude_mini.ui.memory_commands import split_add_options
 
 

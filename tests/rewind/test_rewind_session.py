@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from fake_anthropic import Reply
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.memory.extract.gate import no_gate

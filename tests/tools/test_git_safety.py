@@ -15,12 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.shell.git_safety import (
-    NEUTRAL_CONFIG,
-    neutral_env,
-    untrusted_driver_keys,
-    with_config,
-)
+from claude_mini.base.gitrun import NEUTRAL_CONFIG, neutral_env, with_config
+from claude_mini.shell.git_safety import untrusted_driver_keys
 from claude_mini.tools import ToolContext
 from claude_mini.tools.bash import BashTool
 from tests.hostile_git import (
@@ -366,8 +362,8 @@ def test_the_neutral_environment_names_every_transport() -> None:
 @pytest.mark.parametrize("call", ["git_output", "run_git", "tracked_and_denied", "checkout_root"])
 def test_the_products_own_git_runs_no_fsmonitor(tmp_path: Path, marks: Path, call: str) -> None:
     """Staleness, the team tier, the git root and the Read-deny check run git in the repository too."""
-    from claude_mini import paths
-    from claude_mini.gitrun import git_output, run_git
+    from claude_mini.base import paths
+    from claude_mini.base.gitrun import git_output, run_git
     from claude_mini.permissions import parse_rule
     from claude_mini.permissions.policy import _tracked_and_denied
 

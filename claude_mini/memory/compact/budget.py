@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from claude_mini.base.text import estimate_tokens
 from claude_mini.llm.messages import (
     Message,
     Usage,
     message_to_api,
 )
-from claude_mini.prompt import estimate_tokens
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent

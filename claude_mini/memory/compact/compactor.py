@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from claude_mini.agent.lifecycle import CompactRequest, system_reminder
+from claude_mini.base.safe_read import Unreadable, read_file
+from claude_mini.base.text import estimate_tokens
 from claude_mini.llm.messages import (
     Message,
     TextBlock,
@@ -36,8 +38,6 @@ from claude_mini.memory.compact.budget import (
     estimate_request,
 )
 from claude_mini.memory.instructions import attachment_loads
-from claude_mini.prompt import estimate_tokens
-from claude_mini.safe_read import Unreadable, read_file
 
 if TYPE_CHECKING:
     from claude_mini.agent.lifecycle import CompactTrigger

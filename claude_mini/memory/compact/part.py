@@ -27,7 +27,7 @@ from claude_mini.memory.compact.budget import (
 if TYPE_CHECKING:
     from claude_mini.agent.lifecycle import SessionSource
     from claude_mini.agent.loop import Agent
-    from claude_mini.notices import NoticeChannel
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.session import Session
     from claude_mini.tools.base import ToolContext
 from claude_mini.memory.compact.compactor import MAX_FAILURES, CompactionError, CompactionRefused, Compactor

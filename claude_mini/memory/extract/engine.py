@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from claude_mini.agent.fork import DenyAllTools, Fork, ForkSnapshot
+from claude_mini.base.fileutil import os_error_text
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message
 from claude_mini.memory.extract.journal import (
@@ -47,11 +49,9 @@ from claude_mini.memory.extract.prompt import (
     memory_policies,
     team_prompt,
 )
-from claude_mini.memory.fileutil import os_error_text
 from claude_mini.memory.maintenance.daylog import LOG_EXTRACTION_INSTRUCTIONS, append_log, bullets_from_reply
 from claude_mini.memory.store import MemoryStore
 from claude_mini.memory.team import TeamTier
-from claude_mini.notices import NoticeChannel
 from claude_mini.permissions import PolicyChain
 
 if TYPE_CHECKING:

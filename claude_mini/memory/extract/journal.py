@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.fork import WRITING_TOOLS, ForkResult, ForkSnapshot
+from claude_mini.base.fileutil import atomic_write, os_error_text
+from claude_mini.base.notices import NoticeChannel
+from claude_mini.base.text import one_line
 from claude_mini.llm.messages import Message, ToolResultBlock
 from claude_mini.memory.extract.supersede import apply_links
-from claude_mini.memory.fileutil import atomic_write, os_error_text
 from claude_mini.memory.secrets.guard import lands_in
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
@@ -26,12 +28,10 @@ from claude_mini.memory.store import (
     dump_frontmatter,
     index_line,
     iso_utc,
-    one_line,
     parse_memory_text,
 )
 from claude_mini.memory.team import TeamTier
 from claude_mini.memory.team.moves import drop_team_flag, propose, proposed_for_team
-from claude_mini.notices import NoticeChannel
 from claude_mini.permissions import Allow, Decision, ExtractionPolicy, Guard, PolicyChain
 
 if TYPE_CHECKING:

@@ -46,13 +46,13 @@ from typing import TYPE_CHECKING
 from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import ForkSnapshot
 from claude_mini.agent.lifecycle import ConversationRewind, Part
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message
 from claude_mini.memory.extract.engine import ExtractionEngine
 from claude_mini.memory.extract.gate import GateDecision, assess, count_turns, no_gate
 from claude_mini.memory.store import MemoryStore
 from claude_mini.memory.team import TeamTier, team_tier
-from claude_mini.notices import NoticeChannel
 from claude_mini.permissions import PolicyChain
 
 if TYPE_CHECKING:

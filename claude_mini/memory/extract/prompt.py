@@ -7,16 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.base.safe_read import Unreadable, read_file
+from claude_mini.base.text import one_line
 from claude_mini.llm.messages import Message, TextBlock
 from claude_mini.memory.recall.lexical import Candidate, manifest_line
-from claude_mini.memory.store import (
-    MemoryStore,
-    one_line,
-)
+from claude_mini.memory.store import MemoryStore
 from claude_mini.memory.store.links import record_links, successor_of
 from claude_mini.memory.team import TeamTier
-from claude_mini.safe_read import Unreadable, read_file
 
 if TYPE_CHECKING:
     pass

@@ -22,13 +22,13 @@ from claude_mini.agent.lifecycle import (
     Part,
     system_reminder,
 )
+from claude_mini.base.text import estimate_tokens
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.memory.instructions.entries import (
     ConditionalRule,
     Entry,
     InstructionFile,
     InstructionSet,
-    estimate_tokens,
     path_forms,
 )
 from claude_mini.memory.instructions.globs import RuleIndex, relative_to

@@ -42,9 +42,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.fork import ForkResult, ForkSnapshot, run_fork
+from claude_mini.base.clock import Clock
+from claude_mini.base.fileutil import LockTimeout, atomic_write, locked, os_error_text
+from claude_mini.base.text import one_line
 from claude_mini.config import DreamSettings, ForgetSettings
 from claude_mini.llm.client import ModelError
-from claude_mini.memory.fileutil import LockTimeout, atomic_write, locked, os_error_text
 from claude_mini.memory.maintenance.daylog import LogSlice, mark_consumed, unconsumed_logs
 from claude_mini.memory.maintenance.dream_commit import DREAM_DIR, DreamReport, check_staged, commit
 from claude_mini.memory.maintenance.forget import duplicate_groups, gc, index_size, likely_duplicates, pressure
@@ -53,7 +55,6 @@ from claude_mini.memory.store import (
     MemoryStore,
     MemoryStoreError,
     iso_utc,
-    one_line,
     render_index_for_prompt,
 )
 from claude_mini.memory.store.keep import keep_scores, last_written
@@ -66,7 +67,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
 ForkRunner = Callable[..., Awaitable[ForkResult]]
 
 STAGING_DIR = "staging"

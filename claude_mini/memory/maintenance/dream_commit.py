@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.memory.fileutil import atomic_write
+from claude_mini.base.fileutil import atomic_write
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     INDEX_FILENAME,

@@ -33,14 +33,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.base.clock import Clock
+from claude_mini.base.fileutil import LockTimeout, os_error_text
 from claude_mini.config import ForgetSettings
-from claude_mini.memory.fileutil import LockTimeout, os_error_text
 from claude_mini.memory.maintenance.doctor import Finding
 from claude_mini.memory.recall.lexical import Candidate, LexicalIndex, candidate_from_text
 from claude_mini.memory.recall.scan import index_cache_file
@@ -66,7 +66,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
 
 STALE_SCORE = 0.05  # manual gc archives below this: ~4.3 half-lives unused, little use history
 HIGH_WATER = 0.9  # automatic gc starts above this share of a limit...

@@ -27,7 +27,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from claude_mini.memory.fileutil import LockTimeout
+from claude_mini.base.fileutil import LockTimeout
 from claude_mini.memory.recall.lexical import ARCHIVE_PREFIX, ArchiveView, Candidate
 from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store import (

@@ -23,6 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.llm.client import ModelError
 from claude_mini.memory.recall.archive import ArchiveTier, is_archived_name
 from claude_mini.memory.recall.lexical import (
@@ -53,7 +54,6 @@ from claude_mini.memory.recall.team import TeamRecall, merge_tiers
 from claude_mini.memory.store import MemoryStore
 from claude_mini.memory.store.links import superseded_names
 from claude_mini.memory.team.folder import is_team_name
-from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
     from claude_mini.config import Config, RecallSettings

@@ -29,11 +29,11 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from claude_mini.base.text import one_line
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     HEAD_LINES,
     iso_utc,
-    one_line,
     parse_memory_text,
     record_from_parsed,
 )

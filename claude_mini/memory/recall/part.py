@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from claude_mini.agent.lifecycle import Part
+from claude_mini.base.notices import NoticeChannel
+from claude_mini.base.text import clip
 from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.memory.recall.engine import RecallEngine
 from claude_mini.memory.recall.selection import (
@@ -45,7 +47,6 @@ from claude_mini.memory.recall.selection import (
     RecallEvent,
     RecallSummary,
     Selection,
-    _clip,
     query_key,
     recalls_in_context,
     recent_tools,
@@ -53,7 +54,6 @@ from claude_mini.memory.recall.selection import (
     should_recall,
 )
 from claude_mini.memory.store import MemoryStore
-from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
@@ -264,7 +264,7 @@ class RecallPart(Part):
         await asyncio.to_thread(self.engine.save_indexes)
 
     def _start(self, agent: Agent, text: str, key: str, settings: RecallSettings, *, typed: bool) -> Prefetch:
-        event = RecallEvent(_clip(key, 80), settings.strategy, self.engine.clock())
+        event = RecallEvent(clip(key, 80), settings.strategy, self.engine.clock())
         self.events.append(event)
         client = self.engine.client or agent.client
         tools = recent_tools(agent.session.messages)

@@ -14,7 +14,7 @@ from pathlib import Path
 from stat import S_IFDIR, S_IFREG
 from typing import Any
 
-from claude_mini.memory.fileutil import atomic_write, os_error_text
+from claude_mini.base.fileutil import atomic_write, os_error_text
 from claude_mini.memory.recall.lexical import Candidate, LexicalIndex, candidate_from_text
 from claude_mini.memory.store import (
     ARCHIVE_DIR,

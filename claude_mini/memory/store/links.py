@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from claude_mini.base.text import one_line
 from claude_mini.memory.store.folder import ARCHIVE_DIR
 from claude_mini.memory.store.index import normalise_target
-from claude_mini.memory.store.topic import one_line
 
 if TYPE_CHECKING:
     from claude_mini.memory.store.topic import MemoryRecord

@@ -7,12 +7,12 @@ Recall's archive tier (recall/archive.py) restores what it picks through `restor
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.memory.fileutil import locked
+from claude_mini.base.clock import Clock
+from claude_mini.base.fileutil import locked
 from claude_mini.memory.store.archive import ArchivedMemory, ArchiveEntry
 from claude_mini.memory.store.errors import MemoryNotFound, MemoryStoreError
 from claude_mini.memory.store.folder import ARCHIVE_DIR, HEAD_LINES, HEAD_READ_BYTES, LOGS_DIR, read_text_head, slugify
@@ -23,7 +23,6 @@ from claude_mini.memory.store.usage import UsageEntry
 if TYPE_CHECKING:
     from claude_mini.memory.store.memory_store import MemoryStore
 
-Clock = Callable[[], float]
 
 GC_REASON_PREFIX = "gc:"  # ARCHIVE.md reason of what gc archived (recall may bring those back)
 
