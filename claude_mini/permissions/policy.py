@@ -84,15 +84,10 @@ from claude_mini.shell.bash_reads import (
     read_targets,
     shows_git_history,
 )
-from claude_mini.shell.bash_safety import (
-    ShellSyntaxError,
-    SimpleCommand,
-    command_candidates,
-    is_read_only_command,
-    parse_command,
-    read_only_problem,
-    runs_arbitrary_code,
-)
+from claude_mini.shell.candidates import command_candidates
+from claude_mini.shell.parse import ShellSyntaxError, SimpleCommand, parse_command
+from claude_mini.shell.read_only import is_read_only_command, read_only_problem
+from claude_mini.shell.runners import runs_arbitrary_code
 
 INDEX_NAME = "MEMORY.md"  # the memory folder's index (memory/store/folder.py), never a folder
 SOURCES = ("user", "project", "local", "flags", "managed")  # lowest to highest precedence
