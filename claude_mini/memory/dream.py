@@ -75,7 +75,7 @@ from claude_mini.memory.store import (
     render_index_for_prompt,
 )
 from claude_mini.permissions import ExtractionPolicy, PolicyChain, ToolPolicy
-from claude_mini.permissions.policy import Restrictions
+from claude_mini.permissions.extraction import Restrictions
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
