@@ -45,6 +45,7 @@ _UNHIDE: dict[int, str | None] = {**{ord(v): k for k, v in _HIDE.items()}, ord(_
 _SEPARATORS = frozenset({";", "&&", "||", "|", "|&"})
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _SPECIAL_PARAMS = frozenset("@*#?$!-0123456789{[")
+# A `VAR=value` word before a command (read_only.py refuses it, candidates.py looks into its value).
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
 _EXPANSION = re.compile(r"\$(\{[^}]*\}?|[A-Za-z_][A-Za-z0-9_]*|.)")
 _ASCII_DIGITS = frozenset("0123456789")
