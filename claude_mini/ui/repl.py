@@ -472,7 +472,7 @@ class Repl:
         """Show what the tool will do and ask: yes / yes for this session / no (with a message)."""
         from claude_mini.agent.loop import PermissionAnswer
         from claude_mini.base.text import one_line
-        from claude_mini.permissions.policy import exact_command_rule
+        from claude_mini.permissions.bash import exact_command_rule
         from claude_mini.ui.render import permission_preview, preview_diff
 
         runtime = await self.get_runtime()

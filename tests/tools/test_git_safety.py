@@ -365,7 +365,7 @@ def test_the_products_own_git_runs_no_fsmonitor(tmp_path: Path, marks: Path, cal
     from claude_mini.base import paths
     from claude_mini.base.gitrun import git_output, run_git
     from claude_mini.permissions import parse_rule
-    from claude_mini.permissions.policy import _tracked_and_denied
+    from claude_mini.permissions.bash import _tracked_and_denied
 
     root = fsmonitor_repo(tmp_path / "repo", marks / "fsmonitor")
     _plain(root, "git ls-files -m")

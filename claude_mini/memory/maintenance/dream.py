@@ -59,7 +59,7 @@ from claude_mini.memory.store import (
 )
 from claude_mini.memory.store.keep import keep_scores, last_written
 from claude_mini.permissions import ExtractionPolicy, PolicyChain, ToolPolicy
-from claude_mini.permissions.policy import Restrictions
+from claude_mini.permissions.extraction import Restrictions
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
