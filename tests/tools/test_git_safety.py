@@ -69,6 +69,15 @@ def _tool(root: Path, command: str):
     return asyncio.run(BashTool().call({"command": command}, ctx))
 
 
+def _stale_stat(root: Path) -> None:
+    """An unchanged tracked file with a new mtime: `git status` refreshes its stat and so writes the index.
+
+    Without it, whether status writes the index (and runs post-index-change) depends on how
+    the index's and a.txt's times compare, which a busy machine changes.
+    """
+    os.utime(root / ".gitattributes", (2, 2))
+
+
 def _fired(marks: Path) -> list[str]:
     found = sorted(p.name for p in marks.iterdir())
     for p in marks.iterdir():
@@ -110,9 +119,11 @@ def test_repository_config_runs_nothing_through_the_tool(tmp_path: Path, marks: 
     hook.chmod(0o755)
     for command in commands:
         root = _hostile_repo(tmp_path / f"repo-{commands.index(command)}", _config(kind, marks))
+        _stale_stat(root)
         _plain(root, command)
         assert _fired(marks), f"control: plain `{command}` should run the {kind} program"
         os.utime(root / "a.txt", (1, 1))
+        _stale_stat(root)
         _tool(root, command)
         assert _fired(marks) == [], f"`{command}` ran the repository's {kind} program"
 
