@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import sys
 
+from claude_mini import __version__
+
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     args = sys.argv[1:] if argv is None else argv
     if args == ["--version"]:
-        from claude_mini import __version__
-
         print(f"{__version__} (claude-mini)")
         return
     if args in (["-h"], ["--help"]):
@@ -26,20 +26,20 @@ def main(argv: list[str] | None = None) -> None:
         with open(os.path.join(os.path.dirname(__file__), "cli_help.txt"), encoding="utf-8") as fh:
             sys.stdout.write(fh.read())
         return
-    from claude_mini.log_route import route_log
+    from claude_mini.log_route import route_log  # startup: --version and --help import nothing more
 
     route_log()  # internal warnings never reach the screen; cli.root routes them again for --debug
     if not args:  # the everyday `claude-mini`: straight to the REPL, without typer (0.1-0.5 s)
         from pathlib import Path
 
-        from claude_mini.config import load_config
-        from claude_mini.signals import install_exit_handlers
-        from claude_mini.ui.repl import run_repl
+        from claude_mini.config import load_config  # startup: --version and --help import nothing more
+        from claude_mini.signals import install_exit_handlers  # startup: --version and --help import nothing more
+        from claude_mini.ui.repl import run_repl  # startup: --version and --help import nothing more
 
         install_exit_handlers()  # SIGTERM/SIGHUP end the running tools' processes too
 
         sys.exit(run_repl(load_config(Path.cwd())))
-    from claude_mini.cli import run
+    from claude_mini.cli import run  # startup: typer and rich only for flags and subcommands
 
     run(args)
 

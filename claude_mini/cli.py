@@ -15,6 +15,11 @@ import typer
 
 from claude_mini import __version__
 from claude_mini.base.notices import say
+from claude_mini.config import load_config
+from claude_mini.llm.client import preload_sdk
+from claude_mini.llm.local import is_local_model
+from claude_mini.log_route import route_log
+from claude_mini.signals import install_exit_handlers
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
@@ -136,9 +141,6 @@ def root(
     if version:
         print(f"{__version__} (claude-mini)")
         return
-    from claude_mini.config import load_config
-    from claude_mini.log_route import route_log
-    from claude_mini.signals import install_exit_handlers
 
     install_exit_handlers()  # SIGTERM/SIGHUP end the running tools' processes too (-p and the REPL)
     route_log(debug)  # __main__ routed it nowhere; --debug is known only now
@@ -146,12 +148,12 @@ def root(
     # Imported only when a flag needs checking: they pull in the runtime (0.1 s) the REPL
     # prompt must not wait for.
     if output_format != "text":
-        from claude_mini.ui.printmode import OUTPUT_FORMATS
+        from claude_mini.ui.printmode import OUTPUT_FORMATS  # startup: loads the runtime
 
         if output_format not in OUTPUT_FORMATS:
             raise typer.BadParameter(f"expected one of {', '.join(OUTPUT_FORMATS)}", param_hint="--output-format")
     if permission_mode:
-        from claude_mini.permissions import MODES
+        from claude_mini.permissions import MODES  # startup: loads the runtime
 
         if permission_mode not in MODES:
             raise typer.BadParameter(f"expected one of {', '.join(MODES)}", param_hint="--permission-mode")
@@ -170,7 +172,7 @@ def root(
     )
     if print_:
         _preload_sdk(config)  # a prompt piped in from a slow command arrives while it loads
-        from claude_mini.ui.printmode import print_prompt
+        from claude_mini.ui.printmode import print_prompt  # startup: imported while the SDK preloads
 
         text = print_prompt(prompt, sys.stdin, say)
         if not text.strip():
@@ -178,10 +180,10 @@ def root(
     for line in misread:
         say(line)
     if print_:
-        from claude_mini.ui.printmode import run_print
+        from claude_mini.ui.printmode import run_print  # startup: imported while the SDK preloads
 
         raise typer.Exit(run_print(config, text, output_format, say, resume=resume, continue_=continue_))
-    from claude_mini.ui.repl import run_repl
+    from claude_mini.ui.repl import run_repl  # startup: -p never loads the REPL
 
     raise typer.Exit(run_repl(config, prompt, resume=resume, continue_=continue_))
 
@@ -199,9 +201,6 @@ def _misread_prompts(flag: str, values: list[str] | None) -> list[str]:
 
 def _preload_sdk(config: Config) -> None:
     """Start importing the anthropic SDK in the background when print mode will use it."""
-    from claude_mini.llm.client import preload_sdk
-    from claude_mini.llm.local import is_local_model
-
     if not is_local_model(config.model):
         preload_sdk()
 
@@ -209,7 +208,7 @@ def _preload_sdk(config: Config) -> None:
 def run(args: list[str]) -> None:
     """Dispatch to a subcommand or the root command (typer handles usage errors, exit 2)."""
     if args and args[0] in SUBCOMMANDS:
-        from claude_mini.subcommands.app import sub_app
+        from claude_mini.subcommands.app import sub_app  # startup: only subcommands need it
 
         sub_app(args, prog_name="claude-mini")
     else:

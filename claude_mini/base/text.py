@@ -1,4 +1,4 @@
-"""Text helpers: model- and tool-derived text made safe to draw in a terminal; one line, clip, within.
+"""Text helpers: model- and tool-derived text made safe to draw in a terminal; one line, clip, within, an age.
 
 A terminal obeys control characters wherever they come from. Text from the
 model, from a file or from a command's output could otherwise move the cursor
@@ -95,3 +95,16 @@ def within(path: str, root: str) -> bool:
 def estimate_tokens(text: str) -> int:
     """A cheap, deterministic token count (about 4 characters a token), enough for budgets and reports."""
     return (len(text) + 3) // 4
+
+
+def human_age(seconds: float) -> str:
+    """`just now`, `5 min`, `3 h`, `1 day`, `12 days`."""
+    seconds = max(0.0, seconds)
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min"
+    if seconds < 86_400:
+        return f"{int(seconds // 3600)} h"
+    days = int(seconds // 86_400)
+    return f"{days} day" if days == 1 else f"{days} days"

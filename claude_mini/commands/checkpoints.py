@@ -13,10 +13,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from claude_mini.base import paths
+from claude_mini.base.text import one_line
 from claude_mini.config import Config, load_config
+from claude_mini.rewind.conversation import memories_since
 from claude_mini.rewind.points import SessionCheckpoints, read_checkpoints
+from claude_mini.rewind.restore import (
+    apply_code_restore,
+    commands_line,
+    conflict_lines,
+    plan_code_restore,
+    result_lines,
+    shown,
+)
 from claude_mini.rewind.store import FileHistory, StoreError, size_text
-from claude_mini.session import RewindError, SessionNotFound, find_prompt, find_transcript
+from claude_mini.session import RewindError, SessionNotFound, Transcript, find_prompt, find_transcript, record_rewind
 
 
 class CheckpointsError(Exception):
@@ -86,9 +97,6 @@ def list_data(opened: Opened) -> dict[str, Any]:
 
 def list_lines(data: dict[str, Any], cwd: Path) -> list[str]:
     """`list_data` as text: one message per line, the files its turn changed under it."""
-    from claude_mini.base.text import one_line
-    from claude_mini.rewind.restore import commands_line, shown
-
     lines = [
         f"Session {data['session_id']}: {len(data['messages'])} message(s); checkpoints take "
         f"{size_text(data['stored_bytes'])} of {size_text(data['cap_bytes'])} ({data['store']})"
@@ -112,13 +120,6 @@ def list_lines(data: dict[str, Any], cwd: Path) -> list[str]:
 def restore_lines(opened: Opened, message_id: str, *, code: bool, conversation: bool, force: bool) -> list[str]:
     """Restore the code, the conversation or both to before `message_id`; the lines saying what
     was done. CheckpointsError (nothing changed) for an unknown id or a file changed outside."""
-    from claude_mini.rewind.restore import (
-        apply_code_restore,
-        conflict_lines,
-        plan_code_restore,
-        result_lines,
-    )
-
     cps, cwd = opened.checkpoints, opened.config.cwd
     try:
         prompt = find_prompt(cps.contents.prompts, message_id)
@@ -154,10 +155,6 @@ def restore_lines(opened: Opened, message_id: str, *, code: bool, conversation: 
 
 def _rewind_transcript(opened: Opened, prompt_id: str, text: str) -> list[str]:
     """Append the `rewind` entry; the lines saying so, the message, and the memories saved since."""
-    from claude_mini.base import paths
-    from claude_mini.rewind.conversation import memories_since
-    from claude_mini.session import Transcript, record_rewind
-
     transcript = opened.checkpoints.transcript
     try:
         record_rewind(Transcript(transcript, opened.session_id, cwd=str(opened.config.cwd)), prompt_id)

@@ -9,7 +9,12 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
+from claude_mini.base import paths
+from claude_mini.command_table import BUILTIN, builtin_table
+from claude_mini.memory.compact.budget import context_window
 from claude_mini.prompt import SystemPrompt
+from claude_mini.skills import report
+from claude_mini.skills.catalog import build_listing, listing_budget, load_catalog
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
@@ -78,10 +83,6 @@ def prompt_report(prompt: SystemPrompt) -> list[str]:
 def context_catalog(config: Config) -> tuple[Catalog, Listing]:
     """The catalog on disk and the listing a session started now would send (its budget from the
     configured model's context window)."""
-    from claude_mini.base import paths
-    from claude_mini.memory.compact.budget import context_window
-    from claude_mini.skills.catalog import build_listing, listing_budget, load_catalog
-
     catalog = load_catalog(config.project_root, paths.home_dir(), trusted=config.trusted)
     return catalog, build_listing(catalog.listed(), listing_budget(context_window(config, config.model)))
 
@@ -89,17 +90,12 @@ def context_catalog(config: Config) -> tuple[Catalog, Listing]:
 def builtin_command_names() -> set[str]:
     """claude-mini's own slash commands and their aliases, lower case (the registry has no heavy
     imports; discovery adds the plug-in modules' commands)."""
-    from claude_mini.command_table import BUILTIN, builtin_table
-
     return builtin_table().names_of(BUILTIN)
 
 
 def catalog_lines(catalog: Catalog, listing: Listing, builtin_names: Collection[str]) -> list[str]:
     """The Skills section: the line /skills and /context start with, every entry with its state
     and file, what the budget shortened, the problems (clashes with built-in commands included)."""
-    from claude_mini.base import paths
-    from claude_mini.skills import report
-
     problems = [*catalog.problems, *report.builtin_clashes(catalog, builtin_names)]
     if not catalog.entries and not problems:
         return [report.none_line(paths.home_dir())]

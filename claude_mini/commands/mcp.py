@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from claude_mini.base.notices import NoticeChannel
+from claude_mini.mcp_servers.client import McpManager
 from claude_mini.mcp_servers.config import (
     MCP_JSON,
     SCOPES,
@@ -21,6 +23,7 @@ from claude_mini.mcp_servers.config import (
     ServerSpec,
     approve,
     edit_settings,
+    local_settings_file,
     scope_file,
     written_servers,
 )
@@ -47,9 +50,6 @@ def check_servers(specs: list[ServerSpec], config: Config) -> dict[str, dict[str
     """Connect to each server (only those a session would start: never an unapproved or untrusted
     one), then close them: name -> {"status", "error", "tools"}."""
     import asyncio
-
-    from claude_mini.base.notices import NoticeChannel
-    from claude_mini.mcp_servers.client import McpManager
 
     async def go() -> dict[str, dict[str, Any]]:
         manager = McpManager(list(specs), NoticeChannel(), cwd=str(config.cwd), connect_timeout=CHECK_SECONDS)
@@ -79,8 +79,6 @@ def _target(server: ServerSpec | IgnoredServer) -> tuple[str, str]:
 
 def _states(found: ServerSet, config: Config) -> list[tuple[ServerSpec | IgnoredServer, str]]:
     """Every listed server with its state, by name, then in scope precedence."""
-    from claude_mini.mcp_servers.config import local_settings_file
-
     rows: list[tuple[ServerSpec | IgnoredServer, str]] = []
     rows += [(spec, "approved" if spec.scope == "project" else "active") for spec in found.servers]
     rows += [

@@ -21,11 +21,12 @@ from typing import Any
 
 from claude_mini.base import paths
 from claude_mini.base.fileutil import atomic_write, locked, os_error_text
-from claude_mini.base.text import clip, visible_controls
+from claude_mini.base.text import clip, human_age, visible_controls
 from claude_mini.commands import forget as forgetting
 from claude_mini.commands import team as team_memory
 from claude_mini.config import Config, load_config
 from claude_mini.memory.extract.supersede import Guess, apply_link, guess_replaced, link_problem
+from claude_mini.memory.instructions import load_instructions
 from claude_mini.memory.maintenance.doctor import description_problem, doctor, fix
 from claude_mini.memory.maintenance.forget import duplicate_findings
 from claude_mini.memory.recall.staleness import stale_memories
@@ -85,19 +86,6 @@ def _warn(text: str) -> None:
 
 
 # --- formatting --------------------------------------------------------------------------
-def human_age(seconds: float) -> str:
-    """`just now`, `5 min`, `3 h`, `1 day`, `12 days`."""
-    seconds = max(0.0, seconds)
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{int(seconds // 60)} min"
-    if seconds < 86_400:
-        return f"{int(seconds // 3600)} h"
-    days = int(seconds // 86_400)
-    return f"{days} day" if days == 1 else f"{days} days"
-
-
 def human_size(size: int) -> str:
     """`412 B`, `4.1 KB`, `2.0 MB`."""
     if size < 1024:
@@ -110,8 +98,6 @@ def human_size(size: int) -> str:
 # --- list ----------------------------------------------------------------------------------
 def list_data(mc: MemoryContext, now: float | None = None) -> dict[str, Any]:
     """Instruction files and memory files with type, description, age and size (for --json)."""
-    from claude_mini.memory.instructions import load_instructions
-
     now = time.time() if now is None else now
     instructions = load_instructions(
         mc.config.cwd, trusted=mc.config.trusted, excludes=mc.config.get("claudeMdExcludes") or ()

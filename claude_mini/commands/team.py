@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.base import paths
-from claude_mini.base.text import clip
+from claude_mini.base.text import clip, human_age
 from claude_mini.memory.imports import TOOL_NAMES, apply_import, plan_import, read_source
-from claude_mini.memory.store import MemoryStore, MemoryStoreError
+from claude_mini.memory.store import MemoryStore, MemoryStoreError, epoch_of, iso_utc
 from claude_mini.memory.team import TEAM_PREFIX, TeamTier, team_problem, team_tier
 from claude_mini.memory.team.folder import DEFAULT_TEAM_DIR
 from claude_mini.memory.team.gitinfo import file_history, folder_status
@@ -62,8 +62,6 @@ def team_for(config: Config, *, creating: bool = False) -> TeamTier:
 # --- list --tier team ----------------------------------------------------------------------
 def team_list_data(tier: TeamTier, now: float | None = None) -> dict[str, Any]:
     """Every team memory with who saved it and when, and whether git has it committed."""
-    from claude_mini.commands.memory import human_age
-
     now = time.time() if now is None else now
     store = tier.store()
     status = folder_status(tier.repo, tier.root)
@@ -91,8 +89,6 @@ def team_list_data(tier: TeamTier, now: float | None = None) -> dict[str, Any]:
 
 
 def _day(value: Any) -> str:
-    from claude_mini.memory.store import epoch_of, iso_utc
-
     when = epoch_of(value)
     return iso_utc(when)[:10] if when is not None else ""
 

@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from claude_mini.base import paths
+from claude_mini.base.text import visible_controls
 from claude_mini.config import json_kind, json_shown
 
 if TYPE_CHECKING:
@@ -442,8 +444,6 @@ def hooks_report(hooks: HookSet, config: Config) -> list[str]:
     Commands, matchers and paths come from the repository: their control characters are shown
     escaped, so nothing reaches the terminal but text.
     """
-    from claude_mini.base.text import visible_controls
-
     if not (hooks.commands or hooks.ignored or hooks.problems):
         lines = [_no_hooks_line(config)]
     else:
@@ -455,8 +455,6 @@ def hooks_report(hooks: HookSet, config: Config) -> list[str]:
 
 
 def _no_hooks_line(config: Config) -> str:
-    from claude_mini.base import paths
-
     return (
         f'No hooks. Add them under "hooks" in {paths.home_dir() / "settings.json"} (all your '
         f"projects) or {config.project_root / '.claude' / 'settings.json'} (this project), "

@@ -43,10 +43,11 @@ from claude_mini.agent.lifecycle import (
 )
 from claude_mini.agent.loop import PromptBlocked, StoppedByHook
 from claude_mini.base import paths
-from claude_mini.hooks.config import HookCommand, HookSet
+from claude_mini.hooks.config import HookCommand, HookSet, load_hooks
 from claude_mini.hooks.output import HookOutcome, interpret
 from claude_mini.hooks.runner import HookRun, run_hook_commands
 from claude_mini.llm.messages import ToolUseBlock
+from claude_mini.memory.compact.compactor import CompactionRefused
 from claude_mini.permissions import Allow, Ask, Deny
 from claude_mini.tools.base import ToolResult
 from claude_mini.tools.read import record_read
@@ -402,8 +403,6 @@ class UserHooksPart(Part):
     async def before_compact(self, agent: Agent, request: CompactRequest) -> None:
         """PreCompact: exit 2 or `decision: block` refuses the compaction; context (or plain
         stdout) is added to what the summary must pay attention to."""
-        from claude_mini.memory.compact.compactor import CompactionRefused
-
         self._compact_trigger = request.trigger
         outcome = await self._event(
             agent, "PreCompact", request.trigger, trigger=request.trigger, custom_instructions=request.instructions
@@ -519,8 +518,6 @@ def tool_response(call: ToolUseBlock, result: ToolResult) -> Any:
 def part(ctx: PartContext) -> UserHooksPart | None:
     """The user's hooks from settings as a lifecycle part (none configured: no part at all); their
     skipped entries are said once."""
-    from claude_mini.hooks.config import load_hooks
-
     hook_set = load_hooks(ctx.config)
     for problem in hook_set.problems:
         ctx.notices.say(problem, "warning", once=True)

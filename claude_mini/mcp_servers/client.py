@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from claude_mini import __version__
 from claude_mini.base.process_groups import group_gone, signal_group
 from claude_mini.base.text import one_line
 from claude_mini.signals import tool_group_ended, tool_group_started
@@ -165,8 +166,6 @@ class ServerConnection:
         await asyncio.to_thread(import_sdk)  # about a second: not on the event loop, which draws the REPL
         import anyio
         from mcp import Client, Implementation
-
-        from claude_mini import __version__
 
         async with anyio.create_task_group() as group:  # the stderr reader
             with anyio.CancelScope(deadline=anyio.current_time() + self._connect_timeout) as life:

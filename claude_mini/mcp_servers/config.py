@@ -32,7 +32,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.config import json_kind, json_shown
+from claude_mini.base import paths
+from claude_mini.base.fileutil import atomic_write
+from claude_mini.base.safe_read import Unreadable, read_text_file
+from claude_mini.config import (
+    SETTINGS_MAX_BYTES,
+    SettingsEditError,
+    SettingsLayer,
+    _merge_layers,
+    _read_for_edit,
+    json_kind,
+    json_shown,
+    parse_json,
+    settings_files,
+)
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
@@ -128,8 +141,6 @@ def _masked(values: Any) -> dict[str, str]:
 
 def scope_file(config: Config, scope: str) -> Path:
     """The file a scope's servers are written in."""
-    from claude_mini.base import paths
-
     if scope == "project":
         return config.project_root / MCP_JSON
     if scope == "user":
@@ -139,8 +150,6 @@ def scope_file(config: Config, scope: str) -> Path:
 
 def local_settings_file(config: Config) -> Path:
     """The project's `.claude/settings.local.json` (local servers, approvals)."""
-    from claude_mini.config import settings_files
-
     return dict(settings_files(config.cwd, config.project_root))["local"]
 
 
@@ -163,9 +172,6 @@ def written_servers(config: Config, scope: str, problems: list[str]) -> tuple[st
 
 def _read_mcp_json(path: Path, problems: list[str]) -> dict[str, Any]:
     """`.mcp.json` as a dict, through safe_read (a link to /dev/zero or a FIFO is one problem line)."""
-    from claude_mini.base.safe_read import Unreadable, read_text_file
-    from claude_mini.config import SETTINGS_MAX_BYTES, parse_json
-
     try:
         text = read_text_file(path, SETTINGS_MAX_BYTES)
     except (FileNotFoundError, NotADirectoryError):
@@ -399,9 +405,6 @@ def edit_settings(config: Config, path: Path, change: Any, *, source: str = "loc
     """Read a JSON file (missing: empty), let `change` edit the dict, write it back atomically
     (2-space indent, other keys kept, a link stays a link), and let the session's settings
     layers follow when it is one of them. Raises config.SettingsEditError, leaving the file as it was."""
-    from claude_mini.base.fileutil import atomic_write
-    from claude_mini.config import SettingsEditError, _read_for_edit
-
     target = path.resolve()
     data = _read_for_edit(target) if target.exists() else {}
     change(data)
@@ -416,8 +419,6 @@ def edit_settings(config: Config, path: Path, change: Any, *, source: str = "loc
 def _follow_layer(config: Config, path: Path, source: str, data: dict[str, Any]) -> None:
     """This session's raw settings layer for `path` gets `data` (a new file becomes a layer), and
     the merged settings are rebuilt, as `config.remove_permission_rule` does."""
-    from claude_mini.config import SettingsLayer, _merge_layers
-
     layer = next((layer for layer in config.raw_layers if layer.path == path), None)
     if layer is not None:
         layer.data = data

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.lifecycle import EndReason, Part, PartContext, SessionSource
+from claude_mini.mcp_servers.client import McpManager
+from claude_mini.mcp_servers.config import load_servers
 from claude_mini.mcp_servers.tools import DEFAULT_CALL_TIMEOUT, ordered_tools
 
 if TYPE_CHECKING:
@@ -157,8 +159,6 @@ class McpPart(Part):
 def part(ctx: PartContext) -> McpPart | None:
     """The session's MCP servers as a lifecycle part (none configured: no part, and the SDK is
     never imported). Skipped entries and servers waiting for approval are said once."""
-    from claude_mini.mcp_servers.config import load_servers
-
     config, notices = ctx.config, ctx.notices
     found = load_servers(config)
     for problem in found.problems:
@@ -175,7 +175,6 @@ def part(ctx: PartContext) -> McpPart | None:
         )
     if not found.servers:
         return None
-    from claude_mini.mcp_servers.client import McpManager
 
     settings = McpSettings.read(config)
     for problem in settings.problems:

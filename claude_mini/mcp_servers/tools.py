@@ -16,6 +16,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.base.text import clip
+from claude_mini.mcp_servers.client import McpError
 from claude_mini.tools.base import ToolContext, ToolError, ToolResult, cut_with_note
 
 if TYPE_CHECKING:
@@ -56,8 +57,6 @@ class McpTool:
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Call the tool on its server; a failure of the server or the call is a ToolError."""
-        from claude_mini.mcp_servers.client import McpError
-
         try:
             outcome = await self.connection.call(self.info.name, input, timeout=self.timeout)
         except McpError as exc:

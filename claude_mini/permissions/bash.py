@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from claude_mini.base.gitrun import run_git
 from claude_mini.permissions.decisions import Ask, RuleError
 from claude_mini.permissions.request import ToolRequest
 from claude_mini.permissions.rules import (
@@ -156,7 +157,6 @@ def _tracked_and_denied(cwd: str, rules: list[Rule]) -> Rule | None:
     """The first Read deny rule covering a file git tracks at `cwd` (up to MAX_WALK_ENTRIES
     files; more count as covered); None outside a repository."""
     # The neutral environment: the repository's fsmonitor never runs during the check.
-    from claude_mini.base.gitrun import run_git
 
     listed = run_git(cwd, ["ls-files", "-z", "--full-name"], timeout=5)
     top = run_git(cwd, ["rev-parse", "--show-toplevel"], timeout=5)

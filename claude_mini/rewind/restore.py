@@ -26,6 +26,7 @@ from claude_mini.rewind.points import SessionCheckpoints
 from claude_mini.rewind.store import Before, Change, Command, Restore, fingerprint
 from claude_mini.session import PromptEntry
 from claude_mini.tools.base import ToolError
+from claude_mini.tools.write import write_file
 
 Action = Literal["write", "delete", "none"]
 
@@ -197,8 +198,6 @@ def relative_name(path: Path, root: Path) -> str:
 
 def _restore_file(checkpoints: SessionCheckpoints, item: FilePlan) -> str:
     """Put one file back ('' when done, else why not)."""
-    from claude_mini.tools.write import write_file
-
     try:
         if item.action == "delete":
             item.path.unlink(missing_ok=True)

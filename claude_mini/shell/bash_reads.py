@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from claude_mini.base.braces import expand_braces
 from claude_mini.shell.parse import SimpleCommand
 from claude_mini.shell.read_only import has_option
 
@@ -319,8 +320,6 @@ def _value_paths(value: str, cwd: str) -> Iterator[ReadTarget]:
 
 def _expansions(word: str, cwd: str) -> Iterator[ReadTarget]:
     """What the shell could expand a wildcard word to, hidden files included."""
-    from claude_mini.base.braces import expand_braces
-
     try:
         patterns = expand_braces(word)
     except ValueError:

@@ -27,6 +27,7 @@ from typing import Literal
 from claude_mini.base.frontmatter import parse_frontmatter
 from claude_mini.base.safe_read import Unreadable, os_reason, read_file
 from claude_mini.base.text import clip
+from claude_mini.permissions import RuleError, parse_rule
 
 Kind = Literal["skill", "command"]
 Scope = Literal["project", "user"]
@@ -236,8 +237,6 @@ class FrontmatterFields:
 
     def _valid_rule(self, rule: str) -> bool:
         """Whether a rule of `allowed-tools` parses (a bad one is a line and grants nothing)."""
-        from claude_mini.permissions import RuleError, parse_rule
-
         try:
             parse_rule(rule, source="skill", project_root=self.root)
         except RuleError as exc:

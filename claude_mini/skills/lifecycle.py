@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.lifecycle import Part, PartContext, SessionSource, ToolVerdict
+from claude_mini.agent.loop import run_tool
+from claude_mini.base import paths
 from claude_mini.base.text import estimate_tokens, one_line
 from claude_mini.config import model_named
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -40,6 +42,7 @@ from claude_mini.skills.catalog import (
     names_on_disk,
 )
 from claude_mini.skills.expand import ExpansionError, expand_body
+from claude_mini.skills.report import listing_line
 from claude_mini.skills.tool import SkillTool
 from claude_mini.tools.base import ToolError, ToolResult
 
@@ -79,8 +82,6 @@ class SkillPart(Part):
         catalog: Catalog | None = None,
         agent: Agent | None = None,
     ) -> None:
-        from claude_mini.base import paths
-
         self.config = config
         self.rules = rules  # the rules themselves (allowed-tools are added here for one turn)
         self.notices = notices
@@ -288,8 +289,6 @@ class SkillPart(Part):
     async def _run_snippet(self, entry: PromptCommand, command: str) -> str:
         """One `!` snippet, vetted as the model's own Bash call would be (the user's PreToolUse hooks,
         then the rules; the session's question where it can ask); its output, or ExpansionError."""
-        from claude_mini.agent.loop import run_tool
-
         agent = self.agent
         assert agent is not None
         if entry.scope == "project" and not self.config.trusted:
@@ -375,8 +374,6 @@ class SkillPart(Part):
 
     def context_report(self) -> list[str]:
         """/context: the listing and its cost, what was shortened, and the skills invoked."""
-        from claude_mini.skills.report import listing_line
-
         lines = [listing_line(self.catalog, self.listing) + "; /skills lists them"]
         if self.listing.shortened:
             lines.append(f"  listed by name only (over budget): {', '.join(self.listing.shortened)}")
@@ -414,8 +411,6 @@ def invoked_in(messages: Sequence[Message]) -> list[str]:
 def part(ctx: PartContext) -> SkillPart | None:
     """The session's skills part, or None when there is no command or skill at all (nothing listed,
     nothing to type, no Skill tool)."""
-    from claude_mini.base import paths
-
     config = ctx.config
     catalog = load_catalog(config.project_root, paths.home_dir(), trusted=config.trusted)
     if not catalog.entries and not catalog.problems:

@@ -17,12 +17,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from claude_mini.agent.fork import prefix_mismatches
 from claude_mini.agent.lifecycle import Lifecycle, Part, PartContext, SessionSource
-from claude_mini.agent.loop import RUNNING_CALL
+from claude_mini.agent.loop import RUNNING_CALL, Agent
 from claude_mini.agent.subagent_run import SubagentRun
+from claude_mini.base import paths
 from claude_mini.config import model_named
 from claude_mini.llm.messages import message_to_api
+from claude_mini.memory.store import MemoryStore, memory_prompt_section
+from claude_mini.prompt import environment_section
+from claude_mini.session import Session
 from claude_mini.subagents.runner import (
+    COMMON_TAIL,
     ChildGuard,
     ChildPart,
     Limits,
@@ -96,8 +102,6 @@ class SubagentPart(Part):
         main_memory: Path | None = None,
         agent: Agent | None = None,
     ) -> None:
-        from claude_mini.base import paths
-
         self.config = config
         self.notices = notices
         self.instructions = instructions  # the project's CLAUDE.md files as the system prompt holds them
@@ -176,9 +180,6 @@ class SubagentPart(Part):
         self, parent: Agent, agent_type: AgentType, run: SubagentRun, call: Any, prompt: str
     ) -> tuple[Agent, str]:
         """The child agent and the text of its first message."""
-        from claude_mini.agent.loop import Agent
-        from claude_mini.session import Session
-
         may_delegate = run.depth < self.limits.max_depth
         folder = self._memory_folder(agent_type)
         # The parent's session id: the sidechain's rows say which session they belong to.
@@ -275,8 +276,6 @@ class SubagentPart(Part):
     def _check_fork_prefix(parent: Agent, child: Agent) -> None:
         """A fork's first request must extend the parent's last one, or it pays the whole prefix
         again: the fork module's cache guard logs what differs."""
-        from claude_mini.agent.fork import prefix_mismatches
-
         mismatches = prefix_mismatches(parent.last_request, child.request("subagent"))
         if mismatches:
             log.warning("cache-prefix mismatch (subagent fork): %s", "; ".join(mismatches))
@@ -284,9 +283,6 @@ class SubagentPart(Part):
     def _own_system(self, parent: Agent, agent_type: AgentType, folder: Any) -> list[str]:
         """A non-fork child's system prompt: its type's, the common rules, where it runs, the project's
         instructions, and its own memory (never the main session's auto memory)."""
-        from claude_mini.prompt import environment_section
-        from claude_mini.subagents.runner import COMMON_TAIL
-
         blocks = [
             agent_type.prompt.strip() or "You are a helpful agent.",
             COMMON_TAIL,
@@ -296,8 +292,6 @@ class SubagentPart(Part):
         if instructions:
             blocks.append(instructions)
         if folder is not None:
-            from claude_mini.memory.store import MemoryStore, memory_prompt_section
-
             folder.mkdir(parents=True, exist_ok=True)
             blocks.append(memory_prompt_section(MemoryStore(folder)))
         return blocks

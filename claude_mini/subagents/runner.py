@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from claude_mini.agent.events import MessageAdded, ToolFinished
 from claude_mini.agent.lifecycle import Part, ToolVerdict
-from claude_mini.agent.loop import AgentStop, PermissionAnswer
+from claude_mini.agent.loop import AgentStop, MaxTurnsReached, PermissionAnswer, TurnCancelled
 from claude_mini.agent.subagent_run import SubagentRun
+from claude_mini.llm.client import ModelError
 from claude_mini.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
 from claude_mini.permissions import EDIT_TOOLS, READ_TOOLS, Allow, Ask, Decision, Deny, Guard
 from claude_mini.shell.read_only import is_read_only_command
@@ -199,9 +201,6 @@ async def run_child(
     child: Agent, run: SubagentRun, prompt: str, observe: Callable[[SubagentRun, AgentEvent], None]
 ) -> None:
     """Run the child's one turn to its end, keeping `run` up to date; cancellation goes on."""
-    from claude_mini.agent.events import MessageAdded, ToolFinished
-    from claude_mini.agent.loop import MaxTurnsReached, TurnCancelled
-    from claude_mini.llm.client import ModelError
 
     def seen(event: AgentEvent) -> None:
         if isinstance(event, MessageAdded):

@@ -5,6 +5,7 @@
     memory_cli.py    `claude-mini memory ...`: list, show, add, edit, forget, path, on/off, doctor
     forget_cli.py    `memory list --scores`, `memory gc`, `memory restore`
     team_cli.py      `memory promote|demote|blame|import`, `list --tier team`
+    memory_run.py    how a memory action prints: its lines, or one line on stderr and an exit status
     hooks_cli.py     `claude-mini hooks list [--json]`
     mcp_cli.py       `claude-mini mcp list|get|add|remove`
     checkpoints_cli.py  `claude-mini checkpoints list|restore`: /rewind for scripts

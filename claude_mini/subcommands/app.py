@@ -10,6 +10,18 @@ from typing import Annotated
 
 import typer
 
+from claude_mini.base.text import visible_controls
+from claude_mini.commands.context import (
+    builtin_command_names,
+    catalog_lines,
+    context_catalog,
+    instructions_report,
+)
+from claude_mini.commands.sandbox import OFF_LINE, sandbox_for
+from claude_mini.config import load_config
+from claude_mini.memory.instructions import lint, load_instructions, to_json
+from claude_mini.sandbox.status import status_data, status_lines
+from claude_mini.skills.report import catalog_json
 from claude_mini.subcommands.checkpoints_cli import checkpoints_app
 from claude_mini.subcommands.hooks_cli import hooks_app
 from claude_mini.subcommands.mcp_cli import mcp_app
@@ -32,17 +44,6 @@ def context_command(
 ) -> None:
     """Show which instruction files (CLAUDE.md, rules, imports) are loaded, in order, and why;
     the custom commands and skills listed to the model."""
-    from claude_mini.base.text import visible_controls
-    from claude_mini.commands.context import (
-        builtin_command_names,
-        catalog_lines,
-        context_catalog,
-        instructions_report,
-    )
-    from claude_mini.config import load_config
-    from claude_mini.memory.instructions import lint, load_instructions, to_json
-    from claude_mini.skills.report import catalog_json
-
     config = load_config(Path.cwd())
     instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or (), trusted=config.trusted)
     data = to_json(instructions)
@@ -68,11 +69,6 @@ def sandbox_command(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show what the Bash sandbox (bubblewrap) enforces here, what is missing and why."""
-    from claude_mini.base.text import visible_controls
-    from claude_mini.commands.sandbox import OFF_LINE, sandbox_for
-    from claude_mini.config import load_config
-    from claude_mini.sandbox.status import status_data, status_lines
-
     if action != "status":
         print(f"claude-mini sandbox: unknown action {action!r}; use status.", file=sys.stderr)
         raise typer.Exit(2)

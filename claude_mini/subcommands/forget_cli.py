@@ -30,6 +30,7 @@ from claude_mini.commands.forget import (
     scores_data,
     scores_lines,
 )
+from claude_mini.commands.memory import MemoryContext
 from claude_mini.memory.store import (
     MemoryStore,
     MemoryStoreError,
@@ -61,8 +62,6 @@ def _emit(action: Callable[[], list[str]]) -> None:
 
 
 def _context() -> tuple[MemoryStore, Any]:
-    from claude_mini.commands.memory import MemoryContext
-
     mc = MemoryContext.for_cwd()
     return mc.store, mc.config
 

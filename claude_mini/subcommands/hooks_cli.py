@@ -11,6 +11,10 @@ from typing import Annotated
 
 import typer
 
+from claude_mini.base.notices import say
+from claude_mini.commands.hooks import hooks_data, hooks_lines
+from claude_mini.config import load_config
+
 hooks_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -28,10 +32,6 @@ def list_hooks(
     ] = False,
 ) -> None:
     """Every hook by event (matcher, command, timeout, file), the ones that do not run and why, problems."""
-    from claude_mini.base.notices import say
-    from claude_mini.commands.hooks import hooks_data, hooks_lines
-    from claude_mini.config import load_config
-
     config = load_config(Path.cwd(), trust_folder=trust_folder)
     for warning in config.warnings:  # a settings file that could not be read has no hooks to list
         say(warning)

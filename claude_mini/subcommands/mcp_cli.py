@@ -22,12 +22,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 import typer.core
 
-from claude_mini.mcp_servers.config import (
-    load_servers,
-)
-
-if TYPE_CHECKING:
-    from claude_mini.config import Config
+from claude_mini.base.notices import say
+from claude_mini.base.text import visible_controls
 from claude_mini.commands.mcp import (
     CHECK_SECONDS,
     McpCommandError,
@@ -37,6 +33,13 @@ from claude_mini.commands.mcp import (
     list_lines,
     remove,
 )
+from claude_mini.config import SettingsEditError, load_config
+from claude_mini.mcp_servers.config import (
+    load_servers,
+)
+
+if TYPE_CHECKING:
+    from claude_mini.config import Config
 
 VARIADIC_OPTIONS = ("-e", "--env", "-H", "--header")
 
@@ -79,10 +82,6 @@ mcp_app = typer.Typer(
 
 def _run(action: Callable[[], list[str]]) -> None:
     """Print an action's lines; an McpCommandError or SettingsEditError becomes one line and its status."""
-    from claude_mini.base.notices import say
-    from claude_mini.base.text import visible_controls
-    from claude_mini.config import SettingsEditError
-
     try:
         lines = action()
     except McpCommandError as exc:
@@ -98,9 +97,6 @@ def _run(action: Callable[[], list[str]]) -> None:
 def _config(trust_folder: bool = False, *, listing: bool = True) -> Config:
     """This folder's settings; a listing says their warnings (a file that could not be read has no
     servers to list), an edit does not: it reads its file again and says what stops it."""
-    from claude_mini.base.notices import say
-    from claude_mini.config import load_config
-
     config = load_config(Path.cwd(), trust_folder=trust_folder)
     for warning in config.warnings if listing else ():
         say(warning)

@@ -8,17 +8,12 @@ Nothing here calls a model or imports the anthropic SDK, so every command answer
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Callable
 from typing import Annotated, Any
 
 import typer
 
-from claude_mini.base.fileutil import os_error_text
-from claude_mini.base.text import visible_controls
 from claude_mini.commands import team as team_memory
 from claude_mini.commands.memory import (
-    MemoryCommandError,
     MemoryContext,
     add_memory,
     both_tiers_doctor_data,
@@ -30,10 +25,8 @@ from claude_mini.commands.memory import (
     set_auto_memory,
     show_text,
 )
-from claude_mini.memory.store import (
-    MemoryStoreError,
-)
 from claude_mini.subcommands import forget_cli, team_cli
+from claude_mini.subcommands.memory_run import run_action
 
 # --- the typer group -----------------------------------------------------------------------
 memory_app = typer.Typer(
@@ -44,30 +37,11 @@ memory_app = typer.Typer(
 )
 
 
-def _run(action: Callable[[], list[str] | None]) -> None:
-    """Print an action's lines; a MemoryCommandError becomes one line on stderr and its exit code."""
-    try:
-        lines = action()
-    except MemoryCommandError as exc:
-        sys.stderr.write(visible_controls(f"claude-mini memory: {exc}") + "\n")
-        raise typer.Exit(exc.code) from None
-    except MemoryStoreError as exc:
-        sys.stderr.write(visible_controls(f"claude-mini memory: {exc}") + "\n")
-        raise typer.Exit(1) from None
-    except OSError as exc:  # a read-only or full memory folder, a lock held too long
-        sys.stderr.write(
-            visible_controls(f"claude-mini memory: could not change the memory folder ({os_error_text(exc)})") + "\n"
-        )
-        raise typer.Exit(1) from None
-    for line in lines or []:
-        print(visible_controls(line))  # memories are model-written: no escape reaches the terminal
-
-
 @memory_app.callback(invoke_without_command=True)
 def _group(ctx: typer.Context) -> None:
     """Look at, add, edit and repair this project's memories (no command: list)."""
     if ctx.invoked_subcommand is None:
-        _run(lambda: list_lines(list_data(MemoryContext.for_cwd())))
+        run_action(lambda: list_lines(list_data(MemoryContext.for_cwd())))
 
 
 @memory_app.command("list")
@@ -92,19 +66,19 @@ def list_command(
             data["team"] = None
         return [json.dumps(data, indent=2)] if as_json else list_lines(data)
 
-    _run(action)
+    run_action(action)
 
 
 @memory_app.command("show")
 def show_command(name: Annotated[str, typer.Argument(help="Filename or name; MEMORY.md for the index.")]) -> None:
     """Print one memory file."""
-    _run(lambda: [show_text(MemoryContext.for_cwd().store, name).rstrip("\n")])
+    run_action(lambda: [show_text(MemoryContext.for_cwd().store, name).rstrip("\n")])
 
 
 @memory_app.command("edit")
 def edit_command(name: Annotated[str, typer.Argument(help="Filename or name; MEMORY.md for the index.")]) -> None:
     """Open a memory in $VISUAL / $EDITOR."""
-    _run(lambda: edit_memory(MemoryContext.for_cwd().store, name))
+    run_action(lambda: edit_memory(MemoryContext.for_cwd().store, name))
 
 
 @memory_app.command("add")
@@ -123,7 +97,7 @@ def add_command(
     ] = None,
 ) -> None:
     """Save a memory now, without a model call (name and description come from the text)."""
-    _run(lambda: add_memory(MemoryContext.for_cwd(), " ".join(text), type_, why, how, supersedes))
+    run_action(lambda: add_memory(MemoryContext.for_cwd(), " ".join(text), type_, why, how, supersedes))
 
 
 @memory_app.command("forget")
@@ -134,25 +108,25 @@ def forget_command(
     ] = False,
 ) -> None:
     """Move a memory to archive/ and drop its index line (asks to purge one that held a secret)."""
-    _run(lambda: forget_memory(MemoryContext.for_cwd().store, name, purge=purge, ask=forget_cli.terminal_ask()))
+    run_action(lambda: forget_memory(MemoryContext.for_cwd().store, name, purge=purge, ask=forget_cli.terminal_ask()))
 
 
 @memory_app.command("path")
 def path_command() -> None:
     """Print the memory folder of this project."""
-    _run(lambda: [str(MemoryContext.for_cwd().store.root)])
+    run_action(lambda: [str(MemoryContext.for_cwd().store.root)])
 
 
 @memory_app.command("on")
 def on_command() -> None:
     """Turn auto memory on (user settings; CLAUDE_MINI_DISABLE_AUTO_MEMORY=1 still wins)."""
-    _run(lambda: set_auto_memory(True))
+    run_action(lambda: set_auto_memory(True))
 
 
 @memory_app.command("off")
 def off_command() -> None:
     """Turn auto memory off (the memory section, recall and extraction stop)."""
-    _run(lambda: set_auto_memory(False))
+    run_action(lambda: set_auto_memory(False))
 
 
 @memory_app.command("doctor")
@@ -168,7 +142,7 @@ def doctor_command(
         result.update(both_tiers_doctor_data(MemoryContext.for_cwd(), apply_fix))
         return [json.dumps(result, indent=2)] if as_json else both_tiers_doctor_lines(result)
 
-    _run(action)
+    run_action(action)
     if not result.get("ok", True):
         raise typer.Exit(1)
 

@@ -2,7 +2,7 @@
 `memory import --from claude-code|codex|gemini [--dry-run]`.
 
 The actions are commands/team.py's (the REPL's /memory runs the same ones); the typer commands
-here parse arguments and print through memory_cli's `_run`. memory_cli mounts them:
+here parse arguments and print through memory_run's `run_action`. memory_cli mounts them:
 
     memory_app.command("promote")(team_cli.promote_command)   # and demote, blame, import
 
@@ -17,11 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from claude_mini.memory.imports import TOOLS
-from claude_mini.memory.store import MemoryStore
-
-if TYPE_CHECKING:
-    from claude_mini.config import Config
+from claude_mini.commands.memory import MemoryContext
 from claude_mini.commands.team import (
     TeamCommandError,
     blame_lines,
@@ -33,6 +29,12 @@ from claude_mini.commands.team import (
     team_list_data,
     team_list_lines,
 )
+from claude_mini.memory.imports import TOOLS
+from claude_mini.memory.store import MemoryStore
+from claude_mini.subcommands.memory_run import run_action
+
+if TYPE_CHECKING:
+    from claude_mini.config import Config
 
 
 # --- the typer commands ----------------------------------------------------------------------
@@ -47,15 +49,13 @@ NameArg = Annotated[str, typer.Argument(help="Filename or name (proposed/NAME fo
 
 def _run_here(action: Callable[[Config, MemoryStore], list[str]]) -> None:
     """Run `action` on this project's settings and private memory folder and print its lines
-    (memory_cli's `_run`: one line on stderr and an exit status for a refusal)."""
-    from claude_mini.commands.memory import MemoryContext
-    from claude_mini.subcommands.memory_cli import _run
+    (memory_run's `run_action`: one line on stderr and an exit status for a refusal)."""
 
     def run() -> list[str]:
         mc = MemoryContext.for_cwd()
         return action(mc.config, mc.store)
 
-    _run(run)
+    run_action(run)
 
 
 def promote_command(name: NameArg) -> None:

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from claude_mini.command_table import BUILTIN, Command, CommandTable, builtin_table, discover
+from claude_mini.commands.skills import late_hint
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -127,11 +128,8 @@ def is_command(text: str, table: CommandTable) -> bool:
 def unknown_hint(name: str, table: CommandTable, runtime: Runtime | None = None) -> str:
     """`Unknown command /hlep. Did you mean /help?`; a custom command or skill added after the
     conversation started says when it becomes a command."""
-    if runtime is not None:
-        from claude_mini.ui.skill_commands import late_hint
-
-        if (late := late_hint(runtime, name)) is not None:
-            return late
+    if runtime is not None and (late := late_hint(runtime, name)) is not None:
+        return late
     names = [n for c in table.all() for n in (c.name, *c.aliases)]
     close = difflib.get_close_matches(name.lower(), names, n=1, cutoff=0.5)
     tip = f"Did you mean /{close[0]}?" if close else "Type /help for the list."
@@ -152,7 +150,7 @@ async def run_command(
     name, _, args = line.strip()[1:].partition(" ")
     cmd = table.find(name) or table.unique_prefix(name)
     if cmd is None and name.lower().startswith("mcp__"):  # an MCP prompt of a server still connecting
-        from claude_mini.ui.mcp_commands import find_prompt_command
+        from claude_mini.ui.mcp_commands import find_prompt_command  # startup: MCP loads after the first paint
 
         cmd = await find_prompt_command(name, await get_runtime())
     if cmd is None:

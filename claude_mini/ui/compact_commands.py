@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from claude_mini.base.text import estimate_tokens
 from claude_mini.memory.compact.compactor import CompactionError, CompactionRefused
+from claude_mini.memory.compact.working_state import WorkingStatePart, render_working_state
 from claude_mini.ui.commands import CommandContext, command
 
 
@@ -44,9 +46,6 @@ async def compact_now(ctx: CommandContext) -> None:
 
 def show_working_state(ctx: CommandContext) -> None:
     """The checkpoint a compaction now would put beside the summary (nothing is compacted)."""
-    from claude_mini.base.text import estimate_tokens
-    from claude_mini.memory.compact.working_state import WorkingStatePart, render_working_state
-
     hook = ctx.rt.lifecycle.find(WorkingStatePart)
     text = render_working_state(hook.current(ctx.rt.agent)) if hook is not None else ""
     if not text:

@@ -8,6 +8,16 @@ import platform
 import time
 from typing import TYPE_CHECKING, Any
 
+from claude_mini import __version__
+from claude_mini.base import paths
+from claude_mini.base.text import estimate_tokens
+from claude_mini.commands.context import instructions_report, prompt_report
+from claude_mini.config import settings_files
+from claude_mini.llm import local
+from claude_mini.llm.client import AnthropicClient, missing_credentials
+from claude_mini.llm.messages import PURPOSES, message_to_api
+from claude_mini.llm.pricing import price_for
+from claude_mini.memory.instructions import to_json
 from claude_mini.ui.commands import CommandContext, command, print_lines
 from claude_mini.ui.context_usage import compaction_line, context_used, context_window
 from claude_mini.ui.status_line import unknown_price_models
@@ -20,11 +30,6 @@ if TYPE_CHECKING:
 @command("context", help="What is in the context now: prompt sections, instruction files, messages.")
 def show_context(ctx: CommandContext) -> None:
     """Token use, the system prompt's sections, Layer 1 files and attachments, and the messages."""
-    from claude_mini.base.text import estimate_tokens
-    from claude_mini.commands.context import instructions_report, prompt_report
-    from claude_mini.llm.messages import message_to_api
-    from claude_mini.memory.instructions import to_json
-
     rt = ctx.rt
     used, window = context_used(rt), context_window(rt)
     lines = [
@@ -51,9 +56,6 @@ def _hook_reports(runtime: Runtime) -> list[str]:
 @command("cost", help="Tokens and dollars of this session, by purpose (main, recall, extract, ...).")
 def show_cost(ctx: CommandContext) -> None:
     """A table of requests, tokens and dollars per purpose, with totals."""
-    from claude_mini.llm.messages import PURPOSES
-    from claude_mini.llm.pricing import price_for
-
     costs = ctx.rt.session.costs
     header = f"  {'purpose':<9}{'requests':>9}{'input':>10}{'cache rd':>10}{'cache wr':>10}{'output':>9}{'cost':>10}"
     lines = [f"Session {ctx.rt.session.id} · {_duration(time.time() - ctx.rt.session.started)}", header]
@@ -103,10 +105,6 @@ def _duration(seconds: float) -> str:
 @command("status", help="Versions, endpoint, home folder and the settings files in effect.")
 def show_status(ctx: CommandContext) -> None:
     """Where this session runs and what it talks to."""
-    from claude_mini import __version__
-    from claude_mini.base import paths
-    from claude_mini.config import settings_files
-
     rt, cfg = ctx.rt, ctx.rt.config
     loaded = {str(layer.path) for layer in cfg.layers if layer.path}
     lines = [
@@ -195,8 +193,6 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 @command("model", help="Show or change the model for this session (`local`: the offline model).", usage="[name]")
 def set_model(ctx: CommandContext) -> None:
     """`/model` shows the model; `/model NAME` switches to it (`local[:PATH]`: the offline model)."""
-    from claude_mini.llm.pricing import price_for
-
     rt = ctx.rt
     if not ctx.args:
         what = (
@@ -239,9 +235,6 @@ class _NotSwitched(Exception):
 def _client_for(rt: Runtime, name: str) -> ModelClient:
     """The client that serves `name`: the offline model for `local[:PATH]`, else the API client
     (the running one, or a new one when leaving the offline model)."""
-    from claude_mini.llm import local
-    from claude_mini.llm.client import AnthropicClient, missing_credentials
-
     if local.is_local_model(name):
         try:
             return local.open_local_client(name)

@@ -23,7 +23,9 @@ def human_tokens(n: int) -> str:
 
 def context_window(runtime: Runtime) -> int:
     """The model's context window (the `contextWindow` setting, the client's, or the table)."""
-    from claude_mini.memory.compact.budget import context_window as window_of
+    from claude_mini.memory.compact.budget import (
+        context_window as window_of,  # startup: memory loads after the first paint
+    )
 
     return window_of(runtime.config, runtime.agent.model, runtime.client)
 
@@ -38,7 +40,7 @@ def context_used(runtime: Runtime) -> int:
 
 def compaction_line(runtime: Runtime) -> str:
     """Where auto-compact triggers, whether it is on, and how many compactions happened."""
-    from claude_mini.memory.compact.compactor import MAX_FAILURES
+    from claude_mini.memory.compact.compactor import MAX_FAILURES  # startup: memory loads after the first paint
 
     c = runtime.compactor
     if c is None:
@@ -57,7 +59,7 @@ def compaction_line(runtime: Runtime) -> str:
 
 def compact_warning(runtime: Runtime) -> str | None:
     """A short warning once the context is near the auto-compact threshold (memory/compact/'s margin)."""
-    from claude_mini.memory.compact.budget import warning_margin
+    from claude_mini.memory.compact.budget import warning_margin  # startup: memory loads after the first paint
 
     c = runtime.compactor
     if c is None or not c.auto_enabled:

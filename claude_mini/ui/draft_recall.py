@@ -60,6 +60,6 @@ class DraftRecall:
 
 
 def _recall_of(runtime: Runtime | None) -> RecallPart | None:
-    from claude_mini.memory.recall.part import RecallPart  # the memory layers load with the runtime
+    from claude_mini.memory.recall.part import RecallPart  # startup: the memory layers load with the runtime
 
     return runtime.lifecycle.find(RecallPart) if runtime is not None else None

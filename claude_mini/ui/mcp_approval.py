@@ -25,6 +25,8 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.shortcuts.choice_input import ChoiceInput
 
+from claude_mini.base.text import visible_controls
+from claude_mini.config import SettingsEditError
 from claude_mini.ui.trust_prompt import STYLE
 
 if TYPE_CHECKING:
@@ -59,8 +61,6 @@ def server_lines(spec: ServerSpec) -> list[str]:
 
 def ask_approval(spec: ServerSpec) -> str | None:
     """Ask in the terminal: "yes", "all" or "no"; None for Esc, Ctrl-C, Ctrl-D."""
-    from claude_mini.base.text import visible_controls
-
     heading, *rest = [visible_controls(line) for line in server_lines(spec)]
     text = [("class:bold", f"{heading}\n"), *(("class:dim", f"  {line}\n") for line in rest)]
     print_formatted_text(FormattedText(text), style=STYLE, end="")
@@ -77,8 +77,11 @@ def ask_approval(spec: ServerSpec) -> str | None:
 
 def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str | None:
     """Write the answer to .claude/settings.local.json; the one line to show if that failed."""
-    from claude_mini.config import SettingsEditError
-    from claude_mini.mcp_servers.config import approve, edit_settings, local_settings_file
+    from claude_mini.mcp_servers.config import (  # startup: MCP loads after the first paint
+        approve,
+        edit_settings,
+        local_settings_file,
+    )
 
     if answer is None:
         return None
@@ -96,7 +99,7 @@ def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str |
 def confirm_mcp_servers(config: Config, ask: Ask = ask_approval) -> None:
     """Ask about each project server waiting for approval (the REPL calls this before the runtime
     is built); "all" answers for the servers after it too."""
-    from claude_mini.mcp_servers.config import load_servers
+    from claude_mini.mcp_servers.config import load_servers  # startup: MCP loads after the first paint
 
     for spec in load_servers(config).pending_approval:
         answer = ask(spec)

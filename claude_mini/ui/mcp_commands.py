@@ -23,6 +23,10 @@ from typing import TYPE_CHECKING
 
 from claude_mini.command_table import Command, CommandTable
 from claude_mini.commands.mcp import prompt_command_name, server_report, servers_report, unknown_server
+from claude_mini.mcp_servers import extras
+from claude_mini.mcp_servers.client import McpError
+from claude_mini.mcp_servers.config import load_servers
+from claude_mini.mcp_servers.lifecycle import McpPart
 from claude_mini.ui.commands import CommandContext, command, print_lines, session_table
 
 if TYPE_CHECKING:
@@ -37,8 +41,6 @@ PROMPT_SOURCE = "mcp:"  # a server's prompts are the table's source `mcp:<server
 
 def mcp_part(runtime: Runtime | None) -> McpPart | None:
     """The runtime's MCP part (None when no server starts: the SDK was never imported)."""
-    from claude_mini.mcp_servers.lifecycle import McpPart
-
     return runtime.lifecycle.find(McpPart) if runtime is not None else None
 
 
@@ -58,8 +60,6 @@ def connections(runtime: Runtime | None) -> dict[str, ServerConnection]:
 )
 async def show_mcp(ctx: CommandContext) -> None:
     """The overview, one server's tools, or a reconnect."""
-    from claude_mini.mcp_servers.config import load_servers
-
     words = ctx.args.split()
     conns = connections(ctx.rt)
     if not words:
@@ -106,8 +106,6 @@ async def reconnect(ctx: CommandContext, name: str) -> None:
 
 
 async def _listed(connection: ServerConnection) -> Listing | None:
-    from claude_mini.mcp_servers import extras
-
     return await extras.listing(connection)
 
 
@@ -139,9 +137,6 @@ def _prompt_runner(prompt: PromptInfo) -> Callable[[CommandContext], Awaitable[N
 
 async def run_prompt(ctx: CommandContext, prompt: PromptInfo) -> None:
     """Get the prompt with the typed arguments and send its text as the user's message."""
-    from claude_mini.mcp_servers import extras
-    from claude_mini.mcp_servers.client import McpError
-
     connection = connections(ctx.rt).get(prompt.server)
     try:
         arguments = prompt_arguments(prompt, ctx.args)
@@ -228,8 +223,6 @@ async def find_prompt_command(name: str, runtime: Runtime) -> Command | None:
 
 def resource_mentions(runtime: Runtime | None) -> list[tuple[str, str]]:
     """`server:uri` and a short description of every resource listed so far (no request)."""
-    from claude_mini.mcp_servers import extras
-
     out: list[tuple[str, str]] = []
     for connection in connections(runtime).values():
         found = extras.cached(connection)

@@ -33,6 +33,7 @@ from claude_mini.commands.memory import (
     set_auto_memory,
     show_text,
 )
+from claude_mini.config import load_config
 from claude_mini.memory.imports import TOOLS
 from claude_mini.memory.recall.part import RecallPart
 from claude_mini.memory.store import MemoryStoreError
@@ -190,8 +191,6 @@ def _team(runtime: Runtime, verb: str, rest: str) -> list[str]:
 
 def _toggle(runtime: Runtime, enabled: bool) -> list[str]:
     """Write the user setting, apply the effective value to this session, rebuild the prompt."""
-    from claude_mini.config import load_config
-
     lines = set_auto_memory(enabled, runtime.config.cwd)
     fresh = load_config(runtime.config.cwd)
     settings = runtime.config.settings

@@ -126,7 +126,11 @@ def _mention_problem(
 
 
 def _is_binary(path: Path) -> bool:
-    from claude_mini.tools.read import BINARY_EXTENSIONS, SNIFF_BYTES, sniff_encoding
+    from claude_mini.tools.read import (  # startup: tools load after the first paint
+        BINARY_EXTENSIONS,
+        SNIFF_BYTES,
+        sniff_encoding,
+    )
 
     if path.suffix.lower().lstrip(".") in BINARY_EXTENSIONS:
         return True
@@ -279,8 +283,8 @@ def attach_mentions(
 ) -> str:
     """The message to send for `text`: its @files attached (each recorded as read), `warn` told
     about each one left out."""
-    from claude_mini.tools.read import record_read
-    from claude_mini.ui.mcp_commands import connections
+    from claude_mini.tools.read import record_read  # startup: tools load after the first paint
+    from claude_mini.ui.mcp_commands import connections  # startup: MCP loads after the first paint
 
     found = expand_mentions(
         text,
@@ -306,9 +310,9 @@ def _resource_mention(raw: str, servers: Collection[str]) -> tuple[str, str] | N
 async def attach_resources(text: str, runtime: Runtime, *, warn: Callable[[str], None]) -> str:
     """The attachments for the `@server:uri` mentions in `text` ('' if none); `warn` is told
     about each one that could not be read."""
-    from claude_mini.mcp_servers import extras
-    from claude_mini.mcp_servers.client import McpError
-    from claude_mini.ui.mcp_commands import connections
+    from claude_mini.mcp_servers import extras  # startup: MCP loads after the first paint
+    from claude_mini.mcp_servers.client import McpError  # startup: MCP loads after the first paint
+    from claude_mini.ui.mcp_commands import connections  # startup: MCP loads after the first paint
 
     conns = connections(runtime)
     attached: builtins.list[str] = []

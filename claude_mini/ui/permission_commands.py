@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from claude_mini.config import SettingsEditError, remove_permission_rule
+from claude_mini.permissions import RuleError
 from claude_mini.ui.commands import CommandContext, command, print_lines
 from claude_mini.ui.status_line import next_mode
 
@@ -24,9 +26,6 @@ if TYPE_CHECKING:
 )
 def permissions(ctx: CommandContext) -> None:
     """`/permissions` lists; `allow Bash(npm test:*)`, `remove RULE` and `mode acceptEdits` edit."""
-    from claude_mini.config import SettingsEditError
-    from claude_mini.permissions import RuleError
-
     verb, _, rule = ctx.args.partition(" ")
     action = {"allow": allow_session_rule, "remove": remove_rule, "mode": set_mode}.get(verb)
     if not verb:
@@ -67,8 +66,6 @@ def remove_rule(runtime: Runtime, rule: str) -> str:
     local settings file is deleted from that file (as Claude Code's /permissions does); a file
     that cannot be changed keeps its rule, in the file and in this session, the others still lose it.
     Managed and command-line rules stay: the message says why."""
-    from claude_mini.config import SettingsEditError, remove_permission_rule
-
     policy = runtime.policy
     found = [r for r in (*policy.deny_rules, *policy.ask_rules, *policy.allow_rules) if r.text == rule]
     if not found:

@@ -48,6 +48,7 @@ from claude_mini.llm.events import BlockDone, Retrying, TextDelta, ToolUseStart
 from claude_mini.llm.messages import TextBlock, ToolUseBlock
 from claude_mini.tools.base import ToolResult
 from claude_mini.tools.todo import Status, Todo, progress
+from claude_mini.tools.write import unified_diff
 
 if TYPE_CHECKING:
     from claude_mini.agent.subagent_run import SubagentRun
@@ -545,8 +546,6 @@ def permission_preview(call: ToolUseBlock, reason: str, cwd: Path | None, previe
 
 def preview_diff(call: ToolUseBlock, cwd: Path) -> str:
     """The diff a Write or Edit would make, computed before it runs ('' if unknown)."""
-    from claude_mini.tools.write import unified_diff
-
     raw = call.input.get("file_path")
     if call.name not in ("Write", "Edit") or not isinstance(raw, str):
         return ""

@@ -33,12 +33,15 @@ from prompt_toolkit.output import create_output
 
 from claude_mini.base import paths
 from claude_mini.base.notices import Notice, NoticeChannel
-from claude_mini.base.text import visible_controls
+from claude_mini.base.text import one_line, visible_controls
 from claude_mini.command_table import CommandTable, discover
+from claude_mini.llm.client import ModelError
+from claude_mini.signals import report_last_words
 from claude_mini.ui import commands
 from claude_mini.ui.draft_recall import DraftRecall
+from claude_mini.ui.mcp_approval import confirm_mcp_servers
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, attach_mentions, attach_resources
-from claude_mini.ui.skill_commands import wait_for_custom_commands
+from claude_mini.ui.skill_commands import register_runtime_commands, wait_for_custom_commands
 from claude_mini.ui.startup import (
     RuntimeLoader,
     SessionStart,
@@ -59,6 +62,7 @@ from claude_mini.ui.terminal import (
     prompt_bindings,
     quiet_tty,
 )
+from claude_mini.ui.trust_prompt import confirm_trust
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -79,8 +83,7 @@ T = TypeVar("T")
 def permission_question(call: ToolUseBlock, cwd: Path, grants: Sequence[str] = ()) -> str:
     """`Run this command?`, `Make this edit to app.py?` ... (controls in a name made visible);
     a skill's question says the rules its allowed-tools would add (`grants`)."""
-    from claude_mini.base.text import one_line
-    from claude_mini.ui.render import short_path
+    from claude_mini.ui.render import short_path  # startup: rich loads after the first paint
 
     raw = short_path(str(call.input.get("file_path", "")), cwd)
     target = one_line(raw, terminal=True)
@@ -147,9 +150,8 @@ class Repl:
     # -- start-up
 
     def _build_runtime(self, session: Session | None, client: ModelClient | None) -> Runtime:
-        from claude_mini.runtime import build_runtime
-        from claude_mini.session import transcript_state
-        from claude_mini.signals import report_last_words
+        from claude_mini.runtime import build_runtime  # startup: the runtime is built after the first paint
+        from claude_mini.session import transcript_state  # startup: kept off the first paint
 
         runtime = build_runtime(
             self.config, notices=self.notices, session=session, client=client, ask_user=self.ask_permission
@@ -189,7 +191,7 @@ class Repl:
         if self._console is None:
             from rich.console import Console
 
-            from claude_mini.ui.render import guard_console
+            from claude_mini.ui.render import guard_console  # startup: rich loads after the first paint
 
             self._console = guard_console(Console(highlight=False, emoji=False, markup=False))
         return self._console
@@ -198,7 +200,7 @@ class Repl:
     def renderer(self) -> Renderer:
         """The event renderer (created on first use)."""
         if self._renderer is None:
-            from claude_mini.ui.render import Renderer
+            from claude_mini.ui.render import Renderer  # startup: rich loads after the first paint
 
             self._renderer = Renderer(self.console, cwd=self.config.cwd, status=self.notices)
         return self._renderer
@@ -211,7 +213,7 @@ class Repl:
         self.notices.subscribe(self.prompt.app.invalidate)
         print_banner(self.config, self.client)
         if self._resumed is not None:
-            from claude_mini.ui.session_commands import resumed_lines
+            from claude_mini.ui.session_commands import resumed_lines  # startup: kept off the first paint
 
             print("\n".join(resumed_lines(self._resumed)))  # which session, and its last exchanges
         loop = asyncio.get_running_loop()
@@ -255,8 +257,7 @@ class Repl:
         prompts and resources, listed as they connect."""
         runtime = self.loader.peek()
         if runtime is not None:
-            from claude_mini.ui.mcp_commands import warm_listings
-            from claude_mini.ui.skill_commands import register_runtime_commands
+            from claude_mini.ui.mcp_commands import warm_listings  # startup: MCP loads after the first paint
 
             register_runtime_commands(runtime)
             self._mcp_listing = asyncio.ensure_future(warm_listings(runtime))
@@ -267,7 +268,7 @@ class Repl:
 
     def _resources(self) -> list[tuple[str, str]]:
         """@server:uri completions (the listed resources; none before the runtime is built)."""
-        from claude_mini.ui.mcp_commands import resource_mentions
+        from claude_mini.ui.mcp_commands import resource_mentions  # startup: MCP loads after the first paint
 
         return resource_mentions(self.loader.peek())
 
@@ -327,7 +328,7 @@ class Repl:
 
     def _transcript_state(self) -> str:
         """What is true of this session's transcript, after an internal error."""
-        from claude_mini.session import transcript_state
+        from claude_mini.session import transcript_state  # startup: kept off the first paint
 
         runtime = self.loader.peek()
         return transcript_state(runtime.session if runtime is not None else None)
@@ -446,8 +447,12 @@ class Repl:
             self.renderer.line("The queued message is back in the input.", "dim")
 
     async def _consume(self, runtime: Runtime, text: str, typed: str) -> None:
-        from claude_mini.agent.loop import AgentStop, PromptWithdrawn, StoppedByHook, TurnCancelled
-        from claude_mini.llm.client import ModelError
+        from claude_mini.agent.loop import (  # startup: the loop loads after the first paint
+            AgentStop,
+            PromptWithdrawn,
+            StoppedByHook,
+            TurnCancelled,
+        )
 
         await self.loader.sdk_ready()
         try:
@@ -470,10 +475,9 @@ class Repl:
 
     async def ask_permission(self, call: ToolUseBlock, reason: str) -> PermissionAnswer:
         """Show what the tool will do and ask: yes / yes for this session / no (with a message)."""
-        from claude_mini.agent.loop import PermissionAnswer
-        from claude_mini.base.text import one_line
-        from claude_mini.permissions.bash import exact_command_rule
-        from claude_mini.ui.render import permission_preview, preview_diff
+        from claude_mini.agent.loop import PermissionAnswer  # startup: the loop loads after the first paint
+        from claude_mini.permissions.bash import exact_command_rule  # startup: kept off the first paint
+        from claude_mini.ui.render import permission_preview, preview_diff  # startup: rich loads after the first paint
 
         runtime = await self.get_runtime()
         runtime.waiting_for_user("permission_prompt", f"claude-mini needs your permission to use {call.name}")
@@ -513,8 +517,6 @@ class Repl:
 
     async def ask_domain(self, host: str, port: int) -> bool:
         """A sandboxed command connects to a host no rule allows: allow it for the session?"""
-        from claude_mini.base.text import one_line
-
         runtime = await self.get_runtime()
         runtime.waiting_for_user("permission_prompt", f"claude-mini needs your permission to reach {host}")
         self.renderer.pause()
@@ -554,8 +556,6 @@ class Repl:
     def session_changed(self) -> None:
         """/clear or /resume swapped the session (the status line shows the new one on the next prompt);
         the custom commands are the new conversation's catalog's."""
-        from claude_mini.ui.skill_commands import register_runtime_commands
-
         runtime = self.loader.peek()
         if runtime is not None:
             register_runtime_commands(runtime)
@@ -595,7 +595,7 @@ class Repl:
 
 def _guarded(console: Console) -> Console:
     """An injected console, drawing no raw control characters (as the REPL's own)."""
-    from claude_mini.ui.render import guard_console
+    from claude_mini.ui.render import guard_console  # startup: rich loads after the first paint
 
     return guard_console(console)
 
@@ -633,10 +633,7 @@ def _start(config: Config, prompt: str | None, *, resume: str | None, continue_:
         if resume or continue_:
             session = _open_session(config, resume=resume, continue_=continue_)
         if not config.trusted:  # asked before the prompt exists: the answer decides the settings it reads
-            from claude_mini.ui.trust_prompt import confirm_trust
-
             confirm_trust(config)
-        from claude_mini.ui.mcp_approval import confirm_mcp_servers
 
         confirm_mcp_servers(config)  # before the runtime: the answers decide which servers start
         client = open_client_early(config, notices)
@@ -647,7 +644,7 @@ def _start(config: Config, prompt: str | None, *, resume: str | None, continue_:
 
 
 def _open_session(config: Config, *, resume: str | None, continue_: bool) -> Session:
-    from claude_mini.runtime import SetupError, open_session
+    from claude_mini.runtime import SetupError, open_session  # startup: the runtime is built after the first paint
 
     try:
         return open_session(config, resume=resume, continue_=continue_)

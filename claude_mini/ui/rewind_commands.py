@@ -20,7 +20,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from claude_mini.base.text import one_line, visible_controls
+from claude_mini.rewind.conversation import memories_since, rewind_conversation
+from claude_mini.rewind.points import read_checkpoints
+from claude_mini.rewind.restore import (
+    apply_code_restore,
+    conflict_lines,
+    plan_code_restore,
+    result_lines,
+    shown,
+)
+from claude_mini.rewind.store import StoreError
+from claude_mini.session import RewindError
 from claude_mini.ui.commands import CommandContext, command
+from claude_mini.ui.session_commands import ago
 
 if TYPE_CHECKING:
     from claude_mini.rewind.points import RewindPoint, SessionCheckpoints
@@ -45,9 +57,6 @@ ACTIONS = (
 )
 async def rewind(ctx: CommandContext) -> None:
     """Pick a message, then what to restore; say what was done and what was not."""
-    from claude_mini.rewind.points import read_checkpoints
-    from claude_mini.rewind.store import StoreError
-
     rt = ctx.rt
     assert rt.file_history is not None, "the runtime always builds the checkpoint part"
     try:
@@ -101,9 +110,6 @@ async def _pick(ctx: CommandContext, checkpoints: SessionCheckpoints) -> RewindP
 
 def _label(point: RewindPoint, cwd: Path) -> str:
     """`2m ago  add a multiply function  · app.py, util.py (new) · ran commands`."""
-    from claude_mini.rewind.restore import shown
-    from claude_mini.ui.session_commands import ago
-
     text = one_line(point.prompt.text, TEXT_WIDTH, terminal=True) or "(no text)"
     parts = [f"{ago(_seconds_since(point.prompt.timestamp)):>8}  {text}"]
     if point.files:
@@ -117,14 +123,6 @@ def _label(point: RewindPoint, cwd: Path) -> str:
 
 async def _restore_code(ctx: CommandContext, checkpoints: SessionCheckpoints, point: RewindPoint) -> bool:
     """Restore the files; False when the user cancelled at the question about outside changes."""
-    from claude_mini.rewind.restore import (
-        apply_code_restore,
-        conflict_lines,
-        plan_code_restore,
-        result_lines,
-    )
-    from claude_mini.rewind.store import StoreError
-
     cwd = ctx.rt.config.cwd
     plan = await asyncio.to_thread(plan_code_restore, checkpoints, point.prompt, root=ctx.rt.config.project_root)
     overwrite = False
@@ -155,9 +153,6 @@ async def _restore_code(ctx: CommandContext, checkpoints: SessionCheckpoints, po
 
 async def _restore_conversation(ctx: CommandContext, point: RewindPoint) -> None:
     """Rewind the conversation; the message goes back into the input; memories saved since are listed."""
-    from claude_mini.rewind.conversation import memories_since, rewind_conversation
-    from claude_mini.session import RewindError
-
     rt = ctx.rt
     before = len(rt.session.messages)
     try:

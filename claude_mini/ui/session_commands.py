@@ -12,6 +12,15 @@ from typing import TYPE_CHECKING
 
 from claude_mini.base.text import clip, visible_controls
 from claude_mini.llm.messages import ToolUseBlock
+from claude_mini.session import (
+    Session,
+    ambiguous_message,
+    list_sessions,
+    maybe_another_projects,
+    open_transcript,
+    read_transcript,
+    request_text,
+)
 from claude_mini.ui.commands import CommandContext, command
 
 if TYPE_CHECKING:
@@ -21,8 +30,6 @@ if TYPE_CHECKING:
 @command("clear", help="Start a new session in this process (the old one stays resumable).")
 def clear_session(ctx: CommandContext) -> None:
     """Swap in a fresh session and rebuild the system prompt."""
-    from claude_mini.session import Session
-
     old = ctx.rt.session
     ctx.rt.switch_session(Session(ctx.rt.config.cwd), "clear")
     ctx.host.session_changed()
@@ -36,8 +43,6 @@ async def resume(ctx: CommandContext) -> None:
 
     The list shows the 20 newest; an id or a prefix of one finds any session of the directory.
     """
-    from claude_mini.session import list_sessions, open_transcript
-
     rt = ctx.rt
     found = [p for p in list_sessions(rt.config.cwd) if p.stem != rt.session.id]
     if not found:
@@ -65,8 +70,6 @@ PICKER_SIZE = 20
 def _options(cwd: Path, paths: list[Path]) -> list[tuple[str, str]]:
     """The picker's rows: age, message count and the session's first request (before any compaction);
     a session from before that may be another project's says so (`-c` skips those)."""
-    from claude_mini.session import maybe_another_projects, read_transcript
-
     options = []
     for path in paths:
         contents = read_transcript(path)
@@ -81,8 +84,6 @@ def _options(cwd: Path, paths: list[Path]) -> list[tuple[str, str]]:
 
 def _find(ctx: CommandContext, found: list[Path]) -> Path | None:
     """`/resume 3` (a number of the list) or an id or id prefix of any session; None (said) if none fits."""
-    from claude_mini.session import ambiguous_message
-
     arg = ctx.args.split()[0]
     if arg.isdigit() and 1 <= int(arg) <= min(len(found), PICKER_SIZE):
         return found[int(arg) - 1]
@@ -114,8 +115,6 @@ def resumed_lines(session: Session) -> list[str]:
     As Claude Code redraws a resumed conversation, so the user sees where it stood: the last
     few requests with what came after them, each message cut to a few lines.
     """
-    from claude_mini.session import request_text
-
     messages = session.messages
     requests = [i for i, m in enumerate(messages) if m.role == "user" and request_text(m)]
     first = requests[-RECAP_REQUESTS] if len(requests) >= RECAP_REQUESTS else (requests or [len(messages)])[0]

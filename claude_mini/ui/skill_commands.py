@@ -30,6 +30,8 @@ from claude_mini.base.text import clip, one_line
 from claude_mini.command_table import BUILTIN, SKILLS, Command, CommandTable, builtin_table
 from claude_mini.commands.skills import skills_table
 from claude_mini.ui.commands import CommandContext, command, print_lines, session_table
+from claude_mini.ui.mentions import ProjectFiles, attach_mentions
+from claude_mini.ui.startup import StartupFailed
 
 if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
@@ -50,7 +52,7 @@ def register_custom_commands(table: CommandTable, catalog: Catalog | None, warn:
     if catalog is None:
         table.put(SKILLS, [], origin=None)
         return []
-    from claude_mini.skills.report import clash_warning
+    from claude_mini.skills.report import clash_warning  # startup: skills load after the first paint
 
     builtin = table.names_of(BUILTIN)
     taken: set[str] = set()
@@ -88,29 +90,12 @@ async def wait_for_custom_commands(get_runtime: Callable[[], Awaitable[Runtime]]
     """A slash command typed before the runtime registered the custom ones (`claude-mini "/greet
     Alice"`, /help at once) waits for it, so /help lists them and /greet is not unknown. A runtime
     that cannot be built is for the command to report (/help still works)."""
-    from claude_mini.ui.startup import StartupFailed
-
     with contextlib.suppress(StartupFailed):
         runtime = await get_runtime()  # at once when it is built
         catalog = runtime.skills.catalog if runtime.skills is not None else None
         table = session_table(runtime)
         if not table.has(SKILLS) or table.origin(SKILLS) is not catalog:
             register_runtime_commands(runtime)
-
-
-def late_hint(runtime: Runtime, name: str) -> str | None:
-    """What typing `/name` says when it is no command yet but a command or skill on disk: one added
-    after the conversation started (the catalog is the conversation's, read again at /clear)."""
-    from claude_mini.base import paths
-    from claude_mini.skills.catalog import load_catalog
-
-    hook = runtime.skills
-    if hook is not None and hook.catalog.find(name) is not None:
-        return None
-    if load_catalog(runtime.config.project_root, paths.home_dir(), trusted=runtime.config.trusted).find(name) is None:
-        return None
-    when = "at the next /clear" if hook is not None else "when claude-mini starts again"
-    return f"/{name} was added after this conversation started; it becomes a command {when}."
 
 
 def help_text(entry: PromptCommand, aliases: Sequence[str] = ()) -> str:
@@ -132,8 +117,8 @@ def _runner(entry: PromptCommand) -> Callable[[CommandContext], Awaitable[None]]
 async def run_custom_command(ctx: CommandContext, entry: PromptCommand) -> None:
     """Expand the entry with the typed arguments and send it as the user's turn; an `!` line
     refused or failing, or a body that cannot be read, is one red line and nothing is sent."""
-    from claude_mini.skills.catalog import CatalogError
-    from claude_mini.skills.expand import ExpansionError, shell_snippets
+    from claude_mini.skills.catalog import CatalogError  # startup: skills load after the first paint
+    from claude_mini.skills.expand import ExpansionError, shell_snippets  # startup: skills load after the first paint
 
     hook = ctx.rt.skills
     if not entry.user_invocable:
@@ -187,7 +172,7 @@ async def print_command_text(runtime: Runtime, prompt: str, warn: Callable[[str]
     """The text `-p` sends for `prompt`: a `/name args` naming a custom command or skill expanded
     as the REPL would (no one to ask: a `!` line that needs asking is refused) with its @files
     attached; anything else as typed. ExpansionError (one line) when the command must not be sent."""
-    from claude_mini.skills.expand import ExpansionError
+    from claude_mini.skills.expand import ExpansionError  # startup: skills load after the first paint
 
     match = _PRINT_COMMAND.match(prompt.strip())
     if match is None:
@@ -212,8 +197,6 @@ async def print_command_text(runtime: Runtime, prompt: str, warn: Callable[[str]
 
 def _with_mentions(runtime: Runtime, text: str, warn: Callable[[str], None]) -> str:
     """`text` with the @files it names attached, as the REPL attaches a typed message's."""
-    from claude_mini.ui.mentions import ProjectFiles, attach_mentions
-
     return attach_mentions(
         text, runtime, project_root=runtime.config.project_root, files=ProjectFiles(runtime.config.cwd), warn=warn
     )

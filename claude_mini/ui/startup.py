@@ -26,6 +26,8 @@ from prompt_toolkit.formatted_text import FormattedText
 from claude_mini import __version__
 from claude_mini.base.text import visible_controls
 from claude_mini.command_table import discover
+from claude_mini.llm import local
+from claude_mini.llm.client import missing_credentials
 from claude_mini.ui.terminal import STYLE
 
 if TYPE_CHECKING:
@@ -88,8 +90,6 @@ class RuntimeLoader:
 
 def warm_imports() -> None:
     """Import what the first turn needs (rich, plug-in commands, the anthropic SDK) off the main thread."""
-    import claude_mini.ui.render  # noqa: F401
-
     discover()
     with contextlib.suppress(Exception):  # the first request reports a broken install properly
         import anthropic  # noqa: F401
@@ -158,12 +158,9 @@ def open_client_early(config: Config, notices: NoticeChannel) -> ModelClient | N
 
     It also settles which model the banner names (runtime.make_client switches to the
     offline one when no API is configured)."""
-    from claude_mini.llm import local
-    from claude_mini.llm.client import missing_credentials
-
     if not (local.is_local_model(config.model) or missing_credentials()):
         return None
-    from claude_mini.runtime import SetupError, make_client
+    from claude_mini.runtime import SetupError, make_client  # startup: the runtime is built after the first paint
 
     try:
         return make_client(config, notices)
@@ -177,7 +174,7 @@ class StartupFailed(Exception):
 
 def startup_message(exc: BaseException | None) -> str:
     """The one line shown when the runtime could not be built."""
-    from claude_mini.runtime import SetupError
+    from claude_mini.runtime import SetupError  # startup: the runtime is built after the first paint
 
     if isinstance(exc, SetupError):
         return str(exc)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from prompt_toolkit.formatted_text import FormattedText
 
+from claude_mini.llm.local import LocalClient
 from claude_mini.ui.context_usage import compact_warning, context_used, context_window, human_tokens
 
 if TYPE_CHECKING:
@@ -36,8 +37,6 @@ def next_mode(mode: str, modes: Sequence[str]) -> str:
 def unknown_price_models(runtime: Runtime, lines: Iterable[CostLine]) -> set[str]:
     """The models of these requests whose cost is unknown: no price known, and not an offline
     model this session ran (those are free), whichever model answers now."""
-    from claude_mini.llm.local import LocalClient
-
     offline = {c.model for c in (runtime.client, *runtime.retired_clients) if isinstance(c, LocalClient)}
     return {model for line in lines for model in line.unpriced} - offline
 

@@ -48,6 +48,7 @@ from claude_mini.agent.fork import ForkSnapshot
 from claude_mini.agent.lifecycle import ConversationRewind, Part
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.config import ExtractionSettings
+from claude_mini.llm.local import is_local_model
 from claude_mini.llm.messages import Message
 from claude_mini.memory.extract.engine import ExtractionEngine
 from claude_mini.memory.extract.gate import GateDecision, assess, count_turns, no_gate
@@ -122,8 +123,6 @@ class Extractor(Part):
         while the user waits for the next answer, and a small model rarely writes a usable
         memory file. `/memory add` still saves by hand.
         """
-        from claude_mini.llm.local import is_local_model
-
         return cls(
             store=store,
             session=session,

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from claude_mini.base.fileutil import atomic_write, locked, os_error_text
 from claude_mini.base.frontmatter import dump_frontmatter
 from claude_mini.base.text import one_line
+from claude_mini.memory.recall.lexical import tokenize
 from claude_mini.memory.store.errors import AmbiguousMemoryName, MemoryStoreError
 from claude_mini.memory.store.folder import LIST_READ_BYTES, read_text_head
 from claude_mini.memory.store.links import SUPERSEDED_BY, as_filename, predecessors_of, record_links, successor_of
@@ -219,8 +220,6 @@ def guess_replaced(store: MemoryStore, name: str, description: str) -> tuple[Gue
     "instead", "now", "moved to", "replaced"...) and share at least OVERLAP_MIN of the
     smaller set of name+description terms with exactly one current memory.
     """
-    from claude_mini.memory.recall.lexical import tokenize
-
     records = store.list()
     gone, _ = record_links(records)
     live = [r for r in records if r.filename not in gone]

@@ -41,6 +41,7 @@ from claude_mini.memory.store import (
     MemoryStoreError,
     derive_memory,
     parse_index,
+    parse_memory_text,
     read_text_head,
 )
 
@@ -280,8 +281,6 @@ def _index_facts(path: Path, kind: str) -> list[Foreign]:
 
 def _from_text(origin: str, text: str, kind: str) -> Foreign:
     """A memory from plain text (a bullet, a note without frontmatter)."""
-    from claude_mini.memory.store import parse_memory_text
-
     parsed = parse_memory_text(text)
     body = parsed.body.strip() if parsed.ok else text.strip()
     first = next((m.group("title") for line in body.splitlines() if (m := _HEADING.match(line))), "")

@@ -50,6 +50,7 @@ from claude_mini.llm.client import ModelError
 from claude_mini.memory.maintenance.daylog import LogSlice, mark_consumed, unconsumed_logs
 from claude_mini.memory.maintenance.dream_commit import DREAM_DIR, DreamReport, check_staged, commit
 from claude_mini.memory.maintenance.forget import duplicate_groups, gc, index_size, likely_duplicates, pressure
+from claude_mini.memory.secrets.guard import SecretGuard
 from claude_mini.memory.store import (
     MemoryRecord,
     MemoryStore,
@@ -389,8 +390,6 @@ def _cwd_of(parent: Agent | ForkSnapshot) -> Path:
 def _fork_policy(staging: Path, root: Path, base: Restrictions | None, cwd: Path | None) -> ToolPolicy:
     """Extraction's policy with the staging folder as the only writable place, bound by the
     session's deny and ask rules (`base`), under the secret guard of the memory folder."""
-    from claude_mini.memory.secrets.guard import SecretGuard
-
     return PolicyChain(ExtractionPolicy(staging, base=base, cwd=cwd), [SecretGuard(root, cwd=cwd)])
 
 

@@ -30,6 +30,8 @@ from typing import Any, Protocol
 
 from claude_mini.memory.secrets.scan import SecretFinding, describe_findings, find_secret, find_secrets
 from claude_mini.permissions import Deny, Guard
+from claude_mini.tools import ToolError
+from claude_mini.tools.edit import plan_edit
 
 __all__ = [
     "SecretFinding",
@@ -104,9 +106,6 @@ def edited_text(path: Path, old: str, new: str, replace_all: bool) -> str:
     the Edit would fail (old_string missing or ambiguous, a folder, unreadable, binary),
     the file is over MAX_SCAN_BYTES, or it is not UTF-8 (Edit would treat it as Latin-1).
     """
-    from claude_mini.tools import ToolError
-    from claude_mini.tools.edit import plan_edit
-
     try:
         size = path.stat().st_size
     except FileNotFoundError:
