@@ -9,20 +9,17 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 
 from claude_mini import __version__
 from claude_mini.base.notices import say
-from claude_mini.config import load_config
+from claude_mini.config import Config, load_config
 from claude_mini.llm.client import preload_sdk
 from claude_mini.llm.local import is_local_model
 from claude_mini.log_route import route_log
 from claude_mini.signals import install_exit_handlers
-
-if TYPE_CHECKING:
-    from claude_mini.config import Config
 
 SUBCOMMANDS = ("memory", "context", "hooks", "mcp", "checkpoints", "sandbox")
 RULE_FLAGS = ("--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools")

@@ -24,8 +24,10 @@ from claude_mini.base import paths
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.command_table import CommandTable
 from claude_mini.config import Config
+from claude_mini.hooks.config import load_hooks, named_files
 from claude_mini.hooks.lifecycle import part as user_hooks_part
-from claude_mini.llm.client import ModelClient
+from claude_mini.llm import local
+from claude_mini.llm.client import AnthropicClient, ModelClient, RetryPolicy, missing_credentials
 from claude_mini.mcp_servers.lifecycle import part as mcp_part
 from claude_mini.memory.compact.budget import context_window
 from claude_mini.memory.compact.compactor import Compactor
@@ -38,6 +40,9 @@ from claude_mini.memory.instructions import (
     instruction_loads,
     load_instructions,
 )
+from claude_mini.memory.maintenance.daylog import LogModeGuard, log_mode_prompt
+from claude_mini.memory.maintenance.dream import maybe_auto_dream
+from claude_mini.memory.maintenance.forget import gc_message, maybe_auto_gc
 from claude_mini.memory.parts import (
     compaction_part,
     extraction_part,
@@ -45,15 +50,17 @@ from claude_mini.memory.parts import (
     recall_part,
     working_state_part,
 )
-from claude_mini.memory.store import MemoryStore, memory_prompt_section
+from claude_mini.memory.secrets.guard import SecretGuard
+from claude_mini.memory.store import MemoryStore, memory_prompt_section, render_index_for_prompt
 from claude_mini.memory.team import team_problem, team_prompt_section, team_tier
+from claude_mini.memory.team.guard import TeamWriteCheck
 from claude_mini.permissions import Guard, PermissionPolicy, PolicyChain
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.rewind.part import FileHistoryPart
 from claude_mini.rewind.part import part as file_history_part
 from claude_mini.sandbox import Sandbox, sandbox_settings
 from claude_mini.sandbox.box import RuleSource, SandboxGuard
-from claude_mini.session import Session, resume_session
+from claude_mini.session import Session, SessionNotFound, resume_session
 from claude_mini.skills.lifecycle import SkillPart
 from claude_mini.skills.lifecycle import part as skills_part
 from claude_mini.subagents.lifecycle import SubagentPart
@@ -230,9 +237,6 @@ def make_client(config: Config, notices: NoticeChannel) -> ModelClient:
 
     A model asked for by name (flag, CLAUDE_MINI_MODEL, settings) is never swapped for the
     offline one: a CI job with a missing secret must fail, not succeed on a 135M model."""
-    from claude_mini.llm import local
-    from claude_mini.llm.client import AnthropicClient, RetryPolicy, missing_credentials
-
     chosen = local.is_local_model(config.model)
     automatic = not chosen and missing_credentials() and not model_asked_for(config) and local.local_available()
     if chosen or automatic:
@@ -289,8 +293,6 @@ def _memory_section(config: Config, store: MemoryStore, team: bool = False) -> s
     """Layer 2's prompt section; in daily-log mode the index is read-only and saving means appending."""
     if not config.memory.log_mode:
         return memory_prompt_section(store, team=team)
-    from claude_mini.memory.maintenance.daylog import log_mode_prompt
-    from claude_mini.memory.store import render_index_for_prompt
 
     index, _ = render_index_for_prompt(store.index_text())
     return f"# Memory\n{log_mode_prompt(store.root)}\n\nMEMORY.md:\n{index or '(empty)'}\n"
@@ -310,7 +312,6 @@ def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
     )
     if config.managed_error:
         policy.lock_down(config.managed_error)
-    from claude_mini.hooks.config import load_hooks, named_files
 
     # The scripts hook commands run are protected files: an edit of one is code that runs later.
     policy.protect(named_files(load_hooks(config), [str(config.project_root), str(config.cwd)]))
@@ -323,13 +324,8 @@ def make_chain(
     """The session's permission chain, built once: the secret guard (with the team folder's check),
     the log-mode guard when `memory.mode` is log, the sandbox's guard (autoAllowBashIfSandboxed),
     then the rules (permissions/chain.py)."""
-    from claude_mini.memory.secrets.guard import SecretGuard
-    from claude_mini.memory.team.guard import TeamWriteCheck
-
     guards: list[Guard] = [SecretGuard(store.root, cwd=lambda: ctx.cwd, team=TeamWriteCheck(lambda: team_tier(config)))]
     if config.memory.log_mode:
-        from claude_mini.memory.maintenance.daylog import LogModeGuard
-
         guards.append(LogModeGuard(store.root, cwd=lambda: ctx.cwd))
     if sandbox is not None:
         guards.append(SandboxGuard(sandbox))
@@ -362,8 +358,6 @@ def make_sandbox(config: Config, policy: PermissionPolicy, notices: NoticeChanne
 
 def open_session(config: Config, *, resume: str | None = None, continue_: bool = False) -> Session:
     """A new session, or the resumed one (`--resume ID` / `--continue`)."""
-    from claude_mini.session import SessionNotFound
-
     if resume or continue_:
         try:
             return resume_session(config.cwd, resume)
@@ -447,9 +441,6 @@ async def session_start_maintenance(runtime: Runtime, *, dream: bool) -> None:
     (the REPL), never in print mode.
     """
     import asyncio
-
-    from claude_mini.memory.maintenance.dream import maybe_auto_dream
-    from claude_mini.memory.maintenance.forget import gc_message, maybe_auto_gc
 
     if not runtime.config.auto_memory:
         return

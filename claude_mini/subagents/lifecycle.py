@@ -54,10 +54,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from claude_mini.agent.events import AgentEvent
-    from claude_mini.agent.loop import Agent
     from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
-    from claude_mini.session import Session
 
 log = logging.getLogger(__name__)
 Listener = Callable[[SubagentRun, "AgentEvent"], None]

@@ -32,7 +32,6 @@ from claude_mini.ui.commands import CommandContext, command, print_lines, sessio
 if TYPE_CHECKING:
     from claude_mini.mcp_servers.client import ServerConnection
     from claude_mini.mcp_servers.extras import Listing, PromptInfo
-    from claude_mini.mcp_servers.lifecycle import McpPart
     from claude_mini.runtime import Runtime
 
 log = logging.getLogger(__name__)

@@ -189,7 +189,7 @@ class Repl:
         """The rich console for conversation output: the injected one, else a terminal console
         created on first use (rich is slow to import)."""
         if self._console is None:
-            from rich.console import Console
+            from rich.console import Console  # startup: rich loads after the first paint
 
             from claude_mini.ui.render import guard_console  # startup: rich loads after the first paint
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from claude_mini.base.text import clip, visible_controls
 from claude_mini.llm.messages import ToolUseBlock
@@ -22,9 +21,6 @@ from claude_mini.session import (
     request_text,
 )
 from claude_mini.ui.commands import CommandContext, command
-
-if TYPE_CHECKING:
-    from claude_mini.session import Session
 
 
 @command("clear", help="Start a new session in this process (the old one stays resumable).")

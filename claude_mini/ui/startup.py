@@ -90,9 +90,11 @@ class RuntimeLoader:
 
 def warm_imports() -> None:
     """Import what the first turn needs (rich, plug-in commands, the anthropic SDK) off the main thread."""
+    import claude_mini.ui.render  # noqa: F401  # startup: rich, imported in this thread after the first paint
+
     discover()
     with contextlib.suppress(Exception):  # the first request reports a broken install properly
-        import anthropic  # noqa: F401
+        import anthropic  # noqa: F401  # startup: over a second, imported in this thread after the first paint
 
 
 class SessionStart:
