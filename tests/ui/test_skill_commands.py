@@ -367,8 +367,8 @@ def test_a_cancelled_expansion_is_one_line_and_nothing_is_sent(tmp_path):
 
 
 def test_a_name_added_after_the_conversation_started_says_when_it_becomes_a_command(tmp_path):
-    from claude_mini.ui.commands import unknown_hint
     from claude_mini.commands.skills import late_hint
+    from claude_mini.ui.commands import unknown_hint
 
     hook = FakeHook(Catalog([entry("early", tmp_path)], []))
     (tmp_path / ".claude" / "commands" / "late.md").write_text("Late body\n")
