@@ -35,7 +35,6 @@ from claude_mini.session import Session, transcript_state
 from claude_mini.signals import report_last_words
 from claude_mini.skills.catalog import CatalogError
 from claude_mini.skills.expand import ExpansionError
-from claude_mini.ui.skill_commands import print_command_text
 
 if TYPE_CHECKING:
     from claude_mini.agent.subagent_run import SubagentRun
@@ -317,6 +316,8 @@ class PrintRun:
         """`/name args` of a custom command or skill expanded (ui/skill_commands.py), and why it
         must not be sent ("" if it may); json formats say that on stderr too (text output says
         it there when the run ends)."""
+        from claude_mini.ui.skill_commands import print_command_text  # startup: keeps prompt_toolkit out of -p
+
         try:
             return await print_command_text(self.runtime, prompt, lambda line: self.say(f"claude-mini: {line}")), ""
         except (ExpansionError, CatalogError) as exc:
