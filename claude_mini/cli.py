@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -43,12 +43,14 @@ def _split_rules(values: list[str] | None) -> list[str]:
     return rules
 
 
-def _flag_settings(model, permission_mode, allowed, disallowed) -> dict:
+def _flag_settings(
+    model: str | None, permission_mode: str | None, allowed: list[str] | None, disallowed: list[str] | None
+) -> dict[str, Any]:
     """The command-line flags as a settings layer (it sits below managed settings)."""
-    flags: dict = {}
+    flags: dict[str, Any] = {}
     if model:
         flags["model"] = model
-    perms: dict = {}
+    perms: dict[str, Any] = {}
     if permission_mode:
         perms["defaultMode"] = permission_mode
     if allowed:
@@ -215,7 +217,7 @@ def _preload_sdk(config: Config) -> None:
         preload_sdk()
 
 
-def _run_print(config, text: str, output_format: str, *, resume, continue_) -> int:
+def _run_print(config: Config, text: str, output_format: str, *, resume: str | None, continue_: bool) -> int:
     """Start a runtime and run one print-mode turn; setup problems exit 1 with one line."""
     import asyncio
 

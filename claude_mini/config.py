@@ -465,7 +465,7 @@ def _safe_group_part(group: str, value: dict[str, Any], ignored: list[str]) -> d
     return kept
 
 
-def _keep_unless(kept: dict, ignored: list[str], key: str, value: Any, widening: bool) -> None:
+def _keep_unless(kept: dict[str, Any], ignored: list[str], key: str, value: Any, widening: bool) -> None:
     if widening:
         ignored.append(f"{key} {_shown(value)}")
     else:
@@ -523,7 +523,7 @@ def merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _record_origins(origins: dict[str, str], data: dict[str, Any], label: str, prefix="") -> None:
+def _record_origins(origins: dict[str, str], data: dict[str, Any], label: str, prefix: str = "") -> None:
     for key, value in data.items():
         dotted = f"{prefix}{key}"
         if isinstance(value, dict):
@@ -984,7 +984,7 @@ def _is_bool(value: Any) -> bool:
 
 
 def _is_log_mode(value: Any) -> bool:
-    return value == "log"
+    return isinstance(value, str) and value == "log"
 
 
 def _is_team_dir(value: Any) -> bool:

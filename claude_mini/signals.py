@@ -27,7 +27,7 @@ import sys
 import termios
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from claude_mini import reaper
 
@@ -38,7 +38,7 @@ EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 _RESET_TERMINAL = "\x1b[0m\x1b[?25h\x1b[?2004l\r\n"  # attributes, cursor shown, bracketed paste off
 
 _tool_groups: set[int] = set()
-_saved_tty: list | None = None
+_saved_tty: list[Any] | None = None
 _current_session: Callable[[], Session | None] | None = None
 
 

@@ -25,6 +25,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from claude_mini import paths
 
@@ -32,7 +33,7 @@ RECORD_NAME = "trusted-folders.json"
 RECORD_VERSION = 1
 
 
-class RepositoryOnly(list):
+class RepositoryOnly(list[str]):
     """A list setting read from an untrusted repository: it may affect files inside that repository only.
 
     `config.untrusted_part` wraps `claudeMdExcludes` in it, and the instruction loader
@@ -50,7 +51,7 @@ class TrustRecord:
     """The trusted folders as read from the record file, and why it could not be used, if so."""
 
     path: Path
-    folders: dict[str, dict] = field(default_factory=dict)
+    folders: dict[str, dict[str, Any]] = field(default_factory=dict)
     problem: str | None = None  # one line: the file is broken and nothing counts as trusted
 
     def covering(self, root: Path | str) -> str | None:
@@ -179,7 +180,7 @@ def record_trust(root: Path | str, *, now: float | None = None) -> Path:
     return path
 
 
-def _raw_record(path: Path) -> dict:
+def _raw_record(path: Path) -> dict[str, Any]:
     """The record file's JSON (entries the loader skips are kept), or a new record."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

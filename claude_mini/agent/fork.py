@@ -219,7 +219,8 @@ def prefix_mismatches(sent: ModelRequest | None, fork: ModelRequest) -> list[str
 
 
 def _body(request: ModelRequest) -> dict[str, Any]:
-    return strip_cache_control(build_request_body(replace(request, cache=False)))
+    body: dict[str, Any] = strip_cache_control(build_request_body(replace(request, cache=False)))
+    return body
 
 
 def strip_cache_control(value: Any) -> Any:

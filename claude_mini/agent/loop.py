@@ -36,7 +36,8 @@ from claude_mini.agent.hooks import (
     ToolVerdict,
     system_reminder,
 )
-from claude_mini.llm.client import ContextTooLong, ModelClient, ResponseDone
+from claude_mini.llm.client import ContextTooLong, ModelClient
+from claude_mini.llm.events import ResponseDone
 from claude_mini.llm.messages import (
     Message,
     ModelRequest,

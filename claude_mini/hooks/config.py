@@ -424,7 +424,7 @@ def _handler_text(handler: dict[str, Any]) -> str:
     """What a handler of another type would do, for the listing: its command, prompt, URL or tool."""
     for key in ("command", "prompt", "url", "tool"):
         if isinstance(handler.get(key), str):
-            return handler[key]
+            return str(handler[key])
     return ""
 
 

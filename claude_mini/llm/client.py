@@ -258,7 +258,7 @@ class RetryPolicy:
         """Seconds to wait after failed `attempt` (1-based): the server's word, else backoff."""
         if retry_after is not None:
             return min(max(retry_after, 0.0), self.max_wait)
-        backoff = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
+        backoff: float = min(self.max_delay, self.base_delay * 2 ** (attempt - 1))
         return min(self.max_wait, backoff * (1 - 0.25 * self.rand()))  # jitter: parallel clients spread out
 
 
@@ -751,7 +751,7 @@ def _error_field(body: Any, name: str) -> str | None:
     if isinstance(body, dict):
         error = body.get("error")
         if isinstance(error, dict) and isinstance(error.get(name), str):
-            return error[name]
+            return str(error[name])
     return None
 
 

@@ -28,7 +28,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.hooks import AgentHooks
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -209,7 +209,7 @@ def _lines_in(result: str) -> int | None:
 
 def recorded_checkpoint(transcript: Path) -> Checkpoint | None:
     """The last checkpoint a compaction recorded in the transcript (None: none, or unreadable)."""
-    found: dict | None = None
+    found: dict[str, Any] | None = None
     for entry in transcript_entries(transcript):
         if entry.get("type") == "system" and entry.get("subtype") == "checkpoint":
             found = entry.get("checkpoint") if isinstance(entry.get("checkpoint"), dict) else found
@@ -228,7 +228,7 @@ def recorded_checkpoint(transcript: Path) -> Checkpoint | None:
         return None
 
 
-def _well_formed(data: dict) -> bool:
+def _well_formed(data: dict[str, Any]) -> bool:
     """Whether a recorded checkpoint has the shapes this module writes (a transcript edited by hand
     may not: then the next compaction starts afresh rather than fails)."""
     lists = ("requests", "commands", "instructions", "errors", "memories")

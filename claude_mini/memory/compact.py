@@ -27,7 +27,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from claude_mini.agent.hooks import AgentHooks, CompactRequest, ConversationRewind, system_reminder
 from claude_mini.llm.messages import (
@@ -187,7 +187,7 @@ def _estimate_message(message: Message) -> int:
     return estimate_tokens(str(message_to_api(message)["content"]))
 
 
-def _estimate_request(system: list[str], tools: list[dict], messages: list[Message]) -> int:
+def _estimate_request(system: list[str], tools: list[dict[str, Any]], messages: list[Message]) -> int:
     return (
         sum(estimate_tokens(s) for s in system)
         + estimate_tokens(str(tools))

@@ -24,10 +24,9 @@ from typing import Annotated, Any
 
 import typer
 
-from claude_mini.config import Config
+from claude_mini.config import Config, ForgetSettings
 from claude_mini.memory.forget import (
     ArchivedSecret,
-    ForgetSettings,
     archived_copies,
     archived_secrets,
     describe_score,

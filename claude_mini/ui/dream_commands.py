@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from claude_mini.config import DreamSettings
 from claude_mini.memory.dream import (
     DreamBusy,
-    DreamSettings,
     auto_dream_due,
     dream,
     load_state,

@@ -20,11 +20,12 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any, TextIO, cast
 
-from claude_mini.agent.events import AgentEvent, MessageAdded, Notice
+from claude_mini.agent.events import AgentEvent, MessageAdded
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached, StoppedByHook, TurnCancelled
-from claude_mini.llm.client import ModelError, Retrying, encodable
+from claude_mini.llm.client import ModelError, encodable
+from claude_mini.llm.events import Retrying
 from claude_mini.llm.messages import Message, message_to_api
-from claude_mini.notices import Display
+from claude_mini.notices import Display, Notice
 from claude_mini.runtime import Runtime
 from claude_mini.ui.safe_text import json_safe, visible_controls
 

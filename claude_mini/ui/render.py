@@ -41,9 +41,10 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
-from claude_mini.agent.events import AgentEvent, MessageAdded, Notice, ToolFinished, ToolStarted
+from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, ToolStarted
 from claude_mini.llm.events import BlockDone, Retrying, TextDelta, ToolUseStart
 from claude_mini.llm.messages import TextBlock, ToolUseBlock
+from claude_mini.notices import Notice
 from claude_mini.tools.base import ToolResult
 from claude_mini.tools.todo import Status, Todo, progress
 from claude_mini.ui.safe_text import visible_controls

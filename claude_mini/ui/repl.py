@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Awaitable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -158,7 +158,7 @@ class Repl:
             runtime.sandbox.ask_domain = self.ask_domain
         return runtime
 
-    def _prompt_session(self) -> PromptSession:
+    def _prompt_session(self) -> PromptSession[str]:
         history = paths.project_dir(self.config.cwd) / "history"
         history.parent.mkdir(parents=True, exist_ok=True)
         return PromptSession(
@@ -365,7 +365,7 @@ class Repl:
         if self._held is not None:
             self._held.append((text, style))
             return
-        show = lambda: self.renderer.line(text, style)  # noqa: E731
+        show: Callable[[], None] = lambda: self.renderer.line(text, style)  # noqa: E731
         if self.prompt.app.is_running:
             asyncio.ensure_future(run_in_terminal(show))
         else:

@@ -18,7 +18,7 @@ import concurrent.futures
 import contextlib
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import print_formatted_text
 from prompt_toolkit.formatted_text import FormattedText
@@ -99,12 +99,12 @@ class SessionStart:
     """Starts the loader just after the prompt's first paint, and the session's start-up work
     (auto gc, auto dream) once the runtime is built."""
 
-    def __init__(self, loader: RuntimeLoader, app: Application, *, resumed: bool) -> None:
+    def __init__(self, loader: RuntimeLoader, app: Application[Any], *, resumed: bool) -> None:
         self.loader = loader
         self._app = app
         self._resumed = resumed
         self._loading = False
-        self.maintenance: asyncio.Future | None = None  # auto gc / auto dream at session start
+        self.maintenance: asyncio.Future[None] | None = None  # auto gc / auto dream at session start
 
     def after_first_paint(self) -> None:
         """The prompt's `pre_run` hook: load once the first paint is done."""
