@@ -17,7 +17,8 @@ from pathlib import Path
 import anthropic
 import httpx2
 import pytest
-from fake_anthropic import FakeAnthropic, PromptCache, Reply, estimate_tokens, minimal_instance
+
+from tests.fake_anthropic import FakeAnthropic, PromptCache, Reply, estimate_tokens, minimal_instance
 
 MODEL = "claude-sonnet-4-6"
 EPHEMERAL = {"type": "ephemeral"}

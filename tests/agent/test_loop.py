@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.agent.events import ToolFinished, ToolStarted, TurnDone
 from claude_mini.agent.hooks import AgentHooks, ToolVerdict
@@ -31,6 +30,7 @@ from claude_mini.permissions import Allow, Ask, Deny
 from claude_mini.session import UNFINISHED_TOOL, Session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools
+from tests.fake_anthropic import Reply
 
 
 class AllowAll:

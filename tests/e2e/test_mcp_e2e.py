@@ -18,9 +18,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from fake_anthropic import Reply
 
 from tests.e2e.conftest import json_lines, trust_folder
+from tests.fake_anthropic import Reply
 from tests.mcp_servers.test_client import start_http_server
 
 DEMO = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "demo_server.py")

@@ -7,10 +7,9 @@ import json
 import sys
 from pathlib import Path
 
-from fake_anthropic import Reply
-
 from tests.e2e import test_repl
 from tests.e2e.test_repl import main_replies, wait_until
+from tests.fake_anthropic import Reply
 
 start = test_repl.start  # the fixture: a trusted repo, auto-memory off
 DEMO = Path(__file__).resolve().parent.parent / "mcp_servers" / "demo_server.py"

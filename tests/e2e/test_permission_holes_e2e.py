@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
 from tests.e2e import test_repl
 from tests.e2e.conftest import all_requests_text, text_of, tool_results, trust_folder
 from tests.e2e.test_repl import main_replies
+from tests.fake_anthropic import Reply
 
 SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY----- e2e-ssh-key-0451"
 AWS_KEY = "aws_secret_access_key = e2e-aws-secret-9931"

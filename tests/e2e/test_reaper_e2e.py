@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
 from tests.e2e.conftest import cli_env, trust_folder
 from tests.e2e.test_repl import wait_until
+from tests.fake_anthropic import Reply
 from tests.processes import alive, gone
 
 # A stdio MCP server written for this test: it writes its pid and the pid of a `sleep 300` child

@@ -12,7 +12,6 @@ import subprocess
 import sys
 
 import pytest
-from fake_anthropic import FakeAnthropic, Reply
 
 from claude_mini.llm.client import (
     AnthropicClient,
@@ -42,6 +41,7 @@ from claude_mini.llm.messages import (
     Usage,
 )
 from claude_mini.llm.pricing import cost_usd, price_for
+from tests.fake_anthropic import FakeAnthropic, Reply
 
 MODEL = "claude-sonnet-4-6"
 TOOLS = [

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from memclock import DAY, Clock
-from test_recall import main_text, make_runtime, manifest_of, run_turns, select, tool_turn
 
 from claude_mini.memory.archive_recall import ArchiveTier
 from claude_mini.memory.forget import gc
@@ -22,6 +20,8 @@ from claude_mini.memory.lexical import (
 )
 from claude_mini.memory.recall import RecallHook
 from claude_mini.memory.store import MemoryStore
+from tests.memory.memclock import DAY, Clock
+from tests.memory.test_recall import main_text, make_runtime, manifest_of, run_turns, select, tool_turn
 
 QUESTION = "which postgres pool size does the reporting job need?"
 

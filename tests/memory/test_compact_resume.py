@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 from rich.console import Console
 
 from claude_mini import paths
@@ -23,6 +22,7 @@ from claude_mini.runtime import Runtime, build_runtime
 from claude_mini.session import resume_session
 from claude_mini.tools.base import ToolContext
 from claude_mini.ui.commands import CommandContext, discover_commands, find_command
+from tests.fake_anthropic import Reply
 
 TOO_LONG = Reply.error(400, "prompt is too long: 250000 tokens > 200000 maximum")
 SUMMARY = Reply.text("<summary>SUMMARY</summary>")

@@ -10,8 +10,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from fake_anthropic import Reply
-from memclock import DAY, HOUR, T0, Clock
 
 from claude_mini.agent.fork import ForkResult
 from claude_mini.agent.loop import Agent
@@ -37,6 +35,8 @@ from claude_mini.permissions import Allow, Deny, PermissionPolicy
 from claude_mini.session import Session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools
+from tests.fake_anthropic import Reply
+from tests.memory.memclock import DAY, HOUR, T0, Clock
 
 # What dream() reads of its parent (the working folder) when a fake stands in for run_fork.
 NO_PARENT = SimpleNamespace(ctx=ToolContext(cwd=Path("."), project_root=Path(".")))

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import yaml
-from fake_anthropic import Reply
 
 from claude_mini import paths
 from claude_mini.agent.fork import strip_cache_control
@@ -24,6 +23,7 @@ from claude_mini.memory.secrets import SecretGuard
 from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime
 from claude_mini.session import resume_session
+from tests.fake_anthropic import Reply
 
 CLOCK = 1_800_000_000.0  # 2027-01-15T08:00:00Z
 STAMP = "2027-01-15T08:00:00Z"

@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-from memclock import DAY, T0, Clock
 
 from claude_mini.config import Config
 from claude_mini.memory.forget import (
@@ -32,6 +31,7 @@ from claude_mini.memory.store import (
     MemoryStore,
     parse_archive_index,
 )
+from tests.memory.memclock import DAY, T0, Clock
 
 
 def save(store: MemoryStore, stem: str, type_: str = "project", **kw) -> str:

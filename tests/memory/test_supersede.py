@@ -8,9 +8,6 @@ import json
 import os
 from pathlib import Path
 
-from fake_anthropic import Reply
-from memclock import DAY, Clock
-
 from claude_mini import paths
 from claude_mini.memory.extract_gate import no_gate
 from claude_mini.memory.forget import (
@@ -40,6 +37,8 @@ from claude_mini.memory.supersede import (
 )
 from claude_mini.subcommands.memory_cli import MemoryContext, add_memory, list_data, list_lines
 from claude_mini.ui.memory_commands import split_add_options
+from tests.fake_anthropic import Reply
+from tests.memory.memclock import DAY, Clock
 
 
 def save(store: MemoryStore, stem: str, description: str | None = None, **kw) -> str:

@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini import paths
 from claude_mini.config import load_config, merge
@@ -20,6 +19,7 @@ from claude_mini.rewind.points import read_checkpoints
 from claude_mini.rewind.restore import apply_code_restore, plan_code_restore
 from claude_mini.runtime import build_runtime
 from claude_mini.session import read_transcript
+from tests.fake_anthropic import Reply
 from tests.rewind.turns import ORIGINAL_APP, PROMPTS, three_turns
 from tests.sessions import run_session as run
 from tests.sessions import turn

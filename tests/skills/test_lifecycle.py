@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.config import load_config
 from claude_mini.llm.client import AnthropicClient
@@ -17,6 +16,7 @@ from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.runtime import build_runtime
 from claude_mini.skills.expand import ExpansionError
 from claude_mini.skills.lifecycle import invoked_in
+from tests.fake_anthropic import Reply
 from tests.sessions import run_session, turn
 
 BODY_A = "# Release notes\n" + "Write the notes in the house style. " * 110  # ~4 KB

@@ -8,7 +8,6 @@ import io
 from types import SimpleNamespace
 
 import pytest
-from fake_anthropic import Reply
 from rich.console import Console
 
 from claude_mini.config import load_config
@@ -19,6 +18,7 @@ from claude_mini.session import Session, open_transcript
 from claude_mini.tools import ToolError
 from claude_mini.tools.todo import Todo, TodoHook, TodoWriteTool, todos_in
 from claude_mini.ui.commands import CommandContext, discover_commands, find_command
+from tests.fake_anthropic import Reply
 
 PLAN = [
     {"content": "Read the parser", "status": "completed", "activeForm": "Reading the parser"},

@@ -6,7 +6,6 @@ import asyncio
 import io
 import json
 
-from fake_anthropic import Reply
 from rich.console import Console
 
 from claude_mini.config import load_config
@@ -14,6 +13,7 @@ from claude_mini.llm.client import AnthropicClient
 from claude_mini.runtime import build_runtime
 from claude_mini.ui.commands import CommandContext, discover_commands, find_command
 from claude_mini.ui.context_usage import compact_warning, compaction_line, context_used
+from tests.fake_anthropic import Reply
 
 
 async def _compact(runtime, args: str) -> str:
