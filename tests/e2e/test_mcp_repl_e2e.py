@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from tests.e2e import test_repl
+from tests.e2e.conftest import wait_for_mcp_servers
 from tests.e2e.test_repl import main_replies, wait_until
 from tests.fake_anthropic import Reply
 
@@ -19,6 +20,7 @@ def write_demo(repo: Path, *, approved: bool) -> None:
     """`.mcp.json` with the demo server (env value TOKEN must never be printed); approved or not."""
     entry = {"command": sys.executable, "args": [str(DEMO)], "env": {"DEMO_TOKEN": "s3cret-value"}}
     (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": entry}}))
+    wait_for_mcp_servers(repo)
     if approved:
         (repo / ".claude").mkdir(exist_ok=True)
         (repo / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["demo"]}))
