@@ -96,10 +96,36 @@ def test_cancelling_the_caller_kills_the_groups_then_raises(tmp_path: Path, monk
         cwd=tmp_path,
         project_dir=tmp_path,
     )
-    asyncio.run(cancel_when_written(run, pid_file, tries=250))
+    asyncio.run(cancel_when_written(run, pid_file))
     assert ends_soon(pid_in(pid_file))
     assert pid_in(tmp_path / "shell.pid") in started
     assert len(started) == 2 and sorted(ended) == sorted(started)  # SIGTERM to us would have killed them
+
+
+def test_cancelling_while_asyncio_connects_the_shell_still_kills_its_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Esc can land while asyncio is still connecting a shell that has started the hook; asyncio
+    then kills the shell alone, so the runner must end what the hook started."""
+    pid_file = tmp_path / "child.pid"
+    real_exec = asyncio.create_subprocess_exec
+
+    async def slow_exec(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        proc = await real_exec(*args, **kwargs)
+        try:  # asyncio still connecting: the hook runs meanwhile, and Esc lands here
+            while not (pid_file.exists() and pid_file.read_text().strip()):
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(2)
+        except asyncio.CancelledError:
+            proc.kill()  # what asyncio does to a process it was still connecting: its pid only
+            await proc.wait()
+            raise
+        return proc
+
+    monkeypatch.setattr(runner.asyncio, "create_subprocess_exec", slow_exec)
+    run = run_hook_commands([hook("sleep 30 & echo $! > child.pid; wait")], {}, cwd=tmp_path, project_dir=tmp_path)
+    asyncio.run(cancel_when_written(run, pid_file))
+    assert ends_soon(pid_in(pid_file))
 
 
 def test_a_hook_that_does_not_read_stdin_neither_hangs_nor_errs(
