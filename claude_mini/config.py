@@ -396,7 +396,7 @@ def _managed_mode_problem(perms: dict[str, Any]) -> str | None:
 UNTRUSTED_SOURCES = ("project", "local")
 # Keys that decide what the user pays: which model answers, how many tokens a request may produce
 # or carry, how often side requests (recall, extraction, compaction, dreaming) run. A repository
-# choosing them is cost amplification (issue 33: four requests to opus for "hello"), so untrusted
+# choosing them is cost amplification (four requests to opus for "hello"), so untrusted
 # they are ignored like allow rules, each named with its value. Left on the allow-list: latency
 # knobs that add no request (recall.waitMs/timeoutMs/holdMs, memory.extractWaitSeconds) and
 # switches that only turn work off (autoMemoryEnabled false). `subagents.*` (turns, tokens,

@@ -1,4 +1,4 @@
-"""Wiring: from a `Config` to a ready `Agent` (client, tools, policy, prompt, session, hooks).
+"""Wiring: from a `Config` to a ready `Agent` (client, tools, policy, prompt, session, lifecycle parts).
 
 Print mode and the REPL both start here, so they behave the same.
 """
@@ -6,47 +6,74 @@ Print mode and the REPL both start here, so they behave the same.
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from claude_mini import paths
-from claude_mini.agent.hooks import (
-    AgentHooks,
+from claude_mini.agent.lifecycle import (
     EndReason,
+    Lifecycle,
     LoadReason,
     NotificationKind,
+    Part,
+    PartContext,
     SessionSource,
 )
 from claude_mini.agent.loop import Agent, AskUser
+from claude_mini.agent.todos import part as todo_part
 from claude_mini.config import Config
+from claude_mini.hooks.lifecycle import part as user_hooks_part
 from claude_mini.llm.client import ModelClient
-from claude_mini.memory.checkpoint import CheckpointHook
-from claude_mini.memory.compact import CompactHook, Compactor, context_window, fork_summary
+from claude_mini.mcp_servers.lifecycle import part as mcp_part
+from claude_mini.memory.compact import Compactor, CompactPart, context_window
 from claude_mini.memory.extract import Extractor
 from claude_mini.memory.instructions import (
     AttachmentTracker,
-    InstructionHook,
+    InstructionPart,
     InstructionSet,
     instruction_loads,
     load_instructions,
 )
-from claude_mini.memory.recall import RecallHook
+from claude_mini.memory.parts import checkpoint_part, compaction_part, extraction_part, instructions_part, recall_part
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.memory.team import team_problem, team_prompt_section, team_tier
 from claude_mini.notices import NoticeChannel
 from claude_mini.permissions import Guard, PermissionPolicy, PolicyChain
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
-from claude_mini.rewind.hook import FileHistoryHook
+from claude_mini.rewind.part import FileHistoryPart
+from claude_mini.rewind.part import part as file_history_part
 from claude_mini.sandbox import Sandbox, sandbox_settings
 from claude_mini.sandbox.box import RuleSource, SandboxGuard
 from claude_mini.session import Session, resume_session
-from claude_mini.skills.lifecycle import SkillHook, skill_hook
-from claude_mini.subagents.lifecycle import SubagentHook, subagent_hook
+from claude_mini.skills.lifecycle import SkillPart
+from claude_mini.skills.lifecycle import part as skills_part
+from claude_mini.subagents.lifecycle import SubagentPart
+from claude_mini.subagents.lifecycle import part as subagents_part
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.read_denials import read_denials_of
 from claude_mini.tools.registry import default_tools
-from claude_mini.tools.todo import TodoHook
+
+PartFactory = Callable[[PartContext], Part | None]
+
+PARTS: tuple[PartFactory, ...] = (
+    user_hooks_part,
+    mcp_part,
+    skills_part,
+    subagents_part,
+    todo_part,
+    file_history_part,
+    checkpoint_part,
+    compaction_part,
+    instructions_part,
+    recall_part,
+    extraction_part,
+)
+"""The lifecycle order, in which every event reaches the parts (`after_compact` in reverse): the
+user's hooks first (they may refuse a prompt before recall starts, or a compaction before
+extraction flushes), MCP servers (the tool list is fixed before compaction measures the request),
+skills, subagents, the todo list, file checkpoints (after every part that may rewrite a tool's
+input), compaction's working state and compaction (it may replace the conversation before anyone
+reads it), Layer 1 attachments, recall, extraction. A feature whose factory returns None has no part."""
 
 NO_MODEL = (
     "No model is configured: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for the Anthropic API, "
@@ -84,25 +111,58 @@ class Runtime:
     tracker: AttachmentTracker
     store: MemoryStore
     notices: NoticeChannel
-    extractor: Extractor | None = None  # Layer 4
-    compactor: Compactor | None = None  # Layer 5
-    skills: SkillHook | None = None  # custom commands and skills (None: the project and user have none)
-    subagents: SubagentHook | None = None  # the Agent tool's types and children
-    file_history: FileHistoryHook | None = None  # the file checkpoints /rewind restores
     sandbox: Sandbox | None = None  # Bash's bubblewrap sandbox (None: off in the settings)
     retired_clients: list[ModelClient] = field(default_factory=list)  # replaced by /model; closed in close()
 
     @property
-    def hooks(self) -> list[AgentHooks]:
-        """The parts observing this session's lifecycle, in the order they are called."""
-        return self.agent.hooks
+    def lifecycle(self) -> Lifecycle:
+        """The parts observing this session's lifecycle, in `PARTS` order, and their dispatch."""
+        return self.agent.lifecycle
+
+    @property
+    def extractor(self) -> Extractor | None:
+        """Layer 4."""
+        return self.lifecycle.find(Extractor)
+
+    @property
+    def compactor(self) -> Compactor | None:
+        """Layer 5."""
+        part = self.lifecycle.find(CompactPart)
+        return part.compactor if part is not None else None
+
+    @property
+    def skills(self) -> SkillPart | None:
+        """Custom commands and skills (None: the project and user have none)."""
+        return self.lifecycle.find(SkillPart)
+
+    @property
+    def subagents(self) -> SubagentPart | None:
+        """The Agent tool's types and children."""
+        return self.lifecycle.find(SubagentPart)
+
+    @property
+    def file_history(self) -> FileHistoryPart | None:
+        """The file checkpoints /rewind restores."""
+        return self.lifecycle.find(FileHistoryPart)
+
+    def install(self, lifecycle: Lifecycle) -> None:
+        """Put the session's parts in place, and the tools they bring after the built-ins (Skill
+        when anything is listed, then Agent): the fixed prefix every fork copies."""
+        self.agent.lifecycle = lifecycle
+        skills, subagents = lifecycle.find(SkillPart), lifecycle.find(SubagentPart)
+        tools = [
+            *default_tools(),
+            *([skills.tool] if skills is not None and skills.tool is not None else []),
+            *([subagents.tool] if subagents is not None else []),
+        ]
+        self.agent.builtin_tools = tools
+        self.agent.set_tools(tools)
 
     async def start(self, *, source: SessionSource, dream: bool) -> None:
         """Session-start maintenance (forgetting, maybe a dream), then `on_session_start`."""
         await session_start_maintenance(self, dream=dream)
         self.announce_instructions("session_start")
-        for hook in self.hooks:
-            await hook.on_session_start(self.agent, source)
+        await self.lifecycle.on_session_start(self.agent, source)
 
     def announce_instructions(self, reason: LoadReason) -> None:
         """Tell the lifecycle which instruction files the system prompt holds now."""
@@ -110,22 +170,17 @@ class Runtime:
 
     def switch_session(self, session: Session, source: SessionSource) -> None:
         """Put another conversation in place (/clear, /resume) and rebuild the system prompt."""
-        from claude_mini.llm.messages import Usage
-
         self.session = session
         session.report_to(self.notices)
         self.agent.session = session
-        self.agent.last_usage = Usage()
-        self.agent.ctx.read_files.clear()  # the new conversation has not seen any file
+        self.lifecycle.reset_conversation(self.agent)  # the new conversation has not seen any file
         self.rebuild_prompt()
-        for hook in self.hooks:
-            hook.on_session_change(session, source)
+        self.lifecycle.on_session_change(session, source)
         self.announce_instructions("session_start")
 
     def waiting_for_user(self, kind: NotificationKind, message: str) -> None:
         """Tell the lifecycle the session waits for the user (a permission question, an idle prompt)."""
-        for hook in self.hooks:
-            hook.on_notification(self.agent, kind, message)
+        self.lifecycle.on_notification(self.agent, kind, message)
 
     def switch_client(self, client: ModelClient) -> None:
         """Answer with `client` from now on (/model). The old one is closed with the session, not
@@ -135,10 +190,8 @@ class Runtime:
             self.client = self.agent.client = client
 
     async def close(self, reason: EndReason = "other") -> None:
-        """End the session: the hooks stop their background work, then the clients close."""
-        for hook in self.hooks:
-            with contextlib.suppress(Exception):
-                await hook.on_session_end(self.agent, reason)
+        """End the session: the parts stop their background work, then the clients close."""
+        await self.lifecycle.on_session_end(self.agent, reason)
         for client in (*self.retired_clients, self.client):
             with contextlib.suppress(Exception):
                 await client.aclose()
@@ -148,13 +201,13 @@ class Runtime:
     def rebuild_prompt(self) -> None:
         """Rebuild the system prompt and Layer 1 (after /clear, /compact, /memory edits).
 
-        A new InstructionSet needs a new tracker, so the instruction hook is pointed at it.
+        A new InstructionSet needs a new tracker, so the instruction part is pointed at it.
         """
         self.prompt, self.instructions = make_prompt(self.config, self.store, self.notices)
         self.tracker = AttachmentTracker(self.instructions, self.config.cwd)
-        for hook in self.hooks:
-            if isinstance(hook, InstructionHook):
-                hook.tracker = self.tracker
+        instructions = self.lifecycle.find(InstructionPart)
+        if instructions is not None:
+            instructions.tracker = self.tracker
         self.agent.system = self.prompt.blocks()
 
 
@@ -317,11 +370,8 @@ def build_runtime(
 ) -> Runtime:
     """Assemble a session's runtime; the UI injects its notice channel, tests a client or session.
 
-    The lifecycle order is the hook order: the user's hooks first (they may refuse a prompt
-    before recall starts, or a compaction before extraction flushes), MCP servers, skills,
-    subagents, the todo list, file checkpoints (after every part that may rewrite a tool's
-    input), compaction (it may replace the conversation before anyone reads it), Layer 1
-    attachments, recall, extraction.
+    The agent and the runtime come first; then every feature builds its part from one
+    `PartContext`, in `PARTS` order, and the runtime installs them as the agent's lifecycle.
     """
     notices = notices or NoticeChannel()
     client = client or make_client(config, notices)
@@ -345,21 +395,10 @@ def build_runtime(
         rules.allow_edits_in(store.root)  # the main agent saves memories without a prompt
     policy = make_chain(config, rules, store, ctx, sandbox)
     prompt, instructions = make_prompt(config, store, notices)
-    tracker = AttachmentTracker(instructions, config.cwd)
-    extractor = Extractor.for_runtime(config, session, store, policy, notices)
-    skills = skill_hook(config, rules, notices, context_window(config, config.model, client))
-    subagents = subagent_hook(
-        config, notices, lambda: runtime.instructions.render(), store.root if config.auto_memory else None
-    )
-    tools = [
-        *default_tools(),
-        *([skills.tool] if skills is not None and skills.tool is not None else []),
-        subagents.tool,
-    ]
     agent = Agent(
         client=client,
         session=session,
-        tools=tools,
+        tools=default_tools(),
         policy=policy,
         system=prompt.blocks(),
         model=config.model,
@@ -368,105 +407,25 @@ def build_runtime(
         max_turns=config.max_turns,
         ask_user=ask_user,
     )
-    if skills is not None:
-        skills.agent = agent  # a typed command may run its `!` lines before the session start ends
-    subagents.agent = agent
-    file_history = FileHistoryHook(
-        lambda: runtime.session, settings=lambda: config.checkpoints, memory_root=store.root, notices=notices
-    )
+    tracker = AttachmentTracker(instructions, config.cwd)
     runtime = Runtime(
-        config,
-        client,
-        session,
-        policy,
-        prompt,
-        agent,
-        instructions,
-        tracker,
-        store,
-        notices,
-        extractor=extractor,
-        skills=skills,
-        subagents=subagents,
-        file_history=file_history,
-        sandbox=sandbox,
+        config, client, session, policy, prompt, agent, instructions, tracker, store, notices, sandbox=sandbox
     )
-    runtime.compactor = Compactor(runtime, fork_summary)
-    agent.hooks = [
-        *user_hooks(config, agent, notices, lambda: runtime.policy.mode),
-        *mcp_servers(config, agent, rules, notices),
-        *([skills] if skills else []),
-        subagents,
-        TodoHook(ctx),
-        file_history,
-        CheckpointHook(
-            instructions=lambda: [a.path for a in runtime.tracker.active()],
-            memories=lambda: extractor.saved_names if extractor is not None else [],
-        ),
-        CompactHook(runtime.compactor, notices),
-        InstructionHook(tracker),
-        RecallHook(
-            store,
-            config,
-            notices,
-            cache_dir=paths.recall_cache_dir(),
-            team_root=team.root if team is not None else None,
-        ),
-        extractor,
-    ]
+    parts = PartContext(
+        config=config,
+        client=client,
+        session=session,
+        notices=notices,
+        store=store,
+        rules=rules,
+        policy=policy,
+        agent=agent,
+        runtime=runtime,
+        window=context_window(config, config.model, client),
+        team_root=team.root if team is not None else None,
+    )
+    runtime.install(Lifecycle(part for factory in PARTS if (part := factory(parts))))
     return runtime
-
-
-def mcp_servers(config: Config, agent: Agent, rules: PermissionPolicy, notices: NoticeChannel) -> list[AgentHooks]:
-    """The session's MCP servers as a lifecycle part (none configured: no part, and the SDK is
-    never imported). Skipped entries and servers waiting for approval are said once."""
-    from claude_mini.mcp_servers.config import load_servers
-
-    found = load_servers(config)
-    for problem in found.problems:
-        notices.say(problem, "warning", once=True)
-    if found.pending_approval:
-        names = ", ".join(spec.name for spec in found.pending_approval)
-        which = f"server {names} was" if len(found.pending_approval) == 1 else f"servers {names} were"
-        notices.say(
-            f"The project's MCP {which} not started: it needs your approval once (run "
-            "claude-mini here and answer, or list it in enabledMcpjsonServers in "
-            ".claude/settings.local.json).",
-            "warning",
-            once=True,
-        )
-    if not found.servers:
-        return []
-    from claude_mini.mcp_servers.client import McpManager
-    from claude_mini.mcp_servers.lifecycle import McpHook, McpSettings
-
-    settings = McpSettings.read(config)
-    for problem in settings.problems:
-        notices.say(problem, "warning", once=True)
-    manager = McpManager(found.servers, notices, cwd=str(config.project_root))
-    return [McpHook(manager, settings, notices, rules.trust_read_only, rules.name_mcp_tools)]
-
-
-def user_hooks(config: Config, agent: Agent, notices: NoticeChannel, mode: Callable[[], str]) -> list[AgentHooks]:
-    """The user's hooks from settings, as a lifecycle part (none configured: no part at all).
-    Their skipped entries are said once."""
-    from claude_mini.hooks.config import load_hooks
-
-    hook_set = load_hooks(config)
-    for problem in hook_set.problems:
-        notices.say(problem, "warning", once=True)
-    if not hook_set.commands:
-        return []
-    from claude_mini.hooks.lifecycle import UserHooks
-
-    hooks = UserHooks(hook_set, project_dir=config.project_root, notices=notices, mode=mode)
-    hooks.agent = agent
-    # Off by default: a fork's calls are its own (memory writes inside the memory folder, reads),
-    # already confined by its policy, and hooks written for the user's session (format the file,
-    # ask about a push) would fire, and cost time, on background work the user never sees.
-    if config.memory.extraction.hooks_in_forks:
-        agent.fork_tool_check = functools.partial(hooks.vet_fork_call, agent)
-    return [hooks]
 
 
 async def session_start_maintenance(runtime: Runtime, *, dream: bool) -> None:

@@ -87,7 +87,7 @@ def nested_checkout(folder: str, real: str) -> str | None:
 
     A checkout is a folder holding a `.git` file or folder (a dangling link counts too). When
     `folder` is in a checkout (its own `.git` or one above it), every checkout below it is
-    nested: the vendored clone of the issue. A plain folder (`~/src`) trusts the checkouts
+    nested: a vendored clone, for one. A plain folder (`~/src`) trusts the checkouts
     directly in it, and stops at the checkouts inside those.
     """
     seen_outer = paths.nearest_git_entry(folder) is not None

@@ -1,4 +1,4 @@
-"""Benchmark the Bash permission checks on hostile sizes (README, Permissions).
+"""Benchmark the Bash permission checks on hostile sizes (docs/permissions-and-sandbox.md).
 
 Three figures, the first two beside a baseline measured in the same run:
 - the read-only check and the deny-rule candidate finder on command lines of

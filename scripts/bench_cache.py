@@ -1,4 +1,4 @@
-"""Benchmark Layer 4's cache sharing (issue 5): how much of the extraction fork's input is read
+"""Benchmark Layer 4's cache sharing: how much of the extraction fork's input is read
 from the prompt cache the main agent already paid for.
 
 Runs a scripted 10-turn session in-process against the fake Anthropic server
@@ -13,19 +13,19 @@ It runs the session three times, each with a fresh home, repository and server:
 - with user hooks configured in the repository's `.claude/settings.json` (a trusted folder,
   as `--trust-folder` makes it): UserPromptSubmit and PostToolUse hooks that add context to
   every turn, and a PreToolUse hook that only logs. Hook context joins the conversation as a
-  `<system-reminder>`, so the fork still extends the parent's exact prefix (issue 16: prefix
+  `<system-reminder>`, so the fork still extends the parent's exact prefix (target: prefix
   reuse >= 97% with hooks configured). The script fails if the hooks did not run or their
   context never reached the model, so this figure cannot silently be a run without hooks;
 - with the demo MCP server (tests/mcp_servers/demo_server.py, over stdio) in the repository's
   `.mcp.json`, the folder trusted and the server approved, and the main agent calling one of its
   tools every turn: its tools are in the cached tool list, fixed at the first request, so the
-  fork still extends the parent's exact prefix (issue 17: prefix reuse >= 97% with MCP servers
+  fork still extends the parent's exact prefix (target: prefix reuse >= 97% with MCP servers
   configured). The script fails if the MCP tools were not in every request's tool list or the
   calls did not reach the server;
 - with five skills in the repository's `.claude/skills` (Claude Code's layout) and the main agent
   loading one with the Skill tool on some turns: the listing is in the Skill tool's description,
   built once per conversation, and a body joins the conversation as a tool result, so the fork
-  still extends the parent's exact prefix (issue 18). The script fails if the Skill tool was not
+  still extends the parent's exact prefix. The script fails if the Skill tool was not
   in every request's tool list, identically, or a loaded skill's body never reached the model;
 - for contrast, with a fork that sends its own, smaller tool list (what "restricting the
   fork by removing tools" would cost).
@@ -439,14 +439,14 @@ def main() -> int:
     report("Fork with its own tool list (Read, Write, Edit only): for contrast", measure(args.turns, fork_tools=3))
     print(f"cache-prefix mismatches logged: {_mismatches(counter)}")
     checks = [
-        ("share of input from cache, no hooks (issue 5)", plain[0], 90.0),
+        ("share of input from cache, no hooks", plain[0], 90.0),
         ("share of input from cache, with hooks", hooked[0], 90.0),
         ("share of input from cache, with MCP servers", with_mcp[0], 90.0),
         ("share of input from cache, with skills", with_skills[0], 90.0),
         ("prefix reuse, no hooks", plain[1], 97.0),
-        ("prefix reuse, with hooks (issue 16)", hooked[1], 97.0),
-        ("prefix reuse, with MCP servers (issue 17)", with_mcp[1], 97.0),
-        ("prefix reuse, with skills (issue 18)", with_skills[1], 97.0),
+        ("prefix reuse, with hooks", hooked[1], 97.0),
+        ("prefix reuse, with MCP servers", with_mcp[1], 97.0),
+        ("prefix reuse, with skills", with_skills[1], 97.0),
     ]
     print()
     for what, figure, target in checks:

@@ -1,4 +1,4 @@
-"""Benchmark compaction (issue 21): what the model still knows in the first request after a
+"""Benchmark compaction: what the model still knows in the first request after a
 compaction, with the deterministic checkpoint beside the summary and without it.
 
 Runs a scripted session of 40 turns in-process against the fake Anthropic server (real SDK,
@@ -12,14 +12,14 @@ after turn 40; one more turn follows each, and its first request is searched for
 planted before that compaction.
 
 The fake model's summary is one fixed text that names none of the planted facts: the figures
-are what survives without trusting a summary written by a model (the study the issue quotes
+are what survives without trusting a summary written by a model (one published study
 found 0.2% of commands in such summaries). The same session runs twice, each with a fresh home,
 repository and server: with the checkpoint, and with the checkpoint switched off (its hook
 attaches nothing), so the two compare. Other things kept by a compaction count in both runs:
 the user's latest request verbatim, the most recently read files, the active rules.
 
 Prints, per compaction and per kind, how many of the facts were present, the checkpoint's size
-(characters and estimated tokens) and the request's input tokens. Targets (the issue): 100% of
+(characters and estimated tokens) and the request's input tokens. Targets: 100% of
 instructions and failed approaches, >= 90% of commands (the most recent N where cut), every
 edited file.
 
@@ -518,9 +518,9 @@ def measure(
 @contextmanager
 def checkpoint_off() -> Iterator[None]:
     """The checkpoint's hook attaches nothing beside the summary (everything else as usual)."""
-    from claude_mini.memory.checkpoint import CheckpointHook
+    from claude_mini.memory.checkpoint import CheckpointPart
 
-    with mock.patch.object(CheckpointHook, "compact_attachments", lambda self, agent: []):
+    with mock.patch.object(CheckpointPart, "compact_attachments", lambda self, agent: []):
         yield
 
 

@@ -1,4 +1,4 @@
-"""Benchmark Layer 1 (issue 9): build the instruction section vs merely read the same files,
+"""Benchmark Layer 1: build the instruction section vs merely read the same files,
 and match 1,000 paths against the path-scoped rules.
 
 Generates a repository 12 levels deep with 60 instruction files (25 per-folder

@@ -1,4 +1,4 @@
-"""Benchmark Layer 4's cost (issue 20): extraction behind the gate, with batching, against
+"""Benchmark Layer 4's cost: extraction behind the gate, with batching, against
 extraction after every turn, on one scripted 20-turn session.
 
     uv run python scripts/bench_extract.py

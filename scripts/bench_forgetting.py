@@ -359,7 +359,7 @@ def print_table(plain: list[MonthRow], gc: list[MonthRow]) -> None:
 
 
 def check_targets(plain: list[MonthRow], gc: list[MonthRow], world: World) -> bool:
-    """The issue's targets: the index within its limits every day; recall@5 not lower with gc
+    """The targets: the index within its limits every day; recall@5 not lower with gc
     (over the year; the worst single month is printed too)."""
     index_ok = world.max_lines <= INDEX_MAX_LINES and world.max_bytes <= INDEX_MAX_BYTES
     mean_plain = statistics.fmean(a.recall for a in plain)

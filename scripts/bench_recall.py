@@ -18,7 +18,7 @@ are written (dropping it needs root). The model strategy's quality needs a real
 model (`evaluate()` takes any `select(query) -> list[filename]`); this script
 prints its plumbing instead: how long a turn is held (not at all), how long until
 a selection is ready with an instant side model, and the tokens and dollars of
-one recall request, using `RecallHook` against the loopback fake server.
+one recall request, using `RecallPart` against the loopback fake server.
 """
 
 from __future__ import annotations
@@ -1318,12 +1318,12 @@ async def _time_plumbing(root: Path, base_url: str, queries: list[str]) -> dict[
 
     from claude_mini.config import DEFAULT_SMALL_MODEL, Config
     from claude_mini.llm.client import AnthropicClient
-    from claude_mini.memory.recall import RecallHook
+    from claude_mini.memory.recall import RecallPart
     from claude_mini.memory.store import MemoryStore
     from claude_mini.session import CostLedger
 
     client = AnthropicClient(base_url=base_url, api_key="bench", max_retries=0)
-    hook = RecallHook(MemoryStore(root), Config(cwd=root, project_root=root), client=client)
+    hook = RecallPart(MemoryStore(root), Config(cwd=root, project_root=root), client=client)
     session = SimpleNamespace(messages=[], costs=CostLedger())
     agent = SimpleNamespace(session=session, client=client)
     held, ready, lines = [], [], 0
@@ -1369,12 +1369,12 @@ def report_unseen(seed: int, tmp: Path, quick: bool) -> None:
         "generated fixture above"
     )
     from claude_mini.config import Config
-    from claude_mini.memory.recall import RecallHook
+    from claude_mini.memory.recall import RecallPart
     from claude_mini.memory.store import MemoryStore
 
     root = tmp / "unseen" / "memory"
     ru.write_memories(root, unseen.memories)
-    hook = RecallHook(MemoryStore(root), Config(cwd=root, project_root=root), clock=lambda: ru.NOW)
+    hook = RecallPart(MemoryStore(root), Config(cwd=root, project_root=root), clock=lambda: ru.NOW)
     local = [hook._local_pass(q.text, frozenset())[1] for q in queries]
     ru.print_scores("strategy lexical (no request)", ru.score(queries, local))
     report_unseen_turns(unseen, tmp, quick)
@@ -1415,7 +1415,7 @@ def report_unseen_reach(unseen, seed: int, tmp: Path, quick: bool) -> None:
     """Share of relevant files in the side model's manifest after gc, at 2,000 and 10,000."""
     from claude_mini.config import Config
     from claude_mini.memory.forget import gc
-    from claude_mini.memory.recall import RecallHook
+    from claude_mini.memory.recall import RecallPart
     from claude_mini.memory.store import MemoryStore
 
     answerable = [q for q in unseen.queries if q.relevant]
@@ -1429,7 +1429,7 @@ def report_unseen_reach(unseen, seed: int, tmp: Path, quick: bool) -> None:
         start = time.perf_counter()
         archived = gc(store, stale=False).archived
         gc_s = time.perf_counter() - start
-        hook = RecallHook(store, Config(cwd=root, project_root=root), clock=lambda: ru.NOW)
+        hook = RecallPart(store, Config(cwd=root, project_root=root), clock=lambda: ru.NOW)
         tiers = _reach(answerable, partial(_manifest_names, hook))
         live = _reach(answerable, partial(_shortlist_names, hook.scanner.index, ru.NOW))
         plain = LexicalIndex(

@@ -1,4 +1,4 @@
-"""Benchmark skills (issue 18): what compaction saves by naming invoked skills instead of
+"""Benchmark skills: what compaction saves by naming invoked skills instead of
 re-sending their bodies, and what the listing in the Skill tool's description costs.
 
 (a) Compaction. An in-process session against the fake Anthropic server (real SDK, real SSE)

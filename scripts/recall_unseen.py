@@ -209,9 +209,9 @@ class TurnResult:
 async def _worker(
     runtime: Any, jobs: list[tuple[int, UnseenQuery]], results: dict[int, TurnResult], typing_lead: float | None
 ) -> None:
-    from claude_mini.memory.recall import recall_hook, recalls_in_context
+    from claude_mini.memory.recall import RecallPart, recalls_in_context
 
-    hook = recall_hook(runtime.agent.hooks)
+    hook = runtime.lifecycle.find(RecallPart)
     for index, query in jobs:
         runtime.session.messages.clear()
         hook.reset_budget()
@@ -238,6 +238,7 @@ def run_turns(
 ) -> list[TurnResult]:
     """Each query as the first turn of a conversation in `workdir` (its memory folder is
     `paths.memory_dir(workdir)` under $CLAUDE_MINI_HOME); what reached the model, in order."""
+    from claude_mini.agent.lifecycle import Lifecycle
     from claude_mini.config import load_config
     from claude_mini.llm.client import AnthropicClient
     from claude_mini.memory.extract import Extractor
@@ -254,7 +255,7 @@ def run_turns(
             config = load_config(workdir)
             client = AnthropicClient(base_url=server.base_url, api_key="bench", max_retries=0)
             rt = build_runtime(config, client=client)
-            rt.agent.hooks = [h for h in rt.agent.hooks if not isinstance(h, Extractor)]
+            rt.agent.lifecycle = Lifecycle(h for h in rt.lifecycle.parts if not isinstance(h, Extractor))
             runtimes.append(rt)
         jobs = list(enumerate(queries))
         try:

@@ -1,4 +1,4 @@
-"""Repositories that arrive with their own `.git` and name programs git would start (issue 33).
+"""Repositories that arrive with their own `.git` and name programs git would start.
 
 Built with real git; each program only creates a marker file, which the tests look for.
 """

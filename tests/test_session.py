@@ -1,4 +1,4 @@
-"""Lone surrogates (issue 13): JSON can spell one (`"\\udc1b"`), no encoder takes one. A reply
+"""Lone surrogates: JSON can spell one (`"\\udc1b"`), no encoder takes one. A reply
 carrying them must reach the transcript, the terminal and the next request as U+FFFD, never crash."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Workspace trust (issue 13, items 3 and 9): the trust record, what untrusted settings may do,
+"""Workspace trust: the trust record, what untrusted settings may do,
 and managed settings that fail closed."""
 
 from __future__ import annotations
@@ -259,7 +259,7 @@ BROKEN_MANAGED = [
     ('{"permissions": {"disableBypassPermissionsMode": "yes"}}', 'the only value is "disable"'),
     ('{"permissions": {"disableBypassPermissionsMode": ["disable"]}}', 'the only value is "disable"'),
     ('{"permissions": {"disableBypassPermissionsMode": null}}', 'the only value is "disable"'),
-    # An unknown key in `permissions` (issue 33): a misspelt deny would drop the rules silently.
+    # An unknown key in `permissions`: a misspelt deny would drop the rules silently.
     ('{"permissions": {"denny": ["Bash(curl:*)"]}}', '"permissions.denny" (did you mean "deny"?)'),
     ('{"permissions": {"deny": ["Bash(rm:*)"], "Ask": ["Bash"]}}', '"permissions.Ask" (did you mean "ask"?)'),
     ('{"permissions": {"defaultmode": "plan"}}', '"permissions.defaultmode" (did you mean "defaultMode"?)'),
@@ -430,7 +430,7 @@ def test_worktrees_and_submodules_of_a_trusted_repository(trusted_repo, tmp_path
     assert paths.checkout_root(wt) == wt and paths.git_root(wt) == trusted_repo  # memory is shared
     assert not load_config(wt).trusted  # a folder of its own: asked about again
     assert paths.checkout_root(sub) == sub == paths.git_root(sub)
-    assert not load_config(sub).trusted  # a nested checkout (its `.git` file): asked about again (issue 33)
+    assert not load_config(sub).trusted  # a nested checkout (its `.git` file): asked about again
     assert paths.checkout_root(trusted_repo / "sub") == paths.checkout_root(trusted_repo / "sub" / ".")
     (trusted_repo / "pkg").mkdir()
     assert paths.checkout_root(trusted_repo / "pkg") == trusted_repo == paths.git_root(trusted_repo / "pkg")
@@ -475,7 +475,7 @@ def test_untrusted_claude_md_excludes_are_marked_for_the_repository_only(repo, i
     assert user == ["a/**"] and not isinstance(user, trust.RepositoryOnly)
 
 
-# ---------------------------------------------------------------- issue 33: cost keys, typos, nested checkouts
+# ---------------------------------------------------------------- cost keys, typos, nested checkouts
 
 
 @pytest.mark.parametrize("dotted", UNTRUSTED_COST_KEYS)

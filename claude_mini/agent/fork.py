@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.hooks import ForkToolCheck
+from claude_mini.agent.lifecycle import ForkToolCheck
 from claude_mini.agent.loop import batch_calls, decide, run_tool, unusable_input
 from claude_mini.llm.client import ModelClient
 from claude_mini.llm.messages import (

@@ -15,7 +15,8 @@ use` after the cancelled calls' results), and a turn that failed anywhere has ev
 tool_use answered (`Session.repair`).
 
 Model failures surface as `llm.client.ModelError` (and its `ContextTooLong`).
-Memory layers plug in through the lifecycle declared in `agent/hooks.py` (DESIGN.md section 3).
+Memory layers and the other parts plug in through `agent/lifecycle.py` (DESIGN.md section 3): the loop
+calls its `Lifecycle`, never the parts one by one.
 """
 
 from __future__ import annotations
@@ -29,13 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, ToolStarted, TurnDone
-from claude_mini.agent.hooks import (
-    AgentHooks,
-    ForkToolCheck,
-    InstructionLoad,
-    ToolVerdict,
-    system_reminder,
-)
+from claude_mini.agent.lifecycle import ForkToolCheck, InstructionLoad, Lifecycle, system_reminder
 from claude_mini.llm.client import ContextTooLong, ModelClient
 from claude_mini.llm.events import ResponseDone
 from claude_mini.llm.messages import (
@@ -114,7 +109,7 @@ class Agent:
         max_tokens: int = 32000,
         max_turns: int | None = None,
         ask_user: AskUser | None = None,
-        hooks: Sequence[AgentHooks] = (),
+        lifecycle: Lifecycle | None = None,
     ):
         self.client = client
         self.session = session
@@ -130,7 +125,7 @@ class Agent:
         self.max_tokens = max_tokens
         self.max_turns = max_turns
         self.ask_user = ask_user
-        self.hooks = list(hooks)
+        self.lifecycle = lifecycle or Lifecycle()
         self.last_usage = Usage()
         self.last_request: ModelRequest | None = None  # what was really sent (fork cache guard)
         self.fork_tool_check: ForkToolCheck | None = None  # forks' extra vetting (memory.hooksInForks)
@@ -144,9 +139,7 @@ class Agent:
 
     def announce_instructions(self, loads: Sequence[InstructionLoad]) -> None:
         """Tell every lifecycle part that instruction files entered the context."""
-        if loads:
-            for hook in self.hooks:
-                hook.on_instructions_loaded(self, loads)
+        self.lifecycle.on_instructions_loaded(self, loads)
 
     def request(self, purpose: Purpose = "main") -> ModelRequest:
         """The request the loop would send now; forked agents copy its prefix."""
@@ -169,8 +162,7 @@ class Agent:
         user: Message | None = None
         finished = False
         try:
-            for hook in self.hooks:
-                await hook.on_turn_start(self, text)
+            await self.lifecycle.on_turn_start(self, text)
             user = Message("user", [TextBlock(text), *self._attachments()])
             self.session.add_message(user, prompt=True)
             yield MessageAdded(user)
@@ -194,8 +186,7 @@ class Agent:
                 self.session.repair()
             raise
         finally:
-            for hook in self.hooks:
-                hook.after_turn(self)
+            self.lifecycle.after_turn(self)
 
     async def _requests(self) -> AsyncIterator[AgentEvent]:
         """Ask the model, run its tools, repeat until it stops asking for tools."""
@@ -203,8 +194,7 @@ class Agent:
         while True:
             if self.max_turns is not None and requests >= self.max_turns:
                 raise MaxTurnsReached(f"Stopped after {requests} model requests (--max-turns {self.max_turns}).")
-            for hook in self.hooks:
-                await hook.before_request(self)
+            await self.lifecycle.before_request(self)
             done: ResponseDone | None = None
             try:
                 self.last_request = self.request(self.purpose)
@@ -214,7 +204,7 @@ class Agent:
                     else:
                         yield event
             except ContextTooLong as exc:
-                if shrunk or not await self._shrink_context():
+                if shrunk or not await self.lifecycle.on_context_too_long(self):
                     raise ContextTooLong(
                         f"{exc} The conversation no longer fits the model's context window and "
                         "could not be compacted; run /compact, or /clear to start fresh."
@@ -235,8 +225,7 @@ class Agent:
                     continue
                 finished = TurnDone(done.stop_reason, requests, usage)
                 yield finished
-                for hook in self.hooks:
-                    await hook.on_turn_end(self, finished)
+                await self.lifecycle.on_turn_end(self, finished)
                 return
             async for tool_event in self._tool_round(calls):
                 yield tool_event
@@ -246,10 +235,10 @@ class Agent:
         user message. Not asked when --max-turns leaves no request to go on with."""
         if self.max_turns is not None and requests >= self.max_turns:
             return False
-        reasons = [r for hook in self.hooks if (r := await hook.before_turn_end(self, continued))]
-        if not reasons:
+        reasons = await self.lifecycle.before_turn_end(self, continued)
+        if reasons is None:
             return False
-        self.session.add_message(Message("user", [system_reminder("\n\n".join(reasons)), *self._attachments()]))
+        self.session.add_message(Message("user", [system_reminder(reasons), *self._attachments()]))
         return True
 
     async def _tool_round(self, calls: list[ToolUseBlock]) -> AsyncIterator[AgentEvent]:
@@ -267,13 +256,6 @@ class Agent:
             raise
         message = self._answer_all(calls, results, attachments)
         yield MessageAdded(message)
-
-    async def _shrink_context(self) -> bool:
-        """Ask the hooks (compaction) to shrink a context the API refused; True if one did."""
-        for hook in self.hooks:
-            if await hook.on_context_too_long(self):
-                return True
-        return False
 
     def _answer_all(
         self,
@@ -294,7 +276,7 @@ class Agent:
         return message
 
     def _attachments(self) -> list[TextBlock]:
-        return [system_reminder(a) for hook in self.hooks for a in hook.attachments()]
+        return [system_reminder(a) for a in self.lifecycle.attachments()]
 
     async def _run_tools(
         self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock], attachments: list[str]
@@ -314,8 +296,7 @@ class Agent:
             for call, result in zip(allowed, outcomes, strict=True):  # all ran: all are answered, whatever
                 results[call.id] = ToolResultBlock(call.id, result.content, result.is_error)  # a hook does
             for call, result in zip(allowed, outcomes, strict=True):
-                for hook in self.hooks:
-                    attachments.extend(await hook.after_tool(self, call, result))
+                attachments.extend(await self.lifecycle.after_tool(self, call, result))
                 yield ToolFinished(call, result)
 
     async def _check_permission(self, call: ToolUseBlock) -> tuple[ToolUseBlock, ToolResult | None]:
@@ -335,7 +316,7 @@ class Agent:
         """The call as it would run (a hook may rewrite its input) and what the hooks and the rules
         say of it together, before anyone is asked; or the error result of a rewritten input that
         cannot be used. Also for commands the harness runs itself (a custom command's `!` lines)."""
-        verdict, updated = await self.hooks_verdict(call)
+        verdict, updated = await self.lifecycle.before_tool(self, call)
         if updated is not None:
             call = ToolUseBlock(call.id, call.name, updated)
             problem = unusable_input(updated)
@@ -383,28 +364,6 @@ class Agent:
         except Exception as exc:  # as in run_tool: a tool bug is the model's error result
             return ToolResult(f"{call.name} failed: {type(exc).__name__}: {exc}", is_error=True)
         return None
-
-    async def hooks_verdict(self, call: ToolUseBlock) -> tuple[Decision | None, dict[str, Any] | None]:
-        """What the lifecycle parts say of a call (a subagent's calls meet its parent's too).
-
-        A Deny wins, then an Ask, then an Allow (None if none has an opinion); and the input to run
-        it with, if one rewrote it (each sees the last rewrite)."""
-        decisions: list[Decision] = []
-        updated: dict[str, Any] | None = None
-        for hook in self.hooks:
-            verdict: ToolVerdict | None = await hook.before_tool(self, call)
-            if verdict is None:
-                continue
-            if verdict.decision is not None:
-                decisions.append(verdict.decision)
-            if verdict.updated_input is not None:
-                updated = verdict.updated_input
-                call = ToolUseBlock(call.id, call.name, updated)
-        for kind in (Deny, Ask, Allow):
-            found = next((d for d in decisions if isinstance(d, kind)), None)
-            if found is not None:
-                return found, updated
-        return None, updated
 
     async def _call_tool(self, call: ToolUseBlock) -> ToolResult:
         RUNNING_CALL.set((self, call))  # this call's own task: concurrent calls each see theirs

@@ -4,7 +4,7 @@
                   what does not run and why (untrusted folder, allowManagedHooksOnly, ...)
     runner.py     run_hook_commands(): one process group each, stdin JSON, timeout, killed on cancel
     output.py     interpret(event, runs) -> HookOutcome: exit codes and JSON output, merged
-    lifecycle.py  UserHooks: the lifecycle part (agent/hooks.py) that raises each event
+    lifecycle.py  UserHooksPart: the lifecycle part (agent/lifecycle.py) that raises each event
 
-runtime.user_hooks() adds a UserHooks part only when at least one hook would run.
+lifecycle.part(ctx) builds a UserHooksPart only when at least one hook would run.
 """

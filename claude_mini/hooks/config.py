@@ -85,7 +85,7 @@ FIRED_EVENTS = (
     "SubagentStop",
 )
 HANDLER_TYPES = ("command", "prompt", "agent", "http", "mcp_tool")  # only "command" runs here
-# Seconds. Claude Code's documented default for command hooks; the issue says 60, but 2.1.332
+# Seconds. Claude Code's documented default for command hooks; 60 was asked for, but 2.1.332
 # let a hook without a timeout run 70 s to its end (measured), so the reference wins.
 DEFAULT_TIMEOUT = 600.0
 # Seconds, for SessionEnd hooks without a written `timeout`: they hold the exit (and /clear)

@@ -1,4 +1,4 @@
-"""The user's hooks as one more part of the session lifecycle (agent/hooks.py).
+"""The user's hooks as one more part of the session lifecycle (agent/lifecycle.py).
 
 Each lifecycle point raises Claude Code's event of the same meaning, runs the matching
 commands (`runner.py`) and acts on what they said (`output.py`):
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
@@ -31,12 +32,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini import paths
-from claude_mini.agent.hooks import (
-    AgentHooks,
+from claude_mini.agent.lifecycle import (
     CompactRequest,
     EndReason,
     InstructionLoad,
     NotificationKind,
+    Part,
+    PartContext,
     SessionSource,
     ToolVerdict,
 )
@@ -51,9 +53,9 @@ from claude_mini.tools.read import record_read
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
+    from claude_mini.agent.subagent_run import SubagentRun
     from claude_mini.notices import NoticeChannel
     from claude_mini.session import Session
-    from claude_mini.subagents.runner import SubagentRun
 
 log = logging.getLogger(__name__)
 
@@ -70,10 +72,18 @@ WITH_PERMISSION_MODE = frozenset(
 )
 
 
-class UserHooks(AgentHooks):
+class UserHooksPart(Part):
     """Runs the commands of the user's `hooks` settings on the session's lifecycle events."""
 
-    def __init__(self, hooks: HookSet, *, project_dir: Path, notices: NoticeChannel, mode: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        hooks: HookSet,
+        *,
+        project_dir: Path,
+        notices: NoticeChannel,
+        mode: Callable[[], str],
+        agent: Agent | None = None,
+    ) -> None:
         self.hooks = hooks
         self.project_dir = project_dir
         self.notices = notices
@@ -87,7 +97,7 @@ class UserHooks(AgentHooks):
         self._session: Session | None = None  # the conversation hooks' context is for
         self._compact_trigger = "manual"
         self._ran_once: set[HookCommand] = set()  # `once: true` hooks that have run
-        self.agent: Agent | None = None  # set by the runtime: `on_session_change` gets only the session
+        self.agent = agent  # the main agent: `on_session_change` gets only the session
 
     # -- running one event
 
@@ -504,3 +514,29 @@ def tool_response(call: ToolUseBlock, result: ToolResult) -> Any:
         path = result.metadata.get("path") or call.input.get("file_path")
         return {"filePath": str(path), "success": True, **{k: v for k, v in call.input.items() if k != "file_path"}}
     return {"content": result.content}
+
+
+def part(ctx: PartContext) -> UserHooksPart | None:
+    """The user's hooks from settings as a lifecycle part (none configured: no part at all); their
+    skipped entries are said once."""
+    from claude_mini.hooks.config import load_hooks
+
+    hook_set = load_hooks(ctx.config)
+    for problem in hook_set.problems:
+        ctx.notices.say(problem, "warning", once=True)
+    if not hook_set.commands:
+        return None
+    runtime = ctx.runtime
+    hooks = UserHooksPart(
+        hook_set,
+        project_dir=ctx.config.project_root,
+        notices=ctx.notices,
+        mode=lambda: runtime.policy.mode,
+        agent=ctx.agent,
+    )
+    # Off by default: a fork's calls are its own (memory writes inside the memory folder, reads),
+    # already confined by its policy, and hooks written for the user's session (format the file,
+    # ask about a push) would fire, and cost time, on background work the user never sees.
+    if ctx.config.memory.extraction.hooks_in_forks:
+        ctx.agent.fork_tool_check = functools.partial(hooks.vet_fork_call, ctx.agent)
+    return hooks

@@ -593,5 +593,5 @@ def open_local_client(model: str = LOCAL, env: dict[str, str] | None = None) -> 
 
 def auto_notice(client: LocalClient) -> str:
     """The one line shown when the local model was chosen because no API is configured (short
-    enough for one terminal line; the README's "Offline and local models" says the rest)."""
+    enough for one terminal line; docs/install.md "Offline and local models" says the rest)."""
     return f"Using the small offline model {client.model}: no ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL is set."

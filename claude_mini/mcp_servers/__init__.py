@@ -7,7 +7,7 @@
                   refuse is skipped alone, one line), calls with a timeout, reconnect
     tools.py      McpTool: `mcp__<server>__<tool>` as a claude-mini tool, results as text, the
                   fixed order (built-ins, servers by name, tools by name)
-    lifecycle.py  McpHook: servers started at session start, the tool list fixed where the
+    lifecycle.py  McpPart: servers started at session start, the tool list fixed where the
                   prompt cache allows (a conversation's first request, /clear, /compact)
 
 runtime.mcp_servers() adds the part only when a server would start; the SDK (about 1 s to

@@ -15,7 +15,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.hooks import AgentHooks, EndReason, SessionSource
+from claude_mini.agent.lifecycle import EndReason, Part, PartContext, SessionSource
 from claude_mini.mcp_servers.tools import DEFAULT_CALL_TIMEOUT, ordered_tools
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def _seconds(raw_env: str | None, setting: Any, default: float, what: str, probl
     return ms / 1000
 
 
-class McpHook(AgentHooks):
+class McpPart(Part):
     """Starts the session's MCP servers and puts their tools into the tool list, cache-safely."""
 
     def __init__(
@@ -152,3 +152,33 @@ class McpHook(AgentHooks):
         """/context: the MCP tools in the list."""
         states = [f"{name} ({c.status}, {len(c.tools)} tools)" for name, c in sorted(self.manager.connections.items())]
         return [f"MCP servers: {', '.join(states)}"] if states else []
+
+
+def part(ctx: PartContext) -> McpPart | None:
+    """The session's MCP servers as a lifecycle part (none configured: no part, and the SDK is
+    never imported). Skipped entries and servers waiting for approval are said once."""
+    from claude_mini.mcp_servers.config import load_servers
+
+    config, notices = ctx.config, ctx.notices
+    found = load_servers(config)
+    for problem in found.problems:
+        notices.say(problem, "warning", once=True)
+    if found.pending_approval:
+        names = ", ".join(spec.name for spec in found.pending_approval)
+        which = f"server {names} was" if len(found.pending_approval) == 1 else f"servers {names} were"
+        notices.say(
+            f"The project's MCP {which} not started: it needs your approval once (run "
+            "claude-mini here and answer, or list it in enabledMcpjsonServers in "
+            ".claude/settings.local.json).",
+            "warning",
+            once=True,
+        )
+    if not found.servers:
+        return None
+    from claude_mini.mcp_servers.client import McpManager
+
+    settings = McpSettings.read(config)
+    for problem in settings.problems:
+        notices.say(problem, "warning", once=True)
+    manager = McpManager(found.servers, notices, cwd=str(config.project_root))
+    return McpPart(manager, settings, notices, ctx.rules.trust_read_only, ctx.rules.name_mcp_tools)

@@ -2,7 +2,7 @@
 
 The tool list is the first part of the prompt-cache prefix (DESIGN.md section 6), so the
 MCP tools come after the built-ins, servers sorted by name, each server's tools by name,
-and the list changes only where the prefix is rebuilt anyway (`McpHook`, lifecycle.py).
+and the list changes only where the prefix is rebuilt anyway (`McpPart`, lifecycle.py).
 
 A result becomes the text the model reads: text blocks as they are, structured content as
 JSON when no text says it, an image or audio block as a one-line note (claude-mini sends

@@ -1,5 +1,5 @@
 """Layer 5's working-state checkpoint: what a compaction must not lose, taken from the conversation
-itself (no model call) and attached beside the model's summary (issue 21). (The file checkpoints
+itself (no model call) and attached beside the model's summary. (The file checkpoints
 that /rewind restores are another thing: claude_mini/rewind/.)
 
 A summary keeps decisions but loses the exact things: the commands that were run, the ones that
@@ -11,7 +11,7 @@ failed, the files touched, the user's own words. Those are extracted exactly her
                  the newest first when the budget cuts)
     failed       commands that failed and were not followed by a success of the same kind
     files        files created, written, edited or removed, with their line counts
-    (the todo list goes beside it too, as TodoHook's own attachment: tools/todo.py)
+    (the todo list goes beside it too, as TodoPart's own attachment: agent/todos.py)
     instructions the path-scoped rules and nested CLAUDE.md files attached so far
     errors       errors that ended a turn (from the transcript)
     memories     the memories saved in this session
@@ -30,14 +30,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.hooks import AgentHooks
+from claude_mini.agent.lifecycle import Part
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.memory.compact import without_command_text
 from claude_mini.prompt import estimate_tokens
 from claude_mini.session import transcript_entries
 
 if TYPE_CHECKING:
-    from claude_mini.agent.hooks import SessionSource
+    from claude_mini.agent.lifecycle import SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.session import Session
 
@@ -334,7 +334,7 @@ def _status(run: CommandRun) -> str:
 # ---------------------------------------------------------------- the lifecycle part
 
 
-class CheckpointHook(AgentHooks):
+class CheckpointPart(Part):
     """Builds the checkpoint at each compaction and attaches it beside the summary."""
 
     def __init__(

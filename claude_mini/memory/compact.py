@@ -5,11 +5,11 @@ and put back what the model needs right after.
                           plus an estimate of what was added since
     compact_threshold()   window - min(max output, 20,000) - 13,000, at most 3/8 of the
                           window (monotonic, >= half of it), or a configured fraction
-    Compactor.compact()   `before_compact` to every hook (extraction flushes), then a forked
+    Compactor.compact()   `before_compact` to every part (extraction flushes), then a forked
                           summary request (purpose `compact`, parent's prefix, no tools), then
                           summary + restored attachments, then `after_compact` (recall's budget,
                           extraction's cursor)
-    CompactHook           auto-compacts before a request that would cross the threshold,
+    CompactPart           auto-compacts before a request that would cross the threshold,
                           and once when the API says the prompt is too long; past half the
                           threshold, a line on the context used joins the next user message;
                           on resume, rebuilds the files read from the conversation
@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from claude_mini.agent.hooks import AgentHooks, CompactRequest, ConversationRewind, system_reminder
+from claude_mini.agent.lifecycle import CompactRequest, ConversationRewind, Part, system_reminder
 from claude_mini.llm.messages import (
     Message,
     TextBlock,
@@ -43,7 +43,7 @@ from claude_mini.prompt import estimate_tokens
 from claude_mini.safe_read import Unreadable, read_file
 
 if TYPE_CHECKING:
-    from claude_mini.agent.hooks import CompactTrigger, SessionSource
+    from claude_mini.agent.lifecycle import CompactTrigger, SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
     from claude_mini.llm.client import ModelClient
@@ -329,17 +329,13 @@ class Compactor:
         request = CompactRequest(trigger, instructions)
         try:
             with self.runtime.notices.busy("compact"):
-                for hook in agent.hooks:  # the user's hooks may refuse; then extraction flushes
-                    await hook.before_compact(agent, request)
+                await agent.lifecycle.before_compact(agent, request)  # the user's hooks may refuse; extraction flushes
                 before = self.used()
                 summary = await self._summarise(agent, request.instructions, messages)
                 result = self._replace_conversation(agent, summary, messages)
                 result.tokens_before = before
                 self.count += 1
-                # In reverse order, as a stack unwinds: the memory layers' bookkeeping first, the
-                # user's hooks (slow, cancellable) last, when the compaction is already complete.
-                for hook in reversed(agent.hooks):
-                    await hook.after_compact(agent)
+                await agent.lifecycle.after_compact(agent)  # in reverse order, as a stack unwinds
         finally:
             self.running = False
         return result
@@ -385,7 +381,7 @@ class Compactor:
             blocks.append(system_reminder(f"Current contents of {path} (read earlier):\n\n{text}"))
         reattached = rt.tracker.reattach_after_compaction()
         blocks += [system_reminder(a.render()) for a in reattached if a.render()]
-        blocks += [system_reminder(text) for hook in agent.hooks for text in hook.compact_attachments(agent)]
+        blocks += [system_reminder(text) for text in agent.lifecycle.compact_attachments(agent)]
         new = [Message("user", list(blocks))]
         agent.session.messages[:] = new
         agent.session.transcript.append(
@@ -402,7 +398,7 @@ class Compactor:
         return CompactResult(0, after, [p for p, _ in restored], len(reattached))
 
 
-class CompactHook(AgentHooks):
+class CompactPart(Part):
     """Auto-compaction before a request that would cross the threshold, with a circuit breaker;
     the budget line past half the threshold; the files read, rebuilt when a session is resumed."""
 

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from claude_mini import paths
 from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import WRITING_TOOLS, Fork, ForkResult, ForkSnapshot
-from claude_mini.agent.hooks import AgentHooks, ConversationRewind
+from claude_mini.agent.lifecycle import ConversationRewind, Part
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
 from claude_mini.memory.extract_gate import GateDecision, assess, count_turns, no_gate
@@ -76,7 +76,7 @@ from claude_mini.permissions import Allow, Decision, ExtractionPolicy, Guard, Po
 from claude_mini.safe_read import Unreadable, read_file
 
 if TYPE_CHECKING:
-    from claude_mini.agent.hooks import CompactRequest, EndReason, SessionSource
+    from claude_mini.agent.lifecycle import CompactRequest, EndReason, SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
     from claude_mini.session import Session
@@ -430,7 +430,7 @@ class TurnVerdict:
     reason: str
 
 
-class Extractor(AgentHooks):
+class Extractor(Part):
     """Schedules and runs background memory extraction for one session.
 
     It tells the user through its notice channel: each saved memory (level `saved`), a
@@ -503,7 +503,7 @@ class Extractor(AgentHooks):
             team=lambda: team_tier(config),
         )
 
-    # -- agent hooks
+    # -- lifecycle events
 
     async def on_turn_end(self, agent: Agent, done: TurnDone) -> None:
         """Schedule an extraction when the turn ended normally and the pending turns call for

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.hooks import AgentHooks
+from claude_mini.agent.lifecycle import Part
 from claude_mini.llm.client import ModelError
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolUseBlock
 from claude_mini.memory.archive_recall import ArchiveTier, is_archived_name
@@ -61,7 +61,7 @@ from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
-    from claude_mini.agent.hooks import EndReason, SessionSource
+    from claude_mini.agent.lifecycle import EndReason, SessionSource
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config, RecallSettings
     from claude_mini.llm.client import ModelClient
@@ -434,7 +434,7 @@ def query_key(text: str) -> str:
     return " ".join(text.split())
 
 
-class RecallHook(AgentHooks):
+class RecallPart(Part):
     """Layer 3 in the agent loop: prefetch at turn start (or while the user types), inject the
     local pass's strong matches into the user's message and the side model's picks at the next
     tool-result boundary after they are ready.
@@ -925,8 +925,3 @@ def _result_or_empty(future: asyncio.Future[list[RecalledMemory]]) -> list[Recal
 
 def _cache_file(cache_dir: Path | None, folder: Path) -> Path | None:
     return index_cache_file(cache_dir, folder) if cache_dir is not None else None
-
-
-def recall_hook(hooks: Iterable[AgentHooks]) -> RecallHook | None:
-    """The session's RecallHook among the runtime's hooks (for the REPL's status and /context)."""
-    return next((h for h in hooks if isinstance(h, RecallHook)), None)

@@ -1,8 +1,8 @@
-"""File checkpoints and /rewind (issue 23): go back to before one of the user's messages.
+"""File checkpoints and /rewind: go back to before one of the user's messages.
 
     store.py         one session's checkpoint store: $CLAUDE_MINI_HOME/file-history/<session-id>/
                      (index.json + content-addressed blobs, capped by checkpoints.maxSessionMB)
-    hook.py          FileHistoryHook: the lifecycle part that fills it (before_tool/after_tool,
+    hook.py          FileHistoryPart: the lifecycle part that fills it (before_tool/after_tool,
                      subagents included through for_subagent)
     points.py        the points to go back to: the transcript's prompts with their turns' changes
     restore.py       putting the files back (refusing a file changed outside the assistant)

@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.hooks import ConversationRewind
-from claude_mini.llm.messages import Message, Usage, message_to_api
+from claude_mini.agent.lifecycle import ConversationRewind
+from claude_mini.llm.messages import Message, message_to_api
 from claude_mini.session import RewindTarget, rewind_target, transcript_entries
 
 if TYPE_CHECKING:
@@ -30,10 +30,10 @@ async def rewind_conversation(agent: Agent, message_id: str) -> RewindTarget:
     target = rewind_target(session.transcript.path, message_id)
     old = session.rewind(target)
     event = ConversationRewind(target.prompt.id, old, common_prefix(old, session.messages), target.rebuilt)
-    agent.ctx.read_files.clear()  # what the model read it no longer has (compaction's part re-reads the kept part)
-    agent.last_usage = Usage()  # the last request's size says nothing of the shorter conversation
-    for hook in agent.hooks:
-        await hook.on_rewind(agent, event)
+    # What the model read it no longer has (compaction's part re-reads the kept part), and the last
+    # request's size says nothing of the shorter conversation.
+    agent.lifecycle.reset_conversation(agent)
+    await agent.lifecycle.on_rewind(agent, event)
     return target
 
 

@@ -1,4 +1,4 @@
-"""Bash in a kernel-enforced sandbox (bubblewrap) with a domain proxy (issue 33).
+"""Bash in a kernel-enforced sandbox (bubblewrap) with a domain proxy.
 
 settings.py   the `sandbox` settings key (Claude Code's format)
 bwrap.py      whether bwrap runs here; the command line

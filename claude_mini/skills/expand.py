@@ -79,7 +79,7 @@ def _with_arguments(text: str, args: str, found: bool) -> str:
 
 
 def substitute_arguments(body: str, args: str, *, skill_dir: Path | None = None, session_id: str = "") -> str:
-    """$ARGUMENTS (raw), $ARGUMENTS[N] (0-based, shell-split), $1..$9 (1-based: the issue's, and Claude Code's
+    """$ARGUMENTS (raw), $ARGUMENTS[N] (0-based, shell-split), $1..$9 (1-based: Claude Code's
     documented command syntax for a long time), \\$ escapes a placeholder, ${CLAUDE_SKILL_DIR},
     ${CLAUDE_SESSION_ID}; an index with no argument stays literal; a body with no argument placeholder and
     non-empty args gets "\\n\\nARGUMENTS: <args>" appended."""

@@ -11,7 +11,7 @@ turn. `!` snippets in a body go through the permission check like any Bash call.
 
 After a compaction the bodies are not put back (they cost thousands of tokens each, and
 most are done with): one attachment names the skills invoked so far, so the model can load
-one again with the Skill tool (issue 18). A skill added mid-session is said once and
+one again with the Skill tool. A skill added mid-session is said once and
 listed from the next /clear or session: the listing is part of the cached prefix.
 """
 
@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.hooks import AgentHooks, SessionSource, ToolVerdict
+from claude_mini.agent.lifecycle import Part, PartContext, SessionSource, ToolVerdict
 from claude_mini.config import model_named
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.permissions import Allow, Ask, Deny, PermissionPolicy, Rule, RuleError
@@ -67,7 +67,7 @@ def command_message(entry: PromptCommand, args: str, body: str) -> str:
     return "\n".join(tags) + "\n\n" + body
 
 
-class SkillHook(AgentHooks):
+class SkillPart(Part):
     """The session's commands and skills: listing, invocation, turn-scoped permissions, compaction."""
 
     def __init__(
@@ -77,6 +77,7 @@ class SkillHook(AgentHooks):
         notices: NoticeChannel,
         window: int,
         catalog: Catalog | None = None,
+        agent: Agent | None = None,
     ) -> None:
         from claude_mini import paths
 
@@ -86,7 +87,7 @@ class SkillHook(AgentHooks):
         self.window = window  # the context window the listing's budget is a share of
         self.home = paths.home_dir()
         self.invoked: dict[str, int] = {}  # name -> tokens of its text, last invoked last
-        self.agent: Agent | None = None
+        self.agent = agent  # the main agent: a typed command may run its `!` lines before the session start ends
         self._turn_rules: list[Rule] = []
         self._armed: tuple[str, str | None] | None = None  # (message, model) of a typed command
         self._models: tuple[str, str] | None = None  # (the session's model, the command's) for this turn
@@ -410,15 +411,16 @@ def invoked_in(messages: Sequence[Message]) -> list[str]:
     return names
 
 
-def skill_hook(config: Config, rules: PermissionPolicy, notices: NoticeChannel, window: int) -> SkillHook | None:
+def part(ctx: PartContext) -> SkillPart | None:
     """The session's skills part, or None when there is no command or skill at all (nothing listed,
     nothing to type, no Skill tool)."""
     from claude_mini import paths
 
+    config = ctx.config
     catalog = load_catalog(config.project_root, paths.home_dir(), trusted=config.trusted)
     if not catalog.entries and not catalog.problems:
         return None
-    return SkillHook(config, rules, notices, window, catalog)
+    return SkillPart(config, ctx.rules, ctx.notices, ctx.window, catalog, agent=ctx.agent)
 
 
 def _shown(command: str, limit: int = 200) -> str:

@@ -1,10 +1,10 @@
 """The Skill tool: the model loads one skill's (or custom command's) text into the conversation.
 
-Progressive disclosure (issue 18): the tool's description lists every skill the model may
+Progressive disclosure: the tool's description lists every skill the model may
 invoke, names and descriptions only, within a character budget (`catalog.build_listing`);
 a body reaches the conversation only as the result of a call. The description is part of
 the tool list, the first part of the cached prefix: it is built once per conversation
-(`SkillHook` rebuilds it at /clear), and forks copy the tool list, so theirs is identical.
+(`SkillPart` rebuilds it at /clear), and forks copy the tool list, so theirs is identical.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from claude_mini.tools.base import ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
     from claude_mini.skills.catalog import Listing
-    from claude_mini.skills.lifecycle import SkillHook
+    from claude_mini.skills.lifecycle import SkillPart
 
 GUIDE = """\
 Load a skill: instructions (and a folder of scripts and references) written for a kind of \
@@ -54,7 +54,7 @@ class SkillTool:
         "additionalProperties": False,
     }
 
-    def __init__(self, skills: SkillHook, listing: Listing) -> None:
+    def __init__(self, skills: SkillPart, listing: Listing) -> None:
         self.skills = skills
         self.description = describe(listing)
 

@@ -17,15 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.hooks import AgentHooks, SessionSource
+from claude_mini.agent.lifecycle import Lifecycle, Part, PartContext, SessionSource
 from claude_mini.agent.loop import RUNNING_CALL
+from claude_mini.agent.subagent_run import SubagentRun
 from claude_mini.config import model_named
 from claude_mini.llm.messages import message_to_api
 from claude_mini.subagents.runner import (
     ChildGuard,
-    ChildHooks,
+    ChildPart,
     Limits,
-    SubagentRun,
     child_context,
     directive,
     fork_messages,
@@ -84,7 +84,7 @@ class _Child:
     depth: int
 
 
-class SubagentHook(AgentHooks):
+class SubagentPart(Part):
     """The session's agent types, the Agent tool, and the children it ran."""
 
     def __init__(
@@ -94,6 +94,7 @@ class SubagentHook(AgentHooks):
         instructions: Callable[[], str],
         limits: Limits | None = None,
         main_memory: Path | None = None,
+        agent: Agent | None = None,
     ) -> None:
         from claude_mini import paths
 
@@ -102,7 +103,7 @@ class SubagentHook(AgentHooks):
         self.instructions = instructions  # the project's CLAUDE.md files as the system prompt holds them
         self.limits = limits or Limits()
         self.main_memory = main_memory  # the session's auto-memory folder: children never write it
-        self.agent: Agent | None = None  # the main agent (set by the runtime): its tool list is re-specified at /clear
+        self.agent = agent  # the main agent: its tool list is re-specified at /clear
         self.home = paths.home_dir()
         self.types: AgentTypes = self._read_types()
         self.tool = AgentTool(self)
@@ -183,7 +184,7 @@ class SubagentHook(AgentHooks):
         # The parent's session id: the sidechain's rows say which session they belong to.
         session = Session(parent.ctx.cwd, session_id=parent.session.id, transcript_path=run.transcript)
         session.costs = parent.session.costs  # booked under `subagent` in the parent's /cost
-        context = [text for hook in parent.hooks for text in await hook.on_subagent_start(parent, run)]
+        context = await parent.lifecycle.on_subagent_start(parent, run)
         if agent_type.fork:
             tools, system, model = list(parent.tools.values()), list(parent.system), parent.model
             session.messages = fork_messages(parent, call)
@@ -232,10 +233,12 @@ class SubagentHook(AgentHooks):
             max_tokens=parent.max_tokens,
             max_turns=self.limits.max_turns,
             ask_user=serialized(parent.ask_user, self._asking, f"subagent {agent_type.name} ({run.description})"),
-            hooks=[
-                ChildHooks(parent, run, self.limits, may_delegate=may_delegate),
-                *(part for hook in parent.hooks if (part := hook.for_subagent(parent, run))),
-            ],
+            lifecycle=Lifecycle(
+                [
+                    ChildPart(parent, run, self.limits, may_delegate=may_delegate),
+                    *parent.lifecycle.for_subagent(parent, run),
+                ]
+            ),
         )
         child.purpose = "subagent"
         if agent_type.fork:
@@ -312,11 +315,13 @@ class SubagentHook(AgentHooks):
         ]
 
 
-def subagent_hook(
-    config: Config, notices: NoticeChannel, instructions: Callable[[], str], main_memory: Path | None
-) -> SubagentHook:
+def part(ctx: PartContext) -> SubagentPart:
     """The session's subagents part, its limits from settings (a bad value said once)."""
-    limits, problems = read_limits(config)
+    limits, problems = read_limits(ctx.config)
     for problem in problems:
-        notices.say(problem, "warning", once=True)
-    return SubagentHook(config, notices, instructions, limits, main_memory)
+        ctx.notices.say(problem, "warning", once=True)
+    runtime = ctx.runtime
+    main_memory = ctx.store.root if ctx.config.auto_memory else None
+    return SubagentPart(
+        ctx.config, ctx.notices, lambda: runtime.instructions.render(), limits, main_memory, agent=ctx.agent
+    )

@@ -22,12 +22,13 @@ import shlex
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.hooks import AgentHooks, ToolVerdict
+from claude_mini.agent.lifecycle import Part, ToolVerdict
 from claude_mini.agent.loop import AgentStop, PermissionAnswer
+from claude_mini.agent.subagent_run import SubagentRun
 from claude_mini.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
 from claude_mini.permissions import EDIT_TOOLS, READ_TOOLS, Allow, Ask, Decision, Deny, Guard
 from claude_mini.shell.bash_safety import is_read_only_command
@@ -56,35 +57,6 @@ questions. The task:
 
 class BudgetSpent(AgentStop):
     """A subagent used its token budget (`subagents.tokenBudget`)."""
-
-
-@dataclass
-class SubagentRun:
-    """One child: what a UI shows of it live and `/agents last` prints after it ends."""
-
-    agent_id: str
-    agent_type: str
-    description: str
-    tool_use_id: str
-    depth: int
-    transcript: Path
-    status: str = "running"  # running | completed | stopped (a limit) | failed | cancelled
-    tool_count: int = 0
-    tokens: int = 0  # billed: input (cached or not) + output, over all its requests
-    started: float = field(default_factory=time.monotonic)
-    ended: float | None = None
-    text: str = ""  # its final answer (or why it has none)
-    messages: list[Message] = field(default_factory=list)
-
-    @property
-    def seconds(self) -> float:
-        return (self.ended or time.monotonic()) - self.started
-
-    def summary(self) -> str:
-        """`[subagent Explore · 7 tool calls · 12,345 tokens · 8.2 s]`."""
-        calls = f"{self.tool_count} tool call{'s' * (self.tool_count != 1)}"
-        state = "" if self.status == "completed" else f" · {self.status}"
-        return f"[subagent {self.agent_type} · {calls} · {self.tokens:,} tokens · {self.seconds:.1f} s{state}]"
 
 
 @dataclass(frozen=True)
@@ -165,7 +137,7 @@ class ChildGuard(Guard):
         return real == root or root in real.parents
 
 
-class ChildHooks(AgentHooks):
+class ChildPart(Part):
     """A child's lifecycle: the parent's tool verdicts bind it; its limits; its Stop is SubagentStop."""
 
     def __init__(self, parent: Agent, run: SubagentRun, limits: Limits, *, may_delegate: bool) -> None:
@@ -182,7 +154,7 @@ class ChildHooks(AgentHooks):
                     f"is {self.limits.max_depth}); do the task yourself."
                 )
             )
-        decision, updated = await self.parent.hooks_verdict(call)
+        decision, updated = await self.parent.lifecycle.before_tool(self.parent, call)
         return ToolVerdict(decision, updated) if decision is not None or updated is not None else None
 
     async def before_request(self, agent: Agent) -> None:
@@ -192,10 +164,7 @@ class ChildHooks(AgentHooks):
             )
 
     async def before_turn_end(self, agent: Agent, continued: int) -> str | None:
-        reasons = [
-            r for hook in self.parent.hooks if (r := await hook.before_subagent_stop(self.parent, self.run, continued))
-        ]
-        return "\n\n".join(reasons) or None
+        return await self.parent.lifecycle.before_subagent_stop(self.parent, self.run, continued)
 
 
 def new_run(agent_type: AgentType, description: str, call: ToolUseBlock, parent: Agent, depth: int) -> SubagentRun:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from claude_mini.tools.base import ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
-    from claude_mini.subagents.lifecycle import SubagentHook
+    from claude_mini.subagents.lifecycle import SubagentPart
     from claude_mini.subagents.types import AgentTypes
 
 GUIDE = """\
@@ -58,7 +58,7 @@ class AgentTool:
         "additionalProperties": False,
     }
 
-    def __init__(self, subagents: SubagentHook) -> None:
+    def __init__(self, subagents: SubagentPart) -> None:
         self.subagents = subagents
         self.description = describe(subagents.types)
 

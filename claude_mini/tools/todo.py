@@ -1,33 +1,24 @@
-"""TodoWrite: the model's own checklist for a task of several steps (issue 19).
+"""TodoWrite: the model's own checklist for a task of several steps.
 
 The list lives in memory on `ToolContext.todos` (a subagent's context has its own), as in
 Claude Code; each call sends the whole list, which replaces the previous one. Nothing is
-written to disk: the conversation itself is the record. `TodoHook` rebuilds the list from
-the last successful TodoWrite call when a conversation is resumed, and puts it beside the
-summary when one is compacted (as JSON, so a resume after the compaction finds it again).
+written to disk: the conversation itself is the record (`agent/todos.py` keeps the list across
+resume, /clear, /rewind and compaction).
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from claude_mini.agent.hooks import AgentHooks, ConversationRewind, SessionSource
-from claude_mini.llm.messages import Block, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.tools.base import ToolContext, ToolError, ToolResult
 
 if TYPE_CHECKING:
-    from claude_mini.agent.loop import Agent
-    from claude_mini.session import Session
+    pass
 
 Status = Literal["pending", "in_progress", "completed"]
 STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed")
-COMPACT_NOTE = "The todo list as it stood before the summary: "
-_COMPACT_LIST = re.compile(re.escape(COMPACT_NOTE) + r"(\{.*\})$", re.MULTILINE)
 
 DESCRIPTION = """\
 Keep a checklist for the current task: what is done, what you are doing, what is left. \
@@ -145,73 +136,3 @@ class TodoWriteTool:
         todos = parse_todos(input.get("todos"))
         ctx.todos = todos
         return ToolResult(result_text(todos), metadata={"todos": list(todos)})
-
-
-# ---------------------------------------------------------------- the list across resume and compaction
-
-
-def todos_in(messages: Sequence[Message]) -> list[Todo]:
-    """The list a conversation ends with: from its last successful TodoWrite call, or from the
-    list a compaction put beside the summary, whichever came last (empty if neither)."""
-    succeeded = {
-        b.tool_use_id for m in messages for b in m.content if isinstance(b, ToolResultBlock) and not b.is_error
-    }
-    todos: list[Todo] = []
-    for message in messages:
-        for block in message.content:
-            found = _list_in(block, succeeded)
-            if found is not None:
-                with contextlib.suppress(ToolError):  # an edited transcript: keep the list from before
-                    todos = parse_todos(found)
-    return todos
-
-
-def _list_in(block: Block, succeeded: set[str]) -> Any:
-    """The `todos` value a block holds: a successful TodoWrite call's, or a compaction's note's."""
-    if isinstance(block, ToolUseBlock) and block.name == TodoWriteTool.name and block.id in succeeded:
-        return block.input.get("todos") if isinstance(block.input, dict) else None
-    if isinstance(block, TextBlock) and COMPACT_NOTE in block.text:
-        match = _COMPACT_LIST.search(block.text)
-        try:
-            return json.loads(match.group(1)).get("todos") if match else None
-        except (ValueError, AttributeError):
-            return None
-    return None
-
-
-def compact_note(todos: Sequence[Todo]) -> str:
-    """The list as one attachment beside a summary, in TodoWrite's own input form."""
-    listed = json.dumps({"todos": [t.as_input() for t in todos]}, ensure_ascii=False)
-    return (
-        f"{COMPACT_NOTE}{listed}\n"
-        "It is still the current list: update it with TodoWrite (the whole list) as the work goes on."
-    )
-
-
-class TodoHook(AgentHooks):
-    """The session's todo list across resume, /clear and compaction; its line in /context.
-
-    It holds the main agent's `ToolContext`, where TodoWriteTool keeps the list."""
-
-    def __init__(self, ctx: ToolContext) -> None:
-        self.ctx = ctx
-
-    async def on_session_start(self, agent: Agent, source: SessionSource) -> None:
-        """A resumed conversation gets its list back (a new one has none)."""
-        self.ctx.todos = todos_in(agent.session.messages)
-
-    def on_session_change(self, session: Session, source: SessionSource) -> None:
-        """/clear starts with no list; /resume takes the list of the conversation resumed."""
-        self.ctx.todos = todos_in(session.messages) if source == "resume" else []
-
-    async def on_rewind(self, agent: Agent, rewind: ConversationRewind) -> None:
-        """The list is the one of the conversation as it is now (its last TodoWrite)."""
-        self.ctx.todos = todos_in(agent.session.messages)
-
-    def compact_attachments(self, agent: Agent) -> list[str]:
-        """The current list, so it survives the summary (nothing when there is none)."""
-        return [compact_note(self.ctx.todos)] if self.ctx.todos else []
-
-    def context_report(self) -> list[str]:
-        """/context: how far the list is (nothing when there is none)."""
-        return [f"Todos: {progress(self.ctx.todos)} (/todos shows them)"] if self.ctx.todos else []

@@ -1,5 +1,5 @@
 """`/compact [instructions]`: summarise the conversation now (Layer 5; DESIGN.md section 5);
-`/compact --show`: print the working-state checkpoint a compaction would attach now (issue 21)."""
+`/compact --show`: print the working-state checkpoint a compaction would attach now."""
 
 from __future__ import annotations
 
@@ -44,10 +44,10 @@ async def compact_now(ctx: CommandContext) -> None:
 
 def show_checkpoint(ctx: CommandContext) -> None:
     """The checkpoint a compaction now would put beside the summary (nothing is compacted)."""
-    from claude_mini.memory.checkpoint import CheckpointHook, render_checkpoint
+    from claude_mini.memory.checkpoint import CheckpointPart, render_checkpoint
     from claude_mini.prompt import estimate_tokens
 
-    hook = next((h for h in ctx.rt.hooks if isinstance(h, CheckpointHook)), None)
+    hook = ctx.rt.lifecycle.find(CheckpointPart)
     text = render_checkpoint(hook.current(ctx.rt.agent)) if hook is not None else ""
     if not text:
         ctx.console.print("The checkpoint is empty: no request, command or file change to keep yet.", markup=False)

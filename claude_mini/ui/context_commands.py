@@ -45,7 +45,7 @@ def show_context(ctx: CommandContext) -> None:
 
 def _hook_reports(runtime: Runtime) -> list[str]:
     """What the lifecycle's parts put in the context (recall reports its files and budget)."""
-    return [line for hook in runtime.hooks for line in hook.context_report()]
+    return runtime.lifecycle.context_report()
 
 
 @command("cost", help="Tokens and dollars of this session, by purpose (main, recall, extract, ...).")

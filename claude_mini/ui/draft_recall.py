@@ -4,7 +4,7 @@ The side model's choice takes about as long as a person takes to finish a senten
 press Enter, so started after a pause (`recall.draftPauseMs`, default 800 ms) it is often
 ready before the turn starts and joins the user's message itself, instead of waiting for
 the first tool result. The turn adopts the prefetch only if the text sent is the draft it
-was made for (`RecallHook.settle_draft`); each changed draft after a pause costs one
+was made for (`RecallPart.settle_draft`); each changed draft after a pause costs one
 side-model request.
 """
 
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
 
-    from claude_mini.memory.recall import RecallHook
+    from claude_mini.memory.recall import RecallPart
     from claude_mini.runtime import Runtime
     from claude_mini.ui.startup import RuntimeLoader
 
@@ -59,11 +59,11 @@ class DraftRecall:
             self._timer = None
 
 
-def _recall_of(runtime: Runtime | None) -> RecallHook | None:
+def _recall_of(runtime: Runtime | None) -> RecallPart | None:
     if runtime is None:
         # Not built yet: the loader thread is importing the memory layers now, and importing them
         # here too (Enter pressed early) can deadlock the two threads on the package's import cycles.
         return None
-    from claude_mini.memory.recall import recall_hook  # loaded with the runtime: a lookup now
+    from claude_mini.memory.recall import RecallPart  # loaded with the runtime: a lookup now
 
-    return recall_hook(runtime.hooks)
+    return runtime.lifecycle.find(RecallPart)

@@ -1,4 +1,4 @@
-"""The REPL's start-up question about a project's new MCP servers (issue 17), as Claude Code asks it.
+"""The REPL's start-up question about a project's new MCP servers, as Claude Code asks it.
 
 A server of the repository's `.mcp.json` runs a program (or reaches a URL) the repository chose,
 so it starts only once the user approved it. Before the runtime is built, the REPL asks once per

@@ -1,5 +1,5 @@
 """`/mcp` (the session's MCP servers: status, tools, last error; reconnect one) and the servers'
-prompts as slash commands, `/mcp__<server>__<prompt> args` (issue 17).
+prompts as slash commands, `/mcp__<server>__<prompt> args`.
 
     /mcp                   every configured server: status, scope, transport, tools, last error;
                            the servers not started and why
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from claude_mini.mcp_servers.client import ServerConnection
     from claude_mini.mcp_servers.config import ServerSet
     from claude_mini.mcp_servers.extras import Listing, PromptInfo
-    from claude_mini.mcp_servers.lifecycle import McpHook
+    from claude_mini.mcp_servers.lifecycle import McpPart
     from claude_mini.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -37,17 +37,16 @@ _NOT_A_NAME = re.compile(r"[^\w-]")
 _prompt_commands: dict[str, set[str]] = {}  # server -> the command names registered for its prompts
 
 
-def mcp_hook(runtime: Runtime | None) -> McpHook | None:
+def mcp_part(runtime: Runtime | None) -> McpPart | None:
     """The runtime's MCP part (None when no server starts: the SDK was never imported)."""
-    from claude_mini.mcp_servers.lifecycle import McpHook
+    from claude_mini.mcp_servers.lifecycle import McpPart
 
-    hooks = runtime.hooks if runtime is not None else []
-    return next((hook for hook in hooks if isinstance(hook, McpHook)), None)
+    return runtime.lifecycle.find(McpPart) if runtime is not None else None
 
 
 def connections(runtime: Runtime | None) -> dict[str, ServerConnection]:
     """The session's server connections by name."""
-    hook = mcp_hook(runtime)
+    hook = mcp_part(runtime)
     return hook.manager.connections if hook is not None else {}
 
 
@@ -149,7 +148,7 @@ def server_report(connection: ServerConnection, found: Listing | None) -> list[s
 
 async def reconnect(ctx: CommandContext, name: str) -> None:
     """/mcp reconnect NAME: close, connect, say the outcome and when its tools join."""
-    hook = mcp_hook(ctx.rt)
+    hook = mcp_part(ctx.rt)
     conns = connections(ctx.rt)
     if hook is None or name not in conns:
         print_lines(ctx, [unknown_server(name, conns)])
@@ -278,7 +277,7 @@ def prompt_arguments(prompt: PromptInfo, args: str) -> dict[str, str]:
 async def warm_listings(runtime: Runtime) -> None:
     """Once the servers connect: list their prompts and resources (for completion, /help and
     the prompt commands). A server that cannot list them is one warning."""
-    hook = mcp_hook(runtime)
+    hook = mcp_part(runtime)
     if hook is None:
         return
     hook.manager.start()  # idempotent; the session start may not have run yet

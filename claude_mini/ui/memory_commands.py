@@ -19,7 +19,7 @@ import re
 from typing import TYPE_CHECKING
 
 from claude_mini.memory.imports import TOOLS
-from claude_mini.memory.recall import recall_hook
+from claude_mini.memory.recall import RecallPart
 from claude_mini.memory.store import MemoryStoreError
 from claude_mini.subcommands import forget_cli, team_cli
 from claude_mini.subcommands.memory_cli import (
@@ -162,7 +162,7 @@ def _other(runtime: Runtime, verb: str, rest: str) -> list[str]:
     if verb == "restore" and rest:
         return forget_cli.restore_lines(runtime.store, rest)
     if verb == "recall":
-        hook = recall_hook(runtime.hooks)
+        hook = runtime.lifecycle.find(RecallPart)
         return hook.summary().lines() if hook else ["Recall is not active in this session."]
     raise MemoryCommandError(f"unknown /memory action {verb!r}. {USAGE}", code=2)
 

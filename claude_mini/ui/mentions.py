@@ -8,7 +8,7 @@ file counts as read, so the model may Edit it without reading it again.
 Completion lists the files git would track (`ProjectFiles`) and the slash
 commands.
 
-`@server:uri` names a resource of a connected MCP server (issue 17): its text is attached
+`@server:uri` names a resource of a connected MCP server: its text is attached
 as `<attached-resource server=... uri=...>`; one that cannot be read is a warning and the
 message is sent without it. Completion lists the resources the servers listed when they
 connected.

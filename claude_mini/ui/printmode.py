@@ -30,7 +30,7 @@ from claude_mini.runtime import Runtime
 from claude_mini.ui.safe_text import json_safe, visible_controls
 
 if TYPE_CHECKING:
-    from claude_mini.subagents.runner import SubagentRun
+    from claude_mini.agent.subagent_run import SubagentRun
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 # How long text output waits for the memory extraction after the answer, unless

@@ -50,7 +50,7 @@ from claude_mini.tools.todo import Status, Todo, progress
 from claude_mini.ui.safe_text import visible_controls
 
 if TYPE_CHECKING:
-    from claude_mini.subagents.runner import SubagentRun
+    from claude_mini.agent.subagent_run import SubagentRun
 
 MAX_DIFF_LINES = 40
 MAX_OUTPUT_LINES = 3

@@ -1,9 +1,9 @@
-"""Custom commands and skills as slash commands (issue 18), `/skills`, and `-p "/name args"`.
+"""Custom commands and skills as slash commands, `/skills`, and `-p "/name args"`.
 
     register_custom_commands(catalog, warn)   each entry of the catalog becomes `/name` (and its
                                               aliases, `/frontend:component`); a name claude-mini
                                               already uses is not taken: one warning line
-    /name args                                the entry expanded (SkillHook.expand_typed: arguments,
+    /name args                                the entry expanded (SkillPart.expand_typed: arguments,
                                               `!` lines through the permission check) and sent as
                                               the user's turn, @files in it attached by the REPL
     /skills                                   every entry: kind, source, listed or not, invoked, and
@@ -12,7 +12,7 @@
 
 The entries are registered when the runtime is ready and again after /clear (the catalog is
 the conversation's, rebuilt then): a command that vanished goes, a new one comes. Built-in
-commands win over custom ones (the issue; Claude Code lets the custom one win).
+commands win over custom ones (on purpose; Claude Code lets the custom one win).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from claude_mini.ui.commands import COMMANDS, CommandContext, command, print_lin
 if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
     from claude_mini.skills.catalog import Catalog, PromptCommand
-    from claude_mini.skills.lifecycle import SkillHook
+    from claude_mini.skills.lifecycle import SkillPart
 
 SNIPPET_CHARS = 60  # of a `!` line in the status shown while it runs
 HELP_CHARS = 90  # a description in /help is cut to this (the listing keeps up to 1,536)
@@ -182,7 +182,7 @@ def show_skills(ctx: CommandContext) -> None:
     print_lines(ctx, skills_table(ctx.rt.skills, ctx.rt, width=ctx.console.width))
 
 
-def skills_table(hook: SkillHook | None, runtime: Runtime, *, width: int = 100) -> list[str]:
+def skills_table(hook: SkillPart | None, runtime: Runtime, *, width: int = 100) -> list[str]:
     """/skills' lines: `skills.report`'s first line and rows, with what this session invoked and
     each description (the catalog read from disk when the session has none: only its problems)."""
     from claude_mini import paths

@@ -20,7 +20,7 @@ from claude_mini.agent.fork import (
     strip_cache_control,
     with_prompt,
 )
-from claude_mini.agent.hooks import ToolVerdict
+from claude_mini.agent.lifecycle import ToolVerdict
 from claude_mini.agent.loop import Agent
 from claude_mini.llm.client import AnthropicClient, InvalidRequest
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from claude_mini.agent.events import ToolFinished, ToolStarted, TurnDone
-from claude_mini.agent.hooks import AgentHooks, ToolVerdict
+from claude_mini.agent.lifecycle import Lifecycle, Part, ToolVerdict
 from claude_mini.agent.loop import (
     CANCELLED,
     INTERRUPTED,
@@ -40,7 +40,7 @@ class AllowAll:
         return Allow()
 
 
-class Shrinker(AgentHooks):
+class Shrinker(Part):
     """Stands in for compaction: drops the oldest messages when the API says the prompt is too long."""
 
     def __init__(self) -> None:
@@ -96,7 +96,7 @@ def test_max_turns_stops_after_that_many_requests(workdir, fake_server) -> None:
 
 def test_prompt_too_long_is_shrunk_and_retried_once(workdir, fake_server) -> None:
     shrinker = Shrinker()
-    agent = make_agent(workdir, fake_server, hooks=[shrinker])
+    agent = make_agent(workdir, fake_server, lifecycle=Lifecycle([shrinker]))
     fake_server.queue(Reply.error(400, "prompt is too long: 250000 tokens > 200000 maximum"), Reply.text("fits now"))
     events = asyncio.run(events_of(agent, "hello"))
     assert isinstance(events[-1], TurnDone) and shrinker.calls == 1
@@ -105,7 +105,7 @@ def test_prompt_too_long_is_shrunk_and_retried_once(workdir, fake_server) -> Non
 
 def test_a_second_prompt_too_long_in_one_turn_is_an_error_that_says_what_to_do(workdir, fake_server) -> None:
     shrinker = Shrinker()
-    agent = make_agent(workdir, fake_server, hooks=[shrinker])
+    agent = make_agent(workdir, fake_server, lifecycle=Lifecycle([shrinker]))
     too_long = Reply.error(400, "prompt is too long: 250000 tokens > 200000 maximum")
     fake_server.queue(too_long, too_long)
     with pytest.raises(ContextTooLong, match="/compact"):
@@ -167,8 +167,8 @@ def test_cancelling_while_the_model_answers_marks_the_request_as_interrupted(wor
     assert [block["text"] for block in sent] == ["take your time", INTERRUPTED, "are you there"]
 
 
-class SlowTurnEnd(AgentHooks):
-    """A lifecycle hook that takes its time once the answer is complete."""
+class SlowTurnEnd(Part):
+    """A lifecycle part that takes its time once the answer is complete."""
 
     def __init__(self) -> None:
         self.reached = asyncio.Event()
@@ -180,7 +180,7 @@ class SlowTurnEnd(AgentHooks):
 
 def test_cancelling_after_the_answer_is_complete_records_no_interruption(workdir, fake_server) -> None:
     hook = SlowTurnEnd()
-    agent = make_agent(workdir, fake_server, hooks=[hook])
+    agent = make_agent(workdir, fake_server, lifecycle=Lifecycle([hook]))
     fake_server.queue(Reply.text("All done."))
 
     async def go() -> None:
@@ -219,7 +219,7 @@ def test_a_nul_byte_or_lone_surrogate_in_a_tool_input_is_refused_with_a_reason(w
     assert unusable_input({"command": "ls", "n": 3, "paths": ["a", None]}) is None
 
 
-class Broken(AgentHooks):
+class Broken(Part):
     """A lifecycle part with a bug: it fails after the first tool ran."""
 
     async def after_tool(self, agent: Any, call: Any, result: Any) -> list[str]:
@@ -227,7 +227,7 @@ class Broken(AgentHooks):
 
 
 def test_a_turn_that_fails_mid_tools_leaves_every_tool_use_answered(workdir, fake_server) -> None:
-    agent = make_agent(workdir, fake_server, hooks=[Broken()])
+    agent = make_agent(workdir, fake_server, lifecycle=Lifecycle([Broken()]))
     calls = [("Read", {"file_path": str(workdir / name)}) for name in ("a.txt", "b.txt")]
     calls.append(("Write", {"file_path": str(workdir / "c.txt"), "content": "c"}))
     fake_server.queue(Reply.tools(calls), Reply.text("never sent"))
@@ -239,7 +239,7 @@ def test_a_turn_that_fails_mid_tools_leaves_every_tool_use_answered(workdir, fak
     assert not first.is_error and "alpha" in first.content and "beta" in second.content
     assert write == ToolResultBlock(write.tool_use_id, UNFINISHED_TOOL, is_error=True)
     assert not (workdir / "c.txt").exists()
-    agent.hooks = []
+    agent.lifecycle = Lifecycle()
     asyncio.run(events_of(agent, "go on"))  # the next request is one the API accepts
     sent = fake_server.requests_for("main")[-1].body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "user"]
@@ -248,7 +248,7 @@ def test_a_turn_that_fails_mid_tools_leaves_every_tool_use_answered(workdir, fak
     }
 
 
-class Gate(AgentHooks):
+class Gate(Part):
     """A lifecycle part with an opinion on tool calls (as the user's PreToolUse hooks will be)."""
 
     def __init__(self, verdicts: dict[str, Any]) -> None:
@@ -271,7 +271,7 @@ class AskAll:
 
 def test_before_tool_can_deny_or_spare_a_question_but_not_lift_a_deny_rule(workdir, fake_server) -> None:
     gate = Gate({"Read": Allow(), "Glob": Deny("the hook says no"), "Bash": Allow()})
-    agent = make_agent(workdir, fake_server, hooks=[gate])
+    agent = make_agent(workdir, fake_server, lifecycle=Lifecycle([gate]))
     agent.policy = AskAll()  # no ask_user: an Ask ends as "permission needed"
     fake_server.queue(
         Reply.tools(
@@ -336,7 +336,7 @@ def test_an_edit_that_cannot_apply_fails_without_asking_the_user(workdir, fake_s
     assert (workdir / "a.txt").read_text() == "A\n" and (workdir / "b.txt").read_text() == "beta\n"
 
 
-class Rewriter(AgentHooks):
+class Rewriter(Part):
     """Rewrites every Bash command (as a PreToolUse hook's `updatedInput` does)."""
 
     async def before_tool(self, agent: Agent, call: Any) -> Any:
@@ -351,7 +351,7 @@ class DenyRewrites:
 
 
 def test_a_rewritten_input_is_what_runs_and_what_the_rules_judge(workdir, fake_server) -> None:
-    agent = make_agent(workdir, fake_server, hooks=[Rewriter()])
+    agent = make_agent(workdir, fake_server, lifecycle=Lifecycle([Rewriter()]))
     fake_server.queue(
         Reply.tools([("Bash", {"command": "echo original"})]),
         Reply.text("done"),
@@ -386,7 +386,7 @@ class AskProtected:
 
 @pytest.mark.parametrize("policy", [AskRule(), AskProtected()], ids=["ask rule", "protected file"])
 def test_a_hooks_allow_does_not_lift_an_ask_rule_or_a_safety_question(workdir, fake_server, policy) -> None:
-    agent = make_agent(workdir, fake_server, hooks=[Gate({"Read": Allow()})])
+    agent = make_agent(workdir, fake_server, lifecycle=Lifecycle([Gate({"Read": Allow()})]))
     agent.policy = policy
     fake_server.queue(Reply.tools([("Read", {"file_path": str(workdir / "a.txt")})]), Reply.text("done"))
     asyncio.run(events_of(agent, "go"))
@@ -394,7 +394,7 @@ def test_a_hooks_allow_does_not_lift_an_ask_rule_or_a_safety_question(workdir, f
     assert result["content"].startswith("Permission needed to run Read")
 
 
-class StopOnce(AgentHooks):
+class StopOnce(Part):
     """Makes the model go on once (a Stop hook that checks stop_hook_active)."""
 
     def __init__(self) -> None:
@@ -407,7 +407,7 @@ class StopOnce(AgentHooks):
 
 def test_before_turn_end_makes_the_model_go_on_with_the_reason(workdir, fake_server) -> None:
     stop = StopOnce()
-    agent = make_agent(workdir, fake_server, hooks=[stop])
+    agent = make_agent(workdir, fake_server, lifecycle=Lifecycle([stop]))
     fake_server.queue(Reply.text("first answer"), Reply.text("tests pass"))
     events = asyncio.run(events_of(agent, "go"))
     assert isinstance(events[-1], TurnDone) and events[-1].requests == 2
@@ -417,13 +417,13 @@ def test_before_turn_end_makes_the_model_go_on_with_the_reason(workdir, fake_ser
     assert second[-1]["content"][0]["text"] == "<system-reminder>\nRun the tests before you stop.\n</system-reminder>"
 
 
-class Refuser(AgentHooks):
+class Refuser(Part):
     async def on_turn_start(self, agent: Agent, text: str) -> None:
         raise PromptBlocked("not this prompt")
 
 
 def test_a_blocked_prompt_never_joins_the_conversation(workdir, fake_server) -> None:
-    agent = make_agent(workdir, fake_server, hooks=[Refuser()])
+    agent = make_agent(workdir, fake_server, lifecycle=Lifecycle([Refuser()]))
     with pytest.raises(PromptBlocked, match="not this prompt"):
         asyncio.run(events_of(agent, "secret plans"))
     assert agent.session.messages == [] and fake_server.requests_for("main") == []
@@ -431,7 +431,7 @@ def test_a_blocked_prompt_never_joins_the_conversation(workdir, fake_server) -> 
 
 def test_a_stop_hook_is_not_asked_when_max_turns_leaves_no_request(workdir, fake_server) -> None:
     stop = StopOnce()
-    agent = make_agent(workdir, fake_server, hooks=[stop], max_turns=1)
+    agent = make_agent(workdir, fake_server, lifecycle=Lifecycle([stop]), max_turns=1)
     fake_server.queue(Reply.text("the only answer"))
     events = asyncio.run(events_of(agent, "go"))
     assert isinstance(events[-1], TurnDone) and stop.seen == []

@@ -267,7 +267,7 @@ def test_read_deny_rules_keep_bash_from_reading_unasked(root: Path) -> None:
         ("Edit(src/**)", "Edit", "lib/src/a.py", False),
         ("Edit(src/**)", "Write", "src/new.py", True),  # Edit rules cover Write
         ("Write(*.md)", "Write", "docs/deep/x.md", True),  # bare globs match at any depth
-        ("Write(*.md)", "Edit", "x.md", True),  # a Write deny binds Edit too (issue 33)
+        ("Write(*.md)", "Edit", "x.md", True),  # a Write deny binds Edit too
         ("Edit(/src/*.py)", "Edit", "src/a.py", True),  # `/` is the project root
         ("Edit(./src/*.py)", "Edit", "src/a/b.py", False),
         ("Read(./secrets/**)", "Read", "secrets/k", True),
@@ -588,7 +588,7 @@ def test_no_shell_command_but_a_read_replaces_the_memory_index(tmp_path: Path, m
         assert isinstance(main.can_use_tool("Bash", bash(command)), Allow), command
 
 
-# ---- MCP tools (issue 17)
+# ---- MCP tools
 
 
 def test_mcp_tools_ask_unless_a_server_or_tool_rule_allows_them(root: Path) -> None:
@@ -613,7 +613,7 @@ def test_a_trusted_read_only_hint_runs_as_a_read_does_even_in_plan_mode(root: Pa
     assert isinstance(p.can_use_tool("mcp__db__drop", {}), Deny)  # plan mode: not read-only
 
 
-# ---------------------------------------------------------------- Skill rules (issue 18)
+# ---------------------------------------------------------------- Skill rules
 
 
 def test_skill_rules_name_one_skill_or_a_prefix(root):

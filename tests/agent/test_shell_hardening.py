@@ -1,4 +1,4 @@
-"""Issue 13, items 1, 2, 6, 7 and 10: hostile command lines against the read-only check, deny and
+"""Hostile command lines against the read-only check, deny and
 ask rules, Read deny rules in Bash, the bare-repository layout and "don't ask again" suggestions.
 
 Each class of problem has several distinct inputs; every one of them got through before.

@@ -1,4 +1,4 @@
-"""Issue 33: deny and ask rules (managed ones above all) bind in every mode, bypassPermissions and a
+"""Deny and ask rules (managed ones above all) bind in every mode, bypassPermissions and a
 flags-layer `Bash` allow included; what the parser cannot see through matches every rule; Read deny
 rules hold for Bash's redirections, `dd if=`, `cd X && cat f`, archivers of a folder and variables.
 

@@ -101,7 +101,7 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 
 def test_a_folder_that_became_a_symlink_is_never_written_or_deleted_through(run_cli, fake_server, repo, tmp_path):
-    """Issue 33: `restore --force` went through `sub`, now a link out of the repository, and wrote
+    """`restore --force` went through `sub`, now a link out of the repository, and wrote
     f.txt and deleted new.txt there. Both are refused with one line each; nothing outside changes."""
     (repo / "sub").mkdir()
     (repo / "sub" / "f.txt").write_text("original\n")

@@ -16,7 +16,7 @@ SUMMARY = "<analysis>private thinking</analysis>\n<summary>SUMMARY-TEXT: the use
 def _setup(repo, window=20_000):
     (repo / ".claude" / "rules").mkdir(parents=True)
     (repo / ".claude" / "settings.json").write_text(json.dumps({"contextWindow": window}))
-    trust_folder(paths.home_dir(), repo)  # untrusted, contextWindow is ignored (issue 33)
+    trust_folder(paths.home_dir(), repo)  # untrusted, contextWindow is ignored
     (repo / ".claude" / "rules" / "txt.md").write_text('---\npaths: "**/*.txt"\n---\nTXT-RULE: keep lines short.\n')
     (repo / "big.txt").write_text("".join(f"line {i:05d} of the big file with some words\n" for i in range(1500)))
 

@@ -87,11 +87,11 @@ def test_repository_drivers_run_nothing(run_cli, fake_server, repo, tmp_path, co
     assert ("app.py" if command == "git status" else "hell") in _last_tool_result(fake_server)
 
 
-# ---- issue 33: repositories that arrived with their own .git; no prompt and nothing runs, in
+# ---- repositories that arrived with their own .git; no prompt and nothing runs, in
 # default mode, plan mode, the extraction fork and the Explore subagent.
 
 MODES = ["default", "plan", "extract", "explore"]
-# The bubblewrap sandbox (issue 33, part 1) is the first line where it runs; these prove the
+# The bubblewrap sandbox is the first line where it runs; these prove the
 # second line alone, so the sandbox is off (a key this branch's settings simply ignore).
 NO_SANDBOX = {"sandbox": {"enabled": False}}
 

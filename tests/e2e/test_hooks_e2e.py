@@ -1,4 +1,4 @@
-"""End to end (issue 16): the user's hooks through the real CLI in print mode.
+"""End to end: the user's hooks through the real CLI in print mode.
 
 Every hook is `.claude/hook.py`, written by the test: it appends its stdin JSON (plus the
 CLAUDE_PROJECT_DIR it saw) to `.claude/hooklog.jsonl`, then prints, exits, waits or

@@ -1,4 +1,4 @@
-"""End to end (issue 16): `claude-mini hooks list [--json]` and the REPL's `/hooks` list every hook
+"""End to end: `claude-mini hooks list [--json]` and the REPL's `/hooks` list every hook
 with the file it comes from, and say why the ones that do not run do not."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""End to end (issue 16): the user's hooks in the REPL (a pseudo-terminal, pexpect).
+"""End to end: the user's hooks in the REPL (a pseudo-terminal, pexpect).
 
 The hooks are test_hooks_e2e.py's `.claude/hook.py`: each logs its stdin JSON to
 `.claude/hooklog.jsonl` and does what its JSON spec says.

@@ -44,7 +44,7 @@ def small_answers(repo):
     """Cap answers at 64 tokens through the project settings, as a user would."""
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text(json.dumps({"maxTokens": 64}))
-    trust_folder(paths.home_dir(), repo)  # untrusted, maxTokens is ignored (issue 33)
+    trust_folder(paths.home_dir(), repo)  # untrusted, maxTokens is ignored
     return repo
 
 

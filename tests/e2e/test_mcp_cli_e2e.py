@@ -1,4 +1,4 @@
-"""End to end (issue 17): `claude-mini mcp list|get|add|remove` through the real CLI, in Claude
+"""End to end: `claude-mini mcp list|get|add|remove` through the real CLI, in Claude
 Code's formats (.mcp.json, settings mcpServers), with trust and approval, and no secret printed."""
 
 from __future__ import annotations

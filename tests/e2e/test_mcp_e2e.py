@@ -1,4 +1,4 @@
-"""End to end (issue 17): MCP servers in a real `claude-mini -p` session against the fake model.
+"""End to end: MCP servers in a real `claude-mini -p` session against the fake model.
 
 The demo server (tests/mcp_servers/demo_server.py) over stdio and streamable HTTP; the tool list
 the API sees (built-ins, then `mcp__<server>__*` sorted, the same in every request and fork);
@@ -241,7 +241,7 @@ def test_secrets_in_env_and_headers_are_never_printed(run_cli, fake_server, repo
 
 
 def test_recall_lists_an_mcp_tool_used_in_the_last_turn(run_cli, fake_server, repo, isolated_env):
-    """Issue 17 item 6: the recall side model's 'recently used tools' includes mcp__* names."""
+    """The recall side model's 'recently used tools' includes mcp__* names."""
     project(repo, isolated_env.home, {"demo": DEMO_SERVER})
     (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "model"}}))
     added = run_cli(
@@ -328,7 +328,7 @@ RAW = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "raw_server.py")
 
 
 def test_one_bad_tool_schema_skips_that_tool_and_keeps_the_server(run_cli, fake_server, repo, isolated_env):
-    """Issue 33: a server listing one tool with an input schema the SDK cannot read (and two more
+    """A server listing one tool with an input schema the SDK cannot read (and two more
     bad ones) keeps its good tool, which the model calls; each bad tool is one line on stderr."""
     project(repo, isolated_env.home, {"raw": {"command": sys.executable, "args": [RAW], "env": {"RAW_BAD_TOOLS": "1"}}})
     fake_server.on(Reply.tool("mcp__raw__good", {"x": "hi"}), purpose="main", times=1)

@@ -1,4 +1,4 @@
-"""End to end (issue 17): MCP in the REPL (a pseudo-terminal, pexpect) with the demo server over
+"""End to end: MCP in the REPL (a pseudo-terminal, pexpect) with the demo server over
 stdio: /mcp, the approval question, a prompt as a slash command, a resource mention."""
 
 from __future__ import annotations

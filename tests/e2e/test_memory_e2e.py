@@ -131,7 +131,7 @@ def test_recall_brings_back_what_gc_archived(run_cli, fake_server, repo):
 
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text('{"recall": {"strategy": "lexical"}}')
-    trust_folder(paths.home_dir(), repo)  # untrusted, recall.strategy is ignored (issue 33)
+    trust_folder(paths.home_dir(), repo)  # untrusted, recall.strategy is ignored
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
     fake_server.queue(Reply.tool("Read", {"file_path": "app.py"}).slow_first_byte(1.0), Reply.text("Use 40."))
     result = run_cli("-p", "which postgres pool size does the nightly reporting job need?")

@@ -16,7 +16,7 @@ from tests.fake_anthropic import Reply
 def no_extraction(repo, fake_server) -> None:
     (repo / ".claude").mkdir(exist_ok=True)
     (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}}))
-    trust_folder(paths.home_dir(), repo)  # untrusted, recall.strategy is ignored (issue 33)
+    trust_folder(paths.home_dir(), repo)  # untrusted, recall.strategy is ignored
     fake_server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
 
 
@@ -79,7 +79,7 @@ def test_a_write_then_an_edit_cannot_put_a_secret_in_memory(
 def test_the_extraction_fork_cannot_assemble_a_secret_either(run_cli, fake_server, repo):
     (repo / ".claude").mkdir(exist_ok=True)
     (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}}))
-    trust_folder(paths.home_dir(), repo)  # untrusted, recall.strategy is ignored (issue 33)
+    trust_folder(paths.home_dir(), repo)  # untrusted, recall.strategy is ignored
     path = paths.memory_dir(repo) / "reference_npm.md"
     clean = format_memory(
         name="npm",

@@ -1,4 +1,4 @@
-"""End to end (issue 33, parts 5 and 6 and the Low findings about rules), through the real CLI
+"""End to end: permission holes closed, through the real CLI
 against the fake server, judged on disk and in the requests the server received:
 
 - credential files (`~/.ssh`, `~/.aws`, a process's environment) never reach a request in

@@ -1,5 +1,5 @@
-"""End to end: what `claude-mini -p` sends when the prompt is an argument, stdin, or both
-(issue 15 item 1), and how several permission rules follow one flag (item 4)."""
+"""End to end: what `claude-mini -p` sends when the prompt is an argument, stdin, or both,
+and how several permission rules follow one flag."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """End to end: with no credentials, a model asked for by name fails; only an unnamed one falls
-back to the offline model (issue 15 item 2)."""
+back to the offline model."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_a_named_model_without_credentials_exits_1_with_one_line(run_cli, repo, 
     else:
         (repo / ".claude").mkdir()
         (repo / ".claude" / "settings.json").write_text(json.dumps({"model": "claude-opus-4-5"}))
-        trust_folder(paths.home_dir(), repo)  # untrusted, the model is ignored (issue 33)
+        trust_folder(paths.home_dir(), repo)  # untrusted, the model is ignored
     result = run_cli(*args, env=env)
     assert result.returncode == 1 and result.stdout == ""
     [line] = result.stderr.splitlines()

@@ -1,5 +1,5 @@
-"""End to end: print mode's output when things go wrong: a reader that closes stdout (issue 15
-item 5), and a json result object whatever ended the turn (item 23)."""
+"""End to end: print mode's output when things go wrong: a reader that closes stdout,
+and a json result object whatever ended the turn."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_ctrl_c_during_the_turn_still_prints_the_result_object(isolated_env, fak
 
 
 def test_debug_prints_one_line_per_request_and_no_key(run_cli):
-    """--debug shows request details, as its help says (issue 15 item 7); never the key."""
+    """--debug shows request details, as its help says; never the key."""
     result = run_cli("-p", "hi", "--debug", env={"ANTHROPIC_API_KEY": "sk-secret-value"})
     assert result.returncode == 0, result.stderr
     [line] = [line for line in result.stderr.splitlines() if "purpose=main" in line]

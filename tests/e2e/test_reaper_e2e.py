@@ -1,4 +1,4 @@
-"""End to end (issue 33): `kill -9` of claude-mini still ends the process groups it started: a
+"""End to end: `kill -9` of claude-mini still ends the process groups it started: a
 running Bash call (the shell and its `sleep 300 &`), a running hook (likewise), and a stdio MCP
 server with the child it started. Nothing of claude-mini runs on SIGKILL; the reaper does it
 (claude_mini/reaper.py), then exits itself."""

@@ -1,4 +1,4 @@
-"""End to end: several rules after one --allowedTools flag in the REPL (issue 15 item 4)."""
+"""End to end: several rules after one --allowedTools flag in the REPL."""
 
 from __future__ import annotations
 

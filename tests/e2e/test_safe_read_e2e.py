@@ -1,4 +1,4 @@
-"""End to end (issue 33, part 4): repository files that reach a prompt, and settings, go through
+"""End to end: repository files that reach a prompt, and settings, go through
 one reader (claude_mini/safe_read.py).
 
 A committed link to /proc/self/environ as the team's MEMORY.md, the memory policy or an agent

@@ -1,5 +1,5 @@
 """End to end (real CLI, fake model): the model asks for a hostile Bash or Write call, and the file
-system shows that nothing happened (issue 13, items 1, 2, 6 and 7)."""
+system shows that nothing happened."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def test_accept_edits_cannot_complete_a_bare_repository(run_cli, fake_server, re
     assert not marker.exists()
 
 
-# ---------------------------------------------------------------- issue 33: deny rules in every mode
+# ---------------------------------------------------------------- deny rules in every mode
 
 
 @pytest.fixture

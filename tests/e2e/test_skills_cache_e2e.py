@@ -1,4 +1,4 @@
-"""End to end (issue 18): skills and the prompt cache, through the real CLI against the fake server.
+"""End to end: skills and the prompt cache, through the real CLI against the fake server.
 
 A repository with skills and commands in Claude Code's layout. In `-p` with auto memory on, the
 Skill tool (whose description is the listing) is byte-identical in every main request and in

@@ -1,4 +1,4 @@
-"""End to end (issue 18): custom commands typed by the user, through the real CLI against the fake
+"""End to end: custom commands typed by the user, through the real CLI against the fake
 server: `-p "/name args"` (arguments, `!` lines, @files), a refused `!` line, `claude-mini context
 --lint`, and the REPL (the command runs, /help lists it with its source)."""
 

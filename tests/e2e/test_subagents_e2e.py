@@ -1,4 +1,4 @@
-"""End to end (issue 19): subagents through the real CLI against the fake server. In -p: an Explore
+"""End to end: subagents through the real CLI against the fake server. In -p: an Explore
 child's requests carry the purpose `subagent` and it comes back as one tool result; stream-json
 shows its messages with the Agent call's id; json's cost counts it; the permission rules bind it;
 two Agent calls of one response run together; its sidechain sits in the session's folder and -c

@@ -1,4 +1,4 @@
-"""End to end (issue 13, item 4): escape sequences from the model and from tools are shown, never obeyed.
+"""End to end: escape sequences from the model and from tools are shown, never obeyed.
 
 The model answers with escape sequences and asks for a Bash command and a Read
 whose results hold them. The model must still get the raw bytes (its tools are

@@ -1,4 +1,4 @@
-"""End to end (issue 13): a repository cannot switch checks off, import credentials, or outlive a
+"""End to end: a repository cannot switch checks off, import credentials, or outlive a
 broken managed file; the REPL asks once whether to trust the folder."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ HOSTILE = {
 
 
 def hostile_repo(repo) -> None:
-    """The repository of the issue: every check switched off by committed settings."""
+    """A hostile repository: every check switched off by committed settings."""
     (repo / ".claude").mkdir(exist_ok=True)
     for name, data in HOSTILE.items():
         (repo / ".claude" / name).write_text(json.dumps(data))
@@ -295,7 +295,7 @@ def test_a_managed_link_to_nothing_or_a_duplicate_key_denies_every_tool(
     assert read.get("is_error") and 'return "hello"' not in json.dumps(read)
 
 
-# ------------------------------------------------- issue 33: trust stops at a nested checkout
+# ------------------------------------------------- trust stops at a nested checkout
 
 
 def vendored_clone(repo: Path) -> Path:
@@ -354,7 +354,7 @@ def test_the_repl_asks_again_in_a_nested_checkout(isolated_env, fake_server, rep
     assert str(clone) not in json.loads((isolated_env.home / "trusted-folders.json").read_text())["folders"]
 
 
-# ------------------------------------------------- issue 33: what an untrusted repository may cost
+# ------------------------------------------------- what an untrusted repository may cost
 
 COSTLY = {
     "model": "claude-opus-4-6",
@@ -399,7 +399,7 @@ def test_an_untrusted_repository_cannot_choose_the_model_or_the_budgets(run_cli,
     assert len(sent) >= 3 and {(r.body["model"], r.body["max_tokens"]) for r in sent} == {("claude-opus-4-6", 64000)}
 
 
-# ------------------------------------------------- issue 33: a misspelt managed permissions key
+# ------------------------------------------------- a misspelt managed permissions key
 
 
 @pytest.mark.parametrize("mode", ["default", "bypassPermissions"])

@@ -1,4 +1,4 @@
-"""The user's hooks as the runtime wires them (runtime.user_hooks): a lifecycle part only when a
+"""The user's hooks as the runtime wires them (hooks.lifecycle.part): a lifecycle part only when a
 hook is configured, first in the order, and the forks' tool check only when
 `memory.hooksInForks` asks for it."""
 
@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from claude_mini.config import load_config
-from claude_mini.hooks.lifecycle import UserHooks
+from claude_mini.hooks.lifecycle import UserHooksPart
 from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.permissions import Deny
 from claude_mini.runtime import build_runtime
@@ -25,13 +25,13 @@ def runtime_with(repo: Path, isolated_env, settings: dict):
 
 def test_no_hooks_configured_means_no_part_and_no_fork_check(repo, isolated_env):
     runtime = runtime_with(repo, isolated_env, {})
-    assert not any(isinstance(h, UserHooks) for h in runtime.hooks)
+    assert not any(isinstance(h, UserHooksPart) for h in runtime.lifecycle.parts)
     assert runtime.agent.fork_tool_check is None
 
 
 def test_configured_hooks_come_first_and_forks_skip_them_by_default(repo, isolated_env):
     runtime = runtime_with(repo, isolated_env, {"hooks": HOOKS})
-    assert isinstance(runtime.hooks[0], UserHooks)
+    assert isinstance(runtime.lifecycle.parts[0], UserHooksPart)
     assert runtime.agent.fork_tool_check is None
 
 
@@ -58,7 +58,7 @@ def test_a_forks_pre_tool_use_context_stays_out_of_the_users_conversation(repo, 
     assert check is not None
     verdict = asyncio.run(check(ToolUseBlock("toolu_1", "Write", {"file_path": "x.md", "content": "x"})))
     assert isinstance(verdict.decision, Deny) and "not in the background" in verdict.decision.reason
-    assert runtime.hooks[0].attachments() == []  # the note was for the fork's call, not the user's turn
+    assert runtime.lifecycle.parts[0].attachments() == []  # the note was for the fork's call, not the user's turn
 
 
 LOGGER = (
@@ -83,7 +83,7 @@ def test_a_first_prompt_before_start_up_ends_runs_session_start_once_and_carries
     repo, isolated_env, monkeypatch
 ):
     runtime, log = logging_runtime(repo, isolated_env, monkeypatch, "SessionStart")
-    hooks, agent = runtime.hooks[0], runtime.agent
+    hooks, agent = runtime.lifecycle.parts[0], runtime.agent
 
     async def go():
         await hooks.on_turn_start(agent, "hi")  # the REPL's prompt, while maintenance still runs
@@ -99,7 +99,7 @@ def test_a_first_prompt_before_start_up_ends_runs_session_start_once_and_carries
 
 def test_two_clears_in_a_row_end_and_start_each_conversation_in_order(repo, isolated_env, monkeypatch):
     runtime, log = logging_runtime(repo, isolated_env, monkeypatch, "SessionStart", "SessionEnd")
-    hooks, agent = runtime.hooks[0], runtime.agent
+    hooks, agent = runtime.lifecycle.parts[0], runtime.agent
     from claude_mini.session import Session
 
     async def go():
@@ -131,7 +131,7 @@ def test_a_forks_check_leaves_async_and_once_hooks_to_the_users_session(repo, is
     ]
     settings = {"hooks": {"PreToolUse": [{"hooks": handlers}]}, "memory": {"hooksInForks": True}}
     runtime = runtime_with(repo, isolated_env, settings)
-    hooks, agent = runtime.hooks[0], runtime.agent
+    hooks, agent = runtime.lifecycle.parts[0], runtime.agent
     call = ToolUseBlock("toolu_1", "Read", {"file_path": "app.py"})
 
     async def go():

@@ -415,7 +415,7 @@ RAW = str(Path(__file__).with_name("raw_server.py"))
 
 
 def test_one_tool_the_sdk_cannot_read_skips_that_tool_only() -> None:
-    """Issue 33: one tool with an unreadable input schema failed the whole listing, and the server
+    """One tool with an unreadable input schema failed the whole listing, and the server
     with it. Now each bad tool is one problem line naming server, tool and problem."""
 
     async def go() -> None:

@@ -1,4 +1,4 @@
-"""Issue 21 item 4: past half the auto-compact threshold, the model is told how full its context is,
+"""Past half the auto-compact threshold, the model is told how full its context is,
 once per request, in the next user message (after the cached prefix)."""
 
 from __future__ import annotations

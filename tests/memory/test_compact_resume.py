@@ -1,4 +1,4 @@
-"""Issue 21 through the runtime and the fake server: memory is extracted before every kind of
+"""Compaction through the runtime and the fake server: memory is extracted before every kind of
 compaction, and the files read survive a resume (read-before-write and the post-compact restore)."""
 
 from __future__ import annotations

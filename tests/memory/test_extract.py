@@ -688,7 +688,7 @@ def test_settings_with_bad_values_fall_back_to_defaults(repo):
 
 
 def test_no_extraction_with_the_local_model(repo):
-    """Its one worker would keep the user's next answer waiting (README, offline section)."""
+    """Its one worker would keep the user's next answer waiting (docs/install.md "Offline and local models")."""
     config = load_config(repo, {"model": "local"})
     assert not build_runtime(config, client=AnthropicClient(api_key="t")).extractor.enabled()
     config.model = "claude-sonnet-4-6"  # /model switches back: extraction resumes

@@ -1,4 +1,4 @@
-"""Layer 1 (issue 9): discovery order, @imports, path-scoped rules, lazy attachments, lint, JSON.
+"""Layer 1: discovery order, @imports, path-scoped rules, lazy attachments, lint, JSON.
 
 Fixture trees are built in tmp dirs in the shape of real repositories: a CLAUDE.md
 that only says `@AGENTS.md`, a rules folder symlinked elsewhere, rules in
@@ -686,7 +686,7 @@ def test_repository_walk_respects_nested_gitignore(tmp_path):
     assert found == [".gitignore", "a.py", "sub/.gitignore", "sub/keep.log"]
 
 
-# ------------------------------------------------ trust and credentials (issue 13)
+# ------------------------------------------------ trust and credentials
 
 
 def test_imports_from_the_os_home_need_a_trusted_folder(env):

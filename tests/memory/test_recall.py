@@ -26,7 +26,7 @@ from claude_mini.memory.recall import (
     RECALL_SYSTEM,
     SESSION_BUDGET_BYTES,
     RecallFailed,
-    RecallHook,
+    RecallPart,
     age_phrase,
     parse_selection,
     recalls_in_context,
@@ -49,12 +49,12 @@ def make_runtime(repo: Path, server: FakeAnthropic, settings: dict | None = None
     # Extraction (Layer 4) runs after each turn; it must not take the main replies queued here.
     server.on(Reply.text("Nothing to save."), purpose="extract", times=None)
     client = AnthropicClient(base_url=server.base_url, api_key="test", max_retries=0)
-    # Trusted for the run: an untrusted repository may not choose recall.* (it costs requests, issue 33).
+    # Trusted for the run: an untrusted repository may not choose recall.* (it costs requests).
     return build_runtime(load_config(repo, trust_folder=bool(settings)), client=client)
 
 
-def hook_of(rt: Runtime) -> RecallHook:
-    return next(h for h in rt.hooks if isinstance(h, RecallHook))
+def hook_of(rt: Runtime) -> RecallPart:
+    return next(h for h in rt.lifecycle.parts if isinstance(h, RecallPart))
 
 
 def run_turns(rt: Runtime, *texts: str) -> None:

@@ -1,5 +1,5 @@
 """The secret and personal-data scan against samples assembled from public rule sets
-(tests/fixtures/secret_samples.json, written without sight of the code): issue 33 asks for
+(tests/fixtures/secret_samples.json, written without sight of the code): the target is
 at least 55 of 57 secrets and 23 of 25 personal-data samples, and engineering notes
 (SHAs, UUIDs, hashes, placeholders) must pass."""
 

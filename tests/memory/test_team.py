@@ -13,7 +13,7 @@ import yaml
 from claude_mini import trust
 from claude_mini.config import load_config
 from claude_mini.memory.lexical import SHORTLIST_SIZE
-from claude_mini.memory.recall import RecallHook
+from claude_mini.memory.recall import RecallPart
 from claude_mini.memory.secrets import SecretGuard
 from claude_mini.memory.store import MemoryStore, doctor, fix, parse_index
 from claude_mini.memory.team import TeamTier, team_problem, team_prompt_section, team_tier
@@ -172,7 +172,7 @@ def test_recall_searches_both_tiers_and_names_team_files(repo, tmp_path):
     private = MemoryStore(tmp_path / "private")
     save(private, "vim.md", "The user edits with vim")
     save(tier(repo).store(), "staging-reset.md", STAGING)
-    hook = RecallHook(private, config=None, team_root=tier(repo).root)
+    hook = RecallPart(private, config=None, team_root=tier(repo).root)
     manifest, strong, _ = hook._local_pass("when is the staging database reset", frozenset())
     assert {c.filename for c in manifest} == {"vim.md", "team/staging-reset.md"}
     assert strong == ["team/staging-reset.md"]

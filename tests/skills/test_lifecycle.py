@@ -100,7 +100,7 @@ def test_compaction_keeps_the_names_of_invoked_skills_not_their_bodies(project, 
         before = runtime.compactor.used()
         result = await runtime.compactor.compact()
         await turn(runtime, "go on")
-        return before, result, runtime.agent.hooks
+        return before, result, runtime.lifecycle.parts
 
     before, result, hooks = run(fake_server, project, scenario)
     [compact] = fake_server.requests_for("compact")
@@ -458,7 +458,7 @@ def test_a_file_that_would_not_load_is_not_said_to_be_new(project, fake_server):
 
 
 def test_an_untrusted_projects_command_does_not_pick_the_model(repo, fake_server, monkeypatch):
-    """Issue 33 (cost): as an untrusted repository's `model` setting is ignored, so is its
+    """Cost: as an untrusted repository's `model` setting is ignored, so is its
     command's `model:` frontmatter; the session's model answers."""
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
     command(repo, "big", "---\ndescription: Think hard\nmodel: opus\n---\nThink about $1.\n")

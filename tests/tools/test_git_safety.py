@@ -248,7 +248,7 @@ def test_config_pairs_are_appended_after_the_users_own() -> None:
     assert quoted == "'u.v'='w' 'x.y'='it'\\''s'"
 
 
-# ---- issue 33: a repository that arrived with its own .git
+# ---- a repository that arrived with its own .git
 
 
 def _no_lazy_fetch_guard(env: dict[str, str]) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""TodoWrite: the list on the context, its checks, and TodoHook across resume, /clear and compaction."""
+"""TodoWrite: the list on the context, its checks, and TodoPart across resume, /clear and compaction."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ from types import SimpleNamespace
 import pytest
 from rich.console import Console
 
+from claude_mini.agent.todos import TodoPart, todos_in
 from claude_mini.config import load_config
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.runtime import build_runtime
 from claude_mini.session import Session, open_transcript
 from claude_mini.tools import ToolError
-from claude_mini.tools.todo import Todo, TodoHook, TodoWriteTool, todos_in
+from claude_mini.tools.todo import Todo, TodoWriteTool
 from claude_mini.ui.commands import CommandContext, discover_commands, find_command
 from tests.fake_anthropic import Reply
 
@@ -109,7 +110,7 @@ def test_the_list_of_a_conversation_is_its_last_successful_call():
 
 
 def test_the_hook_rebuilds_clears_and_reports(ctx):
-    hook = TodoHook(ctx)
+    hook = TodoPart(ctx)
     resumed = Session(ctx.cwd)
     resumed.messages += [_call("t1", PLAN), _result("t1")]
     asyncio.run(hook.on_session_start(SimpleNamespace(session=resumed), "resume"))  # type: ignore[arg-type]
@@ -123,7 +124,7 @@ def test_the_hook_rebuilds_clears_and_reports(ctx):
 
 def test_the_list_beside_a_summary_is_found_again():
     ctx = SimpleNamespace(todos=todos(PLAN))
-    [note] = TodoHook(ctx).compact_attachments(None)  # type: ignore[arg-type]
+    [note] = TodoPart(ctx).compact_attachments(None)  # type: ignore[arg-type]
     assert note.startswith('The todo list as it stood before the summary: {"todos": [')
     summary = Message(
         "user", [TextBlock("<summary>S</summary>"), TextBlock(f"<system-reminder>\n{note}\n</system-reminder>")]

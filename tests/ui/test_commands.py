@@ -158,13 +158,13 @@ def test_clear_starts_a_new_session_and_rebuilds_the_prompt(slash, repo):
 
 
 def test_clear_gives_the_memory_layers_the_new_session(slash):
-    from claude_mini.memory.recall import recall_hook
+    from claude_mini.memory.recall import RecallPart
 
     rt = slash.runtime
     rt.session.add_message(Message.user("first"))
     rt.compactor.count, rt.compactor.failures = 2, 3  # the breaker is open
     assert not rt.compactor.auto_enabled
-    recall = recall_hook(rt.hooks)
+    recall = rt.lifecycle.find(RecallPart)
     recall._said.add("memory recall fell back to lexical search")
     slash.run("/clear")
     assert (rt.compactor.count, rt.compactor.failures) == (0, 0) and rt.compactor.auto_enabled
@@ -353,13 +353,14 @@ def test_discovery_imports_command_modules_and_reports_broken_ones(tmp_path, mon
 
 
 def test_context_includes_what_memory_hooks_report(slash):
-    from claude_mini.agent.hooks import AgentHooks
+    from claude_mini.agent.lifecycle import Lifecycle, Part
 
-    class Hook(AgentHooks):
+    class Hook(Part):
         def context_report(self):
             return ["Recalled memories (strategy test): 1 in the context", "  tabs.md  120 bytes"]
 
-    slash.runtime.hooks.append(Hook())
+    runtime = slash.runtime
+    runtime.agent.lifecycle = Lifecycle([*runtime.lifecycle.parts, Hook()])
     out = slash.run("/context")
     assert "Recalled memories (strategy test): 1 in the context\n  tabs.md  120 bytes" in out
 

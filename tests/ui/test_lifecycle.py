@@ -1,4 +1,4 @@
-"""The declared lifecycle (agent/hooks.py) as the runtime drives it: start, /clear and /resume,
+"""The declared lifecycle (agent/lifecycle.py) as the runtime drives it: start, /clear and /resume,
 a compaction (before and after, in hook order), and the end of the session."""
 
 from __future__ import annotations
@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from claude_mini.agent.hooks import AgentHooks
+from claude_mini.agent.lifecycle import Lifecycle, Part
 from claude_mini.llm.messages import Message, TextBlock
 from claude_mini.session import Session
 
 
-class Recorder(AgentHooks):
+class Recorder(Part):
     """Writes down every lifecycle point it is called at."""
 
     def __init__(self) -> None:
@@ -45,7 +45,7 @@ def ready_to_compact(runtime) -> None:
 
 def test_the_runtime_calls_every_session_point_in_order(runtime, repo, slash):
     recorder = Recorder()
-    runtime.hooks.append(recorder)
+    runtime.agent.lifecycle = Lifecycle([*runtime.lifecycle.parts, recorder])
     ready_to_compact(runtime)
 
     async def go():
@@ -66,7 +66,7 @@ def test_the_runtime_calls_every_session_point_in_order(runtime, repo, slash):
     ]
 
 
-class SlowAfterCompact(AgentHooks):
+class SlowAfterCompact(Part):
     """Stands in for the user's hooks, first in the order: its after_compact is cut short (Esc)."""
 
     async def after_compact(self, agent):
@@ -75,8 +75,7 @@ class SlowAfterCompact(AgentHooks):
 
 def test_after_compact_unwinds_in_reverse_so_the_memory_layers_finish_first(runtime):
     recorder = Recorder()
-    runtime.hooks[:0] = [SlowAfterCompact()]
-    runtime.hooks.append(recorder)
+    runtime.agent.lifecycle = Lifecycle([SlowAfterCompact(), *runtime.lifecycle.parts, recorder])
     ready_to_compact(runtime)
 
     async def go():

@@ -10,11 +10,12 @@ from types import SimpleNamespace
 import pytest
 from prompt_toolkit.document import Document
 
+from claude_mini.agent.lifecycle import Lifecycle
 from claude_mini.config import load_config
 from claude_mini.mcp_servers.client import McpToolInfo
 from claude_mini.mcp_servers.config import ServerSet, ServerSpec, load_servers
 from claude_mini.mcp_servers.extras import PromptArg, PromptInfo
-from claude_mini.mcp_servers.lifecycle import McpHook, McpSettings
+from claude_mini.mcp_servers.lifecycle import McpPart, McpSettings
 from claude_mini.notices import NoticeChannel
 from claude_mini.ui import mcp_approval
 from claude_mini.ui.mcp_commands import prompt_arguments, server_report, servers_report
@@ -103,10 +104,10 @@ def test_mcp_name_lists_its_tools_with_the_first_line_and_the_read_only_hint():
     assert SECRET not in "\n".join(lines)
 
 
-def with_hook(runtime, *conns: FakeConnection) -> McpHook:
+def with_hook(runtime, *conns: FakeConnection) -> McpPart:
     manager = SimpleNamespace(connections={c.spec.name: c for c in conns}, start=lambda: None)
-    hook = McpHook(manager, McpSettings(), NoticeChannel())  # type: ignore[arg-type]
-    runtime.agent.hooks.append(hook)
+    hook = McpPart(manager, McpSettings(), NoticeChannel())  # type: ignore[arg-type]
+    runtime.agent.lifecycle = Lifecycle([*runtime.lifecycle.parts, hook])
     return hook
 
 

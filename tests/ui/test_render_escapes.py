@@ -1,4 +1,4 @@
-"""Terminal escapes from the model or from tools are drawn visibly, never obeyed (issue 13, item 4).
+"""Terminal escapes from the model or from tools are drawn visibly, never obeyed.
 
 Every console here has no colour system, so any ESC in the output is one that
 leaked from the text; the colour-console tests check rich's own styling survives.

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from claude_mini.agent.events import MessageAdded, ToolFinished, ToolStarted
+from claude_mini.agent.subagent_run import SubagentRun
 from claude_mini.llm.messages import Message, ToolUseBlock
-from claude_mini.subagents.runner import SubagentRun
 from claude_mini.tools.base import ToolResult
 from claude_mini.ui.render import Renderer, tool_block, tool_label
 from tests.ui.conftest import make_console

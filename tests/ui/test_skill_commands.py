@@ -1,4 +1,4 @@
-"""Custom commands and skills as slash commands (issue 18): registration, clashes with built-ins,
+"""Custom commands and skills as slash commands: registration, clashes with built-ins,
 /help and completion, running one, /skills, and `-p "/name args"` (the CLI end to end is
 tests/e2e/test_skills_e2e.py)."""
 
@@ -56,7 +56,7 @@ def entry(
 
 
 class FakeHook:
-    """What the commands use of SkillHook: the catalog, the listing, invoked, expand_typed."""
+    """What the commands use of SkillPart: the catalog, the listing, invoked, expand_typed."""
 
     def __init__(self, catalog: Catalog, *, fail: Exception | None = None) -> None:
         self.catalog = catalog
@@ -278,7 +278,7 @@ def print_text(runtime, prompt: str) -> tuple[str, list[str]]:
     return asyncio.run(print_command_text(runtime, prompt, warnings.append)), warnings
 
 
-def test_print_mode_expands_a_custom_command_without_anyone_to_ask_and_attaches_its_files(runtime, repo):
+def test_print_mode_expands_a_custom_command_without_anyone_to_ask_and_attaches_its_files(runtime, repo, monkeypatch):
     (repo / "notes.txt").write_text("NOTES\n")
     greet = entry("greet", repo)
 
@@ -288,16 +288,16 @@ def test_print_mode_expands_a_custom_command_without_anyone_to_ask_and_attaches_
             return f"Greet {args}; see @notes.txt"
 
     hook = MentionHook(Catalog([greet], []))
-    runtime.skills = hook
+    monkeypatch.setattr(type(runtime), "skills", hook)  # the runtime finds its skills part in its lifecycle
     text, warnings = print_text(runtime, "/greet Alice\nand Bob")
     assert hook.calls == [("greet", "Alice\nand Bob")]
     assert text.startswith("Greet Alice\nand Bob; see @notes.txt\n\n") and "NOTES" in text
     assert warnings == []
 
 
-def test_print_mode_sends_builtin_and_unknown_names_as_typed(runtime, repo):
+def test_print_mode_sends_builtin_and_unknown_names_as_typed(runtime, repo, monkeypatch):
     hook = FakeHook(Catalog([entry("help", repo)], []))
-    runtime.skills = hook
+    monkeypatch.setattr(type(runtime), "skills", hook)  # the runtime finds its skills part in its lifecycle
     assert print_text(runtime, "/nosuch thing") == ("/nosuch thing", [])
     text, [warning] = print_text(runtime, "/help me")
     assert text == "/help me" and hook.calls == []
@@ -308,8 +308,9 @@ def test_print_mode_sends_builtin_and_unknown_names_as_typed(runtime, repo):
     assert print_text(runtime, "/usr/bin/env is broken") == ("/usr/bin/env is broken", [])
 
 
-def test_print_mode_refuses_a_model_only_entry(runtime, repo):
-    runtime.skills = FakeHook(Catalog([entry("lint-rules", repo, kind="skill", user_invocable=False)], []))
+def test_print_mode_refuses_a_model_only_entry(runtime, repo, monkeypatch):
+    hook = FakeHook(Catalog([entry("lint-rules", repo, kind="skill", user_invocable=False)], []))
+    monkeypatch.setattr(type(runtime), "skills", hook)  # the runtime finds its skills part in its lifecycle
     with pytest.raises(ExpansionError, match="for the model only"):
         print_text(runtime, "/lint-rules")
 
@@ -337,7 +338,7 @@ def test_registering_from_the_real_catalog(tmp_path):
     ]
 
 
-# ---- the REPL's details (review of issue 18, findings 8, 11, 12)
+# ---- the REPL's details
 
 
 def test_tab_completes_an_alias(tmp_path):

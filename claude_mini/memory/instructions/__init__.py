@@ -12,7 +12,7 @@ One module per part:
     scope.py         LoadContext: which folders count, excludes, trust, credential locations
     reading.py       reading one file safely (size, binary, UTF-8, text file types)
     markdown.py      HTML comments removed and @imports found, outside code
-    attachments.py   AttachmentTracker and InstructionHook: lazy rules and nested files
+    attachments.py   AttachmentTracker and InstructionPart: lazy rules and nested files
     report.py        lint() and to_json() for `claude-mini context`
 
 Frontmatter (a rule's `paths:`) is read by `claude_mini.memory.frontmatter`, shared with Layer 2.
@@ -69,7 +69,7 @@ from claude_mini.memory.instructions.attachments import (
     TOUCHING_TOOLS,
     Attachment,
     AttachmentTracker,
-    InstructionHook,
+    InstructionPart,
     attachment_loads,
     instruction_loads,
 )
@@ -115,7 +115,7 @@ __all__ = [
     "ConditionalRule",
     "Entry",
     "InstructionFile",
-    "InstructionHook",
+    "InstructionPart",
     "InstructionSet",
     "LoadContext",
     "Skipped",

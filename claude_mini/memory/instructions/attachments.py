@@ -1,6 +1,6 @@
 """Lazy instructions: path-scoped rules and nested CLAUDE.md files, attached when a path is touched.
 
-When Read, Write or Edit touches a file, `InstructionHook` asks the
+When Read, Write or Edit touches a file, `InstructionPart` asks the
 `AttachmentTracker` what is newly due: the conditional rules whose `paths:`
 match it, and the instruction files of folders below the cwd that hold it.
 They reach the model as `<system-reminder>` blocks with the tool results,
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.agent.hooks import (
-    AgentHooks,
+from claude_mini.agent.lifecycle import (
     ConversationRewind,
     InstructionLoad,
     LoadReason,
+    Part,
     system_reminder,
 )
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
@@ -193,7 +193,7 @@ class AttachmentTracker:
 TOUCHING_TOOLS = ("Read", "Write", "Edit")
 
 
-class InstructionHook(AgentHooks):
+class InstructionPart(Part):
     """Attaches path-scoped rules and nested instruction files when Read/Write/Edit touch a path."""
 
     def __init__(self, tracker: AttachmentTracker) -> None:

@@ -3,7 +3,7 @@
 The team folder has its own CandidateScanner (its own on-disk index) and is ranked against
 its own statistics, as the archive is (memory/archive_recall.py): scores are in rare-term-match
 units, so the two tiers' scores compare. Its candidates are named `team/<file>`, and the
-manifest line of each says `team`. RecallHook merges the two tiers' lists in `_local_pass`;
+manifest line of each says `team`. RecallPart merges the two tiers' lists in `_local_pass`;
 nothing else of recall changes. A team memory's use is not counted in the private usage
 record (gc never archives a team memory: the team curates its folder by review).
 """

@@ -1,4 +1,4 @@
-"""Issue 33's permission holes (parts 5 and 6, and the Low findings about rules): protected files,
+"""Permission holes closed: protected files,
 credential reads, "don't ask again" for programs that run others, Write rules binding Edit, MCP
 rules matched on the real server, and attachments that cannot close their `<system-reminder>`."""
 
@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from claude_mini.agent.hooks import system_reminder
+from claude_mini.agent.lifecycle import system_reminder
 from claude_mini.hooks.config import HookCommand, HookSet, IgnoredHook, named_files
 from claude_mini.permissions import Allow, Ask, Deny, ExtractionPolicy
 from claude_mini.permissions.policy import exact_command_rule
@@ -266,10 +266,10 @@ def test_without_the_tool_list_a_deny_leans_to_match_and_an_allow_does_not(root:
 
 
 def test_the_runtime_hands_the_policy_each_tools_server() -> None:
-    """McpHook passes the tool list's servers to the policy's setter."""
+    """McpPart passes the tool list's servers to the policy's setter."""
     import asyncio
 
-    from claude_mini.mcp_servers.lifecycle import McpHook
+    from claude_mini.mcp_servers.lifecycle import McpPart
 
     named: dict[str, str] = {}
     info = SimpleNamespace(server="gh__x", name="wipe", description="", input_schema={}, annotations=None)
@@ -279,7 +279,7 @@ def test_the_runtime_hands_the_policy_each_tools_server() -> None:
     )
     settings = SimpleNamespace(call_timeout=1.0, trust_read_only_hints=False, connect_wait=0.0)
     agent = SimpleNamespace(builtin_tools=[], set_tools=lambda tools: None)
-    hook = McpHook(manager, settings, notices=None, name_tools=named.update)  # type: ignore[arg-type]
+    hook = McpPart(manager, settings, notices=None, name_tools=named.update)  # type: ignore[arg-type]
     asyncio.run(hook.before_request(agent))  # type: ignore[arg-type]
     assert named == {"mcp__gh__x__wipe": "gh__x"}
 

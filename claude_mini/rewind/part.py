@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.hooks import AgentHooks, ToolVerdict
+from claude_mini.agent.lifecycle import Part, PartContext, ToolVerdict
 from claude_mini.config import CheckpointSettings
 from claude_mini.notices import NoticeChannel
 from claude_mini.rewind.store import Before, FileHistory, StoreError, capture, fingerprint
@@ -28,16 +28,16 @@ from claude_mini.shell.bash_safety import is_read_only_command
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
+    from claude_mini.agent.subagent_run import SubagentRun
     from claude_mini.llm.messages import ToolUseBlock
     from claude_mini.session import Session
-    from claude_mini.subagents.runner import SubagentRun
     from claude_mini.tools.base import ToolResult
 
 CHANGING_TOOLS = ("Write", "Edit")
 log = logging.getLogger(__name__)
 
 
-class FileHistoryHook(AgentHooks):
+class FileHistoryPart(Part):
     """Keeps, for the session in place, what each Write and Edit replaced (the main agent's and
     its subagents'), and notes the commands that may have changed files."""
 
@@ -94,7 +94,7 @@ class FileHistoryHook(AgentHooks):
         if agent.purpose == "main":
             self._pending.clear()
 
-    def for_subagent(self, agent: Agent, run: SubagentRun) -> AgentHooks:
+    def for_subagent(self, agent: Agent, run: SubagentRun) -> Part:
         """This part, in the child's lifecycle too (its calls carry their own ids)."""
         return self
 
@@ -140,3 +140,14 @@ def _may_change_files(input: Any) -> bool:
     """A Bash command that is not known to only read (its changes are not tracked)."""
     command = input.get("command") if isinstance(input, dict) else None
     return isinstance(command, str) and bool(command.strip()) and not is_read_only_command(command)[0]
+
+
+def part(ctx: PartContext) -> FileHistoryPart:
+    """The session's file checkpoints: the store follows the runtime's session (/clear, /resume)."""
+    runtime = ctx.runtime
+    return FileHistoryPart(
+        lambda: runtime.session,
+        settings=lambda: ctx.config.checkpoints,
+        memory_root=ctx.store.root,
+        notices=ctx.notices,
+    )
