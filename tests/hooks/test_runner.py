@@ -96,7 +96,20 @@ def test_cancelling_the_caller_kills_the_groups_then_raises(tmp_path: Path, monk
         cwd=tmp_path,
         project_dir=tmp_path,
     )
-    asyncio.run(cancel_when_written(run, pid_file))
+
+    async def cancel_once_both_run() -> None:
+        """Cancel once both groups are registered (a cancel while asyncio still connects a shell
+        ends it unregistered: the next test) and the first hook's child is running."""
+        task = asyncio.ensure_future(run)
+        for _ in range(1000):  # up to 20 s: a loaded machine can take seconds to start a shell
+            if len(started) == 2 and pid_file.exists() and pid_file.read_text().strip():
+                break
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_once_both_run())
     assert ends_soon(pid_in(pid_file))
     assert pid_in(tmp_path / "shell.pid") in started
     assert len(started) == 2 and sorted(ended) == sorted(started)  # SIGTERM to us would have killed them
