@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 import typer
 
 from claude_mini import __version__
+from claude_mini.base.notices import say
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
@@ -60,18 +61,6 @@ def _flag_settings(
     if perms:
         flags["permissions"] = perms
     return flags
-
-
-def say(message: str) -> None:
-    """One `claude-mini: ...` line on stderr, its control characters (newlines too) made visible.
-
-    Warnings carry paths, setting values and import targets from the repository: an
-    escape sequence in them must not reach the terminal, nor a newline fake a line.
-    """
-    from claude_mini.ui.safe_text import visible_controls
-
-    line = visible_controls(message).replace("\n", "\\n")
-    sys.stderr.write(f"claude-mini: {line}\n")
 
 
 def _fail(message: str, code: int, debug: bool = False) -> NoReturn:
@@ -191,7 +180,9 @@ def root(
     for line in misread:
         say(line)
     if print_:
-        raise typer.Exit(_run_print(config, text, output_format, resume=resume, continue_=continue_))
+        from claude_mini.ui.printmode import run_print
+
+        raise typer.Exit(run_print(config, text, output_format, say, resume=resume, continue_=continue_))
     from claude_mini.ui.repl import run_repl
 
     raise typer.Exit(run_repl(config, prompt, resume=resume, continue_=continue_))
@@ -215,65 +206,6 @@ def _preload_sdk(config: Config) -> None:
 
     if not is_local_model(config.model):
         preload_sdk()
-
-
-def _run_print(config: Config, text: str, output_format: str, *, resume: str | None, continue_: bool) -> int:
-    """Start a runtime and run one print-mode turn; setup problems exit 1 with one line."""
-    import asyncio
-
-    from claude_mini.notices import NoticeChannel
-    from claude_mini.runtime import SetupError, build_runtime, open_session
-    from claude_mini.session import Session, transcript_state
-    from claude_mini.signals import report_session
-    from claude_mini.ui.printmode import OutputClosed, PrintRun, stderr_display
-
-    session: Session | None = None  # the last words say whether its transcript really is saved
-
-    async def go() -> int:
-        nonlocal session
-        notices = NoticeChannel()  # shown once the runtime is built: a setup error comes alone
-        for warning in config.warnings:
-            notices.say(warning, "warning")
-        try:
-            session = open_session(config, resume=resume, continue_=continue_)
-            runtime = build_runtime(config, notices=notices, session=session)
-            report_session(lambda: runtime.session)
-        except SetupError as exc:
-            _fail(str(exc), 1, config.debug)
-        notices.attach(stderr_display(output_format))
-        try:
-            return await PrintRun(runtime, output_format).run(text)
-        finally:
-            await runtime.close()
-
-    try:
-        return asyncio.run(go())
-    except KeyboardInterrupt:
-        say(f"interrupted. {transcript_state(session)}.")
-        return 130
-    except (typer.Exit, SystemExit):
-        raise
-    except OutputClosed:
-        _end_as_a_broken_pipe()
-    except Exception as exc:  # a bug must not dump a traceback on the user
-        _fail(
-            f"internal error: {type(exc).__name__}: {exc}. {transcript_state(session)}; "
-            "run again with --debug for details.",
-            1,
-            config.debug,
-        )
-
-
-def _end_as_a_broken_pipe() -> NoReturn:
-    """Stdout's reader went away (`| head`): end silently, killed by SIGPIPE as `cat` would be
-    (status 141 in a shell), once the session was closed."""
-    import os
-    import signal
-
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    os.kill(os.getpid(), signal.SIGPIPE)
-    raise typer.Exit(128 + signal.SIGPIPE)  # not reached: the signal ends the process
 
 
 def run(args: list[str]) -> None:

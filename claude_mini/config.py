@@ -36,8 +36,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from claude_mini import paths, trust
-from claude_mini.safe_read import Unreadable, read_text_file
+from claude_mini import trust
+from claude_mini.base import paths
+from claude_mini.base.safe_read import Unreadable, read_text_file
+from claude_mini.base.text import clip
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 DEFAULT_SMALL_MODEL = "claude-haiku-4-5"
@@ -177,7 +179,7 @@ def remove_permission_rule(config: Config, path: Path, rule: str) -> list[str]:
     with its other keys kept (its formatting is not), and this session's settings follow it;
     the typed fields the session may have changed since it started (the model of /model or
     of the offline fallback) are left alone."""
-    from claude_mini.memory.fileutil import atomic_write
+    from claude_mini.base.fileutil import atomic_write
 
     target = path.resolve()  # a linked settings file stays linked
     data = _read_for_edit(target)
@@ -248,8 +250,7 @@ def json_kind(value: Any) -> str:
 
 def json_shown(value: Any, limit: int = 80) -> str:
     """A setting's value as JSON on one short line (ASCII only: no control character gets out)."""
-    text = json.dumps(value, ensure_ascii=True, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(json.dumps(value, ensure_ascii=True, default=str), limit)
 
 
 def parse_json(text: str, *, unique_keys: bool = False) -> tuple[Any, str | None]:
@@ -489,7 +490,7 @@ def _shown(value: Any, limit: int = 120) -> str:
     text = ", ".join(item if isinstance(item, str) else json.dumps(item) for item in items)
     # No newline or terminal escape may reach the one line.
     text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 def untrusted_notice(ignored: dict[str, list[str]]) -> str:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.base.text import estimate_tokens
 
 IDENTITY = """\
 You are claude_mini, an interactive coding assistant that works in the user's \
@@ -36,11 +37,6 @@ avoid interactive commands; a long command can take a `timeout`.
 - A tool result may carry <system-reminder> blocks: they come from the \
 harness (project rules, recalled memories), not from the user.
 - When a call is denied, do not retry it unchanged: adjust, or ask the user."""
-
-
-def estimate_tokens(text: str) -> int:
-    """A cheap, deterministic token estimate (about 4 characters per token)."""
-    return (len(text) + 3) // 4
 
 
 @dataclass

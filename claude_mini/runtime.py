@@ -9,7 +9,6 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from claude_mini import paths
 from claude_mini.agent.lifecycle import (
     EndReason,
     Lifecycle,
@@ -21,6 +20,9 @@ from claude_mini.agent.lifecycle import (
 )
 from claude_mini.agent.loop import Agent, AskUser
 from claude_mini.agent.todos import part as todo_part
+from claude_mini.base import paths
+from claude_mini.base.notices import NoticeChannel
+from claude_mini.command_table import CommandTable
 from claude_mini.config import Config
 from claude_mini.hooks.lifecycle import part as user_hooks_part
 from claude_mini.llm.client import ModelClient
@@ -37,7 +39,6 @@ from claude_mini.memory.instructions import (
 from claude_mini.memory.parts import checkpoint_part, compaction_part, extraction_part, instructions_part, recall_part
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.memory.team import team_problem, team_prompt_section, team_tier
-from claude_mini.notices import NoticeChannel
 from claude_mini.permissions import Guard, PermissionPolicy, PolicyChain
 from claude_mini.prompt import Section, SystemPrompt, build_system_prompt
 from claude_mini.rewind.part import FileHistoryPart
@@ -113,6 +114,9 @@ class Runtime:
     notices: NoticeChannel
     sandbox: Sandbox | None = None  # Bash's bubblewrap sandbox (None: off in the settings)
     retired_clients: list[ModelClient] = field(default_factory=list)  # replaced by /model; closed in close()
+    commands: CommandTable = field(
+        default_factory=CommandTable
+    )  # the session's slash commands (the front end fills it)
 
     @property
     def lifecycle(self) -> Lifecycle:

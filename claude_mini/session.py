@@ -28,7 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.llm.messages import (
     Block,
     Message,
@@ -39,7 +40,6 @@ from claude_mini.llm.messages import (
     message_to_api,
 )
 from claude_mini.llm.pricing import cost_usd, price_for
-from claude_mini.notices import NoticeChannel
 
 # The result of a tool call that never returned one: the session or the turn ended first (the user's
 # own cancel has its words in agent/loop.py).

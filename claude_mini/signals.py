@@ -11,8 +11,9 @@ the event loop's next turn (when one is running), so no transcript line is being
 written when the process ends. A tool call left without its result is answered
 when the session is resumed (`Session.repair`), as after any crash. The terminal's
 settings from start-up are put back, since the REPL may have changed them. The last
-line says what is true of the transcript (`session.transcript_state`) of the session
-the UI registered with `report_session`.
+line says what is true of the transcript: the UI registers how to tell
+(`report_last_words`, `session.transcript_state` of its current session), so this
+module needs nothing of the session.
 
 Imported at start-up by `__main__`, so it imports nothing heavy.
 """
@@ -27,26 +28,30 @@ import sys
 import termios
 from collections.abc import Callable
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from claude_mini import reaper
-
-if TYPE_CHECKING:
-    from claude_mini.session import Session
 
 EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 _RESET_TERMINAL = "\x1b[0m\x1b[?25h\x1b[?2004l\r\n"  # attributes, cursor shown, bracketed paste off
 
 _tool_groups: set[int] = set()
 _saved_tty: list[Any] | None = None
-_current_session: Callable[[], Session | None] | None = None
 
 
-def report_session(current: Callable[[], Session | None]) -> None:
-    """The UI's session now (it changes with /clear and /resume): the exit line says whether
-    its transcript is saved."""
-    global _current_session
-    _current_session = current
+def _no_session() -> str:
+    # Before a UI reports its session there is none: what session.transcript_state says of none.
+    return "Nothing of this session was saved"
+
+
+_last_words: Callable[[], str] = _no_session
+
+
+def report_last_words(describe: Callable[[], str]) -> None:
+    """How the exit line says whether the transcript of the UI's session now is saved (the session
+    changes with /clear and /resume, so it is asked at the exit)."""
+    global _last_words
+    _last_words = describe
 
 
 def install_exit_handlers() -> None:
@@ -126,8 +131,6 @@ def _exit(signum: int, stopped: bool) -> None:
 def _transcript_line() -> str:
     """What is true of the transcript; the exit must happen even if that cannot be known."""
     try:
-        from claude_mini.session import transcript_state
-
-        return transcript_state(_current_session() if _current_session is not None else None)
+        return _last_words()
     except Exception as exc:  # the process ends next: say what failed instead
         return f"Whether the transcript is saved is unknown ({type(exc).__name__})"

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from claude_mini import paths
+from claude_mini.base import paths
 
 RECORD_NAME = "trusted-folders.json"
 RECORD_VERSION = 1
@@ -158,7 +158,7 @@ def too_broad_to_record(root: Path | str) -> bool:
 
 def record_trust(root: Path | str, *, now: float | None = None) -> Path:
     """Add `root` (canonical) to the record, atomically and under a lock; TrustRecordError if not."""
-    from claude_mini.memory.fileutil import LockTimeout, atomic_write, locked
+    from claude_mini.base.fileutil import LockTimeout, atomic_write, locked
 
     real = os.path.realpath(root)
     path = record_path()

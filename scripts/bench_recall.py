@@ -1383,7 +1383,7 @@ def report_unseen(seed: int, tmp: Path, quick: bool) -> None:
 
 def report_unseen_turns(unseen, tmp: Path, quick: bool) -> None:
     """What reached the model in each query's turn, through the real loop and SDK."""
-    from claude_mini import paths
+    from claude_mini.base import paths
 
     queries = unseen.queries
     os.environ["CLAUDE_MINI_HOME"] = str(tmp / "home")

@@ -8,9 +8,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.config import load_config
 from claude_mini.llm.client import AnthropicClient
-from claude_mini.notices import NoticeChannel
 from claude_mini.runtime import Runtime, build_runtime
 
 

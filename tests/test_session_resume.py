@@ -196,7 +196,7 @@ def test_a_cost_before_the_first_message_makes_no_transcript(tmp_path: Path, iso
 
 
 def test_a_session_resumed_from_a_shared_folder_goes_on_in_the_file_it_was_read_from(tmp_path: Path, isolated_env):
-    from claude_mini import paths
+    from claude_mini.base import paths
 
     owner, lookalike = tmp_path / "my-app", tmp_path / "my_app"
     owner.mkdir()
@@ -224,7 +224,7 @@ def test_a_session_resumed_from_a_shared_folder_goes_on_in_the_file_it_was_read_
 
 
 def test_the_exit_line_names_a_command_that_finds_the_session(tmp_path: Path, isolated_env):
-    from claude_mini import paths
+    from claude_mini.base import paths
 
     owner, lookalike = tmp_path / "my-app", tmp_path / "my_app"
     owner.mkdir()

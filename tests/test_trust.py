@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini import paths, trust
+from claude_mini import trust
+from claude_mini.base import paths
 from claude_mini.config import (
     PERMISSION_KEYS,
     UNTRUSTED_COST_KEYS,

@@ -2,16 +2,16 @@
 
 Model stream events (`TextDelta`, `ToolUseStart`, `ToolInputDelta`,
 `Retrying`) pass through from `llm/`; the loop adds the rest. A `Notice`
-(claude_mini.notices) renders like one of the session's notices.
+(claude_mini.base.notices) renders like one of the session's notices.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from claude_mini.base.notices import Notice
 from claude_mini.llm.events import BlockDone, Retrying, TextDelta, ToolInputDelta, ToolUseStart
 from claude_mini.llm.messages import Message, ToolUseBlock, Usage
-from claude_mini.notices import Notice
 from claude_mini.tools.base import ToolResult
 
 

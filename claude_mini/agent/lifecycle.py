@@ -37,7 +37,7 @@ over parts. In the order a session meets them, with each event's rule:
 A part refuses what is about to happen by raising: `agent.loop.PromptBlocked` (a prompt),
 `agent.loop.StoppedByHook` (the rest of the turn), `memory.compact.CompactionRefused` (a
 compaction). Parts tell the user things through the `NoticeChannel` they were built with
-(`claude_mini.notices`), never through attributes a UI polls.
+(`claude_mini.base.notices`), never through attributes a UI polls.
 """
 
 from __future__ import annotations
@@ -58,10 +58,10 @@ if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
     from claude_mini.agent.loop import Agent
     from claude_mini.agent.subagent_run import SubagentRun
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
     from claude_mini.llm.client import ModelClient
     from claude_mini.memory.store import MemoryStore
-    from claude_mini.notices import NoticeChannel
     from claude_mini.permissions import PermissionPolicy, PolicyChain
     from claude_mini.runtime import Runtime
     from claude_mini.session import Session

@@ -442,7 +442,7 @@ def hooks_report(hooks: HookSet, config: Config) -> list[str]:
     Commands, matchers and paths come from the repository: their control characters are shown
     escaped, so nothing reaches the terminal but text.
     """
-    from claude_mini.ui.safe_text import visible_controls
+    from claude_mini.base.text import visible_controls
 
     if not (hooks.commands or hooks.ignored or hooks.problems):
         lines = [_no_hooks_line(config)]
@@ -455,7 +455,7 @@ def hooks_report(hooks: HookSet, config: Config) -> list[str]:
 
 
 def _no_hooks_line(config: Config) -> str:
-    from claude_mini import paths
+    from claude_mini.base import paths
 
     return (
         f'No hooks. Add them under "hooks" in {paths.home_dir() / "settings.json"} (all your '

@@ -31,7 +31,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini import paths
 from claude_mini.agent.lifecycle import (
     CompactRequest,
     EndReason,
@@ -43,6 +42,7 @@ from claude_mini.agent.lifecycle import (
     ToolVerdict,
 )
 from claude_mini.agent.loop import PromptBlocked, StoppedByHook
+from claude_mini.base import paths
 from claude_mini.hooks.config import HookCommand, HookSet
 from claude_mini.hooks.output import HookOutcome, interpret
 from claude_mini.hooks.runner import HookRun, run_hook_commands
@@ -54,7 +54,7 @@ from claude_mini.tools.read import record_read
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
     from claude_mini.agent.subagent_run import SubagentRun
-    from claude_mini.notices import NoticeChannel
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.session import Session
 
 log = logging.getLogger(__name__)

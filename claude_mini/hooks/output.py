@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from claude_mini.base.text import one_line
 from claude_mini.hooks.runner import HookRun
 from claude_mini.llm.client import encodable
 from claude_mini.tools.base import cut_with_note
@@ -242,7 +243,9 @@ def _read_exit_2(
         outcome.errors.append(_failure_line(event, run))
         return
     reason = _json_reason(data) or run.stderr.strip()
-    reason = reason or f"The {event} hook `{_short(run.hook.command)}` blocked this and gave no reason."
+    reason = (
+        reason or f"The {event} hook `{one_line(run.hook.command, COMMAND_CHARS)}` blocked this and gave no reason."
+    )
     if event == "PreToolUse":
         decisions.append(("deny", reason))
     else:
@@ -343,12 +346,7 @@ def _failure_line(event: str, run: HookRun) -> str:
 
 
 def _line(event: str, run: HookRun, what: str) -> str:
-    return f"{event} hook `{_short(run.hook.command)}` {what}"
-
-
-def _short(command: str) -> str:
-    flat = " ".join(command.split())
-    return flat if len(flat) <= COMMAND_CHARS else flat[: COMMAND_CHARS - 1] + "…"
+    return f"{event} hook `{one_line(run.hook.command, COMMAND_CHARS)}` {what}"
 
 
 def _signal_name(number: int) -> str:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.process_groups import signal_group
+from claude_mini.base.process_groups import signal_group
 from claude_mini.signals import tool_group_ended, tool_group_started
 
 if TYPE_CHECKING:

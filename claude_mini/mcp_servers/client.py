@@ -30,7 +30,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.process_groups import group_gone, signal_group
+from claude_mini.base.process_groups import group_gone, signal_group
+from claude_mini.base.text import one_line
 from claude_mini.signals import tool_group_ended, tool_group_started
 
 if TYPE_CHECKING:
@@ -38,8 +39,8 @@ if TYPE_CHECKING:
     from mcp import Client
     from mcp.client._transport import TransportStreams
 
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.mcp_servers.config import ServerSpec
-    from claude_mini.notices import NoticeChannel
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ CLOSE_TIMEOUT = 10.0  # the SDK's stdio shutdown is bounded at about 6 s; HTTP s
 CALL_GRACE = 5.0  # beyond a call's own timeout, in case the request cannot even be written
 MAX_RESULT_CHARS = 100 * 1024  # text kept per call; the model sees far less (tools.py cuts it)
 STDERR_KEPT = 8 * 1024  # bytes of a stdio server's stderr kept for `error`
+ERROR_CHARS = 300  # a server's error or refusal, on one line: enough to act on, never a page
 MAX_TOOL_PAGES = 100  # a server whose cursor never ends cannot hold the start forever
 API_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what the Anthropic API accepts
 SDK_LOGGERS = ("mcp", "client", "mcp_types", "httpx2")  # "client" is the SDK session's logger
@@ -314,7 +316,7 @@ class ServerConnection:
         """The first failure of a connection is its error and its one notice."""
         if self._stopping or self.status in ("failed", "closed"):
             return
-        self.status, self.error = "failed", one_line(reason)
+        self.status, self.error = "failed", one_line(reason, ERROR_CHARS)
         self._end.set()
         if self._notices is not None:
             self._notices.say(
@@ -381,11 +383,13 @@ class ServerConnection:
             if exc.code == CONNECTION_CLOSED:
                 self._fail(f"the server closed the connection during a call to {tool}{self._stderr_note()}")
                 raise McpError(self._unavailable()) from None
-            raise McpError(f"MCP server {name} refused the call to {tool}: {one_line(exc.message)}") from None
+            raise McpError(
+                f"MCP server {name} refused the call to {tool}: {one_line(exc.message, ERROR_CHARS)}"
+            ) from None
         except Exception as exc:  # a result the SDK could not read, or that breaks the tool's output schema
             raise McpError(
                 f"MCP server {name} sent a result for {tool} that cannot be used: "
-                f"{one_line(str(exc) or type(exc).__name__)}"
+                f"{one_line(str(exc) or type(exc).__name__, ERROR_CHARS)}"
             ) from None
         return capped_outcome(
             [block.model_dump(by_alias=True, mode="json", exclude_none=True) for block in result.content],
@@ -612,14 +616,8 @@ def describe(exc: BaseException, spec: ServerSpec) -> str:
         return "the server closed the connection before it was ready"
     text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     if spec.transport != "stdio" and isinstance(exc, httpx2.TransportError):
-        return one_line(f"cannot reach {spec.url.split('?')[0]}: {text}")
-    return one_line(f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text)
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    """Whitespace folded, at most `limit` characters."""
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+        return one_line(f"cannot reach {spec.url.split('?')[0]}: {text}", ERROR_CHARS)
+    return one_line(f"{type(exc).__name__}: {text}" if type(exc).__name__ not in text else text, ERROR_CHARS)
 
 
 def import_sdk() -> None:
@@ -638,7 +636,7 @@ class _ToDebugLog(logging.Handler):
     """The SDK's log records as one line each in claude-mini's debug log (no tracebacks)."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        log.debug("%s: %s", record.name, one_line(record.getMessage()))
+        log.debug("%s: %s", record.name, one_line(record.getMessage(), ERROR_CHARS))
 
 
 def route_sdk_logs() -> None:

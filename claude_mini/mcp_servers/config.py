@@ -128,7 +128,7 @@ def _masked(values: Any) -> dict[str, str]:
 
 def scope_file(config: Config, scope: str) -> Path:
     """The file a scope's servers are written in."""
-    from claude_mini import paths
+    from claude_mini.base import paths
 
     if scope == "project":
         return config.project_root / MCP_JSON
@@ -163,8 +163,8 @@ def written_servers(config: Config, scope: str, problems: list[str]) -> tuple[st
 
 def _read_mcp_json(path: Path, problems: list[str]) -> dict[str, Any]:
     """`.mcp.json` as a dict, through safe_read (a link to /dev/zero or a FIFO is one problem line)."""
+    from claude_mini.base.safe_read import Unreadable, read_text_file
     from claude_mini.config import SETTINGS_MAX_BYTES, parse_json
-    from claude_mini.safe_read import Unreadable, read_text_file
 
     try:
         text = read_text_file(path, SETTINGS_MAX_BYTES)
@@ -399,8 +399,8 @@ def edit_settings(config: Config, path: Path, change: Any, *, source: str = "loc
     """Read a JSON file (missing: empty), let `change` edit the dict, write it back atomically
     (2-space indent, other keys kept, a link stays a link), and let the session's settings
     layers follow when it is one of them. Raises config.SettingsEditError, leaving the file as it was."""
+    from claude_mini.base.fileutil import atomic_write
     from claude_mini.config import SettingsEditError, _read_for_edit
-    from claude_mini.memory.fileutil import atomic_write
 
     target = path.resolve()
     data = _read_for_edit(target) if target.exists() else {}

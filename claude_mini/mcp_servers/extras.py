@@ -13,7 +13,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.mcp_servers.client import McpError, one_line
+from claude_mini.base.text import one_line
+from claude_mini.mcp_servers.client import McpError
 
 if TYPE_CHECKING:
     from claude_mini.mcp_servers.client import ServerConnection

@@ -20,9 +20,9 @@ from claude_mini.mcp_servers.tools import DEFAULT_CALL_TIMEOUT, ordered_tools
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
     from claude_mini.mcp_servers.client import McpManager
-    from claude_mini.notices import NoticeChannel
     from claude_mini.session import Session
 
 DEFAULT_CONNECT_WAIT = 10.0  # seconds the first request waits for servers still connecting

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from claude_mini.base.text import clip
 from claude_mini.tools.base import ToolContext, ToolError, ToolResult, cut_with_note
 
 if TYPE_CHECKING:
@@ -45,9 +46,7 @@ class McpTool:
         self.info = info
         self.name = tool_name(info.server, info.name)
         description = (info.description or "").strip() or f"The {info.name} tool of the MCP server {info.server}."
-        if len(description) > MAX_DESCRIPTION_CHARS:
-            description = description[: MAX_DESCRIPTION_CHARS - 1] + "…"
-        self.description = description
+        self.description = clip(description, MAX_DESCRIPTION_CHARS)
         self.input_schema = info.input_schema
         self.read_only = read_only  # its readOnlyHint, where a setting trusts hints
         self.timeout = timeout

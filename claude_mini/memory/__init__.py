@@ -29,10 +29,8 @@
           instructions/       CLAUDE.md hierarchy, rules, @imports, lazy attachments, `context`
           globs.py            gitignore-style globs of path-scoped rules
 
-Shared by the layers:
-
-    frontmatter.py      YAML frontmatter of rules (Layer 1) and memories (Layer 2)
-    fileutil.py         atomic_write and the cross-process lock
+The layers share the base layer's frontmatter (base/frontmatter.py), atomic_write
+and lock (base/fileutil.py).
 
 Bottom to top: injected later, shorter-lived, more flexible. Importing this
 package has no side effects.

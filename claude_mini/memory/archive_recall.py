@@ -27,7 +27,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from claude_mini.memory.fileutil import LockTimeout
+from claude_mini.base.fileutil import LockTimeout
 from claude_mini.memory.forget import GC_REASON_PREFIX, archived_entries, restore_entry
 from claude_mini.memory.lexical import (
     ARCHIVE_PREFIX,

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.lifecycle import Part
+from claude_mini.base.text import estimate_tokens
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.memory.compact import without_command_text
-from claude_mini.prompt import estimate_tokens
 from claude_mini.session import transcript_entries
 
 if TYPE_CHECKING:

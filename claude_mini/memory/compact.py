@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from claude_mini.agent.lifecycle import CompactRequest, ConversationRewind, Part, system_reminder
+from claude_mini.base.safe_read import Unreadable, read_file
+from claude_mini.base.text import estimate_tokens
 from claude_mini.llm.messages import (
     Message,
     TextBlock,
@@ -39,15 +41,13 @@ from claude_mini.llm.messages import (
     message_to_api,
 )
 from claude_mini.memory.instructions import attachment_loads
-from claude_mini.prompt import estimate_tokens
-from claude_mini.safe_read import Unreadable, read_file
 
 if TYPE_CHECKING:
     from claude_mini.agent.lifecycle import CompactTrigger, SessionSource
     from claude_mini.agent.loop import Agent
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
     from claude_mini.llm.client import ModelClient
-    from claude_mini.notices import NoticeChannel
     from claude_mini.runtime import Runtime
     from claude_mini.session import Session
     from claude_mini.tools.base import ToolContext

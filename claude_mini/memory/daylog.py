@@ -41,11 +41,11 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.fileutil import locked
-from claude_mini.memory.store import LOGS_DIR, iso_utc, one_line
+from claude_mini.base.clock import Clock
+from claude_mini.base.fileutil import locked
+from claude_mini.base.text import one_line, within
+from claude_mini.memory.store import LOGS_DIR, iso_utc
 from claude_mini.permissions import Deny, Guard
-
-Clock = Callable[[], float]
 
 LOG_BUDGET_BYTES = 60 * 1024  # at most this much log text goes into one /dream
 _MARKER = re.compile(r"^<!-- dreamed through byte (\d+) at [^>]*-->$", re.MULTILINE)
@@ -214,7 +214,7 @@ class LogModeGuard(Guard):
         """Deny a memory-folder write that is not an append to today's log."""
         if tool_name in ("Write", "Edit", "MultiEdit", "NotebookEdit"):
             target = self._resolve(input.get("file_path"))
-            if target is not None and _within(target, str(self.memory_dir)):
+            if target is not None and within(target, str(self.memory_dir)):
                 problem = self._append_problem(tool_name, Path(target), input)
                 if problem:
                     return Deny(problem)
@@ -268,7 +268,3 @@ def _read_text(path: Path) -> str:
         return path.read_bytes().decode("utf-8", errors="replace")
     except OSError:
         return ""
-
-
-def _within(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)

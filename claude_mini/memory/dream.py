@@ -42,10 +42,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.fork import ForkResult, ForkSnapshot, run_fork
+from claude_mini.base.clock import Clock
+from claude_mini.base.fileutil import LockTimeout, atomic_write, locked, os_error_text
+from claude_mini.base.text import one_line
 from claude_mini.config import DreamSettings, ForgetSettings
 from claude_mini.llm.client import ModelError
 from claude_mini.memory.daylog import LogSlice, mark_consumed, unconsumed_logs
-from claude_mini.memory.fileutil import LockTimeout, atomic_write, locked, os_error_text
 from claude_mini.memory.forget import (
     duplicate_groups,
     gc,
@@ -69,7 +71,6 @@ from claude_mini.memory.store import (
     index_line,
     iso_utc,
     normalise_target,
-    one_line,
     parse_memory_text,
     render_index_for_prompt,
 )
@@ -82,7 +83,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
 ForkRunner = Callable[..., Awaitable[ForkResult]]
 
 DREAM_DIR = ".dream"  # hidden: recall and list() never see it

@@ -46,14 +46,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini import paths
 from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import WRITING_TOOLS, Fork, ForkResult, ForkSnapshot
 from claude_mini.agent.lifecycle import ConversationRewind, Part
+from claude_mini.base import paths
+from claude_mini.base.fileutil import atomic_write, os_error_text
+from claude_mini.base.notices import NoticeChannel
+from claude_mini.base.safe_read import Unreadable, read_file
+from claude_mini.base.text import one_line
 from claude_mini.config import ExtractionSettings
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
 from claude_mini.memory.extract_gate import GateDecision, assess, count_turns, no_gate
-from claude_mini.memory.fileutil import atomic_write, os_error_text
 from claude_mini.memory.lexical import Candidate, manifest_line
 from claude_mini.memory.secrets import lands_in
 from claude_mini.memory.store import (
@@ -65,15 +68,12 @@ from claude_mini.memory.store import (
     dump_frontmatter,
     index_line,
     iso_utc,
-    one_line,
     parse_memory_text,
 )
 from claude_mini.memory.supersede import apply_links, record_links, successor_of
 from claude_mini.memory.team import TeamTier, team_tier
 from claude_mini.memory.team.moves import drop_team_flag, propose, proposed_for_team
-from claude_mini.notices import NoticeChannel
 from claude_mini.permissions import Allow, Decision, ExtractionPolicy, Guard, PolicyChain
-from claude_mini.safe_read import Unreadable, read_file
 
 if TYPE_CHECKING:
     from claude_mini.agent.lifecycle import CompactRequest, EndReason, SessionSource

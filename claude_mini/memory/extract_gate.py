@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from claude_mini.base.text import one_line
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
 from claude_mini.shell.bash_safety import is_read_only_command
 
@@ -272,7 +273,7 @@ def resolved_failure(messages: list[Message]) -> str | None:
             elif not block.is_error:
                 earlier = next((f for f in failed if f != command and similar(f, command)), None)
                 if earlier is not None:
-                    return f'a failure resolved: "{_clip(earlier)}" failed, "{_clip(command)}" worked'
+                    return f'a failure resolved: "{one_line(earlier, 40)}" failed, "{one_line(command, 40)}" worked'
     return None
 
 
@@ -285,8 +286,3 @@ def similar(a: str, b: str) -> bool:
 def _command(input: Any) -> str:
     command = input.get("command") if isinstance(input, dict) else None
     return command if isinstance(command, str) else ""
-
-
-def _clip(command: str, limit: int = 40) -> str:
-    line = " ".join(command.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"

@@ -34,14 +34,14 @@ import contextlib
 import logging
 import math
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.base.clock import Clock
+from claude_mini.base.fileutil import LockTimeout, locked, os_error_text
 from claude_mini.config import HALF_LIFE_DAYS, ForgetSettings
-from claude_mini.memory.fileutil import LockTimeout, locked, os_error_text
 from claude_mini.memory.lexical import (
     HEAD_READ_BYTES,
     Candidate,
@@ -78,7 +78,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], float]
 
 FREQUENCY_WEIGHT = 0.5
 FREQUENCY_FADE = 2.0  # the use bonus halves every 2 half-lives

@@ -17,7 +17,7 @@ from typing import Generic, TypeVar
 
 import pathspec
 
-from claude_mini.tools.glob import expand_braces, split_outside_braces
+from claude_mini.base.braces import expand_braces, split_outside_braces
 
 T = TypeVar("T")
 

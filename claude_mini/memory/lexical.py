@@ -35,14 +35,14 @@ from pathlib import Path
 from stat import S_IFDIR, S_IFREG
 from typing import Any
 
-from claude_mini.memory.fileutil import atomic_write, os_error_text
+from claude_mini.base.fileutil import atomic_write, os_error_text
+from claude_mini.base.text import one_line
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     INDEX_FILENAME,
     LOGS_DIR,
     SkippedFile,
     iso_utc,
-    one_line,
     parse_memory_text,
     read_text_head,
     record_from_parsed,

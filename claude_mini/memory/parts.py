@@ -11,8 +11,8 @@ The runtime lists them, with the other features' parts, in `runtime.PARTS`.
 
 from __future__ import annotations
 
-from claude_mini import paths
 from claude_mini.agent.lifecycle import PartContext
+from claude_mini.base import paths
 from claude_mini.memory.checkpoint import CheckpointPart
 from claude_mini.memory.compact import Compactor, CompactPart, fork_summary
 from claude_mini.memory.extract import Extractor

@@ -39,6 +39,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.lifecycle import Part
+from claude_mini.base.notices import NoticeChannel
+from claude_mini.base.text import clip
 from claude_mini.llm.client import ModelError
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolUseBlock
 from claude_mini.memory.archive_recall import ArchiveTier, is_archived_name
@@ -57,7 +59,6 @@ from claude_mini.memory.staleness import header_line, stale_memories
 from claude_mini.memory.store import MemoryStore, read_text_head
 from claude_mini.memory.supersede import superseded_names
 from claude_mini.memory.team.folder import is_team_name
-from claude_mini.notices import NoticeChannel
 
 if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
@@ -233,7 +234,7 @@ class RecallSummary:
                 or "-"
             )
             note = f" ({event.note})" if event.note else ""
-            lines.append(f'  turn "{_clip(event.query, 40)}": {event.strategy} → {event.outcome}: {picked}{note}')
+            lines.append(f'  turn "{clip(event.query, 40)}": {event.strategy} → {event.outcome}: {picked}{note}')
         return lines
 
 
@@ -269,7 +270,7 @@ def age_phrase(mtime: float, now: float) -> str:
 def build_recall_request(model: str, query: str, manifest: Sequence[str], tools: Sequence[str]) -> ModelRequest:
     """The side-model request that selects memories from the manifest."""
     prompt = (
-        f"Request:\n<request>\n{_clip(query.strip(), QUERY_MAX_CHARS)}\n</request>\n\n"
+        f"Request:\n<request>\n{clip(query.strip(), QUERY_MAX_CHARS)}\n</request>\n\n"
         f"Recently used tools: {', '.join(tools) if tools else 'none'}\n\n"
         "Memory files:\n" + "\n".join(manifest)
     )
@@ -286,7 +287,7 @@ def build_recall_request(model: str, query: str, manifest: Sequence[str], tools:
 
 def build_keywords_request(model: str, query: str) -> ModelRequest:
     """The side-model request that turns a request in another script into English keywords."""
-    prompt = f"Request:\n<request>\n{_clip(query.strip(), QUERY_MAX_CHARS)}\n</request>"
+    prompt = f"Request:\n<request>\n{clip(query.strip(), QUERY_MAX_CHARS)}\n</request>"
     return ModelRequest(
         model=model,
         system=[KEYWORDS_SYSTEM],
@@ -316,7 +317,7 @@ def parse_selection(text: str, allowed: Iterable[str]) -> list[str]:
     data = _find_json_object(text, "selected_memories")
     chosen = data.get("selected_memories") if data is not None else None
     if not isinstance(chosen, list):
-        raise RecallFailed(f"the answer is not the expected JSON: {_clip(' '.join(text.split()), 80)!r}")
+        raise RecallFailed(f"the answer is not the expected JSON: {clip(' '.join(text.split()), 80)!r}")
     allowed_set = set(allowed)
     out: list[str] = []
     for item in chosen:
@@ -422,10 +423,6 @@ def recalls_in_context(messages: Iterable[Message]) -> dict[str, int]:
                 if match:
                     found[match.group("file")] = len(inner.encode("utf-8"))
     return found
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # --- the hook ------------------------------------------------------------------------
@@ -644,7 +641,7 @@ class RecallPart(Part):
         return SESSION_BUDGET_BYTES - self.bytes_used >= MIN_USEFUL_BUDGET
 
     def _start(self, agent: Agent, text: str, key: str, settings: RecallSettings, *, typed: bool) -> Prefetch:
-        event = RecallEvent(_clip(key, 80), settings.strategy, self.clock())
+        event = RecallEvent(clip(key, 80), settings.strategy, self.clock())
         self.events.append(event)
         client = self.client or agent.client
         tools = recent_tools(agent.session.messages)

@@ -31,7 +31,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from claude_mini.gitrun import git_output
+from claude_mini.base.gitrun import git_output
 from claude_mini.memory.store.topic import field_text, parse_memory_text
 
 GIT_TIMEOUT_S = 2.0  # per git call: past it, the check goes without what git would add

@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.memory.fileutil import atomic_write, locked, os_error_text
-from claude_mini.memory.frontmatter import dump_frontmatter
+from claude_mini.base.fileutil import atomic_write, locked, os_error_text
+from claude_mini.base.frontmatter import dump_frontmatter
+from claude_mini.base.text import one_line
 from claude_mini.memory.store.errors import AmbiguousMemoryName, MemoryStoreError
 from claude_mini.memory.store.folder import ARCHIVE_DIR, LIST_READ_BYTES, read_text_head
 from claude_mini.memory.store.index import normalise_target
-from claude_mini.memory.store.topic import one_line, parse_memory_text
+from claude_mini.memory.store.topic import parse_memory_text
 
 if TYPE_CHECKING:
     from claude_mini.memory.lexical import Candidate

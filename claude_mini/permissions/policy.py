@@ -60,12 +60,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from claude_mini import paths
-from claude_mini.credentials import (
+from claude_mini.base import paths
+from claude_mini.base.credentials import (
     credential_folders,
     secret_locations_inside,
     secret_read_location,
 )
+from claude_mini.base.text import within
 from claude_mini.permissions.decisions import MODES, Allow, Ask, Decision, Deny, RuleError
 from claude_mini.permissions.rules import (
     EDIT_TOOLS,
@@ -76,7 +77,6 @@ from claude_mini.permissions.rules import (
     known_tool,
     names_match,
     parse_rule,
-    within,
 )
 from claude_mini.shell.bash_reads import (
     absolute_path,
@@ -860,7 +860,7 @@ def _tracked_and_denied(cwd: str, rules: list[Rule]) -> Rule | None:
     """The first Read deny rule covering a file git tracks at `cwd` (up to MAX_WALK_ENTRIES
     files; more count as covered); None outside a repository."""
     # The neutral environment: the repository's fsmonitor never runs during the check.
-    from claude_mini.gitrun import run_git
+    from claude_mini.base.gitrun import run_git
 
     listed = run_git(cwd, ["ls-files", "-z", "--full-name"], timeout=5)
     top = run_git(cwd, ["rev-parse", "--show-toplevel"], timeout=5)

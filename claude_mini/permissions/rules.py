@@ -16,6 +16,7 @@ from typing import Any
 
 import pathspec
 
+from claude_mini.base.text import within
 from claude_mini.permissions.decisions import RuleError
 from claude_mini.shell.bash_reads import literal_prefix
 
@@ -289,11 +290,6 @@ def names_match(rule: Rule, input: dict[str, Any]) -> bool:
     if rule.tool in ("Agent", "Task"):
         return skill_matches(rule.specifier, input.get("subagent_type") or "general-purpose")
     return False
-
-
-def within(path: str, root: str) -> bool:
-    """Whether `path` is `root` or below it (both absolute, normalised)."""
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def collapse_spaces(text: str) -> str:

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from claude_mini.memory.fileutil import os_error_text
+from claude_mini.base.fileutil import os_error_text
+from claude_mini.base.text import one_line
 from claude_mini.rewind.points import SessionCheckpoints
 from claude_mini.rewind.store import Before, Change, Command, Restore, fingerprint
 from claude_mini.session import PromptEntry
@@ -196,7 +197,7 @@ def relative_name(path: Path, root: Path) -> str:
 
 def _restore_file(checkpoints: SessionCheckpoints, item: FilePlan) -> str:
     """Put one file back ('' when done, else why not)."""
-    from claude_mini.tools.write import atomic_write
+    from claude_mini.tools.write import write_file
 
     try:
         if item.action == "delete":
@@ -207,7 +208,7 @@ def _restore_file(checkpoints: SessionCheckpoints, item: FilePlan) -> str:
             return "its saved copy is missing or damaged"
         existed = item.path.exists()
         item.path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(item.path, data)
+        write_file(item.path, data)
         if not existed:  # deleted since: it gets its mode back (an existing file keeps its own)
             os.chmod(item.path, item.before.mode)
     except ToolError as exc:
@@ -269,12 +270,6 @@ def result_lines(result: CodeResult, plan: CodePlan, cwd: Path) -> list[str]:
     if plan.commands:
         lines.append(commands_line(plan.commands))
     return lines
-
-
-def one_line(text: str, width: int) -> str:
-    """`text` on one line, cut to `width` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def commands_line(commands: list[str]) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from claude_mini.notices import NoticeChannel
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.permissions import Allow, Ask, CommandPattern, Decision, Guard, Rule
 from claude_mini.sandbox import bridge
 from claude_mini.sandbox.bwrap import Availability, command_line, probe

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claude_mini import paths
-from claude_mini.credentials import FILE_NAMES, credential_folders, homes
+from claude_mini.base import paths
+from claude_mini.base.credentials import FILE_NAMES, credential_folders, homes
+from claude_mini.base.text import within
 from claude_mini.permissions import PathPattern, Rule
-from claude_mini.permissions.rules import within
 from claude_mini.sandbox.bwrap import Layout
 from claude_mini.sandbox.settings import SandboxSettings
 from claude_mini.shell.bash_reads import literal_prefix

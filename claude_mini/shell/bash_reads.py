@@ -318,7 +318,7 @@ def _value_paths(value: str, cwd: str) -> Iterator[ReadTarget]:
 
 def _expansions(word: str, cwd: str) -> Iterator[ReadTarget]:
     """What the shell could expand a wildcard word to, hidden files included."""
-    from claude_mini.tools.glob import expand_braces
+    from claude_mini.base.braces import expand_braces
 
     try:
         patterns = expand_braces(word)

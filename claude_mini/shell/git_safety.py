@@ -33,7 +33,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from claude_mini.gitrun import (
+from claude_mini.base.gitrun import (
     ENV_OVERRIDES,
     ENV_REMOVED,
     NEUTRAL_CONFIG,

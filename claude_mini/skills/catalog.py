@@ -24,8 +24,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from claude_mini.memory.frontmatter import parse_frontmatter
-from claude_mini.safe_read import Unreadable, os_reason, read_file
+from claude_mini.base.frontmatter import parse_frontmatter
+from claude_mini.base.safe_read import Unreadable, os_reason, read_file
+from claude_mini.base.text import clip
 
 Kind = Literal["skill", "command"]
 Scope = Literal["project", "user"]
@@ -188,12 +189,7 @@ def first_paragraph(body: str) -> str:
     if not lines:
         return ""
     lines[0] = _HEADING.sub("", lines[0], count=1)
-    return cut(" ".join(" ".join(lines).split()), BODY_DESCRIPTION_CHARS)
-
-
-def cut(text: str, limit: int) -> str:
-    """`text`, or its first `limit` - 1 characters and "…"."""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(" ".join(" ".join(lines).split()), BODY_DESCRIPTION_CHARS)
 
 
 # --- frontmatter fields ----------------------------------------------------------------
@@ -265,7 +261,7 @@ class FrontmatterFields:
 
 def _shown_value(value: object) -> str:
     text = repr(value) if isinstance(value, str) else f"a {type(value).__name__}"
-    return cut(text, 60)
+    return clip(text, 60)
 
 
 def split_tool_rules(text: str) -> list[str]:
@@ -583,7 +579,7 @@ def listing_budget(context_window: int) -> int:
 def entry_line(entry: PromptCommand) -> str:
     """`- name: description - when_to_use` (the description cut to MAX_ENTRY_CHARS), or `- name`."""
     text = " - ".join(t for t in (entry.description, entry.when_to_use) if t)
-    return f"- {entry.name}: {cut(text, MAX_ENTRY_CHARS)}" if text else f"- {entry.name}"
+    return f"- {entry.name}: {clip(text, MAX_ENTRY_CHARS)}" if text else f"- {entry.name}"
 
 
 def build_listing(entries: Sequence[PromptCommand], budget: int) -> Listing:

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.lifecycle import Part, PartContext, SessionSource, ToolVerdict
+from claude_mini.base.text import estimate_tokens, one_line
 from claude_mini.config import model_named
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.permissions import Allow, Ask, Deny, PermissionPolicy, Rule, RuleError
-from claude_mini.prompt import estimate_tokens
 from claude_mini.skills.catalog import (
     Catalog,
     CatalogError,
@@ -45,8 +45,8 @@ from claude_mini.tools.base import ToolError, ToolResult
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
-    from claude_mini.notices import NoticeChannel
     from claude_mini.session import Session
 
 MAX_PROBLEMS_SAID = 10  # at start-up; `claude-mini context --lint` lists every one
@@ -79,7 +79,7 @@ class SkillPart(Part):
         catalog: Catalog | None = None,
         agent: Agent | None = None,
     ) -> None:
-        from claude_mini import paths
+        from claude_mini.base import paths
 
         self.config = config
         self.rules = rules  # the rules themselves (allowed-tools are added here for one turn)
@@ -296,7 +296,7 @@ class SkillPart(Part):
             # A cloned repository's command must not run shell lines (`!cat ~/.aws/credentials`) the
             # moment it is typed or the model loads it: the line is left out, the rest is sent.
             return (
-                f"[`!{_shown(command)}` was not run: this folder is not trusted, so its commands' "
+                f"[`!{one_line(command, 200)}` was not run: this folder is not trusted, so its commands' "
                 "and skills' `!` lines do not run. Trust the folder (run claude-mini here and answer "
                 "yes, or pass --trust-folder) to run them.]"
             )
@@ -414,16 +414,10 @@ def invoked_in(messages: Sequence[Message]) -> list[str]:
 def part(ctx: PartContext) -> SkillPart | None:
     """The session's skills part, or None when there is no command or skill at all (nothing listed,
     nothing to type, no Skill tool)."""
-    from claude_mini import paths
+    from claude_mini.base import paths
 
     config = ctx.config
     catalog = load_catalog(config.project_root, paths.home_dir(), trusted=config.trusted)
     if not catalog.entries and not catalog.problems:
         return None
     return SkillPart(config, ctx.rules, ctx.notices, ctx.window, catalog, agent=ctx.agent)
-
-
-def _shown(command: str, limit: int = 200) -> str:
-    """A `!` line on one line, cut to `limit` characters, for a refusal inside the expanded text."""
-    text = " ".join(command.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"

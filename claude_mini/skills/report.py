@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from claude_mini.prompt import estimate_tokens
+from claude_mini.base.text import estimate_tokens
 from claude_mini.skills.catalog import Catalog, Listing, PromptCommand
 from claude_mini.skills.tool import describe
 

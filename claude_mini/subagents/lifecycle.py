@@ -49,8 +49,8 @@ if TYPE_CHECKING:
 
     from claude_mini.agent.events import AgentEvent
     from claude_mini.agent.loop import Agent
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
-    from claude_mini.notices import NoticeChannel
     from claude_mini.session import Session
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class SubagentPart(Part):
         main_memory: Path | None = None,
         agent: Agent | None = None,
     ) -> None:
-        from claude_mini import paths
+        from claude_mini.base import paths
 
         self.config = config
         self.notices = notices

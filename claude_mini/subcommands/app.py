@@ -32,16 +32,16 @@ def context_command(
 ) -> None:
     """Show which instruction files (CLAUDE.md, rules, imports) are loaded, in order, and why;
     the custom commands and skills listed to the model."""
-    from claude_mini.config import load_config
-    from claude_mini.memory.instructions import lint, load_instructions, to_json
-    from claude_mini.skills.report import catalog_json
-    from claude_mini.subcommands.context_view import (
+    from claude_mini.base.text import visible_controls
+    from claude_mini.commands.context import (
         builtin_command_names,
         catalog_lines,
         context_catalog,
         instructions_report,
     )
-    from claude_mini.ui.safe_text import visible_controls
+    from claude_mini.config import load_config
+    from claude_mini.memory.instructions import lint, load_instructions, to_json
+    from claude_mini.skills.report import catalog_json
 
     config = load_config(Path.cwd())
     instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or (), trusted=config.trusted)
@@ -68,22 +68,18 @@ def sandbox_command(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Show what the Bash sandbox (bubblewrap) enforces here, what is missing and why."""
+    from claude_mini.base.text import visible_controls
+    from claude_mini.commands.sandbox import OFF_LINE, sandbox_for
     from claude_mini.config import load_config
-    from claude_mini.notices import NoticeChannel
-    from claude_mini.runtime import make_policy, make_sandbox
     from claude_mini.sandbox.status import status_data, status_lines
-    from claude_mini.tools.base import ToolContext
-    from claude_mini.ui.safe_text import visible_controls
 
     if action != "status":
         print(f"claude-mini sandbox: unknown action {action!r}; use status.", file=sys.stderr)
         raise typer.Exit(2)
-    config = load_config(Path.cwd())
-    policy = make_policy(config, ToolContext(cwd=config.cwd, project_root=config.project_root))
-    box = make_sandbox(config, policy, NoticeChannel())  # the report says what a notice would
+    box = sandbox_for(load_config(Path.cwd()))
     if box is None:
         data = {"enabled": False, "enforced": False}
-        print(json.dumps(data, indent=2) if as_json else "Sandbox: off (sandbox.enabled is false).")
+        print(json.dumps(data, indent=2) if as_json else OFF_LINE)
         return
     try:
         print(json.dumps(status_data(box), indent=2) if as_json else visible_controls("\n".join(status_lines(box))))

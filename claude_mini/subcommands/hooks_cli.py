@@ -1,6 +1,6 @@
 """`claude-mini hooks list [--json]`: every hook of the settings files, what runs and what does not.
 
-The REPL's `/hooks` (ui/hooks_commands.py) prints the same `hooks_report`.
+The REPL's `/hooks` (ui/hooks_commands.py) prints the same report (commands/hooks.py).
 """
 
 from __future__ import annotations
@@ -28,15 +28,14 @@ def list_hooks(
     ] = False,
 ) -> None:
     """Every hook by event (matcher, command, timeout, file), the ones that do not run and why, problems."""
-    from claude_mini.cli import say
+    from claude_mini.base.notices import say
+    from claude_mini.commands.hooks import hooks_data, hooks_lines
     from claude_mini.config import load_config
-    from claude_mini.hooks.config import hooks_report, load_hooks
 
     config = load_config(Path.cwd(), trust_folder=trust_folder)
     for warning in config.warnings:  # a settings file that could not be read has no hooks to list
         say(warning)
-    hooks = load_hooks(config)
     if as_json:
-        print(json.dumps(hooks.to_json(), indent=2))
+        print(json.dumps(hooks_data(config), indent=2))
     else:
-        print("\n".join(hooks_report(hooks, config)))
+        print("\n".join(hooks_lines(config)))

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from claude_mini.process_groups import group_gone, signal_group
+from claude_mini.base.process_groups import group_gone, signal_group
 from claude_mini.shell.bash_safety import is_read_only_command
 from claude_mini.shell.git_safety import GIT_FUNCTION, safe_git_env
 from claude_mini.signals import tool_group_ended, tool_group_started

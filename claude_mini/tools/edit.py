@@ -17,7 +17,7 @@ from typing import Any
 from claude_mini.tools import ToolContext, ToolError, ToolResult, bool_arg, str_arg
 from claude_mini.tools.base import DiskError
 from claude_mini.tools.read import missing_file_message, record_read, sniff_encoding
-from claude_mini.tools.write import atomic_write, require_fresh_read, unified_diff
+from claude_mini.tools.write import require_fresh_read, unified_diff, write_file
 
 SNIPPET_CONTEXT = 4
 SNIPPET_MAX_LINES = 40
@@ -121,7 +121,7 @@ def _edit(path: Path, old: str, new: str, replace_all: bool, seen: float | None)
     if plan is None:
         return _create(path, new)
     decoded, updated = plan.decoded, plan.updated
-    mtime = atomic_write(path, decoded.encode(updated, path))
+    mtime = write_file(path, decoded.encode(updated, path))
     meta = {"path": str(path), "diff": unified_diff(path, decoded.text, updated), "replacements": plan.count}
     summary = _summary(path, updated, decoded.text.find(plan.old), plan.new, plan.count)
     return ToolResult(summary, metadata=meta), mtime
@@ -179,7 +179,7 @@ def _create(path: Path, new: str) -> tuple[ToolResult, float]:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DiskError(f"Could not create the folder {path.parent}: {exc.strerror or exc}.") from None
-    mtime = atomic_write(path, new.encode("utf-8"))
+    mtime = write_file(path, new.encode("utf-8"))
     meta = {"path": str(path), "diff": unified_diff(path, "", new, created=True), "created": True}
     return ToolResult(f"Created {path}.", metadata=meta), mtime
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import pathspec
 
+from claude_mini.base.braces import expand_braces, split_outside_braces
 from claude_mini.tools import (
     ToolContext,
     ToolError,
@@ -41,10 +42,8 @@ from claude_mini.tools.glob import (
     EntryFilter,
     Verdict,
     denied_note,
-    expand_braces,
     iter_files,
     newest_first,
-    split_outside_braces,
 )
 
 MODES = ("content", "files_with_matches", "count")

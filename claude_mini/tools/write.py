@@ -7,14 +7,12 @@ replace and the unified diff the UI shows.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import difflib
-import functools
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from claude_mini.base.fileutil import atomic_write
 from claude_mini.tools import ToolContext, ToolError, ToolResult, str_arg
 from claude_mini.tools.base import DiskError
 from claude_mini.tools.read import record_read
@@ -81,7 +79,7 @@ def _write(path: Path, content: str, seen_mtime: float | None) -> tuple[ToolResu
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise DiskError(f"Could not create the folder {path.parent}: {exc.strerror or exc}.") from None
-    mtime = atomic_write(path, content.encode("utf-8"))
+    mtime = write_file(path, content.encode("utf-8"))
     lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
     if existed:
         message = f"File written successfully: {path} ({lines} lines)"
@@ -132,44 +130,12 @@ def require_fresh_read(path: Path, mtime: float, seen_mtime: float | None) -> No
         )
 
 
-def atomic_write(path: Path, data: bytes) -> float:
-    """Replace `path` with `data` via a temp file in the same folder; returns the new mtime.
-
-    A symlink is followed (its target is replaced) and an existing file keeps its
-    permission bits, so an edit never turns a link into a copy or drops +x.
-    """
-    target = Path(os.path.realpath(path))
+def write_file(path: Path, data: bytes) -> float:
+    """Replace `path` (a symlink's target) with `data` atomically; the new mtime. A failure is a DiskError."""
     try:
-        mode = target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    # Keep the temp name well under NAME_MAX even for long file names.
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:100]}.", suffix=".tmp")
+        return atomic_write(path, data, follow_symlinks=True)
     except OSError as exc:
-        raise DiskError(f"Could not write {path}: {exc.strerror or exc}.") from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise DiskError(f"Could not write {path}: {exc.strerror or exc}. The file was not changed.") from None
-        raise
-    return target.stat().st_mtime
-
-
-@functools.cache
-def _umask() -> int:
-    # os.umask can only be read by setting it; do it once and restore at once.
-    current = os.umask(0o022)
-    os.umask(current)
-    return current
+        raise DiskError(f"Could not write {path}: {exc.strerror or exc}. The file was not changed.") from None
 
 
 def unified_diff(path: Path, old: str, new: str, *, created: bool = False) -> str:

@@ -11,14 +11,16 @@ The REPL:
     render.py         rich rendering of the agent's events
     trust_prompt.py   "Do you trust the files in this folder?"
 
-Slash commands: the registry in commands.py; the commands in `*_commands.py`
-modules (help, session, context, permission, init, and the memory layers'
-compact, dream, memory).
+Slash commands: commands.py (the decorator, dispatch, the session's table); the commands in
+`*_commands.py` modules, thin layers over claude_mini/commands/ (which `claude-mini <subcommand>`
+shares): they parse the arguments and print.
 
-    printmode.py      `claude-mini -p`: one turn printed as text, json or stream-json
+    printmode.py      `claude-mini -p`: the runtime built, one turn printed as text, json or
+                      stream-json, every ending an exit status (cli.py only parses the flags)
     safe_text.py      control characters made visible before anything reaches a terminal
 
 Print mode stays here, not with the scriptable subcommands (claude_mini/subcommands/):
 like the REPL it runs the agent loop and shows its events; the subcommands need no model.
+Nothing here imports subcommands/ or cli.py.
 Importing this package has no side effects.
 """

@@ -46,7 +46,7 @@ def show_agents(ctx: CommandContext) -> None:
 
 def session_types(runtime: Runtime) -> AgentTypes:
     """The session's types, or (a runtime without the Agent tool) the files as they are now."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.subagents.types import load_agent_types
 
     if runtime.subagents is not None:
@@ -58,10 +58,10 @@ def session_types(runtime: Runtime) -> AgentTypes:
 def agents_table(types: AgentTypes, *, width: int = 100) -> list[str]:
     """/agents' lines: a count, a row per type and its description under it (both cut at `width`),
     a line per problem."""
-    from claude_mini import paths
-    from claude_mini.skills.catalog import cut, shown
+    from claude_mini.base import paths
+    from claude_mini.base.text import clip, one_line
+    from claude_mini.skills.catalog import shown
     from claude_mini.skills.report import table
-    from claude_mini.ui.render import one_line
 
     custom = [t for t in types.types if t.path is not None]
     home = shown(paths.home_dir() / "agents")
@@ -70,9 +70,9 @@ def agents_table(types: AgentTypes, *, width: int = 100) -> list[str]:
         f".claude/agents/ and {home}/):"
     ]
     header, *rows = table([HEADER, *(_row(t) for t in types.types)])
-    lines.append(cut(header, width))
+    lines.append(clip(header, width))
     for row, agent_type in zip(rows, types.types, strict=True):  # when to use it: under its row
-        lines += [cut(row, width), cut("      " + one_line(agent_type.description), width)]
+        lines += [clip(row, width), clip("      " + one_line(agent_type.description, terminal=True), width)]
     if not custom and not types.problems:
         lines.append(
             f"Add one as .claude/agents/NAME.md (this project) or {home}/NAME.md (every project): "
@@ -92,15 +92,16 @@ def _row(agent_type: AgentType) -> tuple[str, ...]:
 def last_run_lines(runs: Sequence[Any], cwd: Path | None = None) -> list[str]:
     """The last child's type, task, status and tool count, then its messages: text as it was
     written (controls made visible), each tool call on one line."""
+    from claude_mini.base.text import one_line, visible_controls
     from claude_mini.llm.messages import TextBlock, ToolUseBlock
-    from claude_mini.ui.render import one_line, tool_label
-    from claude_mini.ui.safe_text import visible_controls
+    from claude_mini.ui.render import tool_label
 
     if not runs:
         return ["No subagent ran in this session."]
     run = runs[-1]
     calls = f"{run.tool_count} tool call{'s' * (run.tool_count != 1)}"
-    lines = [f"Last subagent: {one_line(run.agent_type)} · {one_line(run.description)} · {run.status} · {calls}"]
+    kind, task = one_line(run.agent_type, terminal=True), one_line(run.description, terminal=True)
+    lines = [f"Last subagent: {kind} · {task} · {run.status} · {calls}"]
     for message in run.messages:
         body: list[str] = []
         for block in message.content:

@@ -1,20 +1,22 @@
-"""Slash commands: a registry where one command is one small function with its help text.
+"""Slash commands in the REPL: one command is one small function with its help text.
 
     @command("cost", help="Tokens and dollars of this session, by purpose.")
     def show_cost(ctx: CommandContext) -> None:
         ctx.console.print(...)
 
 A command gets a `CommandContext`: the runtime, the console, its argument
-string and the REPL as `host` (to run a turn, ask the user, exit). It may be a
-plain or an async function. To add a command from another part of the program,
-put it in a module whose file name ends in `_commands.py` anywhere in the
-package (e.g. `claude_mini/memory/memory_commands.py`): `discover_commands`
-imports such modules (in the background at start-up, and before a command
-runs), so adding `/memory` is a one-file change.
+string, the session's command table and the REPL as `host` (to run a turn, ask
+the user, exit). It may be a plain or an async function. `@command` makes the
+function a `Command` (still callable); to add one from another part of the
+program, put it in a module whose file name ends in `_commands.py` anywhere in
+the package: `command_table.discover` imports such modules once (in the
+background at start-up), so adding a command is a one-file change.
 
-This module is the registry only. The REPL's own commands live next to it, one
-module per group, and are registered on the registry's first use, before the
-background discovery, so completion lists them from the first keystroke:
+There is no process-wide registry: each session's runtime owns a `CommandTable`
+(claude_mini/command_table.py) holding the built-ins, its custom commands and
+skills (skill_commands.py) and its MCP servers' prompts (mcp_commands.py);
+completion, /help and dispatch read that table. The REPL's own commands live
+next to this module, one module per group, found first:
 
     help_commands.py        /help
     session_commands.py     /clear /resume /exit
@@ -23,23 +25,21 @@ background discovery, so completion lists them from the first keystroke:
     permission_commands.py  /permissions
     init_commands.py        /init
 
-The memory layers' commands (compact_commands.py, dream_commands.py,
-memory_commands.py) are found by discovery like any other.
+The others (compact, dream, memory, mcp, skills, ...) are found by discovery like any other.
 """
 
 from __future__ import annotations
 
 import asyncio
 import difflib
-import importlib
 import inspect
 import re
-import threading
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from claude_mini.command_table import BUILTIN, Command, CommandTable, builtin_table, discover
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -81,6 +81,7 @@ class CommandContext:
     runtime: Runtime | None
     console: Console
     args: str = ""
+    table: CommandTable | None = None  # the session's commands (/help lists them)
 
     @property
     def rt(self) -> Runtime:
@@ -88,94 +89,42 @@ class CommandContext:
         assert self.runtime is not None, "this command was registered with needs_runtime=False"
         return self.runtime
 
-
-@dataclass(frozen=True)
-class Command:
-    """One registered slash command."""
-
-    name: str
-    help: str
-    run: CommandFn
-    usage: str = ""
-    aliases: tuple[str, ...] = ()
-    needs_runtime: bool = True
-
-
-COMMANDS: dict[str, Command] = {}
-BUILTIN_MODULES = tuple(
-    f"claude_mini.ui.{name}_commands" for name in ("help", "session", "rewind", "context", "permission", "init")
-)
-_discovered: set[Path] = set()
-_discovering = threading.Lock()
+    @property
+    def commands(self) -> CommandTable:
+        """The session's command table."""
+        return self.table if self.table is not None else session_table(self.runtime)
 
 
 def command(
     name: str, *, help: str, usage: str = "", aliases: Sequence[str] = (), needs_runtime: bool = True
-) -> Callable[[CommandFn], CommandFn]:
-    """Register the decorated function as `/name` (a later registration of the same name wins)."""
+) -> Callable[[CommandFn], Command]:
+    """Make the decorated function the built-in `/name` (found by `command_table.discover`; a later
+    module's command of the same name wins)."""
 
-    def register(fn: CommandFn) -> CommandFn:
-        COMMANDS[name] = Command(name, help, fn, usage, tuple(aliases), needs_runtime)
-        return fn
+    def make(fn: CommandFn) -> Command:
+        return Command(name, help, fn, usage, tuple(aliases), needs_runtime)
 
-    return register
-
-
-def _registry() -> dict[str, Command]:
-    """COMMANDS, with the built-in commands in it (importing a module already imported is a lookup)."""
-    for module in BUILTIN_MODULES:
-        importlib.import_module(module)
-    return COMMANDS
+    return make
 
 
-def discover_commands(root: Path | None = None, package: str = "claude_mini") -> list[str]:
-    """Import every `*_commands.py` module under `root` (the package folder) once.
-
-    The built-in commands are registered first, so a plug-in may replace one.
-    Returns one line per module that failed to import; the others still register.
-    """
-    _registry()
-    root = (root or Path(__file__).resolve().parent.parent).resolve()
-    with _discovering:  # a command typed while the start-up thread discovers waits for it
-        if root in _discovered:
-            return []
-        problems = []
-        for path in sorted(root.rglob("*_commands.py")):
-            module = ".".join([package, *path.relative_to(root).with_suffix("").parts])
-            try:
-                importlib.import_module(module)
-            except Exception as exc:  # one broken plug-in must not take the REPL down
-                problems.append(f"Slash commands in {module} are unavailable: {type(exc).__name__}: {exc}")
-        _discovered.add(root)
-    return problems
+def session_table(runtime: Runtime | None) -> CommandTable:
+    """The session's command table, the built-ins in it; only the built-ins before a runtime exists."""
+    if runtime is None:
+        return builtin_table()
+    table = runtime.commands
+    if not table.has(BUILTIN):
+        table.put(BUILTIN, discover().commands)
+    return table
 
 
-def all_commands() -> list[Command]:
-    """Registered commands sorted by name."""
-    commands = _registry()
-    return [commands[name] for name in sorted(commands)]
-
-
-def find_command(name: str) -> Command | None:
-    """The command called `name` or having it as an alias."""
-    name, commands = name.lower(), _registry()
-    return commands.get(name) or next((c for c in commands.values() if name in c.aliases), None)
-
-
-def _unique_prefix(name: str) -> Command | None:
-    """`/co` is not a command, but `/cos` can only be /cost."""
-    matches = [c for c in _registry().values() if c.name.startswith(name.lower())]
-    return matches[0] if len(matches) == 1 else None
-
-
-def is_command(text: str) -> bool:
+def is_command(text: str, table: CommandTable) -> bool:
     """Whether the input is a slash command (`/usr/bin/x is broken` is a message)."""
     first = text.strip().split(maxsplit=1)[0] if text.strip() else ""
     # A custom command's name may hold a `.` or start with a digit (`/v1.2-notes`): registered, it counts.
-    return bool(_COMMAND_WORD.match(first)) or (first.startswith("/") and first[1:].lower() in _registry())
+    return bool(_COMMAND_WORD.match(first)) or (first.startswith("/") and first[1:].lower() in table)
 
 
-def unknown_hint(name: str, runtime: Runtime | None = None) -> str:
+def unknown_hint(name: str, table: CommandTable, runtime: Runtime | None = None) -> str:
     """`Unknown command /hlep. Did you mean /help?`; a custom command or skill added after the
     conversation started says when it becomes a command."""
     if runtime is not None:
@@ -183,8 +132,7 @@ def unknown_hint(name: str, runtime: Runtime | None = None) -> str:
 
         if (late := late_hint(runtime, name)) is not None:
             return late
-    commands = _registry()
-    names = [*commands, *(a for c in commands.values() for a in c.aliases)]
+    names = [n for c in table.all() for n in (c.name, *c.aliases)]
     close = difflib.get_close_matches(name.lower(), names, n=1, cutoff=0.5)
     tip = f"Did you mean /{close[0]}?" if close else "Type /help for the list."
     return f"Unknown command /{name}. {tip}"
@@ -195,14 +143,14 @@ async def run_command(
     host: CommandHost,
     console: Console,
     get_runtime: Callable[[], Awaitable[Runtime]],
+    table: CommandTable,
     *,
     debug: bool = False,
 ) -> None:
-    """Run one `/name args` line; a failing command prints one line and the REPL goes on."""
-    for problem in discover_commands():
-        console.print(problem, style="yellow", markup=False)
+    """Run one `/name args` line from the session's `table`; a failing command prints one line and
+    the REPL goes on."""
     name, _, args = line.strip()[1:].partition(" ")
-    cmd = find_command(name) or _unique_prefix(name)
+    cmd = table.find(name) or table.unique_prefix(name)
     if cmd is None and name.lower().startswith("mcp__"):  # an MCP prompt of a server still connecting
         from claude_mini.ui.mcp_commands import find_prompt_command
 
@@ -212,11 +160,11 @@ async def run_command(
             runtime = await get_runtime()
         except Exception:  # a runtime that cannot be built is reported where it is needed
             runtime = None
-        console.print(unknown_hint(name, runtime), style="yellow", markup=False)
+        console.print(unknown_hint(name, table, runtime), style="yellow", markup=False)
         return
     runtime = await get_runtime() if cmd.needs_runtime else None  # start-up failures are not ours
     try:
-        result = cmd.run(CommandContext(host, runtime, console, args.strip()))
+        result = cmd.run(CommandContext(host, runtime, console, args.strip(), table))
         if inspect.isawaitable(result):
             await result
     except asyncio.CancelledError:

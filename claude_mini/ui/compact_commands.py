@@ -44,8 +44,8 @@ async def compact_now(ctx: CommandContext) -> None:
 
 def show_checkpoint(ctx: CommandContext) -> None:
     """The checkpoint a compaction now would put beside the summary (nothing is compacted)."""
+    from claude_mini.base.text import estimate_tokens
     from claude_mini.memory.checkpoint import CheckpointPart, render_checkpoint
-    from claude_mini.prompt import estimate_tokens
 
     hook = ctx.rt.lifecycle.find(CheckpointPart)
     text = render_checkpoint(hook.current(ctx.rt.agent)) if hook is not None else ""

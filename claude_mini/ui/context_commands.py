@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 @command("context", help="What is in the context now: prompt sections, instruction files, messages.")
 def show_context(ctx: CommandContext) -> None:
     """Token use, the system prompt's sections, Layer 1 files and attachments, and the messages."""
+    from claude_mini.base.text import estimate_tokens
+    from claude_mini.commands.context import instructions_report, prompt_report
     from claude_mini.llm.messages import message_to_api
     from claude_mini.memory.instructions import to_json
-    from claude_mini.prompt import estimate_tokens
-    from claude_mini.subcommands.context_view import instructions_report, prompt_report
 
     rt = ctx.rt
     used, window = context_used(rt), context_window(rt)
@@ -103,7 +103,8 @@ def _duration(seconds: float) -> str:
 @command("status", help="Versions, endpoint, home folder and the settings files in effect.")
 def show_status(ctx: CommandContext) -> None:
     """Where this session runs and what it talks to."""
-    from claude_mini import __version__, paths
+    from claude_mini import __version__
+    from claude_mini.base import paths
     from claude_mini.config import settings_files
 
     rt, cfg = ctx.rt, ctx.rt.config

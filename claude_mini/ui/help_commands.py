@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from claude_mini.ui.commands import CommandContext, all_commands, command, print_lines
+from claude_mini.ui.commands import CommandContext, command, print_lines
 
 KEYS_HELP = (
     "Keys: Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line · Tab completes /commands "
@@ -13,14 +13,14 @@ KEYS_HELP = (
 
 @command("help", help="List the commands and keys.", needs_runtime=False, aliases=("?",))
 def show_help(ctx: CommandContext) -> None:
-    """Print every command with its usage and help, in two aligned columns."""
+    """Print every command of the session with its usage and help, in two aligned columns."""
     from rich.table import Table
     from rich.text import Text
 
     table = Table.grid(padding=(0, 2))
     table.add_column(no_wrap=True)
     table.add_column()
-    for c in all_commands():
+    for c in ctx.commands.all():
         short = len(c.usage) <= 8  # a long usage would push every help text to the right
         left = f"/{c.name}" + (f" {c.usage}" if c.usage and short else "")
         text = c.help + (f" Usage: /{c.name} {c.usage}" if c.usage and not short else "")

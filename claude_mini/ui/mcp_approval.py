@@ -59,7 +59,7 @@ def server_lines(spec: ServerSpec) -> list[str]:
 
 def ask_approval(spec: ServerSpec) -> str | None:
     """Ask in the terminal: "yes", "all" or "no"; None for Esc, Ctrl-C, Ctrl-D."""
-    from claude_mini.ui.safe_text import visible_controls
+    from claude_mini.base.text import visible_controls
 
     heading, *rest = [visible_controls(line) for line in server_lines(spec)]
     text = [("class:bold", f"{heading}\n"), *(("class:dim", f"  {line}\n") for line in rest)]

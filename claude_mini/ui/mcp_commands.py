@@ -7,7 +7,7 @@ prompts as slash commands, `/mcp__<server>__<prompt> args`.
     /mcp reconnect NAME    close and connect again
 
 A connected server's prompts are listed once per connection (`mcp_servers.extras`) and
-registered as commands then, so /help and completion show them and a prompt command is a
+put in the session's command table then, so /help and completion show them and a prompt command is a
 lookup. Its arguments are the words after it: `key=value` for a declared argument, the other
 words in the declared order, the last argument taking the rest. Its messages' text is sent as
 the user's message. Env and header values are never shown (`ServerSpec.redacted`).
@@ -17,24 +17,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import shlex
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from claude_mini.ui.commands import COMMANDS, Command, CommandContext, command, print_lines
+from claude_mini.command_table import Command, CommandTable
+from claude_mini.commands.mcp import prompt_command_name, server_report, servers_report, unknown_server
+from claude_mini.ui.commands import CommandContext, command, print_lines, session_table
 
 if TYPE_CHECKING:
     from claude_mini.mcp_servers.client import ServerConnection
-    from claude_mini.mcp_servers.config import ServerSet
     from claude_mini.mcp_servers.extras import Listing, PromptInfo
     from claude_mini.mcp_servers.lifecycle import McpPart
     from claude_mini.runtime import Runtime
 
 log = logging.getLogger(__name__)
-PROMPT_PREFIX = "mcp__"
-_NOT_A_NAME = re.compile(r"[^\w-]")
-_prompt_commands: dict[str, set[str]] = {}  # server -> the command names registered for its prompts
+PROMPT_SOURCE = "mcp:"  # a server's prompts are the table's source `mcp:<server>`
 
 
 def mcp_part(runtime: Runtime | None) -> McpPart | None:
@@ -77,75 +75,6 @@ async def show_mcp(ctx: CommandContext) -> None:
         print_lines(ctx, [unknown_server(name, conns)])
 
 
-def unknown_server(name: str, conns: dict[str, ServerConnection]) -> str:
-    """One line for a name that is not one of the session's servers."""
-    known = ", ".join(sorted(conns)) or "none"
-    return f"No MCP server {name!r} in this session (servers: {known}). Usage: /mcp [NAME | reconnect NAME]"
-
-
-def servers_report(found: ServerSet, conns: dict[str, ServerConnection]) -> list[str]:
-    """/mcp: the servers started (status, scope, transport, tools, last error), then the others."""
-    lines: list[str] = []
-    if conns:
-        lines.append("MCP servers:")
-        width = max(len(name) for name in conns)
-        for name, connection in sorted(conns.items()):
-            spec = connection.spec
-            tools = f"{len(connection.tools)} tool{'s' * (len(connection.tools) != 1)}"
-            lines.append(
-                f"  {name:<{width}}  {connection.status:<10}  {spec.scope:<7}  {spec.transport:<5}  "
-                f"{tools if connection.status == 'connected' else ''}".rstrip()
-            )
-            if connection.error:
-                lines.append(f"  {'':<{width}}  last error: {connection.error}")
-    not_started = [
-        (spec.name, spec.scope, "waiting for your approval (start claude-mini here to answer)")
-        for spec in found.pending_approval
-    ]
-    not_started += [(server.name, server.scope, server.why) for server in found.ignored]
-    if not_started:
-        lines.append("Not started:")
-        lines += [f"  {name}  ({scope}): {why}" for name, scope, why in not_started]
-    lines += [f"⚠ {problem}" for problem in found.problems]
-    if not lines:
-        return ["No MCP servers are configured. Add one with `claude-mini mcp add` or in .mcp.json."]
-    if conns:
-        lines.append("/mcp NAME lists a server's tools; /mcp reconnect NAME connects it again.")
-    return lines
-
-
-def server_report(connection: ServerConnection, found: Listing | None) -> list[str]:
-    """/mcp NAME: what the server runs (secrets masked), its status, tools, prompts and resources."""
-    spec = connection.spec
-    shown = spec.redacted()
-    target = " ".join([shown["command"], *shown["args"]]) if spec.transport == "stdio" else shown["url"]
-    lines = [f"{spec.name}: {connection.status} · {spec.scope} ({spec.file}) · {spec.transport} · {target}"]
-    secrets = shown.get("env") or shown.get("headers") or {}
-    if secrets:
-        lines.append(
-            f"  {'env' if spec.transport == 'stdio' else 'headers'}: "
-            + ", ".join(f"{key}={value}" for key, value in secrets.items())
-        )
-    if connection.error:
-        lines.append(f"  last error: {connection.error}")
-    lines += [f"  ⚠ {problem}" for problem in connection.problems]
-    if connection.status != "connected":
-        return lines
-    lines.append(f"Tools ({len(connection.tools)}):" if connection.tools else "Tools: none")
-    for tool in connection.tools:
-        description = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
-        hint = "  (read-only)" if tool.annotations.get("readOnlyHint") else ""
-        lines.append(f"  mcp__{spec.name}__{tool.name}  {description}{hint}".rstrip())
-    if found is not None:
-        if found.prompts:
-            lines.append("Prompts: " + ", ".join(f"/{prompt_command_name(p)}" for p in found.prompts))
-        if found.resources:
-            lines.append("Resources: " + ", ".join(f"@{r.server}:{r.uri}" for r in found.resources))
-        if found.problem:
-            lines.append(f"  ⚠ {found.problem}")
-    return lines
-
-
 async def reconnect(ctx: CommandContext, name: str) -> None:
     """/mcp reconnect NAME: close, connect, say the outcome and when its tools join."""
     hook = mcp_part(ctx.rt)
@@ -159,7 +88,7 @@ async def reconnect(ctx: CommandContext, name: str) -> None:
     if connection.status != "connected":
         print_lines(ctx, [f"✗ MCP server {name} {connection.status}: {connection.error or 'no reason given'}"])
         return
-    register_prompts(connection, await _listed(connection))
+    register_prompts(ctx.commands, connection, await _listed(connection))
     tools = len(connection.tools)
     if not hook.fixed:
         when = "its tools are in the next request"
@@ -182,29 +111,23 @@ async def _listed(connection: ServerConnection) -> Listing | None:
     return await extras.listing(connection)
 
 
-# ---- prompts as slash commands
-
-
-def prompt_command_name(prompt: PromptInfo) -> str:
-    """`mcp__server__prompt`, with characters a command word cannot hold as `_`."""
-    return _NOT_A_NAME.sub("_", f"{PROMPT_PREFIX}{prompt.server}__{prompt.name}")
-
-
-def register_prompts(connection: ServerConnection, found: Listing | None) -> None:
-    """Make the connection's prompts slash commands (those of its previous connection go)."""
+def register_prompts(table: CommandTable, connection: ServerConnection, found: Listing | None) -> None:
+    """Make the connection's prompts slash commands of the session's `table` (those of its previous
+    connection go)."""
     server = connection.spec.name
-    for name in _prompt_commands.pop(server, set()):
-        COMMANDS.pop(name, None)
-    names: set[str] = set()
+    source = f"{PROMPT_SOURCE}{server}"
+    made: dict[str, Command] = {}
     for prompt in found.prompts if found is not None else []:
-        name = prompt_command_name(prompt).lower()  # find_command looks names up in lower case
-        if name in COMMANDS and name not in names:
+        name = prompt_command_name(prompt).lower()  # the table looks names up in lower case
+        if table.owner(name) not in (None, source):
             continue  # never replace a command of the program's own
         summary = prompt.description.strip().splitlines()[0] if prompt.description.strip() else "A prompt"
         usage = " ".join(f"<{a.name}>" if a.required else f"[{a.name}]" for a in prompt.arguments)
-        command(name, help=f"{summary.rstrip('.')}. (MCP prompt of {server})", usage=usage)(_prompt_runner(prompt))
-        names.add(name)
-    _prompt_commands[server] = names
+        made[name] = Command(name, f"{summary.rstrip('.')}. (MCP prompt of {server})", _prompt_runner(prompt), usage)
+    if made:
+        table.put(source, made.values())
+    else:
+        table.drop(source)
 
 
 def _prompt_runner(prompt: PromptInfo) -> Callable[[CommandContext], Awaitable[None]]:
@@ -289,7 +212,7 @@ async def warm_listings(runtime: Runtime) -> None:
         except Exception as exc:  # background work: a bug here must not reach the terminal as a traceback
             log.debug("listing MCP server %s failed: %r", connection.spec.name, exc)
             return
-        register_prompts(connection, found)
+        register_prompts(session_table(runtime), connection, found)
         if found is not None and found.problem:
             runtime.notices.say(found.problem, "warning", once=True)
 
@@ -300,7 +223,7 @@ async def find_prompt_command(name: str, runtime: Runtime) -> Command | None:
     """The prompt command `/name`, once the servers still connecting are ready (a prompt
     command typed before they are registered waits for them rather than being unknown)."""
     await warm_listings(runtime)
-    return COMMANDS.get(name.lower())
+    return session_table(runtime).find(name)
 
 
 def resource_mentions(runtime: Runtime | None) -> list[tuple[str, str]]:

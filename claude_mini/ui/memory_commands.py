@@ -6,8 +6,8 @@
 /memory add TEXT [--type T] [--why W] [--how H] [--supersedes FILE]
                              (each value up to the next option, no quoting)
 /memory forget NAME [--purge]  archive it (--purge: delete it, and archived copies with secrets)
-/memory restore NAME | gc [--dry-run] | list --scores    (forgetting: subcommands/forget_cli.py)
-/memory promote NAME | demote NAME | blame NAME | list --tier team   (the team memory: team_cli.py)
+/memory restore NAME | gc [--dry-run] | list --scores    (forgetting: commands/forget.py)
+/memory promote NAME | demote NAME | blame NAME | list --tier team   (the team memory: commands/team.py)
 /memory import --from claude-code|codex|gemini [--dry-run]
 /memory path | on | off | doctor [--fix] | recall
 """
@@ -18,11 +18,9 @@ import json
 import re
 from typing import TYPE_CHECKING
 
-from claude_mini.memory.imports import TOOLS
-from claude_mini.memory.recall import RecallPart
-from claude_mini.memory.store import MemoryStoreError
-from claude_mini.subcommands import forget_cli, team_cli
-from claude_mini.subcommands.memory_cli import (
+from claude_mini.commands import forget as forgetting
+from claude_mini.commands import team as team_memory
+from claude_mini.commands.memory import (
     MemoryCommandError,
     MemoryContext,
     add_memory,
@@ -35,6 +33,9 @@ from claude_mini.subcommands.memory_cli import (
     set_auto_memory,
     show_text,
 )
+from claude_mini.memory.imports import TOOLS
+from claude_mini.memory.recall import RecallPart
+from claude_mini.memory.store import MemoryStoreError
 from claude_mini.ui.commands import CommandContext, command
 
 if TYPE_CHECKING:
@@ -83,9 +84,9 @@ def memory_command(runtime: Runtime, args: str) -> list[str]:
     rest = rest.strip()
     mc = MemoryContext(runtime.config, runtime.store)
     if verb in ("", "list") and "--scores" in rest.split():
-        return forget_cli.scores_lines(forget_cli.scores_data(runtime.store, runtime.config))
+        return forgetting.scores_lines(forgetting.scores_data(runtime.store, runtime.config))
     if verb in ("", "list") and "--tier team" in rest:
-        return team_cli.team_list_lines(team_cli.team_list_data(team_cli.team_for(runtime.config)))
+        return team_memory.team_list_lines(team_memory.team_list_data(team_memory.team_for(runtime.config)))
     if verb in ("", "list"):
         data = list_data(mc)
         return [json.dumps(data, indent=2)] if rest == "--json" else list_lines(data)
@@ -135,7 +136,7 @@ async def forget_offering_purge(ctx: CommandContext) -> list[str]:
     """/memory forget in the REPL: a memory that held a secret offers to purge it from archive/."""
     name, purge = _forget_args(ctx.args.strip().partition(" ")[2])
     try:
-        done = forget_cli.forget_step(ctx.rt.store, name, purge=purge, command=SLASH_FORGET)
+        done = forgetting.forget_step(ctx.rt.store, name, purge=purge, command=SLASH_FORGET)
     except MemoryStoreError as exc:
         raise MemoryCommandError(str(exc)) from None
     if not done.leftovers:
@@ -144,7 +145,7 @@ async def forget_offering_purge(ctx: CommandContext) -> list[str]:
         done.question(), [("purge", "Yes, delete it for good"), ("keep", "No, keep it in archive/")]
     )
     if choice == "purge":
-        return [*done.lines, *forget_cli.purge_lines(ctx.rt.store, done.filename, None)]
+        return [*done.lines, *forgetting.purge_lines(ctx.rt.store, done.filename, None)]
     return [*done.lines, done.hint(SLASH_FORGET)]
 
 
@@ -157,10 +158,10 @@ def _other(runtime: Runtime, verb: str, rest: str) -> list[str]:
     if verb in ("promote", "demote", "blame", "import"):
         return _team(runtime, verb, rest)
     if verb == "gc":
-        data = forget_cli.gc_data(runtime.store, runtime.config, dry_run="--dry-run" in rest)
-        return forget_cli.gc_lines(data)
+        data = forgetting.gc_data(runtime.store, runtime.config, dry_run="--dry-run" in rest)
+        return forgetting.gc_lines(data)
     if verb == "restore" and rest:
-        return forget_cli.restore_lines(runtime.store, rest)
+        return forgetting.restore_lines(runtime.store, rest)
     if verb == "recall":
         hook = runtime.lifecycle.find(RecallPart)
         return hook.summary().lines() if hook else ["Recall is not active in this session."]
@@ -169,7 +170,7 @@ def _other(runtime: Runtime, verb: str, rest: str) -> list[str]:
 
 def _team(runtime: Runtime, verb: str, rest: str) -> list[str]:
     """/memory promote|demote|blame NAME and /memory import --from TOOL [--dry-run]: what
-    `claude-mini memory` does (subcommands/team_cli.py). The system prompt stays as it is:
+    `claude-mini memory` does (commands/team.py). The system prompt stays as it is:
     a moved memory reaches the model through recall, as any memory written mid-session."""
     config, store = runtime.config, runtime.store
     if verb == "import":
@@ -177,14 +178,14 @@ def _team(runtime: Runtime, verb: str, rest: str) -> list[str]:
         tool = words[words.index("--from") + 1] if "--from" in words[:-1] else ""
         if tool not in TOOLS:
             raise MemoryCommandError(f"/memory import needs --from {'|'.join(TOOLS)} [--dry-run]", code=2)
-        return team_cli.import_lines(team_cli.import_data(config, store, tool, "--dry-run" in words))
+        return team_memory.import_lines(team_memory.import_data(config, store, tool, "--dry-run" in words))
     if not rest:
         raise MemoryCommandError(f"/memory {verb} needs a memory name. {USAGE}", code=2)
     if verb == "promote":
-        return team_cli.promote_lines(config, store, rest)
+        return team_memory.promote_lines(config, store, rest)
     if verb == "demote":
-        return team_cli.demote_lines(config, store, rest)
-    return team_cli.blame_lines(config, rest)
+        return team_memory.demote_lines(config, store, rest)
+    return team_memory.blame_lines(config, rest)
 
 
 def _toggle(runtime: Runtime, enabled: bool) -> list[str]:

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit.completion import Completer, Completion
 from prompt_toolkit.document import Document
 
-from claude_mini.gitrun import run_git
-from claude_mini.safe_read import Unreadable, location_refusal, read_file
-from claude_mini.ui import commands
+from claude_mini.base.gitrun import run_git
+from claude_mini.base.safe_read import Unreadable, location_refusal, read_file
+from claude_mini.command_table import CommandTable, builtin_table
 
 if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
@@ -212,21 +212,26 @@ class ProjectFiles:
 
 
 class ReplCompleter(Completer):
-    """Completes `/commands` at the start of the input and `@paths` (and `@server:uri`
-    resources, from `resources`: (mention, description) pairs) anywhere."""
+    """Completes `/commands` (of the session's table, from `table`) at the start of the input and
+    `@paths` (and `@server:uri` resources, from `resources`: (mention, description) pairs) anywhere."""
 
     def __init__(
-        self, files: ProjectFiles, limit: int = 40, resources: Callable[[], builtins.list[tuple[str, str]]] = lambda: []
+        self,
+        files: ProjectFiles,
+        limit: int = 40,
+        resources: Callable[[], builtins.list[tuple[str, str]]] = lambda: [],
+        table: Callable[[], CommandTable] = builtin_table,
     ) -> None:
         self.files = files
         self.limit = limit
         self.resources = resources
+        self.table = table
 
     def get_completions(self, document: Document, complete_event: Any) -> Iterable[Completion]:
         before = document.text_before_cursor
         if before.startswith("/") and not any(ch.isspace() for ch in before):
             typed = before[1:].lower()
-            for cmd in commands.all_commands():
+            for cmd in self.table().all():
                 # The name, else the first alias that fits (`/frontend:c` -> `/frontend:component`).
                 name = next((n for n in (cmd.name, *cmd.aliases) if n.startswith(typed)), None)
                 if name is not None:

@@ -1,10 +1,13 @@
 """`claude-mini -p`: run one prompt to completion and print it as text, json or stream-json.
 
+cli.py parses the flags and hands over to `run_print`, which builds the runtime, runs the turn
+and turns every ending (setup error, Ctrl-C, a closed pipe, a bug) into an exit status.
+
 The json and stream-json shapes are a contract (DESIGN.md section 4).
 Exit status: 0 success, 1 failed run (usage errors, 2, are the CLI's).
 
 Nothing model- or tool-derived reaches the terminal raw: text output and every
-stderr line have their control characters made visible (`safe_text`), and
+stderr line have their control characters made visible (`base.text`), and
 json lines escape the DEL, C1 and bidi characters `json.dumps` would leave raw
 (the parsed values are unchanged).
 """
@@ -18,19 +21,22 @@ import select
 import sys
 import time
 from collections.abc import AsyncGenerator, Callable
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from claude_mini.agent.events import AgentEvent, MessageAdded
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached, StoppedByHook, TurnCancelled
+from claude_mini.base.notices import Display, Notice, NoticeChannel
+from claude_mini.base.text import json_safe, visible_controls
 from claude_mini.llm.client import ModelError, encodable
 from claude_mini.llm.events import Retrying
 from claude_mini.llm.messages import Message, message_to_api
-from claude_mini.notices import Display, Notice
-from claude_mini.runtime import Runtime
-from claude_mini.ui.safe_text import json_safe, visible_controls
+from claude_mini.runtime import Runtime, SetupError, build_runtime, open_session
+from claude_mini.session import Session, transcript_state
+from claude_mini.signals import report_last_words
 
 if TYPE_CHECKING:
     from claude_mini.agent.subagent_run import SubagentRun
+    from claude_mini.config import Config
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 # How long text output waits for the memory extraction after the answer, unless
@@ -39,6 +45,74 @@ TEXT_WAIT_SECONDS = 5.0
 # With a prompt argument, how long a pipe on stdin may stay silent before it is ignored (as Claude
 # Code does): under CI, stdin is often an open pipe nobody writes to.
 STDIN_WAIT_SECONDS = 3.0
+
+
+def run_print(
+    config: Config,
+    text: str,
+    output_format: str,
+    say: Callable[[str], None],
+    *,
+    resume: str | None = None,
+    continue_: bool = False,
+) -> int:
+    """Start a runtime and run one print-mode turn; returns the exit status. A setup problem is
+    one line (`say`) and status 1; Ctrl-C says whether the transcript is saved (130)."""
+    session: Session | None = None  # the last words say whether its transcript really is saved
+
+    async def go() -> int:
+        nonlocal session
+        notices = NoticeChannel()  # shown once the runtime is built: a setup error comes alone
+        for warning in config.warnings:
+            notices.say(warning, "warning")
+        try:
+            session = open_session(config, resume=resume, continue_=continue_)
+            runtime = build_runtime(config, notices=notices, session=session)
+            report_last_words(lambda: transcript_state(runtime.session))
+        except SetupError as exc:
+            return _failed(say, str(exc), config.debug)
+        notices.attach(stderr_display(output_format))
+        try:
+            return await PrintRun(runtime, output_format).run(text)
+        finally:
+            await runtime.close()
+
+    try:
+        return asyncio.run(go())
+    except KeyboardInterrupt:
+        say(f"interrupted. {transcript_state(session)}.")
+        return 130
+    except OutputClosed:
+        end_as_a_broken_pipe()
+    except Exception as exc:  # a bug must not dump a traceback on the user
+        return _failed(
+            say,
+            f"internal error: {type(exc).__name__}: {exc}. {transcript_state(session)}; "
+            "run again with --debug for details.",
+            config.debug,
+        )
+
+
+def _failed(say: Callable[[str], None], message: str, debug: bool) -> int:
+    """A one-line error (a traceback too with --debug); the exit status 1."""
+    if debug:
+        import traceback
+
+        traceback.print_exc()
+    say(message)
+    return 1
+
+
+def end_as_a_broken_pipe() -> NoReturn:
+    """Stdout's reader went away (`| head`): end silently, killed by SIGPIPE as `cat` would be
+    (status 141 in a shell), once the session was closed."""
+    import os
+    import signal
+
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)
+    raise SystemExit(128 + signal.SIGPIPE)  # not reached: the signal ends the process
 
 
 def print_prompt(argument: str | None, stdin: TextIO | None, warn: Callable[[str], None]) -> str:

@@ -12,7 +12,7 @@ Everything is drawn on an injected `rich.console.Console`, so tests print to a
 `StringIO` at a fixed width.
 
 Text from the model or from tools never reaches the terminal raw: every string
-drawn here goes through `safe_text.visible_controls` first (escape sequences,
+drawn here goes through `base.text.visible_controls` first (escape sequences,
 carriage returns, bidi overrides become visible `\\x1b`, `\\r`, `\\u202e`), and
 is wrapped in `rich.text.Text` or `Markdown`, never parsed as rich markup.
 `guard_console` adds the same conversion as a last line of defence to
@@ -42,12 +42,12 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, ToolStarted
+from claude_mini.base.notices import Notice
+from claude_mini.base.text import clip, one_line, visible_controls
 from claude_mini.llm.events import BlockDone, Retrying, TextDelta, ToolUseStart
 from claude_mini.llm.messages import TextBlock, ToolUseBlock
-from claude_mini.notices import Notice
 from claude_mini.tools.base import ToolResult
 from claude_mini.tools.todo import Status, Todo, progress
-from claude_mini.ui.safe_text import visible_controls
 
 if TYPE_CHECKING:
     from claude_mini.agent.subagent_run import SubagentRun
@@ -196,20 +196,18 @@ def tool_label(call: ToolUseBlock, cwd: Path | None = None, width: int = 70) -> 
     if call.name == "Agent":
         return agent_label(call.input.get("subagent_type") or "general-purpose", call.input.get("description", ""))
     name = next((k for k in KEY_ARGS if k in call.input), None)
-    key = one_line(call.input[name]) if name else ""
+    key = one_line(call.input[name], terminal=True) if name else ""
     if name == "skill":
-        key = one_line(" ".join(str(call.input[k]) for k in ("skill", "args") if call.input.get(k)))
+        key = one_line(" ".join(str(call.input[k]) for k in ("skill", "args") if call.input.get(k)), terminal=True)
     if name in ("file_path", "path"):
         key = short_path(key, cwd)
-    if len(key) > width:
-        key = key[: width - 1] + "…"
-    return f"{one_line(call.name)}({key})"
+    return f"{one_line(call.name, terminal=True)}({clip(key, width)})"
 
 
 def agent_label(agent_type: object, description: object, width: int = 50) -> str:
     """`Explore(Find date parsing)`: a subagent by its type and task."""
-    task = one_line(description)
-    return f"{one_line(agent_type)}({task[: width - 1] + '…' if len(task) > width else task})"
+    task = one_line(description, terminal=True)
+    return f"{one_line(agent_type, terminal=True)}({clip(task, width)})"
 
 
 def child_words(run: SubagentRun, doing: str) -> str:
@@ -250,7 +248,7 @@ def outcome_lines(call: ToolUseBlock, result: ToolResult, denied: bool = False) 
     content = visible_controls(result.content.replace("\r\n", "\n"))
     lines = content.strip().splitlines() or ["(no output)"]
     if denied or result.is_error:
-        return [_crop(one_line(content), "red")]
+        return [_crop(one_line(content, terminal=True), "red")]
     if call.name == "Agent":  # the subagent's summary line; `/agents last` shows the rest
         return [_crop(lines[-1], "dim")]
     if call.name == "Read":
@@ -291,7 +289,10 @@ def tool_block(call: ToolUseBlock, result: ToolResult, *, denied: bool = False, 
 
 def todo_lines(todos: list[Todo]) -> list[str]:
     """`Todos · 2 of 5 completed`, then one line per item, its status mark first (also /todos)."""
-    return [f"Todos · {progress(todos)}", *(f"  {TODO_MARKS[t.status]} {one_line(t.content)}" for t in todos)]
+    return [
+        f"Todos · {progress(todos)}",
+        *(f"  {TODO_MARKS[t.status]} {one_line(t.content, terminal=True)}" for t in todos),
+    ]
 
 
 def todo_block(todos: list[Todo]) -> Group:
@@ -302,11 +303,6 @@ def todo_block(todos: list[Todo]) -> Group:
     header, *items = todo_lines(todos)
     styles = {"completed": "dim", "in_progress": "bold", "pending": ""}
     return Group(_crop(header, "dim"), *(_crop(line, styles[t.status]) for t, line in zip(todos, items, strict=True)))
-
-
-def one_line(text: object) -> str:
-    """Controls made visible, then whitespace collapsed, so a message always takes one line."""
-    return " ".join(visible_controls(str(text)).split())
 
 
 # ---------------------------------------------------------------- the renderer
@@ -390,7 +386,7 @@ class Renderer:
                 self.flush()
         elif isinstance(event, ToolUseStart):
             self.flush()
-            self.activity = f"Preparing {one_line(event.name)}"
+            self.activity = f"Preparing {one_line(event.name, terminal=True)}"
         elif isinstance(event, ToolStarted):
             self._answer_shown = False  # that response is complete: a later retry is another's
             self.activity = f"Running {tool_label(event.call, self.cwd, 40)}"
@@ -489,12 +485,12 @@ class Renderer:
 
     def line(self, text: str, style: str = "") -> None:
         """One line of status (retry notices, warnings)."""
-        self.console.print(_crop(one_line(text), style))
+        self.console.print(_crop(one_line(text, terminal=True), style))
 
     def error(self, text: str) -> None:
         """An error in one readable line."""
         self.flush()
-        self.console.print(_crop(f"✗ {one_line(text)}", "red"))
+        self.console.print(_crop(f"✗ {one_line(text, terminal=True)}", "red"))
 
     def interrupted(self) -> None:
         """Say the turn was cancelled, under what had arrived of the answer (it stays on screen)."""
@@ -539,11 +535,11 @@ def permission_preview(call: ToolUseBlock, reason: str, cwd: Path | None, previe
                 Text(f"    … {len(lines) - MAX_COMMAND_LINES} more lines of this command are not shown", style="yellow")
             )
         if call.input.get("description"):
-            rows.append(Text("    " + one_line(call.input["description"]), style="dim"))
+            rows.append(Text("    " + one_line(call.input["description"], terminal=True), style="dim"))
     elif preview_diff:
         rows += [Text.assemble("    ", line) for line in diff_lines(preview_diff)]
     if reason:
-        rows.append(Text("    " + one_line(reason), style="dim"))
+        rows.append(Text("    " + one_line(reason, terminal=True), style="dim"))
     return Group(*rows)
 
 

@@ -11,7 +11,7 @@ The parts it is made of, each in its own module:
     mentions.py     @path completion and attachment
     render.py       rich rendering of the agent's events
 
-The REPL owns the session's `NoticeChannel` (claude_mini.notices) and gives it
+The REPL owns the session's `NoticeChannel` (claude_mini.base.notices) and gives it
 to the runtime: the memory layers' notices are drawn above the prompt, and
 their background work shows in the status line and the spinner.
 """
@@ -31,12 +31,13 @@ from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.output import create_output
 
-from claude_mini import paths
-from claude_mini.notices import Notice, NoticeChannel
+from claude_mini.base import paths
+from claude_mini.base.notices import Notice, NoticeChannel
+from claude_mini.base.text import visible_controls
+from claude_mini.command_table import CommandTable, discover
 from claude_mini.ui import commands
 from claude_mini.ui.draft_recall import DraftRecall
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, attach_mentions, attach_resources
-from claude_mini.ui.safe_text import visible_controls
 from claude_mini.ui.skill_commands import wait_for_custom_commands
 from claude_mini.ui.startup import (
     RuntimeLoader,
@@ -78,10 +79,11 @@ T = TypeVar("T")
 def permission_question(call: ToolUseBlock, cwd: Path, grants: Sequence[str] = ()) -> str:
     """`Run this command?`, `Make this edit to app.py?` ... (controls in a name made visible);
     a skill's question says the rules its allowed-tools would add (`grants`)."""
-    from claude_mini.ui.render import one_line, short_path
+    from claude_mini.base.text import one_line
+    from claude_mini.ui.render import short_path
 
     raw = short_path(str(call.input.get("file_path", "")), cwd)
-    target = one_line(raw)
+    target = one_line(raw, terminal=True)
     if call.name == "Bash":
         return "Run this command?"
     if call.name == "Edit":
@@ -90,8 +92,8 @@ def permission_question(call: ToolUseBlock, cwd: Path, grants: Sequence[str] = (
         return f"{'Overwrite' if (cwd / raw).exists() else 'Create'} {target}?"
     if call.name == "Skill":
         rules = f" It would allow {', '.join(grants)} without asking for the rest of this turn." if grants else ""
-        return one_line(f"Load the skill {call.input.get('skill', '')}?{rules}")
-    return f"Allow {one_line(call.name)}?"
+        return one_line(f"Load the skill {call.input.get('skill', '')}?{rules}", terminal=True)
+    return f"Allow {one_line(call.name, terminal=True)}?"
 
 
 def skill_grants(runtime: Runtime, call: ToolUseBlock) -> list[str]:
@@ -118,6 +120,7 @@ class Repl:
         notices: NoticeChannel | None = None,
         input: Any = None,
         output: Any = None,
+        console: Console | None = None,
     ) -> None:
         self.config = config
         self.notices = notices or NoticeChannel()
@@ -129,7 +132,8 @@ class Repl:
         self.exit_keys = ExitKeys()
         self.interrupts = Interrupts()
         self._pending_mode = config.permission_mode or config.get("permissions.defaultMode") or "default"
-        self._console: Console | None = None
+        self._console = _guarded(console) if console is not None else None  # None: made on first use
+        self._told_discovery = False  # the command modules that failed to import are said once
         self._renderer: Renderer | None = None
         self._input, self._output = input, output
         self._held: list[tuple[str, str]] | None = None  # notices kept back while a menu is open
@@ -144,12 +148,13 @@ class Repl:
 
     def _build_runtime(self, session: Session | None, client: ModelClient | None) -> Runtime:
         from claude_mini.runtime import build_runtime
-        from claude_mini.signals import report_session
+        from claude_mini.session import transcript_state
+        from claude_mini.signals import report_last_words
 
         runtime = build_runtime(
             self.config, notices=self.notices, session=session, client=client, ask_user=self.ask_permission
         )
-        report_session(lambda: runtime.session)  # a signal's last line says whether it is saved
+        report_last_words(lambda: transcript_state(runtime.session))  # a signal's last line says whether it is saved
         if runtime.subagents is not None:  # a running subagent is one live line, not its output
             runtime.subagents.listen(lambda run, event: self.renderer.on_subagent(run, event))
         with contextlib.suppress(ValueError):
@@ -166,7 +171,7 @@ class Repl:
             multiline=True,
             prompt_continuation="  ",
             history=FileHistory(str(history)),
-            completer=ReplCompleter(self.files, resources=self._resources),
+            completer=ReplCompleter(self.files, resources=self._resources, table=self.command_table),
             complete_while_typing=True,
             complete_in_thread=True,
             key_bindings=prompt_bindings(self.exit_keys, self.cycle_mode),
@@ -179,7 +184,8 @@ class Repl:
 
     @property
     def console(self) -> Console:
-        """The rich console for conversation output (created on first use: rich is slow to import)."""
+        """The rich console for conversation output: the injected one, else a terminal console
+        created on first use (rich is slow to import)."""
         if self._console is None:
             from rich.console import Console
 
@@ -255,6 +261,10 @@ class Repl:
             register_runtime_commands(runtime)
             self._mcp_listing = asyncio.ensure_future(warm_listings(runtime))
 
+    def command_table(self) -> CommandTable:
+        """The session's slash commands (only the built-ins before the runtime is built)."""
+        return commands.session_table(self.loader.peek())
+
     def _resources(self) -> list[tuple[str, str]]:
         """@server:uri completions (the listed resources; none before the runtime is built)."""
         from claude_mini.ui.mcp_commands import resource_mentions
@@ -287,10 +297,10 @@ class Repl:
         if not text.strip():
             return
         try:
-            if text.lstrip().startswith("/") and not commands.is_command(text):
+            if text.lstrip().startswith("/") and not commands.is_command(text, self.command_table()):
                 # A custom command's name with a dot or a leading digit is known once registered.
                 await wait_for_custom_commands(self.get_runtime)
-            if commands.is_command(text):
+            if commands.is_command(text, self.command_table()):
                 if await self.interrupts.run(self._run_command(text)) is CANCELLED:
                     self._unqueue()  # lines queued while a command's `!` lines ran
             else:
@@ -307,7 +317,13 @@ class Repl:
     async def _run_command(self, text: str) -> None:
         """A slash command (typed before the runtime registered the custom ones, it waits for them)."""
         await wait_for_custom_commands(self.get_runtime)
-        await commands.run_command(text, self, self.console, self.get_runtime, debug=self.config.debug)
+        if not self._told_discovery:
+            self._told_discovery = True
+            for problem in discover().problems:
+                self.console.print(problem, style="yellow", markup=False)
+        await commands.run_command(
+            text, self, self.console, self.get_runtime, self.command_table(), debug=self.config.debug
+        )
 
     def _transcript_state(self) -> str:
         """What is true of this session's transcript, after an internal error."""
@@ -455,14 +471,15 @@ class Repl:
     async def ask_permission(self, call: ToolUseBlock, reason: str) -> PermissionAnswer:
         """Show what the tool will do and ask: yes / yes for this session / no (with a message)."""
         from claude_mini.agent.loop import PermissionAnswer
+        from claude_mini.base.text import one_line
         from claude_mini.permissions.policy import exact_command_rule
-        from claude_mini.ui.render import one_line, permission_preview, preview_diff
+        from claude_mini.ui.render import permission_preview, preview_diff
 
         runtime = await self.get_runtime()
         runtime.waiting_for_user("permission_prompt", f"claude-mini needs your permission to use {call.name}")
         cwd = runtime.agent.ctx.cwd
         suggested = runtime.policy.suggest_rule(call.name, call.input)
-        rule = one_line(suggested)  # holds the command text
+        rule = one_line(suggested, terminal=True)  # holds the command text
         # A program that runs others or writes any file (`docker run`, `tee`, `sudo`) gets no wider rule.
         scope = (
             "exactly this command line"
@@ -496,15 +513,17 @@ class Repl:
 
     async def ask_domain(self, host: str, port: int) -> bool:
         """A sandboxed command connects to a host no rule allows: allow it for the session?"""
-        from claude_mini.ui.render import one_line
+        from claude_mini.base.text import one_line
 
         runtime = await self.get_runtime()
         runtime.waiting_for_user("permission_prompt", f"claude-mini needs your permission to reach {host}")
         self.renderer.pause()
         try:
             answer = await self.choose(
-                one_line(f"A sandboxed command connects to {host}:{port}. Allow {host} for this session?"),
-                [("yes", f"Yes, allow {one_line(host)} until the session ends"), ("no", "No")],
+                one_line(
+                    f"A sandboxed command connects to {host}:{port}. Allow {host} for this session?", terminal=True
+                ),
+                [("yes", f"Yes, allow {one_line(host, terminal=True)} until the session ends"), ("no", "No")],
                 shortcuts="yn",
                 escape="no",
             )
@@ -572,6 +591,13 @@ class Repl:
             self.notify(f"⚠ {notice.text}", "yellow")
         else:
             self.notify(notice.text, "dim" if notice.level == "saved" else "yellow")
+
+
+def _guarded(console: Console) -> Console:
+    """An injected console, drawing no raw control characters (as the REPL's own)."""
+    from claude_mini.ui.render import guard_console
+
+    return guard_console(console)
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

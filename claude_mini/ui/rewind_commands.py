@@ -19,8 +19,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from claude_mini.base.text import one_line, visible_controls
 from claude_mini.ui.commands import CommandContext, command
-from claude_mini.ui.safe_text import visible_controls
 
 if TYPE_CHECKING:
     from claude_mini.rewind.points import RewindPoint, SessionCheckpoints
@@ -62,7 +62,7 @@ async def rewind(ctx: CommandContext) -> None:
         return
     has_code = checkpoints.changes_since(point.prompt)
     actions = ACTIONS if has_code else (ACTIONS[1], ACTIONS[3])
-    question = f"Rewind to before “{_cut(point.prompt.text, TEXT_WIDTH)}”?"
+    question = f"Rewind to before “{one_line(point.prompt.text, TEXT_WIDTH, terminal=True)}”?"
     if not has_code:
         question += " (the assistant has changed no files since)"
     action = await ctx.host.choose(question, list(actions))
@@ -104,7 +104,8 @@ def _label(point: RewindPoint, cwd: Path) -> str:
     from claude_mini.rewind.restore import shown
     from claude_mini.ui.session_commands import ago
 
-    parts = [f"{ago(_seconds_since(point.prompt.timestamp)):>8}  {_cut(point.prompt.text, TEXT_WIDTH) or '(no text)'}"]
+    text = one_line(point.prompt.text, TEXT_WIDTH, terminal=True) or "(no text)"
+    parts = [f"{ago(_seconds_since(point.prompt.timestamp)):>8}  {text}"]
     if point.files:
         names = [shown(Path(f.path), cwd) + (" (new)" if f.created else "") for f in point.files]
         more = f" +{len(names) - FILES_SHOWN} more" if len(names) > FILES_SHOWN else ""
@@ -186,12 +187,6 @@ def _seconds_since(timestamp: str) -> float:
         return max(0.0, time.time() - datetime.fromisoformat(timestamp.replace("Z", "+00:00")).timestamp())
     except ValueError:
         return 0.0
-
-
-def _cut(text: str, width: int) -> str:
-    from claude_mini.rewind.restore import one_line
-
-    return one_line(visible_controls(text), width)
 
 
 def _say(ctx: CommandContext, line: str, style: str | None = None) -> None:

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from claude_mini.base.text import clip, visible_controls
 from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.ui.commands import CommandContext, command
-from claude_mini.ui.safe_text import visible_controls
 
 if TYPE_CHECKING:
     from claude_mini.session import Session
@@ -127,7 +127,7 @@ def resumed_lines(session: Session) -> list[str]:
             lines += _shortened("> ", request_text(message))
             continue
         lines += _shortened("● ", message.text)
-        lines += [_cut(f"● {_tool_label(call)}") for call in message.tool_uses]
+        lines += [clip(f"● {_tool_label(call)}", RECAP_WIDTH) for call in message.tool_uses]
     return lines
 
 
@@ -136,14 +136,10 @@ def _shortened(marker: str, text: str) -> list[str]:
     rows = [row for row in visible_controls(text).strip().splitlines() if row.strip()]
     if not rows:
         return []
-    shown = [_cut(("  " if i else marker) + row) for i, row in enumerate(rows[:RECAP_LINES])]
+    shown = [clip(("  " if i else marker) + row, RECAP_WIDTH) for i, row in enumerate(rows[:RECAP_LINES])]
     if len(rows) > RECAP_LINES:
         shown.append(f"  … +{len(rows) - RECAP_LINES} lines")
     return shown
-
-
-def _cut(line: str) -> str:
-    return line if len(line) <= RECAP_WIDTH else line[: RECAP_WIDTH - 1] + "…"
 
 
 def _tool_label(call: ToolUseBlock) -> str:

@@ -1,18 +1,21 @@
 """Custom commands and skills as slash commands, `/skills`, and `-p "/name args"`.
 
-    register_custom_commands(catalog, warn)   each entry of the catalog becomes `/name` (and its
-                                              aliases, `/frontend:component`); a name claude-mini
-                                              already uses is not taken: one warning line
+    register_custom_commands(table, catalog, warn)
+                                              each entry of the catalog becomes `/name` (and its
+                                              aliases, `/frontend:component`) in the session's
+                                              table; a name claude-mini already uses is not taken:
+                                              one warning line
     /name args                                the entry expanded (SkillPart.expand_typed: arguments,
                                               `!` lines through the permission check) and sent as
                                               the user's turn, @files in it attached by the REPL
     /skills                                   every entry: kind, source, listed or not, invoked, and
                                               the catalog's problems and the listing's budget
+                                              (commands/skills.py)
     print_command_text(runtime, prompt, warn) the same expansion for `claude-mini -p "/name args"`
 
-The entries are registered when the runtime is ready and again after /clear (the catalog is
-the conversation's, rebuilt then): a command that vanished goes, a new one comes. Built-in
-commands win over custom ones (on purpose; Claude Code lets the custom one win).
+The entries are registered in the session's command table when the runtime is ready and again
+after /clear (the catalog is the conversation's, rebuilt then): a command that vanished goes, a
+new one comes. Built-in commands win over custom ones (on purpose; Claude Code lets the custom one win).
 """
 
 from __future__ import annotations
@@ -23,63 +26,61 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
-from claude_mini.ui import commands
-from claude_mini.ui.commands import COMMANDS, CommandContext, command, print_lines
+from claude_mini.base.text import clip, one_line
+from claude_mini.command_table import BUILTIN, SKILLS, Command, CommandTable, builtin_table
+from claude_mini.commands.skills import skills_table
+from claude_mini.ui.commands import CommandContext, command, print_lines, session_table
 
 if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
     from claude_mini.skills.catalog import Catalog, PromptCommand
-    from claude_mini.skills.lifecycle import SkillPart
 
 SNIPPET_CHARS = 60  # of a `!` line in the status shown while it runs
 HELP_CHARS = 90  # a description in /help is cut to this (the listing keeps up to 1,536)
-# What the last register_custom_commands put into the (process-wide) registry, and from which
-# catalog: a runtime whose catalog is another one (a second runtime, a /clear) registers its own.
-_registered: set[str] = set()
-_registered_from: Catalog | None = None
 _PRINT_COMMAND = re.compile(r"/([A-Za-z0-9][\w.:-]*)(?:\s+(.*))?\Z", re.S)
 
 
 # ---- registration
 
 
-def register_custom_commands(catalog: Catalog | None, warn: Callable[[str], None]) -> list[str]:
-    """Make every entry of `catalog` a slash command (those of the previous catalog go);
-    returns the names registered. `warn` gets one line per entry a built-in name hides."""
-    global _registered_from
-    _registered_from = catalog
-    for name in _registered:
-        COMMANDS.pop(name, None)
-    _registered.clear()
+def register_custom_commands(table: CommandTable, catalog: Catalog | None, warn: Callable[[str], None]) -> list[str]:
+    """Make every entry of `catalog` a slash command of the session's `table` (those of its
+    previous catalog go); returns the names registered. `warn` gets one line per entry a built-in
+    name hides."""
     if catalog is None:
+        table.put(SKILLS, [], origin=None)
         return []
     from claude_mini.skills.report import clash_warning
 
-    builtin = builtin_names()
+    builtin = table.names_of(BUILTIN)
+    taken: set[str] = set()
+    made: list[Command] = []
     for entry in catalog.entries:
         names = [n.lower() for n in (entry.name, *entry.aliases)]
         if names[0] in builtin:
             warn(clash_warning(entry))
-        free = [n for n in dict.fromkeys(names) if n not in builtin and n not in _registered]
+        free = [n for n in dict.fromkeys(names) if n not in builtin and n not in taken]
         if free:  # a name an earlier entry holds: the catalog's problems already say so
-            command(free[0], help=help_text(entry, free[1:]), usage=entry.argument_hint, aliases=free[1:])(
-                _runner(entry)
+            made.append(
+                Command(free[0], help_text(entry, free[1:]), _runner(entry), entry.argument_hint, tuple(free[1:]))
             )
-            _registered.update(free)
-    return sorted(_registered)
+            taken.update(free)
+    table.put(SKILLS, made, origin=catalog)
+    return sorted(taken)
 
 
 def builtin_names() -> set[str]:
     """claude-mini's own commands and their aliases, lower case (no custom one among them)."""
-    commands.discover_commands()  # every module's commands are in COMMANDS before the clash check
-    return {n.lower() for c in COMMANDS.values() if c.name not in _registered for n in (c.name, *c.aliases)}
+    return builtin_table().names_of(BUILTIN)
 
 
 def register_runtime_commands(runtime: Runtime) -> list[str]:
-    """The runtime's catalog registered, its warnings said once on the session's channel."""
+    """The runtime's catalog registered in its table, its warnings said once on the session's channel."""
     hook = runtime.skills
     return register_custom_commands(
-        hook.catalog if hook is not None else None, lambda line: runtime.notices.say(line, "warning", once=True)
+        session_table(runtime),
+        hook.catalog if hook is not None else None,
+        lambda line: runtime.notices.say(line, "warning", once=True),
     )
 
 
@@ -91,14 +92,16 @@ async def wait_for_custom_commands(get_runtime: Callable[[], Awaitable[Runtime]]
 
     with contextlib.suppress(StartupFailed):
         runtime = await get_runtime()  # at once when it is built
-        if (runtime.skills.catalog if runtime.skills is not None else None) is not _registered_from:
+        catalog = runtime.skills.catalog if runtime.skills is not None else None
+        table = session_table(runtime)
+        if not table.has(SKILLS) or table.origin(SKILLS) is not catalog:
             register_runtime_commands(runtime)
 
 
 def late_hint(runtime: Runtime, name: str) -> str | None:
     """What typing `/name` says when it is no command yet but a command or skill on disk: one added
     after the conversation started (the catalog is the conversation's, read again at /clear)."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.skills.catalog import load_catalog
 
     hook = runtime.skills
@@ -112,9 +115,7 @@ def late_hint(runtime: Runtime, name: str) -> str | None:
 
 def help_text(entry: PromptCommand, aliases: Sequence[str] = ()) -> str:
     """/help's line: the description (one line, cut), then the source label `(project:frontend)`."""
-    description = " ".join(entry.description.split()) or f"A custom {entry.kind}"
-    if len(description) > HELP_CHARS:
-        description = description[: HELP_CHARS - 1].rstrip() + "…"
+    description = clip(one_line(entry.description) or f"A custom {entry.kind}", HELP_CHARS, strip=True)
     label = entry.source + ("".join(f", also /{a}" for a in aliases))
     if not entry.user_invocable:
         label += ", for the model only"
@@ -155,12 +156,9 @@ async def run_custom_command(ctx: CommandContext, entry: PromptCommand) -> None:
 
 def expanding_status(entry: PromptCommand, snippets: Sequence[str]) -> str:
     """What the spinner says while a typed command is expanded: `Running !`make test` for /check`."""
-    from claude_mini.ui.render import one_line
-
     if not snippets:
         return f"Reading /{entry.name}"
-    first = one_line(snippets[0])
-    first = first if len(first) <= SNIPPET_CHARS else first[: SNIPPET_CHARS - 1] + "…"
+    first = one_line(snippets[0], SNIPPET_CHARS, terminal=True)
     more = f" and {len(snippets) - 1} more" if len(snippets) > 1 else ""
     return f"Running !`{first}`{more} for /{entry.name}"
 
@@ -182,43 +180,6 @@ def show_skills(ctx: CommandContext) -> None:
     print_lines(ctx, skills_table(ctx.rt.skills, ctx.rt, width=ctx.console.width))
 
 
-def skills_table(hook: SkillPart | None, runtime: Runtime, *, width: int = 100) -> list[str]:
-    """/skills' lines: `skills.report`'s first line and rows, with what this session invoked and
-    each description (the catalog read from disk when the session has none: only its problems)."""
-    from claude_mini import paths
-    from claude_mini.skills import report
-    from claude_mini.skills.catalog import Catalog, build_listing, load_catalog
-
-    if hook is not None:
-        catalog = hook.catalog
-    else:  # nothing was found when the session started: nothing is a command, only problems to show
-        catalog = Catalog(
-            [], load_catalog(runtime.config.project_root, paths.home_dir(), trusted=runtime.config.trusted).problems
-        )
-    problems = [*catalog.problems, *report.builtin_clashes(catalog, builtin_names())]
-    if not catalog.entries and not problems:
-        return [report.none_line(paths.home_dir())]
-    listing = hook.listing if hook is not None else build_listing([], 0)
-    invoked = hook.invoked if hook is not None else {}
-    cells = [
-        (r.name, r.kind, r.source, r.state, _invoked(invoked.get(r.name)), r.description) for r in report.rows(catalog)
-    ]
-    lines = [report.listing_line(catalog, listing) + ":"]
-    lines += [_cut(line, width) for line in report.table(cells)]
-    shortened = report.shortened_line(listing)
-    lines += [shortened] if shortened else []
-    lines += [f"⚠ {problem}" for problem in problems]
-    return lines
-
-
-def _invoked(tokens: int | None) -> str:
-    return f"invoked ({tokens:,} tokens)" if tokens is not None else ""
-
-
-def _cut(line: str, width: int) -> str:
-    return line if len(line) <= width else line[: max(width - 1, 0)].rstrip() + "…"
-
-
 # ---- print mode
 
 
@@ -234,8 +195,7 @@ async def print_command_text(runtime: Runtime, prompt: str, warn: Callable[[str]
     name, args = match.group(1), (match.group(2) or "").strip()
     hook = runtime.skills
     entry = hook.catalog.find(name) if hook is not None else None
-    commands.discover_commands()
-    if commands.find_command(name) is not None:
+    if builtin_table().find(name) is not None:
         hidden = f" ({entry.shown_path} is not run; rename it)" if entry is not None else ""
         warn(
             f"/{name} is one of claude-mini's own commands, which print mode does not run: "

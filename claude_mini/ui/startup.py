@@ -24,16 +24,16 @@ from prompt_toolkit import print_formatted_text
 from prompt_toolkit.formatted_text import FormattedText
 
 from claude_mini import __version__
-from claude_mini.ui import commands
-from claude_mini.ui.safe_text import visible_controls
+from claude_mini.base.text import visible_controls
+from claude_mini.command_table import discover
 from claude_mini.ui.terminal import STYLE
 
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application
 
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
     from claude_mini.llm.client import ModelClient
-    from claude_mini.notices import NoticeChannel
     from claude_mini.runtime import Runtime
 
 FIRST_PAINT_PAUSE_S = 0.05  # loading right away would compete with the first paint for the GIL
@@ -90,7 +90,7 @@ def warm_imports() -> None:
     """Import what the first turn needs (rich, plug-in commands, the anthropic SDK) off the main thread."""
     import claude_mini.ui.render  # noqa: F401
 
-    commands.discover_commands()
+    discover()
     with contextlib.suppress(Exception):  # the first request reports a broken install properly
         import anthropic  # noqa: F401
 

@@ -16,7 +16,7 @@ from prompt_toolkit.formatted_text import FormattedText
 from claude_mini.ui.context_usage import compact_warning, context_used, context_window, human_tokens
 
 if TYPE_CHECKING:
-    from claude_mini.notices import NoticeChannel
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.runtime import Runtime
     from claude_mini.session import CostLine
 

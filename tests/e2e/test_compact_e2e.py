@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from claude_mini import paths
 from claude_mini.agent.fork import strip_cache_control
+from claude_mini.base import paths
 from tests.e2e.conftest import trust_folder
 from tests.fake_anthropic import Reply
 

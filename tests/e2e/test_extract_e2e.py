@@ -10,7 +10,7 @@ import sys
 
 import yaml
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.memory.store import format_memory
 from tests.e2e.conftest import cli_env, trust_folder
 from tests.fake_anthropic import Reply

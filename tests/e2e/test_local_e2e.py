@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.llm.local import LocalClient, bundled_model, local_available
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock
 from claude_mini.memory.recall import build_recall_request, parse_selection

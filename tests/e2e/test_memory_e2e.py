@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.config import load_config
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.memory.store import INDEX_MAX_BYTES, MemoryStore, parse_index

@@ -3,7 +3,7 @@ every later start without an index), nor write anything but .md files there."""
 
 from __future__ import annotations
 
-from claude_mini import paths
+from claude_mini.base import paths
 from tests.fake_anthropic import Reply
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.memory.store import MemoryStore, format_memory
 from tests.e2e.conftest import trust_folder
 from tests.fake_anthropic import Reply

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from claude_mini import paths
+from claude_mini.base import paths
 from tests.e2e.conftest import trust_folder
 
 NO_API = {"ANTHROPIC_BASE_URL": "", "ANTHROPIC_API_KEY": "", "ANTHROPIC_AUTH_TOKEN": ""}
@@ -33,8 +33,8 @@ def test_a_named_model_without_credentials_exits_1_with_one_line(run_cli, repo, 
 
 def test_make_client_refuses_a_named_model_for_the_repl_too(repo, isolated_env, monkeypatch):
     """The REPL builds its client with the same function (ui/startup.py -> build_runtime)."""
+    from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import load_config
-    from claude_mini.notices import NoticeChannel
     from claude_mini.runtime import SetupError, make_client
 
     monkeypatch.setenv("CLAUDE_MINI_MODEL", "claude-opus-4-5")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from claude_mini import paths
+from claude_mini.base import paths
 from tests.fake_anthropic import Reply
 
 

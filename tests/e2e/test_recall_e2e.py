@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import time
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.memory.store import MemoryStore
 from tests.e2e.conftest import cli_env, trust_folder
 from tests.e2e.test_repl import Terminal, wait_until

@@ -1,5 +1,5 @@
 """End to end: repository files that reach a prompt, and settings, go through
-one reader (claude_mini/safe_read.py).
+one reader (claude_mini/base/safe_read.py).
 
 A committed link to /proc/self/environ as the team's MEMORY.md, the memory policy or an agent
 type's MEMORY.md must not carry the process environment (API key, tokens) to the API; a FIFO or

@@ -175,7 +175,7 @@ def test_kill_9_of_claude_mini_ends_the_sandboxed_command_and_its_children(isola
 
 
 def test_the_memory_folder_is_visible_to_the_extraction_fork_only(run_cli, fake_server, repo):
-    from claude_mini import paths
+    from claude_mini.base import paths
     from tests.e2e.conftest import trust_folder
 
     (repo / ".claude").mkdir()

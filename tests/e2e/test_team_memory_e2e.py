@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.memory.store import format_memory
 from tests.e2e.conftest import trust_folder
 from tests.fake_anthropic import Reply

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.config import load_config
 from claude_mini.llm import local
 from claude_mini.llm.client import AnthropicClient, ContextTooLong
@@ -44,7 +45,6 @@ from claude_mini.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from claude_mini.notices import NoticeChannel
 from claude_mini.runtime import NO_MODEL, SetupError, build_runtime, make_client
 
 READ = {

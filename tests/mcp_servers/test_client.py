@@ -19,9 +19,9 @@ from typing import Any, TypeVar
 
 import pytest
 
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.mcp_servers.client import MAX_RESULT_CHARS, McpError, McpManager, ServerConnection
 from claude_mini.mcp_servers.config import ServerSpec
-from claude_mini.notices import NoticeChannel
 from tests.processes import alive
 
 DEMO = str(Path(__file__).with_name("demo_server.py"))

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.command_table import builtin_table
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -21,7 +22,7 @@ from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime
 from claude_mini.session import resume_session
 from claude_mini.tools.base import ToolContext
-from claude_mini.ui.commands import CommandContext, discover_commands, find_command
+from claude_mini.ui.commands import CommandContext
 from tests.fake_anthropic import Reply
 
 TOO_LONG = Reply.error(400, "prompt is too long: 250000 tokens > 200000 maximum")
@@ -42,9 +43,8 @@ async def turn(rt: Runtime, text: str) -> None:
 
 
 async def slash_compact(rt: Runtime) -> str:
-    discover_commands()
     out = io.StringIO()
-    await find_command("compact").run(CommandContext(None, rt, Console(file=out, width=100), ""))  # type: ignore[arg-type]
+    await builtin_table().find("compact").run(CommandContext(None, rt, Console(file=out, width=100), ""))  # type: ignore[arg-type]
     return out.getvalue()
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from claude_mini import paths
 from claude_mini.agent.fork import strip_cache_control
+from claude_mini.base import paths
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.memory.extract import ExtractionSettings

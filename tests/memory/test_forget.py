@@ -334,13 +334,7 @@ def test_likely_duplicates_pairs_near_identical_memories_only(store):
 
 # --- the CLI pieces (claude_mini/subcommands/forget_cli.py) ---------------------------------------
 def test_scores_gc_and_restore_lines(store, clock):
-    from claude_mini.subcommands.forget_cli import (
-        gc_data,
-        gc_lines,
-        restore_lines,
-        scores_data,
-        scores_lines,
-    )
+    from claude_mini.commands.forget import gc_data, gc_lines, restore_lines, scores_data, scores_lines
 
     groups = ninety_days(store, clock)
     data = scores_data(store, config(maxFiles=10), clock.now)
@@ -361,7 +355,7 @@ def test_cli_commands_mounted_on_a_typer_group(tmp_path, monkeypatch):
     import typer
     from typer.testing import CliRunner
 
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.subcommands import forget_cli
 
     app = typer.Typer()

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.commands.team import import_data, import_lines
 from claude_mini.config import load_config
 from claude_mini.memory.imports import read_source
 from claude_mini.memory.imports.sources import claude_code_folder, gemini_folder
 from claude_mini.memory.store import MemoryStore
-from claude_mini.subcommands.team_cli import import_data, import_lines
 
 FIXTURES = Path(__file__).parent / "import_fixtures"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

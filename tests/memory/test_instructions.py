@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from claude_mini.commands.context import instructions_report
 from claude_mini.memory.instructions import (
     CYCLE,
     DUPLICATE,
@@ -30,7 +31,6 @@ from claude_mini.memory.instructions import (
     strip_html_comments,
     to_json,
 )
-from claude_mini.subcommands.context_view import instructions_report
 
 
 def write(root: Path, rel: str, text: str | bytes) -> Path:
@@ -596,7 +596,8 @@ def test_nested_folder_imports_are_resolved_and_broken_ones_reported(tracked):
 
 
 def test_brace_expansion():
-    from claude_mini.memory.globs import expand_braces, split_globs
+    from claude_mini.base.braces import expand_braces
+    from claude_mini.memory.globs import split_globs
 
     assert expand_braces("src/**/*.{ts,tsx}") == ["src/**/*.ts", "src/**/*.tsx"]
     assert expand_braces("{a,b{c,d}}/x.{1,2}") == [

@@ -9,18 +9,14 @@ from pathlib import Path
 import pytest
 
 from claude_mini.agent.fork import ForkResult, ToolRun
+from claude_mini.base import fileutil
+from claude_mini.commands.memory import MemoryCommandError, MemoryContext, add_memory, forget_memory
 from claude_mini.config import load_config
 from claude_mini.llm.messages import ToolUseBlock
-from claude_mini.memory import fileutil, forget
+from claude_mini.memory import forget
 from claude_mini.memory.dream import maybe_auto_dream
 from claude_mini.memory.extract import unsaved_writes
 from claude_mini.memory.store import MemoryStore
-from claude_mini.subcommands.memory_cli import (
-    MemoryCommandError,
-    MemoryContext,
-    add_memory,
-    forget_memory,
-)
 from claude_mini.tools.base import ToolResult
 from tests.folder_faults import read_only_folder
 
@@ -109,7 +105,6 @@ def test_an_extraction_write_that_failed_is_named(tmp_path):
 def test_only_a_failure_of_the_disk_is_marked_as_one(tmp_path, monkeypatch):
     """run_tool marks a DiskError (the folder cannot be written), not a wrong Edit."""
     from claude_mini.agent.loop import run_tool
-    from claude_mini.tools import write as write_tool
     from claude_mini.tools.base import ToolContext
     from claude_mini.tools.edit import EditTool
     from claude_mini.tools.write import WriteTool
@@ -117,7 +112,7 @@ def test_only_a_failure_of_the_disk_is_marked_as_one(tmp_path, monkeypatch):
     ctx = ToolContext(cwd=tmp_path, project_root=tmp_path)
     target = tmp_path / "deploy.md"
     monkeypatch.setattr(
-        write_tool.tempfile,
+        fileutil.tempfile,
         "mkstemp",
         lambda **k: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")),
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from claude_mini.commands.memory import MemoryContext, doctor_data, doctor_lines
 from claude_mini.memory.lexical import candidate_from_text
 from claude_mini.memory.recall import add_stale_lines, render_memory
 from claude_mini.memory.staleness import (
@@ -22,7 +23,6 @@ from claude_mini.memory.staleness import (
 )
 from claude_mini.memory.store import format_memory
 from claude_mini.memory.supersede import apply_link
-from claude_mini.subcommands.memory_cli import MemoryContext, doctor_data, doctor_lines
 from tests.memory.test_recall import main_text, make_runtime, manifest_of, run_turns, save, select, tool_turn
 
 DAY = 86_400.0

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from claude_mini.memory import fileutil
+from claude_mini.base import fileutil
 from claude_mini.memory.store import (
     INDEX_MAX_BYTES,
     INDEX_MAX_LINES,

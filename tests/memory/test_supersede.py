@@ -8,7 +8,8 @@ import json
 import os
 from pathlib import Path
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.commands.memory import MemoryContext, add_memory, list_data, list_lines
 from claude_mini.memory.extract_gate import no_gate
 from claude_mini.memory.forget import (
     ForgetSettings,
@@ -35,7 +36,6 @@ from claude_mini.memory.supersede import (
     superseded_names,
     with_frontmatter_line,
 )
-from claude_mini.subcommands.memory_cli import MemoryContext, add_memory, list_data, list_lines
 from claude_mini.ui.memory_commands import split_add_options
 from tests.fake_anthropic import Reply
 from tests.memory.memclock import DAY, Clock

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from claude_mini import trust
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.config import load_config
 from claude_mini.memory.lexical import SHORTLIST_SIZE
 from claude_mini.memory.recall import RecallPart
@@ -21,7 +22,6 @@ from claude_mini.memory.team.guard import TeamWriteCheck
 from claude_mini.memory.team.moves import TeamRefused, demote, promote, propose
 from claude_mini.memory.team.privacy import PersonalContext, find_personal_data, team_refusal
 from claude_mini.memory.team.recall import merge_tiers
-from claude_mini.notices import NoticeChannel
 from claude_mini.permissions import Allow, Deny, PolicyChain
 from claude_mini.runtime import make_prompt
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.config import load_config, merge
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.memory.extract_gate import no_gate

@@ -366,8 +366,8 @@ def test_the_neutral_environment_names_every_transport() -> None:
 @pytest.mark.parametrize("call", ["git_output", "run_git", "tracked_and_denied", "checkout_root"])
 def test_the_products_own_git_runs_no_fsmonitor(tmp_path: Path, marks: Path, call: str) -> None:
     """Staleness, the team tier, the git root and the Read-deny check run git in the repository too."""
-    from claude_mini import paths
-    from claude_mini.gitrun import git_output, run_git
+    from claude_mini.base import paths
+    from claude_mini.base.gitrun import git_output, run_git
     from claude_mini.permissions import parse_rule
     from claude_mini.permissions.policy import _tracked_and_denied
 

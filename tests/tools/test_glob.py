@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from claude_mini.tools import ToolError
-from claude_mini.tools.glob import GlobTool, compile_glob, expand_braces
+from claude_mini.tools.glob import GlobTool, compile_glob
 
 
 def _paths(content: str) -> list[str]:
@@ -119,11 +119,6 @@ def test_missing_path_is_an_error(tmp_path: Path, run) -> None:
 )
 def test_compile_glob(pattern: str, path: str, matches: bool) -> None:
     assert (compile_glob(pattern).fullmatch(path) is not None) is matches
-
-
-def test_expand_braces_nested_and_literal() -> None:
-    assert expand_braces("a{b,c{d,e}}f") == ["abf", "acdf", "acef"]
-    assert expand_braces("x{y}z") == ["x{y}z"]
 
 
 def test_a_backslash_escapes_a_brace(tmp_path: Path, run) -> None:

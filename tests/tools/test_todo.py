@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 from claude_mini.agent.todos import TodoPart, todos_in
+from claude_mini.command_table import builtin_table
 from claude_mini.config import load_config
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
@@ -18,7 +19,7 @@ from claude_mini.runtime import build_runtime
 from claude_mini.session import Session, open_transcript
 from claude_mini.tools import ToolError
 from claude_mini.tools.todo import Todo, TodoWriteTool
-from claude_mini.ui.commands import CommandContext, discover_commands, find_command
+from claude_mini.ui.commands import CommandContext
 from tests.fake_anthropic import Reply
 
 PLAN = [
@@ -134,10 +135,9 @@ def test_the_list_beside_a_summary_is_found_again():
 
 
 async def _command(runtime, name: str, args: str = "") -> str:
-    discover_commands()
     out = io.StringIO()
     ctx = CommandContext(None, runtime, Console(file=out, width=100), args)  # type: ignore[arg-type]
-    done = find_command(name).run(ctx)
+    done = builtin_table().find(name).run(ctx)
     if inspect.isawaitable(done):
         await done
     return out.getvalue()

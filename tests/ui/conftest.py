@@ -79,7 +79,7 @@ def slash(runtime: Runtime):
 
     def run(line: str, *, width: int = WIDTH) -> str:
         console = make_console(width)
-        asyncio.run(commands.run_command(line, host, console, get_runtime))
+        asyncio.run(commands.run_command(line, host, console, get_runtime, commands.session_table(runtime)))
         return console.file.getvalue()
 
     return SimpleNamespace(run=run, host=host, runtime=runtime)

@@ -29,7 +29,7 @@ def run(line: str, runtime, *, width: int = 100) -> str:
     async def get_runtime():
         return runtime
 
-    asyncio.run(commands.run_command(line, FakeHost(), console, get_runtime))
+    asyncio.run(commands.run_command(line, FakeHost(), console, get_runtime, commands.session_table(None)))
     return console.file.getvalue()
 
 

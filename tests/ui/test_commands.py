@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from claude_mini.command_table import CommandTable, builtin_table, discover
 from claude_mini.llm.messages import Message, Usage
 from claude_mini.session import Session
 from claude_mini.ui import commands, init_commands
@@ -30,14 +31,14 @@ def test_help_lists_every_command_with_its_help(slash):
         "permissions",
     ):
         assert f"/{name}" in out
-        assert commands.COMMANDS[name].help in out
+        assert builtin_table().find(name).help in out
     assert "Shift-Tab" in out
 
 
 def test_unknown_command_suggests_the_closest(slash):
     assert slash.run("/hlep").strip() == "Unknown command /hlep. Did you mean /help?"
     assert "Type /help for the list." in slash.run("/zzzzzz")
-    assert unknown_hint("contxt") == "Unknown command /contxt. Did you mean /context?"
+    assert unknown_hint("contxt", builtin_table()) == "Unknown command /contxt. Did you mean /context?"
 
 
 def test_unique_prefix_runs_the_command(slash):
@@ -57,15 +58,14 @@ def test_unique_prefix_runs_the_command(slash):
     ],
 )
 def test_what_counts_as_a_command(text, expected):
-    assert is_command(text) is expected
+    assert is_command(text, builtin_table()) is expected
 
 
-def test_a_registered_name_with_a_dot_or_a_leading_digit_is_a_command(monkeypatch):
-    from claude_mini.ui import commands
-
-    assert not is_command("/v1.2-notes draft")
-    monkeypatch.setitem(commands.COMMANDS, "v1.2-notes", commands.Command("v1.2-notes", "notes", lambda ctx: None))
-    assert is_command("/v1.2-notes draft") and not is_command("/1.5x faster")
+def test_a_registered_name_with_a_dot_or_a_leading_digit_is_a_command():
+    table = CommandTable()
+    assert not is_command("/v1.2-notes draft", table)
+    table.put("skills", [commands.Command("v1.2-notes", "notes", lambda ctx: None)])
+    assert is_command("/v1.2-notes draft", table) and not is_command("/1.5x faster", table)
 
 
 def test_a_crashing_command_prints_one_line_and_returns(slash):
@@ -73,10 +73,8 @@ def test_a_crashing_command_prints_one_line_and_returns(slash):
     def boom(ctx):
         raise RuntimeError("kaput\nsecond line")
 
-    try:
-        out = slash.run("/boom-test")
-    finally:
-        del commands.COMMANDS["boom-test"]
+    slash.runtime.commands.put("test", [boom])
+    out = slash.run("/boom-test")
     assert out.strip() == "✗ /boom-test failed: RuntimeError: kaput second line. The session is unchanged."
 
 
@@ -341,15 +339,13 @@ def test_discovery_imports_command_modules_and_reports_broken_ones(tmp_path, mon
     )
     (package / "broken_commands.py").write_text("raise ImportError('missing dependency')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    try:
-        problems = commands.discover_commands(package, "plugpkg")
-        assert "memory-test" in commands.COMMANDS
-        assert problems == [
-            "Slash commands in plugpkg.broken_commands are unavailable: ImportError: missing dependency"
-        ]
-        assert commands.discover_commands(package, "plugpkg") == []  # only once
-    finally:
-        commands.COMMANDS.pop("memory-test", None)
+    found = discover(package, "plugpkg")
+    assert "memory-test" in [c.name for c in found.commands]
+    assert found.problems == (
+        "Slash commands in plugpkg.broken_commands are unavailable: ImportError: missing dependency",
+    )
+    assert discover(package, "plugpkg") is found  # imported once
+    assert "memory-test" not in builtin_table()  # another package's commands are not claude-mini's
 
 
 def test_context_includes_what_memory_hooks_report(slash):
@@ -368,7 +364,7 @@ def test_context_includes_what_memory_hooks_report(slash):
 def test_permissions_remove_reports_each_file_and_keeps_the_rule_of_the_one_it_could_not_change(
     slash, repo, isolated_env
 ):
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.config import load_config
     from claude_mini.runtime import make_policy
 

@@ -8,19 +8,19 @@ import json
 
 from rich.console import Console
 
+from claude_mini.command_table import builtin_table
 from claude_mini.config import load_config
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.runtime import build_runtime
-from claude_mini.ui.commands import CommandContext, discover_commands, find_command
+from claude_mini.ui.commands import CommandContext
 from claude_mini.ui.context_usage import compact_warning, compaction_line, context_used
 from tests.fake_anthropic import Reply
 
 
 async def _compact(runtime, args: str) -> str:
-    discover_commands()
     out = io.StringIO()
     ctx = CommandContext(None, runtime, Console(file=out, width=100), args)  # type: ignore[arg-type]
-    await find_command("compact").run(ctx)
+    await builtin_table().find("compact").run(ctx)
     return out.getvalue()
 
 

@@ -11,14 +11,15 @@ import pytest
 from prompt_toolkit.document import Document
 
 from claude_mini.agent.lifecycle import Lifecycle
+from claude_mini.base.notices import NoticeChannel
+from claude_mini.commands.mcp import server_report, servers_report
 from claude_mini.config import load_config
 from claude_mini.mcp_servers.client import McpToolInfo
 from claude_mini.mcp_servers.config import ServerSet, ServerSpec, load_servers
 from claude_mini.mcp_servers.extras import PromptArg, PromptInfo
 from claude_mini.mcp_servers.lifecycle import McpPart, McpSettings
-from claude_mini.notices import NoticeChannel
-from claude_mini.ui import mcp_approval
-from claude_mini.ui.mcp_commands import prompt_arguments, server_report, servers_report
+from claude_mini.ui import commands, mcp_approval
+from claude_mini.ui.mcp_commands import prompt_arguments
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, expand_mentions
 
 SECRET = "s3cret-value"
@@ -256,12 +257,13 @@ def test_a_prompt_command_sends_the_prompt_text(slash, monkeypatch):
         return "Say hello to Ada."
 
     monkeypatch.setattr(extras, "get_prompt", get_prompt)
-    register_prompts(connection, extras.Listing(None, prompts=[GREET]))  # type: ignore[arg-type]
+    table = commands.session_table(slash.runtime)
+    register_prompts(table, connection, extras.Listing(None, prompts=[GREET]))  # type: ignore[arg-type]
     try:
         assert slash.run("/mcp__demo__greet Ada") == ""
         assert calls == [(connection, "greet", {"name": "Ada"})] and slash.host.turns == ["Say hello to Ada."]
         assert "needs name" in slash.run("/mcp__demo__greet")
         assert "/mcp__demo__greet <name> [tone]" in slash.run("/help")
     finally:
-        register_prompts(connection, None)
+        register_prompts(table, connection, None)
     assert "Unknown command /mcp__demo__greet" in slash.run("/mcp__demo__greet Ada")

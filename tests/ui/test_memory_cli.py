@@ -11,12 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from claude_mini import paths
-from claude_mini.memory.store import MemoryStore
+from claude_mini.base import paths
+from claude_mini.base.text import visible_controls
+from claude_mini.memory.store import MemoryStore, derive_memory
 from claude_mini.subcommands.app import sub_app
-from claude_mini.subcommands.memory_cli import derive_memory
 from claude_mini.ui.memory_commands import split_add_options
-from claude_mini.ui.safe_text import visible_controls
 
 DESC = "How to deploy the billing service to staging with make deploy-billing"
 

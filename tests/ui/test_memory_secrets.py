@@ -10,17 +10,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.commands.memory import MemoryCommandError, add_memory, edit_memory, forget_memory
 from claude_mini.memory.lexical import CandidateScanner, index_cache_file
 from claude_mini.memory.store import MemoryStore
 from claude_mini.subcommands import forget_cli
 from claude_mini.subcommands.app import sub_app
-from claude_mini.subcommands.memory_cli import (
-    MemoryCommandError,
-    add_memory,
-    edit_memory,
-    forget_memory,
-)
 
 SECRET_BODY = "Staging DB credentials.\nDB_PASSWORD=hunter22\n"
 
@@ -210,7 +205,7 @@ def test_slash_memory_forget_purge_asks_nothing(slash):
 
 
 def test_add_memory_refusal_is_a_usage_free_error(repo):
-    from claude_mini.subcommands.memory_cli import MemoryContext
+    from claude_mini.commands.memory import MemoryContext
 
     with pytest.raises(MemoryCommandError) as caught:
         add_memory(MemoryContext.for_cwd(repo), "x", why="token: ab12cd34ef56gh78")
@@ -248,7 +243,7 @@ def test_memory_add_scans_the_derived_filename(cli, store):
 
 
 def test_memory_add_writes_what_it_scanned(repo, store, monkeypatch):
-    import claude_mini.subcommands.memory_cli as memory_cli
+    import claude_mini.commands.memory as memory_cli
 
     scanned: list[dict[str, str]] = []
     original = memory_cli.saved_parts

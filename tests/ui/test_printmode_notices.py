@@ -2,7 +2,7 @@
 
 from io import StringIO
 
-from claude_mini.notices import NoticeChannel
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.ui.printmode import stderr_display
 
 

@@ -15,9 +15,9 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.config import load_config
 from claude_mini.llm.messages import Usage
-from claude_mini.notices import NoticeChannel
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, expand_mentions, rank_paths
 from claude_mini.ui.repl import Repl
 from claude_mini.ui.terminal import quiet_tty
@@ -252,3 +252,42 @@ def test_git_check_ignore_is_used_in_a_repository(project):
     assert subprocess.run(["git", "check-ignore", "-q", ".env"], cwd=project).returncode == 0
     files = ProjectFiles(project)
     assert files.is_ignored(project / ".env") and not files.is_ignored(project / "app.py")
+
+
+class Built:
+    """A runtime loader whose runtime is ready (no build thread, no SDK import)."""
+
+    def __init__(self, runtime) -> None:
+        self.built = runtime
+
+    async def runtime(self):
+        return self.built
+
+    def peek(self):
+        return self.built
+
+
+def test_commands_print_on_the_injected_console_from_the_sessions_table(repo):
+    """`Repl(console=...)` prints there; /help lists the session's own commands, and another
+    session's table (a second runtime) does not leak into it."""
+    from claude_mini.command_table import Command
+    from claude_mini.runtime import build_runtime
+    from tests.ui.conftest import StubClient, make_console
+
+    console = make_console()
+
+    async def go() -> tuple[bool, bool]:
+        with create_pipe_input() as pipe:
+            repl = Repl(load_config(repo), input=pipe, output=DummyOutput(), console=console)
+            runtime = build_runtime(repl.config, client=StubClient())
+            other = build_runtime(repl.config, client=StubClient())
+            runtime.commands.put("skills", [Command("ours", "Ours only.", lambda ctx: None)])
+            other.commands.put("skills", [Command("theirs", "Another session's.", lambda ctx: None)])
+            repl.loader = Built(runtime)  # type: ignore[assignment]
+            await repl.handle("/help")
+            return repl.console is console, "theirs" in repl.command_table()
+
+    injected, leaked = asyncio.run(asyncio.wait_for(go(), 30))
+    out = console.file.getvalue()
+    assert injected and not leaked
+    assert "/ours" in out and "Ours only." in out and "/theirs" not in out and "/help" in out

@@ -14,6 +14,7 @@ from prompt_toolkit.output import DummyOutput
 from claude_mini import signals
 from claude_mini.config import load_config
 from claude_mini.runtime import build_runtime
+from claude_mini.session import transcript_state
 from claude_mini.ui.repl import Repl
 from tests.ui.conftest import StubClient
 
@@ -61,7 +62,7 @@ def test_a_signal_says_whether_the_transcript_of_the_current_session_is_saved(re
     runtime.session.transcript.path.parent.mkdir(parents=True, exist_ok=True)
     runtime.session.transcript.path.write_text("{}\n")
     runtime.session.transcript.error = DISK_FULL if disk_full else None
-    monkeypatch.setattr(signals, "_current_session", lambda: runtime.session)
+    monkeypatch.setattr(signals, "_last_words", lambda: transcript_state(runtime.session))
     monkeypatch.setattr(signals.os, "_exit", lambda code: (_ for _ in ()).throw(Ended(code)))
     with pytest.raises(Ended):
         signals._exit(signal.SIGTERM, stopped=False)

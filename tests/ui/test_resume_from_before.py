@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from claude_mini import paths
+from claude_mini.base import paths
 from claude_mini.session import Session
 from claude_mini.ui.session_commands import _options
 

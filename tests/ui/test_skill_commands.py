@@ -12,12 +12,14 @@ from types import SimpleNamespace
 import pytest
 from prompt_toolkit.document import Document
 
+from claude_mini.command_table import CommandTable, builtin_table
+from claude_mini.commands.context import catalog_lines
+from claude_mini.commands.skills import skills_table
 from claude_mini.prompt import estimate_tokens
 from claude_mini.skills.catalog import Catalog, CatalogError, Listing, PromptCommand, build_listing
 from claude_mini.skills.expand import ExpansionError
 from claude_mini.skills.report import catalog_json, clash_warning, listing_line
 from claude_mini.skills.tool import describe
-from claude_mini.subcommands.context_view import catalog_lines
 from claude_mini.ui import commands
 from claude_mini.ui.commands import CommandContext
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter
@@ -26,20 +28,14 @@ from claude_mini.ui.skill_commands import (
     print_command_text,
     register_custom_commands,
     run_custom_command,
-    skills_table,
 )
 from tests.ui.conftest import FakeHost, make_console
 
 
-@pytest.fixture(autouse=True)
-def registry():
-    """Each test starts from (and leaves) the registry without custom commands."""
-    commands.discover_commands()
-    saved = dict(commands.COMMANDS)
-    yield
-    register_custom_commands(None, lambda line: None)
-    commands.COMMANDS.clear()
-    commands.COMMANDS.update(saved)
+@pytest.fixture
+def table() -> CommandTable:
+    """A session's command table with the built-ins and no custom command yet."""
+    return builtin_table()
 
 
 def entry(
@@ -72,28 +68,28 @@ class FakeHook:
         return f"<command-name>/{entry.name}</command-name>\n\nHello {args}"
 
 
-def test_every_entry_becomes_a_command_with_its_source_usage_and_alias(tmp_path):
+def test_every_entry_becomes_a_command_with_its_source_usage_and_alias(tmp_path, table):
     component = entry(
         "component", tmp_path, namespace="frontend", description="Make a component.", argument_hint="<name>"
     )
     skill = entry("pdf", tmp_path, kind="skill", scope="user", description="Fill PDF forms")
     warnings: list[str] = []
-    names = register_custom_commands(Catalog([skill, component], []), warnings.append)
+    names = register_custom_commands(table, Catalog([skill, component], []), warnings.append)
     assert names == ["component", "frontend:component", "pdf"] and warnings == []
-    cmd = commands.find_command("frontend:component")
-    assert cmd is commands.find_command("component")
+    cmd = table.find("frontend:component")
+    assert cmd is table.find("component")
     assert cmd.help == "Make a component. (project:frontend, also /frontend:component)"
     assert cmd.usage == "<name>"
-    assert commands.find_command("pdf").help == "Fill PDF forms (user)"
+    assert table.find("pdf").help == "Fill PDF forms (user)"
 
 
-def test_a_builtin_name_keeps_its_command_and_the_custom_one_is_one_warning(tmp_path):
-    builtin = commands.find_command("help")
+def test_a_builtin_name_keeps_its_command_and_the_custom_one_is_one_warning(tmp_path, table):
+    builtin = table.find("help")
     clash = entry("help", tmp_path, description="Custom help")
     hidden = entry("context", tmp_path, disable_model_invocation=True)
     warnings: list[str] = []
-    assert register_custom_commands(Catalog([clash, hidden], []), warnings.append) == []
-    assert commands.find_command("help") is builtin
+    assert register_custom_commands(table, Catalog([clash, hidden], []), warnings.append) == []
+    assert table.find("help") is builtin
     assert warnings == [
         "/help is claude-mini's own command: .claude/commands/help.md is not run by /help; rename it. "
         "The model can still load it with the Skill tool.",
@@ -101,28 +97,31 @@ def test_a_builtin_name_keeps_its_command_and_the_custom_one_is_one_warning(tmp_
     ]
 
 
-def test_a_namespaced_command_named_like_a_builtin_is_still_reached_by_its_alias(tmp_path):
+def test_a_namespaced_command_named_like_a_builtin_is_still_reached_by_its_alias(tmp_path, table):
     clash = entry("help", tmp_path, namespace="docs", description="Docs help")
     warnings: list[str] = []
-    assert register_custom_commands(Catalog([clash], []), warnings.append) == ["docs:help"]
-    assert commands.find_command("docs:help").name == "docs:help"
-    assert commands.find_command("help").name == "help" and len(warnings) == 1
+    assert register_custom_commands(table, Catalog([clash], []), warnings.append) == ["docs:help"]
+    assert table.find("docs:help").name == "docs:help"
+    assert table.find("help").name == "help" and len(warnings) == 1
 
 
-def test_registering_again_drops_the_commands_that_vanished(tmp_path):
-    register_custom_commands(Catalog([entry("old", tmp_path), entry("kept", tmp_path)], []), print)
-    register_custom_commands(Catalog([entry("kept", tmp_path), entry("new", tmp_path)], []), print)
-    assert commands.find_command("old") is None
-    assert commands.find_command("kept") and commands.find_command("new")
+def test_registering_again_drops_the_commands_that_vanished(tmp_path, table):
+    register_custom_commands(table, Catalog([entry("old", tmp_path), entry("kept", tmp_path)], []), print)
+    register_custom_commands(table, Catalog([entry("kept", tmp_path), entry("new", tmp_path)], []), print)
+    assert table.find("old") is None
+    assert table.find("kept") and table.find("new")
 
 
 def test_help_lists_them_with_their_source_and_tab_completes_them(slash, tmp_path):
+    table = commands.session_table(slash.runtime)
     register_custom_commands(
-        Catalog([entry("greet", tmp_path, description="Greet someone by name.", argument_hint="[name]")], []), print
+        table,
+        Catalog([entry("greet", tmp_path, description="Greet someone by name.", argument_hint="[name]")], []),
+        print,
     )
     out = slash.run("/help", width=100)
     assert re.search(r"^/greet \[name\] +Greet someone by name\. \(project\) *$", out, re.M)
-    completer = ReplCompleter(ProjectFiles(tmp_path))
+    completer = ReplCompleter(ProjectFiles(tmp_path), table=lambda: table)
     [completion] = list(completer.get_completions(Document("/gre"), None))
     assert completion.text == "/greet"
     assert "(project)" in completion.display_meta_text
@@ -177,11 +176,11 @@ def test_a_refused_bang_line_or_a_vanished_body_is_one_red_line_and_nothing_is_s
     assert out.strip() == f"✗ /greet was not sent: {error}"
 
 
-def test_a_model_only_entry_says_so_and_sends_nothing(tmp_path):
+def test_a_model_only_entry_says_so_and_sends_nothing(tmp_path, table):
     helper = entry("lint-rules", tmp_path, kind="skill", user_invocable=False, description="Our lint rules")
     hook = FakeHook(Catalog([helper], []))
-    register_custom_commands(hook.catalog, print)
-    assert "for the model only" in commands.find_command("lint-rules").help
+    register_custom_commands(table, hook.catalog, print)
+    assert "for the model only" in table.find("lint-rules").help
     host, out = run(helper, hook)
     assert host.turns == [] and hook.calls == []
     assert " ".join(out.split()) == (
@@ -321,7 +320,7 @@ def test_clash_warning_names_the_file_of_a_user_entry_in_full(tmp_path):
     assert f"{tmp_path}/home/commands/clear.md is not run by /clear" in clash_warning(user)
 
 
-def test_registering_from_the_real_catalog(tmp_path):
+def test_registering_from_the_real_catalog(tmp_path, table):
     from claude_mini.skills.catalog import load_catalog
 
     folder = tmp_path / ".claude" / "commands" / "frontend"
@@ -329,9 +328,9 @@ def test_registering_from_the_real_catalog(tmp_path):
     (folder / "component.md").write_text("---\ndescription: Make a component\nargument-hint: <name>\n---\nBody $1\n")
     (tmp_path / ".claude" / "commands" / "help.md").write_text("Custom help\n")
     warnings: list[str] = []
-    names = register_custom_commands(load_catalog(tmp_path, tmp_path / "home"), warnings.append)
+    names = register_custom_commands(table, load_catalog(tmp_path, tmp_path / "home"), warnings.append)
     assert names == ["component", "frontend:component"]
-    assert commands.find_command("component").help == "Make a component (project:frontend, also /frontend:component)"
+    assert table.find("component").help == "Make a component (project:frontend, also /frontend:component)"
     assert warnings == [
         "/help is claude-mini's own command: .claude/commands/help.md is not run by /help; "
         "rename it. The model can still load it with the Skill tool."
@@ -341,9 +340,9 @@ def test_registering_from_the_real_catalog(tmp_path):
 # ---- the REPL's details
 
 
-def test_tab_completes_an_alias(tmp_path):
-    register_custom_commands(Catalog([entry("component", tmp_path, namespace="frontend")], []), print)
-    completer = ReplCompleter(ProjectFiles(tmp_path))
+def test_tab_completes_an_alias(tmp_path, table):
+    register_custom_commands(table, Catalog([entry("component", tmp_path, namespace="frontend")], []), print)
+    completer = ReplCompleter(ProjectFiles(tmp_path), table=lambda: table)
     assert [c.text for c in completer.get_completions(Document("/frontend:c"), None)] == ["/frontend:component"]
     assert [c.text for c in completer.get_completions(Document("/compon"), None)] == ["/component"]
 
@@ -374,7 +373,7 @@ def test_a_name_added_after_the_conversation_started_says_when_it_becomes_a_comm
     hook = FakeHook(Catalog([entry("early", tmp_path)], []))
     (tmp_path / ".claude" / "commands" / "late.md").write_text("Late body\n")
     runtime = SimpleNamespace(skills=hook, config=SimpleNamespace(project_root=tmp_path, trusted=False))
-    assert unknown_hint("late", runtime) == (
+    assert unknown_hint("late", builtin_table(), runtime) == (
         "/late was added after this conversation started; it becomes a command at the next /clear."
     )
     assert late_hint(runtime, "early") is None and late_hint(runtime, "nosuch") is None
@@ -402,13 +401,13 @@ def test_a_skill_calls_header_and_question_name_the_skill_its_args_and_the_rules
 
 
 def test_each_runtime_registers_its_own_catalog(tmp_path):
-    """No process-wide "already registered" flag: a second runtime (or one whose catalog /clear
-    replaced) gets its own commands, and one without any drops the first one's."""
+    """No process-wide registry: each runtime's table holds its own catalog's commands, a second
+    runtime does not see the first one's, and one whose catalog /clear replaced drops the old ones."""
     from claude_mini.ui.skill_commands import wait_for_custom_commands
 
     def runtime(*entries):
         hook = FakeHook(Catalog(list(entries), [])) if entries else None
-        return SimpleNamespace(skills=hook, notices=SimpleNamespace(say=lambda *a, **k: None))
+        return SimpleNamespace(skills=hook, notices=SimpleNamespace(say=lambda *a, **k: None), commands=CommandTable())
 
     async def wait(rt):
         async def get():
@@ -418,8 +417,10 @@ def test_each_runtime_registers_its_own_catalog(tmp_path):
 
     first, second = runtime(entry("greet", tmp_path)), runtime(entry("deploy", tmp_path))
     asyncio.run(wait(first))
-    assert commands.find_command("greet") is not None
     asyncio.run(wait(second))
-    assert commands.find_command("greet") is None and commands.find_command("deploy") is not None
-    asyncio.run(wait(runtime()))
-    assert commands.find_command("deploy") is None
+    assert first.commands.find("greet") is not None and first.commands.find("deploy") is None
+    assert second.commands.find("greet") is None and second.commands.find("deploy") is not None
+    assert first.commands.find("help") is not None  # the built-ins are in every session's table
+    first.skills = None  # /clear: the new conversation's catalog has nothing
+    asyncio.run(wait(first))
+    assert first.commands.find("greet") is None

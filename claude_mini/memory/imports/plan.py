@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from claude_mini.base.text import one_line
 from claude_mini.memory.forget import live_documents, similar_pairs
 from claude_mini.memory.imports.sources import Foreign
 from claude_mini.memory.lexical import candidate_from_text
@@ -21,7 +22,6 @@ from claude_mini.memory.store import (
     MemoryStore,
     format_memory,
     iso_utc,
-    one_line,
 )
 
 # Stricter than doctor's 0.3 ("worth a look"): an import skips only what clearly repeats.

@@ -33,7 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from claude_mini import paths
+from claude_mini.base import paths
+from claude_mini.base.text import within
 from claude_mini.memory.store import (
     INDEX_FILENAME,
     MemoryStore,
@@ -326,8 +327,7 @@ def _field(text: str, key: str) -> str:
 
 
 def _within(path: str, project: Path) -> bool:
-    real, root = os.path.realpath(os.path.expanduser(path)), os.path.realpath(project)
-    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+    return within(os.path.realpath(os.path.expanduser(path)), os.path.realpath(project))
 
 
 def _json_value(path: Path, key: str) -> object:

@@ -15,7 +15,7 @@ One module per part:
     attachments.py   AttachmentTracker and InstructionPart: lazy rules and nested files
     report.py        lint() and to_json() for `claude-mini context`
 
-Frontmatter (a rule's `paths:`) is read by `claude_mini.memory.frontmatter`, shared with Layer 2.
+Frontmatter (a rule's `paths:`) is read by `claude_mini.base.frontmatter`, shared with Layer 2.
 
 Load order, lowest priority first (position is priority, so nothing is merged):
 managed CLAUDE.md, managed rules/ -> user CLAUDE.md, user rules/ -> for each
@@ -41,7 +41,7 @@ Decisions the design leaves open:
   a rule, a rules folder, a nested file) that is a link to there. Files found in
   folders above the repository are the user's and need no trust. `to_json` lists
   every such file for `claude-mini context`.
-- Known credential locations (`credentials.py`: ~/.ssh, ~/.aws, .env files, ...)
+- Known credential locations (`base/credentials.py`: ~/.ssh, ~/.aws, .env files, ...)
   are never loaded, trusted or not, whatever kind of file, checked on the path as
   found and resolved.
 - `@token` is an import only if it contains `/` or `.`; a missing target without
@@ -64,7 +64,7 @@ Decisions the design leaves open:
   the prompt and JSON, and building ~300 Path objects cost a third of the read time.
 """
 
-from claude_mini.memory.frontmatter import _simple_frontmatter, parse_frontmatter
+from claude_mini.base.frontmatter import _simple_frontmatter, parse_frontmatter
 from claude_mini.memory.instructions.attachments import (
     TOUCHING_TOOLS,
     Attachment,
@@ -84,7 +84,6 @@ from claude_mini.memory.instructions.entries import (
     InstructionFile,
     InstructionSet,
     Skipped,
-    estimate_tokens,
     path_forms,
 )
 from claude_mini.memory.instructions.loader import MAX_IMPORT_DEPTH, load_instructions, rule_globs
@@ -122,7 +121,6 @@ __all__ = [
     "attachment_loads",
     "instruction_loads",
     "_simple_frontmatter",  # tests pin the fast YAML path to PyYAML's answers
-    "estimate_tokens",
     "fenced_regions",
     "find_imports",
     "lint",

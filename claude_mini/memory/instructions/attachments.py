@@ -22,6 +22,7 @@ from claude_mini.agent.lifecycle import (
     Part,
     system_reminder,
 )
+from claude_mini.base.text import estimate_tokens
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.memory.globs import RuleIndex, relative_to
 from claude_mini.memory.instructions.entries import (
@@ -29,7 +30,6 @@ from claude_mini.memory.instructions.entries import (
     Entry,
     InstructionFile,
     InstructionSet,
-    estimate_tokens,
     path_forms,
 )
 from claude_mini.memory.instructions.loader import Loader

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from claude_mini.base.text import estimate_tokens
 from claude_mini.memory.globs import GlobSet, relative_to
 from claude_mini.memory.instructions.markdown import scan_markdown
 from claude_mini.memory.instructions.scope import LoadContext
@@ -32,11 +33,6 @@ UNTRUSTED = (
     "trust it (or pass --trust-folder) to follow it"
 )
 _QUIET = frozenset({EXCLUDED, DUPLICATE, CYCLE})
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough token count (4 characters a token), enough for budgets and `context`."""
-    return (len(text) + 3) // 4
 
 
 @dataclass(eq=False)

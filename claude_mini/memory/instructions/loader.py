@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.frontmatter import parse_frontmatter
+from claude_mini.base.frontmatter import parse_frontmatter
+from claude_mini.base.paths import checkout_root, home_dir, managed_dir
 from claude_mini.memory.globs import split_globs
 from claude_mini.memory.instructions.entries import (
     CYCLE,
@@ -36,7 +37,6 @@ from claude_mini.memory.instructions.reading import (
     read_text,
 )
 from claude_mini.memory.instructions.scope import LoadContext
-from claude_mini.paths import checkout_root, home_dir, managed_dir
 from claude_mini.trust import RepositoryOnly
 
 MAX_IMPORT_DEPTH = 5  # hops from the root file (DESIGN.md section 5)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from claude_mini.safe_read import Unreadable, kind_refusal, os_reason, read_capped
+from claude_mini.base.safe_read import Unreadable, kind_refusal, os_reason, read_capped
 
 __all__ = ["MAX_FILE_BYTES", "TEXT_EXTENSIONS", "TEXT_NAMES", "Unreadable", "is_text_name", "os_reason", "read_text"]
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from claude_mini.credentials import credential_folders
+from claude_mini.base.credentials import credential_folders
+from claude_mini.base.safe_read import location_refusal
 from claude_mini.memory.globs import GlobSet
-from claude_mini.safe_read import location_refusal
 
 
 @dataclass

@@ -21,7 +21,7 @@ One module per part:
     prompt.py        the system-prompt section
     errors.py        MemoryStoreError and its kinds
 
-Frontmatter YAML is read by `claude_mini.memory.frontmatter`, shared with Layer 1.
+Frontmatter YAML is read by `claude_mini.base.frontmatter`, shared with Layer 1.
 The folder is created on the first write, never on construction or import.
 Every write is atomic and every read-modify-write of a shared file (MEMORY.md,
 usage.json) holds a cross-process lock, so two sessions saving at once lose
@@ -29,7 +29,7 @@ nothing. Bad files (broken frontmatter, binary, non-UTF-8) are listed with a
 flag or skipped with a reason; they never raise out of `list()`.
 """
 
-from claude_mini.memory.frontmatter import dump_frontmatter
+from claude_mini.base.frontmatter import dump_frontmatter
 from claude_mini.memory.store.archive import (
     ARCHIVE_HEADER,
     ArchivedMemory,
@@ -91,7 +91,6 @@ from claude_mini.memory.store.topic import (
     epoch_of,
     format_memory,
     iso_utc,
-    one_line,
     parse_memory_text,
     record_from_parsed,
     record_from_text,
@@ -144,7 +143,6 @@ __all__ = [
     "memory_prompt_section",
     "normalise_target",
     "not_a_file",
-    "one_line",
     "parse_archive_index",
     "parse_index",
     "parse_memory_text",

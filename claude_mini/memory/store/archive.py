@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.fileutil import atomic_write, locked
+from claude_mini.base.fileutil import atomic_write, locked
 from claude_mini.memory.store.folder import ARCHIVE_INDEX_FILENAME
 from claude_mini.memory.store.index import parse_index, retarget_index_line
 from claude_mini.memory.store.topic import epoch_of, iso_utc

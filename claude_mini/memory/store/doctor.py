@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.memory.fileutil import atomic_write, locked
-from claude_mini.memory.frontmatter import dump_frontmatter
+from claude_mini.base.fileutil import atomic_write, locked
+from claude_mini.base.frontmatter import dump_frontmatter
 from claude_mini.memory.store.folder import (
     ARCHIVE_DIR,
     INDEX_FILENAME,

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from claude_mini.base.safe_read import Unreadable, read_file
 from claude_mini.memory.store.errors import InvalidMemory
-from claude_mini.safe_read import Unreadable, read_file
 
 INDEX_FILENAME = "MEMORY.md"
 USAGE_FILENAME = "usage.json"

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
-from claude_mini.memory.fileutil import atomic_write, locked
+from claude_mini.base.fileutil import atomic_write, locked
+from claude_mini.base.safe_read import Unreadable, read_file
+from claude_mini.base.text import one_line
 from claude_mini.memory.store.errors import InvalidMemory, MemoryStoreError
 from claude_mini.memory.store.folder import not_a_file
-from claude_mini.memory.store.topic import one_line
-from claude_mini.safe_read import Unreadable, read_file
 
 INDEX_MAX_LINES = 200
 INDEX_MAX_BYTES = 25_000

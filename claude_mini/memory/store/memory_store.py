@@ -18,7 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.fileutil import atomic_write, locked
+from claude_mini.base.fileutil import atomic_write, locked
+from claude_mini.base.text import one_line
 from claude_mini.memory.store.archive import ArchivedMemory, ArchiveEntry, ArchiveIndex
 from claude_mini.memory.store.errors import (
     AmbiguousMemoryName,
@@ -46,7 +47,6 @@ from claude_mini.memory.store.topic import (
     MemoryRecord,
     format_memory,
     iso_utc,
-    one_line,
     parse_memory_text,
     record_from_parsed,
 )

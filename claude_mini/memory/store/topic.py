@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.frontmatter import FM_LINE, dump_frontmatter, load_yaml, salvage_pairs
+from claude_mini.base.frontmatter import FM_LINE, dump_frontmatter, load_yaml, salvage_pairs
+from claude_mini.base.text import one_line
 
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
 NAME_MAX_WORDS = 7  # a name derived from plain text (`memory add`, `memory import`)
@@ -94,11 +95,6 @@ def epoch_of(value: Any) -> float | None:
     except ValueError:
         return None
     return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
-
-
-def one_line(text: str) -> str:
-    """`text` with all whitespace runs (newlines included) collapsed to single spaces."""
-    return " ".join(str(text).split())
 
 
 def derive_memory(text: str) -> tuple[str, str]:

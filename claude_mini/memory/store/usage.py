@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypedDict
 
-from claude_mini.memory.fileutil import atomic_write, locked
+from claude_mini.base.fileutil import atomic_write, locked
 from claude_mini.memory.store.folder import USAGE_FILENAME
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.memory.fileutil import atomic_write
+from claude_mini.base.fileutil import atomic_write
 from claude_mini.memory.store import INDEX_FILENAME, MemoryStore
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ GITATTRIBUTES = ".gitattributes"
 # place of MEMORY.md, so even two additions next to each other merge without a conflict.
 GITATTRIBUTES_TEXT = f"{INDEX_FILENAME} merge=union\n"
 GITIGNORE = ".gitignore"
-GITIGNORE_TEXT = ".*.lock\n"  # the cross-process locks of MEMORY.md (memory/fileutil.py)
+GITIGNORE_TEXT = ".*.lock\n"  # the cross-process locks of MEMORY.md (base/fileutil.py)
 
 
 def is_team_name(name: str) -> bool:

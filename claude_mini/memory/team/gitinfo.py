@@ -11,7 +11,7 @@ import getpass
 from dataclasses import dataclass
 from pathlib import Path
 
-from claude_mini.gitrun import git_output
+from claude_mini.base.gitrun import git_output
 
 GIT_TIMEOUT_S = 10.0
 AUTHORS_SCANNED = 2000  # commits whose authors count as "people of this repository"

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.fileutil import atomic_write
-from claude_mini.memory.frontmatter import dump_frontmatter
+from claude_mini.base.fileutil import atomic_write
+from claude_mini.base.frontmatter import dump_frontmatter
+from claude_mini.base.text import one_line
 from claude_mini.memory.store import (
     MemoryRecord,
     MemoryStore,
@@ -32,7 +33,6 @@ from claude_mini.memory.store import (
     format_memory,
     index_line,
     iso_utc,
-    one_line,
     parse_memory_text,
 )
 from claude_mini.memory.team import gitinfo

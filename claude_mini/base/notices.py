@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
+
+from claude_mini.base.text import visible_controls
 
 log = logging.getLogger(__name__)
 
@@ -128,3 +131,14 @@ def _show(display: Display, notice: Notice) -> None:
         display(notice)
     except Exception as exc:
         log.debug("a notice could not be shown (%s): %s", exc, notice.text)
+
+
+def say(message: str) -> None:
+    """One `claude-mini: ...` line on stderr, for a command with no session (and so no channel) to speak through.
+
+    Its control characters (newlines too) are made visible: warnings carry paths, setting
+    values and import targets from the repository, and an escape sequence in them must not
+    reach the terminal, nor a newline fake a line.
+    """
+    line = visible_controls(message).replace("\n", "\\n")
+    sys.stderr.write(f"claude-mini: {line}\n")

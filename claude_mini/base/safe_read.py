@@ -15,7 +15,7 @@ file, command and skill files, `@file` attachments, the files compaction restore
 
 Missing files raise FileNotFoundError (or NotADirectoryError), so callers can keep treating
 "not there" as "empty"; every other problem is `Unreadable`, whose message is the reason shown.
-This module imports nothing of claude_mini but credentials.py, so any layer may use it.
+It is in the base layer (it imports nothing of claude_mini outside it), so any layer may use it.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ import os
 import stat
 from collections.abc import Iterable
 
-from claude_mini.credentials import FILE_NAMES, credential_folders, credential_location
+from claude_mini.base.credentials import FILE_NAMES, credential_folders, credential_location
+from claude_mini.base.text import within
 
 SYSTEM_ROOTS = ("/proc", "/dev", "/sys")  # live kernel state: environ, memory, endless devices
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -100,11 +101,6 @@ def kind_refusal(mode: int) -> str | None:
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device file, not a regular file"
     return "not a regular file"
-
-
-def within(real: str, folder: str) -> bool:
-    """Whether the resolved path `real` is the resolved `folder` or lies under it."""
-    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def read_capped(real: str, limit: int, *, cut: bool = False) -> bytes:

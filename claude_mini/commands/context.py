@@ -78,7 +78,7 @@ def prompt_report(prompt: SystemPrompt) -> list[str]:
 def context_catalog(config: Config) -> tuple[Catalog, Listing]:
     """The catalog on disk and the listing a session started now would send (its budget from the
     configured model's context window)."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.memory.compact import context_window
     from claude_mini.skills.catalog import build_listing, listing_budget, load_catalog
 
@@ -89,16 +89,15 @@ def context_catalog(config: Config) -> tuple[Catalog, Listing]:
 def builtin_command_names() -> set[str]:
     """claude-mini's own slash commands and their aliases, lower case (the registry has no heavy
     imports; discovery adds the plug-in modules' commands)."""
-    from claude_mini.ui import commands
+    from claude_mini.command_table import BUILTIN, builtin_table
 
-    commands.discover_commands()
-    return {n.lower() for c in commands.all_commands() for n in (c.name, *c.aliases)}
+    return builtin_table().names_of(BUILTIN)
 
 
 def catalog_lines(catalog: Catalog, listing: Listing, builtin_names: Collection[str]) -> list[str]:
     """The Skills section: the line /skills and /context start with, every entry with its state
     and file, what the budget shortened, the problems (clashes with built-in commands included)."""
-    from claude_mini import paths
+    from claude_mini.base import paths
     from claude_mini.skills import report
 
     problems = [*catalog.problems, *report.builtin_clashes(catalog, builtin_names)]

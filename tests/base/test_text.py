@@ -1,4 +1,4 @@
-"""`visible_controls` and `json_safe`: no terminal control survives, everything else is kept."""
+"""`visible_controls` and `json_safe`: no terminal control survives, everything else is kept; the text helpers."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from claude_mini.ui.safe_text import UNSAFE, VISIBLE, json_safe, visible_controls
+from claude_mini.base.text import UNSAFE, VISIBLE, clip, estimate_tokens, json_safe, one_line, visible_controls, within
 
 BIDI = [*(chr(c) for c in range(0x202A, 0x202F)), *(chr(c) for c in range(0x2066, 0x206A))]
 ALL_UNSAFE = (
@@ -158,3 +158,30 @@ def test_json_safe_escapes_raw_controls_without_changing_the_value(value):
     line = json_safe(json.dumps(obj, ensure_ascii=False))
     assert not raw_controls(line)
     assert json.loads(line) == obj
+
+
+def test_one_line_folds_whitespace_and_clips_with_an_ellipsis():
+    assert one_line("  a\n\tb  c ") == "a b c"
+    assert one_line("abcdef", 4) == "abc…"
+    assert one_line("abcd", 4) == "abcd"
+
+
+def test_one_line_for_a_terminal_shows_controls_before_folding():
+    assert one_line("a\x1b[2Jb\r\nc", terminal=True) == "a\\x1b[2Jb\\r c"
+    assert one_line("a\x1b[2Jb") == "a\x1b[2Jb"  # text bound for a file keeps its characters
+
+
+def test_clip_cuts_to_the_limit_and_may_drop_the_spaces_before_the_ellipsis():
+    assert clip("ab cdef", 4) == "ab …"
+    assert clip("ab cdef", 4, strip=True) == "ab…"
+    assert clip("abc", 3) == "abc"
+    assert clip("abc", 0) == "…"
+
+
+def test_within_needs_a_separator_after_the_root():
+    assert within("/repo", "/repo") and within("/repo/a/b", "/repo") and within("/repo/a", "/repo/")
+    assert not within("/repo-other/a", "/repo") and not within("/", "/repo")
+
+
+def test_estimate_tokens_is_about_four_characters_a_token():
+    assert [estimate_tokens("x" * n) for n in (0, 1, 4, 5)] == [0, 1, 1, 2]

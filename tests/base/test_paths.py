@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini import paths
+from claude_mini.base import paths
 
 
 @pytest.mark.parametrize(

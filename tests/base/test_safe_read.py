@@ -1,4 +1,4 @@
-"""The shared reader (claude_mini/safe_read.py) and the places that read through it.
+"""The shared reader (claude_mini/base/safe_read.py) and the places that read through it.
 
 Each file kind that reaches a prompt (or steers the session) is tried with the same hostile
 layouts: a link to /proc, /dev or a credential file, a FIFO (timeouts: a hang fails the test),
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini import safe_read
+from claude_mini.base import safe_read
+from claude_mini.base.safe_read import Unreadable, read_capped, read_file
 from claude_mini.config import SETTINGS_MAX_BYTES, load_config, read_settings_file
 from claude_mini.mcp_servers.config import written_servers
 from claude_mini.memory.extract import memory_policies
 from claude_mini.memory.instructions import load_instructions
 from claude_mini.memory.store import MemoryStore, MemoryStoreError, index_line, read_text_head
-from claude_mini.safe_read import Unreadable, read_capped, read_file
 from claude_mini.skills.catalog import load_catalog
 from claude_mini.subagents.types import AgentType, memory_dir, memory_dir_problem
 
@@ -114,7 +114,7 @@ def test_a_missing_file_is_file_not_found(folder):
 def test_the_reader_imports_nothing_above_the_base_layer():
     source = Path(safe_read.__file__).read_text()
     imports = [line for line in source.splitlines() if line.startswith(("from claude_mini", "import claude_mini"))]
-    assert imports == ["from claude_mini.credentials import FILE_NAMES, credential_folders, credential_location"]
+    assert imports and all(line.startswith("from claude_mini.base.") for line in imports)
 
 
 # --- instruction files, skills, commands -----------------------------------------------------

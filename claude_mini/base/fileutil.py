@@ -1,9 +1,11 @@
-"""Crash-safe file writes and cross-process locks shared by the memory layers.
+"""Crash-safe file writes and cross-process locks.
 
 `atomic_write` never leaves half a file: it writes a temp file in the same
-folder, fsyncs it and renames it over the target. `locked` serialises
-read-modify-write cycles on a shared file (MEMORY.md, usage.json, daily logs)
-between processes with `fcntl.flock` on a hidden sidecar `.<name>.lock`.
+folder, fsyncs it and renames it over the target. The memory layers, settings,
+the trust record and checkpoints use it as is; Write, Edit and /rewind follow a
+symlink to replace its target. `locked` serialises read-modify-write cycles on a
+shared file (MEMORY.md, usage.json, daily logs, the trust record) between
+processes with `fcntl.flock` on a hidden sidecar `.<name>.lock`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import tempfile
 import threading
@@ -37,7 +40,7 @@ os.register_at_fork(after_in_child=_forget_held_locks)
 
 
 class LockTimeout(TimeoutError):
-    """Another process held a memory lock for longer than the timeout."""
+    """Another process held a lock for longer than the timeout."""
 
 
 def os_error_text(exc: BaseException) -> str:
@@ -52,34 +55,46 @@ def lock_path_for(path: Path) -> Path:
     return path.with_name(f".{path.name}.lock")
 
 
-def atomic_write(path: Path, text: str | bytes, *, encoding: str = "utf-8") -> None:
-    """Replace `path` with `text` so readers see the old or the new file, never a mix."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def atomic_write(path: Path, text: str | bytes, *, encoding: str = "utf-8", follow_symlinks: bool = False) -> float:
+    """Replace `path` with `text` so readers see the old or the new file, never a mix; the new mtime.
+
+    An existing file keeps its permission bits (mkstemp creates 0600); a new one gets what
+    `open` would give it. `follow_symlinks`: a link's target is replaced, so an edit never
+    turns a link into a copy (Write, Edit, /rewind); otherwise the link itself is replaced.
+    """
+    target = Path(os.path.realpath(path)) if follow_symlinks else Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
     data = text.encode(encoding) if isinstance(text, str) else text
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    # Keep the temp name well under NAME_MAX even for long file names.
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name[:100]}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        # Keep the permissions of the file being replaced (mkstemp creates 0600).
-        _copy_mode(path, tmp)
-        os.replace(tmp, path)
+        os.chmod(tmp, _mode_for(target))
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    _fsync_dir(target.parent)
+    return target.stat().st_mtime
 
 
-def _copy_mode(src: Path, dst: str) -> None:
+def _mode_for(target: Path) -> int:
     try:
-        mode = os.stat(src).st_mode & 0o777
+        return target.stat().st_mode & 0o7777
     except FileNotFoundError:
-        # Reading the umask means setting it, which races with other threads.
-        mode = 0o644
-    os.chmod(dst, mode)
+        return 0o666 & ~_umask()
+
+
+@functools.cache
+def _umask() -> int:
+    # os.umask can only be read by setting it: do it once, and restore it at once.
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from claude_mini.gitrun import run_git
+from claude_mini.base.gitrun import run_git
 
 
 def home_dir() -> Path:

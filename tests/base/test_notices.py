@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from claude_mini.notices import Notice, NoticeChannel
+from claude_mini.base.notices import Notice, NoticeChannel
 
 
 def test_notices_said_before_a_display_are_shown_when_it_attaches_in_order():

@@ -1,4 +1,4 @@
-"""Make model- and tool-derived text safe to draw in a terminal.
+"""Text helpers: model- and tool-derived text made safe to draw in a terminal; one line, clip, within.
 
 A terminal obeys control characters wherever they come from. Text from the
 model, from a file or from a command's output could otherwise move the cursor
@@ -19,6 +19,7 @@ a character class, then one `str.translate` pass: linear in the length
 
 from __future__ import annotations
 
+import os
 import re
 
 # C0 but newline and tab, DEL, C1; the bidi embeddings/overrides (U+202A-U+202E), isolates
@@ -64,3 +65,33 @@ def json_safe(dumped: str) -> str:
     value: the output means exactly the same to a JSON reader.
     """
     return dumped.translate(JSON_ESCAPES) if UNSAFE.search(dumped) else dumped
+
+
+def one_line(text: object, limit: int | None = None, *, terminal: bool = False) -> str:
+    """`text` on one line (every whitespace run, newlines included, one space), clipped to `limit` if given.
+
+    `terminal`: terminal controls are made visible first, for text from the model, a file or a
+    command that is drawn in a terminal (a newline would otherwise end the line, an escape redraw it).
+    """
+    raw = str(text)
+    flat = " ".join((visible_controls(raw) if terminal else raw).split())
+    return flat if limit is None else clip(flat, limit)
+
+
+def clip(text: str, limit: int, *, strip: bool = False) -> str:
+    """`text` cut to `limit` characters, the last one "…" when it was cut; `strip` drops spaces before "…"."""
+    if len(text) <= limit:
+        return text
+    kept = text[: max(limit - 1, 0)]
+    return (kept.rstrip() if strip else kept) + "…"
+
+
+def within(path: str, root: str) -> bool:
+    """Whether `path` is `root` or lies under it (both absolute and normalised, or both resolved)."""
+    # The separator matters: /repo-other is not under /repo.
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap, deterministic token count (about 4 characters a token), enough for budgets and reports."""
+    return (len(text) + 3) // 4
