@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
 
-    from claude_mini.memory.recall import RecallPart
+    from claude_mini.memory.recall.part import RecallPart
     from claude_mini.runtime import Runtime
     from claude_mini.ui.startup import RuntimeLoader
 
@@ -64,6 +64,6 @@ def _recall_of(runtime: Runtime | None) -> RecallPart | None:
         # Not built yet: the loader thread is importing the memory layers now, and importing them
         # here too (Enter pressed early) can deadlock the two threads on the package's import cycles.
         return None
-    from claude_mini.memory.recall import RecallPart  # loaded with the runtime: a lookup now
+    from claude_mini.memory.recall.part import RecallPart  # loaded with the runtime: a lookup now
 
     return runtime.lifecycle.find(RecallPart)
