@@ -291,7 +291,7 @@ def _memory_section(config: Config, store: MemoryStore, team: bool = False) -> s
 def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
     """Permission rules from every settings layer; relative paths follow the session's `cd`.
 
-    The layers are already trust-filtered (config.py); a broken managed file locks every
+    The layers are already trust-filtered (config/untrusted.py); a broken managed file locks every
     tool (its reason is in config.warnings once, from load_config).
     """
     policy = PermissionPolicy.from_layers(

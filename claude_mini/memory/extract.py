@@ -54,7 +54,7 @@ from claude_mini.base.fileutil import atomic_write, os_error_text
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.base.safe_read import Unreadable, read_file
 from claude_mini.base.text import one_line
-from claude_mini.config import ExtractionSettings
+from claude_mini.config.memory_settings import ExtractionSettings
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
 from claude_mini.memory.extract_gate import GateDecision, assess, count_turns, no_gate
 from claude_mini.memory.lexical import Candidate, manifest_line

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 from claude_mini.base import paths
 from claude_mini.base.clock import Clock
 from claude_mini.base.fileutil import LockTimeout, locked, os_error_text
-from claude_mini.config import HALF_LIFE_DAYS, ForgetSettings
+from claude_mini.config.memory_settings import HALF_LIFE_DAYS, ForgetSettings
 from claude_mini.memory.lexical import (
     HEAD_READ_BYTES,
     Candidate,

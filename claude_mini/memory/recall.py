@@ -64,7 +64,8 @@ if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
     from claude_mini.agent.lifecycle import EndReason, SessionSource
     from claude_mini.agent.loop import Agent
-    from claude_mini.config import Config, RecallSettings
+    from claude_mini.config import Config
+    from claude_mini.config.memory_settings import RecallSettings
     from claude_mini.llm.client import ModelClient
     from claude_mini.memory.team.recall import TeamRecall
     from claude_mini.session import Session
@@ -439,7 +440,7 @@ class RecallPart(Part):
     A selection in flight shows as background work `recall` on the notice channel, which
     also carries one-line messages (a fallback, the budget used up); `summary()` feeds /context.
     The `recall.*` settings are read from `config.memory.recall` at each turn (validated,
-    and their problems said, in config.py and runtime.py).
+    and their problems said, in config/memory_settings.py and runtime.py).
     """
 
     def __init__(

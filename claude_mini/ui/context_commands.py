@@ -105,7 +105,7 @@ def show_status(ctx: CommandContext) -> None:
     """Where this session runs and what it talks to."""
     from claude_mini import __version__
     from claude_mini.base import paths
-    from claude_mini.config import settings_files
+    from claude_mini.config.layers import settings_files
 
     rt, cfg = ctx.rt, ctx.rt.config
     loaded = {str(layer.path) for layer in cfg.layers if layer.path}

@@ -9,7 +9,8 @@ from types import SimpleNamespace
 
 from fake_anthropic import Reply
 
-from claude_mini.config import load_config, merge
+from claude_mini.config import load_config
+from claude_mini.config.layers import merge
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.memory.compact import budget_line
 from claude_mini.runtime import Runtime, build_runtime

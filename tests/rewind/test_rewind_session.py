@@ -11,7 +11,8 @@ import pytest
 from fake_anthropic import Reply
 
 from claude_mini.base import paths
-from claude_mini.config import load_config, merge
+from claude_mini.config import load_config
+from claude_mini.config.layers import merge
 from claude_mini.llm.client import AnthropicClient
 from claude_mini.memory.extract_gate import no_gate
 from claude_mini.memory.store import format_memory
