@@ -1318,7 +1318,7 @@ async def _time_plumbing(root: Path, base_url: str, queries: list[str]) -> dict[
 
     from claude_mini.config import Config
     from claude_mini.config.models import DEFAULT_SMALL_MODEL
-    from claude_mini.llm.client import AnthropicClient
+    from claude_mini.llm.anthropic_client import AnthropicClient
     from claude_mini.memory.recall import RecallPart
     from claude_mini.memory.store import MemoryStore
     from claude_mini.session import CostLedger

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
     from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.runtime import Runtime
     from claude_mini.session import Session
     from claude_mini.tools.base import ToolContext
@@ -341,7 +341,7 @@ class Compactor:
         return result
 
     async def _summarise(self, agent: Agent, instructions: str, messages: list[Message]) -> str:
-        from claude_mini.llm.client import ContextTooLong
+        from claude_mini.llm.protocol import ContextTooLong
 
         prompt = SUMMARY_PROMPT
         if instructions.strip():

@@ -46,7 +46,7 @@ from claude_mini.base.clock import Clock
 from claude_mini.base.fileutil import LockTimeout, atomic_write, locked, os_error_text
 from claude_mini.base.text import one_line
 from claude_mini.config.memory_settings import DreamSettings, ForgetSettings
-from claude_mini.llm.client import ModelError
+from claude_mini.llm.protocol import ModelError
 from claude_mini.memory.daylog import LogSlice, mark_consumed, unconsumed_logs
 from claude_mini.memory.forget import (
     duplicate_groups,

@@ -41,8 +41,8 @@ from typing import TYPE_CHECKING, Any
 from claude_mini.agent.lifecycle import Part
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.base.text import clip
-from claude_mini.llm.client import ModelError
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolUseBlock
+from claude_mini.llm.protocol import ModelError
 from claude_mini.memory.archive_recall import ArchiveTier, is_archived_name
 from claude_mini.memory.lexical import (
     SHORTLIST_SIZE,
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
     from claude_mini.config.memory_settings import RecallSettings
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.memory.team.recall import TeamRecall
     from claude_mini.session import Session
     from claude_mini.tools.base import ToolResult

@@ -13,7 +13,7 @@ from claude_mini.ui.context_usage import compaction_line, context_used, context_
 from claude_mini.ui.status_line import unknown_price_models
 
 if TYPE_CHECKING:
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.runtime import Runtime
 
 
@@ -240,7 +240,7 @@ def _client_for(rt: Runtime, name: str) -> ModelClient:
     """The client that serves `name`: the offline model for `local[:PATH]`, else the API client
     (the running one, or a new one when leaving the offline model)."""
     from claude_mini.llm import local
-    from claude_mini.llm.client import AnthropicClient, missing_credentials
+    from claude_mini.llm.anthropic_client import AnthropicClient, missing_credentials
 
     if local.is_local_model(name):
         try:

@@ -16,7 +16,7 @@ from memclock import DAY, HOUR, T0, Clock
 from claude_mini.agent.fork import ForkResult
 from claude_mini.agent.loop import Agent
 from claude_mini.config import Config
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock
 from claude_mini.memory.daylog import append_log, unconsumed_logs
 from claude_mini.memory.dream import (

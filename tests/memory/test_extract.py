@@ -18,7 +18,7 @@ from claude_mini.agent.fork import strip_cache_control
 from claude_mini.base import paths
 from claude_mini.config import load_config
 from claude_mini.config.layers import merge
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.memory.extract import ExtractionSettings
 from claude_mini.memory.extract_gate import assess, no_gate
 from claude_mini.memory.secrets import SecretGuard

@@ -18,7 +18,7 @@ import pytest
 from fake_anthropic import FakeAnthropic, Reply
 
 from claude_mini.config import load_config
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.memory.lexical import Candidate
 from claude_mini.memory.recall import (

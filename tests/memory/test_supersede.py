@@ -189,7 +189,7 @@ def test_an_overfull_index_leaves_out_the_oldest_and_least_used_not_the_newest(s
 def test_extraction_writing_a_successor_marks_the_old_memory(repo: Path, fake_server):
     from claude_mini.config import load_config
     from claude_mini.config.layers import merge
-    from claude_mini.llm.client import AnthropicClient
+    from claude_mini.llm.anthropic_client import AnthropicClient
     from claude_mini.runtime import build_runtime
 
     memdir = paths.memory_dir(repo)
