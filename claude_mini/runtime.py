@@ -27,8 +27,10 @@ from claude_mini.config import Config
 from claude_mini.hooks.lifecycle import part as user_hooks_part
 from claude_mini.llm.protocol import ModelClient
 from claude_mini.mcp_servers.lifecycle import part as mcp_part
-from claude_mini.memory.compact import Compactor, CompactPart, context_window
-from claude_mini.memory.extract import Extractor
+from claude_mini.memory.compact.budget import context_window
+from claude_mini.memory.compact.compactor import Compactor
+from claude_mini.memory.compact.part import CompactPart
+from claude_mini.memory.extract.part import Extractor
 from claude_mini.memory.instructions import (
     AttachmentTracker,
     InstructionPart,
@@ -36,7 +38,13 @@ from claude_mini.memory.instructions import (
     instruction_loads,
     load_instructions,
 )
-from claude_mini.memory.parts import checkpoint_part, compaction_part, extraction_part, instructions_part, recall_part
+from claude_mini.memory.parts import (
+    compaction_part,
+    extraction_part,
+    instructions_part,
+    recall_part,
+    working_state_part,
+)
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.memory.team import team_problem, team_prompt_section, team_tier
 from claude_mini.permissions import Guard, PermissionPolicy, PolicyChain
@@ -63,7 +71,7 @@ PARTS: tuple[PartFactory, ...] = (
     subagents_part,
     todo_part,
     file_history_part,
-    checkpoint_part,
+    working_state_part,
     compaction_part,
     instructions_part,
     recall_part,
@@ -282,7 +290,7 @@ def _memory_section(config: Config, store: MemoryStore, team: bool = False) -> s
     """Layer 2's prompt section; in daily-log mode the index is read-only and saving means appending."""
     if not config.memory.log_mode:
         return memory_prompt_section(store, team=team)
-    from claude_mini.memory.daylog import log_mode_prompt
+    from claude_mini.memory.maintenance.daylog import log_mode_prompt
     from claude_mini.memory.store import render_index_for_prompt
 
     index, _ = render_index_for_prompt(store.index_text())
@@ -316,12 +324,12 @@ def make_chain(
     """The session's permission chain, built once: the secret guard (with the team folder's check),
     the log-mode guard when `memory.mode` is log, the sandbox's guard (autoAllowBashIfSandboxed),
     then the rules (permissions/chain.py)."""
-    from claude_mini.memory.secrets import SecretGuard
+    from claude_mini.memory.secrets.guard import SecretGuard
     from claude_mini.memory.team.guard import TeamWriteCheck
 
     guards: list[Guard] = [SecretGuard(store.root, cwd=lambda: ctx.cwd, team=TeamWriteCheck(lambda: team_tier(config)))]
     if config.memory.log_mode:
-        from claude_mini.memory.daylog import LogModeGuard
+        from claude_mini.memory.maintenance.daylog import LogModeGuard
 
         guards.append(LogModeGuard(store.root, cwd=lambda: ctx.cwd))
     if sandbox is not None:
@@ -441,8 +449,8 @@ async def session_start_maintenance(runtime: Runtime, *, dream: bool) -> None:
     """
     import asyncio
 
-    from claude_mini.memory.dream import maybe_auto_dream
-    from claude_mini.memory.forget import gc_message, maybe_auto_gc
+    from claude_mini.memory.maintenance.dream import maybe_auto_dream
+    from claude_mini.memory.maintenance.forget import gc_message, maybe_auto_gc
 
     if not runtime.config.auto_memory:
         return

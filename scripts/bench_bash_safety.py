@@ -25,13 +25,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from claude_mini.permissions import CommandPattern
-from claude_mini.shell.bash_safety import (
-    MAX_COMMAND_CHARS,
-    command_candidates,
-    is_read_only_command,
-)
+from claude_mini.shell.candidates import command_candidates
+from claude_mini.shell.parse import MAX_COMMAND_CHARS
+from claude_mini.shell.read_only import is_read_only_command
 
-OLD_COMMIT = "ca16225"  # the last commit before the hardening of bash_safety.py
+OLD_COMMIT = "ca16225"  # the last commit before the hardening of the Bash checks
 
 
 def old_check() -> Callable[[str], object] | None:

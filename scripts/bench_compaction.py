@@ -519,9 +519,9 @@ def measure(
 @contextmanager
 def checkpoint_off() -> Iterator[None]:
     """The checkpoint's hook attaches nothing beside the summary (everything else as usual)."""
-    from claude_mini.memory.checkpoint import CheckpointPart
+    from claude_mini.memory.compact.working_state import WorkingStatePart
 
-    with mock.patch.object(CheckpointPart, "compact_attachments", lambda self, agent: []):
+    with mock.patch.object(WorkingStatePart, "compact_attachments", lambda self, agent: []):
         yield
 
 

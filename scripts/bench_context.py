@@ -18,13 +18,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from claude_mini.memory.globs import RuleIndex
 from claude_mini.memory.instructions import (
     AttachmentTracker,
     ConditionalRule,
     InstructionSet,
     load_instructions,
 )
+from claude_mini.memory.instructions.globs import RuleIndex
 
 DEPTH = 12
 RULES = 200

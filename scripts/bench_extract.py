@@ -7,7 +7,7 @@ The same 20 turns run twice in-process against the fake Anthropic server (real S
 its deterministic prompt-cache simulation), each time with a fresh home, repository and server:
 
   (a) every turn: `memory.extractGate: false`, the behaviour before the gate;
-  (b) the gate and batching: the defaults (memory/extract_gate.py, memory/extract.py).
+  (b) the gate and batching: the defaults (memory/extract/gate.py, memory/extract/).
 
 The turns are what a working session holds: greetings, a listing, questions answered by
 reading code, edits, a failing test made to pass, and four turns that state something a
@@ -450,7 +450,7 @@ def measure(gate: bool) -> Outcome:
         return Outcome(
             costs["main"].cost_usd,
             costs["extract"].cost_usd if "extract" in costs else 0.0,
-            rt.extractor.runs,
+            rt.extractor.engine.runs,
             costs["extract"].requests if "extract" in costs else 0,
             saved,
             verdicts,

@@ -18,7 +18,7 @@ session a day):
   every month or two, with gaps of 100 days now and then), plus the questions
   about recent short-lived memories. Recall is the `lexical` strategy
   (memory/lexical.select_lexical, top 5), which also searches what gc
-  archived (memory/archive_recall.py) and restores an archived answer it
+  archived (memory/recall/archive.py) and restores an archived answer it
   finds, as a session does. What it records as a use follows the default
   `model` strategy: of the lexical top 5, the memories that answer the
   question (`--usage lexical` records all five);
@@ -59,9 +59,10 @@ from pathlib import Path
 from typing import Any
 
 from claude_mini.config import Config
-from claude_mini.memory.archive_recall import ArchiveTier, is_archived_name
-from claude_mini.memory.forget import maybe_auto_gc
-from claude_mini.memory.lexical import CandidateScanner, select_lexical
+from claude_mini.memory.maintenance.forget import maybe_auto_gc
+from claude_mini.memory.recall.archive import ArchiveTier, is_archived_name
+from claude_mini.memory.recall.lexical import select_lexical
+from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store import INDEX_MAX_BYTES, INDEX_MAX_LINES, MemoryStore
 
 START = 1_767_225_600.0  # 2026-01-01 00:00 UTC

@@ -36,13 +36,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.lexical import (
-    CandidateScanner,
-    LexicalIndex,
-    candidate_from_text,
-    select_lexical,
-    shortlist,
-)
+from claude_mini.memory.recall.lexical import LexicalIndex, candidate_from_text, select_lexical, shortlist
+from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store import format_memory
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -1319,7 +1314,7 @@ async def _time_plumbing(root: Path, base_url: str, queries: list[str]) -> dict[
     from claude_mini.config import Config
     from claude_mini.config.models import DEFAULT_SMALL_MODEL
     from claude_mini.llm.anthropic_client import AnthropicClient
-    from claude_mini.memory.recall import RecallPart
+    from claude_mini.memory.recall.part import RecallPart
     from claude_mini.memory.store import MemoryStore
     from claude_mini.session import CostLedger
 
@@ -1370,13 +1365,13 @@ def report_unseen(seed: int, tmp: Path, quick: bool) -> None:
         "generated fixture above"
     )
     from claude_mini.config import Config
-    from claude_mini.memory.recall import RecallPart
+    from claude_mini.memory.recall.engine import RecallEngine
     from claude_mini.memory.store import MemoryStore
 
     root = tmp / "unseen" / "memory"
     ru.write_memories(root, unseen.memories)
-    hook = RecallPart(MemoryStore(root), Config(cwd=root, project_root=root), clock=lambda: ru.NOW)
-    local = [hook._local_pass(q.text, frozenset())[1] for q in queries]
+    engine = RecallEngine(MemoryStore(root), Config(cwd=root, project_root=root), clock=lambda: ru.NOW)
+    local = [engine.local_pass(q.text, frozenset())[1] for q in queries]
     ru.print_scores("strategy lexical (no request)", ru.score(queries, local))
     report_unseen_turns(unseen, tmp, quick)
     report_unseen_reach(unseen, seed, tmp, quick)
@@ -1415,8 +1410,8 @@ def report_unseen_turns(unseen, tmp: Path, quick: bool) -> None:
 def report_unseen_reach(unseen, seed: int, tmp: Path, quick: bool) -> None:
     """Share of relevant files in the side model's manifest after gc, at 2,000 and 10,000."""
     from claude_mini.config import Config
-    from claude_mini.memory.forget import gc
-    from claude_mini.memory.recall import RecallPart
+    from claude_mini.memory.maintenance.forget import gc
+    from claude_mini.memory.recall.engine import RecallEngine
     from claude_mini.memory.store import MemoryStore
 
     answerable = [q for q in unseen.queries if q.relevant]
@@ -1430,9 +1425,9 @@ def report_unseen_reach(unseen, seed: int, tmp: Path, quick: bool) -> None:
         start = time.perf_counter()
         archived = gc(store, stale=False).archived
         gc_s = time.perf_counter() - start
-        hook = RecallPart(store, Config(cwd=root, project_root=root), clock=lambda: ru.NOW)
-        tiers = _reach(answerable, partial(_manifest_names, hook))
-        live = _reach(answerable, partial(_shortlist_names, hook.scanner.index, ru.NOW))
+        engine = RecallEngine(store, Config(cwd=root, project_root=root), clock=lambda: ru.NOW)
+        tiers = _reach(answerable, partial(_manifest_names, engine))
+        live = _reach(answerable, partial(_shortlist_names, engine.scanner.index, ru.NOW))
         plain = LexicalIndex(
             candidate_from_text(getattr(m, "file", None) or m.filename, m.text(), m.mtime) for m in everyone
         )
@@ -1444,15 +1439,15 @@ def report_unseen_reach(unseen, seed: int, tmp: Path, quick: bool) -> None:
         )
 
 
-def _manifest_names(hook, query) -> list[str]:
+def _manifest_names(engine, query) -> list[str]:
     """The live names of the files recall's manifest offers for `query` (an UnseenQuery); for
     one in Chinese, as recall's bridge widens it, with the fixture's human translation standing
     in for the side model's keywords."""
-    from claude_mini.memory.lexical import crosses_scripts
+    from claude_mini.memory.recall.lexical import crosses_scripts
 
-    manifest, _, cut = hook._local_pass(query.text, frozenset())
-    if query.english and cut and crosses_scripts(query.text, hook.scanner.index):
-        manifest = hook._local_pass(f"{query.text} {query.english}", frozenset())[0]
+    manifest, _, cut = engine.local_pass(query.text, frozenset())
+    if query.english and cut and crosses_scripts(query.text, engine.scanner.index):
+        manifest = engine.local_pass(f"{query.text} {query.english}", frozenset())[0]
     return [c.filename.removeprefix("archive/") for c in manifest]
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from claude_mini.memory.secret_scan import find_secrets  # noqa: E402
+from claude_mini.memory.secrets.scan import find_secrets  # noqa: E402
 
 CLEAN = ROOT / "tests" / "memory" / "secret_fixtures" / "clean"
 SIZES = {"1 MB": 1_000_000, "8 MB": 8_000_000}

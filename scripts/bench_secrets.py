@@ -24,7 +24,7 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from claude_mini.memory.secret_scan import find_secrets  # noqa: E402
+from claude_mini.memory.secrets.scan import find_secrets  # noqa: E402
 from claude_mini.memory.team.privacy import PersonalContext, find_personal_data  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -45,7 +45,8 @@ def _load(name: str, source: str, folder: Path) -> ModuleType:
 
 
 def old_finder(ref: str, folder: Path) -> Finder:
-    """The scan as it is at `ref`: its secret_scan and privacy modules, imported from a temp copy."""
+    """The scan as it is at `ref`: its secret_scan and privacy modules, imported from a temp copy
+    (a ref from before the scan became the memory/secrets/ package)."""
 
     def show(path: str) -> str:
         return subprocess.run(

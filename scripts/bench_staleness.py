@@ -1,4 +1,4 @@
-"""Benchmark the staleness check (memory/staleness.py): what it adds to a recalled memory.
+"""Benchmark the staleness check (memory/recall/staleness.py): what it adds to a recalled memory.
 
     uv run python scripts/bench_staleness.py [--repo PATH] [--days N] [--runs N]
 
@@ -28,9 +28,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from claude_mini.memory.lexical import candidate_from_text
-from claude_mini.memory.recall import add_stale_lines, render_memory
-from claude_mini.memory.staleness import (
+from claude_mini.memory.recall.lexical import candidate_from_text
+from claude_mini.memory.recall.selection import add_stale_lines, render_memory
+from claude_mini.memory.recall.staleness import (
     find_references,
     git_history,
     memory_text,

@@ -209,7 +209,8 @@ class TurnResult:
 async def _worker(
     runtime: Any, jobs: list[tuple[int, UnseenQuery]], results: dict[int, TurnResult], typing_lead: float | None
 ) -> None:
-    from claude_mini.memory.recall import RecallPart, recalls_in_context
+    from claude_mini.memory.recall.part import RecallPart
+    from claude_mini.memory.recall.selection import recalls_in_context
 
     hook = runtime.lifecycle.find(RecallPart)
     for index, query in jobs:
@@ -241,7 +242,7 @@ def run_turns(
     from claude_mini.agent.lifecycle import Lifecycle
     from claude_mini.config import load_config
     from claude_mini.llm.anthropic_client import AnthropicClient
-    from claude_mini.memory.extract import Extractor
+    from claude_mini.memory.extract.part import Extractor
     from claude_mini.runtime import build_runtime
 
     (workdir / ".claude").mkdir(parents=True, exist_ok=True)

@@ -345,7 +345,7 @@ def test_removing_a_rule_keeps_the_model_the_session_switched_to(repo, files):
     """/permissions remove re-reads the settings, but /model local (or the offline fallback)
     stays: extraction, which is off for the offline model, must not come back on."""
     from claude_mini.config.edit import remove_permission_rule
-    from claude_mini.memory.extract import Extractor
+    from claude_mini.memory.extract.part import Extractor
     from claude_mini.session import Session
 
     write(files["local"], {"model": "claude-haiku-4-5", "permissions": {"allow": ["Read", "Bash(ls)"]}})

@@ -86,7 +86,8 @@ def list_data(opened: Opened) -> dict[str, Any]:
 
 def list_lines(data: dict[str, Any], cwd: Path) -> list[str]:
     """`list_data` as text: one message per line, the files its turn changed under it."""
-    from claude_mini.rewind.restore import commands_line, one_line, shown
+    from claude_mini.base.text import one_line
+    from claude_mini.rewind.restore import commands_line, shown
 
     lines = [
         f"Session {data['session_id']}: {len(data['messages'])} message(s); checkpoints take "

@@ -79,7 +79,7 @@ def context_catalog(config: Config) -> tuple[Catalog, Listing]:
     """The catalog on disk and the listing a session started now would send (its budget from the
     configured model's context window)."""
     from claude_mini.base import paths
-    from claude_mini.memory.compact import context_window
+    from claude_mini.memory.compact.budget import context_window
     from claude_mini.skills.catalog import build_listing, listing_budget, load_catalog
 
     catalog = load_catalog(config.project_root, paths.home_dir(), trusted=config.trusted)

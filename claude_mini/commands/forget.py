@@ -13,22 +13,18 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from claude_mini.config import Config
-from claude_mini.memory.forget import (
+from claude_mini.config.memory_settings import ForgetSettings
+from claude_mini.memory.maintenance.forget import (
     ArchivedSecret,
-    ForgetSettings,
     archived_copies,
     archived_secrets,
-    describe_score,
-    find_archived,
     gc,
     gc_message,
     index_size,
-    keep_scores,
     pressure,
     purge_archived,
-    restore,
 )
-from claude_mini.memory.secret_scan import describe_findings
+from claude_mini.memory.secrets.scan import describe_findings
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     INDEX_MAX_BYTES,
@@ -37,6 +33,8 @@ from claude_mini.memory.store import (
     MemoryNotFound,
     MemoryStore,
 )
+from claude_mini.memory.store.keep import describe_score, keep_scores
+from claude_mini.memory.store.restore import find_archived, restore
 
 Clock = Callable[[], float]
 Ask = Callable[[str], bool]  # a yes/no question to the user; None where nobody can answer

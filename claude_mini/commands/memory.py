@@ -25,9 +25,11 @@ from claude_mini.base.text import clip, visible_controls
 from claude_mini.commands import forget as forgetting
 from claude_mini.commands import team as team_memory
 from claude_mini.config import Config, load_config
-from claude_mini.memory.forget import duplicate_findings
-from claude_mini.memory.secret_scan import describe_findings, find_secrets
-from claude_mini.memory.staleness import stale_memories
+from claude_mini.memory.extract.supersede import Guess, apply_link, guess_replaced, link_problem
+from claude_mini.memory.maintenance.doctor import description_problem, doctor, fix
+from claude_mini.memory.maintenance.forget import duplicate_findings
+from claude_mini.memory.recall.staleness import stale_memories
+from claude_mini.memory.secrets.scan import describe_findings, find_secrets
 from claude_mini.memory.store import (
     INDEX_FILENAME,
     MEMORY_TYPES,
@@ -35,9 +37,6 @@ from claude_mini.memory.store import (
     MemoryStore,
     MemoryStoreError,
     derive_memory,
-    description_problem,
-    doctor,
-    fix,
     format_memory,
     index_line,
     iso_utc,
@@ -45,14 +44,7 @@ from claude_mini.memory.store import (
     parse_memory_text,
     read_text_head,
 )
-from claude_mini.memory.supersede import (
-    Guess,
-    apply_link,
-    guess_replaced,
-    link_problem,
-    record_links,
-    successor_of,
-)
+from claude_mini.memory.store.links import record_links, successor_of
 from claude_mini.memory.team import TeamTier, team_tier
 
 LIST_DESCRIPTION_CHARS = 70

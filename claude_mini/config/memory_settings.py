@@ -47,7 +47,7 @@ AUTOCOMPACT_ENV = "CLAUDE_MINI_AUTOCOMPACT_PCT"  # wins over `autoCompactThresho
 
 @dataclass(frozen=True)
 class RecallSettings:
-    """`recall.*`: how Layer 3 chooses memories each turn (memory/recall.py)."""
+    """`recall.*`: how Layer 3 chooses memories each turn (memory/recall/)."""
 
     strategy: str = "model"  # unset: "lexical" for the bundled local model, else "model"
     wait_ms: int = 0
@@ -61,7 +61,7 @@ class ExtractionSettings:
     """`memory.extractGate` (skip turns with nothing durable), `memory.extractBatchTurns` (run
     anyway once this many turns wait), `memory.extractEvery` (at least N turns between runs at
     turn end), `memory.extractWaitSeconds` (print mode, exit) and the daily-log mode, for
-    Layer 4 (memory/extract.py)."""
+    Layer 4 (memory/extract/)."""
 
     every: int = EXTRACT_EVERY
     gate: bool = True
@@ -73,7 +73,7 @@ class ExtractionSettings:
 
 @dataclass(frozen=True)
 class ForgetSettings:
-    """`memory.halfLifeDays`, `memory.maxFiles` and `memory.autoGc`: forgetting (memory/forget.py)."""
+    """`memory.halfLifeDays`, `memory.maxFiles` and `memory.autoGc`: forgetting (memory/maintenance/forget.py)."""
 
     half_life_days: float = HALF_LIFE_DAYS
     max_files: int = MAX_MEMORY_FILES
@@ -87,7 +87,7 @@ class ForgetSettings:
 
 @dataclass(frozen=True)
 class DreamSettings:
-    """`memory.autoDream` and `memory.dreamMaxTurns`: consolidation (memory/dream.py)."""
+    """`memory.autoDream` and `memory.dreamMaxTurns`: consolidation (memory/maintenance/dream.py)."""
 
     auto_dream: bool = True
     max_turns: int = DREAM_MAX_TURNS
@@ -103,7 +103,7 @@ class DreamSettings:
 @dataclass(frozen=True)
 class CompactSettings:
     """`contextWindow`, `autoCompact` and `autoCompactThreshold` (or its environment variable),
-    for Layer 5 (memory/compact.py)."""
+    for Layer 5 (memory/compact/)."""
 
     context_window: int | None = None  # None: what the client knows, else the per-model table
     auto_compact: bool = True
@@ -135,7 +135,7 @@ class MemorySettings:
     dream: DreamSettings = field(default_factory=DreamSettings)
     compact: CompactSettings = field(default_factory=CompactSettings)
     team: TeamSettings = field(default_factory=TeamSettings)
-    log_mode: bool = False  # `memory.mode: "log"` (memory/daylog.py)
+    log_mode: bool = False  # `memory.mode: "log"` (memory/maintenance/daylog.py)
     problems: tuple[str, ...] = ()
 
 

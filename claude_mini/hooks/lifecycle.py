@@ -402,7 +402,7 @@ class UserHooksPart(Part):
     async def before_compact(self, agent: Agent, request: CompactRequest) -> None:
         """PreCompact: exit 2 or `decision: block` refuses the compaction; context (or plain
         stdout) is added to what the summary must pay attention to."""
-        from claude_mini.memory.compact import CompactionRefused
+        from claude_mini.memory.compact.compactor import CompactionRefused
 
         self._compact_trigger = request.trigger
         outcome = await self._event(

@@ -1,6 +1,6 @@
 """The memory layers' lifecycle parts, each built from the session's `PartContext`.
 
-    checkpoint_part    compaction's working state, beside the summary
+    working_state_part    compaction's working state, beside the summary
     compaction_part    Layer 5: auto-compaction, the budget line, files read on resume
     instructions_part  Layer 1: path-scoped rules and nested CLAUDE.md files as attachments
     recall_part        Layer 3: the prefetch and its attachments
@@ -13,14 +13,15 @@ from __future__ import annotations
 
 from claude_mini.agent.lifecycle import PartContext
 from claude_mini.base import paths
-from claude_mini.memory.checkpoint import CheckpointPart
-from claude_mini.memory.compact import Compactor, CompactPart, fork_summary
-from claude_mini.memory.extract import Extractor
+from claude_mini.memory.compact.compactor import Compactor, fork_summary
+from claude_mini.memory.compact.part import CompactPart
+from claude_mini.memory.compact.working_state import WorkingStatePart
+from claude_mini.memory.extract.part import Extractor
 from claude_mini.memory.instructions import InstructionPart
-from claude_mini.memory.recall import RecallPart
+from claude_mini.memory.recall.part import RecallPart
 
 
-def checkpoint_part(ctx: PartContext) -> CheckpointPart:
+def working_state_part(ctx: PartContext) -> WorkingStatePart:
     """Compaction's working state: the rules and nested files attached so far, the memories saved."""
     runtime = ctx.runtime
 
@@ -28,7 +29,7 @@ def checkpoint_part(ctx: PartContext) -> CheckpointPart:
         extractor = runtime.extractor
         return extractor.saved_names if extractor is not None else []
 
-    return CheckpointPart(instructions=lambda: [a.path for a in runtime.tracker.active()], memories=memories)
+    return WorkingStatePart(instructions=lambda: [a.path for a in runtime.tracker.active()], memories=memories)
 
 
 def compaction_part(ctx: PartContext) -> CompactPart:

@@ -9,6 +9,6 @@
     conversation.py  putting the conversation back (a `rewind` transcript entry, on_rewind)
 
 The REPL's /rewind is ui/rewind_commands.py; `claude-mini checkpoints list|restore` is
-subcommands/checkpoints_cli.py. Not to be confused with memory/checkpoint.py: that is
-compaction's working-state checkpoint, attached beside a summary.
+subcommands/checkpoints_cli.py. Not to be confused with memory/compact/working_state.py: that is
+compaction's working state, attached beside a summary.
 """

@@ -24,7 +24,7 @@ from claude_mini.agent.lifecycle import Part, PartContext, ToolVerdict
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.config.checkpoint_settings import CheckpointSettings
 from claude_mini.rewind.store import Before, FileHistory, StoreError, capture, fingerprint
-from claude_mini.shell.bash_safety import is_read_only_command
+from claude_mini.shell.read_only import is_read_only_command
 
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent

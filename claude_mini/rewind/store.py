@@ -1,6 +1,6 @@
 """One session's file checkpoints: what each Write and Edit replaced, kept so /rewind can put it back.
 
-(Not memory/checkpoint.py, which is compaction's working-state checkpoint: a summary's companion.)
+(Not memory/compact/working_state.py, which is compaction's working state: a summary's companion.)
 
     $CLAUDE_MINI_HOME/file-history/<session-id>/
         index.json        every record, in the order it happened (temp file + os.replace, locked)

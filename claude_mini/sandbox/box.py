@@ -29,7 +29,7 @@ from claude_mini.sandbox.bwrap import Availability, command_line, probe
 from claude_mini.sandbox.layout import LayoutReport, build_layout, protected_paths
 from claude_mini.sandbox.proxy import DomainProxy
 from claude_mini.sandbox.settings import SandboxSettings
-from claude_mini.shell.bash_safety import command_candidates
+from claude_mini.shell.candidates import command_candidates
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Which files a Bash command line may read, for keeping Read deny rules in force there.
 
-`read_targets` looks at the commands `bash_safety.command_candidates` found and
+`read_targets` looks at the commands `candidates.command_candidates` found and
 lists the paths their arguments name: as written, as the shell would expand a
 wildcard (`cat .en?`), as git's `REV:path` (`git show HEAD:.env`), and the
 folders that recursive readers search (`grep -r x .`, `rg x`, `diff -r a b`,
@@ -24,7 +24,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from claude_mini.shell.bash_safety import SimpleCommand, has_option
+from claude_mini.shell.parse import SimpleCommand
+from claude_mini.shell.read_only import has_option
 
 # At most this many paths per wildcard word are checked; more means the whole folder is searched.
 MAX_EXPANSIONS = 2_000

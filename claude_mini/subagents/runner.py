@@ -31,7 +31,7 @@ from claude_mini.agent.loop import AgentStop, PermissionAnswer
 from claude_mini.agent.subagent_run import SubagentRun
 from claude_mini.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
 from claude_mini.permissions import EDIT_TOOLS, READ_TOOLS, Allow, Ask, Decision, Deny, Guard
-from claude_mini.shell.bash_safety import is_read_only_command
+from claude_mini.shell.read_only import is_read_only_command
 
 if TYPE_CHECKING:
     from claude_mini.agent.events import AgentEvent

@@ -61,7 +61,7 @@ def _emit(action: Callable[[], list[str]]) -> None:
 
 
 def _context() -> tuple[MemoryStore, Any]:
-    from claude_mini.subcommands.memory_cli import MemoryContext
+    from claude_mini.commands.memory import MemoryContext
 
     mc = MemoryContext.for_cwd()
     return mc.store, mc.config

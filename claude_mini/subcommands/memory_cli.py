@@ -173,7 +173,7 @@ def doctor_command(
         raise typer.Exit(1)
 
 
-# Forgetting (memory/forget.py) brings its own actions in subcommands/forget_cli.py.
+# Forgetting (memory/maintenance/forget.py) brings its own actions in subcommands/forget_cli.py.
 memory_app.command("gc")(forget_cli.gc_command)
 memory_app.command("restore")(forget_cli.restore_command)
 # The team tier (memory/team/) and imports from other assistants: subcommands/team_cli.py.

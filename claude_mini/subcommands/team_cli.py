@@ -48,7 +48,8 @@ NameArg = Annotated[str, typer.Argument(help="Filename or name (proposed/NAME fo
 def _run_here(action: Callable[[Config, MemoryStore], list[str]]) -> None:
     """Run `action` on this project's settings and private memory folder and print its lines
     (memory_cli's `_run`: one line on stderr and an exit status for a refusal)."""
-    from claude_mini.subcommands.memory_cli import MemoryContext, _run
+    from claude_mini.commands.memory import MemoryContext
+    from claude_mini.subcommands.memory_cli import _run
 
     def run() -> list[str]:
         mc = MemoryContext.for_cwd()

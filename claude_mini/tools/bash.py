@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from claude_mini.base.process_groups import group_gone, signal_group
-from claude_mini.shell.bash_safety import is_read_only_command
 from claude_mini.shell.git_safety import GIT_FUNCTION, safe_git_env
+from claude_mini.shell.read_only import is_read_only_command
 from claude_mini.signals import tool_group_ended, tool_group_started
 from claude_mini.tools import ToolContext, ToolError, ToolResult, int_arg, str_arg
 from claude_mini.tools.base import ShellSandbox

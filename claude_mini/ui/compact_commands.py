@@ -1,9 +1,9 @@
 """`/compact [instructions]`: summarise the conversation now (Layer 5; DESIGN.md section 5);
-`/compact --show`: print the working-state checkpoint a compaction would attach now."""
+`/compact --show`: print the working state a compaction would attach now."""
 
 from __future__ import annotations
 
-from claude_mini.memory.compact import CompactionError, CompactionRefused
+from claude_mini.memory.compact.compactor import CompactionError, CompactionRefused
 from claude_mini.ui.commands import CommandContext, command
 
 
@@ -16,7 +16,7 @@ from claude_mini.ui.commands import CommandContext, command
 async def compact_now(ctx: CommandContext) -> None:
     """Run a compaction with the user's instructions appended to the summary prompt."""
     if ctx.args.strip() == "--show":
-        show_checkpoint(ctx)
+        show_working_state(ctx)
         return
     compactor = ctx.rt.compactor
     if compactor is None:
@@ -42,13 +42,13 @@ async def compact_now(ctx: CommandContext) -> None:
     )
 
 
-def show_checkpoint(ctx: CommandContext) -> None:
+def show_working_state(ctx: CommandContext) -> None:
     """The checkpoint a compaction now would put beside the summary (nothing is compacted)."""
     from claude_mini.base.text import estimate_tokens
-    from claude_mini.memory.checkpoint import CheckpointPart, render_checkpoint
+    from claude_mini.memory.compact.working_state import WorkingStatePart, render_working_state
 
-    hook = ctx.rt.lifecycle.find(CheckpointPart)
-    text = render_checkpoint(hook.current(ctx.rt.agent)) if hook is not None else ""
+    hook = ctx.rt.lifecycle.find(WorkingStatePart)
+    text = render_working_state(hook.current(ctx.rt.agent)) if hook is not None else ""
     if not text:
         ctx.console.print("The checkpoint is empty: no request, command or file change to keep yet.", markup=False)
         return

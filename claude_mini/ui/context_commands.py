@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 @command("context", help="What is in the context now: prompt sections, instruction files, messages.")
 def show_context(ctx: CommandContext) -> None:
     """Token use, the system prompt's sections, Layer 1 files and attachments, and the messages."""
+    from claude_mini.base.text import estimate_tokens
     from claude_mini.commands.context import instructions_report, prompt_report
     from claude_mini.llm.messages import message_to_api
     from claude_mini.memory.instructions import to_json
-    from claude_mini.prompt import estimate_tokens
 
     rt = ctx.rt
     used, window = context_used(rt), context_window(rt)

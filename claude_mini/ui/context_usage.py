@@ -1,6 +1,6 @@
 """How full the context is, in the words the status line, /context and /config use.
 
-The numbers come from the compactor's meter (Layer 5, memory/compact.py) when
+The numbers come from the compactor's meter (Layer 5, memory/compact/) when
 the session has one, else from the last response's usage.
 """
 
@@ -23,7 +23,7 @@ def human_tokens(n: int) -> str:
 
 def context_window(runtime: Runtime) -> int:
     """The model's context window (the `contextWindow` setting, the client's, or the table)."""
-    from claude_mini.memory.compact import context_window as window_of
+    from claude_mini.memory.compact.budget import context_window as window_of
 
     return window_of(runtime.config, runtime.agent.model, runtime.client)
 
@@ -38,7 +38,7 @@ def context_used(runtime: Runtime) -> int:
 
 def compaction_line(runtime: Runtime) -> str:
     """Where auto-compact triggers, whether it is on, and how many compactions happened."""
-    from claude_mini.memory.compact import MAX_FAILURES
+    from claude_mini.memory.compact.compactor import MAX_FAILURES
 
     c = runtime.compactor
     if c is None:
@@ -56,8 +56,8 @@ def compaction_line(runtime: Runtime) -> str:
 
 
 def compact_warning(runtime: Runtime) -> str | None:
-    """A short warning once the context is near the auto-compact threshold (memory/compact.py's margin)."""
-    from claude_mini.memory.compact import warning_margin
+    """A short warning once the context is near the auto-compact threshold (memory/compact/'s margin)."""
+    from claude_mini.memory.compact.budget import warning_margin
 
     c = runtime.compactor
     if c is None or not c.auto_enabled:

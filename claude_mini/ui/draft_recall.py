@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from prompt_toolkit.buffer import Buffer
 
-    from claude_mini.memory.recall import RecallPart
+    from claude_mini.memory.recall.part import RecallPart
     from claude_mini.runtime import Runtime
     from claude_mini.ui.startup import RuntimeLoader
 
@@ -60,6 +60,6 @@ class DraftRecall:
 
 
 def _recall_of(runtime: Runtime | None) -> RecallPart | None:
-    from claude_mini.memory.recall import RecallPart  # the memory layers load with the runtime
+    from claude_mini.memory.recall.part import RecallPart  # the memory layers load with the runtime
 
     return runtime.lifecycle.find(RecallPart) if runtime is not None else None

@@ -34,7 +34,7 @@ from claude_mini.commands.memory import (
     show_text,
 )
 from claude_mini.memory.imports import TOOLS
-from claude_mini.memory.recall import RecallPart
+from claude_mini.memory.recall.part import RecallPart
 from claude_mini.memory.store import MemoryStoreError
 from claude_mini.ui.commands import CommandContext, command
 

@@ -23,9 +23,9 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
-from claude_mini.agent.events import AgentEvent, MessageAdded, Notice
+from claude_mini.agent.events import AgentEvent, MessageAdded
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached, StoppedByHook, TurnCancelled
-from claude_mini.base.notices import Display, NoticeChannel
+from claude_mini.base.notices import Display, Notice, NoticeChannel
 from claude_mini.base.text import json_safe, visible_controls
 from claude_mini.llm.events import Retrying
 from claude_mini.llm.messages import Message, message_to_api

@@ -41,7 +41,8 @@ from rich.segment import Segment
 from rich.spinner import Spinner
 from rich.text import Text
 
-from claude_mini.agent.events import AgentEvent, MessageAdded, Notice, ToolFinished, ToolStarted
+from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, ToolStarted
+from claude_mini.base.notices import Notice
 from claude_mini.base.text import clip, one_line, visible_controls
 from claude_mini.llm.events import BlockDone, Retrying, TextDelta, ToolUseStart
 from claude_mini.llm.messages import TextBlock, ToolUseBlock

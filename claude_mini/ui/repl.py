@@ -351,7 +351,7 @@ class Repl:
         if runtime is None:
             return
         if self.startup.maintenance is not None:
-            self.startup.maintenance.cancel()  # a dream cut short changes nothing (memory/dream.py)
+            self.startup.maintenance.cancel()  # a dream cut short changes nothing (memory/maintenance/dream.py)
         await self._finish_extraction(runtime)
         await runtime.close("prompt_input_exit")
         if runtime.session.messages:
@@ -472,7 +472,7 @@ class Repl:
         """Show what the tool will do and ask: yes / yes for this session / no (with a message)."""
         from claude_mini.agent.loop import PermissionAnswer
         from claude_mini.base.text import one_line
-        from claude_mini.permissions.policy import exact_command_rule
+        from claude_mini.permissions.bash import exact_command_rule
         from claude_mini.ui.render import permission_preview, preview_diff
 
         runtime = await self.get_runtime()

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from claude_mini.shell.bash_safety import (
-    ShellSyntaxError,
-    command_candidates,
-    is_read_only_command,
-    parse_command,
-)
+from claude_mini.shell.candidates import command_candidates
+from claude_mini.shell.parse import ShellSyntaxError, parse_command
+from claude_mini.shell.read_only import is_read_only_command
 
 READ_ONLY = [
     "git status",

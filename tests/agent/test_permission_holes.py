@@ -13,7 +13,7 @@ import pytest
 from claude_mini.agent.lifecycle import system_reminder
 from claude_mini.hooks.config import HookCommand, HookSet, IgnoredHook, named_files
 from claude_mini.permissions import Allow, Ask, Deny, ExtractionPolicy
-from claude_mini.permissions.policy import exact_command_rule
+from claude_mini.permissions.bash import exact_command_rule
 
 from .policies import bash, edit, policy
 

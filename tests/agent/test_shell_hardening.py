@@ -11,12 +11,9 @@ from pathlib import Path
 import pytest
 
 from claude_mini.permissions import Allow, Ask, CommandPattern, Deny, ExtractionPolicy
-from claude_mini.shell.bash_safety import (
-    MAX_COMMAND_CHARS,
-    command_candidates,
-    is_read_only_command,
-    parse_command,
-)
+from claude_mini.shell.candidates import command_candidates
+from claude_mini.shell.parse import MAX_COMMAND_CHARS, parse_command
+from claude_mini.shell.read_only import is_read_only_command
 
 from .policies import bash, policy
 

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from claude_mini.permissions import Allow, Ask, Deny
-from claude_mini.shell.bash_safety import command_candidates, is_read_only_command
+from claude_mini.shell.candidates import command_candidates
+from claude_mini.shell.read_only import is_read_only_command
 
 from .policies import bash, policy
 

@@ -17,7 +17,7 @@ from claude_mini.base.safe_read import Unreadable, read_capped, read_file
 from claude_mini.config import load_config
 from claude_mini.config.layers import SETTINGS_MAX_BYTES, read_settings_file
 from claude_mini.mcp_servers.config import written_servers
-from claude_mini.memory.extract import memory_policies
+from claude_mini.memory.extract.prompt import memory_policies
 from claude_mini.memory.instructions import load_instructions
 from claude_mini.memory.store import MemoryStore, MemoryStoreError, index_line, read_text_head
 from claude_mini.skills.catalog import load_catalog
@@ -261,7 +261,7 @@ def test_a_managed_settings_link_to_dev_zero_fails_closed(repo, isolated_env):
 
 # --- compaction's restore of recently read files ------------------------------------------------
 def test_compaction_skips_a_read_file_that_became_a_fifo_or_a_proc_link(folder):
-    from claude_mini.memory.compact import restore_files
+    from claude_mini.memory.compact.compactor import restore_files
 
     (folder / "a.py").write_text("print('a')\n")
     os.mkfifo(folder / "was-a-file.py")

@@ -18,7 +18,7 @@ import pytest
 from claude_mini.base import paths
 from claude_mini.llm.local import LocalClient, bundled_model, local_available
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock
-from claude_mini.memory.recall import build_recall_request, parse_selection
+from claude_mini.memory.recall.selection import build_recall_request, parse_selection
 from tests.e2e.conftest import json_lines, trust_folder
 
 pytestmark = [

@@ -12,15 +12,11 @@ import pytest
 from memclock import DAY, Clock
 from test_recall import main_text, make_runtime, manifest_of, run_turns, select, tool_turn
 
-from claude_mini.memory.archive_recall import ArchiveTier
-from claude_mini.memory.forget import gc
-from claude_mini.memory.lexical import (
-    SHORTLIST_SIZE,
-    CandidateScanner,
-    select_lexical,
-    shortlist,
-)
-from claude_mini.memory.recall import RecallPart
+from claude_mini.memory.maintenance.forget import gc
+from claude_mini.memory.recall.archive import ArchiveTier
+from claude_mini.memory.recall.engine import RecallEngine
+from claude_mini.memory.recall.lexical import SHORTLIST_SIZE, select_lexical, shortlist
+from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store import MemoryStore
 
 QUESTION = "which postgres pool size does the reporting job need?"
@@ -133,7 +129,7 @@ def test_bring_back_of_a_file_removed_meanwhile_is_none(store, clock):
 def test_the_manifest_stays_at_200_with_archived_offers(store):
     for i in range(SHORTLIST_SIZE):
         save(store, f"service-{i:03d}", f"Service {i:03d} runbook: restart it with make restart-{i}")
-    manifest, _, _ = RecallPart(store, config=None)._local_pass(QUESTION, frozenset())
+    manifest, _, _ = RecallEngine(store, config=None).local_pass(QUESTION, frozenset())
     assert len(manifest) == SHORTLIST_SIZE
     assert manifest[-1].filename == "archive/reporting-pool.md"
 

@@ -8,15 +8,9 @@ import pytest
 
 from claude_mini.config import load_config
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from claude_mini.memory import compact
-from claude_mini.memory.compact import (
-    clean_summary,
-    compact_threshold,
-    context_window,
-    drop_oldest_round,
-    latest_user_request,
-    restore_files,
-)
+from claude_mini.memory.compact import compactor
+from claude_mini.memory.compact.budget import compact_threshold, context_window
+from claude_mini.memory.compact.compactor import clean_summary, drop_oldest_round, latest_user_request, restore_files
 
 
 @pytest.fixture
@@ -133,7 +127,7 @@ def test_latest_user_request_skips_tool_results_and_reminders():
 
 
 def test_restore_files_newest_first_within_budget(tmp_path, monkeypatch):
-    monkeypatch.setattr(compact, "RESTORE_FILE_TOKENS", 100)
+    monkeypatch.setattr(compactor, "RESTORE_FILE_TOKENS", 100)
     files = {}
     for i in range(7):
         path = tmp_path / f"f{i}.txt"

@@ -18,8 +18,8 @@ from claude_mini.config import load_config
 from claude_mini.config.layers import merge
 from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from claude_mini.memory.compact import files_seen
-from claude_mini.memory.extract_gate import GateDecision, no_gate
+from claude_mini.memory.compact.part import files_seen
+from claude_mini.memory.extract.gate import GateDecision, no_gate
 from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime
 from claude_mini.session import resume_session
@@ -113,7 +113,11 @@ def test_saved_names_lists_each_memory_saved_once_in_order(repo, fake_server):
         return rt
 
     rt = asyncio.run(scenario())
-    assert [m.filename for m in rt.extractor.saved] == ["project_ship.md", "feedback_tests.md", "project_ship.md"]
+    assert [m.filename for m in rt.extractor.engine.saved] == [
+        "project_ship.md",
+        "feedback_tests.md",
+        "project_ship.md",
+    ]
     assert rt.extractor.saved_names == ["project_ship.md", "feedback_tests.md"]
     rt.extractor.saved_names.append("x")  # a copy: the checkpoint cannot change what was saved
     assert rt.extractor.saved_names == ["project_ship.md", "feedback_tests.md"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.memory.daylog import (
+from claude_mini.memory.maintenance.daylog import (
     LogModeGuard,
     append_log,
     bullets_from_reply,

@@ -16,12 +16,12 @@ from memclock import DAY, HOUR, T0, Clock
 from claude_mini.agent.fork import ForkResult
 from claude_mini.agent.loop import Agent
 from claude_mini.config import Config
+from claude_mini.config.memory_settings import DreamSettings
 from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock
-from claude_mini.memory.daylog import append_log, unconsumed_logs
-from claude_mini.memory.dream import (
+from claude_mini.memory.maintenance.daylog import append_log, unconsumed_logs
+from claude_mini.memory.maintenance.dream import (
     DreamBusy,
-    DreamSettings,
     DreamState,
     _fork_policy,
     auto_dream_due,
@@ -31,8 +31,8 @@ from claude_mini.memory.dream import (
     maybe_auto_dream,
     record_session,
 )
-from claude_mini.memory.forget import restore
 from claude_mini.memory.store import MemoryStore, parse_memory_text
+from claude_mini.memory.store.restore import restore
 from claude_mini.permissions import Allow, Deny, PermissionPolicy
 from claude_mini.session import Session
 from claude_mini.tools.base import ToolContext

@@ -1,4 +1,4 @@
-"""Layer 4 (memory/extract.py, memory/secrets.py) in-process through the fake server: the request,
+"""Layer 4 (memory/extract/, memory/secrets/guard.py) in-process through the fake server: the request,
 saving with provenance, skip, throttle, coalescing, the gate's batching and final run, failures,
 denials, the secret guard. The gate's own rules: test_extract_gate.py."""
 
@@ -18,10 +18,10 @@ from claude_mini.agent.fork import strip_cache_control
 from claude_mini.base import paths
 from claude_mini.config import load_config
 from claude_mini.config.layers import merge
+from claude_mini.config.memory_settings import ExtractionSettings
 from claude_mini.llm.anthropic_client import AnthropicClient
-from claude_mini.memory.extract import ExtractionSettings
-from claude_mini.memory.extract_gate import assess, no_gate
-from claude_mini.memory.secrets import SecretGuard
+from claude_mini.memory.extract.gate import assess, no_gate
+from claude_mini.memory.secrets.guard import SecretGuard
 from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime
 from claude_mini.session import resume_session
@@ -40,7 +40,7 @@ def start(repo: Path, server, **settings: Any) -> Runtime:
     extra = {"recall": {"strategy": "off"}, "memory": settings.pop("memory", {}), **settings}
     config.settings = merge(config.settings, extra)
     rt = build_runtime(config, client=AnthropicClient(base_url=server.base_url, api_key="test"))
-    rt.extractor.clock = lambda: CLOCK
+    rt.extractor.engine.clock = lambda: CLOCK
     rt.extractor.gate = no_gate  # these tests are about scheduling; the gate's are below
     return rt
 
@@ -101,7 +101,7 @@ def test_extraction_request_shares_the_main_prefix(repo, memdir, fake_server):
     assert str(memdir) in prompt and "(none yet)" in prompt and "Do not investigate" in prompt
     assert "Read every file you will change" in prompt and "make every Write and Edit at once" in prompt
     assert rt.session.costs.by_purpose["extract"].requests == 1
-    assert rt.extractor.cursor == 4 and rt.extractor.runs == 1
+    assert rt.extractor.cursor == 4 and rt.extractor.engine.runs == 1
     assert not memdir.exists()  # nothing saved, nothing created
 
 
@@ -141,7 +141,7 @@ def test_saved_memory_gets_provenance_an_index_line_a_notice_and_a_transcript_en
         Reply.text("Saved."),
     )
     rt = start(repo, fake_server)
-    saved = rt.extractor.saved  # the memories this session saved (each also told to the user)
+    saved = rt.extractor.engine.saved  # the memories this session saved (each also told to the user)
     asyncio.run(session(rt, "always run pytest with -x please"))
     fm = frontmatter(target)
     assert fm["source"] == rt.session.id and fm["created"] == STAMP and fm["updated"] == STAMP
@@ -173,7 +173,7 @@ def test_an_updated_memory_keeps_its_created_time(repo, memdir, fake_server):
         Reply.tool("Edit", {"file_path": path, "old_string": "Tuesdays.", "new_string": "Thursdays."}),
         Reply.text("Updated."),
     )
-    saved = rt.extractor.saved  # the memories this session saved (each also told to the user)
+    saved = rt.extractor.engine.saved  # the memories this session saved (each also told to the user)
     asyncio.run(session(rt, "deploys moved to Thursdays"))
     fm = frontmatter(memdir / "project_deploy.md")
     assert fm["created"] == "2026-01-01T00:00:00Z" and fm["updated"] == STAMP and fm["source"] == rt.session.id
@@ -275,7 +275,7 @@ def test_turns_ending_during_a_slow_extraction_coalesce_into_one_trailing_run(re
     assert 'last 4 messages of the conversation above (from the user\'s "second")' in extract_prompt(trailing)
     texts = [m["content"][0].get("text") for m in trailing.body["messages"]]
     assert "third" in texts  # the newest context
-    assert rt.extractor.cursor == 6 and rt.extractor.runs == 2
+    assert rt.extractor.cursor == 6 and rt.extractor.engine.runs == 2
 
 
 def test_a_resumed_conversation_is_not_extracted_again(repo, fake_server):
@@ -316,7 +316,7 @@ def test_a_run_still_going_at_clear_keeps_to_its_own_session(repo, fake_server):
     assert "memory_extraction_failed" in [e.get("subtype") for e in old_entries]
     prompt = extract_prompt(fake_server.requests_for("extract")[-1])
     assert 'last 2 messages of the conversation above (from the user\'s "new conversation")' in prompt
-    assert list(rt.extractor._sessions) == [rt.session.id]
+    assert list(rt.extractor.engine._sessions) == [rt.session.id]
 
 
 def test_status_follows_each_run_for_the_ui(repo, fake_server):
@@ -355,7 +355,7 @@ def test_flush_extracts_now_and_reset_cursor_follows_a_rewritten_conversation(re
         assert await rt.extractor.flush(rt.agent, timeout=10)
         assert rt.extractor.cursor == 2
         rt.session.messages[:] = rt.session.messages[:1]  # as if compacted
-        rt.extractor.reset_cursor()
+        rt.extractor.engine.reset_cursor()
         assert rt.extractor.cursor == 1
         await rt.client.aclose()
 
@@ -367,7 +367,7 @@ def test_flush_extracts_now_and_reset_cursor_follows_a_rewritten_conversation(re
 
 
 def gated(repo: Path, server, **settings: Any) -> Runtime:
-    """A runtime with the real gate (memory/extract_gate.py)."""
+    """A runtime with the real gate (memory/extract/gate.py)."""
     rt = start(repo, server, **settings)
     rt.extractor.gate = assess
     return rt
@@ -439,7 +439,7 @@ def test_a_turn_ending_while_the_run_before_it_is_in_flight_is_judged_alone(repo
 
     asyncio.run(go())
     assert len(fake_server.requests_for("extract")) == 1
-    assert rt.extractor.cursor == 2 and [m.text for m in rt.extractor.pending_messages()][0] == "thanks"
+    assert rt.extractor.cursor == 2 and [m.text for m in rt.extractor.engine.pending_messages()][0] == "thanks"
 
 
 def test_extract_every_spaces_the_runs_of_durable_turns(repo, fake_server):
@@ -524,7 +524,7 @@ def test_a_failed_extraction_rolls_back_keeps_the_cursor_and_retries(repo, memdi
         await turn(rt, "first")
         assert await rt.extractor.wait(10)
         assert (memdir / "project_db.md").read_bytes() == before and not (memdir / "new.md").exists()
-        assert rt.extractor.cursor == 0 and rt.extractor.failures == 1
+        assert rt.extractor.cursor == 0 and rt.extractor.engine.failures == 1
         await session(rt, "second")
 
     asyncio.run(go())

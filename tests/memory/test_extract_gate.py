@@ -1,4 +1,4 @@
-"""Layer 4's gate (memory/extract_gate.py): which pending turns may hold something durable.
+"""Layer 4's gate (memory/extract/gate.py): which pending turns may hold something durable.
 
 Pure functions over messages: no server, no files. How the extractor batches what the gate
 holds: test_extract.py; through the real CLI: tests/e2e/test_extract_e2e.py.
@@ -9,13 +9,7 @@ from __future__ import annotations
 import pytest
 
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from claude_mini.memory.extract_gate import (
-    LONG_TEXT_CHARS,
-    assess,
-    count_turns,
-    no_gate,
-    stated_cue,
-)
+from claude_mini.memory.extract.gate import LONG_TEXT_CHARS, assess, count_turns, no_gate, stated_cue
 
 
 def answered(text: str) -> list[Message]:

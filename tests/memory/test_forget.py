@@ -10,20 +10,15 @@ import pytest
 from memclock import DAY, T0, Clock
 
 from claude_mini.config import Config
-from claude_mini.memory.forget import (
+from claude_mini.config.memory_settings import ForgetSettings
+from claude_mini.memory.maintenance.forget import (
     LOW_WATER,
-    PROTECTED_FLOOR,
-    ForgetSettings,
     duplicate_findings,
-    find_archived,
     gc,
     gc_message,
-    keep_score,
-    keep_scores,
     likely_duplicates,
     maybe_auto_gc,
     plan_gc,
-    restore,
 )
 from claude_mini.memory.store import (
     INDEX_MAX_LINES,
@@ -32,6 +27,8 @@ from claude_mini.memory.store import (
     MemoryStore,
     parse_archive_index,
 )
+from claude_mini.memory.store.keep import PROTECTED_FLOOR, keep_score, keep_scores
+from claude_mini.memory.store.restore import find_archived, restore
 
 
 def save(store: MemoryStore, stem: str, type_: str = "project", **kw) -> str:

@@ -597,7 +597,7 @@ def test_nested_folder_imports_are_resolved_and_broken_ones_reported(tracked):
 
 def test_brace_expansion():
     from claude_mini.base.braces import expand_braces
-    from claude_mini.memory.globs import split_globs
+    from claude_mini.memory.instructions.globs import split_globs
 
     assert expand_braces("src/**/*.{ts,tsx}") == ["src/**/*.ts", "src/**/*.tsx"]
     assert expand_braces("{a,b{c,d}}/x.{1,2}") == [
@@ -619,7 +619,7 @@ def test_brace_expansion():
 def test_globset_fast_path_agrees_with_pathspec():
     import pathspec
 
-    from claude_mini.memory.globs import GlobSet
+    from claude_mini.memory.instructions.globs import GlobSet
 
     globs = ["*.py", "src/**/*.ts", "/top.md", "docs/", "a/*/b/**", "**/test_*.py", "x?.md"]
     paths = [
@@ -660,7 +660,7 @@ def test_invalid_globs_are_reported(env):
 
 
 def test_rule_index_groups_by_base():
-    from claude_mini.memory.globs import GlobSet, RuleIndex
+    from claude_mini.memory.instructions.globs import GlobSet, RuleIndex
 
     index: RuleIndex[str] = RuleIndex()
     index.add("/r", GlobSet(["*.py"]), "py")
@@ -673,7 +673,7 @@ def test_rule_index_groups_by_base():
 
 
 def test_repository_walk_respects_nested_gitignore(tmp_path):
-    from claude_mini.memory.globs import iter_repository_files
+    from claude_mini.memory.instructions.globs import iter_repository_files
 
     write(tmp_path, ".gitignore", "*.log\nbuild/\n")
     write(tmp_path, "a.py", "")

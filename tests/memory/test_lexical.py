@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.memory.lexical import (
-    HEAD_LINES,
+from claude_mini.memory.recall.lexical import (
     SHORTLIST_SIZE,
-    CandidateScanner,
     LexicalIndex,
     candidate_from_text,
     manifest_line,
@@ -20,7 +18,9 @@ from claude_mini.memory.lexical import (
     stem,
     tokenize,
 )
+from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store import iso_utc
+from claude_mini.memory.store.folder import HEAD_LINES
 
 NOW = 1_796_000_000.0
 DAY = 86_400.0

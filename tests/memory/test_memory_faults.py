@@ -13,9 +13,9 @@ from claude_mini.base import fileutil
 from claude_mini.commands.memory import MemoryCommandError, MemoryContext, add_memory, forget_memory
 from claude_mini.config import load_config
 from claude_mini.llm.messages import ToolUseBlock
-from claude_mini.memory import forget
-from claude_mini.memory.dream import maybe_auto_dream
-from claude_mini.memory.extract import unsaved_writes
+from claude_mini.memory.extract.journal import unsaved_writes
+from claude_mini.memory.maintenance import forget
+from claude_mini.memory.maintenance.dream import maybe_auto_dream
 from claude_mini.memory.store import MemoryStore
 from claude_mini.tools.base import ToolResult
 from tests.folder_faults import read_only_folder

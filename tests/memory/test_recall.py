@@ -20,14 +20,14 @@ from fake_anthropic import FakeAnthropic, Reply
 from claude_mini.config import load_config
 from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
-from claude_mini.memory.lexical import Candidate
-from claude_mini.memory.recall import (
+from claude_mini.memory.recall.lexical import Candidate
+from claude_mini.memory.recall.part import RecallPart
+from claude_mini.memory.recall.selection import (
     FILE_MAX_BYTES,
     RECALL_SCHEMA,
     RECALL_SYSTEM,
     SESSION_BUDGET_BYTES,
     RecallFailed,
-    RecallPart,
     age_phrase,
     parse_selection,
     recalls_in_context,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.memory.secret_scan import find_secrets
+from claude_mini.memory.secrets.scan import find_secrets
 from claude_mini.memory.team.privacy import PersonalContext, find_personal_data, team_refusal
 
 SAMPLES = json.loads((Path(__file__).parents[1] / "fixtures" / "secret_samples.json").read_text())
@@ -79,7 +79,7 @@ def test_numbers_that_fail_their_check_pass(text):
 
 
 def test_prose_skips_the_rule_set_and_tokens_do_not():
-    from claude_mini.memory.secret_rules import may_hold_token
+    from claude_mini.memory.secrets.rules import may_hold_token
 
     assert not may_hold_token(
         "Always run the whole test suite with pytest -x before a commit; "

@@ -1,4 +1,4 @@
-"""The memory secret guard (memory/secret_scan.py, memory/secrets.py): what counts as a secret,
+"""The memory secret guard (memory/secrets/scan.py, memory/secrets/guard.py): what counts as a secret,
 what passes, and Writes/Edits judged by the file as it will be after the change."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.memory.secret_scan import find_secret, find_secrets
-from claude_mini.memory.secrets import SecretGuard, UncheckedChange, text_after
+from claude_mini.memory.secrets.guard import SecretGuard, UncheckedChange, text_after
+from claude_mini.memory.secrets.scan import find_secret, find_secrets
 from claude_mini.permissions import Allow, Deny, PolicyChain
 
 FIXTURES = Path(__file__).parent / "secret_fixtures"
@@ -532,7 +532,7 @@ def test_text_in_other_scripts_passes(text):
 
 
 def test_folding_keeps_lines_and_leaves_the_file_alone(guard):
-    from claude_mini.memory.scan_fold import fold_for_scan
+    from claude_mini.memory.secrets.fold import fold_for_scan
 
     text = "a\u200b\nb\u0301\r\nc\U000e0061\n\nghр_"
     assert fold_for_scan(text).split("\n") == ["a", "b\r", "c", "", "ghp_"]

@@ -1,4 +1,4 @@
-"""Stale memories say so (memory/staleness.py): what counts as a reference to the repository,
+"""Stale memories say so (memory/recall/staleness.py): what counts as a reference to the repository,
 how it is checked (disk, Makefile, package.json, git), and what recall and doctor show."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import pytest
 from test_recall import main_text, make_runtime, manifest_of, run_turns, save, select, tool_turn
 
 from claude_mini.commands.memory import MemoryContext, doctor_data, doctor_lines
-from claude_mini.memory.lexical import candidate_from_text
-from claude_mini.memory.recall import add_stale_lines, render_memory
-from claude_mini.memory.staleness import (
+from claude_mini.memory.extract.supersede import apply_link
+from claude_mini.memory.recall.lexical import candidate_from_text
+from claude_mini.memory.recall.selection import add_stale_lines, render_memory
+from claude_mini.memory.recall.staleness import (
     Change,
     changed_a_lot,
     find_references,
@@ -23,7 +24,6 @@ from claude_mini.memory.staleness import (
     stale_reasons,
 )
 from claude_mini.memory.store import format_memory
-from claude_mini.memory.supersede import apply_link
 
 DAY = 86_400.0
 

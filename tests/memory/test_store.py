@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from claude_mini.base import fileutil
+from claude_mini.memory.maintenance.doctor import description_problem, doctor, fix
 from claude_mini.memory.store import (
     INDEX_MAX_BYTES,
     INDEX_MAX_LINES,
@@ -19,9 +20,6 @@ from claude_mini.memory.store import (
     MemoryNotFound,
     MemoryStore,
     MemoryStoreError,
-    description_problem,
-    doctor,
-    fix,
     format_memory,
     index_line,
     iso_utc,

@@ -1,4 +1,4 @@
-"""Corrections supersede (memory/supersede.py): the links, what recall offers, gc's order, the
+"""Corrections supersede (memory/extract/supersede.py): the links, what recall offers, gc's order, the
 prompt's view of an overfull MEMORY.md, extraction's and `memory add`'s marking."""
 
 from __future__ import annotations
@@ -13,32 +13,27 @@ from memclock import DAY, Clock
 
 from claude_mini.base import paths
 from claude_mini.commands.memory import MemoryContext, add_memory, list_data, list_lines
-from claude_mini.memory.extract_gate import no_gate
-from claude_mini.memory.forget import (
-    ForgetSettings,
-    gc,
-    keep_scores,
-    likely_duplicates,
-    overflow_order,
+from claude_mini.config.memory_settings import ForgetSettings
+from claude_mini.memory.extract.gate import no_gate
+from claude_mini.memory.extract.supersede import (
+    apply_link,
+    apply_links,
+    guess_replaced,
+    mark_superseded,
+    with_frontmatter_line,
 )
-from claude_mini.memory.lexical import candidate_from_text
+from claude_mini.memory.maintenance.doctor import doctor
+from claude_mini.memory.maintenance.forget import gc, likely_duplicates
+from claude_mini.memory.recall.lexical import candidate_from_text
 from claude_mini.memory.store import (
     INDEX_MAX_LINES,
     MemoryStore,
-    doctor,
     format_memory,
     memory_prompt_section,
     parse_memory_text,
 )
-from claude_mini.memory.supersede import (
-    apply_link,
-    apply_links,
-    guess_replaced,
-    hidden,
-    mark_superseded,
-    superseded_names,
-    with_frontmatter_line,
-)
+from claude_mini.memory.store.keep import keep_scores, overflow_order
+from claude_mini.memory.store.links import hidden, superseded_names
 from claude_mini.ui.memory_commands import split_add_options
 
 
@@ -319,7 +314,7 @@ def test_slash_memory_add_takes_supersedes_as_one_word():
 
 
 def test_superseded_files_are_history_in_the_extraction_manifest(store: MemoryStore, clock: Clock):
-    from claude_mini.memory.extract import memory_manifest
+    from claude_mini.memory.extract.prompt import memory_manifest
 
     old = save(store, "old")
     clock.advance(1)
@@ -332,7 +327,7 @@ def test_superseded_files_are_history_in_the_extraction_manifest(store: MemorySt
 
 
 def test_the_on_disk_recall_index_keeps_the_link_and_sees_the_mark(store: MemoryStore, tmp_path: Path):
-    from claude_mini.memory.lexical import CandidateScanner
+    from claude_mini.memory.recall.scan import CandidateScanner
 
     old, new = save(store, "old"), save(store, "new")
     cache = tmp_path / "cache" / "index.json"

@@ -13,15 +13,16 @@ import yaml
 from claude_mini import trust
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.config import load_config
-from claude_mini.memory.lexical import SHORTLIST_SIZE
-from claude_mini.memory.recall import RecallPart
-from claude_mini.memory.secrets import SecretGuard
-from claude_mini.memory.store import MemoryStore, doctor, fix, parse_index
+from claude_mini.memory.maintenance.doctor import doctor, fix
+from claude_mini.memory.recall.engine import RecallEngine
+from claude_mini.memory.recall.lexical import SHORTLIST_SIZE
+from claude_mini.memory.recall.team import merge_tiers
+from claude_mini.memory.secrets.guard import SecretGuard
+from claude_mini.memory.store import MemoryStore, parse_index
 from claude_mini.memory.team import TeamTier, team_problem, team_prompt_section, team_tier
 from claude_mini.memory.team.guard import TeamWriteCheck
 from claude_mini.memory.team.moves import TeamRefused, demote, promote, propose
 from claude_mini.memory.team.privacy import PersonalContext, find_personal_data, team_refusal
-from claude_mini.memory.team.recall import merge_tiers
 from claude_mini.permissions import Allow, Deny, PolicyChain
 from claude_mini.runtime import make_prompt
 
@@ -172,14 +173,14 @@ def test_recall_searches_both_tiers_and_names_team_files(repo, tmp_path):
     private = MemoryStore(tmp_path / "private")
     save(private, "vim.md", "The user edits with vim")
     save(tier(repo).store(), "staging-reset.md", STAGING)
-    hook = RecallPart(private, config=None, team_root=tier(repo).root)
-    manifest, strong, _ = hook._local_pass("when is the staging database reset", frozenset())
+    engine = RecallEngine(private, config=None, team_root=tier(repo).root)
+    manifest, strong, _ = engine.local_pass("when is the staging database reset", frozenset())
     assert {c.filename for c in manifest} == {"vim.md", "team/staging-reset.md"}
     assert strong == ["team/staging-reset.md"]
-    candidate = hook._candidate("team/staging-reset.md")
+    candidate = engine.candidate("team/staging-reset.md")
     assert candidate is not None and candidate.path == tier(repo).root / "staging-reset.md"
     # already in the context: not offered again
-    manifest, strong, _ = hook._local_pass("staging database reset", frozenset({"team/staging-reset.md"}))
+    manifest, strong, _ = engine.local_pass("staging database reset", frozenset({"team/staging-reset.md"}))
     assert "team/staging-reset.md" not in {c.filename for c in manifest} and not strong
 
 

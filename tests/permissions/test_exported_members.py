@@ -37,4 +37,16 @@ def test_every_public_name_is_importable_from_the_package() -> None:
 
 def test_no_other_public_name_is_defined_at_the_top() -> None:
     extra = {name for name in vars(permissions) if not name.startswith("_")} - PUBLIC
-    assert extra <= {"decisions", "rules", "policy", "chain", "annotations"}
+    assert extra <= {
+        "decisions",
+        "rules",
+        "policy",
+        "bash",
+        "request",
+        "secret_reads",
+        "protected",
+        "memory_folder",
+        "extraction",
+        "chain",
+        "annotations",
+    }

@@ -15,12 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.shell.git_safety import (
-    NEUTRAL_CONFIG,
-    neutral_env,
-    untrusted_driver_keys,
-    with_config,
-)
+from claude_mini.base.gitrun import NEUTRAL_CONFIG, neutral_env, with_config
+from claude_mini.shell.git_safety import untrusted_driver_keys
 from claude_mini.tools import ToolContext
 from claude_mini.tools.bash import BashTool
 from tests.hostile_git import (
@@ -73,6 +69,15 @@ def _tool(root: Path, command: str):
     return asyncio.run(BashTool().call({"command": command}, ctx))
 
 
+def _stale_stat(root: Path) -> None:
+    """An unchanged tracked file with a new mtime: `git status` refreshes its stat and so writes the index.
+
+    Without it, whether status writes the index (and runs post-index-change) depends on how
+    the index's and a.txt's times compare, which a busy machine changes.
+    """
+    os.utime(root / ".gitattributes", (2, 2))
+
+
 def _fired(marks: Path) -> list[str]:
     found = sorted(p.name for p in marks.iterdir())
     for p in marks.iterdir():
@@ -114,9 +119,11 @@ def test_repository_config_runs_nothing_through_the_tool(tmp_path: Path, marks: 
     hook.chmod(0o755)
     for command in commands:
         root = _hostile_repo(tmp_path / f"repo-{commands.index(command)}", _config(kind, marks))
+        _stale_stat(root)
         _plain(root, command)
         assert _fired(marks), f"control: plain `{command}` should run the {kind} program"
         os.utime(root / "a.txt", (1, 1))
+        _stale_stat(root)
         _tool(root, command)
         assert _fired(marks) == [], f"`{command}` ran the repository's {kind} program"
 
@@ -369,7 +376,7 @@ def test_the_products_own_git_runs_no_fsmonitor(tmp_path: Path, marks: Path, cal
     from claude_mini.base import paths
     from claude_mini.base.gitrun import git_output, run_git
     from claude_mini.permissions import parse_rule
-    from claude_mini.permissions.policy import _tracked_and_denied
+    from claude_mini.permissions.bash import _tracked_and_denied
 
     root = fsmonitor_repo(tmp_path / "repo", marks / "fsmonitor")
     _plain(root, "git ls-files -m")

@@ -156,18 +156,18 @@ def test_clear_starts_a_new_session_and_rebuilds_the_prompt(slash, repo):
 
 
 def test_clear_gives_the_memory_layers_the_new_session(slash):
-    from claude_mini.memory.recall import RecallPart
+    from claude_mini.memory.recall.part import RecallPart
 
     rt = slash.runtime
     rt.session.add_message(Message.user("first"))
     rt.compactor.count, rt.compactor.failures = 2, 3  # the breaker is open
     assert not rt.compactor.auto_enabled
     recall = rt.lifecycle.find(RecallPart)
-    recall._said.add("memory recall fell back to lexical search")
+    recall.engine._said.add("memory recall fell back to lexical search")
     slash.run("/clear")
     assert (rt.compactor.count, rt.compactor.failures) == (0, 0) and rt.compactor.auto_enabled
-    assert rt.extractor.session is rt.session and rt.extractor.cursor == 0
-    assert recall._session is rt.session and recall._said == set() and recall.events == []
+    assert rt.extractor.engine.session is rt.session and rt.extractor.cursor == 0
+    assert recall.engine.session is rt.session and recall.engine._said == set() and recall.events == []
 
 
 def test_model_shows_and_switches(slash):

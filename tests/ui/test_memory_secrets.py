@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from claude_mini.base import paths
 from claude_mini.commands.memory import MemoryCommandError, add_memory, edit_memory, forget_memory
-from claude_mini.memory.lexical import CandidateScanner, index_cache_file
+from claude_mini.memory.recall.scan import CandidateScanner, index_cache_file
 from claude_mini.memory.store import MemoryStore
 from claude_mini.subcommands import forget_cli
 from claude_mini.subcommands.app import sub_app

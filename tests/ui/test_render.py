@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.text import Text
 
-from claude_mini.agent.events import MessageAdded, Notice, ToolFinished, ToolStarted
+from claude_mini.agent.events import MessageAdded, ToolFinished, ToolStarted
+from claude_mini.base.notices import Notice
 from claude_mini.llm.events import BlockDone, Retrying, TextDelta, ToolUseStart
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.tools.base import ToolResult

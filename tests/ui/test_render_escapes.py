@@ -15,7 +15,8 @@ from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 from rich.text import Text
 
-from claude_mini.agent.events import MessageAdded, Notice, ToolStarted
+from claude_mini.agent.events import MessageAdded, ToolStarted
+from claude_mini.base.notices import Notice
 from claude_mini.config import load_config
 from claude_mini.llm.events import BlockDone, Retrying, TextDelta, ToolUseStart
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock

@@ -12,10 +12,10 @@ from types import SimpleNamespace
 import pytest
 from prompt_toolkit.document import Document
 
+from claude_mini.base.text import estimate_tokens
 from claude_mini.command_table import CommandTable, builtin_table
 from claude_mini.commands.context import catalog_lines
 from claude_mini.commands.skills import skills_table
-from claude_mini.prompt import estimate_tokens
 from claude_mini.skills.catalog import Catalog, CatalogError, Listing, PromptCommand, build_listing
 from claude_mini.skills.expand import ExpansionError
 from claude_mini.skills.report import catalog_json, clash_warning, listing_line

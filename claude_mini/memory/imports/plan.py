@@ -2,7 +2,7 @@
 
 `plan_import` decides for each memory found: import it, skip it as a duplicate (of one that
 exists, or of one found earlier in the same import: the doctor's TF-IDF duplicate detection,
-memory/forget.py, at a stricter threshold, plus identical bodies), or refuse it (the secret
+memory/maintenance/forget.py, at a stricter threshold, plus identical bodies), or refuse it (the secret
 guard's scan). `apply_import` writes the planned ones, each to a filename claimed with O_EXCL,
 so nothing is ever overwritten; each carries `source: import:<tool>` and `imported_from`.
 """
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from claude_mini.base.text import one_line
-from claude_mini.memory.forget import live_documents, similar_pairs
 from claude_mini.memory.imports.sources import Foreign
-from claude_mini.memory.lexical import candidate_from_text
-from claude_mini.memory.secret_scan import describe_findings, find_secrets
+from claude_mini.memory.maintenance.forget import live_documents, similar_pairs
+from claude_mini.memory.recall.lexical import candidate_from_text
+from claude_mini.memory.secrets.scan import describe_findings, find_secrets
 from claude_mini.memory.store import (
     MEMORY_TYPES,
     MemoryStore,

@@ -24,7 +24,6 @@ from claude_mini.agent.lifecycle import (
 )
 from claude_mini.base.text import estimate_tokens
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
-from claude_mini.memory.globs import RuleIndex, relative_to
 from claude_mini.memory.instructions.entries import (
     ConditionalRule,
     Entry,
@@ -32,6 +31,7 @@ from claude_mini.memory.instructions.entries import (
     InstructionSet,
     path_forms,
 )
+from claude_mini.memory.instructions.globs import RuleIndex, relative_to
 from claude_mini.memory.instructions.loader import Loader
 from claude_mini.tools.base import ToolResult
 

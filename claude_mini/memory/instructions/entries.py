@@ -14,7 +14,7 @@ from functools import cached_property
 from pathlib import Path
 
 from claude_mini.base.text import estimate_tokens
-from claude_mini.memory.globs import GlobSet, relative_to
+from claude_mini.memory.instructions.globs import GlobSet, relative_to
 from claude_mini.memory.instructions.markdown import scan_markdown
 from claude_mini.memory.instructions.scope import LoadContext
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from claude_mini.base.frontmatter import parse_frontmatter
 from claude_mini.base.paths import checkout_root, home_dir, managed_dir
-from claude_mini.memory.globs import split_globs
+from claude_mini.base.safe_read import Unreadable, os_reason
 from claude_mini.memory.instructions.entries import (
     CYCLE,
     DUPLICATE,
@@ -28,13 +28,9 @@ from claude_mini.memory.instructions.entries import (
     InstructionSet,
     Skipped,
 )
+from claude_mini.memory.instructions.globs import split_globs
 from claude_mini.memory.instructions.markdown import scan_markdown
-from claude_mini.memory.instructions.reading import (
-    Unreadable,
-    is_text_name,
-    os_reason,
-    read_text,
-)
+from claude_mini.memory.instructions.reading import is_text_name, read_text
 from claude_mini.memory.instructions.scope import LoadContext
 from claude_mini.trust import RepositoryOnly
 

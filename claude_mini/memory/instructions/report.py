@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.memory.globs import iter_repository_files
 from claude_mini.memory.instructions.entries import (
     DUPLICATE,
     ConditionalRule,
@@ -15,6 +14,7 @@ from claude_mini.memory.instructions.entries import (
     InstructionSet,
     Skipped,
 )
+from claude_mini.memory.instructions.globs import iter_repository_files
 
 if TYPE_CHECKING:
     from claude_mini.memory.instructions.attachments import AttachmentTracker

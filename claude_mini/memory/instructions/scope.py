@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from claude_mini.base.credentials import credential_folders
 from claude_mini.base.safe_read import location_refusal
-from claude_mini.memory.globs import GlobSet
+from claude_mini.memory.instructions.globs import GlobSet
 
 
 @dataclass

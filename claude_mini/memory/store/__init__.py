@@ -17,7 +17,6 @@ One module per part:
     archive.py       archive/ and ARCHIVE.md
     usage.py         usage.json
     memory_store.py  MemoryStore: list, read, write, delete, using the four above
-    doctor.py        `memory doctor` findings and `fix` (a conflicted MEMORY.md is rebuilt)
     prompt.py        the system-prompt section
     errors.py        MemoryStoreError and its kinds
 
@@ -38,16 +37,6 @@ from claude_mini.memory.store.archive import (
     archive_index_line,
     parse_archive_index,
 )
-from claude_mini.memory.store.doctor import (
-    GENERIC_WORDS,
-    VAGUE_MIN_SPECIFIC_WORDS,
-    VAGUE_MIN_WORDS,
-    Finding,
-    description_problem,
-    doctor,
-    fix,
-    repaired_text,
-)
 from claude_mini.memory.store.errors import (
     AmbiguousMemoryName,
     InvalidMemory,
@@ -57,6 +46,8 @@ from claude_mini.memory.store.errors import (
 from claude_mini.memory.store.folder import (
     ARCHIVE_DIR,
     ARCHIVE_INDEX_FILENAME,
+    HEAD_LINES,
+    HEAD_READ_BYTES,
     INDEX_FILENAME,
     LIST_READ_BYTES,
     LOGS_DIR,
@@ -101,7 +92,8 @@ __all__ = [
     "ARCHIVE_DIR",
     "ARCHIVE_HEADER",
     "ARCHIVE_INDEX_FILENAME",
-    "GENERIC_WORDS",
+    "HEAD_LINES",
+    "HEAD_READ_BYTES",
     "INDEX_FILENAME",
     "INDEX_HOOK_MAX_CHARS",
     "INDEX_MAX_BYTES",
@@ -111,13 +103,10 @@ __all__ = [
     "MEMORY_TYPES",
     "READ_MAX_BYTES",
     "USAGE_FILENAME",
-    "VAGUE_MIN_SPECIFIC_WORDS",
-    "VAGUE_MIN_WORDS",
     "AmbiguousMemoryName",
     "ArchiveEntry",
     "ArchiveIndex",
     "ArchivedMemory",
-    "Finding",
     "IndexEntry",
     "InvalidMemory",
     "MemoryIndex",
@@ -131,11 +120,8 @@ __all__ = [
     "UsageRecord",
     "archive_index_line",
     "derive_memory",
-    "description_problem",
-    "doctor",
     "dump_frontmatter",
     "epoch_of",
-    "fix",
     "format_memory",
     "index_line",
     "iso_utc",
@@ -150,7 +136,6 @@ __all__ = [
     "record_from_parsed",
     "record_from_text",
     "render_index_for_prompt",
-    "repaired_text",
     "retarget_index_line",
     "safe_filename",
     "slugify",

@@ -25,6 +25,8 @@ LIST_READ_BYTES = 64 * 1024  # list() only needs the frontmatter and the first b
 READ_MAX_BYTES = 1024 * 1024  # read() of a runaway file stops here (recall cuts to 4 KiB anyway)
 
 _SAFE_FILENAME = re.compile(r"^[^\W_][\w.-]*$")  # letters/digits first; no separators or spaces
+HEAD_LINES = 30  # DESIGN.md section 5: first 30 lines of each candidate
+HEAD_READ_BYTES = 16 * 1024  # enough for 30 normal lines; a huge first line is cut here
 
 
 @dataclass

@@ -21,6 +21,9 @@ from claude_mini.base.text import one_line
 from claude_mini.memory.store.errors import InvalidMemory, MemoryStoreError
 from claude_mini.memory.store.folder import not_a_file
 
+# What git leaves in a file it could not merge: `<<<<<<< ours`, `|||||||`, `=======`, `>>>>>>> theirs`.
+CONFLICT_MARKER = re.compile(r"^(?:<{7}|\|{7}|={7}|>{7})(?:\s|$)")
+
 INDEX_MAX_LINES = 200
 INDEX_MAX_BYTES = 25_000
 INDEX_READ_MAX_BYTES = 2_000_000  # read cap: 80x what the prompt shows, far below what hurts

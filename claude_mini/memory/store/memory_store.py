@@ -15,6 +15,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from claude_mini.memory.store.errors import (
 )
 from claude_mini.memory.store.folder import (
     ARCHIVE_DIR,
+    ARCHIVE_INDEX_FILENAME,
     INDEX_FILENAME,
     LIST_READ_BYTES,
     LOGS_DIR,
@@ -67,38 +69,15 @@ class MemoryStore:
         sorted_index: bool = False,
     ) -> None:
         self.root = Path(root)
+        self.index_path = self.root / INDEX_FILENAME  # MEMORY.md
+        self.usage_path = self.root / USAGE_FILENAME  # usage.json, the recall usage record
+        self.archive_dir = self.root / ARCHIVE_DIR  # where deleted memories go
+        self.archive_index_path = self.archive_dir / ARCHIVE_INDEX_FILENAME  # archive/ARCHIVE.md
         self.clock = clock
         self.sorted_index = sorted_index  # MEMORY.md entries in filename order (the team tier)
         self.warn = warn  # the session's notice channel (or the CLI's stderr): each problem once
         self.skipped: list[SkippedFile] = []  # refreshed by every list()
         self.warnings: list[str] = []  # problems worth telling the user once
-
-    @property
-    def index_path(self) -> Path:
-        """MEMORY.md."""
-        return self.root / INDEX_FILENAME
-
-    @property
-    def usage_path(self) -> Path:
-        """usage.json, the recall usage record."""
-        return self.root / USAGE_FILENAME
-
-    @property
-    def archive_dir(self) -> Path:
-        """Where deleted memories go."""
-        return self.root / ARCHIVE_DIR
-
-    @property
-    def _index(self) -> MemoryIndex:
-        return MemoryIndex(self.index_path, self.tell, sort=self.sorted_index)
-
-    @property
-    def _archive_index(self) -> ArchiveIndex:
-        return ArchiveIndex(self.archive_dir)
-
-    @property
-    def _usage(self) -> UsageRecord:
-        return UsageRecord(self.usage_path, self._usage_from_file_times, self.tell)
 
     # -- reading --
     def list(self) -> builtins.list[MemoryRecord]:
@@ -106,7 +85,7 @@ class MemoryStore:
         self.skipped = []
         records = []
         for filename, entry in iter_memory_entries(self.root, self.skipped):
-            record = self._load(filename, Path(entry.path), LIST_READ_BYTES)
+            record = _load(self, filename, Path(entry.path), LIST_READ_BYTES)
             if record is not None:
                 records.append(record)
         return records
@@ -115,33 +94,9 @@ class MemoryStore:
         """One memory with its body (and full frontmatter); raises MemoryNotFound."""
         path = self.resolve(name_or_filename)
         skipped: builtins.list[SkippedFile] = []
-        record = self._load(self._rel(path), path, READ_MAX_BYTES, skipped, with_body=True)
+        record = _load(self, _rel(self, path), path, READ_MAX_BYTES, skipped, with_body=True)
         if record is None:
             raise MemoryStoreError(f"cannot read {path.name}: {skipped[0].reason}")
-        return record
-
-    def _load(
-        self,
-        filename: str,
-        path: Path,
-        limit: int,
-        skipped: builtins.list[SkippedFile] | None = None,
-        with_body: bool = False,
-    ) -> MemoryRecord | None:
-        skipped = self.skipped if skipped is None else skipped
-        try:
-            st = path.stat()
-        except OSError as e:
-            skipped.append(SkippedFile(path, f"unreadable ({e.strerror or e})"))
-            return None
-        text, reason = read_text_head(path, limit)
-        if text is None:
-            skipped.append(SkippedFile(path, reason or "unreadable"))
-            return None
-        parsed = parse_memory_text(text)
-        record = record_from_parsed(path, filename, parsed, st.st_mtime, st.st_size)
-        if with_body:
-            record.body = parsed.body  # cut at READ_MAX_BYTES for a runaway file
         return record
 
     def exists(self, filename: str) -> bool:
@@ -174,7 +129,7 @@ class MemoryStore:
         key = name.strip()
         if not key:
             raise MemoryNotFound("no memory name given")
-        direct = self._direct_path(key)
+        direct = _direct_path(self, key)
         if direct is not None:
             return direct
         records = self.list()
@@ -190,27 +145,6 @@ class MemoryStore:
                 files = ", ".join(r.filename for r in matches)
                 raise AmbiguousMemoryName(f"{name!r} matches several memories ({files}); give the filename instead")
         raise MemoryNotFound(f"no memory named {name!r} in {self.root} (see `claude-mini memory list`)")
-
-    def _direct_path(self, key: str) -> Path | None:
-        """The exact file for `foo`/`foo.md`/`sub/foo.md` when it is a memory, else None."""
-        rel = _with_md(key)
-        parts = Path(rel).parts
-        if (
-            not key
-            or Path(rel).is_absolute()
-            or ".." in parts
-            or parts[0] in (ARCHIVE_DIR, LOGS_DIR)
-            or rel == INDEX_FILENAME
-            or any(p.startswith(".") for p in parts)
-        ):
-            return None
-        path = self.root / rel
-        if path.is_file() and resolves_inside(str(path), os.path.realpath(self.root)):
-            return path
-        return None
-
-    def _rel(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix()
 
     # -- writing --
     def write(
@@ -232,7 +166,7 @@ class MemoryStore:
         path = self.root / fname
         now = iso_utc(self.clock())
         extra = dict(extra_frontmatter or {})  # pinned/source first, then the timestamps
-        extra.setdefault("created", self._created_of(path) or now)
+        extra.setdefault("created", _created_of(self, path) or now)
         extra.setdefault("updated", now)
         text = format_memory(
             name=name,
@@ -247,62 +181,19 @@ class MemoryStore:
         self.update_index(add_or_replace={fname: index_line(fname, name, index_hook or description)})
         return path
 
-    def _created_of(self, path: Path) -> str | None:
-        """The `created` stamp of the file being replaced, so a rewrite keeps its birth date."""
-        text, _ = read_text_head(path, LIST_READ_BYTES) if path.is_file() else (None, None)
-        created = parse_memory_text(text).frontmatter.get("created") if text else None
-        if isinstance(created, datetime):
-            return created.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        return str(created) if created else None
-
     def delete(self, name: str, *, reason: str = "forgotten", successor: str | None = None) -> ArchivedMemory:
         """Move a memory to archive/ (a distinct name if taken) and drop its index line.
 
         archive/ARCHIVE.md records its index line, `reason`, the `successor`
         that replaced it (if any) and its usage entry, which leaves usage.json.
         """
-        return self._move_to_archive({name: reason}, successor, skip_missing=False)[0]
+        return _move_to_archive(self, {name: reason}, successor, skip_missing=False)[0]
 
     def delete_many(self, reasons: dict[str, str]) -> builtins.list[ArchivedMemory]:
         """`delete` for several memories (name -> reason) with one write of MEMORY.md,
         ARCHIVE.md and usage.json for all of them: gc archives hundreds at a time, and one
         write each made it take seconds per hundred. Names that are gone are skipped."""
-        return self._move_to_archive(reasons, None, skip_missing=True)
-
-    def _move_to_archive(
-        self, reasons: dict[str, str], successor: str | None, *, skip_missing: bool
-    ) -> builtins.list[ArchivedMemory]:
-        archive = self._archive_index
-        moved: builtins.list[tuple[str, Path, str | None, str, str]] = []
-        with locked(self.index_path):
-            lines = {e.filename: e.line for e in self.index_entries()}
-            for name, reason in reasons.items():
-                try:
-                    path = self.resolve(name)
-                except MemoryNotFound:
-                    if skip_missing:
-                        continue
-                    raise
-                filename = self._rel(path)
-                line = lines.get(filename) or self._fallback_index_line(filename, path)
-                dest = archive.destination(filename)
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(path, dest)  # safe: we hold the lock and checked `dest` is free
-                moved.append((filename, dest, lines.get(filename), line, reason))
-            self.update_index(remove=[m[0] for m in moved])
-            usage = self._usage.take_many(m[0] for m in moved)
-            now = self.clock()
-            archive.add(
-                *(
-                    ArchiveEntry(
-                        archive.relative(dest), filename, line, now, reason, successor, usage.get(filename), ""
-                    )
-                    for filename, dest, _, line, reason in moved
-                )
-            )
-        return [
-            ArchivedMemory(filename, dest, indexed, reason, successor) for filename, dest, indexed, _, reason in moved
-        ]
+        return _move_to_archive(self, reasons, None, skip_missing=True)
 
     def archive_copy(self, name: str, *, reason: str, successor: str | None = None) -> ArchivedMemory:
         """Put a copy of a memory's current bytes in archive/; the live file and its line stay.
@@ -310,13 +201,13 @@ class MemoryStore:
         For a memory about to be rewritten in place: the old version stays restorable.
         """
         path = self.resolve(name)
-        filename = self._rel(path)
-        archive = self._archive_index
+        filename = _rel(self, path)
+        archive = _archive_index(self)
         with locked(self.index_path):
             dest = archive.destination(filename)
             dest.parent.mkdir(parents=True, exist_ok=True)
             indexed = next((e.line for e in self.index_entries() if e.filename == filename), None)
-            line = indexed or self._fallback_index_line(filename, path)
+            line = indexed or _fallback_index_line(self, filename, path)
             atomic_write(dest, path.read_bytes())
             shutil.copystat(path, dest)
             archive.add(
@@ -333,57 +224,44 @@ class MemoryStore:
             )
         return ArchivedMemory(filename, dest, indexed, reason, successor)
 
-    def _fallback_index_line(self, filename: str, path: Path) -> str:
-        record = self._load(filename, path, LIST_READ_BYTES, skipped=[])
-        if record is None:
-            return index_line(filename, Path(filename).stem, "")
-        return index_line(filename, record.name, record.description)
-
     # -- the archive --
-    @property
-    def archive_index_path(self) -> Path:
-        """archive/ARCHIVE.md: one line per archived memory, with what restore needs."""
-        return self._archive_index.path
 
     def archive_entries(self) -> builtins.list[ArchiveEntry]:
         """The lines of archive/ARCHIVE.md, oldest first."""
-        return self._archive_index.entries()
+        return _archive_index(self).entries()
 
     def remove_archive_entry(self, file: str) -> bool:
         """Drop the ARCHIVE.md line of archived `file` (relative to archive/); True if found."""
-        return self._archive_index.remove(file)
+        return _archive_index(self).remove(file)
 
     # -- the index --
     def index_text(self) -> str:
         """MEMORY.md as text ('' if missing; undecodable bytes replaced)."""
-        return self._index.text()
+        return _index(self).text()
 
     def index_entries(self) -> builtins.list[IndexEntry]:
         """The memory lines of MEMORY.md."""
-        return self._index.entries()
+        return _index(self).entries()
 
     def update_index(self, add_or_replace: dict[str, str] | None = None, remove: Iterable[str] = ()) -> bool:
         """Add/replace/remove MEMORY.md lines by filename under the lock; True if it changed."""
-        return self._index.update(add_or_replace, remove)
+        return _index(self).update(add_or_replace, remove)
 
     # -- the usage record --
     def usage(self) -> dict[str, UsageEntry]:
         """filename -> {count, last_used}; a corrupt record is rebuilt from file times."""
-        return self._usage.read()
+        return _usage(self).read()
 
     def record_use(self, filenames: Iterable[str], when: float | None = None) -> None:
         """Count one surfacing of each file at `when` (default: now), under the lock."""
         names = [normalise_target(f) for f in filenames]
         if not names:
             return
-        self._usage.count_uses(names, self.clock() if when is None else when)
+        _usage(self).count_uses(names, self.clock() if when is None else when)
 
     def edit_usage(self, change: Callable[[dict[str, UsageEntry]], None]) -> None:
         """Apply `change` to the usage record under its lock (a corrupt record is rebuilt first)."""
-        self._usage.edit(change)
-
-    def _usage_from_file_times(self) -> dict[str, UsageEntry]:
-        return {r.filename: {"count": 0, "last_used": r.mtime} for r in self.list()}
+        _usage(self).edit(change)
 
     def tell(self, message: str) -> None:
         """Tell the user about a problem with the folder, once (the injected `warn`, else the log)."""
@@ -410,3 +288,116 @@ def _validate_memory(name: str, description: str, type: str, extra: dict[str, An
     clash = {"name", "description", "type"} & set(extra or {})
     if clash:
         raise InvalidMemory(f"pass {', '.join(sorted(clash))} as arguments, not in extra_frontmatter")
+
+
+# -- the store's own helpers, as functions: the class is its public surface
+def _index(store: MemoryStore) -> MemoryIndex:
+    return MemoryIndex(store.index_path, store.tell, sort=store.sorted_index)
+
+
+def _archive_index(store: MemoryStore) -> ArchiveIndex:
+    return ArchiveIndex(store.archive_dir)
+
+
+def _usage(store: MemoryStore) -> UsageRecord:
+    return UsageRecord(store.usage_path, partial(_usage_from_file_times, store), store.tell)
+
+
+def _load(
+    store: MemoryStore,
+    filename: str,
+    path: Path,
+    limit: int,
+    skipped: builtins.list[SkippedFile] | None = None,
+    with_body: bool = False,
+) -> MemoryRecord | None:
+    skipped = store.skipped if skipped is None else skipped
+    try:
+        st = path.stat()
+    except OSError as e:
+        skipped.append(SkippedFile(path, f"unreadable ({e.strerror or e})"))
+        return None
+    text, reason = read_text_head(path, limit)
+    if text is None:
+        skipped.append(SkippedFile(path, reason or "unreadable"))
+        return None
+    parsed = parse_memory_text(text)
+    record = record_from_parsed(path, filename, parsed, st.st_mtime, st.st_size)
+    if with_body:
+        record.body = parsed.body  # cut at READ_MAX_BYTES for a runaway file
+    return record
+
+
+def _direct_path(store: MemoryStore, key: str) -> Path | None:
+    """The exact file for `foo`/`foo.md`/`sub/foo.md` when it is a memory, else None."""
+    rel = _with_md(key)
+    parts = Path(rel).parts
+    if (
+        not key
+        or Path(rel).is_absolute()
+        or ".." in parts
+        or parts[0] in (ARCHIVE_DIR, LOGS_DIR)
+        or rel == INDEX_FILENAME
+        or any(p.startswith(".") for p in parts)
+    ):
+        return None
+    path = store.root / rel
+    if path.is_file() and resolves_inside(str(path), os.path.realpath(store.root)):
+        return path
+    return None
+
+
+def _rel(store: MemoryStore, path: Path) -> str:
+    return path.relative_to(store.root).as_posix()
+
+
+def _created_of(store: MemoryStore, path: Path) -> str | None:
+    """The `created` stamp of the file being replaced, so a rewrite keeps its birth date."""
+    text, _ = read_text_head(path, LIST_READ_BYTES) if path.is_file() else (None, None)
+    created = parse_memory_text(text).frontmatter.get("created") if text else None
+    if isinstance(created, datetime):
+        return created.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return str(created) if created else None
+
+
+def _move_to_archive(
+    store: MemoryStore, reasons: dict[str, str], successor: str | None, *, skip_missing: bool
+) -> list[ArchivedMemory]:
+    archive = _archive_index(store)
+    moved: builtins.list[tuple[str, Path, str | None, str, str]] = []
+    with locked(store.index_path):
+        lines = {e.filename: e.line for e in store.index_entries()}
+        for name, reason in reasons.items():
+            try:
+                path = store.resolve(name)
+            except MemoryNotFound:
+                if skip_missing:
+                    continue
+                raise
+            filename = _rel(store, path)
+            line = lines.get(filename) or _fallback_index_line(store, filename, path)
+            dest = archive.destination(filename)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(path, dest)  # safe: we hold the lock and checked `dest` is free
+            moved.append((filename, dest, lines.get(filename), line, reason))
+        store.update_index(remove=[m[0] for m in moved])
+        usage = _usage(store).take_many(m[0] for m in moved)
+        now = store.clock()
+        archive.add(
+            *(
+                ArchiveEntry(archive.relative(dest), filename, line, now, reason, successor, usage.get(filename), "")
+                for filename, dest, _, line, reason in moved
+            )
+        )
+    return [ArchivedMemory(filename, dest, indexed, reason, successor) for filename, dest, indexed, _, reason in moved]
+
+
+def _fallback_index_line(store: MemoryStore, filename: str, path: Path) -> str:
+    record = _load(store, filename, path, LIST_READ_BYTES, skipped=[])
+    if record is None:
+        return index_line(filename, Path(filename).stem, "")
+    return index_line(filename, record.name, record.description)
+
+
+def _usage_from_file_times(store: MemoryStore) -> dict[str, UsageEntry]:
+    return {r.filename: {"count": 0, "last_used": r.mtime} for r in store.list()}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from claude_mini.memory.store.index import render_index_for_prompt
+from claude_mini.memory.store.keep import overflow_order
 
 if TYPE_CHECKING:
     from claude_mini.memory.store.memory_store import MemoryStore
@@ -63,7 +64,5 @@ def memory_prompt_section(store: MemoryStore, *, team: bool = False) -> str:
 
 
 def _overflow_order(store: MemoryStore) -> list[str]:
-    """What the prompt leaves out first when MEMORY.md is over its limits (forget.py ranks it)."""
-    from claude_mini.memory.forget import overflow_order  # forget builds on the store package
-
+    """What the prompt leaves out first when MEMORY.md is over its limits (the keep-scores rank it)."""
     return overflow_order(store)

@@ -7,14 +7,14 @@ filename, so pull requests show each memory and concurrent additions merge clean
 
     folder.py    where it is, whether it is on, the trust rule for writing; TeamTier
     prompt.py    its MEMORY.md in the system prompt, after the instructions, before the private index
-    recall.py    its files searched by recall beside the private ones, named `team/<file>`
     moves.py     promote, demote, and what extraction proposes (`team: true`)
     privacy.py   the stricter check: secrets and personal data never reach it
     guard.py     the same check on the main agent's Write/Edit into the team folder
     gitinfo.py   provenance (git user name), the people of the repository, `memory blame`
 
 Reading needs no trust (as CLAUDE.md needs none); nothing is written to the team folder of an
-untrusted repository. Importing this package has no side effects.
+untrusted repository. Recall searches its files beside the private ones as `team/<file>`
+(recall/team.py). Importing this package has no side effects.
 """
 
 from claude_mini.memory.team.folder import (

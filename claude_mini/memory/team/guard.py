@@ -2,7 +2,7 @@
 the team folder is refused when the folder is not trusted, or when the file as it will be
 holds a secret or personal data (memory/team/privacy.py).
 
-The secret guard (memory/secrets.py) carries it: `SecretGuard(..., team=TeamWriteCheck(...))`
+The secret guard (memory/secrets/guard.py) carries it: `SecretGuard(..., team=TeamWriteCheck(...))`
 asks it after its own check, so it sits in front of every rule and mode as the secret guard
 does. The model is told to write there only when the user asks; promote and extraction's
 proposals run the same check in memory/team/moves.py.
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.secrets import UncheckedChange, lands_in, text_after, unchecked_text
+from claude_mini.memory.secrets.guard import UncheckedChange, lands_in, text_after, unchecked_text
 from claude_mini.memory.team.folder import TeamTier
 from claude_mini.memory.team.privacy import PersonalContext, team_refusal
 from claude_mini.permissions import Deny

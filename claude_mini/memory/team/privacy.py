@@ -1,7 +1,7 @@
 """The team tier's stricter check: no secret and no personal data goes where it is pushed.
 
 A team memory is committed and pushed to everyone with the repository, so on top of the
-secret guard (memory/secret_scan.py) it must not carry:
+secret guard (memory/secrets/scan.py) it must not carry:
 
 - e-mail addresses (placeholders such as `@example.com` and `git@host:` remotes pass);
 - names of the other people in this repository's git history (authors and committers);
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.memory.secret_scan import describe_findings, find_secrets
+from claude_mini.memory.secrets.scan import describe_findings, find_secrets
 from claude_mini.memory.team import gitinfo
 from claude_mini.memory.team.personal_ids import personal_id_hits
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from claude_mini.memory.store import render_index_for_prompt
-from claude_mini.memory.store.doctor import CONFLICT_MARKER
+from claude_mini.memory.store.index import CONFLICT_MARKER
 from claude_mini.memory.team.folder import TEAM_PREFIX, TeamTier
 
 _SECTION = """\

@@ -1,9 +1,9 @@
 """Recall's reach into the team tier: the team folder searched beside the private one.
 
 The team folder has its own CandidateScanner (its own on-disk index) and is ranked against
-its own statistics, as the archive is (memory/archive_recall.py): scores are in rare-term-match
+its own statistics, as the archive is (memory/recall/archive.py): scores are in rare-term-match
 units, so the two tiers' scores compare. Its candidates are named `team/<file>`, and the
-manifest line of each says `team`. RecallPart merges the two tiers' lists in `_local_pass`;
+manifest line of each says `team`. RecallEngine merges the two tiers' lists in `local_pass`;
 nothing else of recall changes. A team memory's use is not counted in the private usage
 record (gc never archives a team memory: the team curates its folder by review).
 """
@@ -13,16 +13,16 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from claude_mini.memory.lexical import (
+from claude_mini.memory.recall.lexical import (
     SELECT_K,
     SELECT_RELATIVE,
     SHORTLIST_SIZE,
     Candidate,
-    CandidateScanner,
     select_lexical,
     shortlist,
 )
-from claude_mini.memory.supersede import superseded_names
+from claude_mini.memory.recall.scan import CandidateScanner
+from claude_mini.memory.store.links import superseded_names
 from claude_mini.memory.team.folder import TEAM_PREFIX, is_team_name
 
 Scored = list[tuple[str, float]]

@@ -1,4 +1,4 @@
-"""The working-state checkpoint (memory/checkpoint.py): built exactly from the conversation, merged
+"""The working state (memory/compact/working_state.py): built exactly from the conversation, merged
 across compactions, cut within its budget, kept in the transcript for a resume."""
 
 from __future__ import annotations
@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from claude_mini.memory.checkpoint import (
+from claude_mini.memory.compact.working_state import (
     HEADER,
-    Checkpoint,
     CommandRun,
-    build_checkpoint,
-    recorded_checkpoint,
-    render_checkpoint,
+    WorkingState,
+    build_working_state,
+    recorded_working_state,
+    render_working_state,
     turn_errors,
 )
 
@@ -58,7 +58,7 @@ def test_requests_commands_failures_and_files_are_taken_exactly():
         *bash("pytest tests/test_dates.py -x -q", "1 passed"),
         user("Now also handle time zones."),
     ]
-    cp = build_checkpoint(messages)
+    cp = build_working_state(messages)
     assert cp.requests == ["Fix the date parser; always run tests with -x.", "Now also handle time zones."]
     codes = {r.command: r.exit_code for r in cp.commands}
     assert codes == {
@@ -74,7 +74,7 @@ def test_requests_commands_failures_and_files_are_taken_exactly():
         "/r/app.py": ("edited", None),
         "/r/old.py": ("removed", None),
     }
-    text = render_checkpoint(cp)
+    text = render_working_state(cp)
     assert text.startswith(HEADER)
     assert "`make lint` → exit 2: make: *** No rule to make target 'lint'." in text
     assert "always run tests with -x" in text and "/r/dates.py: created (2 lines)" in text
@@ -84,14 +84,14 @@ def test_the_same_kind_of_command_is_its_program_and_first_argument():
     assert CommandRun("FOO=1 pytest tests/a.py -x", 1, "").kind == "pytest tests/a.py"
     assert CommandRun("python3 -m pytest -q", 1, "").kind == "python3 pytest"
     assert CommandRun("python3 -c 'print(1)'", 0, "").kind != CommandRun("python3 -m pytest", 1, "").kind
-    failed = build_checkpoint(
+    failed = build_working_state(
         [*bash("python3 -m pytest -q", "no tests ran", code=5), *bash("python3 -c 'print(1)'", "1")]
     ).failed
     assert [r.command for r in failed] == ["python3 -m pytest -q"]
 
 
 def test_a_failures_outcome_is_the_line_that_names_the_error():
-    [run] = build_checkpoint(
+    [run] = build_working_state(
         bash(
             "git push",
             "fatal: 'origin' does not appear to be a git repository\n"
@@ -111,22 +111,22 @@ def test_a_compaction_summary_and_attachments_are_not_requests():
         ),
         Message("user", [TextBlock("[Request interrupted by user]")]),
     ]
-    assert build_checkpoint(messages).requests == []
+    assert build_working_state(messages).requests == []
 
 
 def test_a_long_request_is_cut_with_a_pointer_to_the_transcript():
-    cp = build_checkpoint([user("word " * 400)], transcript="/home/me/t.jsonl")
+    cp = build_working_state([user("word " * 400)], transcript="/home/me/t.jsonl")
     assert len(cp.requests[0]) < 800 and "the whole request is in /home/me/t.jsonl the transcript" in cp.requests[0]
 
 
 def test_a_second_compaction_merges_without_duplicating():
-    first = build_checkpoint([user("Build it."), *bash("make", "ok"), *bash("make test", "boom", code=1)])
-    second = build_checkpoint([user("Go on."), *bash("make", "ok again"), *bash("ls", "a b")])
+    first = build_working_state([user("Build it."), *bash("make", "ok"), *bash("make test", "boom", code=1)])
+    second = build_working_state([user("Go on."), *bash("make", "ok again"), *bash("ls", "a b")])
     merged = first.merged(second)
     assert merged.requests == ["Build it.", "Go on."]
     assert [r.command for r in merged.commands] == ["make test", "make", "ls"]
     assert [r.command for r in merged.failed] == ["make test"]
-    text = render_checkpoint(merged)
+    text = render_working_state(merged)
     assert text.count("`make` →") == 1 and text.count("`make test` →") == 2  # once as run, once as failed
 
 
@@ -135,7 +135,7 @@ def test_the_budget_cuts_old_commands_first_and_keeps_every_request_and_failure(
     for i in range(200):
         messages += bash(f"grep -rn needle{i} src/", "src/a.py:1: needle " + "x" * 80)
     messages += bash("cargo build", "error[E0425]: cannot find value", code=101)
-    text = render_checkpoint(build_checkpoint(messages), budget_tokens=1_500)
+    text = render_working_state(build_working_state(messages), budget_tokens=1_500)
     assert len(text) <= 1_500 * 4 + 200
     assert all(f"Request {i}." in text for i in range(20))
     assert "`cargo build` → exit 101" in text
@@ -144,7 +144,7 @@ def test_the_budget_cuts_old_commands_first_and_keeps_every_request_and_failure(
 
 
 def test_the_transcript_keeps_the_checkpoint_and_the_turn_errors(tmp_path: Path):
-    cp = Checkpoint(requests=["Do it."], commands=[CommandRun("make", 2, "boom")], memories=["feedback_tests"])
+    cp = WorkingState(requests=["Do it."], commands=[CommandRun("make", 2, "boom")], memories=["feedback_tests"])
     from dataclasses import asdict
 
     transcript = tmp_path / "s.jsonl"
@@ -159,9 +159,9 @@ def test_the_transcript_keeps_the_checkpoint_and_the_turn_errors(tmp_path: Path)
         )
         + "\n{broken\n"
     )
-    assert recorded_checkpoint(transcript) == cp
+    assert recorded_working_state(transcript) == cp
     assert turn_errors(transcript) == ["The model is overloaded."]
-    assert recorded_checkpoint(tmp_path / "missing.jsonl") is None
+    assert recorded_working_state(tmp_path / "missing.jsonl") is None
 
 
 def test_a_hand_edited_checkpoint_in_the_transcript_is_ignored_not_a_crash(tmp_path: Path):
@@ -173,24 +173,24 @@ def test_a_hand_edited_checkpoint_in_the_transcript_is_ignored_not_a_crash(tmp_p
         {"files": {"a": {"path": "a", "action": 3}}},
     ):
         transcript.write_text(json.dumps({"type": "system", "subtype": "checkpoint", "checkpoint": bad}) + "\n")
-        assert recorded_checkpoint(transcript) is None
+        assert recorded_working_state(transcript) is None
 
 
 def test_a_tight_budget_keeps_the_failed_approaches_before_old_requests():
     messages = [user(f"Request {i}: " + "word " * 100) for i in range(40)]
     messages += bash("make deploy", "error: no target", code=2)
-    text = render_checkpoint(build_checkpoint(messages), budget_tokens=2_000)
+    text = render_working_state(build_working_state(messages), budget_tokens=2_000)
     assert "`make deploy` → exit 2" in text and "Request 39:" in text
     assert "older ones left out" in text
 
 
 def test_a_success_whose_output_ends_like_an_exit_code_is_still_a_success():
-    [run] = build_checkpoint(bash("cat notes.txt", "the last line reads\nExit code 3")).commands
+    [run] = build_working_state(bash("cat notes.txt", "the last line reads\nExit code 3")).commands
     assert run.exit_code == 0
 
 
 def test_nothing_to_keep_renders_nothing():
-    assert render_checkpoint(Checkpoint()) == ""
+    assert render_working_state(WorkingState()) == ""
 
 
 def test_a_resumed_session_merges_the_checkpoint_its_transcript_kept(repo, fake_server, monkeypatch):

@@ -28,19 +28,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from claude_mini.base.fileutil import LockTimeout
-from claude_mini.memory.forget import GC_REASON_PREFIX, archived_entries, restore_entry
-from claude_mini.memory.lexical import (
-    ARCHIVE_PREFIX,
-    ArchiveView,
-    Candidate,
-    CandidateScanner,
-)
+from claude_mini.memory.recall.lexical import ARCHIVE_PREFIX, ArchiveView, Candidate
+from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store import (
     ARCHIVE_INDEX_FILENAME,
     ArchiveEntry,
     MemoryStore,
     MemoryStoreError,
 )
+from claude_mini.memory.store.restore import GC_REASON_PREFIX, archived_entries, restore_entry
 
 log = logging.getLogger(__name__)
 

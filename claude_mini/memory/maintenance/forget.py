@@ -20,7 +20,7 @@ start of a session) once the index passes 90% of its 200-line / 25,000-byte
 limits or the file count passes 90% of `memory.maxFiles`; the gap between the
 two is about a week of new memories, so gc runs now and then, not every session.
 What gc archived stays findable: recall searches it as a second tier and restores
-what it picks (memory/archive_recall.py). A manual `memory gc` also archives stale
+what it picks (memory/recall/archive.py). A manual `memory gc` also archives stale
 memories (score under 0.05: roughly four half-lives without a use). `restore`
 brings an archived memory back under its old name, or a distinct one when that
 name is taken again; restoring a memory that /dream wrote (`replaces:` in its
@@ -33,45 +33,33 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from claude_mini.base import paths
 from claude_mini.base.clock import Clock
-from claude_mini.base.fileutil import LockTimeout, locked, os_error_text
-from claude_mini.config.memory_settings import HALF_LIFE_DAYS, ForgetSettings
-from claude_mini.memory.lexical import (
-    HEAD_READ_BYTES,
-    Candidate,
-    LexicalIndex,
-    candidate_from_text,
-    index_cache_file,
-)
-from claude_mini.memory.secret_scan import SecretFinding, find_secrets
+from claude_mini.base.fileutil import LockTimeout, os_error_text
+from claude_mini.config.memory_settings import ForgetSettings
+from claude_mini.memory.maintenance.doctor import Finding
+from claude_mini.memory.recall.lexical import Candidate, LexicalIndex, candidate_from_text
+from claude_mini.memory.recall.scan import index_cache_file
+from claude_mini.memory.secrets.scan import SecretFinding, find_secrets
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     INDEX_MAX_BYTES,
     INDEX_MAX_LINES,
-    LOGS_DIR,
     ArchivedMemory,
-    ArchiveEntry,
-    Finding,
-    MemoryNotFound,
     MemoryRecord,
     MemoryStore,
     MemoryStoreError,
-    UsageEntry,
-    epoch_of,
-    index_line,
     iter_memory_entries,
-    parse_index,
     read_text_head,
-    retarget_index_line,
-    slugify,
 )
-from claude_mini.memory.supersede import record_links
+from claude_mini.memory.store.folder import HEAD_READ_BYTES
+from claude_mini.memory.store.keep import KeepScore, keep_scores
+from claude_mini.memory.store.links import record_links
+from claude_mini.memory.store.restore import GC_REASON_PREFIX, archived_entries, bare_entry, plain_relative
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
@@ -79,10 +67,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-FREQUENCY_WEIGHT = 0.5
-FREQUENCY_FADE = 2.0  # the use bonus halves every 2 half-lives
-PROTECTED_TYPES = ("user", "feedback")
-PROTECTED_FLOOR = 1.0  # as if used just now
 STALE_SCORE = 0.05  # manual gc archives below this: ~4.3 half-lives unused, little use history
 HIGH_WATER = 0.9  # automatic gc starts above this share of a limit...
 LOW_WATER = 0.85  # ...and archives until everything is under this share
@@ -91,92 +75,6 @@ LOW_WATER = 0.85  # ...and archives until everything is under this share
 # pair, except memories written from one template for different services, which it groups.
 DUPLICATE_THRESHOLD = 0.3
 MESSAGE_NAMES = 5
-DAY = 86_400.0
-GC_REASON_PREFIX = "gc:"  # ARCHIVE.md reason of what gc archived (recall may bring those back)
-
-
-# --- keep-scores ---------------------------------------------------------------------
-@dataclass(frozen=True)
-class KeepScore:
-    """How much a memory deserves its place; the lowest go to the archive first."""
-
-    filename: str
-    name: str
-    type: str | None
-    score: float
-    last_used: float  # the later of its last recall and its last write
-    count: int  # recall surfacings
-    protected: str | None = None  # why gc never archives it automatically (user/feedback/pinned)
-
-
-def last_written(record: MemoryRecord) -> float:
-    """When a memory was last written: frontmatter `updated`, else `created`, else the file time."""
-    for key in ("updated", "created"):
-        when = epoch_of(record.frontmatter.get(key))
-        if when is not None:
-            return when
-    return record.mtime
-
-
-def protection(record: MemoryRecord) -> str | None:
-    """Why `record` is never archived automatically (its type, or pinned), else None."""
-    if record.pinned:
-        return "pinned"
-    return record.type if record.type in PROTECTED_TYPES else None
-
-
-def keep_score(
-    record: MemoryRecord, usage: UsageEntry | None, now: float, half_life_days: float = HALF_LIFE_DAYS
-) -> KeepScore:
-    """The keep-score of one memory at `now` (see the module docstring for the formula)."""
-    count = usage["count"] if usage else 0
-    last = max(last_written(record), usage["last_used"] if usage else 0.0)
-    age_days = max(0.0, now - last) / DAY
-    recency = 0.5 ** (age_days / half_life_days)
-    bonus = FREQUENCY_WEIGHT * math.log1p(count) * 0.5 ** (age_days / (half_life_days * FREQUENCY_FADE))
-    guard = protection(record)
-    score = max(recency + bonus, PROTECTED_FLOOR) if guard else recency + bonus
-    return KeepScore(record.filename, record.name, record.type, score, last, count, guard)
-
-
-def keep_scores(
-    store: MemoryStore,
-    now: float | None = None,
-    settings: ForgetSettings | None = None,
-    records: list[MemoryRecord] | None = None,
-) -> list[KeepScore]:
-    """Every memory's keep-score, lowest first (ties: least recently used, then filename)."""
-    settings = settings or ForgetSettings()
-    now = store.clock() if now is None else now
-    usage = store.usage()
-    records = store.list() if records is None else records
-    superseded, corrections = record_links(records)
-    scores = [
-        superseding(keep_score(r, usage.get(r.filename), now, settings.half_life_days), superseded, corrections)
-        for r in records
-    ]
-    scores.sort(key=lambda s: (s.score, s.last_used, s.filename))
-    return scores
-
-
-def superseding(score: KeepScore, superseded: set[str], corrections: set[str]) -> KeepScore:
-    """A correction is kept while the memory it replaced is live (archiving it would bring the
-    old fact back); a memory superseded by a live one goes first (score 0, unless pinned)."""
-    if score.filename in corrections and not score.protected:
-        return replace(score, score=max(score.score, PROTECTED_FLOOR), protected="correction")
-    if score.filename in superseded and score.protected != "pinned" and score.filename not in corrections:
-        return replace(score, score=0.0, protected=None)
-    return score
-
-
-def overflow_order(store: MemoryStore, settings: ForgetSettings | None = None) -> list[str]:
-    """MEMORY.md entries in the order the prompt leaves them out when the index is over its
-    limits: lines whose file is gone (the last first), then the lowest keep-scores (the oldest
-    and least-used; corrections and protected memories last), never simply the newest lines."""
-    scores = keep_scores(store, settings=settings)
-    known = {s.filename for s in scores}
-    dangling = [e.filename for e in reversed(store.index_entries()) if e.filename not in known]
-    return list(dict.fromkeys([*dangling, *(s.filename for s in scores)]))
 
 
 # --- how full the index is -------------------------------------------------------------
@@ -321,180 +219,6 @@ def gc_message(archived: list[ArchivedMemory], *, dry_run: bool = False) -> str:
     )
 
 
-# --- restore ---------------------------------------------------------------------------
-@dataclass
-class RestoreResult:
-    """What restore did: files brought back (archive name -> live name) and any put away."""
-
-    restored: list[tuple[str, str]] = field(default_factory=list)
-    archived: list[ArchivedMemory] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def message(self) -> str:
-        """One line (plus notes) for the user."""
-        parts = [
-            f"Restored {live}" + (f" (from {ARCHIVE_DIR}/{src})" if src != live else "") for src, live in self.restored
-        ]
-        text = "; ".join(parts) + "."
-        if self.archived:
-            text += " Archived " + ", ".join(a.filename for a in self.archived) + "."
-        return " ".join([text, *self.notes])
-
-
-def restore(store: MemoryStore, name: str, clock: Clock | None = None) -> RestoreResult:
-    """Bring an archived memory back; for a live memory with `replaces:`, undo that merge.
-
-    A name that is taken again keeps both: the restored file gets `-2`, `-3`, ...
-    Raises MemoryNotFound when nothing in the archive matches.
-    """
-    now = (clock or store.clock)()
-    successor = _live_successor(store, name)
-    if successor is not None:
-        return _undo_merge(store, successor, now)
-    entry = find_archived(store, name)
-    result = RestoreResult()
-    result.restored.append((entry.file, restore_entry(store, entry, now)))
-    if entry.successor and store.exists(entry.successor):
-        result.notes.append(
-            f"It had been merged into {entry.successor}, which stays; "
-            f"`claude-mini memory restore {entry.successor}` undoes the whole merge."
-        )
-    return result
-
-
-def _live_successor(store: MemoryStore, name: str) -> MemoryRecord | None:
-    try:
-        record = store.read(name)
-    except MemoryStoreError:
-        return None
-    return record if _replaces(record) else None
-
-
-def _replaces(record: MemoryRecord) -> list[str]:
-    value = record.frontmatter.get("replaces")
-    items = value if isinstance(value, list) else [value] if isinstance(value, str) else []
-    return [str(v).strip() for v in items if str(v).strip()]
-
-
-def _undo_merge(store: MemoryStore, successor: MemoryRecord, now: float) -> RestoreResult:
-    """Put the merged memory away, then bring back every original it replaced."""
-    entries = [_replaced_entry(store, item, successor.filename) for item in _replaces(successor)]
-    found = [e for e in entries if e is not None]
-    if not found:
-        raise MemoryNotFound(
-            f"{successor.filename} replaces {', '.join(_replaces(successor))}, "
-            f"but none of them is in {ARCHIVE_DIR}/ any more"
-        )
-    result = RestoreResult()
-    result.archived.append(store.delete(successor.filename, reason="restore: merge undone"))
-    for entry in found:
-        result.restored.append((entry.file, restore_entry(store, entry, now)))
-    missing = len(entries) - len(found)
-    if missing:
-        result.notes.append(f"{missing} of the originals it replaced were no longer archived.")
-    return result
-
-
-def _replaced_entry(store: MemoryStore, item: str, successor: str) -> ArchiveEntry | None:
-    """The archive entry a `replaces:` item names: `archive/x.md`, or an original filename."""
-    entries = archived_entries(store)
-    if item.startswith(ARCHIVE_DIR + "/"):
-        file = item.removeprefix(ARCHIVE_DIR + "/")
-        match = [e for e in entries if e.file == file]
-        return match[-1] if match else _bare_entry(store, file)
-    by_successor = [e for e in entries if e.original == item and e.successor == successor]
-    match = by_successor or [e for e in entries if e.original == item]
-    return match[-1] if match else None
-
-
-def archived_entries(store: MemoryStore) -> list[ArchiveEntry]:
-    """ARCHIVE.md entries whose file is still in archive/ (and stays inside it)."""
-    return [e for e in store.archive_entries() if _plain_relative(e.file) and (store.archive_dir / e.file).is_file()]
-
-
-def find_archived(store: MemoryStore, name: str) -> ArchiveEntry:
-    """The newest archived memory matching `name` (archive filename, old filename or title)."""
-    key = name.strip().removeprefix(ARCHIVE_DIR + "/")
-    if not key:
-        raise MemoryNotFound("no memory name given")
-    md = key if key.lower().endswith(".md") else key + ".md"
-    entries = archived_entries(store)
-    for test in (
-        lambda e: e.file == md,
-        lambda e: e.original == md,
-        lambda e: _title(e).casefold() == key.casefold(),
-        lambda e: slugify(_title(e)) == slugify(key),
-    ):
-        matches = [e for e in entries if test(e)]
-        if matches:
-            return max(matches, key=lambda e: e.archived_at or 0.0)
-    bare = _bare_entry(store, md)
-    if bare is not None:
-        return bare
-    raise MemoryNotFound(f"nothing named {name!r} in {store.archive_dir} (see {ARCHIVE_DIR}/ARCHIVE.md)")
-
-
-def _title(entry: ArchiveEntry) -> str:
-    parsed = parse_index(entry.index_line)
-    return parsed[0].title if parsed else ""
-
-
-def _bare_entry(store: MemoryStore, file: str) -> ArchiveEntry | None:
-    """An entry for an archived file ARCHIVE.md does not list (archived by hand, or a crash)."""
-    path = store.archive_dir / file
-    if not _plain_relative(file) or not path.is_file() or path == store.archive_index_path:
-        return None
-    text, _ = read_text_head(path, HEAD_READ_BYTES)
-    line = index_line(file, Path(file).stem, "")
-    if text is not None:
-        candidate = candidate_from_text(file, text, path.stat().st_mtime)
-        line = index_line(file, candidate.name, candidate.description)
-    return ArchiveEntry(file, file, line, None, "unknown", None, None, line)
-
-
-def restore_entry(store: MemoryStore, entry: ArchiveEntry, now: float) -> str:
-    """Move one archived file back (bytes unchanged), re-add its index line and usage; its live name."""
-    src = store.archive_dir / entry.file
-    with locked(store.index_path):
-        dest_name = _free_live_name(store, entry.original)
-        dest = store.root / dest_name
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(src, dest)
-        store.update_index(add_or_replace={dest_name: retarget_index_line(entry.index_line, dest_name)})
-        store.remove_archive_entry(entry.file)
-    store.edit_usage(lambda data: data.__setitem__(dest_name, _restored_usage(entry.usage, now)))
-    return dest_name
-
-
-def _restored_usage(old: UsageEntry | None, now: float) -> UsageEntry:
-    # Restoring is a use: without it, the next gc would archive the memory again at once.
-    return {"count": (old["count"] if old else 0) + 1, "last_used": now}
-
-
-def _plain_relative(name: str) -> bool:
-    """A relative path with no `..`, no hidden part, that stays inside its folder."""
-    parts = Path(name).parts
-    return bool(parts) and not Path(name).is_absolute() and not any(p == ".." or p.startswith(".") for p in parts)
-
-
-def _free_live_name(store: MemoryStore, filename: str) -> str:
-    """`filename` if no live file has it, else `stem-2.md`, `stem-3.md`, ...
-
-    A name ARCHIVE.md says the file had that would leave the folder (edited by hand)
-    is reduced to its last part.
-    """
-    if not _plain_relative(filename) or Path(filename).parts[0] in (ARCHIVE_DIR, LOGS_DIR):
-        filename = Path(filename).name if _plain_relative(Path(filename).name) else "restored.md"
-    if not filename.endswith(".md"):
-        filename += ".md"
-    path = Path(filename)
-    candidate, n = filename, 2
-    while (store.root / candidate).exists() or (store.root / candidate).is_symlink():
-        candidate = path.with_name(f"{path.stem}-{n}{path.suffix or '.md'}").as_posix()
-        n += 1
-    return candidate
-
-
 # --- likely duplicates -----------------------------------------------------------------
 def likely_duplicates(
     store: MemoryStore,
@@ -588,19 +312,6 @@ def duplicate_findings(store: MemoryStore, threshold: float = DUPLICATE_THRESHOL
     return findings
 
 
-# --- display ---------------------------------------------------------------------------
-def describe_score(score: KeepScore, now: float) -> str:
-    """`0.42  used 3x, last 12 days ago` or `1.00  protected (feedback)` for `memory list --scores`."""
-    age = max(0.0, now - score.last_used) / DAY
-    used = (
-        f"used {score.count}x, last {age:.0f} days ago"
-        if score.count
-        else f"never recalled, written {age:.0f} days ago"
-    )
-    guard = f", kept ({score.protected})" if score.protected else ""
-    return f"{score.score:5.2f}  {used}{guard}"
-
-
 # --- secrets in the archive ------------------------------------------------------------
 # Forgetting archives, so a memory that held a secret would keep it in archive/. These let
 # `memory forget --purge` delete such copies for good (the secret guard keeps new ones out).
@@ -618,7 +329,7 @@ class ArchivedSecret:
 def archived_copies(store: MemoryStore, original: str) -> list[str]:
     """The archived files of the memory once named `original` (archive/ARCHIVE.md, or bare)."""
     files = [e.file for e in archived_entries(store) if original in (e.original, e.file)]
-    if original not in files and _bare_entry(store, original) is not None:
+    if original not in files and bare_entry(store, original) is not None:
         files.append(original)
     return files
 
@@ -640,7 +351,7 @@ def purge_archived(store: MemoryStore, files: list[str]) -> list[str]:
     deleted = []
     for file in dict.fromkeys(files):
         path = store.archive_dir / file
-        if not _plain_relative(file) or path == store.archive_index_path:
+        if not plain_relative(file) or path == store.archive_index_path:
             continue
         path.unlink(missing_ok=True)
         store.remove_archive_entry(file)

@@ -3,7 +3,7 @@
 Memory files are plain text, read back into every later session and easy to
 commit or share, so a Write or Edit whose target is inside the memory folder
 (as written or with symlinks resolved) is refused with a Deny when the file,
-AS IT WILL BE after the change, holds a likely secret (memory/secret_scan.py
+AS IT WILL BE after the change, holds a likely secret (memory/secrets/scan.py
 says what counts). Scanning the result rather than the new text closes the
 gap where a Write puts `DB_PASSWORD=` and a later Edit appends the value.
 The after-text of an Edit is computed by the Edit tool's own decode/replace
@@ -28,12 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from claude_mini.memory.secret_scan import (
-    SecretFinding,
-    describe_findings,
-    find_secret,
-    find_secrets,
-)
+from claude_mini.memory.secrets.scan import SecretFinding, describe_findings, find_secret, find_secrets
 from claude_mini.permissions import Deny, Guard
 
 __all__ = [

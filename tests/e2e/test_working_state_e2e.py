@@ -1,4 +1,4 @@
-"""End to end: the working-state checkpoint through the real REPL and the fake server.
+"""End to end: compaction's working state through the real REPL and the fake server.
 
 The fake model runs real Bash commands and a Write in the repository; after `/compact` the first
 request must carry, beside the summary, the checkpoint of what happened: the commands with their

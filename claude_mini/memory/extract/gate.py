@@ -41,7 +41,7 @@ from typing import Any
 
 from claude_mini.base.text import one_line
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock
-from claude_mini.shell.bash_safety import is_read_only_command
+from claude_mini.shell.read_only import is_read_only_command
 
 LONG_TEXT_CHARS = 2_000  # typed since the last extraction: too much for a word list to vouch for
 SNIPPET_CHARS = 60  # of the matched words, in the reason

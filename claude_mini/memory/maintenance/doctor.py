@@ -27,11 +27,13 @@ from claude_mini.memory.store.folder import (
     read_text_head,
 )
 from claude_mini.memory.store.index import (
+    CONFLICT_MARKER,
     index_line,
     parse_index,
     render_index_for_prompt,
     sorted_entries,
 )
+from claude_mini.memory.store.links import record_links
 from claude_mini.memory.store.topic import (
     MEMORY_TYPES,
     MemoryRecord,
@@ -45,8 +47,6 @@ if TYPE_CHECKING:
 
 VAGUE_MIN_WORDS = 6
 VAGUE_MIN_SPECIFIC_WORDS = 3
-# What git leaves in a file it could not merge: `<<<<<<< ours`, `|||||||`, `=======`, `>>>>>>> theirs`.
-CONFLICT_MARKER = re.compile(r"^(?:<{7}|\|{7}|={7}|>{7})(?:\s|$)")
 
 
 def _word_set(words: str) -> frozenset[str]:
@@ -166,7 +166,6 @@ def _index_findings(store: MemoryStore, records: list[MemoryRecord], text: str) 
                 )
             )
         seen.add(entry.filename)
-    from claude_mini.memory.supersede import record_links  # it builds on this package
 
     superseded, _ = record_links(records)  # superseded memories leave the index on purpose
     findings += [
@@ -266,7 +265,6 @@ def rebuild_index(store: MemoryStore) -> str:
     wrote is kept), else one made from its name and description. Conflict markers and lines
     of missing or superseded memories go; other lines (headings) stay. Under the index lock.
     """
-    from claude_mini.memory.supersede import record_links  # it builds on this package
 
     records = store.list()
     superseded, _ = record_links(records)

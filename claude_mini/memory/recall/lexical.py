@@ -19,42 +19,27 @@ first turn of a new session stats the folder instead of reading every file.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import heapq
 import itertools
-import json
-import logging
 import math
-import os
 import re
 import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from stat import S_IFDIR, S_IFREG
-from typing import Any
 
-from claude_mini.base.fileutil import atomic_write, os_error_text
 from claude_mini.base.text import one_line
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
-    INDEX_FILENAME,
-    LOGS_DIR,
-    SkippedFile,
+    HEAD_LINES,
     iso_utc,
     parse_memory_text,
-    read_text_head,
     record_from_parsed,
 )
-from claude_mini.memory.supersede import successor_of
-
-log = logging.getLogger(__name__)
+from claude_mini.memory.store.links import successor_of
 
 # --- constants -----------------------------------------------------------------------
-INDEX_CACHE_VERSION = 3  # bump when tokenize() or Candidate changes: older caches are rebuilt
-HEAD_LINES = 30  # DESIGN.md section 5: first 30 lines of each candidate
-HEAD_READ_BYTES = 16 * 1024  # enough for 30 normal lines; a huge first line is cut here
 SHORTLIST_SIZE = 200
 K1 = 1.2
 B = 0.75
@@ -76,7 +61,6 @@ SELECT_THRESHOLD = 1.8
 SELECT_RELATIVE = 0.7  # and at least this share of the best score: drops same-topic neighbours
 MANIFEST_DESCRIPTION_CHARS = 200
 ARCHIVE_PREFIX = ARCHIVE_DIR + "/"  # how recall names an archived file beside the live ones
-S_IFMT_MASK = 0o170000  # stat.S_IFMT as a mask, so the hot loop avoids two calls per file
 
 
 def _word_set(words: str) -> frozenset[str]:
@@ -204,7 +188,7 @@ class Candidate:
     frontmatter_ok: bool = True
     terms: dict[str, float] = field(default_factory=dict, repr=False)
     length: float = 0.0
-    superseded_by: str = ""  # frontmatter `superseded_by` (memory/supersede.py)
+    superseded_by: str = ""  # frontmatter `superseded_by` (memory/extract/supersede.py)
 
 
 def candidate_from_text(
@@ -501,237 +485,3 @@ def select_lexical(
     floor = max(threshold, relative * max(item[1] for item in scored))
     passed = [(name, s + recency_prior(source.docs[f].mtime, now)) for name, s, f, source in scored if s >= floor]
     return heapq.nsmallest(k, passed, key=lambda item: (-item[1], item[0]))
-
-
-# --- scanning ------------------------------------------------------------------------
-@dataclass(slots=True)
-class _Cached:
-    size: int
-    mtime_ns: int
-    path: Path
-    candidate: Candidate | None
-    skip_reason: str | None = None
-
-
-class CandidateScanner:
-    """The recall candidates of a memory folder, re-reading only files that changed.
-
-    Keep one per session. `reads` counts files actually opened (for tests and
-    the benchmark); `index` is the LexicalIndex to pass to rank/shortlist.
-    Files are chosen by the same rules as `store.iter_memory_entries`: `.md`,
-    not hidden, not MEMORY.md, not under archive/ or logs/, symlinks only to
-    files inside the folder. The archive is scanned the same way, with its own
-    index file (ARCHIVE.md) and no folders skipped.
-    """
-
-    def __init__(
-        self,
-        root: Path,
-        *,
-        index_name: str = INDEX_FILENAME,
-        skip_dirs: Collection[str] = (ARCHIVE_DIR, LOGS_DIR),
-        cache_file: Path | None = None,
-    ) -> None:
-        self.root = Path(root)
-        self.index_name = index_name  # the folder's own index file, never a candidate
-        self.skip_dirs = frozenset(skip_dirs)  # top-level folders that hold no candidates
-        self.index = LexicalIndex()
-        self.skipped: list[SkippedFile] = []
-        self.reads = 0
-        self._cache: dict[str, _Cached] = {}
-        self._order: list[str] = []  # every cached filename, sorted (kept incrementally)
-        self._result: list[Candidate] | None = None  # reused while nothing changes
-        self._unreadable: list[SkippedFile] = []
-        self.cache_file = cache_file  # the on-disk copy of _cache, or None
-        self._cache_loaded = cache_file is None
-        self._dirty = False  # _cache differs from cache_file
-
-    def scan(self) -> list[Candidate]:
-        """Every candidate, sorted by filename; stats every file, reads only changed ones."""
-        self.skipped = []
-        if not self._cache_loaded:
-            self._load_cache()
-        seen: dict[str, _Cached] = {}
-        reads, known = self.reads, len(self._cache)
-        self._scan_dir(str(self.root), "", seen, os.path.realpath(self.root))
-        gone = self._cache.keys() - seen.keys()
-        for filename in gone:
-            del self._cache[filename]
-            self.index.remove(filename)
-            self._order.pop(bisect.bisect_left(self._order, filename))
-        if gone or self.reads != reads:
-            self._dirty = True
-        if gone or self.reads != reads or self._result is None or len(self._cache) != known:
-            cache = self._cache
-            self._result = [c for f in self._order if (c := cache[f].candidate) is not None]
-            self._unreadable = [
-                SkippedFile(c.path, c.skip_reason or "unreadable") for c in cache.values() if c.candidate is None
-            ]
-        self.skipped += self._unreadable
-        return list(self._result)
-
-    def _scan_dir(self, folder: str, prefix: str, seen: dict[str, _Cached], real_root: str) -> None:
-        # The hot loop of a warm turn: listdir + one lstat per entry through a directory
-        # fd is about 25% cheaper than scandir + DirEntry.stat, and nothing else is done.
-        try:
-            names = os.listdir(folder)
-            dir_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        except OSError:
-            return
-        subdirs = []
-        cache, stat, top = self._cache, os.stat, not prefix
-        index_name, skip_dirs = self.index_name, self.skip_dirs
-        try:
-            for name in names:
-                if name[0] == "." or (top and name == index_name):
-                    continue
-                try:
-                    st = stat(name, dir_fd=dir_fd, follow_symlinks=False)
-                except OSError:
-                    continue
-                kind = st.st_mode & S_IFMT_MASK
-                if kind == S_IFDIR:
-                    if not top or name not in skip_dirs:
-                        subdirs.append(name)
-                    continue
-                if not name.endswith(".md"):
-                    continue
-                if kind != S_IFREG:
-                    target = self._follow(os.path.join(folder, name), real_root)
-                    if target is None:
-                        continue
-                    st = target
-                filename = name if top else prefix + name
-                cached = cache.get(filename)
-                if cached is None or cached.size != st.st_size or cached.mtime_ns != st.st_mtime_ns:
-                    cached = self._load(filename, Path(folder, name), st)
-                seen[filename] = cached
-        finally:
-            os.close(dir_fd)
-        for sub in subdirs:
-            self._scan_dir(os.path.join(folder, sub), f"{prefix}{sub}/", seen, real_root)
-
-    def _follow(self, path: str, real_root: str) -> os.stat_result | None:
-        """The stat of a symlink's target if it is a file inside the folder, else None."""
-        real = os.path.realpath(path)
-        if real.startswith(real_root + os.sep) and os.path.isfile(real):
-            return os.stat(real)
-        self.skipped.append(SkippedFile(Path(path), "symlink pointing outside the memory folder"))
-        return None
-
-    def _load(self, filename: str, path: Path, st: os.stat_result) -> _Cached:
-        self.reads += 1
-        text, reason = read_text_head(path, HEAD_READ_BYTES)
-        candidate = None
-        if text is not None:
-            candidate = candidate_from_text(filename, text, st.st_mtime, size=st.st_size, path=path)
-            self.index.add(candidate)
-        else:
-            self.index.remove(filename)
-        cached = _Cached(st.st_size, st.st_mtime_ns, path, candidate, reason)
-        if filename not in self._cache:
-            bisect.insort(self._order, filename)
-        self._cache[filename] = cached
-        return cached
-
-    # -- the on-disk copy --
-    def save_cache(self) -> None:
-        """Write what the scans learnt to `cache_file`, if anything changed since it was read.
-
-        Advisory: a folder that cannot be written costs the next process a full read, never a
-        turn, so a failure is logged and dropped.
-        """
-        if self.cache_file is None or not self._dirty:
-            return
-        files = {name: _cached_row(c) for name, c in self._cache.items()}
-        data = {"version": INDEX_CACHE_VERSION, "root": os.path.realpath(self.root), "files": files}
-        try:
-            atomic_write(self.cache_file, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-        except OSError as exc:
-            log.info("could not save the recall index %s: %s", self.cache_file, os_error_text(exc))
-            return
-        self._dirty = False
-
-    def _load_cache(self) -> None:
-        """Seed the scan state from `cache_file`; a missing, stale or damaged file is ignored
-        (the scan then reads every file, as without a cache, and rewrites it)."""
-        self._cache_loaded = True
-        assert self.cache_file is not None
-        try:
-            data = json.loads(self.cache_file.read_bytes())
-        except FileNotFoundError:
-            return
-        except (OSError, ValueError) as exc:
-            log.info("ignoring the recall index %s: %s", self.cache_file, exc)
-            return
-        if (
-            not isinstance(data, dict)
-            or data.get("version") != INDEX_CACHE_VERSION
-            or data.get("root") != os.path.realpath(self.root)
-        ):
-            return
-        try:
-            rows = {name: _row_cached(self.root, name, row) for name, row in data["files"].items()}
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            log.info("ignoring the damaged recall index %s: %s", self.cache_file, exc)
-            return
-        for name, cached in rows.items():
-            self._cache[name] = cached
-            if cached.candidate is not None:
-                self.index.add(cached.candidate)
-        self._order = sorted(self._cache)
-
-
-def index_cache_file(cache_dir: Path, folder: Path) -> Path:
-    """Where the on-disk recall index of `folder` lives: one file per folder in `cache_dir`
-    (the home folder's cache), so the memory folder holds only what a person wrote."""
-    digest = hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16]
-    return cache_dir / f"{digest}.json"
-
-
-def _cached_row(cached: _Cached) -> list[Any]:
-    c = cached.candidate
-    if c is None:
-        return [cached.size, cached.mtime_ns, cached.skip_reason]
-    return [
-        cached.size,
-        cached.mtime_ns,
-        None,
-        c.type,
-        c.mtime,
-        c.description,
-        c.head_text,
-        c.name,
-        c.size,
-        c.frontmatter_ok,
-        c.terms,
-        c.length,
-        c.superseded_by,
-    ]
-
-
-def _row_cached(root: Path, name: str, row: Any) -> _Cached:
-    """One cache row back; raises on anything malformed (the whole cache is then ignored)."""
-    if not isinstance(row, list) or len(row) not in (3, 13):
-        raise ValueError(f"a row of {name} has the wrong shape")
-    size, mtime_ns, path = int(row[0]), int(row[1]), root / name
-    if len(row) == 3:
-        return _Cached(size, mtime_ns, path, None, str(row[2]))
-    type_, mtime, description, head_text, title, csize, ok, terms, length, successor = row[3:]
-    if not isinstance(terms, dict):
-        raise ValueError(f"the terms of {name} are not an object")
-    candidate = Candidate(
-        filename=name,
-        type=None if type_ is None else str(type_),
-        mtime=float(mtime),
-        description=str(description),
-        head_text=str(head_text),
-        name=str(title),
-        path=path,
-        size=int(csize),
-        frontmatter_ok=bool(ok),
-        terms={str(t): float(n) for t, n in terms.items()},
-        length=float(length),
-        superseded_by=str(successor),
-    )
-    return _Cached(size, mtime_ns, path, candidate)

@@ -8,7 +8,7 @@ and offline: scanning never touches the network (validation and revocation, whic
 would, are never called here). Keeping up with new token formats is then a
 dependency upgrade, not a hand edit.
 
-What we keep of our own (memory/secret_scan.py) is only what the catalog does not
+What we keep of our own (memory/secrets/scan.py) is only what the catalog does not
 do: context (`KEY=value` assignments, cookies, flags, passphrases, key bodies
 without a header) and a few documented token formats it lacks.
 

@@ -1,6 +1,6 @@
-"""Layer 5's working-state checkpoint: what a compaction must not lose, taken from the conversation
-itself (no model call) and attached beside the model's summary. (The file checkpoints
-that /rewind restores are another thing: claude_mini/rewind/.)
+"""Layer 5's working state: what a compaction must not lose, taken from the conversation itself
+(no model call) and attached beside the model's summary. (The file checkpoints that /rewind
+restores are another thing: claude_mini/rewind/.)
 
 A summary keeps decisions but loses the exact things: the commands that were run, the ones that
 failed, the files touched, the user's own words. Those are extracted exactly here:
@@ -16,8 +16,8 @@ failed, the files touched, the user's own words. Those are extracted exactly her
     errors       errors that ended a turn (from the transcript)
     memories     the memories saved in this session
 
-A second compaction merges the previous checkpoint with what happened since: nothing is
-duplicated and nothing from before the first summary is lost. The budget is CHECKPOINT_TOKENS;
+A second compaction merges the previous working state with what happened since: nothing is
+duplicated and nothing from before the first summary is lost. The budget is WORKING_STATE_TOKENS;
 sections are cut newest first, the user's requests and the failed approaches last.
 """
 
@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from claude_mini.agent.lifecycle import Part
 from claude_mini.base.text import estimate_tokens
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
-from claude_mini.memory.compact import without_command_text
+from claude_mini.memory.compact.compactor import without_command_text
 from claude_mini.session import transcript_entries
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
     from claude_mini.session import Session
 
-CHECKPOINT_TOKENS = 4_000  # about 16,000 characters: the last 30 commands, every request and failure
+WORKING_STATE_TOKENS = 4_000  # about 16,000 characters: the last 30 commands, every request and failure
 MAX_COMMANDS = 30
 REQUEST_CHARS = 600  # a longer request is cut, with a pointer to the transcript
 OUTCOME_CHARS = 120
@@ -89,7 +89,7 @@ class FileChange:
 
 
 @dataclass
-class Checkpoint:
+class WorkingState:
     """The working state of one conversation (see the module docstring)."""
 
     requests: list[str] = field(default_factory=list)
@@ -108,9 +108,9 @@ class Checkpoint:
                 out.append(run)
         return out
 
-    def merged(self, newer: Checkpoint) -> Checkpoint:
-        """This checkpoint followed by `newer` (a later stretch of the same session)."""
-        return Checkpoint(
+    def merged(self, newer: WorkingState) -> WorkingState:
+        """This working state followed by `newer` (a later stretch of the same session)."""
+        return WorkingState(
             requests=[*self.requests, *newer.requests],
             commands=_dedupe([*self.commands, *newer.commands]),
             files={**self.files, **newer.files},
@@ -129,10 +129,10 @@ def _dedupe(commands: list[CommandRun]) -> list[CommandRun]:
 # ---------------------------------------------------------------- from the conversation
 
 
-def build_checkpoint(messages: Sequence[Message], *, transcript: str = "") -> Checkpoint:
-    """The checkpoint of `messages` alone (the caller merges an earlier one and adds the rest)."""
+def build_working_state(messages: Sequence[Message], *, transcript: str = "") -> WorkingState:
+    """The working state of `messages` alone (the caller merges an earlier one and adds the rest)."""
     results = {b.tool_use_id: b for m in messages for b in m.content if isinstance(b, ToolResultBlock)}
-    cp = Checkpoint()
+    cp = WorkingState()
     for message in messages:
         for block in message.content:
             if message.role == "user" and isinstance(block, TextBlock):
@@ -158,7 +158,7 @@ def _request(text: str, transcript: str) -> str:
     )
 
 
-def _add_call(cp: Checkpoint, call: ToolUseBlock, result: ToolResultBlock | None) -> None:
+def _add_call(cp: WorkingState, call: ToolUseBlock, result: ToolResultBlock | None) -> None:
     text = result.content if result is not None and isinstance(result.content, str) else ""
     failed = result is None or result.is_error
     if call.name == "Bash" and isinstance(call.input.get("command"), str):
@@ -207,16 +207,17 @@ def _lines_in(result: str) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def recorded_checkpoint(transcript: Path) -> Checkpoint | None:
-    """The last checkpoint a compaction recorded in the transcript (None: none, or unreadable)."""
+def recorded_working_state(transcript: Path) -> WorkingState | None:
+    """The last working state a compaction recorded in the transcript (None: none, or unreadable)."""
     found: dict | None = None
     for entry in transcript_entries(transcript):
+        # Transcripts name the entry "checkpoint" (its recorded format, read back on resume).
         if entry.get("type") == "system" and entry.get("subtype") == "checkpoint":
             found = entry.get("checkpoint") if isinstance(entry.get("checkpoint"), dict) else found
     if found is None or not _well_formed(found):
         return None
     try:
-        return Checkpoint(
+        return WorkingState(
             requests=[str(r) for r in found.get("requests", [])],
             commands=[CommandRun(**c) for c in found.get("commands", [])],
             files={p: FileChange(**c) for p, c in found.get("files", {}).items()},
@@ -229,7 +230,7 @@ def recorded_checkpoint(transcript: Path) -> Checkpoint | None:
 
 
 def _well_formed(data: dict) -> bool:
-    """Whether a recorded checkpoint has the shapes this module writes (a transcript edited by hand
+    """Whether a recorded working state has the shapes this module writes (a transcript edited by hand
     may not: then the next compaction starts afresh rather than fails)."""
     lists = ("requests", "commands", "instructions", "errors", "memories")
     if not all(isinstance(data.get(key, []), list) for key in lists) or not isinstance(data.get("files", {}), dict):
@@ -264,8 +265,8 @@ def turn_errors(transcript: Path) -> list[str]:
 # ---------------------------------------------------------------- as text
 
 
-def render_checkpoint(cp: Checkpoint, budget_tokens: int = CHECKPOINT_TOKENS) -> str:
-    """The checkpoint as the model reads it, within `budget_tokens`; empty when there is nothing."""
+def render_working_state(cp: WorkingState, budget_tokens: int = WORKING_STATE_TOKENS) -> str:
+    """The working state as the model reads it, within `budget_tokens`; empty when there is nothing."""
     sections = [
         ("The user's requests, in order (their own words)", [f"- {r}" for r in cp.requests]),
         (
@@ -334,21 +335,21 @@ def _status(run: CommandRun) -> str:
 # ---------------------------------------------------------------- the lifecycle part
 
 
-class CheckpointPart(Part):
-    """Builds the checkpoint at each compaction and attaches it beside the summary."""
+class WorkingStatePart(Part):
+    """Builds the working state at each compaction and attaches it beside the summary."""
 
     def __init__(
         self, *, instructions: Callable[[], list[str]] = lambda: [], memories: Callable[[], list[str]] = lambda: []
     ) -> None:
         self.instructions = instructions  # the rules and nested files attached so far
         self.memories = memories  # the memories saved in this session
-        self.previous: Checkpoint | None = None  # the last compaction's, merged into the next one
+        self.previous: WorkingState | None = None  # the last compaction's, merged into the next one
         self.last_text = ""  # what the last compaction attached (for /context)
 
-    def current(self, agent: Agent) -> Checkpoint:
-        """The checkpoint a compaction now would attach."""
+    def current(self, agent: Agent) -> WorkingState:
+        """The working state a compaction now would attach."""
         transcript = agent.session.transcript.path
-        cp = build_checkpoint(agent.session.messages, transcript=str(transcript))
+        cp = build_working_state(agent.session.messages, transcript=str(transcript))
         if self.previous is not None:
             cp = self.previous.merged(cp)
         return replace(
@@ -359,20 +360,20 @@ class CheckpointPart(Part):
         )
 
     def compact_attachments(self, agent: Agent) -> list[str]:
-        """The checkpoint beside the summary; the transcript keeps it whole, so a resumed session
+        """The working state beside the summary; the transcript keeps it whole, so a resumed session
         merges it into its next one."""
         cp = self.current(agent)
         self.previous = cp
-        self.last_text = render_checkpoint(cp)
+        self.last_text = render_working_state(cp)
         agent.session.record_system("checkpoint", checkpoint=asdict(cp))
         return [self.last_text] if self.last_text else []
 
     async def on_session_start(self, agent: Agent, source: SessionSource) -> None:
         if source == "resume":
-            self.previous = recorded_checkpoint(agent.session.transcript.path)
+            self.previous = recorded_working_state(agent.session.transcript.path)
 
     def on_session_change(self, session: Session, source: SessionSource) -> None:
-        self.previous = recorded_checkpoint(session.transcript.path) if source == "resume" else None
+        self.previous = recorded_working_state(session.transcript.path) if source == "resume" else None
         self.last_text = ""
 
     def context_report(self) -> list[str]:
@@ -380,5 +381,5 @@ class CheckpointPart(Part):
             return []
         return [
             f"Checkpoint: {estimate_tokens(self.last_text):,} tokens attached at the last compaction "
-            f"(budget {CHECKPOINT_TOKENS:,}); /compact --show prints the one a compaction would attach now"
+            f"(budget {WORKING_STATE_TOKENS:,}); /compact --show prints the one a compaction would attach now"
         ]

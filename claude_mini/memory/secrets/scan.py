@@ -4,7 +4,7 @@ Four families:
 
 - typed tokens, recognisable by a fixed prefix or shape (`ghp_`, `glpat-`,
   `npm_`, `hvs.`, `sk-ant-`, JWTs, Slack webhooks, PEM headers, ...): first the
-  well-kept rule set (memory/secret_rules.py: gitleaks'/Betterleaks' rules and
+  well-kept rule set (memory/secrets/rules.py: gitleaks'/Betterleaks' rules and
   Google's Veles detectors, about 490), then our few documented extras for what
   it lacks (TOKEN_PATTERNS);
 - key/value assignments whose key names a secret (`.env`, `export`, YAML,
@@ -22,7 +22,7 @@ Four families:
   block values (`password: |` and the next line); quoted passphrases
   (`PASSWORD="correct horse battery staple"`, not "see the vault entry").
 
-The text is folded first (memory/scan_fold.py): invisible characters and
+The text is folded first (memory/secrets/fold.py): invisible characters and
 Cyrillic/Greek lookalike letters hide nothing.
 
 Findings say what was found and on which line, never the value: the kind,
@@ -38,18 +38,26 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from claude_mini.memory.scan_fold import fold_for_scan
-from claude_mini.memory.secret_rules import rule_hits
+from claude_mini.memory.secrets.fold import fold_for_scan
+from claude_mini.memory.secrets.rules import rule_hits
+from claude_mini.memory.secrets.values import (
+    MAX_KEY_CHARS,
+    MIN_URL_PASSWORD_CHARS,
+    QUOTES,
+    SENSITIVE_STEMS,
+    assignment_value,
+    char_classes,
+    classify_key,
+    has_letter_and_digit,
+    is_reference,
+    is_stand_in,
+    value_is_secret,
+)
 
-MIN_PASSWORD_CHARS = 6
-MIN_TOKEN_CHARS = 8
-MIN_URL_PASSWORD_CHARS = 4
 PEM_MIN_LINES = 3  # consecutive long base64 lines that make a key body
 PEM_MIN_LINE_CHARS = 40
 AWS_PAIR_WINDOW = 400  # characters around an access key id searched for its secret key
-MAX_KEY_CHARS = 64
 MAX_KEYS_PER_LINE = 16
-MAX_VALUE_CHARS = 512  # of an assignment's line looked at after its operator
 SHOWN_FINDINGS = 3  # a refusal names at most this many, then counts the rest
 
 
@@ -76,111 +84,6 @@ class _Hit:
     label: str = ""
 
 
-# --- placeholders and references --------------------------------------------------------
-# Words that stand in a value slot without being a secret ("password: required").
-_STAND_IN_WORDS = frozenset(
-    re.findall(
-        r"\S+",
-        """
-required optional prompt prompted interactive ask none null nil empty unset undefined hidden
-masked redacted removed omitted secret secrets password passwords passwd token tokens example
-sample dummy fake test testing default disabled enabled true false yes no on off changeme
-changeit placeholder todo tbd fixme string str value any env environment keyring keychain
-vault 1password keepass keepassxc lastpass bitwarden ssm sops stdin file see stored pass pw pwd
-user username login
-""",
-    )
-)
-_STAND_IN_PARTS = (
-    "example",
-    "placeholder",
-    "changeme",
-    "change_me",
-    "change-me",
-    "redacted",
-    "dummy",
-    "your",
-    "replace",
-    "insert",
-    "fixme",
-    "todo",
-    "sample",
-)
-_STAND_IN_START = ("$", "<", "{", "!", "[", "ENC[", "@")
-_PERCENT_VARIABLE = re.compile(r"%[\w.]+%|%\(\w+\)[sd]")  # %TOKEN%, %(password)s; not %BJAQl9…
-_MASK = re.compile(r"[xX*.#•_\-?0]+|(.)\1+")
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_REFERENCE_START = (
-    "/",
-    "~/",
-    "./",
-    "../",
-    "file:",
-    "env:",
-    "vault:",
-    "op://",
-    "arn:",
-    "sm://",
-    "ssm:",
-    "secret://",
-    "keyring:",
-    "http://",
-    "https://",
-    "secrets.",
-    "vars.",
-    "env.",
-    "process.env",
-    "os.environ",
-    "ENV[",
-    "ENV.",
-)
-_CODE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Z][a-z]+(?:[A-Z][a-z]+)+")  # config.token, SecretStr
-_FILE_NAME = re.compile(r"[\w.\-/]+\.(?:txt|pem|key|json|ya?ml|env|gpg|age|asc|p12|pfx|jks|crt)")
-
-
-def is_stand_in(value: str) -> bool:
-    """Whether `value` holds a place (`<token>`, `${VAR}`, `xxx`, `changeme`) instead of a secret."""
-    low = value.lower()
-    return (
-        low in _STAND_IN_WORDS
-        or value.startswith(_STAND_IN_START)
-        or _PERCENT_VARIABLE.fullmatch(value) is not None
-        or any(part in low for part in _STAND_IN_PARTS)
-        or low.startswith(("my-", "my_"))
-        or "..." in value
-        or "…" in value
-        or _MASK.fullmatch(value) is not None
-    )
-
-
-def is_reference(value: str) -> bool:
-    """Whether `value` names where a secret lives (an env var, a path, a vault URL) or is code."""
-    return (
-        _ENV_NAME.fullmatch(value) is not None
-        or value.startswith(_REFERENCE_START)
-        or "(" in value
-        or "[" in value
-        or _CODE.fullmatch(value) is not None
-        or _FILE_NAME.fullmatch(value) is not None
-    )
-
-
-def _classes(value: str) -> int:
-    """How many of lower case, upper case, digits and symbols `value` mixes."""
-    return sum(
-        (
-            any(c.islower() for c in value),
-            any(c.isupper() for c in value),
-            any(c.isdigit() for c in value),
-            any(not c.isalnum() for c in value),
-        )
-    )
-
-
-def _has_letter_and_digit(value: str) -> bool:
-    return any(c.isalpha() for c in value) and any(c.isdigit() for c in value)
-
-
 # --- typed tokens -------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TokenPattern:
@@ -201,7 +104,7 @@ def _t(
 
 
 _B64 = r"[A-Za-z0-9+/]"
-# Our own typed patterns: only what the rule set (memory/secret_rules.py) lacks, each saying why.
+# Our own typed patterns: only what the rule set (memory/secrets/rules.py) lacks, each saying why.
 # Everything with a fixed provider prefix it knows (GitHub, GitLab, npm, PyPI, Slack, Google,
 # SendGrid, Shopify, DigitalOcean, Databricks, Twilio, Stripe sk_/rk_, JWT, age, Vault hvs.,
 # Anthropic, ...) is the rule set's job and is not repeated here.
@@ -317,7 +220,7 @@ def _typed_hits(text: str) -> Iterator[_Hit]:
             value = _value_of(match)
             if pattern.checked and (len(value) < pattern.min_chars or is_stand_in(value) or is_reference(value)):
                 continue
-            if pattern.kind == "a bearer token" and not _has_letter_and_digit(value):
+            if pattern.kind == "a bearer token" and not has_letter_and_digit(value):
                 continue
             if pattern.kind == "an API key" and not _is_api_key_body(match):
                 continue
@@ -329,7 +232,7 @@ def _is_api_key_body(match: re.Match[str]) -> bool:
     if match.group("prefix") != "sk-":
         return True  # sk-ant-…, sk-proj-…: the prefix alone says what it is
     body = match.group("body")
-    return _has_letter_and_digit(body) and _PACKAGE_NAME.fullmatch(body) is None
+    return has_letter_and_digit(body) and _PACKAGE_NAME.fullmatch(body) is None
 
 
 # --- key/value assignments ----------------------------------------------------------------
@@ -338,185 +241,6 @@ _ASSIGNMENT = re.compile(
     r"(?<![\w.\-])(?P<key>[\w.\-]{2," + str(MAX_KEY_CHARS) + r"})[\"'`\]]?(?:\*\*|__)?[ \t]*"
     r"(?P<op>:=|=>|\?=|==|=|:(?!//))(?:\*\*|__)?[ \t]*"
 )
-_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_SENSITIVE_STEMS = ("pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "pat")
-_PASSWORD_ENDINGS = ("password", "passwd", "passphrase")
-_SECRET_ENDINGS = ("secret", "token", "apikey", "authtoken")
-_SECRET_WORDS = frozenset({"pwd", "pass", "pw", "credential", "credentials", "creds", "auth", "pat", "authorization"})
-_KEY_QUALIFIERS = frozenset(
-    {
-        "api",
-        "access",
-        "secret",
-        "private",
-        "signing",
-        "sign",
-        "encryption",
-        "encrypt",
-        "decryption",
-        "master",
-        "auth",
-        "client",
-        "license",
-        "account",
-        "storage",
-        "app",
-        "consumer",
-        "deploy",
-        "hmac",
-        "jwt",
-        "crypto",
-        "cipher",
-        "root",
-        "session",
-        "service",
-        "webhook",
-    }
-)
-_NEUTRAL_TAILS = frozenset({"base", "value", "b64", "base64", "hex", "raw", "plain", "plaintext"})
-_SCHEME = re.compile(r"(?:bearer|basic|token|bot|digest|negotiate|apikey|sso-key|ssws)[ \t]+", re.IGNORECASE)
-_QUOTES = "\"'`"
-_STRING_PREFIX = re.compile(r"[fbrFBR]{1,2}(?=[\"'])")  # f"Bearer {token}" is code, not a value
-_VALUE_CUT = re.compile(r"[;&,]")
-_NEXT_ASSIGNMENT = re.compile(r"[A-Za-z_][\w.-]*=\S")
-_TRAILING_PUNCT = ".:!?)]}>*\"'`"
-_PROSE_OK_TAIL = ("#", "//", "--", ",", ";", "&", "}", ")", "]", "|", "\\")
-
-
-@dataclass(frozen=True)
-class _Key:
-    """What an assignment's key says its value is: `password`, `secret` or `header`."""
-
-    category: str
-    kind: str
-
-
-def classify_key(key: str, previous_word: str = "") -> _Key | None:
-    """The category of `key` (DB_PASSWORD, apiKey, _SECRET_KEY, x-auth-token), or None."""
-    words = [w.lower() for w in _WORDS.findall(key)]
-    while len(words) > 1 and words[-1] in _NEUTRAL_TAILS:
-        words.pop()  # secret_key_base, token_value: the tail does not change what it is
-    if not words:
-        return None
-    last = words[-1]
-    before = words[-2] if len(words) > 1 else previous_word.lower()
-    if last == "authorization":
-        return _Key("header", "an Authorization header")
-    if last.endswith(_PASSWORD_ENDINGS) or last in ("pwd", "pass", "pw"):
-        return _Key("password", "a password")
-    if last.endswith(_SECRET_ENDINGS) or last in _SECRET_WORDS:
-        return _Key("secret", "a token" if "token" in last else "a secret")
-    if last == "key" and before in _KEY_QUALIFIERS:
-        return _Key("secret", "a secret key")
-    return None
-
-
-@dataclass(frozen=True)
-class _Value:
-    """An assigned value, whether prose follows it, and whether it is a literal string (quoted)."""
-
-    text: str
-    prose: bool = False
-    literal: bool = False  # quoted, or a YAML block: spaces belong to the value
-
-
-def _quoted_value(rest: str) -> _Value | None:
-    """The value inside quotes at the start of `rest`, if it closes on the same line."""
-    quote = rest[:1]
-    if not quote or quote not in _QUOTES:
-        return None
-    end = rest.find(quote, 1)
-    line_end = rest.find("\n")
-    if end < 0 or (0 <= line_end < end):
-        return None
-    return _Value(rest[1:end], literal=True)
-
-
-def _unquoted_value(rest: str) -> _Value:
-    """The bare value at the start of `rest` and whether prose follows it on the line."""
-    line = rest.split("\n", 1)[0]
-    token = line.split(None, 1)[0] if line.strip() and not line[:1].isspace() else ""
-    cut = _VALUE_CUT.search(token)
-    value = token[: cut.start()] if cut else token
-    value = value.rstrip(_TRAILING_PUNCT)
-    tail = line[len(token) :].strip()
-    # `DD_API_KEY=… DD_SITE=…`: another assignment follows, not a sentence
-    prose = bool(tail) and not tail.startswith(_PROSE_OK_TAIL) and _NEXT_ASSIGNMENT.match(tail) is None
-    return _Value(value, prose)
-
-
-_YAML_BLOCK = re.compile(
-    r"[|>][-+]?[1-9]?[-+]?[ \t]*(?:#[^\n]*)?\n(?:[ \t]*\n){0,3}"
-    r"(?P<line>[ \t]+[^\n]*)"
-)
-
-
-def _block_value(rest: str) -> _Value | None:
-    """The first line of a YAML block scalar (`password: |` then an indented line), if `rest` is one."""
-    block = _YAML_BLOCK.match(rest)
-    if block is None:
-        return None
-    return _Value(block.group("line").strip(), literal=True)
-
-
-def _assignment_value(text: str, end: int, category: str) -> _Value:
-    """The value after an operator ending at `end` (the header scheme skipped)."""
-    rest = text[end : end + MAX_VALUE_CHARS]
-    code = _STRING_PREFIX.match(rest)
-    if code:
-        rest = rest[code.end() :]
-    if category == "header":  # `Authorization: Bearer abc`, `"Authorization": "Basic abc"`
-        bare = rest.lstrip(_QUOTES)
-        scheme = _SCHEME.match(bare)
-        if scheme:
-            return _unquoted_value(bare[scheme.end() :])
-    found = _quoted_value(rest) or _block_value(rest)
-    return found if found is not None else _unquoted_value(rest.lstrip(_QUOTES))
-
-
-# Words that make a quoted value with spaces a sentence about a password, not a passphrase.
-_PROSE_WORDS = _STAND_IN_WORDS | frozenset(
-    re.findall(
-        r"\S+",
-        """
-a an the in is are was be it its this that for from of to at on by with and or not no our my your
-their his her see use used ask via under over here there has have had read set get kept lives
-held stored saved found entry manager variable same as like one any every each please check
-""",
-    )
-)
-PASSPHRASE_MIN_CHARS = 12
-
-
-def is_passphrase(value: str) -> bool:
-    """Whether a quoted value with spaces is a passphrase (`correct horse battery staple`).
-
-    Two to eight words, at least 12 characters, none of them a function word or a
-    stand-in ("see the vault entry", "<your password here>" are prose).
-    """
-    words = value.split()
-    if not 2 <= len(words) <= 8 or len(value) < PASSPHRASE_MIN_CHARS or is_stand_in(value):
-        return False
-    return not any(w.strip(".,;:!?()'\"").lower() in _PROSE_WORDS or w[:1] in "$<{%" for w in words)
-
-
-def value_is_secret(value: str, category: str, prose: bool = False, literal: bool = False) -> bool:
-    """Whether an assigned value looks like a real secret for a key of `category`."""
-    if any(c.isspace() for c in value):
-        return literal and category == "password" and is_passphrase(value)
-    if len(value) < MIN_PASSWORD_CHARS:
-        return False
-    if is_stand_in(value) or is_reference(value):
-        return False
-    if prose:  # "password: hunter2 (staging)" yes, "auth: OAuth2 via Keycloak" no
-        if category == "password":
-            return _has_letter_and_digit(value)
-        return len(value) >= 12 and _classes(value) >= 3
-    if category == "password":
-        return True
-    if category == "header":  # Basic credentials are base64 letters, often without a digit
-        return len(value) >= MIN_TOKEN_CHARS
-    return len(value) >= MIN_TOKEN_CHARS and (_has_letter_and_digit(value) or len(value) >= 32)
 
 
 def _previous_word(text: str, start: int) -> str:
@@ -532,7 +256,7 @@ def _assignments(text: str) -> Iterator[re.Match[str]]:
     pos, line_start, seen = 0, 0, 0
     while (match := _ASSIGNMENT.search(text, pos)) is not None:
         pos = match.end()
-        if not any(stem in match.group("key").lower() for stem in _SENSITIVE_STEMS):
+        if not any(stem in match.group("key").lower() for stem in SENSITIVE_STEMS):
             continue
         if text.rfind("\n", line_start, match.start()) >= 0:
             line_start, seen = text.rfind("\n", line_start, match.start()) + 1, 0
@@ -552,7 +276,7 @@ def _assignment_hits(text: str) -> Iterator[_Hit]:
         found = classify_key(key, _previous_word(text, match.start()))
         if found is None:
             continue
-        value = _assignment_value(text, match.end(), found.category)
+        value = assignment_value(text, match.end(), found.category)
         if value_is_secret(value.text, found.category, value.prose, value.literal):
             label = key.strip("-_.") or key
             op = "=" if match.group("op") in ("=", ":=", "?=", "==") else match.group("op")
@@ -566,7 +290,7 @@ def _flag_hits(text: str) -> Iterator[_Hit]:
         if found is None:
             continue
         raw = match.group("value")
-        quoted = raw[:1] in _QUOTES
+        quoted = raw[:1] in QUOTES
         if value_is_secret(raw[1:-1] if quoted else raw, found.category, literal=quoted):
             yield _Hit(match.start(), found.kind, f"--{match.group('flag')} …")
 
@@ -637,7 +361,7 @@ def _key_body_hits(text: str) -> Iterator[_Hit]:
             if (
                 not _PUBLIC_HEADER.search(header)
                 and not _HEX.fullmatch(block)
-                and _classes(block.replace("\n", "")) >= 3
+                and char_classes(block.replace("\n", "")) >= 3
             ):
                 yield _Hit(offsets[run_start], "a key body (a long base64 block)")
         run_start = None
@@ -662,7 +386,7 @@ def _aws_pair_hits(text: str) -> Iterator[_Hit]:
         window = text[low : key_id.end() + AWS_PAIR_WINDOW]
         for match in _AWS_SECRET.finditer(window):
             value = match.group(0)
-            if _classes(value) >= 3 and not _HEX.fullmatch(value):
+            if char_classes(value) >= 3 and not _HEX.fullmatch(value):
                 yield _Hit(low + match.start(), "an AWS secret access key")
 
 
@@ -692,7 +416,7 @@ def _aws_context_hits(text: str) -> Iterator[_Hit]:
 
 # --- the rule set ------------------------------------------------------------------------
 def _rule_set_hits(text: str) -> Iterator[_Hit]:
-    """Tokens the well-kept rule set recognises (memory/secret_rules.py), named by its rule id."""
+    """Tokens the well-kept rule set recognises (memory/secrets/rules.py), named by its rule id."""
     for hit in rule_hits(text):
         yield _Hit(hit.start, "a credential", f"{hit.rule} rule")
 
