@@ -201,7 +201,7 @@ def _misread_prompts(flag: str, values: list[str] | None) -> list[str]:
 
 def _preload_sdk(config: Config) -> None:
     """Start importing the anthropic SDK in the background when print mode will use it."""
-    from claude_mini.llm.client import preload_sdk
+    from claude_mini.llm.anthropic_client import preload_sdk
     from claude_mini.llm.local import is_local_model
 
     if not is_local_model(config.model):

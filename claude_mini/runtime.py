@@ -25,7 +25,7 @@ from claude_mini.base.notices import NoticeChannel
 from claude_mini.command_table import CommandTable
 from claude_mini.config import Config
 from claude_mini.hooks.lifecycle import part as user_hooks_part
-from claude_mini.llm.client import ModelClient
+from claude_mini.llm.protocol import ModelClient
 from claude_mini.mcp_servers.lifecycle import part as mcp_part
 from claude_mini.memory.compact.budget import context_window
 from claude_mini.memory.compact.compactor import Compactor
@@ -231,7 +231,8 @@ def make_client(config: Config, notices: NoticeChannel) -> ModelClient:
     A model asked for by name (flag, CLAUDE_MINI_MODEL, settings) is never swapped for the
     offline one: a CI job with a missing secret must fail, not succeed on a 135M model."""
     from claude_mini.llm import local
-    from claude_mini.llm.client import AnthropicClient, RetryPolicy, missing_credentials
+    from claude_mini.llm.anthropic_client import AnthropicClient, missing_credentials
+    from claude_mini.llm.retry import RetryPolicy
 
     chosen = local.is_local_model(config.model)
     automatic = not chosen and missing_credentials() and not model_asked_for(config) and local.local_available()
@@ -299,7 +300,7 @@ def _memory_section(config: Config, store: MemoryStore, team: bool = False) -> s
 def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
     """Permission rules from every settings layer; relative paths follow the session's `cd`.
 
-    The layers are already trust-filtered (config.py); a broken managed file locks every
+    The layers are already trust-filtered (config/untrusted.py); a broken managed file locks every
     tool (its reason is in config.warnings once, from load_config).
     """
     policy = PermissionPolicy.from_layers(

@@ -1,7 +1,7 @@
 """Workspace trust: which project folders the user has said may configure claude-mini (DESIGN.md section 8).
 
 A repository's `.claude/settings*.json` and its CLAUDE.md imports from outside
-the repository take full effect only in a trusted folder (config.py filters the
+the repository take full effect only in a trusted folder (config/untrusted.py filters the
 rest). The record is `trusted-folders.json` in the home folder, a file the user
 may edit by hand:
 
@@ -36,7 +36,7 @@ RECORD_VERSION = 1
 class RepositoryOnly(list[str]):
     """A list setting read from an untrusted repository: it may affect files inside that repository only.
 
-    `config.untrusted_part` wraps `claudeMdExcludes` in it, and the instruction loader
+    `config.untrusted.untrusted_part` wraps `claudeMdExcludes` in it, and the instruction loader
     applies such globs only to files found in the repository, so an untrusted repository
     cannot hide the user's or the organisation's instruction files.
     """

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from claude_mini.agent.subagent_run import SubagentRun
     from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.memory.store import MemoryStore
     from claude_mini.permissions import PermissionPolicy, PolicyChain
     from claude_mini.runtime import Runtime

@@ -49,7 +49,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from claude_mini.llm.client import ContextTooLong, ModelError, ModelUnavailable, drain
 from claude_mini.llm.events import (
     BlockDone,
     ResponseDone,
@@ -65,6 +64,7 @@ from claude_mini.llm.local_protocol import (
     reply_schema,
 )
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolUseBlock, Usage
+from claude_mini.llm.protocol import ContextTooLong, ModelError, ModelUnavailable, drain
 
 LOCAL = "local"
 LOCAL_MODEL_ENV = "CLAUDE_MINI_LOCAL_MODEL"

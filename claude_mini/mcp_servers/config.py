@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.config import json_kind, json_shown
+from claude_mini.config.json_text import json_kind, json_shown
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
@@ -139,7 +139,7 @@ def scope_file(config: Config, scope: str) -> Path:
 
 def local_settings_file(config: Config) -> Path:
     """The project's `.claude/settings.local.json` (local servers, approvals)."""
-    from claude_mini.config import settings_files
+    from claude_mini.config.layers import settings_files
 
     return dict(settings_files(config.cwd, config.project_root))["local"]
 
@@ -164,7 +164,8 @@ def written_servers(config: Config, scope: str, problems: list[str]) -> tuple[st
 def _read_mcp_json(path: Path, problems: list[str]) -> dict[str, Any]:
     """`.mcp.json` as a dict, through safe_read (a link to /dev/zero or a FIFO is one problem line)."""
     from claude_mini.base.safe_read import Unreadable, read_text_file
-    from claude_mini.config import SETTINGS_MAX_BYTES, parse_json
+    from claude_mini.config.json_text import parse_json
+    from claude_mini.config.layers import SETTINGS_MAX_BYTES
 
     try:
         text = read_text_file(path, SETTINGS_MAX_BYTES)
@@ -400,10 +401,10 @@ def edit_settings(config: Config, path: Path, change: Any, *, source: str = "loc
     (2-space indent, other keys kept, a link stays a link), and let the session's settings
     layers follow when it is one of them. Raises config.SettingsEditError, leaving the file as it was."""
     from claude_mini.base.fileutil import atomic_write
-    from claude_mini.config import SettingsEditError, _read_for_edit
+    from claude_mini.config.edit import SettingsEditError, read_for_edit
 
     target = path.resolve()
-    data = _read_for_edit(target) if target.exists() else {}
+    data = read_for_edit(target) if target.exists() else {}
     change(data)
     try:
         atomic_write(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -416,7 +417,8 @@ def edit_settings(config: Config, path: Path, change: Any, *, source: str = "loc
 def _follow_layer(config: Config, path: Path, source: str, data: dict[str, Any]) -> None:
     """This session's raw settings layer for `path` gets `data` (a new file becomes a layer), and
     the merged settings are rebuilt, as `config.remove_permission_rule` does."""
-    from claude_mini.config import SettingsLayer, _merge_layers
+    from claude_mini.config.layers import SettingsLayer
+    from claude_mini.config.loader import merge_layers
 
     layer = next((layer for layer in config.raw_layers if layer.path == path), None)
     if layer is not None:
@@ -428,4 +430,4 @@ def _follow_layer(config: Config, path: Path, source: str, data: dict[str, Any])
             len(config.raw_layers),
         )
         config.raw_layers.insert(at, SettingsLayer(source, path, data))
-    _merge_layers(config)
+    merge_layers(config)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.lifecycle import Part, PartContext, ToolVerdict
 from claude_mini.base.notices import NoticeChannel
-from claude_mini.config import CheckpointSettings
+from claude_mini.config.checkpoint_settings import CheckpointSettings
 from claude_mini.rewind.store import Before, FileHistory, StoreError, capture, fingerprint
 from claude_mini.shell.read_only import is_read_only_command
 

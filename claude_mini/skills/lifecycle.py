@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.lifecycle import Part, PartContext, SessionSource, ToolVerdict
 from claude_mini.base.text import estimate_tokens, one_line
-from claude_mini.config import model_named
+from claude_mini.config.models import model_named
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.permissions import Allow, Ask, Deny, PermissionPolicy, Rule, RuleError
 from claude_mini.skills.catalog import (
@@ -266,7 +266,7 @@ class SkillPart(Part):
             self._revoke(grants)
             raise
         self._mark_invoked(entry, text)
-        # An untrusted repository does not choose what you pay (config.py ignores its `model` too).
+        # An untrusted repository does not choose what you pay (config/untrusted.py ignores its `model` too).
         model = model_named(entry.model) if entry.scope == "user" or self.config.trusted else None
         self._armed = (text, model)
         return text

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from claude_mini.agent.lifecycle import Lifecycle, Part, PartContext, SessionSource
 from claude_mini.agent.loop import RUNNING_CALL
 from claude_mini.agent.subagent_run import SubagentRun
-from claude_mini.config import model_named
+from claude_mini.config.models import model_named
 from claude_mini.llm.messages import message_to_api
 from claude_mini.subagents.runner import (
     ChildGuard,

@@ -201,7 +201,7 @@ async def run_child(
     """Run the child's one turn to its end, keeping `run` up to date; cancellation goes on."""
     from claude_mini.agent.events import MessageAdded, ToolFinished
     from claude_mini.agent.loop import MaxTurnsReached, TurnCancelled
-    from claude_mini.llm.client import ModelError
+    from claude_mini.llm.protocol import ModelError
 
     def seen(event: AgentEvent) -> None:
         if isinstance(event, MessageAdded):

@@ -80,7 +80,7 @@ def _run(action: Callable[[], list[str]]) -> None:
     """Print an action's lines; an McpCommandError or SettingsEditError becomes one line and its status."""
     from claude_mini.base.notices import say
     from claude_mini.base.text import visible_controls
-    from claude_mini.config import SettingsEditError
+    from claude_mini.config.edit import SettingsEditError
 
     try:
         lines = action()

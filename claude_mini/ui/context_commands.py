@@ -13,7 +13,7 @@ from claude_mini.ui.context_usage import compaction_line, context_used, context_
 from claude_mini.ui.status_line import unknown_price_models
 
 if TYPE_CHECKING:
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.runtime import Runtime
 
 
@@ -105,7 +105,7 @@ def show_status(ctx: CommandContext) -> None:
     """Where this session runs and what it talks to."""
     from claude_mini import __version__
     from claude_mini.base import paths
-    from claude_mini.config import settings_files
+    from claude_mini.config.layers import settings_files
 
     rt, cfg = ctx.rt, ctx.rt.config
     loaded = {str(layer.path) for layer in cfg.layers if layer.path}
@@ -240,7 +240,7 @@ def _client_for(rt: Runtime, name: str) -> ModelClient:
     """The client that serves `name`: the offline model for `local[:PATH]`, else the API client
     (the running one, or a new one when leaving the offline model)."""
     from claude_mini.llm import local
-    from claude_mini.llm.client import AnthropicClient, missing_credentials
+    from claude_mini.llm.anthropic_client import AnthropicClient, missing_credentials
 
     if local.is_local_model(name):
         try:

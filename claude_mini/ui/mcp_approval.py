@@ -77,7 +77,7 @@ def ask_approval(spec: ServerSpec) -> str | None:
 
 def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str | None:
     """Write the answer to .claude/settings.local.json; the one line to show if that failed."""
-    from claude_mini.config import SettingsEditError
+    from claude_mini.config.edit import SettingsEditError
     from claude_mini.mcp_servers.config import approve, edit_settings, local_settings_file
 
     if answer is None:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 )
 def permissions(ctx: CommandContext) -> None:
     """`/permissions` lists; `allow Bash(npm test:*)`, `remove RULE` and `mode acceptEdits` edit."""
-    from claude_mini.config import SettingsEditError
+    from claude_mini.config.edit import SettingsEditError
     from claude_mini.permissions import RuleError
 
     verb, _, rule = ctx.args.partition(" ")
@@ -67,7 +67,7 @@ def remove_rule(runtime: Runtime, rule: str) -> str:
     local settings file is deleted from that file (as Claude Code's /permissions does); a file
     that cannot be changed keeps its rule, in the file and in this session, the others still lose it.
     Managed and command-line rules stay: the message says why."""
-    from claude_mini.config import SettingsEditError, remove_permission_rule
+    from claude_mini.config.edit import SettingsEditError, remove_permission_rule
 
     policy = runtime.policy
     found = [r for r in (*policy.deny_rules, *policy.ask_rules, *policy.allow_rules) if r.text == rule]

@@ -65,8 +65,8 @@ if TYPE_CHECKING:
 
     from claude_mini.agent.loop import PermissionAnswer
     from claude_mini.config import Config
-    from claude_mini.llm.client import ModelClient
     from claude_mini.llm.messages import ToolUseBlock
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.runtime import Runtime
     from claude_mini.session import Session
     from claude_mini.ui.render import Renderer
@@ -447,7 +447,7 @@ class Repl:
 
     async def _consume(self, runtime: Runtime, text: str, typed: str) -> None:
         from claude_mini.agent.loop import AgentStop, PromptWithdrawn, StoppedByHook, TurnCancelled
-        from claude_mini.llm.client import ModelError
+        from claude_mini.llm.protocol import ModelError
 
         await self.loader.sdk_ready()
         try:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.runtime import Runtime
 
 FIRST_PAINT_PAUSE_S = 0.05  # loading right away would compete with the first paint for the GIL
@@ -159,7 +159,7 @@ def open_client_early(config: Config, notices: NoticeChannel) -> ModelClient | N
     It also settles which model the banner names (runtime.make_client switches to the
     offline one when no API is configured)."""
     from claude_mini.llm import local
-    from claude_mini.llm.client import missing_credentials
+    from claude_mini.llm.anthropic_client import missing_credentials
 
     if not (local.is_local_model(config.model) or missing_credentials()):
         return None

@@ -22,8 +22,9 @@ from claude_mini.agent.fork import (
 )
 from claude_mini.agent.lifecycle import ToolVerdict
 from claude_mini.agent.loop import Agent
-from claude_mini.llm.client import AnthropicClient, InvalidRequest
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock
+from claude_mini.llm.protocol import InvalidRequest
 from claude_mini.permissions import Allow, Deny, PermissionPolicy
 from claude_mini.session import Session
 from claude_mini.tools.base import ToolContext

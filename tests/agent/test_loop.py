@@ -24,8 +24,9 @@ from claude_mini.agent.loop import (
     TurnCancelled,
     unusable_input,
 )
-from claude_mini.llm.client import AnthropicClient, ContextTooLong
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import TextBlock, ToolResultBlock
+from claude_mini.llm.protocol import ContextTooLong
 from claude_mini.permissions import Allow, Ask, Deny
 from claude_mini.session import UNFINISHED_TOOL, Session
 from claude_mini.tools.base import ToolContext

@@ -12,7 +12,7 @@ import pytest
 
 from claude_mini.base import paths
 from claude_mini.config import load_config
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.memory.store import INDEX_MAX_BYTES, MemoryStore, parse_index
 from claude_mini.runtime import build_runtime
 from tests.e2e.conftest import cli_env, trust_folder

@@ -7,8 +7,9 @@ import asyncio
 import json
 from types import SimpleNamespace
 
-from claude_mini.config import load_config, merge
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.config import load_config
+from claude_mini.config.layers import merge
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.memory.compact.budget import budget_line
 from claude_mini.runtime import Runtime, build_runtime
 from tests.fake_anthropic import Reply

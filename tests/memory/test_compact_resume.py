@@ -13,8 +13,9 @@ from rich.console import Console
 
 from claude_mini.base import paths
 from claude_mini.command_table import builtin_table
-from claude_mini.config import load_config, merge
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.config import load_config
+from claude_mini.config.layers import merge
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.memory.compact.part import files_seen
 from claude_mini.memory.extract.gate import GateDecision, no_gate

@@ -13,8 +13,9 @@ import pytest
 
 from claude_mini.agent.fork import ForkResult
 from claude_mini.agent.loop import Agent
-from claude_mini.config import Config, DreamSettings
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.config import Config
+from claude_mini.config.memory_settings import DreamSettings
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock
 from claude_mini.memory.maintenance.daylog import append_log, unconsumed_logs
 from claude_mini.memory.maintenance.dream import (

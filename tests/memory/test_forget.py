@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.config import Config, ForgetSettings
+from claude_mini.config import Config
+from claude_mini.config.memory_settings import ForgetSettings
 from claude_mini.memory.maintenance.forget import (
     LOW_WATER,
     duplicate_findings,

@@ -17,7 +17,7 @@ import anthropic  # noqa: F401  (imported here so the first request does not pay
 import pytest
 
 from claude_mini.config import load_config
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.memory.recall.lexical import Candidate
 from claude_mini.memory.recall.part import RecallPart

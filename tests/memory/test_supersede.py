@@ -10,7 +10,7 @@ from pathlib import Path
 
 from claude_mini.base import paths
 from claude_mini.commands.memory import MemoryContext, add_memory, list_data, list_lines
-from claude_mini.config import ForgetSettings
+from claude_mini.config.memory_settings import ForgetSettings
 from claude_mini.memory.extract.gate import no_gate
 from claude_mini.memory.extract.supersede import (
     apply_link,
@@ -181,8 +181,9 @@ def test_an_overfull_index_leaves_out_the_oldest_and_least_used_not_the_newest(s
 
 # --- extraction ----------------------------------------------------------------------------
 def test_extraction_writing_a_successor_marks_the_old_memory(repo: Path, fake_server):
-    from claude_mini.config import load_config, merge
-    from claude_mini.llm.client import AnthropicClient
+    from claude_mini.config import load_config
+    from claude_mini.config.layers import merge
+    from claude_mini.llm.anthropic_client import AnthropicClient
     from claude_mini.runtime import build_runtime
 
     memdir = paths.memory_dir(repo)

@@ -198,7 +198,7 @@ def test_a_resumed_session_merges_the_checkpoint_its_transcript_kept(repo, fake_
     import asyncio
 
     from claude_mini.config import load_config
-    from claude_mini.llm.client import AnthropicClient
+    from claude_mini.llm.anthropic_client import AnthropicClient
     from claude_mini.runtime import build_runtime
     from claude_mini.session import resume_session
     from tests.fake_anthropic import Reply

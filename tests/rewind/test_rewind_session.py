@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from claude_mini.base import paths
-from claude_mini.config import load_config, merge
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.config import load_config
+from claude_mini.config.layers import merge
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.memory.extract.gate import no_gate
 from claude_mini.memory.store import format_memory
 from claude_mini.rewind.conversation import memories_since, rewind_conversation

@@ -22,7 +22,7 @@ from claude_mini.llm.messages import (
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.memory.compact.compactor import Compactor
 
 

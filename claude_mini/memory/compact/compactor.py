@@ -236,7 +236,7 @@ class Compactor:
         return result
 
     async def _summarise(self, agent: Agent, instructions: str, messages: list[Message]) -> str:
-        from claude_mini.llm.client import ContextTooLong
+        from claude_mini.llm.protocol import ContextTooLong
 
         prompt = SUMMARY_PROMPT
         if instructions.strip():

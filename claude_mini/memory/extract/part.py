@@ -47,7 +47,7 @@ from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import ForkSnapshot
 from claude_mini.agent.lifecycle import ConversationRewind, Part
 from claude_mini.base.notices import NoticeChannel
-from claude_mini.config import ExtractionSettings
+from claude_mini.config.memory_settings import ExtractionSettings
 from claude_mini.llm.messages import Message
 from claude_mini.memory.extract.engine import ExtractionEngine
 from claude_mini.memory.extract.gate import GateDecision, assess, count_turns, no_gate

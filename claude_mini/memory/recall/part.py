@@ -59,8 +59,9 @@ if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
     from claude_mini.agent.lifecycle import EndReason, SessionSource
     from claude_mini.agent.loop import Agent
-    from claude_mini.config import Config, RecallSettings
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.config import Config
+    from claude_mini.config.memory_settings import RecallSettings
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.session import Session
     from claude_mini.tools.base import ToolResult
 
@@ -77,7 +78,7 @@ class RecallPart(Part):
     A selection in flight shows as background work `recall` on the notice channel, which
     also carries one-line messages (a fallback, the budget used up); `summary()` feeds /context.
     The `recall.*` settings are read from `config.memory.recall` at each turn (validated,
-    and their problems said, in config.py and runtime.py).
+    and their problems said, in config/memory_settings.py and runtime.py).
 
     The lifecycle side only: when a prefetch starts, is adopted or dropped, what it injects and
     the session budget; the selection itself is the engine's (recall/engine.py).
