@@ -28,7 +28,7 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from claude_mini.agent.lifecycle import Part, PartContext
 from claude_mini.base.text import estimate_tokens
@@ -211,7 +211,7 @@ def _lines_in(result: str) -> int | None:
 
 def recorded_working_state(transcript: Path) -> WorkingState | None:
     """The last working state a compaction recorded in the transcript (None: none, or unreadable)."""
-    found: dict | None = None
+    found: dict[str, Any] | None = None
     for entry in transcript_entries(transcript):
         # Transcripts name the entry "checkpoint" (its recorded format, read back on resume).
         if entry.get("type") == "system" and entry.get("subtype") == "checkpoint":
@@ -231,7 +231,7 @@ def recorded_working_state(transcript: Path) -> WorkingState | None:
         return None
 
 
-def _well_formed(data: dict) -> bool:
+def _well_formed(data: dict[str, Any]) -> bool:
     """Whether a recorded working state has the shapes this module writes (a transcript edited by hand
     may not: then the next compaction starts afresh rather than fails)."""
     lists = ("requests", "commands", "instructions", "errors", "memories")
