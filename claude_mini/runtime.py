@@ -30,7 +30,10 @@ from claude_mini.mcp_servers.lifecycle import part as mcp_part
 from claude_mini.memory.compact.budget import context_window
 from claude_mini.memory.compact.compactor import Compactor
 from claude_mini.memory.compact.part import CompactPart
+from claude_mini.memory.compact.part import part as compaction_part
+from claude_mini.memory.compact.working_state import part as working_state_part
 from claude_mini.memory.extract.part import Extractor
+from claude_mini.memory.extract.part import part as extraction_part
 from claude_mini.memory.instructions import (
     AttachmentTracker,
     InstructionPart,
@@ -38,13 +41,8 @@ from claude_mini.memory.instructions import (
     instruction_loads,
     load_instructions,
 )
-from claude_mini.memory.parts import (
-    compaction_part,
-    extraction_part,
-    instructions_part,
-    recall_part,
-    working_state_part,
-)
+from claude_mini.memory.instructions.attachments import part as instructions_part
+from claude_mini.memory.recall.part import part as recall_part
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.memory.team import team_problem, team_prompt_section, team_tier
 from claude_mini.permissions import Guard, PermissionPolicy, PolicyChain
@@ -62,7 +60,7 @@ from claude_mini.tools.base import ToolContext
 from claude_mini.tools.read_denials import read_denials_of
 from claude_mini.tools.registry import default_tools
 
-PartFactory = Callable[[PartContext], Part | None]
+PartFactory = Callable[[PartContext["Runtime"]], Part | None]
 
 PARTS: tuple[PartFactory, ...] = (
     user_hooks_part,
@@ -429,7 +427,7 @@ def build_runtime(
         client=client,
         session=session,
         notices=notices,
-        store=store,
+        memory_root=store.root,
         rules=rules,
         policy=policy,
         agent=agent,

@@ -411,7 +411,7 @@ def invoked_in(messages: Sequence[Message]) -> list[str]:
     return names
 
 
-def part(ctx: PartContext) -> SkillPart | None:
+def part(ctx: PartContext[object]) -> SkillPart | None:
     """The session's skills part, or None when there is no command or skill at all (nothing listed,
     nothing to type, no Skill tool)."""
     from claude_mini.base import paths

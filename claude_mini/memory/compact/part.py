@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.agent.lifecycle import ConversationRewind, Part
+from claude_mini.agent.lifecycle import ConversationRewind, Part, PartContext
 from claude_mini.llm.messages import (
     Message,
     TextBlock,
@@ -30,7 +30,14 @@ if TYPE_CHECKING:
     from claude_mini.base.notices import NoticeChannel
     from claude_mini.session import Session
     from claude_mini.tools.base import ToolContext
-from claude_mini.memory.compact.compactor import MAX_FAILURES, CompactionError, CompactionRefused, Compactor
+from claude_mini.memory.compact.compactor import (
+    MAX_FAILURES,
+    CompactionError,
+    CompactionRefused,
+    Compactor,
+    CompactorRuntime,
+    fork_summary,
+)
 
 
 class CompactPart(Part):
@@ -117,6 +124,11 @@ class CompactPart(Part):
             f"restored {len(result.restored_files)} file(s) and the latest request."
         )
         return True
+
+
+def part(ctx: PartContext[CompactorRuntime]) -> CompactPart:
+    """Layer 5 over the session's compactor (summaries from a forked request)."""
+    return CompactPart(Compactor(ctx.runtime, fork_summary), ctx.notices)
 
 
 # The header of a file a compaction put back (Compactor._replace_conversation).

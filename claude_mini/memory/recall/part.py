@@ -33,7 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.agent.lifecycle import Part
+from claude_mini.agent.lifecycle import Part, PartContext
+from claude_mini.base import paths
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.base.text import clip
 from claude_mini.llm.messages import ToolUseBlock
@@ -54,6 +55,7 @@ from claude_mini.memory.recall.selection import (
     should_recall,
 )
 from claude_mini.memory.store import MemoryStore
+from claude_mini.memory.store.memory_store import StoreHolder
 
 if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
@@ -322,3 +324,10 @@ def _enabled(config: Config) -> bool:
 
 def _room_left(used: int) -> bool:
     return SESSION_BUDGET_BYTES - used >= MIN_USEFUL_BUDGET
+
+
+def part(ctx: PartContext[StoreHolder]) -> RecallPart:
+    """Layer 3 over the project's memory folder and, when the tier is on, the team's."""
+    return RecallPart(
+        ctx.runtime.store, ctx.config, ctx.notices, cache_dir=paths.recall_cache_dir(), team_root=ctx.team_root
+    )
