@@ -9,14 +9,14 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from claude_mini import __version__
 from claude_mini.base.notices import say
 from claude_mini.config import Config, load_config
-from claude_mini.llm.client import preload_sdk
+from claude_mini.llm.anthropic_client import preload_sdk
 from claude_mini.llm.local import is_local_model
 from claude_mini.log_route import route_log
 from claude_mini.signals import install_exit_handlers
@@ -46,12 +46,14 @@ def _split_rules(values: list[str] | None) -> list[str]:
     return rules
 
 
-def _flag_settings(model, permission_mode, allowed, disallowed) -> dict:
+def _flag_settings(
+    model: str | None, permission_mode: str | None, allowed: list[str] | None, disallowed: list[str] | None
+) -> dict[str, Any]:
     """The command-line flags as a settings layer (it sits below managed settings)."""
-    flags: dict = {}
+    flags: dict[str, Any] = {}
     if model:
         flags["model"] = model
-    perms: dict = {}
+    perms: dict[str, Any] = {}
     if permission_mode:
         perms["defaultMode"] = permission_mode
     if allowed:

@@ -1,7 +1,7 @@
 """Where the package's log goes, set before anything runs.
 
 With --debug, one `claude-mini: debug: ...` stderr line per record (each HTTP
-request among them, llm/client.py); without, nowhere. With no handler at all,
+request among them, llm/anthropic_client.py); without, nowhere. With no handler at all,
 logging's last resort would print internal diagnostics (a cache-prefix
 mismatch, a skipped memory write) onto the REPL's screen. `__main__` calls it
 on every path, so it imports nothing heavy.

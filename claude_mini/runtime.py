@@ -27,12 +27,17 @@ from claude_mini.config import Config
 from claude_mini.hooks.config import load_hooks, named_files
 from claude_mini.hooks.lifecycle import part as user_hooks_part
 from claude_mini.llm import local
-from claude_mini.llm.client import AnthropicClient, ModelClient, RetryPolicy, missing_credentials
+from claude_mini.llm.anthropic_client import AnthropicClient, missing_credentials
+from claude_mini.llm.protocol import ModelClient
+from claude_mini.llm.retry import RetryPolicy
 from claude_mini.mcp_servers.lifecycle import part as mcp_part
 from claude_mini.memory.compact.budget import context_window
 from claude_mini.memory.compact.compactor import Compactor
 from claude_mini.memory.compact.part import CompactPart
+from claude_mini.memory.compact.part import part as compaction_part
+from claude_mini.memory.compact.working_state import part as working_state_part
 from claude_mini.memory.extract.part import Extractor
+from claude_mini.memory.extract.part import part as extraction_part
 from claude_mini.memory.instructions import (
     AttachmentTracker,
     InstructionPart,
@@ -40,16 +45,11 @@ from claude_mini.memory.instructions import (
     instruction_loads,
     load_instructions,
 )
+from claude_mini.memory.instructions.attachments import part as instructions_part
 from claude_mini.memory.maintenance.daylog import LogModeGuard, log_mode_prompt
 from claude_mini.memory.maintenance.dream import maybe_auto_dream
 from claude_mini.memory.maintenance.forget import gc_message, maybe_auto_gc
-from claude_mini.memory.parts import (
-    compaction_part,
-    extraction_part,
-    instructions_part,
-    recall_part,
-    working_state_part,
-)
+from claude_mini.memory.recall.part import part as recall_part
 from claude_mini.memory.secrets.guard import SecretGuard
 from claude_mini.memory.store import MemoryStore, memory_prompt_section, render_index_for_prompt
 from claude_mini.memory.team import team_problem, team_prompt_section, team_tier
@@ -69,7 +69,7 @@ from claude_mini.tools.base import ToolContext
 from claude_mini.tools.read_denials import read_denials_of
 from claude_mini.tools.registry import default_tools
 
-PartFactory = Callable[[PartContext], Part | None]
+PartFactory = Callable[[PartContext["Runtime"]], Part | None]
 
 PARTS: tuple[PartFactory, ...] = (
     user_hooks_part,
@@ -301,7 +301,7 @@ def _memory_section(config: Config, store: MemoryStore, team: bool = False) -> s
 def make_policy(config: Config, ctx: ToolContext) -> PermissionPolicy:
     """Permission rules from every settings layer; relative paths follow the session's `cd`.
 
-    The layers are already trust-filtered (config.py); a broken managed file locks every
+    The layers are already trust-filtered (config/untrusted.py); a broken managed file locks every
     tool (its reason is in config.warnings once, from load_config).
     """
     policy = PermissionPolicy.from_layers(
@@ -422,7 +422,7 @@ def build_runtime(
         client=client,
         session=session,
         notices=notices,
-        store=store,
+        memory_root=store.root,
         rules=rules,
         policy=policy,
         agent=agent,

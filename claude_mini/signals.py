@@ -28,6 +28,7 @@ import sys
 import termios
 from collections.abc import Callable
 from types import FrameType
+from typing import Any
 
 from claude_mini import reaper
 
@@ -35,7 +36,7 @@ EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 _RESET_TERMINAL = "\x1b[0m\x1b[?25h\x1b[?2004l\r\n"  # attributes, cursor shown, bracketed paste off
 
 _tool_groups: set[int] = set()
-_saved_tty: list | None = None
+_saved_tty: list[Any] | None = None
 
 
 def _no_session() -> str:

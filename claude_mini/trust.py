@@ -1,7 +1,7 @@
 """Workspace trust: which project folders the user has said may configure claude-mini (DESIGN.md section 8).
 
 A repository's `.claude/settings*.json` and its CLAUDE.md imports from outside
-the repository take full effect only in a trusted folder (config.py filters the
+the repository take full effect only in a trusted folder (config/untrusted.py filters the
 rest). The record is `trusted-folders.json` in the home folder, a file the user
 may edit by hand:
 
@@ -25,6 +25,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from claude_mini.base import paths
 from claude_mini.base.fileutil import LockTimeout, atomic_write, locked
@@ -33,10 +34,10 @@ RECORD_NAME = "trusted-folders.json"
 RECORD_VERSION = 1
 
 
-class RepositoryOnly(list):
+class RepositoryOnly(list[str]):
     """A list setting read from an untrusted repository: it may affect files inside that repository only.
 
-    `config.untrusted_part` wraps `claudeMdExcludes` in it, and the instruction loader
+    `config.untrusted.untrusted_part` wraps `claudeMdExcludes` in it, and the instruction loader
     applies such globs only to files found in the repository, so an untrusted repository
     cannot hide the user's or the organisation's instruction files.
     """
@@ -51,7 +52,7 @@ class TrustRecord:
     """The trusted folders as read from the record file, and why it could not be used, if so."""
 
     path: Path
-    folders: dict[str, dict] = field(default_factory=dict)
+    folders: dict[str, dict[str, Any]] = field(default_factory=dict)
     problem: str | None = None  # one line: the file is broken and nothing counts as trusted
 
     def covering(self, root: Path | str) -> str | None:
@@ -178,7 +179,7 @@ def record_trust(root: Path | str, *, now: float | None = None) -> Path:
     return path
 
 
-def _raw_record(path: Path) -> dict:
+def _raw_record(path: Path) -> dict[str, Any]:
     """The record file's JSON (entries the loader skips are kept), or a new record."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -59,8 +59,9 @@ from fake_anthropic import FakeAnthropic, Reply  # noqa: E402
 
 from claude_mini.agent.fork import Fork  # noqa: E402
 from claude_mini.base import paths  # noqa: E402
-from claude_mini.config import load_config, merge  # noqa: E402
-from claude_mini.llm.client import AnthropicClient  # noqa: E402
+from claude_mini.config import load_config  # noqa: E402
+from claude_mini.config.layers import merge  # noqa: E402
+from claude_mini.llm.anthropic_client import AnthropicClient  # noqa: E402
 from claude_mini.memory.store import format_memory  # noqa: E402
 from claude_mini.runtime import build_runtime  # noqa: E402
 

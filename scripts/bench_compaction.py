@@ -46,8 +46,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from fake_anthropic import FakeAnthropic, Reply  # noqa: E402
 
 from claude_mini.base.text import estimate_tokens  # noqa: E402
-from claude_mini.config import load_config, merge  # noqa: E402
-from claude_mini.llm.client import AnthropicClient  # noqa: E402
+from claude_mini.config import load_config  # noqa: E402
+from claude_mini.config.layers import merge  # noqa: E402
+from claude_mini.llm.anthropic_client import AnthropicClient  # noqa: E402
 from claude_mini.runtime import build_runtime  # noqa: E402
 
 CHECKPOINT_HEADER = "Working state before this summary (taken from the conversation, not written by a model):"

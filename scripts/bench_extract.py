@@ -44,8 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from fake_anthropic import FakeAnthropic, RecordedRequest, Reply  # noqa: E402
 
 from claude_mini.base import paths  # noqa: E402
-from claude_mini.config import load_config, merge  # noqa: E402
-from claude_mini.llm.client import AnthropicClient  # noqa: E402
+from claude_mini.config import load_config  # noqa: E402
+from claude_mini.config.layers import merge  # noqa: E402
+from claude_mini.llm.anthropic_client import AnthropicClient  # noqa: E402
 from claude_mini.memory.store import INDEX_FILENAME, format_memory  # noqa: E402
 from claude_mini.runtime import Runtime, build_runtime  # noqa: E402
 

@@ -1311,8 +1311,9 @@ def report_model_plumbing(fixture: Fixture, sizes: tuple[int, ...], tmp: Path) -
 async def _time_plumbing(root: Path, base_url: str, queries: list[str]) -> dict[str, float]:
     from types import SimpleNamespace
 
-    from claude_mini.config import DEFAULT_SMALL_MODEL, Config
-    from claude_mini.llm.client import AnthropicClient
+    from claude_mini.config import Config
+    from claude_mini.config.models import DEFAULT_SMALL_MODEL
+    from claude_mini.llm.anthropic_client import AnthropicClient
     from claude_mini.memory.recall.part import RecallPart
     from claude_mini.memory.store import MemoryStore
     from claude_mini.session import CostLedger

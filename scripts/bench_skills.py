@@ -40,8 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import anthropic  # noqa: E402
 from fake_anthropic import FakeAnthropic, Reply  # noqa: E402
 
-from claude_mini.config import load_config, merge  # noqa: E402
-from claude_mini.llm.client import AnthropicClient  # noqa: E402
+from claude_mini.config import load_config  # noqa: E402
+from claude_mini.config.layers import merge  # noqa: E402
+from claude_mini.llm.anthropic_client import AnthropicClient  # noqa: E402
 from claude_mini.runtime import build_runtime  # noqa: E402
 from claude_mini.skills.catalog import build_listing, entry_line, listing_budget, load_catalog  # noqa: E402
 from claude_mini.skills.tool import describe  # noqa: E402

@@ -241,7 +241,7 @@ def run_turns(
     `paths.memory_dir(workdir)` under $CLAUDE_MINI_HOME); what reached the model, in order."""
     from claude_mini.agent.lifecycle import Lifecycle
     from claude_mini.config import load_config
-    from claude_mini.llm.client import AnthropicClient
+    from claude_mini.llm.anthropic_client import AnthropicClient
     from claude_mini.memory.extract.part import Extractor
     from claude_mini.runtime import build_runtime
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from fake_anthropic import FakeAnthropic
+
+from tests.fake_anthropic import FakeAnthropic
 
 # llama.cpp's OpenMP threads spin at every barrier by default; with more busy threads than
 # cores (xdist workers beside llama.cpp's own threads) the spinning burns a third of the
@@ -24,6 +25,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 # long ones instead of a long one starting last and running alone. Stable: within a group
 # the collection order is kept.
 SLOW_FIRST = ("tests/e2e/test_local_e2e.py", "tests/llm/test_local_servers.py", "tests/e2e/")
+
+# Every test in this folder runs the real CLI (a subprocess or a pty): marked `e2e`, so that
+# `-m "not e2e"` is the inner loop. A test elsewhere that starts the CLI carries the mark itself.
+E2E_FOLDER = "tests/e2e/"
 
 # Variables that would point a test at a real account, a real model or the user's files.
 SCRUBBED_ENV = (
@@ -80,7 +85,11 @@ def repo(tmp_path: Path) -> Path:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Order the run by SLOW_FIRST (the same order on every worker, as xdist requires)."""
+    """Mark the tests of E2E_FOLDER `e2e`; order the run by SLOW_FIRST (the same order on every
+    worker, as xdist requires)."""
+    for item in items:
+        if item.nodeid.startswith(E2E_FOLDER):
+            item.add_marker(pytest.mark.e2e)
 
     def group(item: pytest.Item) -> int:
         path = item.nodeid.split("::")[0]

@@ -22,9 +22,10 @@ def gone(pid: int) -> bool:
     return not alive(pid)
 
 
-def ends_soon(pid: int, within: float = 5.0) -> bool:
+def ends_soon(pid: int, within: float = 30.0) -> bool:
     """Whether `pid` is gone within `within` seconds: a signalled process dies when the kernel
-    next schedules it, which on a loaded 2-core machine is not always before the next line."""
+    next schedules it, which on a loaded 2-core machine is not always before the next line (the
+    ceiling is generous: a process that does end returns at once)."""
     deadline = time.monotonic() + within
     while alive(pid):
         if time.monotonic() > deadline:

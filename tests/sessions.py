@@ -10,7 +10,7 @@ from typing import Any
 
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.config import load_config
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.runtime import Runtime, build_runtime
 
 

@@ -1,4 +1,4 @@
-"""config.py: the precedence rules of DESIGN.md section 4, one test each, through `load_config`;
+"""claude_mini.config: the precedence rules of DESIGN.md section 4, one test each, through `load_config`;
 the memory layers' settings, each key through the one validator."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from claude_mini.base import paths
-from claude_mini.config import (
+from claude_mini.config import load_config
+from claude_mini.config.memory_settings import (
     DreamSettings,
     ForgetSettings,
     MemorySettings,
     RecallSettings,
-    load_config,
     memory_settings,
 )
 
@@ -344,7 +344,7 @@ def test_config_memory_follows_the_merged_settings_and_the_model(repo, files) ->
 def test_removing_a_rule_keeps_the_model_the_session_switched_to(repo, files):
     """/permissions remove re-reads the settings, but /model local (or the offline fallback)
     stays: extraction, which is off for the offline model, must not come back on."""
-    from claude_mini.config import remove_permission_rule
+    from claude_mini.config.edit import remove_permission_rule
     from claude_mini.memory.extract.part import Extractor
     from claude_mini.session import Session
 
@@ -356,3 +356,11 @@ def test_removing_a_rule_keeps_the_model_the_session_switched_to(repo, files):
     assert config.model == "local"
     assert not extractor.enabled()
     assert config.get("permissions.allow") == ["Read"] and config.get("model") == "claude-haiku-4-5"
+
+
+def test_the_config_package_exports_exactly_config_and_load_config() -> None:
+    """The package's public surface (STYLE.md: a pinned surface); the rest is imported from its module."""
+    import claude_mini.config as config
+
+    assert sorted(config.__all__) == ["Config", "load_config"]
+    assert all(hasattr(config, name) for name in config.__all__)

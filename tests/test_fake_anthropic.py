@@ -11,13 +11,15 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import anthropic
 import httpx2
 import pytest
-from fake_anthropic import FakeAnthropic, PromptCache, Reply, estimate_tokens, minimal_instance
+
+from tests.fake_anthropic import FakeAnthropic, PromptCache, Reply, estimate_tokens, minimal_instance
 
 MODEL = "claude-sonnet-4-6"
 EPHEMERAL = {"type": "ephemeral"}
@@ -381,16 +383,25 @@ def test_malformed_null_text_reaches_the_sdk_as_none(fake_server):
         Reply.text("x").malformed_event("nope")
 
 
+def wait_for(condition, ceiling: float = 60) -> None:
+    """Poll `condition` until it holds; the ceiling is only for a broken test."""
+    deadline = time.monotonic() + ceiling
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.01)
+
+
 def test_stop_releases_hung_requests():
     server = FakeAnthropic([Reply.text("never").hang()]).start()
     with socket.create_connection(("127.0.0.1", server.port)) as conn:
         payload = json.dumps(body()).encode()
         head = f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Length: {len(payload)}\r\n\r\n"
         conn.sendall(head.encode() + payload)
-        time.sleep(0.1)
-        started = time.monotonic()
-        server.stop()
-        assert time.monotonic() - started < 3
+        wait_for(lambda: len(server.requests) == 1)  # the request hangs in the server now
+        stopping = threading.Thread(target=server.stop)
+        stopping.start()
+        stopping.join(timeout=60)  # a hung request that were not released would hold it for ever
+        assert not stopping.is_alive()
 
 
 # -- local-server imitation --------------------------------------------------------------

@@ -16,14 +16,6 @@ import claude_mini
 
 PACKAGE = Path(claude_mini.__file__).parent
 MARKS = ("# startup:", "# cycle:")
-# Files being reorganised by other work when this check was written, with how many unmarked imports
-# each still has: move or mark them, then lower the number (an entry at 0 goes).
-NOT_YET_MOVED = {
-    "claude_mini/config.py": 2,
-    "claude_mini/memory/compact/compactor.py": 2,
-    "claude_mini/memory/compact/part.py": 1,
-    "claude_mini/ui/agents_commands.py": 9,
-}
 
 
 def _is_project_import(node: ast.Import | ast.ImportFrom) -> bool:
@@ -50,12 +42,11 @@ def unmarked_function_imports(source: str) -> list[int]:
 
 
 def test_project_imports_are_at_module_top_unless_marked():
-    offenders = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        name = path.relative_to(PACKAGE.parent).as_posix()
-        lines = unmarked_function_imports(path.read_text(encoding="utf-8"))
-        if len(lines) != NOT_YET_MOVED.get(name, 0):
-            offenders += [f"{name}:{line}" for line in lines] or [f"{name}: none left, drop it from NOT_YET_MOVED"]
+    offenders = [
+        f"{path.relative_to(PACKAGE.parent).as_posix()}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for line in unmarked_function_imports(path.read_text(encoding="utf-8"))
+    ]
     assert offenders == [], "import these at module top, or mark them `# startup: <why>`:\n" + "\n".join(offenders)
 
 

@@ -123,6 +123,7 @@ BLOCK_LLAMA = (
 )
 
 
+@pytest.mark.e2e  # runs the real CLI
 @pytest.mark.parametrize("args", [["-p", "hi"], ["-p", "hi", "--model", "local"]])
 def test_without_the_local_model_the_cli_names_the_command_that_adds_it(isolated_env, tmp_path, args):
     env = cli_env(isolated_env.home, isolated_env.managed, "", ANTHROPIC_API_KEY="")  # no model at all

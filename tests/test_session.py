@@ -7,12 +7,12 @@ import json
 import re
 
 import pytest
-from fake_anthropic import Reply
 
-from claude_mini.llm.client import encodable
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
+from claude_mini.llm.stream_assembly import encodable
 from claude_mini.session import Session, load_messages, transcript_line
-from tests.llm.test_client import collect, done, request, streamed_text
+from tests.fake_anthropic import Reply
+from tests.llm.test_anthropic_client import collect, done, request, streamed_text
 
 LONE = ["\udc1b", "a\ud800b", "\udfff\ud83d", "caf\u00e9 \U0001f600 \udc9b", "\ud83d\ude00"]
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
-from tests.processes import gone
+from tests.processes import ends_soon
 
 # A process that starts a tool's shell as tools/bash.py does (a session of its own) and gets
 # the signal before the call has registered the group.
@@ -27,10 +26,7 @@ def test_a_tool_group_not_registered_yet_is_killed_too():
     try:
         assert run.returncode == 143, run.stderr
         assert "ended by SIGTERM with the command it was running" in run.stderr
-        deadline = time.monotonic() + 5
-        while not gone(pid) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        assert gone(pid)
+        assert ends_soon(pid)
     finally:
         subprocess.run(["kill", "-9", str(pid)], capture_output=True)
 

@@ -12,13 +12,9 @@ import pytest
 
 from claude_mini import trust
 from claude_mini.base import paths
-from claude_mini.config import (
-    PERMISSION_KEYS,
-    UNTRUSTED_COST_KEYS,
-    load_config,
-    managed_type_problem,
-    untrusted_part,
-)
+from claude_mini.config import load_config
+from claude_mini.config.managed import PERMISSION_KEYS, managed_type_problem
+from claude_mini.config.untrusted import UNTRUSTED_COST_KEYS, untrusted_part
 from claude_mini.permissions import Allow, Ask, Deny
 from claude_mini.runtime import make_policy
 from claude_mini.tools.base import ToolContext

@@ -47,7 +47,6 @@ from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.lifecycle import ForkToolCheck
 from claude_mini.agent.loop import batch_calls, decide, run_tool, unusable_input
-from claude_mini.llm.client import ModelClient
 from claude_mini.llm.messages import (
     Message,
     ModelRequest,
@@ -58,6 +57,7 @@ from claude_mini.llm.messages import (
     Usage,
     build_request_body,
 )
+from claude_mini.llm.protocol import ModelClient
 from claude_mini.permissions import Allow, Decision, Deny, ToolPolicy
 from claude_mini.tools.base import (
     NO_READ_DENIALS,
@@ -219,7 +219,8 @@ def prefix_mismatches(sent: ModelRequest | None, fork: ModelRequest) -> list[str
 
 
 def _body(request: ModelRequest) -> dict[str, Any]:
-    return strip_cache_control(build_request_body(replace(request, cache=False)))
+    body: dict[str, Any] = strip_cache_control(build_request_body(replace(request, cache=False)))
+    return body
 
 
 def strip_cache_control(value: Any) -> Any:

@@ -46,7 +46,7 @@ import contextlib
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock, Usage
 from claude_mini.permissions import Allow, Ask, Decision, Deny
@@ -60,10 +60,8 @@ if TYPE_CHECKING:
     from claude_mini.agent.subagent_run import SubagentRun
     from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
-    from claude_mini.llm.client import ModelClient
-    from claude_mini.memory.store import MemoryStore
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.permissions import PermissionPolicy, PolicyChain
-    from claude_mini.runtime import Runtime
     from claude_mini.session import Session
 
 SessionSource = Literal["startup", "resume", "clear"]
@@ -401,8 +399,41 @@ class Lifecycle:
         return [line for part in self.parts for line in part.context_report()]
 
 
+class RendersText(Protocol):
+    """Something the system prompt holds as text (the project's CLAUDE.md files)."""
+
+    def render(self) -> str:
+        """The text as the model sees it."""
+        ...
+
+
+class RuntimeView(Protocol):
+    """What the other features' parts read from the runtime after they are built: the pieces
+    /clear, /resume and /compact replace, so a part reads them when it needs them, never once."""
+
+    @property
+    def session(self) -> Session:
+        """The conversation in place now."""
+        ...
+
+    @property
+    def policy(self) -> PolicyChain:
+        """The session's permission chain (its mode changes with Shift-Tab)."""
+        ...
+
+    @property
+    def instructions(self) -> RendersText:
+        """The instruction files the system prompt holds now."""
+        ...
+
+
+# What a part reads from the runtime later: each factory names the smallest view it needs
+# (`object`: nothing), declared beside the part, so no feature imports the runtime above it.
+RuntimeT = TypeVar("RuntimeT", covariant=True)
+
+
 @dataclass(frozen=True)
-class PartContext:
+class PartContext(Generic[RuntimeT]):
     """What a feature's `part(ctx)` may build its part from: one session's shared pieces.
 
     `runtime` and `agent` exist already but are not finished: the lifecycle is installed after every
@@ -412,10 +443,10 @@ class PartContext:
     client: ModelClient
     session: Session  # the first conversation (the runtime's `session` follows /clear and /resume)
     notices: NoticeChannel
-    store: MemoryStore  # the project's auto-memory folder (Layer 2)
+    memory_root: Path  # the project's auto-memory folder (Layer 2)
     rules: PermissionPolicy  # the permission rules themselves
     policy: PolicyChain  # the whole chain: guards, then the rules
     agent: Agent
-    runtime: Runtime
+    runtime: RuntimeT
     window: int  # the model's context window, in tokens (the skill listing's budget is a share of it)
     team_root: Path | None = None  # the repository's team memory folder, when the tier is on

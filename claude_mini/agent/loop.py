@@ -14,7 +14,7 @@ turn ends with Claude Code's marker (`[Request interrupted by user]`, or `... fo
 use` after the cancelled calls' results), and a turn that failed anywhere has every
 tool_use answered (`Session.repair`).
 
-Model failures surface as `llm.client.ModelError` (and its `ContextTooLong`).
+Model failures surface as `llm.protocol.ModelError` (and its `ContextTooLong`).
 Memory layers and the other parts plug in through `agent/lifecycle.py` (DESIGN.md section 3): the loop
 calls its `Lifecycle`, never the parts one by one.
 """
@@ -31,7 +31,6 @@ from typing import Any
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, ToolStarted, TurnDone
 from claude_mini.agent.lifecycle import ForkToolCheck, InstructionLoad, Lifecycle, system_reminder
-from claude_mini.llm.client import ContextTooLong, ModelClient
 from claude_mini.llm.events import ResponseDone
 from claude_mini.llm.messages import (
     Message,
@@ -42,6 +41,7 @@ from claude_mini.llm.messages import (
     ToolUseBlock,
     Usage,
 )
+from claude_mini.llm.protocol import ContextTooLong, ModelClient
 from claude_mini.permissions import Allow, Ask, Decision, Deny, PolicyChain, RuleError, ToolPolicy
 from claude_mini.permissions.decisions import SessionRules
 from claude_mini.session import UNFINISHED_TOOL, Session

@@ -94,6 +94,6 @@ class TodoPart(Part):
         return [f"Todos: {progress(self.ctx.todos)} (/todos shows them)"] if self.ctx.todos else []
 
 
-def part(ctx: PartContext) -> TodoPart:
+def part(ctx: PartContext[object]) -> TodoPart:
     """The session's todo part, over the main agent's tool context."""
     return TodoPart(ctx.agent.ctx)

@@ -66,13 +66,13 @@ def _simple_scalar(raw: str) -> str | None:
     return raw if tag == _STR_TAG and not raw.endswith(":") else None
 
 
-def _simple_frontmatter(source: str) -> dict | None:
+def _simple_frontmatter(source: str) -> dict[str, Any] | None:
     """Parse `key: scalar` lines and `key:` + `- item` lists; None for anything else.
 
     This subset covers real rule files and is ~10x faster than PyYAML (even libyaml),
     which dominated load time; a differential test pins it to PyYAML's results.
     """
-    meta: dict = {}
+    meta: dict[str, Any] = {}
     key, indent = None, None  # the key whose list items may follow, and their indentation
     for line in source.replace("\r\n", "\n").split("\n"):
         if not line.strip() or line.lstrip().startswith("#"):
@@ -100,7 +100,7 @@ def _simple_frontmatter(source: str) -> dict | None:
 
 
 # --- splitting -----------------------------------------------------------------------
-def parse_frontmatter(text: str) -> tuple[dict | None, str, str | None]:
+def parse_frontmatter(text: str) -> tuple[dict[str, Any] | None, str, str | None]:
     """(metadata, body, problem); without frontmatter metadata is None and body is `text`."""
     if not text.startswith("---"):
         return None, text, None

@@ -12,6 +12,7 @@ parsed arguments) and return lines or JSON-able data; the front ends only parse 
     hooks.py         the hooks of the settings files
     sandbox.py       what the Bash sandbox enforces (here, or in the session)
     skills.py        /skills' table of custom commands and skills
+    agents.py        /agents' table of subagent types, and the last subagent's conversation
 
 The slash-command table a session owns is claude_mini/command_table.py (the runtime holds it, so
 it sits below this package). No typer, prompt-toolkit or rich console in here. Importing this

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from claude_mini.config import Config, ForgetSettings
+from claude_mini.config import Config
+from claude_mini.config.memory_settings import ForgetSettings
 from claude_mini.memory.maintenance.forget import (
     ArchivedSecret,
     archived_copies,

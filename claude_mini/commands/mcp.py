@@ -27,6 +27,7 @@ from claude_mini.mcp_servers.config import (
     scope_file,
     written_servers,
 )
+from claude_mini.mcp_servers.lifecycle import McpSettings
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 NAME_SHAPE = re.compile(r"[A-Za-z0-9_-]+")  # Claude Code's rule for `mcp add`
 NOT_CONNECTED = "(Configuration only: this command does not connect; a session starts the servers.)"
-CHECK_SECONDS = 10.0  # `mcp list --check`: how long each server may take to connect
 
 
 class McpCommandError(Exception):
@@ -52,10 +52,11 @@ def check_servers(specs: list[ServerSpec], config: Config) -> dict[str, dict[str
     import asyncio
 
     async def go() -> dict[str, dict[str, Any]]:
-        manager = McpManager(list(specs), NoticeChannel(), cwd=str(config.cwd), connect_timeout=CHECK_SECONDS)
+        wait = _check_wait(config)
+        manager = McpManager(list(specs), NoticeChannel(), cwd=str(config.cwd), connect_timeout=wait)
         manager.start()
         try:
-            await manager.wait_ready(CHECK_SECONDS)
+            await manager.wait_ready(wait)
             return {
                 name: {"status": c.status, "error": c.error, "tools": [tool.name for tool in c.tools]}
                 for name, c in manager.connections.items()
@@ -99,7 +100,9 @@ def list_lines(found: ServerSet, config: Config, health: dict[str, dict[str, Any
     rows = _states(found, config)
     if health is not None:
         started = {id(spec) for spec in found.servers}
-        rows = [(server, _health(health[server.name]) if id(server) in started else state) for server, state in rows]
+        rows = [
+            (server, _health(health[server.name], config) if id(server) in started else state) for server, state in rows
+        ]
     if not rows and not found.problems:
         return [
             f"No MCP servers. Add one with `claude-mini mcp add NAME -- COMMAND ARGS...`, or write "
@@ -115,11 +118,17 @@ def list_lines(found: ServerSet, config: Config, health: dict[str, dict[str, Any
     return [*lines] if health is not None else [*lines, NOT_CONNECTED]
 
 
-def _health(state: dict[str, Any]) -> str:
+def _check_wait(config: Config) -> float:
+    """Seconds `--check` lets the servers connect: a session's own wait (mcp.connectTimeoutMs or
+    MCP_TIMEOUT), so a server slow to start on a loaded machine is seen as a session sees it."""
+    return McpSettings.read(config).connect_wait
+
+
+def _health(state: dict[str, Any], config: Config) -> str:
     if state["status"] == "connected":
         return f"connected ({len(state['tools'])} tools)"
     if state["status"] == "connecting":
-        return f"still connecting after {CHECK_SECONDS:g} s"
+        return f"still connecting after {_check_wait(config):g} s"
     return f"{state['status']}: {state['error'] or 'no reason given'}"
 
 

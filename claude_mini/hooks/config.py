@@ -32,10 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 from claude_mini.base import paths
 from claude_mini.base.text import visible_controls
-from claude_mini.config import json_kind, json_shown
+from claude_mini.config.json_text import json_kind, json_shown
 
 if TYPE_CHECKING:
-    from claude_mini.config import Config, SettingsLayer
+    from claude_mini.config import Config
+    from claude_mini.config.layers import SettingsLayer
 
 # Every event name Claude Code 2.1.332 accepts under `hooks`, and the ones claude-mini fires.
 KNOWN_EVENTS = (
@@ -94,7 +95,7 @@ DEFAULT_TIMEOUT = 600.0
 # meanwhile. Third-party reports (anthropics/claude-code#41577, a merged PR in blackaxgit/clx)
 # say Claude Code bounds SessionEnd hooks to about 1.5 s; 5 s leaves a slow machine some room.
 SESSION_END_TIMEOUT = 5.0
-TRUSTABLE_SOURCES = ("project", "local")  # config.UNTRUSTED_SOURCES: the repository's own files
+TRUSTABLE_SOURCES = ("project", "local")  # config.untrusted.UNTRUSTED_SOURCES: the repository's own files
 UNTRUSTED_WHY = "this folder is not trusted; run claude-mini here and trust it, or pass --trust-folder"
 NOT_FIRED_WHY = "not fired by claude-mini"
 _EXACT_MATCHER = re.compile(r"[A-Za-z0-9_\-, |]*")
@@ -426,7 +427,7 @@ def _handler_text(handler: dict[str, Any]) -> str:
     """What a handler of another type would do, for the listing: its command, prompt, URL or tool."""
     for key in ("command", "prompt", "url", "tool"):
         if isinstance(handler.get(key), str):
-            return handler[key]
+            return str(handler[key])
     return ""
 
 

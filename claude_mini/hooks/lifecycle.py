@@ -38,6 +38,7 @@ from claude_mini.agent.lifecycle import (
     NotificationKind,
     Part,
     PartContext,
+    RuntimeView,
     SessionSource,
     ToolVerdict,
 )
@@ -515,7 +516,7 @@ def tool_response(call: ToolUseBlock, result: ToolResult) -> Any:
     return {"content": result.content}
 
 
-def part(ctx: PartContext) -> UserHooksPart | None:
+def part(ctx: PartContext[RuntimeView]) -> UserHooksPart | None:
     """The user's hooks from settings as a lifecycle part (none configured: no part at all); their
     skipped entries are said once."""
     hook_set = load_hooks(ctx.config)

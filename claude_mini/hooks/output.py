@@ -29,7 +29,7 @@ from typing import Any
 
 from claude_mini.base.text import one_line
 from claude_mini.hooks.runner import HookRun
-from claude_mini.llm.client import encodable
+from claude_mini.llm.stream_assembly import encodable
 from claude_mini.tools.base import cut_with_note
 
 # Exit 2 blocks these (PostToolUse/PostToolUseFailure: the reason goes to the model beside

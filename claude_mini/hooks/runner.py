@@ -137,17 +137,27 @@ async def _start(
         for _ in range(3):
             fds += os.pipe()
         in_read, in_write, out_read, out_write, err_read, err_write = fds
-        proc = await asyncio.create_subprocess_exec(
-            SHELL,
-            "-c",
-            command,
-            stdin=in_read,
-            stdout=out_write,
-            stderr=err_write,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                SHELL,
+                "-c",
+                command,
+                stdin=in_read,
+                stdout=out_write,
+                stderr=err_write,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
         )
+        try:
+            # Shielded: cancelled while connecting a shell that has started, asyncio would kill the
+            # shell alone and leave what the hook started running (Esc on a loaded machine).
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            with contextlib.suppress(OSError):
+                await _stop_group(await spawn)
+            raise
     except BaseException:
         for fd in fds:
             os.close(fd)

@@ -49,7 +49,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from claude_mini.llm.client import ContextTooLong, ModelError, ModelUnavailable, drain
 from claude_mini.llm.events import (
     BlockDone,
     ResponseDone,
@@ -65,6 +64,7 @@ from claude_mini.llm.local_protocol import (
     reply_schema,
 )
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolUseBlock, Usage
+from claude_mini.llm.protocol import ContextTooLong, ModelError, ModelUnavailable, drain
 
 LOCAL = "local"
 LOCAL_MODEL_ENV = "CLAUDE_MINI_LOCAL_MODEL"
@@ -124,7 +124,8 @@ def tool_source(receipt: Path) -> str:
     """The folder a uv tool install of claude-mini was made from (uv writes it in the receipt)."""
     try:
         requirements = tomllib.loads(receipt.read_text())["tool"]["requirements"]
-        return next(r["directory"] for r in requirements if r.get("name") == "claude-mini")
+        directory: str = next(r["directory"] for r in requirements if r.get("name") == "claude-mini")
+        return directory
     except (OSError, ValueError, KeyError, TypeError, StopIteration):
         return "/path/to/claude_mini"
 
@@ -483,7 +484,8 @@ def yield_pieces(generation: Generator[str, None, Generated], sink: Callable[[st
         try:
             sink(next(generation))
         except StopIteration as stop:
-            return stop.value
+            counts: Generated = stop.value
+            return counts
 
 
 def fit_prompt(engine: Backend, request: ModelRequest, *, fit: bool = True) -> tuple[list[int], int]:

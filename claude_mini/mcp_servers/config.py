@@ -35,17 +35,10 @@ from typing import TYPE_CHECKING, Any
 from claude_mini.base import paths
 from claude_mini.base.fileutil import atomic_write
 from claude_mini.base.safe_read import Unreadable, read_text_file
-from claude_mini.config import (
-    SETTINGS_MAX_BYTES,
-    SettingsEditError,
-    SettingsLayer,
-    _merge_layers,
-    _read_for_edit,
-    json_kind,
-    json_shown,
-    parse_json,
-    settings_files,
-)
+from claude_mini.config.edit import SettingsEditError, read_for_edit
+from claude_mini.config.json_text import json_kind, json_shown, parse_json
+from claude_mini.config.layers import SETTINGS_MAX_BYTES, SettingsLayer, settings_files
+from claude_mini.config.loader import merge_layers
 
 if TYPE_CHECKING:
     from claude_mini.config import Config
@@ -406,7 +399,7 @@ def edit_settings(config: Config, path: Path, change: Any, *, source: str = "loc
     (2-space indent, other keys kept, a link stays a link), and let the session's settings
     layers follow when it is one of them. Raises config.SettingsEditError, leaving the file as it was."""
     target = path.resolve()
-    data = _read_for_edit(target) if target.exists() else {}
+    data = read_for_edit(target) if target.exists() else {}
     change(data)
     try:
         atomic_write(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -429,4 +422,4 @@ def _follow_layer(config: Config, path: Path, source: str, data: dict[str, Any])
             len(config.raw_layers),
         )
         config.raw_layers.insert(at, SettingsLayer(source, path, data))
-    _merge_layers(config)
+    merge_layers(config)

@@ -155,7 +155,7 @@ class McpPart(Part):
         return [f"MCP servers: {', '.join(states)}"] if states else []
 
 
-def part(ctx: PartContext) -> McpPart | None:
+def part(ctx: PartContext[object]) -> McpPart | None:
     """The session's MCP servers as a lifecycle part (none configured: no part, and the SDK is
     never imported). Skipped entries and servers waiting for approval are said once."""
     config, notices = ctx.config, ctx.notices

@@ -23,7 +23,11 @@ Beside the layers:
     secrets/        the secret guard: no credential is written into the memory folder
     team/           the team tier: `.claude/memory/` in the repository, shared by git
     imports/        `memory import --from claude-code|codex|gemini`
-    parts.py        the layers' lifecycle parts, each built by a part(ctx) factory (runtime.PARTS)
+
+Each layer's package builds its own lifecycle part with a `part(ctx)` factory (compact/ two: the
+working state and compaction), which `runtime.PARTS` lists; what a part reads from the runtime
+later is a small protocol beside it (`CompactorRuntime`, `StoreHolder`, ...), so no layer
+imports the runtime.
 
 The layers share the base layer's frontmatter (base/frontmatter.py), atomic_write
 and lock (base/fileutil.py).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.lifecycle import ConversationRewind
 from claude_mini.llm.messages import Message, message_to_api
@@ -66,7 +66,7 @@ def memories_since(transcript: Path, message_id: str, memory_root: Path) -> list
     return [n for n in names if os.path.isfile(os.path.join(root, n))]
 
 
-def _memory_writes(entry: dict, root: str) -> list[str]:
+def _memory_writes(entry: dict[str, Any], root: str) -> list[str]:
     """Memory files a response's Write and Edit calls name (relative to the memory folder)."""
     message = entry.get("message")
     content = message.get("content") if isinstance(message, dict) else None

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from claude_mini.agent.lifecycle import Part, PartContext, ToolVerdict
+from claude_mini.agent.lifecycle import Part, PartContext, RuntimeView, ToolVerdict
 from claude_mini.base.notices import NoticeChannel
-from claude_mini.config import CheckpointSettings
+from claude_mini.config.checkpoint_settings import CheckpointSettings
 from claude_mini.rewind.store import Before, FileHistory, StoreError, capture, fingerprint
 from claude_mini.shell.read_only import is_read_only_command
 
@@ -142,12 +142,12 @@ def _may_change_files(input: Any) -> bool:
     return isinstance(command, str) and bool(command.strip()) and not is_read_only_command(command)[0]
 
 
-def part(ctx: PartContext) -> FileHistoryPart:
+def part(ctx: PartContext[RuntimeView]) -> FileHistoryPart:
     """The session's file checkpoints: the store follows the runtime's session (/clear, /resume)."""
     runtime = ctx.runtime
     return FileHistoryPart(
         lambda: runtime.session,
         settings=lambda: ctx.config.checkpoints,
-        memory_root=ctx.store.root,
+        memory_root=ctx.memory_root,
         notices=ctx.notices,
     )

@@ -37,7 +37,7 @@ from typing import Any, Literal
 
 from claude_mini.base import paths
 from claude_mini.base.fileutil import atomic_write, locked, os_error_text
-from claude_mini.config import CheckpointSettings
+from claude_mini.config.checkpoint_settings import CheckpointSettings
 
 MAX_FILE_BYTES = 1024 * 1024  # a bigger file is noted as not restorable: checkpoints must stay cheap
 BINARY_SNIFF_BYTES = 8192

@@ -12,7 +12,7 @@
     sandbox.filesystem.allowWrite | denyWrite | denyRead | allowRead   paths, as permission rules
                                        write them (`//abs`, `~/x`, `./x` or `x` in the project)
 
-An untrusted project cannot set any of this (config.py ignores the whole key there).
+An untrusted project cannot set any of this (config/untrusted.py ignores the whole key there).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from claude_mini.config import settings_problem
+from claude_mini.config.validate import settings_problem
 
 _BOOLS = {  # key -> (attribute, default)
     "enabled": ("enabled", True),

@@ -22,7 +22,7 @@ import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from claude_mini.base.frontmatter import parse_frontmatter
 from claude_mini.base.safe_read import Unreadable, os_reason, read_file
@@ -155,7 +155,7 @@ def read_body(path: Path) -> str:
         raise CatalogError(f"is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})") from None
 
 
-def split_body(text: str) -> tuple[dict | None, str, str | None]:
+def split_body(text: str) -> tuple[dict[str, Any] | None, str, str | None]:
     """(frontmatter, body, problem); a broken block is still cut off the body (Claude Code ignores it)."""
     meta, body, problem = parse_frontmatter(text)
     if problem is None:
@@ -197,7 +197,7 @@ def first_paragraph(body: str) -> str:
 class FrontmatterFields:
     """Reads the frontmatter of one file into PromptCommand fields, one problem line per bad value."""
 
-    def __init__(self, meta: dict, label: str, problems: list[str], root: Path) -> None:
+    def __init__(self, meta: dict[str, Any], label: str, problems: list[str], root: Path) -> None:
         self.meta, self.label, self.problems, self.root = meta, label, problems, root
 
     def _bad(self, key: str, value: object, want: str, kept: str) -> None:

@@ -28,7 +28,7 @@ from claude_mini.agent.lifecycle import Part, PartContext, SessionSource, ToolVe
 from claude_mini.agent.loop import run_tool
 from claude_mini.base import paths
 from claude_mini.base.text import estimate_tokens, one_line
-from claude_mini.config import model_named
+from claude_mini.config.models import model_named
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.permissions import Allow, Ask, Deny, PermissionPolicy, Rule, RuleError
 from claude_mini.skills.catalog import (
@@ -267,7 +267,7 @@ class SkillPart(Part):
             self._revoke(grants)
             raise
         self._mark_invoked(entry, text)
-        # An untrusted repository does not choose what you pay (config.py ignores its `model` too).
+        # An untrusted repository does not choose what you pay (config/untrusted.py ignores its `model` too).
         model = model_named(entry.model) if entry.scope == "user" or self.config.trusted else None
         self._armed = (text, model)
         return text
@@ -408,7 +408,7 @@ def invoked_in(messages: Sequence[Message]) -> list[str]:
     return names
 
 
-def part(ctx: PartContext) -> SkillPart | None:
+def part(ctx: PartContext[object]) -> SkillPart | None:
     """The session's skills part, or None when there is no command or skill at all (nothing listed,
     nothing to type, no Skill tool)."""
     config = ctx.config

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.fork import prefix_mismatches
-from claude_mini.agent.lifecycle import Lifecycle, Part, PartContext, SessionSource
+from claude_mini.agent.lifecycle import Lifecycle, Part, PartContext, RuntimeView, SessionSource
 from claude_mini.agent.loop import RUNNING_CALL, Agent
 from claude_mini.agent.subagent_run import SubagentRun
 from claude_mini.base import paths
-from claude_mini.config import model_named
+from claude_mini.config.models import model_named
 from claude_mini.llm.messages import message_to_api
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.prompt import environment_section
@@ -307,13 +307,13 @@ class SubagentPart(Part):
         ]
 
 
-def part(ctx: PartContext) -> SubagentPart:
+def part(ctx: PartContext[RuntimeView]) -> SubagentPart:
     """The session's subagents part, its limits from settings (a bad value said once)."""
     limits, problems = read_limits(ctx.config)
     for problem in problems:
         ctx.notices.say(problem, "warning", once=True)
     runtime = ctx.runtime
-    main_memory = ctx.store.root if ctx.config.auto_memory else None
+    main_memory = ctx.memory_root if ctx.config.auto_memory else None
     return SubagentPart(
         ctx.config, ctx.notices, lambda: runtime.instructions.render(), limits, main_memory, agent=ctx.agent
     )

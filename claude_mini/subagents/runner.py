@@ -30,8 +30,8 @@ from claude_mini.agent.events import MessageAdded, ToolFinished
 from claude_mini.agent.lifecycle import Part, ToolVerdict
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached, PermissionAnswer, TurnCancelled
 from claude_mini.agent.subagent_run import SubagentRun
-from claude_mini.llm.client import ModelError
 from claude_mini.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
+from claude_mini.llm.protocol import ModelError
 from claude_mini.permissions import EDIT_TOOLS, READ_TOOLS, Allow, Ask, Decision, Deny, Guard
 from claude_mini.shell.read_only import is_read_only_command
 

@@ -21,7 +21,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from claude_mini.skills.catalog import (
     NAME,
@@ -183,7 +183,7 @@ class _AgentLoader(FileLoader):
             path=path,
         )
 
-    def _description(self, meta: dict, label: str) -> str | None:
+    def _description(self, meta: dict[str, Any], label: str) -> str | None:
         """The required `description`; a literal `\\n` in it is a line break (as Claude Code reads it)."""
         value = meta.get("description")
         if isinstance(value, (str, int, float)) and not isinstance(value, bool) and str(value).strip():
@@ -225,14 +225,14 @@ class _AgentLoader(FileLoader):
         scope = value.strip().lower() if isinstance(value, str) else None
         for known in get_args(MemoryScope):
             if scope == known:
-                return known
+                return cast(MemoryScope, known)
         self.problems.append(
             f"{label}: `memory` is {_what(value)}, not project, user or local; loaded without memory. "
             "Fix the frontmatter."
         )
         return None
 
-    def _unapplied(self, meta: dict, label: str) -> None:
+    def _unapplied(self, meta: dict[str, Any], label: str) -> None:
         """One line naming the frontmatter keys claude-mini does not apply (Claude Code's other keys, typos)."""
         keys = [f"`{k}`" for k in meta if k not in _APPLIED_KEYS]
         if keys:

@@ -25,7 +25,6 @@ import typer.core
 from claude_mini.base.notices import say
 from claude_mini.base.text import visible_controls
 from claude_mini.commands.mcp import (
-    CHECK_SECONDS,
     McpCommandError,
     add,
     check_servers,
@@ -33,7 +32,8 @@ from claude_mini.commands.mcp import (
     list_lines,
     remove,
 )
-from claude_mini.config import SettingsEditError, load_config
+from claude_mini.config import load_config
+from claude_mini.config.edit import SettingsEditError
 from claude_mini.mcp_servers.config import (
     load_servers,
 )
@@ -115,8 +115,8 @@ def list_servers(
         bool,
         typer.Option(
             "--check",
-            help=f"Connect to the servers a session would start (up to {CHECK_SECONDS:g} s) "
-            "and show their status and tools.",
+            help="Connect to the servers a session would start (waiting as a session does: "
+            "mcp.connectTimeoutMs, 10 s by default) and show their status and tools.",
         ),
     ] = False,
     trust_folder: TrustFlag = False,

@@ -166,8 +166,8 @@ class BashTool:
         """Start the shell writing into a pipe we own (see _Pipe for why not PIPE)."""
         shell = argv[0]
         read_fd, write_fd = os.pipe()
-        try:
-            proc = await asyncio.create_subprocess_exec(
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=write_fd,
@@ -176,9 +176,18 @@ class BashTool:
                 env=env,
                 start_new_session=True,
             )
+        )
+        try:
+            # Shielded: cancelled while connecting a shell that has started, asyncio would kill the
+            # shell alone and leave what its command started running (Esc on a loaded machine).
+            proc = await asyncio.shield(spawn)
         except OSError as exc:
             os.close(read_fd)
             raise ToolError(f"Could not start {shell}: {exc.strerror or exc}.") from None
+        except asyncio.CancelledError:
+            os.close(read_fd)
+            await self._stop_spawned(spawn)
+            raise
         finally:
             os.close(write_fd)
         try:
@@ -186,6 +195,14 @@ class BashTool:
         except BaseException:  # cancelled (Esc) while the pipe was being attached: the shell runs already
             await self._stop_group(proc)
             raise
+
+    async def _stop_spawned(self, spawn: asyncio.Future[asyncio.subprocess.Process]) -> None:
+        """The call was cancelled while `spawn` connected the shell: end its group once it has."""
+        try:
+            proc = await spawn
+        except OSError:
+            return  # it never started
+        await self._stop_group(proc)
 
     async def _stop_group(self, proc: asyncio.subprocess.Process) -> None:
         """SIGTERM the whole process group, allow `kill_grace` seconds, then SIGKILL what is left."""

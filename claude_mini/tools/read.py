@@ -14,6 +14,7 @@ import io
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -244,7 +245,7 @@ def _clean(line: str) -> tuple[str, bool]:
     return cleaned, count > 0
 
 
-def _iter_lines(text: IO[str]):
+def _iter_lines(text: IO[str]) -> Iterator[str]:
     """Yield lines without their endings; a line over MAX_LINE_CHARS is cut and marked.
 
     Reads in bounded pieces so that a file without newlines never sits in memory whole.

@@ -12,9 +12,9 @@ from claude_mini import __version__
 from claude_mini.base import paths
 from claude_mini.base.text import estimate_tokens
 from claude_mini.commands.context import instructions_report, prompt_report
-from claude_mini.config import settings_files
+from claude_mini.config.layers import settings_files
 from claude_mini.llm import local
-from claude_mini.llm.client import AnthropicClient, missing_credentials
+from claude_mini.llm.anthropic_client import AnthropicClient, missing_credentials
 from claude_mini.llm.messages import PURPOSES, message_to_api
 from claude_mini.llm.pricing import price_for
 from claude_mini.memory.instructions import to_json
@@ -23,7 +23,7 @@ from claude_mini.ui.context_usage import compaction_line, context_used, context_
 from claude_mini.ui.status_line import unknown_price_models
 
 if TYPE_CHECKING:
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.runtime import Runtime
 
 

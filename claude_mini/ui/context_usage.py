@@ -25,7 +25,7 @@ def context_window(runtime: Runtime) -> int:
     """The model's context window (the `contextWindow` setting, the client's, or the table)."""
     from claude_mini.memory.compact.budget import (
         context_window as window_of,  # startup: memory loads after the first paint
-    )
+    )  # startup: memory loads after the first paint
 
     return window_of(runtime.config, runtime.agent.model, runtime.client)
 

@@ -60,6 +60,10 @@ class DraftRecall:
 
 
 def _recall_of(runtime: Runtime | None) -> RecallPart | None:
-    from claude_mini.memory.recall.part import RecallPart  # startup: the memory layers load with the runtime
+    if runtime is None:
+        # Not built yet: the loader thread is importing the memory layers now, and importing them
+        # here too (Enter pressed early) can deadlock the two threads on the package's import cycles.
+        return None
+    from claude_mini.memory.recall.part import RecallPart  # startup: loaded with the runtime: a lookup now
 
-    return runtime.lifecycle.find(RecallPart) if runtime is not None else None
+    return runtime.lifecycle.find(RecallPart)

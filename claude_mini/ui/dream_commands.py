@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from claude_mini.config import DreamSettings
+from claude_mini.config.memory_settings import DreamSettings
 from claude_mini.memory.maintenance.dream import DreamBusy, auto_dream_due, dream, load_state
 from claude_mini.memory.store import MemoryStore, MemoryStoreError, iso_utc
 from claude_mini.ui.commands import CommandContext, command

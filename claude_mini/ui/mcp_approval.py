@@ -26,7 +26,6 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.shortcuts.choice_input import ChoiceInput
 
 from claude_mini.base.text import visible_controls
-from claude_mini.config import SettingsEditError
 from claude_mini.ui.trust_prompt import STYLE
 
 if TYPE_CHECKING:
@@ -77,6 +76,7 @@ def ask_approval(spec: ServerSpec) -> str | None:
 
 def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str | None:
     """Write the answer to .claude/settings.local.json; the one line to show if that failed."""
+    from claude_mini.config.edit import SettingsEditError  # startup: kept off the first paint
     from claude_mini.mcp_servers.config import (  # startup: MCP loads after the first paint
         approve,
         edit_settings,

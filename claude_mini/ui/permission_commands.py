@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.config import SettingsEditError, remove_permission_rule
+from claude_mini.config.edit import SettingsEditError, remove_permission_rule
 from claude_mini.permissions import RuleError
 from claude_mini.ui.commands import CommandContext, command, print_lines
 from claude_mini.ui.status_line import next_mode

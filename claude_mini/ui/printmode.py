@@ -27,9 +27,10 @@ from claude_mini.agent.events import AgentEvent, MessageAdded
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached, StoppedByHook, TurnCancelled
 from claude_mini.base.notices import Display, Notice, NoticeChannel
 from claude_mini.base.text import json_safe, visible_controls
-from claude_mini.llm.client import ModelError, encodable
 from claude_mini.llm.events import Retrying
 from claude_mini.llm.messages import Message, message_to_api
+from claude_mini.llm.protocol import ModelError
+from claude_mini.llm.stream_assembly import encodable
 from claude_mini.runtime import Runtime, SetupError, build_runtime, open_session
 from claude_mini.session import Session, transcript_state
 from claude_mini.signals import report_last_words

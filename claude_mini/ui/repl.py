@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Awaitable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,7 +35,7 @@ from claude_mini.base import paths
 from claude_mini.base.notices import Notice, NoticeChannel
 from claude_mini.base.text import one_line, visible_controls
 from claude_mini.command_table import CommandTable, discover
-from claude_mini.llm.client import ModelError
+from claude_mini.llm.protocol import ModelError
 from claude_mini.signals import report_last_words
 from claude_mini.ui import commands
 from claude_mini.ui.draft_recall import DraftRecall
@@ -69,8 +69,8 @@ if TYPE_CHECKING:
 
     from claude_mini.agent.loop import PermissionAnswer
     from claude_mini.config import Config
-    from claude_mini.llm.client import ModelClient
     from claude_mini.llm.messages import ToolUseBlock
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.runtime import Runtime
     from claude_mini.session import Session
     from claude_mini.ui.render import Renderer
@@ -165,7 +165,7 @@ class Repl:
             runtime.sandbox.ask_domain = self.ask_domain
         return runtime
 
-    def _prompt_session(self) -> PromptSession:
+    def _prompt_session(self) -> PromptSession[str]:
         history = paths.project_dir(self.config.cwd) / "history"
         history.parent.mkdir(parents=True, exist_ok=True)
         return PromptSession(
@@ -382,7 +382,7 @@ class Repl:
         if self._held is not None:
             self._held.append((text, style))
             return
-        show = lambda: self.renderer.line(text, style)  # noqa: E731
+        show: Callable[[], None] = lambda: self.renderer.line(text, style)  # noqa: E731
         if self.prompt.app.is_running:
             asyncio.ensure_future(run_in_terminal(show))
         else:

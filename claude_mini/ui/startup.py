@@ -18,7 +18,7 @@ import concurrent.futures
 import contextlib
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit import print_formatted_text
 from prompt_toolkit.formatted_text import FormattedText
@@ -27,7 +27,7 @@ from claude_mini import __version__
 from claude_mini.base.text import visible_controls
 from claude_mini.command_table import discover
 from claude_mini.llm import local
-from claude_mini.llm.client import missing_credentials
+from claude_mini.llm.anthropic_client import missing_credentials
 from claude_mini.ui.terminal import STYLE
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from claude_mini.base.notices import NoticeChannel
     from claude_mini.config import Config
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.runtime import Runtime
 
 FIRST_PAINT_PAUSE_S = 0.05  # loading right away would compete with the first paint for the GIL
@@ -101,12 +101,12 @@ class SessionStart:
     """Starts the loader just after the prompt's first paint, and the session's start-up work
     (auto gc, auto dream) once the runtime is built."""
 
-    def __init__(self, loader: RuntimeLoader, app: Application, *, resumed: bool) -> None:
+    def __init__(self, loader: RuntimeLoader, app: Application[Any], *, resumed: bool) -> None:
         self.loader = loader
         self._app = app
         self._resumed = resumed
         self._loading = False
-        self.maintenance: asyncio.Future | None = None  # auto gc / auto dream at session start
+        self.maintenance: asyncio.Future[None] | None = None  # auto gc / auto dream at session start
 
     def after_first_paint(self) -> None:
         """The prompt's `pre_run` hook: load once the first paint is done."""

@@ -146,7 +146,7 @@ class Interrupts:
     """SIGINT cancels the task that runs now (a turn, a command, a wait), never the REPL itself."""
 
     def __init__(self) -> None:
-        self._current: asyncio.Task | None = None
+        self._current: asyncio.Task[Any] | None = None
 
     def install(self) -> None:
         """Handle SIGINT on the running loop (again after a prompt or menu that took it over)."""

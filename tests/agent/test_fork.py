@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.agent.fork import (
     NO_TOOLS,
@@ -23,12 +22,14 @@ from claude_mini.agent.fork import (
 )
 from claude_mini.agent.lifecycle import ToolVerdict
 from claude_mini.agent.loop import Agent
-from claude_mini.llm.client import AnthropicClient, InvalidRequest
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, ModelRequest, TextBlock, ToolResultBlock
+from claude_mini.llm.protocol import InvalidRequest
 from claude_mini.permissions import Allow, Deny, PermissionPolicy
 from claude_mini.session import Session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools
+from tests.fake_anthropic import Reply
 
 SYSTEM = ["You are a test agent.", "Project notes: keep answers short."]
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.agent.events import ToolFinished, ToolStarted, TurnDone
 from claude_mini.agent.lifecycle import Lifecycle, Part, ToolVerdict
@@ -25,12 +24,14 @@ from claude_mini.agent.loop import (
     TurnCancelled,
     unusable_input,
 )
-from claude_mini.llm.client import AnthropicClient, ContextTooLong
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import TextBlock, ToolResultBlock
+from claude_mini.llm.protocol import ContextTooLong
 from claude_mini.permissions import Allow, Ask, Deny
 from claude_mini.session import UNFINISHED_TOOL, Session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools
+from tests.fake_anthropic import Reply
 
 
 class AllowAll:

@@ -14,7 +14,8 @@ import pytest
 
 from claude_mini.base import safe_read
 from claude_mini.base.safe_read import Unreadable, read_capped, read_file
-from claude_mini.config import SETTINGS_MAX_BYTES, load_config, read_settings_file
+from claude_mini.config import load_config
+from claude_mini.config.layers import SETTINGS_MAX_BYTES, read_settings_file
 from claude_mini.mcp_servers.config import written_servers
 from claude_mini.memory.extract.prompt import memory_policies
 from claude_mini.memory.instructions import load_instructions

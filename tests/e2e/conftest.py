@@ -54,6 +54,21 @@ def cli_env(home: Path, managed: Path, base_url: str, **extra: str) -> dict[str,
     return {k: v for k, v in env.items() if v != ""}  # "" in `extra` unsets a variable
 
 
+# How long a project's MCP servers may take to connect before the first request goes without
+# their tools: the product's 10 s is too short for a Python server's start on a loaded machine.
+MCP_CONNECT_WAIT_MS = 90_000
+
+
+def wait_for_mcp_servers(repo: Path, settings: Path | None = None) -> None:
+    """Set `mcp.connectTimeoutMs` to MCP_CONNECT_WAIT_MS in the project settings of `repo` (or in
+    the settings file `settings`), merged into what is there."""
+    settings = settings or repo / ".claude" / "settings.json"
+    data = json.loads(settings.read_text()) if settings.exists() else {}
+    data.setdefault("mcp", {}).setdefault("connectTimeoutMs", MCP_CONNECT_WAIT_MS)
+    settings.parent.mkdir(exist_ok=True)
+    settings.write_text(json.dumps(data))
+
+
 def trust_folder(home: Path, folder: Path) -> None:
     """Record `folder` as trusted in the trust record of the home folder `home` (as a "yes" would)."""
     record = home / "trusted-folders.json"

@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fake_anthropic import Reply
-
 from tests.e2e.test_repl import main_replies
+from tests.fake_anthropic import Reply
 
 ORIGINAL_APP = 'def greet():\n    return "hello"\n'
 QUIET = {"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 import re
 
-from fake_anthropic import Reply
-
 from claude_mini.agent.fork import strip_cache_control
 from claude_mini.base import paths
 from tests.e2e.conftest import trust_folder
+from tests.fake_anthropic import Reply
 
 SUMMARY = "<analysis>private thinking</analysis>\n<summary>SUMMARY-TEXT: the user wants big.txt summarised.</summary>"
 

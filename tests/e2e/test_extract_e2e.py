@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 import yaml
-from fake_anthropic import Reply
 
 from claude_mini.base import paths
 from claude_mini.memory.store import format_memory
 from tests.e2e.conftest import cli_env, trust_folder
+from tests.fake_anthropic import Reply
 
 MEMORY = format_memory(
     name="Run pytest with -x",

@@ -10,10 +10,10 @@ import sys
 import time
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.session import UNFINISHED_TOOL
 from tests.e2e.conftest import cli_env
+from tests.fake_anthropic import Reply
 
 ANSWER = "Here is a complete answer that streams in several chunks."
 # Retries without waiting (RetryPolicy.from_env), and a short stall limit where a test stalls.

@@ -13,8 +13,8 @@ import os
 import subprocess
 
 import pytest
-from fake_anthropic import Reply
 
+from tests.fake_anthropic import Reply
 from tests.hostile_git import (
     fsmonitor_repo,
     partial_clone_with_ext_remote,

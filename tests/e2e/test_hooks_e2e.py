@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.hooks.lifecycle import MAX_STOP_CONTINUES
 from tests.e2e.conftest import trust_folder
+from tests.fake_anthropic import Reply
 
 HOOK_PY = r"""
 import json, os, sys, time

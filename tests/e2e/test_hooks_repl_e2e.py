@@ -6,11 +6,10 @@ The hooks are test_hooks_e2e.py's `.claude/hook.py`: each logs its stdin JSON to
 
 from __future__ import annotations
 
-from fake_anthropic import Reply
-
 from tests.e2e import test_repl
 from tests.e2e.test_hooks_e2e import SUMMARY, hook, logged, write_hooks
 from tests.e2e.test_repl import main_replies, wait_until
+from tests.fake_anthropic import Reply
 from tests.processes import gone
 
 start = test_repl.start  # the fixture: a trusted repo, auto-memory off

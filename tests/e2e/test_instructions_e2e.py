@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from fake_anthropic import Reply
+from tests.fake_anthropic import Reply
 
 
 def _build_tree(repo, home):

@@ -10,11 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fake_anthropic import Reply
-
 from claude_mini.agent.loop import INTERRUPTED, INTERRUPTED_FOR_TOOL_USE
 from tests.e2e.conftest import cli_env
 from tests.e2e.test_repl import main_replies, start, wait_until  # noqa: F401 (start is a fixture)
+from tests.fake_anthropic import Reply
 
 
 def transcript_messages(home: Path) -> list[dict]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from fake_anthropic import Reply
+from tests.fake_anthropic import Reply
 
 
 def test_log_mode_appends_bullets_and_protects_the_index(run_cli, fake_server, repo, isolated_env):

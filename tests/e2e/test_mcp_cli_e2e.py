@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from tests.e2e.conftest import trust_folder
+from tests.e2e.conftest import trust_folder, wait_for_mcp_servers
 
 SECRET = "ghp_s3cretvalue"
 
@@ -170,6 +170,7 @@ def test_list_check_connects_only_to_the_servers_a_session_would_start(run_cli, 
     demo = [sys.executable, str(Path(__file__).resolve().parents[1] / "mcp_servers" / "demo_server.py")]
     ok(run_cli("mcp", "add", "-s", "user", "demo", "--", *demo))
     ok(run_cli("mcp", "add", "-s", "user", "gone", "--", "/nonexistent/mcp-server"))
+    wait_for_mcp_servers(repo, isolated_env.home / "settings.json")  # --check waits as a session does
     marker = repo / "started"  # the pending server would create it if it were started
     (repo / ".mcp.json").write_text(
         json.dumps(

@@ -18,16 +18,15 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from fake_anthropic import Reply
 
-from tests.e2e.conftest import json_lines, trust_folder
+from tests.e2e.conftest import MCP_CONNECT_WAIT_MS, json_lines, trust_folder
+from tests.fake_anthropic import Reply
 from tests.mcp_servers.test_client import start_http_server
 
 DEMO = str(Path(__file__).resolve().parents[1] / "mcp_servers" / "demo_server.py")
 DEMO_SERVER = {"command": sys.executable, "args": [DEMO]}
 DEMO_TOOLS = ["add", "big", "echo", "fail", "pid", "slow", "spawn"]
 NO_MEMORY = {"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}
-CONNECT_WAIT_MS = 90_000
 SECRET = "sk-live-do-not-print-4711"
 
 
@@ -43,7 +42,7 @@ def project(
     (repo / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": names}))
     # The first request waits for servers still connecting: the product's 10 s is too short for a
     # Python server's start on a loaded machine (its tools were missing from the request).
-    mcp = {"connectTimeoutMs": CONNECT_WAIT_MS, **settings.pop("mcp", {})}
+    mcp = {"connectTimeoutMs": MCP_CONNECT_WAIT_MS, **settings.pop("mcp", {})}
     (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"strategy": "off"}, "mcp": mcp, **settings}))
 
 

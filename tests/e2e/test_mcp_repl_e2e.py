@@ -7,10 +7,10 @@ import json
 import sys
 from pathlib import Path
 
-from fake_anthropic import Reply
-
 from tests.e2e import test_repl
+from tests.e2e.conftest import wait_for_mcp_servers
 from tests.e2e.test_repl import main_replies, wait_until
+from tests.fake_anthropic import Reply
 
 start = test_repl.start  # the fixture: a trusted repo, auto-memory off
 DEMO = Path(__file__).resolve().parent.parent / "mcp_servers" / "demo_server.py"
@@ -20,6 +20,7 @@ def write_demo(repo: Path, *, approved: bool) -> None:
     """`.mcp.json` with the demo server (env value TOKEN must never be printed); approved or not."""
     entry = {"command": sys.executable, "args": [str(DEMO)], "env": {"DEMO_TOKEN": "s3cret-value"}}
     (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"demo": entry}}))
+    wait_for_mcp_servers(repo)
     if approved:
         (repo / ".claude").mkdir(exist_ok=True)
         (repo / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["demo"]}))

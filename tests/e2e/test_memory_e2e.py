@@ -9,14 +9,14 @@ import subprocess
 import sys
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.base import paths
 from claude_mini.config import load_config
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.memory.store import INDEX_MAX_BYTES, MemoryStore, parse_index
 from claude_mini.runtime import build_runtime
 from tests.e2e.conftest import cli_env, trust_folder
+from tests.fake_anthropic import Reply
 from tests.folder_faults import read_only_folder
 
 QUERY = "how do I deploy the billing service to staging?"

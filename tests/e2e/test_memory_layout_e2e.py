@@ -3,9 +3,8 @@ every later start without an index), nor write anything but .md files there."""
 
 from __future__ import annotations
 
-from fake_anthropic import Reply
-
 from claude_mini.base import paths
+from tests.fake_anthropic import Reply
 
 
 def test_the_main_agent_cannot_make_memory_md_a_folder(run_cli, fake_server, repo):

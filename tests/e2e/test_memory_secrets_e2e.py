@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.base import paths
 from claude_mini.memory.store import MemoryStore, format_memory
 from tests.e2e.conftest import trust_folder
+from tests.fake_anthropic import Reply
 
 
 def no_extraction(repo, fake_server) -> None:

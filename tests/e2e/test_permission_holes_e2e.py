@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
 from tests.e2e import test_repl
-from tests.e2e.conftest import all_requests_text, text_of, tool_results, trust_folder
+from tests.e2e.conftest import all_requests_text, text_of, tool_results, trust_folder, wait_for_mcp_servers
 from tests.e2e.test_repl import main_replies
+from tests.fake_anthropic import Reply
 
 SSH_KEY = "-----BEGIN OPENSSH PRIVATE KEY----- e2e-ssh-key-0451"
 AWS_KEY = "aws_secret_access_key = e2e-aws-secret-9931"
@@ -190,6 +190,7 @@ def test_an_mcp_server_rule_does_not_allow_a_server_whose_name_starts_the_same(
     (repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"gh": server, "gh__x": server}}))
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["gh", "gh__x"]}))
+    wait_for_mcp_servers(repo)
     fake_server.queue(
         Reply.tool("mcp__gh__x__add", {"a": 2, "b": 3}),
         Reply.tool("mcp__gh__add", {"a": 1, "b": 1}),

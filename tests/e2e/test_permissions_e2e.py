@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 
-from fake_anthropic import Reply
-
 from tests.e2e.test_repl import main_replies, start  # noqa: F401 (start is a fixture)
+from tests.fake_anthropic import Reply
 
 
 def _tool_result(fake_server) -> dict:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from fake_anthropic import Reply
-
 from tests.e2e.conftest import json_lines
+from tests.fake_anthropic import Reply
 
 
 def test_multi_tool_turn_changes_files_on_disk(run_cli, fake_server, repo):

@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
-from fake_anthropic import Reply
 
 from tests.e2e.conftest import cli_env
+from tests.fake_anthropic import Reply
 
 DIFF = 'diff --git a/app.py b/app.py\n-    return "hello"\n+    return "hi"\n'
 

@@ -10,9 +10,9 @@ import sys
 import time
 
 import pytest
-from fake_anthropic import Reply
 
 from tests.e2e.conftest import cli_env, json_lines
+from tests.fake_anthropic import Reply
 
 # Loaded at interpreter start-up (PYTHONPATH): a bug in the agent loop, whatever the model sends.
 BUG_IN_THE_LOOP = """

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from fake_anthropic import Reply
-
 from claude_mini.base import paths
+from tests.fake_anthropic import Reply
 
 
 def _system(request) -> str:

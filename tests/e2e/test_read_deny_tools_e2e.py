@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 
-from fake_anthropic import Reply
-
 from tests.e2e.conftest import text_of, tool_results
+from tests.fake_anthropic import Reply
 
 SECRET = "DB_PASSWORD=hunter2-e2e"
 

@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
-from tests.e2e.conftest import cli_env, trust_folder
+from tests.e2e.conftest import cli_env, trust_folder, wait_for_mcp_servers
 from tests.e2e.test_repl import wait_until
+from tests.fake_anthropic import Reply
 from tests.processes import alive, gone
 
 # A stdio MCP server written for this test: it writes its pid and the pid of a `sleep 300` child
@@ -79,6 +79,7 @@ def test_kill_9_ends_the_running_command_the_hook_and_the_mcp_server(
     else:
         fake_server.on(Reply.tool("Bash", {"command": SLEEPER.format(pids=pids, name="bash")}), purpose="main")
     (repo / ".claude" / "settings.json").write_text(json.dumps(settings))
+    wait_for_mcp_servers(repo)
 
     env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, CLAUDE_MINI_DISABLE_AUTO_MEMORY="1")
     proc = subprocess.Popen(

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import time
 
-from fake_anthropic import Reply
-
 from claude_mini.base import paths
 from claude_mini.memory.store import MemoryStore
 from tests.e2e.conftest import cli_env, trust_folder
 from tests.e2e.test_repl import Terminal, wait_until
+from tests.fake_anthropic import Reply
 
 QUERY = "how do we cut a new version of the invoicing backend"
 

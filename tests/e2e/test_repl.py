@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.llm.local import bundled_model, local_available
 from tests.e2e.conftest import cli_env, trust_folder
+from tests.fake_anthropic import Reply
 
 CPR_REQUEST = r"\x1b\[6n"  # prompt-toolkit asks the terminal where the cursor is
 

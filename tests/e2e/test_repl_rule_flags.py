@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from fake_anthropic import Reply
-
 from tests.e2e.test_repl import main_replies, start  # noqa: F401 (start is a fixture)
+from tests.fake_anthropic import Reply
 
 
 def test_the_repl_takes_several_rules_after_one_flag(start, fake_server, repo):  # noqa: F811

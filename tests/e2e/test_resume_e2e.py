@@ -10,12 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fake_anthropic import Reply
-
 from claude_mini.llm.messages import Message, TextBlock, Usage
 from claude_mini.session import Session
 from tests.e2e.conftest import cli_env, trust_folder
 from tests.e2e.test_repl import Terminal
+from tests.fake_anthropic import Reply
 
 
 def saved_session(repo: Path, session_id: str, *exchanges: tuple[str, str], when: float | None = None) -> Session:

@@ -3,7 +3,7 @@ on stderr, and the default is used."""
 
 from __future__ import annotations
 
-from fake_anthropic import Reply
+from tests.fake_anthropic import Reply
 
 
 def test_a_bad_wait_setting_is_said_once_and_the_default_kept(run_cli, fake_server):

@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fake_anthropic import Reply
-
 from tests.e2e.test_repl import main_replies, start  # noqa: F401 (start is a fixture)
+from tests.fake_anthropic import Reply
 from tests.rewind.turns import ANSWERS, ORIGINAL_APP, PROMPTS, three_turns
 
 

@@ -15,9 +15,9 @@ import json
 import os
 
 import pytest
-from fake_anthropic import Reply
 
 from tests.e2e.conftest import all_requests_text, trust_folder
+from tests.fake_anthropic import Reply
 
 CANARY = "planted-canary-7c1e95b04d"
 # A variable only these runs have: its value is in /proc/self/environ of the CLI's process.

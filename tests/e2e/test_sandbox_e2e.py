@@ -11,11 +11,11 @@ import threading
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.sandbox.bwrap import probe
 from tests.e2e.conftest import cli_env, text_of, tool_results
 from tests.e2e.test_repl import wait_until
+from tests.fake_anthropic import Reply
 
 pytestmark = pytest.mark.skipif(not probe().works, reason=f"bwrap cannot run here: {probe().problem}")
 

@@ -7,7 +7,8 @@ import json
 import subprocess
 
 import pytest
-from fake_anthropic import Reply
+
+from tests.fake_anthropic import Reply
 
 # These tests judge the permission rules and the Bash-line analysis alone: with the sandbox on,
 # most of what they check would be stopped by the kernel first (tests/e2e/test_sandbox_e2e.py).

@@ -10,11 +10,11 @@ import subprocess
 import sys
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.session import UNFINISHED_TOOL
 from tests.e2e.conftest import cli_env
 from tests.e2e.test_repl import wait_until
+from tests.fake_anthropic import Reply
 from tests.processes import gone
 
 

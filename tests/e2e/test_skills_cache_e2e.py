@@ -12,11 +12,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fake_anthropic import Reply
-
 from claude_mini.agent.fork import strip_cache_control
 from tests.e2e import test_repl
 from tests.e2e.test_repl import main_replies, wait_until
+from tests.fake_anthropic import Reply
 
 start = test_repl.start  # the fixture: a trusted repo, auto-memory off
 

@@ -9,11 +9,11 @@ import re
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
 from tests.e2e import test_repl
 from tests.e2e.conftest import json_lines, trust_folder
 from tests.e2e.test_repl import main_replies
+from tests.fake_anthropic import Reply
 
 start = test_repl.start  # the fixture: a trusted repo, auto-memory off
 

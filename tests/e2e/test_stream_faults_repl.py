@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import re
 
-from fake_anthropic import Reply
-
 from tests.e2e import test_repl
 from tests.e2e.test_repl import main_replies, wait_until
+from tests.fake_anthropic import Reply
 
 start = test_repl.start  # the REPL-in-a-pty fixture
 

@@ -11,13 +11,13 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.llm.messages import Usage
 from claude_mini.llm.pricing import cost_usd
 from tests.e2e import test_repl
 from tests.e2e.conftest import json_lines
 from tests.e2e.test_repl import main_replies, wait_until
+from tests.fake_anthropic import Reply
 
 start = test_repl.start  # the fixture: a trusted repo, auto-memory off
 NO_MEMORY = {"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}

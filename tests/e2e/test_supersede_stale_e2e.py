@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from fake_anthropic import Reply
+from tests.fake_anthropic import Reply
 
 WHY = ["--why", "a deploy from the wrong branch shipped untested code", "--how", "every deploy"]
 

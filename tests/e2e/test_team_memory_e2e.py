@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fake_anthropic import Reply
 
 from claude_mini.base import paths
 from claude_mini.memory.store import format_memory
 from tests.e2e.conftest import trust_folder
+from tests.fake_anthropic import Reply
 
 STAGING = "The staging database is reset every Monday at 06:00 UTC, so never keep test data there"
 STAGING_FILE = "the-staging-database-is-reset-every-monday.md"

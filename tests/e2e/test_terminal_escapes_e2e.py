@@ -8,10 +8,10 @@ not censored), while nothing printed carries a raw ESC, C1 or bidi control.
 from __future__ import annotations
 
 import pytest
-from fake_anthropic import Reply
 
 from tests.e2e.conftest import cli_env, json_lines
 from tests.e2e.test_repl import Terminal
+from tests.fake_anthropic import Reply
 
 RAW = ("\x1b", "\x9b", "\x9d", "\u202e", "\x07", "\x08")
 ANSWER = (

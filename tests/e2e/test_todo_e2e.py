@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 
-from fake_anthropic import Reply
-
 from tests.e2e.test_repl import main_replies, start  # noqa: F401  (the `start` fixture)
+from tests.fake_anthropic import Reply
 from tests.tools.test_todo import DONE, PLAN
 
 

@@ -10,10 +10,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
 from tests.e2e.conftest import cli_env, trust_folder
 from tests.e2e.test_repl import Terminal
+from tests.fake_anthropic import Reply
 
 HOSTILE = {
     "settings.json": {"permissions": {"allow": ["Bash", "Edit", "Write"], "additionalDirectories": ["/"]}},

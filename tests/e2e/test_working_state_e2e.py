@@ -8,9 +8,8 @@ assertions read the attachment's first line and the facts, not the layout of its
 
 from __future__ import annotations
 
-from fake_anthropic import Reply
-
 from tests.e2e.test_repl import main_replies, start, wait_until  # noqa: F401 (start is a fixture)
+from tests.fake_anthropic import Reply
 
 HEADER = "Working state before this summary (taken from the conversation, not written by a model):"
 SUMMARY = "<summary>SUMMARY-TEXT: the user is setting up the build.</summary>"

@@ -137,7 +137,7 @@ def test_untrusted_folder_hooks_are_listed_as_ignored(files, repo):
         ("theirs", "project", UNTRUSTED_WHY),
         ("local one", "local", UNTRUSTED_WHY),
     ]
-    config = load_config(repo)  # config.py still drops them before anyone merges them
+    config = load_config(repo)  # config/untrusted.py still drops them before anyone merges them
     assert list(config.ignored.values()) == [["hooks PreToolUse"], ["hooks SessionStart"]]
     assert "PreToolUse" not in config.settings["hooks"]
 

@@ -16,7 +16,7 @@ import pytest
 from claude_mini.hooks import runner
 from claude_mini.hooks.config import HookCommand
 from claude_mini.hooks.runner import HookRun, run_hook_commands
-from tests.processes import cancel_when_written, ends_soon, pid_in
+from tests.processes import alive, cancel_when_written, ends_soon, pid_in
 
 
 def hook(command: str, timeout: float = 10.0) -> HookCommand:
@@ -96,10 +96,49 @@ def test_cancelling_the_caller_kills_the_groups_then_raises(tmp_path: Path, monk
         cwd=tmp_path,
         project_dir=tmp_path,
     )
-    asyncio.run(cancel_when_written(run, pid_file, tries=250))
+
+    async def cancel_once_both_run() -> None:
+        """Cancel once both groups are registered (a cancel while asyncio still connects a shell
+        ends it unregistered: the next test) and the first hook's child is running."""
+        task = asyncio.ensure_future(run)
+        for _ in range(1000):  # up to 20 s: a loaded machine can take seconds to start a shell
+            if len(started) == 2 and pid_file.exists() and pid_file.read_text().strip():
+                break
+            await asyncio.sleep(0.02)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_once_both_run())
     assert ends_soon(pid_in(pid_file))
     assert pid_in(tmp_path / "shell.pid") in started
     assert len(started) == 2 and sorted(ended) == sorted(started)  # SIGTERM to us would have killed them
+
+
+def test_cancelling_while_asyncio_connects_the_shell_still_kills_its_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Esc can land while asyncio is still connecting a shell that has started the hook; asyncio
+    then kills the shell alone, so the runner must end what the hook started."""
+    pid_file = tmp_path / "child.pid"
+    real_exec = asyncio.create_subprocess_exec
+
+    async def slow_exec(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        proc = await real_exec(*args, **kwargs)
+        try:  # asyncio still connecting: the hook runs meanwhile, and Esc lands here
+            while not (pid_file.exists() and pid_file.read_text().strip()):
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(2)
+        except asyncio.CancelledError:
+            proc.kill()  # what asyncio does to a process it was still connecting: its pid only
+            await proc.wait()
+            raise
+        return proc
+
+    monkeypatch.setattr(runner.asyncio, "create_subprocess_exec", slow_exec)
+    run = run_hook_commands([hook("sleep 30 & echo $! > child.pid; wait")], {}, cwd=tmp_path, project_dir=tmp_path)
+    asyncio.run(cancel_when_written(run, pid_file))
+    assert ends_soon(pid_in(pid_file))
 
 
 def test_a_hook_that_does_not_read_stdin_neither_hangs_nor_errs(
@@ -115,8 +154,9 @@ def test_a_hook_that_does_not_read_stdin_neither_hangs_nor_errs(
 def test_a_background_child_holding_stdout_does_not_hold_the_run(tmp_path: Path) -> None:
     [result] = run(tmp_path, hook("sleep 60 & echo $! > bg.pid; echo done", timeout=20))
     try:
+        # Not timed out, and the child still holding the pipe is alive: the run ended before it.
         assert (result.exit_code, result.stdout, result.timed_out) == (0, "done\n", False)
-        assert result.seconds < 20
+        assert alive(pid_in(tmp_path / "bg.pid"))
     finally:
         os.kill(pid_in(tmp_path / "bg.pid"), signal.SIGKILL)
 
@@ -166,6 +206,7 @@ class _OsWithoutFds:
 def test_no_file_descriptors_left_is_that_hooks_error_and_leaks_none(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    run(tmp_path, hook("true"))  # what lives as long as the process (the reaper's pipe) is opened first
     monkeypatch.setattr(runner, "os", _OsWithoutFds())
     before = len(os.listdir("/proc/self/fd"))
     first, second = run(tmp_path, hook("echo one"), hook("echo two"))

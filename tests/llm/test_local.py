@@ -18,7 +18,7 @@ import pytest
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.config import load_config
 from claude_mini.llm import local
-from claude_mini.llm.client import AnthropicClient, ContextTooLong
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.events import BlockDone, ResponseDone, TextDelta, ToolInputDelta, ToolUseStart
 from claude_mini.llm.local import (
     Generated,
@@ -45,6 +45,7 @@ from claude_mini.llm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from claude_mini.llm.protocol import ContextTooLong
 from claude_mini.runtime import NO_MODEL, SetupError, build_runtime, make_client
 
 READ = {

@@ -13,9 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fake_anthropic import FakeAnthropic, Reply
+import pytest
 
 from tests.e2e.conftest import cli_env
+from tests.fake_anthropic import FakeAnthropic, Reply
+
+pytestmark = pytest.mark.e2e  # each test runs the real CLI against the fake server
 
 LONG = "The greeting function returns the word hello, nothing else happens in this file."
 QUERY = "how do I deploy the billing service to staging?"

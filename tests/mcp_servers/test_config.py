@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.config import SettingsEditError, load_config
+from claude_mini.config import load_config
+from claude_mini.config.edit import SettingsEditError
 from claude_mini.mcp_servers.config import (
     DISABLED_WHY,
     MASK,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from memclock import Clock
 
 from claude_mini.memory.store import MemoryStore
+from tests.memory.memclock import Clock
 
 
 @pytest.fixture

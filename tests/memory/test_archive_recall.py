@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from memclock import DAY, Clock
-from test_recall import main_text, make_runtime, manifest_of, run_turns, select, tool_turn
 
 from claude_mini.memory.maintenance.forget import gc
 from claude_mini.memory.recall.archive import ArchiveTier
@@ -18,6 +16,8 @@ from claude_mini.memory.recall.engine import RecallEngine
 from claude_mini.memory.recall.lexical import SHORTLIST_SIZE, select_lexical, shortlist
 from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store import MemoryStore
+from tests.memory.memclock import DAY, Clock
+from tests.memory.test_recall import main_text, make_runtime, manifest_of, run_turns, select, tool_turn
 
 QUESTION = "which postgres pool size does the reporting job need?"
 

@@ -7,12 +7,12 @@ import asyncio
 import json
 from types import SimpleNamespace
 
-from fake_anthropic import Reply
-
-from claude_mini.config import load_config, merge
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.config import load_config
+from claude_mini.config.layers import merge
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.memory.compact.budget import budget_line
 from claude_mini.runtime import Runtime, build_runtime
+from tests.fake_anthropic import Reply
 
 LINE = "tokens used before auto-compaction"
 

@@ -9,13 +9,13 @@ import os
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 from rich.console import Console
 
 from claude_mini.base import paths
 from claude_mini.command_table import builtin_table
-from claude_mini.config import load_config, merge
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.config import load_config
+from claude_mini.config.layers import merge
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.memory.compact.part import files_seen
 from claude_mini.memory.extract.gate import GateDecision, no_gate
@@ -24,6 +24,7 @@ from claude_mini.runtime import Runtime, build_runtime
 from claude_mini.session import resume_session
 from claude_mini.tools.base import ToolContext
 from claude_mini.ui.commands import CommandContext
+from tests.fake_anthropic import Reply
 
 TOO_LONG = Reply.error(400, "prompt is too long: 250000 tokens > 200000 maximum")
 SUMMARY = Reply.text("<summary>SUMMARY</summary>")

@@ -10,13 +10,12 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from fake_anthropic import Reply
-from memclock import DAY, HOUR, T0, Clock
 
 from claude_mini.agent.fork import ForkResult
 from claude_mini.agent.loop import Agent
-from claude_mini.config import Config, DreamSettings
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.config import Config
+from claude_mini.config.memory_settings import DreamSettings
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock
 from claude_mini.memory.maintenance.daylog import append_log, unconsumed_logs
 from claude_mini.memory.maintenance.dream import (
@@ -36,6 +35,8 @@ from claude_mini.permissions import Allow, Deny, PermissionPolicy
 from claude_mini.session import Session
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.registry import default_tools
+from tests.fake_anthropic import Reply
+from tests.memory.memclock import DAY, HOUR, T0, Clock
 
 # What dream() reads of its parent (the working folder) when a fake stands in for run_fork.
 NO_PARENT = SimpleNamespace(ctx=ToolContext(cwd=Path("."), project_root=Path(".")))

@@ -12,17 +12,19 @@ from typing import Any
 
 import pytest
 import yaml
-from fake_anthropic import Reply
 
 from claude_mini.agent.fork import strip_cache_control
 from claude_mini.base import paths
-from claude_mini.config import ExtractionSettings, load_config, merge
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.config import load_config
+from claude_mini.config.layers import merge
+from claude_mini.config.memory_settings import ExtractionSettings
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.memory.extract.gate import assess, no_gate
 from claude_mini.memory.secrets.guard import SecretGuard
 from claude_mini.memory.store import format_memory
 from claude_mini.runtime import Runtime, build_runtime
 from claude_mini.session import resume_session
+from tests.fake_anthropic import Reply
 
 CLOCK = 1_800_000_000.0  # 2027-01-15T08:00:00Z
 STAMP = "2027-01-15T08:00:00Z"

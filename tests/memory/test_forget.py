@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from memclock import DAY, T0, Clock
 
-from claude_mini.config import Config, ForgetSettings
+from claude_mini.config import Config
+from claude_mini.config.memory_settings import ForgetSettings
 from claude_mini.memory.maintenance.forget import (
     LOW_WATER,
     duplicate_findings,
@@ -28,6 +28,7 @@ from claude_mini.memory.store import (
 )
 from claude_mini.memory.store.keep import PROTECTED_FLOOR, keep_score, keep_scores
 from claude_mini.memory.store.restore import find_archived, restore
+from tests.memory.memclock import DAY, T0, Clock
 
 
 def save(store: MemoryStore, stem: str, type_: str = "project", **kw) -> str:

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import anthropic  # noqa: F401  (imported here so the first request does not pay for it)
 import pytest
-from fake_anthropic import FakeAnthropic, Reply
 
 from claude_mini.config import load_config
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.memory.recall.lexical import Candidate
 from claude_mini.memory.recall.part import RecallPart
@@ -36,6 +35,7 @@ from claude_mini.memory.recall.selection import (
     should_recall,
 )
 from claude_mini.runtime import Runtime, build_runtime
+from tests.fake_anthropic import FakeAnthropic, Reply
 
 DEPLOY_DESC = "How to deploy the billing service to staging with make deploy-billing"
 QUERY = "how do I deploy the billing service to staging?"

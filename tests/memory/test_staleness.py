@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-from test_recall import main_text, make_runtime, manifest_of, run_turns, save, select, tool_turn
 
 from claude_mini.commands.memory import MemoryContext, doctor_data, doctor_lines
 from claude_mini.memory.extract.supersede import apply_link
@@ -24,6 +23,7 @@ from claude_mini.memory.recall.staleness import (
     stale_reasons,
 )
 from claude_mini.memory.store import format_memory
+from tests.memory.test_recall import main_text, make_runtime, manifest_of, run_turns, save, select, tool_turn
 
 DAY = 86_400.0
 

@@ -8,12 +8,9 @@ import json
 import os
 from pathlib import Path
 
-from fake_anthropic import Reply
-from memclock import DAY, Clock
-
 from claude_mini.base import paths
 from claude_mini.commands.memory import MemoryContext, add_memory, list_data, list_lines
-from claude_mini.config import ForgetSettings
+from claude_mini.config.memory_settings import ForgetSettings
 from claude_mini.memory.extract.gate import no_gate
 from claude_mini.memory.extract.supersede import (
     apply_link,
@@ -35,6 +32,8 @@ from claude_mini.memory.store import (
 from claude_mini.memory.store.keep import keep_scores, overflow_order
 from claude_mini.memory.store.links import hidden, superseded_names
 from claude_mini.ui.memory_commands import split_add_options
+from tests.fake_anthropic import Reply
+from tests.memory.memclock import DAY, Clock
 
 
 def save(store: MemoryStore, stem: str, description: str | None = None, **kw) -> str:
@@ -182,8 +181,9 @@ def test_an_overfull_index_leaves_out_the_oldest_and_least_used_not_the_newest(s
 
 # --- extraction ----------------------------------------------------------------------------
 def test_extraction_writing_a_successor_marks_the_old_memory(repo: Path, fake_server):
-    from claude_mini.config import load_config, merge
-    from claude_mini.llm.client import AnthropicClient
+    from claude_mini.config import load_config
+    from claude_mini.config.layers import merge
+    from claude_mini.llm.anthropic_client import AnthropicClient
     from claude_mini.runtime import build_runtime
 
     memdir = paths.memory_dir(repo)

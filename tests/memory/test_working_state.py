@@ -197,12 +197,11 @@ def test_a_resumed_session_merges_the_checkpoint_its_transcript_kept(repo, fake_
     """Compact, resume from the transcript, compact again: the commands from before the resume stay."""
     import asyncio
 
-    from fake_anthropic import Reply
-
     from claude_mini.config import load_config
-    from claude_mini.llm.client import AnthropicClient
+    from claude_mini.llm.anthropic_client import AnthropicClient
     from claude_mini.runtime import build_runtime
     from claude_mini.session import resume_session
+    from tests.fake_anthropic import Reply
 
     monkeypatch.setenv("CLAUDE_MINI_DISABLE_AUTO_MEMORY", "1")
     fake_server.on(Reply.text("<summary>SUMMARY</summary>"), purpose="compact", times=None)

@@ -8,11 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.base import paths
-from claude_mini.config import load_config, merge
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.config import load_config
+from claude_mini.config.layers import merge
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.memory.extract.gate import no_gate
 from claude_mini.memory.store import format_memory
 from claude_mini.rewind.conversation import memories_since, rewind_conversation
@@ -20,6 +20,7 @@ from claude_mini.rewind.points import read_checkpoints
 from claude_mini.rewind.restore import apply_code_restore, plan_code_restore
 from claude_mini.runtime import build_runtime
 from claude_mini.session import read_transcript
+from tests.fake_anthropic import Reply
 from tests.rewind.turns import ORIGINAL_APP, PROMPTS, three_turns
 from tests.sessions import run_session as run
 from tests.sessions import turn

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from claude_mini.config import CheckpointSettings, checkpoint_settings
+from claude_mini.config.checkpoint_settings import CheckpointSettings, checkpoint_settings
 from claude_mini.rewind.store import (
     MAX_FILE_BYTES,
     FileHistory,

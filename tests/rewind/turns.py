@@ -3,7 +3,7 @@ util.py, create notes/todo.md and run a command that writes made.txt."""
 
 from __future__ import annotations
 
-from fake_anthropic import Reply
+from tests.fake_anthropic import Reply
 
 ORIGINAL_APP = 'def greet():\n    return "hello"\n'  # app.py of the shared test repository
 PROMPTS = ("create util", "change app", "third turn")

@@ -9,14 +9,14 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.config import load_config
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.runtime import build_runtime
 from claude_mini.skills.expand import ExpansionError
 from claude_mini.skills.lifecycle import invoked_in
+from tests.fake_anthropic import Reply
 from tests.sessions import run_session, turn
 
 BODY_A = "# Release notes\n" + "Write the notes in the house style. " * 110  # ~4 KB
@@ -333,7 +333,7 @@ def test_a_failed_turn_takes_its_grants_and_model_with_it(repo, fake_server, mon
     fake_server.queue(Reply.text("").http_error(400, message="bad request"))
 
     async def scenario(runtime, notices):
-        from claude_mini.llm.client import ModelError
+        from claude_mini.llm.protocol import ModelError
 
         hook = runtime.skills
         text = await hook.expand_typed(hook.catalog.find("quick"), "a")

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from fake_anthropic import Reply
 
 from claude_mini.agent.fork import strip_cache_control
+from tests.fake_anthropic import Reply
 from tests.sessions import run_session as run
 from tests.sessions import turn
 

@@ -8,19 +8,19 @@ import io
 from types import SimpleNamespace
 
 import pytest
-from fake_anthropic import Reply
 from rich.console import Console
 
 from claude_mini.agent.todos import TodoPart, todos_in
 from claude_mini.command_table import builtin_table
 from claude_mini.config import load_config
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.runtime import build_runtime
 from claude_mini.session import Session, open_transcript
 from claude_mini.tools import ToolError
 from claude_mini.tools.todo import Todo, TodoWriteTool
 from claude_mini.ui.commands import CommandContext
+from tests.fake_anthropic import Reply
 
 PLAN = [
     {"content": "Read the parser", "status": "completed", "activeForm": "Reading the parser"},

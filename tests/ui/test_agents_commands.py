@@ -7,12 +7,13 @@ import asyncio
 from pathlib import Path
 from types import SimpleNamespace
 
+from claude_mini.commands.agents import agents_table, last_run_lines, session_types
 from claude_mini.config import load_config
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.runtime import build_runtime
 from claude_mini.subagents.types import load_agent_types
 from claude_mini.ui import commands
-from claude_mini.ui.agents_commands import agents_table, last_run_lines, session_types
+from claude_mini.ui.render import tool_label
 from tests.ui.conftest import FakeHost, StubClient, make_console
 
 
@@ -166,7 +167,7 @@ def test_last_prints_the_last_childs_text_and_one_line_per_tool_call(tmp_path):
 
 
 def test_last_without_runs_or_without_the_hook_is_one_line(tmp_path):
-    assert last_run_lines([]) == ["No subagent ran in this session."]
+    assert last_run_lines([], tool_label) == ["No subagent ran in this session."]
     assert run("/agents last", files_runtime(tmp_path)) == "No subagent ran in this session.\n"
 
 

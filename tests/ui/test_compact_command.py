@@ -6,15 +6,15 @@ import asyncio
 import io
 import json
 
-from fake_anthropic import Reply
 from rich.console import Console
 
 from claude_mini.command_table import builtin_table
 from claude_mini.config import load_config
-from claude_mini.llm.client import AnthropicClient
+from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.runtime import build_runtime
 from claude_mini.ui.commands import CommandContext
 from claude_mini.ui.context_usage import compact_warning, compaction_line, context_used
+from tests.fake_anthropic import Reply
 
 
 async def _compact(runtime, args: str) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import pty
 import subprocess
+import termios
 from pathlib import Path
 
 import pytest
@@ -147,9 +150,27 @@ def test_background_status_nests_and_notifies():
     assert calls[-1] == "" and len(calls) == 7  # every change notifies, even a no-op stop
 
 
-def test_quiet_tty_ignores_a_stream_that_is_not_a_terminal(tmp_path):
+def test_quiet_tty_ignores_a_stream_that_is_not_a_terminal(tmp_path, monkeypatch):
+    changes: list[object] = []
+    monkeypatch.setattr(termios, "tcsetattr", lambda *args: changes.append(args))
+    ran = []
     with (tmp_path / "f").open("w") as fh, quiet_tty(fh):
-        pass
+        ran.append(True)  # the body runs; no terminal setting is touched, none raised
+    assert ran == [True] and changes == []
+
+
+def test_quiet_tty_stops_echo_on_a_terminal_and_restores_it():
+    leader, follower = pty.openpty()
+    try:
+        with open(follower, "w", closefd=False) as stream:
+            with quiet_tty(stream):
+                inside = termios.tcgetattr(follower)[3]
+            after = termios.tcgetattr(follower)[3]
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert not inside & termios.ECHO and not inside & termios.ICANON
+    assert after & termios.ECHO and after & termios.ICANON
 
 
 # ---------------------------------------------------------------- the prompt itself

@@ -10,7 +10,7 @@ budget_line()         past half the threshold, the line on the context used that
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from claude_mini.base.text import estimate_tokens
 from claude_mini.llm.messages import (
@@ -22,7 +22,7 @@ from claude_mini.llm.messages import (
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
     from claude_mini.config import Config
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.memory.compact.compactor import Compactor
 
 
@@ -121,7 +121,7 @@ def _estimate_message(message: Message) -> int:
     return estimate_tokens(str(message_to_api(message)["content"]))
 
 
-def estimate_request(system: list[str], tools: list[dict], messages: list[Message]) -> int:
+def estimate_request(system: list[str], tools: list[dict[str, Any]], messages: list[Message]) -> int:
     return (
         sum(estimate_tokens(s) for s in system)
         + estimate_tokens(str(tools))

@@ -20,8 +20,9 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from claude_mini.agent.fork import DenyAllTools, run_fork
 from claude_mini.agent.lifecycle import CompactRequest, system_reminder
 from claude_mini.base.safe_read import Unreadable, read_file
 from claude_mini.base.text import estimate_tokens
@@ -31,6 +32,7 @@ from claude_mini.llm.messages import (
     ToolResultBlock,
     message_to_api,
 )
+from claude_mini.llm.protocol import ContextTooLong
 from claude_mini.memory.compact.budget import (
     ContextMeter,
     compact_threshold,
@@ -40,9 +42,13 @@ from claude_mini.memory.compact.budget import (
 from claude_mini.memory.instructions import attachment_loads
 
 if TYPE_CHECKING:
-    from claude_mini.agent.lifecycle import CompactTrigger
+    from claude_mini.agent.lifecycle import CompactTrigger, LoadReason
     from claude_mini.agent.loop import Agent
-    from claude_mini.runtime import Runtime
+    from claude_mini.base.notices import NoticeChannel
+    from claude_mini.config import Config
+    from claude_mini.llm.protocol import ModelClient
+    from claude_mini.memory.instructions import AttachmentTracker
+    from claude_mini.session import Session
 
 MAX_FAILURES = 3
 MAX_TOO_LONG_RETRIES = 3
@@ -187,10 +193,36 @@ class CompactResult:
     reattached: int = 0
 
 
+class CompactorRuntime(Protocol):
+    """What a compaction reads from the runtime, when it runs (/model swaps the client, /clear and
+    /resume the session, a rebuilt prompt the tracker), and the two things it asks of it."""
+
+    @property
+    def config(self) -> Config: ...
+    @property
+    def client(self) -> ModelClient: ...
+    @property
+    def session(self) -> Session: ...
+    @property
+    def agent(self) -> Agent: ...
+    @property
+    def notices(self) -> NoticeChannel: ...
+    @property
+    def tracker(self) -> AttachmentTracker: ...
+
+    def rebuild_prompt(self) -> None:
+        """Rebuild the system prompt and Layer 1 (a compaction may change what they hold)."""
+        ...
+
+    def announce_instructions(self, reason: LoadReason) -> None:
+        """Tell the lifecycle which instruction files the system prompt holds now."""
+        ...
+
+
 class Compactor:
     """Runs compactions for one session and keeps their count and failure streak."""
 
-    def __init__(self, runtime: Runtime, summarise: SummaryRunner) -> None:
+    def __init__(self, runtime: CompactorRuntime, summarise: SummaryRunner) -> None:
         self.runtime = runtime
         self.summarise = summarise
         self.meter = ContextMeter()
@@ -236,8 +268,6 @@ class Compactor:
         return result
 
     async def _summarise(self, agent: Agent, instructions: str, messages: list[Message]) -> str:
-        from claude_mini.llm.client import ContextTooLong
-
         prompt = SUMMARY_PROMPT
         if instructions.strip():
             prompt += f"\n\nThe user asked this summary to pay attention to:\n{instructions.strip()}"
@@ -295,7 +325,5 @@ class Compactor:
 
 async def fork_summary(agent: Agent, prompt: str, messages: list[Message]) -> str:
     """The summary from a forked request: parent's prefix (or fewer rounds) + prompt, no tools, one turn."""
-    from claude_mini.agent.fork import DenyAllTools, run_fork
-
     result = await run_fork(agent, prompt, purpose="compact", policy=DenyAllTools(), max_turns=1, messages=messages)
     return result.text

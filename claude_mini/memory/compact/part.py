@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.agent.lifecycle import ConversationRewind, Part
+from claude_mini.agent.lifecycle import ConversationRewind, Part, PartContext
 from claude_mini.llm.messages import (
     Message,
     TextBlock,
@@ -23,6 +23,15 @@ from claude_mini.llm.messages import (
 from claude_mini.memory.compact.budget import (
     budget_line,
 )
+from claude_mini.memory.compact.compactor import (
+    MAX_FAILURES,
+    CompactionError,
+    CompactionRefused,
+    Compactor,
+    CompactorRuntime,
+    fork_summary,
+)
+from claude_mini.session import transcript_entries
 
 if TYPE_CHECKING:
     from claude_mini.agent.lifecycle import SessionSource
@@ -30,7 +39,6 @@ if TYPE_CHECKING:
     from claude_mini.base.notices import NoticeChannel
     from claude_mini.session import Session
     from claude_mini.tools.base import ToolContext
-from claude_mini.memory.compact.compactor import MAX_FAILURES, CompactionError, CompactionRefused, Compactor
 
 
 class CompactPart(Part):
@@ -119,6 +127,11 @@ class CompactPart(Part):
         return True
 
 
+def part(ctx: PartContext[CompactorRuntime]) -> CompactPart:
+    """Layer 5 over the session's compactor (summaries from a forked request)."""
+    return CompactPart(Compactor(ctx.runtime, fork_summary), ctx.notices)
+
+
 # The header of a file a compaction put back (Compactor._replace_conversation).
 _RESTORED_FILE = re.compile(r"\A<system-reminder>\nCurrent contents of (.+?) \(read earlier\):\n")
 
@@ -139,8 +152,6 @@ class SeenTimes:
 def seen_times(session: Session) -> SeenTimes:
     """The times of the session's transcript entries (nothing when it has none or cannot be read)."""
     from datetime import datetime
-
-    from claude_mini.session import transcript_entries
 
     times = SeenTimes()
     for entry in transcript_entries(session.transcript.path):

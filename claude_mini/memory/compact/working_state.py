@@ -28,9 +28,9 @@ import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
-from claude_mini.agent.lifecycle import Part
+from claude_mini.agent.lifecycle import Part, PartContext
 from claude_mini.base.text import estimate_tokens
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.memory.compact.compactor import without_command_text
@@ -39,6 +39,8 @@ from claude_mini.session import transcript_entries
 if TYPE_CHECKING:
     from claude_mini.agent.lifecycle import SessionSource
     from claude_mini.agent.loop import Agent
+    from claude_mini.memory.extract.part import Extractor
+    from claude_mini.memory.instructions import AttachmentTracker
     from claude_mini.session import Session
 
 WORKING_STATE_TOKENS = 4_000  # about 16,000 characters: the last 30 commands, every request and failure
@@ -209,7 +211,7 @@ def _lines_in(result: str) -> int | None:
 
 def recorded_working_state(transcript: Path) -> WorkingState | None:
     """The last working state a compaction recorded in the transcript (None: none, or unreadable)."""
-    found: dict | None = None
+    found: dict[str, Any] | None = None
     for entry in transcript_entries(transcript):
         # Transcripts name the entry "checkpoint" (its recorded format, read back on resume).
         if entry.get("type") == "system" and entry.get("subtype") == "checkpoint":
@@ -229,7 +231,7 @@ def recorded_working_state(transcript: Path) -> WorkingState | None:
         return None
 
 
-def _well_formed(data: dict) -> bool:
+def _well_formed(data: dict[str, Any]) -> bool:
     """Whether a recorded working state has the shapes this module writes (a transcript edited by hand
     may not: then the next compaction starts afresh rather than fails)."""
     lists = ("requests", "commands", "instructions", "errors", "memories")
@@ -383,3 +385,24 @@ class WorkingStatePart(Part):
             f"Checkpoint: {estimate_tokens(self.last_text):,} tokens attached at the last compaction "
             f"(budget {WORKING_STATE_TOKENS:,}); /compact --show prints the one a compaction would attach now"
         ]
+
+
+class WorkingStateRuntime(Protocol):
+    """What the working state reads from the runtime at each compaction: the tracker in place then
+    (a rebuilt prompt brings a new one) and Layer 4, for the memories saved."""
+
+    @property
+    def tracker(self) -> AttachmentTracker: ...
+    @property
+    def extractor(self) -> Extractor | None: ...
+
+
+def part(ctx: PartContext[WorkingStateRuntime]) -> WorkingStatePart:
+    """Compaction's working state: the rules and nested files attached so far, the memories saved."""
+    runtime = ctx.runtime
+
+    def memories() -> list[str]:
+        extractor = runtime.extractor
+        return extractor.saved_names if extractor is not None else []
+
+    return WorkingStatePart(instructions=lambda: [a.path for a in runtime.tracker.active()], memories=memories)

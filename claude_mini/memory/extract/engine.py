@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from claude_mini.agent.fork import DenyAllTools, Fork, ForkSnapshot
 from claude_mini.base.fileutil import os_error_text
 from claude_mini.base.notices import NoticeChannel
-from claude_mini.config import ExtractionSettings
+from claude_mini.config.memory_settings import ExtractionSettings
 from claude_mini.llm.messages import Message
 from claude_mini.memory.extract.journal import (
     MemoryWrites,

@@ -151,8 +151,8 @@ class WriteJournal(Guard):
 def _stamp(value: Any) -> str | None:
     """A frontmatter time (YAML may have parsed it into a datetime) as `2026-11-30T12:00:00Z`."""
     if isinstance(value, datetime):
-        value = value if value.tzinfo else value.replace(tzinfo=UTC)
-        return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        aware = value if value.tzinfo else value.replace(tzinfo=UTC)
+        return aware.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return str(value) if value else None
 
 

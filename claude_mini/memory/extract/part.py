@@ -45,14 +45,15 @@ from typing import TYPE_CHECKING
 
 from claude_mini.agent.events import TurnDone
 from claude_mini.agent.fork import ForkSnapshot
-from claude_mini.agent.lifecycle import ConversationRewind, Part
+from claude_mini.agent.lifecycle import ConversationRewind, Part, PartContext
 from claude_mini.base.notices import NoticeChannel
-from claude_mini.config import ExtractionSettings
+from claude_mini.config.memory_settings import ExtractionSettings
 from claude_mini.llm.local import is_local_model
 from claude_mini.llm.messages import Message
 from claude_mini.memory.extract.engine import ExtractionEngine
 from claude_mini.memory.extract.gate import GateDecision, assess, count_turns, no_gate
 from claude_mini.memory.store import MemoryStore
+from claude_mini.memory.store.memory_store import StoreHolder
 from claude_mini.memory.team import TeamTier, team_tier
 from claude_mini.permissions import PolicyChain
 
@@ -258,3 +259,8 @@ class Extractor(Part):
     def cursor(self) -> int:
         """How many messages of the session's conversation were already considered."""
         return self.engine.cursor
+
+
+def part(ctx: PartContext[StoreHolder]) -> Extractor:
+    """Layer 4 for the session's first conversation (auto memory is checked at each turn end)."""
+    return Extractor.for_runtime(ctx.config, ctx.session, ctx.runtime.store, ctx.policy, ctx.notices)

@@ -218,7 +218,7 @@ def gemini_folder(project: Path) -> Path:
     real = os.path.realpath(project)
     registry = _json_value(home / "projects.json", "projects")
     if isinstance(registry, dict) and isinstance(registry.get(real), str):
-        return home / "tmp" / registry[real] / "memory"
+        return home / "tmp" / str(registry[real]) / "memory"
     for marker in sorted((home / "tmp").glob("*/.project_root")):
         try:
             if os.path.realpath(marker.read_text(encoding="utf-8").strip()) == real:

@@ -13,13 +13,14 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from claude_mini.agent.lifecycle import (
     ConversationRewind,
     InstructionLoad,
     LoadReason,
     Part,
+    PartContext,
     system_reminder,
 )
 from claude_mini.base.text import estimate_tokens
@@ -252,3 +253,18 @@ def attachment_loads(
         why: LoadReason = reason or ("path_glob_match" if a.kind == "rule" else "nested_traversal")
         loads += instruction_loads(a.files, why, globs=a.globs, trigger=trigger)
     return loads
+
+
+class TrackerHolder(Protocol):
+    """What Layer 1's part reads from the runtime: the session's tracker (a rebuilt prompt brings a
+    new one, which the runtime hands to the part itself)."""
+
+    @property
+    def tracker(self) -> AttachmentTracker:
+        """The tracker of the instruction files the system prompt holds now."""
+        ...
+
+
+def part(ctx: PartContext[TrackerHolder]) -> InstructionPart:
+    """Layer 1's attachments over the runtime's tracker."""
+    return InstructionPart(ctx.runtime.tracker)

@@ -31,7 +31,7 @@ def split_globs(value: str) -> list[str]:
     return [p.strip() for p in split_outside_braces(value) if p.strip()]
 
 
-def _fast_regex(spec: pathspec.PathSpec) -> re.Pattern[str] | None:
+def _fast_regex(spec: pathspec.GitIgnoreSpec) -> re.Pattern[str] | None:
     """One regex equivalent to `spec` when it has no negations (then any match includes); else None."""
     parts = []
     for pattern in spec.patterns:
@@ -154,7 +154,7 @@ class RuleIndex(Generic[T]):
         return list(found.values())
 
 
-def _is_ignored(path: str, is_dir: bool, specs: Sequence[tuple[str, pathspec.PathSpec]]) -> bool:
+def _is_ignored(path: str, is_dir: bool, specs: Sequence[tuple[str, pathspec.GitIgnoreSpec]]) -> bool:
     """Gitignore verdict for `path`: the innermost .gitignore with an opinion wins."""
     verdict = False
     for base, spec in specs:
@@ -167,7 +167,7 @@ def _is_ignored(path: str, is_dir: bool, specs: Sequence[tuple[str, pathspec.Pat
     return verdict
 
 
-def _read_gitignore(folder: str) -> pathspec.PathSpec | None:
+def _read_gitignore(folder: str) -> pathspec.GitIgnoreSpec | None:
     """The .gitignore of `folder` as a spec, or None when there is none or it cannot be read."""
     try:
         with open(os.path.join(folder, ".gitignore"), encoding="utf-8", errors="replace") as f:
@@ -178,7 +178,7 @@ def _read_gitignore(folder: str) -> pathspec.PathSpec | None:
 
 def iter_repository_files(root: str) -> Iterator[str]:
     """Absolute paths of the files under `root` that git would not ignore (`.git` skipped)."""
-    stack: list[tuple[str, list[tuple[str, pathspec.PathSpec]]]] = [(root, [])]
+    stack: list[tuple[str, list[tuple[str, pathspec.GitIgnoreSpec]]]] = [(root, [])]
     while stack:
         folder, specs = stack.pop()
         spec = _read_gitignore(folder)

@@ -13,6 +13,7 @@ import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from claude_mini.base.frontmatter import parse_frontmatter
 from claude_mini.base.paths import checkout_root, home_dir, managed_dir
@@ -37,7 +38,7 @@ from claude_mini.trust import RepositoryOnly
 MAX_IMPORT_DEPTH = 5  # hops from the root file (DESIGN.md section 5)
 
 
-def rule_globs(meta: dict) -> tuple[list[str] | None, str | None]:
+def rule_globs(meta: dict[str, Any]) -> tuple[list[str] | None, str | None]:
     """The `paths:` globs of a rule (None: unconditional), or a problem with them."""
     value = meta.get("paths")
     if value is None:
@@ -51,7 +52,7 @@ def rule_globs(meta: dict) -> tuple[list[str] | None, str | None]:
     return (None if not globs or "**" in globs else globs), None
 
 
-def _is_dir(entry: os.DirEntry) -> bool:
+def _is_dir(entry: os.DirEntry[str]) -> bool:
     """DirEntry.is_dir() that answers False for a symlink loop instead of raising."""
     try:
         return entry.is_dir()
@@ -143,7 +144,7 @@ class Loader:
         self._walk_rules(rules_dir, "", (), found)
         return [path for _, path in sorted(found)]
 
-    def _walk_rules(self, folder: str, rel: str, chain: tuple[str, ...], found: list) -> None:
+    def _walk_rules(self, folder: str, rel: str, chain: tuple[str, ...], found: list[tuple[str, str]]) -> None:
         """Collect (relative, path) of .md files; symlinked folders are followed, loops are not."""
         try:
             real = self._real_dir(folder)
@@ -214,7 +215,7 @@ class Loader:
             self._note(file, note)
         return file
 
-    def _refusal(self, path: str, real: str, level: str, imported: bool, chain: tuple) -> str | None:
+    def _refusal(self, path: str, real: str, level: str, imported: bool, chain: tuple[str, ...]) -> str | None:
         refused = self.ctx.location_refusal(path, real)  # the reader every prompt file shares
         if refused:
             return refused

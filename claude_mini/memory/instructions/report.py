@@ -104,7 +104,7 @@ def _entry_json(entry: Entry) -> dict[str, Any]:
     return data
 
 
-def to_json(instructions: InstructionSet, tracker: AttachmentTracker | None = None) -> dict:
+def to_json(instructions: InstructionSet, tracker: AttachmentTracker | None = None) -> dict[str, Any]:
     """Data for `claude-mini context --json`: every file considered in load order, and rule state."""
     ctx = instructions.context
     status = tracker.conditional_status() if tracker else [(rule, False) for rule in instructions.conditional]
@@ -129,7 +129,7 @@ def to_json(instructions: InstructionSet, tracker: AttachmentTracker | None = No
     }
 
 
-def outside_imports(instructions: InstructionSet, tracker: AttachmentTracker | None = None) -> list[dict]:
+def outside_imports(instructions: InstructionSet, tracker: AttachmentTracker | None = None) -> list[dict[str, Any]]:
     """Every import, and every instruction file found through a link, that resolved outside the
     repository (loaded or not), for `claude-mini context`."""
     ctx = instructions.context

@@ -45,8 +45,8 @@ from claude_mini.agent.fork import ForkResult, ForkSnapshot, run_fork
 from claude_mini.base.clock import Clock
 from claude_mini.base.fileutil import LockTimeout, atomic_write, locked, os_error_text
 from claude_mini.base.text import one_line
-from claude_mini.config import DreamSettings, ForgetSettings
-from claude_mini.llm.client import ModelError
+from claude_mini.config.memory_settings import DreamSettings, ForgetSettings
+from claude_mini.llm.protocol import ModelError
 from claude_mini.memory.maintenance.daylog import LogSlice, mark_consumed, unconsumed_logs
 from claude_mini.memory.maintenance.dream_commit import DREAM_DIR, DreamReport, check_staged, commit
 from claude_mini.memory.maintenance.forget import duplicate_groups, gc, index_size, likely_duplicates, pressure

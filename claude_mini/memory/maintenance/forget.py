@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 from claude_mini.base import paths
 from claude_mini.base.clock import Clock
 from claude_mini.base.fileutil import LockTimeout, os_error_text
-from claude_mini.config import ForgetSettings
+from claude_mini.config.memory_settings import ForgetSettings
 from claude_mini.memory.maintenance.doctor import Finding
 from claude_mini.memory.recall.lexical import Candidate, LexicalIndex, candidate_from_text
 from claude_mini.memory.recall.scan import index_cache_file

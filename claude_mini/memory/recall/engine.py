@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from claude_mini.base.notices import NoticeChannel
-from claude_mini.llm.client import ModelError
+from claude_mini.llm.protocol import ModelError
 from claude_mini.memory.recall.archive import ArchiveTier, is_archived_name
 from claude_mini.memory.recall.lexical import (
     SHORTLIST_SIZE,
@@ -56,8 +56,9 @@ from claude_mini.memory.store.links import superseded_names
 from claude_mini.memory.team.folder import is_team_name
 
 if TYPE_CHECKING:
-    from claude_mini.config import Config, RecallSettings
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.config import Config
+    from claude_mini.config.memory_settings import RecallSettings
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.session import Session
 
 log = logging.getLogger(__name__)

@@ -338,7 +338,8 @@ def crosses_scripts(query: str, index: LexicalIndex) -> bool:
 def recency_prior(mtime: float, now: float) -> float:
     """A small bonus that halves every RECENCY_HALF_LIFE_DAYS of age."""
     age_days = max(0.0, now - mtime) / 86_400.0
-    return RECENCY_WEIGHT * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+    prior: float = RECENCY_WEIGHT * 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)
+    return prior
 
 
 # --- ranking -------------------------------------------------------------------------

@@ -33,7 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.agent.lifecycle import Part
+from claude_mini.agent.lifecycle import Part, PartContext
+from claude_mini.base import paths
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.base.text import clip
 from claude_mini.llm.messages import ToolUseBlock
@@ -54,13 +55,15 @@ from claude_mini.memory.recall.selection import (
     should_recall,
 )
 from claude_mini.memory.store import MemoryStore
+from claude_mini.memory.store.memory_store import StoreHolder
 
 if TYPE_CHECKING:
     from claude_mini.agent.events import TurnDone
     from claude_mini.agent.lifecycle import EndReason, SessionSource
     from claude_mini.agent.loop import Agent
-    from claude_mini.config import Config, RecallSettings
-    from claude_mini.llm.client import ModelClient
+    from claude_mini.config import Config
+    from claude_mini.config.memory_settings import RecallSettings
+    from claude_mini.llm.protocol import ModelClient
     from claude_mini.session import Session
     from claude_mini.tools.base import ToolResult
 
@@ -77,7 +80,7 @@ class RecallPart(Part):
     A selection in flight shows as background work `recall` on the notice channel, which
     also carries one-line messages (a fallback, the budget used up); `summary()` feeds /context.
     The `recall.*` settings are read from `config.memory.recall` at each turn (validated,
-    and their problems said, in config.py and runtime.py).
+    and their problems said, in config/memory_settings.py and runtime.py).
 
     The lifecycle side only: when a prefetch starts, is adopted or dropped, what it injects and
     the session budget; the selection itself is the engine's (recall/engine.py).
@@ -321,3 +324,10 @@ def _enabled(config: Config) -> bool:
 
 def _room_left(used: int) -> bool:
     return SESSION_BUDGET_BYTES - used >= MIN_USEFUL_BUDGET
+
+
+def part(ctx: PartContext[StoreHolder]) -> RecallPart:
+    """Layer 3 over the project's memory folder and, when the tier is on, the team's."""
+    return RecallPart(
+        ctx.runtime.store, ctx.config, ctx.notices, cache_dir=paths.recall_cache_dir(), team_root=ctx.team_root
+    )

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from claude_mini.config import HALF_LIFE_DAYS, ForgetSettings
+from claude_mini.config.memory_settings import HALF_LIFE_DAYS, ForgetSettings
 from claude_mini.memory.store.links import record_links
 from claude_mini.memory.store.topic import MemoryRecord, epoch_of
 from claude_mini.memory.store.usage import UsageEntry

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from claude_mini.base.fileutil import atomic_write, locked
 from claude_mini.base.text import one_line
@@ -401,3 +401,13 @@ def _fallback_index_line(store: MemoryStore, filename: str, path: Path) -> str:
 
 def _usage_from_file_times(store: MemoryStore) -> dict[str, UsageEntry]:
     return {r.filename: {"count": 0, "last_used": r.mtime} for r in store.list()}
+
+
+class StoreHolder(Protocol):
+    """What recall's and extraction's parts read from the runtime: the session's one store (its
+    problems and skipped files are said once, so the layers share it rather than open their own)."""
+
+    @property
+    def store(self) -> MemoryStore:
+        """The project's auto-memory folder."""
+        ...

@@ -7,7 +7,7 @@
       .gitignore                        `.*.lock`: MEMORY.md's lock file stays out of git
 
 Off unless the folder exists or `memory.teamDir` enables it (`false` turns it off even when
-the folder exists). An untrusted repository's own settings cannot move it (config.py ignores
+the folder exists). An untrusted repository's own settings cannot move it (config/untrusted.py ignores
 their `teamDir`), and wherever it is set it must stay inside the repository, symlinks
 resolved. Reading it needs no trust, as CLAUDE.md needs none; writing does
 (`TeamTier.write_problem`).

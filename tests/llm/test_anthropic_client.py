@@ -12,19 +12,8 @@ import subprocess
 import sys
 
 import pytest
-from fake_anthropic import FakeAnthropic, Reply
 
-from claude_mini.llm.client import (
-    AnthropicClient,
-    AuthError,
-    ContextTooLong,
-    InvalidRequest,
-    ModelError,
-    ModelOverloaded,
-    ModelUnavailable,
-    RetryPolicy,
-    missing_credentials,
-)
+from claude_mini.llm.anthropic_client import AnthropicClient, missing_credentials
 from claude_mini.llm.events import (
     BlockDone,
     ResponseDone,
@@ -42,6 +31,16 @@ from claude_mini.llm.messages import (
     Usage,
 )
 from claude_mini.llm.pricing import cost_usd, price_for
+from claude_mini.llm.protocol import (
+    AuthError,
+    ContextTooLong,
+    InvalidRequest,
+    ModelError,
+    ModelOverloaded,
+    ModelUnavailable,
+)
+from claude_mini.llm.retry import RetryPolicy
+from tests.fake_anthropic import FakeAnthropic, Reply
 
 MODEL = "claude-sonnet-4-6"
 TOOLS = [
@@ -353,7 +352,7 @@ def test_waits_and_the_idle_limit_come_from_the_environment():
 
 def test_each_request_is_one_debug_line_without_the_key(fake_server, caplog):
     fake_server.queue(Reply.error(529), Reply.text("ok"))
-    with caplog.at_level(logging.DEBUG, logger="claude_mini.llm.client"):
+    with caplog.at_level(logging.DEBUG, logger="claude_mini.llm.anthropic_client"):
         collect(fake_server, request(purpose="recall"))
     failed, answered = [r.getMessage() for r in caplog.records]
     url = f"{fake_server.base_url}/v1/messages"
@@ -520,7 +519,7 @@ def test_local_server_that_just_stops_is_retried():
 
 def test_importing_and_building_the_client_does_not_import_anthropic():
     code = (
-        "import sys; from claude_mini.llm.client import AnthropicClient; AnthropicClient();"
+        "import sys; from claude_mini.llm.anthropic_client import AnthropicClient; AnthropicClient();"
         "import claude_mini.llm.pricing; print('anthropic' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -528,7 +527,7 @@ def test_importing_and_building_the_client_does_not_import_anthropic():
 
 
 PRELOAD = (
-    "import sys, threading; from claude_mini.llm.client import preload_sdk; preload_sdk(); preload_sdk();"
+    "import sys, threading; from claude_mini.llm.anthropic_client import preload_sdk; preload_sdk(); preload_sdk();"
     "threads = [t for t in threading.enumerate() if t.name == 'import-anthropic'];"
     "[t.join() for t in threads]; print(len(threads), 'anthropic' in sys.modules)"
 )
