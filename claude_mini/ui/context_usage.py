@@ -23,9 +23,7 @@ def human_tokens(n: int) -> str:
 
 def context_window(runtime: Runtime) -> int:
     """The model's context window (the `contextWindow` setting, the client's, or the table)."""
-    from claude_mini.memory.compact.budget import (
-        context_window as window_of,  # startup: memory loads after the first paint
-    )  # startup: memory loads after the first paint
+    from claude_mini.memory.compact.budget import context_window as window_of  # startup: memory loads later
 
     return window_of(runtime.config, runtime.agent.model, runtime.client)
 
