@@ -7,7 +7,6 @@ import pytest
 
 from claude_mini import cli
 from claude_mini.config import load_config
-from claude_mini.llm import anthropic_client
 
 
 @pytest.mark.parametrize(
@@ -24,6 +23,6 @@ def test_the_sdk_is_preloaded_only_for_a_remote_model(repo: Path, monkeypatch, s
     (repo / ".claude" / "settings.json").write_text(settings)
     monkeypatch.delenv("CLAUDE_MINI_MODEL", raising=False)
     calls = []
-    monkeypatch.setattr(anthropic_client, "preload_sdk", lambda: calls.append(True))
+    monkeypatch.setattr(cli, "preload_sdk", lambda: calls.append(True))
     cli._preload_sdk(load_config(repo, flags, trust_folder=True))
     assert bool(calls) is expected
