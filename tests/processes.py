@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 
 def alive(pid: int) -> bool:
@@ -53,3 +54,24 @@ async def cancel_when_written(work: Awaitable[object], pid_file: Path, *, tries:
     except asyncio.CancelledError:
         return
     raise AssertionError("the cancelled work finished instead of raising CancelledError")
+
+
+def slow_connect(pid_file: Path) -> Callable[..., Awaitable[asyncio.subprocess.Process]]:
+    """A `create_subprocess_exec` that, once the process has started, stays "connecting" until
+    `pid_file` is written and a little after; cancelled meanwhile, it kills the process's pid
+    alone, as asyncio does to a process it was still connecting (what a loaded machine hits)."""
+    real_exec = asyncio.create_subprocess_exec
+
+    async def slow_exec(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        proc = await real_exec(*args, **kwargs)
+        try:  # still connecting: the command runs meanwhile, and Esc lands here
+            while not (pid_file.exists() and pid_file.read_text().strip()):
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(2)
+        except asyncio.CancelledError:
+            proc.kill()
+            await proc.wait()
+            raise
+        return proc
+
+    return slow_exec

@@ -16,7 +16,7 @@ import pytest
 from claude_mini.hooks import runner
 from claude_mini.hooks.config import HookCommand
 from claude_mini.hooks.runner import HookRun, run_hook_commands
-from tests.processes import alive, cancel_when_written, ends_soon, pid_in
+from tests.processes import alive, cancel_when_written, ends_soon, pid_in, slow_connect
 
 
 def hook(command: str, timeout: float = 10.0) -> HookCommand:
@@ -121,21 +121,7 @@ def test_cancelling_while_asyncio_connects_the_shell_still_kills_its_group(
     """Esc can land while asyncio is still connecting a shell that has started the hook; asyncio
     then kills the shell alone, so the runner must end what the hook started."""
     pid_file = tmp_path / "child.pid"
-    real_exec = asyncio.create_subprocess_exec
-
-    async def slow_exec(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
-        proc = await real_exec(*args, **kwargs)
-        try:  # asyncio still connecting: the hook runs meanwhile, and Esc lands here
-            while not (pid_file.exists() and pid_file.read_text().strip()):
-                await asyncio.sleep(0.02)
-            await asyncio.sleep(2)
-        except asyncio.CancelledError:
-            proc.kill()  # what asyncio does to a process it was still connecting: its pid only
-            await proc.wait()
-            raise
-        return proc
-
-    monkeypatch.setattr(runner.asyncio, "create_subprocess_exec", slow_exec)
+    monkeypatch.setattr(runner.asyncio, "create_subprocess_exec", slow_connect(pid_file))
     run = run_hook_commands([hook("sleep 30 & echo $! > child.pid; wait")], {}, cwd=tmp_path, project_dir=tmp_path)
     asyncio.run(cancel_when_written(run, pid_file))
     assert ends_soon(pid_in(pid_file))

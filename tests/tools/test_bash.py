@@ -6,13 +6,12 @@ import asyncio
 import os
 import signal
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from claude_mini.tools import ToolContext
 from claude_mini.tools.bash import BashTool
-from tests.processes import cancel_when_written, ends_soon, pid_in
+from tests.processes import cancel_when_written, ends_soon, pid_in, slow_connect
 
 
 def test_returns_stdout_and_stderr(run) -> None:
@@ -144,21 +143,7 @@ def test_cancellation_while_asyncio_connects_the_shell_still_kills_the_command(
     from claude_mini.tools import bash as bash_module
 
     pid_file = tmp_path / "child.pid"
-    real_exec = asyncio.create_subprocess_exec
-
-    async def slow_exec(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
-        proc = await real_exec(*args, **kwargs)
-        try:  # asyncio still connecting: the command runs meanwhile, and Esc lands here
-            while not (pid_file.exists() and pid_file.read_text().strip()):
-                await asyncio.sleep(0.02)
-            await asyncio.sleep(2)
-        except asyncio.CancelledError:
-            proc.kill()  # what asyncio does to a process it was still connecting: its pid only
-            await proc.wait()
-            raise
-        return proc
-
-    monkeypatch.setattr(bash_module.asyncio, "create_subprocess_exec", slow_exec)
+    monkeypatch.setattr(bash_module.asyncio, "create_subprocess_exec", slow_connect(pid_file))
 
     call = BashTool(kill_grace=1.0).call({"command": "sleep 60 & echo $! > child.pid; wait"}, ctx)
     asyncio.run(cancel_when_written(call, pid_file))
