@@ -26,6 +26,7 @@ from claude_mini.memory.store import (
     parse_memory_text,
 )
 from claude_mini.memory.store.keep import last_written
+from claude_mini.memory.store.memory_store import relative_name
 
 if TYPE_CHECKING:
     pass
@@ -147,7 +148,7 @@ def commit(
         _stamp(s, [originals[o] for o in s.replaces if o in originals], now)
         if s.filename in s.replaces:
             copy = store.archive_copy(s.filename, reason="dream: rewritten", successor=s.filename)
-            archived_as[s.filename] = _rel(store, copy.archived_path)
+            archived_as[s.filename] = relative_name(store, copy.archived_path)
             report.archived.append(copy)
         _go_live(store, s)
         report.written.append(s.filename)
@@ -156,7 +157,7 @@ def commit(
             if original in archived_as or not store.exists(original):
                 continue
             gone = store.delete(original, reason=f"dream: merged into {s.filename}", successor=s.filename)
-            archived_as[original] = _rel(store, gone.archived_path)
+            archived_as[original] = relative_name(store, gone.archived_path)
             report.archived.append(gone)
     for s in staged:
         _point_to_archive(store, s, archived_as)
@@ -232,7 +233,3 @@ def _merge_usage(store: MemoryStore, s: Staged, before: dict[str, UsageEntry]) -
         return
     merged: UsageEntry = {"count": sum(e["count"] for e in entries), "last_used": max(e["last_used"] for e in entries)}
     store.edit_usage(lambda data: data.__setitem__(s.filename, merged))
-
-
-def _rel(store: MemoryStore, path: Path) -> str:
-    return path.relative_to(store.root).as_posix()

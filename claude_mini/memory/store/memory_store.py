@@ -94,7 +94,7 @@ class MemoryStore:
         """One memory with its body (and full frontmatter); raises MemoryNotFound."""
         path = self.resolve(name_or_filename)
         skipped: builtins.list[SkippedFile] = []
-        record = _load(self, _rel(self, path), path, READ_MAX_BYTES, skipped, with_body=True)
+        record = _load(self, relative_name(self, path), path, READ_MAX_BYTES, skipped, with_body=True)
         if record is None:
             raise MemoryStoreError(f"cannot read {path.name}: {skipped[0].reason}")
         return record
@@ -201,7 +201,7 @@ class MemoryStore:
         For a memory about to be rewritten in place: the old version stays restorable.
         """
         path = self.resolve(name)
-        filename = _rel(self, path)
+        filename = relative_name(self, path)
         archive = _archive_index(self)
         with locked(self.index_path):
             dest = archive.destination(filename)
@@ -347,7 +347,8 @@ def _direct_path(store: MemoryStore, key: str) -> Path | None:
     return None
 
 
-def _rel(store: MemoryStore, path: Path) -> str:
+def relative_name(store: MemoryStore, path: Path) -> str:
+    """`path`'s name as the store lists it: relative to its root, with forward slashes."""
     return path.relative_to(store.root).as_posix()
 
 
@@ -374,7 +375,7 @@ def _move_to_archive(
                 if skip_missing:
                     continue
                 raise
-            filename = _rel(store, path)
+            filename = relative_name(store, path)
             line = lines.get(filename) or _fallback_index_line(store, filename, path)
             dest = archive.destination(filename)
             dest.parent.mkdir(parents=True, exist_ok=True)
