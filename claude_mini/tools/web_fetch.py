@@ -70,17 +70,9 @@ class WebFetchTool:
     name = "WebFetch"
     description = DESCRIPTION
     read_only = True
-    input_schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "url": {"type": "string", "format": "uri", "description": "The URL to fetch content from"},
-            "prompt": {"type": "string", "description": "The prompt to run on the fetched content"},
-        },
-        "required": ["url", "prompt"],
-        "additionalProperties": False,
-    }
 
     def __init__(self) -> None:
+        self.input_schema = _schema()
         self._cache = PageCache()  # used where the context brings none (tests, forks)
 
     def validate(self, input: dict[str, Any], ctx: ToolContext) -> None:
@@ -224,3 +216,16 @@ def _redirect_result(url: str, page: Page) -> ToolResult:
 
 def _names_nothing(host: str) -> bool:
     return False
+
+
+def _schema() -> dict[str, Any]:
+    """A fresh input schema (instances must not share it: the request prefix stays byte-stable)."""
+    return {
+        "type": "object",
+        "properties": {
+            "url": {"type": "string", "format": "uri", "description": "The URL to fetch content from"},
+            "prompt": {"type": "string", "description": "The prompt to run on the fetched content"},
+        },
+        "required": ["url", "prompt"],
+        "additionalProperties": False,
+    }

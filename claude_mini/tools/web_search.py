@@ -54,24 +54,9 @@ class WebSearchTool:
     name = "WebSearch"
     description = DESCRIPTION
     read_only = True
-    input_schema: dict[str, Any] = {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "minLength": 2, "description": "The search query to use"},
-            "allowed_domains": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Only include search results from these domains",
-            },
-            "blocked_domains": {
-                "type": "array",
-                "items": {"type": "string"},
-                "description": "Never include search results from these domains",
-            },
-        },
-        "required": ["query"],
-        "additionalProperties": False,
-    }
+
+    def __init__(self) -> None:
+        self.input_schema = _schema()
 
     def validate(self, input: dict[str, Any], ctx: ToolContext) -> None:
         """A query of two characters or more; domain lists of strings, not both."""
@@ -193,3 +178,25 @@ def search_availability(setting: Any, provider: str, base_url: str | None) -> Se
         f"not offered: {base_url} may not run Anthropic's server-side web search; "
         'set "webSearch": true in settings if it does',
     )
+
+
+def _schema() -> dict[str, Any]:
+    """A fresh input schema (instances must not share it: the request prefix stays byte-stable)."""
+    return {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "minLength": 2, "description": "The search query to use"},
+            "allowed_domains": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Only include search results from these domains",
+            },
+            "blocked_domains": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Never include search results from these domains",
+            },
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    }
