@@ -16,6 +16,7 @@ domain lists (permissions/policy.py, sandbox/box.py).
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -103,7 +104,7 @@ class WebFetchTool:
             page = await self._fetch(url, ctx)
             if page.redirect is not None:
                 return _redirect_result(url, page)
-            fetched = _as_text(page)
+            fetched = await asyncio.to_thread(_as_text, page)  # seconds for megabytes of HTML: off the loop
             cache.put(url, fetched)
         content, answered = await self._answer(fetched, prompt, ctx)
         meta = {"url": fetched.url, "status": fetched.status, "chars": len(fetched.text), "answered": answered}
