@@ -99,7 +99,7 @@ class WebFetchTool:
         url, prompt = input["url"].strip(), input["prompt"]
         web = ctx.web
         cache = web.cache if web is not None else self._cache
-        fetched = cache.get(url)
+        fetched: Fetched | None = cache.get(url)
         if fetched is None:
             page = await self._fetch(url, ctx)
             if page.redirect is not None:
