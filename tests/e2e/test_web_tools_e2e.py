@@ -162,3 +162,29 @@ def test_websearch_in_the_repl(start, fake_server, isolated_env):  # noqa: F811
     [rendered] = tool_results(fake_server)
     assert "It came out on 7 October 2024. [1]" in rendered["content"]
     assert fake_server.requests_for("websearch")[0].body["tools"][0]["type"] == "web_search_20250305"
+
+
+def test_hook_matchers_and_subagent_tool_lists_written_for_claude_code(run_cli, fake_server, isolated_env, web):
+    """A PreToolUse hook matching `WebFetch` and an agent type with `tools: WebFetch, Read` work as written."""
+    hook = {"type": "command", "command": "echo 'web fetches are off in this repository' >&2; exit 2"}
+    user_settings(
+        isolated_env,
+        permissions={"allow": ["WebFetch(domain:127.0.0.1)"]},
+        hooks={"PreToolUse": [{"matcher": "WebFetch|WebSearch", "hooks": [hook]}]},
+    )
+    agents = isolated_env.home / "agents"
+    agents.mkdir()
+    (agents / "researcher.md").write_text(
+        "---\nname: researcher\ndescription: Reads documentation on the web\ntools: WebFetch, Read\n---\nRead docs.\n"
+    )
+    task = {"description": "Read the docs", "prompt": "Read the widget docs.", "subagent_type": "researcher"}
+    main_replies(fake_server, Reply.tool("Agent", task), Reply.text("The hook stopped the fetch."))
+    fake_server.on(Reply.tool("WebFetch", {"url": web.url("/docs"), "prompt": "timeouts"}), purpose="subagent")
+    fake_server.on(Reply.text("Could not fetch: the hook refused."), purpose="subagent")
+    result = run_cli("-p", "read the docs with the researcher", env={"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"})
+    assert result.returncode == 0, result.stderr
+    first, second = fake_server.requests_for("subagent")
+    assert sorted(tool_names(first)) == ["Read", "WebFetch"]
+    [blocked] = [b for b in second.body["messages"][-1]["content"] if b["type"] == "tool_result"]
+    assert blocked["is_error"] and "web fetches are off in this repository" in blocked["content"]
+    assert not web.hits
