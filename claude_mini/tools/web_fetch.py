@@ -84,14 +84,15 @@ class WebFetchTool:
             raise ToolError(f"The URL is {len(url):,} characters long; WebFetch takes at most {MAX_URL:,}.")
         try:
             parts = urlsplit(url)
-            port = parts.port
+            has_port = parts.port is not None  # ValueError for a port that is not a number
         except ValueError as exc:
             raise ToolError(f"{one_line(url, 200)} is not a valid URL ({exc}).") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ToolError(f"{one_line(url, 200)} is not an http(s) URL with a host; give a full URL.")
         if parts.username or parts.password:
             raise ToolError("URLs with a user name or password are not fetched; give the URL without them.")
-        del port
+        if has_port and parts.port == 0:
+            raise ToolError(f"{one_line(url, 200)} names port 0; give a real port.")
 
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Fetch (or take from the cache), convert, and answer the prompt (see the module docstring)."""
