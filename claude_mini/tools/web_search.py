@@ -170,13 +170,14 @@ def search_availability(setting: Any, provider: str, base_url: str | None) -> Se
         return SearchAvailability(True, "offered (the webSearch setting is true)")
     if setting is False:
         return SearchAvailability(False, "not offered: the webSearch setting is false")
+    ignored = f" (webSearch is {setting!r}, not true or false: ignored)" if setting is not None else ""
     host = urlsplit(base_url or "").hostname or ""
     if host == ANTHROPIC_HOST:
-        return SearchAvailability(True, "offered (the Anthropic API runs web search on its side)")
+        return SearchAvailability(True, f"offered (the Anthropic API runs web search on its side){ignored}")
     return SearchAvailability(
         False,
         f"not offered: {base_url} may not run Anthropic's server-side web search; "
-        'set "webSearch": true in settings if it does',
+        f'set "webSearch": true in settings if it does{ignored}',
     )
 
 

@@ -113,3 +113,4 @@ def test_when_web_search_is_offered():
     assert search_availability(True, "anthropic", "http://127.0.0.1:8080").offered
     assert not search_availability(False, "anthropic", "https://api.anthropic.com").offered
     assert "offline model" in search_availability(True, "local", None).why
+    assert "webSearch is 'yes', not true or false: ignored" in search_availability("yes", "anthropic", None).why
