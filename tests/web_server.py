@@ -1,4 +1,4 @@
-"""A loopback web server for the WebFetch tests: a real HTML page, redirects, a 10 MB body, a binary file.
+"""A loopback web server for the WebFetch tests: a real HTML page, redirects, 1 MB and 10 MB bodies, a binary file.
 
 with WebServer() as web:
     web.url("/docs")          # http://127.0.0.1:PORT/docs
@@ -87,7 +87,9 @@ def _handler(web: WebServer) -> type[BaseHTTPRequestHandler]:
             elif self.path == "/same":
                 self._redirect("/docs")
             elif self.path == "/huge":
-                self._huge()
+                self._paragraphs(HUGE_BYTES)
+            elif self.path == "/mb":
+                self._paragraphs(1024 * 1024)
             elif self.path == "/file.zip":
                 self._send(200, "application/zip", b"PK\x03\x04" + bytes(range(256)) * 8)
             else:
@@ -106,16 +108,16 @@ def _handler(web: WebServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Length", "0")
             self.end_headers()
 
-        def _huge(self) -> None:
+        def _paragraphs(self, size: int) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(HUGE_BYTES))
+            self.send_header("Content-Length", str(size))
             self.end_headers()
             line = b"<p>" + b"lorem ipsum dolor sit amet " * 36 + b"</p>\n"
             sent = 0
             try:
-                while sent < HUGE_BYTES:
-                    piece = line[: HUGE_BYTES - sent]
+                while sent < size:
+                    piece = line[: size - sent]
                     self.wfile.write(piece)
                     sent += len(piece)
             except (BrokenPipeError, ConnectionResetError):

@@ -6,6 +6,7 @@ check sits here, at connect time.
 
 from __future__ import annotations
 
+import functools
 import ssl
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -59,13 +60,18 @@ class CheckedBackend(httpcore2.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """certifi's roots, loaded once per process (about 0.15 s each time otherwise)."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
 def checked_transport(reachable_private: Callable[[str], bool]) -> httpx2.AsyncHTTPTransport:
     """An httpx2 transport whose connections go through `CheckedBackend`, proxies ignored."""
-    transport = httpx2.AsyncHTTPTransport(trust_env=False)
+    transport = httpx2.AsyncHTTPTransport(verify=_tls(), trust_env=False)
     # The transport takes no network backend; its pool does. It is built the way the transport builds
-    # it (certifi's roots, HTTP/1.1), with the checked backend.
+    # it (the same TLS context, HTTP/1.1), with the checked backend.
     transport._pool = httpcore2.AsyncConnectionPool(
-        ssl_context=ssl.create_default_context(cafile=certifi.where()),
-        network_backend=CheckedBackend(reachable_private),
+        ssl_context=_tls(), network_backend=CheckedBackend(reachable_private)
     )
     return transport
