@@ -61,7 +61,9 @@ class ThinkingBlock:
 @dataclass
 class ServerBlock:
     """A block of a tool the server runs itself (`server_tool_use`, `web_search_tool_result`):
-    kept verbatim, since the API wants it back unchanged in the next request of the same turn."""
+    kept verbatim, since the API wants it back unchanged in the next request of the same turn.
+    Only the web search tool's own requests hold them; the conversation never does, so a
+    transcript's such block stays unknown to `block_from_api` (a lone one would break the next request)."""
 
     data: dict[str, Any]
 
@@ -173,8 +175,6 @@ def block_from_api(d: dict[str, Any]) -> Block:
     kind = d.get("type")
     if kind == "text":
         return TextBlock(d.get("text", ""), citations=d.get("citations") or None)
-    if kind in SERVER_BLOCK_TYPES:
-        return ServerBlock(dict(d))
     if kind == "tool_use":
         return ToolUseBlock(d["id"], d["name"], d.get("input") or {})
     if kind == "tool_result":
