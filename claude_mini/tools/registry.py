@@ -10,19 +10,31 @@ from __future__ import annotations
 
 from claude_mini.tools.base import Tool
 from claude_mini.tools.bash import BashTool
+from claude_mini.tools.bash_output import BashOutputTool
 from claude_mini.tools.edit import EditTool
 from claude_mini.tools.glob import GlobTool
 from claude_mini.tools.grep import GrepTool
+from claude_mini.tools.kill_shell import KillShellTool
 from claude_mini.tools.read import ReadTool
 from claude_mini.tools.todo import TodoWriteTool
 from claude_mini.tools.write import WriteTool
 
-TOOL_NAMES = ("Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite")
+TOOL_NAMES = ("Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite", "BashOutput", "KillShell")
 
 
 def default_tools() -> list[Tool]:
     """Fresh instances of the built-in tools, always in the order of TOOL_NAMES."""
-    return [ReadTool(), WriteTool(), EditTool(), BashTool(), GrepTool(), GlobTool(), TodoWriteTool()]
+    return [
+        ReadTool(),
+        WriteTool(),
+        EditTool(),
+        BashTool(),
+        GrepTool(),
+        GlobTool(),
+        TodoWriteTool(),
+        BashOutputTool(),
+        KillShellTool(),
+    ]
 
 
 def get_tool(name: str) -> Tool | None:
