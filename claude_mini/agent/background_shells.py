@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from claude_mini.agent.lifecycle import EndReason, Part, PartContext
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.tools.background import BackgroundShell, BackgroundShells
 
 if TYPE_CHECKING:
@@ -16,8 +17,10 @@ class BackgroundShellPart(Part):
     """Tells the model once about each background shell that ended on its own; ends the rest with
     the session (and, through signals.py and the reaper, when claude-mini itself is ended)."""
 
-    def __init__(self, shells: BackgroundShells) -> None:
+    def __init__(self, shells: BackgroundShells, notices: NoticeChannel | None = None) -> None:
         self.shells = shells
+        if notices is not None:  # the user sees it too (and the REPL's status line is redrawn)
+            shells.on_end = lambda shell: notices.say(f"Background shell {shell.id} ended: {shell.state()}.")
 
     def attachments(self) -> list[str]:
         """One reminder per shell that ended since the last user-role message."""
@@ -46,4 +49,4 @@ def ended_note(shell: BackgroundShell) -> str:
 def part(ctx: PartContext[object]) -> BackgroundShellPart | None:
     """The part over the main agent's shells (None where its context has none)."""
     shells = ctx.agent.ctx.shells
-    return BackgroundShellPart(shells) if shells is not None else None
+    return BackgroundShellPart(shells, ctx.notices) if shells is not None else None

@@ -167,6 +167,7 @@ class BackgroundShells:
         self._folder: str | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._count = 0
+        self.on_end: Callable[[BackgroundShell], None] | None = None  # a shell ended on its own
 
     # ---- starting
 
@@ -230,6 +231,9 @@ class BackgroundShells:
         if not group_alive(shell.pgid):
             tool_group_ended(shell.pgid)
         shell.ended.set()
+        if self.on_end is not None and shell.status != "killed":
+            with contextlib.suppress(Exception):
+                self.on_end(shell)
 
     # ---- reading
 

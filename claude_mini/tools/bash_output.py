@@ -35,8 +35,7 @@ class BashOutputTool:
                 "bash_id": {"type": "string", "description": "The id of the background shell (from Bash)"},
                 "filter": {
                     "type": "string",
-                    "description": "A regular expression: only matching lines are returned; the others are "
-                    "consumed",
+                    "description": "A regular expression: only matching lines are returned; the others are consumed",
                 },
             },
             "required": ["bash_id"],
