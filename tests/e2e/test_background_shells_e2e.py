@@ -6,14 +6,14 @@ them."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import cli_env
+from tests.e2e.conftest import cli_env, trust_folder
 from tests.e2e.test_repl import main_replies, start, wait_until  # noqa: F401  (the `start` fixture)
 from tests.fake_anthropic import Reply
 from tests.processes import alive, ends_soon, pid_in
@@ -37,8 +37,13 @@ def waits_for(name: str, then: str = "") -> Reply:
 
 def results(fake_server) -> list[str]:
     """The text of every tool result the main agent sent, in order."""
+    return results_of(fake_server, "main")
+
+
+def results_of(fake_server, purpose: str) -> list[str]:
+    """The text of every tool result sent in requests of `purpose`, in order."""
     found = []
-    for request in fake_server.requests_for("main"):
+    for request in fake_server.requests_for(purpose):
         content = request.body["messages"][-1]["content"]
         found += [b["content"] for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
     return found
@@ -168,3 +173,57 @@ def test_the_repl_counts_lists_and_kills_them_and_its_exit_ends_the_rest(start, 
     term.submit("/exit")
     assert term.exit_status() == 0
     assert ends_soon(two), "the REPL's exit left bash_2 running"
+
+
+WATCHER = """---
+name: watcher
+description: Starts a job in the background and keeps an eye on it.
+tools: Bash, BashOutput, KillShell
+---
+You watch background jobs.
+"""
+LOG_HOOK = {"type": "command", "command": "cat >> .claude/hooklog.jsonl; echo >> .claude/hooklog.jsonl"}
+REFUSE_HOOK = {"type": "command", "command": "echo 'keep it running' >&2; exit 2"}
+
+
+@pytest.mark.usefixtures("no_sandbox")
+def test_hooks_matchers_and_a_subagents_tools_list_written_for_claude_code_apply(
+    run_cli, fake_server, repo, isolated_env
+):
+    trust_folder(isolated_env.home, repo)
+    (repo / ".claude" / "agents").mkdir(parents=True)
+    (repo / ".claude" / "agents" / "watcher.md").write_text(WATCHER)
+    hooks = {
+        "PreToolUse": [{"matcher": "KillShell", "hooks": [REFUSE_HOOK]}],
+        "PostToolUse": [{"matcher": "Bash|BashOutput", "hooks": [LOG_HOOK]}],
+    }
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    task = {"description": "Watch a job", "prompt": "Watch the job.", "subagent_type": "watcher"}
+    main_replies(
+        fake_server,
+        background("echo $$ > w.pid; echo watching; sleep 300"),
+        waits_for("w.pid"),
+        Reply.tool("Agent", task),
+        Reply.tool("BashOutput", {"bash_id": "bash_1"}),
+        Reply.text("Watched."),
+    )
+    for reply in (
+        Reply.tool("BashOutput", {"bash_id": "bash_1", "filter": "watch"}),
+        Reply.tool("KillShell", {"shell_id": "bash_1"}),
+        Reply.text("Still running."),
+    ):
+        fake_server.on(reply, purpose="subagent")
+    result = run_cli("-p", "watch it", "--permission-mode", "bypassPermissions", env=NO_MEMORY)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Watched."
+    read, refused = results_of(fake_server, "subagent")  # the child shares the session's shells
+    assert read.endswith("New matching lines:\nwatching")
+    assert "keep it running" in refused  # the PreToolUse hook matched KillShell and refused it
+    assert results(fake_server)[-1].endswith("(no new output)")  # still running, read by the child
+    logged = [json.loads(line) for line in (repo / ".claude" / "hooklog.jsonl").read_text().split("\n") if line]
+    assert [(e["tool_name"], e["tool_input"].get("run_in_background")) for e in logged] == [
+        ("Bash", True),
+        ("Bash", None),
+        ("BashOutput", None),
+    ]
+    assert ends_soon(pid_in(repo / "w.pid")), "the session's end left the subagent's shell running"
