@@ -46,17 +46,24 @@ class Spool:
         self.cap = cap
         self.start = 0  # stream offset of the file's first byte
         self.total = 0  # bytes the stream has produced
+        self.problem = ""  # why the spool stopped writing, for the model
         self._file = open(path, "wb")  # noqa: SIM115 (open for the shell's life; closed in close())
 
     def write(self, data: bytes) -> None:
-        """Append `data`; past the cap keep only the newest half of it."""
-        if self._file.closed:
+        """Append `data`; past the cap keep only the newest half of it. A disk that refuses it
+        (full, gone) stops the spool, not the command: the pipe is still read, the rest dropped."""
+        if self._file.closed or self.problem:
             return
-        self._file.write(data)
-        self._file.flush()
-        self.total += len(data)
-        if self.total - self.start > self.cap:
-            self._drop_older()
+        try:
+            self._file.write(data)
+            self._file.flush()
+            self.total += len(data)
+            if self.total - self.start > self.cap:
+                self._drop_older()
+        except OSError as exc:
+            self.problem = (
+                f"[Later output was dropped: it could not be written to {self.path} ({exc.strerror or exc}).]"
+            )
 
     def _drop_older(self) -> None:
         keep = self.cap // 2

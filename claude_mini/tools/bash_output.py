@@ -55,8 +55,7 @@ class BashOutputTool:
         if not shell.running:
             shell.told = True  # the model knows now: no reminder needed
         lines = [f"Shell {shell.id}: {shell.state()} · {shell.command}"]
-        if shell.note:
-            lines.append(shell.note)
+        lines += [note for note in (shell.note, shell.spool.problem) if note]
         if dropped:
             lines.append(f"[{dropped:,} bytes of older output were dropped unread: the disk cap keeps the newest]")
         what = "matching lines" if pattern is not None else "output"

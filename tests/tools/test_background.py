@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from claude_mini.agent.background_shells import BackgroundShellPart
+from claude_mini.base.notices import NoticeChannel
 from claude_mini.tools import ToolContext, ToolError, ToolResult
 from claude_mini.tools.background import BackgroundShells, Spool
 from claude_mini.tools.bash import BashTool
@@ -175,7 +176,8 @@ def test_without_a_session_registry_background_is_refused(tmp_path) -> None:
 
 
 def test_the_model_hears_once_when_a_shell_ends_on_its_own(bg, shells) -> None:
-    part = BackgroundShellPart(shells)
+    notices = NoticeChannel()
+    part = BackgroundShellPart(shells, notices)
 
     async def work() -> None:
         await call(BashTool(), bg, command="echo done", run_in_background=True)
@@ -187,9 +189,11 @@ def test_the_model_hears_once_when_a_shell_ends_on_its_own(bg, shells) -> None:
             'Read it with BashOutput (bash_id "bash_1").'
         ]
         assert part.attachments() == []  # once
+        assert [n.text for n in notices.said()] == ["Background shell bash_1 ended: completed (exit code 0)."]
         await call(KillShellTool(), bg, shell_id="bash_2")
         assert part.attachments() == []  # killed by the model: it knows
         assert part.context_report() == []
+        assert [n.text for n in notices.said()] == ["Background shell bash_1 ended: completed (exit code 0)."]
 
     session(work, shells)
 
@@ -220,3 +224,14 @@ def test_a_cut_utf8_character_waits_for_its_last_byte(bg, shells, tmp_path) -> N
         assert (await call(BashOutputTool(), bg, bash_id="bash_1")).content.endswith("New output:\né")
 
     session(work, shells)
+
+
+def test_a_disk_that_refuses_the_output_stops_the_spool_not_the_command(tmp_path) -> None:
+    spool = Spool(tmp_path / "out", cap=1000)
+    spool.write(b"kept\n")
+    os.unlink(tmp_path / "out")
+    (tmp_path / "out").mkdir()  # the next rewrite past the cap cannot replace it
+    spool.write(b"x" * 2000)
+    assert "Later output was dropped" in spool.problem
+    spool.write(b"more")  # ignored, no error
+    spool.close()
