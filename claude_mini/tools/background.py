@@ -179,10 +179,10 @@ class BackgroundShells:
     # ---- starting
 
     async def start(
-        self, command: str, description: str, spawn: Spawn, on_end: Callable[[], str] | None = None
+        self, command: str, description: str, spawn: Spawn, after_exit: Callable[[], str] | None = None
     ) -> BackgroundShell:
         """Run the process `spawn(write_fd)` starts (a group leader writing to `write_fd`) in the
-        background; `on_end` runs when it exits and returns a note for the model."""
+        background; `after_exit` runs when it exits and returns a note for the model."""
         self._count += 1
         shell_id = f"bash_{self._count}"
         spool = Spool(Path(self.folder()) / f"{shell_id}.out", self.cap)
@@ -204,7 +204,7 @@ class BackgroundShells:
         shell = BackgroundShell(shell_id, command, description, proc.pid, spool)
         self._shells[shell_id] = shell
         pipe_closed = await _read_into(read_fd, spool)
-        self._watch(self._wait(shell, proc, pipe_closed, on_end))
+        self._watch(self._wait(shell, proc, pipe_closed, after_exit))
         return shell
 
     def folder(self) -> str:
@@ -223,7 +223,7 @@ class BackgroundShells:
         shell: BackgroundShell,
         proc: asyncio.subprocess.Process,
         pipe_closed: asyncio.Future[None],
-        on_end: Callable[[], str] | None,
+        after_exit: Callable[[], str] | None,
     ) -> None:
         code = await proc.wait()
         # Let the last output land: the pipe closes when every writer is gone, soon after the shell
@@ -232,9 +232,9 @@ class BackgroundShells:
             await asyncio.wait_for(asyncio.shield(pipe_closed), 0.5)
         if shell.status == "running":
             shell.status, shell.exit_code = ("completed" if code == 0 else "failed"), code
-        if on_end is not None:
+        if after_exit is not None:
             with contextlib.suppress(Exception):
-                shell.note = on_end()
+                shell.note = after_exit()
         if not group_alive(shell.pgid):
             tool_group_ended(shell.pgid)
         shell.ended.set()

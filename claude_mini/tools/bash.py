@@ -181,8 +181,8 @@ class BashTool:
                 raise ToolError(f"Could not start {argv[0]}: {exc.strerror or exc}.") from None
 
         box = sandbox
-        on_end = (lambda: box.remove_created(absent)) if box is not None and absent else None
-        shell = await ctx.shells.start(command, description, spawn, on_end)
+        after_exit = (lambda: box.remove_created(absent)) if box is not None and absent else None
+        shell = await ctx.shells.start(command, description, spawn, after_exit)
         text = (
             f"Command running in the background as {shell.id}. Read its output with BashOutput "
             f'(bash_id "{shell.id}"); end it with KillShell.'
