@@ -18,7 +18,7 @@ stderr together; an empty result means nothing new yet.
 - filter (optional) is a regular expression: only lines matching it are returned. Lines that do \
 not match are consumed all the same and cannot be read again.
 - The result also says whether the shell is running, completed or failed (with its exit code) or \
-was killed. Use /bashes in the REPL or KillShell to end one."""
+was killed. KillShell ends one that should not run any more."""
 
 
 class BashOutputTool:
