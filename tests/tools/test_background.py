@@ -235,3 +235,50 @@ def test_a_disk_that_refuses_the_output_stops_the_spool_not_the_command(tmp_path
     assert "Later output was dropped" in spool.problem
     spool.write(b"more")  # ignored, no error
     spool.close()
+
+
+class MarkingSandbox:
+    """A sandbox stand-in that runs commands as they are and, like the real one, removes a
+    protected file a command created once it ends (sandbox/box.py's remove_created)."""
+
+    def __init__(self, protected: Path) -> None:
+        self.protected = protected
+        self.temp_dir = str(protected.parent)
+        self.prepared: list[list[str]] = []
+
+    def runs_sandboxed(self, input: dict[str, Any]) -> bool:
+        return True
+
+    def missing_problem(self) -> str | None:
+        return None
+
+    async def prepare(self, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        self.prepared.append(argv)
+        return argv, env
+
+    def for_fork(self, memory_dir: Path | None) -> MarkingSandbox:
+        return self
+
+    def absent_protected(self) -> list[str]:
+        return [] if self.protected.exists() else [str(self.protected)]
+
+    def remove_created(self, absent: Any) -> str:
+        made = [p for p in absent if os.path.lexists(p)]
+        for path in made:
+            os.unlink(path)
+        return f"[The sandbox removed {', '.join(made)}]" if made else ""
+
+
+def test_a_sandboxed_background_shell_is_prepared_and_cleaned_after_like_any_bash_call(shells, tmp_path) -> None:
+    box = MarkingSandbox(tmp_path / ".mcp.json")
+    ctx = ToolContext(cwd=tmp_path, project_root=tmp_path, shells=shells, sandbox=box)
+
+    async def work() -> None:
+        await call(BashTool(), ctx, command="echo '{}' > .mcp.json", run_in_background=True)
+        await until(lambda: shells.get("bash_1").ended.is_set())
+        result = await call(BashOutputTool(), ctx, bash_id="bash_1")
+        assert f"[The sandbox removed {tmp_path / '.mcp.json'}]" in result.content
+
+    session(work, shells)
+    assert len(box.prepared) == 1 and box.prepared[0][-1].endswith("echo '{}' > .mcp.json\n")
+    assert not (tmp_path / ".mcp.json").exists()
