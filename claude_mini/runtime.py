@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from claude_mini.agent.background_shells import part as background_shells_part
 from claude_mini.agent.lifecycle import (
     EndReason,
     Lifecycle,
@@ -67,6 +68,7 @@ from claude_mini.skills.lifecycle import SkillPart
 from claude_mini.skills.lifecycle import part as skills_part
 from claude_mini.subagents.lifecycle import SubagentPart
 from claude_mini.subagents.lifecycle import part as subagents_part
+from claude_mini.tools.background import BackgroundShells
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.read_denials import read_denials_of
 from claude_mini.tools.registry import default_tools
@@ -81,6 +83,7 @@ PARTS: tuple[PartFactory, ...] = (
     skills_part,
     subagents_part,
     todo_part,
+    background_shells_part,
     file_history_part,
     working_state_part,
     compaction_part,
@@ -91,7 +94,7 @@ PARTS: tuple[PartFactory, ...] = (
 """The lifecycle order, in which every event reaches the parts (`after_compact` in reverse): the
 user's hooks first (they may refuse a prompt before recall starts, or a compaction before
 extraction flushes), MCP servers (the tool list is fixed before compaction measures the request),
-skills, subagents, the todo list, file checkpoints (after every part that may rewrite a tool's
+skills, subagents, the todo list, background shells, file checkpoints (after every part that may rewrite a tool's
 input), compaction's working state and compaction (it may replace the conversation before anyone
 reads it), Layer 1 attachments, recall, extraction. A feature whose factory returns None has no part."""
 
@@ -412,7 +415,7 @@ def build_runtime(
         notices.say(team_warning, "warning", once=True)
     session = session or Session(config.cwd)
     session.report_to(notices)  # a resume's skipped lines, a failed transcript write
-    ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
+    ctx = ToolContext(cwd=config.cwd, project_root=config.project_root, shells=BackgroundShells())
     rules = make_policy(config, ctx)  # the rules themselves (MCP's trusted read-only hints go here)
     for error in rules.errors:  # rules that could not be read: each skipped, said once
         notices.say(str(error), "warning", once=True)

@@ -88,9 +88,10 @@ from claude_mini.shell.bash_reads import absolute_path
 from claude_mini.shell.read_only import is_read_only_command
 
 SOURCES = ("user", "project", "local", "flags", "managed")  # lowest to highest precedence
-# Tools that change nothing outside the harness (a todo list), or only start a subagent whose own
-# calls are checked one by one: they run as reads do, in every mode (deny and ask rules still apply).
-HARNESS_TOOLS = frozenset({"TodoWrite", "Agent"})
+# Tools that change nothing outside the harness (a todo list, the session's own background shells:
+# read one, end one), or only start a subagent whose own calls are checked one by one: they run as
+# reads do, in every mode (deny and ask rules still apply).
+HARNESS_TOOLS = frozenset({"TodoWrite", "Agent", "BashOutput", "KillShell"})
 
 
 # ---------------------------------------------------------------- the policy

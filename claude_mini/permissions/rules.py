@@ -40,6 +40,8 @@ KNOWN_TOOLS = (
     "TodoWrite",
     "Skill",
     "Agent",
+    "BashOutput",
+    "KillShell",
 )
 _PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Grep", "Glob"})
 # Rule tool names that govern a tool: Edit rules cover Write, Read rules cover the searches.

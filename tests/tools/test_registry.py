@@ -13,7 +13,19 @@ def _specs_json() -> str:
 
 
 def test_order_is_fixed() -> None:
-    names = ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite", "WebFetch", "WebSearch"]
+    names = [
+        "Read",
+        "Write",
+        "Edit",
+        "Bash",
+        "Grep",
+        "Glob",
+        "TodoWrite",
+        "BashOutput",
+        "KillShell",
+        "WebFetch",
+        "WebSearch",
+    ]
     assert [t.name for t in default_tools()] == names
     assert list(TOOL_NAMES) == [t.name for t in default_tools()]
     assert [t.name for t in default_tools(web_search=False)] == [n for n in names if n != "WebSearch"]
@@ -35,6 +47,8 @@ def test_read_only_flags() -> None:
         "Grep": True,
         "Glob": True,
         "TodoWrite": False,
+        "BashOutput": True,
+        "KillShell": False,
         "WebFetch": True,
         "WebSearch": True,
     }
