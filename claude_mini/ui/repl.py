@@ -497,7 +497,10 @@ class Repl:
         ]
         with self.notices_held():
             self.renderer.pause()
-            self.console.print(permission_preview(call, reason, cwd, preview_diff(call, cwd)))
+            tool = runtime.agent.tools.get(call.name)
+            # What the tool is, for any whose call is not self-explanatory (an MCP server's above all).
+            about = tool.description if tool is not None and call.name not in ("Bash", "Edit", "Write") else ""
+            self.console.print(permission_preview(call, reason, cwd, preview_diff(call, cwd), about))
             try:
                 question = permission_question(call, cwd, skill_grants(runtime, call))
                 answer = await self.choose(question, options, shortcuts="yan", escape="no")
