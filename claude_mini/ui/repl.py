@@ -301,7 +301,9 @@ class Repl:
             if text.lstrip().startswith("/") and not commands.is_command(text, self.command_table()):
                 # A custom command's name with a dot or a leading digit is known once registered.
                 await wait_for_custom_commands(self.get_runtime)
-            if commands.is_command(text, self.command_table()):
+            if text.lstrip().startswith("!"):
+                await self.run_shell(text)
+            elif commands.is_command(text, self.command_table()):
                 if await self.interrupts.run(self._run_command(text)) is CANCELLED:
                     self._unqueue()  # lines queued while a command's `!` lines ran
             else:
@@ -420,6 +422,29 @@ class Repl:
                     self._unqueue()
         finally:
             renderer.end_turn()
+
+    async def run_shell(self, text: str) -> None:
+        """A `!` line: its command runs now as the Bash tool's would (shell_mode.py) and joins the
+        conversation; its output is drawn as a tool call's. Esc or Ctrl-C stops it."""
+        from claude_mini.ui.render import indented, outcome_lines  # startup: rich loads after the first paint
+        from claude_mini.ui.shell_mode import (
+            run_shell_line,
+            shell_command,
+        )  # startup: the loop loads after the first paint
+
+        command = shell_command(text)
+        if not command:
+            self.renderer.line("Type a command after ! to run it in the shell, e.g. !git status", "dim")
+            return
+        runtime = await self.get_runtime()
+        status = f"Running !{one_line(command, 40, terminal=True)}"
+        outcome = await self.interrupts.run(self.cancellable(run_shell_line(runtime.agent, command), status))
+        if outcome is CANCELLED:
+            self.renderer.interrupted()
+            self._unqueue()
+            return
+        call, result = outcome
+        self.console.print(indented(outcome_lines(call, result), "  ⎿  "))
 
     async def cancellable(self, work: Awaitable[T], status: str) -> T:
         """Await `work` (a typed command's `!` lines) as a turn runs: the spinner says `status`, Esc
