@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from prompt_toolkit import PromptSession, print_formatted_text
-from prompt_toolkit.application import run_in_terminal
+from prompt_toolkit.application import in_terminal, run_in_terminal
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.output import create_output
@@ -176,7 +176,7 @@ class Repl:
             completer=ReplCompleter(self.files, resources=self._resources, table=self.command_table),
             complete_while_typing=True,
             complete_in_thread=True,
-            key_bindings=prompt_bindings(self.exit_keys, self.cycle_mode),
+            key_bindings=prompt_bindings(self.exit_keys, self.cycle_mode, self.open_transcript),
             bottom_toolbar=self.toolbar,
             style=STYLE,
             reserve_space_for_menu=6,
@@ -600,6 +600,18 @@ class Repl:
             policy = runtime.policy
             policy.mode = next_mode(policy.mode, policy.available_modes)
         self.prompt.app.invalidate()
+
+    def open_transcript(self) -> None:
+        """Ctrl-O at the prompt: the transcript view over the prompt, which comes back as it was."""
+        self.prompt.app.create_background_task(self._show_transcript())
+
+    async def _show_transcript(self) -> None:
+        from claude_mini.ui.transcript_view import show_transcript  # startup: rich loads after the first paint
+
+        runtime = self.loader.peek()
+        messages = runtime.session.messages if runtime is not None else []
+        async with in_terminal():
+            await show_transcript(messages, self.config.cwd, self.prompt.app.output.get_size().columns)
 
     def toolbar(self) -> FormattedText:
         """The status line (`status_line`), redrawn on every repaint."""

@@ -76,8 +76,11 @@ class ExitKeys:
         event.app.loop.call_later(EXIT_WINDOW_S + 0.05, event.app.invalidate)  # type: ignore[union-attr]
 
 
-def prompt_bindings(exit_keys: ExitKeys, cycle_mode: Callable[[], None]) -> KeyBindings:
-    """Enter sends, Alt-Enter / Ctrl-J / a trailing backslash add a line, Shift-Tab cycles the mode."""
+def prompt_bindings(
+    exit_keys: ExitKeys, cycle_mode: Callable[[], None], transcript: Callable[[], None] | None = None
+) -> KeyBindings:
+    """Enter sends, Alt-Enter / Ctrl-J / a trailing backslash add a line, Shift-Tab cycles the mode,
+    Ctrl-O calls `transcript` (the transcript view)."""
     keys = KeyBindings()
     keys.add("enter", eager=True)(_on_enter)
     keys.add("escape", "enter")(lambda event: event.current_buffer.insert_text("\n"))
@@ -86,6 +89,8 @@ def prompt_bindings(exit_keys: ExitKeys, cycle_mode: Callable[[], None]) -> KeyB
     keys.add("c-d", eager=True)(exit_keys.on_ctrl_d)
     keys.add("s-tab", eager=True)(lambda event: cycle_mode())
     keys.add("escape", "escape", eager=True)(_on_double_escape)
+    if transcript is not None:
+        keys.add("c-o", eager=True)(lambda event: transcript())
     return keys
 
 

@@ -46,3 +46,24 @@ def test_a_bang_line_obeys_deny_rules(start, fake_server, repo):  # noqa: F811
     term.expect("Permission denied")
     term.ready()
     assert (repo / "keep.txt").exists()
+
+
+def test_ctrl_o_shows_the_whole_output_and_goes_back(start, fake_server, repo):  # noqa: F811
+    main_replies(fake_server, Reply.tool("Bash", {"command": "seq 101 160"}), Reply.text("Counted."))
+    term = start()
+    term.ready()
+    term.submit("count for me")
+    term.expect(r"… \+57 lines \(ctrl\+o to expand\)")
+    term.expect("Counted.")
+    term.ready()
+    assert "159" not in term.output.getvalue()  # cut in the conversation's flow
+    term.child.send("\x0f")
+    term.expect("159")  # the view opens at the end: the last lines of the output
+    term.expect("Transcript · ")
+    term.child.send("g")  # to the top: the user's message and the call with its arguments
+    term.expect("count for me")
+    term.expect("seq 101 160")
+    term.child.send("\x0f")
+    term.ready()
+    term.submit("!echo back-at-the-prompt")
+    term.expect("back-at-the-prompt")
