@@ -1,12 +1,15 @@
 """Rich rendering of agent events for the REPL: streamed Markdown, compact tool calls, diffs, a spinner.
 
-Assistant text is printed block by block: a paragraph or a code fence is
-printed as Markdown as soon as it is complete (a very long one in pieces of
-`CHUNK_LINES` lines), so output of any length scrolls like normal output.
-The only live part of the screen is one cropped spinner line: a terminal
-resize can never make rich erase or duplicate printed text, which a taller
-live region does. A console that is not a terminal gets plain text as it
-arrives: no spinner, no colour, no cursor movement.
+Assistant text streams through a live region with a committed prefix: a
+paragraph or a code fence is printed once, as Markdown, as soon as it is complete
+(a very long one in pieces of `CHUNK_LINES` lines), so output of any length
+scrolls like normal output; only the block still being written is live, drawn as
+Markdown under the printed ones and redrawn as it grows, above the spinner line
+and the line the user is typing ahead (`typeahead`). The live part is cut to its
+last lines to fit the screen (`live_lines`): rich erases and redraws a live region
+by its height, and one taller than the terminal would leave copies behind. A
+console that is not a terminal gets plain text as it arrives: no spinner, no
+colour, no cursor movement.
 
 Everything is drawn on an injected `rich.console.Console`, so tests print to a
 `StringIO` at a fixed width.
@@ -412,6 +415,7 @@ class Renderer:
         self._children: dict[str, tuple[SubagentRun, str]] = {}  # running subagents, what each does now
         self._live: Live | None = None
         self._spinner = Spinner("dots", style="cyan")
+        self.typeahead = ""  # what the user types while the turn runs, shown under the spinner
 
     # -- turn lifecycle
 
@@ -419,6 +423,7 @@ class Renderer:
         """Start the spinner; call once before feeding a turn's events."""
         self.started = self.clock()
         self.activity, self.pending, self._text_seen, self._printed_any = "Thinking", "", False, False
+        self.typeahead = ""
         self._answer_shown, self._todos = False, None
         self._children = {}
         self.resume()
@@ -577,10 +582,15 @@ class Renderer:
     # -- the live region (drawn by rich's refresh thread)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        pending, typed = self.pending, self.typeahead  # read once: the stream's thread replaces them
+        if pending.strip():
+            yield _Trimmed(AnswerMarkdown(pending.strip("\n"), hyperlinks=False), live_lines(console))
         self._spinner.text = Text(self.spinner_text(), style="dim")
         line = cast(Text, self._spinner.render(console.get_time()))  # frame and text as one Text
         line.no_wrap, line.overflow = True, "ellipsis"  # one row, whatever the width
         yield line
+        if typed:
+            yield typeahead_line(typed)
 
     def spinner_text(self) -> str:
         """`Responding… 3s · 2 lines so far · esc to interrupt` (plus background work); while
@@ -591,6 +601,21 @@ class Renderer:
         extra = (f" · {lines} lines so far" if lines > 1 else "") + (f" · {words}" if words else "")
         children = [child_words(run, doing) for run, doing in self._children.values() if run.status == "running"]
         return f"{'; '.join(children) or self.activity}… {elapsed}s{extra} · esc to interrupt"
+
+
+def live_lines(console: Console) -> int:
+    """How many lines of the open block the live region shows: its last ones, leaving room for the
+    spinner, the type-ahead line and the prompt's rows under a short terminal."""
+    return max(1, min(CHUNK_LINES, console.height - 4))
+
+
+def typeahead_line(typed: str) -> Text:
+    """`> what the user types while the model works` (its last line, cut at the width from the left)."""
+    rows = visible_controls(typed).split("\n")
+    more = f"(+{len(rows) - 1} lines) " if len(rows) > 1 else ""
+    line = Text.assemble(("> ", "bold"), (more, "dim"), rows[-1], ("▏", "dim"), (" Enter queues it", "dim"))
+    line.no_wrap, line.overflow = True, "ellipsis"
+    return line
 
 
 # ---------------------------------------------------------------- permission prompts

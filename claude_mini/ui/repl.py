@@ -416,7 +416,7 @@ class Repl:
         renderer = self.renderer
         renderer.begin_turn()
         try:
-            with escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue):
+            with escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue, self._show_typeahead):
                 if await self.interrupts.run(self._consume(runtime, message, text)) is CANCELLED:
                     renderer.interrupted()
                     self._unqueue()
@@ -453,7 +453,7 @@ class Repl:
         renderer.begin_turn()
         renderer.activity = status
         try:
-            with escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue):
+            with escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue, self._show_typeahead):
                 return await work
         finally:
             renderer.end_turn()
@@ -463,6 +463,10 @@ class Repl:
         self.queued.append(text)
         first = text.splitlines()[0] + (" …" if "\n" in text else "")
         self.renderer.line(f"Queued: {first} (sent when this turn ends; Esc puts it back in the input)", "dim")
+
+    def _show_typeahead(self, text: str) -> None:
+        """What the user is typing while a turn runs, drawn under the spinner until Enter queues it."""
+        self.renderer.typeahead = text
 
     def _unqueue(self) -> None:
         """A cancelled turn: the queued lines go back into the input, to be edited or sent again."""

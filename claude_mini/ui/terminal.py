@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import termios
 import time
@@ -211,14 +212,18 @@ ESC_WAIT = 0.05  # a lone Esc is told from the start of an arrow key's sequence 
 
 @contextlib.contextmanager
 def escape_cancels(
-    inp: Input, cancel: Callable[[], None], submit: Callable[[str], None] | None = None
+    inp: Input,
+    cancel: Callable[[], None],
+    submit: Callable[[str], None] | None = None,
+    show: Callable[[str], None] | None = None,
 ) -> Iterator[None]:
     """While a turn runs (the terminal quiet): a lone Esc calls `cancel`; a line ended by Enter
     is handed to `submit` (the REPL queues it for after the turn); every other key is kept as
     type-ahead for the next prompt, which prompt-toolkit hands it on start. An Esc with a key
     right after it is an Alt combination (Alt-Enter adds a line) and is kept. Keys kept by the
     turn before (or typed after the line the prompt sent) come first: a line typed across two
-    turns stays whole."""
+    turns stays whole. `show` gets the line being typed after every key (Backspace, Ctrl-U and
+    Ctrl-W edit it), so the user sees it while the model works."""
     try:
         interactive = os.isatty(inp.fileno())
     except (OSError, ValueError, NotImplementedError):
@@ -243,6 +248,8 @@ def escape_cancels(
             pending[:] = rest
             for line in lines:
                 submit(line)
+        if show is not None:
+            show(typed_text(pending))
 
     def ready() -> None:
         take(inp.read_keys())
@@ -255,6 +262,8 @@ def escape_cancels(
             yield
     finally:
         active = False
+        if show is not None:
+            show("")
         if pending:
             store_typeahead(inp, pending)
 
@@ -263,6 +272,18 @@ def split_submitted(keys: Sequence[KeyPress]) -> tuple[list[str], list[KeyPress]
     """The lines that `keys` sent with Enter, as the prompt would have read them (Alt-Enter,
     Ctrl-J or a trailing backslash add a line, Backspace deletes, a paste is taken as is), and
     the keys typed after the last Enter. Blank lines are dropped, as the prompt drops them."""
+    lines, start, _ = _read_keys(keys)
+    return lines, list(keys[start:])
+
+
+def typed_text(keys: Sequence[KeyPress]) -> str:
+    """The line `keys` are typing after their last Enter, as the prompt will show it."""
+    return _read_keys(keys)[2]
+
+
+def _read_keys(keys: Sequence[KeyPress]) -> tuple[list[str], int, str]:
+    """The lines sent with Enter, the index after the last Enter, the text typed since; Ctrl-U and
+    Ctrl-W delete as the prompt's own (emacs) bindings do at the end of the line."""
     lines: list[str] = []
     text, start, escaped = "", 0, False
     for index, key in enumerate(keys):
@@ -276,7 +297,11 @@ def split_submitted(keys: Sequence[KeyPress]) -> tuple[list[str], list[KeyPress]
             text += key.data.replace("\r\n", "\n").replace("\r", "\n")
         elif key.key in (Keys.ControlH, Keys.Backspace):
             text = text[:-1]
+        elif key.key == Keys.ControlU:
+            text = text[: text.rfind("\n") + 1]
+        elif key.key == Keys.ControlW:
+            text = re.sub(r"\S*[ \t]*$", "", text, count=1)
         elif key.key == key.data and key.data.isprintable():
             text += key.data
         escaped = key.key == Keys.Escape
-    return lines, list(keys[start:])
+    return lines, start, text

@@ -67,3 +67,26 @@ def test_ctrl_o_shows_the_whole_output_and_goes_back(start, fake_server, repo): 
     term.ready()
     term.submit("!echo back-at-the-prompt")
     term.expect("back-at-the-prompt")
+
+
+def test_a_paragraph_shows_while_it_streams_and_type_ahead_is_visible(start, fake_server):  # noqa: F811
+    # The stream stalls mid-paragraph: what arrived is on screen although the block has not ended.
+    paragraph = "Streaming words arrive one piece at a time and show at once"
+    main_replies(fake_server, Reply.text(paragraph + " and then more never arrives.").hang(mid_stream=True, after=8))
+    term = start()
+    term.ready()
+    term.submit("talk to me")
+    term.expect("Streaming words arrive")
+    term.child.send("next thing to as")
+    term.expect(">.{0,8}next thing to as")  # typed while the model works: shown, not echoed raw
+    term.child.send("\x7f\x7fask")  # Backspace edits it
+    term.expect(">.{0,8}next thing to ask")
+    term.child.send("\x1b")
+    term.expect("Interrupted")
+    term.expect("next thing to ask")  # the prompt has it, to edit or send
+    term.ready()
+    term.submit("")
+    term.expect("You said: talk to me")
+    assert (
+        fake_server.requests_for("main")[-1].body["messages"][-1]["content"][-1]["text"].endswith("next thing to ask")
+    )

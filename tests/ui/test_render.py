@@ -356,13 +356,38 @@ def test_spinner_text_has_elapsed_time_and_background_work():
     assert renderer.spinner_text() == "Responding… 3s · 2 lines so far · extracting · esc to interrupt"
 
 
-def test_the_live_region_is_one_cropped_line():
-    console = make_console(30)
+def test_the_live_region_is_the_open_block_then_one_cropped_spinner_line():
+    console = Console(file=StringIO(), width=30, height=12, color_system=None)
     renderer = Renderer(console, plain=False, status=Words("extracting, recalling"))
     renderer.pending = "\n".join(f"word{i}" for i in range(200))  # a long paragraph in flight
     console.print(renderer)
-    [line] = lines_of(console.file.getvalue())
-    assert line.endswith("…") and len(line) <= 30 and "Thinking" in line
+    lines = lines_of(console.file.getvalue())
+    assert len(lines) == 8 + 1  # the open block's last lines fit the screen, with the spinner under them
+    assert lines[-2] == "word198 word199"  # one Markdown paragraph, rewrapped
+    assert lines[-1].endswith("…") and len(lines[-1]) <= 30 and "Thinking" in lines[-1]
+
+
+def test_streamed_text_is_live_before_its_block_ends_and_printed_once_when_it_does():
+    console = make_console()
+    renderer = Renderer(console, plain=False)
+    renderer.begin_turn()
+    stream(renderer, "A **bold** paragraph still being writ")
+    assert console.file.getvalue() == ""  # nothing printed yet: the block is open
+    live = make_console()
+    live.print(renderer)
+    assert lines_of(live.file.getvalue())[0] == "A bold paragraph still being writ"  # drawn live, as Markdown
+    stream(renderer, "ten.\n\nNext")
+    assert lines_of(console.file.getvalue()) == ["A bold paragraph still being written."]
+    renderer.end_turn()
+    assert lines_of(console.file.getvalue()) == ["A bold paragraph still being written.", "", "Next"]
+
+
+def test_text_typed_ahead_is_shown_under_the_spinner():
+    console = make_console(60)
+    renderer = Renderer(console, plain=False)
+    renderer.typeahead = "first line\nand the sec"
+    console.print(renderer)
+    assert lines_of(console.file.getvalue())[-1] == "> (+1 lines) and the sec▏ Enter queues it"
 
 
 def test_trimmed_drops_rich_padding_lines():
