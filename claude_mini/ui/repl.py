@@ -142,6 +142,7 @@ class Repl:
         self._held: list[tuple[str, str]] | None = None  # notices kept back while a menu is open
         self.queued: list[str] = []  # lines sent with Enter while a turn ran: sent after it, in order
         self._draft = ""  # the next prompt's input: queued lines given back by a cancel
+        self._transcript_next = False  # Ctrl-O was pressed while a turn ran
         self.prompt = self._prompt_session()
         self.drafts = DraftRecall(self.loader, self.prompt.default_buffer)
         self.startup = SessionStart(self.loader, self.prompt.app, resumed=bool(session and session.messages))
@@ -235,7 +236,7 @@ class Repl:
                 idle = self._notify_when_idle(loop)
                 try:
                     text = await self.prompt.prompt_async(
-                        default=draft, handle_sigint=False, pre_run=self.startup.after_first_paint
+                        default=draft, handle_sigint=False, pre_run=self._before_prompt
                     )
                 except (EOFError, KeyboardInterrupt):
                     break
@@ -416,7 +417,9 @@ class Repl:
         renderer = self.renderer
         renderer.begin_turn()
         try:
-            with escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue, self._show_typeahead):
+            with escape_cancels(
+                self.prompt.input, self.interrupts.cancel, self.queue, self._show_typeahead, self._transcript_later
+            ):
                 if await self.interrupts.run(self._consume(runtime, message, text)) is CANCELLED:
                     renderer.interrupted()
                     self._unqueue()
@@ -453,7 +456,9 @@ class Repl:
         renderer.begin_turn()
         renderer.activity = status
         try:
-            with escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue, self._show_typeahead):
+            with escape_cancels(
+                self.prompt.input, self.interrupts.cancel, self.queue, self._show_typeahead, self._transcript_later
+            ):
                 return await work
         finally:
             renderer.end_turn()
@@ -604,6 +609,19 @@ class Repl:
             policy = runtime.policy
             policy.mode = next_mode(policy.mode, policy.available_modes)
         self.prompt.app.invalidate()
+
+    def _transcript_later(self) -> None:
+        """Ctrl-O while a turn runs: the view opens at the next prompt (the turn's output keeps the screen)."""
+        if not self._transcript_next:
+            self._transcript_next = True
+            self.renderer.line("The transcript view opens when this turn ends.", "dim")
+
+    def _before_prompt(self) -> None:
+        """As the prompt appears: the first paint's work, and a transcript view asked for meanwhile."""
+        self.startup.after_first_paint()
+        if self._transcript_next:
+            self._transcript_next = False
+            self.open_transcript()
 
     def open_transcript(self) -> None:
         """Ctrl-O at the prompt: the transcript view over the prompt, which comes back as it was."""

@@ -3,10 +3,11 @@
 At the prompt, Ctrl-C clears the input; on an empty prompt Ctrl-C or Ctrl-D asks
 for a second press within EXIT_WINDOW_S to exit (`ExitKeys`; the status line
 says so meanwhile). Esc Esc clears the input (it stays in the history), and on an
-empty prompt sends /rewind. While a turn or command runs, SIGINT cancels its task
-(`Interrupts`); during a turn Esc cancels it too (`escape_cancels`). From a line sent
-until the next prompt typed keys are not echoed (`quiet_tty`): they wait for the next
-prompt, and a line sent with Enter is queued, to be sent when the turn ends.
+empty prompt sends /rewind; Ctrl-O opens the transcript view. While a turn or command
+runs, SIGINT cancels its task (`Interrupts`); during a turn Esc cancels it too
+(`escape_cancels`). From a line sent until the next prompt typed keys are not echoed
+(`quiet_tty`): the line being typed is drawn under the spinner instead, a line sent with
+Enter is queued, to be sent when the turn ends, and the rest waits for the next prompt.
 """
 
 from __future__ import annotations
@@ -216,6 +217,7 @@ def escape_cancels(
     cancel: Callable[[], None],
     submit: Callable[[str], None] | None = None,
     show: Callable[[str], None] | None = None,
+    transcript: Callable[[], None] | None = None,
 ) -> Iterator[None]:
     """While a turn runs (the terminal quiet): a lone Esc calls `cancel`; a line ended by Enter
     is handed to `submit` (the REPL queues it for after the turn); every other key is kept as
@@ -223,7 +225,8 @@ def escape_cancels(
     right after it is an Alt combination (Alt-Enter adds a line) and is kept. Keys kept by the
     turn before (or typed after the line the prompt sent) come first: a line typed across two
     turns stays whole. `show` gets the line being typed after every key (Backspace, Ctrl-U and
-    Ctrl-W edit it), so the user sees it while the model works."""
+    Ctrl-W edit it), so the user sees it while the model works. Ctrl-O is not kept: it calls
+    `transcript` (the REPL opens the transcript view at the next prompt)."""
     try:
         interactive = os.isatty(inp.fileno())
     except (OSError, ValueError, NotImplementedError):
@@ -238,6 +241,9 @@ def escape_cancels(
     def take(keys: list[KeyPress]) -> None:
         if not active:
             return  # a late flush: the next prompt owns the keys now
+        if transcript is not None and any(key.key == Keys.ControlO for key in keys):
+            keys = [key for key in keys if key.key != Keys.ControlO]
+            transcript()
         if keys and keys[-1].key == Keys.Escape:
             cancel()
             while keys and keys[-1].key == Keys.Escape:  # Esc Esc cancels once; none is left to the prompt
