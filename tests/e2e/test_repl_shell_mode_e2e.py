@@ -90,3 +90,16 @@ def test_a_paragraph_shows_while_it_streams_and_type_ahead_is_visible(start, fak
     assert (
         fake_server.requests_for("main")[-1].body["messages"][-1]["content"][-1]["text"].endswith("next thing to ask")
     )
+
+
+def test_ctrl_o_during_a_turn_opens_the_view_when_it_ends(start, fake_server):  # noqa: F811
+    main_replies(fake_server, Reply.text("A slow answer, in several pieces.").delay_between_events(0.2))
+    term = start()
+    term.ready()
+    term.submit("go slowly")
+    term.expect("esc to interrupt")
+    term.child.send("\x0f")
+    term.expect("The transcript view opens when this turn ends.")
+    term.expect("Transcript · ")
+    term.child.send("q")
+    term.ready()
