@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import TYPE_CHECKING
 
-from claude_mini.agent.loop import Agent, run_tool
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.tools.base import ToolResult
+
+if TYPE_CHECKING:
+    from claude_mini.agent.loop import Agent
 
 PREFIX = "!"
 NOTE = (
@@ -49,6 +52,8 @@ async def run_shell_line(agent: Agent, command: str) -> tuple[ToolUseBlock, Tool
     """Run `command` as the Bash tool would (hooks, rules, the question where one is due, the
     sandbox) and, when it ran, record it with its output in the conversation; the call and its
     result (or why it did not run)."""
+    from claude_mini.agent.loop import run_tool  # startup: /resume's redraw reads exchanges without the loop
+
     call, decision = await agent.vet(ToolUseBlock(f"user-shell-{next(_ids)}", "Bash", {"command": command}))
     if isinstance(decision, ToolResult):
         return call, decision
