@@ -21,7 +21,7 @@ from claude_mini.session import (
     request_text,
 )
 from claude_mini.ui.commands import CommandContext, command
-from claude_mini.ui.shell_mode import parse_exchange
+from claude_mini.ui.shell_mode import shell_part
 
 
 @command("clear", help="Start a new session in this process (the old one stays resumable).")
@@ -131,11 +131,11 @@ def _user_lines(message: Message) -> list[str]:
     """A user message as typed: its `!` lines (shell_mode.py) as `! command`, then the request."""
     lines, rest = [], []
     for block in message.content:
-        exchange = parse_exchange(block.text) if isinstance(block, TextBlock) else None
-        if exchange is None:
+        part = shell_part(block.text) if isinstance(block, TextBlock) else None
+        if part is None:
             rest.append(block)
-        else:
-            lines += _shortened("! ", exchange[0])
+        elif part[0] == "input":
+            lines += _shortened("! ", part[1])
     return lines + _shortened("> ", request_text(Message("user", rest)))
 
 

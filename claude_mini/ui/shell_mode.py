@@ -6,8 +6,10 @@ moves the session as the model's own `cd` would. What it printed is drawn as a t
 (the exit code of a failure first, long output cut, Ctrl-O shows it whole), and the command with
 its output joins the conversation as a user message: the next request carries it, merged with
 the next prompt (two user messages in a row are one, session.py), and the model is told it is
-context, not a question. As Claude Code's bash mode, the exchange is tagged `<bash-input>` and
-`<bash-stdout>`; our Bash tool interleaves stdout and stderr, so both are in the second.
+context, not a question. The blocks have the shapes of Claude Code's bash mode, so tools that read
+its transcripts read ours: a `<local-command-caveat>`, then `<bash-input>command</bash-input>`,
+then `<bash-stdout>…</bash-stdout><bash-stderr></bash-stderr>` (our Bash tool interleaves the
+two streams, so all of the output is in the first).
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ NOTE = (
     "The user ran the command below in their terminal with claude-mini's `!` shell mode; its output "
     "follows. It is context for what comes next: do not answer it unless the user asks about it."
 )
-EXCHANGE = re.compile(r"<bash-input>(.*?)</bash-input>\s*<bash-stdout>(.*?)</bash-stdout>", re.DOTALL)
+INPUT = re.compile(r"<bash-input>(.*)</bash-input>", re.DOTALL)
+OUTPUT = re.compile(r"<bash-stdout>(.*)</bash-stdout><bash-stderr>(.*)</bash-stderr>", re.DOTALL)
+CAVEAT = "<local-command-caveat>"
 _ids = itertools.count(1)
 
 
@@ -37,15 +41,25 @@ def shell_command(text: str) -> str | None:
     return stripped[len(PREFIX) :].strip() if stripped.startswith(PREFIX) else None
 
 
-def exchange_text(command: str, result: ToolResult) -> str:
-    """The user message a `!` line adds to the conversation: the note, the command, its output."""
-    return f"{NOTE}\n<bash-input>{command}</bash-input>\n<bash-stdout>{result.content}</bash-stdout>"
+def exchange_blocks(command: str, result: ToolResult) -> list[TextBlock]:
+    """The user message's blocks a `!` line adds to the conversation: the note, the command, its output."""
+    return [
+        TextBlock(f"{CAVEAT}{NOTE}</local-command-caveat>"),
+        TextBlock(f"<bash-input>{command}</bash-input>"),
+        TextBlock(f"<bash-stdout>{result.content}</bash-stdout><bash-stderr></bash-stderr>"),
+    ]
 
 
-def parse_exchange(text: str) -> tuple[str, str] | None:
-    """The command and output of a `!` exchange message (for the transcript view); None for other text."""
-    match = EXCHANGE.search(text)
-    return (match.group(1), match.group(2)) if match and text.startswith(NOTE) else None
+def shell_part(text: str) -> tuple[str, str] | None:
+    """What a block of a `!` exchange is: ("input", command), ("output", text) or ("note", ""); None
+    for any other text (for the transcript view and /resume's redraw)."""
+    if text.startswith(CAVEAT):
+        return "note", ""
+    if match := INPUT.fullmatch(text):
+        return "input", match.group(1)
+    if match := OUTPUT.fullmatch(text):
+        return "output", match.group(1) + match.group(2)
+    return None
 
 
 async def run_shell_line(agent: Agent, command: str) -> tuple[ToolUseBlock, ToolResult]:
@@ -64,5 +78,5 @@ async def run_shell_line(agent: Agent, command: str) -> tuple[ToolUseBlock, Tool
     if bash is None:
         return call, ToolResult("This session has no Bash tool, so `!` lines cannot run.", is_error=True)
     result = await run_tool(bash, call, agent.ctx)
-    agent.session.add_message(Message("user", [TextBlock(exchange_text(command, result))]))
+    agent.session.add_message(Message("user", [*exchange_blocks(command, result)]))
     return call, result

@@ -29,7 +29,7 @@ from rich.text import Text
 from claude_mini.base.text import one_line, visible_controls
 from claude_mini.llm.messages import Message, TextBlock, ThinkingBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.ui.render import AnswerMarkdown, indented, tool_label
-from claude_mini.ui.shell_mode import parse_exchange
+from claude_mini.ui.shell_mode import shell_part
 
 FOOTER = " Transcript · ↑↓ PgUp PgDn Home End to scroll · ctrl+o, esc or q to go back"
 
@@ -56,10 +56,12 @@ def _block(
         return []
     if message.role == "assistant":
         return [AnswerMarkdown(visible_controls(block.text), hyperlinks=False)]
-    exchange = parse_exchange(block.text)
-    if exchange is not None:
-        command, output = exchange
-        return [Group(Text("! " + visible_controls(command), style="bold magenta"), _result_lines(output, "  ⎿  "))]
+    part = shell_part(block.text)
+    if part is not None:  # a `!` line: its command as typed, then its output; the model's note is not shown
+        kind, text = part
+        if kind == "input":
+            return [Text("! " + visible_controls(text), style="bold magenta")]
+        return [_result_lines(text or "(no output)", "  ⎿  ")] if kind == "output" else []
     if block.text.lstrip().startswith("<"):  # an attachment: a reminder, recalled memories, a hook's context
         return [Text(f"  ⋯ {one_line(block.text, 100, terminal=True)}", style="dim")]
     return [Text("> " + visible_controls(block.text.strip()), style="bold")]

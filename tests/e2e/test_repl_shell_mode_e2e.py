@@ -30,8 +30,13 @@ def test_a_bang_line_runs_at_once_and_reaches_the_next_request(start, fake_serve
     [request] = fake_server.requests_for("main")
     [message] = request.body["messages"]
     texts = [block["text"] for block in message["content"]]
-    assert "<bash-input>cat notes.txt</bash-input>\n<bash-stdout>marker-41</bash-stdout>" in texts[0]
-    assert "<bash-input>sh -c 'echo broken >&2; exit 3'</bash-input>" in texts[1] and "Exit code 3" in texts[1]
+    assert texts[0].startswith("<local-command-caveat>")  # the model is told it is context, as Claude Code does
+    assert texts[1:3] == [
+        "<bash-input>cat notes.txt</bash-input>",
+        "<bash-stdout>marker-41</bash-stdout><bash-stderr></bash-stderr>",
+    ]
+    assert texts[4] == "<bash-input>sh -c 'echo broken >&2; exit 3'</bash-input>"
+    assert "broken" in texts[5] and "Exit code 3" in texts[5]
     assert texts[-1] == "what did you see?"
 
 

@@ -17,7 +17,7 @@ from claude_mini.llm.messages import (
 from claude_mini.session import Session
 from claude_mini.tools.base import ToolResult
 from claude_mini.ui.session_commands import resumed_lines
-from claude_mini.ui.shell_mode import exchange_text
+from claude_mini.ui.shell_mode import exchange_blocks
 
 
 def saved(repo: Path, session_id: str, *exchanges: tuple[str, str], age: int = 0) -> Session:
@@ -94,7 +94,7 @@ def test_the_redraw_shows_the_last_exchanges_shortened(tmp_path, isolated_env):
 
 def test_the_redraw_shows_a_shell_line_as_typed(tmp_path, isolated_env):
     session = Session(tmp_path, "r2")
-    session.add_message(Message.user(exchange_text("git status", ToolResult("clean"))))
+    session.add_message(Message("user", list(exchange_blocks("git status", ToolResult("clean")))))
     session.add_message(Message.user("what now?"))  # merged into the same user message
     session.add_message(Message("assistant", [TextBlock("Nothing to do.")]))
     assert resumed_lines(session)[1:] == ["! git status", "> what now?", "● Nothing to do."]

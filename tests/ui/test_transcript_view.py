@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.tools.base import ToolResult
-from claude_mini.ui.shell_mode import exchange_text, parse_exchange, shell_command
+from claude_mini.ui.shell_mode import exchange_blocks, shell_command, shell_part
 from claude_mini.ui.transcript_view import TranscriptPager, conversation_lines
 
 
@@ -31,12 +31,19 @@ def test_the_view_shows_every_argument_and_the_whole_result():
     assert " 1. first" in lines
 
 
-def test_a_shell_exchange_is_shown_as_the_user_typed_it():
-    text = exchange_text("git status", ToolResult("On branch main"))
-    assert parse_exchange(text) == ("git status", "On branch main")
-    assert parse_exchange("<bash-input>x</bash-input><bash-stdout>y</bash-stdout>") is None  # not ours
-    lines = plain(conversation_lines([Message("user", [TextBlock(text)])], 60))
-    assert lines[:2] == ["! git status", "  ⎿  On branch main"]
+def test_a_shell_exchange_has_claude_codes_shapes_and_is_shown_as_typed():
+    note, typed, output = exchange_blocks("git status", ToolResult("On branch main"))
+    assert note.text.startswith("<local-command-caveat>") and note.text.endswith("</local-command-caveat>")
+    assert typed.text == "<bash-input>git status</bash-input>"
+    assert output.text == "<bash-stdout>On branch main</bash-stdout><bash-stderr></bash-stderr>"
+    assert [shell_part(b.text) for b in (note, typed, output)] == [
+        ("note", ""),
+        ("input", "git status"),
+        ("output", "On branch main"),
+    ]
+    assert shell_part("please run <bash-input>x</bash-input>") is None  # only a whole block is one
+    lines = plain(conversation_lines([Message("user", [note, typed, output, TextBlock("and now?")])], 60))
+    assert [line for line in lines if line] == ["! git status", "  ⎿  On branch main", "> and now?"]
     assert shell_command("  !ls -la ") == "ls -la" and shell_command("!") == "" and shell_command("ls") is None
 
 
