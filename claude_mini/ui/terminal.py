@@ -22,10 +22,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from prompt_toolkit.document import Document
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent
 from prompt_toolkit.keys import Keys
+from prompt_toolkit.lexers import Lexer
 from prompt_toolkit.shortcuts.choice_input import ChoiceInput
 from prompt_toolkit.styles import Style
 
@@ -40,8 +43,18 @@ STYLE = Style.from_dict(
         "banner": "bold",
         "dim": "#888888",
         "warn": "#d7af00",
+        "shell": "#ff5fd7",
     }
 )
+
+
+class ShellLineLexer(Lexer):
+    """Colours the input when it starts with `!`: the line runs in the shell, not as a message."""
+
+    def lex_document(self, document: Document) -> Callable[[int], StyleAndTextTuples]:
+        shell = document.text.lstrip().startswith("!")
+        lines = document.lines
+        return lambda number: [("class:shell" if shell else "", lines[number])] if number < len(lines) else []
 
 
 # ---------------------------------------------------------------- the prompt's keys
