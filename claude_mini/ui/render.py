@@ -416,6 +416,7 @@ class Renderer:
         self._live: Live | None = None
         self._spinner = Spinner("dots", style="cyan")
         self.typeahead = ""  # what the user types while the turn runs, shown under the spinner
+        self._open_cache: tuple[object, list[Segment]] = (None, [])  # the open block's last layout
 
     # -- turn lifecycle
 
@@ -584,13 +585,22 @@ class Renderer:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         pending, typed = self.pending, self.typeahead  # read once: the stream's thread replaces them
         if pending.strip():
-            yield _Trimmed(AnswerMarkdown(pending.strip("\n"), hyperlinks=False), live_lines(console))
+            yield from self._open_block(console, options, pending)
         self._spinner.text = Text(self.spinner_text(), style="dim")
         line = cast(Text, self._spinner.render(console.get_time()))  # frame and text as one Text
         line.no_wrap, line.overflow = True, "ellipsis"  # one row, whatever the width
         yield line
         if typed:
             yield typeahead_line(typed)
+
+    def _open_block(self, console: Console, options: ConsoleOptions, pending: str) -> list[Segment]:
+        """The open block as the live region draws it, laid out again only when it or the width
+        changed (the spinner redraws the region 8 times a second; Markdown layout is the costly part)."""
+        key = (pending, options.max_width, live_lines(console))
+        if self._open_cache[0] != key:
+            block = _Trimmed(AnswerMarkdown(pending.strip("\n"), hyperlinks=False), key[2])
+            self._open_cache = (key, list(console.render(block, options)))
+        return self._open_cache[1]
 
     def spinner_text(self) -> str:
         """`Responding… 3s · 2 lines so far · esc to interrupt` (plus background work); while

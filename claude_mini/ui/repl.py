@@ -432,10 +432,7 @@ class Repl:
         """A `!` line: its command runs now as the Bash tool's would (shell_mode.py) and joins the
         conversation; its output is drawn as a tool call's. Esc or Ctrl-C stops it."""
         from claude_mini.ui.render import indented, outcome_lines  # startup: rich loads after the first paint
-        from claude_mini.ui.shell_mode import (
-            run_shell_line,
-            shell_command,
-        )  # startup: the loop loads after the first paint
+        from claude_mini.ui.shell_mode import run_shell_line, shell_command  # startup: kept off the first paint
 
         command = shell_command(text)
         if not command:
