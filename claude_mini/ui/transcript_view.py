@@ -20,9 +20,11 @@ from pathlib import Path
 from prompt_toolkit.application import Application
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 from prompt_toolkit.formatted_text.utils import split_lines
+from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout import HSplit, Layout, Window
 from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.output import Output
 from rich.console import Console, Group, RenderableType
 from rich.text import Text
 
@@ -114,7 +116,8 @@ def conversation_lines(messages: Sequence[Message], width: int, cwd: Path | None
 class TranscriptPager:
     """A full-screen, scrollable view of `lines`; opens at the end (the latest exchange)."""
 
-    def __init__(self, lines: list[StyleAndTextTuples]) -> None:
+    def __init__(self, lines: list[StyleAndTextTuples], *, input: Input | None = None, output: Output | None = None):
+        """`input`, `output`: the terminal's (the default), or a test's."""
         self.lines = lines
         self.top = 0
         self.app: Application[None] = Application(
@@ -128,6 +131,8 @@ class TranscriptPager:
             ),
             key_bindings=self._keys(),
             full_screen=True,
+            input=input,
+            output=output,
         )
 
     def _height(self) -> int:

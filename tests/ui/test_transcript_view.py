@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from prompt_toolkit.input import DummyInput
+from prompt_toolkit.output import DummyOutput
+
 from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.tools.base import ToolResult
 from claude_mini.ui.shell_mode import exchange_blocks, shell_command, shell_part
@@ -48,7 +51,8 @@ def test_a_shell_exchange_has_claude_codes_shapes_and_is_shown_as_typed():
 
 
 def test_the_pager_opens_at_the_end_and_scrolls_within_bounds():
-    pager = TranscriptPager([[("", str(n))] for n in range(100)])
+    # Its own input and output: a default one would be the process's, kept for later tests' prints.
+    pager = TranscriptPager([[("", str(n))] for n in range(100)], input=DummyInput(), output=DummyOutput())
     pager._height = lambda: 10  # type: ignore[method-assign]
     pager.top = 100
     assert plain([[f] for f in pager._visible() if f[1] != "\n"])[0] == "90"
