@@ -15,14 +15,21 @@ from claude_mini.tools.glob import GlobTool
 from claude_mini.tools.grep import GrepTool
 from claude_mini.tools.read import ReadTool
 from claude_mini.tools.todo import TodoWriteTool
+from claude_mini.tools.web_fetch import WebFetchTool
+from claude_mini.tools.web_search import WebSearchTool
 from claude_mini.tools.write import WriteTool
 
-TOOL_NAMES = ("Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite")
+TOOL_NAMES = ("Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite", "WebFetch", "WebSearch")
 
 
-def default_tools() -> list[Tool]:
-    """Fresh instances of the built-in tools, always in the order of TOOL_NAMES."""
-    return [ReadTool(), WriteTool(), EditTool(), BashTool(), GrepTool(), GlobTool(), TodoWriteTool()]
+def default_tools(*, web_search: bool = True) -> list[Tool]:
+    """Fresh instances of the built-in tools, always in the order of TOOL_NAMES; WebSearch left out
+    where the endpoint does not offer it (`web_search=False`, tools/web_search.py)."""
+    tools: list[Tool] = [ReadTool(), WriteTool(), EditTool(), BashTool(), GrepTool(), GlobTool(), TodoWriteTool()]
+    tools.append(WebFetchTool())
+    if web_search:
+        tools.append(WebSearchTool())
+    return tools
 
 
 def get_tool(name: str) -> Tool | None:
