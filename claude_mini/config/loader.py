@@ -13,7 +13,7 @@ from claude_mini.config.checkpoint_settings import CheckpointSettings, checkpoin
 from claude_mini.config.layers import SettingsLayer, merge, read_settings_file, settings_files
 from claude_mini.config.managed import permission_key_warnings, read_managed_file
 from claude_mini.config.memory_settings import MemorySettings, memory_settings
-from claude_mini.config.models import DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_SMALL_MODEL
+from claude_mini.config.models import DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_SMALL_MODEL, model_named
 from claude_mini.config.untrusted import trusted_layers, untrusted_notice
 
 
@@ -28,6 +28,10 @@ class Config:
     max_tokens: int = DEFAULT_MAX_TOKENS
     permission_mode: str | None = None  # from --permission-mode; else the policy reads defaultMode
     append_system_prompt: str = ""
+    system_prompt: str | None = None  # --system-prompt: replaces the built-in instructions
+    verbose: bool = False  # --verbose (Claude Code's): print mode shows each tool call on stderr
+    mcp_configs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # --mcp-config: (label, servers)
+    strict_mcp_config: bool = False  # --strict-mcp-config: only the --mcp-config servers start
     max_turns: int | None = None
     debug: bool = False
     layers: list[SettingsLayer] = field(default_factory=list)
@@ -98,14 +102,20 @@ def _record_origins(origins: dict[str, str], data: dict[str, Any], label: str, p
 
 
 def load_config(
-    cwd: Path, flags: dict[str, Any] | None = None, *, trust_folder: bool = False, **options: Any
+    cwd: Path,
+    flags: dict[str, Any] | None = None,
+    *,
+    trust_folder: bool = False,
+    settings_flag: tuple[str, dict[str, Any]] | None = None,
+    **options: Any,
 ) -> Config:
     """Build the session's Config from files, environment and command-line flags.
 
     `flags` is a settings-shaped dict (e.g. `{"model": ..., "permissions": {...}}`)
     that sits between the local and managed layers; `trust_folder` (--trust-folder)
-    trusts the project folder for this run; `options` set Config fields that are
-    not settings (debug, max_turns, append_system_prompt).
+    trusts the project folder for this run; `settings_flag` is --settings' (label, object), a
+    layer just below the other flags; `options` set Config fields that are not settings
+    (debug, max_turns, append_system_prompt, ...).
     """
     cwd = cwd.resolve()
     project_root = paths.checkout_root(cwd) or cwd
@@ -113,6 +123,9 @@ def load_config(
     layers: list[SettingsLayer] = []
     managed_error = None
     for source, path in settings_files(cwd, project_root):
+        if source == "managed" and settings_flag:
+            label, data = settings_flag
+            layers.append(SettingsLayer("flags", None if label.startswith("--") else Path(label), data))
         if source == "managed" and flags:
             layers.append(SettingsLayer("flags", None, flags))
         if source == "managed":
@@ -166,18 +179,23 @@ def merge_layers(config: Config) -> None:
         config.warnings.append(config._untrusted_line)
 
 
+def _named(model: Any) -> Any:
+    """An alias (`opus`) as its current id; anything else as written (a bad type is validated later)."""
+    return model_named(model) if isinstance(model, str) else model
+
+
 def _apply_settings(config: Config, flags: dict[str, Any]) -> None:
     """Resolve the typed fields from merged settings, env and flags."""
     managed = next((layer.data for layer in config.layers if layer.source == "managed"), {})
     env = os.environ
-    config.model = (
+    config.model = _named(
         managed.get("model")
         or flags.get("model")
         or env.get("CLAUDE_MINI_MODEL")
         or config.settings.get("model")
         or DEFAULT_MODEL
     )
-    config.small_model = (
+    config.small_model = _named(
         managed.get("smallModel")
         or flags.get("smallModel")
         or env.get("CLAUDE_MINI_SMALL_MODEL")

@@ -112,6 +112,12 @@ class McpPart(Part):
         if self.fixed:
             self._notice_late_servers()
             return
+        await self.fix_tools(agent)
+
+    async def fix_tools(self, agent: Agent) -> None:
+        """Wait (once, at most `connect_wait`) for the servers and fix the tool list with theirs
+        (print mode's stream-json `system/init` line lists them before the first request)."""
+        self.manager.start()
         if not self._waited:
             self._waited = True
             await self.manager.wait_ready(self.settings.connect_wait)
@@ -142,6 +148,14 @@ class McpPart(Part):
 
     def on_session_change(self, session: Session, source: SessionSource) -> None:
         self.fixed = False
+
+    def server_states(self) -> list[dict[str, str]]:
+        """Each server's name and status in Claude Code's words (connected, pending, failed), by name."""
+        words = {"connecting": "pending", "closed": "failed"}
+        return [
+            {"name": name, "status": words.get(c.status, c.status)}
+            for name, c in sorted(self.manager.connections.items())
+        ]
 
     async def after_compact(self, agent: Agent) -> None:
         self.fixed = False

@@ -640,7 +640,10 @@ def _start(config: Config, prompt: str | None, *, resume: str | None, continue_:
     except StartupFailed as exc:
         sys.stderr.write(f"claude-mini: {visible_controls(str(exc))}\n")
         return 1
-    return asyncio.run(Repl(config, session=session, client=client, notices=notices).run(prompt))
+    repl = Repl(config, session=session, client=client, notices=notices)
+    if resume == "":  # -r/--resume without an id: the /resume picker, then the prompt if one was given
+        repl.queued.append("/resume")
+    return asyncio.run(repl.run(prompt))
 
 
 def _open_session(config: Config, *, resume: str | None, continue_: bool) -> Session:
