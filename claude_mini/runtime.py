@@ -273,6 +273,7 @@ def make_prompt(config: Config, store: MemoryStore, notices: NoticeChannel) -> t
         config.cwd,
         excludes=config.get("claudeMdExcludes") or (),
         trusted=config.trusted,
+        claude_code_home=config.claude_code_home,
     )
     earlier = {n.text for n in notices.said("warning")}  # a rebuild does not repeat them
     for warning in instructions.warnings:

@@ -44,6 +44,7 @@ class Config:
     managed_error: str | None = None  # the managed file is broken: every tool is denied
     raw_layers: list[SettingsLayer] = field(default_factory=list, repr=False)  # before the trust filter
     flags: dict[str, Any] = field(default_factory=dict, repr=False)
+    claude_code_home: Path | None = None  # ~/.claude, read below claude-mini's own user files (None: off)
     _untrusted_line: str | None = field(default=None, repr=False)
 
     def get(self, dotted: str, default: Any = None) -> Any:
@@ -136,6 +137,11 @@ def load_config(
             layers.append(SettingsLayer(source, path, data))
     if managed_error:
         warnings.append(managed_error)
+    claude_code_home = claude_code_home_for(layers)
+    if claude_code_home is not None:  # Claude Code's user settings: the lowest layer
+        data = read_settings_file(claude_code_home / "settings.json", warnings)
+        if data:
+            layers.insert(0, SettingsLayer("user", claude_code_home / "settings.json", data))
     record = trust.load_record()
     if record.problem:
         warnings.append(record.problem)
@@ -150,10 +156,25 @@ def load_config(
         managed_error=managed_error,
         raw_layers=layers,
         flags=flags or {},
+        claude_code_home=claude_code_home,
         **options,
     )
     _assemble(config)
     return config
+
+
+def claude_code_home_for(layers: list[SettingsLayer]) -> Path | None:
+    """Claude Code's user folder when it is read: it exists, is not claude-mini's own home, and no
+    claude-mini settings layer says `"useClaudeCodeHome": false` (the highest that sets it wins)."""
+    use = True
+    for layer in layers:
+        value = layer.data.get("useClaudeCodeHome")
+        if isinstance(value, bool):
+            use = value
+    folder = paths.claude_code_dir()
+    if not use or not folder.is_dir() or os.path.realpath(folder) == os.path.realpath(paths.home_dir()):
+        return None
+    return folder
 
 
 def _assemble(config: Config) -> None:

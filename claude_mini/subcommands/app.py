@@ -45,7 +45,12 @@ def context_command(
     """Show which instruction files (CLAUDE.md, rules, imports) are loaded, in order, and why;
     the custom commands and skills listed to the model."""
     config = load_config(Path.cwd())
-    instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or (), trusted=config.trusted)
+    instructions = load_instructions(
+        config.cwd,
+        excludes=config.get("claudeMdExcludes") or (),
+        trusted=config.trusted,
+        claude_code_home=config.claude_code_home,
+    )
     data = to_json(instructions)
     catalog, listing = context_catalog(config)
     builtin = builtin_command_names()

@@ -24,6 +24,7 @@ from claude_mini.ui.context_usage import compaction_line, context_used, context_
 from claude_mini.ui.status_line import unknown_price_models
 
 if TYPE_CHECKING:
+    from claude_mini.config import Config
     from claude_mini.llm.protocol import ModelClient
     from claude_mini.runtime import Runtime
 
@@ -118,6 +119,7 @@ def show_status(ctx: CommandContext) -> None:
         f"Memory:       {rt.store.root}" + ("" if cfg.auto_memory else " (auto memory is off)"),
         f"Permissions:  {rt.policy.mode} mode",
         "Settings files (lowest precedence first):",
+        *_claude_code_lines(cfg, loaded),
     ]
     for source, path in settings_files(cfg.cwd, cfg.project_root):
         state = (
@@ -127,6 +129,19 @@ def show_status(ctx: CommandContext) -> None:
     if any(layer.source == "flags" for layer in cfg.layers):
         lines.append("  flags    command line  [loaded]")
     print_lines(ctx, lines)
+
+
+def _claude_code_lines(cfg: Config, loaded: set[str]) -> list[str]:
+    """Claude Code's user folder in /status: its settings file (the lowest layer), or why it is not read."""
+    if cfg.claude_code_home is None:
+        off = cfg.get("useClaudeCodeHome") is False
+        return ["  user     Claude Code's ~/.claude  [off: useClaudeCodeHome is false]"] if off else []
+    path = cfg.claude_code_home / "settings.json"
+    state = "loaded" if str(path) in loaded else ("present, not used (see warnings)" if path.exists() else "not found")
+    return [
+        f"  user     {path}  [{state}; Claude Code's, below claude-mini's own; its CLAUDE.md, commands, "
+        "skills and agents are read too]"
+    ]
 
 
 def _model_lines(rt: Runtime) -> list[str]:

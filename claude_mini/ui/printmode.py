@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 from claude_mini.agent.events import AgentEvent, MessageAdded
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached, StoppedByHook, TurnCancelled
 from claude_mini.base.notices import Display, Notice, NoticeChannel
-from claude_mini.base.text import json_safe, visible_controls
+from claude_mini.base.text import json_safe, one_line, visible_controls
 from claude_mini.llm.events import Retrying
 from claude_mini.llm.messages import Message, message_to_api
 from claude_mini.llm.protocol import ModelError
@@ -424,6 +424,11 @@ class PrintRun:
             if message.role == "assistant":
                 self.result = message.text
                 self.requests += 1
+                if self.format == "text" and self.runtime.config.verbose:
+                    for call in message.tool_uses:  # --verbose: what the turn does, as it does it
+                        self.say(
+                            f"claude-mini: {call.name} {one_line(json.dumps(call.input, ensure_ascii=False), 200)}"
+                        )
             if self.format == "stream-json":
                 self.emit_message(message, None)
         elif isinstance(event, Retrying):
