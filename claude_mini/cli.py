@@ -90,7 +90,8 @@ def root(
         str, typer.Option("--output-format", metavar="FORMAT", help="With -p: text, json or stream-json.")
     ] = "text",
     model: Annotated[
-        str | None, typer.Option("--model", metavar="NAME", help="Model name (env CLAUDE_MINI_MODEL).")
+        str | None,
+        typer.Option("--model", metavar="NAME", help="Model id or alias: opus, sonnet, haiku (env CLAUDE_MINI_MODEL)."),
     ] = None,
     permission_mode: Annotated[
         str | None,

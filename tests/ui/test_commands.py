@@ -177,6 +177,27 @@ def test_model_shows_and_switches(slash):
     assert "claude-opus-4-5" in out
 
 
+def test_model_aliases_switch_to_their_current_ids_and_show_in_model(slash):
+    out = slash.run("/model opus")
+    assert slash.runtime.agent.model == "claude-opus-4-6" and "Model set to claude-opus-4-6" in out
+    assert "not a Claude model" not in out
+    assert "Model: claude-opus-4-6 (opus) (side model: claude-haiku-4-5)" in slash.run("/model")
+
+
+def test_model_without_a_name_offers_the_aliases_to_pick(slash):
+    slash.run("/model")  # the picker answered None: nothing changes
+    assert slash.runtime.agent.model == "claude-sonnet-4-6"
+    [rows] = slash.host.choices
+    assert rows == [
+        ("claude-sonnet-4-6", "keep claude-sonnet-4-6"),
+        ("claude-haiku-4-5", "haiku   claude-haiku-4-5"),
+        ("claude-opus-4-6", "opus    claude-opus-4-6"),
+    ]
+    slash.host.choice = "claude-haiku-4-5"
+    assert "Model set to claude-haiku-4-5" in slash.run("/model")
+    assert slash.runtime.agent.model == "claude-haiku-4-5"
+
+
 def test_model_keeps_the_old_client_open_until_the_session_ends(slash, monkeypatch):
     """A fork started on the old client (a background extraction) may still be streaming."""
     closed = []
