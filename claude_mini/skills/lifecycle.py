@@ -11,8 +11,9 @@ turn. `!` snippets in a body go through the permission check like any Bash call.
 
 After a compaction the bodies are not put back (they cost thousands of tokens each, and
 most are done with): one attachment names the skills invoked so far, so the model can load
-one again with the Skill tool. A skill added mid-session is said once and
-listed from the next /clear or session: the listing is part of the cached prefix.
+one again with the Skill tool. A command or skill added mid-session can be typed at once (an
+unknown `/name` reads the folders again); it is said once and listed to the model from the
+next /clear or session: the listing is part of the cached prefix.
 """
 
 from __future__ import annotations
@@ -99,6 +100,11 @@ class SkillPart(Part):
         return load_catalog(
             self.config.project_root, self.home, trusted=self.config.trusted, claude_code=self.config.claude_code_home
         )
+
+    def refresh_typed(self) -> None:
+        """Read the catalog again for what the user types (a command file added mid-session works
+        at once); the model's listing and the Skill tool stay this conversation's until /clear."""
+        self.catalog = self.read_catalog()
 
     def _load(self, catalog: Catalog) -> None:
         """Take `catalog` for this conversation: its listing, and the Skill tool if it lists anything;

@@ -306,6 +306,7 @@ class PrintRun:
                 status = 1
                 continue
             self.started, self.requests, self.result = time.monotonic(), 0, ""
+            await self.runtime.apply_settings_changes()  # settings edited between two messages
             try:
                 subtype, result = await self.run_turn(prompt)
             except OutputClosed:

@@ -298,6 +298,9 @@ class Repl:
         if not text.strip():
             return
         try:
+            runtime = self.loader.peek()
+            if runtime is not None:  # settings files edited since the last input apply from this one
+                await runtime.apply_settings_changes()
             if text.lstrip().startswith("/") and not commands.is_command(text, self.command_table()):
                 # A custom command's name with a dot or a leading digit is known once registered.
                 await wait_for_custom_commands(self.get_runtime)
@@ -318,6 +321,11 @@ class Repl:
     async def _run_command(self, text: str) -> None:
         """A slash command (typed before the runtime registered the custom ones, it waits for them)."""
         await wait_for_custom_commands(self.get_runtime)
+        runtime = self.loader.peek()
+        name = text.strip()[1:].split(" ", 1)[0]
+        if runtime is not None and self.command_table().find(name) is None:  # a command file made mid-session
+            runtime.refresh_custom_commands()
+            register_runtime_commands(runtime)
         if not self._told_discovery:
             self._told_discovery = True
             for problem in discover().problems:

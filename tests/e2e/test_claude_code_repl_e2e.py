@@ -1,8 +1,13 @@
-"""End to end in a pty: Claude Code's `-r` without an id (the session picker) and the /model picker."""
+"""End to end in a pty: Claude Code's `-r` without an id (the session picker), the /model picker,
+and settings and command files changed during a session."""
 
 from __future__ import annotations
 
-from tests.e2e.test_repl import start  # noqa: F401  (the pty fixture)
+import json
+
+from tests.e2e.test_hooks_e2e import hook, logged, write_hooks
+from tests.e2e.test_repl import main_replies, start  # noqa: F401  (start: the pty fixture)
+from tests.fake_anthropic import Reply
 
 
 def test_resume_without_an_id_opens_the_picker_then_model_picks_an_alias(start, run_cli, fake_server):  # noqa: F811
@@ -27,3 +32,32 @@ def test_resume_without_an_id_opens_the_picker_then_model_picks_an_alias(start, 
     last = fake_server.requests_for("main")[-1].body
     assert last["model"] == "claude-haiku-4-5"
     assert [m["role"] for m in last["messages"]] == ["user", "assistant", "user"]
+
+
+def test_settings_and_command_files_changed_mid_session_apply_from_the_next_input(start, fake_server, repo):  # noqa: F811
+    """Hooks and permissions written to .claude/settings.json after start-up, and a command folder
+    made then, apply without a restart; one line says what changed; /hooks lists the new hooks."""
+    main_replies(fake_server, Reply.text("first"))
+    term = start()
+    term.ready()
+    term.submit("hello")
+    term.expect("first")
+    term.ready()
+    write_hooks(
+        repo, {"UserPromptSubmit": [hook({"out": "CONTEXT-FROM-HOOK"})]}, permissions={"allow": ["Bash(echo:*)"]}
+    )
+    (repo / ".claude" / "commands").mkdir()
+    (repo / ".claude" / "commands" / "greet.md").write_text("---\ndescription: Greet\n---\nGreet $ARGUMENTS warmly\n")
+    term.submit("/hooks")
+    term.expect(r"Settings changed in \.claude/settings\.json: hooks, permissions; applied from now on\.")
+    term.expect("UserPromptSubmit")
+    term.ready()
+    main_replies(fake_server, Reply.tool("Bash", {"command": "echo allowed-now"}), Reply.text("ran it"))
+    term.submit("/greet Ada")
+    term.expect("ran it")  # the new allow rule: no permission question
+    term.ready()
+    term.submit("/exit")
+    assert term.exit_status() == 0
+    last = json.dumps(fake_server.requests_for("main")[-1].body["messages"])
+    assert "Greet Ada warmly" in last and "CONTEXT-FROM-HOOK" in last and "allowed-now" in last
+    assert [e["hook_event_name"] for e in logged(repo)] == ["UserPromptSubmit"]
