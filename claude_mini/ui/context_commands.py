@@ -208,7 +208,7 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
 
 @command(
     "model",
-    help="Show or change the model for this session: opus, sonnet, haiku, an id, or `local` (the offline model).",
+    help="Show or change the model: opus, sonnet, haiku, an id, or `local` (offline).",
     usage="[name]",
 )
 async def set_model(ctx: CommandContext) -> None:
