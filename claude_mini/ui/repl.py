@@ -46,6 +46,7 @@ from claude_mini.ui.startup import (
     RuntimeLoader,
     SessionStart,
     StartupFailed,
+    fail_if_trust_cannot_help,
     open_client_early,
     print_banner,
     startup_message,
@@ -641,6 +642,7 @@ def _start(config: Config, prompt: str | None, *, resume: str | None, continue_:
         if resume or continue_:
             session = _open_session(config, resume=resume, continue_=continue_)
         if not config.trusted:  # asked before the prompt exists: the answer decides the settings it reads
+            fail_if_trust_cannot_help(config, notices)
             confirm_trust(config)
 
         confirm_mcp_servers(config)  # before the runtime: the answers decide which servers start

@@ -3,7 +3,9 @@
 Asked once per run, before the first prompt, when the project folder is not in
 the trust record. "Yes" records it (`trust.record_trust`) and lets the
 project's settings and imports take effect; "no" (also Esc, Ctrl-C, Ctrl-D)
-keeps them ignored for this run and asks again next time. Print mode never asks.
+keeps them ignored for this run and asks again next time. Enter answers yes, as Claude Code's
+question does. Print mode never asks, and nor does a start-up that will end on "no model
+configured" whatever the answer.
 """
 
 from __future__ import annotations
@@ -73,7 +75,7 @@ def ask_trust(config: Config) -> bool:
     menu = ChoiceInput(
         message="",
         options=[(True, "Yes, trust this folder"), (False, "No, ignore its settings and outside imports")],
-        default=False,
+        default=True,  # as Claude Code's question: Enter trusts
         key_bindings=keys,
         style=STYLE,
     )
