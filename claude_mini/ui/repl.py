@@ -596,10 +596,11 @@ class Repl:
 
     def _show_notice(self, notice: Notice) -> None:
         """Draw one notice of the session's channel (on the event loop's thread)."""
+        text = commands.repl_wording(notice.text)
         if notice.level == "warning":
-            self.notify(f"⚠ {notice.text}", "yellow")
+            self.notify(f"⚠ {text}", "yellow")
         else:
-            self.notify(notice.text, "dim" if notice.level == "saved" else "yellow")
+            self.notify(text, "dim" if notice.level == "saved" else "yellow")
 
 
 def _guarded(console: Console) -> Console:

@@ -403,3 +403,12 @@ def test_permissions_remove_reports_each_file_and_keeps_the_rule_of_the_one_it_c
     assert json.loads(user.read_text()) == {"permissions": {"allow": ["Read"]}}
     assert project.read_text() == "{broken"
     assert [r.origin for r in slash.runtime.policy.allow_rules if r.text == "Bash(ls)"] == [str(project)]
+
+
+def test_repl_texts_name_the_slash_command_not_the_cli_one():
+    assert (
+        commands.repl_wording("`claude-mini memory restore a.md` brings it back")
+        == "`/memory restore a.md` brings it back"
+    )
+    assert commands.repl_wording("see claude-mini hooks list and claude-mini mcp list") == "see /hooks and /mcp"
+    assert commands.repl_wording("claude-mini context --lint") == "claude-mini context --lint"  # no such slash form
