@@ -61,3 +61,28 @@ def test_settings_and_command_files_changed_mid_session_apply_from_the_next_inpu
     last = json.dumps(fake_server.requests_for("main")[-1].body["messages"])
     assert "Greet Ada warmly" in last and "CONTEXT-FROM-HOOK" in last and "allowed-now" in last
     assert [e["hook_event_name"] for e in logged(repo)] == ["UserPromptSubmit"]
+
+
+def test_ctrl_c_leaves_history_search_with_the_draft_and_tab_enter_runs_a_command(start, fake_server):  # noqa: F811
+    main_replies(fake_server, Reply.text("one"))
+    term = start()
+    term.ready()
+    term.submit("hello there")
+    term.expect("one")
+    term.ready()
+    term.child.send("my draft")
+    term.child.send("\x12")  # Ctrl-R
+    term.child.send("hel")
+    term.expect("I-search backward")
+    term.child.send("\x03")  # Ctrl-C: out of the search, the draft back
+    term.child.send("\r")
+    term.expect("You said: my draft")
+    term.ready()
+    term.child.send("/stat")
+    term.expect("/status")  # the completion menu
+    term.child.send("\t")
+    term.child.send("\r")  # one Enter runs the completed command
+    term.expect("Home folder:")
+    term.ready()
+    term.submit("/exit")
+    assert term.exit_status() == 0
