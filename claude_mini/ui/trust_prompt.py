@@ -69,8 +69,8 @@ def ask_trust(config: Config) -> bool:
     text += [("class:warn", f"  {line}\n") for line in lines[2:]]
     print_formatted_text(FormattedText(text), style=STYLE, end="")
     keys = KeyBindings()
-    keys.add("y", eager=True)(lambda event: event.app.exit(result=True))
-    keys.add("n", eager=True)(lambda event: event.app.exit(result=False))
+    for key, answer in (("y", True), ("1", True), ("n", False), ("2", False)):  # a digit answers, as in every menu
+        keys.add(key, eager=True)(lambda event, answer=answer: event.app.exit(result=answer))
     keys.add("escape", eager=True)(lambda event: event.app.exit(result=False))
     menu = ChoiceInput(
         message="",

@@ -142,7 +142,10 @@ def untrusted_terminal(isolated_env, fake_server, repo):
     terminal.child.close(force=True)
 
 
-@pytest.mark.parametrize(("key", "mode", "recorded"), [("y", "accept edits", True), ("n", "default", False)])
+@pytest.mark.parametrize(
+    ("key", "mode", "recorded"),
+    [("y", "accept edits", True), ("n", "default", False), ("1", "accept edits", True), ("2", "default", False)],
+)
 def test_repl_asks_once_and_applies_the_answer(untrusted_terminal, isolated_env, repo, key, mode, recorded):
     term = untrusted_terminal
     term.expect("Do you trust the files in this folder")
