@@ -276,6 +276,14 @@ def test_init_runs_a_turn_with_the_fixed_prompt(slash):
     assert "CLAUDE.md" in init_commands.INIT_PROMPT
 
 
+def test_init_asks_to_improve_an_existing_claude_md_in_place(slash):
+    existing = slash.runtime.config.project_root / "CLAUDE.md"
+    existing.write_text("# CLAUDE.md\nRun tests with pytest.\n")
+    slash.run("/init")
+    [turn] = slash.host.turns
+    assert f"already has a CLAUDE.md at {existing}" in turn and "improve that file in place" in turn
+
+
 def test_permissions_lists_rules_with_sources(slash):
     out = slash.run("/permissions")
     assert "Permission mode: default" in out and "Allow rules:" in out and "/permissions allow" in out
