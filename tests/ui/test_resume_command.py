@@ -88,3 +88,25 @@ def test_the_redraw_shows_the_last_exchanges_shortened(tmp_path, isolated_env):
     assert lines[-7] == "> request 4" and all(len(line) <= 100 for line in lines)
     assert not any("secret" in line or "files" in line for line in lines)
     assert resumed_lines(Session(tmp_path, "empty")) == ["Resumed session empty (0 messages)."]
+
+
+def test_the_redraw_shows_paths_relative_and_marks_calls_that_did_not_run(tmp_path, isolated_env):
+    session = Session(tmp_path, "r2")
+    session.add_message(Message.user("fix it"))
+    calls = [
+        ToolUseBlock("e1", "Edit", {"file_path": str(tmp_path / "src" / "app.py")}),
+        ToolUseBlock("b1", "Bash", {"command": "make"}),
+        ToolUseBlock("r1", "Read", {"file_path": str(tmp_path / "README.md")}),
+    ]
+    session.add_message(Message("assistant", [TextBlock("on it"), *calls]))
+    results = [
+        ToolResultBlock("e1", "The user declined this Edit call.", True),
+        ToolResultBlock("b1", "Exit code 2", True),
+        ToolResultBlock("r1", "# readme"),
+    ]
+    session.add_message(Message("user", results))
+    assert resumed_lines(session)[-3:] == [
+        "● Edit(src/app.py) (declined)",
+        "● Bash(make) (failed)",
+        "● Read(README.md)",
+    ]
