@@ -57,7 +57,7 @@ MAX_DIFF_LINES = 40
 MAX_OUTPUT_LINES = 3
 MAX_COMMAND_LINES = 20  # of a Bash command in an approval prompt; the rest is counted
 CHUNK_LINES = 20  # a block still open after this many lines is printed in pieces
-KEY_ARGS = ("command", "file_path", "pattern", "path", "url", "skill")
+KEY_ARGS = ("command", "file_path", "pattern", "path", "url", "skill", "bash_id", "shell_id")
 TODO_MARKS: dict[Status, str] = {"completed": "☒", "in_progress": "◼", "pending": "☐"}
 
 

@@ -94,6 +94,10 @@ def permission_question(call: ToolUseBlock, cwd: Path, grants: Sequence[str] = (
         return f"Make this edit to {target}?"
     if call.name == "Write":
         return f"{'Overwrite' if (cwd / raw).exists() else 'Create'} {target}?"
+    if call.name == "WebFetch":
+        return one_line(f"Fetch {call.input.get('url', '')}?", 300, terminal=True)
+    if call.name == "WebSearch":
+        return one_line(f"Search the web for {call.input.get('query', '')!r}?", 300, terminal=True)
     if call.name == "Skill":
         rules = f" It would allow {', '.join(grants)} without asking for the rest of this turn." if grants else ""
         return one_line(f"Load the skill {call.input.get('skill', '')}?{rules}", terminal=True)
