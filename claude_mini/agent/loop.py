@@ -33,6 +33,7 @@ from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, Too
 from claude_mini.agent.lifecycle import ForkToolCheck, InstructionLoad, Lifecycle, system_reminder
 from claude_mini.llm.events import ResponseDone
 from claude_mini.llm.messages import (
+    MediaBlock,
     Message,
     ModelRequest,
     Purpose,
@@ -152,8 +153,9 @@ class Agent:
             purpose=purpose,
         )
 
-    async def run(self, text: str) -> AsyncIterator[AgentEvent]:
-        """Run one user turn, yielding events for the UI; ends with `TurnDone`.
+    async def run(self, text: str, media: Sequence[MediaBlock] = ()) -> AsyncIterator[AgentEvent]:
+        """Run one user turn, yielding events for the UI; ends with `TurnDone`. `media`: images and
+        PDFs the user attached, sent beside the text.
 
         Cancelled before `TurnDone`, it records the interruption marker and raises TurnCancelled
         (after it, only a hook's `on_turn_end` was cut: the answer is complete, nothing is marked);
@@ -163,7 +165,7 @@ class Agent:
         finished = False
         try:
             await self.lifecycle.on_turn_start(self, text)
-            user = Message("user", [TextBlock(text), *self._attachments()])
+            user = Message("user", [TextBlock(text), *media, *self._attachments()])
             self.session.add_message(user, prompt=True)
             yield MessageAdded(user)
             async for event in self._requests():
@@ -293,8 +295,9 @@ class Agent:
                     results[call.id] = ToolResultBlock(call.id, denial.content, is_error=True)
                     yield ToolFinished(call, denial, denied=True)
             outcomes = await asyncio.gather(*(self._call_tool(c) for c in allowed))
-            for call, result in zip(allowed, outcomes, strict=True):  # all ran: all are answered, whatever
-                results[call.id] = ToolResultBlock(call.id, result.content, result.is_error)  # a hook does
+            # All ran: all are answered, whatever a hook does.
+            for call, result in zip(allowed, outcomes, strict=True):
+                results[call.id] = ToolResultBlock(call.id, result.content, result.is_error, media=result.media)
             for call, result in zip(allowed, outcomes, strict=True):
                 attachments.extend(await self.lifecycle.after_tool(self, call, result))
                 yield ToolFinished(call, result)
