@@ -179,9 +179,11 @@ def block_to_api(block: Block, *, media: bool = True) -> dict[str, Any]:
 def media_from_api(d: dict[str, Any]) -> MediaBlock:
     """An `image` or `document` block read back (a transcript); its cost estimated from its size."""
     source = d.get("source") or {}
-    data = str(source.get("data") or "")
+    data, media_type = source.get("data"), source.get("media_type")
+    if source.get("type") != "base64" or not isinstance(data, str) or not data or not isinstance(media_type, str):
+        raise ValueError(f"an {d.get('type')} block without base64 data")
     kind: Literal["image", "document"] = "document" if d.get("type") == "document" else "image"
-    return MediaBlock(kind, str(source.get("media_type") or ""), data, media_tokens_guess(kind, data))
+    return MediaBlock(kind, media_type, data, media_tokens_guess(kind, data))
 
 
 def media_tokens_guess(kind: str, data: str) -> int:
