@@ -285,7 +285,9 @@ def make_prompt(config: Config, store: MemoryStore, notices: NoticeChannel) -> t
             text = team_prompt_section(team, lambda line: notices.say(line, "warning", once=True))
             sections.append(Section("team memory", text, str(team.index_path)))
         sections.append(Section("memory", _memory_section(config, store, team is not None), str(store.index_path)))
-    prompt = build_system_prompt(config.cwd, extra=sections, append=config.append_system_prompt)
+    prompt = build_system_prompt(
+        config.cwd, extra=sections, append=config.append_system_prompt, added=config.additional_directories()
+    )
     return prompt, instructions
 
 

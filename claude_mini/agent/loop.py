@@ -131,6 +131,9 @@ class Agent:
         self.last_request: ModelRequest | None = None  # what was really sent (fork cache guard)
         self.fork_tool_check: ForkToolCheck | None = None  # forks' extra vetting (memory.hooksInForks)
         self.purpose: Purpose = "main"  # a subagent's requests and costs are "subagent"
+        # One-shot reminders a command queued for the next user message (/add-dir's new folder):
+        # the system prompt stays as it is (DESIGN.md section 6).
+        self.notes_for_model: list[str] = []
 
     def set_tools(self, tools: Sequence[Tool]) -> None:
         """Replace the tool list (MCP servers' tools joining). Only where the prefix is rebuilt
@@ -278,7 +281,8 @@ class Agent:
         return message
 
     def _attachments(self) -> list[TextBlock]:
-        return [system_reminder(a) for a in self.lifecycle.attachments()]
+        notes, self.notes_for_model = self.notes_for_model, []
+        return [system_reminder(a) for a in [*notes, *self.lifecycle.attachments()]]
 
     async def _run_tools(
         self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock], attachments: list[str]

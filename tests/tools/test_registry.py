@@ -13,7 +13,16 @@ def _specs_json() -> str:
 
 
 def test_order_is_fixed() -> None:
-    assert [t.name for t in default_tools()] == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite", "NotebookEdit"]
+    assert [t.name for t in default_tools()] == [
+        "Read",
+        "Write",
+        "Edit",
+        "Bash",
+        "Grep",
+        "Glob",
+        "TodoWrite",
+        "NotebookEdit",
+    ]
     assert list(TOOL_NAMES) == [t.name for t in default_tools()]
 
 
