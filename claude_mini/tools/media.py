@@ -138,8 +138,9 @@ def load_pdf(path: Path, label: str, pages: str | None) -> Loaded:
         count = len(reader.pages)
         if pages is None:
             if count > PDF_WHOLE_PAGES or len(data) > MAX_PDF_BYTES:
+                size = f" ({len(data) / 1e6:.0f} MB)" if len(data) > MAX_PDF_BYTES else ""
                 raise ToolError(
-                    f"{label} has {count} pages ({len(data) / 1e6:.1f} MB): too long to read whole. "
+                    f"{label} has {count} pages{size}: too long to read whole. "
                     f'Read it in parts with `pages` (e.g. "1-{MAX_PDF_PAGES}"), at most {MAX_PDF_PAGES} pages a call.'
                 )
             chosen, body = list(range(1, count + 1)), data

@@ -20,12 +20,15 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.shortcuts.choice_input import ChoiceInput
 from prompt_toolkit.styles import Style
+
+from claude_mini.ui.clipboard import clipboard_image
 
 EXIT_WINDOW_S = 2.0
 STYLE = Style.from_dict(
@@ -86,7 +89,17 @@ def prompt_bindings(exit_keys: ExitKeys, cycle_mode: Callable[[], None]) -> KeyB
     keys.add("c-d", eager=True)(exit_keys.on_ctrl_d)
     keys.add("s-tab", eager=True)(lambda event: cycle_mode())
     keys.add("escape", "escape", eager=True)(_on_double_escape)
+    keys.add("c-v")(_paste_clipboard_image)
     return keys
+
+
+def _paste_clipboard_image(event: KeyPressEvent) -> None:
+    """Ctrl-V: the clipboard's image is saved and its quoted path typed in (attached when sent)."""
+    path, problem = clipboard_image()
+    if path is not None:
+        event.current_buffer.insert_text(f"'{path}' ")
+    else:
+        run_in_terminal(lambda: print(problem))
 
 
 REWIND_COMMAND = "/rewind"
