@@ -159,14 +159,8 @@ class PermissionPolicy:
                 policy._bypass_disabled = True
                 policy._bypass_disabled_by = (source, origin)
             for folder in perms.get("additionalDirectories") or []:
-                if not isinstance(folder, str):
-                    continue
-                path = Path(absolute_path(folder, str(policy.project_root)))
-                if not path.is_dir():
-                    problem = f"{path} is not a folder; it was not added (create it, or remove it from the list)"
-                    policy.errors.append(RuleError(f"additionalDirectories {folder}", source, problem, origin))
-                    continue
-                policy.add_directory(path)
+                if isinstance(folder, str):
+                    policy.add_directory(Path(absolute_path(folder, str(policy.project_root))))
         policy._start_in(mode or default_mode or "default")
         return policy
 

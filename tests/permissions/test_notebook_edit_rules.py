@@ -28,12 +28,10 @@ def test_additional_directories_in_accept_edits(tmp_path):
     project.mkdir()
     other.mkdir()
     p = PermissionPolicy.from_layers(
-        [("user", {"additionalDirectories": [str(other), "../missing"]})],
+        [("user", {"additionalDirectories": [str(other)]})],
         cwd=project,
         project_root=project,
         mode="acceptEdits",
     )
     assert isinstance(p.can_use_tool("NotebookEdit", {"notebook_path": str(other / "a.ipynb")}), Allow)
     assert isinstance(p.can_use_tool("Write", {"file_path": str(tmp_path / "elsewhere.txt")}), Ask)
-    [error] = p.errors
-    assert "missing is not a folder; it was not added" in error.problem
