@@ -8,8 +8,11 @@ import io
 import pytest
 from PIL import Image, ImageGrab
 
+from claude_mini.llm.messages import ToolUseBlock
+from claude_mini.tools.base import ToolResult
 from claude_mini.ui.clipboard import NO_TOOL, clipboard_image
 from claude_mini.ui.mentions import expand_mentions, pasted_images
+from claude_mini.ui.render import outcome_lines
 
 
 def png(path, size=(8, 6)):
@@ -92,3 +95,18 @@ def test_clipboard_without_a_tool_or_an_image_says_so(tmp_path, monkeypatch):
     assert clipboard_image(tmp_path) == (None, NO_TOOL)
     monkeypatch.setattr(ImageGrab, "grabclipboard", lambda: ["/some/file.txt"])
     assert clipboard_image(tmp_path)[1].startswith("There is no image on the clipboard")
+
+
+def test_render_names_what_read_and_notebook_edit_did():
+    image = ToolResult("Read shot.png", metadata={"media": "PNG 3000x2000, sent scaled to 1313x876"})
+    [line] = outcome_lines(ToolUseBlock("t1", "Read", {"file_path": "shot.png"}), image)
+    assert line.plain == "Read PNG 3000x2000, sent scaled to 1313x876"
+    [line] = outcome_lines(
+        ToolUseBlock("t2", "Read", {"file_path": "a.ipynb"}), ToolResult("<cell>", metadata={"cells": 3})
+    )
+    assert line.plain == "Read 3 cells"
+    edit = ToolResult(
+        "Updated cell calc of /p/a.ipynb", metadata={"diff": "--- a\n+++ b\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"}
+    )
+    lines = [t.plain for t in outcome_lines(ToolUseBlock("t3", "NotebookEdit", {"notebook_path": "a.ipynb"}), edit)]
+    assert lines[0] == "Updated cell calc of /p/a.ipynb" and any("+x = 2" in t for t in lines[1:])
