@@ -156,7 +156,8 @@ def load_pdf(path: Path, label: str, pages: str | None) -> Loaded:
         raise ToolError(f"{label} cannot be read as a PDF ({exc}); nothing sent.") from None
     block = MediaBlock("document", "application/pdf", base64.b64encode(body).decode("ascii"), 0, label)
     block.tokens = len(chosen) * PDF_PAGE_TOKENS
-    shown = f"pages {chosen[0]}-{chosen[-1]} of {count}" if pages is not None else f"{count} pages"
+    whole = f"{count} page{'s' if count != 1 else ''}"
+    shown = f"pages {chosen[0]}-{chosen[-1]} of {count}" if pages is not None else whole
     return Loaded(block, f"PDF, {shown}")
 
 

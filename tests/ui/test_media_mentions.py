@@ -7,6 +7,7 @@ import io
 
 import pytest
 from PIL import Image, ImageGrab
+from pypdf import PdfWriter
 
 from claude_mini.llm.messages import ToolUseBlock
 from claude_mini.tools.base import ToolResult
@@ -110,3 +111,13 @@ def test_render_names_what_read_and_notebook_edit_did():
     )
     lines = [t.plain for t in outcome_lines(ToolUseBlock("t3", "NotebookEdit", {"notebook_path": "a.ipynb"}), edit)]
     assert lines[0] == "Updated cell calc of /p/a.ipynb" and any("+x = 2" in t for t in lines[1:])
+
+
+def test_at_pdf_becomes_a_document_block(tmp_path):
+    writer = PdfWriter()
+    writer.add_blank_page(width=100, height=100)
+    with open(tmp_path / "spec.pdf", "wb") as out:
+        writer.write(out)
+    found = expand("summarise @spec.pdf", tmp_path)
+    assert [(b.kind, b.media_type) for b in found.media] == [("document", "application/pdf")]
+    assert found.attached == ["spec.pdf (PDF, 1 page)"]
