@@ -267,12 +267,22 @@ def model_asked_for(config: Config) -> bool:
     return bool(config.settings.get("model") or os.environ.get("CLAUDE_MINI_MODEL"))
 
 
+def _added_claude_md() -> bool:
+    """Whether the added folders' CLAUDE.md files are read: off, as in Claude Code, unless its
+    variable (or ours) is 1."""
+    import os
+
+    names = ("CLAUDE_MINI_ADDITIONAL_DIRECTORIES_CLAUDE_MD", "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD")
+    return any(os.environ.get(name) == "1" for name in names)
+
+
 def make_prompt(config: Config, store: MemoryStore, notices: NoticeChannel) -> tuple[SystemPrompt, InstructionSet]:
     """The session's system prompt: built-in sections, Layer 1 instructions, Layer 2 memory index."""
     instructions = load_instructions(
         config.cwd,
         excludes=config.get("claudeMdExcludes") or (),
         trusted=config.trusted,
+        added=config.additional_directories() if _added_claude_md() else (),
     )
     earlier = {n.text for n in notices.said("warning")}  # a rebuild does not repeat them
     for warning in instructions.warnings:

@@ -4,7 +4,8 @@ The folder joins the workspace as `--add-dir` and `permissions.additionalDirecto
 there run as anywhere, edits follow the rules and the mode (acceptEdits edits it unasked), the
 Bash sandbox may write it, and `@` mentions may name its files. The system prompt is not
 rebuilt (the cache prefix stays); the model learns of the folder from a reminder on the next
-message. Its CLAUDE.md is not read, as Claude Code does by default.
+message. Its CLAUDE.md is not read (the prompt stays; --add-dir with
+CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD=1 reads it at start-up).
 """
 
 from __future__ import annotations

@@ -96,3 +96,13 @@ def test_slash_add_dir_in_the_repl(start, fake_server, other):  # noqa: F811
     texts = [c.get("text", "") for c in first]
     assert "VALUE = 1" in texts[0]  # the @mention of the added folder's file was attached
     assert any(f"The user added {other} as a working directory" in t for t in texts[1:])
+
+
+@pytest.mark.parametrize("read", [False, True], ids=["default", "variable-set"])
+def test_an_added_folders_claude_md_is_read_only_when_asked(run_cli, fake_server, other, read):
+    (other / "CLAUDE.md").write_text("Other repo rule: tabs, never spaces.\n")
+    env = {"CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD": "1"} if read else {}
+    main_replies(fake_server, Reply.text("ok"))
+    assert run_cli("-p", "hi", "--add-dir", str(other), env=env).returncode == 0
+    system = json.dumps(fake_server.requests_for("main")[0].body["system"])
+    assert ("Other repo rule: tabs, never spaces." in system) is read

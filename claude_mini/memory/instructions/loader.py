@@ -87,6 +87,8 @@ class Loader:
         self.load_rules(os.path.join(ctx.home, "rules"), ctx.project_root, "user")
         for folder in _dirs_from_top(ctx.cwd):
             self.load_folder(folder)
+        for folder in ctx.added:  # --add-dir folders, when asked for (their CLAUDE.md, rules, local file)
+            self.load_folder(folder)
 
     def load_folder(self, folder: str) -> None:
         """The per-folder set: CLAUDE.md (else AGENTS.md), .claude/CLAUDE.md, rules, CLAUDE.local.md."""
@@ -296,6 +298,7 @@ def load_instructions(
     home: Path | None = None,
     managed: Path | None = None,
     trusted: bool = False,
+    added: Sequence[Path] = (),
 ) -> InstructionSet:
     """Discover and read every instruction file that applies to a session started in `cwd`.
 
@@ -304,6 +307,7 @@ def load_instructions(
     `claudeMdExcludes` setting (a `trust.RepositoryOnly` list, from an untrusted repository,
     excludes only files inside it). `home`/`managed` default to paths.home_dir()/managed_dir().
     `trusted` (Config.trusted) lets project files import from elsewhere in the OS home.
+    `added`: folders added to the session (--add-dir) whose own instruction files are read too.
     """
     real_cwd = os.path.realpath(cwd)
     root = project_root if project_root is not None else checkout_root(Path(real_cwd))
@@ -316,6 +320,7 @@ def load_instructions(
         excludes=() if isinstance(excludes, RepositoryOnly) else tuple(excludes),
         repo_excludes=tuple(excludes) if isinstance(excludes, RepositoryOnly) else (),
         trusted=trusted,
+        added=tuple(os.path.realpath(folder) for folder in added),
     )
     loader = Loader(ctx, set())
     loader.warnings.extend(f"claudeMdExcludes: {error}; it is ignored" for error in ctx.exclude_errors)
