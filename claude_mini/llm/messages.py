@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 # The X-Claude-Mini-Purpose of every request (DESIGN.md section 4); /cost lists PURPOSES in this order.
-Purpose = Literal["main", "recall", "extract", "compact", "dream", "subagent"]
-PURPOSES: tuple[str, ...] = ("main", "subagent", "recall", "extract", "compact", "dream")
+Purpose = Literal["main", "recall", "extract", "compact", "dream", "subagent", "webfetch", "websearch"]
+PURPOSES: tuple[str, ...] = ("main", "subagent", "recall", "extract", "compact", "dream", "webfetch", "websearch")
 EPHEMERAL = {"type": "ephemeral"}
 MEDIA_KINDS = ("image", "document")
 # The API scales an image down until it fits 1568 px a side and about this many tokens.
@@ -21,10 +21,15 @@ IMAGE_MAX_TOKENS = 1600
 
 @dataclass
 class TextBlock:
-    """Plain text from the user, the assistant, or an attachment."""
+    """Plain text from the user, the assistant, or an attachment.
+
+    `citations`: the sources a server tool's answer cites (web search), as the API gave them;
+    None for ordinary text.
+    """
 
     text: str
     type: Literal["text"] = "text"
+    citations: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -75,7 +80,23 @@ class ThinkingBlock:
     type: Literal["thinking"] = "thinking"
 
 
-Block = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | MediaBlock
+@dataclass
+class ServerBlock:
+    """A block of a tool the server runs itself (`server_tool_use`, `web_search_tool_result`):
+    kept verbatim, since the API wants it back unchanged in the next request of the same turn.
+    Only the web search tool's own requests hold them; the conversation never does, so a
+    transcript's such block stays unknown to `block_from_api` (a lone one would break the next request)."""
+
+    data: dict[str, Any]
+
+    @property
+    def type(self) -> str:
+        return str(self.data.get("type", ""))
+
+
+SERVER_BLOCK_TYPES = frozenset({"server_tool_use", "web_search_tool_result"})
+
+Block = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | ServerBlock | MediaBlock
 
 
 @dataclass
@@ -153,7 +174,11 @@ def block_to_api(block: Block, *, media: bool = True) -> dict[str, Any]:
     """One content block as the API expects it; `media=False` leaves images and PDFs' data out
     (for counting tokens: their cost is `MediaBlock.tokens`, not their base64's length)."""
     if isinstance(block, TextBlock):
+        if block.citations:
+            return {"type": "text", "text": block.text, "citations": block.citations}
         return {"type": "text", "text": block.text}
+    if isinstance(block, ServerBlock):
+        return dict(block.data)
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
     if isinstance(block, MediaBlock):
@@ -209,7 +234,7 @@ def block_from_api(d: dict[str, Any]) -> Block:
     """Inverse of `block_to_api`; also used for transcripts."""
     kind = d.get("type")
     if kind == "text":
-        return TextBlock(d.get("text", ""))
+        return TextBlock(d.get("text", ""), citations=d.get("citations") or None)
     if kind == "tool_use":
         return ToolUseBlock(d["id"], d["name"], d.get("input") or {})
     if kind == "tool_result":
