@@ -377,6 +377,15 @@ def model_asked_for(config: Config) -> bool:
     return bool(config.settings.get("model") or os.environ.get("CLAUDE_MINI_MODEL"))
 
 
+def _added_claude_md() -> bool:
+    """Whether the added folders' CLAUDE.md files are read: off, as in Claude Code, unless its
+    variable (or ours) is 1."""
+    import os
+
+    names = ("CLAUDE_MINI_ADDITIONAL_DIRECTORIES_CLAUDE_MD", "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD")
+    return any(os.environ.get(name) == "1" for name in names)
+
+
 def make_prompt(config: Config, store: MemoryStore, notices: NoticeChannel) -> tuple[SystemPrompt, InstructionSet]:
     """The session's system prompt: built-in sections, Layer 1 instructions, Layer 2 memory index."""
     instructions = load_instructions(
@@ -384,6 +393,7 @@ def make_prompt(config: Config, store: MemoryStore, notices: NoticeChannel) -> t
         excludes=config.get("claudeMdExcludes") or (),
         trusted=config.trusted,
         claude_code_home=config.claude_code_home,
+        added=config.additional_directories() if _added_claude_md() else (),
     )
     earlier = {n.text for n in notices.said("warning")}  # a rebuild does not repeat them
     for warning in instructions.warnings:
@@ -397,7 +407,11 @@ def make_prompt(config: Config, store: MemoryStore, notices: NoticeChannel) -> t
             sections.append(Section("team memory", text, str(team.index_path)))
         sections.append(Section("memory", _memory_section(config, store, team is not None), str(store.index_path)))
     prompt = build_system_prompt(
-        config.cwd, extra=sections, append=config.append_system_prompt, replace=config.system_prompt
+        config.cwd,
+        extra=sections,
+        append=config.append_system_prompt,
+        replace=config.system_prompt,
+        added=config.additional_directories(),
     )
     return prompt, instructions
 

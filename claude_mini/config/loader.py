@@ -83,6 +83,21 @@ class Config:
         self.trusted_for_run = self.trusted_for_run or this_run_only
         _assemble(self)
 
+    def additional_directories(self) -> list[Path]:
+        """The existing folders `permissions.additionalDirectories` (and --add-dir) add, each once;
+        relative ones are relative to the project root, as the permission rules read them."""
+        found: list[Path] = []
+        for _, perms, _ in self.permission_layers():
+            for folder in perms.get("additionalDirectories") or []:
+                path = (
+                    Path(os.path.abspath(self.project_root / Path(folder).expanduser()))
+                    if isinstance(folder, str)
+                    else None
+                )
+                if path is not None and path.is_dir() and path not in found:
+                    found.append(path)
+        return found
+
     def permission_layers(self) -> list[tuple[str, dict[str, Any], str | None]]:
         """(source, permissions dict, file) per layer, lowest precedence first."""
         out = []

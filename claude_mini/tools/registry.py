@@ -15,6 +15,7 @@ from claude_mini.tools.edit import EditTool
 from claude_mini.tools.glob import GlobTool
 from claude_mini.tools.grep import GrepTool
 from claude_mini.tools.kill_shell import KillShellTool
+from claude_mini.tools.notebook import NotebookEditTool
 from claude_mini.tools.read import ReadTool
 from claude_mini.tools.todo import TodoWriteTool
 from claude_mini.tools.web_fetch import WebFetchTool
@@ -31,6 +32,7 @@ TOOL_NAMES = (
     "TodoWrite",
     "BashOutput",
     "KillShell",
+    "NotebookEdit",
     "WebFetch",
     "WebSearch",
 )
@@ -49,6 +51,7 @@ def default_tools(*, web_search: bool = True) -> list[Tool]:
         TodoWriteTool(),
         BashOutputTool(),
         KillShellTool(),
+        NotebookEditTool(),
         WebFetchTool(),
     ]
     if web_search:

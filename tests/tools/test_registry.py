@@ -23,6 +23,7 @@ def test_order_is_fixed() -> None:
         "TodoWrite",
         "BashOutput",
         "KillShell",
+        "NotebookEdit",
         "WebFetch",
         "WebSearch",
     ]
@@ -49,6 +50,7 @@ def test_read_only_flags() -> None:
         "TodoWrite": False,
         "BashOutput": True,
         "KillShell": False,
+        "NotebookEdit": False,
         "WebFetch": True,
         "WebSearch": True,
     }
