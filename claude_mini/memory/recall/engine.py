@@ -4,10 +4,11 @@ The part (recall/part.py) decides when a prefetch starts, what reaches the model
 session budget; this engine does the work of one selection:
 
     local_pass  (in a thread) scan the folder (on-disk index, only changed files read), the
-                archive and the team folder ─► manifest of ≤ 200 ─► strong BM25 matches
+                archive and the team folder ─► manifest of ≤ 200 by the fused BM25 + embedding
+                ranking ─► its strong matches
     run         the local picks rendered at once (the `local` future), then, with strategy
-                "model", one side-model request over the manifest (a request in another
-                script first gets English keywords when the folder is large); a failure or
+                "model", one side-model request over the manifest (a request with no strong
+                local match first gets English keywords when the folder is large); a failure or
                 recall.timeoutMs falls back to the local picks
     render      the chosen files as attachments; archived ones are brought back
 """
@@ -29,7 +30,6 @@ from claude_mini.memory.recall.archive import ArchiveTier, is_archived_name
 from claude_mini.memory.recall.lexical import (
     SHORTLIST_SIZE,
     Candidate,
-    crosses_scripts,
     manifest_line,
     select_lexical,
     shortlist,
@@ -140,7 +140,7 @@ class RecallEngine:
         if settings.strategy == "lexical":
             event.selected = list(strong)
             return Selection(found, "lexical", len(manifest), restored=restored)
-        if cut and crosses_scripts(query, self.scanner.index):
+        if cut and not strong:
             manifest = await self._bridged(client, settings, query, exclude) or manifest
             by_name |= {c.filename: c for c in manifest}
         try:
@@ -168,11 +168,10 @@ class RecallEngine:
             self.scanner.scan()
             view = self.archive.refresh()
             exclude |= superseded_names(self.scanner.index.docs, view.index.docs)
-            now = self.clock()
-            best = shortlist(query, self.scanner.index, SHORTLIST_SIZE, now, exclude=exclude, archive=view)
-            scored = select_lexical(query, self.scanner.index, now=now, exclude=exclude, archive=view)
+            best = shortlist(query, self.scanner.index, SHORTLIST_SIZE, exclude=exclude, archive=view)
+            scored = select_lexical(query, self.scanner.index, exclude=exclude, archive=view)
             if self.team is not None:
-                best, scored = self._with_team(query, now, exclude, best, scored)
+                best, scored = self._with_team(query, exclude, best, scored)
             strong = [f for f, _ in scored]
             candidates = [c for name, _ in best if (c := self._candidate_locked(name))]
             cut = len(self.scanner.index) + len(view.eligible) > BRIDGE_FOLDER_FILES
@@ -182,10 +181,12 @@ class RecallEngine:
     async def _bridged(
         self, client: ModelClient, settings: RecallSettings, query: str, exclude: frozenset[str]
     ) -> list[Candidate]:
-        """A request in Chinese or Japanese to a folder of mostly English memories shares almost
-        no words with them, and above BRIDGE_FOLDER_FILES the manifest can show only part of the
-        folder: one small side-model request turns it into English keywords, and the manifest
-        is ranked again with them. [] when that request fails (the first manifest is used)."""
+        """A request the local pass finds nothing strong for (another language than the memories',
+        a pure paraphrase) may share almost no words with what it needs, and above
+        BRIDGE_FOLDER_FILES the manifest can show only part of the folder: one small side-model
+        request turns it into English keywords, and the manifest is ranked again with them.
+        [] when that request fails (the first manifest is used). A turn with a strong local
+        match never pays for it (scripts/bench_recall.py counts how many turns do)."""
         request = build_keywords_request(self.config.small_model, query)
         try:
             done = await asyncio.wait_for(client.complete(request), settings.timeout_ms / 1000)
@@ -204,7 +205,6 @@ class RecallEngine:
     def _with_team(
         self,
         query: str,
-        now: float,
         exclude: frozenset[str],
         best: list[tuple[str, float]],
         scored: list[tuple[str, float]],
@@ -212,7 +212,7 @@ class RecallEngine:
         """The private tier's shortlist and strong matches merged with the team folder's
         (memory/recall/team.py); under the scan lock."""
         assert self.team is not None
-        team_best, team_strong = self.team.local_pass(query, now, exclude)
+        team_best, team_strong = self.team.local_pass(query, exclude)
         return merge_tiers(best, scored, team_best, team_strong)
 
     def render(self, names: list[str], by_name: dict[str, Candidate]) -> tuple[dict[str, RecalledMemory], list[str]]:

@@ -35,14 +35,14 @@ class TeamRecall:
         self.root = root
         self.scanner = CandidateScanner(root, cache_file=cache_file)
 
-    def local_pass(self, query: str, now: float, exclude: frozenset[str]) -> tuple[Scored, Scored]:
+    def local_pass(self, query: str, exclude: frozenset[str]) -> tuple[Scored, Scored]:
         """(shortlist, strong lexical matches) of the team folder, named `team/<file>`."""
         self.scanner.scan()
         index = self.scanner.index
         hidden = {f"{TEAM_PREFIX}{name}" for name in superseded_names(index.docs)}
         own = {name.removeprefix(TEAM_PREFIX) for name in exclude | hidden if is_team_name(name)}
-        best = shortlist(query, index, SHORTLIST_SIZE, now, exclude=own)
-        strong = select_lexical(query, index, now=now, exclude=own)
+        best = shortlist(query, index, SHORTLIST_SIZE, exclude=own)
+        strong = select_lexical(query, index, exclude=own)
         return _named(best), _named(strong)
 
     def candidate(self, name: str) -> Candidate | None:
