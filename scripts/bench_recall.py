@@ -24,6 +24,8 @@ one recall request, using `RecallPart` against the loopback fake server.
 from __future__ import annotations
 
 import argparse
+import itertools
+import logging
 import os
 import random
 import statistics
@@ -36,7 +38,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.recall.lexical import LexicalIndex, candidate_from_text, select_lexical, shortlist
+from claude_mini.memory.recall.lexical import (
+    SELECT_K,
+    LexicalIndex,
+    candidate_from_text,
+    fuse,
+    hits,
+    select_lexical,
+    shortlist,
+)
 from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store import format_memory
 
@@ -1121,80 +1131,250 @@ def scaled(fixture: Fixture, size: int, seed: int) -> list[Memory]:
     return fixture.memories + distractors(random.Random(seed + size), extra, taken)
 
 
-# --- quality -----------------------------------------------------------------------------
-def in_memory_index(memories: list[Memory]) -> LexicalIndex:
-    return LexicalIndex(candidate_from_text(m.filename, m.text(), m.mtime) for m in memories)
+# --- quality ---
+HELDOUT = Path(__file__).resolve().parent / "fixtures" / "recall_heldout.json"
 
 
-def evaluate(queries: list[Query], select: Callable[[str], list[str]]) -> dict[str, float]:
-    """recall@5, precision@5 and abstention for any selection strategy."""
-    recalls, precisions, abstained, empty_answerable = [], [], 0, 0
-    answerable = [q for q in queries if q.relevant]
-    for q in queries:
-        chosen = select(q.text)[:5]
-        hits = len(set(chosen) & q.relevant)
-        if not q.relevant:
-            abstained += not chosen
-            if chosen:
-                precisions.append(0.0)
-            continue
-        recalls.append(hits / len(q.relevant))
-        if chosen:
-            precisions.append(hits / len(chosen))
+@dataclass
+class Doc:
+    """A memory file as every ranker sees it."""
+
+    filename: str
+    text: str
+    mtime: float
+
+
+@dataclass
+class Bench:
+    """One fixture for the side-by-side table: its files, its queries, who wrote it."""
+
+    title: str
+    docs: list[Doc]
+    queries: list[Query]
+    tuned: bool  # False: a constant must never be chosen on it (the held-out fixture)
+    generated: Fixture | None = None  # its own distractors: made-up services on the same templates
+
+
+class Baseline:
+    """A ranking from outside claude-mini's code: bm25s over each whole file, with or without
+    PyStemmer, or the embeddings alone (cosine of the same text claude-mini embeds)."""
+
+    def __init__(self, kind: str, docs: list[Doc]) -> None:
+        import bm25s
+        import Stemmer
+
+        self.kind, self.names = kind, [d.filename for d in docs]
+        if kind == "embeddings":
+            from claude_mini.memory.recall import embed
+
+            cands = [candidate_from_text(d.filename, d.text, d.mtime) for d in docs]
+            self.vectors = embed.embed([c.embedding_text() for c in cands])
+            return
+        self.stemmer = Stemmer.Stemmer("english") if kind == "stemmed BM25" else None
+        tokens = bm25s.tokenize([d.text for d in docs], stopwords="en", stemmer=self.stemmer, show_progress=False)
+        self.bm25 = bm25s.BM25()
+        self.bm25.index(tokens, show_progress=False)
+
+    def top(self, query: str, k: int) -> list[str]:
+        import bm25s
+        import numpy as np
+
+        if self.kind == "embeddings":
+            from claude_mini.memory.recall import embed
+
+            scores = self.vectors @ embed.embed([query])[0]
         else:
-            empty_answerable += 1
+            q = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer, show_progress=False, return_ids=False)[0]
+            q = [t for t in q if t in self.bm25.vocab_dict]
+            if not q:
+                return []
+            scores = self.bm25.get_scores(q)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [self.names[i] for i in order if scores[i] > 0]
+
+
+class Ours:
+    """claude-mini's ranking as recall uses it: superseded files left out, the fused shortlist,
+    and the lexical strategy's cut."""
+
+    def __init__(self, docs: list[Doc], *, embeddings: bool = True) -> None:
+        from claude_mini.memory.store.links import superseded_names
+
+        self.index = LexicalIndex(
+            (candidate_from_text(d.filename, d.text, d.mtime) for d in docs), embeddings=embeddings
+        )
+        self.hidden = superseded_names(self.index.docs)
+
+    def top(self, query: str, k: int) -> list[str]:
+        return [f for f, _ in shortlist(query, self.index, k, exclude=self.hidden)]
+
+    def top_rrf(self, query: str, k: int) -> list[str]:
+        """The same ranking fused by reciprocal rank instead (what the fusion rule was chosen against)."""
+        return [h.name for h, _ in fuse(hits(query, [("", self.index, None)], self.hidden), rule="rrf")[:k]]
+
+    def select(self, query: str, **cut: float) -> list[str]:
+        return [f for f, _ in select_lexical(query, self.index, exclude=self.hidden, **cut)]  # type: ignore[arg-type]
+
+
+def quality(queries: list[Query], picks: list[list[str]]) -> dict[str, float]:
+    """recall@5, precision@5 (over queries that selected something), any-gold@5, abstention."""
+    answerable = [(q, p[:5]) for q, p in zip(queries, picks, strict=True) if q.relevant]
+    nothing = [p for q, p in zip(queries, picks, strict=True) if not q.relevant]
+    precisions = [len(set(p) & q.relevant) / len(p) for q, p in answerable if p] + [0.0 for p in nothing if p]
     return {
-        "recall@5": statistics.fmean(recalls),
-        "precision@5": statistics.fmean(precisions) if precisions else 0.0,
-        "abstained": abstained / max(1, len(queries) - len(answerable)),
-        "empty_answerable": empty_answerable / max(1, len(answerable)),
-        "answerable": len(answerable),
-        "none": len(queries) - len(answerable),
+        "recall": statistics.fmean(len(set(p) & q.relevant) / len(q.relevant) for q, p in answerable),
+        "precision": statistics.fmean(precisions) if precisions else float("nan"),
+        "any": statistics.fmean(bool(set(p) & q.relevant) for q, p in answerable),
+        "abstain": statistics.fmean(not p for p in nothing) if nothing else float("nan"),
     }
 
 
-def shortlist_recall(queries: list[Query], index: LexicalIndex, k: int) -> float:
-    """Share of relevant files that make it into the k-file manifest."""
+def reach(queries: list[Query], top: Callable[[str, int], list[str]], k: int = 200) -> float:
+    """Share of the relevant files among the k best (recall@k)."""
     answerable = [q for q in queries if q.relevant]
-    got = [len({f for f, _ in shortlist(q.text, index, k, NOW)} & q.relevant) / len(q.relevant) for q in answerable]
-    return statistics.fmean(got)
+    return statistics.fmean(len(set(top(q.text, k)) & q.relevant) / len(q.relevant) for q in answerable)
 
 
-def newest_recall(queries: list[Query], memories: list[Memory], k: int) -> float:
-    """The same for Claude Code's rule (the k newest files), for comparison."""
-    newest = {m.filename for m in sorted(memories, key=lambda m: -m.mtime)[:k]}
-    answerable = [q for q in queries if q.relevant]
-    return statistics.fmean(len(newest & q.relevant) / len(q.relevant) for q in answerable)
+def look_alikes(docs: list[Doc], n: int, seed: int) -> list[Doc]:
+    """`n` distractors made of the fixture's own words, newer than every real file (0-60 days).
+
+    Each is a real memory with every word swapped, with even odds, for a word drawn from the
+    whole fixture (so by its frequency there): it shares the vocabulary and the topic of the
+    memories a query needs, often even their rare terms, without saying what they say.
+    """
+    rng = random.Random(seed)
+    parsed = [candidate_from_text(d.filename, d.text, d.mtime) for d in docs]
+    pool = [w for c in parsed for w in f"{c.name} {c.description} {c.head_text}".split()]
+    out = []
+    for i in range(n):
+        a = rng.choice(parsed)
+        name, desc, body = (_garble(t, pool, rng) for t in (a.name, a.description, a.head_text))
+        text = format_memory(name=name, description=desc, type=a.type or "project", body=body)
+        out.append(Doc(f"lookalike-{i:05d}.md", text, NOW - rng.uniform(0, 60) * DAY))
+    return out
 
 
-def report_quality(fixture: Fixture, seed: int) -> None:
-    n = len(fixture.memories)
-    index = in_memory_index(fixture.memories)
-    lex = evaluate(fixture.queries, lambda q: [f for f, _ in select_lexical(q, index, now=NOW)])
-    top5 = evaluate(fixture.queries, lambda q: [f for f, _ in shortlist(q, index, 5, NOW)])
-    print(
-        f"Quality: {n} memories, {len(fixture.queries)} queries "
-        f"({lex['answerable']} with relevant memories, {lex['none']} that need none)"
-    )
-    print(
-        f"  select_lexical      recall@5 {lex['recall@5']:.3f}   precision@5 "
-        f"{lex['precision@5']:.3f}   abstains on no-memory queries {lex['abstained']:.0%}   "
-        f"selects nothing for answerable {lex['empty_answerable']:.0%}"
-    )
-    print(
-        f"  top-5 by BM25       recall@5 {top5['recall@5']:.3f}   precision@5 "
-        f"{top5['precision@5']:.3f}   (no threshold, for reference)"
-    )
-    for size in (2_000, 10_000):
-        memories = scaled(fixture, size, seed)
-        big = in_memory_index(memories)
-        lex_big = evaluate(fixture.queries, lambda q, big=big: [f for f, _ in select_lexical(q, big, now=NOW)])
-        print(
-            f"  at {size:>6,} memories shortlist recall@200 "
-            f"{shortlist_recall(fixture.queries, big, 200):.3f}   (200 newest: "
-            f"{newest_recall(fixture.queries, memories, 200):.3f})   select_lexical "
-            f"recall@5 {lex_big['recall@5']:.3f} precision@5 {lex_big['precision@5']:.3f}"
+def _garble(text: str, pool: list[str], rng: random.Random) -> str:
+    return " ".join(rng.choice(pool) if rng.random() < 0.5 else w for w in text.split())
+
+
+def distractor_docs(bench: Bench, size: int, seed: int) -> list[Doc]:
+    """Newer files sharing the fixture's vocabulary, up to `size` in all: the generated fixture's
+    made-up services (as in every earlier version of this script), look-alikes for the others."""
+    if bench.generated is None:
+        return look_alikes(bench.docs, size - len(bench.docs), seed + size)
+    return [Doc(m.filename, m.text(), m.mtime) for m in scaled(bench.generated, size, seed)[len(bench.docs) :]]
+
+
+def benches(seed: int, *, heldout: bool = True) -> list[Bench]:
+    """The three fixtures: generated (tunable), the first outsider's, the held-out one."""
+    gen = build_fixture(seed)
+    out = [
+        Bench(
+            "generated (this script, by the team)",
+            [Doc(m.filename, m.text(), m.mtime) for m in gen.memories],
+            gen.queries,
+            True,
+            gen,
         )
+    ]
+    for title, path, tuned in (
+        ("recall_unseen.json (outsider 1)", ru.FIXTURE, True),
+        ("recall_heldout.json (outsider 2, HELD OUT)", HELDOUT, False),
+    ):
+        if not (tuned or heldout):
+            continue
+        if not path.exists():
+            print(f"  ({path.name} is missing: its figures are left out)")
+            continue
+        fx = ru.load_unseen(path)
+        docs = [Doc(m.file, m.text(), m.mtime) for m in fx.memories]
+        out.append(Bench(title, docs, [Query(q.text, q.relevant) for q in fx.queries], tuned))
+    return out
+
+
+BASELINES = ("plain BM25", "stemmed BM25", "embeddings")
+
+
+def report_rankers(seed: int, sizes: tuple[int, ...]) -> None:
+    """Every fixture's figures beside plain BM25, stemmed BM25 and the embeddings alone."""
+    print("Rankings side by side (baselines: bm25s over each whole file; top-5 = no cut, always 5):")
+    for bench in benches(seed):
+        n_none = sum(not q.relevant for q in bench.queries)
+        tag = "" if bench.tuned else "  -- never tuned on"
+        print(f"\n  {bench.title}: {len(bench.docs)} memories, {len(bench.queries)} queries ({n_none} no-answer){tag}")
+        print(f"    {'ranker':<28} {'recall@5':>8} {'prec@5':>7} {'any@5':>6} {'abstain':>8}")
+        ours = Ours(bench.docs)
+        rows = [(name, Baseline(name, bench.docs).top) for name in BASELINES]
+        rows.append(("claude-mini RRF, top-5", ours.top_rrf))
+        rows.append(("claude-mini fused, top-5", ours.top))
+        for name, top in rows:
+            _quality_row(name, quality(bench.queries, [top(q.text, 5) for q in bench.queries]))
+        _quality_row("claude-mini lexical (cut)", quality(bench.queries, [ours.select(q.text) for q in bench.queries]))
+        for size in sizes:
+            docs = bench.docs + distractor_docs(bench, size, seed)
+            ours = Ours(docs)
+            figures = [reach(bench.queries, Baseline(name, docs).top) for name in BASELINES]
+            figures.append(reach(bench.queries, ours.top))
+            newest = {d.filename for d in sorted(docs, key=lambda d: -d.mtime)[:200]}
+            by_age = reach(bench.queries, lambda q, k, newest=newest: list(newest))
+            lex = quality(bench.queries, [ours.select(q.text) for q in bench.queries])
+            print(
+                f"    at {size:>6,} memories recall@200: "
+                + "  ".join(f"{name} {v:.3f}" for name, v in zip((*BASELINES, "fused"), figures, strict=True))
+                + f"  (200 newest {by_age:.3f})"
+                + f"; lexical cut recall@5 {lex['recall']:.2f} prec {lex['precision']:.2f} abstain {lex['abstain']:.2f}"
+            )
+
+
+CUT_GRID = {
+    "threshold": (1.4, 1.6, 1.8, 2.0, 2.2),
+    "cosine": (0.65, 0.7, 0.75, 0.8),
+    "relative": (0.4, 0.5, 0.6, 0.7),
+    "near": (0.02, 0.03, 0.05),
+}
+
+
+def report_calibration(seed: int) -> None:
+    """The lexical cut's grid on the tunable fixtures only (the held-out one is never loaded):
+    each setting's figures and its room over the targets (the smallest margin of recall@5 over
+    plain BM25's top 5, of precision over 0.50, of abstention over 0.75), best first."""
+    tunable = [b for b in benches(seed, heldout=False)]
+    targets, cached = [], []
+    for bench in tunable:
+        plain = Baseline("plain BM25", bench.docs)
+        targets.append(quality(bench.queries, [plain.top(q.text, 5) for q in bench.queries])["recall"])
+        ours = Ours(bench.docs)
+        cached.append([(q, fuse(hits(q.text, [("", ours.index, None)], ours.hidden))) for q in bench.queries])
+    rows = []
+    for cut in itertools.product(*CUT_GRID.values()):
+        figures = [quality([q for q, _ in c], [_cut(f, *cut) for _, f in c]) for c in cached]
+        room = min(
+            min(f["recall"] - t, f["precision"] - 0.5, f["abstain"] - 0.75)
+            for f, t in zip(figures, targets, strict=True)
+        )
+        rows.append((room, cut, figures))
+    rows.sort(key=lambda r: -r[0])
+    print("Lexical cut grid (threshold, cosine, relative, near) on " + ", ".join(b.title for b in tunable))
+    print("  plain BM25 top-5 recall to beat: " + ", ".join(f"{t:.3f}" for t in targets))
+    for room, cut, figures in rows[:12]:
+        shown = "   ".join(f"{f['recall']:.3f}/{f['precision']:.3f}/{f['abstain']:.2f}" for f in figures)
+        print(f"  {cut}  room {room:+.3f}   recall/precision/abstain {shown}")
+
+
+def _cut(fused: list, threshold: float, cosine: float, relative: float, near: float) -> list[str]:
+    """select_lexical's rule over precomputed fused hits."""
+    best_b = max((h.bm25 for h, _ in fused), default=0.0)
+    best_c = max((h.cosine for h, _ in fused), default=0.0)
+    ok_b, ok_c = best_b >= threshold, best_c >= cosine
+    picked = [
+        h.name for h, _ in fused if (ok_b and h.bm25 >= relative * best_b) or (ok_c and h.cosine >= best_c - near)
+    ]
+    return picked[:SELECT_K]
+
+
+def _quality_row(name: str, f: dict[str, float]) -> None:
+    print(f"    {name:<28} {f['recall']:>8.3f} {f['precision']:>7.3f} {f['any']:>6.3f} {f['abstain']:>8.2f}")
 
 
 # --- timing ------------------------------------------------------------------------------
@@ -1242,17 +1422,19 @@ def report_timing(fixture: Fixture, seed: int, sizes: tuple[int, ...], tmp: Path
 def time_folder(root: Path, queries: list[str], cold_runs: int) -> dict[str, float]:
     """Median milliseconds of each way of serving a turn from the folder at `root`."""
     read = [timed(lambda: read_all(root)) for _ in range(5)]
-    cold = [timed(lambda q=q: shortlist(q, _fresh_scan(root), 200, NOW)) for q in queries[:cold_runs]]
+    cold = [timed(lambda q=q: shortlist(q, _fresh_scan(root), 200)) for q in queries[:cold_runs]]
     cache = root.parent / "recall-index.json"
     saver = CandidateScanner(root, cache_file=cache)
     saver.scan()
+    shortlist(queries[0], saver.index, 200)  # the embeddings and the BM25 matrix, saved with the index
     saver.save_cache()
-    indexed = [timed(lambda q=q: shortlist(q, _fresh_scan(root, cache), 200, NOW)) for q in queries[:cold_runs]]
+    indexed = [timed(lambda q=q: shortlist(q, _fresh_scan(root, cache), 200)) for q in queries[:cold_runs]]
     scanner = CandidateScanner(root)
     scanner.scan()
-    warm = [timed(lambda q=q: (scanner.scan(), shortlist(q, scanner.index, 200, NOW))) for q in queries[:15]]
+    shortlist(queries[0], scanner.index, 200)  # the session's first turn built the matrices
+    warm = [timed(lambda q=q: (scanner.scan(), shortlist(q, scanner.index, 200))) for q in queries[:15]]
     changed = [_timed_change(scanner, root, q) for q in queries[:5]]
-    select = [timed(lambda q=q: select_lexical(q, scanner.index, now=NOW)) for q in queries[:15]]
+    select = [timed(lambda q=q: select_lexical(q, scanner.index)) for q in queries[:15]]
     return {
         "read": ms(read),
         "cold": ms(cold),
@@ -1272,7 +1454,7 @@ def _fresh_scan(root: Path, cache: Path | None = None) -> LexicalIndex:
 def _timed_change(scanner: CandidateScanner, root: Path, query: str) -> float:
     victim = next(p for p in sorted(root.glob("*.md")) if p.name != "MEMORY.md")
     victim.write_text(victim.read_text() + "\nOne more line.\n")
-    return timed(lambda: (scanner.scan(), shortlist(query, scanner.index, 200, NOW)))
+    return timed(lambda: (scanner.scan(), shortlist(query, scanner.index, 200)))
 
 
 # --- the model strategy's plumbing --------------------------------------------------------
@@ -1427,11 +1609,11 @@ def report_unseen_reach(unseen, seed: int, tmp: Path, quick: bool) -> None:
         gc_s = time.perf_counter() - start
         engine = RecallEngine(store, Config(cwd=root, project_root=root), clock=lambda: ru.NOW)
         tiers = _reach(answerable, partial(_manifest_names, engine))
-        live = _reach(answerable, partial(_shortlist_names, engine.scanner.index, ru.NOW))
+        live = _reach(answerable, partial(_shortlist_names, engine.scanner.index))
         plain = LexicalIndex(
             candidate_from_text(getattr(m, "file", None) or m.filename, m.text(), m.mtime) for m in everyone
         )
-        flat = _reach(answerable, partial(_shortlist_names, plain, ru.NOW))
+        flat = _reach(answerable, partial(_shortlist_names, plain))
         print(
             f"    {size:>6,} memories, gc archived {len(archived):,} in {gc_s:.1f} s:  "
             f"live + archive {tiers:.3f}   live files only {live:.3f}   "
@@ -1443,16 +1625,14 @@ def _manifest_names(engine, query) -> list[str]:
     """The live names of the files recall's manifest offers for `query` (an UnseenQuery); for
     one in Chinese, as recall's bridge widens it, with the fixture's human translation standing
     in for the side model's keywords."""
-    from claude_mini.memory.recall.lexical import crosses_scripts
-
-    manifest, _, cut = engine.local_pass(query.text, frozenset())
-    if query.english and cut and crosses_scripts(query.text, engine.scanner.index):
+    manifest, strong, cut = engine.local_pass(query.text, frozenset())
+    if query.english and cut and not strong:
         manifest = engine.local_pass(f"{query.text} {query.english}", frozenset())[0]
     return [c.filename.removeprefix("archive/") for c in manifest]
 
 
-def _shortlist_names(index: LexicalIndex, now: float, query) -> list[str]:
-    return [f for f, _ in shortlist(query.text, index, 200, now)]
+def _shortlist_names(index: LexicalIndex, query) -> list[str]:
+    return [f for f, _ in shortlist(query.text, index, 200)]
 
 
 def _reach(queries, offered: Callable[[Any], list[str]]) -> float:
@@ -1460,13 +1640,21 @@ def _reach(queries, offered: Callable[[Any], list[str]]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index it builds at DEBUG
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--quick", action="store_true", help="skip the 10,000-file timing")
+    parser.add_argument("--calibrate", action="store_true", help="the lexical cut's grid (tunable fixtures only)")
+    parser.add_argument("--rankings-only", action="store_true", help="only the side-by-side rankings")
     args = parser.parse_args(argv)
     fixture = build_fixture(args.seed)
-    report_quality(fixture, args.seed)
     sizes = SIZES[:2] if args.quick else SIZES
+    if args.calibrate:
+        report_calibration(args.seed)
+        return 0
+    report_rankers(args.seed, (2_000,) if args.quick else (2_000, 10_000))
+    if args.rankings_only:
+        return 0
     with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
         ok = report_timing(fixture, args.seed, sizes, Path(tmp))
         report_model_plumbing(fixture, sizes, Path(tmp))
