@@ -261,8 +261,8 @@ class LexicalIndex:
 
     def cosines(self, query: str) -> dict[str, float]:
         """Cosine of the query's embedding with every document's; {} without the model."""
-        if not self.embeddings or not self.docs:
-            return {}
+        if not self.embeddings or not self.docs or not _WORD.search(query):
+            return {}  # an empty query's embedding is no direction at all
         matrix = self._vector_matrix()
         if matrix is None:
             return {}

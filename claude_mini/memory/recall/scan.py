@@ -183,6 +183,7 @@ class CandidateScanner:
         data: dict[str, Any] = {"version": INDEX_CACHE_VERSION, "root": os.path.realpath(self.root), "files": files}
         old = self._companions()
         try:
+            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
             data |= self._save_companions(secrets.token_hex(4))
             atomic_write(self.cache_file, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
         except OSError as exc:
