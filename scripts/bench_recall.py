@@ -1,24 +1,28 @@
-"""Benchmark Layer 3's lexical part: selection quality, shortlist reach, and scan+rank time.
+"""Benchmark Layer 3's local ranking: quality beside baselines, shortlist reach, and time.
 
-    uv run python scripts/bench_recall.py [--seed N] [--quick]
+    uv run python scripts/bench_recall.py [--seed N] [--quick] [--rankings-only] [--calibrate]
 
-Builds, in a temp dir and from a fixed seed, a fixture of realistic developer
-memories (per-service runbooks, conventions, preferences, near-duplicates) and
-100 queries with their relevant files (some need none), then prints:
+Three fixtures, each a folder of developer memories with queries and their relevant files
+(some need none):
+- generated here from a fixed seed, by the team (per-service runbooks, conventions,
+  near-duplicates; 100 queries);
+- scripts/fixtures/recall_unseen.json, written by an outsider who never saw the code;
+- scripts/fixtures/recall_heldout.json, written by a second outsider who never saw the code,
+  the selection logic or any result: HELD OUT. Its figures are printed; no constant may be
+  chosen on it (`--calibrate` does not even load it).
 
-- recall@5 / precision@5 of `select_lexical` (the zero-cost `lexical` strategy);
-- recall@200 of `shortlist` when the folder holds 2,000 (and 10,000) memories,
-  the extra ones being generated distractors newer than the fixture;
-- the time per turn to scan and rank 200, 2,000 and 10,000 files, cold (a new
-  scanner) and warm (the session's scanner, nothing or one file changed), next
-  to the time to merely read those files in the same run. Medians.
+For each, beside plain BM25 (bm25s, no stemming), stemmed BM25 (bm25s + PyStemmer) and the
+embeddings alone, computed in the same run on the same files: recall@5, precision@5,
+any-gold@5 and abstention of the top 5 and of the `lexical` strategy's cut, then recall@200
+at 2,000 and 10,000 memories, the extra files being newer distractors that share the
+fixture's vocabulary (see `look_alikes` and `distractors`), and how often the keyword bridge
+would fire. Then the time per turn to scan and rank 200 to 10,000 files (cold, from the on-disk
+index, warm, one file changed), a new process's first recall with its imports, the embedding
+model's import and load, the model strategy's plumbing against the loopback fake, and the
+first outsider's fixture through the real agent loop.
 
-"Cold" means a new CandidateScanner; the OS page cache is warm after the files
-are written (dropping it needs root). The model strategy's quality needs a real
-model (`evaluate()` takes any `select(query) -> list[filename]`); this script
-prints its plumbing instead: how long a turn is held (not at all), how long until
-a selection is ready with an instant side model, and the tokens and dollars of
-one recall request, using `RecallPart` against the loopback fake server.
+"Cold" means a new CandidateScanner; the OS page cache is warm after the files are written
+(dropping it needs root).
 """
 
 from __future__ import annotations
@@ -1312,19 +1316,43 @@ def report_rankers(seed: int, sizes: tuple[int, ...]) -> None:
             _quality_row(name, quality(bench.queries, [top(q.text, 5) for q in bench.queries]))
         _quality_row("claude-mini lexical (cut)", quality(bench.queries, [ours.select(q.text) for q in bench.queries]))
         for size in sizes:
-            docs = bench.docs + distractor_docs(bench, size, seed)
-            ours = Ours(docs)
-            figures = [reach(bench.queries, Baseline(name, docs).top) for name in BASELINES]
-            figures.append(reach(bench.queries, ours.top))
-            newest = {d.filename for d in sorted(docs, key=lambda d: -d.mtime)[:200]}
-            by_age = reach(bench.queries, lambda q, k, newest=newest: list(newest))
-            lex = quality(bench.queries, [ours.select(q.text) for q in bench.queries])
-            print(
-                f"    at {size:>6,} memories recall@200: "
-                + "  ".join(f"{name} {v:.3f}" for name, v in zip((*BASELINES, "fused"), figures, strict=True))
-                + f"  (200 newest {by_age:.3f})"
-                + f"; lexical cut recall@5 {lex['recall']:.2f} prec {lex['precision']:.2f} abstain {lex['abstain']:.2f}"
-            )
+            kinds = [("look-alikes", look_alikes(bench.docs, size - len(bench.docs), seed + size))]
+            if bench.generated is not None:
+                kinds = [("made-up services", distractor_docs(bench, size, seed))]
+            else:
+                kinds.append(("made-up services", _service_distractors(size - len(bench.docs), seed)))
+            for kind, extra in kinds:
+                _report_size(bench, bench.docs + extra, f"{size:,} ({kind})")
+
+
+def _service_distractors(n: int, seed: int) -> list[Doc]:
+    """The generated fixture's made-up services, for an outsider's fixture: newer developer notes
+    that share the general vocabulary (deploy, CI, database) but not the fixture's own."""
+    base = build_fixture(seed)
+    return [
+        Doc(m.filename, m.text(), m.mtime) for m in scaled(base, len(base.memories) + n, seed)[len(base.memories) :]
+    ]
+
+
+def _report_size(bench: Bench, docs: list[Doc], label: str) -> None:
+    """recall@200 of every ranker, and the lexical cut, with `docs` in the folder."""
+    ours = Ours(docs)
+    figures = [reach(bench.queries, Baseline(name, docs).top) for name in BASELINES]
+    figures.append(reach(bench.queries, ours.top))
+    newest = {d.filename for d in sorted(docs, key=lambda d: -d.mtime)[:200]}
+    by_age = reach(bench.queries, lambda q, k: list(newest))
+    picks = [ours.select(q.text) for q in bench.queries]
+    lex = quality(bench.queries, picks)
+    bridged = statistics.fmean(not p for p in picks)  # past BRIDGE_FOLDER_FILES: no strong pick -> a keyword request
+    print(
+        f"    {label}: recall@200 "
+        + "  ".join(f"{name} {v:.3f}" for name, v in zip((*BASELINES, "fused"), figures, strict=True))
+        + f"  (200 newest {by_age:.3f})"
+    )
+    print(
+        f"      lexical cut recall@5 {lex['recall']:.3f} precision {lex['precision']:.3f} "
+        f"any {lex['any']:.3f} abstain {lex['abstain']:.2f}; keyword bridge on {bridged:.0%} of turns"
+    )
 
 
 CUT_GRID = {
@@ -1455,6 +1483,60 @@ def _timed_change(scanner: CandidateScanner, root: Path, query: str) -> float:
     victim = next(p for p in sorted(root.glob("*.md")) if p.name != "MEMORY.md")
     victim.write_text(victim.read_text() + "\nOne more line.\n")
     return timed(lambda: (scanner.scan(), shortlist(query, scanner.index, 200)))
+
+
+_COLD_TURN = """
+import json, sys, time
+start = time.perf_counter()
+from pathlib import Path
+from claude_mini.memory.recall.lexical import select_lexical, shortlist
+from claude_mini.memory.recall.scan import CandidateScanner
+root, cache, query = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+scanner = CandidateScanner(root, cache_file=Path(cache) if cache else None)
+scanner.scan()
+shortlist(query, scanner.index, 200)
+select_lexical(query, scanner.index)
+print(json.dumps(time.perf_counter() - start))
+"""
+_MODEL_LOAD = """
+import json, time
+start = time.perf_counter()
+import wordllama
+imported = time.perf_counter()
+from claude_mini.memory.recall import embed
+embed.embedder()
+loaded = time.perf_counter()
+embed.embed(["what does staging run on?"])
+print(json.dumps([imported - start, loaded - imported, time.perf_counter() - loaded]))
+"""
+
+
+def report_cold_process(root: Path, query: str, runs: int = 3) -> None:
+    """The first turn of a new process (imports included: bm25s, numpy, the embedding model),
+    with and without the on-disk index, and the embedding model's own import and load."""
+    cache = str(root.parent / "recall-index.json")
+    indexed = [_python_seconds(_COLD_TURN, str(root), cache, query) for _ in range(runs)]
+    reading = [_python_seconds(_COLD_TURN, str(root), "", query) for _ in range(runs)]
+    model = [_python_json(_MODEL_LOAD) for _ in range(runs)]
+    print(f"\nA new process's first recall at {len(list(root.glob('*.md'))) - 1:,} files (medians of {runs}, ms):")
+    print(f"  with the on-disk index {ms(indexed):.0f}   reading every file {ms(reading):.0f}   (imports included)")
+    print(
+        f"  embedding model: import wordllama {ms([m[0] for m in model]):.0f}   load {ms([m[1] for m in model]):.0f}"
+        f"   first embedding {ms([m[2] for m in model]):.1f}   (in recall's thread at the first recall;"
+        " never at start-up)"
+    )
+
+
+def _python_json(code: str, *args: str) -> Any:
+    import json
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _python_seconds(code: str, *args: str) -> float:
+    return float(_python_json(code, *args))
 
 
 # --- the model strategy's plumbing --------------------------------------------------------
@@ -1657,6 +1739,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
         ok = report_timing(fixture, args.seed, sizes, Path(tmp))
+        report_cold_process(Path(tmp) / f"m{sizes[-1]}" / "memory", fixture.queries[0].text)
         report_model_plumbing(fixture, sizes, Path(tmp))
         report_unseen(args.seed, Path(tmp), args.quick)
     if not args.quick:

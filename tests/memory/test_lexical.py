@@ -124,6 +124,19 @@ def test_without_the_embedding_package_recall_ranks_by_bm25_and_says_so_once_at_
     assert len(lines) == 1 and lines[0].startswith("memory recall ranks by BM25 only")
 
 
+def test_loading_the_model_leaves_the_root_logger_alone(monkeypatch: pytest.MonkeyPatch):
+    for name in [m for m in sys.modules if m == "wordllama" or m.startswith("wordllama.")]:
+        monkeypatch.delitem(sys.modules, name)  # imported afresh: its import calls basicConfig
+    root = logging.getLogger()
+    before = (list(root.handlers), root.level)
+    embed.reset_for_tests()
+    try:
+        assert embed.embedder() is not None
+    finally:
+        embed.reset_for_tests()
+    assert (list(root.handlers), root.level) == before
+
+
 def test_shortlist_keeps_an_old_relevant_memory_among_500_newer_ones():
     newer = [
         doc(

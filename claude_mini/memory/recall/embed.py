@@ -39,6 +39,8 @@ def embedder() -> Any:
 
 
 def _load() -> Any:
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     try:
         import os
 
@@ -50,6 +52,12 @@ def _load() -> Any:
     except Exception as exc:  # missing package, damaged wheel: recall still works on BM25 alone
         log.debug("memory recall ranks by BM25 only: the embedding model is not available (%s)", exc)
         return None
+    finally:
+        # wordllama calls logging.basicConfig(level=INFO) on import: a root handler on stderr
+        # would print every INFO record of the process over the REPL's screen. Undo it.
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)
+        root.setLevel(level)
 
 
 def embed(texts: list[str]) -> np.ndarray | None:

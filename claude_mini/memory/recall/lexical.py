@@ -89,9 +89,18 @@ def _analyzer() -> tuple[frozenset[str], Any]:
     """bm25s's English stop words and PyStemmer's English stemmer (loaded on first use: bm25s
     brings numpy, which start-up must not pay for)."""
     import Stemmer
-    from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-    return frozenset(STOPWORDS_EN_PLUS), Stemmer.Stemmer("english")
+    return frozenset(bm25s_module().stopwords.STOPWORDS_EN_PLUS), Stemmer.Stemmer("english")
+
+
+def bm25s_module() -> Any:
+    """bm25s, imported on first use with its logger quietened: it sets itself to DEBUG on import,
+    and a record it logs (an empty document's warning) would reach logging's last resort, which
+    prints on the REPL's screen."""
+    import bm25s
+
+    logging.getLogger("bm25s").setLevel(logging.ERROR)
+    return bm25s
 
 
 def _cjk_tokens(run: str) -> list[str]:
@@ -290,8 +299,7 @@ class LexicalIndex:
 
 def _build_bm25(docs: dict[str, Candidate]) -> tuple[Any, list[str]]:
     """A bm25s retriever over the documents' term counts (field weights as repeated terms)."""
-    import bm25s
-
+    bm25s = bm25s_module()
     vocab: dict[str, int] = {}
     order = list(docs)
     ids = [
@@ -299,20 +307,8 @@ def _build_bm25(docs: dict[str, Candidate]) -> tuple[Any, list[str]]:
         for f in order
     ]
     retriever = bm25s.BM25(k1=K1, b=B)
-    with _quiet():
-        retriever.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
+    retriever.index(bm25s.tokenization.Tokenized(ids=ids, vocab=vocab), show_progress=False)
     return retriever, order
-
-
-class _quiet:
-    """bm25s logs at WARNING about an empty document; recall's folders may hold some."""
-
-    def __enter__(self) -> None:
-        self.level = logging.getLogger("bm25s").level
-        logging.getLogger("bm25s").setLevel(logging.ERROR)
-
-    def __exit__(self, *exc: object) -> None:
-        logging.getLogger("bm25s").setLevel(self.level)
 
 
 # --- ranking -------------------------------------------------------------------------

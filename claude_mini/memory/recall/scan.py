@@ -23,7 +23,7 @@ from stat import S_IFDIR, S_IFREG
 from typing import Any
 
 from claude_mini.base.fileutil import atomic_write, os_error_text
-from claude_mini.memory.recall.lexical import Candidate, LexicalIndex, candidate_from_text
+from claude_mini.memory.recall.lexical import Candidate, LexicalIndex, bm25s_module, candidate_from_text
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     HEAD_READ_BYTES,
@@ -265,9 +265,8 @@ class CandidateScanner:
                     if name in docs:
                         self.index.vectors[name] = row
             if isinstance(bm := data.get("bm25"), dict) and set(bm["order"]) == docs.keys():
-                import bm25s
-
-                self.index.bm25_dump = (bm25s.BM25.load(str(folder / str(bm["dir"]))), list(bm["order"]))
+                retriever = bm25s_module().BM25.load(str(folder / str(bm["dir"])))
+                self.index.bm25_dump = (retriever, list(bm["order"]))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.info("ignoring the recall index's companions of %s: %s", self.cache_file, exc)
 
