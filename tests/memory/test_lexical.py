@@ -128,7 +128,8 @@ def test_loading_the_model_leaves_the_root_logger_alone(monkeypatch: pytest.Monk
     for name in [m for m in sys.modules if m == "wordllama" or m.startswith("wordllama.")]:
         monkeypatch.delitem(sys.modules, name)  # imported afresh: its import calls basicConfig
     root = logging.getLogger()
-    before = (list(root.handlers), root.level)
+    monkeypatch.setattr(root, "handlers", [])  # as in the CLI (pytest's own would hide basicConfig)
+    before = ([], root.level)
     embed.reset_for_tests()
     try:
         assert embed.embedder() is not None
