@@ -41,7 +41,7 @@ from claude_mini.memory.store import format_memory
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "recall_unseen.json"
 NOW = float(int(time.time()))  # ages are relative to the run, as the e2e harness reads the clock
 DAY = 86_400.0
-KINDS = ("lexical", "meaning", "superseded", "multi", "none", "chinese", "mixed")
+KINDS = ("lexical", "meaning", "superseded", "multi", "none", "chinese", "german", "spanish", "mixed")
 _REQUEST = re.compile(r"<request>\n(.*?)\n</request>", re.DOTALL)
 _MANIFEST_FILE = re.compile(r"^- \[[^\]]*\] (\S+\.md) \(", re.MULTILINE)
 
