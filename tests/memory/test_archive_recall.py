@@ -86,10 +86,7 @@ def test_lexical_selection_reaches_the_archive_and_names_it_so(store, clock):
     assert select_lexical(QUESTION, live.index, archive=tier.refresh(), exclude=in_context) == []
     names = [f for f, _ in shortlist(QUESTION, live.index, archive=tier.refresh(), exclude=in_context)]
     assert "archive/reporting-pool.md" not in names and "archive/old-flags.md" in names
-    assert (
-        select_lexical("deploy billing to staging", live.index, archive=tier.refresh())[0][0]
-        == "deploy.md"
-    )
+    assert select_lexical("deploy billing to staging", live.index, archive=tier.refresh())[0][0] == "deploy.md"
 
 
 def test_the_shortlist_ranks_archived_and_live_files_together(store, clock):

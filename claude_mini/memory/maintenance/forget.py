@@ -43,7 +43,7 @@ from claude_mini.base.fileutil import LockTimeout, os_error_text
 from claude_mini.config.memory_settings import ForgetSettings
 from claude_mini.memory.maintenance.doctor import Finding
 from claude_mini.memory.recall.lexical import Candidate, candidate_from_text
-from claude_mini.memory.recall.scan import index_cache_file
+from claude_mini.memory.recall.scan import delete_index_cache
 from claude_mini.memory.secrets.scan import SecretFinding, find_secrets
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
@@ -363,5 +363,5 @@ def purge_archived(store: MemoryStore, files: list[str]) -> list[str]:
     if deleted:  # recall's on-disk index keeps the head of every file: it goes too (rebuilt later)
         for folder in (store.root, store.archive_dir):
             with contextlib.suppress(OSError):
-                index_cache_file(paths.recall_cache_dir(), folder).unlink(missing_ok=True)
+                delete_index_cache(paths.recall_cache_dir(), folder)
     return deleted

@@ -190,7 +190,10 @@ class CandidateScanner:
             log.info("could not save the recall index %s: %s", self.cache_file, os_error_text(exc))
             return
         for path in old:
-            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
         self._dirty = False
         self._saved = self._companions_state()
 
@@ -276,6 +279,17 @@ def index_cache_file(cache_dir: Path, folder: Path) -> Path:
     (the home folder's cache), so the memory folder holds only what a person wrote."""
     digest = hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16]
     return cache_dir / f"{digest}.json"
+
+
+def delete_index_cache(cache_dir: Path, folder: Path) -> None:
+    """Delete the on-disk recall index of `folder` with its companions (vectors, BM25 matrix):
+    they hold what the memories say, and `memory forget --purge` deletes that for good."""
+    cache = index_cache_file(cache_dir, folder)
+    for path in [cache, *cache.parent.glob(f"{cache.stem}.*.*")]:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def _cached_row(cached: _Cached) -> list[Any]:
