@@ -44,12 +44,15 @@ from typing import Any
 
 from claude_mini.memory.recall.lexical import (
     SELECT_K,
+    Evidence,
     LexicalIndex,
+    best_of,
     candidate_from_text,
+    evidence,
     fuse,
-    hits,
     select_lexical,
     shortlist,
+    tiers_of,
 )
 from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store import format_memory
@@ -1214,7 +1217,8 @@ class Ours:
 
     def top_rrf(self, query: str, k: int) -> list[str]:
         """The same ranking fused by reciprocal rank instead (what the fusion rule was chosen against)."""
-        return [h.name for h, _ in fuse(hits(query, [("", self.index, None)], self.hidden), rule="rrf")[:k]]
+        ev = evidence(query, tiers_of(self.index), self.hidden)
+        return [f for f, _ in best_of(ev, fuse(ev, rule="rrf"), k)]
 
     def select(self, query: str, **cut: float) -> list[str]:
         return [f for f, _ in select_lexical(query, self.index, exclude=self.hidden, **cut)]  # type: ignore[arg-type]
@@ -1373,7 +1377,7 @@ def report_calibration(seed: int) -> None:
         plain = Baseline("plain BM25", bench.docs)
         targets.append(quality(bench.queries, [plain.top(q.text, 5) for q in bench.queries])["recall"])
         ours = Ours(bench.docs)
-        cached.append([(q, fuse(hits(q.text, [("", ours.index, None)], ours.hidden))) for q in bench.queries])
+        cached.append([(q, evidence(q.text, tiers_of(ours.index), ours.hidden)) for q in bench.queries])
     rows = []
     for cut in itertools.product(*CUT_GRID.values()):
         figures = [quality([q for q, _ in c], [_cut(f, *cut) for _, f in c]) for c in cached]
@@ -1390,15 +1394,15 @@ def report_calibration(seed: int) -> None:
         print(f"  {cut}  room {room:+.3f}   recall/precision/abstain {shown}")
 
 
-def _cut(fused: list, threshold: float, cosine: float, relative: float, near: float) -> list[str]:
-    """select_lexical's rule over precomputed fused hits."""
-    best_b = max((h.bm25 for h, _ in fused), default=0.0)
-    best_c = max((h.cosine for h, _ in fused), default=0.0)
-    ok_b, ok_c = best_b >= threshold, best_c >= cosine
-    picked = [
-        h.name for h, _ in fused if (ok_b and h.bm25 >= relative * best_b) or (ok_c and h.cosine >= best_c - near)
-    ]
-    return picked[:SELECT_K]
+def _cut(ev: Evidence, threshold: float, cosine: float, relative: float, near: float) -> list[str]:
+    """select_lexical's rule over precomputed evidence."""
+    if not ev.names:
+        return []
+    best_b, best_c = float(ev.bm25.max()), float(ev.cosine.max())
+    passed = ((best_b >= threshold) & (ev.bm25 >= relative * best_b)) | (
+        (best_c >= cosine) & (ev.cosine >= best_c - near)
+    )
+    return [f for f, _ in best_of(ev, fuse(ev), SELECT_K, passed)]
 
 
 def _quality_row(name: str, f: dict[str, float]) -> None:

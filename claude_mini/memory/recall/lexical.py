@@ -209,7 +209,7 @@ class LexicalIndex:
         self.embeddings = embeddings  # False: BM25 alone (the benchmark's baselines)
         self.bm25_dump: tuple[Any, list[str]] | None = None  # (bm25s retriever, its doc order)
         self._by_age: list[tuple[float, str]] | None = None  # (-mtime, filename), sorted
-        self._matrix: tuple[list[str], np.ndarray] | None = None
+        self._matrix: np.ndarray | None = None  # the vectors, rows as order()
         for doc in docs:
             self.add(doc)
 
@@ -243,19 +243,27 @@ class LexicalIndex:
             self._by_age = sorted((-d.mtime, f) for f, d in self.docs.items())
         return (f for _, f in self._by_age)
 
+    def order(self) -> list[str]:
+        """Every filename in the order of the matrices' rows (sorted: ties rank by name)."""
+        return self._retriever()[1]
+
     def bm25(self, query: str) -> dict[str, float]:
         """BM25 of every document matching a query term, in rare-term-match units."""
         if not self.docs:
             return {}
+        scores, order = self.bm25_array(query), self.order()
+        return {order[i]: float(scores[i]) for i in scores.nonzero()[0].tolist()}
+
+    def bm25_array(self, query: str) -> np.ndarray:
+        """BM25 of every document (rows as `order()`), in rare-term-match units."""
+        import numpy as np
+
         retriever, order = self._retriever()
         ids = self._query_ids(retriever, tokenize(query))
         if not ids:
-            return {}
-        n = len(order)
-        unit = math.log(1.0 + (n - 0.5) / 1.5) / (K1 + 1)  # lucene idf of df=1, tf=1 at avgdl
-        scores = retriever.get_scores_from_ids(ids)
-        hits = scores.nonzero()[0]
-        return {order[i]: float(scores[i]) / unit for i in hits}
+            return np.zeros(len(order))
+        unit = math.log(1.0 + (len(order) - 0.5) / 1.5) / (K1 + 1)  # lucene idf of df=1, tf=1 at avgdl
+        return np.asarray(retriever.get_scores_from_ids(ids), dtype=np.float64) / unit
 
     def _query_ids(self, retriever: Any, terms: list[str]) -> list[int]:
         """The query's known terms as column ids, each once, the MAX_QUERY_TERMS rarest."""
@@ -270,19 +278,24 @@ class LexicalIndex:
 
     def cosines(self, query: str) -> dict[str, float]:
         """Cosine of the query's embedding with every document's; {} without the model."""
-        if not self.embeddings or not self.docs or not _WORD.search(query):
-            return {}  # an empty query's embedding is no direction at all
-        matrix = self._vector_matrix()
-        if matrix is None:
-            return {}
-        q = embed.embed([query])
-        if q is None:
-            return {}
-        order, vectors = matrix
-        sims = vectors @ q[0]
-        return dict(zip(order, sims.tolist(), strict=True))
+        sims = self.cosine_array(query) if self.docs else None
+        return {} if sims is None else dict(zip(self.order(), sims.tolist(), strict=True))
 
-    def _vector_matrix(self) -> tuple[list[str], np.ndarray] | None:
+    def cosine_array(self, query: str) -> np.ndarray | None:
+        """Cosine of the query's embedding with every document's (rows as `order()`); None
+        without the model, or for a query with no words (its embedding has no direction)."""
+        if not self.embeddings or not _WORD.search(query):
+            return None
+        matrix = self._vector_matrix()
+        q = embed.embed([query]) if matrix is not None else None
+        if matrix is None or q is None:
+            return None
+        import numpy as np
+
+        result: np.ndarray = (matrix @ q[0]).astype(np.float64)
+        return result
+
+    def _vector_matrix(self) -> np.ndarray | None:
         if self._matrix is None:
             missing = [f for f in self.docs if f not in self.vectors]
             if missing:
@@ -292,8 +305,7 @@ class LexicalIndex:
                 self.vectors.update(zip(missing, new, strict=True))
             import numpy as np
 
-            order = list(self.docs)
-            self._matrix = (order, np.stack([self.vectors[f] for f in order]))
+            self._matrix = np.stack([self.vectors[f] for f in self.order()]).astype(np.float32)
         return self._matrix
 
 
@@ -301,7 +313,7 @@ def _build_bm25(docs: dict[str, Candidate]) -> tuple[Any, list[str]]:
     """A bm25s retriever over the documents' term counts (field weights as repeated terms)."""
     bm25s = bm25s_module()
     vocab: dict[str, int] = {}
-    order = list(docs)
+    order = sorted(docs)
     ids = [
         [vocab.setdefault(term, len(vocab)) for term, tf in docs[f].terms.items() for _ in range(max(1, round(tf)))]
         for f in order
@@ -321,13 +333,15 @@ class ArchiveView:
     eligible: Collection[str]
 
 
-@dataclass(frozen=True, slots=True)
-class Hit:
-    """One document's evidence for a query: BM25 (rare-term-match units) and cosine."""
+@dataclass(frozen=True)
+class Evidence:
+    """Every eligible document of every tier with its evidence for one query: BM25 (rare-term-
+    match units) and cosine (zeros without the embedding model), as aligned arrays."""
 
-    name: str
-    bm25: float
-    cosine: float
+    names: list[str]
+    bm25: np.ndarray
+    cosine: np.ndarray
+    embedded: bool  # False: no cosine at all (the model is missing); BM25 matches alone count
 
 
 _Tier = tuple[str, LexicalIndex, Collection[str] | None]  # name prefix, index, eligible files
@@ -338,49 +352,59 @@ def _as_index(docs: LexicalIndex | Iterable[Candidate]) -> LexicalIndex:
     return docs if isinstance(docs, LexicalIndex) else LexicalIndex(docs)
 
 
-def _tiers(docs: LexicalIndex | Iterable[Candidate], archive: ArchiveView | None) -> list[_Tier]:
+def tiers_of(docs: LexicalIndex | Iterable[Candidate], archive: ArchiveView | None = None) -> list[_Tier]:
+    """The live tier, and the archive's eligible files after it (named `archive/<file>`)."""
     tiers: list[_Tier] = [("", _as_index(docs), None)]
     if archive is not None:
         tiers.append((ARCHIVE_PREFIX, archive.index, archive.eligible))
     return tiers
 
 
-def hits(query: str, tiers: list[_Tier], exclude: Collection[str] = ()) -> list[Hit]:
-    """Every eligible document of every tier with its evidence, each tier scored against its
-    own statistics (the live memories' are kept free of what gc put away)."""
-    out = []
-    for prefix, tier, eligible in tiers:
-        lexical, cosine = tier.bm25(query), tier.cosines(query)
-        for f in cosine or lexical:
-            name = prefix + f
-            if name not in exclude and (eligible is None or f in eligible):
-                out.append(Hit(name, lexical.get(f, 0.0), cosine.get(f, 0.0)))
-    return out
-
-
-def fuse(found: list[Hit], rule: str = "z") -> list[tuple[Hit, float]]:
-    """Hits best first by the sum of their BM25 and cosine z-scores (each standardised over the
-    hits, so a query's spread decides, not the scale); `rule="rrf"` fuses reciprocal ranks
-    instead (each ranking gives 1/(RRF_K + rank), nothing where BM25 does not match). Ties by name.
-
-    scripts/bench_recall.py compares both on the tunable fixtures: the z-score sum ranked top-5
-    recall 0.959 / 0.812 against RRF's 0.935 / 0.794 (generated / first outsider's), with the
-    same recall@200 at 2,000 memories.
-    """
-    if not found:
-        return []
+def evidence(query: str, tiers: list[_Tier], exclude: Collection[str] = ()) -> Evidence:
+    """Each tier scored against its own statistics (the live memories' are kept free of what gc
+    put away), the excluded and ineligible files left out."""
     import numpy as np
 
-    found = sorted(found, key=lambda h: h.name)
-    b = np.fromiter((h.bm25 for h in found), np.float64, len(found))
-    c = np.fromiter((h.cosine for h in found), np.float64, len(found))
-    score = _rrf(b) + EMBED_WEIGHT * _rrf(c) if rule == "rrf" else _z(b) + EMBED_WEIGHT * _z(c)
-    order = np.argsort(-score, kind="stable")
-    return [(found[i], float(score[i])) for i in order.tolist()]
+    names: list[str] = []
+    b_parts, c_parts, embedded = [], [], True
+    for prefix, tier, eligible in tiers:
+        if not tier.docs:
+            continue
+        order = tier.order()
+        keep = np.ones(len(order), dtype=bool)
+        if eligible is not None:
+            keep[:] = False
+            keep[[i for i, f in enumerate(order) if f in eligible]] = True
+        if exclude:
+            keep[[i for i, f in enumerate(order) if prefix + f in exclude]] = False
+        rows = np.flatnonzero(keep)
+        names += [prefix + order[i] for i in rows.tolist()]
+        cos = tier.cosine_array(query)
+        embedded = embedded and cos is not None
+        b_parts.append(tier.bm25_array(query)[rows])
+        c_parts.append(np.zeros(len(rows)) if cos is None else cos[rows])
+    if not names:
+        return Evidence([], np.zeros(0), np.zeros(0), False)
+    return Evidence(names, np.concatenate(b_parts), np.concatenate(c_parts), embedded)
+
+
+def fuse(ev: Evidence, rule: str = "z") -> np.ndarray:
+    """Each document's fused score: the sum of its BM25 and cosine z-scores (each standardised
+    over the documents, so a query's spread decides, not the scale); `rule="rrf"` sums
+    reciprocal ranks instead (1/(RRF_K + rank) in each ranking, nothing where BM25 does not
+    match). Without the embedding model, BM25 alone.
+
+    scripts/bench_recall.py compares both on the tunable fixtures: the z-score sum ranked top-5
+    recall 0.959 / 0.812 against RRF's 0.929 / 0.794 (generated / first outsider's), with the
+    same recall@200 at 2,000 memories.
+    """
+    if rule == "rrf":
+        return _rrf(ev.bm25) + EMBED_WEIGHT * _rrf(ev.cosine)
+    return _z(ev.bm25) + EMBED_WEIGHT * _z(ev.cosine)
 
 
 def _z(x: np.ndarray) -> np.ndarray:
-    spread = float(x.std())
+    spread = float(x.std()) if len(x) else 0.0
     return (x - x.mean()) / spread if spread > 0 else x * 0.0
 
 
@@ -393,11 +417,26 @@ def _rrf(x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, 1.0 / (RRF_K + ranks), 0.0)
 
 
+def best_of(ev: Evidence, score: np.ndarray, k: int, mask: np.ndarray | None = None) -> list[tuple[str, float]]:
+    """The k best documents by `score` (among `mask`), ties in the evidence's order (by name)."""
+    import numpy as np
+
+    rows = np.arange(len(ev.names)) if mask is None else np.flatnonzero(mask)
+    top = rows[np.argsort(-score[rows], kind="stable")[:k]]
+    return [(ev.names[i], float(score[i])) for i in top.tolist()]
+
+
+def _ranked(ev: Evidence) -> np.ndarray | None:
+    """Which documents rank at all: every one with embeddings, else the BM25 matches."""
+    return None if ev.embedded else ev.bm25 > 0
+
+
 def rank(
     query: str, docs: LexicalIndex | Iterable[Candidate], *, exclude: Collection[str] = ()
 ) -> list[tuple[str, float]]:
-    """Every matching document as (filename, fused score), best first."""
-    return [(h.name, s) for h, s in fuse(hits(query, _tiers(docs, None), exclude))]
+    """Every ranked document as (filename, fused score), best first."""
+    ev = evidence(query, tiers_of(docs), exclude)
+    return best_of(ev, fuse(ev), len(ev.names), _ranked(ev))
 
 
 def shortlist(
@@ -415,8 +454,9 @@ def shortlist(
     document has a rank; without them, a folder with too few BM25 matches to fill the manifest
     shows the side model the newest of the rest.
     """
-    tiers = _tiers(docs, archive)
-    best = [(h.name, s) for h, s in fuse(hits(query, tiers, exclude))[:k]]
+    tiers = tiers_of(docs, archive)
+    ev = evidence(query, tiers, exclude)
+    best = best_of(ev, fuse(ev), k, _ranked(ev))
     taken = {f for f, _ in best}
     for prefix, tier, eligible in tiers:
         for f in tier.newest_first():
@@ -447,13 +487,11 @@ def select_lexical(
     least `relative` of the best (when the best is strong), or a cosine within `near` of the
     best (when the best is strong). The fused order decides which k of those come first.
     """
-    fused = fuse(hits(query, _tiers(docs, archive), exclude))
-    best_bm25 = max((h.bm25 for h, _ in fused), default=0.0)
-    best_cos = max((h.cosine for h, _ in fused), default=0.0)
-    lexical_ok, cosine_ok = best_bm25 >= threshold, best_cos >= cosine
-    passed = [
-        (h.name, s)
-        for h, s in fused
-        if (lexical_ok and h.bm25 >= relative * best_bm25) or (cosine_ok and h.cosine >= best_cos - near)
-    ]
-    return passed[:k]
+    ev = evidence(query, tiers_of(docs, archive), exclude)
+    if not ev.names:
+        return []
+    best_b, best_c = float(ev.bm25.max()), float(ev.cosine.max())
+    passed = ((best_b >= threshold) & (ev.bm25 >= relative * best_b)) | (
+        (best_c >= cosine) & (ev.cosine >= best_c - near)
+    )
+    return best_of(ev, fuse(ev), k, passed)
