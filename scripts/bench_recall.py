@@ -1731,6 +1731,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--quick", action="store_true", help="skip the 10,000-file timing")
     parser.add_argument("--calibrate", action="store_true", help="the lexical cut's grid (tunable fixtures only)")
+    parser.add_argument("--timing-only", action="store_true", help="skip the side-by-side rankings")
     parser.add_argument("--rankings-only", action="store_true", help="only the side-by-side rankings")
     args = parser.parse_args(argv)
     fixture = build_fixture(args.seed)
@@ -1738,7 +1739,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.calibrate:
         report_calibration(args.seed)
         return 0
-    report_rankers(args.seed, (2_000,) if args.quick else (2_000, 10_000))
+    if not args.timing_only:
+        report_rankers(args.seed, (2_000,) if args.quick else (2_000, 10_000))
     if args.rankings_only:
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
