@@ -19,7 +19,6 @@ import pytest
 from claude_mini.config import load_config
 from claude_mini.llm.anthropic_client import AnthropicClient
 from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
-from claude_mini.memory.recall import embed
 from claude_mini.memory.recall.lexical import Candidate
 from claude_mini.memory.recall.part import RecallPart
 from claude_mini.memory.recall.selection import (
@@ -41,14 +40,6 @@ from tests.fake_anthropic import FakeAnthropic, Reply
 DEPLOY_DESC = "How to deploy the billing service to staging with make deploy-billing"
 QUERY = "how do I deploy the billing service to staging?"
 BOUNDARY_DELAY = 0.5  # the main tool-call reply waits this long, so a fast prefetch is done by then
-
-
-@pytest.fixture(autouse=True, scope="module")
-def embedding_model_loaded() -> None:
-    """Loaded once per worker, as in a session past its first recall: the fake answers a turn at
-    once, and a turn that ends cancels a prefetch still loading the model (the cold first turn
-    is timed in scripts/bench_recall.py)."""
-    embed.embedder()
 
 
 def make_runtime(repo: Path, server: FakeAnthropic, settings: dict | None = None) -> Runtime:

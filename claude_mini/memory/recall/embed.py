@@ -28,14 +28,29 @@ _model: Any = None
 _tried = False
 
 
-def embedder() -> Any:
-    """The loaded wordllama model, or None when it is not available (said once at debug)."""
+def embedder(*, wait: bool = True) -> Any:
+    """The loaded wordllama model, or None when it is not available (said once at debug).
+
+    `wait=False`: None at once while the model is still loading (and the load is started in the
+    background if nobody started it), so a caller on a deadline ranks by BM25 meanwhile.
+    """
     global _model, _tried
+    if not wait and not _tried:
+        start_loading()
+    if not wait and _lock.locked():
+        return None
     with _lock:
         if not _tried:
             _tried = True
             _model = _load()
         return _model
+
+
+def start_loading() -> None:
+    """Load the model in a background thread (idempotent): recall's part starts it when the
+    session starts, which the REPL does after its first paint."""
+    if not _tried and not _lock.locked():
+        threading.Thread(target=embedder, name="recall-embeddings", daemon=True).start()
 
 
 def _load() -> Any:
@@ -60,9 +75,10 @@ def _load() -> Any:
         root.setLevel(level)
 
 
-def embed(texts: list[str]) -> np.ndarray | None:
-    """Unit-length float32 vectors of `texts`, one row each; None without the model."""
-    model = embedder()
+def embed(texts: list[str], *, wait: bool = True) -> np.ndarray | None:
+    """Unit-length float32 vectors of `texts`, one row each; None without the model (or, with
+    `wait=False`, while it is still loading)."""
+    model = embedder(wait=wait)
     if model is None:
         return None
     import numpy as np

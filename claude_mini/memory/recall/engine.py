@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.llm.protocol import ModelError
+from claude_mini.memory.recall import embed
 from claude_mini.memory.recall.archive import ArchiveTier, is_archived_name
 from claude_mini.memory.recall.lexical import (
     SHORTLIST_SIZE,
@@ -33,6 +34,7 @@ from claude_mini.memory.recall.lexical import (
     manifest_line,
     select_lexical,
     shortlist,
+    tokenize,
 )
 from claude_mini.memory.recall.scan import CandidateScanner, index_cache_file
 from claude_mini.memory.recall.selection import (
@@ -91,9 +93,18 @@ class RecallEngine:
         self.archive = ArchiveTier(store, cache_file=_cache_file(cache_dir, store.archive_dir))
         # the repository's team folder (memory/team/), searched beside the private one
         self.team = TeamRecall(team_root, cache_file=_cache_file(cache_dir, team_root)) if team_root else None
+        for scanner in (self.scanner, self.archive.scanner, *([self.team.scanner] if self.team else [])):
+            # a turn's local pass never waits for the embedding model: BM25 alone until it is loaded
+            scanner.index.wait_for_model = False
         self.session: Session | None = None  # whose costs the side-model requests add to
         self._scan_lock = threading.Lock()  # the scanner is not thread-safe
         self._said: set[str] = set()
+
+    def warm_up(self) -> None:
+        """Load bm25s, the stemmer and the embedding model in background threads, so the first
+        turn's local pass need not (the part calls it when the session starts)."""
+        threading.Thread(target=tokenize, args=("warm up",), name="recall-warm-up", daemon=True).start()
+        embed.start_loading()
 
     def new_session(self, session: Session) -> None:
         """/clear or /resume: costs go to `session`, and notices may be said once more."""

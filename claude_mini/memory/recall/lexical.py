@@ -207,6 +207,7 @@ class LexicalIndex:
         self.docs: dict[str, Candidate] = {}
         self.vectors: dict[str, np.ndarray] = {}  # kept while the file is unchanged
         self.embeddings = embeddings  # False: BM25 alone (the benchmark's baselines)
+        self.wait_for_model = True  # False: rank by BM25 alone while the model is still loading
         self.bm25_dump: tuple[Any, list[str]] | None = None  # (bm25s retriever, its doc order)
         self._by_age: list[tuple[float, str]] | None = None  # (-mtime, filename), sorted
         self._matrix: np.ndarray | None = None  # the vectors, rows as order()
@@ -287,7 +288,7 @@ class LexicalIndex:
         if not self.embeddings or not _WORD.search(query):
             return None
         matrix = self._vector_matrix()
-        q = embed.embed([query]) if matrix is not None else None
+        q = embed.embed([query], wait=self.wait_for_model) if matrix is not None else None
         if matrix is None or q is None:
             return None
         import numpy as np
@@ -299,7 +300,7 @@ class LexicalIndex:
         if self._matrix is None:
             missing = [f for f in self.docs if f not in self.vectors]
             if missing:
-                new = embed.embed([self.docs[f].embedding_text() for f in missing])
+                new = embed.embed([self.docs[f].embedding_text() for f in missing], wait=self.wait_for_model)
                 if new is None:
                     return None
                 self.vectors.update(zip(missing, new, strict=True))
