@@ -345,7 +345,7 @@ def test_the_saved_index_keeps_vectors_and_the_bm25_matrix_so_a_new_process_comp
     assert sorted(p.suffix for p in cache.parent.iterdir()) == [".bm25", ".json", ".npy"]
     calls: list[int] = []
     real_embed = embed.embed
-    monkeypatch.setattr(embed, "embed", lambda texts: calls.append(len(texts)) or real_embed(texts))
+    monkeypatch.setattr(embed, "embed", lambda texts, **kw: calls.append(len(texts)) or real_embed(texts, **kw))
     second = CandidateScanner(folder, cache_file=cache)
     second.scan()
     assert second.index.bm25_dump is not None and len(second.index.vectors) == 3

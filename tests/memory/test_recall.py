@@ -529,9 +529,9 @@ def test_a_large_folder_bridges_any_request_with_no_strong_local_match_and_only_
     tool_turn(fake_server, 2)
     run_turns(
         rt,
-        "who deleted my test data on the pre-production environment?",  # a paraphrase: nothing strong
         "when is the staging database wiped?",  # a strong local match: no keyword request
+        "who deleted my test data on the pre-production environment?",  # a paraphrase: nothing strong
     )
     kinds = ["keywords" in json.dumps(r.body) for r in fake_server.requests_for("recall")]
-    assert kinds == [True, False, False]
-    assert "pre-production environment" in manifest_of(fake_server.requests_for("recall")[0])
+    assert kinds == [False, True, False]
+    assert "pre-production environment" in manifest_of(fake_server.requests_for("recall")[1])
