@@ -1619,7 +1619,7 @@ async def _time_plumbing(root: Path, base_url: str, queries: list[str]) -> dict[
     }
 
 
-# --- the held-out fixture -----------------------------------------------------------------
+# --- the first outsider's fixture, end to end -----------------------------------------------------------------
 def report_unseen(seed: int, tmp: Path, quick: bool) -> None:
     """Quality on scripts/fixtures/recall_unseen.json (see scripts/recall_unseen.py): the local
     pass alone, then the whole of Layer 3 through the agent loop with the side model answering
@@ -1628,9 +1628,9 @@ def report_unseen(seed: int, tmp: Path, quick: bool) -> None:
     unseen = ru.load_unseen()
     queries = unseen.queries
     print(
-        f"\nHeld-out fixture: {len(unseen.memories)} memories, {len(queries)} queries "
-        f"({sum(not q.relevant for q in queries)} that need none); constants were chosen on the "
-        "generated fixture above"
+        f"\nThe first outsider's fixture (recall_unseen.json): {len(unseen.memories)} memories, "
+        f"{len(queries)} queries ({sum(not q.relevant for q in queries)} that need none); the lexical "
+        "cut was calibrated on it and on the generated fixture"
     )
     from claude_mini.config import Config
     from claude_mini.memory.recall.engine import RecallEngine
