@@ -153,6 +153,12 @@ class RecallPart(Part):
         """Re-count the budget from the conversation as it is now."""
         self._ledger = recalls_in_context(self.engine.session.messages) if self.engine.session else {}
 
+    async def on_session_start(self, agent: Agent, source: SessionSource) -> None:
+        """Start loading the ranking's libraries and embedding model in the background (the REPL
+        starts the session after its first paint; a turn's local pass never waits for them)."""
+        if _enabled(self.config):
+            self.engine.warm_up()
+
     def prefetch_draft(self, agent: Agent, text: str) -> bool:
         """Start recall for what the user is typing (the REPL calls this after a pause), so the
         side model's choice is often ready when Enter is pressed; a later draft replaces it.
