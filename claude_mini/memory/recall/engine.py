@@ -99,12 +99,23 @@ class RecallEngine:
         self.session: Session | None = None  # whose costs the side-model requests add to
         self._scan_lock = threading.Lock()  # the scanner is not thread-safe
         self._said: set[str] = set()
+        self._warm_thread: threading.Thread | None = None
 
     def warm_up(self) -> None:
         """Load bm25s, the stemmer and the embedding model in background threads, so the first
         turn's local pass need not (the part calls it when the session starts)."""
-        threading.Thread(target=tokenize, args=("warm up",), name="recall-warm-up", daemon=True).start()
+        if self._warm_thread is None:
+            self._warm_thread = threading.Thread(target=tokenize, args=("warm up",), name="recall-warm-up", daemon=True)
+            self._warm_thread.start()
         embed.start_loading()
+
+    async def warmed(self, timeout: float) -> None:
+        """Wait at most `timeout` seconds for warm_up's libraries (bm25s, the stemmer; not the
+        embedding model): a first turn that starts with the session would otherwise spend its whole
+        hold importing them. In -p that wait is free: the SDK is still importing too."""
+        thread = self._warm_thread
+        if thread is not None and thread.is_alive():
+            await asyncio.to_thread(thread.join, timeout)
 
     def new_session(self, session: Session) -> None:
         """/clear or /resume: costs go to `session`, and notices may be said once more."""
