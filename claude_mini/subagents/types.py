@@ -135,7 +135,7 @@ class _AgentLoader(FileLoader):
         except CatalogError as exc:
             self.problems.append(f"{label} {exc}; skipped. {fix_hint('command', str(exc))}")
             return None
-        meta, body, problem = split_body(text)
+        meta, body, problem = split_body(text, label)
         if problem:
             self.problems.append(f"{label}: {problem}; skipped. Fix the YAML.")
             return None

@@ -330,7 +330,8 @@ def test_registering_from_the_real_catalog(tmp_path, table):
     warnings: list[str] = []
     names = register_custom_commands(table, load_catalog(tmp_path, tmp_path / "home"), warnings.append)
     assert names == ["component", "frontend:component"]
-    assert table.find("component").help == "Make a component (project:frontend, also /frontend:component)"
+    assert table.find("frontend:component").help == "Make a component (project:frontend, also /component)"
+    assert table.find("component") is table.find("frontend:component")
     assert warnings == [
         "/help is claude-mini's own command: .claude/commands/help.md is not run by /help; "
         "rename it. The model can still load it with the Skill tool."
