@@ -44,7 +44,7 @@ from claude_mini.agent.lifecycle import (
 )
 from claude_mini.agent.loop import PromptBlocked, StoppedByHook
 from claude_mini.base import paths
-from claude_mini.hooks.config import HookCommand, HookSet, load_hooks
+from claude_mini.hooks.config import HookCommand, HookSet, agent_hooks, load_hooks
 from claude_mini.hooks.output import HookOutcome, interpret
 from claude_mini.hooks.runner import HookRun, run_hook_commands
 from claude_mini.llm.messages import ToolUseBlock
@@ -372,6 +372,10 @@ class UserHooksPart(Part):
 
     # -- subagents
 
+    def for_subagent(self, agent: Agent, run: SubagentRun) -> Part | None:
+        """The hooks of the child's type (its frontmatter `hooks`), for that child's calls only."""
+        return subagent_hooks(run, self.project_dir, self.notices, self.mode)
+
     async def on_subagent_start(self, agent: Agent, run: SubagentRun) -> list[str]:
         """SubagentStart (matcher: the agent type): its context goes into the child's first message."""
         outcome = await self._event(
@@ -516,15 +520,44 @@ def tool_response(call: ToolUseBlock, result: ToolResult) -> Any:
     return {"content": result.content}
 
 
-def part(ctx: PartContext[RuntimeView]) -> UserHooksPart | None:
-    """The user's hooks from settings as a lifecycle part (none configured: no part at all); their
-    skipped entries are said once."""
+class AgentTypeHooks(Part):
+    """A session without hooks in settings still runs a subagent type's own (`for_subagent`)."""
+
+    def __init__(self, project_dir: Path, notices: NoticeChannel, mode: Callable[[], str]) -> None:
+        self.project_dir, self.notices, self.mode = project_dir, notices, mode
+
+    def for_subagent(self, agent: Agent, run: SubagentRun) -> Part | None:
+        return subagent_hooks(run, self.project_dir, self.notices, self.mode)
+
+
+class _ChildHooks(UserHooksPart):
+    """A subagent type's hooks in its child's lifecycle: tool events and its end, no session events."""
+
+    async def on_turn_start(self, agent: Agent, text: str) -> None:
+        return None
+
+
+def subagent_hooks(
+    run: SubagentRun, project_dir: Path, notices: NoticeChannel, mode: Callable[[], str]
+) -> UserHooksPart | None:
+    """The part running `run`'s own hooks, or None when its type has none."""
+    if not run.hooks:
+        return None
+    hook_set = agent_hooks(run.hooks, run.hooks_file)
+    for problem in hook_set.problems:
+        notices.say(problem, "warning", once=True)
+    return _ChildHooks(hook_set, project_dir=project_dir, notices=notices, mode=mode) if hook_set.commands else None
+
+
+def part(ctx: PartContext[RuntimeView]) -> UserHooksPart | AgentTypeHooks:
+    """The user's hooks from settings as a lifecycle part (none configured: a part that only runs
+    subagent types' own hooks); their skipped entries are said once."""
     hook_set = load_hooks(ctx.config)
     for problem in hook_set.problems:
         ctx.notices.say(problem, "warning", once=True)
-    if not hook_set.commands:
-        return None
     runtime = ctx.runtime
+    if not hook_set.commands:
+        return AgentTypeHooks(ctx.config.project_root, ctx.notices, lambda: runtime.policy.mode)
     hooks = UserHooksPart(
         hook_set,
         project_dir=ctx.config.project_root,

@@ -152,15 +152,15 @@ def parse_memory_text(text: str) -> ParsedMemory:
         fm, _ = salvage_pairs(lines[1:run])
         body = "\n".join(lines[run:])
         return ParsedMemory(fm, body, "frontmatter is not closed by a '---' line", "unclosed", False)
-    fm = read_frontmatter(text, "a memory")
-    body = fm.body.lstrip("\n")
-    if fm.kind == "invalid_yaml":
-        pairs = {k: "" if v is None else v for k, v in (fm.meta or {}).items()}
-        return ParsedMemory(pairs, body, fm.problem, "invalid_yaml", fm.clean)
-    if fm.kind == "not_mapping" or fm.meta is None:
+    read = read_frontmatter(text, "a memory")
+    body = read.body.lstrip("\n")
+    if read.kind == "invalid_yaml":
+        pairs = {k: "" if v is None else v for k, v in (read.meta or {}).items()}
+        return ParsedMemory(pairs, body, read.problem, "invalid_yaml", read.clean)
+    if read.kind == "not_mapping" or read.meta is None:
         return ParsedMemory({}, body, "frontmatter is not a 'key: value' mapping", "not_mapping", False)
-    problem, kind = _check_fields(fm.meta)
-    return ParsedMemory(fm.meta, body, problem, kind)
+    problem, kind = _check_fields(read.meta)
+    return ParsedMemory(read.meta, body, problem, kind)
 
 
 def _check_fields(fm: dict[str, Any]) -> tuple[str | None, str | None]:
