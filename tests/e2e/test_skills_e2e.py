@@ -21,7 +21,7 @@ GREET = """---
 description: Greet someone by name
 argument-hint: <name>
 ---
-Say hello to $1 warmly. Today is !`echo SNIPPET-RAN`. Read @notes.txt first.
+Say hello to $0 warmly. Today is !`echo SNIPPET-RAN`. Read @notes.txt first.
 """
 
 
@@ -103,7 +103,7 @@ def test_repl_runs_a_custom_command_and_help_lists_it_with_its_source(start, fak
     write(
         repo,
         ".claude/commands/frontend/component.md",
-        "---\ndescription: Make a React component\nargument-hint: <name>\n---\nCreate the $1 component.\n",
+        "---\ndescription: Make a React component\nargument-hint: <name>\n---\nCreate the $0 component.\n",
     )
     write(repo, ".claude/commands/help.md", "My own help\n")
     main_replies(fake_server, Reply.text("Component made."))
@@ -178,7 +178,7 @@ def test_an_initial_prompt_naming_a_command_with_a_dot_runs_it(start, fake_serve
 
 
 def test_tab_completes_an_alias_and_a_late_command_says_when_it_becomes_one(start, fake_server, repo):
-    write(repo, ".claude/commands/frontend/component.md", "Create the $1 component.\n")
+    write(repo, ".claude/commands/frontend/component.md", "Create the $0 component.\n")
     main_replies(fake_server, Reply.text("Component made."))
     term = start()
     term.ready()
