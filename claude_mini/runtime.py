@@ -24,6 +24,7 @@ from claude_mini.base import paths
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.command_table import CommandTable
 from claude_mini.config import Config
+from claude_mini.config.settings_env import apply_settings_env, thinking_budget
 from claude_mini.hooks.config import load_hooks, named_files
 from claude_mini.hooks.lifecycle import part as user_hooks_part
 from claude_mini.llm import local
@@ -380,6 +381,8 @@ def build_runtime(
     `PartContext`, in `PARTS` order, and the runtime installs them as the agent's lifecycle.
     """
     notices = notices or NoticeChannel()
+    for problem in apply_settings_env(config.layers):  # before anything starts a process or reads one
+        notices.say(problem, "warning", once=True)
     client = client or make_client(config, notices)
     for problem in (*config.memory.problems, *config.checkpoints.problems):  # each has its default; said once
         notices.say(problem, "warning", once=True)
@@ -413,6 +416,7 @@ def build_runtime(
         max_turns=config.max_turns,
         ask_user=ask_user,
     )
+    agent.thinking = thinking_budget(config.max_tokens)  # MAX_THINKING_TOKENS, from settings `env` too
     tracker = AttachmentTracker(instructions, config.cwd)
     runtime = Runtime(
         config, client, session, policy, prompt, agent, instructions, tracker, store, notices, sandbox=sandbox
