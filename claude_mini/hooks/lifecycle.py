@@ -251,7 +251,7 @@ class UserHooksPart(Part):
                 "warning",
                 once=True,
             )
-        payload = self._payload(agent, "SessionStart", session, source=source)
+        payload = self._payload(agent, "SessionStart", session, source=source, model=agent.model)
         outcome = await self._run(
             "SessionStart", source, payload, agent.ctx.cwd, env={"CLAUDE_ENV_FILE": str(env_file)}
         )
