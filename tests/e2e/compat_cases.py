@@ -91,7 +91,9 @@ FILES: dict[str, str] = {
     ".claude/settings.json": json.dumps(SETTINGS, indent=2),
     ".claude/hooks/log.py": HOOK_PY,
     # Commands: positional arguments, a body without placeholders, a namespaced one whose YAML is not strict.
-    ".claude/commands/pos.md": "---\ndescription: positions\n---\nA0=$0 A1=$1 A2=$2 X=$2xl ALL=$ARGUMENTS IDX=$ARGUMENTS[1]\n",
+    ".claude/commands/pos.md": (
+        "---\ndescription: positions\n---\nA0=$0 A1=$1 A2=$2 X=$2xl ALL=$ARGUMENTS IDX=$ARGUMENTS[1]\n"
+    ),
     ".claude/commands/noargs.md": "Body without placeholders. !`true` !`[ -f README.md ] && echo has-readme`\n",
     ".claude/commands/git/commit.md": "---\ndescription: Commit: with colon\nmodel:\thaiku\n---\nCOMMIT-BODY\n",
     # A skill whose description YAML refuses.
