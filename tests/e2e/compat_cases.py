@@ -101,7 +101,7 @@ FILES: dict[str, str] = {
     # Agents: keys other tools add, a tool rule, a mode, disallowedTools + hooks + skills + model: inherit.
     ".claude/agents/reviewer.md": (
         "---\nname: reviewer\ndescription: Use when: the user asks for a review\n"
-        "tools: Read, Bash(touch:*)\ncolor: blue\ncategory: quality\ndisplayName: Reviewer\n---\n"
+        "tools: Read, Bash(python3:*)\ncolor: blue\ncategory: quality\ndisplayName: Reviewer\n---\n"
         "You review code.\n"
     ),
     ".claude/agents/writer.md": (
@@ -169,11 +169,12 @@ class Run:
         return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
     def child_request(self, marker: str) -> dict[str, Any] | None:
-        """The first request of a subagent whose task holds `marker`."""
+        """The first request of a subagent whose task holds `marker` (no answer of its own yet)."""
         for body in self.bodies:
-            first = body["messages"][0]["content"] if body.get("messages") else ""
-            text = first if isinstance(first, str) else " ".join(b.get("text", "") for b in first)
-            if marker in text and len(body["messages"]) == 1:
+            messages = body.get("messages", [])
+            if any(m["role"] == "assistant" for m in messages):
+                continue
+            if marker in self.texts({"messages": messages}):
                 return body
         return None
 
@@ -271,11 +272,11 @@ CASES = [
         "review it",
         [
             _agent_call("reviewer", "TASK-REVIEWER"),
-            {"tool": "Bash", "input": {"command": "touch rule-ran.txt", "description": "touch"}},
+            {"tool": "Bash", "input": {"command": "python3 -c 'print(6 * 7)'", "description": "compute"}},
             {"text": "child done"},
             {"text": "done"},
         ],
-        lambda run: (run.repo / "rule-ran.txt").exists(),
+        lambda run: run.line("^42$") is not None,  # the command ran: its output reached the child
         True,
     ),
     Case(

@@ -52,7 +52,7 @@ def test_an_untrusted_folder_gets_no_env_no_agent_grants_and_no_agent_hooks(run_
     fake_server.load_script({"replies": review.replies, "rules": [TITLE_RULE]})
     result = run_cli("-p", review.prompt, env={"CLAUDE_MINI_DISABLE_AUTO_MEMORY": "1"}, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert not (repo / "rule-ran.txt").exists()  # the type's `Bash(touch:*)` grants nothing untrusted
     run = Run(repo, [r.body for r in fake_server.requests if r.path == "/v1/messages"])
+    assert review.observe(run) is False  # the type's `Bash(python3:*)` grants nothing untrusted
     assert "thinking" not in run.bodies[0]  # the project's env (MAX_THINKING_TOKENS) is not applied
     assert run.hooklog() == []
