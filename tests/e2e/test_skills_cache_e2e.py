@@ -146,7 +146,7 @@ def test_the_listing_is_one_cached_prefix_for_every_request_and_the_fork(run_cli
         "- release-notes: Draft release notes from CHANGELOG.md for a new version",
         "- db-migration: Write and review an Alembic database migration safely",
         "- review: Review the staged diff for bugs, missing tests and unclear names.",
-        "- component: Scaffold a React component with a test and a story",
+        "- frontend:component: Scaffold a React component with a test and a story",
     ):
         assert entry in listing
     for request in [*mains, extract]:  # byte-identical tools and system: one cached prefix
