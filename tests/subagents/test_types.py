@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from claude_mini.permissions import Allow, Ask, Deny, PermissionPolicy
+from claude_mini.subagents.runner import AgentRulesGuard
 from claude_mini.subagents.types import (
     EXPLORE,
     GENERAL_PURPOSE,
@@ -277,3 +279,19 @@ def test_a_home_that_is_the_projects_claude_folder_loads_each_file_once(dirs):
     types = load_agent_types(root, root / ".claude")
     assert names(types) == ["general-purpose", "Explore", "a"] and types.problems == []
     assert types.find("a").source == "user"
+
+
+def test_an_agents_own_rules_deny_allow_and_refuse_as_its_mode_says(tmp_path):
+    layer = {"allow": ["Bash(psql:*)"], "deny": ["Bash(rm:*)"]}
+    rules = PermissionPolicy.from_layers([("agent", layer, None)], cwd=tmp_path, project_root=tmp_path)
+    guard = AgentRulesGuard(rules, None, "agent db")
+    denied = guard.before("Bash", {"command": "rm -rf build"})
+    assert isinstance(denied, Deny) and "Bash(rm:*)" in denied.reason and "agent db" in denied.reason
+    assert guard.before("Bash", {"command": "psql -c 'select 1'"}) is None
+    asked = Ask("This command needs approval")
+    assert isinstance(guard.after("Bash", {"command": "psql -c 'select 1'"}, asked), Allow)
+    assert guard.after("Bash", {"command": "make"}, asked) is asked
+    by_rule = Ask("an ask rule asks", by_rule=True)
+    assert guard.after("Bash", {"command": "psql x"}, by_rule) is by_rule  # ask rules are never lifted
+    refusing = AgentRulesGuard(rules, "dontAsk", "agent db")
+    assert isinstance(refusing.after("Bash", {"command": "make"}, asked), Deny)
