@@ -13,8 +13,22 @@ def _specs_json() -> str:
 
 
 def test_order_is_fixed() -> None:
-    assert [t.name for t in default_tools()] == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite"]
+    names = [
+        "Read",
+        "Write",
+        "Edit",
+        "Bash",
+        "Grep",
+        "Glob",
+        "TodoWrite",
+        "BashOutput",
+        "KillShell",
+        "WebFetch",
+        "WebSearch",
+    ]
+    assert [t.name for t in default_tools()] == names
     assert list(TOOL_NAMES) == [t.name for t in default_tools()]
+    assert [t.name for t in default_tools(web_search=False)] == [n for n in names if n != "WebSearch"]
 
 
 def test_specs_are_byte_stable_across_instances() -> None:
@@ -33,6 +47,10 @@ def test_read_only_flags() -> None:
         "Grep": True,
         "Glob": True,
         "TodoWrite": False,
+        "BashOutput": True,
+        "KillShell": False,
+        "WebFetch": True,
+        "WebSearch": True,
     }
 
 
