@@ -26,9 +26,10 @@ from claude_mini.base import paths
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.command_table import CommandTable
 from claude_mini.config import Config
+from claude_mini.config.settings_env import apply_settings_env, thinking_budget
 from claude_mini.config.watch import SettingsChange, SettingsWatch
 from claude_mini.hooks.config import load_hooks, named_files
-from claude_mini.hooks.lifecycle import UserHooksPart
+from claude_mini.hooks.lifecycle import AgentTypeHooks, UserHooksPart
 from claude_mini.hooks.lifecycle import part as user_hooks_part
 from claude_mini.llm import local
 from claude_mini.llm.anthropic_client import AnthropicClient, missing_credentials
@@ -301,8 +302,9 @@ class Runtime:
         part = self.lifecycle.find(UserHooksPart)
         if part is not None:
             part.hooks = hook_set
-        elif hook_set.commands and (part := user_hooks_part(self._part_context())) is not None:
-            self.agent.lifecycle = Lifecycle((part, *self.lifecycle.parts))  # first, as in PARTS
+        elif hook_set.commands:  # it replaces the part that ran only subagent types' own hooks
+            rest = [p for p in self.lifecycle.parts if not isinstance(p, AgentTypeHooks)]
+            self.agent.lifecycle = Lifecycle((user_hooks_part(self._part_context()), *rest))  # first, as in PARTS
 
     async def _reload_mcp(self) -> None:
         """The MCP servers of the settings as they are now: new ones start, removed ones stop; the
@@ -316,7 +318,9 @@ class Runtime:
             part.fixed = part._waited = True  # the tool list was fixed without them: they join at a turn start
             part.manager.start()
             parts = self.lifecycle.parts
-            at = 1 if parts and isinstance(parts[0], UserHooksPart) else 0  # PARTS order: hooks, then MCP
+            at = (
+                1 if parts and isinstance(parts[0], (UserHooksPart, AgentTypeHooks)) else 0
+            )  # PARTS order: hooks, then MCP
             self.agent.lifecycle = Lifecycle((*parts[:at], part, *parts[at:]))
 
     def rebuild_prompt(self) -> None:
@@ -525,6 +529,8 @@ def build_runtime(
     `PartContext`, in `PARTS` order, and the runtime installs them as the agent's lifecycle.
     """
     notices = notices or NoticeChannel()
+    for problem in apply_settings_env(config.layers):  # before anything starts a process or reads one
+        notices.say(problem, "warning", once=True)
     client = client or make_client(config, notices)
     for problem in (*config.memory.problems, *config.checkpoints.problems):  # each has its default; said once
         notices.say(problem, "warning", once=True)
@@ -558,6 +564,7 @@ def build_runtime(
         max_turns=config.max_turns,
         ask_user=ask_user,
     )
+    agent.thinking = thinking_budget(config.max_tokens)  # MAX_THINKING_TOKENS, from settings `env` too
     tracker = AttachmentTracker(instructions, config.cwd)
     runtime = Runtime(
         config, client, session, policy, prompt, agent, instructions, tracker, store, notices, sandbox=sandbox

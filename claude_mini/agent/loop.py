@@ -124,6 +124,7 @@ class Agent:
         self.model = model
         self.ctx = ctx
         self.max_tokens = max_tokens
+        self.thinking: dict[str, Any] | None = None  # extended thinking for its requests (MAX_THINKING_TOKENS)
         self.max_turns = max_turns
         self.ask_user = ask_user
         self.lifecycle = lifecycle or Lifecycle()
@@ -154,6 +155,7 @@ class Agent:
             tools=self.tool_specs,
             max_tokens=self.max_tokens,
             purpose=purpose,
+            thinking=self.thinking,
         )
 
     async def run(self, text: str, media: Sequence[MediaBlock] = ()) -> AsyncIterator[AgentEvent]:
