@@ -13,6 +13,7 @@ makes it find both files where they are.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import threading
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DIMENSIONS = 256
+# How long the end of a process waits for a load still running. A daemon thread stopped inside the
+# libraries' native code at interpreter exit aborts the whole process ("FATAL: exception not
+# rethrown", SIGABRT): a one-shot run that ends before the model is loaded must wait for it.
+EXIT_WAIT_S = 30.0
 _lock = threading.Lock()
 _model: Any = None
 _tried = False
@@ -50,12 +55,25 @@ def start_loading() -> None:
     """Load the model in a background thread (idempotent): recall's part starts it when the
     session starts, which the REPL does after its first paint."""
     if not _tried and not _lock.locked():
-        threading.Thread(target=embedder, name="recall-embeddings", daemon=True).start()
+        start_thread(embedder, "recall-embeddings")
+
+
+def start_thread(target: Any, name: str, *args: Any) -> threading.Thread:
+    """Run `target(*args)` in a background thread that the end of the process waits for (at most
+    EXIT_WAIT_S), so the process never exits while it is inside native code."""
+    thread = threading.Thread(target=target, args=args, name=name, daemon=True)
+    thread.start()
+    atexit.register(thread.join, EXIT_WAIT_S)
+    return thread
 
 
 def _load() -> Any:
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
+    # wordllama calls logging.basicConfig(level=INFO) on import, which would put a stderr handler
+    # on the root logger and print every INFO record of the process (httpx2's, on other threads
+    # meanwhile) over the REPL's screen. basicConfig does nothing while the root has a handler.
+    root.addHandler(logging.NullHandler())
     try:
         import os
 
@@ -68,9 +86,7 @@ def _load() -> Any:
         log.debug("memory recall ranks by BM25 only: the embedding model is not available (%s)", exc)
         return None
     finally:
-        # wordllama calls logging.basicConfig(level=INFO) on import: a root handler on stderr
-        # would print every INFO record of the process over the REPL's screen. Undo it.
-        for handler in [h for h in root.handlers if h not in handlers]:
+        for handler in [h for h in root.handlers if h not in handlers]:  # ours, and any it added after all
             root.removeHandler(handler)
         root.setLevel(level)
 

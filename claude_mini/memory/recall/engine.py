@@ -105,8 +105,7 @@ class RecallEngine:
         """Load bm25s, the stemmer and the embedding model in background threads, so the first
         turn's local pass need not (the part calls it when the session starts)."""
         if self._warm_thread is None:
-            self._warm_thread = threading.Thread(target=tokenize, args=("warm up",), name="recall-warm-up", daemon=True)
-            self._warm_thread.start()
+            self._warm_thread = embed.start_thread(tokenize, "recall-warm-up", "warm up")
         embed.start_loading()
 
     async def warmed(self, timeout: float) -> None:
