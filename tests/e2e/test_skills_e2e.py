@@ -106,7 +106,7 @@ def test_repl_runs_a_custom_command_and_help_lists_it_with_its_source(start, fak
         "---\ndescription: Make a React component\nargument-hint: <name>\n---\nCreate the $0 component.\n",
     )
     write(repo, ".claude/commands/help.md", "My own help\n")
-    main_replies(fake_server, Reply.text("Component made."))
+    main_replies(fake_server, Reply.text("Component made."), Reply.text("Late done."))
     term = start()
     term.ready()
     term.submit("/component Button")
@@ -177,9 +177,9 @@ def test_an_initial_prompt_naming_a_command_with_a_dot_runs_it(start, fake_serve
     assert term.exit_status() == 0
 
 
-def test_tab_completes_an_alias_and_a_late_command_says_when_it_becomes_one(start, fake_server, repo):
+def test_tab_completes_an_alias_and_a_command_file_made_mid_session_runs_when_typed(start, fake_server, repo):
     write(repo, ".claude/commands/frontend/component.md", "Create the $0 component.\n")
-    main_replies(fake_server, Reply.text("Component made."))
+    main_replies(fake_server, Reply.text("Component made."), Reply.text("Late done."))
     term = start()
     term.ready()
     term.submit("/skills")  # the custom commands are registered once the runtime is ready
@@ -194,8 +194,9 @@ def test_tab_completes_an_alias_and_a_late_command_says_when_it_becomes_one(star
     assert "Create the Button component." in last_user_text(request)
     write(repo, ".claude/commands/late.md", "Late body\n")
     term.ready()
-    term.submit("/late")
-    term.expect(r"/late was added after this conversation started; it becomes a command at the next /clear\.")
+    term.submit("/late")  # no restart, no /clear: the folder is read again for a name it does not know
+    term.expect("Late done.")
+    assert "Late body" in last_user_text(fake_server.requests_for("main")[-1])
     term.ready()
     term.submit("/exit")
     assert term.exit_status() == 0
