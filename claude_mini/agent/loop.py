@@ -5,6 +5,8 @@ Control flow that leaves the loop is an exception carrying a user-facing message
     AgentStop
      ├── TurnCancelled      the user pressed Esc or Ctrl-C; the conversation says so
      │    └── PromptWithdrawn   ... before the prompt joined the conversation: nothing was added
+     ├── TurnDeclined       the user answered a permission prompt "No": the refusal is answered,
+     │                      the turn ends and waits for the user (in -p: a plan awaiting approval)
      ├── MaxTurnsReached    --max-turns requests were made and the model still wants tools
      ├── PromptBlocked      a lifecycle part (the user's UserPromptSubmit hook) refused the prompt
      └── StoppedByHook      a lifecycle part (a hook's `"continue": false`) ended the turn
@@ -43,7 +45,7 @@ from claude_mini.llm.messages import (
 )
 from claude_mini.llm.protocol import ContextTooLong, ModelClient
 from claude_mini.permissions import Allow, Ask, Decision, Deny, PolicyChain, RuleError, ToolPolicy
-from claude_mini.permissions.decisions import SessionRules
+from claude_mini.permissions.decisions import EXIT_PLAN_TOOL, SessionRules
 from claude_mini.session import UNFINISHED_TOOL, Session
 from claude_mini.tools.base import DiskError, Tool, ToolContext, ToolError, ToolResult, tool_spec
 
@@ -54,6 +56,12 @@ INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
 CANCELLED = (
     "The user interrupted this call before it finished: it may not have run, or run only "
     "in part. Check before relying on its effect."
+)
+DECLINED = "The user declined this {tool} call; it did not run. Stop here and wait: the user will say how to go on."
+NOT_RUN_AFTER_DECLINE = "Not run: the user declined an earlier call of this response and stopped the turn."
+PLAN_UNATTENDED = (
+    "Nobody can approve the plan in this non-interactive run: it is the run's result. Stop here; "
+    "the user will approve it or ask for changes in a later run."
 )
 
 
@@ -67,6 +75,11 @@ class TurnCancelled(AgentStop):
 
 class PromptWithdrawn(TurnCancelled):
     """The user cancelled while the lifecycle still vetted the prompt: it was never added."""
+
+
+class TurnDeclined(AgentStop):
+    """The user said No to a tool call (or, in -p, a plan awaits an approval nobody can give):
+    every call of the response is answered and the turn ends, waiting for the user."""
 
 
 class MaxTurnsReached(AgentStop):
@@ -83,11 +96,17 @@ class StoppedByHook(AgentStop):
 
 @dataclass
 class PermissionAnswer:
-    """The user's answer to a permission prompt."""
+    """The user's answer to a permission prompt: a No with no message stops the turn; a No
+    with a message (what to do instead) gives it to the model and the turn goes on."""
 
     allow: bool
     remember: bool = False
     message: str = ""
+
+    @property
+    def stops_turn(self) -> bool:
+        """Whether the turn ends here, waiting for the user."""
+        return not self.allow and not self.message
 
 
 AskUser = Callable[[ToolUseBlock, str], Awaitable[PermissionAnswer]]
@@ -248,6 +267,12 @@ class Agent:
         try:
             async for tool_event in self._run_tools(calls, results, attachments):
                 yield tool_event
+        except _Declined:
+            message = self._answer_all(
+                calls, results, attachments, NOT_RUN_AFTER_DECLINE, TextBlock(INTERRUPTED_FOR_TOOL_USE)
+            )
+            yield MessageAdded(message)
+            raise TurnDeclined("Declined: the turn stopped. Say what to do instead.") from None
         except asyncio.CancelledError:
             self._answer_all(calls, results, attachments, CANCELLED, TextBlock(INTERRUPTED_FOR_TOOL_USE))
             raise TurnCancelled("Interrupted; unfinished tool calls were marked as interrupted.") from None
@@ -292,6 +317,8 @@ class Agent:
                 else:
                     results[call.id] = ToolResultBlock(call.id, denial.content, is_error=True)
                     yield ToolFinished(call, denial, denied=True)
+                    if denial.metadata.get("stops_turn"):
+                        raise _Declined  # the calls after it, and those allowed beside it, do not run
             outcomes = await asyncio.gather(*(self._call_tool(c) for c in allowed))
             for call, result in zip(allowed, outcomes, strict=True):  # all ran: all are answered, whatever
                 results[call.id] = ToolResultBlock(call.id, result.content, result.is_error)  # a hook does
@@ -337,6 +364,8 @@ class Agent:
         failure = None if decision.by_rule else await self._would_fail(call)
         if failure is not None:
             return failure  # nobody is asked to approve a call that cannot succeed
+        if self.ask_user is None and call.name == EXIT_PLAN_TOOL:  # -p: the plan is the run's result
+            return ToolResult(PLAN_UNATTENDED, True, metadata={"stops_turn": True})
         if self.ask_user is None:
             why = f" ({decision.reason})" if decision.reason else ""
             return ToolResult(
@@ -352,8 +381,9 @@ class Agent:
                 with contextlib.suppress(RuleError):
                     self.policy.add_session_allow(self.policy.suggest_rule(call.name, call.input))
             return None
-        note = f" The user said: {answer.message}" if answer.message else ""
-        return ToolResult(f"The user declined this {call.name} call.{note}", True)
+        if answer.stops_turn:
+            return ToolResult(DECLINED.format(tool=call.name), True, metadata={"stops_turn": True})
+        return ToolResult(f"The user declined this {call.name} call. The user said: {answer.message}", True)
 
     async def _would_fail(self, call: ToolUseBlock) -> ToolResult | None:
         """The error a call would end with, if its tool can tell without acting (`Tool.validate`)."""
@@ -368,6 +398,10 @@ class Agent:
     async def _call_tool(self, call: ToolUseBlock) -> ToolResult:
         RUNNING_CALL.set((self, call))  # this call's own task: concurrent calls each see theirs
         return await run_tool(self.tools[call.name], call, self.ctx)
+
+
+class _Declined(Exception):
+    """Inside a tool round: the user declined a call and the turn stops after its answers."""
 
 
 # The agent and the call a tool runs for, while it runs: the Agent tool starts its child for that

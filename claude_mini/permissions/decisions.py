@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+# The tool that ends plan mode: the model presents its plan with it and only the user approves it.
+EXIT_PLAN_TOOL = "ExitPlanMode"
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ class ToolResult:
 
     `metadata` keys in use: `path` (the file touched, absolute), `diff` (a
     unified diff for Edit/Write), `created` (Write made a new file), `disk_error` (a
-    DiskError ended the call).
+    DiskError ended the call), `stops_turn` (a declined call: the turn ends after it).
     """
 
     content: str

@@ -13,16 +13,26 @@ from claude_mini.tools.bash import BashTool
 from claude_mini.tools.edit import EditTool
 from claude_mini.tools.glob import GlobTool
 from claude_mini.tools.grep import GrepTool
+from claude_mini.tools.plan import ExitPlanModeTool
 from claude_mini.tools.read import ReadTool
 from claude_mini.tools.todo import TodoWriteTool
 from claude_mini.tools.write import WriteTool
 
-TOOL_NAMES = ("Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite")
+TOOL_NAMES = ("Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite", "ExitPlanMode")
 
 
 def default_tools() -> list[Tool]:
     """Fresh instances of the built-in tools, always in the order of TOOL_NAMES."""
-    return [ReadTool(), WriteTool(), EditTool(), BashTool(), GrepTool(), GlobTool(), TodoWriteTool()]
+    return [
+        ReadTool(),
+        WriteTool(),
+        EditTool(),
+        BashTool(),
+        GrepTool(),
+        GlobTool(),
+        TodoWriteTool(),
+        ExitPlanModeTool(),
+    ]
 
 
 def get_tool(name: str) -> Tool | None:

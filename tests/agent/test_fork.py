@@ -278,7 +278,7 @@ def test_cache_guard_logs_a_mismatch_before_sending(workdir, fake_server, caplog
     result = run(go())
     assert any("cache-prefix mismatch (extract fork)" in r.getMessage() for r in caplog.records)
     text = caplog.text
-    assert "max_tokens 32000 != 16000" in text and "tools: 7 vs 6 entries" in text
+    assert "max_tokens 32000 != 16000" in text and "tools: 8 vs 7 entries" in text
     assert len(result.mismatches) == 2
     assert fake_server.requests_for("extract")[0].usage["cache_read_input_tokens"] == 0
 

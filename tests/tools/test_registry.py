@@ -13,7 +13,16 @@ def _specs_json() -> str:
 
 
 def test_order_is_fixed() -> None:
-    assert [t.name for t in default_tools()] == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite"]
+    assert [t.name for t in default_tools()] == [
+        "Read",
+        "Write",
+        "Edit",
+        "Bash",
+        "Grep",
+        "Glob",
+        "TodoWrite",
+        "ExitPlanMode",
+    ]
     assert list(TOOL_NAMES) == [t.name for t in default_tools()]
 
 
@@ -33,6 +42,7 @@ def test_read_only_flags() -> None:
         "Grep": True,
         "Glob": True,
         "TodoWrite": False,
+        "ExitPlanMode": False,
     }
 
 
