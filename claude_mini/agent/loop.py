@@ -268,9 +268,9 @@ class Agent:
             async for tool_event in self._run_tools(calls, results, attachments):
                 yield tool_event
         except _Declined:
-            message = self._answer_all(
-                calls, results, attachments, NOT_RUN_AFTER_DECLINE, TextBlock(INTERRUPTED_FOR_TOOL_USE)
-            )
+            # The user's No is marked as Claude Code marks it; a plan nobody can approve (-p) is not.
+            marker = [TextBlock(INTERRUPTED_FOR_TOOL_USE)] if self.ask_user is not None else []
+            message = self._answer_all(calls, results, attachments, NOT_RUN_AFTER_DECLINE, *marker)
             yield MessageAdded(message)
             raise TurnDeclined("Declined: the turn stopped. Say what to do instead.") from None
         except asyncio.CancelledError:
