@@ -20,9 +20,9 @@ from claude_mini.agent.loop import (
     Agent,
     MaxTurnsReached,
     PermissionAnswer,
-    TurnDeclined,
     PromptBlocked,
     TurnCancelled,
+    TurnDeclined,
     unusable_input,
 )
 from claude_mini.llm.anthropic_client import AnthropicClient

@@ -77,6 +77,7 @@ def start(isolated_env, fake_server, repo):
             fake_server.base_url,
             TERM="xterm",
             CLAUDE_MINI_DISABLE_AUTO_MEMORY="1",
+            XDG_CONFIG_HOME=str(isolated_env.home / "xdg"),  # git's global ignore file, never the real one
             **extra_env,
         )
         terminal = Terminal(list(args), repo, env)
@@ -139,14 +140,14 @@ def test_permission_prompt_answered_both_ways(start, fake_server, repo):
     term.ready()
     term.submit("create new.txt")
     term.expect(r"Create new\.txt\?")
-    term.expect(r"don't ask again this session for Edit")
+    term.expect(r"allow all edits in this project during this session")
     term.child.send("1")
     term.expect("Wrote it.")
     assert (repo / "new.txt").read_text() == "fresh\n"
     term.ready()
     term.submit("now other.txt")
     term.expect(r"Create other\.txt\?")
-    term.child.send("3")
+    term.child.send("4")
     term.expect("What should it do instead")
     term.submit("call it better.txt")
     term.expect("Understood.")
