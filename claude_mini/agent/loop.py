@@ -58,7 +58,7 @@ CANCELLED = (
     "in part. Check before relying on its effect."
 )
 DECLINED = "The user declined this {tool} call; it did not run. Stop here and wait: the user will say how to go on."
-NOT_RUN_AFTER_DECLINE = "Not run: the user declined an earlier call of this response and stopped the turn."
+NOT_RUN_AFTER_DECLINE = "Not run (or stopped unfinished): the user declined a call of this response and ended the turn."
 PLAN_UNATTENDED = (
     "Nobody can approve the plan in this non-interactive run: it is the run's result. Stop here; "
     "the user will approve it or ask for changes in a later run."
@@ -267,7 +267,7 @@ class Agent:
         try:
             async for tool_event in self._run_tools(calls, results, attachments):
                 yield tool_event
-        except _Declined:
+        except (_Declined, TurnDeclined):  # here, or in a subagent this round started
             # The user's No is marked as Claude Code marks it; a plan nobody can approve (-p) is not.
             marker = [TextBlock(INTERRUPTED_FOR_TOOL_USE)] if self.ask_user is not None else []
             message = self._answer_all(calls, results, attachments, NOT_RUN_AFTER_DECLINE, *marker)
@@ -464,6 +464,8 @@ async def run_tool(tool: Tool, call: ToolUseBlock, ctx: ToolContext) -> ToolResu
     """
     try:
         return await tool.call(call.input, ctx)
+    except TurnDeclined:  # the user declined a subagent's call: the whole turn stops
+        raise
     except ToolError as exc:
         return ToolResult(str(exc), is_error=True, metadata={"disk_error": isinstance(exc, DiskError)})
     except asyncio.CancelledError:

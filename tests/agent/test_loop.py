@@ -460,7 +460,7 @@ def test_no_stops_the_turn_and_answers_every_call_of_the_response(workdir, fake_
     assert answered(agent) and not (workdir / "made.txt").exists()
     results = agent.session.messages[-1].content
     assert "declined this Bash call" in results[0].content and "wait" in results[0].content
-    assert results[1].content.startswith("Not run: the user declined an earlier call")
+    assert results[1].content.startswith("Not run (or stopped unfinished): the user declined a call")
     assert results[2].text == "[Request interrupted by user for tool use]"
     fake_server.queue(Reply.text("Understood."))
     asyncio.run(events_of(agent, "do something else"))  # the conversation goes on from there

@@ -183,3 +183,20 @@ def test_shift_tab_cycles_three_modes_and_bypass_only_when_started_in_it(start, 
         bold.submit("/permissions")
         bold.expect(f"Permission mode: {expected}")
     assert bold.output.getvalue().count("every tool runs without asking") == 1
+
+
+def test_in_print_mode_the_plan_is_the_result(run_cli, fake_server, repo):
+    replies = (
+        Reply.tool("Read", {"file_path": "app.py"}),
+        Reply.tool("ExitPlanMode", {"plan": PLAN}, text="Here is the plan."),
+    )
+    fake_server.queue(*replies, *replies, Reply.text("never asked for"))
+    done = run_cli("-p", "plan the greeting change", "--permission-mode", "plan", "--output-format", "json")
+    assert done.returncode == 0
+    result = json.loads(done.stdout)
+    assert result["subtype"] == "success" and not result["is_error"] and result["result"] == PLAN
+    assert result["num_turns"] == 2
+    text = run_cli("-p", "plan it again", "--permission-mode", "plan")
+    assert text.returncode == 0 and text.stdout == PLAN + "\n"
+    assert len(fake_server.requests_for("main")) == 4  # two per run: nothing after the plan
+    assert "Plan mode is on" in first_message_text(fake_server)

@@ -64,7 +64,7 @@ def test_stream_json_lines(run_cli, fake_server):
     assert result.returncode == 0, result.stderr
     lines = json_lines(result.stdout)
     assert lines[0]["type"] == "system" and lines[0]["subtype"] == "init"
-    assert lines[0]["tools"] == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite", "Agent"]
+    assert lines[0]["tools"] == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite", "ExitPlanMode", "Agent"]
     kinds = [line["type"] for line in lines]
     assert kinds == ["system", "user", "assistant", "user", "assistant", "result"]
     assert lines[2]["message"]["content"][0]["name"] == "Read"
