@@ -139,6 +139,7 @@ class Repl:
         self.exit_keys = ExitKeys()
         self.interrupts = Interrupts()
         self._pending_mode = config.permission_mode or config.get("permissions.defaultMode") or "default"
+        self._bypass_started = self._pending_mode == "bypassPermissions"  # only then may Shift-Tab reach it
         self._console = _guarded(console) if console is not None else None  # None: made on first use
         self._told_discovery = False  # the command modules that failed to import are said once
         self._told_bypass = False  # what bypassPermissions means is said the first time Shift-Tab reaches it
@@ -217,6 +218,9 @@ class Repl:
         self.interrupts.install()
         self.notices.subscribe(self.prompt.app.invalidate)
         print_banner(self.config, self.client)
+        if self._bypass_started:  # said once, under the banner
+            self._told_bypass = True
+            print_formatted_text(FormattedText([("ansiyellow", BYPASS_NOTE)]), style=STYLE)
         if self._resumed is not None:
             from claude_mini.ui.session_commands import resumed_lines  # startup: kept off the first paint
 
@@ -516,7 +520,8 @@ class Repl:
                 self.interrupts.install()
                 self.renderer.resume()
             if answer == "always":
-                self.renderer.line(self._remember(runtime, suggested), "dim")
+                for line in self._remember(runtime, suggested).splitlines():
+                    self.renderer.line(line, "dim")
         return PermissionAnswer(allow=answer in ("yes", "always"), message=message)
 
     def _always_label(self, runtime: Runtime, call: ToolUseBlock, suggested: str) -> str:
@@ -636,8 +641,7 @@ class Repl:
         bypassPermissions only in a session started in it, said once when the cycle reaches it."""
         runtime = self.loader.peek()
         if runtime is None:
-            bypass = self.config.permission_mode == "bypassPermissions"
-            modes = tuple(m for m in MODE_LABELS if bypass or m != "bypassPermissions")
+            modes = tuple(m for m in MODE_LABELS if self._bypass_started or m != "bypassPermissions")
             self._pending_mode = mode = next_mode(self._pending_mode, modes)
         else:
             policy = runtime.policy
