@@ -75,8 +75,10 @@ def ask_approval(spec: ServerSpec) -> str | None:
 
 
 def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str | None:
-    """Write the answer to .claude/settings.local.json; the one line to show if that failed."""
+    """Write the answer to .claude/settings.local.json; the one line to show if that failed, or
+    where its git-ignore pattern went when this created the file."""
     from claude_mini.config.edit import SettingsEditError  # startup: kept off the first paint
+    from claude_mini.config.git_ignore import ignore_local_settings  # startup: kept off the first paint
     from claude_mini.mcp_servers.config import (  # startup: MCP loads after the first paint
         approve,
         edit_settings,
@@ -85,6 +87,7 @@ def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str |
 
     if answer is None:
         return None
+    created = not local_settings_file(config).exists()
     try:
         approve(config, [spec.name], approved=answer != "no")
         if answer == "all":
@@ -93,7 +96,7 @@ def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str |
             )
     except SettingsEditError as exc:
         return f"claude-mini: could not record your answer about MCP server {spec.name}: {exc}"
-    return None
+    return ignore_local_settings(local_settings_file(config)) if created else None
 
 
 def confirm_mcp_servers(config: Config, ask: Ask = ask_approval) -> None:

@@ -90,14 +90,11 @@ def test_keep_planning_sends_why_and_stays_in_plan_mode(start, fake_server, repo
 
 
 @pytest.mark.usefixtures("no_sandbox")
-def test_dont_ask_again_is_saved_and_the_next_session_does_not_ask(start, fake_server, repo, tmp_path, isolated_env):  # noqa: F811
-    home = tmp_path / "user-home"  # git's global config is read here, not in the real home
-    home.mkdir()
-    env = {"HOME": str(home)}
-    ignore = isolated_env.home / "xdg" / "git" / "ignore"  # the start fixture's XDG_CONFIG_HOME
+def test_dont_ask_again_is_saved_and_the_next_session_does_not_ask(start, fake_server, repo, isolated_env):  # noqa: F811
+    ignore = isolated_env.git_ignore  # the tests' global git ignore file (conftest.py)
     touch = Reply.tool("Bash", {"command": "touch built.txt"})
     main_replies(fake_server, touch, Reply.text("Built once."), touch, Reply.text("Built again."))
-    term = start(**env)
+    term = start()
     term.ready()
     term.submit("build it")
     term.expect(r"Run this command\?")
@@ -115,14 +112,11 @@ def test_dont_ask_again_is_saved_and_the_next_session_does_not_ask(start, fake_s
     [rule] = json.loads(local.read_text())["permissions"]["allow"]
     assert rule.startswith("Bash(touch")
     assert ignore.read_text() == LOCAL_SETTINGS_PATTERN + "\n"
-    git_env = {"HOME": str(home), "XDG_CONFIG_HOME": str(ignore.parent.parent)}
-    untracked = subprocess.run(
-        ["git", "status", "--porcelain", "-uall"], cwd=repo, capture_output=True, text=True, env=git_env
-    ).stdout
-    assert "settings.local.json" not in untracked and "built.txt" in untracked
+    untracked = subprocess.run(["git", "status", "--porcelain", "-uall"], cwd=repo, capture_output=True, text=True)
+    assert "settings.local.json" not in untracked.stdout and "built.txt" in untracked.stdout
 
     (repo / "built.txt").unlink()
-    second = start(**env)
+    second = start()
     second.ready()
     second.submit("build it again")
     second.expect("Built again.")

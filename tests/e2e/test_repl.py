@@ -77,7 +77,6 @@ def start(isolated_env, fake_server, repo):
             fake_server.base_url,
             TERM="xterm",
             CLAUDE_MINI_DISABLE_AUTO_MEMORY="1",
-            XDG_CONFIG_HOME=str(isolated_env.home / "xdg"),  # git's global ignore file, never the real one
             **extra_env,
         )
         terminal = Terminal(list(args), repo, env)
