@@ -75,8 +75,8 @@ def ask_approval(spec: ServerSpec) -> str | None:
 
 
 def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str | None:
-    """Write the answer to .claude/settings.local.json; the one line to show if that failed, or
-    where its git-ignore pattern went when this created the file."""
+    """Write the answer to .claude/settings.local.json; the one line to show if that failed. A file
+    this creates is git-ignored, and a line says where the pattern went."""
     from claude_mini.config.edit import SettingsEditError  # startup: kept off the first paint
     from claude_mini.config.git_ignore import ignore_local_settings  # startup: kept off the first paint
     from claude_mini.mcp_servers.config import (  # startup: MCP loads after the first paint
@@ -96,7 +96,10 @@ def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str |
             )
     except SettingsEditError as exc:
         return f"claude-mini: could not record your answer about MCP server {spec.name}: {exc}"
-    return ignore_local_settings(local_settings_file(config)) if created else None
+    ignored = ignore_local_settings(local_settings_file(config)) if created else None
+    if ignored:
+        print(ignored)  # before the prompt exists: plain output
+    return None
 
 
 def confirm_mcp_servers(config: Config, ask: Ask = ask_approval) -> None:
