@@ -44,8 +44,8 @@ from claude_mini.llm.messages import (
     Usage,
 )
 from claude_mini.llm.protocol import ContextTooLong, ModelClient
-from claude_mini.permissions import Allow, Ask, Decision, Deny, PolicyChain, RuleError, ToolPolicy
-from claude_mini.permissions.decisions import EXIT_PLAN_TOOL, SessionRules
+from claude_mini.permissions import Allow, Ask, Decision, Deny, PolicyChain, ToolPolicy
+from claude_mini.permissions.decisions import EXIT_PLAN_TOOL
 from claude_mini.session import UNFINISHED_TOOL, Session
 from claude_mini.tools.base import DiskError, Tool, ToolContext, ToolError, ToolResult, tool_spec
 
@@ -100,7 +100,6 @@ class PermissionAnswer:
     with a message (what to do instead) gives it to the model and the turn goes on."""
 
     allow: bool
-    remember: bool = False
     message: str = ""
 
     @property
@@ -375,11 +374,7 @@ class Agent:
                 True,
             )
         answer = await self.ask_user(call, decision.reason)
-        if answer.allow:
-            if answer.remember and isinstance(self.policy, SessionRules):
-                # A rule that cannot be added only means it will ask again next time.
-                with contextlib.suppress(RuleError):
-                    self.policy.add_session_allow(self.policy.suggest_rule(call.name, call.input))
+        if answer.allow:  # "don't ask again" is the UI's to carry out: it knows where the rule is saved
             return None
         if answer.stops_turn:
             return ToolResult(DECLINED.format(tool=call.name), True, metadata={"stops_turn": True})
