@@ -148,11 +148,6 @@ class PolicyChain:
         """Add an allow, ask or deny rule from now on (RuleError if malformed)."""
         return self.rules.add_rule(kind, rule, source=source, origin=origin)
 
-    @property
-    def bypass_in_cycle(self) -> bool:
-        """Whether Shift-Tab reaches bypassPermissions (the session started in it)."""
-        return self.rules.bypass_in_cycle
-
     def remove_rules(self, gone: Iterable[Rule]) -> None:
         """Drop these rules from the session."""
         self.rules.remove_rules(gone)

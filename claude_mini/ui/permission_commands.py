@@ -134,6 +134,11 @@ def remember_allow(runtime: Runtime, rule: str) -> str:
 def set_mode(runtime: Runtime, name: str) -> str:
     """Switch to mode `name`, or to the next one when no name is given (ValueError if unknown)."""
     policy = runtime.policy
+    if name == "bypassPermissions" and name not in policy.available_modes:
+        raise ValueError(
+            "bypassPermissions is available only in a session started with --dangerously-skip-permissions "
+            "or --permission-mode bypassPermissions"
+        )
     policy.mode = name or next_mode(policy.mode, policy.available_modes)
     return f"Permission mode: {policy.mode}"
 

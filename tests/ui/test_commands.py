@@ -318,6 +318,7 @@ def test_permissions_mode_and_bad_input(slash):
     assert "Permission mode: plan" in slash.run("/permissions mode plan")
     assert slash.runtime.policy.mode == "plan"
     assert "Permission mode: default" in slash.run("/permissions mode")  # cycles, bypass left out
+    assert "Not changed: bypassPermissions is available only" in slash.run("/permissions mode bypassPermissions")
     assert "Not changed: unknown permission mode" in slash.run("/permissions mode sideways")
     assert "Not changed" in slash.run("/permissions allow Bash(unclosed")
     assert "Usage: /permissions" in slash.run("/permissions frobnicate")
