@@ -560,7 +560,7 @@ class Repl:
     async def ask_plan_approval(self, runtime: Runtime, call: ToolUseBlock) -> PermissionAnswer:
         """ExitPlanMode: the plan drawn as markdown, then approve it (and how edits go on) or keep
         planning, saying why. Approving switches the mode; keep planning with nothing said (or
-        Esc) stops the turn, waiting for the user."""
+        Esc on the menu) stops the turn, waiting for the user."""
         from claude_mini.agent.loop import PermissionAnswer  # startup: the loop loads after the first paint
         from claude_mini.ui.render import plan_panel  # startup: rich loads after the first paint
 
@@ -574,7 +574,7 @@ class Repl:
             self.renderer.pause()
             self.console.print(plan_panel(str(call.input.get("plan", "")), self.console.width))
             try:
-                answer = await self.choose("Would you like to proceed?", options, shortcuts="ymn", escape="keep")
+                answer = await self.choose("Would you like to proceed?", options, shortcuts="ymn", escape="stop")
                 if answer is None:
                     raise KeyboardInterrupt
                 message = await self._ask_text("What should change in the plan?") if answer == "keep" else ""
@@ -583,7 +583,7 @@ class Repl:
             finally:
                 self.interrupts.install()
                 self.renderer.resume()
-        if answer == "keep":
+        if answer in ("keep", "stop"):  # Esc, or nothing said: the turn stops and waits for the user
             return PermissionAnswer(allow=False, message=message)
         runtime.policy.mode = answer
         self.renderer.line(f"Plan approved; permission mode: {MODE_LABELS.get(answer, answer)}.", "dim")

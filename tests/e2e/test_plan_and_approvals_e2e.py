@@ -66,12 +66,13 @@ def test_a_plan_is_shown_approved_with_auto_accept_and_the_edits_then_run(start,
     term.expect("Permission mode: acceptEdits")
 
 
-def test_keep_planning_sends_why_and_stays_in_plan_mode(start, fake_server, repo):  # noqa: F811
+def test_keep_planning_sends_why_and_stays_in_plan_mode_and_esc_stops(start, fake_server, repo):  # noqa: F811
     main_replies(
         fake_server,
         Reply.tool("ExitPlanMode", {"plan": PLAN}),
         Reply.text("I will add a step for the docs."),
-        Reply.text("Still planning."),
+        Reply.tool("ExitPlanMode", {"plan": PLAN + "\n3. Update the README"}),
+        Reply.text("never asked for"),
     )
     term = start("--permission-mode", "plan")
     term.ready()
@@ -84,9 +85,16 @@ def test_keep_planning_sends_why_and_stays_in_plan_mode(start, fake_server, repo
     [result] = last_results(fake_server)
     assert result["is_error"] and "The user said: update the README too" in result["content"]
     term.ready()
-    term.submit("go on")
-    term.expect("Still planning.")
+    term.submit("show me the new plan")
+    term.expect("Update the README")
+    term.expect(r"No, keep planning")
+    term.child.send(ESC)  # Esc on the plan's question: no, and the turn waits for the user
+    term.expect("Declined: the turn stopped")
+    term.ready()
+    assert len(fake_server.requests_for("main")) == 3
     assert "Plan mode is on" in json.dumps(fake_server.requests_for("main")[-1].body["messages"][-1])
+    term.submit("/permissions")
+    term.expect("Permission mode: plan")
 
 
 @pytest.mark.usefixtures("no_sandbox")
