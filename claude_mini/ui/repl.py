@@ -529,7 +529,7 @@ class Repl:
         session (as Claude Code offers); anything else saves its rule to the local settings."""
         from claude_mini.permissions.bash import exact_command_rule  # startup: kept off the first paint
 
-        if suggested == WORKSPACE_EDITS and runtime.policy.mode == "default":
+        if suggested == WORKSPACE_EDITS:  # never saved: it would let every later session edit unasked
             return "Yes, and allow all edits in this project during this session (shift+tab)"
         rule = one_line(suggested, terminal=True)  # holds the command text
         # A program that runs others or writes any file (`docker run`, `tee`, `sudo`) gets no wider rule.
@@ -543,8 +543,9 @@ class Repl:
         from claude_mini.permissions.decisions import RuleError  # startup: kept off the first paint
         from claude_mini.ui.permission_commands import remember_allow  # startup: kept off the first paint
 
-        if suggested == WORKSPACE_EDITS and runtime.policy.mode == "default":
-            runtime.policy.mode = "acceptEdits"
+        if suggested == WORKSPACE_EDITS:
+            if runtime.policy.mode == "default":
+                runtime.policy.mode = "acceptEdits"
             return "Edits in this project are accepted for the rest of this session (mode: acceptEdits)."
         try:
             return remember_allow(runtime, suggested)
@@ -554,7 +555,9 @@ class Repl:
     async def _ask_text(self, question: str) -> str:
         """One line of text under a menu (Enter alone gives "")."""
         session: PromptSession[str] = PromptSession(style=STYLE, input=self._input, output=self._output)
-        text = await session.prompt_async([("class:dim", f"  {question} (Enter to skip) ")], handle_sigint=False)
+        text = await session.prompt_async(
+            [("class:dim", f"  {question} (Enter alone: just stop) ")], handle_sigint=False
+        )
         return text.strip()
 
     async def ask_plan_approval(self, runtime: Runtime, call: ToolUseBlock) -> PermissionAnswer:
