@@ -139,7 +139,11 @@ class Repl:
         self.exit_keys = ExitKeys()
         self.interrupts = Interrupts()
         self._pending_mode = config.permission_mode or config.get("permissions.defaultMode") or "default"
-        self._bypass_started = self._pending_mode == "bypassPermissions"  # only then may Shift-Tab reach it
+        # Only a session started in bypassPermissions (and not barred from it) may Shift-Tab to it.
+        self._bypass_started = (
+            self._pending_mode == "bypassPermissions"
+            and config.get("permissions.disableBypassPermissionsMode") != "disable"
+        )
         self._console = _guarded(console) if console is not None else None  # None: made on first use
         self._told_discovery = False  # the command modules that failed to import are said once
         self._told_bypass = False  # what bypassPermissions means is said the first time Shift-Tab reaches it
