@@ -317,6 +317,8 @@ class Agent:
                     results[call.id] = ToolResultBlock(call.id, denial.content, is_error=True)
                     yield ToolFinished(call, denial, denied=True)
                     if denial.metadata.get("stops_turn"):
+                        for started in allowed:  # started beside it, never run
+                            yield ToolFinished(started, ToolResult(NOT_RUN_AFTER_DECLINE, True), denied=True)
                         raise _Declined  # the calls after it, and those allowed beside it, do not run
             outcomes = await asyncio.gather(*(self._call_tool(c) for c in allowed))
             for call, result in zip(allowed, outcomes, strict=True):  # all ran: all are answered, whatever
