@@ -79,7 +79,7 @@ if TYPE_CHECKING:
 IDLE_NOTIFY_MS = 60_000
 WORKSPACE_EDITS = "Edit(./**)"  # the rule suggested for an edit inside the project
 BYPASS_NOTE = (
-    "⚠ bypassPermissions: every tool runs without asking (deny and ask rules still apply). Shift-Tab again leaves it."
+    "⚠ bypassPermissions: every tool runs without asking (deny and ask rules still apply); Shift-Tab leaves it."
 )
 T = TypeVar("T")
 
