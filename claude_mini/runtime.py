@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from claude_mini.agent.background_shells import part as background_shells_part
 from claude_mini.agent.lifecycle import (
     EndReason,
     Lifecycle,
@@ -29,6 +30,8 @@ from claude_mini.hooks.config import load_hooks, named_files
 from claude_mini.hooks.lifecycle import part as user_hooks_part
 from claude_mini.llm import local
 from claude_mini.llm.anthropic_client import AnthropicClient, missing_credentials
+from claude_mini.llm.events import ResponseDone
+from claude_mini.llm.messages import ModelRequest
 from claude_mini.llm.protocol import ModelClient
 from claude_mini.llm.retry import RetryPolicy
 from claude_mini.mcp_servers.lifecycle import part as mcp_part
@@ -66,9 +69,12 @@ from claude_mini.skills.lifecycle import SkillPart
 from claude_mini.skills.lifecycle import part as skills_part
 from claude_mini.subagents.lifecycle import SubagentPart
 from claude_mini.subagents.lifecycle import part as subagents_part
+from claude_mini.tools.background import BackgroundShells
 from claude_mini.tools.base import ToolContext
 from claude_mini.tools.read_denials import read_denials_of
 from claude_mini.tools.registry import default_tools
+from claude_mini.tools.web_access import WebAccess, rules_name_host
+from claude_mini.tools.web_search import search_availability
 
 PartFactory = Callable[[PartContext["Runtime"]], Part | None]
 
@@ -78,6 +84,7 @@ PARTS: tuple[PartFactory, ...] = (
     skills_part,
     subagents_part,
     todo_part,
+    background_shells_part,
     plan_mode_part,
     file_history_part,
     working_state_part,
@@ -89,9 +96,10 @@ PARTS: tuple[PartFactory, ...] = (
 """The lifecycle order, in which every event reaches the parts (`after_compact` in reverse): the
 user's hooks first (they may refuse a prompt before recall starts, or a compaction before
 extraction flushes), MCP servers (the tool list is fixed before compaction measures the request),
-skills, subagents, the todo list, plan mode's reminder, file checkpoints (after every part that may rewrite a tool's
-input), compaction's working state and compaction (it may replace the conversation before anyone
-reads it), Layer 1 attachments, recall, extraction. A feature whose factory returns None has no part."""
+skills, subagents, the todo list, background shells, plan mode's reminder, file checkpoints (after
+every part that may rewrite a tool's input), compaction's working state and compaction (it may
+replace the conversation before anyone reads it), Layer 1 attachments, recall, extraction. A
+feature whose factory returns None has no part."""
 
 NO_MODEL = (
     "No model is configured: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for the Anthropic API, "
@@ -171,8 +179,9 @@ class Runtime:
         when anything is listed, then Agent): the fixed prefix every fork copies."""
         self.agent.lifecycle = lifecycle
         skills, subagents = lifecycle.find(SkillPart), lifecycle.find(SubagentPart)
+        web = self.agent.ctx.web
         tools = [
-            *default_tools(),
+            *default_tools(web_search=web is not None and web.search.offered),
             *([skills.tool] if skills is not None and skills.tool is not None else []),
             *([subagents.tool] if subagents is not None else []),
         ]
@@ -334,6 +343,24 @@ def make_chain(
     return PolicyChain(rules, guards, rules=rules)
 
 
+def make_web_access(runtime: Runtime, rules: PermissionPolicy, sandbox: Sandbox | None) -> WebAccess:
+    """What WebFetch and WebSearch need of the session: side requests on the current client, their
+    cost in the session's ledger, and which hosts a rule names (tools/web_access.py)."""
+
+    async def ask_model(request: ModelRequest) -> ResponseDone:
+        done = await runtime.client.complete(request)
+        runtime.session.costs.add(request.purpose, done.model or request.model, done.billed)
+        return done
+
+    def names_host(host: str) -> bool:
+        return rules_name_host(rules.allow_rules, host) or (sandbox is not None and sandbox.names_host(host))
+
+    client = runtime.client
+    base_url = client.base_url if isinstance(client, AnthropicClient) else None
+    search = search_availability(runtime.config.get("webSearch"), client.provider, base_url)
+    return WebAccess(ask_model, lambda: runtime.config.small_model, lambda: runtime.agent.model, names_host, search)
+
+
 def make_sandbox(config: Config, policy: PermissionPolicy, notices: NoticeChannel) -> Sandbox | None:
     """The session's Bash sandbox from the `sandbox` settings (None when they turn it off); where
     bwrap cannot run, one line says so and names the package, and Bash runs as before."""
@@ -391,7 +418,7 @@ def build_runtime(
         notices.say(team_warning, "warning", once=True)
     session = session or Session(config.cwd)
     session.report_to(notices)  # a resume's skipped lines, a failed transcript write
-    ctx = ToolContext(cwd=config.cwd, project_root=config.project_root)
+    ctx = ToolContext(cwd=config.cwd, project_root=config.project_root, shells=BackgroundShells())
     rules = make_policy(config, ctx)  # the rules themselves (MCP's trusted read-only hints go here)
     for error in rules.errors:  # rules that could not be read: each skipped, said once
         notices.say(str(error), "warning", once=True)
@@ -419,6 +446,7 @@ def build_runtime(
     runtime = Runtime(
         config, client, session, policy, prompt, agent, instructions, tracker, store, notices, sandbox=sandbox
     )
+    ctx.web = make_web_access(runtime, rules, sandbox)
     parts = PartContext(
         config=config,
         client=client,

@@ -161,6 +161,35 @@ class Reply:
         block = {"type": "tool_use", "id": id, "name": name, "input": dict(input)}
         return replace(self, blocks=(*self.blocks, block))
 
+    @classmethod
+    def web_search(
+        cls, query: str, results: Iterable[tuple[str, str]], answer: str, cited: int | None = 0, id: str = "srvtoolu_1"
+    ) -> Reply:
+        """The server's web search as the API returns it: a `server_tool_use` for `query`, its
+        `web_search_tool_result` (`results`: (title, url) pairs), then `answer` citing result `cited`."""
+        found = [
+            {"type": "web_search_result", "title": t, "url": u, "encrypted_content": f"enc-{n}", "page_age": None}
+            for n, (t, u) in enumerate(results)
+        ]
+        text: dict[str, Any] = {"type": "text", "text": answer}
+        if cited is not None and found:
+            hit = found[cited]
+            text["citations"] = [
+                {
+                    "type": "web_search_result_location",
+                    "url": hit["url"],
+                    "title": hit["title"],
+                    "encrypted_index": f"idx-{cited}",
+                    "cited_text": answer[:60],
+                }
+            ]
+        blocks = (
+            {"type": "server_tool_use", "id": id, "name": "web_search", "input": {"query": query}},
+            {"type": "web_search_tool_result", "tool_use_id": id, "content": found},
+            text,
+        )
+        return cls(blocks=blocks)
+
     def with_thinking(self, thinking: str, signature: str = "sig-fake") -> Reply:
         """This reply preceded by an extended-thinking block."""
         block = {"type": "thinking", "thinking": thinking, "signature": signature}
@@ -495,8 +524,13 @@ def block_events(index: int, block: dict[str, Any], chunk_chars: int) -> list[tu
     if kind == "text":
         start = {"type": "text", "text": ""}
         deltas = [{"type": "text_delta", "text": c} for c in _chunks(block["text"], chunk_chars, 2)]
-    elif kind == "tool_use":
-        start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+        if block.get("citations"):  # as the API streams a cited passage: its citations, then the text
+            start["citations"] = []
+            deltas = [{"type": "citations_delta", "citation": c} for c in block["citations"]] + deltas
+    elif kind == "web_search_tool_result":  # a server tool's result arrives whole in its start event
+        start, deltas = dict(block), []
+    elif kind in ("tool_use", "server_tool_use"):
+        start = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
         # Like the API: an empty first chunk, then the JSON in several pieces.
         pieces = _chunks(json.dumps(block["input"]), chunk_chars, 3)
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in ["", *pieces]]

@@ -71,6 +71,7 @@ from claude_mini.tools.base import (
 if TYPE_CHECKING:
     from claude_mini.agent.loop import Agent
     from claude_mini.session import CostLedger
+    from claude_mini.tools.background import BackgroundShells
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +119,7 @@ class ForkSnapshot:
     read_denials: ReadDenials = NO_READ_DENIALS  # the parent's, so a fork's Grep/Glob skip the same files
     tool_check: ForkToolCheck | None = None  # the parent's extra vetting of allowed calls
     sandbox: ShellSandbox | None = None  # the parent's: a fork's Bash is confined the same way
+    shells: BackgroundShells | None = None  # the parent's: a fork's background shells end with the session
 
     @classmethod
     def of(cls, agent: Agent) -> ForkSnapshot:
@@ -138,6 +140,7 @@ class ForkSnapshot:
             read_denials=agent.ctx.read_denials,
             tool_check=agent.fork_tool_check,
             sandbox=agent.ctx.sandbox,
+            shells=agent.ctx.shells,
         )
 
     @property
@@ -296,7 +299,11 @@ class Fork:
         self.policy = policy
         self.max_turns = max(1, max_turns)
         self.ctx = ToolContext(
-            cwd=snap.cwd, project_root=snap.project_root, read_denials=snap.read_denials, sandbox=snap.sandbox
+            cwd=snap.cwd,
+            project_root=snap.project_root,
+            read_denials=snap.read_denials,
+            sandbox=snap.sandbox,
+            shells=snap.shells,
         )
         self.result = ForkResult(purpose)
         self._messages: list[Message] = []

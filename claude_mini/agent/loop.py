@@ -354,6 +354,11 @@ class Agent:
             return call, verdict
         return call, with_hooks_verdict(verdict, await decide(self.policy, call))
 
+    async def permit(self, call: ToolUseBlock, decision: Decision) -> ToolResult | None:
+        """For a call the harness runs itself (a user's `!` line): None when it may run, else the
+        result saying why not, the user asked first as for the model's own calls."""
+        return await self._settle(call, decision)
+
     async def _settle(self, call: ToolUseBlock, decision: Decision) -> ToolResult | None:
         """None when the call may run; else the error result that tells the model why not (asking
         the user first where the decision is Ask and someone can be asked)."""

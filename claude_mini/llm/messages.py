@@ -11,17 +11,22 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 # The X-Claude-Mini-Purpose of every request (DESIGN.md section 4); /cost lists PURPOSES in this order.
-Purpose = Literal["main", "recall", "extract", "compact", "dream", "subagent"]
-PURPOSES: tuple[str, ...] = ("main", "subagent", "recall", "extract", "compact", "dream")
+Purpose = Literal["main", "recall", "extract", "compact", "dream", "subagent", "webfetch", "websearch"]
+PURPOSES: tuple[str, ...] = ("main", "subagent", "recall", "extract", "compact", "dream", "webfetch", "websearch")
 EPHEMERAL = {"type": "ephemeral"}
 
 
 @dataclass
 class TextBlock:
-    """Plain text from the user, the assistant, or an attachment."""
+    """Plain text from the user, the assistant, or an attachment.
+
+    `citations`: the sources a server tool's answer cites (web search), as the API gave them;
+    None for ordinary text.
+    """
 
     text: str
     type: Literal["text"] = "text"
+    citations: list[dict[str, Any]] | None = None
 
 
 @dataclass
@@ -53,7 +58,23 @@ class ThinkingBlock:
     type: Literal["thinking"] = "thinking"
 
 
-Block = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock
+@dataclass
+class ServerBlock:
+    """A block of a tool the server runs itself (`server_tool_use`, `web_search_tool_result`):
+    kept verbatim, since the API wants it back unchanged in the next request of the same turn.
+    Only the web search tool's own requests hold them; the conversation never does, so a
+    transcript's such block stays unknown to `block_from_api` (a lone one would break the next request)."""
+
+    data: dict[str, Any]
+
+    @property
+    def type(self) -> str:
+        return str(self.data.get("type", ""))
+
+
+SERVER_BLOCK_TYPES = frozenset({"server_tool_use", "web_search_tool_result"})
+
+Block = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | ServerBlock
 
 
 @dataclass
@@ -130,7 +151,11 @@ class ModelRequest:
 def block_to_api(block: Block) -> dict[str, Any]:
     """One content block as the API expects it."""
     if isinstance(block, TextBlock):
+        if block.citations:
+            return {"type": "text", "text": block.text, "citations": block.citations}
         return {"type": "text", "text": block.text}
+    if isinstance(block, ServerBlock):
+        return dict(block.data)
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
     if isinstance(block, ToolResultBlock):
@@ -149,7 +174,7 @@ def block_from_api(d: dict[str, Any]) -> Block:
     """Inverse of `block_to_api`; also used for transcripts."""
     kind = d.get("type")
     if kind == "text":
-        return TextBlock(d.get("text", ""))
+        return TextBlock(d.get("text", ""), citations=d.get("citations") or None)
     if kind == "tool_use":
         return ToolUseBlock(d["id"], d["name"], d.get("input") or {})
     if kind == "tool_result":

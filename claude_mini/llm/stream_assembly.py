@@ -1,5 +1,9 @@
 """Assembling one streamed attempt: the SDK's raw events mapped to ours, and the final message built.
 
+Blocks of tools the server runs (`server_tool_use`, `web_search_tool_result`) are kept verbatim as
+`ServerBlock`s, and a text block's `citations_delta`s as its citations: the web search tool reads
+them, and a paused turn (`pause_turn`) sends them back unchanged.
+
 A reply's text may carry lone surrogates (JSON can spell them); `encodable` replaces them
 so the transcript, stdout and the next request can encode it.
 """
@@ -12,7 +16,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from claude_mini.llm.events import BlockDone, ResponseDone, StreamEvent, TextDelta, ToolInputDelta, ToolUseStart
-from claude_mini.llm.messages import Block, Message, TextBlock, ThinkingBlock, ToolUseBlock, Usage
+from claude_mini.llm.messages import (
+    SERVER_BLOCK_TYPES,
+    Block,
+    Message,
+    ServerBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolUseBlock,
+    Usage,
+)
 from claude_mini.llm.retry import StreamFailure
 from claude_mini.llm.sdk_errors import describe
 
@@ -26,6 +39,8 @@ class _Part:
     id: str = ""
     name: str = ""
     signature: str = ""
+    raw: dict[str, Any] | None = None  # a server block as it started
+    citations: list[dict[str, Any]] | None = None
 
 
 class Assembler:
@@ -66,8 +81,10 @@ class Assembler:
             return [ToolUseStart(block.id, block.name, index)]
         if block.type == "thinking":
             self.parts[index] = _Part("thinking", text=block.thinking or "", signature=block.signature or "")
+        elif block.type in SERVER_BLOCK_TYPES:
+            self.parts[index] = _Part("server", raw=_as_dict(block))
         else:
-            self.parts[index] = _Part(block.type)  # server tools etc.: not represented in Message
+            self.parts[index] = _Part(block.type)  # other kinds: not represented in Message
         return []
 
     def _on_content_block_delta(self, event: Any) -> list[StreamEvent]:
@@ -80,7 +97,11 @@ class Assembler:
             return [TextDelta(piece, index)] if piece else []
         if delta.type == "input_json_delta":
             part.text += delta.partial_json
+            if part.kind == "server":
+                return []
             return [ToolInputDelta(part.id, delta.partial_json)] if delta.partial_json else []
+        if delta.type == "citations_delta":
+            part.citations = [*(part.citations or []), _as_dict(delta.citation)]
         if delta.type == "thinking_delta":
             part.text += encodable(delta.thinking)
         elif delta.type == "signature_delta":
@@ -118,7 +139,12 @@ class Assembler:
 
 def _to_block(part: _Part) -> Block | None:
     if part.kind == "text":
-        return TextBlock(encodable(part.text))
+        return TextBlock(encodable(part.text), citations=part.citations)
+    if part.kind == "server" and part.raw is not None:
+        raw = dict(part.raw)
+        if raw.get("type") == "server_tool_use" and part.text.strip():
+            raw["input"] = _parse_input(part.text)  # the input streamed as JSON deltas
+        return ServerBlock(raw)
     if part.kind == "thinking":
         return ThinkingBlock(encodable(part.text), part.signature)
     if part.kind == "tool_use":
@@ -161,6 +187,14 @@ def _parse_input(raw: str) -> dict[str, Any]:
     except (ValueError, RecursionError):  # RecursionError: nested too deeply
         return {"_invalid_json": raw}
     return value if isinstance(value, dict) else {"_invalid_json": raw}
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    """An SDK object (or a dict) as the plain JSON dict the API sent, unset fields left out."""
+    if isinstance(value, dict):
+        return dict(value)
+    dumped = value.model_dump(mode="json", exclude_none=True)
+    return dumped if isinstance(dumped, dict) else {}
 
 
 def _usage_fields(usage: Any) -> dict[str, int]:

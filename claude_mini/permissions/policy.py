@@ -44,7 +44,10 @@ Rules use Claude Code's syntax: `Tool` (the whole tool; `Tool(*)` too) or
   nothing); Read rules also cover Grep and Glob (their search folder). A path
   must match both as written and with symlinks resolved to be allowed, and
   either way to be denied.
-- Any other tool name (`WebFetch`, `mcp__x__y`) is accepted; a specifier on it
+- WebFetch: `WebFetch(domain:example.com)` is the host of the URL, exactly;
+  `domain:*.example.com` its subdomains. Any other specifier on WebFetch is a bad rule.
+  WebFetch and WebSearch ask unless allowed, also in plan mode (they change nothing here).
+- Any other tool name (`mcp__x__y`) is accepted; a specifier on it
   matches nothing, since we cannot interpret it. `mcp__server` and `mcp__server__*`
   cover every tool of that MCP server: the server a tool belongs to is what the tool
   list says (`name_mcp_tools`), never a prefix of its name (`mcp__gh` does not cover
@@ -70,22 +73,26 @@ from claude_mini.permissions.memory_folder import memory_layout_decision
 from claude_mini.permissions.protected import default_protected, is_protected
 from claude_mini.permissions.request import ToolRequest, build_request, cwd_of
 from claude_mini.permissions.rules import (
+    DOMAIN_PREFIX,
     EDIT_TOOLS,
     LEADING_TOOL,
     READ_TOOLS,
+    WEB_TOOLS,
     Rule,
     known_tool,
     names_match,
     parse_rule,
+    url_host,
 )
 from claude_mini.permissions.secret_reads import secret_read
 from claude_mini.shell.bash_reads import absolute_path
 from claude_mini.shell.read_only import is_read_only_command
 
 SOURCES = ("user", "project", "local", "flags", "managed")  # lowest to highest precedence
-# Tools that change nothing outside the harness (a todo list), or only start a subagent whose own
-# calls are checked one by one: they run as reads do, in every mode (deny and ask rules still apply).
-HARNESS_TOOLS = frozenset({"TodoWrite", "Agent"})
+# Tools that change nothing outside the harness (a todo list, the session's own background shells:
+# read one, end one), or only start a subagent whose own calls are checked one by one: they run as
+# reads do, in every mode (deny and ask rules still apply).
+HARNESS_TOOLS = frozenset({"TodoWrite", "Agent", "BashOutput", "KillShell"})
 
 
 # ---------------------------------------------------------------- the policy
@@ -427,6 +434,8 @@ class PermissionPolicy:
             or req.tool == "Skill"
         ):
             return restriction or Allow()
+        if req.tool in WEB_TOOLS:  # they only read, from the web: the mode's question, as outside plan mode
+            return restriction or (Allow() if self._allowed(req) else self._mode_decision(req))
         if req.tool == "Bash":
             ok, why = is_read_only_command(req.command or "")
             if ok:
@@ -501,6 +510,8 @@ class PermissionPolicy:
             if self._in_workspace(req.paths[0]):
                 return "Edit(./**)"
             return f"Edit(/{os.path.dirname(req.paths[0]).rstrip('/')}/**)"  # `//abs/dir/**`
+        if tool_name == "WebFetch" and (host := url_host(input.get("url"))):
+            return f"WebFetch({DOMAIN_PREFIX}{host})"
         if tool_name == "Skill" and isinstance(input.get("skill"), str) and input["skill"].strip("/ "):
             return f"Skill({input['skill'].strip('/ ')})"
         return tool_name

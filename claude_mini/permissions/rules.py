@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pathspec
 
@@ -21,6 +22,8 @@ from claude_mini.permissions.decisions import RuleError
 from claude_mini.shell.bash_reads import literal_prefix
 
 READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
+WEB_TOOLS = frozenset({"WebFetch", "WebSearch"})
+DOMAIN_PREFIX = "domain:"
 EDIT_TOOLS = frozenset({"Write", "Edit"})
 KNOWN_TOOLS = (
     "Read",
@@ -37,6 +40,8 @@ KNOWN_TOOLS = (
     "TodoWrite",
     "Skill",
     "Agent",
+    "BashOutput",
+    "KillShell",
 )
 _PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Grep", "Glob"})
 # Rule tool names that govern a tool: Edit rules cover Write, Read rules cover the searches.
@@ -258,6 +263,8 @@ def parse_rule(text: Any, *, source: str, project_root: Path, origin: str | None
             return Rule(stripped, tool, spec, source, origin, command=CommandPattern.parse(spec))
         if tool in _PATH_TOOLS:
             return Rule(stripped, tool, spec, source, origin, path=PathPattern.parse(spec, project_root))
+        if tool == "WebFetch" and not (spec.startswith(DOMAIN_PREFIX) and spec[len(DOMAIN_PREFIX) :].strip()):
+            raise ValueError(f"WebFetch rules name a host: WebFetch({DOMAIN_PREFIX}example.com)")
     except ValueError as exc:
         raise RuleError(text, source, str(exc), origin) from None
     return Rule(stripped, tool, spec, source, origin)
@@ -282,14 +289,37 @@ def known_tool(name: str) -> str | None:
 
 def names_match(rule: Rule, input: dict[str, Any]) -> bool:
     """`Skill(name)` and `Agent(type)` (or `Task(type)`) rules: the skill, or the agent type asked for
-    (general-purpose when the call names none)."""
+    (general-purpose when the call names none); `WebFetch(domain:host)`: the host of the URL."""
     if rule.specifier is None:
         return False
+    if rule.tool == "WebFetch":
+        host = url_host(input.get("url"))
+        return host is not None and domain_matches(host, rule.specifier.removeprefix(DOMAIN_PREFIX))
     if rule.tool == "Skill":
         return skill_matches(rule.specifier, input.get("skill"))
     if rule.tool in ("Agent", "Task"):
         return skill_matches(rule.specifier, input.get("subagent_type") or "general-purpose")
     return False
+
+
+def url_host(url: Any) -> str | None:
+    """The host a URL names, lower case without a trailing dot (None: not a URL with a host)."""
+    if not isinstance(url, str):
+        return None
+    try:
+        host = urlsplit(url.strip()).hostname
+    except ValueError:
+        return None
+    return host.rstrip(".") if host else None
+
+
+def domain_matches(host: str, pattern: str) -> bool:
+    """`example.com` matches itself only, `*.example.com` its subdomains, `*` every host: the form
+    of `WebFetch(domain:...)` rules and of the sandbox's network domain lists alike."""
+    host, pattern = host.lower().rstrip("."), pattern.strip().lower().rstrip(".")
+    if pattern == "*" or pattern == host:
+        return True
+    return pattern.startswith("*.") and host.endswith(pattern[1:])
 
 
 def collapse_spaces(text: str) -> str:

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from claude_mini.base.notices import NoticeChannel
-from claude_mini.permissions import Allow, Ask, CommandPattern, Decision, Guard, Rule
+from claude_mini.permissions import Allow, Ask, CommandPattern, Decision, Deny, Guard, Rule
+from claude_mini.permissions.rules import domain_matches, url_host
 from claude_mini.sandbox import bridge
 from claude_mini.sandbox.bwrap import Availability, command_line, probe
 from claude_mini.sandbox.layout import LayoutReport, build_layout, protected_paths
@@ -235,6 +236,17 @@ class Sandbox:
         """(hosts the user allowed, hosts the user refused) in this session."""
         return sorted(self._shared.approved), sorted(self._shared.refused)
 
+    def network_allows(self, host: str | None) -> bool:
+        """Whether `sandbox.network.allowedDomains` or the user's answer this session lets `host` through."""
+        if host is None:
+            return False
+        return _domain_listed(host, self.settings.allowed_domains) or host in self._shared.approved
+
+    def names_host(self, host: str) -> bool:
+        """Whether `sandbox.network.allowedDomains` names `host` itself (no wildcard): what lets WebFetch
+        reach a loopback or private address."""
+        return host.lower().rstrip(".") in (d.lower().rstrip(".") for d in self.settings.allowed_domains)
+
     def _allowed_domains(self) -> list[str]:
         return [*self.settings.allowed_domains, *_web_fetch_domains(self.rules.allow())]
 
@@ -294,31 +306,35 @@ def _web_fetch_domains(rules: Sequence[Rule]) -> list[str]:
 
 
 def _domain_listed(host: str, patterns: Sequence[str]) -> bool:
-    """`example.com` matches itself; `*.example.com` its subdomains; `*` every host."""
-    for pattern in patterns:
-        pattern = pattern.lower().rstrip(".")
-        if pattern == "*" or pattern == host:
-            return True
-        if pattern.startswith("*.") and host.endswith(pattern[1:]):
-            return True
-    return False
+    """Whether a pattern covers `host` (`domain_matches`: exact, `*.example.com`, `*`)."""
+    return any(domain_matches(host, pattern) for pattern in patterns)
 
 
 class SandboxGuard(Guard):
     """autoAllowBashIfSandboxed in the permission chain (its innermost guard): the mode's question
     for a Bash call that will run sandboxed becomes Allow. Asks only the user may answer (an ask
-    rule, a protected file, credentials), denies and plan mode's refusals pass unchanged."""
+    rule, a protected file, credentials), denies and plan mode's refusals pass unchanged.
+
+    WebFetch shares the proxy's domain lists: a host in `sandbox.network.deniedDomains` is refused,
+    one in `allowedDomains` (or allowed by the user for Bash this session) needs no question."""
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
 
+    def before(self, tool_name: str, input: dict[str, Any]) -> Deny | Ask | None:
+        """Deny a WebFetch of a host the sandbox's network settings deny."""
+        host = url_host(input.get("url")) if tool_name == "WebFetch" else None
+        if host is not None and _domain_listed(host, self.sandbox.settings.denied_domains):
+            return Deny(f"{host} is denied by sandbox.network.deniedDomains")
+        return None
+
     def after(self, tool_name: str, input: dict[str, Any], decision: Decision) -> Decision:
-        """Allow in place of the mode's Ask when the call runs in the sandbox."""
-        if (
-            tool_name == "Bash"
-            and isinstance(decision, Ask)
-            and not decision.user_only
-            and self.sandbox.auto_allows(input)
-        ):
+        """Allow in place of the mode's Ask when the call runs in the sandbox, or fetches a host the
+        network settings allow."""
+        if not isinstance(decision, Ask) or decision.user_only:
+            return decision
+        if tool_name == "Bash" and self.sandbox.auto_allows(input):
+            return Allow()
+        if tool_name == "WebFetch" and self.sandbox.network_allows(url_host(input.get("url"))):
             return Allow()
         return decision

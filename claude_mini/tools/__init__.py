@@ -1,4 +1,5 @@
-"""Coding tools the model calls: Read, Write, Edit, Bash, Grep, Glob, and TodoWrite (its todo list).
+"""Coding tools the model calls: Read, Write, Edit, Bash, Grep, Glob, TodoWrite (its todo list), and
+BashOutput and KillShell (background shells).
 
 Each tool lives in its own module; `registry.default_tools()` lists them in
 the fixed order the prompt cache relies on. This module re-exports the seam

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from claude_mini.tools.background import BackgroundShells
     from claude_mini.tools.todo import Todo
+    from claude_mini.tools.web_access import WebAccess
 
 
 class ToolError(Exception):
@@ -110,6 +112,9 @@ class ToolContext:
     `todos` is the model's todo list, replaced by each TodoWrite call (tools/todo.py); a forked
     agent or a subagent starts with a list of its own.
     `sandbox` confines Bash (None: commands run as the user); forks and subagents share it.
+    `web` is what WebFetch and WebSearch need of the session (tools/web_access.py); subagents share it.
+    `shells` are the session's background shells (tools/background.py; None: Bash cannot start
+    one here); forks and subagents share them, and the session's end ends them.
     """
 
     cwd: Path
@@ -119,6 +124,8 @@ class ToolContext:
     shell_prelude: str = ""
     todos: list[Todo] = field(default_factory=list)
     sandbox: ShellSandbox | None = None
+    web: WebAccess | None = None
+    shells: BackgroundShells | None = None
 
     def resolve(self, path: str) -> Path:
         """An absolute, normalised path for `path` (relative to `cwd`, `~` expanded)."""

@@ -34,7 +34,7 @@ from claude_mini.base.process_groups import group_gone, signal_group
 from claude_mini.shell.git_safety import GIT_FUNCTION, safe_git_env
 from claude_mini.shell.read_only import is_read_only_command
 from claude_mini.signals import tool_group_ended, tool_group_started
-from claude_mini.tools import ToolContext, ToolError, ToolResult, int_arg, str_arg
+from claude_mini.tools import ToolContext, ToolError, ToolResult, bool_arg, int_arg, opt_str_arg, str_arg
 from claude_mini.tools.base import ShellSandbox
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -57,6 +57,10 @@ not work; pass non-interactive flags instead.
 - Use the dedicated tools instead of shell equivalents: Read instead of cat/head/tail, Edit or \
 Write instead of sed/awk/echo redirection, Grep instead of grep/rg, Glob instead of find/ls -R.
 - Chain dependent commands with `&&`; make independent calls in parallel instead.
+- run_in_background: true starts the command and returns at once with a shell id (bash_1, \
+bash_2, ...): read what it prints with BashOutput, end it with KillShell. Use it for servers, \
+watchers and long builds instead of `&`; timeout does not apply, and the shell ends with the \
+session. A `cd` in it does not move later calls.
 - Background processes (`cmd &`) should redirect their output to a file, or they may block \
 once nobody reads it.
 - description: a short (5-10 word) summary of what the command does, shown to the user.
@@ -80,6 +84,11 @@ def _schema() -> dict[str, Any]:
             "description": {
                 "type": "string",
                 "description": "What the command does, in 5-10 words, shown to the user",
+            },
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Start the command in the background and return its shell id at once; "
+                "read it with BashOutput, end it with KillShell",
             },
             "dangerouslyDisableSandbox": {
                 "type": "boolean",
@@ -120,6 +129,9 @@ class BashTool:
         env, prelude = await _environment(command, cwd, ctx.project_root)
         if ctx.shell_prelude:  # eval'd: a broken line in it must not stop the command (git's guard last)
             prelude = f"eval {shlex.quote(ctx.shell_prelude)}\n{prelude}"
+        if bool_arg(input, "run_in_background"):
+            described = opt_str_arg(input, "description") or ""
+            return await self._background(command, described, cwd, ctx, (env, prelude), sandbox)
         fd, cwd_file = tempfile.mkstemp(prefix="claude-mini-cwd-", dir=sandbox.temp_dir if sandbox else None)
         os.close(fd)
         absent = sandbox.absent_protected() if sandbox else []
@@ -134,6 +146,48 @@ class BashTool:
                 note = "\n".join(n for n in (note, run_note) if n)
         ctx.cwd = new_cwd or cwd
         return run.to_result(note, timeout_ms, ctx.cwd)
+
+    async def _background(
+        self,
+        command: str,
+        description: str,
+        cwd: Path,
+        ctx: ToolContext,
+        setup: tuple[dict[str, str], str],
+        sandbox: ShellSandbox | None,
+    ) -> ToolResult:
+        """Start the command as a background shell (tools/background.py) and return its id at once;
+        `setup` is the environment and the prelude a foreground call would run with."""
+        if ctx.shells is None:
+            raise ToolError("Background shells are not available here: run the command without run_in_background.")
+        env, prelude = setup
+        argv = [self.shell or shutil.which("bash") or "/bin/bash", "-c", f"{prelude}\n{command}\n"]
+        if sandbox is not None:
+            argv, env = await sandbox.prepare(argv, cwd, env)
+        absent = sandbox.absent_protected() if sandbox is not None else []
+
+        async def spawn(write_fd: int) -> asyncio.subprocess.Process:
+            try:
+                return await asyncio.create_subprocess_exec(
+                    *argv,
+                    stdin=asyncio.subprocess.DEVNULL,
+                    stdout=write_fd,
+                    stderr=asyncio.subprocess.STDOUT,
+                    cwd=cwd,
+                    env=env,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise ToolError(f"Could not start {argv[0]}: {exc.strerror or exc}.") from None
+
+        box = sandbox
+        after_exit = (lambda: box.remove_created(absent)) if box is not None and absent else None
+        shell = await ctx.shells.start(command, description, spawn, after_exit)
+        text = (
+            f"Command running in the background as {shell.id}. Read its output with BashOutput "
+            f'(bash_id "{shell.id}"); end it with KillShell.'
+        )
+        return ToolResult(text, metadata={"bash_id": shell.id, "background": True, "cwd": str(cwd)})
 
     async def _run(
         self, script: str, cwd: Path, env: dict[str, str], timeout: float, sandbox: ShellSandbox | None = None

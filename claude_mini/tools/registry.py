@@ -10,20 +10,38 @@ from __future__ import annotations
 
 from claude_mini.tools.base import Tool
 from claude_mini.tools.bash import BashTool
+from claude_mini.tools.bash_output import BashOutputTool
 from claude_mini.tools.edit import EditTool
 from claude_mini.tools.glob import GlobTool
 from claude_mini.tools.grep import GrepTool
+from claude_mini.tools.kill_shell import KillShellTool
 from claude_mini.tools.plan import ExitPlanModeTool
 from claude_mini.tools.read import ReadTool
 from claude_mini.tools.todo import TodoWriteTool
+from claude_mini.tools.web_fetch import WebFetchTool
+from claude_mini.tools.web_search import WebSearchTool
 from claude_mini.tools.write import WriteTool
 
-TOOL_NAMES = ("Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite", "ExitPlanMode")
+TOOL_NAMES = (
+    "Read",
+    "Write",
+    "Edit",
+    "Bash",
+    "Grep",
+    "Glob",
+    "TodoWrite",
+    "BashOutput",
+    "KillShell",
+    "WebFetch",
+    "ExitPlanMode",
+    "WebSearch",
+)
 
 
-def default_tools() -> list[Tool]:
-    """Fresh instances of the built-in tools, always in the order of TOOL_NAMES."""
-    return [
+def default_tools(*, web_search: bool = True) -> list[Tool]:
+    """Fresh instances of the built-in tools, always in the order of TOOL_NAMES; WebSearch left out
+    where the endpoint does not offer it (`web_search=False`, tools/web_search.py)."""
+    tools: list[Tool] = [
         ReadTool(),
         WriteTool(),
         EditTool(),
@@ -31,8 +49,14 @@ def default_tools() -> list[Tool]:
         GrepTool(),
         GlobTool(),
         TodoWriteTool(),
+        BashOutputTool(),
+        KillShellTool(),
+        WebFetchTool(),
         ExitPlanModeTool(),
     ]
+    if web_search:
+        tools.append(WebSearchTool())
+    return tools
 
 
 def get_tool(name: str) -> Tool | None:

@@ -134,6 +134,7 @@ def _model_lines(rt: Runtime) -> list[str]:
         return [
             "Endpoint:     none: the offline model runs in this process (no network)",
             f"Model:        {rt.client.name}; it also serves recall and compaction (no side model)",
+            "Web search:   not offered: the offline model cannot search the web",
         ]
     endpoint = os.environ.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com (default)"
     auth = next((n for n in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(n)), None)
@@ -141,6 +142,7 @@ def _model_lines(rt: Runtime) -> list[str]:
         f"Endpoint:     {endpoint}",
         f"Auth:         {auth + ' is set' if auth else 'no key (a local server may not need one)'}",
         f"Model:        {rt.agent.model} (side model {rt.config.small_model})",
+        f"Web search:   {rt.agent.ctx.web.search.why if rt.agent.ctx.web else 'not offered'}",
     ]
 
 

@@ -7,8 +7,10 @@ from claude_mini.ui.commands import CommandContext, command, print_lines
 KEYS_HELP = (
     "Keys: Enter sends · Alt-Enter, Ctrl-J or a trailing \\ adds a line · Tab completes /commands "
     "and @files · Shift-Tab cycles the permission mode · Esc or Ctrl-C cancels a turn · Ctrl-C clears the input "
-    "· Esc Esc clears it too, and on an empty prompt opens /rewind · Ctrl-C or Ctrl-D twice on an empty prompt exits."
+    "· Esc Esc clears it too, and on an empty prompt opens /rewind · Ctrl-O opens the transcript view (every "
+    "tool call's input and output in full) · Ctrl-C or Ctrl-D twice on an empty prompt exits."
 )
+SHELL_HELP = "Start a line with ! to run it in the shell (!git status): no model request; the model sees it next turn."
 
 
 @command("help", help="List the commands and keys.", needs_runtime=False, aliases=("?",))
@@ -27,4 +29,4 @@ def show_help(ctx: CommandContext) -> None:
         table.add_row(Text(left), Text(text))  # Text: a `[x]` in a usage is not markup
     ctx.console.print("Commands:", markup=False)
     ctx.console.print(table)
-    print_lines(ctx, ["Mention a file with @path to attach its contents.", KEYS_HELP])
+    print_lines(ctx, ["Mention a file with @path to attach its contents.", SHELL_HELP, KEYS_HELP])

@@ -1,12 +1,15 @@
 """Rich rendering of agent events for the REPL: streamed Markdown, compact tool calls, diffs, a spinner.
 
-Assistant text is printed block by block: a paragraph or a code fence is
-printed as Markdown as soon as it is complete (a very long one in pieces of
-`CHUNK_LINES` lines), so output of any length scrolls like normal output.
-The only live part of the screen is one cropped spinner line: a terminal
-resize can never make rich erase or duplicate printed text, which a taller
-live region does. A console that is not a terminal gets plain text as it
-arrives: no spinner, no colour, no cursor movement.
+Assistant text streams through a live region with a committed prefix: a
+paragraph or a code fence is printed once, as Markdown, as soon as it is complete
+(a very long one in pieces of `CHUNK_LINES` lines), so output of any length
+scrolls like normal output; only the block still being written is live, drawn as
+Markdown under the printed ones and redrawn as it grows, above the spinner line
+and the line the user is typing ahead (`typeahead`). The live part is cut to its
+last lines to fit the screen (`live_lines`): rich erases and redraws a live region
+by its height, and one taller than the terminal would leave copies behind. A
+console that is not a terminal gets plain text as it arrives: no spinner, no
+colour, no cursor movement.
 
 Everything is drawn on an injected `rich.console.Console`, so tests print to a
 `StringIO` at a fixed width.
@@ -21,6 +24,7 @@ everything printed on a console (slash commands' output included).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -36,9 +40,10 @@ from rich.console import (
     RenderResult,
 )
 from rich.live import Live
-from rich.markdown import Markdown
+from rich.markdown import ListItem, Markdown
 from rich.segment import Segment
 from rich.spinner import Spinner
+from rich.table import Table
 from rich.text import Text
 
 from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, ToolStarted
@@ -55,9 +60,14 @@ if TYPE_CHECKING:
 
 MAX_DIFF_LINES = 40
 MAX_OUTPUT_LINES = 3
+MAX_ERROR_LINES = 10  # of a failed command's output, its last ones (where the error is)
+EXPAND_HINT = "(ctrl+o to expand)"
 MAX_COMMAND_LINES = 20  # of a Bash command in an approval prompt; the rest is counted
+MAX_ARGUMENT_LINES = 12  # of any other argument in an approval prompt; the rest is counted
+MAX_ARGUMENT_CHARS = 1_000
+MAX_DESCRIPTION_CHARS = 300  # the tool's description under the arguments (its first paragraph)
 CHUNK_LINES = 20  # a block still open after this many lines is printed in pieces
-KEY_ARGS = ("command", "file_path", "pattern", "path", "url", "skill")
+KEY_ARGS = ("command", "file_path", "pattern", "path", "url", "skill", "bash_id", "shell_id")
 TODO_MARKS: dict[Status, str] = {"completed": "☒", "in_progress": "◼", "pending": "☐"}
 
 
@@ -106,6 +116,25 @@ def guard_console(console: Console) -> Console:
 
 
 # ---------------------------------------------------------------- Markdown streaming
+
+
+class _NumberedItem(ListItem):
+    """A list item whose number ends with a period, as it was written (`1. step`, not rich's `1 step`)."""
+
+    def render_number(self, console: Console, options: ConsoleOptions, number: int, last_number: int) -> RenderResult:
+        width = len(str(last_number)) + 3
+        lines = console.render_lines(self.elements, options.update(width=options.max_width - width), style=self.style)
+        style = console.get_style("markdown.item.number", default="none")
+        for index, line in enumerate(lines):
+            yield Segment(f"{number}.".rjust(width - 1) + " " if index == 0 else " " * width, style)
+            yield from line
+            yield Segment("\n")
+
+
+class AnswerMarkdown(Markdown):
+    """Markdown as the REPL draws an answer: ordered lists keep their `1.`."""
+
+    elements = {**Markdown.elements, "list_item_open": _NumberedItem}
 
 
 def _is_fence(line: str) -> bool:
@@ -249,7 +278,7 @@ def outcome_lines(call: ToolUseBlock, result: ToolResult, denied: bool = False) 
     content = visible_controls(result.content.replace("\r\n", "\n"))
     lines = content.strip().splitlines() or ["(no output)"]
     if denied or result.is_error:
-        return [_crop(one_line(content, terminal=True), "red")]
+        return error_lines(result, lines)
     if call.name == "Agent":  # the subagent's summary line; `/agents last` shows the rest
         return [_crop(lines[-1], "dim")]
     if call.name == "Read":
@@ -258,10 +287,50 @@ def outcome_lines(call: ToolUseBlock, result: ToolResult, denied: bool = False) 
         return [_crop(_file_change(call, result), "dim"), *diff_lines(result.metadata.get("diff") or "")]
     if call.name == "TodoWrite" and "todos" in result.metadata:  # the list itself follows the answer
         return [_crop(f"Updated the todo list: {progress(result.metadata['todos'])}", "dim")]
-    shown = [_crop(line, "dim") for line in lines[:MAX_OUTPUT_LINES]]
-    if len(lines) > MAX_OUTPUT_LINES:
-        shown.append(_crop(f"… +{len(lines) - MAX_OUTPUT_LINES} lines", "dim"))
+    return head_lines(lines)
+
+
+def head_lines(lines: list[str], limit: int = MAX_OUTPUT_LINES) -> list[Text]:
+    """The first `limit` lines of some output, then `… +N lines (ctrl+o to expand)`."""
+    shown = [_crop(line, "dim") for line in lines[:limit]]
+    if len(lines) > limit:
+        shown.append(_crop(f"… +{len(lines) - limit} lines {EXPAND_HINT}", "dim"))
     return shown
+
+
+def error_lines(result: ToolResult, lines: list[str]) -> list[Text]:
+    """A failure, readable: a command's exit code first, then the last lines of its output (where a
+    traceback ends), each line wrapped rather than cut at the screen's edge; another error's first lines."""
+    exit_line = _exit_line(result, lines)
+    if exit_line is None:
+        shown = [_wrapped(line, "red") for line in lines[:MAX_ERROR_LINES]]
+        if len(lines) > MAX_ERROR_LINES:
+            shown.append(_crop(f"… +{len(lines) - MAX_ERROR_LINES} lines {EXPAND_HINT}", "dim"))
+        return shown
+    body = lines[:-1] if lines and lines[-1] == exit_line else lines
+    while body and not body[-1].strip():
+        body = body[:-1]
+    hidden = len(body) - MAX_ERROR_LINES
+    rows = [_crop(exit_line, "red")]
+    if hidden > 0:
+        rows.append(_crop(f"… +{hidden} lines {EXPAND_HINT}", "dim"))
+    return rows + [_wrapped(line) for line in body[-MAX_ERROR_LINES:]]
+
+
+def _exit_line(result: ToolResult, lines: list[str]) -> str | None:
+    """`Exit code 1`, `Killed by signal SIGKILL`, `Timed out`: how a command failed (None for other errors)."""
+    if result.metadata.get("timed_out"):
+        return "Timed out"
+    code = result.metadata.get("exit_code")
+    if not isinstance(code, int) or code == 0:
+        return None
+    last = lines[-1] if lines else ""
+    return last if last.startswith(("Exit code", "Killed by signal")) else f"Exit code {code}"
+
+
+def _wrapped(line: str, style: str = "") -> Text:
+    """One line of tool output that wraps (under its indent) instead of being cut at the width."""
+    return Text(visible_controls(line), style=style, overflow="fold")
 
 
 def _file_change(call: ToolUseBlock, result: ToolResult) -> str:
@@ -283,9 +352,18 @@ def tool_block(call: ToolUseBlock, result: ToolResult, *, denied: bool = False, 
             ("● ", "green" if ok else "red"), (tool_label(call, cwd), "bold"), no_wrap=True, overflow="ellipsis"
         )
     ]
-    for i, line in enumerate(outcome_lines(call, result, denied)):
-        rows.append(Text.assemble("  ⎿  " if i == 0 else "     ", line, no_wrap=True, overflow="ellipsis"))
+    rows.append(indented(outcome_lines(call, result, denied), "  ⎿  "))
     return Group(*rows)
+
+
+def indented(lines: list[Text], first: str = "     ") -> _Trimmed:
+    """`lines` under a 5-column indent (`first` before the first): a line that wraps stays indented."""
+    grid = Table.grid(padding=0)
+    grid.add_column(width=len(first), no_wrap=True)
+    grid.add_column(ratio=1)
+    for index, line in enumerate(lines):
+        grid.add_row(first if index == 0 else " " * len(first), line)
+    return _Trimmed(grid)
 
 
 def todo_lines(todos: list[Todo]) -> list[str]:
@@ -337,6 +415,8 @@ class Renderer:
         self._children: dict[str, tuple[SubagentRun, str]] = {}  # running subagents, what each does now
         self._live: Live | None = None
         self._spinner = Spinner("dots", style="cyan")
+        self.typeahead = ""  # what the user types while the turn runs, shown under the spinner
+        self._open_cache: tuple[object, list[Segment]] = (None, [])  # the open block's last layout
 
     # -- turn lifecycle
 
@@ -344,6 +424,7 @@ class Renderer:
         """Start the spinner; call once before feeding a turn's events."""
         self.started = self.clock()
         self.activity, self.pending, self._text_seen, self._printed_any = "Thinking", "", False, False
+        self.typeahead = ""
         self._answer_shown, self._todos = False, None
         self._children = {}
         self.resume()
@@ -472,7 +553,7 @@ class Renderer:
             self._answer_shown = True
 
     def _markdown(self, text: str) -> None:
-        self.print(_Trimmed(Markdown(text.strip("\n"), hyperlinks=False)))
+        self.print(_Trimmed(AnswerMarkdown(text.strip("\n"), hyperlinks=False)))
 
     # -- one-liners
 
@@ -502,10 +583,24 @@ class Renderer:
     # -- the live region (drawn by rich's refresh thread)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        pending, typed = self.pending, self.typeahead  # read once: the stream's thread replaces them
+        if pending.strip():
+            yield from self._open_block(console, options, pending)
         self._spinner.text = Text(self.spinner_text(), style="dim")
         line = cast(Text, self._spinner.render(console.get_time()))  # frame and text as one Text
         line.no_wrap, line.overflow = True, "ellipsis"  # one row, whatever the width
         yield line
+        if typed:
+            yield typeahead_line(typed)
+
+    def _open_block(self, console: Console, options: ConsoleOptions, pending: str) -> list[Segment]:
+        """The open block as the live region draws it, laid out again only when it or the width
+        changed (the spinner redraws the region 8 times a second; Markdown layout is the costly part)."""
+        key = (pending, options.max_width, live_lines(console))
+        if self._open_cache[0] != key:
+            block = _Trimmed(AnswerMarkdown(pending.strip("\n"), hyperlinks=False), key[2])
+            self._open_cache = (key, list(console.render(block, options)))
+        return self._open_cache[1]
 
     def spinner_text(self) -> str:
         """`Responding… 3s · 2 lines so far · esc to interrupt` (plus background work); while
@@ -518,16 +613,37 @@ class Renderer:
         return f"{'; '.join(children) or self.activity}… {elapsed}s{extra} · esc to interrupt"
 
 
+def live_lines(console: Console) -> int:
+    """How many lines of the open block the live region shows: its last ones, leaving room for the
+    spinner, the type-ahead line and the prompt's rows under a short terminal."""
+    return max(1, min(CHUNK_LINES, console.height - 4))
+
+
+def typeahead_line(typed: str) -> Text:
+    """`> what the user types while the model works` (its last line, cut at the width from the left)."""
+    rows = visible_controls(typed).split("\n")
+    more = f"(+{len(rows) - 1} lines) " if len(rows) > 1 else ""
+    line = Text.assemble(("> ", "bold"), (more, "dim"), rows[-1], ("▏", "dim"), (" Enter queues it", "dim"))
+    line.no_wrap, line.overflow = True, "ellipsis"
+    return line
+
+
 # ---------------------------------------------------------------- permission prompts
 
 
-def permission_preview(call: ToolUseBlock, reason: str, cwd: Path | None, preview_diff: str) -> Group:
-    """What a tool is about to do, shown above the yes/no question.
+def permission_preview(
+    call: ToolUseBlock, reason: str, cwd: Path | None, preview_diff: str, description: str = ""
+) -> Group:
+    """What a tool is about to do, shown above the yes/no question: every argument and what the tool is.
 
     The command is shown with its controls made visible (a CR or a cursor movement cannot
     make it look like another one), and lines past `MAX_COMMAND_LINES` are counted, not hidden.
+    Every other argument follows as `name: value` (a long value cut with a marker saying how much
+    is not shown), so an MCP tool's `sql` or `body` is never approved blind; then the first
+    paragraph of the tool's `description`.
     """
     rows: list[RenderableType] = [Text.assemble(("● ", "yellow"), (tool_label(call, cwd), "bold"))]
+    shown: tuple[str, ...] = ()
     if call.name == "Bash":
         lines = visible_controls(str(call.input.get("command", ""))).splitlines()
         rows += [Text("    " + line, style="bold") for line in lines[:MAX_COMMAND_LINES]]
@@ -537,11 +653,37 @@ def permission_preview(call: ToolUseBlock, reason: str, cwd: Path | None, previe
             )
         if call.input.get("description"):
             rows.append(Text("    " + one_line(call.input["description"], terminal=True), style="dim"))
+        shown = ("command", "description")
     elif preview_diff:
         rows += [Text.assemble("    ", line) for line in diff_lines(preview_diff)]
+        shown = ("file_path", "content", "old_string", "new_string")
+    rows += [_argument(name, value) for name, value in call.input.items() if name not in shown]
+    if description.strip():
+        about = description.strip().split("\n\n")[0]
+        rows.append(indented([_wrapped(clip(one_line(about, terminal=True), MAX_DESCRIPTION_CHARS), "dim")], "    "))
     if reason:
         rows.append(Text("    " + one_line(reason, terminal=True), style="dim"))
     return Group(*rows)
+
+
+def argument_text(value: object) -> str:
+    """One argument's value as the user reads it: a string as is, anything else as JSON; a value past
+    `MAX_ARGUMENT_LINES` lines or `MAX_ARGUMENT_CHARS` characters cut, with what is not shown counted."""
+    text = visible_controls(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    lines = text.split("\n")
+    kept = "\n".join(lines[:MAX_ARGUMENT_LINES])
+    if len(kept) > MAX_ARGUMENT_CHARS:
+        return f"{kept[:MAX_ARGUMENT_CHARS]}\n… [{len(text) - MAX_ARGUMENT_CHARS:,} more characters not shown]"
+    if len(lines) > MAX_ARGUMENT_LINES:
+        return f"{kept}\n… [{len(lines) - MAX_ARGUMENT_LINES} more lines not shown]"
+    return kept
+
+
+def _argument(name: str, value: object) -> RenderableType:
+    """`    name: value`, a value of several lines indented under it."""
+    label = one_line(name, terminal=True)
+    lines = argument_text(value).split("\n")
+    return indented([Text.assemble((f"{label}: ", "bold"), _wrapped(lines[0])), *map(_wrapped, lines[1:])], "    ")
 
 
 def preview_diff(call: ToolUseBlock, cwd: Path) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from prompt_toolkit import PromptSession, print_formatted_text
-from prompt_toolkit.application import run_in_terminal
+from prompt_toolkit.application import in_terminal, run_in_terminal
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.output import create_output
@@ -56,6 +56,7 @@ from claude_mini.ui.terminal import (
     STYLE,
     ExitKeys,
     Interrupts,
+    ShellLineLexer,
     choice_menu,
     discard_typeahead,
     escape_cancels,
@@ -97,6 +98,10 @@ def permission_question(call: ToolUseBlock, cwd: Path, grants: Sequence[str] = (
         return f"Make this edit to {target}?"
     if call.name == "Write":
         return f"{'Overwrite' if (cwd / raw).exists() else 'Create'} {target}?"
+    if call.name == "WebFetch":
+        return one_line(f"Fetch {call.input.get('url', '')}?", 300, terminal=True)
+    if call.name == "WebSearch":
+        return one_line(f"Search the web for {call.input.get('query', '')!r}?", 300, terminal=True)
     if call.name == "Skill":
         rules = f" It would allow {', '.join(grants)} without asking for the rest of this turn." if grants else ""
         return one_line(f"Load the skill {call.input.get('skill', '')}?{rules}", terminal=True)
@@ -152,6 +157,7 @@ class Repl:
         self._held: list[tuple[str, str]] | None = None  # notices kept back while a menu is open
         self.queued: list[str] = []  # lines sent with Enter while a turn ran: sent after it, in order
         self._draft = ""  # the next prompt's input: queued lines given back by a cancel
+        self._transcript_next = False  # Ctrl-O was pressed while a turn ran
         self.prompt = self._prompt_session()
         self.drafts = DraftRecall(self.loader, self.prompt.default_buffer)
         self.startup = SessionStart(self.loader, self.prompt.app, resumed=bool(session and session.messages))
@@ -186,7 +192,8 @@ class Repl:
             completer=ReplCompleter(self.files, resources=self._resources, table=self.command_table),
             complete_while_typing=True,
             complete_in_thread=True,
-            key_bindings=prompt_bindings(self.exit_keys, self.cycle_mode),
+            key_bindings=prompt_bindings(self.exit_keys, self.cycle_mode, self.open_transcript),
+            lexer=ShellLineLexer(),
             bottom_toolbar=self.toolbar,
             style=STYLE,
             reserve_space_for_menu=6,
@@ -248,7 +255,7 @@ class Repl:
                 idle = self._notify_when_idle(loop)
                 try:
                     text = await self.prompt.prompt_async(
-                        default=draft, handle_sigint=False, pre_run=self.startup.after_first_paint
+                        default=draft, handle_sigint=False, pre_run=self._before_prompt
                     )
                 except (EOFError, KeyboardInterrupt):
                     break
@@ -314,7 +321,9 @@ class Repl:
             if text.lstrip().startswith("/") and not commands.is_command(text, self.command_table()):
                 # A custom command's name with a dot or a leading digit is known once registered.
                 await wait_for_custom_commands(self.get_runtime)
-            if commands.is_command(text, self.command_table()):
+            if text.lstrip().startswith("!"):
+                await self.run_shell(text)
+            elif commands.is_command(text, self.command_table()):
                 if await self.interrupts.run(self._run_command(text)) is CANCELLED:
                     self._unqueue()  # lines queued while a command's `!` lines ran
             else:
@@ -427,12 +436,34 @@ class Repl:
         renderer = self.renderer
         renderer.begin_turn()
         try:
-            with escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue):
+            with escape_cancels(
+                self.prompt.input, self.interrupts.cancel, self.queue, self._show_typeahead, self._transcript_later
+            ):
                 if await self.interrupts.run(self._consume(runtime, message, text)) is CANCELLED:
                     renderer.interrupted()
                     self._unqueue()
         finally:
             renderer.end_turn()
+
+    async def run_shell(self, text: str) -> None:
+        """A `!` line: its command runs now as the Bash tool's would (shell_mode.py) and joins the
+        conversation; its output is drawn as a tool call's. Esc or Ctrl-C stops it."""
+        from claude_mini.ui.render import indented, outcome_lines  # startup: rich loads after the first paint
+        from claude_mini.ui.shell_mode import run_shell_line, shell_command  # startup: kept off the first paint
+
+        command = shell_command(text)
+        if not command:
+            self.renderer.line("Type a command after ! to run it in the shell, e.g. !git status", "dim")
+            return
+        runtime = await self.get_runtime()
+        status = f"Running !{one_line(command, 40, terminal=True)}"
+        outcome = await self.interrupts.run(self.cancellable(run_shell_line(runtime.agent, command), status))
+        if outcome is CANCELLED:
+            self.renderer.interrupted()
+            self._unqueue()
+            return
+        call, result = outcome
+        self.console.print(indented(outcome_lines(call, result), "  ⎿  "))
 
     async def cancellable(self, work: Awaitable[T], status: str) -> T:
         """Await `work` (a typed command's `!` lines) as a turn runs: the spinner says `status`, Esc
@@ -441,7 +472,9 @@ class Repl:
         renderer.begin_turn()
         renderer.activity = status
         try:
-            with escape_cancels(self.prompt.input, self.interrupts.cancel, self.queue):
+            with escape_cancels(
+                self.prompt.input, self.interrupts.cancel, self.queue, self._show_typeahead, self._transcript_later
+            ):
                 return await work
         finally:
             renderer.end_turn()
@@ -451,6 +484,10 @@ class Repl:
         self.queued.append(text)
         first = text.splitlines()[0] + (" …" if "\n" in text else "")
         self.renderer.line(f"Queued: {first} (sent when this turn ends; Esc puts it back in the input)", "dim")
+
+    def _show_typeahead(self, text: str) -> None:
+        """What the user is typing while a turn runs, drawn under the spinner until Enter queues it."""
+        self.renderer.typeahead = text
 
     def _unqueue(self) -> None:
         """A cancelled turn: the queued lines go back into the input, to be edited or sent again."""
@@ -511,7 +548,10 @@ class Repl:
         ]
         with self.notices_held():
             self.renderer.pause()
-            self.console.print(permission_preview(call, reason, cwd, preview_diff(call, cwd)))
+            tool = runtime.agent.tools.get(call.name)
+            # What the tool is, for any whose call is not self-explanatory (an MCP server's above all).
+            about = tool.description if tool is not None and call.name not in ("Bash", "Edit", "Write") else ""
+            self.console.print(permission_preview(call, reason, cwd, preview_diff(call, cwd), about))
             try:
                 question = permission_question(call, cwd, skill_grants(runtime, call))
                 answer = await self.choose(question, options, shortcuts="yant", escape="no")
@@ -657,6 +697,31 @@ class Repl:
             self._told_bypass = True
             self.notify(BYPASS_NOTE, "yellow")
         self.prompt.app.invalidate()
+
+    def _transcript_later(self) -> None:
+        """Ctrl-O while a turn runs: the view opens at the next prompt (the turn's output keeps the screen)."""
+        if not self._transcript_next:
+            self._transcript_next = True
+            self.renderer.line("The transcript view opens when this turn ends.", "dim")
+
+    def _before_prompt(self) -> None:
+        """As the prompt appears: the first paint's work, and a transcript view asked for meanwhile."""
+        self.startup.after_first_paint()
+        if self._transcript_next:
+            self._transcript_next = False
+            self.open_transcript()
+
+    def open_transcript(self) -> None:
+        """Ctrl-O at the prompt: the transcript view over the prompt, which comes back as it was."""
+        self.prompt.app.create_background_task(self._show_transcript())
+
+    async def _show_transcript(self) -> None:
+        from claude_mini.ui.transcript_view import show_transcript  # startup: rich loads after the first paint
+
+        runtime = self.loader.peek()
+        messages = runtime.session.messages if runtime is not None else []
+        async with in_terminal():
+            await show_transcript(messages, self.config.cwd, self.prompt.app.output.get_size().columns)
 
     def toolbar(self) -> FormattedText:
         """The status line (`status_line`), redrawn on every repaint."""

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from claude_mini.base.text import clip, visible_controls
-from claude_mini.llm.messages import ToolUseBlock
+from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
 from claude_mini.session import (
     Session,
     ambiguous_message,
@@ -21,6 +21,7 @@ from claude_mini.session import (
     request_text,
 )
 from claude_mini.ui.commands import CommandContext, command
+from claude_mini.ui.shell_mode import shell_part
 
 
 @command("clear", help="Start a new session in this process (the old one stays resumable).")
@@ -119,11 +120,23 @@ def resumed_lines(session: Session) -> list[str]:
         lines.append(f"  ⋮ {first} earlier message{'s' if first != 1 else ''}")
     for message in messages[first:]:
         if message.role == "user":
-            lines += _shortened("> ", request_text(message))
+            lines += _user_lines(message)
             continue
         lines += _shortened("● ", message.text)
         lines += [clip(f"● {_tool_label(call)}", RECAP_WIDTH) for call in message.tool_uses]
     return lines
+
+
+def _user_lines(message: Message) -> list[str]:
+    """A user message as typed: its `!` lines (shell_mode.py) as `! command`, then the request."""
+    lines, rest = [], []
+    for block in message.content:
+        part = shell_part(block.text) if isinstance(block, TextBlock) else None
+        if part is None:
+            rest.append(block)
+        elif part[0] == "input":
+            lines += _shortened("! ", part[1])
+    return lines + _shortened("> ", request_text(Message("user", rest)))
 
 
 def _shortened(marker: str, text: str) -> list[str]:

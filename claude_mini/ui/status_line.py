@@ -1,4 +1,4 @@
-"""The status line under the prompt: model · mode · context used · cost · background work.
+"""The status line under the prompt: model · mode · context used · cost · shells · background work.
 
 prompt-toolkit draws it on every repaint, so it only reads. Until the background
 loader has built the runtime it shows the configured model and the mode
@@ -73,6 +73,10 @@ def status_line(
                 f"({100 * used / window:.0f}%) · {cost_text(runtime)}",
             )
         )
+        shells = runtime.agent.ctx.shells
+        running = len(shells.running()) if shells is not None else 0
+        if running:  # background shells (Bash run_in_background); /bashes lists them
+            line.append(("", f" · {running} shell{'s' if running > 1 else ''}"))
         warning = compact_warning(runtime)
         if warning:
             line.append(("class:toolbar.warn", f" · {warning}"))

@@ -3,10 +3,11 @@
 At the prompt, Ctrl-C clears the input; on an empty prompt Ctrl-C or Ctrl-D asks
 for a second press within EXIT_WINDOW_S to exit (`ExitKeys`; the status line
 says so meanwhile). Esc Esc clears the input (it stays in the history), and on an
-empty prompt sends /rewind. While a turn or command runs, SIGINT cancels its task
-(`Interrupts`); during a turn Esc cancels it too (`escape_cancels`). From a line sent
-until the next prompt typed keys are not echoed (`quiet_tty`): they wait for the next
-prompt, and a line sent with Enter is queued, to be sent when the turn ends.
+empty prompt sends /rewind; Ctrl-O opens the transcript view. While a turn or command
+runs, SIGINT cancels its task (`Interrupts`); during a turn Esc cancels it too
+(`escape_cancels`). From a line sent until the next prompt typed keys are not echoed
+(`quiet_tty`): the line being typed is drawn under the spinner instead, a line sent with
+Enter is queued, to be sent when the turn ends, and the rest waits for the next prompt.
 """
 
 from __future__ import annotations
@@ -14,16 +15,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import signal
 import termios
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from prompt_toolkit.document import Document
+from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent
 from prompt_toolkit.keys import Keys
+from prompt_toolkit.lexers import Lexer
 from prompt_toolkit.shortcuts.choice_input import ChoiceInput
 from prompt_toolkit.styles import Style
 
@@ -38,8 +43,18 @@ STYLE = Style.from_dict(
         "banner": "bold",
         "dim": "#888888",
         "warn": "#d7af00",
+        "shell": "#ff5fd7",
     }
 )
+
+
+class ShellLineLexer(Lexer):
+    """Colours the input when it starts with `!`: the line runs in the shell, not as a message."""
+
+    def lex_document(self, document: Document) -> Callable[[int], StyleAndTextTuples]:
+        shell = document.text.lstrip().startswith("!")
+        lines = document.lines
+        return lambda number: [("class:shell" if shell else "", lines[number])] if number < len(lines) else []
 
 
 # ---------------------------------------------------------------- the prompt's keys
@@ -76,8 +91,11 @@ class ExitKeys:
         event.app.loop.call_later(EXIT_WINDOW_S + 0.05, event.app.invalidate)  # type: ignore[union-attr]
 
 
-def prompt_bindings(exit_keys: ExitKeys, cycle_mode: Callable[[], None]) -> KeyBindings:
-    """Enter sends, Alt-Enter / Ctrl-J / a trailing backslash add a line, Shift-Tab cycles the mode."""
+def prompt_bindings(
+    exit_keys: ExitKeys, cycle_mode: Callable[[], None], transcript: Callable[[], None] | None = None
+) -> KeyBindings:
+    """Enter sends, Alt-Enter / Ctrl-J / a trailing backslash add a line, Shift-Tab cycles the mode,
+    Ctrl-O calls `transcript` (the transcript view)."""
     keys = KeyBindings()
     keys.add("enter", eager=True)(_on_enter)
     keys.add("escape", "enter")(lambda event: event.current_buffer.insert_text("\n"))
@@ -86,6 +104,8 @@ def prompt_bindings(exit_keys: ExitKeys, cycle_mode: Callable[[], None]) -> KeyB
     keys.add("c-d", eager=True)(exit_keys.on_ctrl_d)
     keys.add("s-tab", eager=True)(lambda event: cycle_mode())
     keys.add("escape", "escape", eager=True)(_on_double_escape)
+    if transcript is not None:
+        keys.add("c-o", eager=True)(lambda event: transcript())
     return keys
 
 
@@ -206,14 +226,20 @@ ESC_WAIT = 0.05  # a lone Esc is told from the start of an arrow key's sequence 
 
 @contextlib.contextmanager
 def escape_cancels(
-    inp: Input, cancel: Callable[[], None], submit: Callable[[str], None] | None = None
+    inp: Input,
+    cancel: Callable[[], None],
+    submit: Callable[[str], None] | None = None,
+    show: Callable[[str], None] | None = None,
+    transcript: Callable[[], None] | None = None,
 ) -> Iterator[None]:
     """While a turn runs (the terminal quiet): a lone Esc calls `cancel`; a line ended by Enter
     is handed to `submit` (the REPL queues it for after the turn); every other key is kept as
     type-ahead for the next prompt, which prompt-toolkit hands it on start. An Esc with a key
     right after it is an Alt combination (Alt-Enter adds a line) and is kept. Keys kept by the
     turn before (or typed after the line the prompt sent) come first: a line typed across two
-    turns stays whole."""
+    turns stays whole. `show` gets the line being typed after every key (Backspace, Ctrl-U and
+    Ctrl-W edit it), so the user sees it while the model works. Ctrl-O is not kept: it calls
+    `transcript` (the REPL opens the transcript view at the next prompt)."""
     try:
         interactive = os.isatty(inp.fileno())
     except (OSError, ValueError, NotImplementedError):
@@ -228,6 +254,9 @@ def escape_cancels(
     def take(keys: list[KeyPress]) -> None:
         if not active:
             return  # a late flush: the next prompt owns the keys now
+        if transcript is not None and any(key.key == Keys.ControlO for key in keys):
+            keys = [key for key in keys if key.key != Keys.ControlO]
+            transcript()
         if keys and keys[-1].key == Keys.Escape:
             cancel()
             while keys and keys[-1].key == Keys.Escape:  # Esc Esc cancels once; none is left to the prompt
@@ -238,6 +267,8 @@ def escape_cancels(
             pending[:] = rest
             for line in lines:
                 submit(line)
+        if show is not None:
+            show(typed_text(pending))
 
     def ready() -> None:
         take(inp.read_keys())
@@ -250,6 +281,8 @@ def escape_cancels(
             yield
     finally:
         active = False
+        if show is not None:
+            show("")
         if pending:
             store_typeahead(inp, pending)
 
@@ -258,6 +291,18 @@ def split_submitted(keys: Sequence[KeyPress]) -> tuple[list[str], list[KeyPress]
     """The lines that `keys` sent with Enter, as the prompt would have read them (Alt-Enter,
     Ctrl-J or a trailing backslash add a line, Backspace deletes, a paste is taken as is), and
     the keys typed after the last Enter. Blank lines are dropped, as the prompt drops them."""
+    lines, start, _ = _read_keys(keys)
+    return lines, list(keys[start:])
+
+
+def typed_text(keys: Sequence[KeyPress]) -> str:
+    """The line `keys` are typing after their last Enter, as the prompt will show it."""
+    return _read_keys(keys)[2]
+
+
+def _read_keys(keys: Sequence[KeyPress]) -> tuple[list[str], int, str]:
+    """The lines sent with Enter, the index after the last Enter, the text typed since; Ctrl-U and
+    Ctrl-W delete as the prompt's own (emacs) bindings do at the end of the line."""
     lines: list[str] = []
     text, start, escaped = "", 0, False
     for index, key in enumerate(keys):
@@ -271,7 +316,11 @@ def split_submitted(keys: Sequence[KeyPress]) -> tuple[list[str], list[KeyPress]
             text += key.data.replace("\r\n", "\n").replace("\r", "\n")
         elif key.key in (Keys.ControlH, Keys.Backspace):
             text = text[:-1]
+        elif key.key == Keys.ControlU:
+            text = text[: text.rfind("\n") + 1]
+        elif key.key == Keys.ControlW:
+            text = re.sub(r"\S*[ \t]*$", "", text, count=1)
         elif key.key == key.data and key.data.isprintable():
             text += key.data
         escaped = key.key == Keys.Escape
-    return lines, list(keys[start:])
+    return lines, start, text

@@ -35,7 +35,8 @@ MATRIX = [
     ("Edit", edit("src/a.py"), Ask, Allow, Deny, Allow),
     ("Write", {"file_path": "src/new.py", "content": ""}, Ask, Allow, Deny, Allow),
     ("Write", {"file_path": "/tmp/elsewhere.txt", "content": ""}, Ask, Ask, Deny, Allow),
-    ("WebFetch", {"url": "https://example.com"}, Ask, Ask, Deny, Allow),
+    ("WebFetch", {"url": "https://example.com"}, Ask, Ask, Ask, Allow),  # it only reads: plan mode asks too
+    ("WebSearch", {"query": "pytest fixtures"}, Ask, Ask, Ask, Allow),
 ]
 
 

@@ -112,3 +112,17 @@ def test_a_prompt_command_and_a_resource_mention(start, fake_server, repo):
     sent = json.dumps(fake_server.requests_for("main")[1].body["messages"][-1])
     assert '<attached-resource server=\\"demo\\" uri=\\"demo://readme\\">\\nThis is the demo server.' in sent
     assert "does not exist" not in term.output.getvalue()  # not taken for a file
+
+
+def test_the_approval_of_an_mcp_call_shows_every_argument_and_the_description(start, fake_server, repo):
+    write_demo(repo, approved=True)
+    main_replies(fake_server, Reply.tool("mcp__demo__add", {"a": 2, "b": 40.5}), Reply.text("It is 42.5."))
+    term = start()
+    term.ready()
+    term.submit("add them")
+    term.expect(r"a: .{0,12}2")  # the name is bold
+    term.expect(r"b: .{0,12}40\.5")
+    term.expect("Add two numbers.")
+    term.expect(r"Allow mcp__demo__add\?")
+    term.child.send("1")
+    term.expect("It is 42.5.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from claude_mini.tools.registry import TOOL_NAMES
 from tests.e2e.conftest import json_lines
 from tests.fake_anthropic import Reply
 
@@ -64,7 +65,8 @@ def test_stream_json_lines(run_cli, fake_server):
     assert result.returncode == 0, result.stderr
     lines = json_lines(result.stdout)
     assert lines[0]["type"] == "system" and lines[0]["subtype"] == "init"
-    assert lines[0]["tools"] == ["Read", "Write", "Edit", "Bash", "Grep", "Glob", "TodoWrite", "ExitPlanMode", "Agent"]
+    # the built-ins in their fixed order; WebSearch is not offered on the fake server
+    assert lines[0]["tools"] == [*(n for n in TOOL_NAMES if n != "WebSearch"), "Agent"]
     kinds = [line["type"] for line in lines]
     assert kinds == ["system", "user", "assistant", "user", "assistant", "result"]
     assert lines[2]["message"]["content"][0]["name"] == "Read"

@@ -68,7 +68,7 @@ def test_the_listing_is_in_the_skill_tools_description_and_a_body_only_after_a_c
     assert "- release-notes: Write release notes for a version" in description
     assert "- changelog: Update CHANGELOG.md" in description
     assert "house style" not in json.dumps(first.body)  # never a body before the call
-    assert [t["name"] for t in first.body["tools"]][:9] == [
+    assert [t["name"] for t in first.body["tools"]][:12] == [
         "Read",
         "Write",
         "Edit",
@@ -76,6 +76,9 @@ def test_the_listing_is_in_the_skill_tools_description_and_a_body_only_after_a_c
         "Grep",
         "Glob",
         "TodoWrite",
+        "BashOutput",
+        "KillShell",
+        "WebFetch",
         "ExitPlanMode",
         "Skill",
     ]

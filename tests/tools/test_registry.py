@@ -13,7 +13,7 @@ def _specs_json() -> str:
 
 
 def test_order_is_fixed() -> None:
-    assert [t.name for t in default_tools()] == [
+    names = [
         "Read",
         "Write",
         "Edit",
@@ -21,9 +21,15 @@ def test_order_is_fixed() -> None:
         "Grep",
         "Glob",
         "TodoWrite",
+        "BashOutput",
+        "KillShell",
+        "WebFetch",
         "ExitPlanMode",
+        "WebSearch",
     ]
+    assert [t.name for t in default_tools()] == names
     assert list(TOOL_NAMES) == [t.name for t in default_tools()]
+    assert [t.name for t in default_tools(web_search=False)] == [n for n in names if n != "WebSearch"]
 
 
 def test_specs_are_byte_stable_across_instances() -> None:
@@ -42,7 +48,11 @@ def test_read_only_flags() -> None:
         "Grep": True,
         "Glob": True,
         "TodoWrite": False,
+        "BashOutput": True,
+        "KillShell": False,
+        "WebFetch": True,
         "ExitPlanMode": False,
+        "WebSearch": True,
     }
 
 

@@ -127,7 +127,7 @@ def test_context_shows_sections_instructions_and_messages(slash, repo):
     assert "Context: 4,000 of 200,000 tokens (2%)" in out
     assert "System prompt (" in out and "identity" in out and "environment" in out
     assert "Instruction files" in out
-    assert "Tools: 9 definitions" in out
+    assert f"Tools: {len(rt.agent.tools)} definitions" in out
     assert "Messages: 1 (1 user, 0 assistant" in out
 
 

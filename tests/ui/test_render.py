@@ -153,17 +153,67 @@ def test_tool_label_shows_the_key_argument(tmp_path):
 def test_bash_output_is_shown_compactly():
     result = ToolResult("\n".join(f"line {i}" for i in range(1, 8)))
     out = lines_of(rendered(tool_block(call("Bash", command="seq 7"), result)))
-    assert out == ["● Bash(seq 7)", "  ⎿  line 1", "     line 2", "     line 3", "     … +4 lines"]
+    assert out == ["● Bash(seq 7)", "  ⎿  line 1", "     line 2", "     line 3", "     … +4 lines (ctrl+o to expand)"]
 
 
-def test_read_shows_a_count_and_errors_one_line():
+def test_read_shows_a_count_and_errors_in_full_lines():
     read = ToolResult("1\tx\n2\ty", metadata={"num_lines": 2})
     assert lines_of(rendered(tool_block(call("Read", file_path="a.py"), read))) == ["● Read(a.py)", "  ⎿  Read 2 lines"]
     error = ToolResult("File does not exist: a.py.\nDid you mean b.py?", is_error=True)
     assert lines_of(rendered(tool_block(call("Read", file_path="a.py"), error))) == [
         "● Read(a.py)",
-        "  ⎿  File does not exist: a.py. Did you mean b.py?",
+        "  ⎿  File does not exist: a.py.",
+        "     Did you mean b.py?",
     ]
+
+
+def test_a_failed_command_shows_its_exit_code_and_the_end_of_its_output():
+    output = "\n".join(f"test {i} ok" for i in range(30))
+    error = "ModuleNotFoundError: No module named 'nonexistent_package_with_a_long_name_for_wrapping'"
+    result = ToolResult(f"{output}\n{error}\n\nExit code 1", is_error=True, metadata={"exit_code": 1})
+    out = lines_of(rendered(tool_block(call("Bash", command="python3 -m unittest"), result), 60))
+    assert out[:3] == ["● Bash(python3 -m unittest)", "  ⎿  Exit code 1", "     … +21 lines (ctrl+o to expand)"]
+    assert out[3] == "     test 21 ok"
+    # The error is whole, wrapped under the indent rather than cut at the screen's edge.
+    assert out[-2:] == [
+        "     ModuleNotFoundError: No module named",
+        "     'nonexistent_package_with_a_long_name_for_wrapping'",
+    ]
+    assert all(len(line) <= 60 for line in out)
+
+
+def test_a_killed_or_timed_out_command_says_so_first():
+    killed = ToolResult("partial\n\nKilled by signal SIGKILL", is_error=True, metadata={"exit_code": -9})
+    assert lines_of(rendered(tool_block(call("Bash", command="x"), killed)))[1:] == [
+        "  ⎿  Killed by signal SIGKILL",
+        "     partial",
+    ]
+    late = ToolResult("Command timed out after 1 s\n\nsome", is_error=True, metadata={"timed_out": True})
+    assert lines_of(rendered(tool_block(call("Bash", command="x"), late)))[1] == "  ⎿  Timed out"
+
+
+def test_ordered_lists_keep_their_numbers_with_a_period():
+    console = make_console()
+    renderer = Renderer(console, plain=False)
+    renderer.begin_turn()
+    stream(renderer, "Steps:\n\n1. normalises the input\n2. checks it\n")
+    renderer.end_turn()
+    assert lines_of(console.file.getvalue())[2:4] == [" 1. normalises the input", " 2. checks it"]
+
+
+def test_a_permission_prompt_shows_every_argument_cut_with_a_marker_and_the_description():
+    content = "line one\nline two\x1b[2J\n" + "y" * 1500
+    mcp = call("mcp__fs__write_file", path="/tmp/a.txt", content=content, mode={"append": False})
+    about = "Create a new file or overwrite one.\n\nMore details nobody needs here."
+    out = lines_of(rendered(permission_preview(mcp, "", None, "", about), 80))
+    assert "    path: /tmp/a.txt" in out
+    assert "    content: line one" in out and "    line two\\x1b[2J" in out  # the escape is shown, not obeyed
+    hidden = len("line one\nline two\\x1b[2J\n" + "y" * 1500) - 1000
+    assert f"    … [{hidden} more characters not shown]" in out
+    assert '    mode: {"append": false}' in out
+    assert out[-1] == "    Create a new file or overwrite one."
+    bash = call("Bash", command="make", dangerouslyDisableSandbox=True)
+    assert lines_of(rendered(permission_preview(bash, "", None, "")))[-1] == "    dangerouslyDisableSandbox: true"
 
 
 def test_edit_shows_a_coloured_diff():
@@ -306,13 +356,38 @@ def test_spinner_text_has_elapsed_time_and_background_work():
     assert renderer.spinner_text() == "Responding… 3s · 2 lines so far · extracting · esc to interrupt"
 
 
-def test_the_live_region_is_one_cropped_line():
-    console = make_console(30)
+def test_the_live_region_is_the_open_block_then_one_cropped_spinner_line():
+    console = Console(file=StringIO(), width=30, height=12, color_system=None)
     renderer = Renderer(console, plain=False, status=Words("extracting, recalling"))
     renderer.pending = "\n".join(f"word{i}" for i in range(200))  # a long paragraph in flight
     console.print(renderer)
-    [line] = lines_of(console.file.getvalue())
-    assert line.endswith("…") and len(line) <= 30 and "Thinking" in line
+    lines = lines_of(console.file.getvalue())
+    assert len(lines) == 8 + 1  # the open block's last lines fit the screen, with the spinner under them
+    assert lines[-2] == "word198 word199"  # one Markdown paragraph, rewrapped
+    assert lines[-1].endswith("…") and len(lines[-1]) <= 30 and "Thinking" in lines[-1]
+
+
+def test_streamed_text_is_live_before_its_block_ends_and_printed_once_when_it_does():
+    console = make_console()
+    renderer = Renderer(console, plain=False)
+    renderer.begin_turn()
+    stream(renderer, "A **bold** paragraph still being writ")
+    assert console.file.getvalue() == ""  # nothing printed yet: the block is open
+    live = make_console()
+    live.print(renderer)
+    assert lines_of(live.file.getvalue())[0] == "A bold paragraph still being writ"  # drawn live, as Markdown
+    stream(renderer, "ten.\n\nNext")
+    assert lines_of(console.file.getvalue()) == ["A bold paragraph still being written."]
+    renderer.end_turn()
+    assert lines_of(console.file.getvalue()) == ["A bold paragraph still being written.", "", "Next"]
+
+
+def test_text_typed_ahead_is_shown_under_the_spinner():
+    console = make_console(60)
+    renderer = Renderer(console, plain=False)
+    renderer.typeahead = "first line\nand the sec"
+    console.print(renderer)
+    assert lines_of(console.file.getvalue())[-1] == "> (+1 lines) and the sec▏ Enter queues it"
 
 
 def test_trimmed_drops_rich_padding_lines():

@@ -15,7 +15,9 @@ from claude_mini.llm.messages import (
     message_to_api,
 )
 from claude_mini.session import Session
+from claude_mini.tools.base import ToolResult
 from claude_mini.ui.session_commands import resumed_lines
+from claude_mini.ui.shell_mode import exchange_blocks
 
 
 def saved(repo: Path, session_id: str, *exchanges: tuple[str, str], age: int = 0) -> Session:
@@ -88,3 +90,11 @@ def test_the_redraw_shows_the_last_exchanges_shortened(tmp_path, isolated_env):
     assert lines[-7] == "> request 4" and all(len(line) <= 100 for line in lines)
     assert not any("secret" in line or "files" in line for line in lines)
     assert resumed_lines(Session(tmp_path, "empty")) == ["Resumed session empty (0 messages)."]
+
+
+def test_the_redraw_shows_a_shell_line_as_typed(tmp_path, isolated_env):
+    session = Session(tmp_path, "r2")
+    session.add_message(Message("user", list(exchange_blocks("git status", ToolResult("clean")))))
+    session.add_message(Message.user("what now?"))  # merged into the same user message
+    session.add_message(Message("assistant", [TextBlock("Nothing to do.")]))
+    assert resumed_lines(session)[1:] == ["! git status", "> what now?", "● Nothing to do."]
