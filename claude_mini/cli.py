@@ -16,6 +16,7 @@ import typer
 from claude_mini import __version__
 from claude_mini.base.notices import say
 from claude_mini.config import Config, load_config
+from claude_mini.config.flag_files import FlagValueError, mcp_config_servers, read_flag_json
 from claude_mini.llm.anthropic_client import preload_sdk
 from claude_mini.llm.local import is_local_model
 from claude_mini.log_route import route_log
@@ -23,6 +24,9 @@ from claude_mini.signals import install_exit_handlers
 
 SUBCOMMANDS = ("memory", "context", "hooks", "mcp", "checkpoints", "sandbox")
 RULE_FLAGS = ("--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools")
+MULTI_FLAGS = (*RULE_FLAGS, "--mcp-config")  # flags that take every word up to the next flag
+RESUME_FLAGS = ("-r", "--resume")
+INPUT_FORMATS = ("text", "stream-json")
 RULE_SHAPE = re.compile(r"[A-Z][A-Za-z0-9_]*(\(.*\))?$|mcp__")  # Read, Bash(git log:*), mcp__server__tool
 
 root_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -86,7 +90,8 @@ def root(
         str, typer.Option("--output-format", metavar="FORMAT", help="With -p: text, json or stream-json.")
     ] = "text",
     model: Annotated[
-        str | None, typer.Option("--model", metavar="NAME", help="Model name (env CLAUDE_MINI_MODEL).")
+        str | None,
+        typer.Option("--model", metavar="NAME", help="Model id or alias: opus, sonnet, haiku (env CLAUDE_MINI_MODEL)."),
     ] = None,
     permission_mode: Annotated[
         str | None,
@@ -119,12 +124,51 @@ def root(
         str | None,
         typer.Option("--append-system-prompt", metavar="TEXT", help="Text added at the end of the system prompt."),
     ] = None,
+    system_prompt: Annotated[
+        str | None,
+        typer.Option(
+            "--system-prompt",
+            metavar="TEXT",
+            help="Replace claude-mini's built-in instructions (CLAUDE.md files and memory are still sent).",
+        ),
+    ] = None,
+    settings: Annotated[
+        str | None,
+        typer.Option(
+            "--settings", metavar="FILE|JSON", help="One more settings file (or JSON text), above the local one."
+        ),
+    ] = None,
+    mcp_config: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--mcp-config",
+            metavar="CONFIGS...",
+            help="MCP servers from JSON files or JSON text shaped like .mcp.json (no approval asked).",
+        ),
+    ] = None,
+    strict_mcp_config: Annotated[
+        bool, typer.Option("--strict-mcp-config", help="Start only the --mcp-config servers.")
+    ] = False,
+    input_format: Annotated[
+        str,
+        typer.Option(
+            "--input-format",
+            metavar="FORMAT",
+            help="With -p: text, or stream-json (one user message per stdin line, each a turn).",
+        ),
+    ] = "text",
+    verbose: Annotated[
+        bool, typer.Option("--verbose", help="With -p: each tool call on stderr (stream-json shows them anyway).")
+    ] = False,
     max_turns: Annotated[
         int | None, typer.Option("--max-turns", min=1, metavar="N", help="Stop after N model requests.")
     ] = None,
     continue_: Annotated[bool, typer.Option("-c", "--continue", help="Continue the latest session here.")] = False,
     resume: Annotated[
-        str | None, typer.Option("-r", "--resume", metavar="ID", help="Resume the session with this id.")
+        str | None,
+        typer.Option(
+            "-r", "--resume", metavar="[ID]", help="Resume the session with this id; without one, pick it from a list."
+        ),
     ] = None,
     trust_folder: Annotated[
         bool, typer.Option("--trust-folder", help="Trust this folder's settings and imports for this run only.")
@@ -169,19 +213,40 @@ def root(
 
         if permission_mode not in MODES:
             raise typer.BadParameter(f"expected one of {', '.join(MODES)}", param_hint="--permission-mode")
+    if input_format not in INPUT_FORMATS:
+        raise typer.BadParameter(f"expected one of {', '.join(INPUT_FORMATS)}", param_hint="--input-format")
+    if input_format == "stream-json" and not (print_ and output_format == "stream-json"):
+        _fail("--input-format stream-json needs -p and --output-format stream-json, as in Claude Code.", 2)
+    if resume == "" and print_:
+        _fail("-r/--resume without an id opens a picker, which needs the interactive mode: give the id with -p.", 2)
     flags = _flag_settings(model, permission_mode, allowed_tools, disallowed_tools)
     misread = [
         *_misread_prompts("--allowedTools", allowed_tools),
         *_misread_prompts("--disallowedTools", disallowed_tools),
     ]
+    try:
+        settings_flag = read_flag_json(settings, "--settings") if settings else None
+        mcp_configs = mcp_config_servers(mcp_config or [])
+    except FlagValueError as exc:
+        _fail(str(exc), 2)
     config = load_config(
         Path.cwd(),
         flags,
         trust_folder=trust_folder,
+        settings_flag=settings_flag,
         debug=debug,
         max_turns=max_turns,
         append_system_prompt=append_system_prompt or "",
+        system_prompt=system_prompt,
+        verbose=verbose,
+        mcp_configs=mcp_configs,
+        strict_mcp_config=strict_mcp_config,
     )
+    if input_format == "stream-json":
+        _preload_sdk(config)
+        from claude_mini.ui.printmode import run_print_stream  # startup: imported while the SDK preloads
+
+        raise typer.Exit(run_print_stream(config, sys.stdin, say, resume=resume, continue_=continue_))
     if print_:
         _preload_sdk(config)  # a prompt piped in from a slow command arrives while it loads
         from claude_mini.ui.printmode import print_prompt  # startup: imported while the SDK preloads
@@ -230,8 +295,9 @@ def run(args: list[str]) -> None:
 def spread_rule_flags(args: list[str]) -> list[str]:
     """`--allowedTools A B -p` -> `--allowedTools A --allowedTools B -p`, as Claude Code reads them.
 
-    A rule flag takes every following word up to the next one starting with `-`; a prompt
-    goes before the flag or after `--` (click's end of options).
+    A rule flag (and --mcp-config) takes every following word up to the next one starting with
+    `-`; a prompt goes before the flag or after `--` (click's end of options). `-r`/`--resume`
+    followed by a flag or nothing gets an empty id (the picker), so it does not swallow `-p`.
     """
     out: list[str] = []
     flag, values = None, 0
@@ -242,7 +308,9 @@ def spread_rule_flags(args: list[str]) -> list[str]:
             out += [flag, arg] if values else [arg]
             values += 1
             continue
-        flag, values = (arg if arg in RULE_FLAGS else None), 0
+        flag, values = (arg if arg in MULTI_FLAGS else None), 0
+        if arg in RESUME_FLAGS and (i + 1 == len(args) or args[i + 1].startswith("-")):
+            arg = "--resume="
         out.append(arg)
     return out
 

@@ -84,12 +84,21 @@ def build_system_prompt(
     *,
     extra: list[Section] = (),  # type: ignore[assignment]
     append: str = "",
+    replace: str | None = None,
     today: date | None = None,
 ) -> SystemPrompt:
-    """Identity, tool guide, environment, then the memory layers' sections, then --append-system-prompt."""
+    """Identity, tool guide, environment, then the memory layers' sections, then --append-system-prompt.
+
+    `replace` (--system-prompt) stands in for the identity and the tool guide; the environment and
+    the memory layers' sections stay, as Claude Code keeps CLAUDE.md under its --system-prompt.
+    """
+    builtin = (
+        [Section("system prompt", replace.strip(), "--system-prompt")]
+        if replace is not None
+        else [Section("identity", IDENTITY), Section("tools", TOOL_GUIDE)]
+    )
     sections = [
-        Section("identity", IDENTITY),
-        Section("tools", TOOL_GUIDE),
+        *builtin,
         environment_section(cwd, today),
         *extra,
     ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from claude_mini.agent.background_shells import part as background_shells_part
 from claude_mini.agent.lifecycle import (
@@ -26,7 +27,9 @@ from claude_mini.base import paths
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.command_table import CommandTable
 from claude_mini.config import Config
+from claude_mini.config.watch import SettingsChange, SettingsWatch
 from claude_mini.hooks.config import load_hooks, named_files
+from claude_mini.hooks.lifecycle import UserHooksPart
 from claude_mini.hooks.lifecycle import part as user_hooks_part
 from claude_mini.llm import local
 from claude_mini.llm.anthropic_client import AnthropicClient, missing_credentials
@@ -34,6 +37,8 @@ from claude_mini.llm.events import ResponseDone
 from claude_mini.llm.messages import ModelRequest
 from claude_mini.llm.protocol import ModelClient
 from claude_mini.llm.retry import RetryPolicy
+from claude_mini.mcp_servers.config import load_servers
+from claude_mini.mcp_servers.lifecycle import McpPart
 from claude_mini.mcp_servers.lifecycle import part as mcp_part
 from claude_mini.memory.compact.budget import context_window
 from claude_mini.memory.compact.compactor import Compactor
@@ -75,6 +80,11 @@ from claude_mini.tools.read_denials import read_denials_of
 from claude_mini.tools.registry import default_tools
 from claude_mini.tools.web_access import WebAccess, rules_name_host
 from claude_mini.tools.web_search import search_availability
+
+# Settings keys applied mid-session by the runtime itself (most others are read where they are
+# used, so they apply too); RESTART_KEYS are read once, at start-up.
+MCP_KEYS = frozenset({"mcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers", "enableAllProjectMcpServers"})
+RESTART_KEYS = frozenset({"model", "smallModel", "env", "sandbox", "maxTokens", "useClaudeCodeHome"})
 
 PartFactory = Callable[[PartContext["Runtime"]], Part | None]
 
@@ -142,6 +152,7 @@ class Runtime:
     commands: CommandTable = field(
         default_factory=CommandTable
     )  # the session's slash commands (the front end fills it)
+    watch: SettingsWatch | None = None  # the settings files, stat'ed at each turn start
 
     @property
     def lifecycle(self) -> Lifecycle:
@@ -204,6 +215,8 @@ class Runtime:
         session.report_to(self.notices)
         self.agent.session = session
         self.lifecycle.reset_conversation(self.agent)  # the new conversation has not seen any file
+        if self.skills is None:  # a command folder made mid-session: its skills are listed from here
+            self.refresh_custom_commands()
         self.rebuild_prompt()
         self.lifecycle.on_session_change(session, source)
         self.announce_instructions("session_start")
@@ -228,6 +241,87 @@ class Runtime:
         if self.sandbox is not None:
             await self.sandbox.close()
 
+    async def apply_settings_changes(self) -> list[SettingsChange]:
+        """Settings files edited since the last look (a stat each): re-read, and their permissions,
+        hooks and MCP servers applied from now on; one line says what changed. Called before
+        each input the front end handles (a turn, or /hooks), so nothing changes inside a turn."""
+        changes = self.watch.changes() if self.watch is not None else []
+        if not changes:
+            return []
+        keys = {key for change in changes for key in change.keys}
+        for change in changes:
+            if "permissions" in change.keys:
+                layer = next((la for la in self.config.layers if la.path == change.path), None)
+                perms = layer.data.get("permissions") if layer is not None else None
+                self.policy.rules.reload_file(change.source, perms, str(change.path))
+        if "hooks" in keys or "disableAllHooks" in keys:
+            self._reload_hooks()
+        if keys & MCP_KEYS:
+            await self._reload_mcp()
+        files = ", ".join(_shown(change.path, self.config.project_root) for change in changes)
+        later = sorted(keys & RESTART_KEYS)
+        note = f" ({', '.join(later)}: at the next start)" if later else ""
+        self.notices.say(f"Settings changed in {files}: {', '.join(sorted(keys))}; applied from now on{note}.")
+        return changes
+
+    def refresh_custom_commands(self) -> None:
+        """Command and skill files added since the catalog was read (an unknown `/name` typed, a
+        /clear): a session that had none gets its skills part now, so `/name` works at once; the
+        model's listing of skills follows at /clear (it is part of the cached prefix)."""
+        if self.skills is not None:
+            self.skills.refresh_typed()
+            return
+        part = skills_part(self._part_context())
+        if part is None:
+            return
+        parts = self.lifecycle.parts
+        at = next((i for i, p in enumerate(parts) if not isinstance(p, (UserHooksPart, McpPart))), len(parts))
+        self.agent.lifecycle = Lifecycle((*parts[:at], part, *parts[at:]))
+
+    def _part_context(self) -> PartContext[Runtime]:
+        """What a part built mid-session is given, as `build_runtime` gives it at the start."""
+        return PartContext(
+            config=self.config,
+            client=self.client,
+            session=self.session,
+            notices=self.notices,
+            memory_root=self.store.root,
+            rules=self.policy.rules,
+            policy=self.policy,
+            agent=self.agent,
+            runtime=self,
+            window=context_window(self.config, self.config.model, self.client),
+            team_root=None,
+        )
+
+    def _reload_hooks(self) -> None:
+        """The hooks of the settings as they are now (a hook added to a session that had none gets
+        the hooks part it lacked; SessionStart hooks do not run: the session has started)."""
+        hook_set = load_hooks(self.config)
+        for problem in hook_set.problems:
+            self.notices.say(problem, "warning", once=True)
+        self.policy.rules.protect(named_files(hook_set, [str(self.config.project_root), str(self.config.cwd)]))
+        part = self.lifecycle.find(UserHooksPart)
+        if part is not None:
+            part.hooks = hook_set
+        elif hook_set.commands and (part := user_hooks_part(self._part_context())) is not None:
+            self.agent.lifecycle = Lifecycle((part, *self.lifecycle.parts))  # first, as in PARTS
+
+    async def _reload_mcp(self) -> None:
+        """The MCP servers of the settings as they are now: new ones start, removed ones stop; the
+        tool list follows at the next turn start (McpPart.on_turn_start)."""
+        part = self.lifecycle.find(McpPart)
+        if part is not None:
+            await part.manager.update(load_servers(self.config).servers)
+            return
+        part = mcp_part(self._part_context())
+        if part is not None:
+            part.fixed = part._waited = True  # the tool list was fixed without them: they join at a turn start
+            part.manager.start()
+            parts = self.lifecycle.parts
+            at = 1 if parts and isinstance(parts[0], UserHooksPart) else 0  # PARTS order: hooks, then MCP
+            self.agent.lifecycle = Lifecycle((*parts[:at], part, *parts[at:]))
+
     def rebuild_prompt(self) -> None:
         """Rebuild the system prompt and Layer 1 (after /clear, /compact, /memory edits).
 
@@ -239,6 +333,14 @@ class Runtime:
         if instructions is not None:
             instructions.tracker = self.tracker
         self.agent.system = self.prompt.blocks()
+
+
+def _shown(path: Path, project_root: Path) -> str:
+    """A settings file as the user knows it: inside the project relative to it, else in full."""
+    try:
+        return str(path.relative_to(project_root))
+    except ValueError:
+        return str(path)
 
 
 def make_client(config: Config, notices: NoticeChannel) -> ModelClient:
@@ -284,6 +386,7 @@ def make_prompt(config: Config, store: MemoryStore, notices: NoticeChannel) -> t
         config.cwd,
         excludes=config.get("claudeMdExcludes") or (),
         trusted=config.trusted,
+        claude_code_home=config.claude_code_home,
     )
     earlier = {n.text for n in notices.said("warning")}  # a rebuild does not repeat them
     for warning in instructions.warnings:
@@ -296,7 +399,9 @@ def make_prompt(config: Config, store: MemoryStore, notices: NoticeChannel) -> t
             text = team_prompt_section(team, lambda line: notices.say(line, "warning", once=True))
             sections.append(Section("team memory", text, str(team.index_path)))
         sections.append(Section("memory", _memory_section(config, store, team is not None), str(store.index_path)))
-    prompt = build_system_prompt(config.cwd, extra=sections, append=config.append_system_prompt)
+    prompt = build_system_prompt(
+        config.cwd, extra=sections, append=config.append_system_prompt, replace=config.system_prompt
+    )
     return prompt, instructions
 
 
@@ -461,6 +566,7 @@ def build_runtime(
         team_root=team.root if team is not None else None,
     )
     runtime.install(Lifecycle(part for factory in PARTS if (part := factory(parts))))
+    runtime.watch = SettingsWatch(config)
     return runtime
 
 

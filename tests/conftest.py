@@ -42,11 +42,14 @@ SCRUBBED_ENV = (
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> SimpleNamespace:
-    """Point CLAUDE_MINI_HOME and CLAUDE_MINI_MANAGED_DIR at fresh folders; drop API credentials."""
+    """Point CLAUDE_MINI_HOME and CLAUDE_MINI_MANAGED_DIR at fresh folders, and Claude Code's
+    user folder (CLAUDE_CONFIG_DIR) at one that does not exist yet; drop API credentials."""
     home = tmp_path_factory.mktemp("claude-mini-home")
     managed = tmp_path_factory.mktemp("claude-mini-managed")
+    claude_code = tmp_path_factory.mktemp("claude-code-user") / ".claude"
     monkeypatch.setenv("CLAUDE_MINI_HOME", str(home))
     monkeypatch.setenv("CLAUDE_MINI_MANAGED_DIR", str(managed))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_code))
     # git's global ignore file in a fresh folder (claude-mini adds settings.local.json to it), the
     # rest of the user's global git config still read.
     git_global = tmp_path_factory.mktemp("git-global")
@@ -55,7 +58,7 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(git_global / "config"))
     for name in SCRUBBED_ENV:
         monkeypatch.delenv(name, raising=False)
-    return SimpleNamespace(home=home, managed=managed, git_ignore=git_ignore)
+    return SimpleNamespace(home=home, managed=managed, claude_code=claude_code, git_ignore=git_ignore)
 
 
 def sandbox_off(home: Path) -> None:

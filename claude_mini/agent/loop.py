@@ -211,7 +211,8 @@ class Agent:
         usage, requests, shrunk, continued = Usage(), 0, False, 0
         while True:
             if self.max_turns is not None and requests >= self.max_turns:
-                raise MaxTurnsReached(f"Stopped after {requests} model requests (--max-turns {self.max_turns}).")
+                noun = "model request" if requests == 1 else "model requests"
+                raise MaxTurnsReached(f"Stopped after {requests} {noun} (--max-turns {self.max_turns}).")
             await self.lifecycle.before_request(self)
             done: ResponseDone | None = None
             try:

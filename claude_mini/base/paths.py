@@ -25,6 +25,12 @@ def home_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".claude-mini"
 
 
+def claude_code_dir() -> Path:
+    """Claude Code's user folder: `$CLAUDE_CONFIG_DIR` (as Claude Code reads it), default `~/.claude`."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".claude"
+
+
 def recall_cache_dir() -> Path:
     """Recall's on-disk indexes of memory folders (derived data: safe to delete at any time)."""
     return home_dir() / "cache" / "recall"

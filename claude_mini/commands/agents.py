@@ -30,7 +30,9 @@ def session_types(runtime: Runtime) -> AgentTypes:
     if runtime.subagents is not None:
         return runtime.subagents.types
     config = runtime.config
-    return load_agent_types(config.project_root, paths.home_dir(), trusted=config.trusted)
+    return load_agent_types(
+        config.project_root, paths.home_dir(), trusted=config.trusted, claude_code=config.claude_code_home
+    )
 
 
 def agents_table(types: AgentTypes, *, width: int = 100) -> list[str]:

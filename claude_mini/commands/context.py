@@ -83,7 +83,9 @@ def prompt_report(prompt: SystemPrompt) -> list[str]:
 def context_catalog(config: Config) -> tuple[Catalog, Listing]:
     """The catalog on disk and the listing a session started now would send (its budget from the
     configured model's context window)."""
-    catalog = load_catalog(config.project_root, paths.home_dir(), trusted=config.trusted)
+    catalog = load_catalog(
+        config.project_root, paths.home_dir(), trusted=config.trusted, claude_code=config.claude_code_home
+    )
     return catalog, build_listing(catalog.listed(), listing_budget(context_window(config, config.model)))
 
 

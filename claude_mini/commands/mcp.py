@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.mcp_servers.client import McpManager
 from claude_mini.mcp_servers.config import (
+    FLAG_SCOPE,
     MCP_JSON,
     SCOPES,
     TRANSPORTS,
@@ -91,7 +92,7 @@ def _states(found: ServerSet, config: Config) -> list[tuple[ServerSpec | Ignored
         for spec in found.pending_approval
     ]
     rows += [(server, f"not started: {server.why}") for server in found.ignored]
-    return sorted(rows, key=lambda row: (row[0].name, SCOPES.index(row[0].scope)))
+    return sorted(rows, key=lambda row: (row[0].name, (FLAG_SCOPE, *SCOPES).index(row[0].scope)))
 
 
 def list_lines(found: ServerSet, config: Config, health: dict[str, dict[str, Any]] | None = None) -> list[str]:

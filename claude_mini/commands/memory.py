@@ -100,7 +100,10 @@ def list_data(mc: MemoryContext, now: float | None = None) -> dict[str, Any]:
     """Instruction files and memory files with type, description, age and size (for --json)."""
     now = time.time() if now is None else now
     instructions = load_instructions(
-        mc.config.cwd, trusted=mc.config.trusted, excludes=mc.config.get("claudeMdExcludes") or ()
+        mc.config.cwd,
+        trusted=mc.config.trusted,
+        excludes=mc.config.get("claudeMdExcludes") or (),
+        claude_code_home=mc.config.claude_code_home,
     )
     files = [_instruction_entry(f.path, f.kind, len(f.text.encode()), now) for f in instructions.files]
     records = mc.store.list()

@@ -29,7 +29,13 @@ def skills_table(hook: SkillPart | None, runtime: Runtime, *, width: int = 100) 
         catalog = hook.catalog
     else:  # nothing was found when the session started: nothing is a command, only problems to show
         catalog = Catalog(
-            [], load_catalog(runtime.config.project_root, paths.home_dir(), trusted=runtime.config.trusted).problems
+            [],
+            load_catalog(
+                runtime.config.project_root,
+                paths.home_dir(),
+                trusted=runtime.config.trusted,
+                claude_code=runtime.config.claude_code_home,
+            ).problems,
         )
     problems = [*catalog.problems, *report.builtin_clashes(catalog, builtin_table().names_of(BUILTIN))]
     if not catalog.entries and not problems:
@@ -59,7 +65,15 @@ def late_hint(runtime: Runtime, name: str) -> str | None:
     hook = runtime.skills
     if hook is not None and hook.catalog.find(name) is not None:
         return None
-    if load_catalog(runtime.config.project_root, paths.home_dir(), trusted=runtime.config.trusted).find(name) is None:
+    if (
+        load_catalog(
+            runtime.config.project_root,
+            paths.home_dir(),
+            trusted=runtime.config.trusted,
+            claude_code=runtime.config.claude_code_home,
+        ).find(name)
+        is None
+    ):
         return None
     when = "at the next /clear" if hook is not None else "when claude-mini starts again"
     return f"/{name} was added after this conversation started; it becomes a command {when}."

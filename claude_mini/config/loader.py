@@ -13,7 +13,7 @@ from claude_mini.config.checkpoint_settings import CheckpointSettings, checkpoin
 from claude_mini.config.layers import SettingsLayer, merge, read_settings_file, settings_files
 from claude_mini.config.managed import permission_key_warnings, read_managed_file
 from claude_mini.config.memory_settings import MemorySettings, memory_settings
-from claude_mini.config.models import DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_SMALL_MODEL
+from claude_mini.config.models import DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_SMALL_MODEL, model_named
 from claude_mini.config.untrusted import trusted_layers, untrusted_notice
 
 
@@ -28,6 +28,10 @@ class Config:
     max_tokens: int = DEFAULT_MAX_TOKENS
     permission_mode: str | None = None  # from --permission-mode; else the policy reads defaultMode
     append_system_prompt: str = ""
+    system_prompt: str | None = None  # --system-prompt: replaces the built-in instructions
+    verbose: bool = False  # --verbose (Claude Code's): print mode shows each tool call on stderr
+    mcp_configs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # --mcp-config: (label, servers)
+    strict_mcp_config: bool = False  # --strict-mcp-config: only the --mcp-config servers start
     max_turns: int | None = None
     debug: bool = False
     layers: list[SettingsLayer] = field(default_factory=list)
@@ -40,6 +44,7 @@ class Config:
     managed_error: str | None = None  # the managed file is broken: every tool is denied
     raw_layers: list[SettingsLayer] = field(default_factory=list, repr=False)  # before the trust filter
     flags: dict[str, Any] = field(default_factory=dict, repr=False)
+    claude_code_home: Path | None = None  # ~/.claude, read below claude-mini's own user files (None: off)
     _untrusted_line: str | None = field(default=None, repr=False)
 
     def get(self, dotted: str, default: Any = None) -> Any:
@@ -98,14 +103,20 @@ def _record_origins(origins: dict[str, str], data: dict[str, Any], label: str, p
 
 
 def load_config(
-    cwd: Path, flags: dict[str, Any] | None = None, *, trust_folder: bool = False, **options: Any
+    cwd: Path,
+    flags: dict[str, Any] | None = None,
+    *,
+    trust_folder: bool = False,
+    settings_flag: tuple[str, dict[str, Any]] | None = None,
+    **options: Any,
 ) -> Config:
     """Build the session's Config from files, environment and command-line flags.
 
     `flags` is a settings-shaped dict (e.g. `{"model": ..., "permissions": {...}}`)
     that sits between the local and managed layers; `trust_folder` (--trust-folder)
-    trusts the project folder for this run; `options` set Config fields that are
-    not settings (debug, max_turns, append_system_prompt).
+    trusts the project folder for this run; `settings_flag` is --settings' (label, object), a
+    layer just below the other flags; `options` set Config fields that are not settings
+    (debug, max_turns, append_system_prompt, ...).
     """
     cwd = cwd.resolve()
     project_root = paths.checkout_root(cwd) or cwd
@@ -113,6 +124,9 @@ def load_config(
     layers: list[SettingsLayer] = []
     managed_error = None
     for source, path in settings_files(cwd, project_root):
+        if source == "managed" and settings_flag:
+            label, data = settings_flag
+            layers.append(SettingsLayer("flags", None if label.startswith("--") else Path(label), data))
         if source == "managed" and flags:
             layers.append(SettingsLayer("flags", None, flags))
         if source == "managed":
@@ -123,6 +137,11 @@ def load_config(
             layers.append(SettingsLayer(source, path, data))
     if managed_error:
         warnings.append(managed_error)
+    claude_code_home = claude_code_home_for(layers)
+    if claude_code_home is not None:  # Claude Code's user settings: the lowest layer
+        data = read_settings_file(claude_code_home / "settings.json", warnings)
+        if data:
+            layers.insert(0, SettingsLayer("user", claude_code_home / "settings.json", data))
     record = trust.load_record()
     if record.problem:
         warnings.append(record.problem)
@@ -137,10 +156,25 @@ def load_config(
         managed_error=managed_error,
         raw_layers=layers,
         flags=flags or {},
+        claude_code_home=claude_code_home,
         **options,
     )
     _assemble(config)
     return config
+
+
+def claude_code_home_for(layers: list[SettingsLayer]) -> Path | None:
+    """Claude Code's user folder when it is read: it exists, is not claude-mini's own home, and no
+    claude-mini settings layer says `"useClaudeCodeHome": false` (the highest that sets it wins)."""
+    use = True
+    for layer in layers:
+        value = layer.data.get("useClaudeCodeHome")
+        if isinstance(value, bool):
+            use = value
+    folder = paths.claude_code_dir()
+    if not use or not folder.is_dir() or os.path.realpath(folder) == os.path.realpath(paths.home_dir()):
+        return None
+    return folder
 
 
 def _assemble(config: Config) -> None:
@@ -166,18 +200,23 @@ def merge_layers(config: Config) -> None:
         config.warnings.append(config._untrusted_line)
 
 
+def _named(model: Any) -> Any:
+    """An alias (`opus`) as its current id; anything else as written (a bad type is validated later)."""
+    return model_named(model) if isinstance(model, str) else model
+
+
 def _apply_settings(config: Config, flags: dict[str, Any]) -> None:
     """Resolve the typed fields from merged settings, env and flags."""
     managed = next((layer.data for layer in config.layers if layer.source == "managed"), {})
     env = os.environ
-    config.model = (
+    config.model = _named(
         managed.get("model")
         or flags.get("model")
         or env.get("CLAUDE_MINI_MODEL")
         or config.settings.get("model")
         or DEFAULT_MODEL
     )
-    config.small_model = (
+    config.small_model = _named(
         managed.get("smallModel")
         or flags.get("smallModel")
         or env.get("CLAUDE_MINI_SMALL_MODEL")

@@ -295,7 +295,8 @@ class UserHooksPart(Part):
             raise PromptBlocked(outcome.stop_reason or "A UserPromptSubmit hook stopped this prompt.")
         if outcome.block:
             raise PromptBlocked(
-                f"A UserPromptSubmit hook blocked this prompt: {outcome.reason or 'no reason given'}. It was not sent."
+                f"A UserPromptSubmit hook blocked this prompt: {(outcome.reason or 'no reason given').rstrip('.')}. "
+                "It was not sent."
             )
         self._keep_context("UserPromptSubmit", outcome)
 

@@ -415,11 +415,25 @@ class McpManager:
         connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
         self.notices = notices
-        self.connections: dict[str, ServerConnection] = {
-            spec.name: ServerConnection(spec, notices=notices, cwd=cwd, connect_timeout=connect_timeout)
-            for spec in specs
-        }
+        self.cwd, self.connect_timeout = cwd, connect_timeout
+        self.connections: dict[str, ServerConnection] = {spec.name: self._connection(spec) for spec in specs}
         self._started = False
+
+    def _connection(self, spec: ServerSpec) -> ServerConnection:
+        return ServerConnection(spec, notices=self.notices, cwd=self.cwd, connect_timeout=self.connect_timeout)
+
+    async def update(self, specs: list[ServerSpec]) -> tuple[list[str], list[str]]:
+        """The servers become `specs` (the settings changed mid-session): new or changed ones start
+        connecting, removed or changed ones are closed; returns (started, stopped) names."""
+        wanted = {spec.name: spec for spec in specs}
+        stopped = [name for name, c in self.connections.items() if wanted.get(name) != c.spec]
+        await asyncio.gather(*(self.connections.pop(name).close() for name in stopped))
+        started = [name for name in wanted if name not in self.connections]
+        for name in started:
+            self.connections[name] = self._connection(wanted[name])
+            if self._started:
+                self.connections[name].start()
+        return sorted(started), sorted(stopped)
 
     def start(self) -> None:
         """Every server connects in the background; a second call does nothing."""

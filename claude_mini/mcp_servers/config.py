@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from claude_mini.config import Config
 
 SCOPES = ("local", "project", "user")  # precedence, highest first
+FLAG_SCOPE = "flag"  # --mcp-config: given by the user for this run, above every file
 TRANSPORTS = ("stdio", "http", "sse")
 MCP_JSON = ".mcp.json"
 MASK = "***"
@@ -231,8 +232,7 @@ def load_servers(config: Config, environ: Mapping[str, str] | None = None) -> Se
     result = ServerSet()
     approvals = _approvals(config, result.problems)
     runnable: list[ServerSpec] = []  # in precedence order
-    for scope in SCOPES:
-        file, written = written_servers(config, scope, result.problems)
+    for scope, file, written in _written(config, result.problems):
         for name, entry in written.items():
             problem = entry_problem(entry)
             if problem:
@@ -240,7 +240,7 @@ def load_servers(config: Config, environ: Mapping[str, str] | None = None) -> Se
                     f'Skipped MCP server "{name}" in {file}: it {problem}. The file\'s '
                     "other servers still apply; fix the entry to use it."
                 )
-            elif scope != "user" and not config.trusted:
+            elif scope not in ("user", FLAG_SCOPE) and not config.trusted:
                 result.ignored.append(IgnoredServer(name, scope, file, UNTRUSTED_WHY, entry))
             elif scope == "project" and name in approvals.disabled:
                 result.ignored.append(IgnoredServer(name, scope, file, DISABLED_WHY, entry))
@@ -253,8 +253,17 @@ def load_servers(config: Config, environ: Mapping[str, str] | None = None) -> Se
     _resolve_names(runnable, result)
     result.servers.sort(key=lambda spec: spec.name)
     result.pending_approval.sort(key=lambda spec: spec.name)
-    result.ignored.sort(key=lambda server: (server.name, SCOPES.index(server.scope)))
+    result.ignored.sort(key=lambda server: (server.name, (FLAG_SCOPE, *SCOPES).index(server.scope)))
     return result
+
+
+def _written(config: Config, problems: list[str]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(scope, file, servers) in precedence order: each --mcp-config value, then the files' scopes
+    (none with --strict-mcp-config)."""
+    out = [(FLAG_SCOPE, label, servers) for label, servers in config.mcp_configs]
+    if not config.strict_mcp_config:
+        out += [(scope, *written_servers(config, scope, problems)) for scope in SCOPES]
+    return out
 
 
 def _resolve_names(runnable: list[ServerSpec], result: ServerSet) -> None:

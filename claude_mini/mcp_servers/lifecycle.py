@@ -4,9 +4,10 @@ into the request's tool list where the prompt cache allows it, closed at the end
 The tool list is part of the cached prefix (DESIGN.md section 6), so it is fixed when a
 conversation's first request is built: `Agent.builtin_tools` (the built-ins and Skill),
 then the tools of the servers connected by then (the first request waits for servers still
-connecting, at most `connect_wait` seconds). A server that connects later joins at the next /clear or
-/compact, where the prefix is rebuilt anyway, and the user is told so once. Forks copy
-the list, so theirs is the same.
+connecting, at most `connect_wait` seconds). A server that connects later, or one added to or
+removed from the settings mid-session, changes the list at the start of the next turn, never
+inside one; that request writes the prompt cache anew (the tools lead the prefix), once, and
+the user is told. Forks copy the list, so theirs is the same.
 """
 
 from __future__ import annotations
@@ -112,6 +113,12 @@ class McpPart(Part):
         if self.fixed:
             self._notice_late_servers()
             return
+        await self.fix_tools(agent)
+
+    async def fix_tools(self, agent: Agent) -> None:
+        """Wait (once, at most `connect_wait`) for the servers and fix the tool list with theirs
+        (print mode's stream-json `system/init` line lists them before the first request)."""
+        self.manager.start()
         if not self._waited:
             self._waited = True
             await self.manager.wait_ready(self.settings.connect_wait)
@@ -135,13 +142,37 @@ class McpPart(Part):
             if connection.status == "connected" and name not in self.listed and name not in self._told:
                 self._told.add(name)
                 self.notices.say(
-                    f"MCP server {name} connected after this conversation's tool list was "
-                    "fixed (the prompt cache keeps it); its tools join at the next /clear or "
-                    "/compact."
+                    f"MCP server {name} connected during this turn; its tools join at the start of the next one."
                 )
+
+    async def on_turn_start(self, agent: Agent, text: str) -> None:
+        """A turn boundary: servers that connected late, or were added or removed in the settings,
+        change the tool list now (the next request re-writes the prompt cache once: the tools
+        come first in its prefix)."""
+        if not self.fixed:
+            return
+        connected = {name for name, c in self.manager.connections.items() if c.status == "connected"}
+        joined = sorted(connected - self.listed)
+        left = sorted(self.listed - set(self.manager.connections))
+        if not joined and not left:
+            return
+        self.fixed = False  # the next request fixes the list again, without waiting
+        words = [f"{', '.join(joined)} joined" if joined else "", f"{', '.join(left)} left" if left else ""]
+        self.notices.say(
+            f"MCP tools changed ({'; '.join(w for w in words if w)}): the tool list is sent anew from this "
+            "turn (its prompt cache is written once more)."
+        )
 
     def on_session_change(self, session: Session, source: SessionSource) -> None:
         self.fixed = False
+
+    def server_states(self) -> list[dict[str, str]]:
+        """Each server's name and status in Claude Code's words (connected, pending, failed), by name."""
+        words = {"connecting": "pending", "closed": "failed"}
+        return [
+            {"name": name, "status": words.get(c.status, c.status)}
+            for name, c in sorted(self.manager.connections.items())
+        ]
 
     async def after_compact(self, agent: Agent) -> None:
         self.fixed = False

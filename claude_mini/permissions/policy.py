@@ -250,6 +250,17 @@ class PermissionPolicy:
         for rules in (self._deny, self._ask, self._allow):
             rules[:] = [rule for rule in rules if rule not in dropped]
 
+    def reload_file(self, source: str, perms: Any, origin: str) -> tuple[list[str], list[str]]:
+        """The rules of one settings file, edited during the session, in place of its old ones:
+        (rules added, rules removed), as text. Session rules and other files' rules stay."""
+        before = {rule.text for rule in (*self._deny, *self._ask, *self._allow) if rule.origin == origin}
+        self.remove_rules([rule for rule in (*self._deny, *self._ask, *self._allow) if rule.origin == origin])
+        if isinstance(perms, dict):
+            for kind in ("deny", "ask", "allow"):
+                self._load_rules(kind, perms.get(kind), source, origin)
+        after = {rule.text for rule in (*self._deny, *self._ask, *self._allow) if rule.origin == origin}
+        return sorted(after - before), sorted(before - after)
+
     def add_directory(self, folder: Path) -> None:
         """Treat `folder` as part of the workspace (acceptEdits edits it without asking)."""
         for p in (os.path.abspath(folder), os.path.realpath(folder)):

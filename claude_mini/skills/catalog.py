@@ -526,30 +526,36 @@ def _why(winner: PromptCommand, loser: PromptCommand) -> str:
     return "it comes first in name order"
 
 
-def _files(loader: FileLoader, project_root: Path, home: Path) -> list[_Found]:
-    """Every file that may become an entry, in listing order (nothing read yet but the folders)."""
+def _files(loader: FileLoader, project_root: Path, home: Path, claude_code: Path | None = None) -> list[_Found]:
+    """Every file that may become an entry, in listing order (nothing read yet but the folders);
+    Claude Code's user folders (`claude_code`) come after claude-mini's home, so its files win a clash."""
     project = project_root / ".claude"
     same_folder = os.path.realpath(project) == os.path.realpath(home)  # a home that is the project's .claude
-    groups: list[Iterator[_Found]] = [loader.skills(home / "skills", "user")]
+    users = [home, *([claude_code] if claude_code is not None else [])]
+    groups: list[Iterator[_Found]] = [loader.skills(user / "skills", "user") for user in users]
     if not same_folder:
         groups += [loader.skills(project / "skills", "project"), loader.commands(project / "commands", "project")]
-    groups.append(loader.commands(home / "commands", "user"))
+    groups += [loader.commands(user / "commands", "user") for user in users]
     return [found for group in groups for found in group]
 
 
-def load_catalog(project_root: Path, home: Path, *, trusted: bool = False) -> Catalog:
-    """Project `.claude/skills`, `.claude/commands` under project_root, and `home/skills`, `home/commands`.
-    A project's links that leave the repository are followed only in a `trusted` folder."""
+def load_catalog(project_root: Path, home: Path, *, trusted: bool = False, claude_code: Path | None = None) -> Catalog:
+    """Project `.claude/skills`, `.claude/commands` under project_root, and `home/skills`, `home/commands`
+    (then Claude Code's `~/.claude/skills`, `commands` when `claude_code` is given). A project's links
+    that leave the repository are followed only in a `trusted` folder."""
     loader = FileLoader(project_root, trusted)
-    entries = [entry for found in _files(loader, project_root, home) if (entry := loader.parse(found)) is not None]
+    found = _files(loader, project_root, home, claude_code)
+    entries = [entry for item in found if (entry := loader.parse(item)) is not None]
     return Catalog(_resolve(entries, loader.problems), loader.problems)
 
 
-def names_on_disk(project_root: Path, home: Path, *, trusted: bool = False) -> set[str]:
+def names_on_disk(
+    project_root: Path, home: Path, *, trusted: bool = False, claude_code: Path | None = None
+) -> set[str]:
     """The names the command and skill files on disk would have (a command's `folder:name` too),
     from the folders alone: no file is read, so a check at every turn stays cheap."""
     names: set[str] = set()
-    for found in _files(FileLoader(project_root, trusted), project_root, home):
+    for found in _files(FileLoader(project_root, trusted), project_root, home, claude_code):
         names.add(found.name)
         if found.namespace:
             names.add(f"{found.namespace}:{found.name}")

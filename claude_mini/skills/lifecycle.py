@@ -11,8 +11,9 @@ turn. `!` snippets in a body go through the permission check like any Bash call.
 
 After a compaction the bodies are not put back (they cost thousands of tokens each, and
 most are done with): one attachment names the skills invoked so far, so the model can load
-one again with the Skill tool. A skill added mid-session is said once and
-listed from the next /clear or session: the listing is part of the cached prefix.
+one again with the Skill tool. A command or skill added mid-session can be typed at once (an
+unknown `/name` reads the folders again); it is said once and listed to the model from the
+next /clear or session: the listing is part of the cached prefix.
 """
 
 from __future__ import annotations
@@ -96,7 +97,14 @@ class SkillPart(Part):
 
     def read_catalog(self) -> Catalog:
         """The commands and skills on disk now (a project's links out of the repository only when trusted)."""
-        return load_catalog(self.config.project_root, self.home, trusted=self.config.trusted)
+        return load_catalog(
+            self.config.project_root, self.home, trusted=self.config.trusted, claude_code=self.config.claude_code_home
+        )
+
+    def refresh_typed(self) -> None:
+        """Read the catalog again for what the user types (a command file added mid-session works
+        at once); the model's listing and the Skill tool stay this conversation's until /clear."""
+        self.catalog = self.read_catalog()
 
     def _load(self, catalog: Catalog) -> None:
         """Take `catalog` for this conversation: its listing, and the Skill tool if it lists anything;
@@ -106,7 +114,9 @@ class SkillPart(Part):
         self.tool: SkillTool | None = SkillTool(self, self.listing) if catalog.listed() else None
         self._listed_names = catalog.names()  # what this listing was built from
         # The files found then (a file that would not load is one of them, not "new" later).
-        self._on_disk = names_on_disk(self.config.project_root, self.home, trusted=self.config.trusted)
+        self._on_disk = names_on_disk(
+            self.config.project_root, self.home, trusted=self.config.trusted, claude_code=self.config.claude_code_home
+        )
         self._told: set[str] = set()  # names found mid-conversation and said once
         for problem in self.catalog.problems[:MAX_PROBLEMS_SAID]:
             self.notices.say(problem, "warning", once=True)
@@ -195,7 +205,11 @@ class SkillPart(Part):
     async def _tell_new_entries(self) -> None:
         """A skill or command added since the listing was built: said once, listed from /clear."""
         on_disk = await asyncio.to_thread(
-            names_on_disk, self.config.project_root, self.home, trusted=self.config.trusted
+            names_on_disk,
+            self.config.project_root,
+            self.home,
+            trusted=self.config.trusted,
+            claude_code=self.config.claude_code_home,
         )
         added = sorted(on_disk - self._on_disk - self._listed_names - self._told)
         if added:
@@ -412,7 +426,9 @@ def part(ctx: PartContext[object]) -> SkillPart | None:
     """The session's skills part, or None when there is no command or skill at all (nothing listed,
     nothing to type, no Skill tool)."""
     config = ctx.config
-    catalog = load_catalog(config.project_root, paths.home_dir(), trusted=config.trusted)
+    catalog = load_catalog(
+        config.project_root, paths.home_dir(), trusted=config.trusted, claude_code=config.claude_code_home
+    )
     if not catalog.entries and not catalog.problems:
         return None
     return SkillPart(config, ctx.rules, ctx.notices, ctx.window, catalog, agent=ctx.agent)

@@ -115,7 +115,9 @@ class SubagentPart(Part):
         self._asking = asyncio.Lock()
 
     def _read_types(self) -> AgentTypes:
-        types = load_agent_types(self.config.project_root, self.home, trusted=self.config.trusted)
+        types = load_agent_types(
+            self.config.project_root, self.home, trusted=self.config.trusted, claude_code=self.config.claude_code_home
+        )
         for problem in types.problems:
             self.notices.say(problem, "warning", once=True)
         return types

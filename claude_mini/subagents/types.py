@@ -280,14 +280,19 @@ def _resolve(found: list[AgentType], loader: _AgentLoader) -> list[AgentType]:
     return sorted(kept, key=lambda t: t.name.lower())
 
 
-def load_agent_types(project_root: Path, home: Path, *, trusted: bool = False) -> AgentTypes:
-    """Built-ins, `.claude/agents/**/*.md` (project) and `home/agents/**/*.md` (user), one line per
-    bad file or clash. A project's links that leave the repository are followed only when `trusted`."""
+def load_agent_types(
+    project_root: Path, home: Path, *, trusted: bool = False, claude_code: Path | None = None
+) -> AgentTypes:
+    """Built-ins, `.claude/agents/**/*.md` (project), `home/agents/**/*.md` (user), then Claude Code's
+    `~/.claude/agents` (user, when `claude_code` is given), one line per bad file or clash. A
+    project's links that leave the repository are followed only when `trusted`."""
     loader = _AgentLoader(project_root, trusted)
     project = project_root / ".claude" / "agents"
     same_folder = os.path.realpath(project_root / ".claude") == os.path.realpath(home)
     folders: list[tuple[Path, Scope]] = [] if same_folder else [(project, "project")]
     folders.append((home / "agents", "user"))
+    if claude_code is not None:
+        folders.append((claude_code / "agents", "user"))
     found = []
     for folder, scope in folders:
         for path in loader.files(folder, scope):

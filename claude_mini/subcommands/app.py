@@ -30,6 +30,7 @@ from claude_mini.subcommands.memory_cli import memory_app
 sub_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # the root command\'s plain style, without Python types
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -45,7 +46,12 @@ def context_command(
     """Show which instruction files (CLAUDE.md, rules, imports) are loaded, in order, and why;
     the custom commands and skills listed to the model."""
     config = load_config(Path.cwd())
-    instructions = load_instructions(config.cwd, excludes=config.get("claudeMdExcludes") or (), trusted=config.trusted)
+    instructions = load_instructions(
+        config.cwd,
+        excludes=config.get("claudeMdExcludes") or (),
+        trusted=config.trusted,
+        claude_code_home=config.claude_code_home,
+    )
     data = to_json(instructions)
     catalog, listing = context_catalog(config)
     builtin = builtin_command_names()

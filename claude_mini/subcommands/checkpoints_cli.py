@@ -30,6 +30,7 @@ from claude_mini.commands.checkpoints import (
 checkpoints_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # the root command\'s plain style, without Python types
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="The file checkpoints of a session: list them, restore one (/rewind for scripts).",

@@ -18,6 +18,7 @@ from claude_mini.config import load_config
 hooks_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # the root command\'s plain style, without Python types
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="The hooks from the settings files (Claude Code's `hooks` key).",

@@ -74,6 +74,7 @@ def spread_variadic(args: list[str]) -> list[str]:
 mcp_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # the root command\'s plain style, without Python types
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     help="The MCP servers: .mcp.json (project), settings mcpServers (user, local).",

@@ -32,6 +32,7 @@ from claude_mini.subcommands.memory_run import run_action
 memory_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # the root command\'s plain style, without Python types
     context_settings={"help_option_names": ["-h", "--help"]},
     help="Look at, add, edit and repair this project's memories.",
 )

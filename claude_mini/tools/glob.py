@@ -104,8 +104,8 @@ def drop_denied(paths: list[Path], denials: ReadDenials) -> tuple[list[Path], in
 
 def denied_note(count: int) -> str:
     """The line telling the model that deny rules hid files, without naming them."""
-    files = "file was" if count == 1 else "files were"
-    return f"({count} {files} skipped because Read deny rules cover them; their names and contents are not shown.)"
+    files, them = ("file was", "it") if count == 1 else ("files were", "them")
+    return f"({count} {files} skipped because Read deny rules cover {them}; their names and contents are not shown.)"
 
 
 def find_files(base: Path, pattern: str) -> list[Path]:

@@ -181,6 +181,17 @@ async def run_command(
 
 
 def print_lines(ctx: CommandContext, lines: Sequence[str]) -> None:
-    """Print each line as it is (no markup, no highlighting)."""
+    """Print each line as it is (no markup, no highlighting), CLI commands named as the REPL's."""
     for line in lines:
-        ctx.console.print(line, markup=False, highlight=False)
+        ctx.console.print(repl_wording(line), markup=False, highlight=False)
+
+
+# Texts shared with the CLI name its commands; in the REPL the slash command that does the same is
+# named instead (`/memory restore NAME`, not `claude-mini memory restore NAME`).
+_CLI_COMMAND = re.compile(r"\bclaude-mini (memory|hooks list|mcp list)\b")
+_REPL_COMMAND = {"memory": "/memory", "hooks list": "/hooks", "mcp list": "/mcp"}
+
+
+def repl_wording(text: str) -> str:
+    """`text` with each CLI command that has a slash command named as that slash command."""
+    return _CLI_COMMAND.sub(lambda m: _REPL_COMMAND[m.group(1)], text)

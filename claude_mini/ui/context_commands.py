@@ -13,6 +13,7 @@ from claude_mini.base import paths
 from claude_mini.base.text import estimate_tokens
 from claude_mini.commands.context import instructions_report, prompt_report
 from claude_mini.config.layers import settings_files
+from claude_mini.config.models import MODEL_ALIASES, alias_of, model_named
 from claude_mini.llm import local
 from claude_mini.llm.anthropic_client import AnthropicClient, missing_credentials
 from claude_mini.llm.messages import PURPOSES, message_to_api
@@ -23,6 +24,7 @@ from claude_mini.ui.context_usage import compaction_line, context_used, context_
 from claude_mini.ui.status_line import unknown_price_models
 
 if TYPE_CHECKING:
+    from claude_mini.config import Config
     from claude_mini.llm.protocol import ModelClient
     from claude_mini.runtime import Runtime
 
@@ -117,6 +119,7 @@ def show_status(ctx: CommandContext) -> None:
         f"Memory:       {rt.store.root}" + ("" if cfg.auto_memory else " (auto memory is off)"),
         f"Permissions:  {rt.policy.mode} mode",
         "Settings files (lowest precedence first):",
+        *_claude_code_lines(cfg, loaded),
     ]
     for source, path in settings_files(cfg.cwd, cfg.project_root):
         state = (
@@ -126,6 +129,19 @@ def show_status(ctx: CommandContext) -> None:
     if any(layer.source == "flags" for layer in cfg.layers):
         lines.append("  flags    command line  [loaded]")
     print_lines(ctx, lines)
+
+
+def _claude_code_lines(cfg: Config, loaded: set[str]) -> list[str]:
+    """Claude Code's user folder in /status: its settings file (the lowest layer), or why it is not read."""
+    if cfg.claude_code_home is None:
+        off = cfg.get("useClaudeCodeHome") is False
+        return ["  user     Claude Code's ~/.claude  [off: useClaudeCodeHome is false]"] if off else []
+    path = cfg.claude_code_home / "settings.json"
+    state = "loaded" if str(path) in loaded else ("present, not used (see warnings)" if path.exists() else "not found")
+    return [
+        f"  user     {path}  [{state}; Claude Code's, below claude-mini's own; its CLAUDE.md, commands, "
+        "skills and agents are read too]"
+    ]
 
 
 def _model_lines(rt: Runtime) -> list[str]:
@@ -192,19 +208,45 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-@command("model", help="Show or change the model for this session (`local`: the offline model).", usage="[name]")
-def set_model(ctx: CommandContext) -> None:
-    """`/model` shows the model; `/model NAME` switches to it (`local[:PATH]`: the offline model)."""
+@command(
+    "model",
+    help="Show or change the model: opus, sonnet, haiku, an id, or `local` (offline).",
+    usage="[name]",
+)
+async def set_model(ctx: CommandContext) -> None:
+    """`/model` shows the model and offers the aliases to pick from; `/model NAME` switches to it
+    (`opus`, `sonnet`, `haiku`: their current ids; `local[:PATH]`: the offline model)."""
     rt = ctx.rt
     if not ctx.args:
-        what = (
-            f"{rt.client.name}; it also serves recall and compaction (no side model)"
-            if rt.client.provider == "local"
-            else f"{rt.agent.model} (side model: {rt.config.small_model})"
-        )
-        ctx.console.print(f"Model: {what}. Change it with /model NAME.", markup=False)
-        return
-    name = ctx.args.split()[0]
+        ctx.console.print(f"Model: {_model_shown(rt)}. Change it with /model NAME.", markup=False)
+        choice = await ctx.host.choose("Switch to which model?", _model_options(rt))
+        if choice is None or choice == rt.agent.model:
+            return
+        name = choice
+    else:
+        name = ctx.args.split()[0]
+    _switch_model(ctx, model_named(name) or name)
+
+
+def _model_shown(rt: Runtime) -> str:
+    """The model as /model shows it: its id, the alias naming it, the side model."""
+    if rt.client.provider == "local":
+        return f"{rt.client.name}; it also serves recall and compaction (no side model)"
+    alias = alias_of(rt.agent.model)
+    named = f" ({alias})" if alias else ""
+    return f"{rt.agent.model}{named} (side model: {rt.config.small_model})"
+
+
+def _model_options(rt: Runtime) -> list[tuple[str, str]]:
+    """The picker's rows: the current model (kept), then each alias with the id it stands for."""
+    rows = [(rt.agent.model, f"keep {rt.agent.model}")]
+    rows += [(target, f"{alias:<7} {target}") for alias, target in MODEL_ALIASES.items() if target != rt.agent.model]
+    return rows
+
+
+def _switch_model(ctx: CommandContext, name: str) -> None:
+    """Switch the session to `name` (an id, or `local[:PATH]`) and say what that means."""
+    rt = ctx.rt
     try:
         client = _client_for(rt, name)
     except _NotSwitched as exc:

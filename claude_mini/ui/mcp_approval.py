@@ -64,7 +64,8 @@ def ask_approval(spec: ServerSpec) -> str | None:
     text = [("class:bold", f"{heading}\n"), *(("class:dim", f"  {line}\n") for line in rest)]
     print_formatted_text(FormattedText(text), style=STYLE, end="")
     keys = KeyBindings()
-    for key, value in KEYS.items():
+    digits = {str(number): value for number, (value, _) in enumerate(CHOICES, start=1)}  # as every menu's
+    for key, value in {**KEYS, **digits}.items():
         keys.add(key, eager=True)(lambda event, value=value: event.app.exit(result=value))
     keys.add("escape", eager=True)(lambda event: event.app.exit(result=None))
     menu = ChoiceInput(message="", options=list(CHOICES), default="yes", key_bindings=keys, style=STYLE)

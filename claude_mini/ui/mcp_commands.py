@@ -97,10 +97,7 @@ async def reconnect(ctx: CommandContext, name: str) -> None:
             "its tools takes effect at the next /clear or /compact"
         )
     else:
-        when = (
-            "its tools join at the next /clear or /compact (this conversation's tool list is fixed "
-            "for the prompt cache)"
-        )
+        when = "its tools join at the start of the next turn"
     print_lines(ctx, [f"MCP server {name} connected ({tools} tool{'s' * (tools != 1)}); {when}."])
 
 

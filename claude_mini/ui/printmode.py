@@ -19,18 +19,20 @@ import contextlib
 import json
 import select
 import sys
+import threading
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from claude_mini.agent.events import AgentEvent, MessageAdded
 from claude_mini.agent.loop import AgentStop, MaxTurnsReached, StoppedByHook, TurnCancelled, TurnDeclined
 from claude_mini.base.notices import Display, Notice, NoticeChannel
-from claude_mini.base.text import json_safe, visible_controls
+from claude_mini.base.text import json_safe, one_line, visible_controls
 from claude_mini.llm.events import Retrying
 from claude_mini.llm.messages import Message, message_to_api
 from claude_mini.llm.protocol import ModelError
 from claude_mini.llm.stream_assembly import encodable
+from claude_mini.mcp_servers.lifecycle import McpPart
 from claude_mini.permissions.decisions import EXIT_PLAN_TOOL
 from claude_mini.runtime import Runtime, SetupError, build_runtime, open_session
 from claude_mini.session import Session, transcript_state
@@ -51,6 +53,14 @@ TEXT_WAIT_SECONDS = 5.0
 STDIN_WAIT_SECONDS = 3.0
 
 
+def run_print_stream(
+    config: Config, stdin: TextIO, say: Callable[[str], None], *, resume: str | None = None, continue_: bool = False
+) -> int:
+    """`-p --input-format stream-json`: each user message line on stdin is a turn of one session,
+    each answered with its lines and a `result` line, until stdin ends (Claude Code's protocol)."""
+    return run_print(config, "", "stream-json", say, resume=resume, continue_=continue_, messages=stdin)
+
+
 def run_print(
     config: Config,
     text: str,
@@ -59,9 +69,11 @@ def run_print(
     *,
     resume: str | None = None,
     continue_: bool = False,
+    messages: TextIO | None = None,
 ) -> int:
-    """Start a runtime and run one print-mode turn; returns the exit status. A setup problem is
-    one line (`say`) and status 1; Ctrl-C says whether the transcript is saved (130)."""
+    """Start a runtime and run one print-mode turn (or one per line of `messages`, stream-json
+    input); returns the exit status. A setup problem is one line (`say`) and status 1; Ctrl-C
+    says whether the transcript is saved (130)."""
     session: Session | None = None  # the last words say whether its transcript really is saved
 
     async def go() -> int:
@@ -77,7 +89,8 @@ def run_print(
             return _failed(say, str(exc), config.debug)
         notices.attach(stderr_display(output_format))
         try:
-            return await PrintRun(runtime, output_format).run(text)
+            run = PrintRun(runtime, output_format)
+            return await (run.run_stream(messages) if messages is not None else run.run(text))
         finally:
             await runtime.close()
 
@@ -178,6 +191,45 @@ def _uncancel() -> None:
         task.uncancel()
 
 
+async def stdin_lines(stdin: TextIO) -> AsyncIterator[str]:
+    """The non-blank lines of `stdin` as they arrive, read by a daemon thread (a blocked read
+    must not keep the process alive after Ctrl-C)."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str | None] = asyncio.Queue()
+
+    def read() -> None:
+        for line in iter(stdin.readline, ""):
+            loop.call_soon_threadsafe(queue.put_nowait, line)
+        loop.call_soon_threadsafe(queue.put_nowait, None)
+
+    threading.Thread(target=read, name="stdin-stream-json", daemon=True).start()
+    while (line := await queue.get()) is not None:
+        if line.strip():
+            yield line
+
+
+def user_message_text(line: str) -> str:
+    """The text of one stream-json input line, Claude Code's user message:
+    `{"type":"user","message":{"role":"user","content":"..." | [{"type":"text","text":"..."}]}}`.
+    Raises ValueError saying what is wrong."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg} at column {exc.colno})") from None
+    message = data.get("message") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or data.get("type") != "user" or not isinstance(message, dict):
+        raise ValueError('expected {"type":"user","message":{"role":"user","content":...}}')
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise ValueError("message.content must be a string or a list of content blocks")
+    kinds = {block.get("type") if isinstance(block, dict) else None for block in content}
+    if kinds - {"text"}:
+        raise ValueError("only text content blocks are read from stdin; this line has others")
+    return "\n\n".join(str(block.get("text", "")) for block in content)
+
+
 class OutputClosed(Exception):
     """Stdout was closed by its reader (`claude-mini -p ... | head`): the run ends quietly."""
 
@@ -210,6 +262,7 @@ class PrintRun:
         self.requests = 0
         self.result = ""
         self.plan = ""  # the plan an ExitPlanMode call presented: the result of a -p run in plan mode
+        self.initialised = False  # the stream-json init line is written once per run
 
     def emit(self, obj: dict[str, Any]) -> None:
         """One json line; no raw control or bidi character, inside strings or out."""
@@ -251,6 +304,35 @@ class PrintRun:
             status = self.finish(subtype, result)
         return status
 
+    async def run_stream(self, stdin: TextIO) -> int:
+        """One turn per user message read from `stdin` as it arrives (a script may wait for each
+        result before it writes the next), then the memory extraction; the status is 1 if a turn
+        failed or a line could not be read (said on stderr, and skipped)."""
+        status, turns = 0, 0
+        async for line in stdin_lines(stdin):
+            try:
+                prompt = user_message_text(line)
+            except ValueError as exc:
+                self.say(f"claude-mini: stdin line skipped: {exc}")
+                status = 1
+                continue
+            self.started, self.requests, self.result = time.monotonic(), 0, ""
+            await self.runtime.apply_settings_changes()  # settings edited between two messages
+            try:
+                subtype, result = await self.run_turn(prompt)
+            except OutputClosed:
+                raise
+            except BaseException as exc:
+                self.finish("error_during_execution", failure_text(exc))
+                raise
+            turns += 1
+            status = self.finish(subtype, result) or status
+        if not turns:
+            self.say('claude-mini: no user message arrived on stdin (one JSON line each: {"type":"user",...}).')
+            return 1
+        await self.wait_for_extraction()
+        return status
+
     async def wait_for_extraction(self) -> None:
         """Start the session's final extraction if its pending turns are durable, then wait for a
         running extraction, saying so; stop it after the limit or at Ctrl-C.
@@ -283,18 +365,9 @@ class PrintRun:
     async def run_turn(self, prompt: str) -> tuple[str, str]:
         """Run the turn; returns the result's subtype and text."""
         rt = self.runtime
-        if self.format == "stream-json":
-            self.emit(
-                {
-                    "type": "system",
-                    "subtype": "init",
-                    "session_id": rt.session.id,
-                    "cwd": str(rt.config.cwd),
-                    "model": rt.config.model,
-                    "tools": list(rt.agent.tools),
-                    "permissionMode": rt.policy.mode,
-                }
-            )
+        if self.format == "stream-json" and not self.initialised:
+            self.initialised = True
+            await self.emit_init()
             if rt.subagents is not None:
                 rt.subagents.listen(self.on_child_event)
         resumed = bool(rt.session.messages)
@@ -326,6 +399,26 @@ class PrintRun:
             return "error_during_execution", str(exc)
         return "success", self.result
 
+    async def emit_init(self) -> None:
+        """The `system/init` line, as Claude Code's: the tools (MCP ones too: the servers are waited
+        for here, as the first request would) and each MCP server's status."""
+        rt = self.runtime
+        mcp = rt.lifecycle.find(McpPart)
+        if mcp is not None:
+            await mcp.fix_tools(rt.agent)
+        self.emit(
+            {
+                "type": "system",
+                "subtype": "init",
+                "session_id": rt.session.id,
+                "cwd": str(rt.config.cwd),
+                "model": rt.config.model,
+                "tools": list(rt.agent.tools),
+                "mcp_servers": mcp.server_states() if mcp is not None else [],
+                "permissionMode": rt.policy.mode,
+            }
+        )
+
     async def expand_command(self, prompt: str) -> tuple[str, str]:
         """`/name args` of a custom command or skill expanded (ui/skill_commands.py), and why it
         must not be sent ("" if it may); json formats say that on stderr too (text output says
@@ -346,6 +439,11 @@ class PrintRun:
                 self.result = message.text
                 self.plan = proposed_plan(message) or self.plan
                 self.requests += 1
+                if self.format == "text" and self.runtime.config.verbose:
+                    for call in message.tool_uses:  # --verbose: what the turn does, as it does it
+                        self.say(
+                            f"claude-mini: {call.name} {one_line(json.dumps(call.input, ensure_ascii=False), 200)}"
+                        )
             if self.format == "stream-json":
                 self.emit_message(message, None)
         elif isinstance(event, Retrying):

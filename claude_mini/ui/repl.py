@@ -46,6 +46,7 @@ from claude_mini.ui.startup import (
     RuntimeLoader,
     SessionStart,
     StartupFailed,
+    fail_if_trust_cannot_help,
     open_client_early,
     print_banner,
     startup_message,
@@ -318,6 +319,9 @@ class Repl:
         if not text.strip():
             return
         try:
+            runtime = self.loader.peek()
+            if runtime is not None:  # settings files edited since the last input apply from this one
+                await runtime.apply_settings_changes()
             if text.lstrip().startswith("/") and not commands.is_command(text, self.command_table()):
                 # A custom command's name with a dot or a leading digit is known once registered.
                 await wait_for_custom_commands(self.get_runtime)
@@ -340,6 +344,11 @@ class Repl:
     async def _run_command(self, text: str) -> None:
         """A slash command (typed before the runtime registered the custom ones, it waits for them)."""
         await wait_for_custom_commands(self.get_runtime)
+        runtime = self.loader.peek()
+        name = text.strip()[1:].split(" ", 1)[0]
+        if runtime is not None and self.command_table().find(name) is None:  # a command file made mid-session
+            runtime.refresh_custom_commands()
+            register_runtime_commands(runtime)
         if not self._told_discovery:
             self._told_discovery = True
             for problem in discover().problems:
@@ -737,10 +746,11 @@ class Repl:
 
     def _show_notice(self, notice: Notice) -> None:
         """Draw one notice of the session's channel (on the event loop's thread)."""
+        text = commands.repl_wording(notice.text)
         if notice.level == "warning":
-            self.notify(f"⚠ {notice.text}", "yellow")
+            self.notify(f"⚠ {text}", "yellow")
         else:
-            self.notify(notice.text, "dim" if notice.level == "saved" else "yellow")
+            self.notify(text, "dim" if notice.level == "saved" else "yellow")
 
 
 def _guarded(console: Console) -> Console:
@@ -783,6 +793,7 @@ def _start(config: Config, prompt: str | None, *, resume: str | None, continue_:
         if resume or continue_:
             session = _open_session(config, resume=resume, continue_=continue_)
         if not config.trusted:  # asked before the prompt exists: the answer decides the settings it reads
+            fail_if_trust_cannot_help(config, notices)
             confirm_trust(config)
 
         confirm_mcp_servers(config)  # before the runtime: the answers decide which servers start
@@ -790,7 +801,10 @@ def _start(config: Config, prompt: str | None, *, resume: str | None, continue_:
     except StartupFailed as exc:
         sys.stderr.write(f"claude-mini: {visible_controls(str(exc))}\n")
         return 1
-    return asyncio.run(Repl(config, session=session, client=client, notices=notices).run(prompt))
+    repl = Repl(config, session=session, client=client, notices=notices)
+    if resume == "":  # -r/--resume without an id: the /resume picker, then the prompt if one was given
+        repl.queued.append("/resume")
+    return asyncio.run(repl.run(prompt))
 
 
 def _open_session(config: Config, *, resume: str | None, continue_: bool) -> Session:

@@ -6,11 +6,12 @@ layer follows it; the old session stays on disk, resumable.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 
 from claude_mini.base.text import clip, visible_controls
-from claude_mini.llm.messages import Message, TextBlock, ToolUseBlock
+from claude_mini.llm.messages import Message, TextBlock, ToolResultBlock, ToolUseBlock
 from claude_mini.session import (
     Session,
     ambiguous_message,
@@ -118,12 +119,16 @@ def resumed_lines(session: Session) -> list[str]:
     lines = [f"Resumed session {session.id} ({len(messages)} messages)."]
     if first:
         lines.append(f"  ⋮ {first} earlier message{'s' if first != 1 else ''}")
+    outcomes = _call_outcomes(messages)
+    cwd = Path(session.cwd) if session.cwd else None
     for message in messages[first:]:
         if message.role == "user":
             lines += _user_lines(message)
             continue
         lines += _shortened("● ", message.text)
-        lines += [clip(f"● {_tool_label(call)}", RECAP_WIDTH) for call in message.tool_uses]
+        lines += [
+            clip(f"● {_tool_label(call, cwd)}{outcomes.get(call.id, '')}", RECAP_WIDTH) for call in message.tool_uses
+        ]
     return lines
 
 
@@ -139,6 +144,21 @@ def _user_lines(message: Message) -> list[str]:
     return lines + _shortened("> ", request_text(Message("user", rest)))
 
 
+def _call_outcomes(messages: list[Message]) -> dict[str, str]:
+    """` (declined)`, ` (denied)` or ` (failed)` by tool call id, for the calls that did not run
+    as asked (their result is an error), so a redrawn refusal does not look like an edit made."""
+    out = {}
+    for message in messages:
+        for block in message.content:
+            if isinstance(block, ToolResultBlock) and block.is_error:
+                first = block.content.split("\n", 1)[0]
+                why = (
+                    "declined" if first.startswith("The user declined") else "denied" if "denied" in first else "failed"
+                )
+                out[block.tool_use_id] = f" ({why})"
+    return out
+
+
 def _shortened(marker: str, text: str) -> list[str]:
     """`text` under `marker`, at most RECAP_LINES lines of RECAP_WIDTH characters."""
     rows = [row for row in visible_controls(text).strip().splitlines() if row.strip()]
@@ -150,9 +170,13 @@ def _shortened(marker: str, text: str) -> list[str]:
     return shown
 
 
-def _tool_label(call: ToolUseBlock) -> str:
-    """`Bash(git status)`: the tool and its key argument (render.tool_label without importing rich)."""
+def _tool_label(call: ToolUseBlock, cwd: Path | None = None) -> str:
+    """`Bash(git status)`, `Edit(src/app.py)`: the tool and its key argument, a path inside `cwd`
+    relative to it as the conversation drew it (render.tool_label without importing rich)."""
     key = next((call.input[k] for k in ("command", "file_path", "pattern", "path", "url") if k in call.input), "")
+    if cwd is not None and isinstance(key, str) and ("file_path" in call.input or "path" in call.input):
+        with contextlib.suppress(ValueError):
+            key = str(Path(key).relative_to(cwd)) if Path(key).is_absolute() else key
     return " ".join(visible_controls(f"{call.name}({key})").split())
 
 

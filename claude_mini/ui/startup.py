@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import copy
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -168,6 +169,23 @@ def open_client_early(config: Config, notices: NoticeChannel) -> ModelClient | N
         return make_client(config, notices)
     except SetupError as exc:
         raise StartupFailed(str(exc)) from None
+
+
+def fail_if_trust_cannot_help(config: Config, notices: NoticeChannel) -> None:
+    """Raise StartupFailed now when start-up will fail whatever the trust answer: no API is
+    configured and neither this folder's settings, once trusted, nor the offline model offer a
+    model. The trust question is not asked only to end on "no model configured"."""
+    from claude_mini.runtime import model_asked_for  # startup: the runtime is built after the first paint
+
+    if not missing_credentials() or local.is_local_model(config.model):
+        return
+    if not model_asked_for(config) and local.local_available():
+        return  # the offline model answers
+    trusted = copy.deepcopy(config)
+    trusted.grant_trust(this_run_only=True)  # in memory only: nothing is recorded
+    if trusted.model != config.model or trusted.get("env") != config.get("env"):
+        return  # the folder's own settings may name a model or the credentials: ask first
+    open_client_early(config, notices)
 
 
 class StartupFailed(Exception):

@@ -23,12 +23,14 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import is_searching
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPress, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.lexers import Lexer
+from prompt_toolkit.search import stop_search
 from prompt_toolkit.shortcuts.choice_input import ChoiceInput
 from prompt_toolkit.styles import Style
 
@@ -100,7 +102,8 @@ def prompt_bindings(
     keys.add("enter", eager=True)(_on_enter)
     keys.add("escape", "enter")(lambda event: event.current_buffer.insert_text("\n"))
     keys.add("c-j")(lambda event: event.current_buffer.insert_text("\n"))
-    keys.add("c-c", eager=True)(exit_keys.on_ctrl_c)
+    keys.add("c-c", eager=True, filter=is_searching)(_leave_search)
+    keys.add("c-c", eager=True, filter=~is_searching)(exit_keys.on_ctrl_c)
     keys.add("c-d", eager=True)(exit_keys.on_ctrl_d)
     keys.add("s-tab", eager=True)(lambda event: cycle_mode())
     keys.add("escape", "escape", eager=True)(_on_double_escape)
@@ -122,11 +125,22 @@ def _on_double_escape(event: KeyPressEvent) -> None:
         event.app.exit(result=REWIND_COMMAND)
 
 
+def _leave_search(event: KeyPressEvent) -> None:
+    """Ctrl-C in Ctrl-R history search: leave it, with the line typed before the search back."""
+    control = event.app.layout.search_target_buffer_control
+    stop_search(control)
+    if control is not None:
+        # The draft is the last working line (prompt_toolkit has no public name for it).
+        control.buffer.go_to_history(len(control.buffer._working_lines) - 1)
+
+
 def _on_enter(event: KeyPressEvent) -> None:
     buffer = event.current_buffer
     state = buffer.complete_state
     if state and state.current_completion:
         buffer.apply_completion(state.current_completion)
+        if buffer.text.startswith("/") and " " not in buffer.text.strip():
+            buffer.validate_and_handle()  # a completed slash command runs on this Enter, as in Claude Code
     elif buffer.document.is_cursor_at_the_end and buffer.text.endswith("\\"):
         buffer.delete_before_cursor(1)
         buffer.insert_text("\n")

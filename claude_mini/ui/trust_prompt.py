@@ -3,7 +3,9 @@
 Asked once per run, before the first prompt, when the project folder is not in
 the trust record. "Yes" records it (`trust.record_trust`) and lets the
 project's settings and imports take effect; "no" (also Esc, Ctrl-C, Ctrl-D)
-keeps them ignored for this run and asks again next time. Print mode never asks.
+keeps them ignored for this run and asks again next time. Enter answers yes, as Claude Code's
+question does. Print mode never asks, and nor does a start-up that will end on "no model
+configured" whatever the answer.
 """
 
 from __future__ import annotations
@@ -67,13 +69,13 @@ def ask_trust(config: Config) -> bool:
     text += [("class:warn", f"  {line}\n") for line in lines[2:]]
     print_formatted_text(FormattedText(text), style=STYLE, end="")
     keys = KeyBindings()
-    keys.add("y", eager=True)(lambda event: event.app.exit(result=True))
-    keys.add("n", eager=True)(lambda event: event.app.exit(result=False))
+    for key, answer in (("y", True), ("1", True), ("n", False), ("2", False)):  # a digit answers, as in every menu
+        keys.add(key, eager=True)(lambda event, answer=answer: event.app.exit(result=answer))
     keys.add("escape", eager=True)(lambda event: event.app.exit(result=False))
     menu = ChoiceInput(
         message="",
         options=[(True, "Yes, trust this folder"), (False, "No, ignore its settings and outside imports")],
-        default=False,
+        default=True,  # as Claude Code's question: Enter trusts
         key_bindings=keys,
         style=STYLE,
     )

@@ -38,7 +38,7 @@ def test_grep_in_every_mode_skips_the_denied_file(run_cli, fake_server, repo):
     assert len(results) == 4
     for text in results:
         assert "hunter2" not in text and ".env" not in text
-        assert "skipped because Read deny rules cover them" in text
+        assert "skipped because Read deny rules cover" in text
     assert "settings.py" in results[0]
 
 

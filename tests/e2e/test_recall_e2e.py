@@ -72,3 +72,27 @@ def test_a_selection_made_while_typing_reaches_the_first_request(isolated_env, f
     assert "RELEASE-BODY" in first and "DEPLOY-BODY" in first  # the model's pick and the local one
     # The next process finds the recall index on disk instead of reading every memory file.
     assert list(paths.recall_cache_dir().glob("*.json"))
+
+
+def test_the_status_line_says_recalling_while_a_drafts_recall_runs(isolated_env, fake_server, repo):
+    MemoryStore(paths.memory_dir(repo)).write(
+        "release-steps.md", name="Release steps", type="project", description="Tag from main", body="RELEASE-BODY"
+    )
+    fake_server.on(
+        Reply.json({"selected_memories": ["release-steps.md"]}).slow_first_byte(3), purpose="recall", times=None
+    )
+    fake_server.on(Reply.text("Hello."), purpose="main")
+    trust_folder(isolated_env.home, repo)
+    env = cli_env(isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm")
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"recall": {"draftPauseMs": 300}}))
+    term = Terminal([], repo, env)
+    try:
+        term.ready()
+        term.submit("hi")  # the runtime and the SDK are loaded after it
+        term.expect("Hello.")
+        term.ready()
+        term.child.send(QUERY)
+        term.expect("recalling…")
+    finally:
+        term.child.close(force=True)

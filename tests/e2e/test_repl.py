@@ -486,6 +486,8 @@ def test_model_local_switches_to_the_offline_model_and_status_says_so(start):
     term.ready()
     term.submit("/model")
     term.expect(r"Model: local model SmolLM2-135M\S+ \(in-process, llama.cpp\); it also serves recall")
+    term.expect("Switch to which model")
+    term.child.send("\x1b")  # the picker: Esc keeps the model
     term.ready()
     term.submit("/exit")
     assert term.exit_status() == 0

@@ -142,7 +142,10 @@ def untrusted_terminal(isolated_env, fake_server, repo):
     terminal.child.close(force=True)
 
 
-@pytest.mark.parametrize(("key", "mode", "recorded"), [("y", "accept edits", True), ("n", "default", False)])
+@pytest.mark.parametrize(
+    ("key", "mode", "recorded"),
+    [("y", "accept edits", True), ("n", "default", False), ("1", "accept edits", True), ("2", "default", False)],
+)
 def test_repl_asks_once_and_applies_the_answer(untrusted_terminal, isolated_env, repo, key, mode, recorded):
     term = untrusted_terminal
     term.expect("Do you trust the files in this folder")
@@ -158,6 +161,31 @@ def test_repl_asks_once_and_applies_the_answer(untrusted_terminal, isolated_env,
     if recorded:
         assert str(repo.resolve()) in json.loads(record.read_text())["folders"]
     assert term.output.getvalue().count("Do you trust the files in this folder") == 1
+
+
+def test_enter_trusts_the_folder_as_claude_codes_question_does(untrusted_terminal, isolated_env, repo):
+    term = untrusted_terminal
+    term.expect("Do you trust the files in this folder")
+    term.expect("No, ignore its settings")  # the menu is drawn
+    term.child.send("\r")
+    term.expect("mode: accept edits")
+    term.submit("/exit")
+    assert term.exit_status() == 0
+    assert str(repo.resolve()) in json.loads((isolated_env.home / "trusted-folders.json").read_text())["folders"]
+
+
+def test_no_trust_question_before_a_start_up_that_fails_on_no_model(isolated_env, repo):
+    """No API configured and a model asked for by name: the REPL ends with the one line at once."""
+    env = cli_env(isolated_env.home, isolated_env.managed, "", TERM="xterm", CLAUDE_MINI_MODEL="claude-sonnet-4-6")
+    env = {k: v for k, v in env.items() if not k.startswith("ANTHROPIC_")}
+    term = Terminal([], repo, env)
+    try:
+        term.expect("needs the Anthropic API or a compatible server")
+        assert term.exit_status() == 1
+    finally:
+        term.child.close(force=True)
+    assert "Do you trust" not in term.output.getvalue()
+    assert not (isolated_env.home / "trusted-folders.json").exists()
 
 
 # ------------------------------------------------- a `.git` file naming a trusted repository

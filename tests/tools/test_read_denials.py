@@ -194,8 +194,8 @@ def test_glob_skips_denied_files(project: Path, rules, pattern, hidden, shown) -
     for name in shown:
         assert str(project / name) in result.content
     assert result.metadata["denied"] == len(hidden)
-    word = "file was" if len(hidden) == 1 else "files were"
-    assert f"{len(hidden)} {word} skipped because Read deny rules cover them" in result.content
+    word, them = ("file was", "it") if len(hidden) == 1 else ("files were", "them")
+    assert f"{len(hidden)} {word} skipped because Read deny rules cover {them};" in result.content
 
 
 def test_glob_without_denied_matches_says_nothing(project: Path) -> None:

@@ -36,7 +36,9 @@ def run(line: str, runtime, *, width: int = 100) -> str:
 
 def files_runtime(root: Path, *, trusted: bool = False) -> SimpleNamespace:
     """A runtime without the Agent tool's hook: /agents reads the files now."""
-    return SimpleNamespace(subagents=None, config=SimpleNamespace(project_root=root, cwd=root, trusted=trusted))
+    return SimpleNamespace(
+        subagents=None, config=SimpleNamespace(project_root=root, cwd=root, trusted=trusted, claude_code_home=None)
+    )
 
 
 def test_every_type_with_its_source_tools_model_memory_and_context(tmp_path, isolated_env):

@@ -177,6 +177,27 @@ def test_model_shows_and_switches(slash):
     assert "claude-opus-4-5" in out
 
 
+def test_model_aliases_switch_to_their_current_ids_and_show_in_model(slash):
+    out = slash.run("/model opus")
+    assert slash.runtime.agent.model == "claude-opus-4-6" and "Model set to claude-opus-4-6" in out
+    assert "not a Claude model" not in out
+    assert "Model: claude-opus-4-6 (opus) (side model: claude-haiku-4-5)" in slash.run("/model")
+
+
+def test_model_without_a_name_offers_the_aliases_to_pick(slash):
+    slash.run("/model")  # the picker answered None: nothing changes
+    assert slash.runtime.agent.model == "claude-sonnet-4-6"
+    [rows] = slash.host.choices
+    assert rows == [
+        ("claude-sonnet-4-6", "keep claude-sonnet-4-6"),
+        ("claude-haiku-4-5", "haiku   claude-haiku-4-5"),
+        ("claude-opus-4-6", "opus    claude-opus-4-6"),
+    ]
+    slash.host.choice = "claude-haiku-4-5"
+    assert "Model set to claude-haiku-4-5" in slash.run("/model")
+    assert slash.runtime.agent.model == "claude-haiku-4-5"
+
+
 def test_model_keeps_the_old_client_open_until_the_session_ends(slash, monkeypatch):
     """A fork started on the old client (a background extraction) may still be streaming."""
     closed = []
@@ -253,6 +274,14 @@ def test_init_runs_a_turn_with_the_fixed_prompt(slash):
     slash.run("/init")
     assert slash.host.turns == [init_commands.INIT_PROMPT]
     assert "CLAUDE.md" in init_commands.INIT_PROMPT
+
+
+def test_init_asks_to_improve_an_existing_claude_md_in_place(slash):
+    existing = slash.runtime.config.project_root / "CLAUDE.md"
+    existing.write_text("# CLAUDE.md\nRun tests with pytest.\n")
+    slash.run("/init")
+    [turn] = slash.host.turns
+    assert f"already has a CLAUDE.md at {existing}" in turn and "improve that file in place" in turn
 
 
 def test_permissions_lists_rules_with_sources(slash):
@@ -385,3 +414,12 @@ def test_permissions_remove_reports_each_file_and_keeps_the_rule_of_the_one_it_c
     assert json.loads(user.read_text()) == {"permissions": {"allow": ["Read"]}}
     assert project.read_text() == "{broken"
     assert [r.origin for r in slash.runtime.policy.allow_rules if r.text == "Bash(ls)"] == [str(project)]
+
+
+def test_repl_texts_name_the_slash_command_not_the_cli_one():
+    assert (
+        commands.repl_wording("`claude-mini memory restore a.md` brings it back")
+        == "`/memory restore a.md` brings it back"
+    )
+    assert commands.repl_wording("see claude-mini hooks list and claude-mini mcp list") == "see /hooks and /mcp"
+    assert commands.repl_wording("claude-mini context --lint") == "claude-mini context --lint"  # no such slash form

@@ -119,7 +119,7 @@ def test_reconnect_says_when_the_tools_join(slash):
     assert "MCP server db connected (1 tool); its tools are in the next request." in slash.run("/mcp reconnect db")
     hook.fixed = True  # the conversation's first request fixed the tool list without db
     out = slash.run("/mcp reconnect db")
-    assert "its tools join at the next /clear or /compact" in out
+    assert "its tools join at the start of the next turn" in out
     hook.listed = {"db"}
     assert "keeps the tool list it started with" in slash.run("/mcp reconnect db")
 

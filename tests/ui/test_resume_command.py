@@ -98,3 +98,25 @@ def test_the_redraw_shows_a_shell_line_as_typed(tmp_path, isolated_env):
     session.add_message(Message.user("what now?"))  # merged into the same user message
     session.add_message(Message("assistant", [TextBlock("Nothing to do.")]))
     assert resumed_lines(session)[1:] == ["! git status", "> what now?", "● Nothing to do."]
+
+
+def test_the_redraw_shows_paths_relative_and_marks_calls_that_did_not_run(tmp_path, isolated_env):
+    session = Session(tmp_path, "r2")
+    session.add_message(Message.user("fix it"))
+    calls = [
+        ToolUseBlock("e1", "Edit", {"file_path": str(tmp_path / "src" / "app.py")}),
+        ToolUseBlock("b1", "Bash", {"command": "make"}),
+        ToolUseBlock("r1", "Read", {"file_path": str(tmp_path / "README.md")}),
+    ]
+    session.add_message(Message("assistant", [TextBlock("on it"), *calls]))
+    results = [
+        ToolResultBlock("e1", "The user declined this Edit call.", True),
+        ToolResultBlock("b1", "Exit code 2", True),
+        ToolResultBlock("r1", "# readme"),
+    ]
+    session.add_message(Message("user", results))
+    assert resumed_lines(session)[-3:] == [
+        "● Edit(src/app.py) (declined)",
+        "● Bash(make) (failed)",
+        "● Read(README.md)",
+    ]

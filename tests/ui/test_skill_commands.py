@@ -223,7 +223,7 @@ def test_skills_lists_every_entry_its_state_the_problems_and_the_budget(tmp_path
 
 
 def test_skills_with_nothing_says_where_they_go(repo):
-    runtime = SimpleNamespace(config=SimpleNamespace(project_root=repo, trusted=False))
+    runtime = SimpleNamespace(config=SimpleNamespace(project_root=repo, trusted=False, claude_code_home=None))
     [line] = skills_table(None, runtime)
     assert line.startswith(
         "Skills and custom commands: none. Add .claude/skills/NAME/SKILL.md or .claude/commands/NAME.md here"
@@ -372,7 +372,9 @@ def test_a_name_added_after_the_conversation_started_says_when_it_becomes_a_comm
 
     hook = FakeHook(Catalog([entry("early", tmp_path)], []))
     (tmp_path / ".claude" / "commands" / "late.md").write_text("Late body\n")
-    runtime = SimpleNamespace(skills=hook, config=SimpleNamespace(project_root=tmp_path, trusted=False))
+    runtime = SimpleNamespace(
+        skills=hook, config=SimpleNamespace(project_root=tmp_path, trusted=False, claude_code_home=None)
+    )
     assert unknown_hint("late", builtin_table(), runtime) == (
         "/late was added after this conversation started; it becomes a command at the next /clear."
     )

@@ -36,6 +36,7 @@ from claude_mini.memory.instructions.scope import LoadContext
 from claude_mini.trust import RepositoryOnly
 
 MAX_IMPORT_DEPTH = 5  # hops from the root file (DESIGN.md section 5)
+CLAUDE_CODE_KIND = "user, Claude Code's"  # how ~/.claude/CLAUDE.md is named in the prompt and /context
 
 
 def rule_globs(meta: dict[str, Any]) -> tuple[list[str] | None, str | None]:
@@ -83,6 +84,9 @@ class Loader:
         ctx = self.ctx
         self.load_root(os.path.join(ctx.managed, "CLAUDE.md"), "managed", "managed")
         self.load_rules(os.path.join(ctx.managed, "rules"), ctx.project_root, "managed")
+        if ctx.claude_code_home:  # Claude Code's user files, below claude-mini's own
+            self.load_root(os.path.join(ctx.claude_code_home, "CLAUDE.md"), CLAUDE_CODE_KIND, "user")
+            self.load_rules(os.path.join(ctx.claude_code_home, "rules"), ctx.project_root, "user")
         self.load_root(os.path.join(ctx.home, "CLAUDE.md"), "user", "user")
         self.load_rules(os.path.join(ctx.home, "rules"), ctx.project_root, "user")
         for folder in _dirs_from_top(ctx.cwd):
@@ -296,6 +300,7 @@ def load_instructions(
     home: Path | None = None,
     managed: Path | None = None,
     trusted: bool = False,
+    claude_code_home: Path | None = None,
 ) -> InstructionSet:
     """Discover and read every instruction file that applies to a session started in `cwd`.
 
@@ -304,6 +309,8 @@ def load_instructions(
     `claudeMdExcludes` setting (a `trust.RepositoryOnly` list, from an untrusted repository,
     excludes only files inside it). `home`/`managed` default to paths.home_dir()/managed_dir().
     `trusted` (Config.trusted) lets project files import from elsewhere in the OS home.
+    `claude_code_home` (Config.claude_code_home): Claude Code's user CLAUDE.md and rules, read
+    before claude-mini's user files (lower precedence).
     """
     real_cwd = os.path.realpath(cwd)
     root = project_root if project_root is not None else checkout_root(Path(real_cwd))
@@ -316,6 +323,7 @@ def load_instructions(
         excludes=() if isinstance(excludes, RepositoryOnly) else tuple(excludes),
         repo_excludes=tuple(excludes) if isinstance(excludes, RepositoryOnly) else (),
         trusted=trusted,
+        claude_code_home=os.path.realpath(claude_code_home) if claude_code_home else None,
     )
     loader = Loader(ctx, set())
     loader.warnings.extend(f"claudeMdExcludes: {error}; it is ignored" for error in ctx.exclude_errors)
