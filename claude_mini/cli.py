@@ -24,7 +24,7 @@ from claude_mini.signals import install_exit_handlers
 
 SUBCOMMANDS = ("memory", "context", "hooks", "mcp", "checkpoints", "sandbox")
 RULE_FLAGS = ("--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools")
-MULTI_FLAGS = (*RULE_FLAGS, "--mcp-config")  # flags that take every word up to the next flag
+MULTI_FLAGS = (*RULE_FLAGS, "--mcp-config", "--add-dir")  # flags that take every word up to the next flag
 RESUME_FLAGS = ("-r", "--resume")
 INPUT_FORMATS = ("text", "stream-json")
 RULE_SHAPE = re.compile(r"[A-Z][A-Za-z0-9_]*(\(.*\))?$|mcp__")  # Read, Bash(git log:*), mcp__server__tool
@@ -118,6 +118,12 @@ def root(
         list[str] | None,
         typer.Option(
             "--disallowedTools", "--disallowed-tools", metavar="RULES...", help="Deny rules, read the same way."
+        ),
+    ] = None,
+    add_dir: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--add-dir", metavar="DIRS...", help="More folders the tools may work in (read, and write as rules allow)."
         ),
     ] = None,
     append_system_prompt: Annotated[
@@ -220,6 +226,8 @@ def root(
     if resume == "" and print_:
         _fail("-r/--resume without an id opens a picker, which needs the interactive mode: give the id with -p.", 2)
     flags = _flag_settings(model, permission_mode, allowed_tools, disallowed_tools)
+    if add_dir:
+        flags.setdefault("permissions", {})["additionalDirectories"] = _added_dirs(add_dir, debug)
     misread = [
         *_misread_prompts("--allowedTools", allowed_tools),
         *_misread_prompts("--disallowedTools", disallowed_tools),
@@ -276,6 +284,21 @@ def _misread_prompts(flag: str, values: list[str] | None) -> list[str]:
     ]
 
 
+def _added_dirs(values: list[str], debug: bool) -> list[str]:
+    """--add-dir's folders as absolute paths; one that is not a folder stops with one line (exit 2)."""
+    folders = []
+    for value in values:
+        folder = Path(value).expanduser().absolute()
+        if not folder.is_dir():
+            _fail(
+                f"--add-dir {value}: {'not a folder' if folder.exists() else 'no such folder'}; nothing was run.",
+                2,
+                debug,
+            )
+        folders.append(str(folder))
+    return folders
+
+
 def _preload_sdk(config: Config) -> None:
     """Start importing the anthropic SDK in the background when print mode will use it."""
     if not is_local_model(config.model):
@@ -293,7 +316,8 @@ def run(args: list[str]) -> None:
 
 
 def spread_rule_flags(args: list[str]) -> list[str]:
-    """`--allowedTools A B -p` -> `--allowedTools A --allowedTools B -p`, as Claude Code reads them.
+    """`--allowedTools A B -p` -> `--allowedTools A --allowedTools B -p`, as Claude Code reads them
+    (--add-dir too).
 
     A rule flag (and --mcp-config) takes every following word up to the next one starting with
     `-`; a prompt goes before the flag or after `--` (click's end of options). `-r`/`--resume`

@@ -8,6 +8,7 @@ name and source so `/context` can show what is in it and what it costs.
 from __future__ import annotations
 
 import platform
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -66,12 +67,13 @@ class SystemPrompt:
         return sum(s.tokens for s in self.sections)
 
 
-def environment_section(cwd: Path, today: date | None = None) -> Section:
-    """Where the assistant is running: cwd, platform, date, git."""
+def environment_section(cwd: Path, today: date | None = None, added: Sequence[Path] = ()) -> Section:
+    """Where the assistant is running: cwd, the added folders (--add-dir), platform, date, git."""
     root = paths.git_root(cwd)
     lines = [
         "# Environment",
         f"Working directory: {cwd}",
+        *([f"Additional working directories: {', '.join(str(p) for p in added)}"] if added else []),
         f"Is a git repository: {'yes, root ' + str(root) if root else 'no'}",
         f"Platform: {platform.system().lower()} ({platform.machine()})",
         f"Today's date: {(today or date.today()).isoformat()}",
@@ -86,6 +88,7 @@ def build_system_prompt(
     append: str = "",
     replace: str | None = None,
     today: date | None = None,
+    added: Sequence[Path] = (),
 ) -> SystemPrompt:
     """Identity, tool guide, environment, then the memory layers' sections, then --append-system-prompt.
 
@@ -99,7 +102,7 @@ def build_system_prompt(
     )
     sections = [
         *builtin,
-        environment_section(cwd, today),
+        environment_section(cwd, today, added),
         *extra,
     ]
     if append.strip():

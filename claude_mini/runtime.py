@@ -27,9 +27,10 @@ from claude_mini.base import paths
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.command_table import CommandTable
 from claude_mini.config import Config
+from claude_mini.config.settings_env import apply_settings_env, thinking_budget
 from claude_mini.config.watch import SettingsChange, SettingsWatch
 from claude_mini.hooks.config import load_hooks, named_files
-from claude_mini.hooks.lifecycle import UserHooksPart
+from claude_mini.hooks.lifecycle import AgentTypeHooks, UserHooksPart
 from claude_mini.hooks.lifecycle import part as user_hooks_part
 from claude_mini.llm import local
 from claude_mini.llm.anthropic_client import AnthropicClient, missing_credentials
@@ -304,8 +305,9 @@ class Runtime:
         part = self.lifecycle.find(UserHooksPart)
         if part is not None:
             part.hooks = hook_set
-        elif hook_set.commands and (part := user_hooks_part(self._part_context())) is not None:
-            self.agent.lifecycle = Lifecycle((part, *self.lifecycle.parts))  # first, as in PARTS
+        elif hook_set.commands:  # it replaces the part that ran only subagent types' own hooks
+            rest = [p for p in self.lifecycle.parts if not isinstance(p, AgentTypeHooks)]
+            self.agent.lifecycle = Lifecycle((user_hooks_part(self._part_context()), *rest))  # first, as in PARTS
 
     async def _reload_mcp(self) -> None:
         """The MCP servers of the settings as they are now: new ones start, removed ones stop; the
@@ -319,7 +321,9 @@ class Runtime:
             part.fixed = part._waited = True  # the tool list was fixed without them: they join at a turn start
             part.manager.start()
             parts = self.lifecycle.parts
-            at = 1 if parts and isinstance(parts[0], UserHooksPart) else 0  # PARTS order: hooks, then MCP
+            at = (
+                1 if parts and isinstance(parts[0], (UserHooksPart, AgentTypeHooks)) else 0
+            )  # PARTS order: hooks, then MCP
             self.agent.lifecycle = Lifecycle((*parts[:at], part, *parts[at:]))
 
     def rebuild_prompt(self) -> None:
@@ -380,6 +384,15 @@ def model_asked_for(config: Config) -> bool:
     return bool(config.settings.get("model") or os.environ.get("CLAUDE_MINI_MODEL"))
 
 
+def _added_claude_md() -> bool:
+    """Whether the added folders' CLAUDE.md files are read: off, as in Claude Code, unless its
+    variable (or ours) is 1."""
+    import os
+
+    names = ("CLAUDE_MINI_ADDITIONAL_DIRECTORIES_CLAUDE_MD", "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD")
+    return any(os.environ.get(name) == "1" for name in names)
+
+
 def make_prompt(config: Config, store: MemoryStore, notices: NoticeChannel) -> tuple[SystemPrompt, InstructionSet]:
     """The session's system prompt: built-in sections, Layer 1 instructions, Layer 2 memory index."""
     instructions = load_instructions(
@@ -387,6 +400,7 @@ def make_prompt(config: Config, store: MemoryStore, notices: NoticeChannel) -> t
         excludes=config.get("claudeMdExcludes") or (),
         trusted=config.trusted,
         claude_code_home=config.claude_code_home,
+        added=config.additional_directories() if _added_claude_md() else (),
     )
     earlier = {n.text for n in notices.said("warning")}  # a rebuild does not repeat them
     for warning in instructions.warnings:
@@ -400,7 +414,11 @@ def make_prompt(config: Config, store: MemoryStore, notices: NoticeChannel) -> t
             sections.append(Section("team memory", text, str(team.index_path)))
         sections.append(Section("memory", _memory_section(config, store, team is not None), str(store.index_path)))
     prompt = build_system_prompt(
-        config.cwd, extra=sections, append=config.append_system_prompt, replace=config.system_prompt
+        config.cwd,
+        extra=sections,
+        append=config.append_system_prompt,
+        replace=config.system_prompt,
+        added=config.additional_directories(),
     )
     return prompt, instructions
 
@@ -514,6 +532,8 @@ def build_runtime(
     `PartContext`, in `PARTS` order, and the runtime installs them as the agent's lifecycle.
     """
     notices = notices or NoticeChannel()
+    for problem in apply_settings_env(config.layers):  # before anything starts a process or reads one
+        notices.say(problem, "warning", once=True)
     client = client or make_client(config, notices)
     for problem in (*config.memory.problems, *config.checkpoints.problems):  # each has its default; said once
         notices.say(problem, "warning", once=True)
@@ -547,6 +567,7 @@ def build_runtime(
         max_turns=config.max_turns,
         ask_user=ask_user,
     )
+    agent.thinking = thinking_budget(config.max_tokens)  # MAX_THINKING_TOKENS, from settings `env` too
     tracker = AttachmentTracker(instructions, config.cwd)
     runtime = Runtime(
         config, client, session, policy, prompt, agent, instructions, tracker, store, notices, sandbox=sandbox

@@ -1,29 +1,35 @@
-"""Benchmark Layer 3's lexical part: selection quality, shortlist reach, and scan+rank time.
+"""Benchmark Layer 3's local ranking: quality beside baselines, shortlist reach, and time.
 
-    uv run python scripts/bench_recall.py [--seed N] [--quick]
+    uv run python scripts/bench_recall.py [--seed N] [--quick] [--rankings-only] [--calibrate]
 
-Builds, in a temp dir and from a fixed seed, a fixture of realistic developer
-memories (per-service runbooks, conventions, preferences, near-duplicates) and
-100 queries with their relevant files (some need none), then prints:
+Three fixtures, each a folder of developer memories with queries and their relevant files
+(some need none):
+- generated here from a fixed seed, by the team (per-service runbooks, conventions,
+  near-duplicates; 100 queries);
+- scripts/fixtures/recall_unseen.json, written by an outsider who never saw the code;
+- scripts/fixtures/recall_heldout.json, written by a second outsider who never saw the code,
+  the selection logic or any result: HELD OUT. Its figures are printed; no constant may be
+  chosen on it (`--calibrate` does not even load it).
 
-- recall@5 / precision@5 of `select_lexical` (the zero-cost `lexical` strategy);
-- recall@200 of `shortlist` when the folder holds 2,000 (and 10,000) memories,
-  the extra ones being generated distractors newer than the fixture;
-- the time per turn to scan and rank 200, 2,000 and 10,000 files, cold (a new
-  scanner) and warm (the session's scanner, nothing or one file changed), next
-  to the time to merely read those files in the same run. Medians.
+For each, beside plain BM25 (bm25s, no stemming), stemmed BM25 (bm25s + PyStemmer) and the
+embeddings alone, computed in the same run on the same files: recall@5, precision@5,
+any-gold@5 and abstention of the top 5 and of the `lexical` strategy's cut, then recall@200
+at 2,000 and 10,000 memories, the extra files being newer distractors that share the
+fixture's vocabulary (see `look_alikes` and `distractors`), and how often the keyword bridge
+would fire. Then the time per turn to scan and rank 200 to 10,000 files (cold, from the on-disk
+index, warm, one file changed), a new process's first recall with its imports, the embedding
+model's import and load, the model strategy's plumbing against the loopback fake, and the
+first outsider's fixture through the real agent loop.
 
-"Cold" means a new CandidateScanner; the OS page cache is warm after the files
-are written (dropping it needs root). The model strategy's quality needs a real
-model (`evaluate()` takes any `select(query) -> list[filename]`); this script
-prints its plumbing instead: how long a turn is held (not at all), how long until
-a selection is ready with an instant side model, and the tokens and dollars of
-one recall request, using `RecallPart` against the loopback fake server.
+"Cold" means a new CandidateScanner; the OS page cache is warm after the files are written
+(dropping it needs root).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import logging
 import os
 import random
 import statistics
@@ -36,7 +42,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from claude_mini.memory.recall.lexical import LexicalIndex, candidate_from_text, select_lexical, shortlist
+from claude_mini.memory.recall.lexical import (
+    SELECT_K,
+    Evidence,
+    LexicalIndex,
+    best_of,
+    candidate_from_text,
+    evidence,
+    fuse,
+    select_lexical,
+    shortlist,
+    tiers_of,
+)
 from claude_mini.memory.recall.scan import CandidateScanner
 from claude_mini.memory.store import format_memory
 
@@ -1121,80 +1138,275 @@ def scaled(fixture: Fixture, size: int, seed: int) -> list[Memory]:
     return fixture.memories + distractors(random.Random(seed + size), extra, taken)
 
 
-# --- quality -----------------------------------------------------------------------------
-def in_memory_index(memories: list[Memory]) -> LexicalIndex:
-    return LexicalIndex(candidate_from_text(m.filename, m.text(), m.mtime) for m in memories)
+# --- quality ---
+HELDOUT = Path(__file__).resolve().parent / "fixtures" / "recall_heldout.json"
 
 
-def evaluate(queries: list[Query], select: Callable[[str], list[str]]) -> dict[str, float]:
-    """recall@5, precision@5 and abstention for any selection strategy."""
-    recalls, precisions, abstained, empty_answerable = [], [], 0, 0
-    answerable = [q for q in queries if q.relevant]
-    for q in queries:
-        chosen = select(q.text)[:5]
-        hits = len(set(chosen) & q.relevant)
-        if not q.relevant:
-            abstained += not chosen
-            if chosen:
-                precisions.append(0.0)
-            continue
-        recalls.append(hits / len(q.relevant))
-        if chosen:
-            precisions.append(hits / len(chosen))
+@dataclass
+class Doc:
+    """A memory file as every ranker sees it."""
+
+    filename: str
+    text: str
+    mtime: float
+
+
+@dataclass
+class Bench:
+    """One fixture for the side-by-side table: its files, its queries, who wrote it."""
+
+    title: str
+    docs: list[Doc]
+    queries: list[Query]
+    tuned: bool  # False: a constant must never be chosen on it (the held-out fixture)
+    generated: Fixture | None = None  # its own distractors: made-up services on the same templates
+
+
+class Baseline:
+    """A ranking from outside claude-mini's code: bm25s over each whole file, with or without
+    PyStemmer, or the embeddings alone (cosine of the same text claude-mini embeds)."""
+
+    def __init__(self, kind: str, docs: list[Doc]) -> None:
+        import bm25s
+        import Stemmer
+
+        self.kind, self.names = kind, [d.filename for d in docs]
+        if kind == "embeddings":
+            from claude_mini.memory.recall import embed
+
+            cands = [candidate_from_text(d.filename, d.text, d.mtime) for d in docs]
+            self.vectors = embed.embed([c.embedding_text() for c in cands])
+            return
+        self.stemmer = Stemmer.Stemmer("english") if kind == "stemmed BM25" else None
+        tokens = bm25s.tokenize([d.text for d in docs], stopwords="en", stemmer=self.stemmer, show_progress=False)
+        self.bm25 = bm25s.BM25()
+        self.bm25.index(tokens, show_progress=False)
+
+    def top(self, query: str, k: int) -> list[str]:
+        import bm25s
+        import numpy as np
+
+        if self.kind == "embeddings":
+            from claude_mini.memory.recall import embed
+
+            scores = self.vectors @ embed.embed([query])[0]
         else:
-            empty_answerable += 1
+            q = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer, show_progress=False, return_ids=False)[0]
+            q = [t for t in q if t in self.bm25.vocab_dict]
+            if not q:
+                return []
+            scores = self.bm25.get_scores(q)
+        order = np.argsort(-scores, kind="stable")[:k]
+        return [self.names[i] for i in order if scores[i] > 0]
+
+
+class Ours:
+    """claude-mini's ranking as recall uses it: superseded files left out, the fused shortlist,
+    and the lexical strategy's cut."""
+
+    def __init__(self, docs: list[Doc], *, embeddings: bool = True) -> None:
+        from claude_mini.memory.store.links import superseded_names
+
+        self.index = LexicalIndex(
+            (candidate_from_text(d.filename, d.text, d.mtime) for d in docs), embeddings=embeddings
+        )
+        self.hidden = superseded_names(self.index.docs)
+
+    def top(self, query: str, k: int) -> list[str]:
+        return [f for f, _ in shortlist(query, self.index, k, exclude=self.hidden)]
+
+    def top_rrf(self, query: str, k: int) -> list[str]:
+        """The same ranking fused by reciprocal rank instead (what the fusion rule was chosen against)."""
+        ev = evidence(query, tiers_of(self.index), self.hidden)
+        return [f for f, _ in best_of(ev, fuse(ev, rule="rrf"), k)]
+
+    def select(self, query: str, **cut: float) -> list[str]:
+        return [f for f, _ in select_lexical(query, self.index, exclude=self.hidden, **cut)]  # type: ignore[arg-type]
+
+
+def quality(queries: list[Query], picks: list[list[str]]) -> dict[str, float]:
+    """recall@5, precision@5 (over queries that selected something), any-gold@5, abstention."""
+    answerable = [(q, p[:5]) for q, p in zip(queries, picks, strict=True) if q.relevant]
+    nothing = [p for q, p in zip(queries, picks, strict=True) if not q.relevant]
+    precisions = [len(set(p) & q.relevant) / len(p) for q, p in answerable if p] + [0.0 for p in nothing if p]
     return {
-        "recall@5": statistics.fmean(recalls),
-        "precision@5": statistics.fmean(precisions) if precisions else 0.0,
-        "abstained": abstained / max(1, len(queries) - len(answerable)),
-        "empty_answerable": empty_answerable / max(1, len(answerable)),
-        "answerable": len(answerable),
-        "none": len(queries) - len(answerable),
+        "recall": statistics.fmean(len(set(p) & q.relevant) / len(q.relevant) for q, p in answerable),
+        "precision": statistics.fmean(precisions) if precisions else float("nan"),
+        "any": statistics.fmean(bool(set(p) & q.relevant) for q, p in answerable),
+        "abstain": statistics.fmean(not p for p in nothing) if nothing else float("nan"),
     }
 
 
-def shortlist_recall(queries: list[Query], index: LexicalIndex, k: int) -> float:
-    """Share of relevant files that make it into the k-file manifest."""
+def reach(queries: list[Query], top: Callable[[str, int], list[str]], k: int = 200) -> float:
+    """Share of the relevant files among the k best (recall@k)."""
     answerable = [q for q in queries if q.relevant]
-    got = [len({f for f, _ in shortlist(q.text, index, k, NOW)} & q.relevant) / len(q.relevant) for q in answerable]
-    return statistics.fmean(got)
+    return statistics.fmean(len(set(top(q.text, k)) & q.relevant) / len(q.relevant) for q in answerable)
 
 
-def newest_recall(queries: list[Query], memories: list[Memory], k: int) -> float:
-    """The same for Claude Code's rule (the k newest files), for comparison."""
-    newest = {m.filename for m in sorted(memories, key=lambda m: -m.mtime)[:k]}
-    answerable = [q for q in queries if q.relevant]
-    return statistics.fmean(len(newest & q.relevant) / len(q.relevant) for q in answerable)
+def look_alikes(docs: list[Doc], n: int, seed: int) -> list[Doc]:
+    """`n` distractors made of the fixture's own words, newer than every real file (0-60 days).
+
+    Each is a real memory with every word swapped, with even odds, for a word drawn from the
+    whole fixture (so by its frequency there): it shares the vocabulary and the topic of the
+    memories a query needs, often even their rare terms, without saying what they say.
+    """
+    rng = random.Random(seed)
+    parsed = [candidate_from_text(d.filename, d.text, d.mtime) for d in docs]
+    pool = [w for c in parsed for w in f"{c.name} {c.description} {c.head_text}".split()]
+    out = []
+    for i in range(n):
+        a = rng.choice(parsed)
+        name, desc, body = (_garble(t, pool, rng) for t in (a.name, a.description, a.head_text))
+        text = format_memory(name=name, description=desc, type=a.type or "project", body=body)
+        out.append(Doc(f"lookalike-{i:05d}.md", text, NOW - rng.uniform(0, 60) * DAY))
+    return out
 
 
-def report_quality(fixture: Fixture, seed: int) -> None:
-    n = len(fixture.memories)
-    index = in_memory_index(fixture.memories)
-    lex = evaluate(fixture.queries, lambda q: [f for f, _ in select_lexical(q, index, now=NOW)])
-    top5 = evaluate(fixture.queries, lambda q: [f for f, _ in shortlist(q, index, 5, NOW)])
-    print(
-        f"Quality: {n} memories, {len(fixture.queries)} queries "
-        f"({lex['answerable']} with relevant memories, {lex['none']} that need none)"
-    )
-    print(
-        f"  select_lexical      recall@5 {lex['recall@5']:.3f}   precision@5 "
-        f"{lex['precision@5']:.3f}   abstains on no-memory queries {lex['abstained']:.0%}   "
-        f"selects nothing for answerable {lex['empty_answerable']:.0%}"
-    )
-    print(
-        f"  top-5 by BM25       recall@5 {top5['recall@5']:.3f}   precision@5 "
-        f"{top5['precision@5']:.3f}   (no threshold, for reference)"
-    )
-    for size in (2_000, 10_000):
-        memories = scaled(fixture, size, seed)
-        big = in_memory_index(memories)
-        lex_big = evaluate(fixture.queries, lambda q, big=big: [f for f, _ in select_lexical(q, big, now=NOW)])
-        print(
-            f"  at {size:>6,} memories shortlist recall@200 "
-            f"{shortlist_recall(fixture.queries, big, 200):.3f}   (200 newest: "
-            f"{newest_recall(fixture.queries, memories, 200):.3f})   select_lexical "
-            f"recall@5 {lex_big['recall@5']:.3f} precision@5 {lex_big['precision@5']:.3f}"
+def _garble(text: str, pool: list[str], rng: random.Random) -> str:
+    return " ".join(rng.choice(pool) if rng.random() < 0.5 else w for w in text.split())
+
+
+def distractor_docs(bench: Bench, size: int, seed: int) -> list[Doc]:
+    """Newer files sharing the fixture's vocabulary, up to `size` in all: the generated fixture's
+    made-up services (as in every earlier version of this script), look-alikes for the others."""
+    if bench.generated is None:
+        return look_alikes(bench.docs, size - len(bench.docs), seed + size)
+    return [Doc(m.filename, m.text(), m.mtime) for m in scaled(bench.generated, size, seed)[len(bench.docs) :]]
+
+
+def benches(seed: int, *, heldout: bool = True) -> list[Bench]:
+    """The three fixtures: generated (tunable), the first outsider's, the held-out one."""
+    gen = build_fixture(seed)
+    out = [
+        Bench(
+            "generated (this script, by the team)",
+            [Doc(m.filename, m.text(), m.mtime) for m in gen.memories],
+            gen.queries,
+            True,
+            gen,
         )
+    ]
+    for title, path, tuned in (
+        ("recall_unseen.json (outsider 1)", ru.FIXTURE, True),
+        ("recall_heldout.json (outsider 2, HELD OUT)", HELDOUT, False),
+    ):
+        if not (tuned or heldout):
+            continue
+        if not path.exists():
+            print(f"  ({path.name} is missing: its figures are left out)")
+            continue
+        fx = ru.load_unseen(path)
+        docs = [Doc(m.file, m.text(), m.mtime) for m in fx.memories]
+        out.append(Bench(title, docs, [Query(q.text, q.relevant) for q in fx.queries], tuned))
+    return out
+
+
+BASELINES = ("plain BM25", "stemmed BM25", "embeddings")
+
+
+def report_rankers(seed: int, sizes: tuple[int, ...]) -> None:
+    """Every fixture's figures beside plain BM25, stemmed BM25 and the embeddings alone."""
+    print("Rankings side by side (baselines: bm25s over each whole file; top-5 = no cut, always 5):")
+    for bench in benches(seed):
+        n_none = sum(not q.relevant for q in bench.queries)
+        tag = "" if bench.tuned else "  -- never tuned on"
+        print(f"\n  {bench.title}: {len(bench.docs)} memories, {len(bench.queries)} queries ({n_none} no-answer){tag}")
+        print(f"    {'ranker':<28} {'recall@5':>8} {'prec@5':>7} {'any@5':>6} {'abstain':>8}")
+        ours = Ours(bench.docs)
+        rows = [(name, Baseline(name, bench.docs).top) for name in BASELINES]
+        rows.append(("claude-mini RRF, top-5", ours.top_rrf))
+        rows.append(("claude-mini fused, top-5", ours.top))
+        for name, top in rows:
+            _quality_row(name, quality(bench.queries, [top(q.text, 5) for q in bench.queries]))
+        _quality_row("claude-mini lexical (cut)", quality(bench.queries, [ours.select(q.text) for q in bench.queries]))
+        for size in sizes:
+            kinds = [("look-alikes", look_alikes(bench.docs, size - len(bench.docs), seed + size))]
+            if bench.generated is not None:
+                kinds = [("made-up services", distractor_docs(bench, size, seed))]
+            else:
+                kinds.append(("made-up services", _service_distractors(size - len(bench.docs), seed)))
+            for kind, extra in kinds:
+                _report_size(bench, bench.docs + extra, f"{size:,} ({kind})")
+
+
+def _service_distractors(n: int, seed: int) -> list[Doc]:
+    """The generated fixture's made-up services, for an outsider's fixture: newer developer notes
+    that share the general vocabulary (deploy, CI, database) but not the fixture's own."""
+    base = build_fixture(seed)
+    return [
+        Doc(m.filename, m.text(), m.mtime) for m in scaled(base, len(base.memories) + n, seed)[len(base.memories) :]
+    ]
+
+
+def _report_size(bench: Bench, docs: list[Doc], label: str) -> None:
+    """recall@200 of every ranker, and the lexical cut, with `docs` in the folder."""
+    ours = Ours(docs)
+    figures = [reach(bench.queries, Baseline(name, docs).top) for name in BASELINES]
+    figures.append(reach(bench.queries, ours.top))
+    newest = {d.filename for d in sorted(docs, key=lambda d: -d.mtime)[:200]}
+    by_age = reach(bench.queries, lambda q, k: list(newest))
+    picks = [ours.select(q.text) for q in bench.queries]
+    lex = quality(bench.queries, picks)
+    bridged = statistics.fmean(not p for p in picks)  # past BRIDGE_FOLDER_FILES: no strong pick -> a keyword request
+    print(
+        f"    {label}: recall@200 "
+        + "  ".join(f"{name} {v:.3f}" for name, v in zip((*BASELINES, "fused"), figures, strict=True))
+        + f"  (200 newest {by_age:.3f})"
+    )
+    print(
+        f"      lexical cut recall@5 {lex['recall']:.3f} precision {lex['precision']:.3f} "
+        f"any {lex['any']:.3f} abstain {lex['abstain']:.2f}; keyword bridge on {bridged:.0%} of turns"
+    )
+
+
+CUT_GRID = {
+    "threshold": (1.4, 1.6, 1.8, 2.0, 2.2),
+    "cosine": (0.65, 0.7, 0.75, 0.8),
+    "relative": (0.4, 0.5, 0.6, 0.7),
+    "near": (0.02, 0.03, 0.05),
+}
+
+
+def report_calibration(seed: int) -> None:
+    """The lexical cut's grid on the tunable fixtures only (the held-out one is never loaded):
+    each setting's figures and its room over the targets (the smallest margin of recall@5 over
+    plain BM25's top 5, of precision over 0.50, of abstention over 0.75), best first."""
+    tunable = [b for b in benches(seed, heldout=False)]
+    targets, cached = [], []
+    for bench in tunable:
+        plain = Baseline("plain BM25", bench.docs)
+        targets.append(quality(bench.queries, [plain.top(q.text, 5) for q in bench.queries])["recall"])
+        ours = Ours(bench.docs)
+        cached.append([(q, evidence(q.text, tiers_of(ours.index), ours.hidden)) for q in bench.queries])
+    rows = []
+    for cut in itertools.product(*CUT_GRID.values()):
+        figures = [quality([q for q, _ in c], [_cut(f, *cut) for _, f in c]) for c in cached]
+        room = min(
+            min(f["recall"] - t, f["precision"] - 0.5, f["abstain"] - 0.75)
+            for f, t in zip(figures, targets, strict=True)
+        )
+        rows.append((room, cut, figures))
+    rows.sort(key=lambda r: -r[0])
+    print("Lexical cut grid (threshold, cosine, relative, near) on " + ", ".join(b.title for b in tunable))
+    print("  plain BM25 top-5 recall to beat: " + ", ".join(f"{t:.3f}" for t in targets))
+    for room, cut, figures in rows[:12]:
+        shown = "   ".join(f"{f['recall']:.3f}/{f['precision']:.3f}/{f['abstain']:.2f}" for f in figures)
+        print(f"  {cut}  room {room:+.3f}   recall/precision/abstain {shown}")
+
+
+def _cut(ev: Evidence, threshold: float, cosine: float, relative: float, near: float) -> list[str]:
+    """select_lexical's rule over precomputed evidence."""
+    if not ev.names:
+        return []
+    best_b, best_c = float(ev.bm25.max()), float(ev.cosine.max())
+    passed = ((best_b >= threshold) & (ev.bm25 >= relative * best_b)) | (
+        (best_c >= cosine) & (ev.cosine >= best_c - near)
+    )
+    return [f for f, _ in best_of(ev, fuse(ev), SELECT_K, passed)]
+
+
+def _quality_row(name: str, f: dict[str, float]) -> None:
+    print(f"    {name:<28} {f['recall']:>8.3f} {f['precision']:>7.3f} {f['any']:>6.3f} {f['abstain']:>8.2f}")
 
 
 # --- timing ------------------------------------------------------------------------------
@@ -1242,17 +1454,19 @@ def report_timing(fixture: Fixture, seed: int, sizes: tuple[int, ...], tmp: Path
 def time_folder(root: Path, queries: list[str], cold_runs: int) -> dict[str, float]:
     """Median milliseconds of each way of serving a turn from the folder at `root`."""
     read = [timed(lambda: read_all(root)) for _ in range(5)]
-    cold = [timed(lambda q=q: shortlist(q, _fresh_scan(root), 200, NOW)) for q in queries[:cold_runs]]
+    cold = [timed(lambda q=q: shortlist(q, _fresh_scan(root), 200)) for q in queries[:cold_runs]]
     cache = root.parent / "recall-index.json"
     saver = CandidateScanner(root, cache_file=cache)
     saver.scan()
+    shortlist(queries[0], saver.index, 200)  # the embeddings and the BM25 matrix, saved with the index
     saver.save_cache()
-    indexed = [timed(lambda q=q: shortlist(q, _fresh_scan(root, cache), 200, NOW)) for q in queries[:cold_runs]]
+    indexed = [timed(lambda q=q: shortlist(q, _fresh_scan(root, cache), 200)) for q in queries[:cold_runs]]
     scanner = CandidateScanner(root)
     scanner.scan()
-    warm = [timed(lambda q=q: (scanner.scan(), shortlist(q, scanner.index, 200, NOW))) for q in queries[:15]]
+    shortlist(queries[0], scanner.index, 200)  # the session's first turn built the matrices
+    warm = [timed(lambda q=q: (scanner.scan(), shortlist(q, scanner.index, 200))) for q in queries[:15]]
     changed = [_timed_change(scanner, root, q) for q in queries[:5]]
-    select = [timed(lambda q=q: select_lexical(q, scanner.index, now=NOW)) for q in queries[:15]]
+    select = [timed(lambda q=q: select_lexical(q, scanner.index)) for q in queries[:15]]
     return {
         "read": ms(read),
         "cold": ms(cold),
@@ -1272,7 +1486,61 @@ def _fresh_scan(root: Path, cache: Path | None = None) -> LexicalIndex:
 def _timed_change(scanner: CandidateScanner, root: Path, query: str) -> float:
     victim = next(p for p in sorted(root.glob("*.md")) if p.name != "MEMORY.md")
     victim.write_text(victim.read_text() + "\nOne more line.\n")
-    return timed(lambda: (scanner.scan(), shortlist(query, scanner.index, 200, NOW)))
+    return timed(lambda: (scanner.scan(), shortlist(query, scanner.index, 200)))
+
+
+_COLD_TURN = """
+import json, sys, time
+start = time.perf_counter()
+from pathlib import Path
+from claude_mini.memory.recall.lexical import select_lexical, shortlist
+from claude_mini.memory.recall.scan import CandidateScanner
+root, cache, query = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
+scanner = CandidateScanner(root, cache_file=Path(cache) if cache else None)
+scanner.scan()
+shortlist(query, scanner.index, 200)
+select_lexical(query, scanner.index)
+print(json.dumps(time.perf_counter() - start))
+"""
+_MODEL_LOAD = """
+import json, time
+start = time.perf_counter()
+import wordllama
+imported = time.perf_counter()
+from claude_mini.memory.recall import embed
+embed.embedder()
+loaded = time.perf_counter()
+embed.embed(["what does staging run on?"])
+print(json.dumps([imported - start, loaded - imported, time.perf_counter() - loaded]))
+"""
+
+
+def report_cold_process(root: Path, query: str, runs: int = 3) -> None:
+    """The first turn of a new process (imports included: bm25s, numpy, the embedding model),
+    with and without the on-disk index, and the embedding model's own import and load."""
+    cache = str(root.parent / "recall-index.json")
+    indexed = [_python_seconds(_COLD_TURN, str(root), cache, query) for _ in range(runs)]
+    reading = [_python_seconds(_COLD_TURN, str(root), "", query) for _ in range(runs)]
+    model = [_python_json(_MODEL_LOAD) for _ in range(runs)]
+    print(f"\nA new process's first recall at {len(list(root.glob('*.md'))) - 1:,} files (medians of {runs}, ms):")
+    print(f"  with the on-disk index {ms(indexed):.0f}   reading every file {ms(reading):.0f}   (imports included)")
+    print(
+        f"  embedding model: import wordllama {ms([m[0] for m in model]):.0f}   load {ms([m[1] for m in model]):.0f}"
+        f"   first embedding {ms([m[2] for m in model]):.1f}   (in recall's thread at the first recall;"
+        " never at start-up)"
+    )
+
+
+def _python_json(code: str, *args: str) -> Any:
+    import json
+    import subprocess
+
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _python_seconds(code: str, *args: str) -> float:
+    return float(_python_json(code, *args))
 
 
 # --- the model strategy's plumbing --------------------------------------------------------
@@ -1351,7 +1619,7 @@ async def _time_plumbing(root: Path, base_url: str, queries: list[str]) -> dict[
     }
 
 
-# --- the held-out fixture -----------------------------------------------------------------
+# --- the first outsider's fixture, end to end -----------------------------------------------------------------
 def report_unseen(seed: int, tmp: Path, quick: bool) -> None:
     """Quality on scripts/fixtures/recall_unseen.json (see scripts/recall_unseen.py): the local
     pass alone, then the whole of Layer 3 through the agent loop with the side model answering
@@ -1360,9 +1628,9 @@ def report_unseen(seed: int, tmp: Path, quick: bool) -> None:
     unseen = ru.load_unseen()
     queries = unseen.queries
     print(
-        f"\nHeld-out fixture: {len(unseen.memories)} memories, {len(queries)} queries "
-        f"({sum(not q.relevant for q in queries)} that need none); constants were chosen on the "
-        "generated fixture above"
+        f"\nThe first outsider's fixture (recall_unseen.json): {len(unseen.memories)} memories, "
+        f"{len(queries)} queries ({sum(not q.relevant for q in queries)} that need none); the lexical "
+        "cut was calibrated on it and on the generated fixture"
     )
     from claude_mini.config import Config
     from claude_mini.memory.recall.engine import RecallEngine
@@ -1427,11 +1695,11 @@ def report_unseen_reach(unseen, seed: int, tmp: Path, quick: bool) -> None:
         gc_s = time.perf_counter() - start
         engine = RecallEngine(store, Config(cwd=root, project_root=root), clock=lambda: ru.NOW)
         tiers = _reach(answerable, partial(_manifest_names, engine))
-        live = _reach(answerable, partial(_shortlist_names, engine.scanner.index, ru.NOW))
+        live = _reach(answerable, partial(_shortlist_names, engine.scanner.index))
         plain = LexicalIndex(
             candidate_from_text(getattr(m, "file", None) or m.filename, m.text(), m.mtime) for m in everyone
         )
-        flat = _reach(answerable, partial(_shortlist_names, plain, ru.NOW))
+        flat = _reach(answerable, partial(_shortlist_names, plain))
         print(
             f"    {size:>6,} memories, gc archived {len(archived):,} in {gc_s:.1f} s:  "
             f"live + archive {tiers:.3f}   live files only {live:.3f}   "
@@ -1443,16 +1711,14 @@ def _manifest_names(engine, query) -> list[str]:
     """The live names of the files recall's manifest offers for `query` (an UnseenQuery); for
     one in Chinese, as recall's bridge widens it, with the fixture's human translation standing
     in for the side model's keywords."""
-    from claude_mini.memory.recall.lexical import crosses_scripts
-
-    manifest, _, cut = engine.local_pass(query.text, frozenset())
-    if query.english and cut and crosses_scripts(query.text, engine.scanner.index):
+    manifest, strong, cut = engine.local_pass(query.text, frozenset())
+    if query.english and cut and not strong:
         manifest = engine.local_pass(f"{query.text} {query.english}", frozenset())[0]
     return [c.filename.removeprefix("archive/") for c in manifest]
 
 
-def _shortlist_names(index: LexicalIndex, now: float, query) -> list[str]:
-    return [f for f, _ in shortlist(query.text, index, 200, now)]
+def _shortlist_names(index: LexicalIndex, query) -> list[str]:
+    return [f for f, _ in shortlist(query.text, index, 200)]
 
 
 def _reach(queries, offered: Callable[[Any], list[str]]) -> float:
@@ -1460,15 +1726,26 @@ def _reach(queries, offered: Callable[[Any], list[str]]) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
+    logging.getLogger("bm25s").setLevel(logging.WARNING)  # it logs each index it builds at DEBUG
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1234)
     parser.add_argument("--quick", action="store_true", help="skip the 10,000-file timing")
+    parser.add_argument("--calibrate", action="store_true", help="the lexical cut's grid (tunable fixtures only)")
+    parser.add_argument("--timing-only", action="store_true", help="skip the side-by-side rankings")
+    parser.add_argument("--rankings-only", action="store_true", help="only the side-by-side rankings")
     args = parser.parse_args(argv)
     fixture = build_fixture(args.seed)
-    report_quality(fixture, args.seed)
     sizes = SIZES[:2] if args.quick else SIZES
+    if args.calibrate:
+        report_calibration(args.seed)
+        return 0
+    if not args.timing_only:
+        report_rankers(args.seed, (2_000,) if args.quick else (2_000, 10_000))
+    if args.rankings_only:
+        return 0
     with tempfile.TemporaryDirectory(prefix="bench-recall-") as tmp:
         ok = report_timing(fixture, args.seed, sizes, Path(tmp))
+        report_cold_process(Path(tmp) / f"m{sizes[-1]}" / "memory", fixture.queries[0].text)
         report_model_plumbing(fixture, sizes, Path(tmp))
         report_unseen(args.seed, Path(tmp), args.quick)
     if not args.quick:

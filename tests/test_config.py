@@ -18,6 +18,7 @@ from claude_mini.config.memory_settings import (
     RecallSettings,
     memory_settings,
 )
+from claude_mini.config.settings_env import apply_settings_env, settings_env, thinking_budget
 
 
 def write(path: Path, data: dict) -> None:
@@ -67,6 +68,35 @@ def test_the_environment_sits_between_flags_and_files(repo, files, monkeypatch) 
     monkeypatch.setenv("CLAUDE_MINI_MODEL", "model-from-env")
     assert load_config(repo).model == "model-from-env"
     assert load_config(repo, {"model": "model-from-flag"}).model == "model-from-flag"
+
+
+def test_settings_env_is_merged_higher_files_winning_and_counts_as_the_environment(repo, files, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_MODEL", raising=False)
+    write(files["user"], {"env": {"A": "user", "B": "user", "ANTHROPIC_MODEL": "model-from-env-key"}})
+    write(files["local"], {"env": {"B": 2, "ON": True, "BAD": ["x"]}})
+    config = load_config(repo, trust_folder=True)
+    values, problems = settings_env(config.layers)
+    assert values == {"A": "user", "B": "2", "ON": "true", "ANTHROPIC_MODEL": "model-from-env-key"}
+    assert problems == [f"`env.BAD` in {files['local']} is not a text value; it was not set. Fix the file."]
+    assert config.model == "model-from-env-key"  # Claude Code's variable, from a settings file's env
+    environ: dict[str, str] = {}
+    apply_settings_env(config.layers, environ)
+    assert environ["B"] == "2"
+
+
+def test_an_untrusted_projects_env_is_not_applied(repo, files) -> None:
+    write(files["project"], {"env": {"FROM_REPO": "x", "MAX_THINKING_TOKENS": "9000"}})
+    config = load_config(repo)
+    assert settings_env(config.layers)[0] == {}
+    assert any("env" in warning for warning in config.warnings)
+
+
+@pytest.mark.parametrize(
+    ("raw", "want"), [("", None), ("0", None), ("x", None), ("500", 1024), ("4000", 4000), ("99999", 31999)]
+)
+def test_max_thinking_tokens_becomes_a_thinking_budget(raw, want) -> None:
+    got = thinking_budget(32000, {"MAX_THINKING_TOKENS": raw})
+    assert (got or {}).get("budget_tokens") == want
 
 
 def test_nested_settings_merge_and_lists_are_replaced(repo, files) -> None:

@@ -35,6 +35,7 @@ from claude_mini.agent.events import AgentEvent, MessageAdded, ToolFinished, Too
 from claude_mini.agent.lifecycle import ForkToolCheck, InstructionLoad, Lifecycle, system_reminder
 from claude_mini.llm.events import ResponseDone
 from claude_mini.llm.messages import (
+    MediaBlock,
     Message,
     ModelRequest,
     Purpose,
@@ -141,6 +142,7 @@ class Agent:
         self.model = model
         self.ctx = ctx
         self.max_tokens = max_tokens
+        self.thinking: dict[str, Any] | None = None  # extended thinking for its requests (MAX_THINKING_TOKENS)
         self.max_turns = max_turns
         self.ask_user = ask_user
         self.lifecycle = lifecycle or Lifecycle()
@@ -148,6 +150,9 @@ class Agent:
         self.last_request: ModelRequest | None = None  # what was really sent (fork cache guard)
         self.fork_tool_check: ForkToolCheck | None = None  # forks' extra vetting (memory.hooksInForks)
         self.purpose: Purpose = "main"  # a subagent's requests and costs are "subagent"
+        # One-shot reminders a command queued for the next user message (/add-dir's new folder):
+        # the system prompt stays as it is (DESIGN.md section 6).
+        self.notes_for_model: list[str] = []
 
     def set_tools(self, tools: Sequence[Tool]) -> None:
         """Replace the tool list (MCP servers' tools joining). Only where the prefix is rebuilt
@@ -168,10 +173,12 @@ class Agent:
             tools=self.tool_specs,
             max_tokens=self.max_tokens,
             purpose=purpose,
+            thinking=self.thinking,
         )
 
-    async def run(self, text: str) -> AsyncIterator[AgentEvent]:
-        """Run one user turn, yielding events for the UI; ends with `TurnDone`.
+    async def run(self, text: str, media: Sequence[MediaBlock] = ()) -> AsyncIterator[AgentEvent]:
+        """Run one user turn, yielding events for the UI; ends with `TurnDone`. `media`: images and
+        PDFs the user attached, sent beside the text.
 
         Cancelled before `TurnDone`, it records the interruption marker and raises TurnCancelled
         (after it, only a hook's `on_turn_end` was cut: the answer is complete, nothing is marked);
@@ -181,7 +188,7 @@ class Agent:
         finished = False
         try:
             await self.lifecycle.on_turn_start(self, text)
-            user = Message("user", [TextBlock(text), *self._attachments()])
+            user = Message("user", [TextBlock(text), *media, *self._attachments()])
             self.session.add_message(user, prompt=True)
             yield MessageAdded(user)
             async for event in self._requests():
@@ -301,7 +308,8 @@ class Agent:
         return message
 
     def _attachments(self) -> list[TextBlock]:
-        return [system_reminder(a) for a in self.lifecycle.attachments()]
+        notes, self.notes_for_model = self.notes_for_model, []
+        return [system_reminder(a) for a in [*notes, *self.lifecycle.attachments()]]
 
     async def _run_tools(
         self, calls: list[ToolUseBlock], results: dict[str, ToolResultBlock], attachments: list[str]
@@ -322,8 +330,9 @@ class Agent:
                             yield ToolFinished(started, ToolResult(NOT_RUN_AFTER_DECLINE, True), denied=True)
                         raise _Declined  # the calls after it, and those allowed beside it, do not run
             outcomes = await asyncio.gather(*(self._call_tool(c) for c in allowed))
-            for call, result in zip(allowed, outcomes, strict=True):  # all ran: all are answered, whatever
-                results[call.id] = ToolResultBlock(call.id, result.content, result.is_error)  # a hook does
+            # All ran: all are answered, whatever a hook does.
+            for call, result in zip(allowed, outcomes, strict=True):
+                results[call.id] = ToolResultBlock(call.id, result.content, result.is_error, media=result.media)
             for call, result in zip(allowed, outcomes, strict=True):
                 attachments.extend(await self.lifecycle.after_tool(self, call, result))
                 yield ToolFinished(call, result)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from claude_mini.llm.messages import Message
 
@@ -30,6 +31,10 @@ class SubagentRun:
     ended: float | None = None
     text: str = ""  # its final answer (or why it has none)
     messages: list[Message] = field(default_factory=list)
+    # The `hooks` of its type's frontmatter (settings' format), run for this child only; empty when
+    # it has none or its file may not run code (a project's type in a folder not trusted).
+    hooks: dict[str, Any] = field(default_factory=dict)
+    hooks_file: Path | None = None
 
     @property
     def seconds(self) -> float:

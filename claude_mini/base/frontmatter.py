@@ -1,25 +1,32 @@
-"""YAML frontmatter, read and written the same way for instruction rules (Layer 1) and memories (Layer 2).
+"""YAML frontmatter: the one reader for commands, skills, agents, rules and memories, and the writer.
 
 A frontmatter block is the YAML between a leading `---` line and the next
-`---` line. Layer 1 wants the `paths:` of a rule (`parse_frontmatter`, with a
-fast path for the simple blocks real rule files have); Layer 2 wants a
-memory's name, description and type and salvages plain `key: value` lines
-from a block YAML refused (`store.topic.parse_memory_text`). Both load YAML
-through `load_yaml`, so broken YAML reads alike in both:
-`frontmatter is not valid YAML (line N: what)`, N counted in the file.
+`---` line. `read_frontmatter` parses it strictly first (with a fast path for
+the simple blocks real files have); where YAML refuses it (an unquoted
+`description: Use when: ...`, a tab, a stray colon) it reads the block again
+line by line as `key: value` pairs, as Claude Code does, so the file keeps its
+keys. `parse_frontmatter` is the short form commands, skills, agents and rules
+use; memories (`store.topic.parse_memory_text`) keep the YAML problem too, for
+`memory doctor`. Broken YAML reads alike everywhere:
+`frontmatter is not valid YAML (line N: what)`, N counted in the file, and
+each lenient reading is one --debug line.
 """
 
 from __future__ import annotations
 
+import logging
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
 
+log = logging.getLogger(__name__)
+
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: 10-30x faster when present
 
 FM_LINE = re.compile(r"^([A-Za-z_][\w-]*)\s*:\s?(.*)$")  # a plain `key: value` line
-_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.S | re.M)
+_FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
 _FM_KEY = re.compile(r"([A-Za-z_][\w-]*):(?: +(.*?))? *")
 _FM_ITEM = re.compile(r"( *)- +(.*?) *")
 _PLAIN_UNSAFE_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
@@ -100,44 +107,94 @@ def _simple_frontmatter(source: str) -> dict[str, Any] | None:
 
 
 # --- splitting -----------------------------------------------------------------------
-def parse_frontmatter(text: str) -> tuple[dict[str, Any] | None, str, str | None]:
-    """(metadata, body, problem); without frontmatter metadata is None and body is `text`."""
+@dataclass(frozen=True)
+class Frontmatter:
+    """A file split into its frontmatter and body, and what was wrong with the block.
+
+    `meta` is None without a block, or when nothing could be read from it; with a
+    `problem` of kind "invalid_yaml" it holds the pairs the line-by-line reading
+    found (`lenient`), and `clean` says whether every non-blank line was one.
+    """
+
+    meta: dict[str, Any] | None
+    body: str
+    problem: str | None = None
+    kind: str | None = None  # None, "unclosed", "invalid_yaml", "not_mapping"
+    lenient: bool = False
+    clean: bool = True
+
+
+def read_frontmatter(text: str, where: str = "") -> Frontmatter:
+    """Split `text`: strict YAML first, then the line-by-line reading; `where` names the file in --debug."""
     if not text.startswith("---"):
-        return None, text, None
+        return Frontmatter(None, text)
     m = _FRONTMATTER.match(text)
     if m is None:
         if re.match(r"---[ \t]*\r?\n", text):
-            return None, text, "frontmatter is not closed by a `---` line"
-        return None, text, None  # `----` or `---text`: a rule line or prose, not frontmatter
+            return Frontmatter(None, text, "frontmatter is not closed by a `---` line", "unclosed")
+        return Frontmatter(None, text)  # `----` or `---text`: a rule line or prose, not frontmatter
+    block, body = m.group(1), text[m.end() :]
     # `paths: **/*.ts` is the usual mistake: YAML reads a leading `*` as an alias.
-    meta, problem = load_yaml(m.group(1), fast=True, alias_hint="quote globs that start with *")
-    if problem:
-        return None, text, problem
-    if meta is None:
-        meta = {}
-    if not isinstance(meta, dict):
-        return None, text, f"frontmatter is a {type(meta).__name__}, not a mapping"
-    return meta, text[m.end() :], None
+    meta, problem = load_yaml(block, fast=True, alias_hint="quote globs that start with *")
+    if problem is None and meta is not None and not isinstance(meta, dict):
+        return Frontmatter(None, body, f"frontmatter is a {type(meta).__name__}, not a mapping", "not_mapping")
+    if problem is None:
+        return Frontmatter(meta or {}, body)
+    pairs, clean = read_pairs(block.split("\n"))
+    if not pairs:
+        return Frontmatter(None, body, problem, "invalid_yaml", clean=False)
+    log.debug("%s: %s; read line by line as `key: value` pairs", where or "a file", problem)
+    return Frontmatter(pairs, body, problem, "invalid_yaml", lenient=True, clean=clean)
 
 
-def salvage_pairs(block: list[str]) -> tuple[dict[str, Any], bool]:
-    """Plain `key: value` pairs from a block YAML refused (often an unquoted ': ').
+def parse_frontmatter(text: str, where: str = "") -> tuple[dict[str, Any] | None, str, str | None]:
+    """(metadata, body, problem); without frontmatter metadata is None and body is `text`.
 
-    Also says whether every non-blank line of the block was such a pair.
+    A block YAML refuses whose keys the line-by-line reading finds is no problem:
+    its pairs are the metadata (Claude Code reads such files too).
+    """
+    fm = read_frontmatter(text, where)
+    if fm.lenient:
+        return fm.meta, fm.body, None
+    if fm.problem:
+        return None, text, fm.problem
+    return fm.meta, fm.body, None
+
+
+def read_pairs(block: list[str]) -> tuple[dict[str, Any], bool]:
+    """Top-level `key: value` lines of a block YAML refused: the value is the rest of the line (a
+    tab is a space, matching quotes dropped), `key:` followed by `- item` lines is a list.
+
+    Also says whether every non-blank line was such a pair or item.
     """
     out: dict[str, Any] = {}
-    clean = True
+    clean, listing = True, None
     for raw in block:
-        line = raw.rstrip("\r")
+        line = raw.rstrip("\r").replace("\t", " ")
+        item = re.match(r"^\s+-\s+(.*)$", line) or re.match(r"^-\s+(.*)$", line)
+        if item and listing is not None:
+            out[listing] = [*(out[listing] or []), _unquoted(item.group(1).strip())]
+            continue
         m = FM_LINE.match(line)
         if not m:
             clean = clean and not line.strip()
             continue
-        value = m.group(2).strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        out[m.group(1)] = {"true": True, "false": False}.get(value.lower(), value)
+        value = _unquoted(m.group(2).strip())
+        out[m.group(1)] = {"true": True, "false": False}.get(value.lower(), value) if value else None
+        listing = m.group(1) if not value else None
     return out, clean
+
+
+def salvage_pairs(block: list[str]) -> tuple[dict[str, Any], bool]:
+    """`read_pairs` for a memory's block (an empty value is '' there, as `memory doctor` expects)."""
+    pairs, clean = read_pairs(block)
+    return {k: "" if v is None else v for k, v in pairs.items()}, clean
+
+
+def _unquoted(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
 
 
 # --- writing -------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from claude_mini.config.layers import SettingsLayer, merge, read_settings_file, 
 from claude_mini.config.managed import permission_key_warnings, read_managed_file
 from claude_mini.config.memory_settings import MemorySettings, memory_settings
 from claude_mini.config.models import DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_SMALL_MODEL, model_named
+from claude_mini.config.settings_env import with_settings_env
 from claude_mini.config.untrusted import trusted_layers, untrusted_notice
 
 
@@ -82,6 +83,21 @@ class Config:
         self.trusted = True
         self.trusted_for_run = self.trusted_for_run or this_run_only
         _assemble(self)
+
+    def additional_directories(self) -> list[Path]:
+        """The existing folders `permissions.additionalDirectories` (and --add-dir) add, each once;
+        relative ones are relative to the project root, as the permission rules read them."""
+        found: list[Path] = []
+        for _, perms, _ in self.permission_layers():
+            for folder in perms.get("additionalDirectories") or []:
+                path = (
+                    Path(os.path.abspath(self.project_root / Path(folder).expanduser()))
+                    if isinstance(folder, str)
+                    else None
+                )
+                if path is not None and path.is_dir() and path not in found:
+                    found.append(path)
+        return found
 
     def permission_layers(self) -> list[tuple[str, dict[str, Any], str | None]]:
         """(source, permissions dict, file) per layer, lowest precedence first."""
@@ -208,11 +224,12 @@ def _named(model: Any) -> Any:
 def _apply_settings(config: Config, flags: dict[str, Any]) -> None:
     """Resolve the typed fields from merged settings, env and flags."""
     managed = next((layer.data for layer in config.layers if layer.source == "managed"), {})
-    env = os.environ
+    env = with_settings_env(config.layers)  # a settings file's `env` counts as the environment does
     config.model = _named(
         managed.get("model")
         or flags.get("model")
         or env.get("CLAUDE_MINI_MODEL")
+        or env.get("ANTHROPIC_MODEL")  # Claude Code's name for it
         or config.settings.get("model")
         or DEFAULT_MODEL
     )
@@ -220,6 +237,7 @@ def _apply_settings(config: Config, flags: dict[str, Any]) -> None:
         managed.get("smallModel")
         or flags.get("smallModel")
         or env.get("CLAUDE_MINI_SMALL_MODEL")
+        or env.get("ANTHROPIC_SMALL_FAST_MODEL")
         or config.settings.get("smallModel")
         or DEFAULT_SMALL_MODEL
     )

@@ -33,10 +33,12 @@ from typing import TYPE_CHECKING, Any
 from claude_mini.base import paths
 from claude_mini.base.text import visible_controls
 from claude_mini.config.json_text import json_kind, json_shown
+from claude_mini.config.layers import SettingsLayer
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from claude_mini.config import Config
-    from claude_mini.config.layers import SettingsLayer
 
 # Every event name Claude Code 2.1.332 accepts under `hooks`, and the ones claude-mini fires.
 KNOWN_EVENTS = (
@@ -220,6 +222,18 @@ def load_hooks(config: Config) -> HookSet:
                 entry = IgnoredHook(entry.event, entry.matcher, entry.command, entry.source, entry.file, why)
             hooks.ignored.append(entry)
     return hooks
+
+
+def agent_hooks(hooks: dict[str, Any], file: Path | None) -> HookSet:
+    """The `hooks` of a subagent type's frontmatter (settings' format), for its run only; its `Stop`
+    hooks are that run's end (Claude Code turns them into SubagentStop)."""
+    hook_set = HookSet()
+    reader = _LayerReader(SettingsLayer("agent", file, {"hooks": hooks}), hook_set.problems)
+    reader.read(hooks)
+    for entry in reader.entries:
+        if isinstance(entry, HookCommand) and entry.event in FIRED_EVENTS:
+            hook_set.commands.append(entry)
+    return hook_set
 
 
 def named_files(hooks: HookSet, folders: Iterable[str]) -> list[str]:

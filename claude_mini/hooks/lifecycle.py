@@ -27,6 +27,8 @@ import contextlib
 import functools
 import logging
 import os
+import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,7 +46,7 @@ from claude_mini.agent.lifecycle import (
 )
 from claude_mini.agent.loop import PromptBlocked, StoppedByHook
 from claude_mini.base import paths
-from claude_mini.hooks.config import HookCommand, HookSet, load_hooks
+from claude_mini.hooks.config import HookCommand, HookSet, agent_hooks, load_hooks
 from claude_mini.hooks.output import HookOutcome, interpret
 from claude_mini.hooks.runner import HookRun, run_hook_commands
 from claude_mini.llm.messages import ToolUseBlock
@@ -72,6 +74,13 @@ EDITING_TOOLS = frozenset({"Write", "Edit"})
 WITH_PERMISSION_MODE = frozenset(
     {"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "Stop", "SubagentStop"}
 )
+# The events whose input carries `effort` (Claude Code 2.1.197 and 2.1.332): the model's reasoning
+# effort. claude-mini has no effort control; it sends the setting `effortLevel`, else "high" (Claude
+# Code's default for the models it names).
+WITH_EFFORT = WITH_PERMISSION_MODE - {"UserPromptSubmit"}
+# Stop and SubagentStop say what still runs in the background; claude-mini's background work (its
+# memory layers) is not the user's, and it has no scheduled prompts: both lists are empty.
+STOP_LISTS: dict[str, list[Any]] = {"background_tasks": [], "session_crons": []}
 
 
 class UserHooksPart(Part):
@@ -85,6 +94,7 @@ class UserHooksPart(Part):
         notices: NoticeChannel,
         mode: Callable[[], str],
         agent: Agent | None = None,
+        effort: str = "high",
     ) -> None:
         self.hooks = hooks
         self.project_dir = project_dir
@@ -100,6 +110,9 @@ class UserHooksPart(Part):
         self._compact_trigger = "manual"
         self._ran_once: set[HookCommand] = set()  # `once: true` hooks that have run
         self.agent = agent  # the main agent: `on_session_change` gets only the session
+        self.effort = effort
+        self._prompt_id: str | None = None  # the prompt being answered (`prompt_id`), from the first one on
+        self._tool_started: dict[str, float] = {}  # tool_use id -> when PreToolUse saw it (`duration_ms`)
 
     # -- running one event
 
@@ -112,8 +125,12 @@ class UserHooksPart(Part):
             "transcript_path": str(session.transcript.path),
             "cwd": str(agent.ctx.cwd),
         }
+        if self._prompt_id is not None:
+            common["prompt_id"] = self._prompt_id
         if event in WITH_PERMISSION_MODE:
             common["permission_mode"] = self.mode()
+        if event in WITH_EFFORT:
+            common["effort"] = {"level": self.effort}
         return {**common, "hook_event_name": event, **fields}
 
     async def _run(
@@ -234,7 +251,7 @@ class UserHooksPart(Part):
                 "warning",
                 once=True,
             )
-        payload = self._payload(agent, "SessionStart", session, source=source)
+        payload = self._payload(agent, "SessionStart", session, source=source, model=agent.model)
         outcome = await self._run(
             "SessionStart", source, payload, agent.ctx.cwd, env={"CLAUDE_ENV_FILE": str(env_file)}
         )
@@ -288,6 +305,7 @@ class UserHooksPart(Part):
         context joins the message."""
         self._begin(agent, "resume" if agent.session.messages else "startup")  # before maintenance ends
         await self._session_ready()
+        self._prompt_id = str(uuid.uuid4())
         outcome = await self._event(agent, "UserPromptSubmit", None, prompt=text)
         if outcome is None:
             return
@@ -307,6 +325,7 @@ class UserHooksPart(Part):
 
     async def before_tool(self, agent: Agent, call: ToolUseBlock) -> ToolVerdict | None:
         """PreToolUse: deny (exit 2, `permissionDecision: deny`), ask, allow, `updatedInput`."""
+        self._tool_started[call.id] = time.monotonic()
         outcome = await self._event(
             agent, "PreToolUse", call.name, tool_name=call.name, tool_input=call.input, tool_use_id=call.id
         )
@@ -340,6 +359,8 @@ class UserHooksPart(Part):
             fields.update(error=result.content, is_interrupt=False)
         else:
             fields["tool_response"] = tool_response(call, result)
+        started = self._tool_started.pop(call.id, None)
+        fields["duration_ms"] = round((time.monotonic() - started) * 1000) if started is not None else 0
         seen = _mtime(result) if call.name in EDITING_TOOLS and not result.is_error else None
         outcome = await self._event(agent, event, call.name, **fields)
         if outcome is None:
@@ -364,7 +385,9 @@ class UserHooksPart(Part):
                 )
             return None
         last = next((m.text for m in reversed(agent.session.messages) if m.role == "assistant"), "")
-        outcome = await self._event(agent, "Stop", None, stop_hook_active=continued > 0, last_assistant_message=last)
+        outcome = await self._event(
+            agent, "Stop", None, stop_hook_active=continued > 0, last_assistant_message=last, **STOP_LISTS
+        )
         if outcome is None or outcome.stop or not outcome.block:
             if outcome is not None and outcome.stop and outcome.stop_reason:
                 self.notices.say(outcome.stop_reason, "info")
@@ -372,6 +395,10 @@ class UserHooksPart(Part):
         return f"Stop hook feedback:\n{outcome.reason or 'Continue.'}"
 
     # -- subagents
+
+    def for_subagent(self, agent: Agent, run: SubagentRun) -> Part | None:
+        """The hooks of the child's type (its frontmatter `hooks`), for that child's calls only."""
+        return subagent_hooks(run, self.project_dir, self.notices, self.mode)
 
     async def on_subagent_start(self, agent: Agent, run: SubagentRun) -> list[str]:
         """SubagentStart (matcher: the agent type): its context goes into the child's first message."""
@@ -395,6 +422,7 @@ class UserHooksPart(Part):
             stop_hook_active=continued > 0,
             agent_transcript_path=str(run.transcript),
             last_assistant_message=last,
+            **STOP_LISTS,
         )
         if outcome is None or outcome.stop or not outcome.block:
             return None
@@ -517,21 +545,56 @@ def tool_response(call: ToolUseBlock, result: ToolResult) -> Any:
     return {"content": result.content}
 
 
-def part(ctx: PartContext[RuntimeView]) -> UserHooksPart | None:
-    """The user's hooks from settings as a lifecycle part (none configured: no part at all); their
-    skipped entries are said once."""
+class AgentTypeHooks(Part):
+    """A session without hooks in settings still runs a subagent type's own (`for_subagent`)."""
+
+    def __init__(self, project_dir: Path, notices: NoticeChannel, mode: Callable[[], str]) -> None:
+        self.project_dir, self.notices, self.mode = project_dir, notices, mode
+
+    def for_subagent(self, agent: Agent, run: SubagentRun) -> Part | None:
+        return subagent_hooks(run, self.project_dir, self.notices, self.mode)
+
+
+class _ChildHooks(UserHooksPart):
+    """A subagent type's hooks in its child's lifecycle: tool events and its end, no session events."""
+
+    async def on_turn_start(self, agent: Agent, text: str) -> None:
+        return None
+
+
+def subagent_hooks(
+    run: SubagentRun, project_dir: Path, notices: NoticeChannel, mode: Callable[[], str]
+) -> UserHooksPart | None:
+    """The part running `run`'s own hooks, or None when its type has none."""
+    if not run.hooks:
+        return None
+    hook_set = agent_hooks(run.hooks, run.hooks_file)
+    for problem in hook_set.problems:
+        notices.say(problem, "warning", once=True)
+    return _ChildHooks(hook_set, project_dir=project_dir, notices=notices, mode=mode) if hook_set.commands else None
+
+
+def effort_level(value: Any) -> str:
+    """The `effort` hooks are told: the setting `effortLevel` when it is one of Claude Code's levels."""
+    return value if value in ("low", "medium", "high", "xhigh", "max") else "high"
+
+
+def part(ctx: PartContext[RuntimeView]) -> UserHooksPart | AgentTypeHooks:
+    """The user's hooks from settings as a lifecycle part (none configured: a part that only runs
+    subagent types' own hooks); their skipped entries are said once."""
     hook_set = load_hooks(ctx.config)
     for problem in hook_set.problems:
         ctx.notices.say(problem, "warning", once=True)
-    if not hook_set.commands:
-        return None
     runtime = ctx.runtime
+    if not hook_set.commands:
+        return AgentTypeHooks(ctx.config.project_root, ctx.notices, lambda: runtime.policy.mode)
     hooks = UserHooksPart(
         hook_set,
         project_dir=ctx.config.project_root,
         notices=ctx.notices,
         mode=lambda: runtime.policy.mode,
         agent=ctx.agent,
+        effort=effort_level(ctx.config.settings.get("effortLevel")),
     )
     # Off by default: a fork's calls are its own (memory writes inside the memory folder, reads),
     # already confined by its policy, and hooks written for the user's session (format the file,

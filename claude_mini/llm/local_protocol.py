@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from claude_mini.llm.messages import (
+    MediaBlock,
     Message,
     ModelRequest,
     TextBlock,
@@ -173,7 +174,20 @@ def render_message(message: Message, names: dict[str, str], as_actions: bool) ->
             parts.append(_dumps({"action": "tool", "name": block.name, "input": block.input}))
         elif isinstance(block, ToolResultBlock):
             parts.append(render_tool_result(block, names.get(block.tool_use_id, "tool")))
+            parts += [unseen(m) for m in block.media]
+        elif isinstance(block, MediaBlock):
+            parts.append(unseen(block))
     return "\n".join(parts)
+
+
+def unseen(block: MediaBlock) -> str:
+    """What a model without vision reads where an image or a PDF was: it says so instead of guessing."""
+    what = "an image" if block.kind == "image" else "a PDF document"
+    name = f" ({block.label})" if block.label else ""
+    return (
+        f"[{what}{name} was attached here, but this local model cannot see images or documents: "
+        "tell the user so, and offer to work from a text description instead]"
+    )
 
 
 def render_tool_result(block: ToolResultBlock, name: str) -> str:

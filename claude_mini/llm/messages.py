@@ -14,6 +14,9 @@ from typing import Any, Literal
 Purpose = Literal["main", "recall", "extract", "compact", "dream", "subagent", "webfetch", "websearch"]
 PURPOSES: tuple[str, ...] = ("main", "subagent", "recall", "extract", "compact", "dream", "webfetch", "websearch")
 EPHEMERAL = {"type": "ephemeral"}
+MEDIA_KINDS = ("image", "document")
+# The API scales an image down until it fits 1568 px a side and about this many tokens.
+IMAGE_MAX_TOKENS = 1600
 
 
 @dataclass
@@ -40,13 +43,32 @@ class ToolUseBlock:
 
 
 @dataclass
+class MediaBlock:
+    """An image or a PDF the model sees as itself, not as text: base64 data and its media type.
+
+    `kind` is the API's block type (`image` or `document`); `tokens` is what it costs in the
+    context (DESIGN.md budgets read it instead of the base64's length); `label` names it for
+    people and for models that cannot see it (a path, `pasted image`).
+    """
+
+    kind: Literal["image", "document"]
+    media_type: str
+    data: str
+    tokens: int = 0
+    label: str = ""
+    type: Literal["media"] = "media"
+
+
+@dataclass
 class ToolResultBlock:
-    """What a tool returned, sent back in the next user message."""
+    """What a tool returned, sent back in the next user message; `media` follow its text
+    (an image or a PDF that Read returned)."""
 
     tool_use_id: str
     content: str
     is_error: bool = False
     type: Literal["tool_result"] = "tool_result"
+    media: list[MediaBlock] = field(default_factory=list)
 
 
 @dataclass
@@ -74,7 +96,7 @@ class ServerBlock:
 
 SERVER_BLOCK_TYPES = frozenset({"server_tool_use", "web_search_tool_result"})
 
-Block = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | ServerBlock
+Block = TextBlock | ToolUseBlock | ToolResultBlock | ThinkingBlock | ServerBlock | MediaBlock
 
 
 @dataclass
@@ -148,8 +170,9 @@ class ModelRequest:
     cache: bool = True
 
 
-def block_to_api(block: Block) -> dict[str, Any]:
-    """One content block as the API expects it."""
+def block_to_api(block: Block, *, media: bool = True) -> dict[str, Any]:
+    """One content block as the API expects it; `media=False` leaves images and PDFs' data out
+    (for counting tokens: their cost is `MediaBlock.tokens`, not their base64's length)."""
     if isinstance(block, TextBlock):
         if block.citations:
             return {"type": "text", "text": block.text, "citations": block.citations}
@@ -158,16 +181,53 @@ def block_to_api(block: Block) -> dict[str, Any]:
         return dict(block.data)
     if isinstance(block, ToolUseBlock):
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    if isinstance(block, MediaBlock):
+        source = {"type": "base64", "media_type": block.media_type, "data": block.data if media else ""}
+        return {"type": block.kind, "source": source}
     if isinstance(block, ToolResultBlock):
         out: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": block.tool_use_id,
             "content": block.content,
         }
+        if block.media:
+            out["content"] = [
+                {"type": "text", "text": block.content},
+                *(block_to_api(m, media=media) for m in block.media),
+            ]
         if block.is_error:
             out["is_error"] = True
         return out
     return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+
+
+def media_from_api(d: dict[str, Any]) -> MediaBlock:
+    """An `image` or `document` block read back (a transcript); its cost estimated from its size."""
+    source = d.get("source") or {}
+    data, media_type = source.get("data"), source.get("media_type")
+    if source.get("type") != "base64" or not isinstance(data, str) or not data or not isinstance(media_type, str):
+        raise ValueError(f"an {d.get('type')} block without base64 data")
+    kind: Literal["image", "document"] = "document" if d.get("type") == "document" else "image"
+    return MediaBlock(kind, media_type, data, media_tokens_guess(kind, data))
+
+
+def media_tokens_guess(kind: str, data: str) -> int:
+    """What an image or PDF costs when only its base64 is known: an image at most the ~1,600 tokens
+    the API scales every image down to; a PDF about 1,500 tokens per 50 KB (a page's text and image)."""
+    if kind == "image":
+        return IMAGE_MAX_TOKENS
+    return max(1500, len(data) * 3 // 4 // 50_000 * 1500)
+
+
+def media_tokens(message: Message) -> int:
+    """The context cost of the images and PDFs in `message` (in tool results too)."""
+    total = 0
+    for block in message.content:
+        if isinstance(block, MediaBlock):
+            total += block.tokens
+        elif isinstance(block, ToolResultBlock):
+            total += sum(m.tokens for m in block.media)
+    return total
 
 
 def block_from_api(d: dict[str, Any]) -> Block:
@@ -179,16 +239,21 @@ def block_from_api(d: dict[str, Any]) -> Block:
         return ToolUseBlock(d["id"], d["name"], d.get("input") or {})
     if kind == "tool_result":
         content = d.get("content", "")
+        media: list[MediaBlock] = []
         if isinstance(content, list):
+            media = [media_from_api(c) for c in content if isinstance(c, dict) and c.get("type") in MEDIA_KINDS]
             content = "".join(c.get("text", "") for c in content if isinstance(c, dict))
-        return ToolResultBlock(d["tool_use_id"], content, bool(d.get("is_error")))
+        return ToolResultBlock(d["tool_use_id"], content, bool(d.get("is_error")), media=media)
+    if kind in MEDIA_KINDS:
+        return media_from_api(d)
     if kind == "thinking":
         return ThinkingBlock(d.get("thinking", ""), d.get("signature", ""))
     raise ValueError(f"unknown content block type {kind!r}")
 
 
-def message_to_api(message: Message) -> dict[str, Any]:
-    return {"role": message.role, "content": [block_to_api(b) for b in message.content]}
+def message_to_api(message: Message, *, media: bool = True) -> dict[str, Any]:
+    """One message as the API expects it (`media=False`: see `block_to_api`)."""
+    return {"role": message.role, "content": [block_to_api(b, media=media) for b in message.content]}
 
 
 def message_from_api(d: dict[str, Any]) -> Message:

@@ -357,7 +357,9 @@ def _expanded(
         names = ", ".join(dict.fromkeys(missing))
         problems.append(
             f'Skipped MCP server "{name}" in {file}: it uses the environment variable(s) '
-            f"{names}, not set and without a default. Set them, or write ${{NAME:-default}}."
+            f"{names}, not set and without a default. Claude Code would start it with the literal "
+            f"text in their place; claude-mini does not, so a placeholder is never sent as a password "
+            f"or a URL. Set them, or write ${{NAME:-default}}."
         )
         return None
     return spec

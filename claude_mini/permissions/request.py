@@ -54,8 +54,8 @@ def build_request(tool: str, input: Any, cwd: str) -> ToolRequest:
             if tool == "Glob" and isinstance(input.get("pattern"), str):
                 target = _glob_base(target, input["pattern"])
             req.paths, req.is_dir = (target,), True
-    elif isinstance(input.get("file_path"), str) and input["file_path"]:
-        req.paths = (absolute_path(input["file_path"], cwd),)
+    elif isinstance(path := input.get("file_path") or input.get("notebook_path"), str) and path:
+        req.paths = (absolute_path(path, cwd),)
     req.real_paths = tuple(real_path(p) for p in req.paths)
     return req
 

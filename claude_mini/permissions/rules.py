@@ -24,7 +24,7 @@ from claude_mini.shell.bash_reads import literal_prefix
 READ_TOOLS = frozenset({"Read", "Grep", "Glob"})
 WEB_TOOLS = frozenset({"WebFetch", "WebSearch"})
 DOMAIN_PREFIX = "domain:"
-EDIT_TOOLS = frozenset({"Write", "Edit"})
+EDIT_TOOLS = frozenset({"Write", "Edit", "NotebookEdit"})
 KNOWN_TOOLS = (
     "Read",
     "Write",
@@ -43,17 +43,19 @@ KNOWN_TOOLS = (
     "BashOutput",
     "KillShell",
 )
-_PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Grep", "Glob"})
-# Rule tool names that govern a tool: Edit rules cover Write, Read rules cover the searches.
+_PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Grep", "Glob", "NotebookEdit"})
+# Rule tool names that govern a tool: Edit rules cover Write and NotebookEdit, Read rules cover the
+# searches.
 # `Task` is the Agent tool's old name, still used in Claude Code's settings.
 _GOVERNED_BY = {
     "Write": ("Write", "Edit"),
+    "NotebookEdit": ("NotebookEdit", "Edit"),
     "Grep": ("Grep", "Read"),
     "Glob": ("Glob", "Read"),
     "Agent": ("Agent", "Task"),
 }
 # Deny and ask rules only: a `Write(...)` deny or ask also binds Edit (an allow does not widen).
-_ALSO_RESTRICTED_BY = {"Edit": ("Write",)}
+_ALSO_RESTRICTED_BY = {"Edit": ("Write",), "NotebookEdit": ("Write",)}
 _RULE = re.compile(r"^(?P<tool>[A-Za-z][A-Za-z0-9_-]*(?:__\*)?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 LEADING_TOOL = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*)")
 _MCP_PREFIX = "mcp__"

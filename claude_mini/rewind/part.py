@@ -1,4 +1,5 @@
-"""The lifecycle part that keeps file checkpoints: before each Write or Edit, what the file was.
+"""The lifecycle part that keeps file checkpoints: before each Write, Edit or NotebookEdit, what the
+file was.
 
     before_tool   a Write or Edit of this agent's last response: the file's content now, held
                   in memory (nothing is stored for a call the rules or the user then refuse)
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from claude_mini.session import Session
     from claude_mini.tools.base import ToolResult
 
-CHANGING_TOOLS = ("Write", "Edit")
+CHANGING_TOOLS = ("Write", "Edit", "NotebookEdit")
 log = logging.getLogger(__name__)
 
 
@@ -102,7 +103,7 @@ class FileHistoryPart(Part):
 
     def _tracked_path(self, agent: Agent, input: dict[str, Any]) -> Path | None:
         """The file a call would change, as the tool resolves it; None outside what is tracked."""
-        raw = input.get("file_path") if isinstance(input, dict) else None
+        raw = (input.get("file_path") or input.get("notebook_path")) if isinstance(input, dict) else None
         if not isinstance(raw, str) or not raw:
             return None
         path = agent.ctx.resolve(raw)

@@ -292,6 +292,8 @@ READ_ONLY_PROGRAMS: dict[str, Validator] = {
             "tr",
             "true",
             "false",
+            "test",  # `test` and `[` only look at files and strings (a command body's `[ -f x ] && ...`)
+            "[",
             "whoami",
             "uname",
         )

@@ -55,7 +55,7 @@ class CatalogError(Exception):
 class PromptCommand:
     """One custom command (`.claude/commands/**/x.md`) or skill (`.claude/skills/x/SKILL.md`)."""
 
-    name: str  # what /name and the Skill tool use: a skill's folder name; a command's file stem
+    name: str  # what /name and the Skill tool use: a skill's folder name; a command's `folder:stem`
     kind: Kind
     scope: Scope
     path: Path  # the SKILL.md or the command's .md (absolute)
@@ -67,8 +67,8 @@ class PromptCommand:
     model: str | None = None  # frontmatter `model` ("inherit" -> None)
     disable_model_invocation: bool = False
     user_invocable: bool = True
-    # Other names that reach it: "frontend:component" (Claude Code 2.1.332's name for a command
-    # in a subfolder); a skill's frontmatter `name` when it differs from the folder name.
+    # Other names that reach it: "component" for "frontend:component" (a command in a subfolder,
+    # while no other entry is called so); a skill's frontmatter `name` when it differs from the folder name.
     aliases: tuple[str, ...] = ()
     shown_path: str = field(default="", compare=False, repr=False)  # `path` as messages show it
 
@@ -155,9 +155,10 @@ def read_body(path: Path) -> str:
         raise CatalogError(f"is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})") from None
 
 
-def split_body(text: str) -> tuple[dict[str, Any] | None, str, str | None]:
-    """(frontmatter, body, problem); a broken block is still cut off the body (Claude Code ignores it)."""
-    meta, body, problem = parse_frontmatter(text)
+def split_body(text: str, where: str = "") -> tuple[dict[str, Any] | None, str, str | None]:
+    """(frontmatter, body, problem); a block YAML refuses is read line by line (one --debug line naming
+    `where`), and one with nothing readable is still cut off the body (Claude Code ignores it)."""
+    meta, body, problem = parse_frontmatter(text, where)
     if problem is None:
         return meta, body, None
     opening = _OPEN_FENCE.match(text)
@@ -417,7 +418,7 @@ class FileLoader:
         except CatalogError as exc:
             self.problems.append(f"{label} {exc}; skipped. {fix_hint(found.kind, str(exc))}")
             return None
-        meta, body, problem = split_body(text)
+        meta, body, problem = split_body(text, label)
         if problem:
             what = "folder" if found.kind == "skill" else "file"
             self.problems.append(
@@ -425,11 +426,14 @@ class FileLoader:
             )
         fields = FrontmatterFields(meta or {}, label, self.problems, self.root)
         description = fields.text("description", "the first paragraph is used") or first_paragraph(body)
-        aliases = [f"{found.namespace}:{found.name}"] if found.namespace else []
+        # Claude Code's name for a command in a subfolder is `folder:name`; the short name also
+        # reaches it while no other entry has it (`_resolve`).
+        name = f"{found.namespace}:{found.name}" if found.namespace else found.name
+        aliases = [found.name] if found.namespace else []
         if found.kind == "skill":
             aliases += self._skill_alias(fields, found.name, label)
         return PromptCommand(
-            name=found.name,
+            name=name,
             kind=found.kind,
             scope=found.scope,
             path=found.path,
@@ -483,7 +487,9 @@ def _resolve(entries: list[PromptCommand], problems: list[str]) -> list[PromptCo
             losers.append(i)
         else:
             owner[key] = entries[i]
-    result = {i: _claim_aliases(entries[i], owner, problems) for i in by_rank if i not in losers}
+    shorts = [e.name.rsplit(":", 1)[-1].lower() for e in entries if e.namespace]
+    shared = {n for n in shorts if shorts.count(n) > 1}  # `git:commit` and `hg:commit`: neither is `commit`
+    result = {i: _claim_aliases(entries[i], owner, problems, shared) for i in by_rank if i not in losers}
     for i in losers:
         loser, winner = entries[i], owner[entries[i].name.lower()]
         ns_name = f"{loser.namespace}:{loser.name}" if loser.namespace else ""
@@ -502,11 +508,17 @@ def _resolve(entries: list[PromptCommand], problems: list[str]) -> list[PromptCo
     return [result[i] for i in range(len(entries)) if i in result]
 
 
-def _claim_aliases(entry: PromptCommand, owner: dict[str, PromptCommand], problems: list[str]) -> PromptCommand:
-    """`entry` with the aliases no other entry holds (each one taken is a line)."""
+def _claim_aliases(
+    entry: PromptCommand, owner: dict[str, PromptCommand], problems: list[str], shared: set[str]
+) -> PromptCommand:
+    """`entry` with the aliases no other entry holds (each one taken is a line, except a namespaced
+    command's short name: it is only a shortcut while unambiguous, and `shared` ones are none)."""
     free = []
     for alias in entry.aliases:
         other = owner.get(alias.lower())
+        short = bool(entry.namespace) and entry.name.lower().endswith(f":{alias.lower()}")
+        if short and (other is not None or alias.lower() in shared):
+            continue
         if other is None:
             owner[alias.lower()] = entry
             free.append(alias)

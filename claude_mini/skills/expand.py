@@ -1,12 +1,12 @@
 """A command's or skill's body -> the text sent: arguments, `!` shell snippets, placeholders.
 
-    substitute_arguments(body, args)        $ARGUMENTS, $ARGUMENTS[N], $1..$9, ${CLAUDE_SKILL_DIR}, ...
+    substitute_arguments(body, args)        $ARGUMENTS, $ARGUMENTS[N], $N, ${CLAUDE_SKILL_DIR}, ...
     shell_snippets(body)                    the commands of !`cmd` and ```! blocks
     await expand_body(body, args, run_shell=...)   both, the snippets' output inlined
 
 Safety: the snippets are found in the body as written, so text that arrives through the
 arguments never becomes a snippet of its own. Inside a snippet the placeholders are filled
-in as Claude Code does (`!`git log -n $1``), and the command that results is what the
+in as Claude Code does (`!`git log -n $0``), and the command that results is what the
 permission check judges (a `; rm -rf ~` in an argument makes it a command that asks).
 Substitution is one pass, so an argument holding `$1` or a snippet printing `$ARGUMENTS`
 stays as it is.
@@ -26,11 +26,13 @@ class ExpansionError(Exception):
 
 ShellRunner = Callable[[str], Awaitable[str]]  # runs one snippet; returns its output; raises ExpansionError
 
-# `\$` before a placeholder keeps it literal. `$10` is not `$1` then "0" (Claude Code).
+# `\$` before a placeholder keeps it literal. `$N` is `$ARGUMENTS[N]` (0-based, Claude Code's current
+# documentation and 2.1.197's behaviour) only before a non-word character: `$2xl` stays as written.
 _PLACEHOLDER = re.compile(
-    r"(?P<escape>\\?)(?P<all>\$(?:ARGUMENTS\[(?P<index>\d+)\]|ARGUMENTS\b|(?P<digit>[1-9])(?!\d)"
+    r"(?P<escape>\\?)(?P<all>\$(?:ARGUMENTS\[(?P<index>\d+)\]|ARGUMENTS\b|(?P<digit>\d+)(?!\w)"
     r"|\{(?P<var>CLAUDE_SKILL_DIR|CLAUDE_SESSION_ID)\}))"
 )
+EMPTY_OUTPUT = "(Bash completed with no output)"  # what a `!` snippet with no output becomes (Claude Code)
 # !`cmd` after a space or at a line's start (not "Hello!`x`"), or a ```! fenced block.
 _SNIPPET = re.compile(
     r"^```![ \t]*\r?\n(?P<block>.*?)^```[ \t]*$|(?<!\S)!`(?P<inline>[^`\n]+)`",
@@ -57,8 +59,8 @@ def _fill(text: str, args: str, argv: list[str], variables: dict[str, str]) -> t
         if m["var"]:
             return variables.get(m["var"], m["all"])
         found = True
-        if m["index"] is not None or m["digit"]:
-            i = int(m["index"]) if m["index"] is not None else int(m["digit"]) - 1
+        if m["index"] is not None or m["digit"] is not None:
+            i = int(m["index"] if m["index"] is not None else m["digit"])
             return argv[i] if i < len(argv) else m["all"]
         return args
 
@@ -79,8 +81,8 @@ def _with_arguments(text: str, args: str, found: bool) -> str:
 
 
 def substitute_arguments(body: str, args: str, *, skill_dir: Path | None = None, session_id: str = "") -> str:
-    """$ARGUMENTS (raw), $ARGUMENTS[N] (0-based, shell-split), $1..$9 (1-based: Claude Code's
-    documented command syntax for a long time), \\$ escapes a placeholder, ${CLAUDE_SKILL_DIR},
+    """$ARGUMENTS (raw), $ARGUMENTS[N] (0-based, shell-split), $N (the same, before a non-word
+    character), \\$ escapes a placeholder, ${CLAUDE_SKILL_DIR},
     ${CLAUDE_SESSION_ID}; an index with no argument stays literal; a body with no argument placeholder and
     non-empty args gets "\\n\\nARGUMENTS: <args>" appended."""
     text, found = _fill(body, args, _split_args(args), _variables(skill_dir, session_id))
@@ -107,7 +109,7 @@ async def expand_body(
     for m in _SNIPPET.finditer(body):
         text, found = _fill(body[start : m.start()], args, argv, variables)
         command, in_command = _fill(_command(m), args, argv, variables)
-        pieces += [text, (await run_shell(command)).rstrip("\n")]
+        pieces += [text, (await run_shell(command)).rstrip("\n") or EMPTY_OUTPUT]
         found_any, start = found_any or found or in_command, m.end()
     text, found = _fill(body[start:], args, argv, variables)
     return _with_arguments("".join([*pieces, text]), args, found_any or found)

@@ -27,11 +27,13 @@ from claude_mini.llm.messages import message_to_api
 from claude_mini.memory.store import MemoryStore, memory_prompt_section
 from claude_mini.prompt import environment_section
 from claude_mini.session import Session
+from claude_mini.skills.catalog import CatalogError, load_catalog
 from claude_mini.subagents.runner import (
     COMMON_TAIL,
     ChildGuard,
     ChildPart,
     Limits,
+    agent_rules,
     child_context,
     directive,
     fork_messages,
@@ -151,6 +153,8 @@ class SubagentPart(Part):
         parent, call = RUNNING_CALL.get()
         depth = self._children[id(parent)].depth + 1 if id(parent) in self._children else 1
         run = new_run(agent_type, description, call, parent, depth)
+        if agent_type.hooks and self._lifts(agent_type):  # a project's type runs code only when trusted
+            run.hooks, run.hooks_file = agent_type.hooks, agent_type.path
         self.runs = [*self.runs[-(MAX_RUNS_KEPT - 1) :], run]
         parent.session.record_system(
             "subagent",
@@ -208,20 +212,22 @@ class SubagentPart(Part):
                     once=True,
                 )
             system = self._own_system(parent, agent_type, folder)
-            chosen = agent_type.model if agent_type.source != "project" or self.config.trusted else None
+            chosen = agent_type.model if self._lifts(agent_type) else None
             model = model_named(chosen) or parent.model  # an untrusted repository does not pick the cost
-            text = prompt
+            text = self._skills_text(agent_type) + prompt
         if context:
             text += "\n\n" + "\n\n".join(context)
         ctx = child_context(parent)
+        own = agent_rules(agent_type, parent, self.config.project_root, lifts=self._lifts(agent_type))
         policy = parent.policy.with_guards(
+            *([own] if own is not None else []),
             ChildGuard(
                 lambda: ctx.cwd,
                 lambda: parent.ctx.cwd,
                 read_only=agent_type.read_only,
                 memory_dir=folder,
                 main_memory=self.main_memory,
-            )
+            ),
         )
         child = Agent(
             client=parent.client,
@@ -254,6 +260,32 @@ class SubagentPart(Part):
             fork=agent_type.fork,
         )
         return child, text
+
+    def _lifts(self, agent_type: AgentType) -> bool:
+        """May the type's file choose for the session (model, allow rules, a mode that asks less)? A
+        project's type only in a trusted folder."""
+        return agent_type.source != "project" or self.config.trusted
+
+    def _skills_text(self, agent_type: AgentType) -> str:
+        """The bodies of the type's `skills`, before its task (Claude Code preloads them); one line
+        per skill that cannot be found."""
+        if not agent_type.skills:
+            return ""
+        catalog = load_catalog(self.config.project_root, self.home, trusted=self.config.trusted)
+        parts = []
+        for name in agent_type.skills:
+            entry = catalog.find(name)
+            try:
+                parts.append(f"<skill name={entry.name!r}>\n{entry.body().strip()}\n</skill>" if entry else "")
+            except CatalogError as exc:
+                self.notices.say(str(exc), "warning", once=True)
+            if entry is None:
+                self.notices.say(
+                    f"Agent type {agent_type.name} names the skill {name!r}, which does not exist; it runs without it.",
+                    "warning",
+                    once=True,
+                )
+        return "".join(f"{p}\n\n" for p in parts if p)
 
     def _memory_folder(self, agent_type: AgentType) -> Path | None:
         """The type's own memory folder; none (and one line) when it is not a real folder where it

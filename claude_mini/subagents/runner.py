@@ -32,7 +32,7 @@ from claude_mini.agent.loop import AgentStop, MaxTurnsReached, PermissionAnswer,
 from claude_mini.agent.subagent_run import SubagentRun
 from claude_mini.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
 from claude_mini.llm.protocol import ModelError
-from claude_mini.permissions import EDIT_TOOLS, READ_TOOLS, Allow, Ask, Decision, Deny, Guard
+from claude_mini.permissions import EDIT_TOOLS, READ_TOOLS, Allow, Ask, Decision, Deny, Guard, PermissionPolicy
 from claude_mini.shell.read_only import is_read_only_command
 
 if TYPE_CHECKING:
@@ -250,8 +250,46 @@ def resolved_tools(
     wanted: Sequence[str] = agent_type.tools if agent_type.tools is not None else list(parent.tools)
     if with_memory:
         wanted = [*wanted, *(n for n in ("Read", "Write", "Edit") if n not in wanted)]
+    wanted = [n for n in wanted if n not in agent_type.disallowed]
     tools = [t for name, t in parent.tools.items() if name in wanted and (may_delegate or name != AGENT_TOOL)]
     return tools, [n for n in wanted if n not in parent.tools]
+
+
+class AgentRulesGuard(Guard):
+    """A custom type's own rules, outside the session's: its `disallowedTools` rules deny; its `tools`
+    rules (`Bash(psql:*)`) and `permissionMode` answer the mode's question (never an ask rule's, a
+    protected file's or a user-only one). `rules` is a policy holding only the type's rules."""
+
+    def __init__(self, rules: PermissionPolicy, mode: str | None, label: str) -> None:
+        self.rules, self.mode, self.label = rules, mode, label
+
+    def before(self, tool_name: str, input: dict[str, Any]) -> Deny | None:
+        found = self.rules.check_restrictions(tool_name, input)
+        return Deny(f"{found.reason} of {self.label}") if isinstance(found, Deny) else None
+
+    def after(self, tool_name: str, input: dict[str, Any], decision: Decision) -> Decision:
+        if not isinstance(decision, Ask) or decision.user_only or decision.by_rule or decision.protected:
+            return decision
+        if isinstance(self.rules.can_use_tool(tool_name, input), Allow):
+            return Allow()
+        if self.mode == "dontAsk":
+            return Deny(f"{decision.reason}; {self.label} runs in dontAsk mode, which refuses what would ask")
+        return decision
+
+
+def agent_rules(agent_type: AgentType, parent: Agent, project_root: Path, *, lifts: bool) -> AgentRulesGuard | None:
+    """The guard for a type's own rules, or None; `lifts`: may its allow rules and mode answer questions
+    (a project's type in a folder not trusted may only narrow)."""
+    if not (agent_type.allow or agent_type.deny or agent_type.permission_mode):
+        return None
+    mode = agent_type.permission_mode if lifts or agent_type.permission_mode in ("dontAsk", "plan") else None
+    allow = list(agent_type.allow) if lifts else []
+    layer = {"allow": allow, "deny": list(agent_type.deny)}
+    policy = PermissionPolicy.from_layers(
+        [("agent", layer, str(agent_type.path))], cwd=lambda: parent.ctx.cwd, project_root=project_root
+    )
+    policy.mode = mode if mode in ("acceptEdits", "bypassPermissions", "plan") else "default"
+    return AgentRulesGuard(policy, mode, f"agent {agent_type.name}")
 
 
 def child_context(parent: Agent) -> Any:

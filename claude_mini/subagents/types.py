@@ -7,8 +7,12 @@
 
 Files (Claude Code's layout and format): `.claude/agents/**/*.md` under the project root and
 `agents/**/*.md` under `$CLAUDE_MINI_HOME`, subfolders included. Frontmatter `name` and
-`description` are required, `tools` (a comma-separated string or a list; omitted, empty or `*`:
-every tool), `model` and `memory` optional; the body is the type's system prompt. The name is the
+`description` are required; optional: `tools` (a comma-separated string or a list; omitted, empty or
+`*`: every tool; an entry written as a rule, `Bash(psql:*)`, grants the tool and is the type's allow
+rule), `disallowedTools` (names or rules), `model` (`inherit`: the parent's), `memory`,
+`permissionMode`, `skills` (loaded into its first message) and `hooks` (settings' format, run only
+while it runs); other keys (`color`, `category`, ...) are a --debug line. The body is the type's
+system prompt. The name is the
 frontmatter's, not the file's. Project beats user on a clash (Claude Code); a built-in's name
 cannot be taken (Claude Code would let the file replace the built-in). Bad files are one line
 each; the rest loads. Reading, frontmatter and the links-out-of-the-repository rule are the
@@ -17,9 +21,10 @@ skills catalog's (`skills.catalog`), so both say the same things about the same 
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
@@ -36,15 +41,15 @@ from claude_mini.skills.catalog import (
     split_tool_rules,
 )
 
+log = logging.getLogger(__name__)
+
 MemoryScope = Literal["project", "user", "local"]
 MEMORY_TOOLS = ("Write", "Edit", "Read")  # added to a `tools:` list when `memory` is set (Claude Code)
-_TOOL_NAME = re.compile(r"[A-Za-z_][\w-]*")  # `Read`, `mcp__github__create_issue`
-# Claude Code keys claude-mini does not apply and that would make the type do more if ignored.
-_REFUSED_KEYS = {  # key: (what ignoring it would do, what to do)
-    "disallowedTools": ("it would get the tools it denies", "List the tools it may use in `tools` instead."),
-    "hooks": ("its hooks would not run", "Move them to the hooks in settings."),
-}
-_APPLIED_KEYS = {"name", "description", "tools", "model", "memory", "color"}  # `color`: cosmetic
+# `Read`, `mcp__github__create_issue`, `Bash(psql:*)`
+_TOOL_RULE = re.compile(r"(?P<tool>[A-Za-z_*][\w-]*)(?:\((?P<spec>.*)\))?", re.S)
+_APPLIED_KEYS = {"name", "description", "tools", "disallowedTools", "model", "memory", "permissionMode"}
+_APPLIED_KEYS |= {"skills", "hooks"}
+AGENT_MODES = ("default", "acceptEdits", "dontAsk", "bypassPermissions", "plan")
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,12 @@ class AgentType:
     path: Path | None = None  # the .md file of a custom type
     fork: bool = False  # runs on the parent's exact prefix (general-purpose)
     read_only: bool = False  # only read-only calls may run (Explore)
+    allow: tuple[str, ...] = ()  # rules from `tools` entries written as rules (`Bash(psql:*)`)
+    deny: tuple[str, ...] = ()  # `disallowedTools` written as rules
+    disallowed: tuple[str, ...] = ()  # `disallowedTools` naming whole tools: removed from its tools
+    permission_mode: str | None = None  # `permissionMode`
+    skills: tuple[str, ...] = ()  # `skills`: their bodies start its first message
+    hooks: dict[str, Any] = field(default_factory=dict, compare=False)  # `hooks`, settings' format
 
 
 GENERAL_PURPOSE = AgentType(
@@ -135,7 +146,7 @@ class _AgentLoader(FileLoader):
         except CatalogError as exc:
             self.problems.append(f"{label} {exc}; skipped. {fix_hint('command', str(exc))}")
             return None
-        meta, body, problem = split_body(text)
+        meta, body, problem = split_body(text, label)
         if problem:
             self.problems.append(f"{label}: {problem}; skipped. Fix the YAML.")
             return None
@@ -158,29 +169,30 @@ class _AgentLoader(FileLoader):
         if not name or not NAME.fullmatch(name):
             return None
         description = self._description(meta, label)
-        refused = next((k for k in _REFUSED_KEYS if k in meta), None)
-        if refused is not None:
-            harm, fix = _REFUSED_KEYS[refused]
-            self.problems.append(
-                f"{label} uses `{refused}`, which claude-mini does not apply; skipped, since {harm}. {fix}"
-            )
-            return None
         tools = self._tools(meta.get("tools"), label)
         if description is None or tools is False:
             return None
+        names, allow = tools if tools is not None else (None, ())
         memory = self._memory(meta.get("memory"), label)
-        if memory is not None and tools is not None:
-            tools = (*tools, *(t for t in MEMORY_TOOLS if t not in tools))
+        if memory is not None and names is not None:
+            names = (*names, *(t for t in MEMORY_TOOLS if t not in names))
+        disallowed, deny = self._rule_list(meta.get("disallowedTools"), "disallowedTools", label)
         self._unapplied(meta, label)
         return AgentType(
             name,
             description,
             prompt=body.strip(),
-            tools=tools,
+            tools=names,
             model=fields.model(),
             memory=memory,
             source=scope,
             path=path,
+            allow=allow,
+            deny=deny,
+            disallowed=disallowed,
+            permission_mode=self._mode(meta.get("permissionMode"), label),
+            skills=_names(meta.get("skills")),
+            hooks=self._hooks(meta.get("hooks"), label),
         )
 
     def _description(self, meta: dict[str, Any], label: str) -> str | None:
@@ -192,8 +204,9 @@ class _AgentLoader(FileLoader):
         self.problems.append(f"{label} {what}; skipped. Add one line saying when to use it.")
         return None
 
-    def _tools(self, value: object, label: str) -> tuple[str, ...] | None | Literal[False]:
-        """`tools` as names: None is every tool (omitted, empty or `*`, as Claude Code reads it);
+    def _tools(self, value: object, label: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None | Literal[False]:
+        """`tools` as (names, allow rules): None is every tool (omitted, empty or `*`, as Claude Code
+        reads it); an entry written as a rule grants its tool with the rule as the type's allow rule;
         False (and a line) when it is not a string or a list of strings."""
         if value is None:
             return None
@@ -204,19 +217,49 @@ class _AgentLoader(FileLoader):
                 "a list of tool names; skipped, since it would get every tool. Fix the frontmatter."
             )
             return False
-        names = [rule for item in items for rule in split_tool_rules(item)]
+        names, allow = self._rule_list(items, "tools", label)
         if not names or "*" in names:
             return None
-        kept = []
-        for name in dict.fromkeys(names):
-            if _TOOL_NAME.fullmatch(name):
-                kept.append(name)
-            else:
+        return names, allow
+
+    def _rule_list(self, value: object, key: str, label: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(tool names, rules) of a list or comma-separated string; `Bash(psql:*)` names Bash and is a rule."""
+        if value is None:
+            return (), ()
+        items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        names: list[str] = []
+        rules: list[str] = []
+        for entry in (r for item in items if isinstance(item, str) for r in split_tool_rules(item)):
+            m = _TOOL_RULE.fullmatch(entry)
+            if m is None:
                 self.problems.append(
-                    f"{label}: `tools` entry {name!r} is not a tool name; it is left out (a type "
-                    "gets whole tools, not rules), the others still apply. Fix the frontmatter."
+                    f"{label}: `{key}` entry {entry!r} is not a tool name or rule; it is left out, "
+                    "the others still apply. Fix the frontmatter."
                 )
-        return tuple(kept)
+                continue
+            names.append(m["tool"])
+            if m["spec"] is not None:
+                rules.append(entry)
+        if not isinstance(value, (str, list)):
+            self.problems.append(f"{label}: `{key}` is {_what(value)}, not a list; ignored. Fix the frontmatter.")
+        return tuple(dict.fromkeys(names)), tuple(dict.fromkeys(rules))
+
+    def _mode(self, value: object, label: str) -> str | None:
+        """`permissionMode`: one of Claude Code's modes; anything else is a line and the session's mode."""
+        if value is None or value in AGENT_MODES:
+            return value
+        self.problems.append(
+            f"{label}: `permissionMode` is {_what(value)}, not one of {', '.join(AGENT_MODES)}; "
+            "it runs in the session's mode. Fix the frontmatter."
+        )
+        return None
+
+    def _hooks(self, value: object, label: str) -> dict[str, Any]:
+        """`hooks` in the settings' format (`{"PreToolUse": [{"matcher": ..., "hooks": [...]}]}`)."""
+        if value is None or isinstance(value, dict):
+            return value or {}
+        self.problems.append(f"{label}: `hooks` is {_what(value)}, not a mapping; ignored. Fix the frontmatter.")
+        return {}
 
     def _memory(self, value: object, label: str) -> MemoryScope | None:
         """`memory: project|user|local`; anything else is a line and no memory."""
@@ -233,14 +276,17 @@ class _AgentLoader(FileLoader):
         return None
 
     def _unapplied(self, meta: dict[str, Any], label: str) -> None:
-        """One line naming the frontmatter keys claude-mini does not apply (Claude Code's other keys, typos)."""
-        keys = [f"`{k}`" for k in meta if k not in _APPLIED_KEYS]
+        """Keys claude-mini does not apply (`color`, `category`, `displayName` other tools add, typos):
+        a --debug line, never a reason to skip the agent."""
+        keys = [k for k in meta if k not in _APPLIED_KEYS]
         if keys:
-            them = "it" if len(keys) == 1 else "them"
-            self.problems.append(
-                f"{label}: claude-mini does not apply {', '.join(keys)}; loaded without {them}. "
-                f"Remove {them} to silence this line."
-            )
+            log.debug("%s: keys not applied by claude-mini: %s", label, ", ".join(keys))
+
+
+def _names(value: object) -> tuple[str, ...]:
+    """A list, or a comma- or space-separated string, of names."""
+    items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    return tuple(n for item in items if isinstance(item, str) for n in split_tool_rules(item))
 
 
 def _what(value: object) -> str:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from claude_mini.llm.messages import MediaBlock
+
 if TYPE_CHECKING:
     from claude_mini.tools.background import BackgroundShells
     from claude_mini.tools.todo import Todo
@@ -35,12 +37,14 @@ class ToolResult:
 
     `metadata` keys in use: `path` (the file touched, absolute), `diff` (a
     unified diff for Edit/Write), `created` (Write made a new file), `disk_error` (a
-    DiskError ended the call), `stops_turn` (a declined call: the turn ends after it).
+    DiskError ended the call), `stops_turn` (a declined call: the turn ends after it). `media`: images
+    or PDFs the model sees after the text (Read).
     """
 
     content: str
     is_error: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
+    media: list[MediaBlock] = field(default_factory=list)
 
 
 def _nothing_denied(path: str) -> str | None:

@@ -101,6 +101,13 @@ def _schema() -> dict[str, Any]:
     }
 
 
+def _env_ms(name: str, default: int) -> int:
+    """A positive number of milliseconds from the environment (Claude Code's BASH_*_TIMEOUT_MS, which a
+    settings file's `env` may set), else `default`."""
+    raw = os.environ.get(name, "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else default
+
+
 class BashTool:
     """The Bash tool. `shell` and `kill_grace` (seconds between SIGTERM and SIGKILL) are injectable."""
 
@@ -119,7 +126,9 @@ class BashTool:
     async def call(self, input: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the command; update `ctx.cwd` to where the shell ended up."""
         command = str_arg(input, "command")
-        timeout_ms = min(int_arg(input, "timeout", DEFAULT_TIMEOUT_MS, minimum=1) or 1, MAX_TIMEOUT_MS)
+        default_ms, max_ms = _env_ms("BASH_DEFAULT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS), _env_ms("BASH_MAX_TIMEOUT_MS", 0)
+        max_ms = max_ms or max(MAX_TIMEOUT_MS, default_ms)
+        timeout_ms = min(int_arg(input, "timeout", min(default_ms, max_ms), minimum=1) or 1, max_ms)
         cwd, note = _usable_cwd(ctx)
         sandbox = ctx.sandbox
         if sandbox is not None and (problem := sandbox.missing_problem()):

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from claude_mini.tools import ToolContext, ToolError, ToolResult, int_arg, str_arg
+from claude_mini.tools import ToolContext, ToolError, ToolResult, int_arg, opt_str_arg, str_arg
+from claude_mini.tools.media import is_image_path, is_pdf_path, load_image, load_pdf
 
 DEFAULT_LIMIT = 2000
 MAX_LINE_CHARS = 2000
@@ -50,7 +51,11 @@ Reads a text file from the local filesystem and returns its lines numbered like 
 offset (the 1-based line number to start at) and limit (how many lines) to read one part.
 - Lines longer than 2000 characters are cut, with a marker saying so.
 - The line-number prefix is not part of the file: never include it in Edit's old_string.
-- Binary files (images, archives, compiled code) are refused; use Bash for them if needed.
+- Images (png, jpg, gif, webp) are shown to you as images; large ones are scaled down.
+- PDFs are shown page by page as documents. One of more than 10 pages must be read in parts: \
+pass pages (e.g. "1-5"), at most 20 pages a call.
+- Jupyter notebooks (.ipynb) are shown as their cells with their outputs; edit them with NotebookEdit.
+- Other binary files (archives, compiled code) are refused; use Bash for them if needed.
 - Directories are refused: use Glob to find files or Bash `ls` to list a directory.
 - You must Read a file before you Write over it or Edit it. It is fine to read several \
 files at once by calling Read in parallel."""
@@ -71,6 +76,10 @@ def _schema() -> dict[str, Any]:
             "limit": {
                 "type": "integer",
                 "description": "Maximum number of lines to read (default 2000)",
+            },
+            "pages": {
+                "type": "string",
+                "description": 'Page range of a PDF ("3", "1-5"); at most 20 pages. Only for PDF files.',
             },
         },
         "required": ["file_path"],
@@ -97,9 +106,29 @@ class ReadTool:
         path = ctx.resolve(str_arg(input, "file_path"))
         offset = int_arg(input, "offset", 1, minimum=0) or 1  # 0 means "from the start"
         limit = int_arg(input, "limit", DEFAULT_LIMIT, minimum=1) or DEFAULT_LIMIT
-        result, mtime = await asyncio.to_thread(read_numbered, path, offset, limit)
+        pages = opt_str_arg(input, "pages")
+        result, mtime = await asyncio.to_thread(read_any, path, offset, limit, pages)
         record_read(ctx, path, mtime)
         return result
+
+
+def read_any(path: Path, offset: int, limit: int, pages: str | None) -> tuple[ToolResult, float]:
+    """Read's result by kind of file: an image or PDF as a block, a notebook's cells, else text."""
+    from claude_mini.tools.notebook import read_notebook  # cycle: notebook.py uses this module's helpers
+
+    st = _stat_regular_file(path)
+    if pages is not None and not is_pdf_path(path):
+        raise ToolError("`pages` is only for PDF files; use offset and limit for text.")
+    if is_image_path(path) or is_pdf_path(path):
+        loaded = load_image(path, path.name) if is_image_path(path) else load_pdf(path, path.name, pages)
+        summary = (
+            f"Read {path} ({loaded.summary}); it follows as {'an image' if is_image_path(path) else 'a document'}."
+        )
+        meta = {"path": str(path), "media": loaded.summary}
+        return ToolResult(summary, metadata=meta, media=[loaded.block]), st.st_mtime
+    if path.suffix.lower() == ".ipynb":
+        return read_notebook(path)
+    return read_numbered(path, offset, limit)
 
 
 def record_read(ctx: ToolContext, path: Path, mtime: float) -> None:

@@ -15,6 +15,7 @@ from claude_mini.tools.edit import EditTool
 from claude_mini.tools.glob import GlobTool
 from claude_mini.tools.grep import GrepTool
 from claude_mini.tools.kill_shell import KillShellTool
+from claude_mini.tools.notebook import NotebookEditTool
 from claude_mini.tools.plan import ExitPlanModeTool
 from claude_mini.tools.read import ReadTool
 from claude_mini.tools.todo import TodoWriteTool
@@ -32,6 +33,7 @@ TOOL_NAMES = (
     "TodoWrite",
     "BashOutput",
     "KillShell",
+    "NotebookEdit",
     "WebFetch",
     "ExitPlanMode",
     "WebSearch",
@@ -51,6 +53,7 @@ def default_tools(*, web_search: bool = True) -> list[Tool]:
         TodoWriteTool(),
         BashOutputTool(),
         KillShellTool(),
+        NotebookEditTool(),
         WebFetchTool(),
         ExitPlanModeTool(),
     ]

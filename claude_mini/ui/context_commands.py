@@ -16,7 +16,7 @@ from claude_mini.config.layers import settings_files
 from claude_mini.config.models import MODEL_ALIASES, alias_of, model_named
 from claude_mini.llm import local
 from claude_mini.llm.anthropic_client import AnthropicClient, missing_credentials
-from claude_mini.llm.messages import PURPOSES, message_to_api
+from claude_mini.llm.messages import PURPOSES, media_tokens, message_to_api
 from claude_mini.llm.pricing import price_for
 from claude_mini.memory.instructions import to_json
 from claude_mini.ui.commands import CommandContext, command, print_lines
@@ -43,7 +43,11 @@ def show_context(ctx: CommandContext) -> None:
     tools = estimate_tokens(json.dumps(rt.agent.tool_specs))
     lines.append(f"Tools: {len(rt.agent.tool_specs)} definitions (~{tools:,} tokens)")
     messages = rt.session.messages
-    size = sum(estimate_tokens(json.dumps(message_to_api(m), ensure_ascii=False)) for m in messages)
+    # Images and PDFs count what the API charges for them, not their base64's length.
+    size = sum(
+        estimate_tokens(json.dumps(message_to_api(m, media=False), ensure_ascii=False)) + media_tokens(m)
+        for m in messages
+    )
     users = sum(1 for m in messages if m.role == "user")
     lines.append(f"Messages: {len(messages)} ({users} user, {len(messages) - users} assistant; ~{size:,} tokens)")
     lines += _hook_reports(rt)

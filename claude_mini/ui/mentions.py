@@ -1,9 +1,12 @@
 """`@path` mentions: completing them at the prompt and attaching the files to the message sent.
 
 `@src/app.py` (or `@"my notes.md"`) appends the file's contents to the message as
-`<attached-file path=...>`; a folder attaches its listing. A path outside the
-project, ignored by .gitignore, denied by a Read rule, binary or missing is not
-attached: the user is warned and the message is sent without it. An attached
+`<attached-file path=...>`; a folder attaches its listing. `@shot.png` (png, jpg, gif,
+webp) and `@spec.pdf` go as an image or a document block beside the text, and so does an
+image whose path was pasted (dragged in from a file manager: `/tmp/Shot 1.png`, quoted or
+with a backslash before each space). A path outside the project and its added folders (--add-dir), ignored by
+.gitignore, denied by a Read rule, binary, broken or missing is not attached: the user is
+warned and the message is sent without it. An attached
 file counts as read, so the model may Edit it without reading it again.
 Completion lists the files git would track (`ProjectFiles`) and the slash
 commands.
@@ -33,6 +36,7 @@ from claude_mini.base.safe_read import Unreadable, location_refusal, read_file
 from claude_mini.command_table import CommandTable, builtin_table
 
 if TYPE_CHECKING:
+    from claude_mini.llm.messages import MediaBlock
     from claude_mini.runtime import Runtime
 
 MAX_ATTACH_CHARS = 100_000
@@ -41,6 +45,11 @@ MAX_LISTED_FILES = 20_000
 
 
 MENTION = re.compile(r'(?<![\w@/])@(?:"([^"\n]+)"|([^\s"]+))')
+# A pasted image path: quoted, or unquoted with `\ ` for spaces; absolute, `~/` or file://.
+PASTED_IMAGE = re.compile(
+    r"""(?<![\w@])(?:'((?:/|~/|file://)[^'\n]+)'|"((?:/|~/|file://)[^"\n]+)"|((?:/|~/|file://)(?:\\ |[^\s'"])+))""",
+)
+MEDIA_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".pdf")
 TRAILING = ",.;:!?)]}'"
 
 
@@ -51,6 +60,8 @@ class Mentions:
     text: str
     warnings: list[str] = field(default_factory=list)
     read: list[Path] = field(default_factory=list)
+    media: list[MediaBlock] = field(default_factory=list)
+    attached: list[str] = field(default_factory=list)  # "shot.png (PNG 800x600)", for the user
 
 
 def expand_mentions(
@@ -61,9 +72,13 @@ def expand_mentions(
     ignored: Callable[[Path], bool],
     read_denied: Callable[[str], str | None] = lambda _: None,
     servers: Collection[str] = (),
+    roots: Sequence[Path] = (),
+    media: bool = False,
 ) -> Mentions:
     """Append the contents of every `@path` in `text`; a path that cannot be attached gets a
-    warning. `@server:uri` of one of `servers` is a resource, left to `attach_resources`."""
+    warning. `@server:uri` of one of `servers` is a resource, left to `attach_resources`.
+    `roots`: added folders mentions may name besides the project; `media`: images and PDFs
+    become blocks (else they are refused as binary)."""
     out = Mentions(text)
     seen: set[Path] = set()
     for match in MENTION.finditer(text):
@@ -75,9 +90,12 @@ def expand_mentions(
             continue
         seen.add(path)
         shown = match.group(0)
-        problem = _mention_problem(path, shown, cwd, project_root, ignored, read_denied)
+        problem = _mention_problem(path, shown, [project_root, cwd, *roots], ignored, read_denied, media)
         if problem:
             out.warnings.append(f"{problem}; sent without it.")
+            continue
+        if media and _is_media(path):
+            _attach_media(out, path, shown)
             continue
         try:
             out.text += "\n\n" + _attachment(path, cwd)
@@ -99,13 +117,13 @@ def _mention_path(raw: str, cwd: Path) -> Path:
 def _mention_problem(
     path: Path,
     shown: str,
-    cwd: Path,
-    project_root: Path,
+    folders: Sequence[Path],
     ignored: Callable[[Path], bool],
     read_denied: Callable[[str], str | None],
+    media: bool,
 ) -> str | None:
     real = Path(os.path.realpath(path))
-    roots = [Path(os.path.realpath(project_root)), Path(os.path.realpath(cwd))]
+    roots = [Path(os.path.realpath(folder)) for folder in folders]
     if not any(real == root or root in real.parents for root in roots):
         return f"{shown} is outside the project"
     if not path.exists():
@@ -118,11 +136,50 @@ def _mention_problem(
     refused = location_refusal(str(path), str(real))  # a command's `@.env` or `@link-to-/proc/...`
     if refused:
         return f"{shown} was not attached: {refused}"
-    if path.is_file() and _is_binary(path):
+    if path.is_file() and not (media and _is_media(path)) and _is_binary(path):
         return f"{shown} is a binary file"
     if not (path.is_file() or path.is_dir()):
         return f"{shown} is not a regular file"
     return None
+
+
+def _is_media(path: Path) -> bool:
+    return path.suffix.lower() in MEDIA_SUFFIXES
+
+
+def _attach_media(out: Mentions, path: Path, shown: str) -> None:
+    """An image or PDF as a block beside the text; a broken one is a warning."""
+    from claude_mini.tools.base import ToolError  # startup: tools load after the first paint
+    from claude_mini.tools.media import is_image_path, load_image, load_pdf  # startup: as above
+
+    try:
+        loaded = load_image(path, path.name) if is_image_path(path) else load_pdf(path, path.name, None)
+    except ToolError as exc:
+        out.warnings.append(f"{shown} was not attached: {str(exc).removesuffix(' nothing sent.')} sent without it.")
+        return
+    out.media.append(loaded.block)
+    out.attached.append(f"{path.name} ({loaded.summary})")
+    out.read.append(path)
+
+
+def pasted_images(text: str, read_denied: Callable[[str], str | None]) -> Mentions:
+    """The images whose paths were pasted into `text` (a file dragged into the terminal): blocks
+    beside the text, which stays as typed. Anywhere on disk, as the user named it, but never a
+    credential or a Read-denied file."""
+    out = Mentions(text)
+    seen: set[Path] = set()
+    for match in PASTED_IMAGE.finditer(text):
+        raw = next(g for g in match.groups() if g).removeprefix("file://").replace("\\ ", " ")
+        path = Path(os.path.abspath(Path(raw).expanduser()))
+        if path in seen or path.suffix.lower() not in MEDIA_SUFFIXES[:-1] or not path.is_file():
+            continue
+        seen.add(path)
+        refused = read_denied(str(path)) or location_refusal(str(path), os.path.realpath(path))
+        if refused:
+            out.warnings.append(f"{path.name} was not attached ({refused}); sent without it.")
+            continue
+        _attach_media(out, path, path.name)
+    return out
 
 
 def _is_binary(path: Path) -> bool:
@@ -279,10 +336,18 @@ def rank_resources(mentions: Sequence[str], query: str) -> list[str]:
 
 
 def attach_mentions(
-    text: str, runtime: Runtime, *, project_root: Path, files: ProjectFiles, warn: Callable[[str], None]
+    text: str,
+    runtime: Runtime,
+    *,
+    project_root: Path,
+    files: ProjectFiles,
+    warn: Callable[[str], None],
+    media: list[MediaBlock] | None = None,
+    note: Callable[[str], None] = lambda _: None,
 ) -> str:
     """The message to send for `text`: its @files attached (each recorded as read), `warn` told
-    about each one left out."""
+    about each one left out. With `media`, @images and @PDFs and pasted image paths go there as
+    blocks (`note` names each), else they are refused as binary."""
     from claude_mini.tools.read import record_read  # startup: tools load after the first paint
     from claude_mini.ui.mcp_commands import connections  # startup: MCP loads after the first paint
 
@@ -293,11 +358,18 @@ def attach_mentions(
         ignored=files.is_ignored,
         read_denied=runtime.policy.read_denied,
         servers=connections(runtime),
+        roots=runtime.policy.rules.roots,
+        media=media is not None,
     )
-    for warning in found.warnings:
+    pasted = pasted_images(text, runtime.policy.read_denied) if media is not None else Mentions(text)
+    for warning in found.warnings + pasted.warnings:
         warn(warning)
-    for path in found.read:
+    for path in found.read + pasted.read:
         record_read(runtime.agent.ctx, path, path.stat().st_mtime)
+    if media is not None:
+        media += found.media + pasted.media
+        for name in found.attached + pasted.attached:
+            note(f"Attached {name}")
     return found.text
 
 

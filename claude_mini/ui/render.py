@@ -281,8 +281,13 @@ def outcome_lines(call: ToolUseBlock, result: ToolResult, denied: bool = False) 
         return error_lines(result, lines)
     if call.name == "Agent":  # the subagent's summary line; `/agents last` shows the rest
         return [_crop(lines[-1], "dim")]
+    if call.name == "Read" and ("media" in result.metadata or "cells" in result.metadata):  # an image, PDF, notebook
+        what = result.metadata.get("media") or f"{result.metadata['cells']} cells"
+        return [_crop(f"Read {what}", "dim")]
     if call.name == "Read":
         return [_crop(f"Read {result.metadata.get('num_lines', len(lines))} lines", "dim")]
+    if call.name == "NotebookEdit":  # its message names the cell; the diff is the cell's source
+        return [_crop(lines[0], "dim"), *diff_lines(result.metadata.get("diff") or "")]
     if call.name in ("Write", "Edit"):
         return [_crop(_file_change(call, result), "dim"), *diff_lines(result.metadata.get("diff") or "")]
     if call.name == "TodoWrite" and "todos" in result.metadata:  # the list itself follows the answer

@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 
     from claude_mini.agent.loop import PermissionAnswer
     from claude_mini.config import Config
-    from claude_mini.llm.messages import ToolUseBlock
+    from claude_mini.llm.messages import MediaBlock, ToolUseBlock
     from claude_mini.llm.protocol import ModelClient
     from claude_mini.runtime import Runtime
     from claude_mini.session import Session
@@ -440,7 +440,11 @@ class Repl:
         cancels it."""
         runtime = await self.get_runtime()
         warn = lambda warning: self.renderer.line(f"⚠ {warning}", "yellow")  # noqa: E731
-        message = attach_mentions(text, runtime, project_root=self.config.project_root, files=self.files, warn=warn)
+        media: list[MediaBlock] = []  # @images, @PDFs and pasted image paths, as blocks beside the text
+        note = lambda line: self.renderer.line(f"⎿  {line}", "dim")  # noqa: E731
+        message = attach_mentions(
+            text, runtime, project_root=self.config.project_root, files=self.files, warn=warn, media=media, note=note
+        )
         message += await attach_resources(text, runtime, warn=warn)
         renderer = self.renderer
         renderer.begin_turn()
@@ -448,7 +452,7 @@ class Repl:
             with escape_cancels(
                 self.prompt.input, self.interrupts.cancel, self.queue, self._show_typeahead, self._transcript_later
             ):
-                if await self.interrupts.run(self._consume(runtime, message, text)) is CANCELLED:
+                if await self.interrupts.run(self._consume(runtime, message, text, media)) is CANCELLED:
                     renderer.interrupted()
                     self._unqueue()
         finally:
@@ -505,7 +509,7 @@ class Repl:
             self.queued.clear()
             self.renderer.line("The queued message is back in the input.", "dim")
 
-    async def _consume(self, runtime: Runtime, text: str, typed: str) -> None:
+    async def _consume(self, runtime: Runtime, text: str, typed: str, media: Sequence[MediaBlock] = ()) -> None:
         from claude_mini.agent.loop import (  # startup: the loop loads after the first paint
             AgentStop,
             PromptWithdrawn,
@@ -516,7 +520,7 @@ class Repl:
 
         await self.loader.sdk_ready()
         try:
-            async for event in runtime.agent.run(text):
+            async for event in runtime.agent.run(text, media=media):
                 self.renderer.on_event(event)
         except TurnCancelled as exc:
             self.renderer.interrupted()

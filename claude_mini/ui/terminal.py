@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import is_searching
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -33,6 +34,8 @@ from prompt_toolkit.lexers import Lexer
 from prompt_toolkit.search import stop_search
 from prompt_toolkit.shortcuts.choice_input import ChoiceInput
 from prompt_toolkit.styles import Style
+
+from claude_mini.ui.clipboard import clipboard_image
 
 EXIT_WINDOW_S = 2.0
 STYLE = Style.from_dict(
@@ -109,7 +112,17 @@ def prompt_bindings(
     keys.add("escape", "escape", eager=True)(_on_double_escape)
     if transcript is not None:
         keys.add("c-o", eager=True)(lambda event: transcript())
+    keys.add("c-v")(_paste_clipboard_image)
     return keys
+
+
+def _paste_clipboard_image(event: KeyPressEvent) -> None:
+    """Ctrl-V: the clipboard's image is saved and its quoted path typed in (attached when sent)."""
+    path, problem = clipboard_image()
+    if path is not None:
+        event.current_buffer.insert_text(f"'{path}' ")
+    else:
+        run_in_terminal(lambda: print(problem))
 
 
 REWIND_COMMAND = "/rewind"

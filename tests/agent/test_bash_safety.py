@@ -9,6 +9,8 @@ from claude_mini.shell.parse import ShellSyntaxError, parse_command
 from claude_mini.shell.read_only import is_read_only_command
 
 READ_ONLY = [
+    "[ -f package.json ] && cat package.json || true",
+    "test -d src && ls src || false",
     "git status",
     "ls -la && git log --oneline -5",
     "grep -rn foo src | head",

@@ -90,8 +90,8 @@ COMMANDS = {
     "review.md": "Review the staged diff for bugs, missing tests and unclear names.\n\nBe specific: cite file:line.\n",
     "frontend/component.md": (
         "---\ndescription: Scaffold a React component with a test and a story\n"
-        "argument-hint: <ComponentName>\n---\nCreate src/components/$1/ with $1.tsx, "
-        "$1.test.tsx and $1.stories.tsx, following src/components/Button.\n"
+        "argument-hint: <ComponentName>\n---\nCreate src/components/$0/ with $0.tsx, "
+        "$0.test.tsx and $0.stories.tsx, following src/components/Button.\n"
     ),
 }
 BODY_MARKERS = ("RELEASE-NOTES-BODY", "DB-MIGRATION-BODY", "API-DOCS-BODY", "Be specific: cite", "Button.")
@@ -146,7 +146,7 @@ def test_the_listing_is_one_cached_prefix_for_every_request_and_the_fork(run_cli
         "- release-notes: Draft release notes from CHANGELOG.md for a new version",
         "- db-migration: Write and review an Alembic database migration safely",
         "- review: Review the staged diff for bugs, missing tests and unclear names.",
-        "- component: Scaffold a React component with a test and a story",
+        "- frontend:component: Scaffold a React component with a test and a story",
     ):
         assert entry in listing
     for request in [*mains, extract]:  # byte-identical tools and system: one cached prefix

@@ -21,7 +21,7 @@ GREET = """---
 description: Greet someone by name
 argument-hint: <name>
 ---
-Say hello to $1 warmly. Today is !`echo SNIPPET-RAN`. Read @notes.txt first.
+Say hello to $0 warmly. Today is !`echo SNIPPET-RAN`. Read @notes.txt first.
 """
 
 
@@ -84,7 +84,7 @@ def test_an_allowed_bang_line_runs(run_cli, fake_server, repo, isolated_env):
 
 
 def test_context_lint_reports_a_broken_skill_and_a_builtin_clash(run_cli, repo):
-    write(repo, ".claude/skills/broken/SKILL.md", "---\ndescription: [unclosed\n---\nBroken body\n")
+    write(repo, ".claude/skills/broken/SKILL.md", "---\n[[[ nothing to read\n---\nBroken body\n")
     write(repo, ".claude/skills/fine/SKILL.md", "---\ndescription: A fine skill\n---\nBody\n")
     write(repo, ".claude/commands/help.md", "My own help\n")
     result = run_cli("context", "--lint")
@@ -103,7 +103,7 @@ def test_repl_runs_a_custom_command_and_help_lists_it_with_its_source(start, fak
     write(
         repo,
         ".claude/commands/frontend/component.md",
-        "---\ndescription: Make a React component\nargument-hint: <name>\n---\nCreate the $1 component.\n",
+        "---\ndescription: Make a React component\nargument-hint: <name>\n---\nCreate the $0 component.\n",
     )
     write(repo, ".claude/commands/help.md", "My own help\n")
     main_replies(fake_server, Reply.text("Component made."))
@@ -112,14 +112,14 @@ def test_repl_runs_a_custom_command_and_help_lists_it_with_its_source(start, fak
     term.submit("/component Button")
     term.expect("Component made.")
     [request] = fake_server.requests_for("main")
-    assert "<command-name>/component</command-name>" in last_user_text(request)
+    assert "<command-name>/frontend:component</command-name>" in last_user_text(request)
     assert "Create the Button component." in last_user_text(request)
     term.ready()
     term.submit("/help")
-    term.expect(r"/component <name>\s+Make a React component \(project:frontend, also /frontend:component\)")
+    term.expect(r"/frontend:component <name>\s+Make a React component \(project:frontend, also /component\)")
     term.ready()
     term.submit("/skills")
-    term.expect(r"component\s+command\s+project:frontend\s+listed\s+invoked \([\d,]+ tokens\)\s+Make a React")
+    term.expect(r"frontend:component\s+command\s+project:frontend\s+listed\s+invoked \([\d,]+ tokens\)\s+Make a React")
     term.ready()
     term.submit("/exit")
     assert term.exit_status() == 0
@@ -178,7 +178,7 @@ def test_an_initial_prompt_naming_a_command_with_a_dot_runs_it(start, fake_serve
 
 
 def test_tab_completes_an_alias_and_a_late_command_says_when_it_becomes_one(start, fake_server, repo):
-    write(repo, ".claude/commands/frontend/component.md", "Create the $1 component.\n")
+    write(repo, ".claude/commands/frontend/component.md", "Create the $0 component.\n")
     main_replies(fake_server, Reply.text("Component made."))
     term = start()
     term.ready()

@@ -190,6 +190,7 @@ def test_a_missing_variable_skips_the_server_with_one_line_naming_it(files, repo
     assert names(found.servers) == [("time", "user")]
     [line] = found.problems
     assert 'Skipped MCP server "db"' in line and "DB_URL, A," in line and "${NAME:-default}" in line
+    assert "Claude Code would start it with the literal text in their place; claude-mini does not" in line
 
 
 # ---- trust and approval

@@ -78,18 +78,15 @@ def test_lexical_selection_reaches_the_archive_and_names_it_so(store, clock):
     tier = ArchiveTier(store)
     live = CandidateScanner(store.root)
     live.scan()
-    without = select_lexical(QUESTION, live.index, now=clock.now)
+    without = select_lexical(QUESTION, live.index)
     assert without == []  # the live folder alone has no answer
-    chosen = select_lexical(QUESTION, live.index, now=clock.now, archive=tier.refresh())
+    chosen = select_lexical(QUESTION, live.index, archive=tier.refresh())
     assert [f for f, _ in chosen] == ["archive/reporting-pool.md"]
     in_context = {"archive/reporting-pool.md"}  # shown from the archive earlier (restore failed)
-    assert select_lexical(QUESTION, live.index, now=clock.now, archive=tier.refresh(), exclude=in_context) == []
-    names = [f for f, _ in shortlist(QUESTION, live.index, now=clock.now, archive=tier.refresh(), exclude=in_context)]
+    assert select_lexical(QUESTION, live.index, archive=tier.refresh(), exclude=in_context) == []
+    names = [f for f, _ in shortlist(QUESTION, live.index, archive=tier.refresh(), exclude=in_context)]
     assert "archive/reporting-pool.md" not in names and "archive/old-flags.md" in names
-    assert (
-        select_lexical("deploy billing to staging", live.index, now=clock.now, archive=tier.refresh())[0][0]
-        == "deploy.md"
-    )
+    assert select_lexical("deploy billing to staging", live.index, archive=tier.refresh())[0][0] == "deploy.md"
 
 
 def test_the_shortlist_ranks_archived_and_live_files_together(store, clock):
@@ -97,14 +94,15 @@ def test_the_shortlist_ranks_archived_and_live_files_together(store, clock):
     live = CandidateScanner(store.root)
     live.scan()
     view = tier.refresh()
-    assert [f for f, _ in shortlist(QUESTION, live.index, 1, clock.now, archive=view)] == [
+    assert [f for f, _ in shortlist(QUESTION, live.index, 1, archive=view)] == [
         "archive/reporting-pool.md"
     ]  # the best match, though gc archived it
-    everything = [f for f, _ in shortlist(QUESTION, live.index, 10, clock.now, archive=view)]
-    # matches first, then the newest live file, then the archived rest; never what a person forgot
-    assert everything == ["archive/reporting-pool.md", "deploy.md", "archive/old-flags.md"]
-    unrelated = [f for f, _ in shortlist("frontend colours", live.index, 10, clock.now, archive=view)]
-    assert unrelated == ["deploy.md", "archive/old-flags.md", "archive/reporting-pool.md"]
+    everything = [f for f, _ in shortlist(QUESTION, live.index, 10, archive=view)]
+    # the best match first, then the rest of both tiers; never what a person forgot
+    assert everything[0] == "archive/reporting-pool.md"
+    assert sorted(everything) == ["archive/old-flags.md", "archive/reporting-pool.md", "deploy.md"]
+    unrelated = [f for f, _ in shortlist("frontend colours", live.index, 10, archive=view)]
+    assert sorted(unrelated) == ["archive/old-flags.md", "archive/reporting-pool.md", "deploy.md"]
 
 
 def test_bring_back_restores_the_file_its_index_line_and_counts_a_use(store, clock):

@@ -296,7 +296,7 @@ def test_rules_with_string_list_and_star_paths(env):
 @pytest.mark.parametrize(
     "frontmatter, problem",
     [
-        ("paths: **/*.py", "not valid YAML"),
+        ("{paths: [", "not valid YAML"),
         ("- just\n- a list", "not a mapping"),
         ("paths: 42", "`paths` must be a string or a list of strings"),
     ],
@@ -308,6 +308,17 @@ def test_malformed_frontmatter_warns_and_loads_whole_file(env, frontmatter, prob
     assert f"---\n{frontmatter}\n---\nbody text" in got.render()
     assert len(got.warnings) == 1 and problem in got.warnings[0]
     assert problem in got.files[0].notes[0]
+
+
+def test_a_rule_yaml_refuses_is_read_line_by_line(env, caplog):
+    write(env, "p/.claude/rules/py.md", "---\npaths: **/*.py\n---\nPython rule")
+    with caplog.at_level("DEBUG", logger="claude_mini.base.frontmatter"):
+        got = load(env / "p")
+    assert got.warnings == []
+    (rule,) = got.conditional
+    assert rule.matches(env / "p/src/a.py") and not rule.matches(env / "p/src/a.ts")
+    assert "Python rule" not in got.render()
+    assert [r.message for r in caplog.records if "line by line" in r.getMessage()]
 
 
 def test_unclosed_frontmatter_warns():

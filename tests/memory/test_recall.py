@@ -514,3 +514,24 @@ def test_no_bridge_for_a_small_folder_or_an_english_request(repo, fake_server):
     )
     assert len(fake_server.requests_for("recall")) == 2  # a selection each, no keyword request
     assert all("keywords" not in json.dumps(r.body) for r in fake_server.requests_for("recall"))
+
+
+def test_a_large_folder_bridges_any_request_with_no_strong_local_match_and_only_those(repo, fake_server):
+    rt = make_runtime(repo, fake_server)
+    save(rt, "staging-reset.md", "The staging database is wiped every Monday at 02:00", body="RESET-BODY")
+    fill_folder(rt, 450)
+    fake_server.on(
+        Reply.json({"keywords": ["staging", "database", "wiped", "Monday"]}),
+        purpose="recall",
+        match=lambda r: "keywords" in json.dumps(r.body),
+    )
+    select(fake_server, "staging-reset.md")
+    tool_turn(fake_server, 2)
+    run_turns(
+        rt,
+        "when is the staging database wiped?",  # a strong local match: no keyword request
+        "who deleted my test data on the pre-production environment?",  # a paraphrase: nothing strong
+    )
+    kinds = ["keywords" in json.dumps(r.body) for r in fake_server.requests_for("recall")]
+    assert kinds == [False, True, False]
+    assert "pre-production environment" in manifest_of(fake_server.requests_for("recall")[1])

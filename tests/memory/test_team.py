@@ -184,12 +184,12 @@ def test_recall_searches_both_tiers_and_names_team_files(repo, tmp_path):
     assert "team/staging-reset.md" not in {c.filename for c in manifest} and not strong
 
 
-def test_merging_the_tiers_keeps_the_manifest_size_and_the_relative_floor():
+def test_merging_the_tiers_keeps_the_manifest_size_and_orders_the_strong_matches_by_score():
     private = [(f"p{i}.md", 0.05) for i in range(SHORTLIST_SIZE)]
     team = [("team/hit.md", 3.0)]
     best, strong = merge_tiers(private, [("p1.md", 1.0)], team, [("team/hit.md", 3.0)])
     assert len(best) == SHORTLIST_SIZE and best[0] == ("team/hit.md", 3.0)
-    assert strong == [("team/hit.md", 3.0)]  # 1.0 is under 0.7 x 3.0
+    assert strong == [("team/hit.md", 3.0), ("p1.md", 1.0)]  # each tier made its own cut
 
 
 # --- promote and demote -------------------------------------------------------------------

@@ -96,24 +96,27 @@ def test_command_in_subfolder_has_namespace_and_alias(root, home):
     command(root / ".claude", "frontend/component.md", "Make a component")
     command(root / ".claude", "a/b/deep.md", "Deep")
     cat = load(root, home)
-    comp = cat.find("component")
-    assert comp is not None and comp.namespace == "frontend" and comp.aliases == ("frontend:component",)
-    assert comp.source == "project:frontend"
-    assert cat.find("/frontend:component") is comp and cat.find("COMPONENT") is comp
+    comp = cat.find("frontend:component")
+    assert comp is not None and comp.name == "frontend:component" and comp.aliases == ("component",)
+    assert comp.namespace == "frontend" and comp.source == "project:frontend"
+    assert cat.find("/component") is comp and cat.find("COMPONENT") is comp
     assert cat.find("a:b:deep") is cat.find("deep")
     assert cat.names() == {"component", "frontend:component", "deep", "a:b:deep"}
+    assert [e.name for e in cat.listed()] == ["frontend:component", "a:b:deep"]
 
 
-def test_same_stem_in_two_folders_the_second_is_reached_by_its_namespace(root, home):
+def test_same_stem_in_two_folders_each_is_reached_by_its_namespace(root, home):
     command(root / ".claude", "api/test.md", "API")
     command(root / ".claude", "web/test.md", "WEB")
     command(root / ".claude", "test.md", "TOP")
+    command(root / ".claude", "git/lint.md", "LINT")
+    command(root / ".claude", "hg/lint.md", "HG LINT")
     cat = load(root, home)
     assert cat.find("test").description == "TOP"
     assert cat.find("api:test").description == "API" and cat.find("web:test").description == "WEB"
-    assert [e.name for e in cat.entries] == ["test", "api:test", "web:test"]
-    assert len(cat.problems) == 2
-    assert "this one is /api:test" in cat.problems[0]
+    assert cat.find("lint") is None  # ambiguous: neither owns the short name
+    assert cat.find("git:lint").description == "LINT"
+    assert cat.problems == []
 
 
 def test_skill_frontmatter_name_is_an_alias(root, home):
@@ -141,8 +144,19 @@ def test_same_name_differing_in_case_clashes(root, home):
 
 
 # --- bad files ----------------------------------------------------------------------------
+def test_yaml_refused_is_read_line_by_line(root, home):
+    text = "---\ndescription: Use when: the user asks\nmodel:\thaiku\nallowed-tools: Bash(git:*)\n---\nBody"
+    command(root / ".claude", "c.md", text)
+    skill(root / ".claude", "pdf", "---\ndescription: [unclosed\n---\nBody")
+    cat = load(root, home)
+    c, pdf = cat.find("c"), cat.find("pdf")
+    assert c.description == "Use when: the user asks" and c.model == "haiku" and c.allowed_tools == ("Bash(git:*)",)
+    assert pdf.description == "[unclosed" and pdf.body() == "Body"
+    assert cat.problems == []
+
+
 def test_broken_yaml_loads_with_folder_name_and_first_paragraph(root, home):
-    skill(root / ".claude", "pdf", "---\ndescription: [unclosed\n---\nBroken body\nsecond line\n\nmore")
+    skill(root / ".claude", "pdf", "---\n[[ nothing: to read\n---\nBroken body\nsecond line\n\nmore")
     cat = load(root, home)
     [entry] = cat.entries
     assert entry.name == "pdf" and entry.description == "Broken body second line"

@@ -21,20 +21,20 @@ ARGS = "\"Alice Smith\" 'b c' d"
     ("body", "args", "want"),
     [
         ("Hi $ARGUMENTS!", ARGS, f"Hi {ARGS}!"),  # raw, quotes kept
-        ("$1|$2|$3", ARGS, "Alice Smith|b c|d"),  # 1-based, shell-split
+        ("$0|$1|$2", ARGS, "Alice Smith|b c|d"),  # 0-based, shell-split (Claude Code's current docs)
         ("$ARGUMENTS[0]|$ARGUMENTS[2]", ARGS, "Alice Smith|d"),  # 0-based
-        ("$4 $ARGUMENTS[3]", ARGS, "$4 $ARGUMENTS[3]"),  # out of range: literal
-        ("$0 and $10", ARGS, f"$0 and $10\n\nARGUMENTS: {ARGS}"),  # $0 and $10 are no placeholders...
-        ("$1 and $10", "a", "a and $10"),  # ...and $10 is not $1 then "0"
-        (r"\$1 costs \$ARGUMENTS but $1", "x", "$1 costs $ARGUMENTS but x"),  # \$ escapes
+        ("$3 $ARGUMENTS[3]", ARGS, "$3 $ARGUMENTS[3]"),  # out of range: literal
+        ("$0 and $10", "a", "a and $10"),  # $10 is not $1 then "0"
+        ("w-$1xl w-$1. $1_a", "a b", "w-$1xl w-b. $1_a"),  # before a word character: text
+        (r"\$0 costs \$ARGUMENTS but $0", "x", "$0 costs $ARGUMENTS but x"),  # \$ escapes
         (r"C:\path \$HOME", "", r"C:\path \$HOME"),  # a \ before anything else stays
         ("No placeholder", "some args", "No placeholder\n\nARGUMENTS: some args"),
         ("No placeholder", "", "No placeholder"),
-        (r"Only \$1 escaped", "a", "Only $1 escaped\n\nARGUMENTS: a"),
+        (r"Only \$0 escaped", "a", "Only $0 escaped\n\nARGUMENTS: a"),
         ("$ARGUMENTS_X $ARGUMENTSX", "a", "$ARGUMENTS_X $ARGUMENTSX\n\nARGUMENTS: a"),
         ("[$ARGUMENTS]", "", "[]"),  # a placeholder with no args: empty
-        ("$1 and $2", 'unbalanced "quote', 'unbalanced and "quote'),  # shlex refuses: split on spaces
-        ("$1", "$2 $ARGUMENTS", "$2"),  # one pass: arguments are not re-read
+        ("$0 and $1", 'unbalanced "quote', 'unbalanced and "quote'),  # shlex refuses: split on spaces
+        ("$0", "$2 $ARGUMENTS", "$2"),  # one pass: arguments are not re-read
     ],
 )
 def test_substitute_arguments(body, args, want):
@@ -90,14 +90,14 @@ def expand(body: str, args: str, runner: Runner, **kw) -> str:
 
 def test_expand_runs_snippets_in_order_and_inlines_output():
     runner = Runner()
-    body = "Before !`echo one` after $1\n```!\necho two\n```\nend"
+    body = "Before !`echo one` after $0\n```!\necho two\n```\nend"
     assert expand(body, "arg", runner) == "Before <ECHO ONE> after arg\n<ECHO TWO>\nend"
     assert runner.ran == ["echo one", "echo two"]
 
 
 def test_text_from_arguments_is_never_run():
     runner = Runner()
-    body = "Review $ARGUMENTS and !`git diff $1` in ${CLAUDE_SKILL_DIR}"
+    body = "Review $ARGUMENTS and !`git diff $0` in ${CLAUDE_SKILL_DIR}"
     out = expand(body, "!`rm -rf /` ```!\nrm -rf /\n```", runner, skill_dir=Path("/s"))
     # Only the body's snippet runs, with its placeholder filled in (the permission check judges the
     # command that results); the snippets inside the arguments never run.
@@ -107,7 +107,7 @@ def test_text_from_arguments_is_never_run():
 
 def test_a_snippets_placeholders_are_filled_as_claude_code_does():
     runner = Runner()
-    assert expand("Log: !`git log -n $1 $ARGUMENTS[1]`", "3 main", runner) == "Log: <GIT LOG -N 3 MAIN>"
+    assert expand("Log: !`git log -n $0 $ARGUMENTS[1]`", "3 main", runner) == "Log: <GIT LOG -N 3 MAIN>"
     assert runner.ran == ["git log -n 3 main"]
 
 
@@ -128,6 +128,14 @@ def test_snippet_uses_skill_dir_and_arguments_appended_without_placeholder():
     out = expand("Run !`python ${CLAUDE_SKILL_DIR}/go.py`", "extra", runner, skill_dir=Path("/sk"))
     assert runner.ran == ["python /sk/go.py"]
     assert out == "Run <PYTHON /SK/GO.PY>\n\nARGUMENTS: extra"
+
+
+def test_a_snippet_with_no_output_leaves_claude_codes_placeholder():
+    async def silent(command: str) -> str:
+        return "\n"
+
+    out = asyncio.run(expand_body("Check !`true` done", "", run_shell=silent))
+    assert out == "Check (Bash completed with no output) done"
 
 
 def test_expansion_error_from_the_runner_propagates_and_stops():

@@ -176,7 +176,7 @@ def test_a_typed_command_expands_arms_its_model_and_runs_its_snippets(repo, fake
     command(
         repo,
         "greet",
-        "---\ndescription: Greet someone\nmodel: haiku\n---\nGreet $1 warmly. Today: !`echo SNIPPET-OUT`\n",
+        "---\ndescription: Greet someone\nmodel: haiku\n---\nGreet $0 warmly. Today: !`echo SNIPPET-OUT`\n",
     )
     fake_server.queue(Reply.text("Hello!"), Reply.text("Second."))
 

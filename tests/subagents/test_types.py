@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from claude_mini.permissions import Allow, Ask, Deny, PermissionPolicy
+from claude_mini.subagents.runner import AgentRulesGuard
 from claude_mini.subagents.types import (
     EXPLORE,
     GENERAL_PURPOSE,
@@ -89,18 +91,21 @@ def test_tools_as_a_string_or_a_list(dirs, tools, expected):
     assert types.problems == [] and types.find("a").tools == expected
 
 
-def test_a_tools_value_that_is_no_list_of_names_skips_the_type_and_a_rule_is_left_out(dirs):
+def test_a_tools_value_that_is_no_list_of_names_skips_the_type_and_a_rule_grants_its_tool(dirs):
     root, home = dirs
     agent_file(root / ".claude", "map.md", "name: map\ndescription: d\ntools: {Read: true}")
-    agent_file(root / ".claude", "rule.md", "name: rule\ndescription: d\ntools: Read, Bash(git log:*)")
+    agent_file(root / ".claude", "rule.md", "name: rule\ndescription: d\ntools: Read, Bash(git log:*), Bash(psql:*)")
+    agent_file(root / ".claude", "odd.md", "name: odd\ndescription: d\ntools: Read, ???")
     types = load_agent_types(root, home)
-    assert names(types) == ["general-purpose", "Explore", "rule"]
-    assert types.find("rule").tools == ("Read",)  # fewer tools, never more
+    assert names(types) == ["general-purpose", "Explore", "odd", "rule"]
+    rule = types.find("rule")
+    assert rule.tools == ("Read", "Bash") and rule.allow == ("Bash(git log:*)", "Bash(psql:*)")
+    assert types.find("odd").tools == ("Read",)
     assert types.problems == [
         "Agent .claude/agents/map.md: `tools` is a mapping, not a comma-separated string or a list of tool names; "
         "skipped, since it would get every tool. Fix the frontmatter.",
-        "Agent .claude/agents/rule.md: `tools` entry 'Bash(git log:*)' is not a tool name; it is left out "
-        "(a type gets whole tools, not rules), the others still apply. Fix the frontmatter.",
+        "Agent .claude/agents/odd.md: `tools` entry '???' is not a tool name or rule; it is left out, "
+        "the others still apply. Fix the frontmatter.",
     ]
 
 
@@ -178,7 +183,7 @@ def test_bad_files_are_one_line_each_and_the_rest_loads(dirs):
     write(agents / "a-plain.md", "Just a body.\n")
     agent_file(root / ".claude", "b-noname.md", "description: d")
     agent_file(root / ".claude", "c-nodesc.md", "name: nodesc")
-    agent_file(root / ".claude", "d-yaml.md", "name: broken\ndescription: [unclosed")
+    agent_file(root / ".claude", "d-yaml.md", "[[[ broken")
     write(agents / "e-binary.md", b"---\nname: x\n---\n\0\1")
     write(agents / "f-huge.md", "---\nname: huge\ndescription: d\n---\n" + "x" * 100_001)
     write(agents / "g-latin1.md", b"---\nname: caf\xe9\ndescription: d\n---\n")
@@ -195,7 +200,7 @@ def test_bad_files_are_one_line_each_and_the_rest_loads(dirs):
         "Agent .claude/agents/b-noname.md has no `name`; skipped. Add `name:` with the name the Agent tool "
         "should use for it.",
         "Agent .claude/agents/c-nodesc.md has no `description`; skipped. Add one line saying when to use it.",
-        "Agent .claude/agents/d-yaml.md: frontmatter is not valid YAML (line 4: did not find expected ',' or "
+        "Agent .claude/agents/d-yaml.md: frontmatter is not valid YAML (line 3: did not find expected ',' or "
         "']'); skipped. Fix the YAML.",
         "Agent .claude/agents/e-binary.md is binary (a NUL byte in its first 8 KB); skipped. Make it a UTF-8 "
         "text file under 100 KB.",
@@ -211,24 +216,24 @@ def test_bad_files_are_one_line_each_and_the_rest_loads(dirs):
     ]
 
 
-def test_keys_claude_mini_does_not_apply_are_a_line_and_unsafe_ones_skip_the_type(dirs):
+def test_claude_code_keys_are_read_and_other_keys_never_skip_the_type(dirs, caplog):
     root, home = dirs
-    agent_file(root / ".claude", "a.md", "name: a\ndescription: d\nmaxTurns: 3\npermissionMode: plan")
-    agent_file(root / ".claude", "b.md", "name: b\ndescription: d\ndisallowedTools: Bash, Write")
-    agent_file(root / ".claude", "c.md", "name: c\ndescription: d\nhooks: {}")
-    agent_file(root / ".claude", "d.md", "name: d\ndescription: d\neffort: high")
-    types = load_agent_types(root, home)
-    assert names(types) == ["general-purpose", "Explore", "a", "d"]
-    assert types.problems == [
-        "Agent .claude/agents/a.md: claude-mini does not apply `maxTurns`, `permissionMode`; loaded without "
-        "them. Remove them to silence this line.",
-        "Agent .claude/agents/b.md uses `disallowedTools`, which claude-mini does not apply; skipped, since it "
-        "would get the tools it denies. List the tools it may use in `tools` instead.",
-        "Agent .claude/agents/c.md uses `hooks`, which claude-mini does not apply; skipped, since its hooks "
-        "would not run. Move them to the hooks in settings.",
-        "Agent .claude/agents/d.md: claude-mini does not apply `effort`; loaded without it. Remove it to silence "
-        "this line.",
-    ]
+    agent_file(root / ".claude", "a.md", "name: a\ndescription: d\nmaxTurns: 3\npermissionMode: acceptEdits")
+    agent_file(root / ".claude", "b.md", "name: b\ndescription: d\ndisallowedTools: Write, Bash(rm:*)")
+    hooks = "hooks:\n  PreToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n          command: echo"
+    agent_file(root / ".claude", "c.md", f"name: c\ndescription: d\n{hooks}\nskills: pdf, review")
+    agent_file(root / ".claude", "d.md", "name: d\ndescription: d\ncategory: x\ndisplayName: D\ncolor: red")
+    with caplog.at_level("DEBUG", logger="claude_mini.subagents.types"):
+        types = load_agent_types(root, home)
+    assert names(types) == ["general-purpose", "Explore", "a", "b", "c", "d"]
+    assert types.problems == []
+    assert types.find("a").permission_mode == "acceptEdits"
+    b = types.find("b")
+    assert b.disallowed == ("Write", "Bash") and b.deny == ("Bash(rm:*)",)
+    c = types.find("c")
+    assert c.skills == ("pdf", "review") and c.hooks["PreToolUse"][0]["matcher"] == "Bash"
+    debug = [r.getMessage() for r in caplog.records]
+    assert any("d.md" in line and "category, displayName, color" in line for line in debug)
 
 
 def test_a_project_link_out_of_the_repository_needs_a_trusted_folder(dirs, tmp_path):
@@ -274,3 +279,19 @@ def test_a_home_that_is_the_projects_claude_folder_loads_each_file_once(dirs):
     types = load_agent_types(root, root / ".claude")
     assert names(types) == ["general-purpose", "Explore", "a"] and types.problems == []
     assert types.find("a").source == "user"
+
+
+def test_an_agents_own_rules_deny_allow_and_refuse_as_its_mode_says(tmp_path):
+    layer = {"allow": ["Bash(psql:*)"], "deny": ["Bash(rm:*)"]}
+    rules = PermissionPolicy.from_layers([("agent", layer, None)], cwd=tmp_path, project_root=tmp_path)
+    guard = AgentRulesGuard(rules, None, "agent db")
+    denied = guard.before("Bash", {"command": "rm -rf build"})
+    assert isinstance(denied, Deny) and "Bash(rm:*)" in denied.reason and "agent db" in denied.reason
+    assert guard.before("Bash", {"command": "psql -c 'select 1'"}) is None
+    asked = Ask("This command needs approval")
+    assert isinstance(guard.after("Bash", {"command": "psql -c 'select 1'"}, asked), Allow)
+    assert guard.after("Bash", {"command": "make"}, asked) is asked
+    by_rule = Ask("an ask rule asks", by_rule=True)
+    assert guard.after("Bash", {"command": "psql x"}, by_rule) is by_rule  # ask rules are never lifted
+    refusing = AgentRulesGuard(rules, "dontAsk", "agent db")
+    assert isinstance(refusing.after("Bash", {"command": "make"}, asked), Deny)

@@ -171,3 +171,12 @@ def test_cancellation_while_the_output_pipe_is_attached_still_kills_the_command(
     call = BashTool(kill_grace=1.0).call({"command": "sleep 60 & echo $! > child.pid; wait"}, ctx)
     asyncio.run(cancel_when_written(call, pid_file))
     assert ends_soon(pid_in(pid_file))
+
+
+def test_the_default_timeout_comes_from_bash_default_timeout_ms(run, monkeypatch) -> None:
+    monkeypatch.setenv("BASH_DEFAULT_TIMEOUT_MS", "300")
+    result = run(BashTool(kill_grace=0.3), command="sleep 5")
+    assert result.is_error and "timed out after 0.3 s" in result.content
+    monkeypatch.setenv("BASH_MAX_TIMEOUT_MS", "200")  # the most the model may ask for
+    result = run(BashTool(kill_grace=0.3), command="sleep 5", timeout=60_000)
+    assert result.is_error and "timed out after 0.2 s" in result.content

@@ -79,9 +79,9 @@ def test_refuses_binary_by_content(tmp_path: Path, run) -> None:
 
 
 def test_refuses_binary_by_extension(tmp_path: Path, run) -> None:
-    (tmp_path / "pic.png").write_bytes(b"not really a png")
+    (tmp_path / "pic.zip").write_bytes(b"not really a png")
     with pytest.raises(ToolError, match="binary"):
-        run(ReadTool(), file_path="pic.png")
+        run(ReadTool(), file_path="pic.zip")
 
 
 def test_non_utf8_is_decoded_with_replacement_and_says_so(tmp_path: Path, run) -> None:

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from claude_mini.base import paths
 from claude_mini.commands.memory import MemoryCommandError, add_memory, edit_memory, forget_memory
+from claude_mini.memory.recall.lexical import rank
 from claude_mini.memory.recall.scan import CandidateScanner, index_cache_file
 from claude_mini.memory.store import MemoryStore
 from claude_mini.subcommands import forget_cli
@@ -115,13 +116,17 @@ def test_forget_without_a_terminal_says_how_to_purge(cli, store):
     cache = index_cache_file(paths.recall_cache_dir(), store.archive_dir)
     scanner = CandidateScanner(store.archive_dir, index_name="ARCHIVE.md", cache_file=cache)
     scanner.scan()
+    rank("staging database", scanner.index)  # its embeddings and BM25 matrix are saved beside it
     scanner.save_cache()
     assert "hunter22" in cache.read_text()
+    companions = list(cache.parent.glob(f"{cache.stem}.*.*"))
+    assert len(companions) == 2
     purged = cli("memory", "forget", "db.md", "--purge")  # works on the archived memory
     assert purged.exit_code == 0, purged.stderr
     assert "Deleted db.md for good: archive/db.md" in purged.stdout
     assert archived(store) == [] and "db.md" not in store.archive_index_path.read_text()
     assert not cache.exists()  # the secret is gone from recall's index too
+    assert not any(p.exists() for p in companions)
 
 
 def test_forget_of_a_clean_memory_says_nothing_about_secrets(cli, store):

@@ -325,12 +325,13 @@ def test_registering_from_the_real_catalog(tmp_path, table):
 
     folder = tmp_path / ".claude" / "commands" / "frontend"
     folder.mkdir(parents=True)
-    (folder / "component.md").write_text("---\ndescription: Make a component\nargument-hint: <name>\n---\nBody $1\n")
+    (folder / "component.md").write_text("---\ndescription: Make a component\nargument-hint: <name>\n---\nBody $0\n")
     (tmp_path / ".claude" / "commands" / "help.md").write_text("Custom help\n")
     warnings: list[str] = []
     names = register_custom_commands(table, load_catalog(tmp_path, tmp_path / "home"), warnings.append)
     assert names == ["component", "frontend:component"]
-    assert table.find("component").help == "Make a component (project:frontend, also /frontend:component)"
+    assert table.find("frontend:component").help == "Make a component (project:frontend, also /component)"
+    assert table.find("component") is table.find("frontend:component")
     assert warnings == [
         "/help is claude-mini's own command: .claude/commands/help.md is not run by /help; "
         "rename it. The model can still load it with the Skill tool."

@@ -16,6 +16,7 @@ from claude_mini.base.text import estimate_tokens
 from claude_mini.llm.messages import (
     Message,
     Usage,
+    media_tokens,
     message_to_api,
 )
 
@@ -118,7 +119,8 @@ class ContextMeter:
 
 
 def _estimate_message(message: Message) -> int:
-    return estimate_tokens(str(message_to_api(message)["content"]))
+    # Images and PDFs count what the API charges for them, not their base64's length.
+    return estimate_tokens(str(message_to_api(message, media=False)["content"])) + media_tokens(message)
 
 
 def estimate_request(system: list[str], tools: list[dict[str, Any]], messages: list[Message]) -> int:

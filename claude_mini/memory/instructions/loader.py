@@ -91,6 +91,8 @@ class Loader:
         self.load_rules(os.path.join(ctx.home, "rules"), ctx.project_root, "user")
         for folder in _dirs_from_top(ctx.cwd):
             self.load_folder(folder)
+        for folder in ctx.added:  # --add-dir folders, when asked for (their CLAUDE.md, rules, local file)
+            self.load_folder(folder)
 
     def load_folder(self, folder: str) -> None:
         """The per-folder set: CLAUDE.md (else AGENTS.md), .claude/CLAUDE.md, rules, CLAUDE.local.md."""
@@ -301,6 +303,7 @@ def load_instructions(
     managed: Path | None = None,
     trusted: bool = False,
     claude_code_home: Path | None = None,
+    added: Sequence[Path] = (),
 ) -> InstructionSet:
     """Discover and read every instruction file that applies to a session started in `cwd`.
 
@@ -311,6 +314,7 @@ def load_instructions(
     `trusted` (Config.trusted) lets project files import from elsewhere in the OS home.
     `claude_code_home` (Config.claude_code_home): Claude Code's user CLAUDE.md and rules, read
     before claude-mini's user files (lower precedence).
+    `added`: folders added to the session (--add-dir) whose own instruction files are read too.
     """
     real_cwd = os.path.realpath(cwd)
     root = project_root if project_root is not None else checkout_root(Path(real_cwd))
@@ -324,6 +328,7 @@ def load_instructions(
         repo_excludes=tuple(excludes) if isinstance(excludes, RepositoryOnly) else (),
         trusted=trusted,
         claude_code_home=os.path.realpath(claude_code_home) if claude_code_home else None,
+        added=tuple(os.path.realpath(folder) for folder in added),
     )
     loader = Loader(ctx, set())
     loader.warnings.extend(f"claudeMdExcludes: {error}; it is ignored" for error in ctx.exclude_errors)

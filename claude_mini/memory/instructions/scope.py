@@ -29,12 +29,20 @@ class LoadContext:
     trusted: bool = False  # may a project file import from outside the repository (the OS home)
     repo_excludes: tuple[str, ...] = ()  # an untrusted repository's claudeMdExcludes: its own files only
     claude_code_home: str | None = None  # Claude Code's ~/.claude, read before claude-mini's home (None: off)
+    added: tuple[str, ...] = ()  # --add-dir folders whose instruction files are read (real paths)
 
     def __post_init__(self) -> None:
         # GlobSet, not a bare PathSpec: brace sets work, and it is ~10x faster per file.
         self._exclude = GlobSet(list(self.excludes)) if self.excludes else None
         self._repo_exclude = GlobSet(list(self.repo_excludes)) if self.repo_excludes else None
-        inside = {self.project_root, self.cwd, self.home, self.managed, *filter(None, [self.claude_code_home])}
+        inside = {
+            self.project_root,
+            self.cwd,
+            self.home,
+            self.managed,
+            *filter(None, [self.claude_code_home]),
+            *self.added,
+        }
         # An OS home of `/` (some containers) must not open the whole disk to imports.
         self._inside = tuple(r for r in inside if os.path.dirname(r) != r)
         self._roots = tuple(r for r in {*inside, self.user_home} if os.path.dirname(r) != r)

@@ -42,8 +42,8 @@ from claude_mini.base.clock import Clock
 from claude_mini.base.fileutil import LockTimeout, os_error_text
 from claude_mini.config.memory_settings import ForgetSettings
 from claude_mini.memory.maintenance.doctor import Finding
-from claude_mini.memory.recall.lexical import Candidate, LexicalIndex, candidate_from_text
-from claude_mini.memory.recall.scan import index_cache_file
+from claude_mini.memory.recall.lexical import Candidate, candidate_from_text
+from claude_mini.memory.recall.scan import delete_index_cache
 from claude_mini.memory.secrets.scan import SecretFinding, find_secrets
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
@@ -252,10 +252,14 @@ def similar_pairs(
 ) -> list[tuple[str, str, float]]:
     """(a, b, cosine) of the documents whose TF-IDF vectors are at least `threshold` alike,
     a < b, most similar first: doctor's duplicate detection, also `memory import`'s."""
-    index = LexicalIndex(docs)
-    vectors = {d.filename: _tfidf(d.terms, index) for d in docs}
+    postings: dict[str, list[str]] = {}
+    for d in docs:
+        for term in d.terms:
+            postings.setdefault(term, []).append(d.filename)
+    idf = {t: math.log(1.0 + (len(docs) - len(p) + 0.5) / (len(p) + 0.5)) for t, p in postings.items()}
+    vectors = {d.filename: _tfidf(d.terms, idf) for d in docs}
     dots: dict[tuple[str, str], float] = {}
-    for term, posting in index.postings.items():
+    for term, posting in postings.items():
         if len(posting) < 2:
             continue
         names = sorted(posting)
@@ -267,9 +271,9 @@ def similar_pairs(
     return pairs
 
 
-def _tfidf(terms: dict[str, float], index: LexicalIndex) -> dict[str, float]:
+def _tfidf(terms: dict[str, float], idf: dict[str, float]) -> dict[str, float]:
     """A unit-length TF-IDF vector with sublinear term frequency."""
-    weights = {t: (1.0 + math.log(tf)) * index.idf(len(index.postings[t])) for t, tf in terms.items() if tf > 0}
+    weights = {t: (1.0 + math.log(tf)) * idf[t] for t, tf in terms.items() if tf > 0}
     norm = math.sqrt(sum(w * w for w in weights.values())) or 1.0
     return {t: w / norm for t, w in weights.items()}
 
@@ -359,5 +363,5 @@ def purge_archived(store: MemoryStore, files: list[str]) -> list[str]:
     if deleted:  # recall's on-disk index keeps the head of every file: it goes too (rebuilt later)
         for folder in (store.root, store.archive_dir):
             with contextlib.suppress(OSError):
-                index_cache_file(paths.recall_cache_dir(), folder).unlink(missing_ok=True)
+                delete_index_cache(paths.recall_cache_dir(), folder)
     return deleted

@@ -4,10 +4,11 @@ The part (recall/part.py) decides when a prefetch starts, what reaches the model
 session budget; this engine does the work of one selection:
 
     local_pass  (in a thread) scan the folder (on-disk index, only changed files read), the
-                archive and the team folder ─► manifest of ≤ 200 ─► strong BM25 matches
+                archive and the team folder ─► manifest of ≤ 200 by the fused BM25 + embedding
+                ranking ─► its strong matches
     run         the local picks rendered at once (the `local` future), then, with strategy
-                "model", one side-model request over the manifest (a request in another
-                script first gets English keywords when the folder is large); a failure or
+                "model", one side-model request over the manifest (a request with no strong
+                local match first gets English keywords when the folder is large); a failure or
                 recall.timeoutMs falls back to the local picks
     render      the chosen files as attachments; archived ones are brought back
 """
@@ -25,14 +26,15 @@ from typing import TYPE_CHECKING
 
 from claude_mini.base.notices import NoticeChannel
 from claude_mini.llm.protocol import ModelError
+from claude_mini.memory.recall import embed
 from claude_mini.memory.recall.archive import ArchiveTier, is_archived_name
 from claude_mini.memory.recall.lexical import (
     SHORTLIST_SIZE,
     Candidate,
-    crosses_scripts,
     manifest_line,
     select_lexical,
     shortlist,
+    tokenize,
 )
 from claude_mini.memory.recall.scan import CandidateScanner, index_cache_file
 from claude_mini.memory.recall.selection import (
@@ -91,9 +93,29 @@ class RecallEngine:
         self.archive = ArchiveTier(store, cache_file=_cache_file(cache_dir, store.archive_dir))
         # the repository's team folder (memory/team/), searched beside the private one
         self.team = TeamRecall(team_root, cache_file=_cache_file(cache_dir, team_root)) if team_root else None
+        for scanner in (self.scanner, self.archive.scanner, *([self.team.scanner] if self.team else [])):
+            # a turn's local pass never waits for the embedding model: BM25 alone until it is loaded
+            scanner.index.wait_for_model = False
         self.session: Session | None = None  # whose costs the side-model requests add to
         self._scan_lock = threading.Lock()  # the scanner is not thread-safe
         self._said: set[str] = set()
+        self._warm_thread: threading.Thread | None = None
+
+    def warm_up(self) -> None:
+        """Load bm25s, the stemmer and the embedding model in background threads, so the first
+        turn's local pass need not (the part calls it when the session starts)."""
+        if self._warm_thread is None:
+            self._warm_thread = threading.Thread(target=tokenize, args=("warm up",), name="recall-warm-up", daemon=True)
+            self._warm_thread.start()
+        embed.start_loading()
+
+    async def warmed(self, timeout: float) -> None:
+        """Wait at most `timeout` seconds for warm_up's libraries (bm25s, the stemmer; not the
+        embedding model): a first turn that starts with the session would otherwise spend its whole
+        hold importing them. In -p that wait is free: the SDK is still importing too."""
+        thread = self._warm_thread
+        if thread is not None and thread.is_alive():
+            await asyncio.to_thread(thread.join, timeout)
 
     def new_session(self, session: Session) -> None:
         """/clear or /resume: costs go to `session`, and notices may be said once more."""
@@ -140,7 +162,7 @@ class RecallEngine:
         if settings.strategy == "lexical":
             event.selected = list(strong)
             return Selection(found, "lexical", len(manifest), restored=restored)
-        if cut and crosses_scripts(query, self.scanner.index):
+        if cut and not strong:
             manifest = await self._bridged(client, settings, query, exclude) or manifest
             by_name |= {c.filename: c for c in manifest}
         try:
@@ -168,11 +190,10 @@ class RecallEngine:
             self.scanner.scan()
             view = self.archive.refresh()
             exclude |= superseded_names(self.scanner.index.docs, view.index.docs)
-            now = self.clock()
-            best = shortlist(query, self.scanner.index, SHORTLIST_SIZE, now, exclude=exclude, archive=view)
-            scored = select_lexical(query, self.scanner.index, now=now, exclude=exclude, archive=view)
+            best = shortlist(query, self.scanner.index, SHORTLIST_SIZE, exclude=exclude, archive=view)
+            scored = select_lexical(query, self.scanner.index, exclude=exclude, archive=view)
             if self.team is not None:
-                best, scored = self._with_team(query, now, exclude, best, scored)
+                best, scored = self._with_team(query, exclude, best, scored)
             strong = [f for f, _ in scored]
             candidates = [c for name, _ in best if (c := self._candidate_locked(name))]
             cut = len(self.scanner.index) + len(view.eligible) > BRIDGE_FOLDER_FILES
@@ -182,10 +203,12 @@ class RecallEngine:
     async def _bridged(
         self, client: ModelClient, settings: RecallSettings, query: str, exclude: frozenset[str]
     ) -> list[Candidate]:
-        """A request in Chinese or Japanese to a folder of mostly English memories shares almost
-        no words with them, and above BRIDGE_FOLDER_FILES the manifest can show only part of the
-        folder: one small side-model request turns it into English keywords, and the manifest
-        is ranked again with them. [] when that request fails (the first manifest is used)."""
+        """A request the local pass finds nothing strong for (another language than the memories',
+        a pure paraphrase) may share almost no words with what it needs, and above
+        BRIDGE_FOLDER_FILES the manifest can show only part of the folder: one small side-model
+        request turns it into English keywords, and the manifest is ranked again with them.
+        [] when that request fails (the first manifest is used). A turn with a strong local
+        match never pays for it (scripts/bench_recall.py counts how many turns do)."""
         request = build_keywords_request(self.config.small_model, query)
         try:
             done = await asyncio.wait_for(client.complete(request), settings.timeout_ms / 1000)
@@ -204,7 +227,6 @@ class RecallEngine:
     def _with_team(
         self,
         query: str,
-        now: float,
         exclude: frozenset[str],
         best: list[tuple[str, float]],
         scored: list[tuple[str, float]],
@@ -212,7 +234,7 @@ class RecallEngine:
         """The private tier's shortlist and strong matches merged with the team folder's
         (memory/recall/team.py); under the scan lock."""
         assert self.team is not None
-        team_best, team_strong = self.team.local_pass(query, now, exclude)
+        team_best, team_strong = self.team.local_pass(query, exclude)
         return merge_tiers(best, scored, team_best, team_strong)
 
     def render(self, names: list[str], by_name: dict[str, Candidate]) -> tuple[dict[str, RecalledMemory], list[str]]:

@@ -68,6 +68,9 @@ if TYPE_CHECKING:
     from claude_mini.tools.base import ToolResult
 
 log = logging.getLogger(__name__)
+# How long a turn that starts while the ranking's libraries still import waits for them before its
+# hold: ~0.3 s idle, ~1 s on a busy machine; beyond this the turn goes on and the pass joins later.
+WARM_UP_WAIT_S = 3.0
 
 # --- the hook ------------------------------------------------------------------------
 
@@ -153,6 +156,12 @@ class RecallPart(Part):
         """Re-count the budget from the conversation as it is now."""
         self._ledger = recalls_in_context(self.engine.session.messages) if self.engine.session else {}
 
+    async def on_session_start(self, agent: Agent, source: SessionSource) -> None:
+        """Start loading the ranking's libraries and embedding model in the background (the REPL
+        starts the session after its first paint; a turn's local pass never waits for them)."""
+        if _enabled(self.config):
+            self.engine.warm_up()
+
     def prefetch_draft(self, agent: Agent, text: str) -> bool:
         """Start recall for what the user is typing (the REPL calls this after a pause), so the
         side model's choice is often ready when Enter is pressed; a later draft replaces it.
@@ -207,6 +216,7 @@ class RecallPart(Part):
         if settings.wait_ms > 0:
             await asyncio.wait({current.task}, timeout=settings.wait_ms / 1000)
         elif settings.hold_ms > 0 and not current.local.done():
+            await self.engine.warmed(WARM_UP_WAIT_S)  # the hold is for ranking, not for importing its libraries
             await asyncio.wait({current.local}, timeout=settings.hold_ms / 1000)
 
     async def after_tool(self, agent: Agent, call: ToolUseBlock, result: ToolResult) -> list[str]:

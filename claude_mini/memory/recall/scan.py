@@ -1,5 +1,11 @@
 """Recall's scan of a memory folder: which files changed since the last scan (only those are read)
-and the on-disk index that lets the next process skip reading the rest."""
+and the on-disk index that lets the next process skip reading the rest.
+
+The on-disk index is one JSON file per folder (each file's size, mtime and parsed head with its
+terms) and two companions it names: the files' embeddings (a float16 .npy, rows in the JSON's
+order) and the bm25s matrix (a folder bm25s saves). A companion's name carries a token the JSON
+records, so a crash between writes leaves companions the next process ignores, never a mismatch.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,8 @@ import hashlib
 import json
 import logging
 import os
+import secrets
+import shutil
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +23,7 @@ from stat import S_IFDIR, S_IFREG
 from typing import Any
 
 from claude_mini.base.fileutil import atomic_write, os_error_text
-from claude_mini.memory.recall.lexical import Candidate, LexicalIndex, candidate_from_text
+from claude_mini.memory.recall.lexical import Candidate, LexicalIndex, bm25s_module, candidate_from_text
 from claude_mini.memory.store import (
     ARCHIVE_DIR,
     HEAD_READ_BYTES,
@@ -27,7 +35,7 @@ from claude_mini.memory.store import (
 
 log = logging.getLogger(__name__)
 
-INDEX_CACHE_VERSION = 3  # bump when tokenize() or Candidate changes: older caches are rebuilt
+INDEX_CACHE_VERSION = 4  # bump when tokenize() or Candidate changes: older caches are rebuilt
 S_IFMT_MASK = 0o170000  # stat.S_IFMT as a mask, so the hot loop avoids two calls per file
 
 
@@ -72,6 +80,7 @@ class CandidateScanner:
         self.cache_file = cache_file  # the on-disk copy of _cache, or None
         self._cache_loaded = cache_file is None
         self._dirty = False  # _cache differs from cache_file
+        self._saved: tuple[int, bool] = (0, False)  # (vectors, BM25 matrix) cache_file holds
 
     def scan(self) -> list[Candidate]:
         """Every candidate, sorted by filename; stats every file, reads only changed ones."""
@@ -168,16 +177,51 @@ class CandidateScanner:
         Advisory: a folder that cannot be written costs the next process a full read, never a
         turn, so a failure is logged and dropped.
         """
-        if self.cache_file is None or not self._dirty:
+        if self.cache_file is None or not (self._dirty or self._saved != self._companions_state()):
             return
         files = {name: _cached_row(c) for name, c in self._cache.items()}
-        data = {"version": INDEX_CACHE_VERSION, "root": os.path.realpath(self.root), "files": files}
+        data: dict[str, Any] = {"version": INDEX_CACHE_VERSION, "root": os.path.realpath(self.root), "files": files}
+        old = self._companions()
         try:
+            self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+            data |= self._save_companions(secrets.token_hex(4))
             atomic_write(self.cache_file, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
         except OSError as exc:
             log.info("could not save the recall index %s: %s", self.cache_file, os_error_text(exc))
             return
+        for path in old:
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
         self._dirty = False
+        self._saved = self._companions_state()
+
+    def _companions_state(self) -> tuple[int, bool]:
+        return len(self.index.vectors), self.index.bm25_dump is not None
+
+    def _companions(self) -> list[Path]:
+        """The companion files of cache_file on disk now (to delete once a new set is written)."""
+        assert self.cache_file is not None
+        return list(self.cache_file.parent.glob(f"{self.cache_file.stem}.*.*"))
+
+    def _save_companions(self, token: str) -> dict[str, Any]:
+        """Write the vectors and the BM25 matrix beside cache_file; what the JSON records of them."""
+        import numpy as np
+
+        assert self.cache_file is not None
+        out: dict[str, Any] = {}
+        stem, folder = self.cache_file.stem, self.cache_file.parent
+        vectors = self.index.vectors
+        if vectors:
+            names = sorted(vectors)
+            np.save(folder / f"{stem}.{token}.vectors.npy", np.stack([vectors[n] for n in names]).astype(np.float16))
+            out["vectors"] = {"file": f"{stem}.{token}.vectors.npy", "names": names}
+        if self.index.bm25_dump is not None:
+            retriever, order = self.index.bm25_dump
+            retriever.save(str(folder / f"{stem}.{token}.bm25"))
+            out["bm25"] = {"dir": f"{stem}.{token}.bm25", "order": order}
+        return out
 
     def _load_cache(self) -> None:
         """Seed the scan state from `cache_file`; a missing, stale or damaged file is ignored
@@ -207,6 +251,27 @@ class CandidateScanner:
             if cached.candidate is not None:
                 self.index.add(cached.candidate)
         self._order = sorted(self._cache)
+        self._load_companions(data)
+        self._saved = self._companions_state()
+
+    def _load_companions(self, data: dict[str, Any]) -> None:
+        """The vectors and BM25 matrix the JSON names, if they are there and whole (else they
+        are computed again when recall first ranks)."""
+        assert self.cache_file is not None
+        folder, docs = self.cache_file.parent, self.index.docs
+        try:
+            if isinstance(vec := data.get("vectors"), dict):
+                import numpy as np
+
+                matrix = np.load(folder / str(vec["file"])).astype(np.float32)
+                for name, row in zip(vec["names"], matrix, strict=True):
+                    if name in docs:
+                        self.index.vectors[name] = row
+            if isinstance(bm := data.get("bm25"), dict) and set(bm["order"]) == docs.keys():
+                retriever = bm25s_module().BM25.load(str(folder / str(bm["dir"])))
+                self.index.bm25_dump = (retriever, list(bm["order"]))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.info("ignoring the recall index's companions of %s: %s", self.cache_file, exc)
 
 
 def index_cache_file(cache_dir: Path, folder: Path) -> Path:
@@ -214,6 +279,17 @@ def index_cache_file(cache_dir: Path, folder: Path) -> Path:
     (the home folder's cache), so the memory folder holds only what a person wrote."""
     digest = hashlib.sha256(os.path.realpath(folder).encode()).hexdigest()[:16]
     return cache_dir / f"{digest}.json"
+
+
+def delete_index_cache(cache_dir: Path, folder: Path) -> None:
+    """Delete the on-disk recall index of `folder` with its companions (vectors, BM25 matrix):
+    they hold what the memories say, and `memory forget --purge` deletes that for good."""
+    cache = index_cache_file(cache_dir, folder)
+    for path in [cache, *cache.parent.glob(f"{cache.stem}.*.*")]:
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 def _cached_row(cached: _Cached) -> list[Any]:

@@ -240,7 +240,7 @@ def build_recall_request(model: str, query: str, manifest: Sequence[str], tools:
 
 
 def build_keywords_request(model: str, query: str) -> ModelRequest:
-    """The side-model request that turns a request in another script into English keywords."""
+    """The side-model request that turns a request with no strong local match into English keywords."""
     prompt = f"Request:\n<request>\n{clip(query.strip(), QUERY_MAX_CHARS)}\n</request>"
     return ModelRequest(
         model=model,

@@ -1,8 +1,8 @@
 """Recall's reach into the team tier: the team folder searched beside the private one.
 
 The team folder has its own CandidateScanner (its own on-disk index) and is ranked against
-its own statistics, as the archive is (memory/recall/archive.py): scores are in rare-term-match
-units, so the two tiers' scores compare. Its candidates are named `team/<file>`, and the
+its own statistics, as the archive is (memory/recall/archive.py): fused scores are z-scores
+within each tier, so the two tiers' scores compare. Its candidates are named `team/<file>`, and the
 manifest line of each says `team`. RecallEngine merges the two tiers' lists in `local_pass`;
 nothing else of recall changes. A team memory's use is not counted in the private usage
 record (gc never archives a team memory: the team curates its folder by review).
@@ -15,7 +15,6 @@ from pathlib import Path
 
 from claude_mini.memory.recall.lexical import (
     SELECT_K,
-    SELECT_RELATIVE,
     SHORTLIST_SIZE,
     Candidate,
     select_lexical,
@@ -35,14 +34,14 @@ class TeamRecall:
         self.root = root
         self.scanner = CandidateScanner(root, cache_file=cache_file)
 
-    def local_pass(self, query: str, now: float, exclude: frozenset[str]) -> tuple[Scored, Scored]:
+    def local_pass(self, query: str, exclude: frozenset[str]) -> tuple[Scored, Scored]:
         """(shortlist, strong lexical matches) of the team folder, named `team/<file>`."""
         self.scanner.scan()
         index = self.scanner.index
         hidden = {f"{TEAM_PREFIX}{name}" for name in superseded_names(index.docs)}
         own = {name.removeprefix(TEAM_PREFIX) for name in exclude | hidden if is_team_name(name)}
-        best = shortlist(query, index, SHORTLIST_SIZE, now, exclude=own)
-        strong = select_lexical(query, index, now=now, exclude=own)
+        best = shortlist(query, index, SHORTLIST_SIZE, exclude=own)
+        strong = select_lexical(query, index, exclude=own)
         return _named(best), _named(strong)
 
     def candidate(self, name: str) -> Candidate | None:
@@ -63,13 +62,10 @@ def merge_tiers(
     private_best: Scored, private_strong: Scored, team_best: Scored, team_strong: Scored
 ) -> tuple[Scored, Scored]:
     """The two tiers' lists as one: the manifest's SHORTLIST_SIZE best and the SELECT_K strong
-    matches, by score (ties by name); a strong match far below the best of either tier goes,
-    as within one tier (SELECT_RELATIVE)."""
+    matches (each tier made its own cut), by fused score, ties by name."""
 
     def by_score(item: tuple[str, float]) -> tuple[float, str]:
         return -item[1], item[0]
 
     best = sorted(private_best + team_best, key=by_score)[:SHORTLIST_SIZE]
-    strong = sorted(private_strong + team_strong, key=by_score)
-    floor = SELECT_RELATIVE * strong[0][1] if strong else 0.0
-    return best, [item for item in strong if item[1] >= floor][:SELECT_K]
+    return best, sorted(private_strong + team_strong, key=by_score)[:SELECT_K]

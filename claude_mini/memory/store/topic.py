@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from claude_mini.base.frontmatter import FM_LINE, dump_frontmatter, load_yaml, salvage_pairs
+from claude_mini.base.frontmatter import FM_LINE, dump_frontmatter, read_frontmatter, salvage_pairs
 from claude_mini.base.text import one_line
 
 MEMORY_TYPES = ("user", "feedback", "project", "reference")
@@ -152,21 +152,15 @@ def parse_memory_text(text: str) -> ParsedMemory:
         fm, _ = salvage_pairs(lines[1:run])
         body = "\n".join(lines[run:])
         return ParsedMemory(fm, body, "frontmatter is not closed by a '---' line", "unclosed", False)
-    block, body = lines[1:end], "\n".join(lines[end + 1 :]).lstrip("\n")
-    return _parse_block(block, body)
-
-
-def _parse_block(block: list[str], body: str) -> ParsedMemory:
-    data, problem = load_yaml("\n".join(block))
-    if problem is not None:
-        fm, clean = salvage_pairs(block)
-        return ParsedMemory(fm, body, problem, "invalid_yaml", clean)
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
+    read = read_frontmatter(text, "a memory")
+    body = read.body.lstrip("\n")
+    if read.kind == "invalid_yaml":
+        pairs = {k: "" if v is None else v for k, v in (read.meta or {}).items()}
+        return ParsedMemory(pairs, body, read.problem, "invalid_yaml", read.clean)
+    if read.kind == "not_mapping" or read.meta is None:
         return ParsedMemory({}, body, "frontmatter is not a 'key: value' mapping", "not_mapping", False)
-    problem, kind = _check_fields(data)
-    return ParsedMemory(data, body, problem, kind)
+    problem, kind = _check_fields(read.meta)
+    return ParsedMemory(read.meta, body, problem, kind)
 
 
 def _check_fields(fm: dict[str, Any]) -> tuple[str | None, str | None]:
