@@ -97,6 +97,13 @@ def root(
         str | None,
         typer.Option("--permission-mode", metavar="MODE", help="default, acceptEdits, plan or bypassPermissions."),
     ] = None,
+    skip_permissions: Annotated[
+        bool,
+        typer.Option(
+            "--dangerously-skip-permissions",
+            help="Start in bypassPermissions mode (Claude Code's flag): nothing asks; deny and ask rules still apply.",
+        ),
+    ] = False,
     allowed_tools: Annotated[
         list[str] | None,
         typer.Option(
@@ -201,6 +208,12 @@ def root(
 
         if output_format not in OUTPUT_FORMATS:
             raise typer.BadParameter(f"expected one of {', '.join(OUTPUT_FORMATS)}", param_hint="--output-format")
+    if skip_permissions:
+        if permission_mode not in (None, "bypassPermissions"):
+            raise typer.BadParameter(
+                f"conflicts with --permission-mode {permission_mode}", param_hint="--dangerously-skip-permissions"
+            )
+        permission_mode = "bypassPermissions"
     if permission_mode:
         from claude_mini.permissions import MODES  # startup: loads the runtime
 

@@ -21,6 +21,7 @@ from claude_mini.agent.lifecycle import (
     SessionSource,
 )
 from claude_mini.agent.loop import Agent, AskUser
+from claude_mini.agent.plan_mode import part as plan_mode_part
 from claude_mini.agent.todos import part as todo_part
 from claude_mini.base import paths
 from claude_mini.base.notices import NoticeChannel
@@ -95,6 +96,7 @@ PARTS: tuple[PartFactory, ...] = (
     subagents_part,
     todo_part,
     background_shells_part,
+    plan_mode_part,
     file_history_part,
     working_state_part,
     compaction_part,
@@ -105,9 +107,10 @@ PARTS: tuple[PartFactory, ...] = (
 """The lifecycle order, in which every event reaches the parts (`after_compact` in reverse): the
 user's hooks first (they may refuse a prompt before recall starts, or a compaction before
 extraction flushes), MCP servers (the tool list is fixed before compaction measures the request),
-skills, subagents, the todo list, background shells, file checkpoints (after every part that may rewrite a tool's
-input), compaction's working state and compaction (it may replace the conversation before anyone
-reads it), Layer 1 attachments, recall, extraction. A feature whose factory returns None has no part."""
+skills, subagents, the todo list, background shells, plan mode's reminder, file checkpoints (after
+every part that may rewrite a tool's input), compaction's working state and compaction (it may
+replace the conversation before anyone reads it), Layer 1 attachments, recall, extraction. A
+feature whose factory returns None has no part."""
 
 NO_MODEL = (
     "No model is configured: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) for the Anthropic API, "

@@ -50,9 +50,15 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("CLAUDE_MINI_HOME", str(home))
     monkeypatch.setenv("CLAUDE_MINI_MANAGED_DIR", str(managed))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude_code))
+    # git's global ignore file in a fresh folder (claude-mini adds settings.local.json to it), the
+    # rest of the user's global git config still read.
+    git_global = tmp_path_factory.mktemp("git-global")
+    git_ignore = git_global / "ignore"
+    (git_global / "config").write_text(f"[include]\n\tpath = ~/.gitconfig\n[core]\n\texcludesFile = {git_ignore}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(git_global / "config"))
     for name in SCRUBBED_ENV:
         monkeypatch.delenv(name, raising=False)
-    return SimpleNamespace(home=home, managed=managed, claude_code=claude_code)
+    return SimpleNamespace(home=home, managed=managed, claude_code=claude_code, git_ignore=git_ignore)
 
 
 def sandbox_off(home: Path) -> None:

@@ -394,3 +394,31 @@ def test_the_config_package_exports_exactly_config_and_load_config() -> None:
 
     assert sorted(config.__all__) == ["Config", "load_config"]
     assert all(hasattr(config, name) for name in config.__all__)
+
+
+def test_adding_a_rule_creates_the_file_keeps_other_keys_and_the_session_follows(repo, files):
+    from claude_mini.config.edit import add_permission_rule
+
+    config = load_config(repo, trust_folder=True)
+    assert add_permission_rule(config, "local", files["local"], "allow", "Bash(npm test)") is True
+    assert json.loads(files["local"].read_text()) == {"permissions": {"allow": ["Bash(npm test)"]}}
+    assert config.get("permissions.allow") == ["Bash(npm test)"]
+    write(files["local"], {"model": "claude-haiku-4-5", "permissions": {"allow": ["Read"], "deny": ["Edit"]}})
+    config = load_config(repo, trust_folder=True)
+    assert add_permission_rule(config, "local", files["local"], "allow", "Bash(npm test)") is False
+    add_permission_rule(config, "local", files["local"], "allow", "Bash(npm test)")  # not twice
+    assert json.loads(files["local"].read_text()) == {
+        "model": "claude-haiku-4-5",
+        "permissions": {"allow": ["Read", "Bash(npm test)"], "deny": ["Edit"]},
+    }
+
+
+def test_adding_a_rule_to_a_broken_file_changes_nothing(repo, files):
+    from claude_mini.config.edit import SettingsEditError, add_permission_rule
+
+    files["local"].parent.mkdir(parents=True, exist_ok=True)
+    files["local"].write_text('{"permissions": {"allow": "Read"}}')
+    config = load_config(repo, trust_folder=True)
+    with pytest.raises(SettingsEditError, match="not a list"):
+        add_permission_rule(config, "local", files["local"], "allow", "Bash(ls)")
+    assert files["local"].read_text() == '{"permissions": {"allow": "Read"}}'

@@ -5,6 +5,8 @@ Control flow that leaves the loop is an exception carrying a user-facing message
     AgentStop
      ├── TurnCancelled      the user pressed Esc or Ctrl-C; the conversation says so
      │    └── PromptWithdrawn   ... before the prompt joined the conversation: nothing was added
+     ├── TurnDeclined       the user answered a permission prompt "No": the refusal is answered,
+     │                      the turn ends and waits for the user (in -p: a plan awaiting approval)
      ├── MaxTurnsReached    --max-turns requests were made and the model still wants tools
      ├── PromptBlocked      a lifecycle part (the user's UserPromptSubmit hook) refused the prompt
      └── StoppedByHook      a lifecycle part (a hook's `"continue": false`) ended the turn
@@ -43,8 +45,8 @@ from claude_mini.llm.messages import (
     Usage,
 )
 from claude_mini.llm.protocol import ContextTooLong, ModelClient
-from claude_mini.permissions import Allow, Ask, Decision, Deny, PolicyChain, RuleError, ToolPolicy
-from claude_mini.permissions.decisions import SessionRules
+from claude_mini.permissions import Allow, Ask, Decision, Deny, PolicyChain, ToolPolicy
+from claude_mini.permissions.decisions import EXIT_PLAN_TOOL
 from claude_mini.session import UNFINISHED_TOOL, Session
 from claude_mini.tools.base import DiskError, Tool, ToolContext, ToolError, ToolResult, tool_spec
 
@@ -55,6 +57,12 @@ INTERRUPTED_FOR_TOOL_USE = "[Request interrupted by user for tool use]"
 CANCELLED = (
     "The user interrupted this call before it finished: it may not have run, or run only "
     "in part. Check before relying on its effect."
+)
+DECLINED = "The user declined this {tool} call; it did not run. Stop here and wait: the user will say how to go on."
+NOT_RUN_AFTER_DECLINE = "Not run (or stopped unfinished): the user declined a call of this response and ended the turn."
+PLAN_UNATTENDED = (
+    "Nobody can approve the plan in this non-interactive run: it is the run's result. Stop here; "
+    "the user will approve it or ask for changes in a later run."
 )
 
 
@@ -68,6 +76,11 @@ class TurnCancelled(AgentStop):
 
 class PromptWithdrawn(TurnCancelled):
     """The user cancelled while the lifecycle still vetted the prompt: it was never added."""
+
+
+class TurnDeclined(AgentStop):
+    """The user said No to a tool call (or, in -p, a plan awaits an approval nobody can give):
+    every call of the response is answered and the turn ends, waiting for the user."""
 
 
 class MaxTurnsReached(AgentStop):
@@ -84,11 +97,16 @@ class StoppedByHook(AgentStop):
 
 @dataclass
 class PermissionAnswer:
-    """The user's answer to a permission prompt."""
+    """The user's answer to a permission prompt: a No with no message stops the turn; a No
+    with a message (what to do instead) gives it to the model and the turn goes on."""
 
     allow: bool
-    remember: bool = False
     message: str = ""
+
+    @property
+    def stops_turn(self) -> bool:
+        """Whether the turn ends here, waiting for the user."""
+        return not self.allow and not self.message
 
 
 AskUser = Callable[[ToolUseBlock, str], Awaitable[PermissionAnswer]]
@@ -256,6 +274,12 @@ class Agent:
         try:
             async for tool_event in self._run_tools(calls, results, attachments):
                 yield tool_event
+        except (_Declined, TurnDeclined):  # here, or in a subagent this round started
+            # The user's No is marked as Claude Code marks it; a plan nobody can approve (-p) is not.
+            marker = [TextBlock(INTERRUPTED_FOR_TOOL_USE)] if self.ask_user is not None else []
+            message = self._answer_all(calls, results, attachments, NOT_RUN_AFTER_DECLINE, *marker)
+            yield MessageAdded(message)
+            raise TurnDeclined("Declined: the turn stopped. Say what to do instead.") from None
         except asyncio.CancelledError:
             self._answer_all(calls, results, attachments, CANCELLED, TextBlock(INTERRUPTED_FOR_TOOL_USE))
             raise TurnCancelled("Interrupted; unfinished tool calls were marked as interrupted.") from None
@@ -301,6 +325,10 @@ class Agent:
                 else:
                     results[call.id] = ToolResultBlock(call.id, denial.content, is_error=True)
                     yield ToolFinished(call, denial, denied=True)
+                    if denial.metadata.get("stops_turn"):
+                        for started in allowed:  # started beside it, never run
+                            yield ToolFinished(started, ToolResult(NOT_RUN_AFTER_DECLINE, True), denied=True)
+                        raise _Declined  # the calls after it, and those allowed beside it, do not run
             outcomes = await asyncio.gather(*(self._call_tool(c) for c in allowed))
             # All ran: all are answered, whatever a hook does.
             for call, result in zip(allowed, outcomes, strict=True):
@@ -352,6 +380,8 @@ class Agent:
         failure = None if decision.by_rule else await self._would_fail(call)
         if failure is not None:
             return failure  # nobody is asked to approve a call that cannot succeed
+        if self.ask_user is None and call.name == EXIT_PLAN_TOOL:  # -p: the plan is the run's result
+            return ToolResult(PLAN_UNATTENDED, True, metadata={"stops_turn": True})
         if self.ask_user is None:
             why = f" ({decision.reason})" if decision.reason else ""
             return ToolResult(
@@ -361,14 +391,11 @@ class Agent:
                 True,
             )
         answer = await self.ask_user(call, decision.reason)
-        if answer.allow:
-            if answer.remember and isinstance(self.policy, SessionRules):
-                # A rule that cannot be added only means it will ask again next time.
-                with contextlib.suppress(RuleError):
-                    self.policy.add_session_allow(self.policy.suggest_rule(call.name, call.input))
+        if answer.allow:  # "don't ask again" is the UI's to carry out: it knows where the rule is saved
             return None
-        note = f" The user said: {answer.message}" if answer.message else ""
-        return ToolResult(f"The user declined this {call.name} call.{note}", True)
+        if answer.stops_turn:
+            return ToolResult(DECLINED.format(tool=call.name), True, metadata={"stops_turn": True})
+        return ToolResult(f"The user declined this {call.name} call. The user said: {answer.message}", True)
 
     async def _would_fail(self, call: ToolUseBlock) -> ToolResult | None:
         """The error a call would end with, if its tool can tell without acting (`Tool.validate`)."""
@@ -383,6 +410,10 @@ class Agent:
     async def _call_tool(self, call: ToolUseBlock) -> ToolResult:
         RUNNING_CALL.set((self, call))  # this call's own task: concurrent calls each see theirs
         return await run_tool(self.tools[call.name], call, self.ctx)
+
+
+class _Declined(Exception):
+    """Inside a tool round: the user declined a call and the turn stops after its answers."""
 
 
 # The agent and the call a tool runs for, while it runs: the Agent tool starts its child for that
@@ -445,6 +476,8 @@ async def run_tool(tool: Tool, call: ToolUseBlock, ctx: ToolContext) -> ToolResu
     """
     try:
         return await tool.call(call.input, ctx)
+    except TurnDeclined:  # the user declined a subagent's call: the whole turn stops
+        raise
     except ToolError as exc:
         return ToolResult(str(exc), is_error=True, metadata={"disk_error": isinstance(exc, DiskError)})
     except asyncio.CancelledError:

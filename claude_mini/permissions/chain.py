@@ -144,6 +144,10 @@ class PolicyChain:
         """Allow `rule` for the rest of the session (RuleError if malformed)."""
         return self.rules.add_session_allow(rule, source=source, origin=origin)
 
+    def add_rule(self, kind: str, rule: str, *, source: str = "session", origin: str | None = None) -> Rule:
+        """Add an allow, ask or deny rule from now on (RuleError if malformed)."""
+        return self.rules.add_rule(kind, rule, source=source, origin=origin)
+
     def remove_rules(self, gone: Iterable[Rule]) -> None:
         """Drop these rules from the session."""
         self.rules.remove_rules(gone)

@@ -6,9 +6,11 @@ The order in which a decision is taken is in policy.py; how guards combine aroun
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+# The tool that ends plan mode: the model presents its plan with it and only the user approves it.
+EXIT_PLAN_TOOL = "ExitPlanMode"
 
 
 @dataclass(frozen=True)
@@ -50,16 +52,6 @@ class ToolPolicy(Protocol):
     """What the agent loop (and a forked agent) asks before running a tool."""
 
     def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Decision: ...
-
-
-@runtime_checkable
-class SessionRules(Protocol):
-    """A policy the user can extend for the session ("yes, and don't ask again for ..."):
-    the interactive session's rules, not a fork's fixed policy."""
-
-    def suggest_rule(self, tool_name: str, input: dict[str, Any]) -> str: ...
-
-    def add_session_allow(self, rule: str) -> Any: ...
 
 
 class RuleError(ValueError):

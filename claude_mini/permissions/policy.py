@@ -3,6 +3,7 @@
 A decision (`PermissionPolicy.can_use_tool`) is taken in this order:
 
     deny rule, any layer        -> Deny   (nothing overrides it: not bypass mode, not flags)
+    ExitPlanMode                -> Ask in plan mode (the user approves the plan), else Deny
     plan mode                   -> Read/Grep/Glob and read-only Bash, everything else Deny
     ask rule                    -> Ask    (even in acceptEdits)
     bypassPermissions mode      -> Allow
@@ -67,7 +68,7 @@ from typing import Any
 
 from claude_mini.base.text import within
 from claude_mini.permissions.bash import bash_allowed, bash_reads_denied, bash_suggestion, dynamic_note
-from claude_mini.permissions.decisions import MODES, Allow, Ask, Decision, Deny, RuleError
+from claude_mini.permissions.decisions import EXIT_PLAN_TOOL, MODES, Allow, Ask, Decision, Deny, RuleError
 from claude_mini.permissions.memory_folder import memory_layout_decision
 from claude_mini.permissions.protected import default_protected, is_protected
 from claude_mini.permissions.request import ToolRequest, build_request, cwd_of
@@ -122,6 +123,9 @@ class PermissionPolicy:
         self._read_only_tools: frozenset[str] = frozenset()  # MCP tools whose readOnlyHint is trusted
         self._mcp_servers: dict[str, str] = {}  # MCP tool name -> its server, from the tool list
         self._bypass_disabled = False
+        # bypassPermissions joins the Shift-Tab cycle only in a session that started in it (as
+        # Claude Code's --dangerously-skip-permissions): a press too many must not switch checks off.
+        self.bypass_in_cycle = mode == "bypassPermissions"
         self._bypass_disabled_by: tuple[str, str | None] = ("settings", None)
         self._lockdown: str | None = None  # why every tool is denied (broken managed settings)
         self.errors: list[RuleError] = []  # bad rules and settings, skipped; for the caller to show
@@ -216,6 +220,7 @@ class PermissionPolicy:
             self.errors.append(RuleError("bypassPermissions", source, problem, origin))
             mode = "default"
         self.mode = mode
+        self.bypass_in_cycle = mode == "bypassPermissions"
 
     def _rules(self, kind: str) -> list[Rule]:
         return {"deny": self._deny, "ask": self._ask, "allow": self._allow}[kind]
@@ -228,8 +233,15 @@ class PermissionPolicy:
     def add_session_allow(self, rule: str, *, source: str = "session", origin: str | None = None) -> Rule:
         """Allow `rule` for the rest of the session ("yes, and don't ask again"), or until
         `remove_rules` drops it (a skill's allowed-tools, source `skill`); RuleError if malformed."""
+        return self.add_rule("allow", rule, source=source, origin=origin)
+
+    def add_rule(self, kind: str, rule: str, *, source: str = "session", origin: str | None = None) -> Rule:
+        """Add an allow, ask or deny rule from now on (/permissions, a rule saved to a settings
+        file); RuleError if malformed. A rule already there from the same file is not added twice."""
         parsed = parse_rule(rule, source=source, project_root=self.project_root, origin=origin)
-        self._allow.append(parsed)
+        rules = self._rules(kind)
+        if not any(r.text == parsed.text and r.source == source and r.origin == origin for r in rules):
+            rules.append(parsed)
         return parsed
 
     def remove_rules(self, gone: Iterable[Rule]) -> None:
@@ -293,8 +305,11 @@ class PermissionPolicy:
 
     @property
     def available_modes(self) -> tuple[str, ...]:
-        """The modes this session may switch to, in Claude Code's cycling order."""
-        return tuple(m for m in MODES if not (m == "bypassPermissions" and self._bypass_disabled))
+        """The modes Shift-Tab cycles through, in Claude Code's order: bypassPermissions only when
+        the session started in it and settings do not disable it."""
+        return tuple(
+            m for m in MODES if m != "bypassPermissions" or (self.bypass_in_cycle and not self._bypass_disabled)
+        )
 
     @property
     def cwd(self) -> Path:
@@ -334,6 +349,8 @@ class PermissionPolicy:
         layout = memory_layout_decision(req, self._edit_dirs)
         if isinstance(layout, Deny):
             return layout
+        if req.tool == EXIT_PLAN_TOOL:
+            return self._plan_exit(restriction)
         if self._mode == "plan":
             return self._plan_decision(req, restriction or secret_read(req))
         if layout is not None:
@@ -439,6 +456,13 @@ class PermissionPolicy:
                 "Present the plan and wait for the user to approve it before changing anything."
             )
         return Deny(f"Plan mode is read-only: {req.tool} is not available until the user approves the plan.")
+
+    def _plan_exit(self, restriction: Ask | None) -> Decision:
+        """ExitPlanMode: in plan mode the user approves the plan (no rule or mode does it for them);
+        outside it there is no plan to approve and the model goes on."""
+        if self._mode != "plan":
+            return Deny("Plan mode is not on: there is no plan to approve. Go on with the task.")
+        return restriction or Ask("the plan needs your approval before anything changes", protected=True)
 
     def _allowed(self, req: ToolRequest) -> bool:
         rules = [r for r in self._allow if r.governs(req.tool, server=self._mcp_servers.get(req.tool))]

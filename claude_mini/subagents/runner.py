@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from claude_mini.agent.events import MessageAdded, ToolFinished
 from claude_mini.agent.lifecycle import Part, ToolVerdict
-from claude_mini.agent.loop import AgentStop, MaxTurnsReached, PermissionAnswer, TurnCancelled
+from claude_mini.agent.loop import AgentStop, MaxTurnsReached, PermissionAnswer, TurnCancelled, TurnDeclined
 from claude_mini.agent.subagent_run import SubagentRun
 from claude_mini.llm.messages import Message, ToolResultBlock, ToolUseBlock, Usage
 from claude_mini.llm.protocol import ModelError
@@ -224,6 +224,9 @@ async def run_child(
     except TurnCancelled:
         run.status = "cancelled"
         raise asyncio.CancelledError() from None
+    except TurnDeclined:  # the user said No to one of its calls: the parent's turn stops too
+        run.status = "stopped"
+        raise
     except (AgentStop, ModelError) as exc:
         run.status, run.text = "failed", f"The subagent failed: {exc}"
     except BaseException:

@@ -37,7 +37,8 @@ class ToolResult:
 
     `metadata` keys in use: `path` (the file touched, absolute), `diff` (a
     unified diff for Edit/Write), `created` (Write made a new file), `disk_error` (a
-    DiskError ended the call). `media`: images or PDFs the model sees after the text (Read).
+    DiskError ended the call), `stops_turn` (a declined call: the turn ends after it). `media`: images
+    or PDFs the model sees after the text (Read).
     """
 
     content: str

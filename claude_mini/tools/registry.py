@@ -16,6 +16,7 @@ from claude_mini.tools.glob import GlobTool
 from claude_mini.tools.grep import GrepTool
 from claude_mini.tools.kill_shell import KillShellTool
 from claude_mini.tools.notebook import NotebookEditTool
+from claude_mini.tools.plan import ExitPlanModeTool
 from claude_mini.tools.read import ReadTool
 from claude_mini.tools.todo import TodoWriteTool
 from claude_mini.tools.web_fetch import WebFetchTool
@@ -34,6 +35,7 @@ TOOL_NAMES = (
     "KillShell",
     "NotebookEdit",
     "WebFetch",
+    "ExitPlanMode",
     "WebSearch",
 )
 
@@ -53,6 +55,7 @@ def default_tools(*, web_search: bool = True) -> list[Tool]:
         KillShellTool(),
         NotebookEditTool(),
         WebFetchTool(),
+        ExitPlanModeTool(),
     ]
     if web_search:
         tools.append(WebSearchTool())

@@ -76,8 +76,10 @@ def ask_approval(spec: ServerSpec) -> str | None:
 
 
 def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str | None:
-    """Write the answer to .claude/settings.local.json; the one line to show if that failed."""
+    """Write the answer to .claude/settings.local.json; the one line to show if that failed. A file
+    this creates is git-ignored, and a line says where the pattern went."""
     from claude_mini.config.edit import SettingsEditError  # startup: kept off the first paint
+    from claude_mini.config.git_ignore import ignore_local_settings  # startup: kept off the first paint
     from claude_mini.mcp_servers.config import (  # startup: MCP loads after the first paint
         approve,
         edit_settings,
@@ -86,6 +88,7 @@ def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str |
 
     if answer is None:
         return None
+    created = not local_settings_file(config).exists()
     try:
         approve(config, [spec.name], approved=answer != "no")
         if answer == "all":
@@ -94,6 +97,9 @@ def record_answer(config: Config, spec: ServerSpec, answer: str | None) -> str |
             )
     except SettingsEditError as exc:
         return f"claude-mini: could not record your answer about MCP server {spec.name}: {exc}"
+    ignored = ignore_local_settings(local_settings_file(config)) if created else None
+    if ignored:
+        print(ignored)  # before the prompt exists: plain output
     return None
 
 

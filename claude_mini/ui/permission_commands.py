@@ -1,5 +1,7 @@
-"""`/permissions`: the rules in effect, rules added for the session or removed (from the session,
-or from the settings file they are in), the mode set.
+"""`/permissions`: the rules in effect; a rule added to the session or to the user, project or
+local settings file the user picks, or removed (from the session, or from the file it is in);
+the mode set. "Yes, and don't ask again" at a permission prompt saves its rule here too
+(`remember_allow`): in the local file, which claude-mini keeps out of git.
 
 Shift-Tab cycles the mode in the same order (`status_line.next_mode`).
 """
@@ -9,8 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_mini.config.edit import SettingsEditError, remove_permission_rule
-from claude_mini.permissions import RuleError
+from claude_mini.config.edit import SettingsEditError, add_permission_rule, remove_permission_rule
+from claude_mini.config.git_ignore import ignore_local_settings
+from claude_mini.config.layers import settings_files
+from claude_mini.permissions import RuleError, parse_rule
 from claude_mini.ui.commands import CommandContext, command, print_lines
 from claude_mini.ui.status_line import next_mode
 
@@ -18,42 +22,123 @@ if TYPE_CHECKING:
     from claude_mini.runtime import Runtime
 
 
+USAGE = "Usage: /permissions [allow|ask|deny [session|local|project|user] RULE | remove RULE | mode [NAME]]"
+KINDS = ("allow", "ask", "deny")
+WHERE = ("session", "local", "project", "user")  # where /permissions may add a rule
+WHERE_MENU = [
+    ("local", "Local settings: .claude/settings.local.json (only you, in this project; git-ignored)"),
+    ("project", "Project settings: .claude/settings.json (shared with everyone who clones it)"),
+    ("user", "User settings: every project of yours"),
+    ("session", "This session only"),
+]
+
+
 @command(
     "permissions",
-    help="List rules; allow one for the session; remove one (from its file); set the mode.",
-    usage="[allow RULE | remove RULE | mode [NAME]]",
+    help="List rules; add one (session or a file); remove one; set the mode.",
+    usage="[allow|ask|deny [WHERE] RULE | remove RULE | mode [NAME]]",
     aliases=("allowed-tools",),
 )
-def permissions(ctx: CommandContext) -> None:
-    """`/permissions` lists; `allow Bash(npm test:*)`, `remove RULE` and `mode acceptEdits` edit."""
-    verb, _, rule = ctx.args.partition(" ")
-    action = {"allow": allow_session_rule, "remove": remove_rule, "mode": set_mode}.get(verb)
+async def permissions(ctx: CommandContext) -> None:
+    """`/permissions` lists; `allow Bash(npm test:*)` (asks where), `deny local Read(.env)`,
+    `remove RULE` and `mode acceptEdits` edit."""
+    verb, _, rule = ctx.args.strip().partition(" ")
+    rule = rule.strip()
     if not verb:
         print_lines(
             ctx,
             [
                 *ctx.rt.policy.describe().splitlines(),
-                "Edit: /permissions allow RULE · /permissions remove RULE · /permissions mode NAME",
+                "Edit: /permissions allow|ask|deny RULE · /permissions remove RULE · /permissions mode NAME",
             ],
         )
-    elif action is None or (verb != "mode" and not rule.strip()):
-        ctx.console.print("Usage: /permissions [allow RULE | remove RULE | mode [NAME]]", markup=False)
+        return
+    if verb not in (*KINDS, "remove", "mode") or (verb != "mode" and not rule):
+        ctx.console.print(USAGE, markup=False)
+        return
+    try:
+        if verb in KINDS:
+            text = await add_rule_where(ctx, verb, rule)
+        else:
+            text = remove_rule(ctx.rt, rule) if verb == "remove" else set_mode(ctx.rt, rule)
+    except (RuleError, ValueError, SettingsEditError) as exc:
+        text, style = f"Not changed: {exc}", "yellow"
     else:
-        try:
-            ctx.console.print(action(ctx.rt, rule.strip()), markup=False)
-        except (RuleError, ValueError, SettingsEditError) as exc:
-            ctx.console.print(f"Not changed: {exc}", style="yellow", markup=False)
+        style = ""
+    if text:
+        ctx.console.print(text, style=style, markup=False)
 
 
-def allow_session_rule(runtime: Runtime, rule: str) -> str:
-    """Add an allow rule for the rest of this session (RuleError when malformed)."""
-    added = runtime.policy.add_session_allow(rule)
-    return f"Allowed {added.text} for this session."
+async def add_rule_where(ctx: CommandContext, kind: str, text: str) -> str:
+    """`/permissions allow [WHERE] RULE`: the rule checked, then added where the user says (asked
+    with a menu when WHERE is left out); "" when the menu was dismissed."""
+    where, _, rest = text.partition(" ")
+    if where in WHERE and rest.strip():
+        text = rest.strip()
+    else:
+        where = ""
+    rt = ctx.rt
+    parse_rule(text, source="session", project_root=rt.config.project_root)  # a bad rule stops here
+    if not where:
+        where = await ctx.host.choose(f"Where should {kind} rule {text} go?", WHERE_MENU) or ""
+        if not where:
+            return "Not changed."
+    return add_rule(rt, kind, text, where)
+
+
+def add_rule(runtime: Runtime, kind: str, rule: str, where: str) -> str:
+    """Add `rule` to `permissions.<kind>` of the settings file `where` names (user, project,
+    local) and to this session, or to this session only (`session`); the lines to show."""
+    if where == "session":
+        added = runtime.policy.add_rule(kind, rule)
+        return f"Added {kind} rule {added.text} for this session."
+    config = runtime.config
+    if where != "user" and not config.trusted:
+        raise ValueError(
+            f"this folder is not trusted, so claude-mini does not read its {where} settings; "
+            "trust it (restart claude-mini here and answer yes), or choose user or session"
+        )
+    path = settings_path(runtime, where)
+    parse_rule(rule, source=where, project_root=config.project_root)  # a bad rule never reaches the file
+    created = add_permission_rule(config, where, path, kind, rule)
+    runtime.policy.add_rule(kind, rule, source=where, origin=str(path))
+    lines = [f"Added {rule} to {path} (permissions.{kind}): it applies now and in later sessions."]
+    if created and where == "local":
+        lines += filter(None, [ignore_local_settings(path)])
+    return "\n".join(lines)
+
+
+def settings_path(runtime: Runtime, where: str) -> Path:
+    """The user, project or local settings file of this session."""
+    config = runtime.config
+    return dict(settings_files(config.cwd, config.project_root))[where]
+
+
+def remember_allow(runtime: Runtime, rule: str) -> str:
+    """ "Yes, and don't ask again": `rule` saved to the local settings file, which this session
+    follows from now on; the session alone where the file cannot be used (an untrusted folder,
+    a file that cannot be written). Returns the line to show."""
+    if not runtime.config.trusted:
+        runtime.policy.add_session_allow(rule)
+        return (
+            f"Allowed {rule} for this session only: this folder is not trusted, so claude-mini does "
+            "not read its .claude/settings.local.json."
+        )
+    try:
+        return add_rule(runtime, "allow", rule, "local")
+    except SettingsEditError as exc:
+        runtime.policy.add_session_allow(rule)
+        return f"Allowed {rule} for this session only: {exc}."
 
 
 def set_mode(runtime: Runtime, name: str) -> str:
     """Switch to mode `name`, or to the next one when no name is given (ValueError if unknown)."""
     policy = runtime.policy
+    if name == "bypassPermissions" and name not in policy.available_modes:
+        raise ValueError(
+            "bypassPermissions is available only in a session started with --dangerously-skip-permissions "
+            "or --permission-mode bypassPermissions"
+        )
     policy.mode = name or next_mode(policy.mode, policy.available_modes)
     return f"Permission mode: {policy.mode}"
 

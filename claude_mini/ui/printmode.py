@@ -25,7 +25,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 from claude_mini.agent.events import AgentEvent, MessageAdded
-from claude_mini.agent.loop import AgentStop, MaxTurnsReached, StoppedByHook, TurnCancelled
+from claude_mini.agent.loop import AgentStop, MaxTurnsReached, StoppedByHook, TurnCancelled, TurnDeclined
 from claude_mini.base.notices import Display, Notice, NoticeChannel
 from claude_mini.base.text import json_safe, one_line, visible_controls
 from claude_mini.llm.events import Retrying
@@ -33,6 +33,7 @@ from claude_mini.llm.messages import Message, message_to_api
 from claude_mini.llm.protocol import ModelError
 from claude_mini.llm.stream_assembly import encodable
 from claude_mini.mcp_servers.lifecycle import McpPart
+from claude_mini.permissions.decisions import EXIT_PLAN_TOOL
 from claude_mini.runtime import Runtime, SetupError, build_runtime, open_session
 from claude_mini.session import Session, transcript_state
 from claude_mini.signals import report_last_words
@@ -233,6 +234,15 @@ class OutputClosed(Exception):
     """Stdout was closed by its reader (`claude-mini -p ... | head`): the run ends quietly."""
 
 
+def proposed_plan(message: Message) -> str:
+    """The plan of the message's ExitPlanMode call, or ""."""
+    for call in message.tool_uses:
+        plan = call.input.get("plan") if call.name == EXIT_PLAN_TOOL and isinstance(call.input, dict) else None
+        if isinstance(plan, str) and plan.strip():
+            return plan
+    return ""
+
+
 def failure_text(exc: BaseException) -> str:
     """The `result` of a run that an exception ended."""
     if isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError)):
@@ -251,6 +261,7 @@ class PrintRun:
         self.started = time.monotonic()
         self.requests = 0
         self.result = ""
+        self.plan = ""  # the plan an ExitPlanMode call presented: the result of a -p run in plan mode
         self.initialised = False  # the stream-json init line is written once per run
 
     def emit(self, obj: dict[str, Any]) -> None:
@@ -377,6 +388,8 @@ class PrintRun:
             return "error_max_turns", str(exc)
         except TurnCancelled:  # Ctrl-C: asyncio.run turns this into KeyboardInterrupt, exit 130
             raise asyncio.CancelledError() from None
+        except TurnDeclined:  # plan mode: the plan waits for an approval nobody can give here
+            return "success", self.plan or self.result
         except StoppedByHook as exc:  # a hook's `continue: false`: the turn ended as asked, not failed
             rt.session.record_system("stopped", message=str(exc))
             self.say(f"claude-mini: {exc}")
@@ -424,6 +437,7 @@ class PrintRun:
             message = event.message
             if message.role == "assistant":
                 self.result = message.text
+                self.plan = proposed_plan(message) or self.plan
                 self.requests += 1
                 if self.format == "text" and self.runtime.config.verbose:
                     for call in message.tool_uses:  # --verbose: what the turn does, as it does it

@@ -709,3 +709,11 @@ def preview_diff(call: ToolUseBlock, cwd: Path) -> str:
         return unified_diff(path, old_string, new_string)
     count = -1 if call.input.get("replace_all") else 1
     return unified_diff(path, old, old.replace(old_string, new_string, count))
+
+
+def plan_panel(plan: str, width: int) -> RenderableType:
+    """A plan presented for approval (ExitPlanMode), drawn as markdown in a frame."""
+    from rich.panel import Panel  # startup: only a plan needs it
+
+    body = Markdown(plan.strip("\n") or "(an empty plan)", hyperlinks=False)
+    return Panel(body, title="Plan", title_align="left", border_style="cyan", width=min(width, 100))

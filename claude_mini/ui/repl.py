@@ -79,6 +79,10 @@ if TYPE_CHECKING:
 
 
 IDLE_NOTIFY_MS = 60_000
+WORKSPACE_EDITS = "Edit(./**)"  # the rule suggested for an edit inside the project
+BYPASS_NOTE = (
+    "⚠ bypassPermissions: every tool runs without asking (deny and ask rules still apply); Shift-Tab leaves it."
+)
 T = TypeVar("T")
 
 
@@ -141,8 +145,14 @@ class Repl:
         self.exit_keys = ExitKeys()
         self.interrupts = Interrupts()
         self._pending_mode = config.permission_mode or config.get("permissions.defaultMode") or "default"
+        # Only a session started in bypassPermissions (and not barred from it) may Shift-Tab to it.
+        self._bypass_started = (
+            self._pending_mode == "bypassPermissions"
+            and config.get("permissions.disableBypassPermissionsMode") != "disable"
+        )
         self._console = _guarded(console) if console is not None else None  # None: made on first use
         self._told_discovery = False  # the command modules that failed to import are said once
+        self._told_bypass = False  # what bypassPermissions means is said the first time Shift-Tab reaches it
         self._renderer: Renderer | None = None
         self._input, self._output = input, output
         self._held: list[tuple[str, str]] | None = None  # notices kept back while a menu is open
@@ -220,6 +230,9 @@ class Repl:
         self.interrupts.install()
         self.notices.subscribe(self.prompt.app.invalidate)
         print_banner(self.config, self.client)
+        if self._bypass_started:  # said once, under the banner
+            self._told_bypass = True
+            print_formatted_text(FormattedText([("ansiyellow", BYPASS_NOTE)]), style=STYLE)
         if self._resumed is not None:
             from claude_mini.ui.session_commands import resumed_lines  # startup: kept off the first paint
 
@@ -502,6 +515,7 @@ class Repl:
             PromptWithdrawn,
             StoppedByHook,
             TurnCancelled,
+            TurnDeclined,
         )
 
         await self.loader.sdk_ready()
@@ -514,6 +528,9 @@ class Repl:
             if isinstance(exc, PromptWithdrawn):  # never sent: it goes back into the input
                 self._draft = "\n".join(filter(None, (typed, self._draft)))
                 self.renderer.line("The message was not sent; it is back in the input.", "dim")
+        except TurnDeclined as exc:  # the user said No: the turn waits for them, not an error
+            runtime.session.record_system("stopped", message=str(exc))
+            self.renderer.line(f"⎿  {exc}", "dim")
         except StoppedByHook as exc:  # the turn ended as a hook asked: said, not an error
             runtime.session.record_system("stopped", message=str(exc))
             self.renderer.line(f"⎿  {exc}", "yellow")
@@ -524,26 +541,23 @@ class Repl:
     # -- permission prompts
 
     async def ask_permission(self, call: ToolUseBlock, reason: str) -> PermissionAnswer:
-        """Show what the tool will do and ask: yes / yes for this session / no (with a message)."""
+        """Show what the tool will do and ask: yes / yes and don't ask again / no (the turn stops) /
+        no and tell it what to do instead. Esc is No. A plan (ExitPlanMode) has its own question."""
         from claude_mini.agent.loop import PermissionAnswer  # startup: the loop loads after the first paint
-        from claude_mini.permissions.bash import exact_command_rule  # startup: kept off the first paint
+        from claude_mini.permissions.decisions import EXIT_PLAN_TOOL  # startup: kept off the first paint
         from claude_mini.ui.render import permission_preview, preview_diff  # startup: rich loads after the first paint
 
         runtime = await self.get_runtime()
+        if call.name == EXIT_PLAN_TOOL:
+            return await self.ask_plan_approval(runtime, call)
         runtime.waiting_for_user("permission_prompt", f"claude-mini needs your permission to use {call.name}")
         cwd = runtime.agent.ctx.cwd
         suggested = runtime.policy.suggest_rule(call.name, call.input)
-        rule = one_line(suggested, terminal=True)  # holds the command text
-        # A program that runs others or writes any file (`docker run`, `tee`, `sudo`) gets no wider rule.
-        scope = (
-            "exactly this command line"
-            if call.name == "Bash" and exact_command_rule(suggested, call.input.get("command"))
-            else rule
-        )
         options = [
             ("yes", "Yes"),
-            ("always", f"Yes, and don't ask again this session for {scope}"),
-            ("no", "No, and tell the model what to do differently"),
+            ("always", self._always_label(runtime, call, suggested)),
+            ("no", "No (esc): the turn stops and waits for you"),
+            ("instead", "No, and tell it what to do instead"),
         ]
         with self.notices_held():
             self.renderer.pause()
@@ -553,20 +567,87 @@ class Repl:
             self.console.print(permission_preview(call, reason, cwd, preview_diff(call, cwd), about))
             try:
                 question = permission_question(call, cwd, skill_grants(runtime, call))
-                answer = await self.choose(question, options, shortcuts="yan", escape="no")
+                answer = await self.choose(question, options, shortcuts="yant", escape="no")
                 if answer is None:
                     raise KeyboardInterrupt
-                message = ""
-                if answer == "no":
-                    message = await PromptSession(style=STYLE, input=self._input, output=self._output).prompt_async(
-                        [("class:dim", "  What should it do instead? (Enter to skip) ")], handle_sigint=False
-                    )
+                message = await self._ask_text("What should it do instead?") if answer == "instead" else ""
             except (KeyboardInterrupt, EOFError):
                 raise asyncio.CancelledError() from None  # Ctrl-C here cancels the whole turn
             finally:
                 self.interrupts.install()
                 self.renderer.resume()
-        return PermissionAnswer(allow=answer != "no", remember=answer == "always", message=message.strip())
+            if answer == "always":
+                for line in self._remember(runtime, suggested).splitlines():
+                    self.renderer.line(line, "dim")
+        return PermissionAnswer(allow=answer in ("yes", "always"), message=message)
+
+    def _always_label(self, runtime: Runtime, call: ToolUseBlock, suggested: str) -> str:
+        """The "don't ask again" choice: an edit in the project switches to acceptEdits for the
+        session (as Claude Code offers); anything else saves its rule to the local settings."""
+        from claude_mini.permissions.bash import exact_command_rule  # startup: kept off the first paint
+
+        if suggested == WORKSPACE_EDITS:  # never saved: it would let every later session edit unasked
+            return "Yes, and allow all edits in this project during this session (shift+tab)"
+        rule = one_line(suggested, terminal=True)  # holds the command text
+        # A program that runs others or writes any file (`docker run`, `tee`, `sudo`) gets no wider rule.
+        exact = call.name == "Bash" and exact_command_rule(suggested, call.input.get("command"))
+        scope = "exactly this command line" if exact else rule
+        where = "in this project" if runtime.config.trusted else "this session"
+        return f"Yes, and don't ask again {where} for {scope}"
+
+    def _remember(self, runtime: Runtime, suggested: str) -> str:
+        """Carry out "don't ask again"; the line saying what was done."""
+        from claude_mini.permissions.decisions import RuleError  # startup: kept off the first paint
+        from claude_mini.ui.permission_commands import remember_allow  # startup: kept off the first paint
+
+        if suggested == WORKSPACE_EDITS:
+            if runtime.policy.mode == "default":
+                runtime.policy.mode = "acceptEdits"
+            return "Edits in this project are accepted for the rest of this session (mode: acceptEdits)."
+        try:
+            return remember_allow(runtime, suggested)
+        except RuleError as exc:  # only means it will ask again next time
+            return f"Not remembered: {exc}"
+
+    async def _ask_text(self, question: str) -> str:
+        """One line of text under a menu (Enter alone gives "")."""
+        session: PromptSession[str] = PromptSession(style=STYLE, input=self._input, output=self._output)
+        text = await session.prompt_async(
+            [("class:dim", f"  {question} (Enter alone: just stop) ")], handle_sigint=False
+        )
+        return text.strip()
+
+    async def ask_plan_approval(self, runtime: Runtime, call: ToolUseBlock) -> PermissionAnswer:
+        """ExitPlanMode: the plan drawn as markdown, then approve it (and how edits go on) or keep
+        planning, saying why. Approving switches the mode; keep planning with nothing said (or
+        Esc on the menu) stops the turn, waiting for the user."""
+        from claude_mini.agent.loop import PermissionAnswer  # startup: the loop loads after the first paint
+        from claude_mini.ui.render import plan_panel  # startup: rich loads after the first paint
+
+        runtime.waiting_for_user("permission_prompt", "claude-mini has a plan for you to approve")
+        options = [
+            ("acceptEdits", "Yes, and auto-accept edits"),
+            ("default", "Yes, and manually approve edits"),
+            ("keep", "No, keep planning (tell it why)"),
+        ]
+        with self.notices_held():
+            self.renderer.pause()
+            self.console.print(plan_panel(str(call.input.get("plan", "")), self.console.width))
+            try:
+                answer = await self.choose("Would you like to proceed?", options, shortcuts="ymn", escape="stop")
+                if answer is None:
+                    raise KeyboardInterrupt
+                message = await self._ask_text("What should change in the plan?") if answer == "keep" else ""
+            except (KeyboardInterrupt, EOFError):
+                raise asyncio.CancelledError() from None
+            finally:
+                self.interrupts.install()
+                self.renderer.resume()
+        if answer in ("keep", "stop"):  # Esc, or nothing said: the turn stops and waits for the user
+            return PermissionAnswer(allow=False, message=message)
+        runtime.policy.mode = answer
+        self.renderer.line(f"Plan approved; permission mode: {MODE_LABELS.get(answer, answer)}.", "dim")
+        return PermissionAnswer(allow=True)
 
     async def ask_domain(self, host: str, port: int) -> bool:
         """A sandboxed command connects to a host no rule allows: allow it for the session?"""
@@ -616,14 +697,18 @@ class Repl:
     # -- permission mode and status line
 
     def cycle_mode(self) -> None:
-        """Shift-Tab: the next permission mode (applied when the runtime is ready, if it is not yet)."""
+        """Shift-Tab: the next permission mode (applied when the runtime is ready, if it is not yet);
+        bypassPermissions only in a session started in it, said once when the cycle reaches it."""
         runtime = self.loader.peek()
         if runtime is None:
-            modes = tuple(MODE_LABELS)
-            self._pending_mode = next_mode(self._pending_mode, modes)
+            modes = tuple(m for m in MODE_LABELS if self._bypass_started or m != "bypassPermissions")
+            self._pending_mode = mode = next_mode(self._pending_mode, modes)
         else:
             policy = runtime.policy
-            policy.mode = next_mode(policy.mode, policy.available_modes)
+            policy.mode = mode = next_mode(policy.mode, policy.available_modes)
+        if mode == "bypassPermissions" and not self._told_bypass:
+            self._told_bypass = True
+            self.notify(BYPASS_NOTE, "yellow")
         self.prompt.app.invalidate()
 
     def _transcript_later(self) -> None:

@@ -22,6 +22,7 @@ from claude_mini.agent.loop import (
     PermissionAnswer,
     PromptBlocked,
     TurnCancelled,
+    TurnDeclined,
     unusable_input,
 )
 from claude_mini.llm.anthropic_client import AnthropicClient
@@ -436,3 +437,56 @@ def test_a_stop_hook_is_not_asked_when_max_turns_leaves_no_request(workdir, fake
     fake_server.queue(Reply.text("the only answer"))
     events = asyncio.run(events_of(agent, "go"))
     assert isinstance(events[-1], TurnDone) and stop.seen == []
+
+
+class AsksForBash:
+    def can_use_tool(self, tool_name: str, input: dict[str, Any]) -> Any:
+        return Ask("commands need approval") if tool_name in ("Bash", "ExitPlanMode") else Allow()
+
+
+def test_no_stops_the_turn_and_answers_every_call_of_the_response(workdir, fake_server) -> None:
+    async def ask_user(call: Any, reason: str) -> PermissionAnswer:
+        return PermissionAnswer(allow=False)
+
+    agent = make_agent(workdir, fake_server, ask_user=ask_user)
+    agent.policy = AsksForBash()
+    fake_server.queue(
+        Reply.tools([("Bash", {"command": "touch made.txt"}), ("Read", {"file_path": str(workdir / "a.txt")})]),
+        Reply.text("never asked for"),
+    )
+    with pytest.raises(TurnDeclined, match="Say what to do instead"):
+        asyncio.run(events_of(agent, "make it"))
+    assert len(fake_server.requests_for("main")) == 1  # the model is not asked again in this turn
+    assert answered(agent) and not (workdir / "made.txt").exists()
+    results = agent.session.messages[-1].content
+    assert "declined this Bash call" in results[0].content and "wait" in results[0].content
+    assert results[1].content.startswith("Not run (or stopped unfinished): the user declined a call")
+    assert results[2].text == "[Request interrupted by user for tool use]"
+    fake_server.queue(Reply.text("Understood."))
+    asyncio.run(events_of(agent, "do something else"))  # the conversation goes on from there
+    sent = json.dumps(fake_server.requests_for("main")[-1].body["messages"])
+    assert "declined this Bash call" in sent and "do something else" in sent
+
+
+def test_no_with_what_to_do_instead_goes_on_with_the_users_words(workdir, fake_server) -> None:
+    async def ask_user(call: Any, reason: str) -> PermissionAnswer:
+        return PermissionAnswer(allow=False, message="use make instead")
+
+    agent = make_agent(workdir, fake_server, ask_user=ask_user)
+    agent.policy = AsksForBash()
+    fake_server.queue(Reply.tool("Bash", {"command": "touch made.txt"}), Reply.text("Using make."))
+    events = asyncio.run(events_of(agent, "make it"))
+    assert isinstance(events[-1], TurnDone)
+    sent = fake_server.requests_for("main")[-1].body["messages"][-1]["content"][0]
+    assert sent["is_error"] and "The user said: use make instead" in sent["content"]
+
+
+def test_a_plan_nobody_can_approve_ends_the_turn_unmarked(workdir, fake_server) -> None:
+    agent = make_agent(workdir, fake_server)  # no ask_user: -p
+    agent.policy = AsksForBash()
+    fake_server.queue(Reply.tool("ExitPlanMode", {"plan": "1. Do it"}), Reply.text("never asked for"))
+    with pytest.raises(TurnDeclined):
+        asyncio.run(events_of(agent, "plan it"))
+    [result] = agent.session.messages[-1].content
+    assert result.is_error and "non-interactive" in result.content
+    assert len(fake_server.requests_for("main")) == 1

@@ -633,3 +633,35 @@ def test_skill_rules_name_one_skill_or_a_prefix(root):
 def test_a_skill_rule_in_the_wrong_case_is_refused(root):
     with pytest.raises(RuleError, match="did you mean Skill"):
         parse_rule("skill(x)", source="user", project_root=root)
+
+
+# ---------------------------------------------------------------- plan mode's way out and the cycle
+
+
+def test_exit_plan_mode_asks_the_user_only_in_plan_mode(root: Path) -> None:
+    plan = {"plan": "1. Edit app.py"}
+    asked = policy(root, mode="plan").can_use_tool("ExitPlanMode", plan)
+    assert isinstance(asked, Ask) and asked.user_only  # no hook's allow approves a plan
+    for mode in ("default", "acceptEdits", "bypassPermissions"):
+        refused = policy(root, mode=mode).can_use_tool("ExitPlanMode", plan)
+        assert isinstance(refused, Deny) and "not on" in refused.reason
+    denied = policy(root, ("managed", {"deny": ["ExitPlanMode"]}), mode="plan").can_use_tool("ExitPlanMode", plan)
+    assert isinstance(denied, Deny)
+
+
+def test_bypass_joins_the_cycle_only_in_a_session_started_in_it(root: Path) -> None:
+    assert policy(root).available_modes == ("default", "acceptEdits", "plan")
+    started = policy(root, mode="bypassPermissions")
+    assert started.available_modes == ("default", "acceptEdits", "plan", "bypassPermissions")
+    from_settings = policy(root, ("local", {"defaultMode": "bypassPermissions"}))
+    assert "bypassPermissions" in from_settings.available_modes
+
+
+def test_rules_added_later_bind_and_are_not_doubled(root: Path) -> None:
+    p = policy(root)
+    p.add_rule("deny", "Read(.env)", source="local", origin="/x/settings.local.json")
+    p.add_rule("deny", "Read(.env)", source="local", origin="/x/settings.local.json")
+    assert [r.text for r in p.deny_rules] == ["Read(.env)"]
+    assert isinstance(p.can_use_tool("Read", {"file_path": ".env"}), Deny)
+    with pytest.raises(RuleError):
+        p.add_rule("allow", "Bash(unclosed", source="local")

@@ -33,6 +33,7 @@ RUNTIME_ONLY_ENV = {
     "HOME",
     "XDG_CONFIG_HOME",
     "CLAUDE_CONFIG_DIR",  # Claude Code's user folder, read by load_config
+    "GIT_CONFIG_GLOBAL",  # read by the git that claude-mini runs (conftest.py's isolated_env sets it)
     "PYTEST_CURRENT_TEST",
     "PATH",
 }

@@ -239,12 +239,11 @@ def test_dont_ask_again_for_tee_allows_only_that_exact_line(start, fake_server, 
         Reply.tool("Bash", {"command": "echo one | tee out.txt"}),
         Reply.text("Second done."),
         Reply.tool("Bash", {"command": "echo two | tee ~/.profile"}),
-        Reply.text("Third."),
     )
     term = start()
     term.ready()
     term.submit("write it")
-    term.expect("don't ask again this session for exactly this command line")
+    term.expect("don't ask again in this project for exactly this command line")
     term.child.send("2")
     term.expect("First done.")
     assert (repo / "out.txt").read_text() == "one\n"
@@ -253,8 +252,6 @@ def test_dont_ask_again_for_tee_allows_only_that_exact_line(start, fake_server, 
     term.expect("Second done.")  # no question in between
     term.ready()
     term.submit("and the profile")
-    term.expect("don't ask again this session for exactly this command line")
+    term.expect("don't ask again in this project for exactly this command line")
     term.child.send("3")
-    term.expect("What should it do instead")
-    term.submit("")
-    term.expect("Third.")
+    term.expect("Declined: the turn stopped")

@@ -81,7 +81,6 @@ def test_json_outputs_escape_controls_and_keep_the_exact_text(run_cli, fake_serv
 def test_the_repl_approval_prompt_shows_the_real_command(isolated_env, fake_server, repo):
     hostile = "rm -f README.md #\r\x1b[2K\x1b]0;PWNED\x07ls -la \x1b]52;c;eA==\x07\x9b1A"
     fake_server.on(Reply.tool("Bash", {"command": hostile}), purpose="main")
-    fake_server.on(Reply.text("Not run."), purpose="main")
     env = cli_env(
         isolated_env.home, isolated_env.managed, fake_server.base_url, TERM="xterm", CLAUDE_MINI_DISABLE_AUTO_MEMORY="1"
     )
@@ -92,9 +91,7 @@ def test_the_repl_approval_prompt_shows_the_real_command(isolated_env, fake_serv
         term.expect("Run this command")
         term.expect("don't ask again")
         term.child.send("3")
-        term.expect("What should it do instead")
-        term.submit("")
-        term.expect("Not run.")
+        term.expect("Declined: the turn stopped")
         screen = term.output.getvalue()
     finally:
         term.child.close(force=True)

@@ -125,11 +125,11 @@ def test_webfetch_in_the_repl(start, fake_server, isolated_env, web):  # noqa: F
     term.ready()
     term.submit("what is the default timeout?")
     term.expect(r"Fetch http://127\.0\.0\.1:\d+/docs\?")
-    term.expect(r"don't ask again this session for WebFetch\(domain:127\.0\.0\.1\)")
+    term.expect(r"don't ask again in this project for WebFetch\(domain:127\.0\.0\.1\)")
     term.child.send("a")
     term.expect("The default connect timeout is 10 seconds.")
     term.ready()
-    term.submit("and retries?")  # the session rule names the host: no question, and the page is cached
+    term.submit("and retries?")  # the saved rule names the host: no question, and the page is cached
     term.expect("Retries default to 2.")
     assert term.output.getvalue().count("WebFetch needs approval") == 1
     assert web.hits["/docs"] == 1

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from claude_mini.agent.fork import strip_cache_control
+from claude_mini.agent.loop import PermissionAnswer, TurnDeclined
 from tests.fake_anthropic import Reply
 from tests.sessions import run_session as run
 from tests.sessions import turn
@@ -354,3 +355,29 @@ def test_clear_lists_a_new_agent_type_in_the_tool_sent(project, fake_server):
         for r in fake_server.requests_for("main")
     )
     assert "- late:" not in one and "- late: Added later" in two
+
+
+@pytest.mark.usefixtures("no_sandbox")
+def test_no_to_a_childs_call_stops_the_whole_turn(project, fake_server):
+    main_then(
+        fake_server,
+        Reply.tool("Agent", {"description": "x", "prompt": "Make a file.", "subagent_type": "general-purpose"}),
+        Reply.text("never asked for"),
+    )
+    child_then(fake_server, Reply.tool("Bash", {"command": f"touch {project}/made"}), Reply.text("never asked for"))
+
+    async def no(call, reason):
+        return PermissionAnswer(allow=False)
+
+    async def scenario(runtime):
+        runtime.agent.ask_user = no
+        with pytest.raises(TurnDeclined):
+            await turn(runtime, "go")
+        return runtime
+
+    runtime = run(fake_server, project, scenario)
+    assert len(fake_server.requests_for("main")) == 1 and len(fake_server.requests_for("subagent")) == 1
+    assert not (project / "made").exists()
+    [answer] = runtime.session.messages[-1].content[:1]
+    assert answer.is_error and "the user declined a call" in answer.content
+    assert runtime.subagents.runs[-1].status == "stopped"

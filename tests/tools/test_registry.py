@@ -25,6 +25,7 @@ def test_order_is_fixed() -> None:
         "KillShell",
         "NotebookEdit",
         "WebFetch",
+        "ExitPlanMode",
         "WebSearch",
     ]
     assert [t.name for t in default_tools()] == names
@@ -52,6 +53,7 @@ def test_read_only_flags() -> None:
         "KillShell": False,
         "NotebookEdit": False,
         "WebFetch": True,
+        "ExitPlanMode": False,
         "WebSearch": True,
     }
 

@@ -292,7 +292,9 @@ def test_permissions_lists_rules_with_sources(slash):
 @pytest.mark.usefixtures("no_sandbox")
 def test_permissions_add_and_remove_session_rules(slash):
     policy = slash.runtime.policy
-    assert "Allowed Bash(npm test:*)" in slash.run("/permissions allow Bash(npm test:*)")
+    assert "Added allow rule Bash(npm test:*) for this session" in slash.run(
+        "/permissions allow session Bash(npm test:*)"
+    )
     assert policy.can_use_tool("Bash", {"command": "npm test --watch"}).__class__.__name__ == "Allow"
     assert "Removed the session rule Bash(npm test:*)" in slash.run("/permissions remove Bash(npm test:*)")
     assert slash.runtime.agent.policy.can_use_tool("Bash", {"command": "npm test"}).__class__.__name__ == "Ask"
@@ -344,7 +346,8 @@ def test_permissions_remove_leaves_a_broken_file_alone(slash, repo):
 def test_permissions_mode_and_bad_input(slash):
     assert "Permission mode: plan" in slash.run("/permissions mode plan")
     assert slash.runtime.policy.mode == "plan"
-    assert "Permission mode: bypassPermissions" in slash.run("/permissions mode")  # cycles
+    assert "Permission mode: default" in slash.run("/permissions mode")  # cycles, bypass left out
+    assert "Not changed: bypassPermissions is available only" in slash.run("/permissions mode bypassPermissions")
     assert "Not changed: unknown permission mode" in slash.run("/permissions mode sideways")
     assert "Not changed" in slash.run("/permissions allow Bash(unclosed")
     assert "Usage: /permissions" in slash.run("/permissions frobnicate")

@@ -160,12 +160,14 @@ def test_the_question_shows_the_command_or_url_with_secrets_masked(pending):
     assert SECRET not in json.dumps([mcp_approval.server_lines(alpha), mcp_approval.server_lines(beta)])
 
 
-def test_answers_are_recorded_in_settings_local_json(pending, repo):
+def test_answers_are_recorded_in_settings_local_json(pending, repo, isolated_env, capsys):
     asked: list[str] = []
     answers = {"alpha": "yes", "beta": "no"}
     mcp_approval.confirm_mcp_servers(pending, ask=lambda s: asked.append(s.name) or answers[s.name])
     assert asked == ["alpha", "beta"]
     assert local_settings(repo) == {"enabledMcpjsonServers": ["alpha"], "disabledMcpjsonServers": ["beta"]}
+    assert isolated_env.git_ignore.read_text() == "**/.claude/settings.local.json\n"  # the new file is git-ignored
+    assert capsys.readouterr().out.count("your global git ignore") == 1
     found = load_servers(pending)  # the session's settings followed the file
     assert [s.name for s in found.servers] == ["alpha"] and not found.pending_approval
     mcp_approval.confirm_mcp_servers(pending, ask=lambda s: pytest.fail("asked again"))
