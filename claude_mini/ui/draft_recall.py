@@ -42,14 +42,14 @@ class DraftRecall:
     def _start(self, text: str) -> None:
         self._timer = None
         runtime = self.loader.peek()
-        hook = _recall_of(runtime)
+        hook = recall_of(runtime)
         if runtime is not None and hook is not None:
             hook.prefetch_draft(runtime.agent, text)
 
     def settle(self, text: str) -> None:
         """Enter was pressed: a prefetch for another draft is dropped, none starts any more."""
         self._cancel()
-        hook = _recall_of(self.loader.peek())
+        hook = recall_of(self.loader.peek())
         if hook is not None:
             hook.settle_draft(text)
 
@@ -59,7 +59,8 @@ class DraftRecall:
             self._timer = None
 
 
-def _recall_of(runtime: Runtime | None) -> RecallPart | None:
+def recall_of(runtime: Runtime | None) -> RecallPart | None:
+    """The session's recall part, once the runtime is built (None before, or with recall off)."""
     if runtime is None:
         # Not built yet: the loader thread is importing the memory layers now, and importing them
         # here too (Enter pressed early) can deadlock the two threads on the package's import cycles.

@@ -38,7 +38,7 @@ from claude_mini.command_table import CommandTable, discover
 from claude_mini.llm.protocol import ModelError
 from claude_mini.signals import report_last_words
 from claude_mini.ui import commands
-from claude_mini.ui.draft_recall import DraftRecall
+from claude_mini.ui.draft_recall import DraftRecall, recall_of
 from claude_mini.ui.mcp_approval import confirm_mcp_servers
 from claude_mini.ui.mentions import ProjectFiles, ReplCompleter, attach_mentions, attach_resources
 from claude_mini.ui.skill_commands import register_runtime_commands, wait_for_custom_commands
@@ -282,6 +282,9 @@ class Repl:
 
             register_runtime_commands(runtime)
             self._mcp_listing = asyncio.ensure_future(warm_listings(runtime))
+            recall = recall_of(runtime)
+            if recall is not None:
+                recall.warm_up()
 
     def command_table(self) -> CommandTable:
         """The session's slash commands (only the built-ins before the runtime is built)."""

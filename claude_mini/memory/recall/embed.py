@@ -36,13 +36,13 @@ _tried = False
 def embedder(*, wait: bool = True) -> Any:
     """The loaded wordllama model, or None when it is not available (said once at debug).
 
-    `wait=False`: None at once while the model is still loading (and the load is started in the
-    background if nobody started it), so a caller on a deadline ranks by BM25 meanwhile.
+    `wait=False`: None at once unless the model is loaded, so a caller on a deadline ranks by BM25
+    meanwhile. It never starts the load: only `start_loading` (the REPL, once its runtime is ready)
+    or a caller that waits does. A one-shot `-p` run so ranks by BM25 alone: loading the model
+    (0.6 s) would outlast its first turn, which could not use it, and hold the run's exit.
     """
     global _model, _tried
-    if not wait and not _tried:
-        start_loading()
-    if not wait and _lock.locked():
+    if not wait and (not _tried or _lock.locked()):
         return None
     with _lock:
         if not _tried:

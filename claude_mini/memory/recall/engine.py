@@ -101,12 +101,13 @@ class RecallEngine:
         self._said: set[str] = set()
         self._warm_thread: threading.Thread | None = None
 
-    def warm_up(self) -> None:
-        """Load bm25s, the stemmer and the embedding model in background threads, so the first
-        turn's local pass need not (the part calls it when the session starts)."""
+    def warm_up(self, *, model: bool = True) -> None:
+        """Load bm25s and the stemmer (and, with `model`, the embedding model) in background
+        threads, so a turn's local pass need not wait for them."""
         if self._warm_thread is None:
             self._warm_thread = embed.start_thread(tokenize, "recall-warm-up", "warm up")
-        embed.start_loading()
+        if model:
+            embed.start_loading()
 
     async def warmed(self, timeout: float) -> None:
         """Wait at most `timeout` seconds for warm_up's libraries (bm25s, the stemmer; not the

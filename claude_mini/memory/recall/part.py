@@ -156,9 +156,10 @@ class RecallPart(Part):
         """Re-count the budget from the conversation as it is now."""
         self._ledger = recalls_in_context(self.engine.session.messages) if self.engine.session else {}
 
-    async def on_session_start(self, agent: Agent, source: SessionSource) -> None:
-        """Start loading the ranking's libraries and embedding model in the background (the REPL
-        starts the session after its first paint; a turn's local pass never waits for them)."""
+    def warm_up(self) -> None:
+        """Start loading the ranking's libraries and the embedding model in the background: the
+        REPL calls this once its runtime is ready (after the first paint), long before a first
+        Enter. A `-p` run does not: its first turn cannot use the model (module embed.py)."""
         if _enabled(self.config):
             self.engine.warm_up()
 
@@ -216,6 +217,7 @@ class RecallPart(Part):
         if settings.wait_ms > 0:
             await asyncio.wait({current.task}, timeout=settings.wait_ms / 1000)
         elif settings.hold_ms > 0 and not current.local.done():
+            self.engine.warm_up(model=False)  # started by the REPL already; in -p, here
             await self.engine.warmed(WARM_UP_WAIT_S)  # the hold is for ranking, not for importing its libraries
             await asyncio.wait({current.local}, timeout=settings.hold_ms / 1000)
 
