@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
+from typer._click.core import Context as TyperClickContext
+from typer._click.formatting import HelpFormatter
 
 from claude_mini import __version__
 from claude_mini.base.notices import say
@@ -28,6 +30,31 @@ MULTI_FLAGS = (*RULE_FLAGS, "--mcp-config", "--add-dir")  # flags that take ever
 RESUME_FLAGS = ("-r", "--resume")
 INPUT_FORMATS = ("text", "stream-json")
 RULE_SHAPE = re.compile(r"[A-Z][A-Za-z0-9_]*(\(.*\))?$|mcp__")  # Read, Bash(git log:*), mcp__server__tool
+TYPE_LABEL = re.compile(r" <(list\[)?(str|int|float|bool|path|file|text)\]?>")  # typer's `<str>`, `<list[str]>`
+
+
+class PlainHelp(HelpFormatter):
+    """--help rows without typer's Python type labels, rewritten before the columns are aligned so
+    every command's help reads like the root's: `--type <str>` -> `--type TYPE`, `text... <list[str]>`
+    -> `TEXT...`."""
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        super().write_dl([(plain_term(term), text) for term, text in rows], col_max, col_spacing)
+
+
+def plain_term(term: str) -> str:
+    """One --help row's left side without its type label (an option's value named after the option)."""
+    label = TYPE_LABEL.search(term)
+    if label is None:
+        return term
+    head = term[: label.start()]
+    longs = re.findall(r"--([\w-]+)", head)
+    return f"{head} {longs[-1].upper()}" if longs else head.upper()
+
+
+# typer (0.29) vendors click and offers no per-parameter way to drop those labels; its Context's
+# formatter is the one place every command's help goes through (tests/test_cli_help.py checks it).
+TyperClickContext.formatter_class = PlainHelp
 
 root_app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
