@@ -69,8 +69,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 # How long a turn that starts while the ranking's libraries still import waits for them before its
-# hold: ~0.3 s idle, ~1 s on a busy machine; beyond this the turn goes on and the pass joins later.
-WARM_UP_WAIT_S = 3.0
+# hold: ~0.2 s idle, seconds on a loaded machine. In -p that wait is free (the SDK, five times their
+# size, imports meanwhile and the request waits for it anyway); the REPL warmed them long before.
+WARM_UP_WAIT_S = 10.0
 
 # --- the hook ------------------------------------------------------------------------
 
